@@ -1,0 +1,47 @@
+//===- ShapeUtils.h - Result shapes of train ops ----------------*- C++ -*-===//
+//
+// The shape rules of the ONNX operators the train dialect mirrors. Used by
+// the op verifiers and by the importer; no IR here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_DIALECT_TRAIN_IR_SHAPEUTILS_H
+#define MGS_DIALECT_TRAIN_IR_SHAPEUTILS_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include <optional>
+#include <string>
+
+namespace mgs::train {
+
+/// Multidirectional (numpy) broadcast of two shapes; nullopt if incompatible.
+std::optional<llvm::SmallVector<int64_t>> broadcastShapes(llvm::ArrayRef<int64_t> a,
+                                                          llvm::ArrayRef<int64_t> b);
+
+/// True when `from` broadcasts to `to` without changing `to` (ONNX
+/// unidirectional broadcasting, as for Gemm's C).
+bool isUnidirectionallyBroadcastable(llvm::ArrayRef<int64_t> from, llvm::ArrayRef<int64_t> to);
+
+/// numpy.matmul result shape; nullopt if the operands do not match.
+std::optional<llvm::SmallVector<int64_t>> matmulShape(llvm::ArrayRef<int64_t> a,
+                                                      llvm::ArrayRef<int64_t> b);
+
+/// Number of positions of a sliding window (Conv, MaxPool, AveragePool) as
+/// ONNX shape inference computes it. May be <= 0 when the window does not fit.
+int64_t slidingWindowSize(int64_t input, int64_t kernel, int64_t stride, int64_t padBegin,
+                          int64_t padEnd, int64_t dilation, bool ceilMode);
+
+/// Explicit (begin, end) pads for ONNX auto_pad SAME_UPPER / SAME_LOWER.
+std::pair<int64_t, int64_t> samePadding(int64_t input, int64_t kernel, int64_t stride,
+                                        int64_t dilation, bool upper);
+
+/// Product of the extents.
+int64_t numElements(llvm::ArrayRef<int64_t> shape);
+
+/// "2x3x4" (or "scalar" for rank 0).
+std::string shapeToString(llvm::ArrayRef<int64_t> shape);
+
+} // namespace mgs::train
+
+#endif // MGS_DIALECT_TRAIN_IR_SHAPEUTILS_H

@@ -1,0 +1,20 @@
+//===- InitAllDialects.h - Every dialect mgs tools load ---------*- C++ -*-===//
+
+#ifndef MGS_INITALLDIALECTS_H
+#define MGS_INITALLDIALECTS_H
+
+#include "mgs/Dialect/Train/IR/TrainDialect.h"
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/DialectRegistry.h"
+
+namespace mgs {
+
+/// Registers the mgs dialects and the upstream ones their IR uses.
+inline void registerAllDialects(mlir::DialectRegistry &registry) {
+  registry.insert<train::TrainDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect>();
+}
+
+} // namespace mgs
+
+#endif // MGS_INITALLDIALECTS_H

@@ -1,0 +1,17 @@
+//===- InitAllPasses.h - Every pass mgs tools register ----------*- C++ -*-===//
+
+#ifndef MGS_INITALLPASSES_H
+#define MGS_INITALLPASSES_H
+
+#include "mlir/Transforms/Passes.h"
+
+namespace mgs {
+
+/// Registers the mgs passes and the upstream ones used with them.
+inline void registerAllPasses() {
+  mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
+}
+
+} // namespace mgs
+
+#endif // MGS_INITALLPASSES_H

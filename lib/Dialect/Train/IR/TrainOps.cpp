@@ -1,0 +1,341 @@
+//===- TrainOps.cpp - train dialect operations ----------------------------===//
+//
+// Verifiers recompute each op's result shape with the ONNX shape rules
+// (ShapeUtils.h) and report a mismatch with the op's location.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/OpImplementation.h"
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// Checks that `result` has shape `expected`.
+LogicalResult checkResultShape(Operation *op, Value result, ArrayRef<int64_t> expected,
+                               StringRef what = "result") {
+  ArrayRef<int64_t> actual = shapeOf(result);
+  if (actual == expected)
+    return success();
+  return op->emitOpError() << what << " shape " << shapeToString(actual)
+                           << " does not match the expected " << shapeToString(expected);
+}
+
+/// Normalizes `axis` into [0, rank + extra) or reports it.
+FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank, int64_t extra = 0) {
+  int64_t limit = rank + extra;
+  if (axis < -rank || axis >= limit)
+    return op->emitOpError() << "axis " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
+/// Shared checks of Conv/MaxPool/AveragePool window attributes; returns the
+/// spatial output extents.
+FailureOr<SmallVector<int64_t>> verifyWindow(Operation *op, ArrayRef<int64_t> inputShape,
+                                             ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
+                                             ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                                             bool ceilMode) {
+  if (inputShape.size() < 3)
+    return op->emitOpError() << "input must have rank >= 3 (N x C x spatial...), got rank "
+                             << inputShape.size();
+  size_t spatial = inputShape.size() - 2;
+  auto checkSize = [&](ArrayRef<int64_t> attr, size_t expected, StringRef name) -> LogicalResult {
+    if (attr.size() == expected)
+      return success();
+    return op->emitOpError() << "'" << name << "' has " << attr.size() << " entries, expected "
+                             << expected;
+  };
+  if (failed(checkSize(kernel, spatial, "kernel_shape")) ||
+      failed(checkSize(strides, spatial, "strides")) ||
+      failed(checkSize(pads, 2 * spatial, "pads")) ||
+      failed(checkSize(dilations, spatial, "dilations")))
+    return failure();
+  for (size_t i = 0; i < spatial; ++i) {
+    if (kernel[i] < 1 || strides[i] < 1 || dilations[i] < 1)
+      return op->emitOpError() << "kernel_shape, strides and dilations must be positive (axis "
+                               << i << ")";
+    if (pads[i] < 0 || pads[i + spatial] < 0)
+      return op->emitOpError() << "pads must be non-negative (axis " << i << ")";
+  }
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < spatial; ++i) {
+    int64_t size = slidingWindowSize(inputShape[2 + i], kernel[i], strides[i], pads[i],
+                                     pads[i + spatial], dilations[i], ceilMode);
+    if (size < 1)
+      return op->emitOpError() << "window of extent " << (kernel[i] - 1) * dilations[i] + 1
+                               << " does not fit spatial axis " << i << " of size "
+                               << inputShape[2 + i] << " with its padding";
+    out.push_back(size);
+  }
+  return out;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+LogicalResult ParameterOp::verify() {
+  if (auto value = getInitialValueAttr())
+    if (value.getType() != getType())
+      return emitOpError() << "initial value type " << value.getType()
+                           << " does not match the parameter type " << getType();
+  return success();
+}
+
+LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this, getNameAttr());
+  if (!param)
+    return emitOpError() << "'" << getName() << "' does not name a train.parameter";
+  if (param.getType() != getResult().getType())
+    return emitOpError() << "result type " << getResult().getType()
+                         << " does not match the type of parameter '" << getName() << "' ("
+                         << param.getType() << ")";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+static LogicalResult verifyBroadcastBinary(Operation *op) {
+  auto expected = broadcastShapes(shapeOf(op->getOperand(0)), shapeOf(op->getOperand(1)));
+  if (!expected)
+    return op->emitOpError() << "operand shapes " << shapeToString(shapeOf(op->getOperand(0)))
+                             << " and " << shapeToString(shapeOf(op->getOperand(1)))
+                             << " are not broadcast-compatible";
+  return checkResultShape(op, op->getResult(0), *expected);
+}
+
+LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
+
+LogicalResult ClipOp::verify() {
+  for (auto [name, bound] : {std::pair<StringRef, Value>{"min", getMin()}, {"max", getMax()}})
+    if (numElements(shapeOf(bound)) != 1)
+      return emitOpError() << name << " must have exactly one element, got shape "
+                           << shapeToString(shapeOf(bound));
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+LogicalResult GemmOp::verify() {
+  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB());
+  if (a.size() != 2 || b.size() != 2)
+    return emitOpError() << "A and B must be 2-D, got " << shapeToString(a) << " and "
+                         << shapeToString(b);
+  int64_t m = getTransA() ? a[1] : a[0], ka = getTransA() ? a[0] : a[1];
+  int64_t kb = getTransB() ? b[1] : b[0], n = getTransB() ? b[0] : b[1];
+  if (ka != kb)
+    return emitOpError() << "inner dimensions differ: op(A) is " << m << "x" << ka
+                         << ", op(B) is " << kb << "x" << n;
+  SmallVector<int64_t> expected{m, n};
+  if (getC() && !isUnidirectionallyBroadcastable(shapeOf(getC()), expected))
+    return emitOpError() << "C of shape " << shapeToString(shapeOf(getC()))
+                         << " does not broadcast to " << shapeToString(expected);
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult MatMulOp::verify() {
+  auto expected = matmulShape(shapeOf(getLhs()), shapeOf(getRhs()));
+  if (!expected)
+    return emitOpError() << "operand shapes " << shapeToString(shapeOf(getLhs())) << " and "
+                         << shapeToString(shapeOf(getRhs())) << " do not match for matmul";
+  return checkResultShape(*this, getResult(), *expected);
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
+  if (w.size() != x.size())
+    return emitOpError() << "weight rank " << w.size() << " differs from input rank " << x.size();
+  int64_t group = getGroup();
+  if (group < 1)
+    return emitOpError() << "group must be positive, got " << group;
+  if (x.size() >= 2 && (x[1] % group != 0 || w[1] * group != x[1]))
+    return emitOpError() << "input has " << x[1] << " channels but weight expects " << w[1]
+                         << " per group x " << group << " groups";
+  if (w[0] % group != 0)
+    return emitOpError() << "output channels (" << w[0] << ") are not divisible by group ("
+                         << group << ")";
+  if (getBias() && (shapeOf(getBias()).size() != 1 || shapeOf(getBias())[0] != w[0]))
+    return emitOpError() << "bias must have shape " << w[0] << ", got "
+                         << shapeToString(shapeOf(getBias()));
+  auto spatial = verifyWindow(*this, x, w.drop_front(2), getStrides(), getPads(), getDilations(),
+                              /*ceilMode=*/false);
+  if (failed(spatial))
+    return failure();
+  SmallVector<int64_t> expected{x[0], w[0]};
+  expected.append(spatial->begin(), spatial->end());
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult MaxPoolOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  auto spatial = verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), getDilations(),
+                              getCeilMode());
+  if (failed(spatial))
+    return failure();
+  if (getStorageOrder() != 0 && getStorageOrder() != 1)
+    return emitOpError() << "storage_order must be 0 or 1, got " << getStorageOrder();
+  SmallVector<int64_t> expected{x[0], x[1]};
+  expected.append(spatial->begin(), spatial->end());
+  if (getIndices() && failed(checkResultShape(*this, getIndices(), expected, "indices")))
+    return failure();
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult AveragePoolOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  SmallVector<int64_t> ones(getKernelShape().size(), 1);
+  auto spatial =
+      verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), ones, getCeilMode());
+  if (failed(spatial))
+    return failure();
+  SmallVector<int64_t> expected{x[0], x[1]};
+  expected.append(spatial->begin(), spatial->end());
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult GlobalAveragePoolOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  if (x.size() < 3)
+    return emitOpError() << "input must have rank >= 3 (N x C x spatial...), got rank "
+                         << x.size();
+  SmallVector<int64_t> expected(x.size(), 1);
+  expected[0] = x[0];
+  expected[1] = x[1];
+  return checkResultShape(*this, getResult(), expected);
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and regularization
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  if (x.size() < 2)
+    return emitOpError() << "input must have rank >= 2 (N x C x ...), got rank " << x.size();
+  SmallVector<int64_t> channels{x[1]};
+  for (auto [name, v] : {std::pair<StringRef, Value>{"scale", getScale()},
+                         {"bias", getBias()}, {"mean", getMean()}, {"var", getVar()}})
+    if (failed(checkResultShape(*this, v, channels, name)))
+      return failure();
+  if (getEpsilon().convertToFloat() < 0)
+    return emitOpError() << "epsilon must be non-negative";
+  if (failed(checkResultShape(*this, getRunningMean(), channels, "running_mean")) ||
+      failed(checkResultShape(*this, getRunningVar(), channels, "running_var")))
+    return failure();
+  return checkResultShape(*this, getResult(), x);
+}
+
+LogicalResult DropoutOp::verify() {
+  float ratio = getRatio().convertToFloat();
+  if (!(ratio >= 0.0f && ratio < 1.0f))
+    return emitOpError() << "ratio must be in [0, 1), got " << ratio;
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  if (failed(checkResultShape(*this, getMask(), x, "mask")))
+    return failure();
+  return checkResultShape(*this, getResult(), x);
+}
+
+LogicalResult SoftmaxOp::verify() {
+  return normalizeAxis(*this, getAxis(), shapeOf(getInput()).size());
+}
+
+LogicalResult LogSoftmaxOp::verify() {
+  return normalizeAxis(*this, getAxis(), shapeOf(getInput()).size());
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+LogicalResult FlattenOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  auto axis = normalizeAxis(*this, getAxis(), x.size(), /*extra=*/1);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected{numElements(x.take_front(*axis)), numElements(x.drop_front(*axis))};
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult ReshapeOp::verify() {
+  int64_t in = numElements(shapeOf(getInput())), out = numElements(shapeOf(getResult()));
+  if (in != out)
+    return emitOpError() << "cannot reshape " << in << " elements into " << out;
+  return success();
+}
+
+LogicalResult TransposeOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  ArrayRef<int64_t> perm = getPerm();
+  if (perm.size() != x.size())
+    return emitOpError() << "perm has " << perm.size() << " entries for rank " << x.size();
+  SmallVector<bool> seen(x.size(), false);
+  SmallVector<int64_t> expected;
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(x.size()) || seen[p])
+      return emitOpError() << "perm is not a permutation of 0.." << x.size() - 1;
+    seen[p] = true;
+    expected.push_back(x[p]);
+  }
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult ConcatOp::verify() {
+  if (getInputs().empty())
+    return emitOpError() << "needs at least one input";
+  ArrayRef<int64_t> first = shapeOf(getInputs().front());
+  auto axis = normalizeAxis(*this, getAxis(), first.size());
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> expected(first);
+  expected[*axis] = 0;
+  for (auto [i, v] : llvm::enumerate(getInputs())) {
+    ArrayRef<int64_t> s = shapeOf(v);
+    bool ok = s.size() == first.size();
+    for (size_t d = 0; ok && d < s.size(); ++d)
+      ok = d == static_cast<size_t>(*axis) || s[d] == first[d];
+    if (!ok)
+      return emitOpError() << "input " << i << " of shape " << shapeToString(s)
+                           << " does not match input 0 (" << shapeToString(first)
+                           << ") outside axis " << *axis;
+    expected[*axis] += s[*axis];
+  }
+  return checkResultShape(*this, getResult(), expected);
+}
+
+LogicalResult PadOp::verify() {
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  ArrayRef<int64_t> pads = getPads();
+  if (pads.size() != 2 * x.size())
+    return emitOpError() << "pads has " << pads.size() << " entries, expected " << 2 * x.size();
+  SmallVector<int64_t> expected;
+  for (size_t i = 0; i < x.size(); ++i) {
+    int64_t size = x[i] + pads[i] + pads[i + x.size()];
+    if (size < 0)
+      return emitOpError() << "pads remove more than the " << x[i] << " elements of axis " << i;
+    expected.push_back(size);
+  }
+  return checkResultShape(*this, getResult(), expected);
+}
+
+#define GET_OP_CLASSES
+#include "mgs/Dialect/Train/IR/TrainOps.cpp.inc"

@@ -1,0 +1,565 @@
+//===- Importer.cpp - ONNX model -> train dialect -------------------------===//
+//
+// Reads the model (binary protobuf or ONNX text syntax), checks it with ONNX's
+// checker, upgrades old opsets with ONNX's version converter, fixes the batch
+// size and runs ONNX shape inference, then walks the graph in order and hands
+// every node to its converter (OpConverters.cpp).
+//
+// ONNX and protobuf report errors by throwing; this library is built with
+// exceptions and turns every exception into an MLIR diagnostic.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "OpConverters.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Verifier.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+
+#include <onnx/checker.h>
+#include <onnx/defs/parser.h>
+#include <onnx/defs/schema.h>
+#include <onnx/defs/tensor_proto_util.h>
+#include <onnx/shape_inference/implementation.h>
+#include <onnx/version_converter/convert.h>
+
+#include <google/protobuf/io/zero_copy_stream_impl.h>
+
+#include <deque>
+#include <fcntl.h>
+#include <unistd.h>
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+namespace {
+
+std::string dtypeName(int dtype) {
+  return onnx::TensorProto_DataType_IsValid(dtype)
+             ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype))
+             : "dtype " + std::to_string(dtype);
+}
+
+/// The MLIR element type for an ONNX dtype, or null if mgs has none.
+Type elementTypeFor(MLIRContext &ctx, int dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::FLOAT:
+    return Float32Type::get(&ctx);
+  case onnx::TensorProto::BOOL:
+    return IntegerType::get(&ctx, 1);
+  case onnx::TensorProto::INT64:
+    return IntegerType::get(&ctx, 64);
+  default:
+    return {};
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Reading the file
+//===----------------------------------------------------------------------===//
+
+LogicalResult readModel(StringRef path, onnx::ModelProto &model, Location loc) {
+  if (!llvm::sys::fs::exists(path))
+    return emitError(loc) << "cannot open '" << path << "': no such file";
+  if (llvm::sys::fs::is_directory(path))
+    return emitError(loc) << "cannot read '" << path << "': it is a directory";
+  uint64_t size = 0;
+  if (std::error_code ec = llvm::sys::fs::file_size(path, size))
+    return emitError(loc) << "cannot read '" << path << "': " << ec.message();
+  if (size == 0)
+    return emitError(loc) << "'" << path << "' is empty, not an ONNX model";
+
+  if (path.ends_with(".onnxtext")) {
+    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
+    if (!buffer)
+      return emitError(loc) << "cannot read '" << path << "': " << buffer.getError().message();
+    std::string text = (*buffer)->getBuffer().str();
+    auto status = onnx::OnnxParser::Parse(model, text.c_str());
+    if (!status.IsOK())
+      return emitError(loc) << "'" << path << "' is not a valid ONNX text model: "
+                            << status.ErrorMessage();
+    return success();
+  }
+
+  int fd = ::open(path.str().c_str(), O_RDONLY);
+  if (fd < 0)
+    return emitError(loc) << "cannot open '" << path << "': " << std::strerror(errno);
+  bool parsed;
+  {
+    // Parse straight from the file: no second copy of a large model in memory.
+    google::protobuf::io::FileInputStream stream(fd);
+    parsed = model.ParseFromZeroCopyStream(&stream);
+  }
+  ::close(fd);
+  if (!parsed)
+    return emitError(loc) << "'" << path
+                          << "' is not a valid ONNX model: the protobuf data is malformed or "
+                             "truncated";
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Graph import
+//===----------------------------------------------------------------------===//
+
+class GraphImporter final : public NodeImporter {
+public:
+  GraphImporter(MLIRContext &ctx, ModuleOp module, Location fileLoc, const ImportOptions &options,
+                int64_t opset)
+      : ctx(ctx), b(&ctx), module(module), fileLoc(fileLoc), curLoc(fileLoc), options(options),
+        opsetVersion(opset) {}
+
+  LogicalResult importGraph(const onnx::GraphProto &graph);
+
+  // NodeImporter.
+  OpBuilder &builder() override { return b; }
+  Location loc() const override { return curLoc; }
+  const onnx::NodeProto &node() const override { return *curNode; }
+  int64_t opset() const override { return opsetVersion; }
+  InFlightDiagnostic emitError() override {
+    InFlightDiagnostic diag = mlir::emitError(curLoc);
+    diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
+    return diag;
+  }
+  FailureOr<Value> input(int i) override;
+  FailureOr<SmallVector<int64_t>> constantInts(int i) override;
+  FailureOr<float> constantFloat(int i) override;
+  FailureOr<bool> constantBool(int i) override;
+  void markStateParameter(int i) override;
+  FailureOr<RankedTensorType> outputType(int i, Type elementType) override;
+  void setOutput(int i, Value value) override { values[curNode->output(i)] = value; }
+  void rejectOutput(int i, StringRef reason) override {
+    rejected[curNode->output(i)] = reason.str();
+  }
+
+private:
+  /// The static tensor type of `type`, or an error naming `what`.
+  FailureOr<RankedTensorType> toTensorType(const onnx::TypeProto &type, StringRef what,
+                                           Location loc, Type expected);
+  FailureOr<RankedTensorType> initializerType(const onnx::TensorProto &t, Location loc);
+  FailureOr<Value> parameterValue(StringRef name, const onnx::TensorProto &t);
+  FailureOr<Value> constantValue(StringRef name, const onnx::TensorProto &t);
+  /// The constant tensor (initializer or Constant node) feeding input `i`.
+  FailureOr<const onnx::TensorProto *> constantInput(int i);
+  LogicalResult recordConstant();
+  FailureOr<Value> lookup(const std::string &name, Location useLoc, bool forNode);
+
+  MLIRContext &ctx;
+  OpBuilder b;
+  ModuleOp module;
+  func::FuncOp func;
+  Location fileLoc, curLoc;
+  const ImportOptions &options;
+  int64_t opsetVersion;
+  const onnx::NodeProto *curNode = nullptr;
+  std::string nodeLabel;
+
+  llvm::StringMap<Value> values;
+  llvm::StringMap<const onnx::TensorProto *> initializers, constants;
+  std::deque<onnx::TensorProto> ownedConstants;
+  llvm::StringMap<const onnx::TypeProto *> valueTypes;
+  llvm::StringMap<std::string> rejected;
+  llvm::StringMap<ParameterOp> params;
+};
+
+FailureOr<RankedTensorType> GraphImporter::toTensorType(const onnx::TypeProto &type, StringRef what,
+                                                        Location loc, Type expected) {
+  if (!type.has_tensor_type())
+    return mlir::emitError(loc) << what << " is not a tensor";
+  const auto &tensor = type.tensor_type();
+  Type elem = elementTypeFor(ctx, tensor.elem_type());
+  if (!elem || (expected && elem != expected))
+    return mlir::emitError(loc) << what << " has unsupported dtype "
+                                << dtypeName(tensor.elem_type()) << "; mgs supports FLOAT here";
+  if (!tensor.has_shape())
+    return mlir::emitError(loc) << what << " has no shape after ONNX shape inference";
+  SmallVector<int64_t> shape;
+  for (int d = 0; d < tensor.shape().dim_size(); ++d) {
+    const auto &dim = tensor.shape().dim(d);
+    if (!dim.has_dim_value() || dim.dim_value() < 0) {
+      InFlightDiagnostic diag = mlir::emitError(loc);
+      diag << what << " has a dynamic dimension " << d;
+      if (dim.has_dim_param())
+        diag << " ('" << dim.dim_param() << "')";
+      diag << "; mgs needs static shapes"
+           << (d == 0 ? " (set the batch dimension with --batch-size)" : "");
+      return diag;
+    }
+    shape.push_back(dim.dim_value());
+  }
+  return RankedTensorType::get(shape, elem);
+}
+
+FailureOr<RankedTensorType> GraphImporter::initializerType(const onnx::TensorProto &t,
+                                                           Location loc) {
+  if (t.data_type() != onnx::TensorProto::FLOAT)
+    return mlir::emitError(loc) << "initializer '" << t.name() << "' has unsupported dtype "
+                                << dtypeName(t.data_type())
+                                << "; only FLOAT initializers can be parameters";
+  if (t.data_location() == onnx::TensorProto::EXTERNAL)
+    return mlir::emitError(loc) << "initializer '" << t.name()
+                                << "' keeps its data in an external file; not supported";
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+
+FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::TensorProto &t) {
+  Location paramLoc = NameLoc::get(b.getStringAttr(name), fileLoc);
+  ParameterOp &param = params[name];
+  if (!param) {
+    auto type = initializerType(t, paramLoc);
+    if (failed(type))
+      return failure();
+    ElementsAttr init;
+    if (options.inlineWeights) {
+      std::vector<float> data = onnx::ParseData<float>(&t);
+      if (static_cast<int64_t>(data.size()) != type->getNumElements())
+        return mlir::emitError(paramLoc) << "initializer '" << name << "' holds " << data.size()
+                                         << " values for shape " << shapeToString(type->getShape());
+      init = DenseElementsAttr::get(*type, ArrayRef<float>(data));
+    }
+    OpBuilder mb(&ctx);
+    mb.setInsertionPoint(func);
+    param = ParameterOp::create(mb, paramLoc, b.getStringAttr(name), TypeAttr::get(*type),
+                                b.getUnitAttr(), init);
+  }
+  return Value(GetParamOp::create(b, paramLoc, param.getType(),
+                                  FlatSymbolRefAttr::get(param.getSymNameAttr())));
+}
+
+FailureOr<Value> GraphImporter::constantValue(StringRef name, const onnx::TensorProto &t) {
+  Location constLoc = NameLoc::get(b.getStringAttr(name), fileLoc);
+  if (t.data_type() != onnx::TensorProto::FLOAT)
+    return mlir::emitError(constLoc) << "constant '" << name << "' has unsupported dtype "
+                                     << dtypeName(t.data_type()) << "; mgs supports FLOAT here";
+  SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  std::vector<float> data = onnx::ParseData<float>(&t);
+  if (static_cast<int64_t>(data.size()) != type.getNumElements())
+    return mlir::emitError(constLoc) << "constant '" << name << "' holds " << data.size()
+                                     << " values for shape " << shapeToString(shape);
+  return Value(arith::ConstantOp::create(b, constLoc, type,
+                                         DenseElementsAttr::get(type, ArrayRef<float>(data))));
+}
+
+FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc, bool forNode) {
+  if (auto it = values.find(name); it != values.end())
+    return it->second;
+  if (auto it = rejected.find(name); it != rejected.end())
+    return mlir::emitError(useLoc) << "value '" << name << "' is used, but " << it->second;
+  FailureOr<Value> v = failure();
+  if (auto it = constants.find(name); it != constants.end())
+    v = constantValue(name, *it->second);
+  else if (auto it = initializers.find(name); it != initializers.end())
+    v = parameterValue(name, *it->second);
+  else
+    return mlir::emitError(useLoc)
+           << (forNode ? "node '" + nodeLabel + "' (" + curNode->op_type() + "): input '"
+                       : std::string("graph output '"))
+           << name << "' is neither a graph input, an initializer nor an output of an earlier node";
+  if (succeeded(v))
+    values[name] = *v;
+  return v;
+}
+
+FailureOr<Value> GraphImporter::input(int i) {
+  if (!hasInput(i))
+    return emitError() << "required input " << i << " is missing";
+  return lookup(curNode->input(i), curLoc, /*forNode=*/true);
+}
+
+FailureOr<const onnx::TensorProto *> GraphImporter::constantInput(int i) {
+  if (!hasInput(i))
+    return emitError() << "required input " << i << " is missing";
+  const std::string &name = curNode->input(i);
+  if (auto it = constants.find(name); it != constants.end())
+    return it->second;
+  if (auto it = initializers.find(name); it != initializers.end())
+    return it->second;
+  return emitError() << "input " << i << " ('" << name
+                     << "') must be a constant (an initializer or a Constant node)";
+}
+
+FailureOr<SmallVector<int64_t>> GraphImporter::constantInts(int i) {
+  auto t = constantInput(i);
+  if (failed(t))
+    return failure();
+  if ((*t)->data_type() == onnx::TensorProto::INT64) {
+    std::vector<int64_t> data = onnx::ParseData<int64_t>(*t);
+    return SmallVector<int64_t>(data.begin(), data.end());
+  }
+  if ((*t)->data_type() == onnx::TensorProto::INT32) {
+    std::vector<int32_t> data = onnx::ParseData<int32_t>(*t);
+    return SmallVector<int64_t>(data.begin(), data.end());
+  }
+  return emitError() << "input " << i << " has dtype " << dtypeName((*t)->data_type())
+                     << ", expected INT64";
+}
+
+FailureOr<float> GraphImporter::constantFloat(int i) {
+  auto t = constantInput(i);
+  if (failed(t))
+    return failure();
+  if ((*t)->data_type() != onnx::TensorProto::FLOAT)
+    return emitError() << "input " << i << " has dtype " << dtypeName((*t)->data_type())
+                       << "; mgs supports FLOAT here";
+  std::vector<float> data = onnx::ParseData<float>(*t);
+  if (data.size() != 1)
+    return emitError() << "input " << i << " must hold one value, got " << data.size();
+  return data[0];
+}
+
+FailureOr<bool> GraphImporter::constantBool(int i) {
+  auto t = constantInput(i);
+  if (failed(t))
+    return failure();
+  if ((*t)->data_type() != onnx::TensorProto::BOOL)
+    return emitError() << "input " << i << " has dtype " << dtypeName((*t)->data_type())
+                       << ", expected BOOL";
+  const onnx::TensorProto &tensor = **t;
+  size_t count = tensor.has_raw_data() ? tensor.raw_data().size() : tensor.int32_data_size();
+  if (count != 1)
+    return emitError() << "input " << i << " must hold one value, got " << count;
+  return tensor.has_raw_data() ? tensor.raw_data()[0] != 0 : tensor.int32_data(0) != 0;
+}
+
+void GraphImporter::markStateParameter(int i) {
+  if (!hasInput(i))
+    return;
+  if (auto it = params.find(curNode->input(i)); it != params.end())
+    it->second.setTrainable(false);
+}
+
+FailureOr<RankedTensorType> GraphImporter::outputType(int i, Type elementType) {
+  if (!hasOutput(i))
+    return emitError() << "output " << i << " is required";
+  const std::string &name = curNode->output(i);
+  std::string what = "node '" + nodeLabel + "' (" + curNode->op_type() + "): output '" + name + "'";
+  auto it = valueTypes.find(name);
+  if (it == valueTypes.end())
+    return mlir::emitError(curLoc) << what << " has no type after ONNX shape inference";
+  return toTensorType(*it->second, what, curLoc, elementType);
+}
+
+LogicalResult GraphImporter::recordConstant() {
+  if (!hasOutput(0))
+    return success();
+  const onnx::AttributeProto *attr =
+      curNode->attribute_size() == 1 ? &curNode->attribute(0) : nullptr;
+  if (!attr)
+    return emitError() << "expected exactly one value attribute";
+  const std::string &output = curNode->output(0);
+  if (attr->name() == "value") {
+    constants[output] = &attr->t();
+    return success();
+  }
+  onnx::TensorProto &t = ownedConstants.emplace_back();
+  t.set_name(output);
+  if (attr->name() == "value_float") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_float_data(attr->f());
+  } else if (attr->name() == "value_floats") {
+    t.set_data_type(onnx::TensorProto::FLOAT);
+    t.add_dims(attr->floats_size());
+    t.mutable_float_data()->CopyFrom(attr->floats());
+  } else if (attr->name() == "value_int") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_int64_data(attr->i());
+  } else if (attr->name() == "value_ints") {
+    t.set_data_type(onnx::TensorProto::INT64);
+    t.add_dims(attr->ints_size());
+    t.mutable_int64_data()->CopyFrom(attr->ints());
+  } else {
+    return emitError() << "unsupported attribute '" << attr->name()
+                       << "'; supported: value, value_float, value_floats, value_int, value_ints";
+  }
+  constants[output] = &t;
+  return success();
+}
+
+std::string supportedList() {
+  std::string list;
+  for (StringRef op : supportedOpTypes())
+    list += (list.empty() ? "" : ", ") + op.str();
+  return list;
+}
+
+LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
+  for (const auto &init : graph.initializer())
+    initializers[init.name()] = &init;
+  for (const auto &vi : graph.input())
+    valueTypes[vi.name()] = &vi.type();
+  for (const auto &vi : graph.value_info())
+    valueTypes[vi.name()] = &vi.type();
+  for (const auto &vi : graph.output())
+    valueTypes[vi.name()] = &vi.type();
+
+  // Graph inputs that are not initializers are the function's arguments.
+  SmallVector<Type> argTypes;
+  SmallVector<StringRef> argNames;
+  for (const auto &vi : graph.input()) {
+    if (initializers.count(vi.name()))
+      continue;
+    Location argLoc = NameLoc::get(b.getStringAttr(vi.name()), fileLoc);
+    auto type = toTensorType(vi.type(), "graph input '" + vi.name() + "'", argLoc,
+                             b.getF32Type());
+    if (failed(type))
+      return failure();
+    argTypes.push_back(*type);
+    argNames.push_back(vi.name());
+  }
+
+  b.setInsertionPointToEnd(module.getBody());
+  func = func::FuncOp::create(b, fileLoc, options.functionName,
+                              b.getFunctionType(argTypes, {}));
+  Block *entry = func.addEntryBlock();
+  for (auto [i, name] : llvm::enumerate(argNames)) {
+    values[name] = entry->getArgument(i);
+    func.setArgAttr(i, "train.name", b.getStringAttr(name));
+  }
+  b.setInsertionPointToEnd(entry);
+
+  const auto &converters = opConverters();
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    curNode = &graph.node(idx);
+    nodeLabel = !curNode->name().empty() ? curNode->name()
+                : curNode->output_size() > 0
+                    ? curNode->op_type() + " producing '" + curNode->output(0) + "'"
+                    : curNode->op_type() + " #" + std::to_string(idx);
+    curLoc = NameLoc::get(b.getStringAttr(nodeLabel), fileLoc);
+    const std::string &domain = curNode->domain();
+    if (!domain.empty() && domain != "ai.onnx")
+      return emitError() << "unsupported ONNX op '" << curNode->op_type() << "' of domain '"
+                         << domain << "'; supported (default domain): " << supportedList();
+    if (curNode->op_type() == "Constant") {
+      if (failed(recordConstant()))
+        return failure();
+      continue;
+    }
+    auto it = converters.find(curNode->op_type());
+    if (it == converters.end())
+      return emitError() << "unsupported ONNX op '" << curNode->op_type()
+                         << "'; supported: " << supportedList();
+    if (failed(it->second(*this)))
+      return failure();
+  }
+
+  SmallVector<Value> results;
+  for (const auto &vi : graph.output()) {
+    Location outLoc = NameLoc::get(b.getStringAttr(vi.name()), fileLoc);
+    auto v = lookup(vi.name(), outLoc, /*forNode=*/false);
+    if (failed(v))
+      return failure();
+    results.push_back(*v);
+  }
+  func::ReturnOp::create(b, fileLoc, results);
+  func.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+  for (auto [i, vi] : llvm::enumerate(graph.output()))
+    func.setResultAttr(i, "train.name", b.getStringAttr(vi.name()));
+  return success();
+}
+
+/// The default-domain opset the model imports, or an error.
+FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, Location loc) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return emitError(loc) << "the model imports no opset of the default ONNX domain";
+}
+
+/// Sets dimension 0 of every graph input that is not an initializer and
+/// forgets the shapes shape inference must recompute.
+void setBatchSize(onnx::ModelProto &model, int64_t batch) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  llvm::StringSet<> inits;
+  for (const auto &init : graph->initializer())
+    inits.insert(init.name());
+  for (auto &vi : *graph->mutable_input()) {
+    if (inits.contains(vi.name()) || !vi.type().has_tensor_type() ||
+        !vi.type().tensor_type().has_shape() || vi.type().tensor_type().shape().dim_size() == 0)
+      continue;
+    auto *dim = vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    dim->clear_dim_param();
+    dim->set_dim_value(batch);
+  }
+  graph->clear_value_info();
+  for (auto &vi : *graph->mutable_output())
+    if (vi.type().has_tensor_type())
+      vi.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+} // namespace
+
+SmallVector<StringRef> supportedOpTypes() {
+  SmallVector<StringRef> ops{"Constant"};
+  for (const auto &entry : opConverters())
+    ops.push_back(entry.getKey());
+  llvm::sort(ops);
+  return ops;
+}
+
+FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef path,
+                                                const ImportOptions &options) {
+  context.loadDialect<TrainDialect, arith::ArithDialect, func::FuncDialect>();
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  if (options.batchSize && *options.batchSize < 1)
+    return emitError(fileLoc) << "batch size must be positive, got " << *options.batchSize;
+
+  onnx::ModelProto model;
+  if (failed(readModel(path, model, fileLoc)))
+    return failure();
+
+  std::string stage = "the ONNX checker";
+  try {
+    onnx::checker::check_model(model);
+
+    stage = "reading the opset";
+    auto opset = defaultOpset(model, fileLoc);
+    if (failed(opset))
+      return failure();
+    if (*opset > kMaxOpset)
+      return emitError(fileLoc) << "the model uses opset " << *opset
+                                << " of the default domain; mgs supports " << kMinOpset << " to "
+                                << kMaxOpset;
+    if (*opset < kMinOpset) {
+      stage = "ONNX's version converter (opset " + std::to_string(*opset) + " -> " +
+              std::to_string(kMinOpset) + ")";
+      model = onnx::version_conversion::ConvertVersion(model, kMinOpset);
+      *opset = kMinOpset;
+    }
+
+    if (options.batchSize)
+      setBatchSize(model, *options.batchSize);
+    stage = "ONNX shape inference";
+    onnx::shape_inference::InferShapes(
+        model, onnx::OpSchemaRegistry::Instance(),
+        onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                    /*enable_data_propagation=*/true));
+
+    stage = "import";
+    OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
+    if (!options.inlineWeights) {
+      SmallString<256> absolute(path);
+      llvm::sys::fs::make_absolute(absolute);
+      (*module)->setAttr(kWeightsFileAttrName, StringAttr::get(&context, absolute));
+    }
+    GraphImporter importer(context, *module, fileLoc, options, *opset);
+    if (failed(importer.importGraph(model.graph())))
+      return failure();
+    if (failed(verify(*module)))
+      return emitError(fileLoc) << "the imported module does not verify (an mgs bug)";
+    return module;
+  } catch (const std::exception &e) {
+    return emitError(fileLoc) << stage << " rejected '" << path << "': " << e.what();
+  }
+}
+
+} // namespace mgs::onnx_import

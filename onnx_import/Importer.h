@@ -1,0 +1,48 @@
+//===- Importer.h - ONNX model -> train dialect -----------------*- C++ -*-===//
+//
+// The only public entry point of the importer. Callers need no ONNX or
+// protobuf header: those stay inside this library.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_IMPORTER_H
+#define MGS_ONNX_IMPORT_IMPORTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mgs::onnx_import {
+
+struct ImportOptions {
+  /// Sets dimension 0 of every graph input and re-runs shape inference.
+  std::optional<int64_t> batchSize;
+  /// Prints parameter values into the IR (small models and tests only).
+  bool inlineWeights = false;
+  /// Name of the function holding the forward graph.
+  std::string functionName = "forward";
+};
+
+/// Imports a model from a binary .onnx file or a textual .onnxtext file (ONNX's
+/// own text syntax). Runs the ONNX checker and shape inference first. Every
+/// problem is reported as an MLIR diagnostic on `context` (the file, or the
+/// ONNX node, as location) and the result is a failure.
+mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
+importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOptions &options);
+
+/// The ONNX operator types the importer converts, sorted.
+llvm::SmallVector<llvm::StringRef> supportedOpTypes();
+
+/// The ONNX opset range (default domain) the converters implement. Older
+/// models are upgraded with ONNX's version converter first.
+inline constexpr int64_t kMinOpset = 11;
+inline constexpr int64_t kMaxOpset = 17;
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_IMPORTER_H

@@ -1,0 +1,477 @@
+//===- OpConverters.cpp - Per-ONNX-op conversion --------------------------===//
+//
+// Each converter reads its node with ONNX's attribute defaults for opsets
+// 11-17 and builds the matching train op. Where ONNX passes what is really an
+// attribute as an input (Clip bounds stay values; Pad pads, Dropout ratio and
+// mode must be constants), the converter reads it at import time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpConverters.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include <limits>
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+
+//===----------------------------------------------------------------------===//
+// Attribute access
+//===----------------------------------------------------------------------===//
+
+const onnx::AttributeProto *NodeImporter::findAttr(llvm::StringRef name) const {
+  for (const auto &attr : node().attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+int64_t NodeImporter::intAttr(llvm::StringRef name, int64_t dflt) const {
+  const auto *attr = findAttr(name);
+  return attr ? attr->i() : dflt;
+}
+
+float NodeImporter::floatAttr(llvm::StringRef name, float dflt) const {
+  const auto *attr = findAttr(name);
+  return attr ? attr->f() : dflt;
+}
+
+std::string NodeImporter::stringAttr(llvm::StringRef name, llvm::StringRef dflt) const {
+  const auto *attr = findAttr(name);
+  return attr ? attr->s() : dflt.str();
+}
+
+std::optional<llvm::SmallVector<int64_t>> NodeImporter::intsAttr(llvm::StringRef name) const {
+  const auto *attr = findAttr(name);
+  if (!attr)
+    return std::nullopt;
+  return llvm::SmallVector<int64_t>(attr->ints().begin(), attr->ints().end());
+}
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// Builds `OpTy` from `operands` with the single result type ONNX inferred
+/// for output 0, then binds output 0.
+template <typename OpTy, typename... Args>
+LogicalResult buildSingle(NodeImporter &n, Args &&...args) {
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  auto op = OpTy::create(n.builder(), n.loc(), *type, std::forward<Args>(args)...);
+  n.setOutput(0, op.getResult());
+  return success();
+}
+
+/// Reads an attribute that must, if present, have a fixed size.
+FailureOr<SmallVector<int64_t>> sizedInts(NodeImporter &n, StringRef name, size_t size,
+                                          int64_t dflt) {
+  auto values = n.intsAttr(name);
+  if (!values)
+    return SmallVector<int64_t>(size, dflt);
+  if (values->size() != size)
+    return n.emitError() << "attribute '" << name << "' has " << values->size()
+                         << " entries, expected " << size;
+  return *values;
+}
+
+/// Strides, dilations and explicit pads of a Conv/MaxPool/AveragePool, with
+/// auto_pad resolved the way ONNX defines it.
+struct Window {
+  SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+
+FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
+                             ArrayRef<int64_t> kernel, bool hasDilations) {
+  if (inputShape.size() < 3)
+    return n.emitError() << "input must have rank >= 3 (N x C x spatial...), got "
+                         << shapeToString(inputShape);
+  size_t spatial = inputShape.size() - 2;
+  Window w;
+  w.kernel.assign(kernel.begin(), kernel.end());
+  if (w.kernel.size() != spatial)
+    return n.emitError() << "kernel has " << w.kernel.size() << " spatial dims, input has "
+                         << spatial;
+  auto strides = sizedInts(n, "strides", spatial, 1);
+  auto dilations = sizedInts(n, "dilations", spatial, 1);
+  auto pads = sizedInts(n, "pads", 2 * spatial, 0);
+  if (failed(strides) || failed(dilations) || failed(pads))
+    return failure();
+  if (!hasDilations && n.findAttr("dilations"))
+    return n.emitError() << "attribute 'dilations' is not supported on " << n.node().op_type();
+  w.strides = *strides;
+  w.dilations = *dilations;
+  w.pads = *pads;
+  std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+  if (autoPad == "VALID") {
+    w.pads.assign(2 * spatial, 0);
+  } else if (autoPad == "SAME_UPPER" || autoPad == "SAME_LOWER") {
+    for (size_t i = 0; i < spatial; ++i) {
+      auto [begin, end] = samePadding(inputShape[2 + i], w.kernel[i], w.strides[i],
+                                      w.dilations[i], autoPad == "SAME_UPPER");
+      w.pads[i] = begin;
+      w.pads[i + spatial] = end;
+    }
+  } else if (autoPad != "NOTSET") {
+    return n.emitError() << "unsupported value '" << autoPad
+                         << "' of attribute 'auto_pad'; supported: NOTSET, SAME_UPPER, "
+                            "SAME_LOWER, VALID";
+  }
+  return w;
+}
+
+//===----------------------------------------------------------------------===//
+// Converters
+//===----------------------------------------------------------------------===//
+
+template <typename OpTy>
+LogicalResult convertBinary(NodeImporter &n) {
+  auto lhs = n.input(0), rhs = n.input(1);
+  if (failed(lhs) || failed(rhs))
+    return failure();
+  return buildSingle<OpTy>(n, *lhs, *rhs);
+}
+
+template <typename OpTy>
+LogicalResult convertUnary(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<OpTy>(n, *x);
+}
+
+LogicalResult convertLeakyRelu(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<LeakyReluOp>(n, *x, n.builder().getF32FloatAttr(n.floatAttr("alpha", 0.01f)));
+}
+
+LogicalResult convertClip(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  // A missing bound is the extreme float, as in the ONNX reference.
+  auto bound = [&](int i, float dflt) -> FailureOr<Value> {
+    if (n.hasInput(i))
+      return n.input(i);
+    auto type = RankedTensorType::get({}, n.builder().getF32Type());
+    return Value(arith::ConstantOp::create(n.builder(), n.loc(), type,
+                                           DenseElementsAttr::get(type, dflt)));
+  };
+  auto lo = bound(1, std::numeric_limits<float>::lowest());
+  auto hi = bound(2, std::numeric_limits<float>::max());
+  if (failed(lo) || failed(hi))
+    return failure();
+  return buildSingle<ClipOp>(n, *x, *lo, *hi);
+}
+
+LogicalResult convertGemm(NodeImporter &n) {
+  auto a = n.input(0), b = n.input(1);
+  if (failed(a) || failed(b))
+    return failure();
+  Value c;
+  if (n.hasInput(2)) {
+    auto cv = n.input(2);
+    if (failed(cv))
+      return failure();
+    c = *cv;
+  }
+  OpBuilder &bld = n.builder();
+  return buildSingle<GemmOp>(n, *a, *b, c, bld.getF32FloatAttr(n.floatAttr("alpha", 1.0f)),
+                             bld.getF32FloatAttr(n.floatAttr("beta", 1.0f)),
+                             bld.getBoolAttr(n.intAttr("transA", 0) != 0),
+                             bld.getBoolAttr(n.intAttr("transB", 0) != 0));
+}
+
+LogicalResult convertConv(NodeImporter &n) {
+  auto x = n.input(0), w = n.input(1);
+  if (failed(x) || failed(w))
+    return failure();
+  Value bias;
+  if (n.hasInput(2)) {
+    auto b = n.input(2);
+    if (failed(b))
+      return failure();
+    bias = *b;
+  }
+  ArrayRef<int64_t> weightShape = shapeOf(*w);
+  if (weightShape.size() < 3)
+    return n.emitError() << "weight must have rank >= 3, got " << shapeToString(weightShape);
+  ArrayRef<int64_t> kernel = weightShape.drop_front(2);
+  if (auto given = n.intsAttr("kernel_shape"); given && ArrayRef<int64_t>(*given) != kernel)
+    return n.emitError() << "attribute 'kernel_shape' (" << shapeToString(*given)
+                         << ") does not match the weight's spatial shape ("
+                         << shapeToString(kernel) << ")";
+  auto window = readWindow(n, shapeOf(*x), kernel, /*hasDilations=*/true);
+  if (failed(window))
+    return failure();
+  OpBuilder &bld = n.builder();
+  return buildSingle<ConvOp>(n, *x, *w, bias, bld.getDenseI64ArrayAttr(window->strides),
+                             bld.getDenseI64ArrayAttr(window->pads),
+                             bld.getDenseI64ArrayAttr(window->dilations),
+                             bld.getI64IntegerAttr(n.intAttr("group", 1)));
+}
+
+LogicalResult convertMaxPool(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto window = readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}),
+                           /*hasDilations=*/true);
+  if (failed(window))
+    return failure();
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  Type indicesType;
+  if (n.hasOutput(1)) {
+    auto it = n.outputType(1, n.builder().getI64Type());
+    if (failed(it))
+      return failure();
+    indicesType = *it;
+  }
+  OpBuilder &bld = n.builder();
+  auto op = MaxPoolOp::create(
+      bld, n.loc(), *type, indicesType, *x, bld.getDenseI64ArrayAttr(window->kernel),
+      bld.getDenseI64ArrayAttr(window->strides), bld.getDenseI64ArrayAttr(window->pads),
+      bld.getDenseI64ArrayAttr(window->dilations), bld.getBoolAttr(n.intAttr("ceil_mode", 0)),
+      bld.getI64IntegerAttr(n.intAttr("storage_order", 0)));
+  n.setOutput(0, op.getResult());
+  if (n.hasOutput(1))
+    n.setOutput(1, op.getIndices());
+  return success();
+}
+
+LogicalResult convertAveragePool(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto window = readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}),
+                           /*hasDilations=*/false);
+  if (failed(window))
+    return failure();
+  OpBuilder &bld = n.builder();
+  return buildSingle<AveragePoolOp>(n, *x, bld.getDenseI64ArrayAttr(window->kernel),
+                                    bld.getDenseI64ArrayAttr(window->strides),
+                                    bld.getDenseI64ArrayAttr(window->pads),
+                                    bld.getBoolAttr(n.intAttr("ceil_mode", 0)),
+                                    bld.getBoolAttr(n.intAttr("count_include_pad", 0)));
+}
+
+LogicalResult convertBatchNorm(NodeImporter &n) {
+  SmallVector<Value, 5> operands;
+  for (int i = 0; i < 5; ++i) {
+    auto v = n.input(i);
+    if (failed(v))
+      return failure();
+    operands.push_back(*v);
+  }
+  // Opset 9-13 (BatchNormalization-9): training mode is the 5-output form.
+  // Opset 14+: the training_mode attribute, with 3 outputs.
+  bool training = n.opset() >= 14 ? n.intAttr("training_mode", 0) != 0
+                                  : n.node().output_size() > 1;
+  for (int i = 3; i < 5; ++i)
+    if (n.hasOutput(i))
+      n.rejectOutput(i, i == 3 ? "the saved_mean output of BatchNormalization is not supported"
+                               : "the saved_var output of BatchNormalization is not supported");
+  n.markStateParameter(3);
+  n.markStateParameter(4);
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  Type statType = operands[3].getType();
+  OpBuilder &bld = n.builder();
+  auto op = BatchNormOp::create(bld, n.loc(), *type, statType, statType, operands[0], operands[1],
+                                operands[2], operands[3], operands[4],
+                                bld.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)),
+                                bld.getF32FloatAttr(n.floatAttr("momentum", 0.9f)),
+                                training ? bld.getUnitAttr() : UnitAttr());
+  n.setOutput(0, op.getResult());
+  if (n.hasOutput(1))
+    n.setOutput(1, op.getRunningMean());
+  if (n.hasOutput(2))
+    n.setOutput(2, op.getRunningVar());
+  return success();
+}
+
+LogicalResult convertDropout(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  float ratio = 0.5f;
+  bool training = false;
+  if (n.hasInput(1)) {
+    auto r = n.constantFloat(1);
+    if (failed(r))
+      return failure();
+    ratio = *r;
+  }
+  if (n.hasInput(2)) {
+    auto t = n.constantBool(2);
+    if (failed(t))
+      return failure();
+    training = *t;
+  }
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &bld = n.builder();
+  auto maskType = RankedTensorType::get(type->getShape(), bld.getI1Type());
+  if (n.hasOutput(1)) {
+    auto declared = n.outputType(1, bld.getI1Type());
+    if (failed(declared))
+      return failure();
+  }
+  IntegerAttr seed;
+  if (n.findAttr("seed"))
+    seed = bld.getI64IntegerAttr(n.intAttr("seed", 0));
+  auto op = DropoutOp::create(bld, n.loc(), *type, maskType, *x, bld.getF32FloatAttr(ratio),
+                              training ? bld.getUnitAttr() : UnitAttr(), seed);
+  n.setOutput(0, op.getResult());
+  if (n.hasOutput(1))
+    n.setOutput(1, op.getMask());
+  return success();
+}
+
+template <typename OpTy>
+LogicalResult convertSoftmax(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  int64_t axis = n.intAttr("axis", n.opset() >= 13 ? -1 : 1);
+  if (axis < -rank || axis >= rank)
+    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  OpBuilder &bld = n.builder();
+  if (n.opset() >= 13 || axis == rank - 1)
+    return buildSingle<OpTy>(n, *x, bld.getI64IntegerAttr(axis));
+  // Opset 11/12: softmax over the input flattened to 2-D at `axis`.
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  auto flatType = RankedTensorType::get(
+      {numElements(shape.take_front(axis)), numElements(shape.drop_front(axis))},
+      bld.getF32Type());
+  Value flat = ReshapeOp::create(bld, n.loc(), flatType, *x);
+  Value soft = OpTy::create(bld, n.loc(), flatType, flat, bld.getI64IntegerAttr(1));
+  n.setOutput(0, ReshapeOp::create(bld, n.loc(), *type, soft));
+  return success();
+}
+
+LogicalResult convertFlatten(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<FlattenOp>(n, *x, n.builder().getI64IntegerAttr(n.intAttr("axis", 1)));
+}
+
+LogicalResult convertReshape(NodeImporter &n) {
+  // The target shape comes from shape inference (with data propagation), so
+  // shapes computed in the graph work as long as ONNX can resolve them.
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<ReshapeOp>(n, *x);
+}
+
+LogicalResult convertTranspose(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  SmallVector<int64_t> perm;
+  if (auto given = n.intsAttr("perm"))
+    perm = *given;
+  else
+    for (int64_t i = shapeOf(*x).size() - 1; i >= 0; --i)
+      perm.push_back(i);
+  return buildSingle<TransposeOp>(n, *x, n.builder().getDenseI64ArrayAttr(perm));
+}
+
+LogicalResult convertConcat(NodeImporter &n) {
+  SmallVector<Value> inputs;
+  for (int i = 0; i < n.node().input_size(); ++i) {
+    auto v = n.input(i);
+    if (failed(v))
+      return failure();
+    inputs.push_back(*v);
+  }
+  return buildSingle<ConcatOp>(n, inputs, n.builder().getI64IntegerAttr(n.intAttr("axis", 0)));
+}
+
+LogicalResult convertPad(NodeImporter &n) {
+  std::string mode = n.stringAttr("mode", "constant");
+  if (mode != "constant")
+    return n.emitError() << "unsupported value '" << mode
+                         << "' of attribute 'mode'; supported: constant";
+  if (n.hasInput(3))
+    return n.emitError() << "the 'axes' input of Pad is not supported";
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto pads = n.constantInts(1);
+  if (failed(pads))
+    return failure();
+  float value = 0.0f;
+  if (n.hasInput(2)) {
+    auto v = n.constantFloat(2);
+    if (failed(v))
+      return failure();
+    value = *v;
+  }
+  OpBuilder &bld = n.builder();
+  return buildSingle<PadOp>(n, *x, bld.getDenseI64ArrayAttr(*pads), bld.getF32FloatAttr(value));
+}
+
+LogicalResult convertIdentity(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  n.setOutput(0, *x);
+  return success();
+}
+
+} // namespace
+
+const llvm::StringMap<OpConverter> &opConverters() {
+  // Constant is handled by the importer itself: its value is materialized
+  // where it is used, or read at import time by the converters above.
+  static const llvm::StringMap<OpConverter> table = {
+      {"Add", convertBinary<AddOp>},
+      {"Sub", convertBinary<SubOp>},
+      {"Mul", convertBinary<MulOp>},
+      {"Div", convertBinary<DivOp>},
+      {"Relu", convertUnary<ReluOp>},
+      {"Sigmoid", convertUnary<SigmoidOp>},
+      {"Tanh", convertUnary<TanhOp>},
+      {"LeakyRelu", convertLeakyRelu},
+      {"Clip", convertClip},
+      {"Gemm", convertGemm},
+      {"MatMul", convertBinary<MatMulOp>},
+      {"Conv", convertConv},
+      {"MaxPool", convertMaxPool},
+      {"AveragePool", convertAveragePool},
+      {"GlobalAveragePool", convertUnary<GlobalAveragePoolOp>},
+      {"BatchNormalization", convertBatchNorm},
+      {"Dropout", convertDropout},
+      {"Softmax", convertSoftmax<SoftmaxOp>},
+      {"LogSoftmax", convertSoftmax<LogSoftmaxOp>},
+      {"Flatten", convertFlatten},
+      {"Reshape", convertReshape},
+      {"Transpose", convertTranspose},
+      {"Concat", convertConcat},
+      {"Pad", convertPad},
+      {"Identity", convertIdentity},
+  };
+  return table;
+}
+
+} // namespace mgs::onnx_import

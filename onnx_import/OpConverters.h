@@ -1,0 +1,79 @@
+//===- OpConverters.h - Per-ONNX-op conversion ------------------*- C++ -*-===//
+//
+// One converter per ONNX op type, registered in one table. A converter sees
+// its node through NodeImporter: inputs as MLIR values (parameters and
+// constants are materialized on first use), constant inputs as host values,
+// attributes with their ONNX defaults, and result types from ONNX shape
+// inference.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_OPCONVERTERS_H
+#define MGS_ONNX_IMPORT_OPCONVERTERS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <optional>
+
+namespace mgs::onnx_import {
+
+/// The view a converter has of the node being imported.
+class NodeImporter {
+public:
+  virtual ~NodeImporter() = default;
+
+  virtual mlir::OpBuilder &builder() = 0;
+  virtual mlir::Location loc() const = 0;
+  virtual const onnx::NodeProto &node() const = 0;
+  /// The model's opset version of the default ONNX domain.
+  virtual int64_t opset() const = 0;
+  /// A diagnostic at the node's location, prefixed with the node's identity.
+  virtual mlir::InFlightDiagnostic emitError() = 0;
+
+  /// True when input `i` is given (ONNX marks omitted optional inputs with "").
+  bool hasInput(int i) const { return i < node().input_size() && !node().input(i).empty(); }
+  /// True when output `i` is requested.
+  bool hasOutput(int i) const { return i < node().output_size() && !node().output(i).empty(); }
+
+  /// Input `i` as a value (materializes parameters and constants).
+  virtual mlir::FailureOr<mlir::Value> input(int i) = 0;
+  /// Input `i`, which must be a constant (initializer or Constant node), read
+  /// as integers / one float / one bool.
+  virtual mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) = 0;
+  virtual mlir::FailureOr<float> constantFloat(int i) = 0;
+  virtual mlir::FailureOr<bool> constantBool(int i) = 0;
+  /// Marks the parameter feeding input `i` as state (not trained).
+  virtual void markStateParameter(int i) = 0;
+
+  /// The static type ONNX shape inference gave output `i`; `elementType` is
+  /// the element type the converter produces (checked against ONNX's).
+  virtual mlir::FailureOr<mlir::RankedTensorType> outputType(int i, mlir::Type elementType) = 0;
+  mlir::FailureOr<mlir::RankedTensorType> outputType(int i) {
+    return outputType(i, builder().getF32Type());
+  }
+  /// Binds output `i` to `value`.
+  virtual void setOutput(int i, mlir::Value value) = 0;
+  /// Makes output `i` an error for whoever uses it, with `reason`.
+  virtual void rejectOutput(int i, llvm::StringRef reason) = 0;
+
+  // Attributes with their ONNX defaults.
+  const onnx::AttributeProto *findAttr(llvm::StringRef name) const;
+  int64_t intAttr(llvm::StringRef name, int64_t dflt) const;
+  float floatAttr(llvm::StringRef name, float dflt) const;
+  std::string stringAttr(llvm::StringRef name, llvm::StringRef dflt) const;
+  std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+};
+
+using OpConverter = mlir::LogicalResult (*)(NodeImporter &);
+
+/// ONNX op type -> converter, for the default domain.
+const llvm::StringMap<OpConverter> &opConverters();
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_OPCONVERTERS_H

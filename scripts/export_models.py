@@ -1,0 +1,164 @@
+#!/usr/bin/python3
+"""Export the models mgs is tested and demonstrated on to ONNX.
+
+Run with Debian's /usr/bin/python3 (torch 1.13, torchvision). Models are
+exported in TRAINING mode with constant folding off, so every parameter is
+kept as an initializer and BatchNorm keeps its training form.
+
+    export_models.py OUT_DIR MODEL[:OPSET] ...   e.g.  build/models cnn lenet:13 resnet50:15
+
+The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15). Nothing is
+downloaded: torchvision models are built with random weights (seeded).
+"""
+import os
+import sys
+import warnings
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MLP(nn.Module):
+    """Digits MLP: 64 -> 128 -> 64 -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128)
+        self.fc2 = nn.Linear(128, 64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class LeNet(nn.Module):
+    """LeNet-5 shaped for 1x8x8 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 3)
+        self.fc1 = nn.Linear(16 * 2 * 2, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.relu(self.conv2(x))
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class SmallCNN(nn.Module):
+    """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.dropout = nn.Dropout(0.25)
+        self.fc = nn.Linear(32 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        x = self.dropout(torch.flatten(x, 1))
+        return self.fc(x)
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = None
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (x if self.shortcut is None else self.shortcut(x)))
+
+
+class ResNet20(nn.Module):
+    """CIFAR-style ResNet-20 (He et al. 2016, 3 stages of 3 basic blocks), 3x32x32 input."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        layers, cin = [], 16
+        for cout, stride in [(16, 1), (32, 2), (64, 2)]:
+            for i in range(3):
+                layers.append(BasicBlock(cin, cout, stride if i == 0 else 1))
+                cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(64, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layers(x)
+        x = F.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+def build(name):
+    """Returns (model, example input) for a model name."""
+    import torchvision.models as tvm
+    digits = torch.randn(1, 1, 8, 8)
+    imagenet = torch.randn(1, 3, 224, 224)
+    table = {
+        "mlp": (MLP, digits),
+        "lenet": (LeNet, digits),
+        "cnn": (SmallCNN, digits),
+        "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),
+        "resnet50": (lambda: tvm.resnet50(weights=None), imagenet),
+        "vgg16": (lambda: tvm.vgg16(weights=None), imagenet),
+        "alexnet": (lambda: tvm.alexnet(weights=None), imagenet),
+    }
+    if name not in table:
+        sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
+    ctor, example = table[name]
+    return ctor(), example
+
+
+def export(name, opset, out_dir):
+    torch.manual_seed(0)
+    model, example = build(name)
+    model.train()
+    path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
+    tmp = path + ".tmp"
+    torch.onnx.export(model, example, tmp, opset_version=opset,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["input"], output_names=["logits"])
+    os.replace(tmp, path)  # never leave a half-written model behind
+    count = sum(p.numel() for p in model.parameters())
+    print(f"exported {path} ({count:,} parameters)")
+
+
+def main(argv):
+    # torch 1.13's exporter warns about training-mode export on every model.
+    warnings.filterwarnings("ignore")
+    if len(argv) < 3:
+        sys.exit(__doc__)
+    out_dir = argv[1]
+    os.makedirs(out_dir, exist_ok=True)
+    for spec in argv[2:]:
+        name, _, opset = spec.partition(":")
+        export(name, int(opset or 15), out_dir)
+
+
+if __name__ == "__main__":
+    main(sys.argv)

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# Installs the Debian packages mgs needs (idempotent: quiet when all are there)
+# and configures the CMake build directory. Used by run.sh and test.sh.
+#   scripts/setup.sh [BUILD_DIR]
+set -euo pipefail
+
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+build=${1:-$root/build}
+
+packages=(
+  cmake ninja-build g++ libgtest-dev
+  libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  libopenmpi-dev openmpi-bin libdnnl-dev
+  python3-torch python3-torchvision python3-onnx python3-sklearn
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "setup: installing ${#missing[@]} Debian packages: ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then
+    command -v sudo >/dev/null || { echo "setup: need root or sudo to install: ${missing[*]}" >&2; exit 1; }
+    sudo=sudo
+  fi
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+  echo "setup: packages installed"
+fi
+
+if [ ! -f "$build/build.ninja" ]; then
+  echo "setup: configuring $build"
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 \
+    || { cat "$build.configure.log"; exit 1; }
+fi

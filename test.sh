@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every test of mgs, set-up included: installs what is missing, builds with
+# -j2, exports the test models and runs the lit suite and the unit tests.
+# Ends with lit's own pass/fail counts. Extra arguments go to lit (e.g. -v).
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+build=${MGS_BUILD_DIR:-$root/build}
+
+"$root/scripts/setup.sh" "$build"
+echo "test: building (ninja -j2)"
+ninja -C "$build" -j2 mgs-opt mgs-import-onnx MGSUnitTests mgs-test-models
+echo "test: running the tests"
+/usr/lib/llvm-22/bin/lit -sv "$@" "$build/test" "$build/test/unit"

@@ -1,0 +1,22 @@
+# -*- Python -*-
+import os
+
+import lit.formats
+from lit.llvm import llvm_config
+
+config.name = "mgs"
+config.test_format = lit.formats.ShTest(not llvm_config.use_lit_shell)
+config.suffixes = [".mlir", ".onnxtext", ".test"]
+config.test_source_root = os.path.dirname(__file__)
+config.test_exec_root = os.path.join(config.mgs_obj_root, "test")
+# The unit tests are their own suite (test/unit/lit.cfg.py).
+config.excludes = ["unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.cfg.py"]
+
+config.substitutions.append(("%PATH%", config.environment["PATH"]))
+config.substitutions.append(("%models", config.mgs_models_dir))
+config.substitutions.append(("%python", config.mgs_python))
+config.substitutions.append(("%mgs_src", config.mgs_src_root))
+
+llvm_config.use_default_substitutions()
+llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx"], [config.mgs_tools_dir])

@@ -1,0 +1,79 @@
+//===- mgs-import-onnx.cpp - ONNX model -> train dialect ------------------===//
+//
+//   mgs-import-onnx MODEL.onnx|MODEL.onnxtext [--batch-size N] [-o OUT.mlir]
+//                   [--inline-weights] [--summary]
+//
+// Prints the imported module (stdout by default). Exits 1 with a diagnostic
+// naming the file or ONNX node on any problem.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "mgs/Analysis/ModelSummary.h"
+#include "mgs/InitAllDialects.h"
+#include "mgs/Support/Diagnostics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Support/FileUtilities.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace llvm;
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx|model.onnxtext>"),
+                                      cl::Required);
+static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
+                                       cl::value_desc("file"), cl::init("-"));
+static cl::opt<int64_t> batchSize("batch-size",
+                                  cl::desc("Set the batch dimension of every graph input"),
+                                  cl::value_desc("N"), cl::init(0));
+static cl::opt<bool> inlineWeights("inline-weights",
+                                   cl::desc("Print parameter values into the IR (small models)"));
+static cl::opt<bool> summary("summary",
+                             cl::desc("Print a one-line summary (ops, parameters) to stderr"));
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  cl::ParseCommandLineOptions(argc, argv, "mgs ONNX importer\n");
+
+  mlir::DialectRegistry registry;
+  mgs::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  mgs::PlainDiagnosticHandler diagnostics(&context);
+
+  mgs::onnx_import::ImportOptions options;
+  if (batchSize.getNumOccurrences()) {
+    if (batchSize < 1) {
+      errs() << "mgs-import-onnx: --batch-size must be a positive integer, got " << batchSize
+             << "\n";
+      return 1;
+    }
+    options.batchSize = batchSize;
+  }
+  options.inlineWeights = inlineWeights;
+
+  auto module = mgs::onnx_import::importOnnxFile(context, inputFile, options);
+  if (failed(module))
+    return 1;
+
+  std::string error;
+  auto output = mlir::openOutputFile(outputFile, &error);
+  if (!output) {
+    errs() << "mgs-import-onnx: " << error << "\n";
+    return 1;
+  }
+  (*module)->print(output->os());
+  output->os() << "\n";
+  output->keep();
+
+  if (summary) {
+    errs() << "summary: ";
+    mgs::ModelSummary::compute(**module).print(errs());
+    errs() << "\n";
+  }
+  return 0;
+}
