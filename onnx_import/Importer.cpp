@@ -475,18 +475,25 @@ FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, Location loc) {
   return emitError(loc) << "the model imports no opset of the default ONNX domain";
 }
 
-/// Sets dimension 0 of every graph input that is not an initializer and
-/// forgets the shapes shape inference must recompute.
+/// Sets the batch dimension (dimension 0) of the graph inputs that are not
+/// initializers and forgets the shapes shape inference must recompute. When
+/// some inputs have a symbolic dimension 0, only those are batch inputs (the
+/// others, e.g. weights passed as inputs, keep their shape); otherwise every
+/// input is (torch exports fix the batch at the example's size).
 void setBatchSize(onnx::ModelProto &model, int64_t batch) {
   onnx::GraphProto *graph = model.mutable_graph();
   llvm::StringSet<> inits;
   for (const auto &init : graph->initializer())
     inits.insert(init.name());
+  SmallVector<onnx::TensorShapeProto_Dimension *> staticDims, symbolicDims;
   for (auto &vi : *graph->mutable_input()) {
     if (inits.contains(vi.name()) || !vi.type().has_tensor_type() ||
         !vi.type().tensor_type().has_shape() || vi.type().tensor_type().shape().dim_size() == 0)
       continue;
     auto *dim = vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    (dim->has_dim_value() ? staticDims : symbolicDims).push_back(dim);
+  }
+  for (auto *dim : symbolicDims.empty() ? staticDims : symbolicDims) {
     dim->clear_dim_param();
     dim->set_dim_value(batch);
   }
@@ -546,14 +553,14 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-    if (!options.inlineWeights) {
+    GraphImporter importer(context, *module, fileLoc, options, *opset);
+    if (failed(importer.importGraph(model.graph())))
+      return failure();
+    if (!options.inlineWeights && !module->getOps<ParameterOp>().empty()) {
       SmallString<256> absolute(path);
       llvm::sys::fs::make_absolute(absolute);
       (*module)->setAttr(kWeightsFileAttrName, StringAttr::get(&context, absolute));
     }
-    GraphImporter importer(context, *module, fileLoc, options, *opset);
-    if (failed(importer.importGraph(model.graph())))
-      return failure();
     if (failed(verify(*module)))
       return emitError(fileLoc) << "the imported module does not verify (an mgs bug)";
     return module;

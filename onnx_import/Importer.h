@@ -20,7 +20,8 @@
 namespace mgs::onnx_import {
 
 struct ImportOptions {
-  /// Sets dimension 0 of every graph input and re-runs shape inference.
+  /// Sets dimension 0 of the graph inputs and re-runs shape inference: of the
+  /// inputs whose dimension 0 is symbolic, or of every input if none is.
   std::optional<int64_t> batchSize;
   /// Prints parameter values into the IR (small models and tests only).
   bool inlineWeights = false;

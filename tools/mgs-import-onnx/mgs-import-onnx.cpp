@@ -2,6 +2,7 @@
 //
 //   mgs-import-onnx MODEL.onnx|MODEL.onnxtext [--batch-size N] [-o OUT.mlir]
 //                   [--inline-weights] [--summary]
+//   mgs-import-onnx --list-supported-ops
 //
 // Prints the imported module (stdout by default). Exits 1 with a diagnostic
 // naming the file or ONNX node on any problem.
@@ -22,15 +23,17 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx|model.onnxtext>"),
-                                      cl::Required);
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx|model.onnxtext>"));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
                                        cl::value_desc("file"), cl::init("-"));
 static cl::opt<int64_t> batchSize("batch-size",
-                                  cl::desc("Set the batch dimension of every graph input"),
+                                  cl::desc("Set dimension 0 of the graph inputs whose dimension 0 is "
+                                           "symbolic (of every input if none is)"),
                                   cl::value_desc("N"), cl::init(0));
 static cl::opt<bool> inlineWeights("inline-weights",
                                    cl::desc("Print parameter values into the IR (small models)"));
+static cl::opt<bool> listSupportedOps("list-supported-ops",
+                                      cl::desc("Print the supported ONNX op types, one a line"));
 static cl::opt<bool> summary("summary",
                              cl::desc("Print a one-line summary (ops, parameters) to stderr"));
 
@@ -39,6 +42,17 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   cl::ParseCommandLineOptions(argc, argv, "mgs ONNX importer\n");
+
+  if (listSupportedOps) {
+    for (StringRef op : mgs::onnx_import::supportedOpTypes())
+      outs() << op << "\n";
+    return 0;
+  }
+  if (inputFile.empty()) {
+    errs() << "mgs-import-onnx: no input file; usage: mgs-import-onnx MODEL.onnx [options], "
+              "see --help\n";
+    return 1;
+  }
 
   mlir::DialectRegistry registry;
   mgs::registerAllDialects(registry);
