@@ -253,8 +253,10 @@ FailureOr<Value> GraphImporter::constantValue(StringRef name, const onnx::Tensor
 FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc, bool forNode) {
   if (auto it = values.find(name); it != values.end())
     return it->second;
+  std::string user = forNode ? "node '" + nodeLabel + "' (" + curNode->op_type() + "): input '"
+                             : std::string("graph output '");
   if (auto it = rejected.find(name); it != rejected.end())
-    return mlir::emitError(useLoc) << "value '" << name << "' is used, but " << it->second;
+    return mlir::emitError(useLoc) << user << name << "': " << it->second;
   FailureOr<Value> v = failure();
   if (auto it = constants.find(name); it != constants.end())
     v = constantValue(name, *it->second);
@@ -262,9 +264,8 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
     v = parameterValue(name, *it->second);
   else
     return mlir::emitError(useLoc)
-           << (forNode ? "node '" + nodeLabel + "' (" + curNode->op_type() + "): input '"
-                       : std::string("graph output '"))
-           << name << "' is neither a graph input, an initializer nor an output of an earlier node";
+           << user << name
+           << "' is neither a graph input, an initializer nor an output of an earlier node";
   if (succeeded(v))
     values[name] = *v;
   return v;
@@ -409,8 +410,17 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     if (initializers.count(vi.name()))
       continue;
     Location argLoc = NameLoc::get(b.getStringAttr(vi.name()), fileLoc);
-    auto type = toTensorType(vi.type(), "graph input '" + vi.name() + "'", argLoc,
-                             b.getF32Type());
+    std::string what = "graph input '" + vi.name() + "'";
+    // A non-float input is only an error where it is used: as data it has an
+    // unsupported dtype, as a shape or pads input it is not a constant.
+    if (vi.type().has_tensor_type() &&
+        vi.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) {
+      rejected[vi.name()] = what + " has unsupported dtype " +
+                            dtypeName(vi.type().tensor_type().elem_type()) +
+                            "; mgs supports FLOAT here";
+      continue;
+    }
+    auto type = toTensorType(vi.type(), what, argLoc, b.getF32Type());
     if (failed(type))
       return failure();
     argTypes.push_back(*type);

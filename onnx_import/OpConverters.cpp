@@ -278,8 +278,10 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
                                   : n.node().output_size() > 1;
   for (int i = 3; i < 5; ++i)
     if (n.hasOutput(i))
-      n.rejectOutput(i, i == 3 ? "the saved_mean output of BatchNormalization is not supported"
-                               : "the saved_var output of BatchNormalization is not supported");
+      n.rejectOutput(i, i == 3 ? "it is the saved_mean output of BatchNormalization, which is not "
+                                 "supported"
+                               : "it is the saved_var output of BatchNormalization, which is not "
+                                 "supported");
   n.markStateParameter(3);
   n.markStateParameter(4);
   auto type = n.outputType(0);
@@ -304,15 +306,17 @@ LogicalResult convertDropout(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  float ratio = 0.5f;
+  // Opset 11: ratio is an attribute and Dropout is never in training mode.
+  // Opset 12+: ratio and training_mode are (constant) inputs.
+  float ratio = n.opset() < 12 ? n.floatAttr("ratio", 0.5f) : 0.5f;
   bool training = false;
-  if (n.hasInput(1)) {
+  if (n.opset() >= 12 && n.hasInput(1)) {
     auto r = n.constantFloat(1);
     if (failed(r))
       return failure();
     ratio = *r;
   }
-  if (n.hasInput(2)) {
+  if (n.opset() >= 12 && n.hasInput(2)) {
     auto t = n.constantBool(2);
     if (failed(t))
       return failure();
