@@ -163,12 +163,15 @@ LogicalResult MatMulOp::verify() {
 
 LogicalResult ConvOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
+  if (x.size() < 3)
+    return emitOpError() << "input must have rank >= 3 (N x C x spatial...), got rank "
+                         << x.size();
   if (w.size() != x.size())
     return emitOpError() << "weight rank " << w.size() << " differs from input rank " << x.size();
   int64_t group = getGroup();
   if (group < 1)
     return emitOpError() << "group must be positive, got " << group;
-  if (x.size() >= 2 && (x[1] % group != 0 || w[1] * group != x[1]))
+  if (x[1] % group != 0 || w[1] * group != x[1])
     return emitOpError() << "input has " << x[1] << " channels but weight expects " << w[1]
                          << " per group x " << group << " groups";
   if (w[0] % group != 0)

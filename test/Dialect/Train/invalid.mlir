@@ -1,0 +1,991 @@
+// RUN: mgs-opt %s -split-input-file -verify-diagnostics
+
+// One case per verifier diagnostic of the train ops, then a few ODS
+// constraint failures. The valid forms of these ops are in ops.mlir.
+
+//===----------------------------------------------------------------------===//
+// train.parameter / train.get_param
+//===----------------------------------------------------------------------===//
+
+// expected-error @+1 {{'train.parameter' op initial value type 'tensor<16xi32>' does not match the parameter type 'tensor<16xf32>'}}
+train.parameter @initial_value_element_type_mismatch : tensor<16xf32> = dense<0> : tensor<16xi32>
+
+// -----
+
+// expected-error @+1 {{'train.parameter' op initial value type 'tensor<8xf32>' does not match the parameter type 'tensor<16xf32>'}}
+train.parameter @initial_value_shape_mismatch : tensor<16xf32> = dense<0.0> : tensor<8xf32>
+
+// -----
+
+func.func @parameter_inside_func() {
+  // expected-error @+1 {{'train.parameter' op expects parent op 'builtin.module'}}
+  train.parameter @w : tensor<4xf32>
+  return
+}
+
+// -----
+
+// expected-error @+1 {{'train.parameter' op attribute 'type' failed to satisfy constraint: type attribute of statically shaped tensor of 32-bit float values}}
+train.parameter @parameter_type_f16 : tensor<4xf16>
+
+// -----
+
+// Parameters are symbols of the module: their names are unique.
+// expected-note @+1 {{see existing symbol definition here}}
+train.parameter @w : tensor<4xf32>
+// expected-error @+1 {{redefinition of symbol named 'w'}}
+train.parameter @w : tensor<8xf32>
+
+// -----
+
+func.func @get_param_unknown_symbol() -> tensor<4xf32> {
+  // expected-error @+1 {{'train.get_param' op 'missing' does not name a train.parameter}}
+  %w = train.get_param @missing : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @get_param_names_a_func() -> tensor<4xf32> {
+  // expected-error @+1 {{'train.get_param' op 'get_param_names_a_func' does not name a train.parameter}}
+  %w = train.get_param @get_param_names_a_func : tensor<4xf32>
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+train.parameter @w : tensor<4x8xf32>
+
+func.func @get_param_type_mismatch() -> tensor<8x4xf32> {
+  // expected-error @+1 {{'train.get_param' op result type 'tensor<8x4xf32>' does not match the type of parameter 'w' ('tensor<4x8xf32>')}}
+  %w = train.get_param @w : tensor<8x4xf32>
+  return %w : tensor<8x4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @add_operands_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'train.add' op operand shapes 4x3 and 4 are not broadcast-compatible}}
+  %r = train.add %a, %b : tensor<4x3xf32>, tensor<4xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @div_operands_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x3xf32> {
+  // expected-error @+1 {{'train.div' op operand shapes 2x3 and 3x2 are not broadcast-compatible}}
+  %r = train.div %a, %b : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @add_result_not_broadcast_shape(%a: tensor<4x1xf32>, %b: tensor<3xf32>) -> tensor<4x1xf32> {
+  // expected-error @+1 {{'train.add' op result shape 4x1 does not match the expected 4x3}}
+  %r = train.add %a, %b : tensor<4x1xf32>, tensor<3xf32> -> tensor<4x1xf32>
+  return %r : tensor<4x1xf32>
+}
+
+// -----
+
+func.func @sub_result_not_broadcast_shape(%a: tensor<3xf32>, %b: tensor<4x3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'train.sub' op result shape 3 does not match the expected 4x3}}
+  %r = train.sub %a, %b : tensor<3xf32>, tensor<4x3xf32> -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
+func.func @mul_result_not_broadcast_shape(%a: tensor<2x3xf32>, %b: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'train.mul' op result shape 3x2 does not match the expected 2x3}}
+  %r = train.mul %a, %b : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<3x2xf32>
+  return %r : tensor<3x2xf32>
+}
+
+// -----
+
+// Two scalars give a scalar, not a one-element vector.
+func.func @div_result_not_broadcast_shape(%a: tensor<f32>, %b: tensor<f32>) -> tensor<1xf32> {
+  // expected-error @+1 {{'train.div' op result shape 1 does not match the expected scalar}}
+  %r = train.div %a, %b : tensor<f32>, tensor<f32> -> tensor<1xf32>
+  return %r : tensor<1xf32>
+}
+
+// -----
+
+func.func @clip_min_not_one_element(%x: tensor<4xf32>, %lo: tensor<2xf32>, %hi: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.clip' op min must have exactly one element, got shape 2}}
+  %y = train.clip %x, %lo, %hi : tensor<4xf32>, tensor<2xf32>, tensor<f32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @clip_max_not_one_element(%x: tensor<4xf32>, %lo: tensor<f32>, %hi: tensor<1x4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.clip' op max must have exactly one element, got shape 1x4}}
+  %y = train.clip %x, %lo, %hi : tensor<4xf32>, tensor<f32>, tensor<1x4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// A bound with a zero extent has no element at all.
+func.func @clip_min_empty(%x: tensor<4xf32>, %lo: tensor<0xf32>, %hi: tensor<f32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.clip' op min must have exactly one element, got shape 0}}
+  %y = train.clip %x, %lo, %hi : tensor<4xf32>, tensor<0xf32>, tensor<f32>
+  return %y : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @gemm_a_not_2d(%a: tensor<2x8x4xf32>, %b: tensor<4x5xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{'train.gemm' op A and B must be 2-D, got 2x8x4 and 4x5}}
+  %y = train.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false}
+      : (tensor<2x8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
+  return %y : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @gemm_b_not_2d(%a: tensor<8x4xf32>, %b: tensor<4xf32>) -> tensor<8xf32> {
+  // expected-error @+1 {{'train.gemm' op A and B must be 2-D, got 8x4 and 4}}
+  %y = train.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false}
+      : (tensor<8x4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+// trans_b is missing: B is 10x64, so op(B) has 10 rows, not 64.
+func.func @gemm_inner_dimensions_differ(%x: tensor<8x64xf32>, %w: tensor<10x64xf32>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'train.gemm' op inner dimensions differ: op(A) is 8x64, op(B) is 10x64}}
+  %y = train.gemm %x, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false}
+      : (tensor<8x64xf32>, tensor<10x64xf32>) -> tensor<8x10xf32>
+  return %y : tensor<8x10xf32>
+}
+
+// -----
+
+// C broadcasts unidirectionally only: an 8-vector does not fit the 10 columns.
+func.func @gemm_c_not_broadcastable(%x: tensor<8x64xf32>, %w: tensor<10x64xf32>, %c: tensor<8xf32>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'train.gemm' op C of shape 8 does not broadcast to 8x10}}
+  %y = train.gemm %x, %w, %c {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<8xf32>) -> tensor<8x10xf32>
+  return %y : tensor<8x10xf32>
+}
+
+// -----
+
+func.func @gemm_c_higher_rank(%x: tensor<8x64xf32>, %w: tensor<10x64xf32>, %c: tensor<1x8x10xf32>) -> tensor<8x10xf32> {
+  // expected-error @+1 {{'train.gemm' op C of shape 1x8x10 does not broadcast to 8x10}}
+  %y = train.gemm %x, %w, %c {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<1x8x10xf32>) -> tensor<8x10xf32>
+  return %y : tensor<8x10xf32>
+}
+
+// -----
+
+func.func @gemm_result_shape(%a: tensor<64x8xf32>, %b: tensor<64x10xf32>) -> tensor<64x10xf32> {
+  // expected-error @+1 {{'train.gemm' op result shape 64x10 does not match the expected 8x10}}
+  %y = train.gemm %a, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = true, trans_b = false}
+      : (tensor<64x8xf32>, tensor<64x10xf32>) -> tensor<64x10xf32>
+  return %y : tensor<64x10xf32>
+}
+
+// -----
+
+func.func @matmul_inner_dimensions_differ(%a: tensor<3x4xf32>, %b: tensor<5x4xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'train.matmul' op operand shapes 3x4 and 5x4 do not match for matmul}}
+  %y = train.matmul %a, %b : (tensor<3x4xf32>, tensor<5x4xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @matmul_batch_not_broadcastable(%a: tensor<2x3x4xf32>, %b: tensor<3x4x5xf32>) -> tensor<2x3x5xf32> {
+  // expected-error @+1 {{'train.matmul' op operand shapes 2x3x4 and 3x4x5 do not match for matmul}}
+  %y = train.matmul %a, %b : (tensor<2x3x4xf32>, tensor<3x4x5xf32>) -> tensor<2x3x5xf32>
+  return %y : tensor<2x3x5xf32>
+}
+
+// -----
+
+func.func @matmul_scalar_operand(%a: tensor<f32>, %b: tensor<4x5xf32>) -> tensor<4x5xf32> {
+  // expected-error @+1 {{'train.matmul' op operand shapes scalar and 4x5 do not match for matmul}}
+  %y = train.matmul %a, %b : (tensor<f32>, tensor<4x5xf32>) -> tensor<4x5xf32>
+  return %y : tensor<4x5xf32>
+}
+
+// -----
+
+// The dimension added to promote the 1-D operand is removed again.
+func.func @matmul_1d_result_keeps_promoted_dim(%v: tensor<4xf32>, %m: tensor<4x5xf32>) -> tensor<1x5xf32> {
+  // expected-error @+1 {{'train.matmul' op result shape 1x5 does not match the expected 5}}
+  %y = train.matmul %v, %m : (tensor<4xf32>, tensor<4x5xf32>) -> tensor<1x5xf32>
+  return %y : tensor<1x5xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @conv_weight_rank_differs(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op weight rank 3 differs from input rank 4}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_group_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op group must be positive, got 0}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 0 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_input_channels_mismatch(%x: tensor<1x4x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op input has 4 channels but weight expects 3 per group x 1 groups}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x4x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// 8 channels split into 3 groups.
+func.func @conv_channels_not_divisible_by_group(%x: tensor<1x8x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32> {
+  // expected-error @+1 {{'train.conv' op input has 8 channels but weight expects 2 per group x 3 groups}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 3 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x8x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32>
+  return %y : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+func.func @conv_output_channels_not_divisible_by_group(%x: tensor<1x8x6x6xf32>, %w: tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32> {
+  // expected-error @+1 {{'train.conv' op output channels (6) are not divisible by group (4)}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x8x6x6xf32>, tensor<6x2x3x3xf32>) -> tensor<1x6x4x4xf32>
+  return %y : tensor<1x6x4x4xf32>
+}
+
+// -----
+
+func.func @conv_bias_wrong_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<8xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op bias must have shape 16, got 8}}
+  %y = train.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<8xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_bias_not_1d(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<1x16xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op bias must have shape 16, got 1x16}}
+  %y = train.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<1x16xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// N x C without spatial axes passes the channel checks, then fails the window check.
+func.func @conv_input_without_spatial_axes(%x: tensor<2x3xf32>, %w: tensor<4x3xf32>) -> tensor<2x4xf32> {
+  // expected-error @+1 {{'train.conv' op input must have rank >= 3 (N x C x spatial...), got rank 2}}
+  %y = train.conv %x, %w {dilations = array<i64>, group = 1 : i64, pads = array<i64>, strides = array<i64>}
+      : (tensor<2x3xf32>, tensor<4x3xf32>) -> tensor<2x4xf32>
+  return %y : tensor<2x4xf32>
+}
+
+// -----
+
+func.func @conv_strides_wrong_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op 'strides' has 1 entries, expected 2}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// Begin pads only; the end pads are missing.
+func.func @conv_pads_wrong_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{'train.conv' op 'pads' has 2 entries, expected 4}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// -----
+
+func.func @conv_dilations_wrong_size(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op 'dilations' has 3 entries, expected 2}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_stride_zero(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op kernel_shape, strides and dilations must be positive (axis 1)}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 0>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+func.func @conv_dilation_negative(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32> {
+  // expected-error @+1 {{'train.conv' op kernel_shape, strides and dilations must be positive (axis 0)}}
+  %y = train.conv %x, %w {dilations = array<i64: -1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x6xf32>
+  return %y : tensor<1x16x6x6xf32>
+}
+
+// -----
+
+// The kernel extents of a conv are the weight's spatial dimensions.
+func.func @conv_weight_empty_kernel(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x0x3xf32>) -> tensor<1x16x9x6xf32> {
+  // expected-error @+1 {{'train.conv' op kernel_shape, strides and dilations must be positive (axis 0)}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x0x3xf32>) -> tensor<1x16x9x6xf32>
+  return %y : tensor<1x16x9x6xf32>
+}
+
+// -----
+
+// Negative pads are an end pad of -1 on axis 1 (pads are all begins, then all ends).
+func.func @conv_pad_negative(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x6x5xf32> {
+  // expected-error @+1 {{'train.conv' op pads must be non-negative (axis 1)}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, -1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x6x5xf32>
+  return %y : tensor<1x16x6x5xf32>
+}
+
+// -----
+
+// A dilated 3-tap kernel spans 5 inputs; axis 1 has only 4.
+func.func @conv_window_does_not_fit(%x: tensor<1x3x8x4xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x4x1xf32> {
+  // expected-error @+1 {{'train.conv' op window of extent 5 does not fit spatial axis 1 of size 4 with its padding}}
+  %y = train.conv %x, %w {dilations = array<i64: 2, 2>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x4xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x4x1xf32>
+  return %y : tensor<1x16x4x1xf32>
+}
+
+// -----
+
+// The output keeps the input's spatial size only with pads of 1.
+func.func @conv_result_shape(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32> {
+  // expected-error @+1 {{'train.conv' op result shape 1x16x8x8 does not match the expected 1x16x6x6}}
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Pooling
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @max_pool_input_rank_2(%x: tensor<16x8xf32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op input must have rank >= 3 (N x C x spatial...), got rank 2}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64>, kernel_shape = array<i64>,
+                          pads = array<i64>, storage_order = 0 : i64, strides = array<i64>}
+      : (tensor<16x8xf32>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel_shape_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op 'kernel_shape' has 1 entries, expected 2}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_strides_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op 'strides' has 0 entries, expected 2}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_pads_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op 'pads' has 3 entries, expected 4}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_dilations_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op 'dilations' has 1 entries, expected 2}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_kernel_zero(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op kernel_shape, strides and dilations must be positive (axis 1)}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 0>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_pad_negative(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op pads must be non-negative (axis 0)}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: -1, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_window_does_not_fit(%x: tensor<1x16x2x8xf32>) -> tensor<1x16x1x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op window of extent 3 does not fit spatial axis 0 of size 2 with its padding}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 3, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x2x8xf32>) -> tensor<1x16x1x4xf32>
+  return %y : tensor<1x16x1x4xf32>
+}
+
+// -----
+
+func.func @max_pool_storage_order_2(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op storage_order must be 0 or 1, got 2}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 2 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @max_pool_indices_shape(%x: tensor<1x16x8x8xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x8x8xi64>) {
+  // expected-error @+1 {{'train.max_pool' op indices shape 1x16x8x8 does not match the expected 1x16x4x4}}
+  %y, %i = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x8x8xi64>)
+  return %y, %i : tensor<1x16x4x4xf32>, tensor<1x16x8x8xi64>
+}
+
+// -----
+
+func.func @max_pool_indices_not_i64(%x: tensor<1x16x8x8xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xi32>) {
+  // expected-error @+1 {{'train.max_pool' op result #1 must be statically shaped tensor of 64-bit signless integer values, but got 'tensor<1x16x4x4xi32>'}}
+  %y, %i = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xi32>)
+  return %y, %i : tensor<1x16x4x4xf32>, tensor<1x16x4x4xi32>
+}
+
+// -----
+
+// Without ceil_mode 7 / 2 rounds down to 3 windows.
+func.func @max_pool_result_shape(%x: tensor<1x16x7x7xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.max_pool' op result shape 1x16x4x4 does not match the expected 1x16x3x3}}
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x7x7xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @average_pool_input_rank_2(%x: tensor<16x8xf32>) -> tensor<16x4xf32> {
+  // expected-error @+1 {{'train.average_pool' op input must have rank >= 3 (N x C x spatial...), got rank 2}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64>,
+                              pads = array<i64>, strides = array<i64>}
+      : (tensor<16x8xf32>) -> tensor<16x4xf32>
+  return %y : tensor<16x4xf32>
+}
+
+// -----
+
+func.func @average_pool_kernel_shape_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.average_pool' op 'kernel_shape' has 3 entries, expected 2}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @average_pool_stride_zero(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.average_pool' op kernel_shape, strides and dilations must be positive (axis 0)}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 0, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @average_pool_window_does_not_fit(%x: tensor<1x16x8x1xf32>) -> tensor<1x16x4x1xf32> {
+  // expected-error @+1 {{'train.average_pool' op window of extent 2 does not fit spatial axis 1 of size 1 with its padding}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x1xf32>) -> tensor<1x16x4x1xf32>
+  return %y : tensor<1x16x4x1xf32>
+}
+
+// -----
+
+// ceil_mode rounds 7 / 2 up to 4 windows.
+func.func @average_pool_result_shape(%x: tensor<1x16x7x7xf32>) -> tensor<1x16x3x3xf32> {
+  // expected-error @+1 {{'train.average_pool' op result shape 1x16x3x3 does not match the expected 1x16x4x4}}
+  %y = train.average_pool %x {ceil_mode = true, count_include_pad = false, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x16x7x7xf32>) -> tensor<1x16x3x3xf32>
+  return %y : tensor<1x16x3x3xf32>
+}
+
+// -----
+
+func.func @global_average_pool_input_rank_2(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.global_average_pool' op input must have rank >= 3 (N x C x spatial...), got rank 2}}
+  %y = train.global_average_pool %x : (tensor<2x64xf32>) -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// The spatial dimensions are kept, as ones.
+func.func @global_average_pool_result_drops_spatial(%x: tensor<2x64x8x8xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.global_average_pool' op result shape 2x64 does not match the expected 2x64x1x1}}
+  %y = train.global_average_pool %x : (tensor<2x64x8x8xf32>) -> tensor<2x64xf32>
+  return %y : tensor<2x64xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and regularization
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @batch_norm_input_rank_1(%x: tensor<16xf32>, %c: tensor<16xf32>) -> tensor<16xf32> {
+  // expected-error @+1 {{'train.batch_norm' op input must have rank >= 2 (N x C x ...), got rank 1}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<16xf32>
+}
+
+// -----
+
+func.func @batch_norm_scale_shape(%x: tensor<2x16x4x4xf32>, %s: tensor<8xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op scale shape 8 does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %s, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_bias_shape(%x: tensor<2x16x4x4xf32>, %b: tensor<1x16xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op bias shape 1x16 does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %b, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+// The channel axis is 1, not the last one.
+func.func @batch_norm_mean_shape(%x: tensor<2x16x4x4xf32>, %m: tensor<4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op mean shape 4 does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %m, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_var_shape(%x: tensor<2x16x4x4xf32>, %v: tensor<f32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op var shape scalar does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_epsilon_negative(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op epsilon must be non-negative}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = -0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_running_mean_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op running_mean shape 2x16 does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<2x16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_running_var_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
+  // expected-error @+1 {{'train.batch_norm' op running_var shape 4 does not match the expected 16}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<4xf32>)
+  return %y : tensor<2x16x4x4xf32>
+}
+
+// -----
+
+func.func @batch_norm_result_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x16xf32> {
+  // expected-error @+1 {{'train.batch_norm' op result shape 2x16x16 does not match the expected 2x16x4x4}}
+  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y : tensor<2x16x16xf32>
+}
+
+// -----
+
+// A ratio of 1 would drop everything and divide by zero.
+func.func @dropout_ratio_one(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.dropout' op ratio must be in [0, 1), got 1.000000e+00}}
+  %y, %mask = train.dropout %x {ratio = 1.0 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @dropout_ratio_negative(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.dropout' op ratio must be in [0, 1), got -5.000000e-01}}
+  %y, %mask = train.dropout %x {ratio = -0.5 : f32} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @dropout_mask_shape(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.dropout' op mask shape 64 does not match the expected 2x64}}
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<64xi1>)
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @dropout_result_shape(%x: tensor<2x64xf32>) -> tensor<64x2xf32> {
+  // expected-error @+1 {{'train.dropout' op result shape 64x2 does not match the expected 2x64}}
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x64xf32>) -> (tensor<64x2xf32>, tensor<2x64xi1>)
+  return %y : tensor<64x2xf32>
+}
+
+// -----
+
+func.func @dropout_mask_not_i1(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
+  // expected-error @+1 {{'train.dropout' op result #1 must be statically shaped tensor of 1-bit signless integer values, but got 'tensor<2x64xf32>'}}
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xf32>)
+  return %y : tensor<2x64xf32>
+}
+
+// -----
+
+func.func @softmax_axis_too_large(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-error @+1 {{'train.softmax' op axis 2 is out of range for rank 2}}
+  %y = train.softmax %x {axis = 2 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+func.func @softmax_axis_too_negative(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-error @+1 {{'train.softmax' op axis -3 is out of range for rank 2}}
+  %y = train.softmax %x {axis = -3 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+func.func @log_softmax_axis_too_large(%x: tensor<2x10xf32>) -> tensor<2x10xf32> {
+  // expected-error @+1 {{'train.log_softmax' op axis 2 is out of range for rank 2}}
+  %y = train.log_softmax %x {axis = 2 : i64} : tensor<2x10xf32>
+  return %y : tensor<2x10xf32>
+}
+
+// -----
+
+// A scalar has no axis at all.
+func.func @log_softmax_scalar(%x: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.log_softmax' op axis 0 is out of range for rank 0}}
+  %y = train.log_softmax %x {axis = 0 : i64} : tensor<f32>
+  return %y : tensor<f32>
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+// -----
+
+// Flatten accepts axis == rank, but not beyond.
+func.func @flatten_axis_too_large(%x: tensor<2x16x2x2xf32>) -> tensor<128x1xf32> {
+  // expected-error @+1 {{'train.flatten' op axis 5 is out of range for rank 4}}
+  %y = train.flatten %x {axis = 5 : i64} : (tensor<2x16x2x2xf32>) -> tensor<128x1xf32>
+  return %y : tensor<128x1xf32>
+}
+
+// -----
+
+func.func @flatten_axis_too_negative(%x: tensor<2x16x2x2xf32>) -> tensor<1x128xf32> {
+  // expected-error @+1 {{'train.flatten' op axis -5 is out of range for rank 4}}
+  %y = train.flatten %x {axis = -5 : i64} : (tensor<2x16x2x2xf32>) -> tensor<1x128xf32>
+  return %y : tensor<1x128xf32>
+}
+
+// -----
+
+func.func @flatten_result_shape(%x: tensor<2x16x2x2xf32>) -> tensor<32x4xf32> {
+  // expected-error @+1 {{'train.flatten' op result shape 32x4 does not match the expected 2x64}}
+  %y = train.flatten %x {axis = 1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<32x4xf32>
+  return %y : tensor<32x4xf32>
+}
+
+// -----
+
+func.func @reshape_element_count(%x: tensor<2x3x4xf32>) -> tensor<5x5xf32> {
+  // expected-error @+1 {{'train.reshape' op cannot reshape 24 elements into 25}}
+  %y = train.reshape %x : (tensor<2x3x4xf32>) -> tensor<5x5xf32>
+  return %y : tensor<5x5xf32>
+}
+
+// -----
+
+func.func @transpose_perm_wrong_size(%x: tensor<2x3x4xf32>) -> tensor<3x2x4xf32> {
+  // expected-error @+1 {{'train.transpose' op perm has 2 entries for rank 3}}
+  %y = train.transpose %x {perm = array<i64: 1, 0>} : (tensor<2x3x4xf32>) -> tensor<3x2x4xf32>
+  return %y : tensor<3x2x4xf32>
+}
+
+// -----
+
+func.func @transpose_perm_repeats_axis(%x: tensor<2x3x4xf32>) -> tensor<3x3x4xf32> {
+  // expected-error @+1 {{'train.transpose' op perm is not a permutation of 0..2}}
+  %y = train.transpose %x {perm = array<i64: 1, 1, 2>} : (tensor<2x3x4xf32>) -> tensor<3x3x4xf32>
+  return %y : tensor<3x3x4xf32>
+}
+
+// -----
+
+// Unlike an axis, a perm entry may not count from the back.
+func.func @transpose_perm_negative(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'train.transpose' op perm is not a permutation of 0..1}}
+  %y = train.transpose %x {perm = array<i64: -1, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_perm_out_of_range(%x: tensor<2x3xf32>) -> tensor<3x2xf32> {
+  // expected-error @+1 {{'train.transpose' op perm is not a permutation of 0..1}}
+  %y = train.transpose %x {perm = array<i64: 2, 0>} : (tensor<2x3xf32>) -> tensor<3x2xf32>
+  return %y : tensor<3x2xf32>
+}
+
+// -----
+
+func.func @transpose_result_shape(%x: tensor<2x3x4xf32>) -> tensor<4x3x2xf32> {
+  // expected-error @+1 {{'train.transpose' op result shape 4x3x2 does not match the expected 4x2x3}}
+  %y = train.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x3x2xf32>
+  return %y : tensor<4x3x2xf32>
+}
+
+// -----
+
+func.func @concat_no_inputs() -> tensor<2x3xf32> {
+  // expected-error @+1 {{'train.concat' op needs at least one input}}
+  %y = train.concat {axis = 0 : i64} : () -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+func.func @concat_axis_out_of_range(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<2x8xf32> {
+  // expected-error @+1 {{'train.concat' op axis 2 is out of range for rank 2}}
+  %y = train.concat %a, %b {axis = 2 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<2x8xf32>
+  return %y : tensor<2x8xf32>
+}
+
+// -----
+
+func.func @concat_input_differs_outside_axis(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %c: tensor<4x1xf32>) -> tensor<2x9xf32> {
+  // expected-error @+1 {{'train.concat' op input 2 of shape 4x1 does not match input 0 (2x3) outside axis 1}}
+  %y = train.concat %a, %b, %c {axis = -1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<4x1xf32>) -> tensor<2x9xf32>
+  return %y : tensor<2x9xf32>
+}
+
+// -----
+
+func.func @concat_input_rank_differs(%a: tensor<2x3xf32>, %b: tensor<2x3x1xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'train.concat' op input 1 of shape 2x3x1 does not match input 0 (2x3) outside axis 0}}
+  %y = train.concat %a, %b {axis = 0 : i64} : (tensor<2x3xf32>, tensor<2x3x1xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @concat_result_shape(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>) -> tensor<4x8xf32> {
+  // expected-error @+1 {{'train.concat' op result shape 4x8 does not match the expected 2x8}}
+  %y = train.concat %a, %b {axis = 1 : i64} : (tensor<2x3xf32>, tensor<2x5xf32>) -> tensor<4x8xf32>
+  return %y : tensor<4x8xf32>
+}
+
+// -----
+
+func.func @pad_pads_wrong_size(%x: tensor<2x3xf32>) -> tensor<2x5xf32> {
+  // expected-error @+1 {{'train.pad' op pads has 2 entries, expected 4}}
+  %y = train.pad %x {pads = array<i64: 1, 1>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  return %y : tensor<2x5xf32>
+}
+
+// -----
+
+// Removing 2 + 2 of the 3 columns.
+func.func @pad_removes_too_much(%x: tensor<2x3xf32>) -> tensor<2x1xf32> {
+  // expected-error @+1 {{'train.pad' op pads remove more than the 3 elements of axis 1}}
+  %y = train.pad %x {pads = array<i64: 0, -2, 0, -2>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<2x1xf32>
+  return %y : tensor<2x1xf32>
+}
+
+// -----
+
+// Pads are all begins then all ends, not (begin, end) per axis.
+func.func @pad_result_shape(%x: tensor<2x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'train.pad' op result shape 4x3 does not match the expected 3x4}}
+  %y = train.pad %x {pads = array<i64: 1, 1, 0, 0>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// ODS constraints
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @relu_dynamic_shape(%x: tensor<?x3xf32>) -> tensor<?x3xf32> {
+  // expected-error @+1 {{'train.relu' op operand #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<?x3xf32>'}}
+  %y = train.relu %x : tensor<?x3xf32>
+  return %y : tensor<?x3xf32>
+}
+
+// -----
+
+func.func @matmul_unranked(%a: tensor<*xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  // expected-error @+1 {{'train.matmul' op operand #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<*xf32>'}}
+  %y = train.matmul %a, %b : (tensor<*xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// -----
+
+func.func @add_f64_operand(%a: tensor<4xf64>, %b: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.add' op operand #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<4xf64>'}}
+  %r = train.add %a, %b : tensor<4xf64>, tensor<4xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}
+
+// -----
+
+func.func @reshape_bf16_result(%x: tensor<2x3xf32>) -> tensor<6xbf16> {
+  // expected-error @+1 {{'train.reshape' op result #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<6xbf16>'}}
+  %y = train.reshape %x : (tensor<2x3xf32>) -> tensor<6xbf16>
+  return %y : tensor<6xbf16>
+}
+
+// -----
+
+func.func @get_param_dynamic_result() -> tensor<?xf32> {
+  // expected-error @+1 {{'train.get_param' op result #0 must be statically shaped tensor of 32-bit float values, but got 'tensor<?xf32>'}}
+  %w = train.get_param @w : tensor<?xf32>
+  return %w : tensor<?xf32>
+}
+
+// -----
+
+// Clip's result has the input's type.
+func.func @clip_result_type_differs(%x: tensor<4xf32>, %lo: tensor<f32>, %hi: tensor<f32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'train.clip' op failed to verify that all of {input, result} have same type}}
+  %y = "train.clip"(%x, %lo, %hi) : (tensor<4xf32>, tensor<f32>, tensor<f32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @sigmoid_result_type_differs(%x: tensor<4xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'train.sigmoid' op requires the same type for all operands and results}}
+  %y = "train.sigmoid"(%x) : (tensor<4xf32>) -> tensor<2x2xf32>
+  return %y : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @leaky_relu_missing_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.leaky_relu' op requires attribute 'alpha'}}
+  %y = train.leaky_relu %x : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @gemm_alpha_not_f32(%a: tensor<8x4xf32>, %b: tensor<4x5xf32>) -> tensor<8x5xf32> {
+  // expected-error @+1 {{'train.gemm' op attribute 'alpha' failed to satisfy constraint: 32-bit float attribute}}
+  %y = "train.gemm"(%a, %b) <{alpha = 1.0 : f64, beta = 1.0 : f32, trans_a = false, trans_b = false}>
+      : (tensor<8x4xf32>, tensor<4x5xf32>) -> tensor<8x5xf32>
+  return %y : tensor<8x5xf32>
+}
+
+// -----
+
+func.func @conv_rank0_operands(%x: tensor<f32>, %w: tensor<f32>) -> tensor<f32> {
+  // expected-error @+1 {{'train.conv' op input must have rank >= 3 (N x C x spatial...), got rank 0}}
+  %y = train.conv %x, %w {dilations = array<i64>, group = 1 : i64, pads = array<i64>, strides = array<i64>}
+      : (tensor<f32>, tensor<f32>) -> tensor<f32>
+  return %y : tensor<f32>
+}

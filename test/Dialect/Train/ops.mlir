@@ -1,0 +1,425 @@
+// RUN: mgs-opt %s | mgs-opt | FileCheck %s
+// RUN: mgs-opt %s --mlir-print-op-generic | mgs-opt | FileCheck %s
+
+// Round trip of every train op through its custom and its generic form.
+// Float attributes use values that are exact in f32 so that they print back
+// unchanged.
+
+//===----------------------------------------------------------------------===//
+// Parameters
+//===----------------------------------------------------------------------===//
+
+// Without an initial value a parameter is read from the weights file; with
+// one, the value is kept inline.
+// CHECK: train.parameter @fc.weight trainable : tensor<10x64xf32>{{$}}
+// CHECK: train.parameter @fc.bias trainable : tensor<10xf32> = dense<[0.000000e+00, 1.000000e+00, 2.000000e+00, 3.000000e+00, 4.000000e+00, 5.000000e+00, 6.000000e+00, 7.000000e+00, 8.000000e+00, 9.000000e+00]> : tensor<10xf32>
+// CHECK: train.parameter @bn.running_mean : tensor<16xf32> = dense<0.000000e+00> : tensor<16xf32>
+train.parameter @fc.weight trainable : tensor<10x64xf32>
+train.parameter @fc.bias trainable : tensor<10xf32> = dense<[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0, 8.0, 9.0]> : tensor<10xf32>
+train.parameter @bn.running_mean : tensor<16xf32> = dense<0.0> : tensor<16xf32>
+
+// CHECK-LABEL: func.func @get_param
+//       CHECK:   %[[W:.*]] = train.get_param @fc.weight : tensor<10x64xf32>
+//       CHECK:   %[[B:.*]] = train.get_param @fc.bias : tensor<10xf32>
+//       CHECK:   %[[M:.*]] = train.get_param @bn.running_mean : tensor<16xf32>
+//       CHECK:   return %[[W]], %[[B]], %[[M]]
+func.func @get_param() -> (tensor<10x64xf32>, tensor<10xf32>, tensor<16xf32>) {
+  %w = train.get_param @fc.weight : tensor<10x64xf32>
+  %b = train.get_param @fc.bias : tensor<10xf32>
+  %m = train.get_param @bn.running_mean : tensor<16xf32>
+  return %w, %b, %m : tensor<10x64xf32>, tensor<10xf32>, tensor<16xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Elementwise
+//===----------------------------------------------------------------------===//
+
+// Either operand may be the one that is broadcast.
+// CHECK-LABEL: func.func @binary_broadcast
+//  CHECK-SAME:   (%[[A:.*]]: tensor<4x3xf32>, %[[B:.*]]: tensor<3xf32>)
+//       CHECK:   %[[ADD:.*]] = train.add %[[A]], %[[B]] : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[SUB:.*]] = train.sub %[[B]], %[[A]] : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[MUL:.*]] = train.mul %[[A]], %[[A]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[DIV:.*]] = train.div %[[A]], %[[B]] : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+//       CHECK:   return %[[ADD]], %[[SUB]], %[[MUL]], %[[DIV]]
+func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
+    -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %add = train.add %a, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %sub = train.sub %b, %a : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %mul = train.mul %a, %a : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %div = train.div %a, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  return %add, %sub, %mul, %div : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
+// Size-1 dimensions of both operands stretch at once (multidirectional).
+// CHECK-LABEL: func.func @binary_broadcast_both_sides
+//  CHECK-SAME:   (%[[A:.*]]: tensor<4x1xf32>, %[[B:.*]]: tensor<1x3xf32>)
+//       CHECK:   %[[R:.*]] = train.add %[[A]], %[[B]] : tensor<4x1xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
+//       CHECK:   return %[[R]]
+func.func @binary_broadcast_both_sides(%a: tensor<4x1xf32>, %b: tensor<1x3xf32>) -> tensor<4x3xf32> {
+  %r = train.add %a, %b : tensor<4x1xf32>, tensor<1x3xf32> -> tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// CHECK-LABEL: func.func @unary
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3xf32>)
+//       CHECK:   %[[RELU:.*]] = train.relu %[[X]] : tensor<2x3xf32>
+//       CHECK:   %[[SIG:.*]] = train.sigmoid %[[X]] : tensor<2x3xf32>
+//       CHECK:   %[[TANH:.*]] = train.tanh %[[X]] : tensor<2x3xf32>
+//       CHECK:   %[[LEAKY:.*]] = train.leaky_relu %[[X]] {alpha = 1.250000e-01 : f32} : tensor<2x3xf32>
+//       CHECK:   return %[[RELU]], %[[SIG]], %[[TANH]], %[[LEAKY]]
+func.func @unary(%x: tensor<2x3xf32>)
+    -> (tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>) {
+  %relu = train.relu %x : tensor<2x3xf32>
+  %sig = train.sigmoid %x : tensor<2x3xf32>
+  %tanh = train.tanh %x : tensor<2x3xf32>
+  %leaky = train.leaky_relu %x {alpha = 0.125 : f32} : tensor<2x3xf32>
+  return %relu, %sig, %tanh, %leaky : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
+}
+
+// A bound may be a scalar or any one-element tensor.
+// CHECK-LABEL: func.func @clip
+//  CHECK-SAME:   (%[[X:.*]]: tensor<4xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<1xf32>)
+//       CHECK:   %[[Y:.*]] = train.clip %[[X]], %[[LO]], %[[HI]] : tensor<4xf32>, tensor<f32>, tensor<1xf32>
+//       CHECK:   return %[[Y]]
+func.func @clip(%x: tensor<4xf32>, %lo: tensor<f32>, %hi: tensor<1xf32>) -> tensor<4xf32> {
+  %y = train.clip %x, %lo, %hi : tensor<4xf32>, tensor<f32>, tensor<1xf32>
+  return %y : tensor<4xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Linear algebra
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @gemm_with_c
+//  CHECK-SAME:   (%[[X:.*]]: tensor<8x64xf32>, %[[W:.*]]: tensor<10x64xf32>, %[[B:.*]]: tensor<10xf32>)
+//       CHECK:   %[[Y:.*]] = train.gemm %[[X]], %[[W]], %[[B]]
+//  CHECK-SAME:     {alpha = 1.000000e+00 : f32, beta = 1.000000e+00 : f32, trans_a = false, trans_b = true}
+//  CHECK-SAME:     : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<8x10xf32>
+//       CHECK:   return %[[Y]]
+func.func @gemm_with_c(%x: tensor<8x64xf32>, %w: tensor<10x64xf32>, %b: tensor<10xf32>) -> tensor<8x10xf32> {
+  %y = train.gemm %x, %w, %b {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x64xf32>, tensor<10x64xf32>, tensor<10xf32>) -> tensor<8x10xf32>
+  return %y : tensor<8x10xf32>
+}
+
+// CHECK-LABEL: func.func @gemm_without_c
+//  CHECK-SAME:   (%[[A:.*]]: tensor<64x8xf32>, %[[B:.*]]: tensor<64x10xf32>)
+//       CHECK:   %[[Y:.*]] = train.gemm %[[A]], %[[B]]
+//  CHECK-SAME:     {alpha = 2.000000e+00 : f32, beta = 0.000000e+00 : f32, trans_a = true, trans_b = false}
+//  CHECK-SAME:     : (tensor<64x8xf32>, tensor<64x10xf32>) -> tensor<8x10xf32>
+//       CHECK:   return %[[Y]]
+func.func @gemm_without_c(%a: tensor<64x8xf32>, %b: tensor<64x10xf32>) -> tensor<8x10xf32> {
+  %y = train.gemm %a, %b {alpha = 2.0 : f32, beta = 0.0 : f32, trans_a = true, trans_b = false}
+      : (tensor<64x8xf32>, tensor<64x10xf32>) -> tensor<8x10xf32>
+  return %y : tensor<8x10xf32>
+}
+
+// CHECK-LABEL: func.func @matmul_2d
+//  CHECK-SAME:   (%[[A:.*]]: tensor<3x4xf32>, %[[B:.*]]: tensor<4x5xf32>)
+//       CHECK:   %[[Y:.*]] = train.matmul %[[A]], %[[B]] : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+//       CHECK:   return %[[Y]]
+func.func @matmul_2d(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x5xf32> {
+  %y = train.matmul %a, %b : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x5xf32>
+  return %y : tensor<3x5xf32>
+}
+
+// A 1-D operand is promoted to a matrix and the added dimension is removed
+// from the result again (both removed for vector x vector: a scalar).
+// CHECK-LABEL: func.func @matmul_1d
+//  CHECK-SAME:   (%[[V:.*]]: tensor<4xf32>, %[[M:.*]]: tensor<4x5xf32>, %[[N:.*]]: tensor<3x4xf32>)
+//       CHECK:   %[[VM:.*]] = train.matmul %[[V]], %[[M]] : (tensor<4xf32>, tensor<4x5xf32>) -> tensor<5xf32>
+//       CHECK:   %[[NV:.*]] = train.matmul %[[N]], %[[V]] : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+//       CHECK:   %[[VV:.*]] = train.matmul %[[V]], %[[V]] : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+//       CHECK:   return %[[VM]], %[[NV]], %[[VV]]
+func.func @matmul_1d(%v: tensor<4xf32>, %m: tensor<4x5xf32>, %n: tensor<3x4xf32>)
+    -> (tensor<5xf32>, tensor<3xf32>, tensor<f32>) {
+  %vm = train.matmul %v, %m : (tensor<4xf32>, tensor<4x5xf32>) -> tensor<5xf32>
+  %nv = train.matmul %n, %v : (tensor<3x4xf32>, tensor<4xf32>) -> tensor<3xf32>
+  %vv = train.matmul %v, %v : (tensor<4xf32>, tensor<4xf32>) -> tensor<f32>
+  return %vm, %nv, %vv : tensor<5xf32>, tensor<3xf32>, tensor<f32>
+}
+
+// Leading (batch) dimensions broadcast like elementwise operands.
+// CHECK-LABEL: func.func @matmul_batched
+//  CHECK-SAME:   (%[[A:.*]]: tensor<2x3x4xf32>, %[[B:.*]]: tensor<4x5xf32>, %[[C:.*]]: tensor<7x1x4x5xf32>)
+//       CHECK:   %[[Y:.*]] = train.matmul %[[A]], %[[B]] : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+//       CHECK:   %[[Z:.*]] = train.matmul %[[A]], %[[C]] : (tensor<2x3x4xf32>, tensor<7x1x4x5xf32>) -> tensor<7x2x3x5xf32>
+//       CHECK:   return %[[Y]], %[[Z]]
+func.func @matmul_batched(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor<7x1x4x5xf32>)
+    -> (tensor<2x3x5xf32>, tensor<7x2x3x5xf32>) {
+  %y = train.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  %z = train.matmul %a, %c : (tensor<2x3x4xf32>, tensor<7x1x4x5xf32>) -> tensor<7x2x3x5xf32>
+  return %y, %z : tensor<2x3x5xf32>, tensor<7x2x3x5xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution and pooling
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @conv_with_bias
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x3x8x8xf32>, %[[W:.*]]: tensor<16x3x3x3xf32>, %[[B:.*]]: tensor<16xf32>)
+//       CHECK:   %[[Y:.*]] = train.conv %[[X]], %[[W]], %[[B]]
+//  CHECK-SAME:     {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+//  CHECK-SAME:     : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+//       CHECK:   return %[[Y]]
+func.func @conv_with_bias(%x: tensor<1x3x8x8xf32>, %w: tensor<16x3x3x3xf32>, %b: tensor<16xf32>)
+    -> tensor<1x16x8x8xf32> {
+  %y = train.conv %x, %w, %b {dilations = array<i64: 1, 1>, group = 1 : i64,
+                              pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<16x3x3x3xf32>, tensor<16xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// Dilation 2 makes the 3x3 kernel span 5 inputs: (9 - 5) / 2 + 1 = 3.
+// CHECK-LABEL: func.func @conv_without_bias_strided_dilated
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3x9x9xf32>, %[[W:.*]]: tensor<4x3x3x3xf32>)
+//       CHECK:   %[[Y:.*]] = train.conv %[[X]], %[[W]]
+//  CHECK-SAME:     {dilations = array<i64: 2, 2>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+//  CHECK-SAME:     : (tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x3x3xf32>
+//       CHECK:   return %[[Y]]
+func.func @conv_without_bias_strided_dilated(%x: tensor<2x3x9x9xf32>, %w: tensor<4x3x3x3xf32>)
+    -> tensor<2x4x3x3xf32> {
+  %y = train.conv %x, %w {dilations = array<i64: 2, 2>, group = 1 : i64,
+                          pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<2x3x9x9xf32>, tensor<4x3x3x3xf32>) -> tensor<2x4x3x3xf32>
+  return %y : tensor<2x4x3x3xf32>
+}
+
+// Four groups of two input channels each.
+// CHECK-LABEL: func.func @conv_grouped
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x8x6x6xf32>, %[[W:.*]]: tensor<8x2x3x3xf32>)
+//       CHECK:   %[[Y:.*]] = train.conv %[[X]], %[[W]]
+//  CHECK-SAME:     {dilations = array<i64: 1, 1>, group = 4 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+//  CHECK-SAME:     : (tensor<1x8x6x6xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
+//       CHECK:   return %[[Y]]
+func.func @conv_grouped(%x: tensor<1x8x6x6xf32>, %w: tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32> {
+  %y = train.conv %x, %w {dilations = array<i64: 1, 1>, group = 4 : i64,
+                          pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x8x6x6xf32>, tensor<8x2x3x3xf32>) -> tensor<1x8x4x4xf32>
+  return %y : tensor<1x8x4x4xf32>
+}
+
+// Conv is N-D: one spatial axis here.
+// CHECK-LABEL: func.func @conv_1d
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x2x10xf32>, %[[W:.*]]: tensor<3x2x4xf32>)
+//       CHECK:   %[[Y:.*]] = train.conv %[[X]], %[[W]]
+//  CHECK-SAME:     {dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>, strides = array<i64: 1>}
+//  CHECK-SAME:     : (tensor<1x2x10xf32>, tensor<3x2x4xf32>) -> tensor<1x3x7xf32>
+//       CHECK:   return %[[Y]]
+func.func @conv_1d(%x: tensor<1x2x10xf32>, %w: tensor<3x2x4xf32>) -> tensor<1x3x7xf32> {
+  %y = train.conv %x, %w {dilations = array<i64: 1>, group = 1 : i64, pads = array<i64: 0, 0>,
+                          strides = array<i64: 1>}
+      : (tensor<1x2x10xf32>, tensor<3x2x4xf32>) -> tensor<1x3x7xf32>
+  return %y : tensor<1x3x7xf32>
+}
+
+// CHECK-LABEL: func.func @max_pool
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x16x8x8xf32>)
+//       CHECK:   %[[Y:.*]] = train.max_pool %[[X]]
+//  CHECK-SAME:     {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+//  CHECK-SAME:     : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+//       CHECK:   return %[[Y]]
+func.func @max_pool(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %y = train.max_pool %x {ceil_mode = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                          pads = array<i64: 0, 0, 0, 0>, storage_order = 0 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// The optional indices result; ceil_mode rounds 7 / 2 up to 4 windows.
+// CHECK-LABEL: func.func @max_pool_with_indices
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x16x7x7xf32>)
+//       CHECK:   %[[Y:.*]], %[[I:.*]] = train.max_pool %[[X]]
+//  CHECK-SAME:     {ceil_mode = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, storage_order = 1 : i64, strides = array<i64: 2, 2>}
+//  CHECK-SAME:     : (tensor<1x16x7x7xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xi64>)
+//       CHECK:   return %[[Y]], %[[I]]
+func.func @max_pool_with_indices(%x: tensor<1x16x7x7xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xi64>) {
+  %y, %i = train.max_pool %x {ceil_mode = true, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, storage_order = 1 : i64, strides = array<i64: 2, 2>}
+      : (tensor<1x16x7x7xf32>) -> (tensor<1x16x4x4xf32>, tensor<1x16x4x4xi64>)
+  return %y, %i : tensor<1x16x4x4xf32>, tensor<1x16x4x4xi64>
+}
+
+// CHECK-LABEL: func.func @average_pool
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x16x8x8xf32>)
+//       CHECK:   %[[Y:.*]] = train.average_pool %[[X]]
+//  CHECK-SAME:     {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+//  CHECK-SAME:     : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+//       CHECK:   return %[[Y]]
+func.func @average_pool(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2>,
+                              pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// Same-size output with one element of padding on every side.
+// CHECK-LABEL: func.func @average_pool_padded
+//  CHECK-SAME:   (%[[X:.*]]: tensor<1x16x8x8xf32>)
+//       CHECK:   %[[Y:.*]] = train.average_pool %[[X]]
+//  CHECK-SAME:     {ceil_mode = false, count_include_pad = true, kernel_shape = array<i64: 3, 3>, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+//  CHECK-SAME:     : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+//       CHECK:   return %[[Y]]
+func.func @average_pool_padded(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32> {
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = true, kernel_shape = array<i64: 3, 3>,
+                              pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
+  return %y : tensor<1x16x8x8xf32>
+}
+
+// CHECK-LABEL: func.func @global_average_pool
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x64x8x8xf32>)
+//       CHECK:   %[[Y:.*]] = train.global_average_pool %[[X]] : (tensor<2x64x8x8xf32>) -> tensor<2x64x1x1xf32>
+//       CHECK:   return %[[Y]]
+func.func @global_average_pool(%x: tensor<2x64x8x8xf32>) -> tensor<2x64x1x1xf32> {
+  %y = train.global_average_pool %x : (tensor<2x64x8x8xf32>) -> tensor<2x64x1x1xf32>
+  return %y : tensor<2x64x1x1xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Normalization and regularization
+//===----------------------------------------------------------------------===//
+
+// CHECK-LABEL: func.func @batch_norm_inference
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x16x4x4xf32>, %[[S:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>, %[[M:.*]]: tensor<16xf32>, %[[V:.*]]: tensor<16xf32>)
+//       CHECK:   %[[Y:.*]], %[[RM:.*]], %[[RV:.*]] = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
+//  CHECK-SAME:     {epsilon = 7.812500e-03 : f32, momentum = 8.750000e-01 : f32}
+//  CHECK-SAME:     : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+//  CHECK-SAME:     -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+//       CHECK:   return %[[Y]], %[[RM]], %[[RV]]
+func.func @batch_norm_inference(%x: tensor<2x16x4x4xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>,
+                                %m: tensor<16xf32>, %v: tensor<16xf32>)
+    -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %y, %rm, %rv = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+      : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y, %rm, %rv : tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// Training mode, on a rank-2 (N x C) input as after a fully connected layer.
+// CHECK-LABEL: func.func @batch_norm_training
+//  CHECK-SAME:   (%[[X:.*]]: tensor<8x16xf32>, %[[S:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>, %[[M:.*]]: tensor<16xf32>, %[[V:.*]]: tensor<16xf32>)
+//       CHECK:   %[[Y:.*]], %[[RM:.*]], %[[RV:.*]] = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
+//  CHECK-SAME:     {epsilon = 7.812500e-03 : f32, momentum = 8.750000e-01 : f32, training}
+//  CHECK-SAME:     : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+//  CHECK-SAME:     -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+//       CHECK:   return %[[Y]], %[[RM]], %[[RV]]
+func.func @batch_norm_training(%x: tensor<8x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>,
+                               %m: tensor<16xf32>, %v: tensor<16xf32>)
+    -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) {
+  %y, %rm, %rv = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+      : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+  return %y, %rm, %rv : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
+}
+
+// CHECK-LABEL: func.func @dropout_inference
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x64xf32>)
+//       CHECK:   %[[Y:.*]], %[[MASK:.*]] = train.dropout %[[X]] {ratio = 5.000000e-01 : f32}
+//  CHECK-SAME:     : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+//       CHECK:   return %[[Y]], %[[MASK]]
+func.func @dropout_inference(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>) {
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+  return %y, %mask : tensor<2x64xf32>, tensor<2x64xi1>
+}
+
+// CHECK-LABEL: func.func @dropout_training
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x64xf32>)
+//       CHECK:   %[[Y:.*]], %[[MASK:.*]] = train.dropout %[[X]] {ratio = 5.000000e-01 : f32, training}
+//  CHECK-SAME:     : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+//       CHECK:   return %[[Y]], %[[MASK]]
+func.func @dropout_training(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>) {
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+  return %y, %mask : tensor<2x64xf32>, tensor<2x64xi1>
+}
+
+// A seed makes the drawn mask reproducible.
+// CHECK-LABEL: func.func @dropout_training_seeded
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x64xf32>)
+//       CHECK:   %[[Y:.*]], %[[MASK:.*]] = train.dropout %[[X]] {ratio = 2.500000e-01 : f32, seed = 42 : i64, training}
+//  CHECK-SAME:     : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+//       CHECK:   return %[[Y]], %[[MASK]]
+func.func @dropout_training_seeded(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>) {
+  %y, %mask = train.dropout %x {ratio = 0.25 : f32, seed = 42 : i64, training}
+      : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+  return %y, %mask : tensor<2x64xf32>, tensor<2x64xi1>
+}
+
+// A negative axis counts from the back.
+// CHECK-LABEL: func.func @softmax
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x10xf32>)
+//       CHECK:   %[[Y:.*]] = train.softmax %[[X]] {axis = 1 : i64} : tensor<2x10xf32>
+//       CHECK:   %[[Z:.*]] = train.log_softmax %[[X]] {axis = -1 : i64} : tensor<2x10xf32>
+//       CHECK:   return %[[Y]], %[[Z]]
+func.func @softmax(%x: tensor<2x10xf32>) -> (tensor<2x10xf32>, tensor<2x10xf32>) {
+  %y = train.softmax %x {axis = 1 : i64} : tensor<2x10xf32>
+  %z = train.log_softmax %x {axis = -1 : i64} : tensor<2x10xf32>
+  return %y, %z : tensor<2x10xf32>, tensor<2x10xf32>
+}
+
+//===----------------------------------------------------------------------===//
+// Shape manipulation
+//===----------------------------------------------------------------------===//
+
+// Flatten's axis may also be the rank itself (everything in the first dim).
+// CHECK-LABEL: func.func @flatten
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x16x2x2xf32>)
+//       CHECK:   %[[A:.*]] = train.flatten %[[X]] {axis = 1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<2x64xf32>
+//       CHECK:   %[[B:.*]] = train.flatten %[[X]] {axis = 0 : i64} : (tensor<2x16x2x2xf32>) -> tensor<1x128xf32>
+//       CHECK:   %[[C:.*]] = train.flatten %[[X]] {axis = 4 : i64} : (tensor<2x16x2x2xf32>) -> tensor<128x1xf32>
+//       CHECK:   %[[D:.*]] = train.flatten %[[X]] {axis = -1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<64x2xf32>
+//       CHECK:   return %[[A]], %[[B]], %[[C]], %[[D]]
+func.func @flatten(%x: tensor<2x16x2x2xf32>)
+    -> (tensor<2x64xf32>, tensor<1x128xf32>, tensor<128x1xf32>, tensor<64x2xf32>) {
+  %a = train.flatten %x {axis = 1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<2x64xf32>
+  %b = train.flatten %x {axis = 0 : i64} : (tensor<2x16x2x2xf32>) -> tensor<1x128xf32>
+  %c = train.flatten %x {axis = 4 : i64} : (tensor<2x16x2x2xf32>) -> tensor<128x1xf32>
+  %d = train.flatten %x {axis = -1 : i64} : (tensor<2x16x2x2xf32>) -> tensor<64x2xf32>
+  return %a, %b, %c, %d : tensor<2x64xf32>, tensor<1x128xf32>, tensor<128x1xf32>, tensor<64x2xf32>
+}
+
+// CHECK-LABEL: func.func @reshape
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3x4xf32>)
+//       CHECK:   %[[Y:.*]] = train.reshape %[[X]] : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+//       CHECK:   return %[[Y]]
+func.func @reshape(%x: tensor<2x3x4xf32>) -> tensor<6x4xf32> {
+  %y = train.reshape %x : (tensor<2x3x4xf32>) -> tensor<6x4xf32>
+  return %y : tensor<6x4xf32>
+}
+
+// CHECK-LABEL: func.func @transpose
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3x4xf32>)
+//       CHECK:   %[[Y:.*]] = train.transpose %[[X]] {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+//       CHECK:   return %[[Y]]
+func.func @transpose(%x: tensor<2x3x4xf32>) -> tensor<4x2x3xf32> {
+  %y = train.transpose %x {perm = array<i64: 2, 0, 1>} : (tensor<2x3x4xf32>) -> tensor<4x2x3xf32>
+  return %y : tensor<4x2x3xf32>
+}
+
+// Three inputs along a negative axis, and a single input.
+// CHECK-LABEL: func.func @concat
+//  CHECK-SAME:   (%[[A:.*]]: tensor<2x3xf32>, %[[B:.*]]: tensor<2x5xf32>, %[[C:.*]]: tensor<2x1xf32>)
+//       CHECK:   %[[Y:.*]] = train.concat %[[A]], %[[B]], %[[C]] {axis = -1 : i64}
+//  CHECK-SAME:     : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x9xf32>
+//       CHECK:   %[[Z:.*]] = train.concat %[[A]] {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+//       CHECK:   return %[[Y]], %[[Z]]
+func.func @concat(%a: tensor<2x3xf32>, %b: tensor<2x5xf32>, %c: tensor<2x1xf32>)
+    -> (tensor<2x9xf32>, tensor<2x3xf32>) {
+  %y = train.concat %a, %b, %c {axis = -1 : i64}
+      : (tensor<2x3xf32>, tensor<2x5xf32>, tensor<2x1xf32>) -> tensor<2x9xf32>
+  %z = train.concat %a {axis = 0 : i64} : (tensor<2x3xf32>) -> tensor<2x3xf32>
+  return %y, %z : tensor<2x9xf32>, tensor<2x3xf32>
+}
+
+// Negative pads remove elements: 2 - 1 + 0 rows, 3 + 2 - 1 columns.
+// CHECK-LABEL: func.func @pad
+//  CHECK-SAME:   (%[[X:.*]]: tensor<2x3xf32>)
+//       CHECK:   %[[Y:.*]] = train.pad %[[X]] {pads = array<i64: 0, 1, 0, 1>, value = 0.000000e+00 : f32} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+//       CHECK:   %[[Z:.*]] = train.pad %[[X]] {pads = array<i64: -1, 2, 0, -1>, value = -1.500000e+00 : f32} : (tensor<2x3xf32>) -> tensor<1x4xf32>
+//       CHECK:   return %[[Y]], %[[Z]]
+func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<1x4xf32>) {
+  %y = train.pad %x {pads = array<i64: 0, 1, 0, 1>, value = 0.0 : f32} : (tensor<2x3xf32>) -> tensor<2x5xf32>
+  %z = train.pad %x {pads = array<i64: -1, 2, 0, -1>, value = -1.5 : f32} : (tensor<2x3xf32>) -> tensor<1x4xf32>
+  return %y, %z : tensor<2x5xf32>, tensor<1x4xf32>
+}
