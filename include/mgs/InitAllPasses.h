@@ -3,12 +3,14 @@
 #ifndef MGS_INITALLPASSES_H
 #define MGS_INITALLPASSES_H
 
+#include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
 namespace mgs {
 
 /// Registers the mgs passes and the upstream ones used with them.
 inline void registerAllPasses() {
+  mgs::train::registerTrainPasses();
   mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
 }
 

@@ -598,9 +598,9 @@ func.func @global_average_pool_result_drops_spatial(%x: tensor<2x64x8x8xf32>) ->
 
 func.func @batch_norm_input_rank_1(%x: tensor<16xf32>, %c: tensor<16xf32>) -> tensor<16xf32> {
   // expected-error @+1 {{'train.batch_norm' op input must have rank >= 2 (N x C x ...), got rank 1}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<16xf32>
 }
 
@@ -608,9 +608,9 @@ func.func @batch_norm_input_rank_1(%x: tensor<16xf32>, %c: tensor<16xf32>) -> te
 
 func.func @batch_norm_scale_shape(%x: tensor<2x16x4x4xf32>, %s: tensor<8xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op scale shape 8 does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %s, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %s, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<8xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -618,9 +618,9 @@ func.func @batch_norm_scale_shape(%x: tensor<2x16x4x4xf32>, %s: tensor<8xf32>, %
 
 func.func @batch_norm_bias_shape(%x: tensor<2x16x4x4xf32>, %b: tensor<1x16xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op bias shape 1x16 does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %b, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %b, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<1x16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -629,9 +629,9 @@ func.func @batch_norm_bias_shape(%x: tensor<2x16x4x4xf32>, %b: tensor<1x16xf32>,
 // The channel axis is 1, not the last one.
 func.func @batch_norm_mean_shape(%x: tensor<2x16x4x4xf32>, %m: tensor<4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op mean shape 4 does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %m, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %m, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<4xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -639,9 +639,9 @@ func.func @batch_norm_mean_shape(%x: tensor<2x16x4x4xf32>, %m: tensor<4xf32>, %c
 
 func.func @batch_norm_var_shape(%x: tensor<2x16x4x4xf32>, %v: tensor<f32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op var shape scalar does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<f32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -649,9 +649,9 @@ func.func @batch_norm_var_shape(%x: tensor<2x16x4x4xf32>, %v: tensor<f32>, %c: t
 
 func.func @batch_norm_epsilon_negative(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op epsilon must be non-negative}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = -0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %c {epsilon = -0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -659,9 +659,9 @@ func.func @batch_norm_epsilon_negative(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf
 
 func.func @batch_norm_running_mean_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op running_mean shape 2x16 does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<2x16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<2x16xf32>, tensor<16xf32>, tensor<2x16xf32>, tensor<2x16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -669,9 +669,9 @@ func.func @batch_norm_running_mean_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16
 
 func.func @batch_norm_running_var_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x4x4xf32> {
   // expected-error @+1 {{'train.batch_norm' op running_var shape 4 does not match the expected 16}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<4xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<4xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x4x4xf32>
 }
 
@@ -679,9 +679,9 @@ func.func @batch_norm_running_var_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16x
 
 func.func @batch_norm_result_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>) -> tensor<2x16x16xf32> {
   // expected-error @+1 {{'train.batch_norm' op result shape 2x16x16 does not match the expected 2x16x4x4}}
-  %y, %rm, %rv = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %c, %c, %c, %c {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y : tensor<2x16x16xf32>
 }
 

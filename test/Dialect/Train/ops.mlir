@@ -283,34 +283,34 @@ func.func @global_average_pool(%x: tensor<2x64x8x8xf32>) -> tensor<2x64x1x1xf32>
 
 // CHECK-LABEL: func.func @batch_norm_inference
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x16x4x4xf32>, %[[S:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>, %[[M:.*]]: tensor<16xf32>, %[[V:.*]]: tensor<16xf32>)
-//       CHECK:   %[[Y:.*]], %[[RM:.*]], %[[RV:.*]] = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
+//       CHECK:   %[[Y:[^,]*]], %[[RM:[^,]*]], %[[RV:[^,]*]], %{{[^,]*}}, %{{[^,]*}} = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
 //  CHECK-SAME:     {epsilon = 7.812500e-03 : f32, momentum = 8.750000e-01 : f32}
 //  CHECK-SAME:     : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-//  CHECK-SAME:     -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+//  CHECK-SAME:     -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
 //       CHECK:   return %[[Y]], %[[RM]], %[[RV]]
 func.func @batch_norm_inference(%x: tensor<2x16x4x4xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>,
                                 %m: tensor<16xf32>, %v: tensor<16xf32>)
     -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>) {
-  %y, %rm, %rv = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32}
       : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y, %rm, %rv : tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>
 }
 
 // Training mode, on a rank-2 (N x C) input as after a fully connected layer.
 // CHECK-LABEL: func.func @batch_norm_training
 //  CHECK-SAME:   (%[[X:.*]]: tensor<8x16xf32>, %[[S:.*]]: tensor<16xf32>, %[[B:.*]]: tensor<16xf32>, %[[M:.*]]: tensor<16xf32>, %[[V:.*]]: tensor<16xf32>)
-//       CHECK:   %[[Y:.*]], %[[RM:.*]], %[[RV:.*]] = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
+//       CHECK:   %[[Y:[^,]*]], %[[RM:[^,]*]], %[[RV:[^,]*]], %{{[^,]*}}, %{{[^,]*}} = train.batch_norm %[[X]], %[[S]], %[[B]], %[[M]], %[[V]]
 //  CHECK-SAME:     {epsilon = 7.812500e-03 : f32, momentum = 8.750000e-01 : f32, training}
 //  CHECK-SAME:     : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-//  CHECK-SAME:     -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+//  CHECK-SAME:     -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
 //       CHECK:   return %[[Y]], %[[RM]], %[[RV]]
 func.func @batch_norm_training(%x: tensor<8x16xf32>, %s: tensor<16xf32>, %b: tensor<16xf32>,
                                %m: tensor<16xf32>, %v: tensor<16xf32>)
     -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>) {
-  %y, %rm, %rv = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
+  %y, %rm, %rv, %saved_mean, %saved_inv_std = train.batch_norm %x, %s, %b, %m, %v {epsilon = 0.0078125 : f32, momentum = 0.875 : f32, training}
       : (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-      -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>)
+      -> (tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
   return %y, %rm, %rv : tensor<8x16xf32>, tensor<16xf32>, tensor<16xf32>
 }
 

@@ -91,14 +91,50 @@ LogicalResult ParameterOp::verify() {
   return success();
 }
 
-LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(*this, getNameAttr());
+/// The parameter `name` refers to, checked to have type `type` (`what` names
+/// the value compared in the message).
+static FailureOr<ParameterOp> lookupParameter(Operation *op, SymbolTableCollection &symbolTable,
+                                              FlatSymbolRefAttr name, Type type,
+                                              StringRef what) {
+  auto param = symbolTable.lookupNearestSymbolFrom<ParameterOp>(op, name);
   if (!param)
-    return emitOpError() << "'" << getName() << "' does not name a train.parameter";
-  if (param.getType() != getResult().getType())
-    return emitOpError() << "result type " << getResult().getType()
-                         << " does not match the type of parameter '" << getName() << "' ("
-                         << param.getType() << ")";
+    return op->emitOpError() << "'" << name.getValue() << "' does not name a train.parameter";
+  if (param.getType() != type)
+    return op->emitOpError() << what << " type " << type
+                             << " does not match the type of parameter '" << name.getValue()
+                             << "' (" << param.getType() << ")";
+  return param;
+}
+
+LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return lookupParameter(*this, symbolTable, getNameAttr(), getResult().getType(), "result");
+}
+
+LogicalResult GradientOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = lookupParameter(*this, symbolTable, getParamAttr(), getGrad().getType(), "gradient");
+  if (failed(param))
+    return failure();
+  if (!param->getTrainable())
+    return emitOpError() << "parameter '" << getParam() << "' is not trainable";
+  return success();
+}
+
+LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = lookupParameter(*this, symbolTable, getParamAttr(), getGrad().getType(), "gradient");
+  if (failed(param))
+    return failure();
+  if (!param->getTrainable())
+    return emitOpError() << "parameter '" << getParam() << "' is not trainable";
+  return success();
+}
+
+LogicalResult AssignParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  auto param = lookupParameter(*this, symbolTable, getParamAttr(), getValue().getType(), "value");
+  if (failed(param))
+    return failure();
+  if (param->getTrainable())
+    return emitOpError() << "parameter '" << getParam()
+                         << "' is trainable; only state parameters are assigned";
   return success();
 }
 
@@ -243,7 +279,9 @@ LogicalResult BatchNormOp::verify() {
   if (getEpsilon().convertToFloat() < 0)
     return emitOpError() << "epsilon must be non-negative";
   if (failed(checkResultShape(*this, getRunningMean(), channels, "running_mean")) ||
-      failed(checkResultShape(*this, getRunningVar(), channels, "running_var")))
+      failed(checkResultShape(*this, getRunningVar(), channels, "running_var")) ||
+      failed(checkResultShape(*this, getSavedMean(), channels, "saved_mean")) ||
+      failed(checkResultShape(*this, getSavedInvStd(), channels, "saved_inv_std")))
     return failure();
   return checkResultShape(*this, getResult(), x);
 }
@@ -338,6 +376,92 @@ LogicalResult PadOp::verify() {
     expected.push_back(size);
   }
   return checkResultShape(*this, getResult(), expected);
+}
+
+//===----------------------------------------------------------------------===//
+// Training step
+//===----------------------------------------------------------------------===//
+
+LogicalResult SoftmaxCrossEntropyOp::verify() {
+  ArrayRef<int64_t> logits = shapeOf(getLogits());
+  if (logits.size() != 2)
+    return emitOpError() << "logits must be N x C, got " << shapeToString(logits);
+  if (failed(checkResultShape(*this, getLabels(), logits.take_front(1), "labels")) ||
+      failed(checkResultShape(*this, getLoss(), {}, "loss")))
+    return failure();
+  return checkResultShape(*this, getDlogits(), logits, "dlogits");
+}
+
+/// Checks that `kind` is one of `kinds`.
+static LogicalResult verifyKind(Operation *op, StringRef kind, ArrayRef<StringRef> kinds) {
+  if (llvm::is_contained(kinds, kind))
+    return success();
+  InFlightDiagnostic diag = op->emitOpError() << "unknown kind '" << kind << "'; expected one of";
+  for (StringRef k : kinds)
+    diag << " " << k;
+  return diag;
+}
+
+/// Checks that every value in `values` has the type of `reference`.
+static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange values,
+                                     StringRef what) {
+  for (Value v : values)
+    if (v.getType() != reference.getType())
+      return op->emitOpError() << what << " must all have type " << reference.getType()
+                               << ", got " << v.getType();
+  return success();
+}
+
+LogicalResult UnaryGradOp::verify() {
+  return verifyKind(*this, getKind(), {"relu", "leaky_relu", "sigmoid", "tanh"});
+}
+
+LogicalResult BinaryGradOp::verify() {
+  if (failed(verifyKind(*this, getKind(), {"add", "sub", "mul", "div"})))
+    return failure();
+  if (getLhsGrad().getType() != getLhs().getType() ||
+      getRhsGrad().getType() != getRhs().getType())
+    return emitOpError() << "gradient types must match the operand types";
+  auto out = broadcastShapes(shapeOf(getLhs()), shapeOf(getRhs()));
+  if (!out)
+    return emitOpError() << "operand shapes " << shapeToString(shapeOf(getLhs())) << " and "
+                         << shapeToString(shapeOf(getRhs())) << " are not broadcast-compatible";
+  return checkResultShape(*this, getGrad(), *out, "grad");
+}
+
+LogicalResult PoolGradOp::verify() {
+  if (failed(verifyKind(*this, getKind(), {"max", "average"})))
+    return failure();
+  return verifySameTypes(*this, getInput(), {getResult()}, "input and result");
+}
+
+LogicalResult SplitOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  auto axis = normalizeAxis(*this, getAxis(), in.size());
+  if (failed(axis))
+    return failure();
+  int64_t total = 0;
+  for (auto [i, r] : llvm::enumerate(getResults())) {
+    ArrayRef<int64_t> s = shapeOf(r);
+    bool ok = s.size() == in.size();
+    for (size_t d = 0; ok && d < s.size(); ++d)
+      ok = d == static_cast<size_t>(*axis) || s[d] == in[d];
+    if (!ok)
+      return emitOpError() << "result " << i << " of shape " << shapeToString(s)
+                           << " does not match the input (" << shapeToString(in)
+                           << ") outside axis " << *axis;
+    total += s[*axis];
+  }
+  if (total != in[*axis])
+    return emitOpError() << "results cover " << total << " of the " << in[*axis]
+                         << " elements of axis " << *axis;
+  return success();
+}
+
+LogicalResult GradientOp::verify() {
+  if (getBackpropIndex() < 0)
+    return emitOpError() << "backprop_index must be non-negative";
+  return success();
 }
 
 #define GET_OP_CLASSES

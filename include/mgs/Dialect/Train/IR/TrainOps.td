@@ -252,18 +252,27 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure]> {
     running statistics. With `training` it normalizes with the batch
     statistics (biased variance) and returns the updated running statistics
     `running = running * momentum + batch * (1 - momentum)` (ONNX opset 15;
-    the opset-9..14 5-output training form is imported to the same op).
+    the opset-9..14 5-output training form is imported to the same op). The
+    batch variance in that update is the biased one, as ONNX defines it, or
+    the unbiased one with `unbiased_running_var` (PyTorch computes it so, and
+    the importer sets it for models PyTorch exported).
+
+    `saved_mean` and `saved_inv_std` are the batch mean and
+    1 / sqrt(biased batch variance + epsilon) in training mode, kept for the
+    backward pass (zero in inference mode).
 
     ```mlir
-    %y, %rm, %rv = train.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, training}
+    %y, %rm, %rv, %sm, %sis = train.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, training}
         : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
-        -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>)
+        -> (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
     ```
   }];
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$bias,
                        Train_Tensor:$mean, Train_Tensor:$var,
-                       F32Attr:$epsilon, F32Attr:$momentum, UnitAttr:$training);
-  let results = (outs Train_Tensor:$result, Train_Tensor:$running_mean, Train_Tensor:$running_var);
+                       F32Attr:$epsilon, F32Attr:$momentum, UnitAttr:$training,
+                       UnitAttr:$unbiased_running_var);
+  let results = (outs Train_Tensor:$result, Train_Tensor:$running_mean, Train_Tensor:$running_var,
+                      Train_Tensor:$saved_mean, Train_Tensor:$saved_inv_std);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
@@ -390,6 +399,190 @@ def Train_PadOp : Train_Op<"pad", [Pure]> {
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Training step: loss, backward ops, optimizer
+//===----------------------------------------------------------------------===//
+
+def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
+  let summary = "Mean softmax cross-entropy against class labels, and its gradient";
+  let description = [{
+    `logits` is N x C, `labels` holds N class indices. `loss` is the mean over
+    the batch of -log softmax(logits)[label]; `dlogits` its gradient,
+    (softmax(logits) - onehot(label)) / N.
+
+    ```mlir
+    %loss, %dlogits = train.softmax_cross_entropy %logits, %labels
+        : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels);
+  let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
+  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_UnaryGradOp : Train_Op<"unary_grad", [Pure,
+    AllTypesMatch<["input", "output", "grad", "result"]>]> {
+  let summary = "Gradient of relu, leaky_relu, sigmoid or tanh";
+  let description = [{
+    `kind` names the forward op; relu and leaky_relu read `input`, sigmoid and
+    tanh read the forward `output`.
+
+    ```mlir
+    %dx = train.unary_grad "relu" %x, %y, %dy : tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$input, Train_Tensor:$output,
+                       Train_Tensor:$grad, DefaultValuedAttr<F32Attr, "0.0f">:$alpha);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$kind $input `,` $output `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_ClipGradOp : Train_Op<"clip_grad", [Pure]> {
+  let summary = "Gradient of clip: the incoming gradient where min <= x <= max, else 0";
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$min, Train_Tensor:$max,
+                       Train_Tensor:$grad);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input `,` $min `,` $max `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_BinaryGradOp : Train_Op<"binary_grad", [Pure]> {
+  let summary = "Gradients of a broadcasting add, sub, mul or div";
+  let description = [{
+    Both operand gradients, each summed over the dimensions its operand was
+    broadcast along. An unused result is not computed.
+
+    ```mlir
+    %dl, %dr = train.binary_grad "mul" %l, %r, %dy
+        : (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$lhs, Train_Tensor:$rhs, Train_Tensor:$grad);
+  let results = (outs Train_Tensor:$lhs_grad, Train_Tensor:$rhs_grad);
+  let assemblyFormat = "$kind $lhs `,` $rhs `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_GemmGradOp : Train_Op<"gemm_grad", [Pure]> {
+  let summary = "Gradients of gemm with respect to A, B and (if present) C";
+  let arguments = (ins Train_Tensor:$a, Train_Tensor:$b, Train_Tensor:$grad,
+                       F32Attr:$alpha, F32Attr:$beta, BoolAttr:$trans_a, BoolAttr:$trans_b);
+  let results = (outs Train_Tensor:$a_grad, Train_Tensor:$b_grad, Optional<Train_Tensor>:$c_grad);
+  let assemblyFormat = "$a `,` $b `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_MatMulGradOp : Train_Op<"matmul_grad", [Pure]> {
+  let summary = "Gradients of matmul with respect to both operands";
+  let arguments = (ins Train_Tensor:$lhs, Train_Tensor:$rhs, Train_Tensor:$grad);
+  let results = (outs Train_Tensor:$lhs_grad, Train_Tensor:$rhs_grad);
+  let assemblyFormat = "$lhs `,` $rhs `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_ConvGradDataOp : Train_Op<"conv_grad_data", [Pure]> {
+  let summary = "Gradient of conv with respect to its input";
+  let arguments = (ins Train_Tensor:$grad, Train_Tensor:$weight,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_ConvGradWeightsOp : Train_Op<"conv_grad_weights", [Pure]> {
+  let summary = "Gradients of conv with respect to its weight and (if present) bias";
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$grad,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, I64Attr:$group);
+  let results = (outs Train_Tensor:$weight_grad, Optional<Train_Tensor>:$bias_grad);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_PoolGradOp : Train_Op<"pool_grad", [Pure]> {
+  let summary = "Gradient of max_pool, average_pool or global_average_pool";
+  let description = [{
+    `kind` is "max" or "average"; the window attributes are the forward op's
+    (a global average pool is an average pool over the whole input).
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$input, Train_Tensor:$grad,
+                       DenseI64ArrayAttr:$kernel_shape, DenseI64ArrayAttr:$strides,
+                       DenseI64ArrayAttr:$pads, DenseI64ArrayAttr:$dilations,
+                       BoolAttr:$count_include_pad);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$kind $input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_BatchNormGradOp : Train_Op<"batch_norm_grad", [Pure]> {
+  let summary = "Gradients of training-mode batch_norm";
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$saved_mean,
+                       Train_Tensor:$saved_inv_std, Train_Tensor:$grad);
+  let results = (outs Train_Tensor:$input_grad, Train_Tensor:$scale_grad, Train_Tensor:$bias_grad);
+  let assemblyFormat = "$input `,` $scale `,` $saved_mean `,` $saved_inv_std `,` $grad attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_DropoutGradOp : Train_Op<"dropout_grad", [Pure]> {
+  let summary = "Gradient of training-mode dropout: grad * mask / (1 - ratio)";
+  let arguments = (ins Train_Tensor:$grad, Train_MaskTensor:$mask, F32Attr:$ratio);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$grad `,` $mask attr-dict `:` functional-type(operands, results)";
+}
+
+def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
+  let summary = "Gradient of softmax or log_softmax from the forward output";
+  let arguments = (ins Train_Tensor:$output, Train_Tensor:$grad, I64Attr:$axis, UnitAttr:$log);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+}
+
+def Train_SplitOp : Train_Op<"split", [Pure]> {
+  let summary = "Split along an axis (the gradient of concat)";
+  let arguments = (ins Train_Tensor:$input, I64Attr:$axis);
+  let results = (outs Variadic<Train_Tensor>:$results);
+  let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_GradientOp : Train_Op<"gradient", [Pure, AllTypesMatch<["grad", "result"]>,
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Marks the complete gradient of a trainable parameter";
+  let description = [{
+    The value returned is `grad`. `backprop_index` is the position of this
+    gradient in backprop order (0 = the first gradient completed); the
+    communication passes group and reorder gradients by it.
+
+    ```mlir
+    %g = train.gradient @fc.weight, %dw {backprop_index = 0 : i64} : tensor<10x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Train_Tensor:$grad, I64Attr:$backprop_index);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_SGDUpdateOp : Train_Op<"sgd_update", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "SGD with momentum and weight decay on a parameter, in place";
+  let description = [{
+    As torch.optim.SGD: g = grad + wd * p; v = momentum * v + g; p -= lr * v,
+    with the learning rate, momentum and weight decay read at run time and a
+    velocity buffer per parameter kept by the runtime.
+
+    ```mlir
+    train.sgd_update @fc.weight, %g : tensor<10x64xf32>
+    ```
+  }];
+  let arguments = (ins FlatSymbolRefAttr:$param, Train_Tensor:$grad);
+  let assemblyFormat = "$param `,` $grad attr-dict `:` type($grad)";
+}
+
+def Train_AssignParamOp : Train_Op<"assign_param", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
+  let summary = "Overwrites a state parameter (e.g. BatchNorm running statistics)";
+  let arguments = (ins FlatSymbolRefAttr:$param, Train_Tensor:$value);
+  let assemblyFormat = "$param `,` $value attr-dict `:` type($value)";
 }
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,53 @@
+//===- Passes.td - train dialect passes --------------------*- tablegen -*-===//
+
+#ifndef MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
+#define MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
+  let summary = "Build the training step (loss, backward, SGD) and the evaluation step from the forward graph";
+  let description = [{
+    Turns the imported forward function into two functions:
+
+    - `@train_step(inputs..., labels) -> (loss, outputs...)`: the forward
+      graph as exported (BatchNorm batch statistics, dropout on), the mean
+      softmax cross-entropy of the first output (N x C logits) against the
+      int64 labels, reverse-mode autodiff of every op back to the trainable
+      parameters, and per parameter, as its gradient completes, a
+      `train.gradient` (tagged with its position in backprop order) and a
+      `train.sgd_update`; then the BatchNorm running statistics are assigned.
+    - `@eval_step(inputs...) -> outputs...`: the forward graph in inference
+      form (running statistics, no dropout).
+
+    Gradients are built only for values that depend on a trainable
+    parameter, so e.g. the first convolution computes no input gradient.
+
+    ```mlir
+    // before
+    func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x3xf32> {
+      %w = train.get_param @w : tensor<3x4xf32>
+      %y = train.gemm %x, %w {... trans_b = true} : (...) -> tensor<2x3xf32>
+      return %y : tensor<2x3xf32>
+    }
+    // after (train_step)
+    %loss, %dy = train.softmax_cross_entropy %y, %labels : ...
+    %dx, %dw = train.gemm_grad %x, %w, %dy {...} : ...
+    %g = train.gradient @w, %dw {backprop_index = 0 : i64} : tensor<3x4xf32>
+    train.sgd_update @w, %g : tensor<3x4xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let options = [
+    Option<"forwardName", "forward", "std::string", /*default=*/"\"forward\"",
+           "The forward function to build the steps from">,
+    Option<"inferenceOnly", "inference-only", "bool", /*default=*/"false",
+           "Build only @eval_step (no loss, no backward)">,
+  ];
+  let statistics = [
+    Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
+    Statistic<"numBackwardOps", "num-backward-ops", "Backward ops created">,
+  ];
+}
+
+#endif // MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD

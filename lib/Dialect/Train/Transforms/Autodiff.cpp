@@ -1,0 +1,299 @@
+//===- Autodiff.cpp - Reverse-mode differentiation of train ops -----------===//
+//
+// Walks the forward ops in reverse, keeps one accumulated gradient (adjoint)
+// per value, and emits each op's gradient ops. Only values that depend on a
+// trainable parameter get gradients. A parameter's gradient is complete when
+// the walk reaches its train.get_param (every use of the value comes after
+// it in program order), which fixes the backprop order.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Dialect/Train/Transforms/Autodiff.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+using namespace mlir;
+
+namespace mgs::train {
+namespace {
+
+class Differentiator {
+public:
+  Differentiator(OpBuilder &b, ModuleOp module) : b(b), symbols(module) {}
+
+  FailureOr<AutodiffResult> run(ArrayRef<Operation *> ops, Value seed, Value seedGrad);
+
+private:
+  bool needsGrad(Value v) const { return requiresGrad.contains(v); }
+  Value gradOf(Value v) const { return adjoints.lookup(v); }
+  /// Adds `g` to the gradient of `v` (if `v` needs one).
+  void accumulate(Value v, Value g);
+  template <typename OpTy, typename... Args>
+  OpTy create(Location loc, Args &&...args) {
+    ++result.numBackwardOps;
+    return OpTy::create(b, loc, std::forward<Args>(args)...);
+  }
+  LogicalResult differentiate(Operation *op);
+  LogicalResult finishParameter(GetParamOp op);
+
+  OpBuilder &b;
+  SymbolTable symbols;
+  llvm::DenseSet<Value> requiresGrad;
+  llvm::DenseMap<Value, Value> adjoints;
+  AutodiffResult result;
+};
+
+void Differentiator::accumulate(Value v, Value g) {
+  if (!needsGrad(v) || !g)
+    return;
+  Value &slot = adjoints[v];
+  if (!slot) {
+    slot = g;
+    return;
+  }
+  ++result.numBackwardOps;
+  slot = AddOp::create(b, g.getLoc(), v.getType(), slot, g);
+}
+
+LogicalResult Differentiator::finishParameter(GetParamOp op) {
+  Value grad = gradOf(op.getResult());
+  if (!grad)
+    return success();
+  auto param = symbols.lookup<ParameterOp>(op.getName());
+  if (!param || !param.getTrainable())
+    return success();
+  Location loc = op.getLoc();
+  auto tagged = GradientOp::create(b, loc, op.getNameAttr(), grad,
+                                   b.getI64IntegerAttr(result.numGradients++));
+  SGDUpdateOp::create(b, loc, op.getNameAttr(), tagged);
+  return success();
+}
+
+LogicalResult Differentiator::differentiate(Operation *op) {
+  Location loc = op->getLoc();
+  return llvm::TypeSwitch<Operation *, LogicalResult>(op)
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](auto bin) {
+        StringRef kind = isa<AddOp>(op) ? "add" : isa<SubOp>(op) ? "sub" : isa<MulOp>(op) ? "mul" : "div";
+        auto grads = create<BinaryGradOp>(loc, bin.getLhs().getType(), bin.getRhs().getType(),
+                                          b.getStringAttr(kind), bin.getLhs(), bin.getRhs(),
+                                          gradOf(bin.getResult()));
+        accumulate(bin.getLhs(), grads.getLhsGrad());
+        accumulate(bin.getRhs(), grads.getRhsGrad());
+        return success();
+      })
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](auto un) {
+        StringRef kind = isa<ReluOp>(op) ? "relu"
+                         : isa<LeakyReluOp>(op) ? "leaky_relu"
+                         : isa<SigmoidOp>(op)   ? "sigmoid"
+                                                : "tanh";
+        FloatAttr alpha = b.getF32FloatAttr(0.0f);
+        if (auto leaky = dyn_cast<LeakyReluOp>(op))
+          alpha = leaky.getAlphaAttr();
+        auto dx = create<UnaryGradOp>(loc, un.getInput().getType(), b.getStringAttr(kind),
+                                      un.getInput(), un.getResult(), gradOf(un.getResult()), alpha);
+        accumulate(un.getInput(), dx);
+        return success();
+      })
+      .Case([&](ClipOp clip) {
+        auto dx = create<ClipGradOp>(loc, clip.getInput().getType(), clip.getInput(),
+                                     clip.getMin(), clip.getMax(), gradOf(clip.getResult()));
+        accumulate(clip.getInput(), dx);
+        return success();
+      })
+      .Case([&](GemmOp gemm) {
+        Type cType = gemm.getC() ? gemm.getC().getType() : Type();
+        auto grads = create<GemmGradOp>(loc, gemm.getA().getType(), gemm.getB().getType(), cType,
+                                        gemm.getA(), gemm.getB(), gradOf(gemm.getResult()),
+                                        gemm.getAlphaAttr(), gemm.getBetaAttr(),
+                                        gemm.getTransAAttr(), gemm.getTransBAttr());
+        accumulate(gemm.getA(), grads.getAGrad());
+        accumulate(gemm.getB(), grads.getBGrad());
+        if (gemm.getC())
+          accumulate(gemm.getC(), grads.getCGrad());
+        return success();
+      })
+      .Case([&](MatMulOp mm) {
+        auto grads = create<MatMulGradOp>(loc, mm.getLhs().getType(), mm.getRhs().getType(),
+                                          mm.getLhs(), mm.getRhs(), gradOf(mm.getResult()));
+        accumulate(mm.getLhs(), grads.getLhsGrad());
+        accumulate(mm.getRhs(), grads.getRhsGrad());
+        return success();
+      })
+      .Case([&](ConvOp conv) {
+        Value dy = gradOf(conv.getResult());
+        if (needsGrad(conv.getInput())) {
+          auto dx = create<ConvGradDataOp>(loc, conv.getInput().getType(), dy, conv.getWeight(),
+                                           conv.getStridesAttr(), conv.getPadsAttr(),
+                                           conv.getDilationsAttr(), conv.getGroupAttr());
+          accumulate(conv.getInput(), dx);
+        }
+        bool biasGrad = conv.getBias() && needsGrad(conv.getBias());
+        if (needsGrad(conv.getWeight()) || biasGrad) {
+          Type biasType = conv.getBias() ? conv.getBias().getType() : Type();
+          auto grads = create<ConvGradWeightsOp>(
+              loc, conv.getWeight().getType(), biasType, conv.getInput(), dy,
+              conv.getStridesAttr(), conv.getPadsAttr(), conv.getDilationsAttr(),
+              conv.getGroupAttr());
+          accumulate(conv.getWeight(), grads.getWeightGrad());
+          if (conv.getBias())
+            accumulate(conv.getBias(), grads.getBiasGrad());
+        }
+        return success();
+      })
+      .Case([&](MaxPoolOp pool) -> LogicalResult {
+        if (pool.getIndices() && gradOf(pool.getIndices()))
+          return pool.emitOpError() << "cannot be differentiated through its indices";
+        auto dx = create<PoolGradOp>(loc, pool.getInput().getType(), b.getStringAttr("max"),
+                                     pool.getInput(), gradOf(pool.getResult()),
+                                     pool.getKernelShapeAttr(), pool.getStridesAttr(),
+                                     pool.getPadsAttr(), pool.getDilationsAttr(),
+                                     b.getBoolAttr(false));
+        accumulate(pool.getInput(), dx);
+        return success();
+      })
+      .Case([&](AveragePoolOp pool) {
+        SmallVector<int64_t> ones(pool.getKernelShape().size(), 1);
+        auto dx = create<PoolGradOp>(loc, pool.getInput().getType(), b.getStringAttr("average"),
+                                     pool.getInput(), gradOf(pool.getResult()),
+                                     pool.getKernelShapeAttr(), pool.getStridesAttr(),
+                                     pool.getPadsAttr(), b.getDenseI64ArrayAttr(ones),
+                                     pool.getCountIncludePadAttr());
+        accumulate(pool.getInput(), dx);
+        return success();
+      })
+      .Case([&](GlobalAveragePoolOp pool) {
+        auto shape = cast<RankedTensorType>(pool.getInput().getType()).getShape();
+        SmallVector<int64_t> kernel(shape.drop_front(2)), ones(kernel.size(), 1),
+            zeros(2 * kernel.size(), 0);
+        auto dx = create<PoolGradOp>(loc, pool.getInput().getType(), b.getStringAttr("average"),
+                                     pool.getInput(), gradOf(pool.getResult()),
+                                     b.getDenseI64ArrayAttr(kernel), b.getDenseI64ArrayAttr(ones),
+                                     b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones),
+                                     b.getBoolAttr(true));
+        accumulate(pool.getInput(), dx);
+        return success();
+      })
+      .Case([&](BatchNormOp bn) -> LogicalResult {
+        if (gradOf(bn.getRunningMean()) || gradOf(bn.getRunningVar()) ||
+            gradOf(bn.getSavedMean()) || gradOf(bn.getSavedInvStd()))
+          return bn.emitOpError() << "cannot be differentiated through its statistics outputs";
+        if (!bn.getTraining())
+          return bn.emitOpError()
+                 << "in inference form (fixed statistics) cannot be trained; export the "
+                    "model in training mode";
+        auto grads = create<BatchNormGradOp>(
+            loc, bn.getInput().getType(), bn.getScale().getType(), bn.getBias().getType(),
+            bn.getInput(), bn.getScale(), bn.getSavedMean(), bn.getSavedInvStd(),
+            gradOf(bn.getResult()));
+        accumulate(bn.getInput(), grads.getInputGrad());
+        accumulate(bn.getScale(), grads.getScaleGrad());
+        accumulate(bn.getBias(), grads.getBiasGrad());
+        return success();
+      })
+      .Case([&](DropoutOp drop) {
+        Value dy = gradOf(drop.getResult());
+        if (!drop.getTraining()) {
+          accumulate(drop.getInput(), dy);
+          return success();
+        }
+        auto dx = create<DropoutGradOp>(loc, drop.getInput().getType(), dy, drop.getMask(),
+                                        drop.getRatioAttr());
+        accumulate(drop.getInput(), dx);
+        return success();
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](auto sm) {
+        auto dx = create<SoftmaxGradOp>(loc, sm.getInput().getType(), sm.getResult(),
+                                        gradOf(sm.getResult()), sm.getAxisAttr(),
+                                        isa<LogSoftmaxOp>(op) ? b.getUnitAttr() : UnitAttr());
+        accumulate(sm.getInput(), dx);
+        return success();
+      })
+      .Case<FlattenOp, ReshapeOp>([&](auto reshape) {
+        auto dx = create<ReshapeOp>(loc, reshape.getInput().getType(), gradOf(reshape.getResult()));
+        accumulate(reshape.getInput(), dx);
+        return success();
+      })
+      .Case([&](TransposeOp tr) {
+        ArrayRef<int64_t> perm = tr.getPerm();
+        SmallVector<int64_t> inverse(perm.size());
+        for (auto [i, p] : llvm::enumerate(perm))
+          inverse[p] = i;
+        auto dx = create<TransposeOp>(loc, tr.getInput().getType(), gradOf(tr.getResult()),
+                                      b.getDenseI64ArrayAttr(inverse));
+        accumulate(tr.getInput(), dx);
+        return success();
+      })
+      .Case([&](ConcatOp cat) {
+        int64_t rank = cast<RankedTensorType>(cat.getResult().getType()).getRank();
+        int64_t axis = cat.getAxis() < 0 ? cat.getAxis() + rank : cat.getAxis();
+        auto split = create<SplitOp>(loc, cat.getInputs().getTypes(), gradOf(cat.getResult()),
+                                     b.getI64IntegerAttr(axis));
+        for (auto [in, g] : llvm::zip(cat.getInputs(), split.getResults()))
+          accumulate(in, g);
+        return success();
+      })
+      .Case([&](PadOp pad) {
+        SmallVector<int64_t> negated;
+        for (int64_t p : pad.getPads())
+          negated.push_back(-p);
+        auto dx = create<PadOp>(loc, pad.getInput().getType(), gradOf(pad.getResult()),
+                                b.getDenseI64ArrayAttr(negated), b.getF32FloatAttr(0.0f));
+        accumulate(pad.getInput(), dx);
+        return success();
+      })
+      .Default([&](Operation *other) -> LogicalResult {
+        return other->emitOpError() << "has no gradient rule in mgs";
+      });
+}
+
+FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value seed,
+                                              Value seedGrad) {
+  // Forward: which values depend on a trainable parameter.
+  for (Operation *op : ops) {
+    if (auto get = dyn_cast<GetParamOp>(op)) {
+      auto param = symbols.lookup<ParameterOp>(get.getName());
+      if (param && param.getTrainable())
+        requiresGrad.insert(get.getResult());
+      continue;
+    }
+    if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
+      for (Value r : op->getResults())
+        if (isa<FloatType>(cast<ShapedType>(r.getType()).getElementType()))
+          requiresGrad.insert(r);
+  }
+  if (!needsGrad(seed))
+    return result; // Nothing to train.
+  adjoints[seed] = seedGrad;
+
+  for (Operation *op : llvm::reverse(ops)) {
+    if (auto get = dyn_cast<GetParamOp>(op)) {
+      if (failed(finishParameter(get)))
+        return failure();
+      continue;
+    }
+    if (llvm::none_of(op->getResults(), [&](Value r) { return gradOf(r); }))
+      continue;
+    // Results without a gradient (unused, or not differentiable) count as zero:
+    // every rule below only reads the gradient of the results that have one,
+    // so give the main result a gradient or skip the op.
+    if (!gradOf(op->getResult(0)))
+      return op->emitOpError() << "only gradients through its first result are supported";
+    if (failed(differentiate(op)))
+      return failure();
+  }
+  return result;
+}
+
+} // namespace
+
+FailureOr<AutodiffResult> buildBackward(OpBuilder &builder, ArrayRef<Operation *> forwardOps,
+                                        Value seed, Value seedGrad) {
+  auto module = builder.getInsertionBlock()->getParentOp()->getParentOfType<ModuleOp>();
+  Differentiator diff(builder, module);
+  return diff.run(forwardOps, seed, seedGrad);
+}
+
+} // namespace mgs::train

@@ -1,0 +1,125 @@
+//===- BuildTrainStep.cpp - Training and evaluation steps -----------------===//
+//
+// @forward -> @train_step (forward as exported, loss, backward, SGD, BatchNorm
+// running statistics) and @eval_step (forward in inference form).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Dialect/Train/Transforms/Autodiff.h"
+#include "mgs/Dialect/Train/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace mgs::train {
+
+#define GEN_PASS_DEF_TRAINBUILDSTEP
+#include "mgs/Dialect/Train/Transforms/Passes.h.inc"
+
+namespace {
+
+/// Switches BatchNorm and dropout to their inference form.
+void makeInference(func::FuncOp func) {
+  func.walk([](Operation *op) {
+    if (auto bn = dyn_cast<BatchNormOp>(op))
+      bn.setTraining(false);
+    else if (auto drop = dyn_cast<DropoutOp>(op))
+      drop.setTraining(false);
+  });
+}
+
+struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
+  using TrainBuildStepBase::TrainBuildStepBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto forward = module.lookupSymbol<func::FuncOp>(forwardName);
+    if (!forward) {
+      module.emitError() << "train-build-step: no function @" << forwardName
+                         << " (the imported forward graph) in the module";
+      return signalPassFailure();
+    }
+    if (!forward.getBody().hasOneBlock()) {
+      forward.emitError() << "train-build-step: @" << forwardName
+                          << " must be one straight-line block";
+      return signalPassFailure();
+    }
+
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(forward);
+    auto eval = cast<func::FuncOp>(b.clone(*forward));
+    eval.setSymName("eval_step");
+    makeInference(eval);
+
+    if (!inferenceOnly && failed(buildTrainStep(forward)))
+      return signalPassFailure();
+    forward.erase();
+  }
+
+  LogicalResult buildTrainStep(func::FuncOp forward) {
+    FunctionType type = forward.getFunctionType();
+    if (type.getNumResults() == 0)
+      return forward.emitError() << "train-build-step: @" << forward.getSymName()
+                                 << " has no outputs to train";
+    auto logitsType = cast<RankedTensorType>(type.getResult(0));
+    if (logitsType.getRank() != 2)
+      return forward.emitError() << "train-build-step: the first output is the logits and must "
+                                    "be N x C (batch x classes), got "
+                                 << logitsType;
+
+    OpBuilder b(forward);
+    auto step = cast<func::FuncOp>(b.clone(*forward));
+    step.setSymName("train_step");
+    Block &body = step.getBody().front();
+    auto labelsType = RankedTensorType::get({logitsType.getDimSize(0)}, b.getI64Type());
+    Value labels = body.addArgument(labelsType, step.getLoc());
+    auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+    SmallVector<Operation *> forwardOps;
+    for (Operation &op : body.without_terminator())
+      forwardOps.push_back(&op);
+
+    b.setInsertionPoint(ret);
+    Value logits = ret.getOperand(0);
+    auto loss = SoftmaxCrossEntropyOp::create(
+        b, ret.getLoc(), RankedTensorType::get({}, b.getF32Type()), logitsType, logits, labels);
+    auto result = buildBackward(b, forwardOps, logits, loss.getDlogits());
+    if (failed(result))
+      return failure();
+    numGradients += result->numGradients;
+    numBackwardOps += result->numBackwardOps;
+
+    // BatchNorm running statistics become the new state.
+    for (Operation *op : forwardOps) {
+      auto bn = dyn_cast<BatchNormOp>(op);
+      if (!bn || !bn.getTraining())
+        continue;
+      for (auto [stat, updated] : {std::pair{bn.getMean(), bn.getRunningMean()},
+                                   std::pair{bn.getVar(), bn.getRunningVar()}})
+        if (auto get = stat.getDefiningOp<GetParamOp>())
+          AssignParamOp::create(b, bn.getLoc(), get.getNameAttr(), updated);
+    }
+
+    SmallVector<Value> results{loss.getLoss()};
+    llvm::append_range(results, ret.getOperands());
+    func::ReturnOp::create(b, ret.getLoc(), results);
+    ret.erase();
+
+    SmallVector<Type> argTypes(type.getInputs());
+    argTypes.push_back(labelsType);
+    step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
+    step.setArgAttr(argTypes.size() - 1, "train.name", b.getStringAttr("labels"));
+    // Result attributes shift by one: the loss comes first.
+    SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(
+        b.getNamedAttr("train.name", b.getStringAttr("loss")))};
+    for (unsigned i = 0; i < type.getNumResults(); ++i)
+      resultAttrs.push_back(forward.getResultAttrDict(i));
+    step.setAllResultAttrs(resultAttrs);
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mgs::train
