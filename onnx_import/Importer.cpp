@@ -113,9 +113,9 @@ LogicalResult readModel(StringRef path, onnx::ModelProto &model, Location loc) {
 class GraphImporter final : public NodeImporter {
 public:
   GraphImporter(MLIRContext &ctx, ModuleOp module, Location fileLoc, const ImportOptions &options,
-                int64_t opset)
+                int64_t opset, bool fromPyTorch)
       : ctx(ctx), b(&ctx), module(module), fileLoc(fileLoc), curLoc(fileLoc), options(options),
-        opsetVersion(opset) {}
+        opsetVersion(opset), fromPyTorch(fromPyTorch) {}
 
   LogicalResult importGraph(const onnx::GraphProto &graph);
 
@@ -124,6 +124,7 @@ public:
   Location loc() const override { return curLoc; }
   const onnx::NodeProto &node() const override { return *curNode; }
   int64_t opset() const override { return opsetVersion; }
+  bool producedByPyTorch() const override { return fromPyTorch; }
   InFlightDiagnostic emitError() override {
     InFlightDiagnostic diag = mlir::emitError(curLoc);
     diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
@@ -159,6 +160,7 @@ private:
   Location fileLoc, curLoc;
   const ImportOptions &options;
   int64_t opsetVersion;
+  bool fromPyTorch;
   const onnx::NodeProto *curNode = nullptr;
   std::string nodeLabel;
 
@@ -515,6 +517,38 @@ void setBatchSize(onnx::ModelProto &model, int64_t batch) {
 
 } // namespace
 
+LogicalResult readInitializers(
+    MLIRContext &context, StringRef path, ArrayRef<std::string> names,
+    function_ref<LogicalResult(StringRef, ArrayRef<int64_t>, ArrayRef<float>)> consume) {
+  Location fileLoc = FileLineColLoc::get(&context, path, 0, 0);
+  onnx::ModelProto model;
+  if (failed(readModel(path, model, fileLoc)))
+    return failure();
+  try {
+    llvm::StringMap<const onnx::TensorProto *> byName;
+    for (const auto &init : model.graph().initializer())
+      byName[init.name()] = &init;
+    for (const std::string &name : names) {
+      const onnx::TensorProto *t = byName.lookup(name);
+      if (!t)
+        return emitError(fileLoc) << "'" << path << "' has no initializer '" << name << "'";
+      if (t->data_type() != onnx::TensorProto::FLOAT)
+        return emitError(fileLoc) << "initializer '" << name << "' has dtype "
+                                  << dtypeName(t->data_type()) << ", expected FLOAT";
+      SmallVector<int64_t> shape(t->dims().begin(), t->dims().end());
+      std::vector<float> data = onnx::ParseData<float>(t);
+      if (static_cast<int64_t>(data.size()) != numElements(shape))
+        return emitError(fileLoc) << "initializer '" << name << "' holds " << data.size()
+                                  << " values for shape " << shapeToString(shape);
+      if (failed(consume(name, shape, data)))
+        return failure();
+    }
+    return success();
+  } catch (const std::exception &e) {
+    return emitError(fileLoc) << "reading the initializers of '" << path << "': " << e.what();
+  }
+}
+
 SmallVector<StringRef> supportedOpTypes() {
   SmallVector<StringRef> ops{"Constant"};
   for (const auto &entry : opConverters())
@@ -563,7 +597,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
-    GraphImporter importer(context, *module, fileLoc, options, *opset);
+    GraphImporter importer(context, *module, fileLoc, options, *opset,
+                           model.producer_name() == "pytorch");
     if (failed(importer.importGraph(model.graph())))
       return failure();
     if (!options.inlineWeights && !module->getOps<ParameterOp>().empty()) {

@@ -12,6 +12,7 @@
 #include "mlir/IR/OwningOpRef.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 
 #include <optional>
@@ -35,6 +36,15 @@ struct ImportOptions {
 /// ONNX node, as location) and the result is a failure.
 mlir::FailureOr<mlir::OwningOpRef<mlir::ModuleOp>>
 importOnnxFile(mlir::MLIRContext &context, llvm::StringRef path, const ImportOptions &options);
+
+/// Reads the float32 initializers `names` of the model at `path`, in that
+/// order, and hands each to `consume` (its name, shape and values). Reports a
+/// missing or non-float initializer as a diagnostic and fails.
+mlir::LogicalResult readInitializers(
+    mlir::MLIRContext &context, llvm::StringRef path, llvm::ArrayRef<std::string> names,
+    llvm::function_ref<mlir::LogicalResult(llvm::StringRef name, llvm::ArrayRef<int64_t> shape,
+                                           llvm::ArrayRef<float> values)>
+        consume);
 
 /// The ONNX operator types the importer converts, sorted.
 llvm::SmallVector<llvm::StringRef> supportedOpTypes();

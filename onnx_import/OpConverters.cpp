@@ -289,11 +289,12 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
     return failure();
   Type statType = operands[3].getType();
   OpBuilder &bld = n.builder();
-  auto op = BatchNormOp::create(bld, n.loc(), *type, statType, statType, operands[0], operands[1],
-                                operands[2], operands[3], operands[4],
+  auto op = BatchNormOp::create(bld, n.loc(), *type, statType, statType, statType, statType,
+                                operands[0], operands[1], operands[2], operands[3], operands[4],
                                 bld.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)),
                                 bld.getF32FloatAttr(n.floatAttr("momentum", 0.9f)),
-                                training ? bld.getUnitAttr() : UnitAttr());
+                                training ? bld.getUnitAttr() : UnitAttr(),
+                                n.producedByPyTorch() ? bld.getUnitAttr() : UnitAttr());
   n.setOutput(0, op.getResult());
   if (n.hasOutput(1))
     n.setOutput(1, op.getRunningMean());

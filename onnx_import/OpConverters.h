@@ -32,6 +32,9 @@ public:
   virtual const onnx::NodeProto &node() const = 0;
   /// The model's opset version of the default ONNX domain.
   virtual int64_t opset() const = 0;
+  /// True for models exported by PyTorch (ModelProto.producer_name), whose
+  /// BatchNorm running variance is updated with the unbiased batch variance.
+  virtual bool producedByPyTorch() const = 0;
   /// A diagnostic at the node's location, prefixed with the node's identity.
   virtual mlir::InFlightDiagnostic emitError() = 0;
 

@@ -3,6 +3,7 @@
 #ifndef MGS_INITALLPASSES_H
 #define MGS_INITALLPASSES_H
 
+#include "mgs/Conversion/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -11,6 +12,7 @@ namespace mgs {
 /// Registers the mgs passes and the upstream ones used with them.
 inline void registerAllPasses() {
   mgs::train::registerTrainPasses();
+  mgs::registerConversionPasses();
   mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
 }
 

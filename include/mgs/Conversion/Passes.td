@@ -1,0 +1,32 @@
+//===- Passes.td - mgs conversions -------------------------*- tablegen -*-===//
+
+#ifndef MGS_CONVERSION_PASSES_TD
+#define MGS_CONVERSION_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
+  let summary = "Lower the training and evaluation steps to LLVM calls into the mgs runtime";
+  let description = [{
+    Turns `@train_step` and `@eval_step` (built by train-build-step) into the
+    functions the runtime's driver calls (runtime/include/mgsrt/mgsrt.h,
+    "The compiled model"): `mgs_train_step`, `mgs_eval_step` and
+    `mgs_model_manifest`, in the LLVM dialect.
+
+    Every op becomes one call `mgsrt_<kernel>(ctx, desc, bufs)` with a
+    constant descriptor per call site. Every tensor gets a buffer: parameters,
+    inputs and outputs live in the io array; reshapes, flattens and gradient
+    tags alias their operand; everything else is placed in one arena by
+    liveness (values whose lifetimes do not overlap share memory), whose size
+    the manifest reports. Outputs nobody reads are passed as null where the
+    kernel allows it.
+  }];
+  let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let statistics = [
+    Statistic<"numKernelCalls", "num-kernel-calls", "Runtime kernel calls emitted">,
+    Statistic<"arenaBytes", "arena-bytes", "Bytes of the activation/gradient arena">,
+    Statistic<"unplannedBytes", "unplanned-bytes", "Bytes the arena would need without reuse">,
+  ];
+}
+
+#endif // MGS_CONVERSION_PASSES_TD

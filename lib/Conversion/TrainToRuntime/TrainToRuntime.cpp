@@ -1,0 +1,758 @@
+//===- TrainToRuntime.cpp - train steps -> LLVM calls into mgsrt ----------===//
+//
+// Three phases per step function:
+//  1. describe: every op becomes a kernel call (name, constant descriptor,
+//     buffer list) or an alias (reshape, flatten, gradient tag);
+//  2. plan: every value gets storage: an io slot (parameters, velocities,
+//     inputs, labels, loss, outputs), a constant global, or an arena offset
+//     placed by liveness (BufferPlan);
+//  3. emit: an LLVM function that fills a pointer array per call and calls
+//     the kernel, then returns the context's sticky status.
+// The descriptor layouts are those of runtime/include/mgsrt/mgsrt.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Conversion/Passes.h"
+#include "mgs/Conversion/TrainToRuntime/BufferPlan.h"
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/IR/Builders.h"
+#include "llvm/ADT/TypeSwitch.h"
+
+#include <cstring>
+#include <map>
+#include <vector>
+
+namespace mgs {
+
+#define GEN_PASS_DEF_CONVERTTRAINTORUNTIME
+#include "mgs/Conversion/Passes.h.inc"
+
+namespace {
+
+using namespace mlir;
+using namespace mgs::train;
+
+int64_t bitsOf(double d) {
+  int64_t bits;
+  std::memcpy(&bits, &d, sizeof bits);
+  return bits;
+}
+int64_t bitsOf(FloatAttr f) { return bitsOf(f.getValueAsDouble()); }
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+int64_t numel(Value v) { return numElements(shapeOf(v)); }
+int64_t byteSize(Value v) {
+  Type elem = cast<RankedTensorType>(v.getType()).getElementType();
+  int64_t bytes = elem.isInteger(1) ? 1 : elem.getIntOrFloatBitWidth() / 8;
+  return std::max<int64_t>(numel(v) * bytes, 1);
+}
+
+/// A buffer of a kernel call: a value, or null. A nullable output that
+/// nobody reads is passed as null.
+struct BufArg {
+  Value value;
+  bool nullable = false;
+};
+
+struct KernelCall {
+  Operation *op;
+  std::string kernel;
+  SmallVector<int64_t> desc;
+  SmallVector<BufArg> bufs;
+};
+
+//===----------------------------------------------------------------------===//
+// Descriptors
+//===----------------------------------------------------------------------===//
+
+void append(SmallVectorImpl<int64_t> &desc, ArrayRef<int64_t> values) {
+  desc.append(values.begin(), values.end());
+}
+
+SmallVector<int64_t> convDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> w, ArrayRef<int64_t> y,
+                              ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                              ArrayRef<int64_t> dilations, int64_t group) {
+  int64_t s = x.size() - 2;
+  SmallVector<int64_t> d{s, x[0], x[1], w[0], group};
+  append(d, x.drop_front(2));
+  append(d, w.drop_front(2));
+  append(d, y.drop_front(2));
+  append(d, strides);
+  append(d, pads); // begins then ends, as ONNX orders them
+  append(d, dilations);
+  return d;
+}
+
+SmallVector<int64_t> poolDesc(int64_t kind, ArrayRef<int64_t> x, ArrayRef<int64_t> kernel,
+                              ArrayRef<int64_t> y, ArrayRef<int64_t> strides,
+                              ArrayRef<int64_t> pads, ArrayRef<int64_t> dilations,
+                              bool countIncludePad, int64_t storageOrder) {
+  int64_t s = x.size() - 2;
+  SmallVector<int64_t> d{kind, s, x[0], x[1]};
+  append(d, x.drop_front(2));
+  append(d, kernel);
+  append(d, y.drop_front(2));
+  append(d, strides);
+  append(d, pads);
+  append(d, dilations);
+  d.push_back(countIncludePad);
+  d.push_back(storageOrder);
+  return d;
+}
+
+/// [op, R, out[R], lhs[R], rhs[R]] with operand shapes left-padded with 1s.
+SmallVector<int64_t> binaryDesc(int64_t op, ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs,
+                                ArrayRef<int64_t> out) {
+  int64_t r = out.size();
+  SmallVector<int64_t> d{op, r};
+  append(d, out);
+  for (ArrayRef<int64_t> operand : {lhs, rhs}) {
+    d.append(r - operand.size(), 1);
+    append(d, operand);
+  }
+  return d;
+}
+
+int64_t binaryCode(StringRef kind) {
+  return llvm::StringSwitch<int64_t>(kind).Case("add", 0).Case("sub", 1).Case("mul", 2).Default(3);
+}
+int64_t unaryCode(StringRef kind) {
+  return llvm::StringSwitch<int64_t>(kind)
+      .Case("relu", 0)
+      .Case("leaky_relu", 1)
+      .Case("sigmoid", 2)
+      .Default(3);
+}
+
+/// [M, N, K, trans_a, trans_b, alpha, beta, c0, c1].
+SmallVector<int64_t> gemmDesc(ArrayRef<int64_t> a, ArrayRef<int64_t> b, bool transA, bool transB,
+                              FloatAttr alpha, FloatAttr beta, Value c) {
+  int64_t m = transA ? a[1] : a[0], k = transA ? a[0] : a[1], n = transB ? b[0] : b[1];
+  SmallVector<int64_t> d{m, n, k, transA, transB, bitsOf(alpha), bitsOf(beta)};
+  if (!c) {
+    d.append({0, 0});
+  } else {
+    ArrayRef<int64_t> cs = shapeOf(c);
+    d.push_back(cs.size() == 2 ? cs[0] : 1);
+    d.push_back(cs.empty() ? 1 : cs.back());
+  }
+  return d;
+}
+
+/// [B, out_batch[B], lhs_batch[B], rhs_batch[B], M, K, N], with numpy's 1-D
+/// promotion resolved.
+SmallVector<int64_t> matmulDesc(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+  SmallVector<int64_t> l(lhs), r(rhs);
+  if (l.size() == 1)
+    l.insert(l.begin(), 1);
+  if (r.size() == 1)
+    r.push_back(1);
+  ArrayRef<int64_t> lb = ArrayRef<int64_t>(l).drop_back(2), rb = ArrayRef<int64_t>(r).drop_back(2);
+  SmallVector<int64_t> ob = *broadcastShapes(lb, rb);
+  int64_t batch = ob.size();
+  SmallVector<int64_t> d{batch};
+  append(d, ob);
+  for (ArrayRef<int64_t> operand : {lb, rb}) {
+    d.append(batch - operand.size(), 1);
+    append(d, operand);
+  }
+  d.append({l[l.size() - 2], l.back(), r.back()});
+  return d;
+}
+
+/// [outer, axis, inner, log] of a softmax over `axis`.
+SmallVector<int64_t> softmaxDesc(ArrayRef<int64_t> shape, int64_t axis, bool log) {
+  return {numElements(shape.take_front(axis)), shape[axis], numElements(shape.drop_front(axis + 1)),
+          log};
+}
+
+/// [outer, inner, K, extent[K]] of a concat/split along `axis`.
+SmallVector<int64_t> concatDesc(ArrayRef<int64_t> whole, int64_t axis, ValueRange parts) {
+  SmallVector<int64_t> d{numElements(whole.take_front(axis)),
+                         numElements(whole.drop_front(axis + 1)),
+                         static_cast<int64_t>(parts.size())};
+  for (Value p : parts)
+    d.push_back(shapeOf(p)[axis]);
+  return d;
+}
+
+/// The kernel call for `op`, or nullopt for ops that need none (aliases and
+/// storage). Fails for an op the runtime has no kernel for.
+FailureOr<std::optional<KernelCall>> describe(Operation *op) {
+  using Result = FailureOr<std::optional<KernelCall>>;
+  auto call = [&](StringRef kernel, SmallVector<int64_t> desc,
+                  SmallVector<BufArg> bufs) -> Result {
+    return std::optional<KernelCall>(KernelCall{op, kernel.str(), std::move(desc), std::move(bufs)});
+  };
+  auto none = []() -> Result { return std::optional<KernelCall>(); };
+  return llvm::TypeSwitch<Operation *, Result>(op)
+      .Case<GetParamOp, arith::ConstantOp, ReshapeOp, FlattenOp, GradientOp>(
+          [&](Operation *) { return none(); })
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](Operation *) {
+        int64_t code = isa<ReluOp>(op) ? 0 : isa<LeakyReluOp>(op) ? 1 : isa<SigmoidOp>(op) ? 2 : 3;
+        double alpha = 0;
+        if (auto leaky = dyn_cast<LeakyReluOp>(op))
+          alpha = leaky.getAlpha().convertToDouble();
+        return call("mgsrt_unary_fwd", {code, numel(op->getResult(0)), bitsOf(alpha)},
+                    {{op->getOperand(0)}, {op->getResult(0)}});
+      })
+      .Case([&](ClipOp c) {
+        return call("mgsrt_clip_fwd", {numel(c.getResult())},
+                    {{c.getInput()}, {c.getMin()}, {c.getMax()}, {c.getResult()}});
+      })
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
+        int64_t code = isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : isa<MulOp>(op) ? 2 : 3;
+        Value l = op->getOperand(0), r = op->getOperand(1), o = op->getResult(0);
+        return call("mgsrt_binary_fwd", binaryDesc(code, shapeOf(l), shapeOf(r), shapeOf(o)),
+                    {{l}, {r}, {o}});
+      })
+      .Case([&](GemmOp g) {
+        return call("mgsrt_gemm_fwd",
+                    gemmDesc(shapeOf(g.getA()), shapeOf(g.getB()), g.getTransA(), g.getTransB(),
+                             g.getAlphaAttr(), g.getBetaAttr(), g.getC()),
+                    {{g.getA()}, {g.getB()}, {g.getC()}, {g.getResult()}});
+      })
+      .Case([&](MatMulOp m) {
+        return call("mgsrt_matmul_fwd", matmulDesc(shapeOf(m.getLhs()), shapeOf(m.getRhs())),
+                    {{m.getLhs()}, {m.getRhs()}, {m.getResult()}});
+      })
+      .Case([&](ConvOp c) {
+        return call("mgsrt_conv_fwd",
+                    convDesc(shapeOf(c.getInput()), shapeOf(c.getWeight()), shapeOf(c.getResult()),
+                             c.getStrides(), c.getPads(), c.getDilations(), c.getGroup()),
+                    {{c.getInput()}, {c.getWeight()}, {c.getBias()}, {c.getResult()}});
+      })
+      .Case([&](MaxPoolOp p) {
+        return call("mgsrt_pool_fwd",
+                    poolDesc(0, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
+                             p.getStrides(), p.getPads(), p.getDilations(), false,
+                             p.getStorageOrder()),
+                    {{p.getInput()}, {p.getResult()}, {p.getIndices(), true}});
+      })
+      .Case([&](AveragePoolOp p) {
+        SmallVector<int64_t> ones(p.getKernelShape().size(), 1);
+        return call("mgsrt_pool_fwd",
+                    poolDesc(1, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
+                             p.getStrides(), p.getPads(), ones, p.getCountIncludePad(), 0),
+                    {{p.getInput()}, {p.getResult()}, {Value()}});
+      })
+      .Case([&](GlobalAveragePoolOp p) {
+        ArrayRef<int64_t> x = shapeOf(p.getInput());
+        SmallVector<int64_t> kernel(x.drop_front(2)), ones(kernel.size(), 1),
+            zeros(2 * kernel.size(), 0);
+        return call("mgsrt_pool_fwd",
+                    poolDesc(1, x, kernel, shapeOf(p.getResult()), ones, zeros, ones, true, 0),
+                    {{p.getInput()}, {p.getResult()}, {Value()}});
+      })
+      .Case([&](BatchNormOp bn) {
+        ArrayRef<int64_t> x = shapeOf(bn.getInput());
+        return call("mgsrt_batch_norm_fwd",
+                    {x[0], x[1], numElements(x.drop_front(2)), bn.getTraining(),
+                     bitsOf(bn.getEpsilonAttr()), bitsOf(bn.getMomentumAttr()),
+                     bn.getUnbiasedRunningVar()},
+                    {{bn.getInput()}, {bn.getScale()}, {bn.getBias()}, {bn.getMean()}, {bn.getVar()},
+                     {bn.getResult()}, {bn.getRunningMean()}, {bn.getRunningVar()},
+                     {bn.getSavedMean(), true}, {bn.getSavedInvStd(), true}});
+      })
+      .Case([&](DropoutOp d) {
+        return call("mgsrt_dropout_fwd",
+                    {numel(d.getResult()), bitsOf(d.getRatioAttr()), d.getTraining()},
+                    {{d.getInput()}, {d.getResult()}, {d.getMask(), true}});
+      })
+      .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) {
+        int64_t axis = isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getAxis()
+                                          : cast<LogSoftmaxOp>(op).getAxis();
+        ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
+        if (axis < 0)
+          axis += shape.size();
+        return call("mgsrt_softmax_fwd", softmaxDesc(shape, axis, isa<LogSoftmaxOp>(op)),
+                    {{op->getOperand(0)}, {op->getResult(0)}});
+      })
+      .Case([&](TransposeOp t) {
+        ArrayRef<int64_t> x = shapeOf(t.getInput());
+        SmallVector<int64_t> d{static_cast<int64_t>(x.size())};
+        append(d, x);
+        append(d, t.getPerm());
+        return call("mgsrt_transpose", d, {{t.getInput()}, {t.getResult()}});
+      })
+      .Case([&](ConcatOp c) {
+        ArrayRef<int64_t> out = shapeOf(c.getResult());
+        int64_t axis = c.getAxis() < 0 ? c.getAxis() + out.size() : c.getAxis();
+        SmallVector<BufArg> bufs;
+        for (Value in : c.getInputs())
+          bufs.push_back({in});
+        bufs.push_back({c.getResult()});
+        return call("mgsrt_concat", concatDesc(out, axis, c.getInputs()), bufs);
+      })
+      .Case([&](PadOp p) {
+        ArrayRef<int64_t> x = shapeOf(p.getInput());
+        SmallVector<int64_t> d{static_cast<int64_t>(x.size())};
+        append(d, x);
+        append(d, p.getPads());
+        d.push_back(bitsOf(p.getValueAttr()));
+        return call("mgsrt_pad_fwd", d, {{p.getInput()}, {p.getResult()}});
+      })
+      .Case([&](SoftmaxCrossEntropyOp l) {
+        ArrayRef<int64_t> s = shapeOf(l.getLogits());
+        return call("mgsrt_softmax_cross_entropy", {s[0], s[1]},
+                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+      })
+      .Case([&](UnaryGradOp g) {
+        return call("mgsrt_unary_bwd",
+                    {unaryCode(g.getKind()), numel(g.getResult()), bitsOf(g.getAlphaAttr())},
+                    {{g.getInput()}, {g.getOutput()}, {g.getGrad()}, {g.getResult()}});
+      })
+      .Case([&](ClipGradOp g) {
+        return call("mgsrt_clip_bwd", {numel(g.getResult())},
+                    {{g.getInput()}, {g.getMin()}, {g.getMax()}, {g.getGrad()}, {g.getResult()}});
+      })
+      .Case([&](BinaryGradOp g) {
+        return call("mgsrt_binary_bwd",
+                    binaryDesc(binaryCode(g.getKind()), shapeOf(g.getLhs()), shapeOf(g.getRhs()),
+                               shapeOf(g.getGrad())),
+                    {{g.getLhs()}, {g.getRhs()}, {g.getGrad()}, {g.getLhsGrad(), true},
+                     {g.getRhsGrad(), true}});
+      })
+      .Case([&](GemmGradOp g) {
+        return call("mgsrt_gemm_bwd",
+                    gemmDesc(shapeOf(g.getA()), shapeOf(g.getB()), g.getTransA(), g.getTransB(),
+                             g.getAlphaAttr(), g.getBetaAttr(), g.getCGrad()),
+                    {{g.getA()}, {g.getB()}, {g.getGrad()}, {g.getAGrad(), true},
+                     {g.getBGrad(), true}, {g.getCGrad(), true}});
+      })
+      .Case([&](MatMulGradOp g) {
+        return call("mgsrt_matmul_bwd", matmulDesc(shapeOf(g.getLhs()), shapeOf(g.getRhs())),
+                    {{g.getLhs()}, {g.getRhs()}, {g.getGrad()}, {g.getLhsGrad(), true},
+                     {g.getRhsGrad(), true}});
+      })
+      .Case([&](ConvGradDataOp g) {
+        return call("mgsrt_conv_bwd_data",
+                    convDesc(shapeOf(g.getResult()), shapeOf(g.getWeight()), shapeOf(g.getGrad()),
+                             g.getStrides(), g.getPads(), g.getDilations(), g.getGroup()),
+                    {{g.getGrad()}, {g.getWeight()}, {g.getResult()}});
+      })
+      .Case([&](ConvGradWeightsOp g) {
+        return call("mgsrt_conv_bwd_weights",
+                    convDesc(shapeOf(g.getInput()), shapeOf(g.getWeightGrad()),
+                             shapeOf(g.getGrad()), g.getStrides(), g.getPads(), g.getDilations(),
+                             g.getGroup()),
+                    {{g.getInput()}, {g.getGrad()}, {g.getWeightGrad()}, {g.getBiasGrad(), true}});
+      })
+      .Case([&](PoolGradOp g) {
+        bool max = g.getKind() == "max";
+        return call("mgsrt_pool_bwd",
+                    poolDesc(max ? 0 : 1, shapeOf(g.getInput()), g.getKernelShape(),
+                             shapeOf(g.getGrad()), g.getStrides(), g.getPads(), g.getDilations(),
+                             g.getCountIncludePad(), 0),
+                    {{g.getInput()}, {g.getGrad()}, {g.getResult()}});
+      })
+      .Case([&](BatchNormGradOp g) {
+        ArrayRef<int64_t> x = shapeOf(g.getInput());
+        return call("mgsrt_batch_norm_bwd",
+                    {x[0], x[1], numElements(x.drop_front(2)), 1, bitsOf(0.0), bitsOf(0.0), 0},
+                    {{g.getInput()}, {g.getScale()}, {g.getSavedMean()}, {g.getSavedInvStd()},
+                     {g.getGrad()}, {g.getInputGrad()}, {g.getScaleGrad()}, {g.getBiasGrad()}});
+      })
+      .Case([&](DropoutGradOp g) {
+        return call("mgsrt_dropout_bwd", {numel(g.getResult()), bitsOf(g.getRatioAttr()), 1},
+                    {{g.getGrad()}, {g.getMask()}, {g.getResult()}});
+      })
+      .Case([&](SoftmaxGradOp g) {
+        ArrayRef<int64_t> shape = shapeOf(g.getResult());
+        int64_t axis = g.getAxis() < 0 ? g.getAxis() + shape.size() : g.getAxis();
+        return call("mgsrt_softmax_bwd", softmaxDesc(shape, axis, g.getLog()),
+                    {{g.getOutput()}, {g.getGrad()}, {g.getResult()}});
+      })
+      .Case([&](SplitOp s) {
+        SmallVector<BufArg> bufs{{s.getInput()}};
+        for (Value r : s.getResults())
+          bufs.push_back({r, true});
+        return call("mgsrt_split", concatDesc(shapeOf(s.getInput()), s.getAxis(), s.getResults()),
+                    bufs);
+      })
+      .Case([&](SGDUpdateOp u) {
+        // Buffers 0 and 2 (parameter, velocity) are io slots resolved by the caller.
+        return call("mgsrt_sgd_update", {numel(u.getGrad())}, {{Value()}, {u.getGrad()}, {Value()}});
+      })
+      .Case([&](AssignParamOp a) {
+        return call("mgsrt_copy", {byteSize(a.getValue()) / 4}, {{a.getValue()}, {Value()}});
+      })
+      .Default([&](Operation *other) -> Result {
+        return other->emitOpError() << "has no runtime kernel (convert-train-to-runtime)";
+      });
+}
+
+//===----------------------------------------------------------------------===//
+// Lowering of one step function
+//===----------------------------------------------------------------------===//
+
+/// Where a value lives.
+struct Storage {
+  enum Kind { Slot, Arena, Global, Unset } kind = Unset;
+  int64_t index = 0; // io slot or arena offset
+  LLVM::GlobalOp global;
+};
+
+/// The constant globals of the module, shared by both steps: descriptors
+/// with the same contents are emitted once.
+struct Globals {
+  int counter = 0;
+  std::map<std::vector<int64_t>, LLVM::GlobalOp> descs;
+};
+
+class StepLowering {
+public:
+  StepLowering(ModuleOp module, const llvm::StringMap<int64_t> &paramIndex,
+               const llvm::StringMap<int64_t> &velocityIndex, int64_t numParams,
+               int64_t numVelocities, Globals &globals)
+      : module(module), b(module.getContext()), paramIndex(paramIndex),
+        velocityIndex(velocityIndex), numParams(numParams), numVelocities(numVelocities),
+        globals(globals) {}
+
+  /// Lowers `func` (train_step when `train`) to an LLVM function `name`.
+  LogicalResult lower(func::FuncOp func, bool train, StringRef name);
+
+  int64_t arenaBytes = 0, unplannedBytes = 0, numCalls = 0;
+
+private:
+  Value root(Value v) {
+    while (true) {
+      Operation *def = v.getDefiningOp();
+      if (auto r = dyn_cast_or_null<ReshapeOp>(def))
+        v = r.getInput();
+      else if (auto f = dyn_cast_or_null<FlattenOp>(def))
+        v = f.getInput();
+      else if (auto g = dyn_cast_or_null<GradientOp>(def))
+        v = g.getGrad();
+      else
+        return v;
+    }
+  }
+  LLVM::GlobalOp constantGlobal(arith::ConstantOp c);
+  LLVM::GlobalOp descGlobal(Location loc, ArrayRef<int64_t> desc);
+  LLVM::LLVMFuncOp kernelDecl(StringRef name);
+  Value slotPointer(int64_t slot);
+  Value pointerTo(Value v);
+
+  ModuleOp module;
+  OpBuilder b;
+  const llvm::StringMap<int64_t> &paramIndex, &velocityIndex;
+  int64_t numParams, numVelocities;
+  Globals &globals;
+  DenseMap<Value, Storage> storage;
+  DenseMap<int64_t, Value> loadedSlots;
+  Value io, arena;
+};
+
+LLVM::GlobalOp StepLowering::constantGlobal(arith::ConstantOp c) {
+  auto attr = cast<DenseElementsAttr>(c.getValue());
+  SmallVector<float> data(attr.getValues<float>());
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getF32Type(), data.size());
+  auto tensorType = RankedTensorType::get({static_cast<int64_t>(data.size())}, b.getF32Type());
+  return LLVM::GlobalOp::create(b, c.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
+                                "__mgs_const_" + std::to_string(globals.counter++),
+                                DenseElementsAttr::get(tensorType, ArrayRef<float>(data)),
+                                /*alignment=*/64);
+}
+
+LLVM::GlobalOp StepLowering::descGlobal(Location loc, ArrayRef<int64_t> desc) {
+  LLVM::GlobalOp &global = globals.descs[std::vector<int64_t>(desc.begin(), desc.end())];
+  if (global)
+    return global;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto type = LLVM::LLVMArrayType::get(b.getI64Type(), desc.size());
+  auto tensorType = RankedTensorType::get({static_cast<int64_t>(desc.size())}, b.getI64Type());
+  global = LLVM::GlobalOp::create(b, loc, type, /*isConstant=*/true, LLVM::Linkage::Internal,
+                                  "__mgs_desc_" + std::to_string(globals.counter++),
+                                  DenseElementsAttr::get(tensorType, desc));
+  return global;
+}
+
+LLVM::LLVMFuncOp StepLowering::kernelDecl(StringRef name) {
+  if (auto f = module.lookupSymbol<LLVM::LLVMFuncOp>(name))
+    return f;
+  OpBuilder::InsertionGuard guard(b);
+  b.setInsertionPointToStart(module.getBody());
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  return LLVM::LLVMFuncOp::create(
+      b, module.getLoc(), name, LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, ptr, ptr}));
+}
+
+Value StepLowering::slotPointer(int64_t slot) {
+  Value &loaded = loadedSlots[slot];
+  if (!loaded) {
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    Value addr = LLVM::GEPOp::create(b, io.getLoc(), ptr, ptr, io, ArrayRef<LLVM::GEPArg>{slot});
+    loaded = LLVM::LoadOp::create(b, io.getLoc(), ptr, addr);
+  }
+  return loaded;
+}
+
+Value StepLowering::pointerTo(Value v) {
+  auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+  Location loc = io.getLoc();
+  if (!v)
+    return LLVM::ZeroOp::create(b, loc, ptr);
+  const Storage &s = storage.lookup(root(v));
+  switch (s.kind) {
+  case Storage::Slot:
+    return slotPointer(s.index);
+  case Storage::Arena:
+    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), arena,
+                               ArrayRef<LLVM::GEPArg>{s.index});
+  case Storage::Global:
+    return LLVM::AddressOfOp::create(b, loc, s.global);
+  case Storage::Unset:
+    break;
+  }
+  return LLVM::ZeroOp::create(b, loc, ptr); // a nullable output nobody reads
+}
+
+LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name) {
+  Block &body = func.getBody().front();
+  auto ret = cast<func::ReturnOp>(body.getTerminator());
+
+  // 1. Describe.
+  SmallVector<KernelCall> calls;
+  for (Operation &op : body.without_terminator()) {
+    auto described = describe(&op);
+    if (failed(described))
+      return failure();
+    if (*described)
+      calls.push_back(std::move(**described));
+  }
+
+  // 2. Storage of io values.
+  int64_t numArgs = func.getNumArguments();
+  int64_t firstInput = 1 + numParams + (train ? numVelocities : 0);
+  for (int64_t i = 0; i < numArgs; ++i)
+    storage[func.getArgument(i)] = {Storage::Slot, firstInput + i};
+  int64_t firstResult = firstInput + numArgs;
+  for (Operation &op : body.without_terminator()) {
+    if (auto get = dyn_cast<GetParamOp>(op))
+      storage[get.getResult()] = {Storage::Slot, 1 + paramIndex.lookup(get.getName())};
+    else if (auto c = dyn_cast<arith::ConstantOp>(op))
+      storage[c.getResult()] = {Storage::Global, 0, constantGlobal(c)};
+  }
+  // Results computed straight into their io slot when nothing else owns them.
+  SmallVector<std::pair<Value, int64_t>> resultCopies;
+  for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
+    Value r = root(v);
+    if (!storage.count(r) && r.getDefiningOp())
+      storage[r] = {Storage::Slot, firstResult + static_cast<int64_t>(i)};
+    else
+      resultCopies.push_back({v, firstResult + static_cast<int64_t>(i)});
+  }
+
+  // 3. Arena values and their live ranges (in call indices; results that are
+  // copied at the end live to the end).
+  DenseMap<Value, std::pair<int64_t, int64_t>> live;
+  auto touch = [&](Value v, int64_t at) {
+    Value r = root(v);
+    if (storage.count(r))
+      return;
+    auto [it, inserted] = live.try_emplace(r, at, at);
+    if (!inserted) {
+      it->second.first = std::min(it->second.first, at);
+      it->second.second = std::max(it->second.second, at);
+    }
+  };
+  for (auto [i, c] : llvm::enumerate(calls))
+    for (BufArg &arg : c.bufs) {
+      if (arg.value && arg.nullable && arg.value.use_empty())
+        arg.value = Value(); // nobody reads it: pass null
+      if (arg.value)
+        touch(arg.value, i);
+    }
+  for (auto [v, slot] : resultCopies)
+    touch(v, calls.size());
+  SmallVector<Value> arenaValues;
+  SmallVector<BufferInterval> intervals;
+  for (auto &[v, range] : live) {
+    arenaValues.push_back(v);
+    intervals.push_back({byteSize(v), range.first, range.second});
+    unplannedBytes += byteSize(v);
+  }
+  BufferPlan plan = planBuffers(intervals);
+  for (auto [v, offset] : llvm::zip(arenaValues, plan.offsets))
+    storage[v] = {Storage::Arena, offset};
+  arenaBytes = plan.arenaBytes;
+
+  // 4. Emit.
+  MLIRContext *ctx = b.getContext();
+  auto ptr = LLVM::LLVMPointerType::get(ctx);
+  b.setInsertionPointToEnd(module.getBody());
+  auto fn = LLVM::LLVMFuncOp::create(b, func.getLoc(), name,
+                                     LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, ptr}));
+  Block *entry = fn.addEntryBlock(b);
+  b.setInsertionPointToStart(entry);
+  Value ctxArg = entry->getArgument(0);
+  io = entry->getArgument(1);
+  loadedSlots.clear();
+  arena = slotPointer(0);
+  size_t maxBufs = 1;
+  for (const KernelCall &c : calls)
+    maxBufs = std::max(maxBufs, c.bufs.size());
+  Value count = LLVM::ConstantOp::create(b, func.getLoc(), b.getI64Type(),
+                                         b.getI64IntegerAttr(maxBufs));
+  Value bufs = LLVM::AllocaOp::create(b, func.getLoc(), ptr, ptr, count, 8);
+
+  auto emitCall = [&](Location loc, StringRef kernel, ArrayRef<int64_t> desc,
+                      ArrayRef<Value> pointers) {
+    for (auto [j, p] : llvm::enumerate(pointers)) {
+      Value addr = LLVM::GEPOp::create(b, loc, ptr, ptr, bufs,
+                                       ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(j)});
+      LLVM::StoreOp::create(b, loc, p, addr);
+    }
+    Value descAddr = LLVM::AddressOfOp::create(b, loc, descGlobal(loc, desc));
+    LLVM::CallOp::create(b, loc, kernelDecl(kernel), ValueRange{ctxArg, descAddr, bufs});
+    ++numCalls;
+  };
+
+  for (const KernelCall &c : calls) {
+    SmallVector<Value> pointers;
+    for (const BufArg &arg : c.bufs)
+      pointers.push_back(pointerTo(arg.value));
+    if (auto update = dyn_cast<SGDUpdateOp>(c.op)) {
+      pointers[0] = slotPointer(1 + paramIndex.lookup(update.getParam()));
+      pointers[2] = slotPointer(1 + numParams + velocityIndex.lookup(update.getParam()));
+    } else if (auto assign = dyn_cast<AssignParamOp>(c.op)) {
+      pointers[1] = slotPointer(1 + paramIndex.lookup(assign.getParam()));
+    }
+    emitCall(c.op->getLoc(), c.kernel, c.desc, pointers);
+  }
+  for (auto [v, slot] : resultCopies)
+    emitCall(ret.getLoc(), "mgsrt_copy", {(byteSize(v) + 3) / 4}, {pointerTo(v), slotPointer(slot)});
+
+  auto statusFn = module.lookupSymbol<LLVM::LLVMFuncOp>("mgsrt_ctx_status");
+  if (!statusFn) {
+    OpBuilder::InsertionGuard guard(b);
+    b.setInsertionPointToStart(module.getBody());
+    statusFn = LLVM::LLVMFuncOp::create(b, module.getLoc(), "mgsrt_ctx_status",
+                                        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr}));
+  }
+  Value status = LLVM::CallOp::create(b, ret.getLoc(), statusFn, ValueRange{ctxArg}).getResult();
+  LLVM::ReturnOp::create(b, ret.getLoc(), status);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// The pass
+//===----------------------------------------------------------------------===//
+
+void appendShape(std::string &out, Type type) {
+  ArrayRef<int64_t> shape = cast<RankedTensorType>(type).getShape();
+  out += " " + std::to_string(shape.size());
+  for (int64_t d : shape)
+    out += " " + std::to_string(d);
+}
+
+struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRuntime> {
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
+    auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!eval) {
+      module.emitError() << "convert-train-to-runtime: no @eval_step (run train-build-step first)";
+      return signalPassFailure();
+    }
+
+    llvm::StringMap<int64_t> paramIndex, velocityIndex;
+    std::string manifest = "mgs-manifest 1\nmode " + std::string(train ? "train" : "inference");
+    std::string params;
+    for (auto param : module.getOps<ParameterOp>()) {
+      StringRef name = param.getSymName();
+      if (name.find_first_of(" \t\n") != StringRef::npos) {
+        param.emitError() << "parameter name '" << name
+                          << "' contains whitespace, which the runtime manifest cannot hold";
+        return signalPassFailure();
+      }
+      paramIndex[name] = paramIndex.size();
+      if (param.getTrainable())
+        velocityIndex[name] = velocityIndex.size();
+      params += "\nparam " + name.str() + (param.getTrainable() ? " trainable" : " state");
+      appendShape(params, param.getType());
+    }
+
+    Globals globals;
+    int64_t arena = 0;
+    for (auto [func, isTrain, name] :
+         {std::tuple{train, true, "mgs_train_step"}, std::tuple{eval, false, "mgs_eval_step"}}) {
+      if (!func)
+        continue;
+      StepLowering lowering(module, paramIndex, velocityIndex, paramIndex.size(),
+                            velocityIndex.size(), globals);
+      if (failed(lowering.lower(func, isTrain, name)))
+        return signalPassFailure();
+      arena = std::max(arena, lowering.arenaBytes);
+      unplannedBytes = std::max<uint64_t>(unplannedBytes, lowering.unplannedBytes);
+      numKernelCalls += lowering.numCalls;
+    }
+    arenaBytes = arena;
+
+    FunctionType evalType = eval.getFunctionType();
+    int64_t batch = evalType.getNumInputs()
+                        ? cast<RankedTensorType>(evalType.getInput(0)).getDimSize(0)
+                        : 1;
+    manifest += "\nbatch_size " + std::to_string(batch);
+    manifest += "\narena_bytes " + std::to_string(arena);
+    manifest += params;
+    auto ioName = [&](func::FuncOp f, bool arg, unsigned i) -> std::string {
+      auto attr = arg ? f.getArgAttrOfType<StringAttr>(i, "train.name")
+                      : f.getResultAttrOfType<StringAttr>(i, "train.name");
+      return attr ? attr.getValue().str() : (arg ? "input" : "output") + std::to_string(i);
+    };
+    for (unsigned i = 0; i < evalType.getNumInputs(); ++i) {
+      manifest += "\ninput " + ioName(eval, true, i);
+      appendShape(manifest, evalType.getInput(i));
+    }
+    for (unsigned i = 0; i < evalType.getNumResults(); ++i) {
+      manifest += "\noutput " + ioName(eval, false, i);
+      appendShape(manifest, evalType.getResult(i));
+    }
+    if (train) {
+      FunctionType t = train.getFunctionType();
+      manifest += "\nlabels";
+      appendShape(manifest, t.getInput(t.getNumInputs() - 1));
+      manifest += "\nclasses " +
+                  std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
+    }
+    manifest += "\n";
+    emitManifest(module, manifest);
+
+    // Only the LLVM dialect remains.
+    for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
+      if (isa<func::FuncOp, ParameterOp>(op))
+        op.erase();
+    module->removeAttr(kWeightsFileAttrName);
+  }
+
+  void emitManifest(ModuleOp module, StringRef text) {
+    OpBuilder b(module.getContext());
+    b.setInsertionPointToStart(module.getBody());
+    std::string data = text.str();
+    data.push_back('\0');
+    auto type = LLVM::LLVMArrayType::get(b.getI8Type(), data.size());
+    auto global = LLVM::GlobalOp::create(b, module.getLoc(), type, /*isConstant=*/true,
+                                         LLVM::Linkage::Internal, "__mgs_manifest",
+                                         b.getStringAttr(data));
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(b, module.getLoc(), "mgs_model_manifest",
+                                       LLVM::LLVMFunctionType::get(ptr, {}));
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    Value addr = LLVM::AddressOfOp::create(b, module.getLoc(), global);
+    LLVM::ReturnOp::create(b, module.getLoc(), addr);
+  }
+};
+
+} // namespace
+} // namespace mgs

@@ -1,0 +1,52 @@
+// RUN: mgs-opt %s --train-build-step --convert-train-to-runtime | FileCheck %s
+
+// The manifest describes the io layout the runtime's driver fills.
+// CHECK: llvm.mlir.global internal constant @__mgs_manifest("mgs-manifest 1\0Amode train\0Abatch_size 2\0Aarena_bytes [[ARENA:[0-9]+]]\0Aparam w1 trainable 2 5 4\0Aparam w2 trainable 2 3 5\0Ainput x 2 2 4\0Aoutput y 2 2 3\0Alabels 1 2\0Aclasses 3\0A\00")
+
+// Descriptors are constants, one per call site: the first gemm is
+// [M, N, K, trans_a, trans_b, alpha, beta, c0, c1] with alpha = beta = 1.0.
+// CHECK-DAG: llvm.mlir.global internal constant @[[GEMM1:__mgs_desc_[0-9]+]](dense<[2, 5, 4, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0]> : tensor<9xi64>)
+
+// CHECK-LABEL: llvm.func @mgs_train_step(
+// CHECK-SAME:      %[[CTX:[^:]*]]: !llvm.ptr, %[[IO:[^:]*]]: !llvm.ptr) -> i32
+// io[0] is the arena.
+// CHECK:         %[[ARENA_SLOT:.*]] = llvm.getelementptr %[[IO]][0]
+// CHECK:         %[[ARENA_PTR:.*]] = llvm.load %[[ARENA_SLOT]]
+// CHECK:         %[[BUFS:.*]] = llvm.alloca
+// io[5] is the input x (after the arena, 2 params and 2 velocities).
+// CHECK:         llvm.getelementptr %[[IO]][5]
+// CHECK:         %[[DESC:.*]] = llvm.mlir.addressof @[[GEMM1]]
+// CHECK:         llvm.call @mgsrt_gemm_fwd(%[[CTX]], %[[DESC]], %[[BUFS]])
+// CHECK:         llvm.call @mgsrt_unary_fwd
+// CHECK:         llvm.call @mgsrt_gemm_fwd
+// CHECK:         llvm.call @mgsrt_softmax_cross_entropy
+// CHECK:         llvm.call @mgsrt_gemm_bwd
+// CHECK:         llvm.call @mgsrt_sgd_update
+// CHECK:         llvm.call @mgsrt_unary_bwd
+// CHECK:         llvm.call @mgsrt_gemm_bwd
+// CHECK:         llvm.call @mgsrt_sgd_update
+// CHECK:         %[[STATUS:.*]] = llvm.call @mgsrt_ctx_status(%[[CTX]])
+// CHECK:         llvm.return %[[STATUS]] : i32
+
+// CHECK-LABEL: llvm.func @mgs_eval_step(
+// CHECK:         llvm.call @mgsrt_gemm_fwd
+// CHECK:         llvm.call @mgsrt_unary_fwd
+// CHECK:         llvm.call @mgsrt_gemm_fwd
+// CHECK-NOT:     llvm.call @mgsrt_sgd_update
+// CHECK:         llvm.return
+
+// CHECK-LABEL: llvm.func @mgs_model_manifest() -> !llvm.ptr
+// CHECK-NOT:   train.
+// CHECK-NOT:   func.func
+train.parameter @w1 trainable : tensor<5x4xf32>
+train.parameter @w2 trainable : tensor<3x5xf32>
+func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {train.name = "y"}) {
+  %w1 = train.get_param @w1 : tensor<5x4xf32>
+  %h = train.gemm %x, %w1 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  %a = train.relu %h : tensor<2x5xf32>
+  %w2 = train.get_param @w2 : tensor<3x5xf32>
+  %y = train.gemm %a, %w2 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x5xf32>, tensor<3x5xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}

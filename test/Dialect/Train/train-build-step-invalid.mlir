@@ -1,0 +1,33 @@
+// RUN: mgs-opt %s -split-input-file --train-build-step -verify-diagnostics
+
+// expected-error @below {{train-build-step: no function @forward (the imported forward graph) in the module}}
+module {
+  func.func @other() {
+    return
+  }
+}
+
+// -----
+
+module {
+  // expected-error @below {{train-build-step: the first output is the logits and must be N x C (batch x classes), got 'tensor<2x3x4xf32>'}}
+  func.func @forward(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+    return %x : tensor<2x3x4xf32>
+  }
+}
+
+// -----
+
+module {
+  train.parameter @m : tensor<3xf32>
+  train.parameter @s trainable : tensor<3xf32>
+  func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+    %s = train.get_param @s : tensor<3xf32>
+    %m = train.get_param @m : tensor<3xf32>
+    // expected-error @below {{'train.batch_norm' op in inference form (fixed statistics) cannot be trained; export the model in training mode}}
+    %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %s, %m, %m {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32}
+        : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+        -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+    return %y : tensor<2x3xf32>
+  }
+}

@@ -1,0 +1,79 @@
+// RUN: mgs-opt %s -split-input-file --train-build-step | FileCheck %s
+// RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true" | FileCheck %s --check-prefix=INFER
+
+// A two-layer MLP: loss, backward in reverse order, one gradient per
+// trainable parameter tagged in backprop order and followed by its update.
+// The graph input gets no gradient.
+// CHECK-LABEL: func.func @train_step(
+// CHECK-SAME:      %[[X:.*]]: tensor<2x4xf32> {train.name = "x"}, %[[LABELS:.*]]: tensor<2xi64> {train.name = "labels"})
+// CHECK-SAME:      -> (tensor<f32> {train.name = "loss"}, tensor<2x3xf32> {train.name = "y"})
+// CHECK:         %[[W1:.*]] = train.get_param @w1
+// CHECK:         %[[H:.*]] = train.gemm %[[X]], %[[W1]]
+// CHECK:         %[[A:.*]] = train.relu %[[H]]
+// CHECK:         %[[W2:.*]] = train.get_param @w2
+// CHECK:         %[[Y:.*]] = train.gemm %[[A]], %[[W2]]
+// CHECK:         %[[LOSS:.*]], %[[DY:.*]] = train.softmax_cross_entropy %[[Y]], %[[LABELS]] : (tensor<2x3xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x3xf32>)
+// CHECK:         %[[DA:.*]], %[[DW2:.*]] = train.gemm_grad %[[A]], %[[W2]], %[[DY]]
+// CHECK:         %[[G2:.*]] = train.gradient @w2, %[[DW2]] {backprop_index = 0 : i64}
+// CHECK:         train.sgd_update @w2, %[[G2]]
+// CHECK:         %[[DH:.*]] = train.unary_grad "relu" %[[H]], %[[A]], %[[DA]]
+// CHECK:         %{{.*}}, %[[DW1:.*]] = train.gemm_grad %[[X]], %[[W1]], %[[DH]]
+// CHECK:         %[[G1:.*]] = train.gradient @w1, %[[DW1]] {backprop_index = 1 : i64}
+// CHECK:         train.sgd_update @w1, %[[G1]]
+// CHECK:         return %[[LOSS]], %[[Y]]
+// CHECK-LABEL: func.func @eval_step(
+// CHECK-SAME:      %{{.*}}: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {train.name = "y"})
+// CHECK-NOT:     train.gradient
+// CHECK-NOT:   func.func @forward
+
+// INFER-NOT:   func.func @train_step
+// INFER:       func.func @eval_step(
+// INFER-NOT:   func.func @forward
+train.parameter @w1 trainable : tensor<5x4xf32>
+train.parameter @w2 trainable : tensor<3x5xf32>
+func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {train.name = "y"}) {
+  %w1 = train.get_param @w1 : tensor<5x4xf32>
+  %h = train.gemm %x, %w1 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  %a = train.relu %h : tensor<2x5xf32>
+  %w2 = train.get_param @w2 : tensor<3x5xf32>
+  %y = train.gemm %a, %w2 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x5xf32>, tensor<3x5xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
+
+// -----
+
+// BatchNorm: its gradient uses the saved batch statistics; the running
+// statistics are assigned after the backward pass; the evaluation step uses
+// the inference form. A parameter used twice gets one summed gradient.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         %[[Y:[^,]*]], %[[RM:[^,]*]], %[[RV:[^,]*]], %[[SM:[^,]*]], %[[SI:[^,]*]] = train.batch_norm {{.*}}training
+// CHECK:         %[[S:.*]] = train.add %[[Y]], %[[Y]]
+// CHECK:         train.softmax_cross_entropy
+// CHECK:         %[[DL:.*]], %[[DR:.*]] = train.binary_grad "add"
+// CHECK:         %[[DSUM:.*]] = train.add %[[DL]], %[[DR]]
+// CHECK:         %{{.*}}, %[[DSCALE:.*]], %[[DBIAS:.*]] = train.batch_norm_grad %{{.*}}, %{{.*}}, %[[SM]], %[[SI]], %[[DSUM]]
+// CHECK:         train.gradient @bias, %[[DBIAS]] {backprop_index = 0 : i64}
+// CHECK:         train.gradient @scale, %[[DSCALE]] {backprop_index = 1 : i64}
+// CHECK:         train.assign_param @mean, %[[RM]]
+// CHECK:         train.assign_param @var, %[[RV]]
+// CHECK-LABEL: func.func @eval_step(
+// CHECK:         train.batch_norm
+// CHECK-NOT:     training
+// CHECK-SAME:    : (
+train.parameter @scale trainable : tensor<3xf32>
+train.parameter @bias trainable : tensor<3xf32>
+train.parameter @mean : tensor<3xf32>
+train.parameter @var : tensor<3xf32>
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = train.get_param @scale : tensor<3xf32>
+  %b = train.get_param @bias : tensor<3xf32>
+  %m = train.get_param @mean : tensor<3xf32>
+  %v = train.get_param @var : tensor<3xf32>
+  %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, training}
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+      -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %sum = train.add %y, %y : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %sum : tensor<2x3xf32>
+}
