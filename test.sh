@@ -8,6 +8,6 @@ build=${MGS_BUILD_DIR:-$root/build}
 
 "$root/scripts/setup.sh" "$build"
 echo "test: building (ninja -j2)"
-ninja -C "$build" -j2 mgs-opt mgs-import-onnx MGSUnitTests mgs-test-models
+ninja -C "$build" -j2 all mgs-test-models
 echo "test: running the tests"
 /usr/lib/llvm-22/bin/lit -sv "$@" "$build/test" "$build/test/unit"

@@ -16,7 +16,9 @@ config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%models", config.mgs_models_dir))
 config.substitutions.append(("%python", config.mgs_python))
 config.substitutions.append(("%mgs_src", config.mgs_src_root))
+config.substitutions.append(
+    ("%digits", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx"], [config.mgs_tools_dir])
+llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx", "mgsc"], [config.mgs_tools_dir])

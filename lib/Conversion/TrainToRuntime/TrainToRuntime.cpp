@@ -726,12 +726,43 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
     manifest += "\n";
     emitManifest(module, manifest);
+    if (!train)
+      emitNoTrainStep(module);
 
     // Only the LLVM dialect remains.
     for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
       if (isa<func::FuncOp, ParameterOp>(op))
         op.erase();
     module->removeAttr(kWeightsFileAttrName);
+  }
+
+  /// An inference-only model still defines mgs_train_step (the driver links
+  /// against it): it fails with a message saying why.
+  void emitNoTrainStep(ModuleOp module) {
+    OpBuilder b(module.getContext());
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    std::string message = "this model was compiled with --inference: it has no training step";
+    message.push_back('\0');
+    b.setInsertionPointToStart(module.getBody());
+    auto text = LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), message.size()),
+                                       /*isConstant=*/true, LLVM::Linkage::Internal,
+                                       "__mgs_no_train_step", b.getStringAttr(message));
+    auto failFn = LLVM::LLVMFuncOp::create(
+        b, loc, "mgsrt_ctx_fail",
+        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, b.getI32Type(), ptr}));
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, "mgs_train_step",
+                                       LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, ptr}));
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    Value code = LLVM::ConstantOp::create(b, loc, b.getI32Type(),
+                                          b.getI32IntegerAttr(1 /*MGSRT_ERROR_INVALID_ARGUMENT*/));
+    Value addr = LLVM::AddressOfOp::create(b, loc, text);
+    Value status =
+        LLVM::CallOp::create(b, loc, failFn, ValueRange{entry->getArgument(0), code, addr})
+            .getResult();
+    LLVM::ReturnOp::create(b, loc, status);
   }
 
   void emitManifest(ModuleOp module, StringRef text) {

@@ -1,0 +1,154 @@
+//===- driver.h - The training executable's driver (C++ API) ----*- C++ -*-===//
+//
+// The `main` of the executables mgsc produces (runtime/lib/Driver): the
+// manifest parser, the weights and checkpoint files, the data readers and the
+// training / inference loop around mgs_train_step and mgs_eval_step
+// (mgsrt.h, "The compiled model").
+//
+// Every function that can fail returns false and sets `error` to a message
+// that names the file (or manifest line) at fault; nothing here exits,
+// aborts or throws on bad input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_DRIVER_H
+#define MGSRT_DRIVER_H
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+/// The whole driver: parses argv, runs training or inference, returns the
+/// process exit status (0 ok, 1 runtime error, 2 bad command line). The
+/// executable's main() (lib/Driver/Main.cpp) only calls this.
+extern "C" int mgsrt_driver_main(int argc, char **argv);
+
+namespace mgs::rt::driver {
+
+//===--- Manifest ---------------------------------------------------------===//
+
+/// One `param`, `input` or `output` line of the manifest.
+struct TensorSpec {
+  std::string name;
+  std::vector<int64_t> dims;
+  bool trainable = false; // params only: `trainable` (true) or `state`
+
+  int64_t numElements() const;
+};
+
+struct Manifest {
+  enum class Mode { Train, Inference };
+  Mode mode = Mode::Train;
+  int64_t batchSize = 0;
+  uint64_t arenaBytes = 0;
+  std::vector<TensorSpec> params; // in io order
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  std::vector<int64_t> labelDims; // train mode
+  int64_t classes = 0;            // train mode
+
+  int64_t numTrainable() const;
+};
+
+/// Parses the text of mgs_model_manifest(). Errors read
+/// "manifest line N: <problem>: '<line>'".
+bool parseManifest(std::string_view text, Manifest &manifest, std::string &error);
+
+/// "[10, 64]".
+std::string formatShape(const std::vector<int64_t> &dims);
+
+//===--- Weights files ----------------------------------------------------===//
+//
+// Little-endian: magic "MGSW0001", u64 count, then per tensor: u32 name
+// length, name bytes, u32 rank, i64 dims[rank], float32 data.
+
+struct Tensor {
+  std::string name;
+  std::vector<int64_t> dims;
+  std::vector<float> data;
+};
+
+bool readWeights(const std::string &path, std::vector<Tensor> &tensors, std::string &error);
+/// Written atomically (a temporary file renamed over `path`).
+bool writeWeights(const std::string &path, const std::vector<Tensor> &tensors,
+                  std::string &error);
+/// Checks that `tensors` (read from `path`) holds exactly the manifest's
+/// params with the manifest's shapes, and reorders them into param order.
+bool matchWeights(const Manifest &manifest, const std::string &path, std::vector<Tensor> &tensors,
+                  std::string &error);
+
+//===--- Checkpoints ------------------------------------------------------===//
+
+/// What a checkpoint holds; the file format is documented in Checkpoint.cpp.
+struct Checkpoint {
+  uint64_t manifestHash = 0; // fnv1a64 of the manifest text
+  uint64_t seed = 0;
+  double holdout = 0;
+  uint64_t numSamples = 0;      // size of the whole data set (before the split)
+  uint64_t epochsDone = 0;      // the next epoch to run (0-based)
+  uint64_t iterationsDone = 0;  // training iterations run so far, all epochs
+  uint64_t rngState = 0;        // the context's dropout stream
+  std::vector<Tensor> params;     // every manifest param, in param order
+  std::vector<Tensor> velocities; // one per trainable param, in param order
+};
+
+bool writeCheckpoint(const std::string &path, const Checkpoint &checkpoint, std::string &error);
+bool readCheckpoint(const std::string &path, Checkpoint &checkpoint, std::string &error);
+
+uint64_t fnv1a64(std::string_view text);
+
+//===--- Data sets --------------------------------------------------------===//
+
+enum class DataFormat { Digits, Mnist, Cifar10 };
+
+/// Samples as one contiguous float32 array (sample i at i * sampleSize),
+/// normalized to [0, 1]; labels as int64.
+struct Dataset {
+  std::string source; // the path the samples came from, for messages
+  int64_t sampleSize = 0;
+  std::vector<float> samples;
+  std::vector<int64_t> labels;
+
+  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+};
+
+/// "digits", "mnist", "cifar10".
+bool parseDataFormat(std::string_view name, DataFormat &format);
+const char *dataFormatName(DataFormat format);
+/// From the path: a .csv / .csv.gz file is digits; an idx file (or a
+/// directory with train-images-idx3-ubyte) is MNIST; a .bin file (or a
+/// directory with data_batch_*.bin) is CIFAR-10.
+bool guessDataFormat(const std::string &path, DataFormat &format, std::string &error);
+
+/// scikit-learn digits: CSV (gzip or plain), 64 values 0..16 then the label
+/// per row, no header. Values are divided by 16.
+bool loadDigits(const std::string &path, Dataset &data, std::string &error);
+/// MNIST IDX: `path` is a directory holding train-images-idx3-ubyte and
+/// train-labels-idx1-ubyte (each optionally .gz), or the images file itself
+/// (the labels file is found by replacing "images" by "labels" and "idx3" by
+/// "idx1" in its name). Values are divided by 255.
+bool loadMnist(const std::string &path, Dataset &data, std::string &error);
+/// CIFAR-10 binary: one data_batch_*.bin file, or a directory of them (read
+/// in name order). Records are 1 label byte + 3072 bytes (CHW). Values are
+/// divided by 255.
+bool loadCifar10(const std::string &path, Dataset &data, std::string &error);
+bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error);
+
+/// Checks the samples against the model: per-sample element count and labels
+/// in [0, classes).
+bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std::string &error);
+
+//===--- Determinism helpers ----------------------------------------------===//
+
+/// The order of the training samples in `epoch`: a pure function of
+/// (seed, epoch, indices).
+void shuffleForEpoch(std::vector<int64_t> &indices, uint64_t seed, uint64_t epoch);
+/// Splits 0..n-1 into (train, held-out) sets, both sorted; the held-out set
+/// has round(fraction * n) samples chosen by `seed`.
+void splitHoldout(int64_t n, double fraction, uint64_t seed, std::vector<int64_t> &train,
+                  std::vector<int64_t> &heldOut);
+
+} // namespace mgs::rt::driver
+
+#endif // MGSRT_DRIVER_H

@@ -1,0 +1,245 @@
+/*===- mgsrt.h - The mgs runtime C ABI ------------------------------------===*
+ *
+ * The one contract between code compiled by mgsc and the runtime. No MLIR
+ * here. All tensors are float32 (int64 for labels and MaxPool indices, uint8
+ * for dropout masks), dense, row-major (NCHW for images), with shapes fixed
+ * at compile time.
+ *
+ * Kernels share one signature:
+ *
+ *   mgsrt_status_t mgsrt_<kernel>(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+ *
+ * `desc` is a constant array the compiler emits once per call site (its
+ * address is stable, so the runtime may cache per-call-site state such as
+ * oneDNN primitives keyed by it). `bufs` lists the tensors, inputs first,
+ * outputs last; a buffer documented as "nullable" may be NULL. Float
+ * attributes are stored in `desc` as the bit pattern of a double
+ * (mgsrt_f64_from_bits). Outputs never alias inputs unless stated.
+ *
+ * Errors are sticky, like CUDA's: a failing kernel returns a non-zero status
+ * and records it with a message in `ctx`; later kernels on that context do
+ * nothing and return the same status until mgsrt_ctx_clear. The compiled step
+ * functions return the context's status at their end.
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef MGSRT_MGSRT_H
+#define MGSRT_MGSRT_H
+
+#include <stdint.h>
+#include <string.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MGSRT_EXPORT __attribute__((visibility("default")))
+
+typedef int32_t mgsrt_status_t;
+enum {
+  MGSRT_OK = 0,
+  MGSRT_ERROR_INVALID_ARGUMENT = 1, /* a descriptor or buffer is malformed */
+  MGSRT_ERROR_OUT_OF_MEMORY = 2,
+  MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
+  MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
+};
+
+typedef struct mgsrt_ctx mgsrt_ctx_t;
+
+static inline double mgsrt_f64_from_bits(int64_t bits) {
+  double d;
+  memcpy(&d, &bits, sizeof d);
+  return d;
+}
+
+/*===--- Context ----------------------------------------------------------===*/
+
+/* Creates a context. `seed` seeds the dropout random stream. Returns NULL
+ * only when out of memory. */
+MGSRT_EXPORT mgsrt_ctx_t *mgsrt_ctx_create(uint64_t seed);
+MGSRT_EXPORT void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx);
+/* The first error recorded since creation or the last clear (MGSRT_OK if none)
+ * and its message ("" if none). The message is owned by the context. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_status(const mgsrt_ctx_t *ctx);
+MGSRT_EXPORT const char *mgsrt_ctx_message(const mgsrt_ctx_t *ctx);
+MGSRT_EXPORT void mgsrt_ctx_clear(mgsrt_ctx_t *ctx);
+/* Records an error (keeps the first one). Returns `status`. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_fail(mgsrt_ctx_t *ctx, mgsrt_status_t status,
+                                           const char *message);
+/* Hyper-parameters read by mgsrt_sgd_update; they may change every step. */
+MGSRT_EXPORT void mgsrt_ctx_set_sgd(mgsrt_ctx_t *ctx, float lr, float momentum,
+                                    float weight_decay);
+/* The dropout random stream: its state (for checkpoints) and a reset. */
+MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
+MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
+
+/*===--- Kernels ----------------------------------------------------------===*
+ * Notation: S = number of spatial dims (1..3); shapes listed in desc order.
+ *===----------------------------------------------------------------------===*/
+
+/* Unary elementwise.  desc: [op, n, alpha_bits]
+ *   op: 0 relu, 1 leaky_relu (alpha), 2 sigmoid, 3 tanh.
+ * fwd  bufs: x, y
+ * bwd  bufs: x, y, dy, dx   (relu/leaky use x, sigmoid/tanh use y) */
+enum { MGSRT_UNARY_RELU = 0, MGSRT_UNARY_LEAKY_RELU = 1, MGSRT_UNARY_SIGMOID = 2,
+       MGSRT_UNARY_TANH = 3 };
+MGSRT_EXPORT mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Clip to one-element bounds.  desc: [n]
+ * fwd  bufs: x, min, max, y
+ * bwd  bufs: x, min, max, dy, dx   (dx = dy where min <= x <= max, else 0) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Broadcasting binary op.  desc: [op, R, out[R], lhs[R], rhs[R]]
+ *   op: 0 add, 1 sub, 2 mul, 3 div; lhs/rhs shapes left-padded with 1s to rank R.
+ * fwd  bufs: lhs, rhs, out
+ * bwd  bufs: lhs, rhs, dout, dlhs (nullable), drhs (nullable)
+ *      (gradients summed over the broadcast dimensions) */
+enum { MGSRT_BINARY_ADD = 0, MGSRT_BINARY_SUB = 1, MGSRT_BINARY_MUL = 2, MGSRT_BINARY_DIV = 3 };
+MGSRT_EXPORT mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Gemm: Y = alpha * op(A) op(B) + beta * C.  desc: [M, N, K, trans_a, trans_b,
+ *   alpha_bits, beta_bits, c0, c1]   (C's shape left-padded to 2-D; c0 = c1 = 0: no C)
+ * fwd  bufs: A, B, C (nullable), Y
+ * bwd  bufs: A, B, dY, dA (nullable), dB (nullable), dC (nullable) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Batched matmul with broadcast batch dims (1-D promotion resolved by the
+ * compiler).  desc: [B, out_batch[B], lhs_batch[B], rhs_batch[B], M, K, N]
+ *   lhs is lhs_batch x M x K, rhs is rhs_batch x K x N, out is out_batch x M x N.
+ * fwd  bufs: lhs, rhs, out
+ * bwd  bufs: lhs, rhs, dout, dlhs (nullable), drhs (nullable) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Grouped N-D convolution (ONNX Conv).  desc: [S, N, C, M, group, in[S],
+ *   kernel[S], out[S], strides[S], pads_begin[S], pads_end[S], dilations[S]]
+ *   x: N x C x in, w: M x C/group x kernel, b: M, y: N x M x out.
+ * fwd          bufs: x, w, b (nullable), y
+ * bwd_data     bufs: dy, w, dx
+ * bwd_weights  bufs: x, dy, dw, db (nullable) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_conv_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_conv_bwd_data(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_conv_bwd_weights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Pooling (ONNX MaxPool / AveragePool; GlobalAveragePool is an average pool
+ * whose kernel is the whole input).  desc: [kind, S, N, C, in[S], kernel[S],
+ *   out[S], strides[S], pads_begin[S], pads_end[S], dilations[S],
+ *   count_include_pad, storage_order]
+ *   kind: 0 max (padding never wins; ties: the first in row-major window
+ *   order), 1 average (divisor: the whole window if count_include_pad, else
+ *   the in-bounds elements; windows overhanging the padded input in ceil mode
+ *   count only up to the padded input's end, as in ONNX's reference).
+ * fwd  bufs: x, y, indices (nullable int64, max only: ONNX Indices semantics)
+ * bwd  bufs: x, dy, dx   (max routes dy to the chosen element of each window) */
+enum { MGSRT_POOL_MAX = 0, MGSRT_POOL_AVG = 1 };
+MGSRT_EXPORT mgsrt_status_t mgsrt_pool_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Batch normalization over axis 1.  desc: [N, C, D, training, eps_bits,
+ *   momentum_bits, unbiased_running_var]
+ *   x is N x C x D (D = product of the spatial dims, 1 if none).
+ * fwd  bufs: x, scale, bias, mean, var, y, running_mean_out, running_var_out,
+ *            saved_mean (nullable), saved_invstd (nullable)
+ *      inference: normalizes with mean/var, copies them to the running outputs.
+ *      training: normalizes with the batch mean and biased variance;
+ *      running_out = running * momentum + batch * (1 - momentum), where the
+ *      batch variance in the running update is the biased one (ONNX) or, if
+ *      unbiased_running_var, the unbiased one (PyTorch, the exporter of most
+ *      models, computes it so).
+ *      saved_* (training only): batch mean and 1/sqrt(biased var + eps).
+ * bwd  bufs: x, scale, saved_mean, saved_invstd, dy, dx, dscale, dbias  (training form) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Dropout.  desc: [n, ratio_bits, training]
+ * fwd  bufs: x, y, mask (nullable uint8: 1 kept, 0 dropped)
+ *      training: each element is kept with probability 1 - ratio (from the
+ *      context's random stream) and scaled by 1 / (1 - ratio); else y = x, mask = 1.
+ * bwd  bufs: dy, mask, dx   (dx = dy * mask / (1 - ratio); training only) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Softmax / log-softmax along one axis.  desc: [outer, axis, inner, log]
+ *   the tensor is outer x axis x inner.
+ * fwd  bufs: x, y
+ * bwd  bufs: y, dy, dx */
+MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Transpose.  desc: [R, in[R], perm[R]]   out dim i = in dim perm[i].
+ * bufs: x, y */
+MGSRT_EXPORT mgsrt_status_t mgsrt_transpose(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Concat along an axis and its inverse.  desc: [outer, inner, K, extent[K]]
+ *   input k is outer x extent[k] x inner; the output is outer x sum(extent) x inner.
+ * concat  bufs: in_0 .. in_{K-1}, out
+ * split   bufs: out, in_0 .. in_{K-1}  (each nullable: that slice is skipped) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_concat(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_split(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Constant padding (negative pads crop).  desc: [R, in[R], pads[2R], value_bits]
+ * fwd  bufs: x, y
+ * bwd  bufs: dy, dx   (dx = the part of dy that came from x) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_pad_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_pad_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Copies, fills, sums.  desc: [n]
+ * copy  bufs: x, y
+ * zero  bufs: y
+ * accumulate  bufs: a, b, y   (y = a + b; y may alias a or b) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Softmax cross-entropy against int64 class labels, mean over the batch.
+ * desc: [N, C]
+ * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C)
+ * A label outside [0, C) is an MGSRT_ERROR_INVALID_ARGUMENT naming it. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* SGD with momentum and weight decay, in place, as torch.optim.SGD:
+ *   g = grad + weight_decay * param; v = momentum * v + g; param -= lr * v
+ * (lr, momentum, weight_decay from mgsrt_ctx_set_sgd).  desc: [n]
+ * bufs: param (updated), grad, velocity (updated) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/*===--- The compiled model ----------------------------------------------===*
+ * mgsc emits an object file that defines these; the training executable's
+ * main (runtime/lib/Driver) calls them.
+ *
+ * mgs_model_manifest: a text description, one item a line:
+ *   mgs-manifest 1
+ *   mode train|inference
+ *   batch_size N
+ *   arena_bytes BYTES          (scratch memory for activations and gradients)
+ *   param NAME trainable|state RANK D0 D1 ...   (one line per parameter, in io order)
+ *   input NAME RANK D0 ...     (float32 graph inputs, in io order)
+ *   output NAME RANK D0 ...    (float32 graph outputs, in io order)
+ *   labels RANK D0             (train mode: int64 class labels)
+ *   classes C                  (train mode: number of classes of the loss)
+ *
+ * mgs_train_step (mode train) io: arena, every param, one velocity buffer per
+ *   trainable param (same shape, in param order), every input, labels,
+ *   loss (1 float, written: mean cross-entropy), every output (written).
+ *   Runs forward (BatchNorm batch statistics, dropout on), loss, backward and
+ *   the SGD update; updates trainable params, velocities and BatchNorm
+ *   running statistics in place.
+ * mgs_eval_step io: arena, every param, every input, every output.
+ *   Forward in inference form (running statistics, no dropout); params are
+ *   not changed. Present in both modes.
+ * Both return the context's status (see the sticky errors above).
+ *===----------------------------------------------------------------------===*/
+const char *mgs_model_manifest(void);
+mgsrt_status_t mgs_train_step(mgsrt_ctx_t *ctx, void *const *io);
+mgsrt_status_t mgs_eval_step(mgsrt_ctx_t *ctx, void *const *io);
+
+#ifdef __cplusplus
+} /* extern "C" */
+#endif
+
+#endif /* MGSRT_MGSRT_H */

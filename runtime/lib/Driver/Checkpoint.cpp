@@ -1,0 +1,74 @@
+//===- Checkpoint.cpp - Training checkpoints ------------------------------===//
+//
+// A checkpoint is written atomically (a temporary file renamed over the
+// target) at the end of every epoch. Format, little-endian:
+//
+//   magic            8 bytes  "MGSCKPT1"
+//   manifest_hash    u64      FNV-1a 64 of mgs_model_manifest()'s text
+//   seed             u64      --seed of the run (shuffling, split, dropout)
+//   holdout          f64      --holdout of the run
+//   num_samples      u64      samples in the data set, before the split
+//   epochs_done      u64      epochs completed = the next epoch to run
+//   iterations_done  u64      training iterations completed, all epochs
+//   rng_state        u64      the context's dropout stream (mgsrt_ctx_rng_state)
+//   params           u64 count + tensor records (every manifest param, in order)
+//   velocities       u64 count + tensor records (one per trainable param, in
+//                    param order, named like the param)
+//
+// A tensor record is the weights-file record: u32 name length, name bytes,
+// u32 rank, i64 dims[rank], float32 data.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+
+#include <cstring>
+
+namespace mgs::rt::driver {
+
+namespace {
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
+} // namespace
+
+uint64_t fnv1a64(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : text) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+bool writeCheckpoint(const std::string &path, const Checkpoint &c, std::string &error) {
+  AtomicWriter w;
+  return w.open(path, error) && w.write(kMagic, 8, error) &&
+         w.writeValue(c.manifestHash, error) && w.writeValue(c.seed, error) &&
+         w.writeValue(c.holdout, error) && w.writeValue(c.numSamples, error) &&
+         w.writeValue(c.epochsDone, error) && w.writeValue(c.iterationsDone, error) &&
+         w.writeValue(c.rngState, error) && writeTensorList(w, c.params, error) &&
+         writeTensorList(w, c.velocities, error) && w.commit(error);
+}
+
+bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) {
+  Reader r;
+  if (!r.open(path, "checkpoint", error))
+    return false;
+  char magic[8];
+  if (!r.read(magic, 8, "the magic", error))
+    return false;
+  if (std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT1\")", error);
+  if (!r.readValue(c.manifestHash, "the header", error) || !r.readValue(c.seed, "the header", error) ||
+      !r.readValue(c.holdout, "the header", error) ||
+      !r.readValue(c.numSamples, "the header", error) ||
+      !r.readValue(c.epochsDone, "the header", error) ||
+      !r.readValue(c.iterationsDone, "the header", error) ||
+      !r.readValue(c.rngState, "the header", error) || !readTensorList(r, c.params, error) ||
+      !readTensorList(r, c.velocities, error))
+    return false;
+  if (r.remaining() != 0)
+    return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end", error);
+  return true;
+}
+
+} // namespace mgs::rt::driver

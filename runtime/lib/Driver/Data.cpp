@@ -1,0 +1,471 @@
+//===- Data.cpp - Readers of the standard image-classification data sets --===//
+//
+// Each reader fills one contiguous float32 array (normalized to [0, 1]) and
+// an int64 label array; every problem is an error naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <dirent.h>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string baseName(const std::string &path) {
+  size_t slash = path.find_last_of('/');
+  return slash == std::string::npos ? path : path.substr(slash + 1);
+}
+
+std::string joinPath(const std::string &dir, const std::string &name) {
+  if (dir.empty() || dir.back() == '/')
+    return dir + name;
+  return dir + "/" + name;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool listDirectory(const std::string &dir, std::vector<std::string> &names, std::string &error) {
+  DIR *d = ::opendir(dir.c_str());
+  if (!d) {
+    error = "cannot read directory '" + dir + "': " + std::strerror(errno);
+    return false;
+  }
+  while (struct dirent *e = ::readdir(d))
+    names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return true;
+}
+
+// The first of `candidates` (each also tried with ".gz") present in `dir`.
+std::string findIn(const std::string &dir, std::initializer_list<const char *> candidates) {
+  for (const char *c : candidates)
+    for (const char *suffix : {"", ".gz"}) {
+      std::string p = joinPath(dir, std::string(c) + suffix);
+      if (isRegularFile(p))
+        return p;
+    }
+  return "";
+}
+
+// CIFAR-10 training batches in `dir`, sorted by batch number.
+bool cifarBatches(const std::string &dir, std::vector<std::string> &files, std::string &error) {
+  std::vector<std::string> names;
+  if (!listDirectory(dir, names, error))
+    return false;
+  std::vector<std::pair<long, std::string>> batches;
+  for (const std::string &n : names) {
+    if (n.rfind("data_batch_", 0) != 0 || !(endsWith(n, ".bin") || endsWith(n, ".bin.gz")))
+      continue;
+    batches.emplace_back(std::strtol(n.c_str() + 11, nullptr, 10), n);
+  }
+  std::sort(batches.begin(), batches.end());
+  for (auto &b : batches)
+    files.push_back(joinPath(dir, b.second));
+  return true;
+}
+
+constexpr const char *kMnistImages[] = {"train-images-idx3-ubyte", "train-images.idx3-ubyte"};
+constexpr const char *kMnistLabels[] = {"train-labels-idx1-ubyte", "train-labels.idx1-ubyte"};
+
+uint32_t bigEndian32(const unsigned char *p) {
+  return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
+}
+
+// An IDX file of unsigned bytes: its dims and the offset of its data.
+bool parseIdx(const std::string &path, const std::vector<unsigned char> &bytes, const char *what,
+              std::vector<uint32_t> &dims, size_t &dataOffset, std::string &error) {
+  auto fail = [&](const std::string &msg) {
+    error = std::string("MNIST ") + what + " file '" + path + "': " + msg;
+    return false;
+  };
+  if (bytes.size() < 4)
+    return fail("truncated file (" + std::to_string(bytes.size()) + " bytes)");
+  if (bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0)
+    return fail("not an IDX file (bad magic)");
+  if (bytes[2] != 0x08)
+    return fail("unsupported IDX element type 0x" + std::to_string(bytes[2] / 16) +
+                std::to_string(bytes[2] % 16) + " (only unsigned bytes, 0x08)");
+  size_t rank = bytes[3];
+  if (bytes.size() < 4 + 4 * rank)
+    return fail("truncated file (" + std::to_string(bytes.size()) + " bytes)");
+  uint64_t elements = 1;
+  for (size_t i = 0; i < rank; ++i) {
+    dims.push_back(bigEndian32(&bytes[4 + 4 * i]));
+    elements *= dims.back();
+    if (elements > (uint64_t(1) << 40))
+      return fail("dimensions too large (corrupt file)");
+  }
+  dataOffset = 4 + 4 * rank;
+  uint64_t have = bytes.size() - dataOffset;
+  if (have < elements)
+    return fail("truncated file: " + std::to_string(elements) + " data bytes expected, " +
+                std::to_string(have) + " present");
+  if (have > elements)
+    return fail(std::to_string(have - elements) + " unexpected bytes after the data");
+  return true;
+}
+
+} // namespace
+
+//===--- Formats ----------------------------------------------------------===//
+
+bool parseDataFormat(std::string_view name, DataFormat &format) {
+  if (name == "digits")
+    format = DataFormat::Digits;
+  else if (name == "mnist")
+    format = DataFormat::Mnist;
+  else if (name == "cifar10")
+    format = DataFormat::Cifar10;
+  else
+    return false;
+  return true;
+}
+
+const char *dataFormatName(DataFormat format) {
+  switch (format) {
+  case DataFormat::Digits:
+    return "digits";
+  case DataFormat::Mnist:
+    return "mnist";
+  case DataFormat::Cifar10:
+    return "cifar10";
+  }
+  return "?";
+}
+
+bool guessDataFormat(const std::string &path, DataFormat &format, std::string &error) {
+  if (isDirectory(path)) {
+    if (!findIn(path, {kMnistImages[0], kMnistImages[1]}).empty()) {
+      format = DataFormat::Mnist;
+      return true;
+    }
+    std::vector<std::string> batches;
+    if (!cifarBatches(path, batches, error))
+      return false;
+    if (!batches.empty()) {
+      format = DataFormat::Cifar10;
+      return true;
+    }
+    error = "cannot guess the data format of directory '" + path +
+            "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
+            "digits|mnist|cifar10";
+    return false;
+  }
+  if (!isRegularFile(path)) {
+    error = "data path '" + path + "' does not exist";
+    return false;
+  }
+  std::string name = lower(baseName(path));
+  if (endsWith(name, ".csv") || endsWith(name, ".csv.gz"))
+    format = DataFormat::Digits;
+  else if (name.find("idx") != std::string::npos && name.find("ubyte") != std::string::npos)
+    format = DataFormat::Mnist;
+  else if (endsWith(name, ".bin") || endsWith(name, ".bin.gz"))
+    format = DataFormat::Cifar10;
+  else {
+    error = "cannot guess the data format of '" + path +
+            "'; pass --data-format digits|mnist|cifar10";
+    return false;
+  }
+  return true;
+}
+
+//===--- scikit-learn digits ----------------------------------------------===//
+
+bool loadDigits(const std::string &path, Dataset &data, std::string &error) {
+  data = Dataset();
+  data.source = path;
+  std::vector<unsigned char> bytes;
+  if (!readMaybeGzip(path, bytes, error))
+    return false;
+  bytes.push_back('\0'); // strtod stops here at the latest
+  const char *p = reinterpret_cast<const char *>(bytes.data());
+  const char *end = p + bytes.size() - 1;
+  int64_t lineNo = 0, fields = -1;
+  std::vector<double> row;
+  auto fail = [&](const std::string &msg) {
+    error = "digits file '" + path + "' line " + std::to_string(lineNo) + ": " + msg;
+    data = Dataset();
+    return false;
+  };
+  while (p < end) {
+    ++lineNo;
+    const char *eol = static_cast<const char *>(std::memchr(p, '\n', end - p));
+    if (!eol)
+      eol = end;
+    row.clear();
+    const char *q = p;
+    bool blank = true;
+    for (const char *c = p; c < eol; ++c)
+      blank &= (*c == ' ' || *c == '\t' || *c == '\r');
+    if (blank) {
+      p = eol + 1;
+      continue;
+    }
+    for (;;) {
+      char *after;
+      double v = std::strtod(q, &after);
+      while (after < eol && (*after == ' ' || *after == '\t' || *after == '\r'))
+        ++after;
+      if (after == q || (after < eol && *after != ',') || after > eol || !std::isfinite(v))
+        return fail("field " + std::to_string(row.size() + 1) + " is not a number");
+      row.push_back(v);
+      if (after >= eol)
+        break;
+      q = after + 1;
+    }
+    if (row.size() < 2)
+      return fail("expected pixel values and a label, got " + std::to_string(row.size()) +
+                  " field");
+    if (fields < 0) {
+      fields = static_cast<int64_t>(row.size());
+      data.sampleSize = fields - 1;
+    } else if (static_cast<int64_t>(row.size()) != fields) {
+      return fail(std::to_string(row.size()) + " fields, but the first row has " +
+                  std::to_string(fields));
+    }
+    double label = row.back();
+    if (label != std::floor(label) || label < 0 || label > 1e9)
+      return fail("label " + std::to_string(label) + " is not a class number");
+    for (int64_t i = 0; i < data.sampleSize; ++i)
+      data.samples.push_back(static_cast<float>(row[i] / 16.0));
+    data.labels.push_back(static_cast<int64_t>(label));
+    p = eol + 1;
+  }
+  if (data.labels.empty()) {
+    error = "digits file '" + path + "' has no samples";
+    data = Dataset();
+    return false;
+  }
+  return true;
+}
+
+//===--- MNIST IDX --------------------------------------------------------===//
+
+bool loadMnist(const std::string &path, Dataset &data, std::string &error) {
+  data = Dataset();
+  std::string images, labels;
+  if (isDirectory(path)) {
+    images = findIn(path, {kMnistImages[0], kMnistImages[1]});
+    if (images.empty()) {
+      error = "MNIST directory '" + path + "' has no train-images-idx3-ubyte (or .gz)";
+      return false;
+    }
+    labels = findIn(path, {kMnistLabels[0], kMnistLabels[1]});
+    if (labels.empty()) {
+      error = "MNIST directory '" + path + "' has no train-labels-idx1-ubyte (or .gz)";
+      return false;
+    }
+  } else {
+    if (!isRegularFile(path)) {
+      error = "MNIST images file '" + path + "' does not exist";
+      return false;
+    }
+    images = path;
+    size_t slash = path.find_last_of('/');
+    std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
+    std::string name = baseName(path);
+    for (auto [from, to] : {std::pair<const char *, const char *>{"images", "labels"},
+                            std::pair<const char *, const char *>{"idx3", "idx1"}}) {
+      size_t at = name.find(from);
+      if (at != std::string::npos)
+        name.replace(at, std::strlen(from), to);
+    }
+    labels = dir + name;
+    if (labels == images || !isRegularFile(labels)) {
+      std::string alt = endsWith(labels, ".gz") ? labels.substr(0, labels.size() - 3) : labels + ".gz";
+      if (labels != images && isRegularFile(alt)) {
+        labels = alt;
+      } else {
+        error = "no MNIST labels file for '" + path + "' (looked for '" + labels + "')";
+        return false;
+      }
+    }
+  }
+  data.source = images;
+
+  std::vector<unsigned char> ib, lb;
+  std::vector<uint32_t> idims, ldims;
+  size_t ioff, loff;
+  if (!readMaybeGzip(images, ib, error) || !parseIdx(images, ib, "images", idims, ioff, error))
+    return false;
+  if (idims.size() < 2) {
+    error = "MNIST images file '" + images + "': expected at least 2 dimensions, got " +
+            std::to_string(idims.size());
+    return false;
+  }
+  if (!readMaybeGzip(labels, lb, error) || !parseIdx(labels, lb, "labels", ldims, loff, error))
+    return false;
+  if (ldims.size() != 1) {
+    error = "MNIST labels file '" + labels + "': expected 1 dimension, got " +
+            std::to_string(ldims.size());
+    return false;
+  }
+  if (ldims[0] != idims[0]) {
+    error = "MNIST labels file '" + labels + "' has " + std::to_string(ldims[0]) +
+            " labels but images file '" + images + "' has " + std::to_string(idims[0]) +
+            " images";
+    return false;
+  }
+  int64_t n = idims[0];
+  data.sampleSize = 1;
+  for (size_t i = 1; i < idims.size(); ++i)
+    data.sampleSize *= idims[i];
+  data.samples.resize(static_cast<size_t>(n * data.sampleSize));
+  const unsigned char *src = ib.data() + ioff;
+  for (size_t i = 0; i < data.samples.size(); ++i)
+    data.samples[i] = src[i] * (1.0f / 255.0f);
+  data.labels.assign(lb.begin() + loff, lb.end());
+  if (n == 0) {
+    error = "MNIST images file '" + images + "' has no samples";
+    data = Dataset();
+    return false;
+  }
+  return true;
+}
+
+//===--- CIFAR-10 binary --------------------------------------------------===//
+
+bool loadCifar10(const std::string &path, Dataset &data, std::string &error) {
+  data = Dataset();
+  data.source = path;
+  std::vector<std::string> files;
+  if (isDirectory(path)) {
+    if (!cifarBatches(path, files, error))
+      return false;
+    if (files.empty()) {
+      error = "CIFAR-10 directory '" + path + "' has no data_batch_*.bin files";
+      return false;
+    }
+  } else if (!isRegularFile(path)) {
+    error = "CIFAR-10 file '" + path + "' does not exist";
+    return false;
+  } else {
+    files.push_back(path);
+  }
+  constexpr size_t kPixels = 3 * 32 * 32, kRecord = kPixels + 1;
+  data.sampleSize = kPixels;
+  std::vector<unsigned char> bytes;
+  for (const std::string &file : files) {
+    if (!readMaybeGzip(file, bytes, error))
+      return false;
+    if (bytes.empty() || bytes.size() % kRecord != 0) {
+      error = "CIFAR-10 file '" + file + "': " + std::to_string(bytes.size()) +
+              " bytes is not a whole number of 3073-byte records (truncated or not CIFAR-10)";
+      data = Dataset();
+      return false;
+    }
+    size_t n = bytes.size() / kRecord;
+    size_t base = data.samples.size();
+    data.samples.resize(base + n * kPixels);
+    for (size_t i = 0; i < n; ++i) {
+      const unsigned char *rec = bytes.data() + i * kRecord;
+      data.labels.push_back(rec[0]);
+      float *dst = data.samples.data() + base + i * kPixels;
+      for (size_t j = 0; j < kPixels; ++j)
+        dst[j] = rec[1 + j] * (1.0f / 255.0f);
+    }
+  }
+  return true;
+}
+
+bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error) {
+  switch (format) {
+  case DataFormat::Digits:
+    return loadDigits(path, data, error);
+  case DataFormat::Mnist:
+    return loadMnist(path, data, error);
+  case DataFormat::Cifar10:
+    return loadCifar10(path, data, error);
+  }
+  error = "unknown data format";
+  return false;
+}
+
+bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std::string &error) {
+  if (data.sampleSize != sampleSize) {
+    error = "data '" + data.source + "': a sample has " + std::to_string(data.sampleSize) +
+            " values, but the model's input takes " + std::to_string(sampleSize) + " per sample";
+    return false;
+  }
+  for (int64_t i = 0; i < data.size(); ++i)
+    if (data.labels[i] < 0 || data.labels[i] >= classes) {
+      error = "data '" + data.source + "': label " + std::to_string(data.labels[i]) +
+              " of sample " + std::to_string(i) + " is out of range for the model's " +
+              std::to_string(classes) + " classes";
+      return false;
+    }
+  return true;
+}
+
+//===--- Deterministic order ----------------------------------------------===//
+
+namespace {
+
+uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+// Uniform in [0, bound) without modulo bias.
+uint64_t below(uint64_t &state, uint64_t bound) {
+  uint64_t threshold = (0 - bound) % bound;
+  for (;;) {
+    uint64_t r = splitmix64(state);
+    if (r >= threshold)
+      return r % bound;
+  }
+}
+
+void fisherYates(std::vector<int64_t> &v, uint64_t state) {
+  for (size_t i = v.size(); i > 1; --i)
+    std::swap(v[i - 1], v[below(state, i)]);
+}
+
+// Independent streams per purpose: mix the seed with a tag and an index.
+uint64_t streamState(uint64_t seed, uint64_t tag, uint64_t index) {
+  uint64_t s = seed ^ (tag * 0xD1B54A32D192ED03ull);
+  splitmix64(s);
+  s ^= index * 0x8CB92BA72F3D8DD7ull;
+  return splitmix64(s);
+}
+
+} // namespace
+
+void shuffleForEpoch(std::vector<int64_t> &indices, uint64_t seed, uint64_t epoch) {
+  fisherYates(indices, streamState(seed, 1, epoch));
+}
+
+void splitHoldout(int64_t n, double fraction, uint64_t seed, std::vector<int64_t> &train,
+                  std::vector<int64_t> &heldOut) {
+  std::vector<int64_t> all(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    all[i] = i;
+  fisherYates(all, streamState(seed, 2, 0));
+  int64_t held = static_cast<int64_t>(std::llround(fraction * static_cast<double>(n)));
+  held = std::clamp<int64_t>(held, 0, n);
+  heldOut.assign(all.begin(), all.begin() + held);
+  train.assign(all.begin() + held, all.end());
+  std::sort(heldOut.begin(), heldOut.end());
+  std::sort(train.begin(), train.end());
+}
+
+} // namespace mgs::rt::driver

@@ -1,0 +1,858 @@
+//===- Driver.cpp - The training / inference executable's main ------------===//
+//
+// mgsrt_driver_main: parses the command line and the compiled model's
+// manifest, loads the params (weights file or checkpoint) and the data, and
+// runs mgs_train_step / mgs_eval_step (mgsrt.h). The model's symbols are
+// only referenced here; the object file mgsc emits defines them.
+//
+// Exit status: 0 success, 1 a runtime problem (files, data, a kernel
+// failure), 2 a bad command line (with a short usage on stderr).
+//
+// Determinism: the held-out split is a function of (seed, data size,
+// fraction); the order of the training samples in epoch e is a function of
+// (seed, e) alone; the dropout stream is the context's, seeded with the seed
+// and saved in checkpoints. So a run resumed from a checkpoint continues
+// exactly as the uninterrupted run would have.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+#include "mgsrt/driver.h"
+#include "mgsrt/mgsrt.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <new>
+#include <set>
+#include <unistd.h>
+
+using namespace mgs::rt::driver;
+
+namespace {
+
+//===--- Command line -----------------------------------------------------===//
+
+constexpr const char *kUsage =
+    "usage: %s [options]\n"
+    "training (manifest mode train):\n"
+    "  --data PATH              data set: digits CSV(.gz), MNIST dir/idx file, CIFAR-10 dir/.bin\n"
+    "  --data-format F          digits|mnist|cifar10 (default: guessed from PATH)\n"
+    "  --epochs N               epochs to train, in all (default 10)\n"
+    "  --batch-size N           must equal the batch size the model was compiled with\n"
+    "  --lr F                   learning rate (default 0.1)\n"
+    "  --momentum F             SGD momentum (default 0.9)\n"
+    "  --weight-decay F         L2 weight decay (default 0)\n"
+    "  --warmup-epochs E        linear lr warm-up over the first E epochs (default 0)\n"
+    "  --lr-steps E1,E2,...     multiply the lr by --lr-gamma from these epochs on\n"
+    "  --lr-gamma G             (default 0.1)\n"
+    "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
+    "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2)\n"
+    "  --progress-every N       progress line every N iterations, 0 = never (default 10)\n"
+    "  --checkpoint FILE        write a checkpoint after every epoch\n"
+    "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
+    "  --save-weights FILE      write the trained params (weights-file format)\n"
+    "inference (manifest mode inference, or --inference):\n"
+    "  --input NAME=FILE        raw float32 input, one per model input\n"
+    "  --output NAME=FILE       write a model output as raw float32\n"
+    "both:\n"
+    "  --weights FILE           params (default: <this executable>.weights)\n"
+    "  --help\n";
+
+struct Options {
+  std::string program = "mgs-model";
+  std::string executable;
+  std::string data, weights, checkpoint, resume, saveWeights;
+  bool haveFormat = false;
+  DataFormat format = DataFormat::Digits;
+  int64_t epochs = 10;
+  int64_t batchSize = 0; // 0: not given
+  double lr = 0.1, momentum = 0.9, weightDecay = 0.0;
+  double warmupEpochs = 0.0;
+  std::vector<int64_t> lrSteps;
+  double lrGamma = 0.1;
+  uint64_t seed = 1;
+  double holdout = 0.2;
+  int64_t progressEvery = 10;
+  bool inference = false, help = false;
+  std::vector<std::pair<std::string, std::string>> inputs, outputs;
+  std::set<std::string> given; // the options on the command line
+};
+
+// Options that only make sense when training / only when running inference.
+const std::set<std::string> kTrainOnly = {
+    "--data",  "--data-format", "--epochs",    "--lr",         "--momentum",
+    "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
+    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights"};
+const std::set<std::string> kInferenceOnly = {"--input", "--output"};
+
+bool parseI64(const std::string &s, int64_t min, int64_t &v) {
+  if (s.empty())
+    return false;
+  char *end;
+  errno = 0;
+  long long x = std::strtoll(s.c_str(), &end, 10);
+  if (*end || errno || x < min)
+    return false;
+  v = x;
+  return true;
+}
+
+bool parseU64(const std::string &s, uint64_t &v) {
+  if (s.empty() || s[0] == '-')
+    return false;
+  char *end;
+  errno = 0;
+  unsigned long long x = std::strtoull(s.c_str(), &end, 10);
+  if (*end || errno)
+    return false;
+  v = x;
+  return true;
+}
+
+bool parseF64(const std::string &s, double min, double &v) {
+  if (s.empty())
+    return false;
+  char *end;
+  double x = std::strtod(s.c_str(), &end);
+  if (*end || !std::isfinite(x) || x < min)
+    return false;
+  v = x;
+  return true;
+}
+
+bool parseBinding(const std::string &s, std::pair<std::string, std::string> &b) {
+  size_t eq = s.find('=');
+  if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
+    return false;
+  b = {s.substr(0, eq), s.substr(eq + 1)};
+  return true;
+}
+
+// Returns "" or the problem.
+std::string parseOptions(int argc, char **argv, Options &o) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      o.help = true;
+      continue;
+    }
+    if (arg == "--inference") {
+      o.inference = true;
+      o.given.insert(arg);
+      continue;
+    }
+    std::string value;
+    bool haveValue = false;
+    size_t eq = arg.find('=');
+    if (arg.rfind("--", 0) == 0 && eq != std::string::npos) {
+      value = arg.substr(eq + 1);
+      arg = arg.substr(0, eq);
+      haveValue = true;
+    }
+    static const std::set<std::string> known = {
+        "--data",      "--data-format",    "--epochs",     "--batch-size",   "--lr",
+        "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
+        "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
+        "--save-weights", "--weights",     "--input",      "--output"};
+    if (!known.count(arg))
+      return "unknown option '" + std::string(argv[i]) + "'";
+    if (!haveValue) {
+      if (i + 1 >= argc)
+        return "option '" + arg + "' needs a value";
+      value = argv[++i];
+    }
+    o.given.insert(arg);
+    auto bad = [&](const char *expected) {
+      return "bad value '" + value + "' for " + arg + " (expected " + expected + ")";
+    };
+    if (arg == "--data") {
+      o.data = value;
+    } else if (arg == "--data-format") {
+      if (!parseDataFormat(value, o.format))
+        return bad("digits, mnist or cifar10");
+      o.haveFormat = true;
+    } else if (arg == "--epochs") {
+      if (!parseI64(value, 0, o.epochs))
+        return bad("an integer >= 0");
+    } else if (arg == "--batch-size") {
+      if (!parseI64(value, 1, o.batchSize))
+        return bad("an integer >= 1");
+    } else if (arg == "--lr") {
+      if (!parseF64(value, 0, o.lr))
+        return bad("a number >= 0");
+    } else if (arg == "--momentum") {
+      if (!parseF64(value, 0, o.momentum))
+        return bad("a number >= 0");
+    } else if (arg == "--weight-decay") {
+      if (!parseF64(value, 0, o.weightDecay))
+        return bad("a number >= 0");
+    } else if (arg == "--warmup-epochs") {
+      if (!parseF64(value, 0, o.warmupEpochs))
+        return bad("a number of epochs >= 0");
+    } else if (arg == "--lr-steps") {
+      o.lrSteps.clear();
+      size_t pos = 0;
+      while (pos <= value.size()) {
+        size_t comma = value.find(',', pos);
+        if (comma == std::string::npos)
+          comma = value.size();
+        int64_t e;
+        if (!parseI64(value.substr(pos, comma - pos), 0, e))
+          return bad("epochs >= 0 separated by commas, like 30,60");
+        o.lrSteps.push_back(e);
+        pos = comma + 1;
+      }
+    } else if (arg == "--lr-gamma") {
+      if (!parseF64(value, 0, o.lrGamma))
+        return bad("a number >= 0");
+    } else if (arg == "--seed") {
+      if (!parseU64(value, o.seed))
+        return bad("an unsigned 64-bit integer");
+    } else if (arg == "--holdout") {
+      if (!parseF64(value, 0, o.holdout) || o.holdout >= 1)
+        return bad("a fraction in [0, 1)");
+    } else if (arg == "--progress-every") {
+      if (!parseI64(value, 0, o.progressEvery))
+        return bad("an integer >= 0");
+    } else if (arg == "--checkpoint") {
+      o.checkpoint = value;
+    } else if (arg == "--resume") {
+      o.resume = value;
+    } else if (arg == "--save-weights") {
+      o.saveWeights = value;
+    } else if (arg == "--weights") {
+      o.weights = value;
+    } else if (arg == "--input" || arg == "--output") {
+      std::pair<std::string, std::string> b;
+      if (!parseBinding(value, b))
+        return bad("NAME=FILE");
+      (arg == "--input" ? o.inputs : o.outputs).push_back(b);
+    }
+  }
+  return "";
+}
+
+//===--- Small helpers ----------------------------------------------------===//
+
+/// 64-byte aligned, zero-filled memory.
+class Buffer {
+public:
+  bool allocate(uint64_t bytes) {
+    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+    if (rounded > std::numeric_limits<size_t>::max())
+      return false;
+    ptr_.reset(std::aligned_alloc(64, rounded));
+    if (!ptr_)
+      return false;
+    std::memset(ptr_.get(), 0, rounded);
+    bytes_ = bytes;
+    return true;
+  }
+  void *get() const { return ptr_.get(); }
+  float *f32() const { return static_cast<float *>(ptr_.get()); }
+  uint64_t bytes() const { return bytes_; }
+
+private:
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> ptr_;
+  uint64_t bytes_ = 0;
+};
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    seconds = 0;
+  long s = std::lround(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+//===--- The run ----------------------------------------------------------===//
+
+class Driver {
+public:
+  explicit Driver(Options &options) : o(options) {}
+  ~Driver() {
+    if (ctx)
+      mgsrt_ctx_destroy(ctx);
+  }
+
+  int run();
+
+private:
+  int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  int error(const std::string &msg) { return error("%s", msg.c_str()); }
+  int usage(const std::string &msg);
+
+  int loadParams();
+  int allocate(bool training);
+  int runInference();
+  int runTraining();
+  int loadData();
+  bool evaluate(int64_t &correct, int64_t &total, int &status);
+  int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
+  int saveWeights();
+  double learningRate(int64_t epoch, int64_t iteration) const;
+  bool fillBatch(const int64_t *indices, int64_t count);
+
+  Options &o;
+  std::string manifestText;
+  Manifest m;
+  bool training = true;
+  mgsrt_ctx_t *ctx = nullptr;
+
+  // Params (manifest order) and the loaded values before they are copied in.
+  std::vector<Tensor> loaded;
+  Checkpoint resumed;
+  bool haveResumed = false;
+  Buffer arena;
+  std::vector<Buffer> params, velocities, inputs, outputs;
+  Buffer labels, loss;
+  std::vector<void *> trainIo, evalIo;
+
+  Dataset data;
+  int64_t sampleSize = 0;
+  std::vector<int64_t> trainSet, heldOutSet;
+  int64_t itersPerEpoch = 0;
+};
+
+int Driver::error(const char *fmt, ...) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: error: ", o.program.c_str());
+  va_list ap;
+  va_start(ap, fmt);
+  std::vfprintf(stderr, fmt, ap);
+  va_end(ap);
+  std::fputc('\n', stderr);
+  return 1;
+}
+
+int Driver::usage(const std::string &msg) {
+  error(msg);
+  std::fprintf(stderr, kUsage, o.program.c_str());
+  return 2;
+}
+
+int Driver::run() {
+  manifestText = mgs_model_manifest() ? mgs_model_manifest() : "";
+  std::string err;
+  if (!parseManifest(manifestText, m, err))
+    return error("the compiled model's %s", err.c_str());
+  training = m.mode == Manifest::Mode::Train && !o.inference;
+
+  if (o.batchSize && o.batchSize != m.batchSize)
+    return usage("--batch-size " + std::to_string(o.batchSize) +
+                 " does not match the model, which was compiled with batch size " +
+                 std::to_string(m.batchSize) + " (recompile with mgsc to change it)");
+  for (const std::string &opt : o.given) {
+    if (training && kInferenceOnly.count(opt))
+      return usage(opt + " is for inference; this model trains (add --inference to run "
+                         "its forward pass)");
+    if (!training && kTrainOnly.count(opt))
+      return usage(opt + " is a training option; this run is inference" +
+                   std::string(m.mode == Manifest::Mode::Inference
+                                   ? " (the model was compiled for inference)"
+                                   : " (--inference)"));
+  }
+  if (training && o.data.empty())
+    return usage("--data is required to train");
+
+  return training ? runTraining() : runInference();
+}
+
+// Params from --resume, else from the weights file.
+int Driver::loadParams() {
+  std::string err;
+  if (training && !o.resume.empty()) {
+    if (!readCheckpoint(o.resume, resumed, err))
+      return error(err);
+    if (resumed.manifestHash != fnv1a64(manifestText))
+      return error("checkpoint '%s' was written by a different model (its manifest differs)",
+                   o.resume.c_str());
+    std::string source = "checkpoint '" + o.resume + "'";
+    if (!matchParams(m, source, resumed.params, err))
+      return error(err);
+    size_t v = 0;
+    for (const TensorSpec &p : m.params) {
+      if (!p.trainable)
+        continue;
+      if (v >= resumed.velocities.size() || resumed.velocities[v].name != p.name ||
+          resumed.velocities[v].dims != p.dims)
+        return error("checkpoint '%s': no velocity for param '%s' of shape %s (corrupt file?)",
+                     o.resume.c_str(), p.name.c_str(), formatShape(p.dims).c_str());
+      ++v;
+    }
+    if (v != resumed.velocities.size())
+      return error("checkpoint '%s' has %zu velocities, the model %zu trainable params",
+                   o.resume.c_str(), resumed.velocities.size(), v);
+    loaded = std::move(resumed.params);
+    haveResumed = true;
+    return 0;
+  }
+  std::string path = o.weights;
+  if (path.empty()) {
+    path = o.executable + ".weights";
+    if (!isRegularFile(path))
+      return error("no weights file '%s' next to the executable (pass --weights FILE)",
+                   path.c_str());
+  }
+  if (!readWeights(path, loaded, err) || !matchWeights(m, path, loaded, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::allocate(bool forTraining) {
+  auto oom = [&](const std::string &what, uint64_t bytes) {
+    return error("out of memory allocating %s (%llu bytes)", what.c_str(),
+                 static_cast<unsigned long long>(bytes));
+  };
+  if (!arena.allocate(m.arenaBytes))
+    return oom("the arena", m.arenaBytes);
+  params.resize(m.params.size());
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    uint64_t bytes = m.params[i].numElements() * sizeof(float);
+    if (!params[i].allocate(bytes))
+      return oom("param '" + m.params[i].name + "'", bytes);
+    std::memcpy(params[i].get(), loaded[i].data.data(), bytes);
+    loaded[i].data = std::vector<float>(); // release as we go
+  }
+  size_t vi = 0;
+  for (size_t i = 0; forTraining && i < m.params.size(); ++i) {
+    if (!m.params[i].trainable)
+      continue;
+    uint64_t bytes = m.params[i].numElements() * sizeof(float);
+    velocities.emplace_back();
+    if (!velocities.back().allocate(bytes))
+      return oom("the velocity of '" + m.params[i].name + "'", bytes);
+    if (haveResumed) {
+      std::memcpy(velocities.back().get(), resumed.velocities[vi].data.data(), bytes);
+      resumed.velocities[vi].data = std::vector<float>();
+    }
+    ++vi;
+  }
+  for (auto [specs, bufs] : {std::pair{&m.inputs, &inputs}, std::pair{&m.outputs, &outputs}}) {
+    bufs->resize(specs->size());
+    for (size_t i = 0; i < specs->size(); ++i) {
+      uint64_t bytes = (*specs)[i].numElements() * sizeof(float);
+      if (!(*bufs)[i].allocate(bytes))
+        return oom("'" + (*specs)[i].name + "'", bytes);
+    }
+  }
+  if (forTraining && (!labels.allocate(m.batchSize * sizeof(int64_t)) ||
+                      !loss.allocate(sizeof(float))))
+    return oom("the labels", m.batchSize * sizeof(int64_t));
+
+  // mgs_eval_step io: arena, params, inputs, outputs.
+  evalIo.push_back(arena.get());
+  for (Buffer &b : params)
+    evalIo.push_back(b.get());
+  for (Buffer &b : inputs)
+    evalIo.push_back(b.get());
+  for (Buffer &b : outputs)
+    evalIo.push_back(b.get());
+  // mgs_train_step io: arena, params, velocities, inputs, labels, loss, outputs.
+  if (forTraining) {
+    trainIo.push_back(arena.get());
+    for (Buffer &b : params)
+      trainIo.push_back(b.get());
+    for (Buffer &b : velocities)
+      trainIo.push_back(b.get());
+    for (Buffer &b : inputs)
+      trainIo.push_back(b.get());
+    trainIo.push_back(labels.get());
+    trainIo.push_back(loss.get());
+    for (Buffer &b : outputs)
+      trainIo.push_back(b.get());
+  }
+  return 0;
+}
+
+//===--- Inference --------------------------------------------------------===//
+
+int Driver::runInference() {
+  std::string err;
+  std::map<std::string, std::string> inputFiles, outputFiles;
+  for (const auto &binding : o.inputs) {
+    const std::string &name = binding.first, &file = binding.second;
+    auto it = std::find_if(m.inputs.begin(), m.inputs.end(),
+                           [&](const TensorSpec &s) { return s.name == name; });
+    if (it == m.inputs.end())
+      return usage("--input " + name + ": the model has no input '" + name + "'");
+    if (!inputFiles.emplace(name, file).second)
+      return usage("--input " + name + " given twice");
+  }
+  for (const TensorSpec &s : m.inputs)
+    if (!inputFiles.count(s.name))
+      return usage("missing --input " + s.name + "=FILE (" + formatShape(s.dims) +
+                   " float32)");
+  for (const auto &binding : o.outputs) {
+    const std::string &name = binding.first, &file = binding.second;
+    auto it = std::find_if(m.outputs.begin(), m.outputs.end(),
+                           [&](const TensorSpec &s) { return s.name == name; });
+    if (it == m.outputs.end())
+      return usage("--output " + name + ": the model has no output '" + name + "'");
+    if (!outputFiles.emplace(name, file).second)
+      return usage("--output " + name + " given twice");
+  }
+
+  if (int rc = loadParams())
+    return rc;
+  if (int rc = allocate(/*forTraining=*/false))
+    return rc;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const std::string &file = inputFiles[m.inputs[i].name];
+    Reader r;
+    if (!r.open(file, "input file", err))
+      return error(err);
+    if (r.remaining() != inputs[i].bytes())
+      return error("input file '%s' has %llu bytes; input '%s' %s takes %llu (float32)",
+                   file.c_str(), static_cast<unsigned long long>(r.remaining()),
+                   m.inputs[i].name.c_str(), formatShape(m.inputs[i].dims).c_str(),
+                   static_cast<unsigned long long>(inputs[i].bytes()));
+    if (!r.read(inputs[i].get(), inputs[i].bytes(), "the input", err))
+      return error(err);
+  }
+
+  ctx = mgsrt_ctx_create(o.seed);
+  if (!ctx)
+    return error("out of memory creating the runtime context");
+  if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK)
+    return error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
+
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    auto it = outputFiles.find(m.outputs[i].name);
+    if (it == outputFiles.end()) {
+      std::printf("output %s %s (not written; pass --output %s=FILE)\n", m.outputs[i].name.c_str(),
+                  formatShape(m.outputs[i].dims).c_str(), m.outputs[i].name.c_str());
+      continue;
+    }
+    AtomicWriter w;
+    if (!w.open(it->second, err) || !w.write(outputs[i].get(), outputs[i].bytes(), err) ||
+        !w.commit(err))
+      return error(err);
+    std::printf("output %s %s -> %s\n", m.outputs[i].name.c_str(),
+                formatShape(m.outputs[i].dims).c_str(), it->second.c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+//===--- Training ---------------------------------------------------------===//
+
+int Driver::loadData() {
+  std::string err;
+  DataFormat format = o.format;
+  if (!o.haveFormat && !guessDataFormat(o.data, format, err))
+    return error(err);
+  if (!loadDataset(o.data, format, data, err))
+    return error(err);
+  if (!checkDataset(data, sampleSize, m.classes, err))
+    return error(err);
+
+  uint64_t seed = o.seed;
+  double holdout = o.holdout;
+  if (haveResumed) {
+    // The split and the shuffling depend on these: take them from the
+    // checkpoint unless given, and refuse a contradiction.
+    if (o.given.count("--seed") && o.seed != resumed.seed)
+      return error("checkpoint '%s' was written with --seed %llu, not %llu", o.resume.c_str(),
+                   static_cast<unsigned long long>(resumed.seed),
+                   static_cast<unsigned long long>(o.seed));
+    if (o.given.count("--holdout") && o.holdout != resumed.holdout)
+      return error("checkpoint '%s' was written with --holdout %g, not %g", o.resume.c_str(),
+                   resumed.holdout, o.holdout);
+    if (resumed.numSamples != static_cast<uint64_t>(data.size()))
+      return error("checkpoint '%s' was written for a data set of %llu samples; '%s' has %lld",
+                   o.resume.c_str(), static_cast<unsigned long long>(resumed.numSamples),
+                   o.data.c_str(), static_cast<long long>(data.size()));
+    seed = o.seed = resumed.seed;
+    holdout = o.holdout = resumed.holdout;
+  }
+  splitHoldout(data.size(), holdout, seed, trainSet, heldOutSet);
+  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / m.batchSize;
+  if (itersPerEpoch == 0)
+    return error("'%s': %zu training samples (after holding out %zu) are fewer than the batch "
+                 "size %lld",
+                 o.data.c_str(), trainSet.size(), heldOutSet.size(),
+                 static_cast<long long>(m.batchSize));
+  return 0;
+}
+
+// Copies `count` samples (and labels) into the batch; the rest is zero.
+bool Driver::fillBatch(const int64_t *indices, int64_t count) {
+  float *in = inputs[0].f32();
+  int64_t *lab = labels.get() ? static_cast<int64_t *>(labels.get()) : nullptr;
+  const size_t rowBytes = static_cast<size_t>(sampleSize) * sizeof(float);
+  for (int64_t j = 0; j < count; ++j) {
+    std::memcpy(in + j * sampleSize, data.samples.data() + indices[j] * sampleSize, rowBytes);
+    if (lab)
+      lab[j] = data.labels[indices[j]];
+  }
+  if (count < m.batchSize) {
+    std::memset(in + count * sampleSize, 0, rowBytes * (m.batchSize - count));
+    if (lab)
+      std::fill(lab + count, lab + m.batchSize, 0);
+  }
+  return true;
+}
+
+double Driver::learningRate(int64_t epoch, int64_t iteration) const {
+  double lr = o.lr;
+  for (int64_t step : o.lrSteps)
+    if (epoch >= step)
+      lr *= o.lrGamma;
+  if (o.warmupEpochs > 0) {
+    double progress = (static_cast<double>(epoch * itersPerEpoch + iteration) + 1) /
+                      (o.warmupEpochs * static_cast<double>(itersPerEpoch));
+    if (progress < 1)
+      lr *= progress;
+  }
+  return lr;
+}
+
+// Accuracy on the held-out set: argmax of the first output per sample.
+bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
+  correct = total = 0;
+  const TensorSpec &out = m.outputs[0];
+  int64_t perSample = out.numElements() / m.batchSize;
+  for (size_t start = 0; start < heldOutSet.size(); start += m.batchSize) {
+    int64_t count = std::min<int64_t>(m.batchSize, heldOutSet.size() - start);
+    fillBatch(heldOutSet.data() + start, count);
+    if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
+      status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
+      return false;
+    }
+    const float *y = outputs[0].f32();
+    for (int64_t j = 0; j < count; ++j) {
+      const float *row = y + j * perSample;
+      int64_t best = std::max_element(row, row + perSample) - row;
+      correct += best == data.labels[heldOutSet[start + j]];
+    }
+    total += count;
+  }
+  return true;
+}
+
+int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
+  Checkpoint c;
+  c.manifestHash = fnv1a64(manifestText);
+  c.seed = o.seed;
+  c.holdout = o.holdout;
+  c.numSamples = static_cast<uint64_t>(data.size());
+  c.epochsDone = epochsDone;
+  c.iterationsDone = iterationsDone;
+  c.rngState = mgsrt_ctx_rng_state(ctx);
+  size_t v = 0;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const float *p = params[i].f32();
+    int64_t n = m.params[i].numElements();
+    c.params.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(p, p + n)});
+    if (m.params[i].trainable) {
+      const float *vel = velocities[v++].f32();
+      c.velocities.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(vel, vel + n)});
+    }
+  }
+  std::string err;
+  if (!writeCheckpoint(o.checkpoint, c, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::saveWeights() {
+  std::vector<Tensor> ts;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const float *p = params[i].f32();
+    ts.push_back({m.params[i].name, m.params[i].dims,
+                  std::vector<float>(p, p + m.params[i].numElements())});
+  }
+  std::string err;
+  if (!writeWeights(o.saveWeights, ts, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::runTraining() {
+  // What the driver needs of the model: one batched input, labels, and a
+  // batched first output to take the argmax of.
+  if (m.inputs.size() != 1)
+    return error("the model has %zu inputs; the training driver feeds exactly one (the samples)",
+                 m.inputs.size());
+  const TensorSpec &in = m.inputs[0];
+  if (in.dims.empty() || in.dims[0] != m.batchSize)
+    return error("the model's input '%s' %s does not have the batch size %lld as its first "
+                 "dimension",
+                 in.name.c_str(), formatShape(in.dims).c_str(),
+                 static_cast<long long>(m.batchSize));
+  const TensorSpec &out = m.outputs[0];
+  if (out.dims.empty() || out.dims[0] != m.batchSize || out.numElements() == 0)
+    return error("the model's first output '%s' %s does not have the batch size %lld as its "
+                 "first dimension",
+                 out.name.c_str(), formatShape(out.dims).c_str(),
+                 static_cast<long long>(m.batchSize));
+  sampleSize = in.numElements() / m.batchSize;
+
+  if (int rc = loadParams())
+    return rc;
+  if (int rc = loadData())
+    return rc;
+  if (int rc = allocate(/*forTraining=*/true))
+    return rc;
+  ctx = mgsrt_ctx_create(o.seed);
+  if (!ctx)
+    return error("out of memory creating the runtime context");
+
+  int64_t firstEpoch = 0;
+  uint64_t iterationsDone = 0;
+  if (haveResumed) {
+    mgsrt_ctx_set_rng_state(ctx, resumed.rngState);
+    firstEpoch = static_cast<int64_t>(resumed.epochsDone);
+    iterationsDone = resumed.iterationsDone;
+    std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
+                static_cast<long long>(firstEpoch));
+  }
+  std::printf("training on '%s': %zu samples, %zu held out, batch size %lld, %lld iterations "
+              "per epoch\n",
+              data.source.c_str(), trainSet.size(), heldOutSet.size(),
+              static_cast<long long>(m.batchSize), static_cast<long long>(itersPerEpoch));
+  std::fflush(stdout);
+
+  bool haveAccuracy = false;
+  int64_t correct = 0, total = 0;
+  bool checkpointCurrent = false;
+  double trainSeconds = 0;      // time spent in training iterations this run
+  int64_t itersThisRun = 0;
+  const int64_t itersLeftAtStart = std::max<int64_t>(o.epochs - firstEpoch, 0) * itersPerEpoch;
+  std::vector<int64_t> order;
+
+  for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
+    order = trainSet;
+    shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
+    double lossSum = 0, windowLoss = 0;
+    int64_t windowIters = 0;
+    Clock::time_point windowStart = Clock::now();
+    for (int64_t it = 0; it < itersPerEpoch; ++it) {
+      Clock::time_point iterStart = Clock::now();
+      fillBatch(order.data() + it * m.batchSize, m.batchSize);
+      mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
+                        static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
+      if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
+        return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
+                     static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+                     mgsrt_ctx_message(ctx));
+      float l = *loss.f32();
+      lossSum += l;
+      windowLoss += l;
+      ++windowIters;
+      ++iterationsDone;
+      ++itersThisRun;
+      trainSeconds += secondsSince(iterStart);
+      if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
+        double window = secondsSince(windowStart);
+        double rate = window > 0 ? static_cast<double>(windowIters * m.batchSize) / window : 0;
+        double eta = trainSeconds / static_cast<double>(itersThisRun) *
+                     static_cast<double>(itersLeftAtStart - itersThisRun);
+        std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",
+                    static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs),
+                    static_cast<long long>(it + 1), static_cast<long long>(itersPerEpoch),
+                    windowLoss / static_cast<double>(windowIters), rate,
+                    formatDuration(eta).c_str());
+        std::fflush(stdout);
+        windowLoss = 0;
+        windowIters = 0;
+        windowStart = Clock::now();
+      }
+    }
+    double meanLoss = lossSum / static_cast<double>(itersPerEpoch);
+    int status = 0;
+    if (!heldOutSet.empty()) {
+      if (!evaluate(correct, total, status))
+        return status;
+      haveAccuracy = true;
+      std::printf("epoch %lld: train loss %.4f (mean), held-out accuracy %.2f%% (%lld/%lld)\n",
+                  static_cast<long long>(epoch + 1), meanLoss,
+                  100.0 * static_cast<double>(correct) / static_cast<double>(total),
+                  static_cast<long long>(correct), static_cast<long long>(total));
+    } else {
+      std::printf("epoch %lld: train loss %.4f (mean), no held-out set (--holdout 0)\n",
+                  static_cast<long long>(epoch + 1), meanLoss);
+    }
+    std::fflush(stdout);
+    if (!o.checkpoint.empty()) {
+      if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
+        return rc;
+      checkpointCurrent = true;
+    }
+  }
+
+  if (!o.checkpoint.empty() && !checkpointCurrent)
+    if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
+                                iterationsDone))
+      return rc;
+  if (!heldOutSet.empty()) {
+    int status = 0;
+    if (!haveAccuracy && !evaluate(correct, total, status))
+      return status;
+    std::printf("final held-out accuracy: %.2f%%\n",
+                100.0 * static_cast<double>(correct) / static_cast<double>(total));
+  } else {
+    std::printf("final held-out accuracy: n/a (no held-out set)\n");
+  }
+  std::fflush(stdout);
+  if (!o.saveWeights.empty())
+    if (int rc = saveWeights())
+      return rc;
+  return 0;
+}
+
+} // namespace
+
+extern "C" int mgsrt_driver_main(int argc, char **argv) {
+  Options o;
+  if (argc > 0 && argv[0]) {
+    o.executable = argv[0];
+    // argv[0] without a slash was found on PATH: ask the kernel where we are.
+    if (o.executable.find('/') == std::string::npos) {
+      char buf[4096];
+      ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+      if (n > 0)
+        o.executable.assign(buf, static_cast<size_t>(n));
+    }
+    const char *slash = std::strrchr(argv[0], '/');
+    o.program = slash ? slash + 1 : argv[0];
+  }
+  try {
+    Driver driver(o);
+    std::string problem = parseOptions(argc, argv, o);
+    if (o.help) {
+      std::printf(kUsage, o.program.c_str());
+      return 0;
+    }
+    if (!problem.empty()) {
+      std::fflush(stdout);
+      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), problem.c_str());
+      std::fprintf(stderr, kUsage, o.program.c_str());
+      return 2;
+    }
+    return driver.run();
+  } catch (const std::bad_alloc &) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "%s: error: out of memory\n", o.program.c_str());
+    return 1;
+  }
+}

@@ -1,0 +1,283 @@
+//===- Manifest.cpp - Parser of mgs_model_manifest() ----------------------===//
+//
+// The format (one item a line, see mgsrt.h):
+//   mgs-manifest 1
+//   mode train|inference
+//   batch_size N
+//   arena_bytes BYTES
+//   param NAME trainable|state RANK D0 D1 ...
+//   input NAME RANK D0 ...
+//   output NAME RANK D0 ...
+//   labels RANK D0           (train mode)
+//   classes C                (train mode)
+// Blank lines are skipped.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgsrt/driver.h"
+
+#include <charconv>
+#include <set>
+#include <sstream>
+
+namespace mgs::rt::driver {
+
+int64_t TensorSpec::numElements() const {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+int64_t Manifest::numTrainable() const {
+  int64_t n = 0;
+  for (const TensorSpec &p : params)
+    n += p.trainable;
+  return n;
+}
+
+std::string formatShape(const std::vector<int64_t> &dims) {
+  std::string s = "[";
+  for (size_t i = 0; i < dims.size(); ++i) {
+    if (i)
+      s += ", ";
+    s += std::to_string(dims[i]);
+  }
+  return s + "]";
+}
+
+namespace {
+
+std::vector<std::string_view> splitWords(std::string_view line) {
+  std::vector<std::string_view> words;
+  size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t' || line[i] == '\r'))
+      ++i;
+    size_t start = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t' && line[i] != '\r')
+      ++i;
+    if (i > start)
+      words.push_back(line.substr(start, i - start));
+  }
+  return words;
+}
+
+bool parseInt(std::string_view word, int64_t &value) {
+  auto [ptr, ec] = std::from_chars(word.data(), word.data() + word.size(), value);
+  return ec == std::errc() && ptr == word.data() + word.size();
+}
+
+// A dimension is at most 2^40 and a tensor at most 2^48 elements: enough for
+// any model, and no overflow in byte counts.
+constexpr int64_t kMaxDim = int64_t(1) << 40;
+constexpr int64_t kMaxElements = int64_t(1) << 48;
+
+class Parser {
+public:
+  Parser(Manifest &manifest, std::string &err) : m(manifest), error(err) {}
+
+  bool run(std::string_view text) {
+    size_t pos = 0;
+    while (pos <= text.size()) {
+      size_t end = text.find('\n', pos);
+      if (end == std::string_view::npos)
+        end = text.size();
+      line = text.substr(pos, end - pos);
+      if (!line.empty() && line.back() == '\r')
+        line.remove_suffix(1);
+      ++lineNo;
+      pos = end + 1;
+      std::vector<std::string_view> words = splitWords(line);
+      if (words.empty())
+        continue;
+      if (!parseLine(words))
+        return false;
+    }
+    return finish();
+  }
+
+private:
+  bool fail(const std::string &what) {
+    error = "manifest line " + std::to_string(lineNo) + ": " + what + ": '" + std::string(line) + "'";
+    return false;
+  }
+
+  bool once(const char *key) {
+    if (!seen.insert(key).second)
+      return fail(std::string("duplicate '") + key + "'");
+    return true;
+  }
+
+  bool parseCount(std::string_view word, const char *what, int64_t min, int64_t &value) {
+    if (!parseInt(word, value))
+      return fail(std::string(what) + " '" + std::string(word) + "' is not an integer");
+    if (value < min)
+      return fail(std::string(what) + " must be at least " + std::to_string(min) + ", got " +
+                  std::to_string(value));
+    return true;
+  }
+
+  // RANK D0 D1 ... starting at words[at], to the end of the line.
+  bool parseShape(const std::vector<std::string_view> &words, size_t at,
+                  std::vector<int64_t> &dims) {
+    if (at >= words.size())
+      return fail("missing the rank");
+    int64_t rank;
+    if (!parseCount(words[at], "rank", 0, rank))
+      return false;
+    if (static_cast<int64_t>(words.size() - at - 1) != rank)
+      return fail("rank " + std::to_string(rank) + " but " + std::to_string(words.size() - at - 1) +
+                  " dimensions");
+    int64_t elements = 1;
+    for (size_t i = at + 1; i < words.size(); ++i) {
+      int64_t d;
+      if (!parseCount(words[i], "dimension", 0, d))
+        return false;
+      if (d > kMaxDim || (d > 0 && elements > kMaxElements / d))
+        return fail("tensor too large");
+      elements *= d;
+      dims.push_back(d);
+    }
+    return true;
+  }
+
+  bool parseTensor(const std::vector<std::string_view> &words, bool isParam,
+                   std::vector<TensorSpec> &list, std::set<std::string> &names) {
+    if (words.size() < 2)
+      return fail("missing the name");
+    TensorSpec spec;
+    spec.name = std::string(words[1]);
+    size_t at = 2;
+    if (isParam) {
+      if (words.size() < 3)
+        return fail("missing 'trainable' or 'state'");
+      if (words[2] == "trainable")
+        spec.trainable = true;
+      else if (words[2] != "state")
+        return fail("expected 'trainable' or 'state', got '" + std::string(words[2]) + "'");
+      at = 3;
+    }
+    if (!parseShape(words, at, spec.dims))
+      return false;
+    if (!names.insert(spec.name).second)
+      return fail("duplicate " + std::string(words[0]) + " '" + spec.name + "'");
+    list.push_back(std::move(spec));
+    return true;
+  }
+
+  bool parseLine(const std::vector<std::string_view> &words) {
+    std::string_view key = words[0];
+    if (!sawHeader) {
+      if (key != "mgs-manifest")
+        return fail("expected 'mgs-manifest 1' first");
+      if (words.size() != 2 || words[1] != "1")
+        return fail("unsupported manifest version (this runtime reads version 1)");
+      sawHeader = true;
+      return true;
+    }
+    auto expectWords = [&](size_t n) {
+      if (words.size() != n)
+        return fail("expected " + std::to_string(n - 1) + " value" + (n == 2 ? "" : "s") +
+                    " after '" + std::string(key) + "'");
+      return true;
+    };
+    int64_t v;
+    if (key == "mgs-manifest")
+      return fail("duplicate 'mgs-manifest'");
+    if (key == "mode") {
+      if (!once("mode") || !expectWords(2))
+        return false;
+      if (words[1] == "train")
+        m.mode = Manifest::Mode::Train;
+      else if (words[1] == "inference")
+        m.mode = Manifest::Mode::Inference;
+      else
+        return fail("mode must be 'train' or 'inference'");
+      return true;
+    }
+    if (key == "batch_size") {
+      if (!once("batch_size") || !expectWords(2) || !parseCount(words[1], "batch_size", 1, v))
+        return false;
+      m.batchSize = v;
+      return true;
+    }
+    if (key == "arena_bytes") {
+      if (!once("arena_bytes") || !expectWords(2) || !parseCount(words[1], "arena_bytes", 0, v))
+        return false;
+      m.arenaBytes = static_cast<uint64_t>(v);
+      return true;
+    }
+    if (key == "classes") {
+      if (!once("classes") || !expectWords(2) || !parseCount(words[1], "classes", 1, v))
+        return false;
+      m.classes = v;
+      return true;
+    }
+    if (key == "labels") {
+      if (!once("labels") || !parseShape(words, 1, m.labelDims))
+        return false;
+      if (m.labelDims.size() != 1)
+        return fail("labels must have rank 1");
+      labelsLine = lineNo;
+      labelsText = std::string(line);
+      return true;
+    }
+    if (key == "param")
+      return parseTensor(words, true, m.params, paramNames);
+    if (key == "input")
+      return parseTensor(words, false, m.inputs, inputNames);
+    if (key == "output")
+      return parseTensor(words, false, m.outputs, outputNames);
+    return fail("unknown item '" + std::string(key) + "'");
+  }
+
+  bool finish() {
+    auto missing = [&](const char *what) {
+      error = std::string("manifest: missing '") + what + "' line";
+      return false;
+    };
+    if (!sawHeader)
+      return missing("mgs-manifest 1");
+    if (!seen.count("mode"))
+      return missing("mode");
+    if (!seen.count("batch_size"))
+      return missing("batch_size");
+    if (!seen.count("arena_bytes"))
+      return missing("arena_bytes");
+    if (m.outputs.empty())
+      return missing("output");
+    if (m.mode == Manifest::Mode::Train) {
+      if (!seen.count("labels"))
+        return missing("labels");
+      if (!seen.count("classes"))
+        return missing("classes");
+    }
+    if (!m.labelDims.empty() && m.labelDims[0] != m.batchSize) {
+      error = "manifest line " + std::to_string(labelsLine) + ": labels dimension " +
+              std::to_string(m.labelDims[0]) + " is not the batch size " +
+              std::to_string(m.batchSize) + ": '" + labelsText + "'";
+      return false;
+    }
+    return true;
+  }
+
+  Manifest &m;
+  std::string &error;
+  std::string_view line;
+  int lineNo = 0;
+  bool sawHeader = false;
+  std::set<std::string> seen, paramNames, inputNames, outputNames;
+  int labelsLine = 0;
+  std::string labelsText;
+};
+
+} // namespace
+
+bool parseManifest(std::string_view text, Manifest &manifest, std::string &error) {
+  manifest = Manifest();
+  Parser parser(manifest, error);
+  return parser.run(text);
+}
+
+} // namespace mgs::rt::driver

@@ -1,0 +1,110 @@
+//===- Common.h - Shared helpers of the CPU kernels (internal) --*- C++ -*-===//
+//
+// The entry guard every kernel goes through (sticky status, exceptions turned
+// into statuses), descriptor checks, and the parallel-loop thresholds.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CPU_COMMON_H
+#define MGSRT_KERNELS_CPU_COMMON_H
+
+#include "Context.h"
+
+#include <cstdint>
+#include <exception>
+#include <new>
+#include <sstream>
+#include <string>
+#include <utility>
+
+namespace mgs::rt {
+
+/// The largest tensor rank the shape kernels accept (descriptors are read
+/// into fixed arrays of this size).
+constexpr int64_t kMaxRank = 32;
+
+/// Loops over fewer elements than this run on one thread.
+constexpr int64_t kParallelGrain = 1 << 15;
+
+template <typename... Args> std::string strCat(Args &&...args) {
+  std::ostringstream os;
+  (os << ... << std::forward<Args>(args));
+  return os.str();
+}
+
+/// Records MGSRT_ERROR_INVALID_ARGUMENT with "<kernel>: <what>" and returns it.
+template <typename... Args>
+mgsrt_status_t invalidArg(mgsrt_ctx_t *ctx, const char *kernel, Args &&...what) {
+  return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                   strCat(kernel, ": ", std::forward<Args>(what)...));
+}
+
+/// Runs `body` (returning mgsrt_status_t) behind the C ABI: a failed context
+/// makes it a no-op returning the sticky status; null ctx/desc/bufs and
+/// escaping exceptions become statuses. Exceptions must not escape OpenMP
+/// regions inside `body` (kernels allocate outside them).
+template <typename Body>
+mgsrt_status_t runKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                         void *const *bufs, Body &&body) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed())
+    return ctx->status;
+  if (!desc)
+    return invalidArg(ctx, kernel, "descriptor is null");
+  if (!bufs)
+    return invalidArg(ctx, kernel, "buffer list is null");
+  try {
+    return body();
+  } catch (const std::bad_alloc &) {
+    return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, strCat(kernel, ": out of memory"));
+  } catch (const std::exception &e) {
+    return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": ", e.what()));
+  } catch (...) {
+    return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": unknown exception"));
+  }
+}
+
+/// Checks that the buffers at the given positions are non-null; records an
+/// error naming the first null one. A buffer whose element count is given as
+/// zero may be null.
+struct BufferCheck {
+  mgsrt_ctx_t *ctx;
+  const char *kernel;
+  void *const *bufs;
+  bool ok = true;
+  BufferCheck(mgsrt_ctx_t *c, const char *k, void *const *b) : ctx(c), kernel(k), bufs(b) {}
+  BufferCheck &require(int index, const char *name, int64_t elements = -1) {
+    if (ok && !bufs[index] && elements != 0) {
+      invalidArg(ctx, kernel, "buffer ", index, " (", name, ") is null");
+      ok = false;
+    }
+    return *this;
+  }
+};
+
+inline double descF64(const int64_t *desc, int index) {
+  return mgsrt_f64_from_bits(desc[index]);
+}
+
+/// Product of `n` extents (the caller has checked they are non-negative).
+inline int64_t product(const int64_t *dims, int64_t n) {
+  int64_t p = 1;
+  for (int64_t i = 0; i < n; ++i)
+    p *= dims[i];
+  return p;
+}
+
+/// Returns the cache entry of type T for `desc`, creating it (replacing an
+/// entry of another type) when absent.
+template <typename T> T &getCache(mgsrt_ctx_t *ctx, const int64_t *desc) {
+  auto &slot = ctx->caches[desc];
+  if (auto *existing = dynamic_cast<T *>(slot.get()))
+    return *existing;
+  slot = std::make_unique<T>();
+  return static_cast<T &>(*slot);
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_KERNELS_CPU_COMMON_H

@@ -1,0 +1,399 @@
+//===- Conv.cpp - Convolution forward / backward on oneDNN ----------------===//
+//
+// Each call site (desc address) gets a ConvCache holding, per direction, the
+// oneDNN primitive, the memory objects for the caller's plain layouts
+// (NCW / NCHW / NCDHW, [g]oi{w,hw,dhw}), and, where oneDNN picks a blocked
+// layout for speed, an internal buffer in that layout with the reorders to
+// and from it. The caller's pointers are attached with set_data_handle on
+// every call. The engine and stream are created once per context.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <dnnl.hpp>
+
+#include <cstdlib>
+#include <cstring>
+#include <unordered_map>
+#include <vector>
+
+using namespace mgs::rt;
+using tag = dnnl::memory::format_tag;
+using dt = dnnl::memory::data_type;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Descriptor
+//===----------------------------------------------------------------------===//
+
+struct ConvParams {
+  int64_t s, n, c, m, g;
+  dnnl::memory::dims in, kernel, out, strides, padsBegin, padsEnd, dilations;
+  int64_t descLen;
+};
+
+mgsrt_status_t parseConv(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                         ConvParams &p) {
+  p.s = desc[0];
+  if (p.s < 1 || p.s > 3)
+    return invalidArg(ctx, kernel, "spatial rank ", p.s, " is not 1, 2 or 3");
+  p.n = desc[1];
+  p.c = desc[2];
+  p.m = desc[3];
+  p.g = desc[4];
+  if (p.n < 0)
+    return invalidArg(ctx, kernel, "batch size ", p.n, " is negative");
+  if (p.c < 1 || p.m < 1 || p.g < 1)
+    return invalidArg(ctx, kernel, "C=", p.c, " M=", p.m, " group=", p.g, " must be positive");
+  if (p.c % p.g || p.m % p.g)
+    return invalidArg(ctx, kernel, "group ", p.g, " does not divide C=", p.c, " and M=", p.m);
+  const int64_t *v = desc + 5;
+  auto take = [&](dnnl::memory::dims &d) {
+    d.assign(v, v + p.s);
+    v += p.s;
+  };
+  take(p.in);
+  take(p.kernel);
+  take(p.out);
+  take(p.strides);
+  take(p.padsBegin);
+  take(p.padsEnd);
+  take(p.dilations);
+  p.descLen = 5 + 7 * p.s;
+  for (int64_t i = 0; i < p.s; ++i) {
+    if (p.in[i] < 1 || p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1)
+      return invalidArg(ctx, kernel, "spatial dim ", i, ": in=", p.in[i], " kernel=",
+                        p.kernel[i], " stride=", p.strides[i], " dilation=", p.dilations[i],
+                        " must be positive");
+    if (p.padsBegin[i] < 0 || p.padsEnd[i] < 0)
+      return invalidArg(ctx, kernel, "spatial dim ", i, ": negative pad");
+    int64_t span = p.in[i] + p.padsBegin[i] + p.padsEnd[i] - ((p.kernel[i] - 1) * p.dilations[i] + 1);
+    if (span < 0 || p.out[i] != span / p.strides[i] + 1)
+      return invalidArg(ctx, kernel, "spatial dim ", i, ": out=", p.out[i],
+                        " does not match in=", p.in[i], " kernel=", p.kernel[i], " stride=",
+                        p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
+                        " dilation=", p.dilations[i]);
+  }
+  return MGSRT_OK;
+}
+
+tag plainDataTag(int64_t s) { return s == 1 ? tag::ncw : s == 2 ? tag::nchw : tag::ncdhw; }
+
+tag plainWeightsTag(int64_t s, bool grouped) {
+  if (grouped)
+    return s == 1 ? tag::goiw : s == 2 ? tag::goihw : tag::goidhw;
+  return s == 1 ? tag::oiw : s == 2 ? tag::oihw : tag::oidhw;
+}
+
+dnnl::memory::dims concatDims(dnnl::memory::dims head, const dnnl::memory::dims &tail) {
+  head.insert(head.end(), tail.begin(), tail.end());
+  return head;
+}
+
+struct ConvShapes {
+  dnnl::memory::dims src, weights, bias, dst, strides, dilations, padL, padR;
+};
+
+ConvShapes convShapes(const ConvParams &p) {
+  ConvShapes s;
+  s.src = concatDims({p.n, p.c}, p.in);
+  s.dst = concatDims({p.n, p.m}, p.out);
+  s.weights = p.g > 1 ? concatDims({p.g, p.m / p.g, p.c / p.g}, p.kernel)
+                      : concatDims({p.m, p.c}, p.kernel);
+  s.bias = {p.m};
+  s.strides = p.strides;
+  s.padL = p.padsBegin;
+  s.padR = p.padsEnd;
+  for (int64_t d : p.dilations)
+    s.dilations.push_back(d - 1); // oneDNN counts the holes: ONNX dilation - 1
+  return s;
+}
+
+/// Whether primitives may pick their own (blocked) layouts; MGSRT_CONV_LAYOUT=plain
+/// forces the caller's plain layouts everywhere (no reorders).
+bool useBlockedLayouts() {
+  static const bool blocked = [] {
+    const char *v = std::getenv("MGSRT_CONV_LAYOUT");
+    return !(v && std::strcmp(v, "plain") == 0);
+  }();
+  return blocked;
+}
+
+//===----------------------------------------------------------------------===//
+// Engine, stream and cached state
+//===----------------------------------------------------------------------===//
+
+struct DnnlEnv : KernelCache {
+  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
+  dnnl::stream stream{engine};
+};
+
+/// The per-context engine and stream live in the cache map under the address
+/// of this variable (no descriptor can have it).
+const int64_t kDnnlEnvKey = 0;
+
+DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return getCache<DnnlEnv>(ctx, &kDnnlEnvKey); }
+
+/// One primitive argument: the caller's plain memory (its handle set per
+/// call) and, when the primitive wants another layout, an internal memory in
+/// that layout and the reorder between them.
+struct Arg {
+  int dnnlArg = 0;
+  bool output = false;
+  dnnl::memory user, prim;
+  dnnl::reorder reorder;
+  bool needsReorder = false;
+
+  void init(int arg, bool isOutput, const dnnl::memory::desc &userMd,
+            const dnnl::memory::desc &primMd, const dnnl::engine &eng) {
+    dnnlArg = arg;
+    output = isOutput;
+    user = dnnl::memory(userMd, eng, DNNL_MEMORY_NONE);
+    needsReorder = !(userMd == primMd);
+    if (needsReorder) {
+      prim = dnnl::memory(primMd, eng);
+      reorder = isOutput ? dnnl::reorder(prim, user) : dnnl::reorder(user, prim);
+    } else {
+      prim = user;
+    }
+  }
+};
+
+/// A primitive with its arguments, run on caller pointers.
+struct Step {
+  dnnl::primitive prim;
+  std::vector<Arg> args;
+  std::unordered_map<int, dnnl::memory> argMap;
+
+  void finish() {
+    for (const Arg &a : args)
+      argMap[a.dnnlArg] = a.prim;
+  }
+
+  /// `ptrs[i]` is the caller's buffer for args[i].
+  void run(dnnl::stream &strm, void *const *ptrs) {
+    for (size_t i = 0; i < args.size(); ++i) {
+      Arg &a = args[i];
+      a.user.set_data_handle(ptrs[i]);
+      if (a.needsReorder && !a.output)
+        a.reorder.execute(strm, a.user, a.prim);
+    }
+    prim.execute(strm, argMap);
+    for (Arg &a : args)
+      if (a.needsReorder && a.output)
+        a.reorder.execute(strm, a.prim, a.user);
+    strm.wait();
+  }
+};
+
+struct ConvCache : KernelCache {
+  std::vector<int64_t> descCopy;
+  std::unique_ptr<Step> fwd[2];        // [has bias]
+  std::unique_ptr<Step> bwdData;
+  std::unique_ptr<Step> bwdWeights[2]; // [has bias]
+};
+
+/// The call site's cache, reset when the descriptor's contents changed (an
+/// address reused for another convolution).
+ConvCache &getConvCache(mgsrt_ctx_t *ctx, const int64_t *desc, const ConvParams &p) {
+  ConvCache &cache = getCache<ConvCache>(ctx, desc);
+  if (cache.descCopy.size() != static_cast<size_t>(p.descLen) ||
+      !std::equal(cache.descCopy.begin(), cache.descCopy.end(), desc)) {
+    cache.fwd[0].reset();
+    cache.fwd[1].reset();
+    cache.bwdData.reset();
+    cache.bwdWeights[0].reset();
+    cache.bwdWeights[1].reset();
+    cache.descCopy.assign(desc, desc + p.descLen);
+  }
+  return cache;
+}
+
+struct Mds {
+  dnnl::memory::desc src, weights, bias, dst;       // the caller's layouts
+  dnnl::memory::desc srcAny, weightsAny, dstAny;    // what primitives may choose
+};
+
+Mds makeMds(const ConvParams &p, const ConvShapes &s) {
+  Mds m;
+  m.src = {s.src, dt::f32, plainDataTag(p.s)};
+  m.dst = {s.dst, dt::f32, plainDataTag(p.s)};
+  m.weights = {s.weights, dt::f32, plainWeightsTag(p.s, p.g > 1)};
+  m.bias = {s.bias, dt::f32, tag::x};
+  if (useBlockedLayouts()) {
+    m.srcAny = {s.src, dt::f32, tag::any};
+    m.dstAny = {s.dst, dt::f32, tag::any};
+    m.weightsAny = {s.weights, dt::f32, tag::any};
+  } else {
+    m.srcAny = m.src;
+    m.dstAny = m.dst;
+    m.weightsAny = m.weights;
+  }
+  return m;
+}
+
+dnnl::convolution_forward::primitive_desc fwdPd(const ConvShapes &s, const Mds &m, bool bias,
+                                                const dnnl::engine &eng) {
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training,
+                                    dnnl::algorithm::convolution_direct, m.srcAny, m.weightsAny,
+                                    bias ? m.bias : dnnl::memory::desc(), m.dstAny, s.strides,
+                                    s.dilations, s.padL, s.padR);
+  return dnnl::convolution_forward::primitive_desc(d, eng);
+}
+
+std::unique_ptr<Step> makeFwd(const ConvParams &p, bool bias, const dnnl::engine &eng) {
+  ConvShapes s = convShapes(p);
+  Mds m = makeMds(p, s);
+  auto pd = fwdPd(s, m, bias, eng);
+  auto step = std::make_unique<Step>();
+  step->prim = dnnl::convolution_forward(pd);
+  step->args.resize(bias ? 4 : 3);
+  step->args[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc(), eng);
+  step->args[1].init(DNNL_ARG_WEIGHTS, false, m.weights, pd.weights_desc(), eng);
+  step->args[2].init(DNNL_ARG_DST, true, m.dst, pd.dst_desc(), eng);
+  if (bias)
+    step->args[3].init(DNNL_ARG_BIAS, false, m.bias, pd.bias_desc(), eng);
+  step->finish();
+  return step;
+}
+
+std::unique_ptr<Step> makeBwdData(const ConvParams &p, const dnnl::engine &eng) {
+  ConvShapes s = convShapes(p);
+  Mds m = makeMds(p, s);
+  auto hint = fwdPd(s, m, false, eng);
+  dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.srcAny,
+                                          m.weightsAny, m.dstAny, s.strides, s.dilations,
+                                          s.padL, s.padR);
+  dnnl::convolution_backward_data::primitive_desc pd(d, eng, hint);
+  auto step = std::make_unique<Step>();
+  step->prim = dnnl::convolution_backward_data(pd);
+  step->args.resize(3);
+  step->args[0].init(DNNL_ARG_DIFF_DST, false, m.dst, pd.diff_dst_desc(), eng);
+  step->args[1].init(DNNL_ARG_WEIGHTS, false, m.weights, pd.weights_desc(), eng);
+  step->args[2].init(DNNL_ARG_DIFF_SRC, true, m.src, pd.diff_src_desc(), eng);
+  step->finish();
+  return step;
+}
+
+std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl::engine &eng) {
+  ConvShapes s = convShapes(p);
+  Mds m = makeMds(p, s);
+  auto hint = fwdPd(s, m, bias, eng);
+  dnnl::convolution_backward_weights::desc d(
+      dnnl::algorithm::convolution_direct, m.srcAny, m.weightsAny,
+      bias ? m.bias : dnnl::memory::desc(), m.dstAny, s.strides, s.dilations, s.padL, s.padR);
+  dnnl::convolution_backward_weights::primitive_desc pd(d, eng, hint);
+  auto step = std::make_unique<Step>();
+  step->prim = dnnl::convolution_backward_weights(pd);
+  step->args.resize(bias ? 4 : 3);
+  step->args[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc(), eng);
+  step->args[1].init(DNNL_ARG_DIFF_DST, false, m.dst, pd.diff_dst_desc(), eng);
+  step->args[2].init(DNNL_ARG_DIFF_WEIGHTS, true, m.weights, pd.diff_weights_desc(), eng);
+  if (bias)
+    step->args[3].init(DNNL_ARG_DIFF_BIAS, true, m.bias, pd.diff_bias_desc(), eng);
+  step->finish();
+  return step;
+}
+
+//===----------------------------------------------------------------------===//
+// Kernels
+//===----------------------------------------------------------------------===//
+
+mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "conv_fwd";
+  ConvParams p;
+  if (parseConv(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "w").require(3, "y").ok)
+    return ctx->status;
+  if (p.n == 0)
+    return MGSRT_OK;
+  const bool bias = bufs[2] != nullptr;
+  DnnlEnv &env = getEnv(ctx);
+  ConvCache &cache = getConvCache(ctx, desc, p);
+  auto &step = cache.fwd[bias];
+  if (!step)
+    step = makeFwd(p, bias, env.engine);
+  void *ptrs[4] = {bufs[0], bufs[1], bufs[3], bufs[2]};
+  step->run(env.stream, ptrs);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "conv_bwd_data";
+  ConvParams p;
+  if (parseConv(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "dy").require(1, "w").require(2, "dx").ok)
+    return ctx->status;
+  if (p.n == 0)
+    return MGSRT_OK;
+  DnnlEnv &env = getEnv(ctx);
+  ConvCache &cache = getConvCache(ctx, desc, p);
+  if (!cache.bwdData)
+    cache.bwdData = makeBwdData(p, env.engine);
+  void *ptrs[3] = {bufs[0], bufs[1], bufs[2]};
+  cache.bwdData->run(env.stream, ptrs);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "conv_bwd_weights";
+  ConvParams p;
+  if (parseConv(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "dy").require(2, "dw").ok)
+    return ctx->status;
+  const bool bias = bufs[3] != nullptr;
+  if (p.n == 0) {
+    int64_t wSize = p.m * (p.c / p.g);
+    for (int64_t k : p.kernel)
+      wSize *= k;
+    std::memset(bufs[2], 0, sizeof(float) * wSize);
+    if (bias)
+      std::memset(bufs[3], 0, sizeof(float) * p.m);
+    return MGSRT_OK;
+  }
+  DnnlEnv &env = getEnv(ctx);
+  ConvCache &cache = getConvCache(ctx, desc, p);
+  auto &step = cache.bwdWeights[bias];
+  if (!step)
+    step = makeBwdWeights(p, bias, env.engine);
+  void *ptrs[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+  step->run(env.stream, ptrs);
+  return MGSRT_OK;
+}
+
+/// runKernel plus oneDNN's own error type, whose status is more telling.
+template <typename Body>
+mgsrt_status_t runDnnlKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                             void *const *bufs, Body &&body) {
+  return runKernel(ctx, kernel, desc, bufs, [&]() -> mgsrt_status_t {
+    try {
+      return body();
+    } catch (const dnnl::error &e) {
+      return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": oneDNN: ", e.what(), " (status ",
+                                                   static_cast<int>(e.status), ")"));
+    }
+  });
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_conv_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runDnnlKernel(ctx, "conv_fwd", desc, bufs, [&] { return convFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_conv_bwd_data(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runDnnlKernel(ctx, "conv_bwd_data", desc, bufs,
+                       [&] { return convBwdData(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_conv_bwd_weights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runDnnlKernel(ctx, "conv_bwd_weights", desc, bufs,
+                       [&] { return convBwdWeights(ctx, desc, bufs); });
+}
+
+} // extern "C"

@@ -1,0 +1,535 @@
+//===- Elementwise.cpp - Unary, clip, binary, copy/zero/accumulate --------===//
+
+#include "Broadcast.h"
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <omp.h>
+
+using namespace mgs::rt;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+mgsrt_status_t checkUnaryDesc(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc) {
+  if (desc[0] < MGSRT_UNARY_RELU || desc[0] > MGSRT_UNARY_TANH)
+    return invalidArg(ctx, kernel, "op ", desc[0], " is out of range [0, 3]");
+  if (desc[1] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[1], " is negative");
+  return MGSRT_OK;
+}
+
+mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "unary_fwd";
+  if (checkUnaryDesc(ctx, kernel, desc))
+    return ctx->status;
+  const int64_t n = desc[1];
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok)
+    return ctx->status;
+  const float alpha = static_cast<float>(descF64(desc, 2));
+  const float *x = static_cast<const float *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  switch (desc[0]) {
+  case MGSRT_UNARY_RELU:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] < 0.0f ? 0.0f : x[i];
+    break;
+  case MGSRT_UNARY_LEAKY_RELU:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] < 0.0f ? alpha * x[i] : x[i];
+    break;
+  case MGSRT_UNARY_SIGMOID:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = 1.0f / (1.0f + std::exp(-x[i]));
+    break;
+  case MGSRT_UNARY_TANH:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::tanh(x[i]);
+    break;
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "unary_bwd";
+  if (checkUnaryDesc(ctx, kernel, desc))
+    return ctx->status;
+  const int64_t op = desc[0], n = desc[1];
+  BufferCheck check(ctx, kernel, bufs);
+  if (op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU)
+    check.require(0, "x", n);
+  else
+    check.require(1, "y", n);
+  if (!check.require(2, "dy", n).require(3, "dx", n).ok)
+    return ctx->status;
+  const float alpha = static_cast<float>(descF64(desc, 2));
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float *y = static_cast<const float *>(bufs[1]);
+  const float *dy = static_cast<const float *>(bufs[2]);
+  float *dx = static_cast<float *>(bufs[3]);
+  switch (op) {
+  case MGSRT_UNARY_RELU:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    break;
+  case MGSRT_UNARY_LEAKY_RELU:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+    break;
+  case MGSRT_UNARY_SIGMOID:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * y[i] * (1.0f - y[i]);
+    break;
+  case MGSRT_UNARY_TANH:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+    break;
+  }
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Clip
+//===----------------------------------------------------------------------===//
+
+mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "clip_fwd";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "x", n).require(1, "min").require(2, "max").require(3, "y", n).ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float lo = *static_cast<const float *>(bufs[1]);
+  const float hi = *static_cast<const float *>(bufs[2]);
+  float *y = static_cast<float *>(bufs[3]);
+  // ONNX: min(max(x, lo), hi); NaN passes through.
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    float v = x[i] < lo ? lo : x[i];
+    y[i] = hi < v ? hi : v;
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "clip_bwd";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "x", n).require(1, "min").require(2, "max").require(3, "dy", n)
+           .require(4, "dx", n).ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float lo = *static_cast<const float *>(bufs[1]);
+  const float hi = *static_cast<const float *>(bufs[2]);
+  const float *dy = static_cast<const float *>(bufs[3]);
+  float *dx = static_cast<float *>(bufs[4]);
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = (lo <= x[i] && x[i] <= hi) ? dy[i] : 0.0f;
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary (broadcasting)
+//===----------------------------------------------------------------------===//
+
+struct BinaryShape {
+  int64_t op, rank;
+  const int64_t *out, *lhs, *rhs;
+  int64_t total;
+};
+
+mgsrt_status_t parseBinary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                           BinaryShape &s) {
+  s.op = desc[0];
+  s.rank = desc[1];
+  if (s.op < MGSRT_BINARY_ADD || s.op > MGSRT_BINARY_DIV)
+    return invalidArg(ctx, kernel, "op ", s.op, " is out of range [0, 3]");
+  if (s.rank < 0 || s.rank > kMaxRank)
+    return invalidArg(ctx, kernel, "rank ", s.rank, " is out of range [0, ", kMaxRank, "]");
+  s.out = desc + 2;
+  s.lhs = s.out + s.rank;
+  s.rhs = s.lhs + s.rank;
+  for (int64_t i = 0; i < s.rank; ++i)
+    if (s.out[i] < 0 || s.lhs[i] < 0 || s.rhs[i] < 0)
+      return invalidArg(ctx, kernel, "negative extent in dim ", i);
+  int64_t bad = badBroadcastDim(s.rank, s.out, s.lhs, s.rhs);
+  if (bad >= 0)
+    return invalidArg(ctx, kernel, "dim ", bad, ": lhs ", s.lhs[bad], " and rhs ", s.rhs[bad],
+                      " do not broadcast to out ", s.out[bad]);
+  s.total = product(s.out, s.rank);
+  return MGSRT_OK;
+}
+
+/// Builds the collapsed iteration space over out with operands (out, lhs, rhs).
+void buildBinarySpace(const BinaryShape &s, BroadcastSpace<3> &space) {
+  int64_t so[kMaxRank], sl[kMaxRank], sr[kMaxRank];
+  broadcastStrides(s.rank, s.out, s.out, so);
+  broadcastStrides(s.rank, s.out, s.lhs, sl);
+  broadcastStrides(s.rank, s.out, s.rhs, sr);
+  const int64_t *strides[3] = {so, sl, sr};
+  space.build(s.rank, s.out, strides);
+}
+
+/// Offsets of operands 1 and 2 at the start of row `row` (all dims but the
+/// last, in row-major order).
+inline void rowOffsets(const BroadcastSpace<3> &sp, int64_t row, int64_t &o1, int64_t &o2) {
+  o1 = o2 = 0;
+  for (int64_t d = sp.rank - 2; d >= 0; --d) {
+    int64_t c = row % sp.ext[d];
+    row /= sp.ext[d];
+    o1 += c * sp.stride[1][d];
+    o2 += c * sp.stride[2][d];
+  }
+}
+
+template <int Op> inline float applyBinary(float a, float b) {
+  if constexpr (Op == MGSRT_BINARY_ADD)
+    return a + b;
+  else if constexpr (Op == MGSRT_BINARY_SUB)
+    return a - b;
+  else if constexpr (Op == MGSRT_BINARY_MUL)
+    return a * b;
+  else
+    return a / b;
+}
+
+template <int Op, int SL, int SR>
+inline void binaryRow(const float *__restrict a, const float *__restrict b, float *__restrict y,
+                      int64_t len) {
+#pragma omp simd
+  for (int64_t i = 0; i < len; ++i)
+    y[i] = applyBinary<Op>(a[i * SL], b[i * SR]);
+}
+
+template <int Op>
+void binaryFwdOp(const BroadcastSpace<3> &sp, int64_t total, const float *a, const float *b,
+                 float *y) {
+  if (sp.rank == 0) {
+    y[0] = applyBinary<Op>(a[0], b[0]);
+    return;
+  }
+  const int64_t len = sp.ext[sp.rank - 1];
+  const int64_t s1 = sp.stride[1][sp.rank - 1], s2 = sp.stride[2][sp.rank - 1];
+  const int64_t rows = total / len;
+#pragma omp parallel for if (total >= kParallelGrain) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t o1, o2;
+    rowOffsets(sp, row, o1, o2);
+    float *yr = y + row * len;
+    if (s1 && s2)
+      binaryRow<Op, 1, 1>(a + o1, b + o2, yr, len);
+    else if (s1)
+      binaryRow<Op, 1, 0>(a + o1, b + o2, yr, len);
+    else if (s2)
+      binaryRow<Op, 0, 1>(a + o1, b + o2, yr, len);
+    else
+      binaryRow<Op, 0, 0>(a + o1, b + o2, yr, len);
+  }
+}
+
+mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "binary_fwd";
+  BinaryShape s;
+  if (parseBinary(ctx, kernel, desc, s))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "out").ok)
+    return ctx->status;
+  if (s.total == 0)
+    return MGSRT_OK;
+  BroadcastSpace<3> sp;
+  buildBinarySpace(s, sp);
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  float *y = static_cast<float *>(bufs[2]);
+  switch (s.op) {
+  case MGSRT_BINARY_ADD: binaryFwdOp<MGSRT_BINARY_ADD>(sp, s.total, a, b, y); break;
+  case MGSRT_BINARY_SUB: binaryFwdOp<MGSRT_BINARY_SUB>(sp, s.total, a, b, y); break;
+  case MGSRT_BINARY_MUL: binaryFwdOp<MGSRT_BINARY_MUL>(sp, s.total, a, b, y); break;
+  case MGSRT_BINARY_DIV: binaryFwdOp<MGSRT_BINARY_DIV>(sp, s.total, a, b, y); break;
+  }
+  return MGSRT_OK;
+}
+
+/// The gradient of one operand (Target 0: lhs, 1: rhs) at one out element.
+template <int Op, int Target> inline float binaryGrad(float g, float a, float b) {
+  if constexpr (Op == MGSRT_BINARY_ADD)
+    return g;
+  else if constexpr (Op == MGSRT_BINARY_SUB)
+    return Target == 0 ? g : -g;
+  else if constexpr (Op == MGSRT_BINARY_MUL)
+    return Target == 0 ? g * b : g * a;
+  else
+    return Target == 0 ? g / b : -g * a / (b * b);
+}
+
+/// dT where T has the output's shape (nothing to reduce): elementwise.
+template <int Op, int Target>
+void binaryGradElementwise(const BroadcastSpace<3> &sp, int64_t total, const float *g,
+                           const float *a, const float *b, float *dt) {
+  const int64_t last = sp.rank - 1;
+  const int64_t len = sp.ext[last], rows = total / len;
+  const int64_t sa = sp.stride[1][last], sb = sp.stride[2][last];
+#pragma omp parallel for if (total >= kParallelGrain) schedule(static)
+  for (int64_t row = 0; row < rows; ++row) {
+    int64_t oa, ob;
+    rowOffsets(sp, row, oa, ob);
+    const float *__restrict gr = g + row * len;
+    const float *__restrict ar = a + oa;
+    const float *__restrict br = b + ob;
+    float *__restrict dr = dt + row * len;
+    if (sa && sb) {
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j)
+        dr[j] = binaryGrad<Op, Target>(gr[j], ar[j], br[j]);
+    } else if (sa) {
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j)
+        dr[j] = binaryGrad<Op, Target>(gr[j], ar[j], br[0]);
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < len; ++j)
+        dr[j] = binaryGrad<Op, Target>(gr[j], ar[0], br[j]);
+    }
+  }
+}
+
+/// dT = sum over the broadcast dims of binaryGrad. The iteration space is
+/// split into rows of T (kept dims) and the reduced dims (stride 0 in T).
+/// When T's innermost dim is kept, each row is a contiguous run of `len`
+/// elements of T accumulated over the reduced positions; otherwise each row
+/// is one element of T and the innermost (reduced) dim is a contiguous sum.
+template <int Op, int Target>
+void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
+                     const float *a, const float *b, float *dt, int64_t targetSize) {
+  const int t = 1 + Target; // operand index of T in the space
+  if (sp.rank == 0) {
+    dt[0] = binaryGrad<Op, Target>(g[0], a[0], b[0]);
+    return;
+  }
+  if (targetSize == total) {
+    binaryGradElementwise<Op, Target>(sp, total, g, a, b, dt);
+    return;
+  }
+  int64_t keptDims[kMaxRank], redDims[kMaxRank], nk = 0, nr = 0;
+  for (int64_t d = 0; d < sp.rank; ++d)
+    (sp.stride[t][d] != 0 ? keptDims[nk++] : redDims[nr++]) = d;
+  const int64_t last = sp.rank - 1;
+  const bool innerKept = sp.stride[t][last] != 0;
+  // Row dims: kept dims, minus the innermost one when it is kept.
+  const int64_t nRowDims = innerKept ? nk - 1 : nk;
+  // Odometer dims: reduced dims, minus the innermost one when it is reduced.
+  const int64_t nOdoDims = innerKept ? nr : nr - 1;
+  const int64_t len = sp.ext[last];
+  const int64_t rows = innerKept ? targetSize / len : targetSize;
+  int64_t odoCount = 1;
+  for (int64_t i = 0; i < nOdoDims; ++i)
+    odoCount *= sp.ext[redDims[i]];
+  const int64_t sa = sp.stride[1][last], sb = sp.stride[2][last];
+
+  const bool parallel = total >= kParallelGrain && rows > 1;
+  const int64_t accLen = innerKept ? len : 0;
+  std::vector<double> accAll(accLen * (parallel ? omp_get_max_threads() : 1));
+#pragma omp parallel if (parallel)
+  {
+    double *acc = accAll.data() + accLen * omp_get_thread_num();
+#pragma omp for schedule(static)
+    for (int64_t row = 0; row < rows; ++row) {
+      // Offsets of out, lhs, rhs, T at the row's start.
+      int64_t og = 0, oa = 0, ob = 0, ot = 0;
+      int64_t r = row;
+      for (int64_t i = nRowDims - 1; i >= 0; --i) {
+        int64_t d = keptDims[i];
+        int64_t c = r % sp.ext[d];
+        r /= sp.ext[d];
+        og += c * sp.stride[0][d];
+        oa += c * sp.stride[1][d];
+        ob += c * sp.stride[2][d];
+        ot += c * sp.stride[t][d];
+      }
+      if (innerKept)
+        std::fill(acc, acc + accLen, 0.0);
+      double sum = 0.0;
+      for (int64_t k = 0; k < odoCount; ++k) {
+        int64_t pg = og, pa = oa, pb = ob, q = k;
+        for (int64_t i = nOdoDims - 1; i >= 0; --i) {
+          int64_t d = redDims[i];
+          int64_t c = q % sp.ext[d];
+          q /= sp.ext[d];
+          pg += c * sp.stride[0][d];
+          pa += c * sp.stride[1][d];
+          pb += c * sp.stride[2][d];
+        }
+        const float *gr = g + pg, *ar = a + pa, *br = b + pb;
+        if (innerKept) {
+          for (int64_t j = 0; j < len; ++j)
+            acc[j] += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
+        } else {
+          for (int64_t j = 0; j < len; ++j)
+            sum += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
+        }
+      }
+      if (innerKept) {
+        for (int64_t j = 0; j < len; ++j)
+          dt[ot + j] = static_cast<float>(acc[j]);
+      } else {
+        dt[ot] = static_cast<float>(sum);
+      }
+    }
+  }
+}
+
+template <int Op>
+void binaryBwdOp(const BinaryShape &s, const BroadcastSpace<3> &sp, const float *a,
+                 const float *b, const float *g, float *da, float *db) {
+  if (da)
+    binaryBwdTarget<Op, 0>(sp, s.total, g, a, b, da, product(s.lhs, s.rank));
+  if (db)
+    binaryBwdTarget<Op, 1>(sp, s.total, g, a, b, db, product(s.rhs, s.rank));
+}
+
+mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "binary_bwd";
+  BinaryShape s;
+  if (parseBinary(ctx, kernel, desc, s))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "dout").ok)
+    return ctx->status;
+  float *da = static_cast<float *>(bufs[3]);
+  float *db = static_cast<float *>(bufs[4]);
+  const int64_t lhsSize = product(s.lhs, s.rank), rhsSize = product(s.rhs, s.rank);
+  if (s.total == 0) {
+    // Nothing flows back; operands that broadcast from size 1 get zeros.
+    if (da)
+      std::memset(da, 0, sizeof(float) * lhsSize);
+    if (db)
+      std::memset(db, 0, sizeof(float) * rhsSize);
+    return MGSRT_OK;
+  }
+  BroadcastSpace<3> sp;
+  buildBinarySpace(s, sp);
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  const float *g = static_cast<const float *>(bufs[2]);
+  switch (s.op) {
+  case MGSRT_BINARY_ADD: binaryBwdOp<MGSRT_BINARY_ADD>(s, sp, a, b, g, da, db); break;
+  case MGSRT_BINARY_SUB: binaryBwdOp<MGSRT_BINARY_SUB>(s, sp, a, b, g, da, db); break;
+  case MGSRT_BINARY_MUL: binaryBwdOp<MGSRT_BINARY_MUL>(s, sp, a, b, g, da, db); break;
+  case MGSRT_BINARY_DIV: binaryBwdOp<MGSRT_BINARY_DIV>(s, sp, a, b, g, da, db); break;
+  }
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Copy, zero, accumulate
+//===----------------------------------------------------------------------===//
+
+mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "copy";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  if (x == y)
+    return MGSRT_OK;
+  constexpr int64_t chunk = 1 << 16;
+  const int64_t chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for if (n >= 16 * kParallelGrain) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * chunk, end = std::min(n, begin + chunk);
+    std::memcpy(y + begin, x + begin, sizeof(float) * (end - begin));
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "zero";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "y", n).ok)
+    return ctx->status;
+  float *y = static_cast<float *>(bufs[0]);
+  constexpr int64_t chunk = 1 << 16;
+  const int64_t chunks = (n + chunk - 1) / chunk;
+#pragma omp parallel for if (n >= 16 * kParallelGrain) schedule(static)
+  for (int64_t c = 0; c < chunks; ++c) {
+    int64_t begin = c * chunk, end = std::min(n, begin + chunk);
+    std::memset(y + begin, 0, sizeof(float) * (end - begin));
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "accumulate";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "a", n).require(1, "b", n).require(2, "y", n).ok)
+    return ctx->status;
+  // y may alias a or b: no restrict here.
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  float *y = static_cast<float *>(bufs[2]);
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = a[i] + b[i];
+  return MGSRT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "unary_fwd", desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "unary_bwd", desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "clip_fwd", desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "clip_bwd", desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "binary_fwd", desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "binary_bwd", desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "copy", desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "zero", desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "accumulate", desc, bufs,
+                   [&] { return accumulateKernel(ctx, desc, bufs); });
+}
+
+} // extern "C"

@@ -1,0 +1,222 @@
+//===- Norm.cpp - Batch normalization -------------------------------------===//
+//
+// x is N x C x D. Statistics are gathered per (n, c) plane in parallel (in
+// double), reduced per channel, then applied per plane in parallel, so the
+// work spreads over N*C planes rather than C channels.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+using namespace mgs::rt;
+
+namespace {
+
+struct BnParams {
+  int64_t n, c, d;
+  bool training, unbiasedRunningVar;
+  double eps, momentum;
+};
+
+mgsrt_status_t parseBn(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, BnParams &p) {
+  p.n = desc[0];
+  p.c = desc[1];
+  p.d = desc[2];
+  if (p.n < 0 || p.c < 0 || p.d < 0)
+    return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " D=", p.d, " must not be negative");
+  p.training = desc[3] != 0;
+  p.eps = descF64(desc, 4);
+  p.momentum = descF64(desc, 5);
+  p.unbiasedRunningVar = desc[6] != 0;
+  if (!(p.eps >= 0.0) || !std::isfinite(p.eps))
+    return invalidArg(ctx, kernel, "epsilon ", p.eps, " must be finite and non-negative");
+  if (!std::isfinite(p.momentum))
+    return invalidArg(ctx, kernel, "momentum ", p.momentum, " must be finite");
+  return MGSRT_OK;
+}
+
+/// y = (x - m[c]) * a[c] + b[c] over every plane.
+void applyAffine(const BnParams &p, const float *x, const float *m, const float *a,
+                 const float *b, float *y) {
+  const int64_t planes = p.n * p.c, d = p.d;
+#pragma omp parallel for if (planes * d >= kParallelGrain && planes > 1) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const int64_t c = pl % p.c;
+    const float mc = m[c], ac = a[c], bc = b[c];
+    const float *xp = x + pl * d;
+    float *yp = y + pl * d;
+#pragma omp simd
+    for (int64_t i = 0; i < d; ++i)
+      yp[i] = (xp[i] - mc) * ac + bc;
+  }
+}
+
+mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "batch_norm_fwd";
+  BnParams p;
+  if (parseBn(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "x").require(1, "scale").require(2, "bias").require(3, "mean")
+           .require(4, "var").require(5, "y").require(6, "running_mean_out")
+           .require(7, "running_var_out").ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float *scale = static_cast<const float *>(bufs[1]);
+  const float *bias = static_cast<const float *>(bufs[2]);
+  const float *meanIn = static_cast<const float *>(bufs[3]);
+  const float *varIn = static_cast<const float *>(bufs[4]);
+  float *y = static_cast<float *>(bufs[5]);
+  float *runMean = static_cast<float *>(bufs[6]);
+  float *runVar = static_cast<float *>(bufs[7]);
+  float *savedMean = static_cast<float *>(bufs[8]);
+  float *savedInvstd = static_cast<float *>(bufs[9]);
+  const int64_t C = p.c, planes = p.n * p.c, d = p.d;
+  std::vector<float> m(C), a(C), b(C);
+
+  if (!p.training) {
+    for (int64_t c = 0; c < C; ++c) {
+      double invstd = 1.0 / std::sqrt(static_cast<double>(varIn[c]) + p.eps);
+      m[c] = meanIn[c];
+      a[c] = static_cast<float>(scale[c] * invstd);
+      b[c] = bias[c];
+    }
+    applyAffine(p, x, m.data(), a.data(), b.data(), y);
+    for (int64_t c = 0; c < C; ++c) {
+      const float mv = meanIn[c], vv = varIn[c]; // alias-safe copy
+      runMean[c] = mv;
+      runVar[c] = vv;
+    }
+    return MGSRT_OK;
+  }
+
+  // Per-plane sum and sum of squares.
+  std::vector<double> part(2 * planes);
+#pragma omp parallel for if (planes * d >= kParallelGrain && planes > 1) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const float *xp = x + pl * d;
+    double s = 0.0, sq = 0.0;
+#pragma omp simd reduction(+ : s, sq)
+    for (int64_t i = 0; i < d; ++i) {
+      double v = xp[i];
+      s += v;
+      sq += v * v;
+    }
+    part[2 * pl] = s;
+    part[2 * pl + 1] = sq;
+  }
+  const double count = static_cast<double>(p.n * d);
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0.0, sq = 0.0;
+    for (int64_t n = 0; n < p.n; ++n) {
+      s += part[2 * (n * C + c)];
+      sq += part[2 * (n * C + c) + 1];
+    }
+    double mean = count > 0 ? s / count : 0.0;
+    double var = count > 0 ? std::max(0.0, sq / count - mean * mean) : 0.0;
+    double invstd = 1.0 / std::sqrt(var + p.eps);
+    m[c] = static_cast<float>(mean);
+    a[c] = static_cast<float>(scale[c] * invstd);
+    b[c] = bias[c];
+    double runningVar = (p.unbiasedRunningVar && count > 1) ? var * count / (count - 1) : var;
+    float newMean = static_cast<float>(meanIn[c] * p.momentum + mean * (1.0 - p.momentum));
+    float newVar = static_cast<float>(varIn[c] * p.momentum + runningVar * (1.0 - p.momentum));
+    runMean[c] = newMean;
+    runVar[c] = newVar;
+    if (savedMean)
+      savedMean[c] = static_cast<float>(mean);
+    if (savedInvstd)
+      savedInvstd[c] = static_cast<float>(invstd);
+  }
+  applyAffine(p, x, m.data(), a.data(), b.data(), y);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "batch_norm_bwd";
+  BnParams p;
+  if (parseBn(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "x").require(1, "scale").require(2, "saved_mean")
+           .require(3, "saved_invstd").require(4, "dy").require(5, "dx").require(6, "dscale")
+           .require(7, "dbias").ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float *scale = static_cast<const float *>(bufs[1]);
+  const float *mean = static_cast<const float *>(bufs[2]);
+  const float *invstd = static_cast<const float *>(bufs[3]);
+  const float *dy = static_cast<const float *>(bufs[4]);
+  float *dx = static_cast<float *>(bufs[5]);
+  float *dscale = static_cast<float *>(bufs[6]);
+  float *dbias = static_cast<float *>(bufs[7]);
+  const int64_t C = p.c, planes = p.n * p.c, d = p.d;
+
+  // Per-plane sum(dy) and sum(dy * (x - mean)).
+  std::vector<double> part(2 * planes);
+#pragma omp parallel for if (planes * d >= kParallelGrain && planes > 1) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const int64_t c = pl % C;
+    const float *xp = x + pl * d, *gp = dy + pl * d;
+    const double m = mean[c];
+    double s = 0.0, sx = 0.0;
+#pragma omp simd reduction(+ : s, sx)
+    for (int64_t i = 0; i < d; ++i) {
+      double g = gp[i];
+      s += g;
+      sx += g * (xp[i] - m);
+    }
+    part[2 * pl] = s;
+    part[2 * pl + 1] = sx;
+  }
+  // dx = scale * invstd * (dy - dbias / count - xhat * dscale / count)
+  //    = dy * k1[c] + (x - mean) * k2[c] + k3[c].
+  std::vector<float> k1(C), k2(C), k3(C);
+  const double count = static_cast<double>(p.n * d);
+  for (int64_t c = 0; c < C; ++c) {
+    double s = 0.0, sx = 0.0;
+    for (int64_t n = 0; n < p.n; ++n) {
+      s += part[2 * (n * C + c)];
+      sx += part[2 * (n * C + c) + 1];
+    }
+    const double is = invstd[c];
+    const double ds = sx * is; // sum(dy * xhat)
+    dbias[c] = static_cast<float>(s);
+    dscale[c] = static_cast<float>(ds);
+    const double g = scale[c] * is;
+    const double inv = count > 0 ? 1.0 / count : 0.0;
+    // xhat = (x - mean) * is
+    const double kx = -g * ds * inv * is;
+    k1[c] = static_cast<float>(g);
+    k2[c] = static_cast<float>(kx);
+    k3[c] = static_cast<float>(-g * s * inv);
+  }
+#pragma omp parallel for if (planes * d >= kParallelGrain && planes > 1) schedule(static)
+  for (int64_t pl = 0; pl < planes; ++pl) {
+    const int64_t c = pl % C;
+    const float a = k1[c], b = k2[c], e = k3[c], m = mean[c];
+    const float *xp = x + pl * d, *gp = dy + pl * d;
+    float *op = dx + pl * d;
+#pragma omp simd
+    for (int64_t i = 0; i < d; ++i)
+      op[i] = gp[i] * a + (xp[i] - m) * b + e;
+  }
+  return MGSRT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "batch_norm_fwd", desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "batch_norm_bwd", desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
+}
+
+} // extern "C"

@@ -1,0 +1,39 @@
+//===- Optimizer.cpp - SGD update as torch.optim.SGD ----------------------===//
+
+#include "Common.h"
+
+using namespace mgs::rt;
+
+namespace {
+
+mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "sgd_update";
+  if (desc[0] < 0)
+    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
+  const int64_t n = desc[0];
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "param", n).require(1, "grad", n).require(2, "velocity", n).ok)
+    return ctx->status;
+  float *__restrict param = static_cast<float *>(bufs[0]);
+  const float *__restrict grad = static_cast<const float *>(bufs[1]);
+  float *__restrict vel = static_cast<float *>(bufs[2]);
+  const float lr = ctx->lr, momentum = ctx->momentum, wd = ctx->weightDecay;
+  // torch.optim.SGD (dampening 0, no nesterov): d = grad + wd * p;
+  // buf = momentum * buf + d (buf = d on the first step, the same from a zero
+  // buffer); p -= lr * buf.
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    float d = grad[i] + wd * param[i];
+    float v = momentum * vel[i] + d;
+    vel[i] = v;
+    param[i] = param[i] - lr * v;
+  }
+  return MGSRT_OK;
+}
+
+} // namespace
+
+extern "C" mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                           void *const *bufs) {
+  return runKernel(ctx, "sgd_update", desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
+}

@@ -1,0 +1,227 @@
+//===- Softmax.cpp - Softmax, log-softmax, softmax cross-entropy ----------===//
+//
+// The tensor is outer x axis x inner. With inner == 1 each row is
+// contiguous; otherwise a task handles one outer index and a chunk of inner
+// positions, walking the axis with vectors of the chunk's width.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Common.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+using namespace mgs::rt;
+
+namespace {
+
+constexpr int64_t kChunk = 256;
+
+struct SoftmaxParams {
+  int64_t outer, axis, inner;
+  bool log;
+};
+
+mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                            SoftmaxParams &p) {
+  p.outer = desc[0];
+  p.axis = desc[1];
+  p.inner = desc[2];
+  if (p.outer < 0 || p.axis < 0 || p.inner < 0)
+    return invalidArg(ctx, kernel, "outer=", p.outer, " axis=", p.axis, " inner=", p.inner,
+                      " must not be negative");
+  if (desc[3] != 0 && desc[3] != 1)
+    return invalidArg(ctx, kernel, "log flag ", desc[3], " must be 0 or 1");
+  p.log = desc[3];
+  return MGSRT_OK;
+}
+
+/// One contiguous row: y = softmax(x) or log_softmax(x).
+inline void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+  float mx = -std::numeric_limits<float>::infinity();
+  for (int64_t i = 0; i < n; ++i)
+    mx = std::max(mx, x[i]);
+  double sum = 0.0;
+  if (log) {
+    for (int64_t i = 0; i < n; ++i)
+      sum += std::exp(x[i] - mx);
+    const float lse = mx + static_cast<float>(std::log(sum));
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] - lse;
+  } else {
+    for (int64_t i = 0; i < n; ++i) {
+      float e = std::exp(x[i] - mx);
+      y[i] = e;
+      sum += e;
+    }
+    const float inv = static_cast<float>(1.0 / sum);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] *= inv;
+  }
+}
+
+mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "softmax_fwd";
+  SoftmaxParams p;
+  if (parseSoftmax(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+    return ctx->status;
+  const float *x = static_cast<const float *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  const int64_t outer = p.outer, axis = p.axis, inner = p.inner;
+  const int64_t total = outer * axis * inner;
+  if (total == 0)
+    return MGSRT_OK;
+  if (inner == 1) {
+#pragma omp parallel for if (total >= kParallelGrain / 4 && outer > 1) schedule(static)
+    for (int64_t o = 0; o < outer; ++o)
+      softmaxRow(x + o * axis, y + o * axis, axis, p.log);
+    return MGSRT_OK;
+  }
+  const int64_t chunks = (inner + kChunk - 1) / kChunk;
+#pragma omp parallel for if (total >= kParallelGrain / 4 && outer * chunks > 1) schedule(static)
+  for (int64_t task = 0; task < outer * chunks; ++task) {
+    const int64_t o = task / chunks, i0 = (task % chunks) * kChunk;
+    const int64_t w = std::min(kChunk, inner - i0);
+    const float *xb = x + o * axis * inner + i0;
+    float *yb = y + o * axis * inner + i0;
+    float mx[kChunk];
+    double sum[kChunk];
+    for (int64_t j = 0; j < w; ++j) {
+      mx[j] = -std::numeric_limits<float>::infinity();
+      sum[j] = 0.0;
+    }
+    for (int64_t a = 0; a < axis; ++a)
+      for (int64_t j = 0; j < w; ++j)
+        mx[j] = std::max(mx[j], xb[a * inner + j]);
+    for (int64_t a = 0; a < axis; ++a)
+      for (int64_t j = 0; j < w; ++j) {
+        float e = std::exp(xb[a * inner + j] - mx[j]);
+        if (!p.log)
+          yb[a * inner + j] = e;
+        sum[j] += e;
+      }
+    if (p.log) {
+      float lse[kChunk];
+      for (int64_t j = 0; j < w; ++j)
+        lse[j] = mx[j] + static_cast<float>(std::log(sum[j]));
+      for (int64_t a = 0; a < axis; ++a)
+        for (int64_t j = 0; j < w; ++j)
+          yb[a * inner + j] = xb[a * inner + j] - lse[j];
+    } else {
+      float inv[kChunk];
+      for (int64_t j = 0; j < w; ++j)
+        inv[j] = static_cast<float>(1.0 / sum[j]);
+      for (int64_t a = 0; a < axis; ++a)
+        for (int64_t j = 0; j < w; ++j)
+          yb[a * inner + j] *= inv[j];
+    }
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "softmax_bwd";
+  SoftmaxParams p;
+  if (parseSoftmax(ctx, kernel, desc, p))
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "y").require(1, "dy").require(2, "dx").ok)
+    return ctx->status;
+  const float *y = static_cast<const float *>(bufs[0]);
+  const float *dy = static_cast<const float *>(bufs[1]);
+  float *dx = static_cast<float *>(bufs[2]);
+  const int64_t outer = p.outer, axis = p.axis, inner = p.inner;
+  const int64_t total = outer * axis * inner;
+  if (total == 0)
+    return MGSRT_OK;
+  // softmax:     dx = y * (dy - sum(dy * y))
+  // log-softmax: dx = dy - exp(y) * sum(dy)
+  const int64_t chunk = inner == 1 ? 1 : kChunk;
+  const int64_t chunks = (inner + chunk - 1) / chunk;
+#pragma omp parallel for if (total >= kParallelGrain / 4 && outer * chunks > 1) schedule(static)
+  for (int64_t task = 0; task < outer * chunks; ++task) {
+    const int64_t o = task / chunks, i0 = (task % chunks) * chunk;
+    const int64_t w = std::min(chunk, inner - i0);
+    const int64_t base = o * axis * inner + i0;
+    const float *yb = y + base, *gb = dy + base;
+    float *ob = dx + base;
+    double sum[kChunk];
+    for (int64_t j = 0; j < w; ++j)
+      sum[j] = 0.0;
+    for (int64_t a = 0; a < axis; ++a)
+      for (int64_t j = 0; j < w; ++j)
+        sum[j] += p.log ? gb[a * inner + j] : gb[a * inner + j] * yb[a * inner + j];
+    float s[kChunk];
+    for (int64_t j = 0; j < w; ++j)
+      s[j] = static_cast<float>(sum[j]);
+    if (p.log) {
+      for (int64_t a = 0; a < axis; ++a)
+        for (int64_t j = 0; j < w; ++j)
+          ob[a * inner + j] = gb[a * inner + j] - std::exp(yb[a * inner + j]) * s[j];
+    } else {
+      for (int64_t a = 0; a < axis; ++a)
+        for (int64_t j = 0; j < w; ++j)
+          ob[a * inner + j] = yb[a * inner + j] * (gb[a * inner + j] - s[j]);
+    }
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "softmax_cross_entropy";
+  const int64_t n = desc[0], c = desc[1];
+  if (n < 1 || c < 1)
+    return invalidArg(ctx, kernel, "N=", n, " C=", c, " must be positive");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
+    return ctx->status;
+  const float *logits = static_cast<const float *>(bufs[0]);
+  const int64_t *labels = static_cast<const int64_t *>(bufs[1]);
+  float *loss = static_cast<float *>(bufs[2]);
+  float *dlogits = static_cast<float *>(bufs[3]);
+  for (int64_t i = 0; i < n; ++i)
+    if (labels[i] < 0 || labels[i] >= c)
+      return invalidArg(ctx, kernel, "label ", labels[i], " of sample ", i,
+                        " is outside [0, ", c, ")");
+  const double invN = 1.0 / static_cast<double>(n);
+  double total = 0.0;
+#pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float *row = logits + i * c;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      mx = std::max(mx, row[j]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(static_cast<double>(row[j]) - mx);
+    const double lse = mx + std::log(sum);
+    total += lse - row[labels[i]];
+    if (dlogits) {
+      float *drow = dlogits + i * c;
+      for (int64_t j = 0; j < c; ++j)
+        drow[j] = static_cast<float>(std::exp(row[j] - lse) * invN);
+      drow[labels[i]] -= static_cast<float>(invN);
+    }
+  }
+  *loss = static_cast<float>(total * invN);
+  return MGSRT_OK;
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "softmax_fwd", desc, bufs, [&] { return softmaxFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "softmax_bwd", desc, bufs, [&] { return softmaxBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                           void *const *bufs) {
+  return runKernel(ctx, "softmax_cross_entropy", desc, bufs,
+                   [&] { return softmaxCrossEntropy(ctx, desc, bufs); });
+}
+
+} // extern "C"

@@ -1,0 +1,51 @@
+//===- Context.h - The runtime context (internal) ---------------*- C++ -*-===//
+
+#ifndef MGSRT_SUPPORT_CONTEXT_H
+#define MGSRT_SUPPORT_CONTEXT_H
+
+#include "mgsrt/mgsrt.h"
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+namespace mgs::rt {
+
+/// Per-call-site state a kernel caches across steps (oneDNN primitives and
+/// the like), keyed by the call site's descriptor address.
+struct KernelCache {
+  virtual ~KernelCache() = default;
+};
+
+/// splitmix64: the dropout random stream. One 64-bit state, so a checkpoint
+/// can save and restore it exactly.
+inline uint64_t nextRandom(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+} // namespace mgs::rt
+
+struct mgsrt_ctx {
+  mgsrt_status_t status = MGSRT_OK;
+  std::string message;
+  float lr = 0.01f, momentum = 0.0f, weightDecay = 0.0f;
+  uint64_t rngState = 0;
+  std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
+
+  bool failed() const { return status != MGSRT_OK; }
+  /// Records the first error; returns `s`.
+  mgsrt_status_t fail(mgsrt_status_t s, std::string msg) {
+    if (status == MGSRT_OK) {
+      status = s;
+      message = std::move(msg);
+    }
+    return status;
+  }
+};
+
+#endif // MGSRT_SUPPORT_CONTEXT_H

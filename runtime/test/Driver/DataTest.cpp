@@ -1,0 +1,312 @@
+//===- DataTest.cpp - The data-set readers --------------------------------===//
+
+#include "TestUtil.h"
+#include "mgsrt/driver.h"
+
+#include <algorithm>
+#include <set>
+
+using namespace mgs::rt::driver;
+using namespace mgs::rt::driver::test;
+
+namespace {
+
+bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
+//===--- digits -----------------------------------------------------------===//
+
+TEST(Digits, ReadsPlainAndGzip) {
+  TempDir dir;
+  std::string csv = "0,16,8,3\n4,0,16,7\r\n\n";
+  writeFile(dir / "d.csv", csv);
+  writeGzip(dir / "d.csv.gz", csv);
+  for (const char *name : {"d.csv", "d.csv.gz"}) {
+    Dataset d;
+    std::string err;
+    ASSERT_TRUE(loadDigits(dir / name, d, err)) << err;
+    EXPECT_EQ(d.size(), 2);
+    EXPECT_EQ(d.sampleSize, 3);
+    EXPECT_EQ(d.samples, (std::vector<float>{0, 1, 0.5f, 0.25f, 0, 1}));
+    EXPECT_EQ(d.labels, (std::vector<int64_t>{3, 7}));
+    EXPECT_EQ(d.source, dir / name);
+  }
+}
+
+TEST(Digits, ReadsScikitLearnsFile) {
+  Dataset d;
+  std::string err;
+  FILE *f = std::fopen(MGS_DIGITS_CSV, "rb");
+  if (!f)
+    GTEST_SKIP() << MGS_DIGITS_CSV << " not installed";
+  std::fclose(f);
+  ASSERT_TRUE(loadDigits(MGS_DIGITS_CSV, d, err)) << err;
+  EXPECT_EQ(d.size(), 1797);
+  EXPECT_EQ(d.sampleSize, 64);
+  EXPECT_EQ(d.samples.size(), 1797u * 64);
+  std::set<int64_t> labels(d.labels.begin(), d.labels.end());
+  EXPECT_EQ(labels, (std::set<int64_t>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9}));
+  EXPECT_EQ(*std::max_element(d.samples.begin(), d.samples.end()), 1.0f);
+  EXPECT_EQ(*std::min_element(d.samples.begin(), d.samples.end()), 0.0f);
+  EXPECT_EQ(d.labels[0], 0);
+  EXPECT_EQ(d.samples[2], 5.0f / 16); // the first row starts 0,0,5,13
+  EXPECT_TRUE(checkDataset(d, 64, 10, err)) << err;
+}
+
+TEST(Digits, Errors) {
+  TempDir dir;
+  Dataset d;
+  std::string err;
+
+  EXPECT_FALSE(loadDigits(dir / "none.csv", d, err));
+  EXPECT_EQ(err, "cannot open '" + (dir / "none.csv") + "': No such file or directory");
+
+  writeFile(dir / "bad.csv", "1,2,3\n1,x,3\n");
+  EXPECT_FALSE(loadDigits(dir / "bad.csv", d, err));
+  EXPECT_EQ(err, "digits file '" + (dir / "bad.csv") + "' line 2: field 2 is not a number");
+
+  writeFile(dir / "empty-field.csv", "1,2,\n");
+  EXPECT_FALSE(loadDigits(dir / "empty-field.csv", d, err));
+  EXPECT_EQ(err, "digits file '" + (dir / "empty-field.csv") + "' line 1: field 3 is not a number");
+
+  writeFile(dir / "ragged.csv", "1,2,3\n1,2\n");
+  EXPECT_FALSE(loadDigits(dir / "ragged.csv", d, err));
+  EXPECT_EQ(err, "digits file '" + (dir / "ragged.csv") +
+                     "' line 2: 2 fields, but the first row has 3");
+
+  writeFile(dir / "label.csv", "1,2,3.5\n");
+  EXPECT_FALSE(loadDigits(dir / "label.csv", d, err));
+  EXPECT_TRUE(contains(err, "line 1: label 3.5")) << err;
+
+  writeFile(dir / "empty.csv", "\n\n");
+  EXPECT_FALSE(loadDigits(dir / "empty.csv", d, err));
+  EXPECT_EQ(err, "digits file '" + (dir / "empty.csv") + "' has no samples");
+
+  // A truncated gzip stream.
+  std::string csv;
+  for (int i = 0; i < 200; ++i)
+    csv += std::to_string(i % 17) + "," + std::to_string(i * 7 % 17) + "," + std::to_string(i % 10) + "\n";
+  writeGzip(dir / "full.csv.gz", csv);
+  std::string gz = readFile(dir / "full.csv.gz");
+  writeFile(dir / "cut.csv.gz", gz.substr(0, gz.size() / 2));
+  EXPECT_FALSE(loadDigits(dir / "cut.csv.gz", d, err));
+  EXPECT_TRUE(contains(err, "cannot read '" + (dir / "cut.csv.gz") + "'")) << err;
+  EXPECT_TRUE(contains(err, "truncated")) << err;
+}
+
+//===--- MNIST ------------------------------------------------------------===//
+
+std::string idx(const std::vector<uint32_t> &dims, const std::vector<uint8_t> &values) {
+  std::string s = {0, 0, 8, static_cast<char>(dims.size())};
+  for (uint32_t d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8)
+      s += static_cast<char>((d >> shift) & 0xff);
+  s.append(values.begin(), values.end());
+  return s;
+}
+
+std::vector<uint8_t> ramp(size_t n) {
+  std::vector<uint8_t> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = static_cast<uint8_t>(i * 5 % 256);
+  return v;
+}
+
+TEST(Mnist, ReadsADirectoryPlainOrGzip) {
+  TempDir dir;
+  makeDir(dir / "plain");
+  makeDir(dir / "gz");
+  std::string images = idx({3, 2, 2}, ramp(12)), labels = idx({3}, {7, 0, 9});
+  writeFile(dir / "plain/train-images-idx3-ubyte", images);
+  writeFile(dir / "plain/train-labels-idx1-ubyte", labels);
+  writeGzip(dir / "gz/train-images-idx3-ubyte.gz", images);
+  writeGzip(dir / "gz/train-labels-idx1-ubyte.gz", labels);
+  for (const char *sub : {"plain", "gz"}) {
+    Dataset d;
+    std::string err;
+    ASSERT_TRUE(loadMnist(dir / sub, d, err)) << err;
+    EXPECT_EQ(d.size(), 3);
+    EXPECT_EQ(d.sampleSize, 4);
+    EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 0, 9}));
+    EXPECT_FLOAT_EQ(d.samples[11], 55.0f / 255);
+    DataFormat f;
+    ASSERT_TRUE(guessDataFormat(dir / sub, f, err)) << err;
+    EXPECT_EQ(f, DataFormat::Mnist);
+  }
+  // The images file itself: the labels file is found next to it.
+  Dataset d;
+  std::string err;
+  ASSERT_TRUE(loadMnist(dir / "gz/train-images-idx3-ubyte.gz", d, err)) << err;
+  EXPECT_EQ(d.size(), 3);
+  DataFormat f;
+  ASSERT_TRUE(guessDataFormat(dir / "plain/train-images-idx3-ubyte", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Mnist);
+}
+
+TEST(Mnist, Errors) {
+  TempDir dir;
+  Dataset d;
+  std::string err;
+  makeDir(dir / "empty");
+  EXPECT_FALSE(loadMnist(dir / "empty", d, err));
+  EXPECT_EQ(err, "MNIST directory '" + (dir / "empty") + "' has no train-images-idx3-ubyte (or .gz)");
+
+  int cases = 0;
+  auto check = [&](const std::string &images, const std::string &labels, const std::string &what) {
+    std::string sub = dir / ("case" + std::to_string(cases++));
+    makeDir(sub);
+    writeFile(sub + "/train-images-idx3-ubyte", images);
+    if (!labels.empty())
+      writeFile(sub + "/train-labels-idx1-ubyte", labels);
+    EXPECT_FALSE(loadMnist(sub, d, err));
+    EXPECT_TRUE(contains(err, what)) << err;
+    return sub;
+  };
+  std::string good = idx({3, 2, 2}, ramp(12)), labels = idx({3}, {1, 2, 3});
+  std::string sub = check(good, "", "has no train-labels-idx1-ubyte");
+  EXPECT_TRUE(contains(err, sub)) << err;
+  sub = check("\x01\x02\x08\x03" + good.substr(4), labels, "not an IDX file (bad magic)");
+  EXPECT_EQ(err, "MNIST images file '" + sub + "/train-images-idx3-ubyte': not an IDX file (bad magic)");
+  sub = check(good.substr(0, good.size() - 1), labels, "truncated file: 12 data bytes expected, 11 present");
+  EXPECT_TRUE(contains(err, sub + "/train-images-idx3-ubyte")) << err;
+  check(good.substr(0, 6), labels, "truncated file (6 bytes)");
+  check(good, idx({2}, {1, 2}), "has 2 labels but images file");
+  check(good, idx({3}, {1, 2}), "MNIST labels file");
+  std::string floats = good;
+  floats[2] = 0x0D;
+  check(floats, labels, "unsupported IDX element type");
+}
+
+//===--- CIFAR-10 ---------------------------------------------------------===//
+
+std::string cifarRecords(std::initializer_list<uint8_t> labels) {
+  std::string s;
+  for (uint8_t l : labels) {
+    s += static_cast<char>(l);
+    for (int j = 0; j < 3072; ++j)
+      s += static_cast<char>((j + l) % 256);
+  }
+  return s;
+}
+
+TEST(Cifar10, ReadsAFileOrADirectoryInBatchOrder) {
+  TempDir dir;
+  makeDir(dir / "c");
+  writeFile(dir / "c/data_batch_2.bin", cifarRecords({5}));
+  writeFile(dir / "c/data_batch_1.bin", cifarRecords({3, 9}));
+  writeFile(dir / "c/test_batch.bin", cifarRecords({1}));
+  Dataset d;
+  std::string err;
+  ASSERT_TRUE(loadCifar10(dir / "c", d, err)) << err;
+  EXPECT_EQ(d.size(), 3);
+  EXPECT_EQ(d.sampleSize, 3072);
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{3, 9, 5}));
+  EXPECT_FLOAT_EQ(d.samples[3072 * 2 + 10], 15.0f / 255);
+  ASSERT_TRUE(loadCifar10(dir / "c/data_batch_2.bin", d, err)) << err;
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{5}));
+  DataFormat f;
+  ASSERT_TRUE(guessDataFormat(dir / "c", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Cifar10);
+  ASSERT_TRUE(guessDataFormat(dir / "c/data_batch_1.bin", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Cifar10);
+}
+
+TEST(Cifar10, Errors) {
+  TempDir dir;
+  Dataset d;
+  std::string err;
+  makeDir(dir / "c");
+  EXPECT_FALSE(loadCifar10(dir / "c", d, err));
+  EXPECT_EQ(err, "CIFAR-10 directory '" + (dir / "c") + "' has no data_batch_*.bin files");
+  EXPECT_FALSE(loadCifar10(dir / "c/data_batch_1.bin", d, err));
+  EXPECT_EQ(err, "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") + "' does not exist");
+  std::string two = cifarRecords({1, 2});
+  writeFile(dir / "c/data_batch_1.bin", two.substr(0, two.size() - 100));
+  EXPECT_FALSE(loadCifar10(dir / "c", d, err));
+  EXPECT_EQ(err, "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") +
+                     "': 6046 bytes is not a whole number of 3073-byte records (truncated or "
+                     "not CIFAR-10)");
+}
+
+//===--- Format guessing and checks ---------------------------------------===//
+
+TEST(DataFormat, GuessesFromThePath) {
+  TempDir dir;
+  std::string err;
+  DataFormat f;
+  writeFile(dir / "digits.csv.gz", "");
+  ASSERT_TRUE(guessDataFormat(dir / "digits.csv.gz", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Digits);
+  writeFile(dir / "x.CSV", "");
+  ASSERT_TRUE(guessDataFormat(dir / "x.CSV", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Digits);
+  writeFile(dir / "data.txt", "");
+  EXPECT_FALSE(guessDataFormat(dir / "data.txt", f, err));
+  EXPECT_EQ(err, "cannot guess the data format of '" + (dir / "data.txt") +
+                     "'; pass --data-format digits|mnist|cifar10");
+  EXPECT_FALSE(guessDataFormat(dir / "nope", f, err));
+  EXPECT_EQ(err, "data path '" + (dir / "nope") + "' does not exist");
+  EXPECT_FALSE(guessDataFormat(dir.path(), f, err));
+  EXPECT_TRUE(contains(err, "cannot guess the data format of directory")) << err;
+
+  EXPECT_TRUE(parseDataFormat("cifar10", f));
+  EXPECT_EQ(f, DataFormat::Cifar10);
+  EXPECT_STREQ(dataFormatName(f), "cifar10");
+  EXPECT_FALSE(parseDataFormat("imagenet", f));
+}
+
+TEST(DataCheck, SampleSizeAndLabelRange) {
+  Dataset d;
+  d.source = "d.csv";
+  d.sampleSize = 3;
+  d.samples.assign(6, 0);
+  d.labels = {1, 4};
+  std::string err;
+  EXPECT_TRUE(checkDataset(d, 3, 5, err)) << err;
+  EXPECT_FALSE(checkDataset(d, 4, 5, err));
+  EXPECT_EQ(err, "data 'd.csv': a sample has 3 values, but the model's input takes 4 per sample");
+  EXPECT_FALSE(checkDataset(d, 3, 4, err));
+  EXPECT_EQ(err, "data 'd.csv': label 4 of sample 1 is out of range for the model's 4 classes");
+}
+
+//===--- Determinism ------------------------------------------------------===//
+
+TEST(Order, SplitIsSeededDisjointAndComplete) {
+  std::vector<int64_t> train, held, train2, held2;
+  splitHoldout(1797, 0.2, 1, train, held);
+  EXPECT_EQ(held.size(), 359u);
+  EXPECT_EQ(train.size(), 1438u);
+  EXPECT_TRUE(std::is_sorted(train.begin(), train.end()));
+  std::vector<int64_t> all = train;
+  all.insert(all.end(), held.begin(), held.end());
+  std::sort(all.begin(), all.end());
+  for (int64_t i = 0; i < 1797; ++i)
+    ASSERT_EQ(all[i], i);
+  splitHoldout(1797, 0.2, 1, train2, held2);
+  EXPECT_EQ(held, held2);
+  splitHoldout(1797, 0.2, 2, train2, held2);
+  EXPECT_NE(held, held2);
+  splitHoldout(10, 0.0, 1, train2, held2);
+  EXPECT_TRUE(held2.empty());
+}
+
+TEST(Order, ShuffleIsAPureFunctionOfSeedAndEpoch) {
+  std::vector<int64_t> base(100);
+  for (int i = 0; i < 100; ++i)
+    base[i] = i * 3;
+  auto shuffled = [&](uint64_t seed, uint64_t epoch) {
+    std::vector<int64_t> v = base;
+    shuffleForEpoch(v, seed, epoch);
+    return v;
+  };
+  EXPECT_EQ(shuffled(1, 5), shuffled(1, 5));
+  EXPECT_NE(shuffled(1, 5), shuffled(1, 6));
+  EXPECT_NE(shuffled(1, 5), shuffled(2, 5));
+  std::vector<int64_t> v = shuffled(1, 0);
+  EXPECT_NE(v, base);
+  std::sort(v.begin(), v.end());
+  EXPECT_EQ(v, base);
+}
+
+} // namespace

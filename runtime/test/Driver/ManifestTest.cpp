@@ -1,0 +1,126 @@
+//===- ManifestTest.cpp - The manifest parser -----------------------------===//
+
+#include "mgsrt/driver.h"
+
+#include <gtest/gtest.h>
+
+using namespace mgs::rt::driver;
+
+namespace {
+
+constexpr const char *kTrain = R"(mgs-manifest 1
+mode train
+batch_size 32
+arena_bytes 123456
+param conv.weight trainable 4 8 1 3 3
+param bn.running_mean state 1 8
+param fc.bias trainable 1 10
+input x 4 32 1 28 28
+output logits 2 32 10
+labels 1 32
+classes 10
+)";
+
+TEST(Manifest, ParsesTrainMode) {
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest(kTrain, m, err)) << err;
+  EXPECT_EQ(m.mode, Manifest::Mode::Train);
+  EXPECT_EQ(m.batchSize, 32);
+  EXPECT_EQ(m.arenaBytes, 123456u);
+  ASSERT_EQ(m.params.size(), 3u);
+  EXPECT_EQ(m.params[0].name, "conv.weight");
+  EXPECT_TRUE(m.params[0].trainable);
+  EXPECT_EQ(m.params[0].dims, (std::vector<int64_t>{8, 1, 3, 3}));
+  EXPECT_EQ(m.params[0].numElements(), 72);
+  EXPECT_FALSE(m.params[1].trainable);
+  EXPECT_EQ(m.numTrainable(), 2);
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_EQ(m.inputs[0].dims, (std::vector<int64_t>{32, 1, 28, 28}));
+  ASSERT_EQ(m.outputs.size(), 1u);
+  EXPECT_EQ(m.outputs[0].name, "logits");
+  EXPECT_EQ(m.labelDims, (std::vector<int64_t>{32}));
+  EXPECT_EQ(m.classes, 10);
+}
+
+TEST(Manifest, ParsesInferenceModeWithoutLabels) {
+  Manifest m;
+  std::string err;
+  ASSERT_TRUE(parseManifest("mgs-manifest 1\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
+                            "param w trainable 0\ninput a 2 1 3\ninput b 0\noutput y 1 1",
+                            m, err))
+      << err;
+  EXPECT_EQ(m.mode, Manifest::Mode::Inference);
+  EXPECT_EQ(m.inputs.size(), 2u);
+  EXPECT_TRUE(m.params[0].dims.empty());
+  EXPECT_EQ(m.params[0].numElements(), 1);
+  EXPECT_TRUE(m.labelDims.empty());
+}
+
+TEST(Manifest, FormatsShapes) {
+  EXPECT_EQ(formatShape({}), "[]");
+  EXPECT_EQ(formatShape({10, 64}), "[10, 64]");
+}
+
+struct BadManifest {
+  const char *text;
+  const char *message;
+};
+
+class ManifestErrors : public ::testing::TestWithParam<BadManifest> {};
+
+TEST_P(ManifestErrors, NamesTheProblem) {
+  Manifest m;
+  std::string err;
+  EXPECT_FALSE(parseManifest(GetParam().text, m, err));
+  EXPECT_EQ(err, GetParam().message);
+}
+
+#define HEAD "mgs-manifest 1\nmode train\nbatch_size 4\narena_bytes 16\n"
+#define TAIL "output y 2 4 3\nlabels 1 4\nclasses 3\n"
+
+INSTANTIATE_TEST_SUITE_P(
+    Manifest, ManifestErrors,
+    ::testing::Values(
+        BadManifest{"", "manifest: missing 'mgs-manifest 1' line"},
+        BadManifest{"mode train\n",
+                    "manifest line 1: expected 'mgs-manifest 1' first: 'mode train'"},
+        BadManifest{"mgs-manifest 2\n", "manifest line 1: unsupported manifest version (this "
+                                        "runtime reads version 1): 'mgs-manifest 2'"},
+        BadManifest{HEAD "mode train\n" TAIL, "manifest line 5: duplicate 'mode': 'mode train'"},
+        BadManifest{"mgs-manifest 1\nmode training\n",
+                    "manifest line 2: mode must be 'train' or 'inference': 'mode training'"},
+        BadManifest{"mgs-manifest 1\nbatch_size 0\n",
+                    "manifest line 2: batch_size must be at least 1, got 0: 'batch_size 0'"},
+        BadManifest{"mgs-manifest 1\nbatch_size x\n",
+                    "manifest line 2: batch_size 'x' is not an integer: 'batch_size x'"},
+        BadManifest{"mgs-manifest 1\nbatch_size 4 5\n",
+                    "manifest line 2: expected 1 value after 'batch_size': 'batch_size 4 5'"},
+        BadManifest{HEAD "widget 3\n", "manifest line 5: unknown item 'widget': 'widget 3'"},
+        BadManifest{HEAD "param w trainable 2 3\n",
+                    "manifest line 5: rank 2 but 1 dimensions: 'param w trainable 2 3'"},
+        BadManifest{HEAD "param w trainable 1 -3\n",
+                    "manifest line 5: dimension must be at least 0, got -3: 'param w trainable 1 -3'"},
+        BadManifest{HEAD "param w frozen 1 3\n", "manifest line 5: expected 'trainable' or "
+                                                 "'state', got 'frozen': 'param w frozen 1 3'"},
+        BadManifest{HEAD "param w trainable\n",
+                    "manifest line 5: missing the rank: 'param w trainable'"},
+        BadManifest{HEAD "param w trainable 1 3\nparam w state 1 3\n",
+                    "manifest line 6: duplicate param 'w': 'param w state 1 3'"},
+        BadManifest{HEAD "input\n", "manifest line 5: missing the name: 'input'"},
+        BadManifest{HEAD "labels 2 4 1\n", "manifest line 5: labels must have rank 1: 'labels 2 4 1'"},
+        BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
+                    "manifest line 6: labels dimension 5 is not the batch size 4: 'labels 1 5'"},
+        BadManifest{"mgs-manifest 1\nbatch_size 4\narena_bytes 16\n" TAIL,
+                    "manifest: missing 'mode' line"},
+        BadManifest{"mgs-manifest 1\nmode train\narena_bytes 16\n" TAIL,
+                    "manifest: missing 'batch_size' line"},
+        BadManifest{"mgs-manifest 1\nmode train\nbatch_size 4\n" TAIL,
+                    "manifest: missing 'arena_bytes' line"},
+        BadManifest{HEAD "labels 1 4\nclasses 3\n", "manifest: missing 'output' line"},
+        BadManifest{HEAD "output y 2 4 3\nclasses 3\n", "manifest: missing 'labels' line"},
+        BadManifest{HEAD "output y 2 4 3\nlabels 1 4\n", "manifest: missing 'classes' line"},
+        BadManifest{HEAD TAIL "mgs-manifest 1\n",
+                    "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 1'"}));
+
+} // namespace

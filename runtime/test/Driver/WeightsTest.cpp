@@ -1,0 +1,169 @@
+//===- WeightsTest.cpp - Weights files and checkpoints --------------------===//
+
+#include "TestUtil.h"
+#include "mgsrt/driver.h"
+
+using namespace mgs::rt::driver;
+using namespace mgs::rt::driver::test;
+
+namespace {
+
+std::vector<Tensor> sampleTensors() {
+  return {{"fc.weight", {2, 3}, {1, 2, 3, 4, 5, 6}},
+          {"fc.bias", {2}, {-1.5f, 0.25f}},
+          {"scalar", {}, {7}}};
+}
+
+Manifest sampleManifest() {
+  Manifest m;
+  std::string err;
+  EXPECT_TRUE(parseManifest("mgs-manifest 1\nmode inference\nbatch_size 1\narena_bytes 0\n"
+                            "param scalar state 0\nparam fc.weight trainable 2 2 3\n"
+                            "param fc.bias trainable 1 2\noutput y 2 1 2\n",
+                            m, err))
+      << err;
+  return m;
+}
+
+TEST(Weights, RoundTripsAndMatchesTheManifestInParamOrder) {
+  TempDir dir;
+  std::string err;
+  ASSERT_TRUE(writeWeights(dir / "w", sampleTensors(), err)) << err;
+  std::string bytes = readFile(dir / "w");
+  EXPECT_EQ(bytes.substr(0, 8), "MGSW0001");
+  // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4)
+  EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18);
+
+  std::vector<Tensor> ts;
+  ASSERT_TRUE(readWeights(dir / "w", ts, err)) << err;
+  ASSERT_EQ(ts.size(), 3u);
+  EXPECT_EQ(ts[0].name, "fc.weight");
+  EXPECT_EQ(ts[0].dims, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(ts[1].data, (std::vector<float>{-1.5f, 0.25f}));
+  EXPECT_TRUE(ts[2].dims.empty());
+
+  ASSERT_TRUE(matchWeights(sampleManifest(), dir / "w", ts, err)) << err;
+  EXPECT_EQ(ts[0].name, "scalar");
+  EXPECT_EQ(ts[1].name, "fc.weight");
+  EXPECT_EQ(ts[2].name, "fc.bias");
+}
+
+TEST(Weights, MissingParamIsAnError) {
+  std::vector<Tensor> ts = sampleTensors();
+  ts.erase(ts.begin() + 1);
+  std::string err;
+  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
+  EXPECT_EQ(err, "weights file 'm.weights' has no tensor for param 'fc.bias' (shape [2])");
+}
+
+TEST(Weights, ShapeMismatchNamesBothShapes) {
+  std::vector<Tensor> ts = sampleTensors();
+  ts[0].dims = {3, 2};
+  std::string err;
+  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
+  EXPECT_EQ(err, "weights file 'm.weights': param 'fc.weight' has shape [3, 2] but the model "
+                 "expects [2, 3]");
+}
+
+TEST(Weights, ExtraTensorIsAnError) {
+  std::vector<Tensor> ts = sampleTensors();
+  ts.push_back({"extra", {1}, {0}});
+  std::string err;
+  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
+  EXPECT_EQ(err, "weights file 'm.weights' has tensor 'extra', which is not a param of the model");
+}
+
+TEST(Weights, FileErrors) {
+  TempDir dir;
+  std::string err;
+  std::vector<Tensor> ts;
+  EXPECT_FALSE(readWeights(dir / "missing", ts, err));
+  EXPECT_EQ(err, "cannot open weights file '" + (dir / "missing") +
+                     "': No such file or directory");
+
+  EXPECT_FALSE(readWeights(dir.path(), ts, err));
+  EXPECT_NE(err.find("it is a directory"), std::string::npos) << err;
+
+  writeFile(dir / "magic", "NOTWEIGHTS0000000000");
+  EXPECT_FALSE(readWeights(dir / "magic", ts, err));
+  EXPECT_EQ(err, "weights file '" + (dir / "magic") +
+                     "': not a weights file (the magic is not \"MGSW0001\")");
+
+  ASSERT_TRUE(writeWeights(dir / "good", sampleTensors(), err)) << err;
+  std::string good = readFile(dir / "good");
+  for (size_t cut : {size_t(3), size_t(12), size_t(20), good.size() - 1}) {
+    writeFile(dir / "cut", good.substr(0, cut));
+    EXPECT_FALSE(readWeights(dir / "cut", ts, err)) << cut;
+    EXPECT_NE(err.find("weights file '" + (dir / "cut") + "'"), std::string::npos) << err;
+    EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+  }
+
+  writeFile(dir / "trailing", good + "x");
+  EXPECT_FALSE(readWeights(dir / "trailing", ts, err));
+  EXPECT_NE(err.find("1 unexpected bytes after the last tensor"), std::string::npos) << err;
+
+  std::vector<Tensor> twice = sampleTensors();
+  twice.push_back(twice[0]);
+  ASSERT_TRUE(writeWeights(dir / "twice", twice, err)) << err;
+  EXPECT_FALSE(readWeights(dir / "twice", ts, err));
+  EXPECT_NE(err.find("tensor 'fc.weight' appears twice"), std::string::npos) << err;
+
+  // A huge count or dimension in a small file is caught before allocating.
+  std::string huge = "MGSW0001";
+  append<uint64_t>(huge, 1);
+  append<uint32_t>(huge, 1);
+  huge += "w";
+  append<uint32_t>(huge, 2);
+  append<int64_t>(huge, int64_t(1) << 40);
+  append<int64_t>(huge, int64_t(1) << 40);
+  writeFile(dir / "huge", huge);
+  EXPECT_FALSE(readWeights(dir / "huge", ts, err));
+  EXPECT_NE(err.find("does not fit in the file"), std::string::npos) << err;
+}
+
+TEST(Weights, WriteErrorNamesTheFile) {
+  std::string err;
+  EXPECT_FALSE(writeWeights("/nonexistent-dir/x.weights", sampleTensors(), err));
+  EXPECT_NE(err.find("/nonexistent-dir/x.weights"), std::string::npos) << err;
+}
+
+TEST(Checkpoint, RoundTrips) {
+  TempDir dir;
+  Checkpoint c;
+  c.manifestHash = fnv1a64("abc");
+  c.seed = 42;
+  c.holdout = 0.2;
+  c.numSamples = 1797;
+  c.epochsDone = 3;
+  c.iterationsDone = 132;
+  c.rngState = 0x123456789abcdefull;
+  c.params = sampleTensors();
+  c.velocities = {sampleTensors()[0]};
+  std::string err;
+  ASSERT_TRUE(writeCheckpoint(dir / "ck", c, err)) << err;
+  Checkpoint r;
+  ASSERT_TRUE(readCheckpoint(dir / "ck", r, err)) << err;
+  EXPECT_EQ(r.manifestHash, c.manifestHash);
+  EXPECT_EQ(r.seed, 42u);
+  EXPECT_EQ(r.holdout, 0.2);
+  EXPECT_EQ(r.numSamples, 1797u);
+  EXPECT_EQ(r.epochsDone, 3u);
+  EXPECT_EQ(r.iterationsDone, 132u);
+  EXPECT_EQ(r.rngState, c.rngState);
+  ASSERT_EQ(r.params.size(), 3u);
+  EXPECT_EQ(r.params[1].data, c.params[1].data);
+  ASSERT_EQ(r.velocities.size(), 1u);
+  EXPECT_EQ(r.velocities[0].name, "fc.weight");
+
+  std::string bytes = readFile(dir / "ck");
+  writeFile(dir / "cut", bytes.substr(0, bytes.size() - 2));
+  EXPECT_FALSE(readCheckpoint(dir / "cut", r, err));
+  EXPECT_NE(err.find("checkpoint '" + (dir / "cut") + "'"), std::string::npos) << err;
+  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+
+  ASSERT_TRUE(writeWeights(dir / "w", sampleTensors(), err));
+  EXPECT_FALSE(readCheckpoint(dir / "w", r, err));
+  EXPECT_NE(err.find("not a checkpoint"), std::string::npos) << err;
+}
+
+} // namespace

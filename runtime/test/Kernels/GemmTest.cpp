@@ -1,0 +1,206 @@
+//===- GemmTest.cpp - gemm and batched matmul -----------------------------===//
+
+#include "TestUtil.h"
+
+using namespace mgsrt_test;
+
+namespace {
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+struct GemmCase {
+  int64_t m, n, k;
+  bool ta, tb;
+  double alpha, beta;
+  int64_t c0, c1; // 0, 0: no C
+};
+
+std::vector<int64_t> gemmDesc(const GemmCase &c) {
+  return {c.m, c.n, c.k, c.ta, c.tb, bits(c.alpha), bits(c.beta), c.c0, c.c1};
+}
+
+std::vector<double> gemmRef(const GemmCase &c, const std::vector<float> &a,
+                            const std::vector<float> &b, const std::vector<float> &cm) {
+  std::vector<double> y(c.m * c.n);
+  for (int64_t i = 0; i < c.m; ++i)
+    for (int64_t j = 0; j < c.n; ++j) {
+      double s = 0;
+      for (int64_t p = 0; p < c.k; ++p) {
+        double av = c.ta ? a[p * c.m + i] : a[i * c.k + p];
+        double bv = c.tb ? b[j * c.k + p] : b[p * c.n + j];
+        s += av * bv;
+      }
+      double cv = 0;
+      if (c.c0 || c.c1)
+        cv = cm[(c.c0 == 1 ? 0 : i) * c.c1 + (c.c1 == 1 ? 0 : j)];
+      y[i * c.n + j] = c.alpha * s + c.beta * cv;
+    }
+  return y;
+}
+
+class GemmTest : public ::testing::TestWithParam<GemmCase> {};
+
+TEST_P(GemmTest, ForwardMatchesReference) {
+  Ctx ctx;
+  const GemmCase c = GetParam();
+  auto desc = gemmDesc(c);
+  std::vector<float> a = randomVec(c.m * c.k), b = randomVec(c.k * c.n),
+                     cm = randomVec(std::max<int64_t>(1, c.c0 * c.c1));
+  std::vector<float> y(c.m * c.n, std::nanf(""));
+  void *bufs[] = {a.data(), b.data(), (c.c0 || c.c1) ? cm.data() : nullptr, y.data()};
+  ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc.data(), bufs));
+  expectClose(y, gemmRef(c, a, b, cm), 1e-5, 1e-5, "Y");
+}
+
+TEST_P(GemmTest, BackwardMatchesFiniteDifferences) {
+  Ctx ctx;
+  const GemmCase c = GetParam();
+  auto desc = gemmDesc(c);
+  const bool hasC = c.c0 || c.c1;
+  std::vector<float> a = randomVec(c.m * c.k), b = randomVec(c.k * c.n),
+                     cm = randomVec(std::max<int64_t>(1, c.c0 * c.c1));
+  std::vector<float> dy = randomVec(c.m * c.n);
+  std::vector<float> da(a.size()), db(b.size()), dc(cm.size());
+  auto fwd = [&] {
+    std::vector<float> y(c.m * c.n);
+    void *bufs[] = {a.data(), b.data(), hasC ? cm.data() : nullptr, y.data()};
+    EXPECT_OK(ctx, mgsrt_gemm_fwd(ctx, desc.data(), bufs));
+    return y;
+  };
+  void *bufs[] = {a.data(), b.data(), dy.data(), da.data(), db.data(),
+                  hasC ? dc.data() : nullptr};
+  ASSERT_OK(ctx, mgsrt_gemm_bwd(ctx, desc.data(), bufs));
+  // Linear in each operand: a large step is exact up to rounding.
+  checkGrad(da, a, dy, fwd, 0.5, 1e-3, "dA");
+  checkGrad(db, b, dy, fwd, 0.5, 1e-3, "dB");
+  if (hasC)
+    checkGrad(dc, cm, dy, fwd, 0.5, 1e-3, "dC");
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, GemmTest,
+    ::testing::Values(GemmCase{3, 4, 5, false, false, 1.0, 1.0, 0, 0},
+                      GemmCase{3, 4, 5, true, false, 0.5, 2.0, 3, 4},
+                      GemmCase{3, 4, 5, false, true, 1.5, -1.0, 1, 4},
+                      GemmCase{3, 4, 5, true, true, 1.0, 0.5, 3, 1},
+                      GemmCase{7, 2, 3, false, true, 2.0, 1.0, 1, 1},
+                      GemmCase{1, 6, 9, true, false, 1.0, 0.0, 1, 6},
+                      GemmCase{8, 10, 16, false, true, 1.0, 1.0, 1, 10}));
+
+TEST(GemmTest, LargeProductMatchesReference) {
+  Ctx ctx;
+  GemmCase c{64, 100, 128, false, true, 1.0, 1.0, 1, 100};
+  auto desc = gemmDesc(c);
+  std::vector<float> a = randomVec(c.m * c.k), b = randomVec(c.k * c.n), cm = randomVec(c.n);
+  std::vector<float> y(c.m * c.n);
+  void *bufs[] = {a.data(), b.data(), cm.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc.data(), bufs));
+  expectClose(y, gemmRef(c, a, b, cm), 1e-4, 1e-4, "Y");
+}
+
+TEST(GemmTest, EmptyInnerDimension) {
+  Ctx ctx;
+  GemmCase c{2, 3, 0, false, false, 1.0, 2.0, 1, 3};
+  auto desc = gemmDesc(c);
+  std::vector<float> cm = {1, 2, 3}, y(6, 7.0f), dy = randomVec(6), dc(3);
+  float dummy = 0;
+  void *bufs[] = {&dummy, &dummy, cm.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc.data(), bufs));
+  EXPECT_EQ(y, (std::vector<float>{2, 4, 6, 2, 4, 6}));
+  void *bb[] = {&dummy, &dummy, dy.data(), nullptr, nullptr, dc.data()};
+  ASSERT_OK(ctx, mgsrt_gemm_bwd(ctx, desc.data(), bb));
+  for (int j = 0; j < 3; ++j)
+    EXPECT_NEAR(dc[j], 2.0 * (dy[j] + dy[3 + j]), 1e-6);
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+struct MatmulCase {
+  std::vector<int64_t> lhsB, rhsB; // same rank
+  int64_t m, k, n;
+};
+
+std::vector<int64_t> outBatch(const MatmulCase &c) {
+  std::vector<int64_t> o(c.lhsB.size());
+  for (size_t i = 0; i < o.size(); ++i)
+    o[i] = c.lhsB[i] != 1 ? c.lhsB[i] : c.rhsB[i];
+  return o;
+}
+
+std::vector<int64_t> matmulDesc(const MatmulCase &c) {
+  std::vector<int64_t> o = outBatch(c);
+  std::vector<int64_t> d = {static_cast<int64_t>(o.size())};
+  d.insert(d.end(), o.begin(), o.end());
+  d.insert(d.end(), c.lhsB.begin(), c.lhsB.end());
+  d.insert(d.end(), c.rhsB.begin(), c.rhsB.end());
+  d.insert(d.end(), {c.m, c.k, c.n});
+  return d;
+}
+
+int64_t batchIndex(const std::vector<int64_t> &idx, const std::vector<int64_t> &shape) {
+  int64_t f = 0;
+  for (size_t i = 0; i < shape.size(); ++i)
+    f = f * shape[i] + (shape[i] == 1 ? 0 : idx[i]);
+  return f;
+}
+
+class MatmulTest : public ::testing::TestWithParam<MatmulCase> {};
+
+TEST_P(MatmulTest, ForwardMatchesReference) {
+  Ctx ctx;
+  const MatmulCase c = GetParam();
+  auto desc = matmulDesc(c);
+  auto ob = outBatch(c);
+  std::vector<float> l = randomVec(product(c.lhsB) * c.m * c.k),
+                     r = randomVec(product(c.rhsB) * c.k * c.n),
+                     y(product(ob) * c.m * c.n);
+  void *bufs[] = {l.data(), r.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_matmul_fwd(ctx, desc.data(), bufs));
+  std::vector<double> want(y.size());
+  for (int64_t o = 0; o < product(ob); ++o) {
+    auto idx = unflatten(o, ob);
+    int64_t li = batchIndex(idx, c.lhsB), ri = batchIndex(idx, c.rhsB);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        double s = 0;
+        for (int64_t p = 0; p < c.k; ++p)
+          s += static_cast<double>(l[(li * c.m + i) * c.k + p]) * r[(ri * c.k + p) * c.n + j];
+        want[(o * c.m + i) * c.n + j] = s;
+      }
+  }
+  expectClose(y, want, 1e-5, 1e-5, "out");
+}
+
+TEST_P(MatmulTest, BackwardMatchesFiniteDifferences) {
+  Ctx ctx;
+  const MatmulCase c = GetParam();
+  auto desc = matmulDesc(c);
+  auto ob = outBatch(c);
+  std::vector<float> l = randomVec(product(c.lhsB) * c.m * c.k),
+                     r = randomVec(product(c.rhsB) * c.k * c.n);
+  std::vector<float> dy = randomVec(product(ob) * c.m * c.n), dl(l.size()), dr(r.size());
+  auto fwd = [&] {
+    std::vector<float> y(dy.size());
+    void *bufs[] = {l.data(), r.data(), y.data()};
+    EXPECT_OK(ctx, mgsrt_matmul_fwd(ctx, desc.data(), bufs));
+    return y;
+  };
+  void *bufs[] = {l.data(), r.data(), dy.data(), dl.data(), dr.data()};
+  ASSERT_OK(ctx, mgsrt_matmul_bwd(ctx, desc.data(), bufs));
+  checkGrad(dl, l, dy, fwd, 0.5, 1e-3, "dlhs");
+  checkGrad(dr, r, dy, fwd, 0.5, 1e-3, "drhs");
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
+                         ::testing::Values(MatmulCase{{}, {}, 3, 4, 5},
+                                           MatmulCase{{2, 3}, {2, 3}, 2, 3, 4},
+                                           MatmulCase{{4}, {1}, 3, 2, 5},   // rhs shared
+                                           MatmulCase{{1}, {4}, 3, 2, 5},   // lhs shared
+                                           MatmulCase{{2, 1}, {1, 3}, 2, 4, 3}, // both sides
+                                           MatmulCase{{3, 2}, {1, 1}, 4, 3, 2}));
+
+} // namespace

@@ -1,0 +1,257 @@
+//===- PoolTest.cpp - max / average pooling (ONNX semantics) -------------===//
+
+#include "TestUtil.h"
+
+#include <limits>
+
+using namespace mgsrt_test;
+
+namespace {
+
+struct PoolCase {
+  int64_t kind, n, c;
+  std::vector<int64_t> in, kernel, strides, padsBegin, padsEnd, dilations;
+  bool ceil, includePad;
+  int64_t storageOrder;
+
+  int64_t s() const { return static_cast<int64_t>(in.size()); }
+  std::vector<int64_t> out() const {
+    std::vector<int64_t> o(in.size());
+    for (size_t i = 0; i < in.size(); ++i) {
+      int64_t span = in[i] + padsBegin[i] + padsEnd[i] - ((kernel[i] - 1) * dilations[i] + 1);
+      o[i] = (ceil ? (span + strides[i] - 1) / strides[i] : span / strides[i]) + 1;
+    }
+    return o;
+  }
+  std::vector<int64_t> desc() const {
+    std::vector<int64_t> d = {kind, s(), n, c};
+    for (const auto *v : {&in, &kernel}) d.insert(d.end(), v->begin(), v->end());
+    auto o = out();
+    d.insert(d.end(), o.begin(), o.end());
+    for (const auto *v : {&strides, &padsBegin, &padsEnd, &dilations})
+      d.insert(d.end(), v->begin(), v->end());
+    d.push_back(includePad);
+    d.push_back(storageOrder);
+    return d;
+  }
+  int64_t xSize() const { return n * c * product(in); }
+  int64_t ySize() const { return n * c * product(out()); }
+};
+
+struct PoolRef {
+  std::vector<double> y;
+  std::vector<int64_t> indices;   // ONNX indices (max)
+  std::vector<int64_t> argOffset; // flat row-major input offset of the max, -1 if none
+  std::vector<double> divisor;    // average
+};
+
+/// Straight from the ONNX definition: enumerate every tap of every window.
+PoolRef poolRef(const PoolCase &pc, const std::vector<float> &x) {
+  const auto out = pc.out();
+  const int64_t outPlane = product(out), inPlane = product(pc.in), kPlane = product(pc.kernel);
+  PoolRef r;
+  r.y.assign(pc.ySize(), 0.0);
+  r.indices.assign(pc.ySize(), -1);
+  r.argOffset.assign(pc.ySize(), -1);
+  r.divisor.assign(pc.ySize(), 0.0);
+  for (int64_t plane = 0; plane < pc.n * pc.c; ++plane)
+    for (int64_t op = 0; op < outPlane; ++op) {
+      auto o = unflatten(op, out);
+      const int64_t yi = plane * outPlane + op;
+      double best = -std::numeric_limits<double>::infinity(), sum = 0;
+      int64_t bestOff = -1, bestCol = -1, inCount = 0, padCount = 0;
+      for (int64_t kp = 0; kp < kPlane; ++kp) {
+        auto k = unflatten(kp, pc.kernel);
+        bool inside = true, insidePadded = true;
+        int64_t rowMajor = 0, colMajor = 0, colStride = 1;
+        for (int64_t d = 0; d < pc.s(); ++d) {
+          int64_t pos = o[d] * pc.strides[d] - pc.padsBegin[d] + k[d] * pc.dilations[d];
+          inside &= pos >= 0 && pos < pc.in[d];
+          insidePadded &= pos < pc.in[d] + pc.padsEnd[d];
+          rowMajor = rowMajor * pc.in[d] + pos;
+          colMajor += pos * colStride;
+          colStride *= pc.in[d];
+        }
+        padCount += insidePadded;
+        if (!inside)
+          continue;
+        ++inCount;
+        double v = x[plane * inPlane + rowMajor];
+        sum += v;
+        if (bestOff < 0 || v > best) {
+          best = v;
+          bestOff = rowMajor;
+          bestCol = colMajor;
+        }
+      }
+      if (pc.kind == MGSRT_POOL_MAX) {
+        r.y[yi] = bestOff >= 0 ? best : 0.0; // an empty window yields 0
+        if (bestOff >= 0) {
+          r.argOffset[yi] = plane * inPlane + bestOff;
+          r.indices[yi] = plane * inPlane + (pc.storageOrder ? bestCol : bestOff);
+        }
+      } else {
+        double div = pc.includePad ? padCount : inCount;
+        r.divisor[yi] = div;
+        r.y[yi] = div > 0 ? sum / div : 0.0;
+      }
+    }
+  return r;
+}
+
+class PoolTest : public ::testing::TestWithParam<PoolCase> {};
+
+TEST_P(PoolTest, ForwardMatchesReference) {
+  Ctx ctx;
+  const PoolCase pc = GetParam();
+  auto desc = pc.desc();
+  std::vector<float> x = randomVec(pc.xSize()), y(pc.ySize());
+  std::vector<int64_t> indices(pc.ySize(), -7);
+  void *bufs[] = {x.data(), y.data(), pc.kind == MGSRT_POOL_MAX ? indices.data() : nullptr};
+  ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
+  PoolRef ref = poolRef(pc, x);
+  expectClose(y, ref.y, 1e-6, 1e-6, "y");
+  if (pc.kind == MGSRT_POOL_MAX) {
+    EXPECT_EQ(indices, ref.indices);
+  }
+  // Without the optional indices.
+  std::vector<float> y2(pc.ySize());
+  void *noIdx[] = {x.data(), y2.data(), nullptr};
+  ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), noIdx));
+  EXPECT_EQ(y2, y);
+}
+
+TEST_P(PoolTest, BackwardMatchesReference) {
+  Ctx ctx;
+  const PoolCase pc = GetParam();
+  auto desc = pc.desc();
+  std::vector<float> x = distinctVec(pc.xSize(), 0.01f), dy = randomVec(pc.ySize());
+  std::vector<float> dx(pc.xSize(), 123.0f);
+  void *bufs[] = {x.data(), dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bufs));
+  PoolRef ref = poolRef(pc, x);
+  const auto out = pc.out();
+  const int64_t outPlane = product(out), inPlane = product(pc.in);
+  std::vector<double> want(pc.xSize(), 0.0);
+  for (int64_t yi = 0; yi < pc.ySize(); ++yi) {
+    if (pc.kind == MGSRT_POOL_MAX) {
+      if (ref.argOffset[yi] >= 0)
+        want[ref.argOffset[yi]] += dy[yi];
+      continue;
+    }
+    if (ref.divisor[yi] <= 0)
+      continue;
+    // Spread over the in-bounds taps.
+    const int64_t plane = yi / outPlane;
+    auto o = unflatten(yi % outPlane, out);
+    for (int64_t kp = 0; kp < product(pc.kernel); ++kp) {
+      auto k = unflatten(kp, pc.kernel);
+      bool inside = true;
+      int64_t off = 0;
+      for (int64_t d = 0; d < pc.s(); ++d) {
+        int64_t pos = o[d] * pc.strides[d] - pc.padsBegin[d] + k[d] * pc.dilations[d];
+        inside &= pos >= 0 && pos < pc.in[d];
+        off = off * pc.in[d] + pos;
+      }
+      if (inside)
+        want[plane * inPlane + off] += dy[yi] / ref.divisor[yi];
+    }
+  }
+  expectClose(dx, want, 1e-5, 1e-6, "dx");
+}
+
+TEST_P(PoolTest, BackwardMatchesFiniteDifferences) {
+  const PoolCase pc = GetParam();
+  Ctx ctx;
+  auto desc = pc.desc();
+  // Distinct values keep max windows away from ties under the step; averages
+  // take small values so rounding stays below the step's effect.
+  std::vector<float> x = pc.kind == MGSRT_POOL_MAX ? distinctVec(pc.xSize(), 0.05f)
+                                                   : randomVec(pc.xSize()),
+                     dy = randomVec(pc.ySize()), dx(pc.xSize());
+  auto fwd = [&] {
+    std::vector<float> y(pc.ySize());
+    void *bufs[] = {x.data(), y.data(), nullptr};
+    EXPECT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
+    return y;
+  };
+  void *bufs[] = {x.data(), dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bufs));
+  checkGrad(dx, x, dy, fwd, 0.01, 2e-3, "dx");
+}
+
+constexpr int64_t kMax = MGSRT_POOL_MAX, kAvg = MGSRT_POOL_AVG;
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, PoolTest,
+    ::testing::Values(
+        // kind, n, c, in, kernel, strides, padsBegin, padsEnd, dilations, ceil, incl, order
+        PoolCase{kMax, 2, 3, {7, 7}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, 0},
+        PoolCase{kMax, 1, 2, {6, 6}, {3, 3}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, true, false, 0},
+        PoolCase{kMax, 1, 2, {7, 8}, {2, 3}, {1, 2}, {1, 0}, {0, 1}, {2, 1}, false, false, 0},
+        PoolCase{kMax, 2, 2, {5, 4}, {2, 2}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, false, false, 1},
+        PoolCase{kMax, 1, 2, {6, 5}, {3, 2}, {2, 2}, {1, 0}, {1, 1}, {1, 1}, true, false, 1},
+        PoolCase{kMax, 2, 3, {9}, {3}, {2}, {1}, {1}, {1}, true, false, 0},
+        PoolCase{kMax, 1, 2, {4, 5, 3}, {2, 2, 2}, {1, 2, 1}, {1, 0, 0}, {0, 1, 1}, {1, 1, 2},
+                 false, false, 1},
+        PoolCase{kMax, 1, 1, {4, 4, 4}, {3, 2, 2}, {2, 2, 2}, {1, 0, 1}, {1, 0, 0}, {1, 1, 1},
+                 true, false, 0},
+        PoolCase{kMax, 4, 16, {16, 16}, {2, 2}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, false, false, 0},
+        // pads wider than the window: the first windows see only padding
+        PoolCase{kMax, 1, 2, {2}, {2}, {1}, {3}, {0}, {1}, false, false, 0},
+        PoolCase{kAvg, 1, 2, {2}, {2}, {1}, {3}, {0}, {1}, false, false, 0},
+        PoolCase{kAvg, 2, 3, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, false, 0},
+        PoolCase{kAvg, 2, 3, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true, true, 0},
+        PoolCase{kAvg, 1, 2, {7, 5}, {3, 2}, {2, 1}, {0, 1}, {2, 0}, {1, 2}, false, true, 0},
+        PoolCase{kAvg, 1, 2, {7, 5}, {3, 2}, {2, 1}, {0, 1}, {2, 0}, {1, 2}, false, false, 0},
+        PoolCase{kAvg, 2, 2, {10}, {4}, {3}, {2}, {0}, {1}, true, true, 0},
+        PoolCase{kAvg, 2, 2, {10}, {4}, {3}, {2}, {0}, {1}, true, false, 0},
+        PoolCase{kAvg, 1, 2, {4, 3, 5}, {2, 2, 3}, {2, 1, 2}, {1, 0, 1}, {0, 1, 1}, {1, 1, 1},
+                 true, true, 0},
+        PoolCase{kAvg, 4, 64, {8, 8}, {8, 8}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, false, false,
+                 0} // global average
+        ));
+
+TEST(PoolTest, TiesPickTheFirstInBoundsElement) {
+  Ctx ctx;
+  // 1 x 1 x 4 x 4 of equal values, 3x3 windows, stride 2, pad 1: each
+  // window's first in-bounds element (row-major) wins.
+  PoolCase pc{kMax, 1, 1, {4, 4}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, false, false, 0};
+  auto desc = pc.desc();
+  std::vector<float> x(16, 2.5f), y(pc.ySize());
+  std::vector<int64_t> idx(pc.ySize());
+  void *bufs[] = {x.data(), y.data(), idx.data()};
+  ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
+  EXPECT_EQ(idx, (std::vector<int64_t>{0, 1, 4, 5}));
+  EXPECT_EQ(y, std::vector<float>(4, 2.5f));
+}
+
+TEST(PoolTest, PaddingNeverWins) {
+  Ctx ctx;
+  // All inputs negative: padding (implicitly -inf) must not produce 0.
+  PoolCase pc{kMax, 1, 1, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, 0};
+  auto desc = pc.desc();
+  std::vector<float> x = randomVec(9, -2.0f, -1.0f), y(pc.ySize());
+  void *bufs[] = {x.data(), y.data(), nullptr};
+  ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
+  for (float v : y)
+    EXPECT_LT(v, -0.9f);
+}
+
+TEST(PoolTest, StorageOrderColumnMajorIndex) {
+  Ctx ctx;
+  // N=1, C=2, 2 x 3 input, a 2x3 window covering everything; the max sits at
+  // (h=1, w=0) of channel 1: row-major 6 + 3, column-major 6 + 1.
+  for (int64_t order : {0, 1}) {
+    PoolCase pc{kMax, 1, 2, {2, 3}, {2, 3}, {1, 1}, {0, 0}, {0, 0}, {1, 1}, false, false, order};
+    auto desc = pc.desc();
+    std::vector<float> x = {0, 0, 0, 0, 0, 0, /*c1*/ 0, 0, 0, 9, 0, 0}, y(2);
+    std::vector<int64_t> idx(2);
+    void *bufs[] = {x.data(), y.data(), idx.data()};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
+    EXPECT_EQ(idx[1], order == 0 ? 9 : 7);
+    EXPECT_EQ(idx[0], 0);
+  }
+}
+
+} // namespace

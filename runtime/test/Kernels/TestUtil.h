@@ -1,0 +1,219 @@
+//===- TestUtil.h - Helpers of the kernel tests ----------------*- C++ -*-===//
+
+#ifndef MGSRT_TEST_KERNELS_TESTUTIL_H
+#define MGSRT_TEST_KERNELS_TESTUTIL_H
+
+#include "mgsrt/mgsrt.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace mgsrt_test {
+
+inline int64_t bits(double d) {
+  int64_t b;
+  std::memcpy(&b, &d, sizeof b);
+  return b;
+}
+
+/// A context that is destroyed at scope end; fails the test on a non-OK
+/// status unless told otherwise.
+struct Ctx {
+  mgsrt_ctx_t *ctx;
+  explicit Ctx(uint64_t seed = 1) : ctx(mgsrt_ctx_create(seed)) {}
+  ~Ctx() { mgsrt_ctx_destroy(ctx); }
+  operator mgsrt_ctx_t *() const { return ctx; }
+  std::string message() const { return mgsrt_ctx_message(ctx); }
+};
+
+#define EXPECT_OK(ctx, call)                                                             \
+  do {                                                                                   \
+    mgsrt_status_t st_ = (call);                                                         \
+    EXPECT_EQ(st_, MGSRT_OK) << mgsrt_ctx_message(ctx);                                  \
+  } while (0)
+
+#define ASSERT_OK(ctx, call)                                                             \
+  do {                                                                                   \
+    mgsrt_status_t st_ = (call);                                                         \
+    ASSERT_EQ(st_, MGSRT_OK) << mgsrt_ctx_message(ctx);                                  \
+  } while (0)
+
+inline std::mt19937_64 &rng() {
+  static std::mt19937_64 gen(12345);
+  return gen;
+}
+
+inline std::vector<float> randomVec(int64_t n, float lo = -1.0f, float hi = 1.0f) {
+  std::uniform_real_distribution<float> dist(lo, hi);
+  std::vector<float> v(n);
+  for (auto &x : v)
+    x = dist(rng());
+  return v;
+}
+
+/// Values that are pairwise at least `gap` apart (shuffled multiples), so
+/// max-style kernels have no near-ties under finite differences.
+inline std::vector<float> distinctVec(int64_t n, float gap = 0.05f) {
+  std::vector<float> v(n);
+  for (int64_t i = 0; i < n; ++i)
+    v[i] = (static_cast<float>(i) - n / 2.0f) * gap;
+  std::shuffle(v.begin(), v.end(), rng());
+  return v;
+}
+
+/// Values in [-1, 1] at least `margin` away from zero (for relu-like kinks).
+inline std::vector<float> awayFromZero(int64_t n, float margin = 0.1f) {
+  std::vector<float> v = randomVec(n, margin, 1.0f);
+  std::bernoulli_distribution sign(0.5);
+  for (auto &x : v)
+    if (sign(rng()))
+      x = -x;
+  return v;
+}
+
+inline int64_t product(const std::vector<int64_t> &dims) {
+  int64_t p = 1;
+  for (int64_t d : dims)
+    p *= d;
+  return p;
+}
+
+/// |got - want| <= atol + rtol * |want|, elementwise.
+template <typename A, typename B>
+void expectClose(const A &got, const B &want, double rtol, double atol,
+                 const std::string &what = "") {
+  ASSERT_EQ(got.size(), want.size()) << what;
+  int reported = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    double g = got[i], w = want[i];
+    bool ok = std::abs(g - w) <= atol + rtol * std::abs(w) || (std::isnan(g) && std::isnan(w));
+    if (!ok && reported++ < 8)
+      ADD_FAILURE() << what << " [" << i << "]: got " << g << ", want " << w;
+  }
+}
+
+/// Central finite differences of L(x) = sum_i w_i * f()_i with respect to
+/// every element of `x` (f reads `x`). Steps are measured on the floats
+/// actually stored.
+inline std::vector<double> numericGrad(std::vector<float> &x, const std::vector<float> &w,
+                                       const std::function<std::vector<float>()> &f,
+                                       double h) {
+  auto loss = [&] {
+    std::vector<float> y = f();
+    double l = 0.0;
+    for (size_t i = 0; i < y.size(); ++i)
+      l += static_cast<double>(w[i]) * y[i];
+    return l;
+  };
+  std::vector<double> g(x.size());
+  for (size_t j = 0; j < x.size(); ++j) {
+    const float orig = x[j];
+    const float xp = static_cast<float>(orig + h), xm = static_cast<float>(orig - h);
+    x[j] = xp;
+    double lp = loss();
+    x[j] = xm;
+    double lm = loss();
+    x[j] = orig;
+    g[j] = (lp - lm) / (static_cast<double>(xp) - static_cast<double>(xm));
+  }
+  return g;
+}
+
+/// Checks an analytic gradient against finite differences, relative to the
+/// largest gradient magnitude.
+template <typename A>
+void expectGradClose(const A &analytic, const std::vector<double> &numeric, double rtol,
+                     const std::string &what) {
+  double scale = 1e-3;
+  for (double v : numeric)
+    scale = std::max(scale, std::abs(v));
+  expectClose(analytic, numeric, rtol, rtol * scale, what);
+}
+
+/// Checks `analytic` (the gradient of sum_i w_i * f()_i with respect to x)
+/// against central differences with step h at up to `maxPoints` elements of
+/// x (evenly spread when x is larger), relative to the largest magnitude.
+template <typename A>
+void checkGrad(const A &analytic, std::vector<float> &x, const std::vector<float> &w,
+               const std::function<std::vector<float>()> &f, double h, double rtol,
+               const std::string &what, size_t maxPoints = 48) {
+  ASSERT_EQ(analytic.size(), x.size()) << what;
+  std::vector<size_t> points;
+  if (x.size() <= maxPoints) {
+    for (size_t j = 0; j < x.size(); ++j)
+      points.push_back(j);
+  } else {
+    for (size_t k = 0; k < maxPoints; ++k)
+      points.push_back(k * (x.size() - 1) / (maxPoints - 1));
+  }
+  std::vector<double> numeric;
+  std::vector<double> got;
+  double scale = 1e-3;
+  for (size_t i = 0; i < analytic.size(); ++i)
+    scale = std::max(scale, std::abs(static_cast<double>(analytic[i])));
+  auto loss = [&] {
+    std::vector<float> y = f();
+    double l = 0.0;
+    for (size_t i = 0; i < y.size(); ++i)
+      l += static_cast<double>(w[i]) * y[i];
+    return l;
+  };
+  for (size_t j : points) {
+    const float orig = x[j];
+    const float xp = static_cast<float>(orig + h), xm = static_cast<float>(orig - h);
+    x[j] = xp;
+    double lp = loss();
+    x[j] = xm;
+    double lm = loss();
+    x[j] = orig;
+    numeric.push_back((lp - lm) / (static_cast<double>(xp) - static_cast<double>(xm)));
+    got.push_back(analytic[j]);
+  }
+  expectClose(got, numeric, rtol, rtol * scale, what + " (finite differences)");
+}
+
+/// Row-major strides of a shape.
+inline std::vector<int64_t> stridesOf(const std::vector<int64_t> &dims) {
+  std::vector<int64_t> s(dims.size());
+  int64_t acc = 1;
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    s[i] = acc;
+    acc *= dims[i];
+  }
+  return s;
+}
+
+/// Decomposes a flat index into a multi-index.
+inline std::vector<int64_t> unflatten(int64_t flat, const std::vector<int64_t> &dims) {
+  std::vector<int64_t> idx(dims.size());
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 1; i >= 0; --i) {
+    idx[i] = dims[i] ? flat % dims[i] : 0;
+    flat = dims[i] ? flat / dims[i] : 0;
+  }
+  return idx;
+}
+
+inline std::vector<double> toDouble(const std::vector<float> &v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+/// splitmix64, as the contract specifies for the dropout stream.
+inline uint64_t splitmix64(uint64_t &state) {
+  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+} // namespace mgsrt_test
+
+#endif // MGSRT_TEST_KERNELS_TESTUTIL_H

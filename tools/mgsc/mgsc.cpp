@@ -1,0 +1,298 @@
+//===- mgsc.cpp - The mgs compiler driver: ONNX -> training executable ----===//
+//
+//   mgsc MODEL.onnx -o train_model [--batch-size N] [--inference]
+//        [--emit=exe|obj|llvm|mlir]
+//
+// Imports the model, builds its training step (train-build-step), lowers it
+// to calls into the runtime (convert-train-to-runtime), translates to LLVM IR,
+// compiles an object file in-process and links it with the runtime into an
+// executable; the parameters' initial values (the ONNX initializers) go to
+// OUT.weights beside it. --emit stops early: mlir = the training step in the
+// train dialect, llvm = LLVM IR, obj = the object file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "mgs/Conversion/Passes.h"
+#include "mgs/Dialect/Train/Transforms/Passes.h"
+#include "mgs/InitAllDialects.h"
+#include "mgs/Support/Diagnostics.h"
+
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Support/FileUtilities.h"
+#include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Export.h"
+
+#include "llvm/IR/LegacyPassManager.h"
+#include "llvm/IR/Module.h"
+#include "llvm/MC/TargetRegistry.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/TargetSelect.h"
+#include "llvm/Support/ToolOutputFile.h"
+#include "llvm/Target/TargetMachine.h"
+#include "llvm/Target/TargetOptions.h"
+#include "llvm/TargetParser/Host.h"
+
+#include <chrono>
+
+using namespace llvm;
+
+namespace {
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"));
+cl::opt<std::string> outputFile("o", cl::desc("Output file (default: the model's name)"),
+                                cl::value_desc("file"));
+cl::opt<int64_t> batchSize("batch-size",
+                           cl::desc("Batch size to compile for (default: the model's own)"),
+                           cl::value_desc("N"), cl::init(0));
+cl::opt<bool> inference("inference",
+                        cl::desc("Compile the forward graph alone (inputs in, outputs out)"));
+enum class Emit { Exe, Obj, Llvm, Mlir };
+cl::opt<Emit> emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
+                   cl::values(clEnumValN(Emit::Exe, "exe", "a linked executable (default)"),
+                              clEnumValN(Emit::Obj, "obj", "an object file"),
+                              clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
+                              clEnumValN(Emit::Mlir, "mlir",
+                                         "the training step in the train dialect")));
+cl::opt<bool> quiet("quiet", cl::desc("No progress lines"));
+
+/// Prints one progress line with the time since the previous one.
+class Progress {
+public:
+  void step(StringRef what) {
+    auto now = std::chrono::steady_clock::now();
+    if (!quiet)
+      errs() << "mgsc: " << what << " ("
+             << format("%.2f", std::chrono::duration<double>(now - last).count()) << " s)\n";
+    last = now;
+  }
+
+private:
+  std::chrono::steady_clock::time_point last = std::chrono::steady_clock::now();
+};
+
+int fail(const Twine &message) {
+  errs() << "mgsc: error: " << message << "\n";
+  return 1;
+}
+
+/// Compiles `module` to an object file at `path` for the host.
+bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
+  InitializeNativeTarget();
+  InitializeNativeTargetAsmPrinter();
+  Triple triple(sys::getDefaultTargetTriple());
+  const Target *target = TargetRegistry::lookupTarget(triple, error);
+  if (!target)
+    return false;
+  TargetOptions options;
+  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
+      triple, "generic", "", options, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Default));
+  if (!machine) {
+    error = "cannot create a target machine for " + triple.str();
+    return false;
+  }
+  module.setTargetTriple(triple);
+  module.setDataLayout(machine->createDataLayout());
+  std::error_code ec;
+  ToolOutputFile out(path, ec, sys::fs::OF_None);
+  if (ec) {
+    error = "cannot open '" + path.str() + "': " + ec.message();
+    return false;
+  }
+  legacy::PassManager pm;
+  if (machine->addPassesToEmitFile(pm, out.os(), nullptr, CodeGenFileType::ObjectFile)) {
+    error = "the target cannot emit object files";
+    return false;
+  }
+  pm.run(module);
+  out.keep();
+  return true;
+}
+
+/// Writes the parameters' initial values in the runtime's weights format
+/// (runtime/lib/Driver: "MGSW0001", u64 count, then per tensor u32 name
+/// length, name, u32 rank, i64 dims, float32 data).
+bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef path) {
+  SmallVector<mgs::train::ParameterOp> params(module.getOps<mgs::train::ParameterOp>());
+  std::error_code ec;
+  raw_fd_ostream os(path, ec);
+  if (ec) {
+    errs() << "mgsc: error: cannot write '" << path << "': " << ec.message() << "\n";
+    return false;
+  }
+  auto put = [&](const void *p, size_t n) { os.write(static_cast<const char *>(p), n); };
+  auto writeTensor = [&](StringRef name, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+    uint32_t nameLen = name.size(), rank = shape.size();
+    put(&nameLen, 4);
+    put(name.data(), name.size());
+    put(&rank, 4);
+    put(shape.data(), shape.size() * 8);
+    put(values.data(), values.size() * 4);
+  };
+  os << "MGSW0001";
+  uint64_t count = params.size();
+  put(&count, 8);
+
+  // Inline values first-hand; the rest from the ONNX file, in order.
+  auto weightsFile = module->getAttrOfType<mlir::StringAttr>(mgs::train::kWeightsFileAttrName);
+  std::vector<std::string> external;
+  for (auto p : params)
+    if (!p.getInitialValue())
+      external.push_back(p.getSymName().str());
+  llvm::StringMap<std::pair<SmallVector<int64_t>, std::vector<float>>> loaded;
+  if (!external.empty()) {
+    if (!weightsFile) {
+      errs() << "mgsc: error: parameters without values and no train.weights_file\n";
+      return false;
+    }
+    if (failed(mgs::onnx_import::readInitializers(
+            context, weightsFile.getValue(), external,
+            [&](StringRef name, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+              loaded[name] = {SmallVector<int64_t>(shape), std::vector<float>(values.begin(),
+                                                                               values.end())};
+              return mlir::success();
+            })))
+      return false;
+  }
+  for (auto p : params) {
+    if (auto init = p.getInitialValue()) {
+      auto dense = cast<mlir::DenseElementsAttr>(*init);
+      std::vector<float> values(dense.getValues<float>().begin(), dense.getValues<float>().end());
+      writeTensor(p.getSymName(), p.getTensorType().getShape(), values);
+    } else {
+      auto &[shape, values] = loaded[p.getSymName()];
+      writeTensor(p.getSymName(), shape, values);
+      values = {}; // release as we go: VGG-16 holds 528 MB
+    }
+  }
+  return !os.has_error();
+}
+
+/// Links `object` with the runtime into the executable `output`.
+bool link(StringRef object, StringRef output, std::string &error) {
+  auto cxx = sys::findProgramByName("c++");
+  if (!cxx) {
+    error = "no C++ compiler ('c++') on PATH to link with";
+    return false;
+  }
+  SmallVector<std::string> args{*cxx, object.str(), "-o", output.str()};
+  for (StringRef lib : split(StringRef(MGS_RUNTIME_LINK_ARGS), '|'))
+    if (!lib.empty())
+      args.push_back(lib.str());
+  SmallVector<StringRef> argRefs(args.begin(), args.end());
+  int rc = sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0, &error);
+  if (rc != 0) {
+    if (error.empty())
+      error = "the linker failed (exit status " + std::to_string(rc) + ")";
+    return false;
+  }
+  return true;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  InitLLVM y(argc, argv);
+  mlir::registerAsmPrinterCLOptions();
+  mlir::registerMLIRContextCLOptions();
+  mlir::registerPassManagerCLOptions();
+  cl::ParseCommandLineOptions(argc, argv,
+                              "mgsc: compiles an ONNX model into a training executable\n");
+  if (inputFile.empty())
+    return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
+  if (batchSize.getNumOccurrences() && batchSize < 1)
+    return fail("--batch-size must be a positive integer, got " + Twine(batchSize));
+  std::string output = outputFile;
+  if (output.empty())
+    output = (emit == Emit::Exe ? sys::path::stem(inputFile)
+                                : sys::path::stem(inputFile) +
+                                      (emit == Emit::Obj    ? ".o"
+                                       : emit == Emit::Llvm ? ".ll"
+                                                            : ".mlir"))
+                 .str();
+
+  mlir::DialectRegistry registry;
+  mgs::registerAllDialects(registry);
+  mlir::registerBuiltinDialectTranslation(registry);
+  mlir::registerLLVMDialectTranslation(registry);
+  mlir::MLIRContext context(registry);
+  mgs::PlainDiagnosticHandler diagnostics(&context);
+  Progress progress;
+
+  mgs::onnx_import::ImportOptions importOptions;
+  if (batchSize.getNumOccurrences())
+    importOptions.batchSize = batchSize;
+  auto imported = mgs::onnx_import::importOnnxFile(context, inputFile, importOptions);
+  if (failed(imported))
+    return 1;
+  mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
+  progress.step("imported " + inputFile);
+
+  // The weights are written from the imported parameters (before lowering
+  // removes them).
+  if (emit == Emit::Exe) {
+    if (!writeWeights(context, *module, output + ".weights"))
+      return 1;
+    progress.step("wrote " + output + ".weights");
+  }
+
+  mlir::PassManager pm(&context);
+  if (failed(mlir::applyPassManagerCLOptions(pm)))
+    return 1;
+  mgs::train::TrainBuildStepOptions stepOptions;
+  stepOptions.inferenceOnly = inference;
+  pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
+  if (emit != Emit::Mlir)
+    pm.addPass(mgs::createConvertTrainToRuntime());
+  if (failed(pm.run(*module)))
+    return 1;
+  progress.step(emit == Emit::Mlir ? "built the training step" : "built and lowered the step");
+
+  if (emit == Emit::Mlir) {
+    std::string error;
+    auto out = mlir::openOutputFile(output, &error);
+    if (!out)
+      return fail(error);
+    (*module)->print(out->os());
+    out->keep();
+    return 0;
+  }
+
+  LLVMContext llvmContext;
+  std::unique_ptr<llvm::Module> llvmModule =
+      mlir::translateModuleToLLVMIR(*module, llvmContext, sys::path::stem(inputFile));
+  if (!llvmModule)
+    return fail("translation to LLVM IR failed");
+  progress.step("translated to LLVM IR");
+  if (emit == Emit::Llvm) {
+    std::string error;
+    auto out = mlir::openOutputFile(output, &error);
+    if (!out)
+      return fail(error);
+    llvmModule->print(out->os(), nullptr);
+    out->keep();
+    return 0;
+  }
+
+  std::string objectPath = emit == Emit::Obj ? output : output + ".o";
+  std::string error;
+  if (!emitObject(*llvmModule, objectPath, error))
+    return fail(error);
+  progress.step("compiled " + objectPath);
+  if (emit == Emit::Obj)
+    return 0;
+
+  if (!link(objectPath, output, error))
+    return fail(error);
+  sys::fs::remove(objectPath);
+  progress.step("linked " + output);
+  return 0;
+}
