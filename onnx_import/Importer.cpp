@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "ModelIO.h"
 #include "OpConverters.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -20,21 +21,15 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
 #include <onnx/checker.h>
-#include <onnx/defs/parser.h>
 #include <onnx/defs/schema.h>
 #include <onnx/defs/tensor_proto_util.h>
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
-#include <google/protobuf/io/zero_copy_stream_impl.h>
-
 #include <deque>
-#include <fcntl.h>
-#include <unistd.h>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -67,42 +62,9 @@ Type elementTypeFor(MLIRContext &ctx, int dtype) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult readModel(StringRef path, onnx::ModelProto &model, Location loc) {
-  if (!llvm::sys::fs::exists(path))
-    return emitError(loc) << "cannot open '" << path << "': no such file";
-  if (llvm::sys::fs::is_directory(path))
-    return emitError(loc) << "cannot read '" << path << "': it is a directory";
-  uint64_t size = 0;
-  if (std::error_code ec = llvm::sys::fs::file_size(path, size))
-    return emitError(loc) << "cannot read '" << path << "': " << ec.message();
-  if (size == 0)
-    return emitError(loc) << "'" << path << "' is empty, not an ONNX model";
-
-  if (path.ends_with(".onnxtext")) {
-    auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/true);
-    if (!buffer)
-      return emitError(loc) << "cannot read '" << path << "': " << buffer.getError().message();
-    std::string text = (*buffer)->getBuffer().str();
-    auto status = onnx::OnnxParser::Parse(model, text.c_str());
-    if (!status.IsOK())
-      return emitError(loc) << "'" << path << "' is not a valid ONNX text model: "
-                            << status.ErrorMessage();
-    return success();
-  }
-
-  int fd = ::open(path.str().c_str(), O_RDONLY);
-  if (fd < 0)
-    return emitError(loc) << "cannot open '" << path << "': " << std::strerror(errno);
-  bool parsed;
-  {
-    // Parse straight from the file: no second copy of a large model in memory.
-    google::protobuf::io::FileInputStream stream(fd);
-    parsed = model.ParseFromZeroCopyStream(&stream);
-  }
-  ::close(fd);
-  if (!parsed)
-    return emitError(loc) << "'" << path
-                          << "' is not a valid ONNX model: the protobuf data is malformed or "
-                             "truncated";
+  std::string error;
+  if (!readModelFile(path.str(), model, error))
+    return emitError(loc) << error;
   return success();
 }
 

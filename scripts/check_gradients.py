@@ -7,10 +7,11 @@ Exports MODEL (mlp, lenet: digits-shaped; resnet20: CIFAR-shaped) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
-SGD. With K = 1 the gradient of every parameter is recovered exactly enough
+SGD. The trained parameters are read back from the ONNX model the
+executable's --save writes. With K = 1 the gradient of every parameter is recovered exactly enough
 as (w0 - w1) / lr (lr = 1000, so float32 rounding of w1 is negligible) and
-compared with torch's autograd; with K > 1 the parameters after K steps are
-compared with torch.optim.SGD's. The reference runs in float64: on ResNet-20
+compared with torch's autograd; with K > 1 the parameters after K steps, and
+the BatchNorm running statistics, are compared with torch.optim.SGD's. The reference runs in float64: on ResNet-20
 torch's own float32 run is up to 5e-3 away from it after a step (its BatchNorm
 statistics are accumulated in float32), while mgs stays within ~1e-5. The
 error of a tensor is ||mgs - ref|| / ||ref||; every tensor must be within --tol.
@@ -23,6 +24,8 @@ import subprocess
 import sys
 
 import numpy as np
+import onnx
+import onnx.numpy_helper
 import torch
 import torch.nn.functional as F
 
@@ -99,19 +102,28 @@ def main():
     path, fmt, x, labels = make_batch(args.model, args.batch, args.workdir)
     y = torch.tensor(labels, dtype=torch.long)
     lr = args.lr if args.lr is not None else (1000.0 if args.steps == 1 else 0.01)
-    trained = os.path.join(args.workdir, f"{args.model}-trained.weights")
+    trained = os.path.join(args.workdir, f"{args.model}-trained.onnx")
     subprocess.run([exe, "--data", path, "--data-format", fmt, "--epochs", str(args.steps),
                     "--holdout", "0", "--lr", str(lr), "--momentum", "0" if args.steps == 1 else "0.9",
                     "--weight-decay", "0" if args.steps == 1 else "1e-4",
-                    "--progress-every", "0", "--save-weights", trained],
+                    "--progress-every", "0", "--save", trained],
                    check=True, stdout=subprocess.DEVNULL)
-    w1 = read_weights(trained)
+    saved = onnx.load(trained)
+    onnx.checker.check_model(saved)
+    w1 = {t.name: onnx.numpy_helper.to_array(t) for t in saved.graph.initializer}
 
     def reference(dtype):
         """torch's result in `dtype`: gradients (1 step) or parameters after K steps."""
         torch.manual_seed(0)
         ref, _ = export_models.build(args.model)
         ref.train()
+        # Start from exactly what mgs starts from: the exported initializers.
+        # (torch.onnx.export traces a training-mode forward, which moves the
+        # BatchNorm running statistics away from the fresh model's 0 and 1.)
+        with torch.no_grad():
+            for n, t in ref.state_dict().items():
+                if n in w0:
+                    t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
         xs = x.to(dtype)
         if args.steps == 1:
@@ -122,7 +134,8 @@ def main():
             opt.zero_grad()
             F.cross_entropy(ref(xs), y).backward()
             opt.step()
-        return {n: p.detach().double().numpy() for n, p in ref.named_parameters()}
+        return {n: t.detach().double().numpy() for n, t in ref.state_dict().items()
+                if not n.endswith("num_batches_tracked")}
 
     exact, torch32 = reference(torch.float64), reference(torch.float32)
     if args.steps == 1:
@@ -130,7 +143,7 @@ def main():
         what = "gradient"
     else:
         ours = {n: w1[n].astype(np.float64) for n in exact}
-        what = f"parameters after {args.steps} steps"
+        what = f"parameters and running statistics after {args.steps} steps"
     pairs = [(n, ours[n], exact[n]) for n in exact]
 
     def rel(a, b):

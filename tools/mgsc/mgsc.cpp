@@ -17,6 +17,7 @@
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
 #include "mgs/Support/Diagnostics.h"
+#include "mgsrt/driver.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -117,38 +118,26 @@ bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
   return true;
 }
 
-/// Writes the parameters' initial values in the runtime's weights format
-/// (runtime/lib/Driver: "MGSW0001", u64 count, then per tensor u32 name
-/// length, name, u32 rank, i64 dims, float32 data).
+/// Writes the parameters' initial values (inline ones, or the ONNX
+/// initializers) in the runtime's weights format, in parameter order.
 bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef path) {
-  SmallVector<mgs::train::ParameterOp> params(module.getOps<mgs::train::ParameterOp>());
-  std::error_code ec;
-  raw_fd_ostream os(path, ec);
-  if (ec) {
-    errs() << "mgsc: error: cannot write '" << path << "': " << ec.message() << "\n";
-    return false;
-  }
-  auto put = [&](const void *p, size_t n) { os.write(static_cast<const char *>(p), n); };
-  auto writeTensor = [&](StringRef name, ArrayRef<int64_t> shape, ArrayRef<float> values) {
-    uint32_t nameLen = name.size(), rank = shape.size();
-    put(&nameLen, 4);
-    put(name.data(), name.size());
-    put(&rank, 4);
-    put(shape.data(), shape.size() * 8);
-    put(values.data(), values.size() * 4);
-  };
-  os << "MGSW0001";
-  uint64_t count = params.size();
-  put(&count, 8);
-
-  // Inline values first-hand; the rest from the ONNX file, in order.
-  auto weightsFile = module->getAttrOfType<mlir::StringAttr>(mgs::train::kWeightsFileAttrName);
+  std::vector<mgs::rt::driver::Tensor> tensors;
+  llvm::StringMap<size_t> slot;
   std::vector<std::string> external;
-  for (auto p : params)
-    if (!p.getInitialValue())
-      external.push_back(p.getSymName().str());
-  llvm::StringMap<std::pair<SmallVector<int64_t>, std::vector<float>>> loaded;
+  for (auto p : module.getOps<mgs::train::ParameterOp>()) {
+    mgs::rt::driver::Tensor &t = tensors.emplace_back();
+    t.name = p.getSymName().str();
+    t.dims.assign(p.getTensorType().getShape().begin(), p.getTensorType().getShape().end());
+    slot[t.name] = tensors.size() - 1;
+    if (auto init = p.getInitialValue()) {
+      auto dense = cast<mlir::DenseElementsAttr>(*init);
+      t.data.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
+    } else {
+      external.push_back(t.name);
+    }
+  }
   if (!external.empty()) {
+    auto weightsFile = module->getAttrOfType<mlir::StringAttr>(mgs::train::kWeightsFileAttrName);
     if (!weightsFile) {
       errs() << "mgsc: error: parameters without values and no train.weights_file\n";
       return false;
@@ -156,24 +145,17 @@ bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef p
     if (failed(mgs::onnx_import::readInitializers(
             context, weightsFile.getValue(), external,
             [&](StringRef name, ArrayRef<int64_t> shape, ArrayRef<float> values) {
-              loaded[name] = {SmallVector<int64_t>(shape), std::vector<float>(values.begin(),
-                                                                               values.end())};
+              tensors[slot.lookup(name)].data.assign(values.begin(), values.end());
               return mlir::success();
             })))
       return false;
   }
-  for (auto p : params) {
-    if (auto init = p.getInitialValue()) {
-      auto dense = cast<mlir::DenseElementsAttr>(*init);
-      std::vector<float> values(dense.getValues<float>().begin(), dense.getValues<float>().end());
-      writeTensor(p.getSymName(), p.getTensorType().getShape(), values);
-    } else {
-      auto &[shape, values] = loaded[p.getSymName()];
-      writeTensor(p.getSymName(), shape, values);
-      values = {}; // release as we go: VGG-16 holds 528 MB
-    }
+  std::string error;
+  if (!mgs::rt::driver::writeWeights(path.str(), tensors, error)) {
+    errs() << "mgsc: error: " << error << "\n";
+    return false;
   }
-  return !os.has_error();
+  return true;
 }
 
 /// Links `object` with the runtime into the executable `output`.

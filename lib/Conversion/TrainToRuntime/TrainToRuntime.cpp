@@ -724,6 +724,9 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       manifest += "\nclasses " +
                   std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
     }
+    if (auto source = module->getAttrOfType<StringAttr>(kWeightsFileAttrName))
+      if (!source.getValue().contains('\n'))
+        manifest += "\nsource " + source.getValue().str();
     manifest += "\n";
     emitManifest(module, manifest);
     if (!train)

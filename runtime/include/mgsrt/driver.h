@@ -24,6 +24,16 @@
 /// executable's main() (lib/Driver/Main.cpp) only calls this.
 extern "C" int mgsrt_driver_main(int argc, char **argv);
 
+/// Writes the ONNX model `source` with the initializers `names[i]` replaced by
+/// `values[i]` (`sizes[i]` floats each) to `output`; 0 on success, else 1
+/// with a message in `error`. Defined by onnx_import/OnnxSave.cpp, which mgsc
+/// links into the executables it makes; weak here so that the runtime does
+/// not depend on ONNX (--save reports its absence).
+extern "C" int mgs_onnx_save_model(const char *source, const char *output, int64_t count,
+                                   const char *const *names, const float *const *values,
+                                   const int64_t *sizes, char *error, size_t errorSize)
+    __attribute__((weak));
+
 namespace mgs::rt::driver {
 
 //===--- Manifest ---------------------------------------------------------===//
@@ -47,6 +57,7 @@ struct Manifest {
   std::vector<TensorSpec> outputs;
   std::vector<int64_t> labelDims; // train mode
   int64_t classes = 0;            // train mode
+  std::string source;             // the ONNX model compiled (for --save), if known
 
   int64_t numTrainable() const;
 };

@@ -222,6 +222,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *de
  *   output NAME RANK D0 ...    (float32 graph outputs, in io order)
  *   labels RANK D0             (train mode: int64 class labels)
  *   classes C                  (train mode: number of classes of the loss)
+ *   source PATH                (optional: the ONNX model compiled, for --save)
  *
  * mgs_train_step (mode train) io: arena, every param, one velocity buffer per
  *   trainable param (same shape, in param order), every input, labels,

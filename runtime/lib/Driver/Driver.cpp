@@ -59,6 +59,9 @@ constexpr const char *kUsage =
     "  --checkpoint FILE        write a checkpoint after every epoch\n"
     "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
     "  --save-weights FILE      write the trained params (weights-file format)\n"
+    "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
+    "                           graph with the trained initializers (BatchNorm\n"
+    "                           running statistics included)\n"
     "inference (manifest mode inference, or --inference):\n"
     "  --input NAME=FILE        raw float32 input, one per model input\n"
     "  --output NAME=FILE       write a model output as raw float32\n"
@@ -69,7 +72,7 @@ constexpr const char *kUsage =
 struct Options {
   std::string program = "mgs-model";
   std::string executable;
-  std::string data, weights, checkpoint, resume, saveWeights;
+  std::string data, weights, checkpoint, resume, saveWeights, saveOnnx;
   bool haveFormat = false;
   DataFormat format = DataFormat::Digits;
   int64_t epochs = 10;
@@ -90,7 +93,7 @@ struct Options {
 const std::set<std::string> kTrainOnly = {
     "--data",  "--data-format", "--epochs",    "--lr",         "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
-    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights"};
+    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 bool parseI64(const std::string &s, int64_t min, int64_t &v) {
@@ -161,7 +164,7 @@ std::string parseOptions(int argc, char **argv, Options &o) {
         "--data",      "--data-format",    "--epochs",     "--batch-size",   "--lr",
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
-        "--save-weights", "--weights",     "--input",      "--output"};
+        "--save-weights", "--save",        "--weights",    "--input",      "--output"};
     if (!known.count(arg))
       return "unknown option '" + std::string(argv[i]) + "'";
     if (!haveValue) {
@@ -228,6 +231,8 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       o.resume = value;
     } else if (arg == "--save-weights") {
       o.saveWeights = value;
+    } else if (arg == "--save") {
+      o.saveOnnx = value;
     } else if (arg == "--weights") {
       o.weights = value;
     } else if (arg == "--input" || arg == "--output") {
@@ -308,6 +313,7 @@ private:
   bool evaluate(int64_t &correct, int64_t &total, int &status);
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
+  int saveOnnx();
   double learningRate(int64_t epoch, int64_t iteration) const;
   bool fillBatch(const int64_t *indices, int64_t count);
 
@@ -687,6 +693,30 @@ int Driver::saveWeights() {
   return 0;
 }
 
+int Driver::saveOnnx() {
+  if (!mgs_onnx_save_model)
+    return error("--save: this executable was linked without the ONNX writer (link "
+                 "onnx_import's MGSOnnxModelIO, as mgsc does)");
+  if (m.source.empty())
+    return error("--save: the model does not say which ONNX file it was compiled from "
+                 "(compiled with inline weights?); use --save-weights");
+  std::vector<const char *> names;
+  std::vector<const float *> values;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    names.push_back(m.params[i].name.c_str());
+    values.push_back(params[i].f32());
+    sizes.push_back(m.params[i].numElements());
+  }
+  char message[1024] = "";
+  if (mgs_onnx_save_model(m.source.c_str(), o.saveOnnx.c_str(),
+                          static_cast<int64_t>(names.size()), names.data(), values.data(),
+                          sizes.data(), message, sizeof message) != 0)
+    return error("--save: %s", message);
+  std::printf("saved the trained model to %s\n", o.saveOnnx.c_str());
+  return 0;
+}
+
 int Driver::runTraining() {
   // What the driver needs of the model: one batched input, labels, and a
   // batched first output to take the argmax of.
@@ -816,6 +846,9 @@ int Driver::runTraining() {
   std::fflush(stdout);
   if (!o.saveWeights.empty())
     if (int rc = saveWeights())
+      return rc;
+  if (!o.saveOnnx.empty())
+    if (int rc = saveOnnx())
       return rc;
   return 0;
 }

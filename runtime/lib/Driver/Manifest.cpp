@@ -10,6 +10,8 @@
 //   output NAME RANK D0 ...
 //   labels RANK D0           (train mode)
 //   classes C                (train mode)
+//   source PATH              (optional: the ONNX model compiled; the rest of
+//                             the line, spaces included)
 // Blank lines are skipped.
 //
 //===----------------------------------------------------------------------===//
@@ -221,6 +223,15 @@ private:
         return fail("labels must have rank 1");
       labelsLine = lineNo;
       labelsText = std::string(line);
+      return true;
+    }
+    if (key == "source") {
+      if (!once("source") || words.size() < 2)
+        return fail("source needs a path");
+      size_t at = line.find("source") + 6;
+      while (at < line.size() && (line[at] == ' ' || line[at] == '\t'))
+        ++at;
+      m.source = std::string(line.substr(at));
       return true;
     }
     if (key == "param")
