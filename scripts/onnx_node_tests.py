@@ -97,29 +97,33 @@ MLIR_ELEM = {
 }
 
 
-def reference_types(test_dir):
-    """({input: type}, {output: type}) from test_data_set_0, as MLIR tensor
-    types; the i-th input_*.pb / output_*.pb belongs to the i-th graph input
-    (initializers excluded) / output. None where there is no test data."""
+def reference_tensors(test_dir):
+    """{"input": [(name, TensorProto)], "output": [...]} of test_data_set_0:
+    the i-th input_*.pb / output_*.pb belongs to the i-th graph input
+    (initializers excluded) / output; values without a file are left out
+    (optional and sequence values)."""
     model = onnx.load(os.path.join(test_dir, "model.onnx"), load_external_data=False)
     inits = {t.name for t in model.graph.initializer}
     names = {"input": [i.name for i in model.graph.input if i.name not in inits],
              "output": [o.name for o in model.graph.output]}
     data = os.path.join(test_dir, "test_data_set_0")
-    types = {}
+    tensors = {}
     for kind in ("input", "output"):
-        types[kind] = {}
+        tensors[kind] = []
         for i, name in enumerate(names[kind]):
             pb = os.path.join(data, "%s_%d.pb" % (kind, i))
-            if not os.path.isfile(pb):
-                continue  # optional / sequence values have no tensor file
-            tensor = onnx.TensorProto()
-            with open(pb, "rb") as f:
-                tensor.ParseFromString(f.read())
-            elem = MLIR_ELEM.get(tensor.data_type, "dtype%d" % tensor.data_type)
-            types[kind][name] = "tensor<%s>" % "x".join(
-                [str(d) for d in tensor.dims] + [elem])
-    return types["input"], types["output"]
+            if os.path.isfile(pb):
+                tensors[kind].append((name, onnx.load_tensor(pb)))
+    return tensors
+
+
+def reference_types(test_dir):
+    """({input: type}, {output: type}) from test_data_set_0, as MLIR tensor types."""
+    def mlir_type(t):
+        elem = MLIR_ELEM.get(t.data_type, "dtype%d" % t.data_type)
+        return "tensor<%s>" % "x".join([str(d) for d in t.dims] + [elem])
+    tensors = reference_tensors(test_dir)
+    return tuple({name: mlir_type(t) for name, t in tensors[kind]} for kind in ("input", "output"))
 
 
 SIG_VALUE = re.compile(r'(tensor<[^>]*>)\s*\{[^}]*train\.name\s*=\s*"([^"]*)"')
@@ -264,25 +268,33 @@ def main():
         print("\nwrote %d entries to %s" % (len(failures), args.expected))
         return 0
 
+    return check_expected(failures, {n for n, r in results.items() if r[0]}, expected,
+                          lambda n: "out of scope" if n in tests else "no such node test",
+                          "in-scope")
+
+
+def check_expected(failures, passed, expected, why_not_run, scope):
+    """Compares the results with the expected-failures list; prints what does
+    not match (on stderr, so lit shows it with stdout piped to FileCheck) and
+    returns the exit status. `failures` maps a test to its reason, `passed` is
+    the set of tests that passed, `why_not_run(name)` says why a listed test
+    was not run."""
     problems = []
     for name in sorted(failures):
         if name not in expected:
             problems.append("%s: UNEXPECTED FAILURE: %s" % (name, failures[name]))
     for name in expected:
-        if name in results and results[name][0]:
+        if name in passed:
             problems.append("%s: now passes, remove it from the list" % name)
-        elif name not in results:
-            problems.append("%s: listed but %s" % (
-                name, "out of scope" if name in tests else "no such node test"))
-
+        elif name not in failures:
+            problems.append("%s: listed but %s" % (name, why_not_run(name)))
     if problems:
-        # On stderr, so lit shows them even with stdout piped to FileCheck.
         sys.stdout.flush()
         print("\nunexpected results: %d" % len(problems), file=sys.stderr)
         for p in problems:
             print("  " + p, file=sys.stderr)
         return 1
-    print("\nall in-scope results as expected")
+    print("\nall %s results as expected" % scope)
     return 0
 
 

@@ -272,8 +272,10 @@ int main(int argc, char **argv) {
   if (emit == Emit::Obj)
     return 0;
 
-  if (!link(objectPath, output, error))
+  if (!link(objectPath, output, error)) {
+    sys::fs::remove(objectPath);
     return fail(error);
+  }
   sys::fs::remove(objectPath);
   progress.step("linked " + output);
   return 0;

@@ -264,11 +264,10 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
                     {{d.getInput()}, {d.getResult()}, {d.getMask(), true}});
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) {
-        int64_t axis = isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getAxis()
-                                          : cast<LogSoftmaxOp>(op).getAxis();
         ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
-        if (axis < 0)
-          axis += shape.size();
+        int64_t axis = normalizedAxis(isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getAxis()
+                                                         : cast<LogSoftmaxOp>(op).getAxis(),
+                                      shape.size());
         return call("mgsrt_softmax_fwd", softmaxDesc(shape, axis, isa<LogSoftmaxOp>(op)),
                     {{op->getOperand(0)}, {op->getResult(0)}});
       })
@@ -281,7 +280,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
       })
       .Case([&](ConcatOp c) {
         ArrayRef<int64_t> out = shapeOf(c.getResult());
-        int64_t axis = c.getAxis() < 0 ? c.getAxis() + out.size() : c.getAxis();
+        int64_t axis = normalizedAxis(c.getAxis(), out.size());
         SmallVector<BufArg> bufs;
         for (Value in : c.getInputs())
           bufs.push_back({in});
@@ -363,7 +362,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
       })
       .Case([&](SoftmaxGradOp g) {
         ArrayRef<int64_t> shape = shapeOf(g.getResult());
-        int64_t axis = g.getAxis() < 0 ? g.getAxis() + shape.size() : g.getAxis();
+        int64_t axis = normalizedAxis(g.getAxis(), shape.size());
         return call("mgsrt_softmax_bwd", softmaxDesc(shape, axis, g.getLog()),
                     {{g.getOutput()}, {g.getGrad()}, {g.getResult()}});
       })
@@ -371,7 +370,9 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
         SmallVector<BufArg> bufs{{s.getInput()}};
         for (Value r : s.getResults())
           bufs.push_back({r, true});
-        return call("mgsrt_split", concatDesc(shapeOf(s.getInput()), s.getAxis(), s.getResults()),
+        ArrayRef<int64_t> whole = shapeOf(s.getInput());
+        return call("mgsrt_split",
+                    concatDesc(whole, normalizedAxis(s.getAxis(), whole.size()), s.getResults()),
                     bufs);
       })
       .Case([&](SGDUpdateOp u) {
@@ -698,6 +699,14 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     arenaBytes = arena;
 
     FunctionType evalType = eval.getFunctionType();
+    // The driver reads and writes float32 files for graph inputs and outputs.
+    for (auto [i, type] : llvm::enumerate(evalType.getResults()))
+      if (!cast<RankedTensorType>(type).getElementType().isF32()) {
+        eval.emitError() << "graph output " << i << " has element type "
+                         << cast<RankedTensorType>(type).getElementType()
+                         << "; compiled models can only output float32 tensors";
+        return signalPassFailure();
+      }
     int64_t batch = evalType.getNumInputs()
                         ? cast<RankedTensorType>(evalType.getInput(0)).getDimSize(0)
                         : 1;

@@ -2,18 +2,44 @@
 
 #include "Context.h"
 
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <new>
+#include <string>
+#include <vector>
 
 extern "C" {
 
 mgsrt_ctx_t *mgsrt_ctx_create(uint64_t seed) {
   auto *ctx = new (std::nothrow) mgsrt_ctx;
-  if (ctx)
-    ctx->rngState = seed;
+  if (!ctx)
+    return nullptr;
+  ctx->rngState = seed;
+  if (const char *p = std::getenv("MGSRT_PROFILE"); p && *p && std::strcmp(p, "0") != 0)
+    ctx->profile = std::make_unique<mgs::rt::KernelProfile>();
   return ctx;
 }
 
-void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx) { delete ctx; }
+void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx) {
+  if (ctx && ctx->profile) {
+    // Most expensive first.
+    std::vector<std::pair<std::string, mgs::rt::KernelProfile::Entry>> rows(
+        ctx->profile->byKernel.begin(), ctx->profile->byKernel.end());
+    std::sort(rows.begin(), rows.end(),
+              [](const auto &a, const auto &b) { return a.second.seconds > b.second.seconds; });
+    double total = 0;
+    for (const auto &r : rows)
+      total += r.second.seconds;
+    std::fprintf(stderr, "mgsrt profile (MGSRT_PROFILE): %.3f s in kernels\n", total);
+    for (const auto &[name, e] : rows)
+      std::fprintf(stderr, "  %-24s %8lld calls %10.3f ms %6.1f%%\n", name.c_str(),
+                   static_cast<long long>(e.calls), e.seconds * 1e3,
+                   total > 0 ? 100.0 * e.seconds / total : 0.0);
+  }
+  delete ctx;
+}
 
 mgsrt_status_t mgsrt_ctx_status(const mgsrt_ctx_t *ctx) { return ctx->status; }
 

@@ -6,6 +6,8 @@
 #include "mgsrt/mgsrt.h"
 
 #include <cstdint>
+#include <chrono>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -28,6 +30,20 @@ inline uint64_t nextRandom(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
+/// Time spent per kernel, kept when profiling is on (MGSRT_PROFILE=1).
+struct KernelProfile {
+  struct Entry {
+    int64_t calls = 0;
+    double seconds = 0;
+  };
+  std::map<std::string, Entry> byKernel;
+  void record(const char *kernel, std::chrono::steady_clock::duration d) {
+    Entry &e = byKernel[kernel];
+    ++e.calls;
+    e.seconds += std::chrono::duration<double>(d).count();
+  }
+};
+
 } // namespace mgs::rt
 
 struct mgsrt_ctx {
@@ -36,6 +52,7 @@ struct mgsrt_ctx {
   float lr = 0.01f, momentum = 0.0f, weightDecay = 0.0f;
   uint64_t rngState = 0;
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
+  std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set
 
   bool failed() const { return status != MGSRT_OK; }
   /// Records the first error; returns `s`.

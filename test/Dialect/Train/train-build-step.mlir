@@ -46,12 +46,12 @@ func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {
 
 // BatchNorm: its gradient uses the saved batch statistics; the running
 // statistics are assigned after the backward pass; the evaluation step uses
-// the inference form. A parameter used twice gets one summed gradient.
+// the inference form. A value used twice gets one summed gradient.
 // CHECK-LABEL: func.func @train_step(
 // CHECK:         %[[Y:[^,]*]], %[[RM:[^,]*]], %[[RV:[^,]*]], %[[SM:[^,]*]], %[[SI:[^,]*]] = train.batch_norm {{.*}}training
-// CHECK:         %[[S:.*]] = train.add %[[Y]], %[[Y]]
+// CHECK:         %[[S:.*]] = train.mul %[[Y]], %[[Y]]
 // CHECK:         train.softmax_cross_entropy
-// CHECK:         %[[DL:.*]], %[[DR:.*]] = train.binary_grad "add"
+// CHECK:         %[[DL:.*]], %[[DR:.*]] = train.binary_grad "mul"
 // CHECK:         %[[DSUM:.*]] = train.add %[[DL]], %[[DR]]
 // CHECK:         %{{.*}}, %[[DSCALE:.*]], %[[DBIAS:.*]] = train.batch_norm_grad %{{.*}}, %{{.*}}, %[[SM]], %[[SI]], %[[DSUM]]
 // CHECK:         train.gradient @bias, %[[DBIAS]] {backprop_index = 0 : i64}
@@ -74,6 +74,39 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
   %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, training}
       : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
       -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
-  %sum = train.add %y, %y : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  %sum = train.mul %y, %y : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
   return %sum : tensor<2x3xf32>
+}
+
+// -----
+
+// An add without broadcasting (a residual connection) needs no gradient op:
+// both operands get the result's gradient. One with broadcasting reduces it.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         %[[LOSS:.*]], %[[DY:.*]] = train.softmax_cross_entropy
+// CHECK:         %[[DB:.*]] = train.add %[[DY]], %[[DY]]
+// CHECK:         %{{.*}}, %[[DBIAS:.*]] = train.binary_grad "add" %{{.*}}, %{{.*}}, %[[DB]] : (tensor<2x3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>)
+// CHECK:         train.gradient @b, %[[DBIAS]]
+train.parameter @b trainable : tensor<3xf32>
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %b = train.get_param @b : tensor<3xf32>
+  %h = train.add %x, %b : tensor<2x3xf32>, tensor<3xf32> -> tensor<2x3xf32>
+  %r = train.add %h, %h : tensor<2x3xf32>, tensor<2x3xf32> -> tensor<2x3xf32>
+  return %r : tensor<2x3xf32>
+}
+
+// -----
+
+// Inference only: the forward graph exactly as imported (a BatchNorm in
+// training mode stays in training mode, as ONNX defines the graph).
+// INFER:       train.batch_norm {{.*}} {epsilon = 2.500000e-01 : f32, momentum = 8.750000e-01 : f32, training}
+train.parameter @s trainable : tensor<3xf32>
+train.parameter @m : tensor<3xf32>
+func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = train.get_param @s : tensor<3xf32>
+  %m = train.get_param @m : tensor<3xf32>
+  %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %s, %m, %m {epsilon = 0.25 : f32, momentum = 0.875 : f32, training}
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+      -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return %y : tensor<2x3xf32>
 }

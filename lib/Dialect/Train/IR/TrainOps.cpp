@@ -459,7 +459,7 @@ LogicalResult SplitOp::verify() {
 }
 
 LogicalResult GradientOp::verify() {
-  if (getBackpropIndex() < 0)
+  if (static_cast<int64_t>(getBackpropIndex()) < 0)
     return emitOpError() << "backprop_index must be non-negative";
   return success();
 }

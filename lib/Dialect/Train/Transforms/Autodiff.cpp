@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mgs/Dialect/Train/Transforms/Autodiff.h"
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -76,6 +77,14 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto bin) {
+        // An add without broadcasting passes its gradient through unchanged:
+        // no op, the operands' gradients are the result's (residual blocks).
+        if (isa<AddOp>(op) && bin.getLhs().getType() == bin.getResult().getType() &&
+            bin.getRhs().getType() == bin.getResult().getType()) {
+          accumulate(bin.getLhs(), gradOf(bin.getResult()));
+          accumulate(bin.getRhs(), gradOf(bin.getResult()));
+          return success();
+        }
         StringRef kind = isa<AddOp>(op) ? "add" : isa<SubOp>(op) ? "sub" : isa<MulOp>(op) ? "mul" : "div";
         auto grads = create<BinaryGradOp>(loc, bin.getLhs().getType(), bin.getRhs().getType(),
                                           b.getStringAttr(kind), bin.getLhs(), bin.getRhs(),
@@ -228,7 +237,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](ConcatOp cat) {
         int64_t rank = cast<RankedTensorType>(cat.getResult().getType()).getRank();
-        int64_t axis = cat.getAxis() < 0 ? cat.getAxis() + rank : cat.getAxis();
+        int64_t axis = normalizedAxis(cat.getAxis(), rank);
         auto split = create<SplitOp>(loc, cat.getInputs().getTypes(), gradOf(cat.getResult()),
                                      b.getI64IntegerAttr(axis));
         for (auto [in, g] : llvm::zip(cat.getInputs(), split.getResults()))

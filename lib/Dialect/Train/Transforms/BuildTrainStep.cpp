@@ -47,11 +47,15 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
       return signalPassFailure();
     }
 
+    // With a training step, @eval_step is its evaluation counterpart (the
+    // inference form); alone, it is the forward graph exactly as given, with
+    // ONNX's semantics (a BatchNorm in training mode uses batch statistics).
     OpBuilder b(module.getContext());
     b.setInsertionPointAfter(forward);
     auto eval = cast<func::FuncOp>(b.clone(*forward));
     eval.setSymName("eval_step");
-    makeInference(eval);
+    if (!inferenceOnly)
+      makeInference(eval);
 
     if (!inferenceOnly && failed(buildTrainStep(forward)))
       return signalPassFailure();

@@ -10,6 +10,8 @@
 
 #include "Context.h"
 
+#include <chrono>
+
 #include <cstdint>
 #include <exception>
 #include <new>
@@ -55,7 +57,12 @@ mgsrt_status_t runKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *de
   if (!bufs)
     return invalidArg(ctx, kernel, "buffer list is null");
   try {
-    return body();
+    if (!ctx->profile)
+      return body();
+    auto start = std::chrono::steady_clock::now();
+    mgsrt_status_t status = body();
+    ctx->profile->record(kernel, std::chrono::steady_clock::now() - start);
+    return status;
   } catch (const std::bad_alloc &) {
     return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, strCat(kernel, ": out of memory"));
   } catch (const std::exception &e) {

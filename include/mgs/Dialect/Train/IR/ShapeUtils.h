@@ -36,6 +36,11 @@ int64_t slidingWindowSize(int64_t input, int64_t kernel, int64_t stride, int64_t
 std::pair<int64_t, int64_t> samePadding(int64_t input, int64_t kernel, int64_t stride,
                                         int64_t dilation, bool upper);
 
+/// `axis` in [0, rank): a negative axis counts from the end (ONNX). The
+/// caller has checked it is in range. Takes the attribute's raw 64 bits, as
+/// I64Attr getters return them unsigned.
+inline int64_t normalizedAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
+
 /// Product of the extents.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 

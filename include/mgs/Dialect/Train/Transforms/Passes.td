@@ -18,7 +18,11 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
       `train.gradient` (tagged with its position in backprop order) and a
       `train.sgd_update`; then the BatchNorm running statistics are assigned.
     - `@eval_step(inputs...) -> outputs...`: the forward graph in inference
-      form (running statistics, no dropout).
+      form (running statistics, no dropout). With `inference-only`, only this
+      function is built and it is the forward graph exactly as imported (ONNX
+      semantics: a BatchNorm exported in training mode normalizes with the
+      batch statistics), which is how the forward is checked against ONNX's
+      reference outputs.
 
     Gradients are built only for values that depend on a trainable
     parameter, so e.g. the first convolution computes no input gradient.
@@ -42,7 +46,7 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     Option<"forwardName", "forward", "std::string", /*default=*/"\"forward\"",
            "The forward function to build the steps from">,
     Option<"inferenceOnly", "inference-only", "bool", /*default=*/"false",
-           "Build only @eval_step (no loss, no backward)">,
+           "Build only @eval_step, the forward graph as imported (no loss, no backward)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,

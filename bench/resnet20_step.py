@@ -1,0 +1,113 @@
+#!/usr/bin/python3
+"""ResNet-20 (CIFAR shape, batch 32) training-step time: mgs against PyTorch
+CPU with the same number of threads, in one run.
+
+    bench/resnet20_step.py [BUILD_DIR] [--threads T] [--iters N]
+
+mgs: mgsc compiles the torch export into a training executable, which trains
+on N batches of synthetic CIFAR-10 data (the step time is the executable's own
+samples/s over the iterations after the first progress interval, which
+includes oneDNN's primitive creation). PyTorch: the same model, SGD with
+momentum, the same batches, timed over N steps after 3 warm-up steps. Both
+processes' peak RSS is measured too. Prints the figures and the ratios
+mgs/PyTorch (goal for time: <= 1.0).
+"""
+import argparse
+import os
+import re
+import resource
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+
+def torch_child(threads, iters, data_path):
+    """Runs in a child process: PyTorch's step time and peak RSS."""
+    import torch
+    import torch.nn.functional as F
+    import export_models
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model, _ = export_models.build("resnet20")
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    raw = np.fromfile(data_path, np.uint8).reshape(-1, 3073)
+    xs = torch.tensor(raw[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
+    ys = torch.tensor(raw[:, 0].astype(np.int64))
+    batches = [(xs[i:i + 32], ys[i:i + 32]) for i in range(0, len(ys) - 31, 32)]
+
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for x, y in batches[:3]:
+        step(x, y)
+    start = time.perf_counter()
+    for i in range(iters):
+        step(*batches[i % len(batches)])
+    ms = (time.perf_counter() - start) / iters * 1000
+    print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument("--torch-child", nargs=2, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_child:
+        torch_child(args.threads, args.iters, args.torch_child[1])
+        return
+
+    work = os.path.join(args.build, "bench")
+    os.makedirs(work, exist_ok=True)
+    model = os.path.join(args.build, "test", "models", "resnet20-opset15.onnx")
+    if not os.path.exists(model):
+        subprocess.run([sys.executable, os.path.join(ROOT, "scripts", "export_models.py"),
+                        os.path.dirname(model), "resnet20:15"], check=True)
+    exe = os.path.join(work, "train_resnet20")
+    subprocess.run([os.path.join(args.build, "bin", "mgsc"), model, "--batch-size", "32",
+                    "-o", exe, "--quiet"], check=True)
+
+    # Synthetic CIFAR-10 records: 1 label byte + 3072 pixel bytes.
+    rng = np.random.default_rng(0)
+    n = 32 * (args.iters + 8)
+    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
+    data = os.path.join(work, "synthetic_cifar.bin")
+    records.astype(np.uint8).tofile(data)
+
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    every = 8
+    run = subprocess.run(["/usr/bin/time", "-f", "maxrss_kb %M", exe, "--data", data,
+                          "--data-format", "cifar10", "--epochs", "1", "--holdout", "0",
+                          "--lr", "0.01", "--progress-every", str(every)],
+                         env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, check=True)
+    rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", run.stdout)]
+    mgs_rss = int(re.search(r"maxrss_kb (\d+)", run.stderr).group(1))
+    # The first interval includes primitive creation: use the later ones.
+    steady = rates[1:] if len(rates) > 1 else rates
+    mgs_ms = 32 / (sum(steady) / len(steady)) * 1000
+
+    child = subprocess.run([sys.executable, os.path.abspath(__file__), args.build, "--threads",
+                            str(args.threads), "--iters", str(args.iters), "--torch-child",
+                            "x", data], env=env, stdout=subprocess.PIPE,
+                           stderr=subprocess.DEVNULL, universal_newlines=True, check=True)
+    torch_ms, torch_rss = child.stdout.split()
+    torch_ms, torch_rss = float(torch_ms), int(torch_rss)
+
+    print(f"ResNet-20 training step, batch 32, {args.threads} threads, {args.iters} steps each:")
+    print(f"  mgs      {mgs_ms:8.2f} ms/step   peak RSS {mgs_rss / 1024:7.1f} MiB")
+    print(f"  PyTorch  {torch_ms:8.2f} ms/step   peak RSS {torch_rss / 1024:7.1f} MiB")
+    print(f"  time ratio mgs/PyTorch = {mgs_ms / torch_ms:.3f}  (goal <= 1.0)")
+    print(f"  peak RSS ratio mgs/PyTorch = {mgs_rss / torch_rss:.3f}")
+
+
+if __name__ == "__main__":
+    main()
