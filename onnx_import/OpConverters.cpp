@@ -294,7 +294,8 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
                                 bld.getF32FloatAttr(n.floatAttr("epsilon", 1e-5f)),
                                 bld.getF32FloatAttr(n.floatAttr("momentum", 0.9f)),
                                 training ? bld.getUnitAttr() : UnitAttr(),
-                                n.producedByPyTorch() ? bld.getUnitAttr() : UnitAttr());
+                                n.producedByPyTorch() ? bld.getUnitAttr() : UnitAttr(),
+                                /*relu=*/UnitAttr());
   n.setOutput(0, op.getResult());
   if (n.hasOutput(1))
     n.setOutput(1, op.getRunningMean());

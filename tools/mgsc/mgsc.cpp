@@ -3,7 +3,8 @@
 //   mgsc MODEL.onnx -o train_model [--batch-size N] [--inference]
 //        [--emit=exe|obj|llvm|mlir]
 //
-// Imports the model, builds its training step (train-build-step), lowers it
+// Imports the model, fuses ReLUs into BatchNorms (train-fuse-batch-norm-relu),
+// builds its training step (train-build-step), lowers it
 // to calls into the runtime (convert-train-to-runtime), translates to LLVM IR,
 // compiles an object file in-process and links it with the runtime into an
 // executable; the parameters' initial values (the ONNX initializers) go to
@@ -19,6 +20,7 @@
 #include "mgs/Support/Diagnostics.h"
 #include "mgsrt/driver.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
@@ -229,6 +231,7 @@ int main(int argc, char **argv) {
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
+  pm.addNestedPass<mlir::func::FuncOp>(mgs::train::createTrainFuseBatchNormRelu());
   mgs::train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = inference;
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));

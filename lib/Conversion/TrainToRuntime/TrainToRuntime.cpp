@@ -253,7 +253,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
         return call("mgsrt_batch_norm_fwd",
                     {x[0], x[1], numElements(x.drop_front(2)), bn.getTraining(),
                      bitsOf(bn.getEpsilonAttr()), bitsOf(bn.getMomentumAttr()),
-                     bn.getUnbiasedRunningVar()},
+                     bn.getUnbiasedRunningVar(), bn.getRelu()},
                     {{bn.getInput()}, {bn.getScale()}, {bn.getBias()}, {bn.getMean()}, {bn.getVar()},
                      {bn.getResult()}, {bn.getRunningMean()}, {bn.getRunningVar()},
                      {bn.getSavedMean(), true}, {bn.getSavedInvStd(), true}});
@@ -351,10 +351,15 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
       })
       .Case([&](BatchNormGradOp g) {
         ArrayRef<int64_t> x = shapeOf(g.getInput());
+        SmallVector<BufArg> bufs{{g.getInput()},     {g.getScale()},     {g.getSavedMean()},
+                                 {g.getSavedInvStd()}, {g.getGrad()},      {g.getInputGrad()},
+                                 {g.getScaleGrad()},  {g.getBiasGrad()}};
+        if (g.getRelu())
+          bufs.push_back({g.getBias()});
         return call("mgsrt_batch_norm_bwd",
-                    {x[0], x[1], numElements(x.drop_front(2)), 1, bitsOf(0.0), bitsOf(0.0), 0},
-                    {{g.getInput()}, {g.getScale()}, {g.getSavedMean()}, {g.getSavedInvStd()},
-                     {g.getGrad()}, {g.getInputGrad()}, {g.getScaleGrad()}, {g.getBiasGrad()}});
+                    {x[0], x[1], numElements(x.drop_front(2)), 1, bitsOf(0.0), bitsOf(0.0), 0,
+                     g.getRelu()},
+                    bufs);
       })
       .Case([&](DropoutGradOp g) {
         return call("mgsrt_dropout_bwd", {numel(g.getResult()), bitsOf(g.getRatioAttr()), 1},

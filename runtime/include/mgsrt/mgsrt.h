@@ -141,7 +141,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_fwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* Batch normalization over axis 1.  desc: [N, C, D, training, eps_bits,
- *   momentum_bits, unbiased_running_var]
+ *   momentum_bits, unbiased_running_var, relu]
  *   x is N x C x D (D = product of the spatial dims, 1 if none).
  * fwd  bufs: x, scale, bias, mean, var, y, running_mean_out, running_var_out,
  *            saved_mean (nullable), saved_invstd (nullable)
@@ -152,7 +152,10 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
  *      unbiased_running_var, the unbiased one (PyTorch, the exporter of most
  *      models, computes it so).
  *      saved_* (training only): batch mean and 1/sqrt(biased var + eps).
- * bwd  bufs: x, scale, saved_mean, saved_invstd, dy, dx, dscale, dbias  (training form) */
+ * relu: y = max(0, normalized * scale + bias) (a fused ReLU).
+ * bwd  bufs: x, scale, saved_mean, saved_invstd, dy, dx, dscale, dbias (training form),
+ *            and with relu: bias (the ReLU's mask is recomputed from x exactly as the
+ *            forward computed it; dy is then the gradient of the ReLU's output) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 

@@ -23,7 +23,7 @@ struct BnData {
 
 std::vector<int64_t> bnDesc(const BnCase &bc, bool training, double eps, double momentum,
                             bool unbiased) {
-  return {bc.n, bc.c, bc.d, training, bits(eps), bits(momentum), unbiased};
+  return {bc.n, bc.c, bc.d, training, bits(eps), bits(momentum), unbiased, /*relu=*/0};
 }
 
 class BatchNormTest : public ::testing::TestWithParam<BnCase> {};
@@ -154,6 +154,39 @@ TEST_P(BatchNormTest, BackwardMatchesClosedForm) {
   expectClose(db, wantDb, 1e-4, 1e-4, "dbias");
   expectClose(ds, wantDs, 1e-4, 1e-4, "dscale");
   expectClose(dx, wantDx, 1e-3, 1e-4, "dx");
+}
+
+// A fused ReLU equals BatchNorm followed by ReLU, forward and backward (the
+// backward's mask is recomputed from x and must agree with the forward's).
+TEST_P(BatchNormTest, FusedReluMatchesBatchNormThenRelu) {
+  Ctx ctx;
+  const BnCase bc = GetParam();
+  BnData in(bc);
+  auto plain = bnDesc(bc, true, 1e-5, 0.9, false);
+  auto fused = plain;
+  fused[7] = 1;
+  std::vector<float> y(in.x.size()), yr(in.x.size()), rm(bc.c), rv(bc.c), sm(bc.c), si(bc.c);
+  void *fb[] = {in.x.data(), in.scale.data(), in.bias.data(), in.mean.data(), in.var.data(),
+                y.data(),    rm.data(),       rv.data(),      sm.data(),      si.data()};
+  ASSERT_OK(ctx, mgsrt_batch_norm_fwd(ctx, plain.data(), fb));
+  fb[5] = yr.data();
+  ASSERT_OK(ctx, mgsrt_batch_norm_fwd(ctx, fused.data(), fb));
+  for (size_t i = 0; i < y.size(); ++i)
+    ASSERT_EQ(yr[i], std::max(y[i], 0.0f)) << "at " << i;
+
+  std::vector<float> dy = randomVec(in.x.size()), masked(dy.size());
+  for (size_t i = 0; i < dy.size(); ++i)
+    masked[i] = y[i] > 0.0f ? dy[i] : 0.0f;
+  std::vector<float> dx(dy.size()), ds(bc.c), db(bc.c), dxr(dy.size()), dsr(bc.c), dbr(bc.c);
+  void *bb[] = {in.x.data(), in.scale.data(), sm.data(), si.data(),
+                masked.data(), dx.data(), ds.data(), db.data()};
+  ASSERT_OK(ctx, mgsrt_batch_norm_bwd(ctx, plain.data(), bb));
+  void *bbr[] = {in.x.data(), in.scale.data(), sm.data(), si.data(), dy.data(),
+                 dxr.data(),  dsr.data(),      dbr.data(), in.bias.data()};
+  ASSERT_OK(ctx, mgsrt_batch_norm_bwd(ctx, fused.data(), bbr));
+  EXPECT_EQ(dx, dxr);
+  EXPECT_EQ(ds, dsr);
+  EXPECT_EQ(db, dbr);
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, BatchNormTest,

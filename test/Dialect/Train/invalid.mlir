@@ -989,3 +989,130 @@ func.func @conv_rank0_operands(%x: tensor<f32>, %w: tensor<f32>) -> tensor<f32> 
       : (tensor<f32>, tensor<f32>) -> tensor<f32>
   return %y : tensor<f32>
 }
+
+// -----
+
+func.func @batch_norm_grad_relu_without_bias(%x: tensor<2x3xf32>, %c: tensor<3xf32>) {
+  // expected-error @+1 {{'train.batch_norm_grad' op takes the bias exactly when it has a fused relu}}
+  %dx, %ds, %db = train.batch_norm_grad %x, %c, %c, %c, %x {relu}
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_logits_not_2d(%x: tensor<4xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op logits must be N x C, got 4}}
+  %loss, %d = train.softmax_cross_entropy %x, %l : (tensor<4xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op labels shape 3 does not match the expected 4}}
+  %loss, %d = train.softmax_cross_entropy %x, %l : (tensor<4x3xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @unary_grad_unknown_kind(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh}}
+  %d = train.unary_grad "gelu" %x, %x, %x : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @binary_grad_types(%x: tensor<4x3xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'train.binary_grad' op gradient types must match the operand types}}
+  %a, %b = train.binary_grad "add" %x, %v, %x : (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @binary_grad_grad_shape(%x: tensor<4x3xf32>, %v: tensor<3xf32>) {
+  // expected-error @+1 {{'train.binary_grad' op grad shape 3 does not match the expected 4x3}}
+  %a, %b = train.binary_grad "add" %x, %v, %v : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @pool_grad_unknown_kind(%x: tensor<1x1x4x4xf32>) {
+  // expected-error @+1 {{'train.pool_grad' op unknown kind 'min'; expected one of max average}}
+  %d = train.pool_grad "min" %x, %x {count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  return
+}
+
+// -----
+
+func.func @split_does_not_cover(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.split' op results cover 2 of the 3 elements of axis 1}}
+  %a, %b = train.split %x {axis = 1 : i64} : (tensor<4x3xf32>) -> (tensor<4x1xf32>, tensor<4x1xf32>)
+  return
+}
+
+// -----
+
+func.func @split_other_dims(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.split' op result 1 of shape 2x2 does not match the input (4x3) outside axis 1}}
+  %a, %b = train.split %x {axis = 1 : i64} : (tensor<4x3xf32>) -> (tensor<4x1xf32>, tensor<2x2xf32>)
+  return
+}
+
+// -----
+
+train.parameter @state : tensor<3xf32>
+func.func @gradient_of_state(%g: tensor<3xf32>) {
+  // expected-error @+1 {{'train.gradient' op parameter 'state' is not trainable}}
+  %t = train.gradient @state, %g {backprop_index = 0 : i64} : tensor<3xf32>
+  return
+}
+
+// -----
+
+train.parameter @w trainable : tensor<3xf32>
+func.func @gradient_negative_index(%g: tensor<3xf32>) {
+  // expected-error @+1 {{'train.gradient' op backprop_index must be non-negative}}
+  %t = train.gradient @w, %g {backprop_index = -1 : i64} : tensor<3xf32>
+  return
+}
+
+// -----
+
+train.parameter @state : tensor<3xf32>
+func.func @sgd_update_state(%g: tensor<3xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op parameter 'state' is not trainable}}
+  train.sgd_update @state, %g : tensor<3xf32>
+  return
+}
+
+// -----
+
+train.parameter @w trainable : tensor<3xf32>
+func.func @sgd_update_type(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'train.sgd_update' op gradient type 'tensor<4xf32>' does not match the type of parameter 'w' ('tensor<3xf32>')}}
+  train.sgd_update @w, %g : tensor<4xf32>
+  return
+}
+
+// -----
+
+train.parameter @w trainable : tensor<3xf32>
+func.func @assign_trainable(%v: tensor<3xf32>) {
+  // expected-error @+1 {{'train.assign_param' op parameter 'w' is trainable; only state parameters are assigned}}
+  train.assign_param @w, %v : tensor<3xf32>
+  return
+}
+
+// -----
+
+func.func @assign_missing(%v: tensor<3xf32>) {
+  // expected-error @+1 {{'train.assign_param' op 'nothing' does not name a train.parameter}}
+  train.assign_param @nothing, %v : tensor<3xf32>
+  return
+}

@@ -423,3 +423,50 @@ func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<1x4xf32>) {
   %z = train.pad %x {pads = array<i64: -1, 2, 0, -1>, value = -1.5 : f32} : (tensor<2x3xf32>) -> tensor<1x4xf32>
   return %y, %z : tensor<2x5xf32>, tensor<1x4xf32>
 }
+
+// Training-step ops.
+// CHECK-LABEL: func.func @training_ops
+//       CHECK:   %[[L:.*]], %[[DL:.*]] = train.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+//       CHECK:   train.unary_grad "leaky_relu" %{{.*}}, %{{.*}}, %[[DL]] {alpha = 1.250000e-01 : f32} : tensor<4x3xf32>
+//       CHECK:   train.clip_grad
+//       CHECK:   train.binary_grad "mul" {{.*}} -> (tensor<4x3xf32>, tensor<3xf32>)
+//       CHECK:   train.gemm_grad {{.*}} -> (tensor<4x5xf32>, tensor<3x5xf32>, tensor<3xf32>)
+//       CHECK:   train.matmul_grad
+//       CHECK:   train.conv_grad_data
+//       CHECK:   train.conv_grad_weights {{.*}} -> (tensor<2x1x3x3xf32>, tensor<2xf32>)
+//       CHECK:   train.pool_grad "max"
+//       CHECK:   train.batch_norm_grad {{.*}} {relu}
+//       CHECK:   train.dropout_grad
+//       CHECK:   train.softmax_grad %{{.*}}, %{{.*}} {axis = 1 : i64, log} : tensor<4x3xf32>
+//       CHECK:   train.split {{.*}} -> (tensor<4x1xf32>, tensor<4x2xf32>)
+//       CHECK:   %[[G:.*]] = train.gradient @tw, %{{.*}} {backprop_index = 0 : i64} : tensor<3xf32>
+//       CHECK:   train.sgd_update @tw, %[[G]] : tensor<3xf32>
+//       CHECK:   train.assign_param @ts, %{{.*}} : tensor<3xf32>
+train.parameter @tw trainable : tensor<3xf32>
+train.parameter @ts : tensor<3xf32>
+func.func @training_ops(%x: tensor<4x3xf32>, %labels: tensor<4xi64>, %v: tensor<3xf32>, %s: tensor<f32>,
+                        %a: tensor<4x5xf32>, %w: tensor<3x5xf32>, %img: tensor<1x1x4x4xf32>,
+                        %k: tensor<2x1x3x3xf32>, %dimg: tensor<1x2x2x2xf32>, %mask: tensor<4x3xi1>) {
+  %l, %dl = train.softmax_cross_entropy %x, %labels : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  %u = train.unary_grad "leaky_relu" %x, %x, %dl {alpha = 0.125 : f32} : tensor<4x3xf32>
+  %c = train.clip_grad %x, %s, %s, %u : (tensor<4x3xf32>, tensor<f32>, tensor<f32>, tensor<4x3xf32>) -> tensor<4x3xf32>
+  %bl, %br = train.binary_grad "mul" %x, %v, %c : (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
+  %ga, %gb, %gc = train.gemm_grad %a, %w, %x {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<4x5xf32>, tensor<3x5xf32>, tensor<4x3xf32>) -> (tensor<4x5xf32>, tensor<3x5xf32>, tensor<3xf32>)
+  %ml, %mr = train.matmul_grad %a, %w, %a : (tensor<4x5xf32>, tensor<3x5xf32>, tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<3x5xf32>)
+  %dx = train.conv_grad_data %dimg, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x2x2x2xf32>, tensor<2x1x3x3xf32>) -> tensor<1x1x4x4xf32>
+  %dw, %db = train.conv_grad_weights %img, %dimg {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x1x4x4xf32>, tensor<1x2x2x2xf32>) -> (tensor<2x1x3x3xf32>, tensor<2xf32>)
+  %dp = train.pool_grad "max" %img, %img {count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 1, 1>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x1x4x4xf32>, tensor<1x1x4x4xf32>) -> tensor<1x1x4x4xf32>
+  %bx, %bs, %bb = train.batch_norm_grad %x, %v, %v, %v, %x, %v {relu}
+      : (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  %dd = train.dropout_grad %x, %mask {ratio = 0.5 : f32} : (tensor<4x3xf32>, tensor<4x3xi1>) -> tensor<4x3xf32>
+  %ds = train.softmax_grad %x, %x {axis = 1 : i64, log} : tensor<4x3xf32>
+  %p0, %p1 = train.split %x {axis = 1 : i64} : (tensor<4x3xf32>) -> (tensor<4x1xf32>, tensor<4x2xf32>)
+  %g = train.gradient @tw, %v {backprop_index = 0 : i64} : tensor<3xf32>
+  train.sgd_update @tw, %g : tensor<3xf32>
+  train.assign_param @ts, %v : tensor<3xf32>
+  return
+}

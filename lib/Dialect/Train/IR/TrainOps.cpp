@@ -429,6 +429,12 @@ LogicalResult BinaryGradOp::verify() {
   return checkResultShape(*this, getGrad(), *out, "grad");
 }
 
+LogicalResult BatchNormGradOp::verify() {
+  if (getRelu() != static_cast<bool>(getBias()))
+    return emitOpError() << "takes the bias exactly when it has a fused relu";
+  return success();
+}
+
 LogicalResult PoolGradOp::verify() {
   if (failed(verifyKind(*this, getKind(), {"max", "average"})))
     return failure();

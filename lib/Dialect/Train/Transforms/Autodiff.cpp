@@ -196,7 +196,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         auto grads = create<BatchNormGradOp>(
             loc, bn.getInput().getType(), bn.getScale().getType(), bn.getBias().getType(),
             bn.getInput(), bn.getScale(), bn.getSavedMean(), bn.getSavedInvStd(),
-            gradOf(bn.getResult()));
+            gradOf(bn.getResult()), bn.getRelu() ? bn.getBias() : Value(), bn.getReluAttr());
         accumulate(bn.getInput(), grads.getInputGrad());
         accumulate(bn.getScale(), grads.getScaleGrad());
         accumulate(bn.getBias(), grads.getBiasGrad());

@@ -81,13 +81,17 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   switch (op) {
   case MGSRT_UNARY_RELU:
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = x[i] > 0.0f ? dy[i] : 0.0f;
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = dy[i]; // loaded unconditionally, so the select vectorizes
+      dx[i] = x[i] > 0.0f ? g : 0.0f;
+    }
     break;
   case MGSRT_UNARY_LEAKY_RELU:
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
-    for (int64_t i = 0; i < n; ++i)
-      dx[i] = x[i] > 0.0f ? dy[i] : alpha * dy[i];
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = dy[i];
+      dx[i] = x[i] > 0.0f ? g : alpha * g;
+    }
     break;
   case MGSRT_UNARY_SIGMOID:
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
@@ -143,8 +147,10 @@ mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *dy = static_cast<const float *>(bufs[3]);
   float *dx = static_cast<float *>(bufs[4]);
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = (lo <= x[i] && x[i] <= hi) ? dy[i] : 0.0f;
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = dy[i], v = x[i]; // loaded unconditionally, so the select vectorizes
+    dx[i] = (lo <= v) & (v <= hi) ? g : 0.0f;
+  }
   return MGSRT_OK;
 }
 

@@ -18,7 +18,7 @@ namespace {
 
 struct BnParams {
   int64_t n, c, d;
-  bool training, unbiasedRunningVar;
+  bool training, unbiasedRunningVar, relu;
   double eps, momentum;
 };
 
@@ -32,6 +32,7 @@ mgsrt_status_t parseBn(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc
   p.eps = descF64(desc, 4);
   p.momentum = descF64(desc, 5);
   p.unbiasedRunningVar = desc[6] != 0;
+  p.relu = desc[7] != 0;
   if (!(p.eps >= 0.0) || !std::isfinite(p.eps))
     return invalidArg(ctx, kernel, "epsilon ", p.eps, " must be finite and non-negative");
   if (!std::isfinite(p.momentum))
@@ -39,7 +40,11 @@ mgsrt_status_t parseBn(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc
   return MGSRT_OK;
 }
 
-/// y = (x - m[c]) * a[c] + b[c] over every plane.
+/// The normalized, scaled and shifted value, exactly as the forward pass
+/// computes it (the fused ReLU's backward recomputes it bit for bit).
+inline float affine(float x, float m, float a, float b) { return (x - m) * a + b; }
+
+/// y = (x - m[c]) * a[c] + b[c] over every plane, then max(0, y) with p.relu.
 void applyAffine(const BnParams &p, const float *x, const float *m, const float *a,
                  const float *b, float *y) {
   const int64_t planes = p.n * p.c, d = p.d;
@@ -49,9 +54,15 @@ void applyAffine(const BnParams &p, const float *x, const float *m, const float 
     const float mc = m[c], ac = a[c], bc = b[c];
     const float *xp = x + pl * d;
     float *yp = y + pl * d;
+    if (p.relu) {
 #pragma omp simd
-    for (int64_t i = 0; i < d; ++i)
-      yp[i] = (xp[i] - mc) * ac + bc;
+      for (int64_t i = 0; i < d; ++i)
+        yp[i] = std::max(affine(xp[i], mc, ac, bc), 0.0f);
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < d; ++i)
+        yp[i] = affine(xp[i], mc, ac, bc);
+    }
   }
 }
 
@@ -120,7 +131,9 @@ mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
     double var = count > 0 ? std::max(0.0, sq / count - mean * mean) : 0.0;
     double invstd = 1.0 / std::sqrt(var + p.eps);
     m[c] = static_cast<float>(mean);
-    a[c] = static_cast<float>(scale[c] * invstd);
+    // From the float inverse std, as saved: the backward of a fused ReLU
+    // recomputes a[c] from saved_invstd and must get the same bits.
+    a[c] = static_cast<float>(scale[c] * static_cast<double>(static_cast<float>(invstd)));
     b[c] = bias[c];
     double runningVar = (p.unbiasedRunningVar && count > 1) ? var * count / (count - 1) : var;
     float newMean = static_cast<float>(meanIn[c] * p.momentum + mean * (1.0 - p.momentum));
@@ -155,6 +168,19 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   float *dscale = static_cast<float *>(bufs[6]);
   float *dbias = static_cast<float *>(bufs[7]);
   const int64_t C = p.c, planes = p.n * p.c, d = p.d;
+  // A fused ReLU: dy reaches the normalization only where the forward
+  // output, recomputed from x as the forward computed it, was positive.
+  const float *shift = nullptr;
+  std::vector<float> a;
+  if (p.relu) {
+    if (!BufferCheck(ctx, kernel, bufs).require(8, "bias").ok)
+      return ctx->status;
+    shift = static_cast<const float *>(bufs[8]);
+    a.resize(C);
+    for (int64_t c = 0; c < C; ++c)
+      a[c] = static_cast<float>(scale[c] * static_cast<double>(invstd[c]));
+  }
+
 
   // Per-plane sum(dy) and sum(dy * (x - mean)).
   std::vector<double> part(2 * planes);
@@ -164,11 +190,22 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
     const float *xp = x + pl * d, *gp = dy + pl * d;
     const double m = mean[c];
     double s = 0.0, sx = 0.0;
+    if (shift) {
+      const float mc = mean[c], ac = a[c], bc = shift[c];
 #pragma omp simd reduction(+ : s, sx)
-    for (int64_t i = 0; i < d; ++i) {
-      double g = gp[i];
-      s += g;
-      sx += g * (xp[i] - m);
+      for (int64_t i = 0; i < d; ++i) {
+        const float gv = gp[i]; // loaded unconditionally, so the select vectorizes
+        double g = affine(xp[i], mc, ac, bc) > 0.0f ? gv : 0.0f;
+        s += g;
+        sx += g * (xp[i] - m);
+      }
+    } else {
+#pragma omp simd reduction(+ : s, sx)
+      for (int64_t i = 0; i < d; ++i) {
+        double g = gp[i];
+        s += g;
+        sx += g * (xp[i] - m);
+      }
     }
     part[2 * pl] = s;
     part[2 * pl + 1] = sx;
@@ -198,12 +235,22 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 #pragma omp parallel for if (planes * d >= kParallelGrain && planes > 1) schedule(static)
   for (int64_t pl = 0; pl < planes; ++pl) {
     const int64_t c = pl % C;
-    const float a = k1[c], b = k2[c], e = k3[c], m = mean[c];
+    const float k1c = k1[c], b = k2[c], e = k3[c], m = mean[c];
     const float *xp = x + pl * d, *gp = dy + pl * d;
     float *op = dx + pl * d;
+    if (shift) {
+      const float ac = a[c], bc = shift[c];
 #pragma omp simd
-    for (int64_t i = 0; i < d; ++i)
-      op[i] = gp[i] * a + (xp[i] - m) * b + e;
+      for (int64_t i = 0; i < d; ++i) {
+        const float gv = gp[i];
+        float g = affine(xp[i], m, ac, bc) > 0.0f ? gv : 0.0f;
+        op[i] = g * k1c + (xp[i] - m) * b + e;
+      }
+    } else {
+#pragma omp simd
+      for (int64_t i = 0; i < d; ++i)
+        op[i] = gp[i] * k1c + (xp[i] - m) * b + e;
+    }
   }
   return MGSRT_OK;
 }

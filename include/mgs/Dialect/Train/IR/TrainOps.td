@@ -261,6 +261,10 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure]> {
     1 / sqrt(biased batch variance + epsilon) in training mode, kept for the
     backward pass (zero in inference mode).
 
+    With `relu` (set by train-fuse-batch-norm-relu, not by the importer) the
+    result is max(0, result): a ReLU fused into the normalization, which saves
+    a pass over the activation forward and backward.
+
     ```mlir
     %y, %rm, %rv, %sm, %sis = train.batch_norm %x, %s, %b, %m, %v {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32, training}
         : (tensor<2x16x4x4xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>, tensor<16xf32>)
@@ -270,7 +274,7 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure]> {
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$bias,
                        Train_Tensor:$mean, Train_Tensor:$var,
                        F32Attr:$epsilon, F32Attr:$momentum, UnitAttr:$training,
-                       UnitAttr:$unbiased_running_var);
+                       UnitAttr:$unbiased_running_var, UnitAttr:$relu);
   let results = (outs Train_Tensor:$result, Train_Tensor:$running_mean, Train_Tensor:$running_var,
                       Train_Tensor:$saved_mean, Train_Tensor:$saved_inv_std);
   let assemblyFormat = "$input `,` $scale `,` $bias `,` $mean `,` $var attr-dict `:` functional-type(operands, results)";
@@ -516,10 +520,17 @@ def Train_PoolGradOp : Train_Op<"pool_grad", [Pure]> {
 
 def Train_BatchNormGradOp : Train_Op<"batch_norm_grad", [Pure]> {
   let summary = "Gradients of training-mode batch_norm";
+  let description = [{
+    With `relu` (the gradient of a batch_norm with a fused ReLU) `grad` is the
+    gradient of the ReLU's output and `bias` is required: the ReLU's mask is
+    recomputed from `input`.
+  }];
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$saved_mean,
-                       Train_Tensor:$saved_inv_std, Train_Tensor:$grad);
+                       Train_Tensor:$saved_inv_std, Train_Tensor:$grad,
+                       Optional<Train_Tensor>:$bias, UnitAttr:$relu);
   let results = (outs Train_Tensor:$input_grad, Train_Tensor:$scale_grad, Train_Tensor:$bias_grad);
-  let assemblyFormat = "$input `,` $scale `,` $saved_mean `,` $saved_inv_std `,` $grad attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = "$input `,` $scale `,` $saved_mean `,` $saved_inv_std `,` $grad (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_DropoutGradOp : Train_Op<"dropout_grad", [Pure]> {

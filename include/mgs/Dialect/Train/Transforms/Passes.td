@@ -54,4 +54,27 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
   ];
 }
 
+def TrainFuseBatchNormRelu : Pass<"train-fuse-batch-norm-relu", "mlir::func::FuncOp"> {
+  let summary = "Fuse a ReLU into the batch_norm that feeds it";
+  let description = [{
+    `relu(batch_norm(x))`, where the ReLU is the normalization's only user,
+    becomes one `batch_norm {relu}`: one pass over the activation instead of
+    two forward, and backward no separate ReLU gradient (the mask is
+    recomputed inside the normalization's gradient). The ReLU's location is
+    kept in a fused location.
+
+    ```mlir
+    // before
+    %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %b, %m, %v {..., training} : ...
+    %r = train.relu %y : tensor<8x16x4x4xf32>
+    // after
+    %r, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %b, %m, %v {..., relu, training} : ...
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "ReLUs fused into a batch_norm">,
+  ];
+}
+
 #endif // MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
