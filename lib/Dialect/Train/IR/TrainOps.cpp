@@ -110,22 +110,23 @@ LogicalResult GetParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   return lookupParameter(*this, symbolTable, getNameAttr(), getResult().getType(), "result");
 }
 
-LogicalResult GradientOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = lookupParameter(*this, symbolTable, getParamAttr(), getGrad().getType(), "gradient");
+/// Gradients and updates refer to a trainable parameter of the gradient's type.
+static LogicalResult verifyTrainableUse(Operation *op, SymbolTableCollection &symbolTable,
+                                        FlatSymbolRefAttr name, Value grad) {
+  auto param = lookupParameter(op, symbolTable, name, grad.getType(), "gradient");
   if (failed(param))
     return failure();
   if (!param->getTrainable())
-    return emitOpError() << "parameter '" << getParam() << "' is not trainable";
+    return op->emitOpError() << "parameter '" << name.getValue() << "' is not trainable";
   return success();
 }
 
+LogicalResult GradientOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  return verifyTrainableUse(*this, symbolTable, getParamAttr(), getGrad());
+}
+
 LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  auto param = lookupParameter(*this, symbolTable, getParamAttr(), getGrad().getType(), "gradient");
-  if (failed(param))
-    return failure();
-  if (!param->getTrainable())
-    return emitOpError() << "parameter '" << getParam() << "' is not trainable";
-  return success();
+  return verifyTrainableUse(*this, symbolTable, getParamAttr(), getGrad());
 }
 
 LogicalResult AssignParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
