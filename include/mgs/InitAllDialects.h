@@ -3,6 +3,7 @@
 #ifndef MGS_INITALLDIALECTS_H
 #define MGS_INITALLDIALECTS_H
 
+#include "mgs/Dialect/Comm/IR/CommDialect.h"
 #include "mgs/Dialect/Train/IR/TrainDialect.h"
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -13,7 +14,7 @@ namespace mgs {
 
 /// Registers the mgs dialects and the upstream ones their IR uses.
 inline void registerAllDialects(mlir::DialectRegistry &registry) {
-  registry.insert<train::TrainDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
+  registry.insert<train::TrainDialect, comm::CommDialect, mlir::arith::ArithDialect, mlir::func::FuncDialect,
                   mlir::LLVM::LLVMDialect>();
 }
 

@@ -4,6 +4,7 @@
 #define MGS_INITALLPASSES_H
 
 #include "mgs/Conversion/Passes.h"
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mlir/Transforms/Passes.h"
 
@@ -12,6 +13,7 @@ namespace mgs {
 /// Registers the mgs passes and the upstream ones used with them.
 inline void registerAllPasses() {
   mgs::train::registerTrainPasses();
+  mgs::comm::registerCommPasses();
   mgs::registerConversionPasses();
   mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
 }

@@ -1,0 +1,20 @@
+//===- CommDialect.h - The comm dialect -------------------------*- C++ -*-===//
+
+#ifndef MGS_DIALECT_COMM_IR_COMMDIALECT_H
+#define MGS_DIALECT_COMM_IR_COMMDIALECT_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/Dialect.h"
+#include "mlir/IR/OpDefinition.h"
+#include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+
+#include "mgs/Dialect/Comm/IR/CommOpsDialect.h.inc"
+
+#define GET_TYPEDEF_CLASSES
+#include "mgs/Dialect/Comm/IR/CommOpsTypes.h.inc"
+
+#define GET_OP_CLASSES
+#include "mgs/Dialect/Comm/IR/CommOps.h.inc"
+
+#endif // MGS_DIALECT_COMM_IR_COMMDIALECT_H

@@ -1,0 +1,49 @@
+//===- Passes.td - comm dialect passes ---------------------*- tablegen -*-===//
+
+#ifndef MGS_DIALECT_COMM_TRANSFORMS_PASSES_TD
+#define MGS_DIALECT_COMM_TRANSFORMS_PASSES_TD
+
+include "mlir/Pass/PassBase.td"
+
+def CommInsertAllReduce : Pass<"comm-insert-allreduce", "mlir::func::FuncOp"> {
+  let summary = "Average every parameter gradient over the workers with a dense all-reduce";
+  let description = [{
+    The dense data-parallel baseline: each `train.gradient` is followed by a
+    `comm.all_reduce_start`, and the `train.sgd_update` of the parameter uses
+    the result of the matching `comm.wait`, placed right before it.
+    comm-schedule then sinks the waits so that communication overlaps the
+    rest of the backward pass.
+
+    ```mlir
+    // before
+    %g = train.gradient @w, %dw {backprop_index = 0 : i64} : tensor<10xf32>
+    train.sgd_update @w, %g : tensor<10xf32>
+    // after
+    %g = train.gradient @w, %dw {backprop_index = 0 : i64} : tensor<10xf32>
+    %r = comm.all_reduce_start %g : tensor<10xf32>
+    %avg = comm.wait %r : !comm.request<tensor<10xf32>>
+    train.sgd_update @w, %avg : tensor<10xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::comm::CommDialect"];
+  let statistics = [
+    Statistic<"numAllReduces", "num-all-reduces", "Gradients averaged with an all-reduce">,
+  ];
+}
+
+def CommSchedule : Pass<"comm-schedule", "mlir::func::FuncOp"> {
+  let summary = "Start collectives as early and wait for them as late as possible";
+  let description = [{
+    Wait-free backprop: every collective already starts right after the last
+    gradient it carries is produced; this pass moves each `comm.wait`, with
+    the parameter updates that use its result, to the end of the step, after
+    the backward pass, keeping their order. Updates only write their own
+    parameter, which no later op of the backward pass reads (its gradient is
+    complete), so moving them is always legal.
+  }];
+  let statistics = [
+    Statistic<"numMoved", "num-moved", "Waits moved to the end of the step">,
+  ];
+}
+
+#endif // MGS_DIALECT_COMM_TRANSFORMS_PASSES_TD

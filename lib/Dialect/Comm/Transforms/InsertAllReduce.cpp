@@ -1,0 +1,48 @@
+//===- InsertAllReduce.cpp - Dense gradient averaging ---------------------===//
+
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Builders.h"
+
+using namespace mlir;
+
+namespace mgs::comm {
+
+#define GEN_PASS_DEF_COMMINSERTALLREDUCE
+#include "mgs/Dialect/Comm/Transforms/Passes.h.inc"
+
+namespace {
+
+struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> {
+  void runOnOperation() override {
+    OpBuilder b(&getContext());
+    getOperation().walk([&](train::GradientOp grad) {
+      Value tagged = grad.getResult();
+      // Already communicated (the pass ran before) or unused: leave it.
+      if (tagged.use_empty() ||
+          llvm::any_of(tagged.getUsers(), [](Operation *u) { return isa<AllReduceStartOp>(u); }))
+        return;
+      SmallVector<OpOperand *> uses;
+      for (OpOperand &use : tagged.getUses())
+        uses.push_back(&use);
+      b.setInsertionPointAfter(grad);
+      auto requestType =
+          RequestType::get(&getContext(), cast<RankedTensorType>(tagged.getType()));
+      auto start = AllReduceStartOp::create(b, grad.getLoc(), requestType, tagged);
+      // The wait goes right before the first user; comm-schedule sinks it.
+      Operation *first = uses.front()->getOwner();
+      for (OpOperand *use : uses)
+        if (use->getOwner()->isBeforeInBlock(first))
+          first = use->getOwner();
+      b.setInsertionPoint(first);
+      auto wait = WaitOp::create(b, grad.getLoc(), tagged.getType(), start.getRequest());
+      for (OpOperand *use : uses)
+        use->set(wait.getResult());
+      ++numAllReduces;
+    });
+  }
+};
+
+} // namespace
+} // namespace mgs::comm

@@ -1,0 +1,24 @@
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(func.func(comm-insert-allreduce))' | FileCheck %s
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(func.func(comm-insert-allreduce,comm-insert-allreduce))' | FileCheck %s
+
+// Every parameter gradient is averaged over the workers before its update;
+// running the pass twice changes nothing more.
+// CHECK-LABEL: func.func @step
+//       CHECK:   %[[G2:.*]] = train.gradient @w2
+//  CHECK-NEXT:   %[[R2:.*]] = comm.all_reduce_start %[[G2]] : tensor<3xf32>
+//  CHECK-NEXT:   %[[A2:.*]] = comm.wait %[[R2]]
+//  CHECK-NEXT:   train.sgd_update @w2, %[[A2]]
+//       CHECK:   %[[G1:.*]] = train.gradient @w1
+//  CHECK-NEXT:   %[[R1:.*]] = comm.all_reduce_start %[[G1]] : tensor<4xf32>
+//  CHECK-NEXT:   %[[A1:.*]] = comm.wait %[[R1]]
+//  CHECK-NEXT:   train.sgd_update @w1, %[[A1]]
+//   CHECK-NOT:   comm.all_reduce_start
+train.parameter @w1 trainable : tensor<4xf32>
+train.parameter @w2 trainable : tensor<3xf32>
+func.func @step(%d1: tensor<4xf32>, %d2: tensor<3xf32>) {
+  %g2 = train.gradient @w2, %d2 {backprop_index = 0 : i64} : tensor<3xf32>
+  train.sgd_update @w2, %g2 : tensor<3xf32>
+  %g1 = train.gradient @w1, %d1 {backprop_index = 1 : i64} : tensor<4xf32>
+  train.sgd_update @w1, %g1 : tensor<4xf32>
+  return
+}
