@@ -14,6 +14,7 @@
 
 #include "mgs/Conversion/Passes.h"
 #include "mgs/Conversion/TrainToRuntime/BufferPlan.h"
+#include "mgs/Dialect/Comm/IR/CommDialect.h"
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
@@ -63,6 +64,9 @@ struct KernelCall {
   std::string kernel;
   SmallVector<int64_t> desc;
   SmallVector<BufArg> bufs;
+  /// Values the call does not pass but whose memory it uses (a collective in
+  /// flight until its wait).
+  SmallVector<Value> keepAlive;
 };
 
 //===----------------------------------------------------------------------===//
@@ -182,7 +186,8 @@ SmallVector<int64_t> concatDesc(ArrayRef<int64_t> whole, int64_t axis, ValueRang
 
 /// The kernel call for `op`, or nullopt for ops that need none (aliases and
 /// storage). Fails for an op the runtime has no kernel for.
-FailureOr<std::optional<KernelCall>> describe(Operation *op) {
+FailureOr<std::optional<KernelCall>> describe(Operation *op,
+                                              DenseMap<Operation *, int64_t> &slots) {
   using Result = FailureOr<std::optional<KernelCall>>;
   auto call = [&](StringRef kernel, SmallVector<int64_t> desc,
                   SmallVector<BufArg> bufs) -> Result {
@@ -380,6 +385,21 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op) {
                     concatDesc(whole, normalizedAxis(s.getAxis(), whole.size()), s.getResults()),
                     bufs);
       })
+      .Case([&](comm::AllReduceStartOp start) {
+        // In place: the gradient's buffer is sent and receives the average.
+        int64_t slot = slots.size();
+        slots[start] = slot;
+        return call("mgsrt_allreduce_start", {numel(start.getInput()), slot},
+                    {{start.getInput()}});
+      })
+      .Case([&](comm::WaitOp wait) -> Result {
+        auto start = wait.getRequest().getDefiningOp<comm::AllReduceStartOp>();
+        if (!start)
+          return wait.emitOpError() << "waits for a request convert-train-to-runtime cannot trace";
+        auto result = call("mgsrt_comm_wait", {slots.lookup(start)}, {});
+        (*result)->keepAlive.push_back(start.getInput());
+        return result;
+      })
       .Case([&](SGDUpdateOp u) {
         // Buffers 0 and 2 (parameter, velocity) are io slots resolved by the caller.
         return call("mgsrt_sgd_update", {numel(u.getGrad())}, {{Value()}, {u.getGrad()}, {Value()}});
@@ -434,6 +454,9 @@ private:
         v = f.getInput();
       else if (auto g = dyn_cast_or_null<GradientOp>(def))
         v = g.getGrad();
+      else if (auto wait = dyn_cast_or_null<comm::WaitOp>(def);
+               wait && wait.getRequest().getDefiningOp<comm::AllReduceStartOp>())
+        v = wait.getRequest().getDefiningOp<comm::AllReduceStartOp>().getInput();
       else
         return v;
     }
@@ -527,8 +550,9 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
 
   // 1. Describe.
   SmallVector<KernelCall> calls;
+  DenseMap<Operation *, int64_t> slots;
   for (Operation &op : body.without_terminator()) {
-    auto described = describe(&op);
+    auto described = describe(&op, slots);
     if (failed(described))
       return failure();
     if (*described)
@@ -577,6 +601,9 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       if (arg.value)
         touch(arg.value, i);
     }
+  for (auto [i, c] : llvm::enumerate(calls))
+    for (Value v : c.keepAlive)
+      touch(v, i);
   for (auto [v, slot] : resultCopies)
     touch(v, calls.size());
   SmallVector<Value> arenaValues;

@@ -1,0 +1,38 @@
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce,comm-schedule),convert-train-to-runtime)' | FileCheck %s
+
+// Collectives become start/wait calls with one request slot each; the
+// average lands in place in the gradient's buffer, which stays allocated
+// until the update after the wait has read it.
+// CHECK-DAG: llvm.mlir.global internal constant @[[START0:__mgs_desc_[0-9]+]](dense<[15, 0]> : tensor<2xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[START1:__mgs_desc_[0-9]+]](dense<[20, 1]> : tensor<2xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[WAIT0:__mgs_desc_[0-9]+]](dense<0> : tensor<1xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[WAIT1:__mgs_desc_[0-9]+]](dense<1> : tensor<1xi64>)
+// CHECK-LABEL: llvm.func @mgs_train_step(
+// CHECK:         llvm.call @mgsrt_gemm_bwd
+// CHECK:         %[[D0:.*]] = llvm.mlir.addressof @[[START0]]
+// CHECK:         llvm.call @mgsrt_allreduce_start(%{{.*}}, %[[D0]], %{{.*}})
+// CHECK:         llvm.call @mgsrt_unary_bwd
+// CHECK:         llvm.call @mgsrt_gemm_bwd
+// CHECK:         %[[D1:.*]] = llvm.mlir.addressof @[[START1]]
+// CHECK:         llvm.call @mgsrt_allreduce_start(%{{.*}}, %[[D1]], %{{.*}})
+// CHECK:         %[[W0:.*]] = llvm.mlir.addressof @[[WAIT0]]
+// CHECK:         llvm.call @mgsrt_comm_wait(%{{.*}}, %[[W0]], %{{.*}})
+// CHECK:         llvm.call @mgsrt_sgd_update
+// CHECK:         %[[W1:.*]] = llvm.mlir.addressof @[[WAIT1]]
+// CHECK:         llvm.call @mgsrt_comm_wait(%{{.*}}, %[[W1]], %{{.*}})
+// CHECK:         llvm.call @mgsrt_sgd_update
+// CHECK-LABEL: llvm.func @mgs_eval_step(
+// CHECK-NOT:     mgsrt_allreduce_start
+// CHECK:         llvm.return
+train.parameter @w1 trainable : tensor<5x4xf32>
+train.parameter @w2 trainable : tensor<3x5xf32>
+func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {train.name = "y"}) {
+  %w1 = train.get_param @w1 : tensor<5x4xf32>
+  %h = train.gemm %x, %w1 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x4xf32>, tensor<5x4xf32>) -> tensor<2x5xf32>
+  %a = train.relu %h : tensor<2x5xf32>
+  %w2 = train.get_param @w2 : tensor<3x5xf32>
+  %y = train.gemm %a, %w2 {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<2x5xf32>, tensor<3x5xf32>) -> tensor<2x3xf32>
+  return %y : tensor<2x3xf32>
+}
