@@ -15,9 +15,15 @@ config.excludes = ["unit", "Inputs", "CMakeLists.txt", "lit.cfg.py", "lit.site.c
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%models", config.mgs_models_dir))
 config.substitutions.append(("%python", config.mgs_python))
+# OpenMPI's launcher; root is allowed (CI runs as root), more ranks than cores too.
+config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
 config.substitutions.append(("%mgs_src", config.mgs_src_root))
 config.substitutions.append(
     ("%digits", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"))
+
+# The runtime's MPI check runs under mpirun (test/runtime/mpi.test).
+config.substitutions.append(
+    ("%mgsrt_mpi_check", os.path.join(config.mgs_tools_dir, "mgsrt_mpi_check")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

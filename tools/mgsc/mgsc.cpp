@@ -15,6 +15,7 @@
 
 #include "Importer.h"
 #include "mgs/Conversion/Passes.h"
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
 #include "mgs/Support/Diagnostics.h"
@@ -66,6 +67,11 @@ cl::opt<Emit> emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
                               clEnumValN(Emit::Mlir, "mlir",
                                          "the training step in the train dialect")));
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines"));
+cl::opt<std::string> strategy(
+    "strategy",
+    cl::desc("Gradient communication between data-parallel workers: none (one process), "
+             "dense (every gradient averaged with an all-reduce, overlapping backprop)"),
+    cl::value_desc("S"), cl::init("none"));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -192,6 +198,11 @@ int main(int argc, char **argv) {
                               "mgsc: compiles an ONNX model into a training executable\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
+  if (strategy != "none" && strategy != "dense")
+    return fail("--strategy '" + strategy +
+                "' is not available (yet): this mgsc supports none and dense");
+  if (strategy != "none" && inference)
+    return fail("--strategy applies to training; --inference compiles the forward alone");
   if (batchSize.getNumOccurrences() && batchSize < 1)
     return fail("--batch-size must be a positive integer, got " + Twine(batchSize));
   std::string output = outputFile;
@@ -235,6 +246,10 @@ int main(int argc, char **argv) {
   mgs::train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = inference;
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
+  if (strategy == "dense") {
+    pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());
+    pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommSchedule());
+  }
   if (emit != Emit::Mlir)
     pm.addPass(mgs::createConvertTrainToRuntime());
   if (failed(pm.run(*module)))

@@ -18,6 +18,8 @@
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
+#include "mgsrt/mgsrt.h" // the C ABI: MGSRT_COMM_MAX_SLOTS (no MLIR in it)
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -385,9 +387,16 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     concatDesc(whole, normalizedAxis(s.getAxis(), whole.size()), s.getResults()),
                     bufs);
       })
-      .Case([&](comm::AllReduceStartOp start) {
+      .Case([&](comm::AllReduceStartOp start) -> Result {
         // In place: the gradient's buffer is sent and receives the average.
-        int64_t slot = slots.size();
+        // A slot of the runtime's request table, free again after the wait.
+        int64_t slot = 0;
+        while (llvm::is_contained(llvm::make_second_range(slots), slot))
+          ++slot;
+        if (slot >= MGSRT_COMM_MAX_SLOTS)
+          return start.emitOpError() << "would be collective number " << slot + 1
+                                     << " in flight; the runtime waits for at most "
+                                     << MGSRT_COMM_MAX_SLOTS << " at once";
         slots[start] = slot;
         return call("mgsrt_allreduce_start", {numel(start.getInput()), slot},
                     {{start.getInput()}});
@@ -397,6 +406,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         if (!start)
           return wait.emitOpError() << "waits for a request convert-train-to-runtime cannot trace";
         auto result = call("mgsrt_comm_wait", {slots.lookup(start)}, {});
+        slots.erase(start);
         (*result)->keepAlive.push_back(start.getInput());
         return result;
       })
@@ -442,7 +452,7 @@ public:
   /// Lowers `func` (train_step when `train`) to an LLVM function `name`.
   LogicalResult lower(func::FuncOp func, bool train, StringRef name);
 
-  int64_t arenaBytes = 0, unplannedBytes = 0, numCalls = 0;
+  int64_t arenaBytes = 0, unplannedBytes = 0, numCalls = 0, numCollectives = 0;
 
 private:
   Value root(Value v) {
@@ -552,6 +562,8 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   SmallVector<KernelCall> calls;
   DenseMap<Operation *, int64_t> slots;
   for (Operation &op : body.without_terminator()) {
+    if (isa<comm::AllReduceStartOp>(op))
+      ++numCollectives;
     auto described = describe(&op, slots);
     if (failed(described))
       return failure();
@@ -715,7 +727,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
 
     Globals globals;
-    int64_t arena = 0;
+    int64_t arena = 0, collectives = 0;
     for (auto [func, isTrain, name] :
          {std::tuple{train, true, "mgs_train_step"}, std::tuple{eval, false, "mgs_eval_step"}}) {
       if (!func)
@@ -725,6 +737,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
+      if (isTrain)
+        collectives = lowering.numCollectives;
       unplannedBytes = std::max<uint64_t>(unplannedBytes, lowering.unplannedBytes);
       numKernelCalls += lowering.numCalls;
     }
@@ -765,6 +779,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       manifest += "\nclasses " +
                   std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
     }
+    if (collectives > 0)
+      manifest += "\ncollectives " + std::to_string(collectives);
     if (auto source = module->getAttrOfType<StringAttr>(kWeightsFileAttrName))
       if (!source.getValue().contains('\n'))
         manifest += "\nsource " + source.getValue().str();

@@ -58,6 +58,7 @@ struct Manifest {
   std::vector<int64_t> labelDims; // train mode
   int64_t classes = 0;            // train mode
   std::string source;             // the ONNX model compiled (for --save), if known
+  int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
 
   int64_t numTrainable() const;
 };

@@ -211,6 +211,100 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const 
  * bufs: param (updated), grad, velocity (updated) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
+ * Each worker keeps the k largest-magnitude entries of its gradient plus
+ * residual and carries the rest over (error feedback); the workers' values
+ * and indices are allgathered (mgsrt_allgather_start) and every worker
+ * scatter-adds the P contributions and divides by P.
+ *===----------------------------------------------------------------------===*/
+
+/* Top-k sparsification with error feedback.  desc: [n, k]   (1 <= k <= n < 2^31)
+ * bufs: grad (n, in), residual (n, in/out), values (k, out), indices (k int32, out)
+ *   acc = grad + residual. The k entries of largest |acc| are selected, ties
+ *   broken by the lower index; NaN ranks above +-inf and all NaNs tie, -0
+ *   ties with +0. values[j] = acc[indices[j]] (bit for bit, NaN payloads
+ *   included) with indices ascending; residual = acc with the selected
+ *   entries set to +0, so the values scattered back plus residual are acc
+ *   exactly. k = 0 or k > n is an MGSRT_ERROR_INVALID_ARGUMENT. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_topk_sparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* The average of P workers' sparse gradients.  desc: [n, k, P]   (k >= 0, 1 <= P <= 2^24)
+ * bufs: values (P*k, in), indices (P*k int32, in), out (n, out)
+ *   out = 0; out[indices[j]] += values[j] for j = 0 .. P*k-1 in that order;
+ *   then out /= P (every touched element divided once, in float). An index
+ *   outside [0, n) is an MGSRT_ERROR_INVALID_ARGUMENT naming it and its
+ *   position; out is then untouched. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_scatter_add(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/*===--- Communication ----------------------------------------------------===*
+ * A communicator is this process's (or thread's) rank in a group of P ranks.
+ * Backends: "mpi" (MPI_COMM_WORLD, duplicated; OpenMPI) and "loopback" (a
+ * group of one rank; in-process groups of N threads exist for tests).
+ *
+ * Collectives run asynchronously: a *_start kernel starts one in a slot of
+ * the context's request table (MGSRT_COMM_MAX_SLOTS slots) and returns at
+ * once; mgsrt_comm_wait on that slot completes it. Every rank must start the
+ * same collectives in the same order with the same sizes (as in MPI;
+ * "loopback" reports mismatches, "mpi" cannot). Until the wait, the buffers a
+ * start names as received or in/out must not be read or written.
+ *
+ * Progress: the "mpi" backend makes every MPI call on one communication
+ * thread per process (nonblocking MPI_I* collectives, tested every
+ * MGSRT_MPI_POLL_US microseconds, default 50, while any is pending; idle, it
+ * sleeps), so collectives advance while the compute kernels run. If mgsrt
+ * initializes MPI, it does so on that thread with MPI_THREAD_FUNNELED and
+ * finalizes it at exit; if the application initialized MPI, it must have done
+ * so with MPI_THREAD_SERIALIZED or MPI_THREAD_MULTIPLE. Every MPI error
+ * (MPI_ERRORS_RETURN is set on the communicator) becomes an
+ * MGSRT_ERROR_BACKEND with MPI_Error_string's text.
+ *
+ * A context's pending requests must be waited for before the context is
+ * destroyed (mgsrt_ctx_destroy waits for any left) and before its
+ * communicator is destroyed or replaced.
+ *===----------------------------------------------------------------------===*/
+
+#define MGSRT_COMM_MAX_SLOTS 1024 /* a dense ResNet-50 step keeps 161 in flight */
+
+typedef struct mgsrt_comm mgsrt_comm_t;
+
+/* Creates a communicator of the named backend ("mpi" or "loopback"). On
+ * failure returns a non-zero status, sets *out to NULL and writes a message
+ * into error (truncated to error_size - 1 characters; error may be NULL).
+ * The caller owns *out and frees it with mgsrt_comm_destroy. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_comm_create(const char *backend, mgsrt_comm_t **out,
+                                              char *error, size_t error_size);
+/* Frees a communicator (NULL: no-op). No context may have requests pending on it. */
+MGSRT_EXPORT void mgsrt_comm_destroy(mgsrt_comm_t *comm);
+MGSRT_EXPORT int mgsrt_comm_rank(const mgsrt_comm_t *comm);
+MGSRT_EXPORT int mgsrt_comm_size(const mgsrt_comm_t *comm);
+/* Sets the communicator the context's collectives use (NULL: none; not
+ * owned). With requests pending, fails with MGSRT_ERROR_INVALID_ARGUMENT
+ * (recorded in the context) and keeps the old one. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm);
+
+/* The collective kernels. A context without a communicator, a slot outside
+ * [0, MGSRT_COMM_MAX_SLOTS), a start on a slot that is pending and a wait on
+ * one that is not are MGSRT_ERROR_INVALID_ARGUMENT.
+ *
+ * Allreduce average.  desc: [n, slot]   bufs: data (n, in/out)
+ *   After the wait, data holds the elementwise sum over the ranks divided by P.
+ * Allgather of sparse gradients.  desc: [k, slot]
+ *   bufs: values (k, in), indices (k int32, in), recv_values (P*k, out),
+ *         recv_indices (P*k int32, out)
+ *   After the wait, recv_*[r*k + j] is rank r's values/indices[j]. values and
+ *   indices are copied by the start and may be reused at once (the two are
+ *   sent as one message of 8k bytes per rank).
+ * Wait.  desc: [slot]   bufs: none (may be NULL)
+ *   Blocks until the slot's collective completes, frees the slot and returns
+ *   its status. On a context that has already failed it still completes and
+ *   frees a pending slot (releasing its buffers) and returns the sticky status.
+ * Broadcast (blocking, no slot).  desc: [n_bytes, root]   bufs: data (n_bytes, in/out)
+ *   Every rank's data becomes root's. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /*===--- The compiled model ----------------------------------------------===*
  * mgsc emits an object file that defines these; the training executable's
  * main (runtime/lib/Driver) calls them.
@@ -225,6 +319,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *de
  *   output NAME RANK D0 ...    (float32 graph outputs, in io order)
  *   labels RANK D0             (train mode: int64 class labels)
  *   classes C                  (train mode: number of classes of the loss)
+ *   collectives N              (optional: collectives per training step; > 0 makes the
+ *                               driver join the workers, MPI ranks under mpirun)
  *   source PATH                (optional: the ONNX model compiled, for --save)
  *
  * mgs_train_step (mode train) io: arena, every param, one velocity buffer per

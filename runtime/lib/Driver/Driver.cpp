@@ -295,7 +295,8 @@ public:
   explicit Driver(Options &options) : o(options) {}
   ~Driver() {
     if (ctx)
-      mgsrt_ctx_destroy(ctx);
+      mgsrt_ctx_destroy(ctx); // waits for pending collectives
+    mgsrt_comm_destroy(comm);
   }
 
   int run();
@@ -317,11 +318,17 @@ private:
   double learningRate(int64_t epoch, int64_t iteration) const;
   bool fillBatch(const int64_t *indices, int64_t count);
 
+  int setupWorkers();
+  int broadcastParams();
+
   Options &o;
   std::string manifestText;
   Manifest m;
   bool training = true;
   mgsrt_ctx_t *ctx = nullptr;
+  // Data-parallel workers: this process's rank among `workers`.
+  mgsrt_comm_t *comm = nullptr;
+  int rank = 0, workers = 1;
 
   // Params (manifest order) and the loaded values before they are copied in.
   std::vector<Tensor> loaded;
@@ -591,11 +598,14 @@ int Driver::loadData() {
     holdout = o.holdout = resumed.holdout;
   }
   splitHoldout(data.size(), holdout, seed, trainSet, heldOutSet);
-  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / m.batchSize;
+  // Every worker shuffles the same way; iteration i takes `workers`
+  // consecutive batches of the order, one per worker (a global batch).
+  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / (m.batchSize * workers);
   if (itersPerEpoch == 0)
-    return error("'%s': %zu training samples (after holding out %zu) are fewer than the batch "
-                 "size %lld",
+    return error("'%s': %zu training samples (after holding out %zu) are fewer than the global "
+                 "batch size %lld (%d workers x %lld)",
                  o.data.c_str(), trainSet.size(), heldOutSet.size(),
+                 static_cast<long long>(m.batchSize * workers), workers,
                  static_cast<long long>(m.batchSize));
   return 0;
 }
@@ -737,15 +747,19 @@ int Driver::runTraining() {
                  static_cast<long long>(m.batchSize));
   sampleSize = in.numElements() / m.batchSize;
 
+  ctx = mgsrt_ctx_create(o.seed);
+  if (!ctx)
+    return error("out of memory creating the runtime context");
+  if (int rc = setupWorkers())
+    return rc;
   if (int rc = loadParams())
     return rc;
   if (int rc = loadData())
     return rc;
   if (int rc = allocate(/*forTraining=*/true))
     return rc;
-  ctx = mgsrt_ctx_create(o.seed);
-  if (!ctx)
-    return error("out of memory creating the runtime context");
+  if (int rc = broadcastParams())
+    return rc;
 
   int64_t firstEpoch = 0;
   uint64_t iterationsDone = 0;
@@ -760,6 +774,9 @@ int Driver::runTraining() {
               "per epoch\n",
               data.source.c_str(), trainSet.size(), heldOutSet.size(),
               static_cast<long long>(m.batchSize), static_cast<long long>(itersPerEpoch));
+  if (workers > 1)
+    std::printf("%d workers (MPI), global batch size %lld\n", workers,
+                static_cast<long long>(m.batchSize * workers));
   std::fflush(stdout);
 
   bool haveAccuracy = false;
@@ -778,7 +795,7 @@ int Driver::runTraining() {
     Clock::time_point windowStart = Clock::now();
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
-      fillBatch(order.data() + it * m.batchSize, m.batchSize);
+      fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
@@ -794,7 +811,8 @@ int Driver::runTraining() {
       trainSeconds += secondsSince(iterStart);
       if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
         double window = secondsSince(windowStart);
-        double rate = window > 0 ? static_cast<double>(windowIters * m.batchSize) / window : 0;
+        double rate =
+            window > 0 ? static_cast<double>(windowIters * m.batchSize * workers) / window : 0;
         double eta = trainSeconds / static_cast<double>(itersThisRun) *
                      static_cast<double>(itersLeftAtStart - itersThisRun);
         std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",
@@ -823,14 +841,14 @@ int Driver::runTraining() {
                   static_cast<long long>(epoch + 1), meanLoss);
     }
     std::fflush(stdout);
-    if (!o.checkpoint.empty()) {
+    if (!o.checkpoint.empty() && rank == 0) {
       if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
         return rc;
       checkpointCurrent = true;
     }
   }
 
-  if (!o.checkpoint.empty() && !checkpointCurrent)
+  if (!o.checkpoint.empty() && !checkpointCurrent && rank == 0)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
       return rc;
@@ -844,12 +862,56 @@ int Driver::runTraining() {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");
   }
   std::fflush(stdout);
+  if (rank != 0) // the parameters are the same on every worker
+    return 0;
   if (!o.saveWeights.empty())
     if (int rc = saveWeights())
       return rc;
   if (!o.saveOnnx.empty())
     if (int rc = saveOnnx())
       return rc;
+  return 0;
+}
+
+// Launched by mpirun (OpenMPI's or a PMI launcher's environment), the
+// workers are MPI's ranks; otherwise there is one worker. Only rank 0 prints
+// progress and writes files.
+int Driver::setupWorkers() {
+  bool underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
+  if (!underMpi && m.collectives == 0)
+    return 0;
+  char message[512] = "";
+  if (mgsrt_comm_create(underMpi ? "mpi" : "loopback", &comm, message, sizeof message) !=
+      MGSRT_OK)
+    return error("cannot start the workers' communication: %s", message);
+  if (mgsrt_ctx_set_comm(ctx, comm) != MGSRT_OK)
+    return error("%s", mgsrt_ctx_message(ctx));
+  rank = mgsrt_comm_rank(comm);
+  workers = mgsrt_comm_size(comm);
+  if (workers > 1 && m.collectives == 0)
+    return error("launched as %d workers, but the model was compiled without gradient "
+                 "communication; compile it with mgsc --strategy dense",
+                 workers);
+  if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
+    return error("cannot silence the output of worker %d", rank);
+  return 0;
+}
+
+// Every worker starts from rank 0's parameters and velocities.
+int Driver::broadcastParams() {
+  if (workers == 1)
+    return 0;
+  auto broadcast = [&](Buffer &b, int64_t elements) {
+    int64_t desc[2] = {elements * static_cast<int64_t>(sizeof(float)), 0};
+    void *bufs[1] = {b.get()};
+    return mgsrt_broadcast(ctx, desc, bufs) == MGSRT_OK;
+  };
+  size_t v = 0;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    if (!broadcast(params[i], m.params[i].numElements()) ||
+        (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
+      return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
+  }
   return 0;
 }
 

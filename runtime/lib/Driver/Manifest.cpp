@@ -10,6 +10,7 @@
 //   output NAME RANK D0 ...
 //   labels RANK D0           (train mode)
 //   classes C                (train mode)
+//   collectives N            (optional: collectives per training step)
 //   source PATH              (optional: the ONNX model compiled; the rest of
 //                             the line, spaces included)
 // Blank lines are skipped.
@@ -223,6 +224,12 @@ private:
         return fail("labels must have rank 1");
       labelsLine = lineNo;
       labelsText = std::string(line);
+      return true;
+    }
+    if (key == "collectives") {
+      if (!once("collectives") || !expectWords(2) || !parseCount(words[1], "collectives", 0, v))
+        return false;
+      m.collectives = v;
       return true;
     }
     if (key == "source") {

@@ -44,6 +44,12 @@ struct KernelProfile {
   }
 };
 
+/// A context's communication state (lib/Comm: the table of pending
+/// collectives), created on the first collective; the context only owns it.
+struct CommState {
+  virtual ~CommState() = default;
+};
+
 } // namespace mgs::rt
 
 struct mgsrt_ctx {
@@ -53,6 +59,8 @@ struct mgsrt_ctx {
   uint64_t rngState = 0;
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set
+  mgsrt_comm_t *comm = nullptr;                    // mgsrt_ctx_set_comm; not owned
+  std::unique_ptr<mgs::rt::CommState> commState;   // pending collectives (lib/Comm)
 
   bool failed() const { return status != MGSRT_OK; }
   /// Records the first error; returns `s`.

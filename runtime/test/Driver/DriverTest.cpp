@@ -402,7 +402,7 @@ TEST_F(DriverMain, DataProblemsExitOne) {
   r = run({"--data", MGS_DIGITS_CSV, "--holdout", "0.99"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "18 training samples (after holding out 1779) are fewer than the "
-                              "batch size 32"))
+                              "global batch size 32 (1 workers x 32)"))
       << r.err;
 }
 

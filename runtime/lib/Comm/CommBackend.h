@@ -1,0 +1,126 @@
+//===- CommBackend.h - Collectives behind one interface ---------*- C++ -*-===//
+//
+// One CommBackend object is one rank of one group (like an MPI_Comm). Every
+// collective comes in a nonblocking form, which returns a request at once,
+// and a blocking form (start + wait). Backends:
+//   loopback  N ranks as threads of one process sharing a rendezvous (tests;
+//             a group of one rank otherwise), Loopback/
+//   mpi       OpenMPI, MPI_COMM_WORLD duplicated, MPI/
+// registered by name in BackendRegistry.cpp. No vendor header is included
+// here.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_COMM_COMMBACKEND_H
+#define MGSRT_COMM_COMMBACKEND_H
+
+#include "mgsrt/mgsrt.h"
+
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace mgs::rt {
+
+/// A status code of the C ABI and its message.
+struct Status {
+  mgsrt_status_t code = MGSRT_OK;
+  std::string message;
+
+  bool ok() const { return code == MGSRT_OK; }
+  static Status success() { return {}; }
+  static Status error(mgsrt_status_t code, std::string message) {
+    return {code, std::move(message)};
+  }
+};
+
+enum class ReduceOp { Sum, Average };
+
+/// A started collective. Until it completes, the buffers it names must stay
+/// valid and must not be written (nor read, where it writes them).
+/// Destroying a request that has not completed waits for it.
+class CommRequest {
+public:
+  virtual ~CommRequest() = default;
+  /// Blocks until the collective completes; returns its status (the same
+  /// status again on later calls).
+  virtual Status wait() = 0;
+  /// Whether the collective has completed (wait then returns at once).
+  virtual bool test() = 0;
+};
+
+using CommRequestPtr = std::unique_ptr<CommRequest>;
+
+class CommBackend {
+public:
+  virtual ~CommBackend() = default;
+
+  virtual std::string_view name() const = 0;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+
+  // Nonblocking collectives. They never return null; a collective that
+  // cannot start returns a request that has completed with the error. All
+  // ranks must start the same collectives in the same order.
+
+  /// In place: data becomes the elementwise sum (or average) over the ranks.
+  virtual CommRequestPtr iallReduce(float *data, size_t n, ReduceOp op) = 0;
+  /// recv (size() * bytesPerRank bytes) gets rank r's send at r * bytesPerRank.
+  virtual CommRequestPtr iallGather(const void *send, size_t bytesPerRank, void *recv) = 0;
+  /// Every rank's data becomes root's.
+  virtual CommRequestPtr ibroadcast(void *data, size_t bytes, int root) = 0;
+  virtual CommRequestPtr ibarrier() = 0;
+
+  // Blocking forms.
+  Status allReduceSum(float *data, size_t n) { return iallReduce(data, n, ReduceOp::Sum)->wait(); }
+  Status allReduce(float *data, size_t n, ReduceOp op) { return iallReduce(data, n, op)->wait(); }
+  Status allGather(const void *send, size_t bytesPerRank, void *recv) {
+    return iallGather(send, bytesPerRank, recv)->wait();
+  }
+  Status broadcast(void *data, size_t bytes, int root) {
+    return ibroadcast(data, bytes, root)->wait();
+  }
+  Status barrier() { return ibarrier()->wait(); }
+  static Status wait(CommRequest &request) { return request.wait(); }
+};
+
+/// A request that completed when it was made (errors found before starting).
+class CompletedRequest final : public CommRequest {
+public:
+  explicit CompletedRequest(Status s) : status(std::move(s)) {}
+  Status wait() override { return status; }
+  bool test() override { return true; }
+
+private:
+  Status status;
+};
+
+inline CommRequestPtr completedRequest(Status s) {
+  return std::make_unique<CompletedRequest>(std::move(s));
+}
+
+class LoopbackGroup;
+
+/// What a backend needs beyond its name.
+struct CommConfig {
+  /// loopback: the group to join (createLoopbackGroup) and the rank in it;
+  /// null: a group of one rank.
+  std::shared_ptr<LoopbackGroup> loopbackGroup;
+  int loopbackRank = 0;
+  /// loopback: how long a wait gives the other ranks to start the
+  /// collective before failing (a test that would hang fails instead).
+  std::chrono::milliseconds loopbackTimeout{std::chrono::seconds(120)};
+};
+
+/// Creates the named backend ("loopback", "mpi").
+Status createCommBackend(std::string_view name, const CommConfig &config,
+                         std::unique_ptr<CommBackend> &out);
+/// The names createCommBackend accepts.
+std::vector<std::string> commBackendNames();
+
+} // namespace mgs::rt
+
+#endif // MGSRT_COMM_COMMBACKEND_H

@@ -1,0 +1,274 @@
+//===- CommCAPI.cpp - The communication C ABI (mgsrt.h) -------------------===//
+//
+// Communicators, and the collective kernels compiled code calls: starts put
+// their request in a slot of the context's table, mgsrt_comm_wait completes
+// it. Allreduce averages in the backend (on MPI's communication thread, so
+// the division overlaps too); allgather sends values and indices as one
+// message of 8k bytes per rank (one start-up cost) and unpacks at the wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommCAPI.h"
+#include "Common.h"
+
+#include <array>
+#include <cstring>
+#include <limits>
+
+using namespace mgs::rt;
+
+namespace {
+
+struct Slot {
+  enum class Kind { AllReduce, AllGather };
+  // Declared first so it is destroyed last; ~CommSlots waits before anyway.
+  CommRequestPtr request; // null: free
+  Kind kind = Kind::AllReduce;
+  // allgather: the packed messages (kept for reuse) and where to unpack.
+  std::vector<char> send, recv;
+  float *recvValues = nullptr;
+  int32_t *recvIndices = nullptr;
+  int64_t k = 0;
+  int ranks = 0;
+};
+
+struct CommSlots final : CommState {
+  std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
+  ~CommSlots() override {
+    for (Slot &s : slots)
+      if (s.request)
+        s.request->wait();
+  }
+  int pending() const {
+    int count = 0;
+    for (const Slot &s : slots)
+      count += s.request != nullptr;
+    return count;
+  }
+};
+
+CommSlots &slotsOf(mgsrt_ctx_t *ctx) {
+  if (!ctx->commState)
+    ctx->commState = std::make_unique<CommSlots>();
+  return static_cast<CommSlots &>(*ctx->commState);
+}
+
+bool validSlot(int64_t slot) { return slot >= 0 && slot < MGSRT_COMM_MAX_SLOTS; }
+
+mgsrt_status_t badSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
+  return invalidArg(ctx, kernel, "slot ", slot, " is outside [0, ", MGSRT_COMM_MAX_SLOTS, ")");
+}
+
+mgsrt_status_t noComm(mgsrt_ctx_t *ctx, const char *kernel) {
+  return invalidArg(ctx, kernel, "the context has no communicator (mgsrt_ctx_set_comm)");
+}
+
+/// The free slot `slot` of a context with a communicator, or null (error recorded).
+Slot *startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
+  if (!ctx->comm) {
+    noComm(ctx, kernel);
+    return nullptr;
+  }
+  if (!validSlot(slot)) {
+    badSlot(ctx, kernel, slot);
+    return nullptr;
+  }
+  Slot &s = slotsOf(ctx).slots[slot];
+  if (s.request) {
+    invalidArg(ctx, kernel, "slot ", slot,
+               " already has a pending collective (started again before mgsrt_comm_wait)");
+    return nullptr;
+  }
+  return &s;
+}
+
+mgsrt_status_t backendFailure(mgsrt_ctx_t *ctx, const char *kernel, const Status &s) {
+  return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+}
+
+mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allreduce_start";
+  const int64_t n = desc[0], slot = desc[1];
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  Slot *s = startSlot(ctx, kernel, slot);
+  if (!s)
+    return ctx->status;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
+    return ctx->status;
+  s->kind = Slot::Kind::AllReduce;
+  s->request = ctx->comm->backend->iallReduce(static_cast<float *>(bufs[0]),
+                                              static_cast<size_t>(n), ReduceOp::Average);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allgather_start";
+  const int64_t k = desc[0], slot = desc[1];
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative");
+  Slot *s = startSlot(ctx, kernel, slot);
+  if (!s)
+    return ctx->status;
+  const int P = ctx->comm->backend->size();
+  if (k > std::numeric_limits<int64_t>::max() / 8 / P)
+    return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks");
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "values", k)
+           .require(1, "indices", k)
+           .require(2, "recv_values", P * k)
+           .require(3, "recv_indices", P * k)
+           .ok)
+    return ctx->status;
+  const size_t half = static_cast<size_t>(k) * 4, bytes = 2 * half;
+  s->send.resize(bytes);
+  s->recv.resize(bytes * P);
+  if (k) {
+    std::memcpy(s->send.data(), bufs[0], half);
+    std::memcpy(s->send.data() + half, bufs[1], half);
+  }
+  s->kind = Slot::Kind::AllGather;
+  s->recvValues = static_cast<float *>(bufs[2]);
+  s->recvIndices = static_cast<int32_t *>(bufs[3]);
+  s->k = k;
+  s->ranks = P;
+  s->request = ctx->comm->backend->iallGather(s->send.data(), bytes, s->recv.data());
+  return MGSRT_OK;
+}
+
+mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
+  const char *kernel = "comm_wait";
+  const int64_t slot = desc[0];
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  Slot *s = ctx->commState ? &slotsOf(ctx).slots[slot] : nullptr;
+  if (!s || !s->request)
+    return invalidArg(ctx, kernel, "slot ", slot,
+                      " has no pending collective (a wait without a start)");
+  Status status = s->request->wait();
+  s->request.reset();
+  if (!status.ok())
+    return backendFailure(ctx, kernel, status);
+  if (s->kind == Slot::Kind::AllGather && s->k) {
+    const size_t half = static_cast<size_t>(s->k) * 4;
+    for (int r = 0; r < s->ranks; ++r) {
+      const char *msg = s->recv.data() + 2 * half * r;
+      std::memcpy(s->recvValues + s->k * r, msg, half);
+      std::memcpy(s->recvIndices + s->k * r, msg + half, half);
+    }
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "broadcast";
+  const int64_t bytes = desc[0], root = desc[1];
+  if (bytes < 0)
+    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  const int P = ctx->comm->backend->size();
+  if (root < 0 || root >= P)
+    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", P, ")");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
+    return ctx->status;
+  Status s = ctx->comm->backend->broadcast(bufs[0], static_cast<size_t>(bytes),
+                                           static_cast<int>(root));
+  return s.ok() ? MGSRT_OK : backendFailure(ctx, kernel, s);
+}
+
+void writeError(char *error, size_t size, const std::string &message) {
+  if (!error || size == 0)
+    return;
+  const size_t n = std::min(size - 1, message.size());
+  std::memcpy(error, message.data(), n);
+  error[n] = '\0';
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_comm_create(const char *backend, mgsrt_comm_t **out, char *error,
+                                 size_t error_size) {
+  writeError(error, error_size, "");
+  if (!out) {
+    writeError(error, error_size, "mgsrt_comm_create: out is null");
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  }
+  *out = nullptr;
+  if (!backend) {
+    writeError(error, error_size, "mgsrt_comm_create: backend name is null");
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  }
+  try {
+    std::unique_ptr<CommBackend> b;
+    Status s = createCommBackend(backend, CommConfig{}, b);
+    if (!s.ok()) {
+      writeError(error, error_size, s.message);
+      return s.code;
+    }
+    *out = wrapCommBackend(std::move(b));
+    return MGSRT_OK;
+  } catch (const std::bad_alloc &) {
+    writeError(error, error_size, "mgsrt_comm_create: out of memory");
+    return MGSRT_ERROR_OUT_OF_MEMORY;
+  } catch (const std::exception &e) {
+    writeError(error, error_size, std::string("mgsrt_comm_create: ") + e.what());
+    return MGSRT_ERROR_BACKEND;
+  }
+}
+
+void mgsrt_comm_destroy(mgsrt_comm_t *comm) { delete comm; }
+
+int mgsrt_comm_rank(const mgsrt_comm_t *comm) { return comm ? comm->backend->rank() : -1; }
+
+int mgsrt_comm_size(const mgsrt_comm_t *comm) { return comm ? comm->backend->size() : -1; }
+
+mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->commState) {
+    if (int pending = slotsOf(ctx).pending())
+      return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                       strCat("ctx_set_comm: ", pending,
+                              " collective(s) pending; wait for them before changing the "
+                              "communicator"));
+  }
+  ctx->comm = comm;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "allreduce_start", desc, bufs,
+                   [&] { return allreduceStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "allgather_start", desc, bufs,
+                   [&] { return allgatherStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  static void *const kNoBuffers[1] = {nullptr};
+  if (ctx && ctx->failed()) {
+    // Sticky error: still complete a pending request, so its buffers are
+    // released and the slot is free.
+    if (desc && validSlot(desc[0]) && ctx->commState) {
+      Slot &s = slotsOf(ctx).slots[desc[0]];
+      if (s.request) {
+        s.request->wait();
+        s.request.reset();
+      }
+    }
+    return ctx->status;
+  }
+  return runKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
+                   [&] { return commWait(ctx, desc); });
+}
+
+mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, "broadcast", desc, bufs, [&] { return broadcast(ctx, desc, bufs); });
+}
+
+} // extern "C"

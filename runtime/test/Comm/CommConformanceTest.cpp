@@ -1,0 +1,127 @@
+//===- CommConformanceTest.cpp - The comm suite on loopback groups --------===//
+//
+// CommConformance.h on loopback groups of 1, 2 and 4 ranks (threads of this
+// process), plus what only loopback and the C ABI's creation can check here.
+// The same suite runs across MPI processes in mgsrt_mpi_check (MpiCheck.cpp,
+// test/runtime/mpi.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "CommConformance.h"
+#include "Loopback/LoopbackBackend.h"
+
+using namespace mgs::rt;
+using namespace mgsrt_comm_test;
+
+namespace {
+
+template <int N> struct LoopbackRunner {
+  static constexpr bool kDetectsMismatch = true;
+  static int expectedSize() { return N; }
+  static void runOnAllRanks(const std::function<void(RankEnv &)> &body) {
+    std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(N);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < N; ++r)
+      threads.emplace_back([&, r] {
+        CommConfig config;
+        config.loopbackGroup = group;
+        config.loopbackRank = r;
+        // A broken test fails instead of hanging.
+        config.loopbackTimeout = std::chrono::seconds(30);
+        std::unique_ptr<CommBackend> backend;
+        Status s = createCommBackend("loopback", config, backend);
+        EXPECT_TRUE(s.ok()) << s.message;
+        if (!s.ok())
+          return;
+        mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
+        RankEnv env{*comm->backend, comm, r, N};
+        body(env);
+        mgsrt_comm_destroy(comm);
+      });
+    for (auto &t : threads)
+      t.join();
+  }
+};
+
+struct RankCountNames {
+  template <typename T> static std::string GetName(int) {
+    return std::to_string(T::expectedSize()) + "ranks";
+  }
+};
+
+using LoopbackRunners = ::testing::Types<LoopbackRunner<1>, LoopbackRunner<2>, LoopbackRunner<4>>;
+
+} // namespace
+
+namespace mgsrt_comm_test {
+INSTANTIATE_TYPED_TEST_SUITE_P(Loopback, CommConformanceTest, LoopbackRunners, RankCountNames);
+} // namespace mgsrt_comm_test
+
+namespace {
+
+TEST(CommCreateTest, LoopbackByNameIsOneRank) {
+  mgsrt_comm_t *comm = nullptr;
+  char error[128] = "junk";
+  ASSERT_EQ(mgsrt_comm_create("loopback", &comm, error, sizeof error), MGSRT_OK) << error;
+  EXPECT_STREQ(error, "");
+  EXPECT_EQ(mgsrt_comm_size(comm), 1);
+  EXPECT_EQ(mgsrt_comm_rank(comm), 0);
+  // With one rank, the average is the data and the gather a copy.
+  mgsrt_ctx_t *ctx = mgsrt_ctx_create(1);
+  ASSERT_EQ(mgsrt_ctx_set_comm(ctx, comm), MGSRT_OK);
+  std::vector<float> data = {1.5f, -2.0f, 3.0f};
+  const int64_t start[] = {3, 0}, wait[] = {0};
+  void *bufs[] = {data.data()};
+  EXPECT_EQ(mgsrt_allreduce_start(ctx, start, bufs), MGSRT_OK);
+  EXPECT_EQ(mgsrt_comm_wait(ctx, wait, bufs), MGSRT_OK);
+  EXPECT_EQ(data, (std::vector<float>{1.5f, -2.0f, 3.0f}));
+  mgsrt_ctx_destroy(ctx);
+  mgsrt_comm_destroy(comm);
+  mgsrt_comm_destroy(nullptr);
+  EXPECT_EQ(mgsrt_comm_size(nullptr), -1);
+}
+
+TEST(CommCreateTest, UnknownBackendAndBadArguments) {
+  mgsrt_comm_t *comm = reinterpret_cast<mgsrt_comm_t *>(1);
+  char error[128];
+  EXPECT_EQ(mgsrt_comm_create("nccl", &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_STREQ(error, "unknown communication backend 'nccl' (known: loopback, mpi)");
+  char small[10];
+  EXPECT_EQ(mgsrt_comm_create("x", &comm, small, sizeof small), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(small, "unknown c"); // truncated, terminated
+  EXPECT_EQ(mgsrt_comm_create(nullptr, &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(error, "mgsrt_comm_create: backend name is null");
+  EXPECT_EQ(mgsrt_comm_create("loopback", nullptr, nullptr, 0), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(commBackendNames(), (std::vector<std::string>{"loopback", "mpi"}));
+
+  CommConfig config;
+  config.loopbackGroup = createLoopbackGroup(2);
+  config.loopbackRank = 2;
+  std::unique_ptr<CommBackend> backend;
+  Status s = createCommBackend("loopback", config, backend);
+  EXPECT_EQ(s.code, MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(s.message, "loopback: rank 2 is outside [0, 2)");
+}
+
+TEST(CommCreateTest, LoopbackWaitTimesOutWhenARankNeverStarts) {
+  CommConfig config;
+  config.loopbackGroup = createLoopbackGroup(2);
+  config.loopbackRank = 0;
+  config.loopbackTimeout = std::chrono::milliseconds(50);
+  std::unique_ptr<CommBackend> rank0, rank1;
+  ASSERT_TRUE(createCommBackend("loopback", config, rank0).ok());
+  config.loopbackRank = 1;
+  ASSERT_TRUE(createCommBackend("loopback", config, rank1).ok());
+  float x = 1.0f, y = 2.0f;
+  Status s = rank0->allReduceSum(&x, 1);
+  EXPECT_EQ(s.code, MGSRT_ERROR_BACKEND);
+  EXPECT_EQ(s.message,
+            "loopback allreduce (collective #0): timed out after 50 ms with 1 of 2 ranks started");
+  // The late rank gets the same error instead of a hang, and x is untouched.
+  EXPECT_EQ(rank1->allReduceSum(&y, 1).message, s.message);
+  EXPECT_EQ(x, 1.0f);
+  EXPECT_EQ(y, 2.0f);
+}
+
+} // namespace
