@@ -70,8 +70,16 @@ cl::opt<bool> quiet("quiet", cl::desc("No progress lines"));
 cl::opt<std::string> strategy(
     "strategy",
     cl::desc("Gradient communication between data-parallel workers: none (one process), "
-             "dense (every gradient averaged with an all-reduce, overlapping backprop)"),
+             "dense (every gradient averaged with an all-reduce, overlapping backprop), "
+             "layerwise (every gradient top-k sparsified and all-gathered)"),
     cl::value_desc("S"), cl::init("none"));
+cl::opt<double> density("density",
+                        cl::desc("Sparse strategies: fraction of each gradient sent (default 0.001)"),
+                        cl::value_desc("rho"), cl::init(0.001));
+cl::opt<int64_t> workersOpt("workers",
+                            cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
+                                     "executable will run on"),
+                            cl::value_desc("P"), cl::init(0));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -198,9 +206,13 @@ int main(int argc, char **argv) {
                               "mgsc: compiles an ONNX model into a training executable\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
-  if (strategy != "none" && strategy != "dense")
+  if (strategy != "none" && strategy != "dense" && strategy != "layerwise")
     return fail("--strategy '" + strategy +
-                "' is not available (yet): this mgsc supports none and dense");
+                "' is not available (yet): this mgsc supports none, dense and layerwise");
+  if (strategy == "layerwise" && workersOpt < 1)
+    return fail("--strategy layerwise needs --workers P (the number of MPI ranks)");
+  if (strategy == "layerwise" && !(density > 0.0 && density <= 1.0))
+    return fail("--density must be in (0, 1], got " + std::to_string(density));
   if (strategy != "none" && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
   if (batchSize.getNumOccurrences() && batchSize < 1)
@@ -231,14 +243,6 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
 
-  // The weights are written from the imported parameters (before lowering
-  // removes them).
-  if (emit == Emit::Exe) {
-    if (!writeWeights(context, *module, output + ".weights"))
-      return 1;
-    progress.step("wrote " + output + ".weights");
-  }
-
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
@@ -246,14 +250,34 @@ int main(int argc, char **argv) {
   mgs::train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = inference;
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
-  if (strategy == "dense") {
+  if (strategy != "none") {
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());
+    if (strategy == "layerwise") {
+      mgs::comm::CommSparsifyTopKOptions sparse;
+      sparse.density = density;
+      sparse.workers = workersOpt;
+      pm.addPass(mgs::comm::createCommSparsifyTopK(sparse));
+    }
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommSchedule());
   }
-  if (emit != Emit::Mlir)
-    pm.addPass(mgs::createConvertTrainToRuntime());
   if (failed(pm.run(*module)))
     return 1;
+
+  // The weights: every parameter of the step (the communication passes add
+  // residuals), written before the lowering removes the parameters.
+  if (emit == Emit::Exe) {
+    if (!writeWeights(context, *module, output + ".weights"))
+      return 1;
+    progress.step("wrote " + output + ".weights");
+  }
+  if (emit != Emit::Mlir) {
+    mlir::PassManager lower(&context);
+    if (failed(mlir::applyPassManagerCLOptions(lower)))
+      return 1;
+    lower.addPass(mgs::createConvertTrainToRuntime());
+    if (failed(lower.run(*module)))
+      return 1;
+  }
   progress.step(emit == Emit::Mlir ? "built the training step" : "built and lowered the step");
 
   if (emit == Emit::Mlir) {

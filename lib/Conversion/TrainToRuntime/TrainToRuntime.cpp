@@ -387,28 +387,51 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     concatDesc(whole, normalizedAxis(s.getAxis(), whole.size()), s.getResults()),
                     bufs);
       })
-      .Case([&](comm::AllReduceStartOp start) -> Result {
-        // In place: the gradient's buffer is sent and receives the average.
+      .Case<comm::AllReduceStartOp, comm::AllGatherStartOp>([&](Operation *start) -> Result {
         // A slot of the runtime's request table, free again after the wait.
         int64_t slot = 0;
         while (llvm::is_contained(llvm::make_second_range(slots), slot))
           ++slot;
         if (slot >= MGSRT_COMM_MAX_SLOTS)
-          return start.emitOpError() << "would be collective number " << slot + 1
-                                     << " in flight; the runtime waits for at most "
-                                     << MGSRT_COMM_MAX_SLOTS << " at once";
+          return start->emitOpError() << "would be collective number " << slot + 1
+                                      << " in flight; the runtime waits for at most "
+                                      << MGSRT_COMM_MAX_SLOTS << " at once";
         slots[start] = slot;
-        return call("mgsrt_allreduce_start", {numel(start.getInput()), slot},
-                    {{start.getInput()}});
+        if (auto reduce = dyn_cast<comm::AllReduceStartOp>(start))
+          // In place: the gradient's buffer is sent and receives the average.
+          return call("mgsrt_allreduce_start", {numel(reduce.getInput()), slot},
+                      {{reduce.getInput()}});
+        auto gather = cast<comm::AllGatherStartOp>(start);
+        Value request = gather.getRequest();
+        if (!request.hasOneUse() || !isa<comm::WaitOp>(*request.getUsers().begin()))
+          return gather.emitOpError() << "needs exactly one comm.wait (convert-train-to-runtime)";
+        // The gathered buffers are the wait's results, written from the start on.
+        auto wait = cast<comm::WaitOp>(*request.getUsers().begin());
+        return call("mgsrt_allgather_start", {numel(gather.getValues()), slot},
+                    {{gather.getValues()}, {gather.getIndices()}, {wait.getResults()[0]},
+                     {wait.getResults()[1]}});
       })
       .Case([&](comm::WaitOp wait) -> Result {
-        auto start = wait.getRequest().getDefiningOp<comm::AllReduceStartOp>();
-        if (!start)
+        Operation *start = wait.getRequest().getDefiningOp();
+        if (!start || !slots.count(start))
           return wait.emitOpError() << "waits for a request convert-train-to-runtime cannot trace";
         auto result = call("mgsrt_comm_wait", {slots.lookup(start)}, {});
         slots.erase(start);
-        (*result)->keepAlive.push_back(start.getInput());
+        if (auto reduce = dyn_cast<comm::AllReduceStartOp>(start))
+          (*result)->keepAlive.push_back(reduce.getInput());
         return result;
+      })
+      .Case([&](comm::TopKSparsifyOp topk) {
+        // Buffer 1 (the residual, updated in place) is its parameter's io slot.
+        return call("mgsrt_topk_sparsify",
+                    {numel(topk.getGrad()), static_cast<int64_t>(topk.getK())},
+                    {{topk.getGrad()}, {Value()}, {topk.getValues()}, {topk.getIndices()}});
+      })
+      .Case([&](comm::ScatterAddOp scatter) {
+        int64_t workers = static_cast<int64_t>(scatter.getWorkers());
+        return call("mgsrt_scatter_add",
+                    {numel(scatter.getResult()), numel(scatter.getValues()) / workers, workers},
+                    {{scatter.getValues()}, {scatter.getIndices()}, {scatter.getResult()}});
       })
       .Case([&](SGDUpdateOp u) {
         // Buffers 0 and 2 (parameter, velocity) are io slots resolved by the caller.
@@ -453,6 +476,7 @@ public:
   LogicalResult lower(func::FuncOp func, bool train, StringRef name);
 
   int64_t arenaBytes = 0, unplannedBytes = 0, numCalls = 0, numCollectives = 0;
+  int64_t compiledWorkers = 0; // the workers a sparse exchange was compiled for (0: any)
 
 private:
   Value root(Value v) {
@@ -562,8 +586,10 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   SmallVector<KernelCall> calls;
   DenseMap<Operation *, int64_t> slots;
   for (Operation &op : body.without_terminator()) {
-    if (isa<comm::AllReduceStartOp>(op))
+    if (isa<comm::AllReduceStartOp, comm::AllGatherStartOp>(op))
       ++numCollectives;
+    if (auto gather = dyn_cast<comm::AllGatherStartOp>(op))
+      compiledWorkers = static_cast<int64_t>(gather.getWorkers());
     auto described = describe(&op, slots);
     if (failed(described))
       return failure();
@@ -670,6 +696,8 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       pointers[2] = slotPointer(1 + numParams + velocityIndex.lookup(update.getParam()));
     } else if (auto assign = dyn_cast<AssignParamOp>(c.op)) {
       pointers[1] = slotPointer(1 + paramIndex.lookup(assign.getParam()));
+    } else if (auto topk = dyn_cast<comm::TopKSparsifyOp>(c.op)) {
+      pointers[1] = slotPointer(1 + paramIndex.lookup(topk.getResidual()));
     }
     emitCall(c.op->getLoc(), c.kernel, c.desc, pointers);
   }
@@ -727,7 +755,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
 
     Globals globals;
-    int64_t arena = 0, collectives = 0;
+    int64_t arena = 0, collectives = 0, compiledWorkers = 0;
     for (auto [func, isTrain, name] :
          {std::tuple{train, true, "mgs_train_step"}, std::tuple{eval, false, "mgs_eval_step"}}) {
       if (!func)
@@ -737,8 +765,10 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
-      if (isTrain)
+      if (isTrain) {
         collectives = lowering.numCollectives;
+        compiledWorkers = lowering.compiledWorkers;
+      }
       unplannedBytes = std::max<uint64_t>(unplannedBytes, lowering.unplannedBytes);
       numKernelCalls += lowering.numCalls;
     }
@@ -781,6 +811,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
     if (collectives > 0)
       manifest += "\ncollectives " + std::to_string(collectives);
+    if (compiledWorkers > 0)
+      manifest += "\nworkers " + std::to_string(compiledWorkers);
     if (auto source = module->getAttrOfType<StringAttr>(kWeightsFileAttrName))
       if (!source.getValue().contains('\n'))
         manifest += "\nsource " + source.getValue().str();

@@ -59,6 +59,7 @@ struct Manifest {
   int64_t classes = 0;            // train mode
   std::string source;             // the ONNX model compiled (for --save), if known
   int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
+  int64_t workers = 0;            // workers a sparse exchange was compiled for (0: any)
 
   int64_t numTrainable() const;
 };

@@ -321,7 +321,10 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *des
  *   classes C                  (train mode: number of classes of the loss)
  *   collectives N              (optional: collectives per training step; > 0 makes the
  *                               driver join the workers, MPI ranks under mpirun)
+ *   workers P                  (optional: sparse exchanges are compiled for exactly P workers)
  *   source PATH                (optional: the ONNX model compiled, for --save)
+ * Params named "mgs.residual/..." are the compiler's error-feedback residuals:
+ * state, but not the model's (--save leaves them out of the ONNX file).
  *
  * mgs_train_step (mode train) io: arena, every param, one velocity buffer per
  *   trainable param (same shape, in param order), every input, labels,

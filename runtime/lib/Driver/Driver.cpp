@@ -714,6 +714,8 @@ int Driver::saveOnnx() {
   std::vector<const float *> values;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < m.params.size(); ++i) {
+    if (m.params[i].name.rfind("mgs.residual/", 0) == 0)
+      continue; // the compiler's error-feedback state, not the model's
     names.push_back(m.params[i].name.c_str());
     values.push_back(params[i].f32());
     sizes.push_back(m.params[i].numElements());
@@ -892,6 +894,10 @@ int Driver::setupWorkers() {
     return error("launched as %d workers, but the model was compiled without gradient "
                  "communication; compile it with mgsc --strategy dense",
                  workers);
+  if (m.workers > 0 && workers != m.workers)
+    return error("launched as %d workers, but the model's sparse exchange was compiled for %lld "
+                 "(mgsc --workers)",
+                 workers, static_cast<long long>(m.workers));
   if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
     return error("cannot silence the output of worker %d", rank);
   return 0;

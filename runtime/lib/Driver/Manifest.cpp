@@ -11,6 +11,7 @@
 //   labels RANK D0           (train mode)
 //   classes C                (train mode)
 //   collectives N            (optional: collectives per training step)
+//   workers P                (optional: the only number of workers it runs on)
 //   source PATH              (optional: the ONNX model compiled; the rest of
 //                             the line, spaces included)
 // Blank lines are skipped.
@@ -230,6 +231,12 @@ private:
       if (!once("collectives") || !expectWords(2) || !parseCount(words[1], "collectives", 0, v))
         return false;
       m.collectives = v;
+      return true;
+    }
+    if (key == "workers") {
+      if (!once("workers") || !expectWords(2) || !parseCount(words[1], "workers", 1, v))
+        return false;
+      m.workers = v;
       return true;
     }
     if (key == "source") {

@@ -2,7 +2,8 @@
 
 func.func @wait_wrong_result(%g: tensor<10xf32>) {
   %r = comm.all_reduce_start %g : tensor<10xf32>
-  // expected-error @+1 {{'comm.wait' op failed to verify that the result has the request's type}}
+  // expected-error @+2 {{'comm.wait' op inferred type(s) 'tensor<10xf32>' are incompatible with return type(s) of operation 'tensor<11xf32>'}}
+  // expected-error @+1 {{'comm.wait' op failed to infer returned types}}
   %a = "comm.wait"(%r) : (!comm.request<tensor<10xf32>>) -> tensor<11xf32>
   return
 }
@@ -20,5 +21,62 @@ func.func @start_wrong_request(%g: tensor<10xf32>) {
 func.func @start_not_f32(%g: tensor<10xi64>) {
   // expected-error @+1 {{'comm.all_reduce_start' op operand #0 must be statically shaped tensor of 32-bit float values}}
   %r = "comm.all_reduce_start"(%g) : (tensor<10xi64>) -> !comm.request<tensor<10xi64>>
+  return
+}
+
+// -----
+
+func.func @topk_k_too_large(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.topk_sparsify' op k (11) must be in [1, 10]}}
+  %v, %i = comm.topk_sparsify %g, @r {k = 11 : i64} : tensor<10xf32> -> tensor<11xf32>, tensor<11xi32>
+  return
+}
+
+// -----
+
+func.func @topk_shapes(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.topk_sparsify' op values and indices must have shape 2}}
+  %v, %i = comm.topk_sparsify %g, @r {k = 2 : i64} : tensor<10xf32> -> tensor<3xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @topk_missing_residual(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.topk_sparsify' op residual 'r' does not name a train.parameter}}
+  %v, %i = comm.topk_sparsify %g, @r {k = 2 : i64} : tensor<10xf32> -> tensor<2xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+train.parameter @r : tensor<12xf32>
+func.func @topk_residual_type(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.topk_sparsify' op residual 'r' must have the gradient's type 'tensor<10xf32>'}}
+  %v, %i = comm.topk_sparsify %g, @r {k = 2 : i64} : tensor<10xf32> -> tensor<2xf32>, tensor<2xi32>
+  return
+}
+
+// -----
+
+func.func @gather_request(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.all_gather_start' op the request must carry 4 x 2 gathered values and indices}}
+  %r = comm.all_gather_start %v, %i {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<6xf32>, tensor<8xi32>>
+  return
+}
+
+// -----
+
+func.func @gather_workers(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.all_gather_start' op workers must be positive, got 0}}
+  %r = comm.all_gather_start %v, %i {workers = 0 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<0xf32>, tensor<0xi32>>
+  return
+}
+
+// -----
+
+func.func @scatter_sizes(%v: tensor<4xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{'comm.scatter_add' op values and indices differ in size}}
+  %d = comm.scatter_add %v, %i {workers = 2 : i64} : tensor<4xf32>, tensor<3xi32> -> tensor<10xf32>
   return
 }

@@ -11,3 +11,17 @@ func.func @all_reduce(%g: tensor<10x4xf32>) -> tensor<10x4xf32> {
   %a = comm.wait %r : !comm.request<tensor<10x4xf32>>
   return %a : tensor<10x4xf32>
 }
+
+// CHECK-LABEL: func.func @sparse
+//       CHECK:   %[[V:.*]], %[[I:.*]] = comm.topk_sparsify %{{.*}}, @res {k = 2 : i64} : tensor<10xf32> -> tensor<2xf32>, tensor<2xi32>
+//       CHECK:   %[[R:.*]] = comm.all_gather_start %[[V]], %[[I]] {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> <tensor<8xf32>, tensor<8xi32>>
+//       CHECK:   %[[GV:.*]]:2 = comm.wait %[[R]]
+//       CHECK:   comm.scatter_add %[[GV]]#0, %[[GV]]#1 {workers = 4 : i64} : tensor<8xf32>, tensor<8xi32> -> tensor<10xf32>
+train.parameter @res : tensor<10xf32>
+func.func @sparse(%g: tensor<10xf32>) -> tensor<10xf32> {
+  %v, %i = comm.topk_sparsify %g, @res {k = 2 : i64} : tensor<10xf32> -> tensor<2xf32>, tensor<2xi32>
+  %r = comm.all_gather_start %v, %i {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<8xf32>, tensor<8xi32>>
+  %gv, %gi = comm.wait %r : !comm.request<tensor<8xf32>, tensor<8xi32>>
+  %d = comm.scatter_add %gv, %gi {workers = 4 : i64} : tensor<8xf32>, tensor<8xi32> -> tensor<10xf32>
+  return %d : tensor<10xf32>
+}

@@ -25,5 +25,66 @@ void CommDialect::initialize() {
       >();
 }
 
+LogicalResult WaitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
+                                       ValueRange operands, DictionaryAttr, OpaqueProperties,
+                                       RegionRange, SmallVectorImpl<Type> &inferred) {
+  auto request = dyn_cast<RequestType>(operands.front().getType());
+  if (!request)
+    return emitOptionalError(loc, "expects a !comm.request");
+  llvm::append_range(inferred, request.getResultTypes());
+  return success();
+}
+
+static int64_t numElementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
+
+LogicalResult TopKSparsifyOp::verify() {
+  int64_t n = numElementsOf(getGrad()), k = static_cast<int64_t>(getK());
+  if (k < 1 || k > n)
+    return emitOpError() << "k (" << k << ") must be in [1, " << n << "]";
+  for (Value v : {getValues(), getIndices()})
+    if (cast<RankedTensorType>(v.getType()).getShape() != ArrayRef<int64_t>{k})
+      return emitOpError() << "values and indices must have shape " << k;
+  return success();
+}
+
+LogicalResult TopKSparsifyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *residual = symbolTable.lookupNearestSymbolFrom(*this, getResidualAttr());
+  if (!residual || residual->getName().getStringRef() != "train.parameter")
+    return emitOpError() << "residual '" << getResidual() << "' does not name a train.parameter";
+  auto type = residual->getAttrOfType<TypeAttr>("type");
+  if (!type || type.getValue() != getGrad().getType())
+    return emitOpError() << "residual '" << getResidual() << "' must have the gradient's type "
+                         << getGrad().getType();
+  return success();
+}
+
+LogicalResult AllGatherStartOp::verify() {
+  int64_t k = numElementsOf(getValues()), p = static_cast<int64_t>(getWorkers());
+  if (p < 1)
+    return emitOpError() << "workers must be positive, got " << p;
+  if (numElementsOf(getIndices()) != k)
+    return emitOpError() << "values and indices differ in size";
+  auto request = getRequest().getType();
+  if (request.getResultTypes().size() != 2)
+    return emitOpError() << "the request must carry the gathered values and indices";
+  SmallVector<Type> sent{getValues().getType(), getIndices().getType()};
+  for (auto [t, elem] : llvm::zip(request.getResultTypes(), sent)) {
+    auto gathered = dyn_cast<RankedTensorType>(t);
+    if (!gathered || gathered.getShape() != ArrayRef<int64_t>{p * k} ||
+        gathered.getElementType() != cast<RankedTensorType>(elem).getElementType())
+      return emitOpError() << "the request must carry " << p << " x " << k
+                           << " gathered values and indices";
+  }
+  return success();
+}
+
+LogicalResult ScatterAddOp::verify() {
+  if (static_cast<int64_t>(getWorkers()) < 1)
+    return emitOpError() << "workers must be positive";
+  if (numElementsOf(getValues()) != numElementsOf(getIndices()))
+    return emitOpError() << "values and indices differ in size";
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Comm/IR/CommOps.cpp.inc"

@@ -27,8 +27,7 @@ struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> 
       for (OpOperand &use : tagged.getUses())
         uses.push_back(&use);
       b.setInsertionPointAfter(grad);
-      auto requestType =
-          RequestType::get(&getContext(), cast<RankedTensorType>(tagged.getType()));
+      auto requestType = RequestType::get(&getContext(), {tagged.getType()});
       auto start = AllReduceStartOp::create(b, grad.getLoc(), requestType, tagged);
       // The wait goes right before the first user; comm-schedule sinks it.
       Operation *first = uses.front()->getOwner();
@@ -36,9 +35,9 @@ struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> 
         if (use->getOwner()->isBeforeInBlock(first))
           first = use->getOwner();
       b.setInsertionPoint(first);
-      auto wait = WaitOp::create(b, grad.getLoc(), tagged.getType(), start.getRequest());
+      auto wait = WaitOp::create(b, grad.getLoc(), TypeRange{tagged.getType()}, start.getRequest());
       for (OpOperand *use : uses)
-        use->set(wait.getResult());
+        use->set(wait.getResults().front());
       ++numAllReduces;
     });
   }

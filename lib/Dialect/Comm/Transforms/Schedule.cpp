@@ -29,12 +29,29 @@ struct CommSchedule : impl::CommScheduleBase<CommSchedule> {
     SmallVector<WaitOp> waits(func.getOps<WaitOp>());
     for (WaitOp wait : waits) {
       // The wait and the updates it feeds, which only write their parameter.
-      if (!llvm::all_of(wait.getResult().getUsers(),
-                        [](Operation *u) { return isa<train::SGDUpdateOp>(u); }))
+      // Its users: a scatter-add (sparse) and the updates that read them.
+      SmallVector<Operation *> chain;
+      bool movable = true;
+      for (Operation *user : wait->getUsers()) {
+        if (isa<train::SGDUpdateOp>(user)) {
+          chain.push_back(user);
+        } else if (auto scatter = dyn_cast<ScatterAddOp>(user)) {
+          if (!llvm::is_contained(chain, user))
+            chain.push_back(user);
+          for (Operation *u : scatter->getUsers())
+            if (isa<train::SGDUpdateOp>(u))
+              chain.push_back(u);
+            else
+              movable = false;
+        } else {
+          movable = false;
+        }
+      }
+      if (!movable)
         continue;
       wait->moveBefore(end);
-      for (Operation *user : llvm::make_early_inc_range(wait.getResult().getUsers()))
-        user->moveBefore(end);
+      for (Operation *op : chain)
+        op->moveBefore(end);
       ++numMoved;
     }
   }

@@ -3,10 +3,13 @@
 #ifndef MGS_DIALECT_COMM_IR_COMMDIALECT_H
 #define MGS_DIALECT_COMM_IR_COMMDIALECT_H
 
+#include "mlir/Bytecode/BytecodeOpInterface.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Dialect.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "mgs/Dialect/Comm/IR/CommOpsDialect.h.inc"

@@ -5,6 +5,8 @@
 
 include "mlir/IR/AttrTypeBase.td"
 include "mlir/IR/OpBase.td"
+include "mlir/IR/SymbolInterfaces.td"
+include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
 def Comm_Dialect : Dialect {
@@ -26,14 +28,15 @@ class Comm_Type<string name, string typeMnemonic, list<Trait> traits = []>
 }
 
 def Comm_RequestType : Comm_Type<"Request", "request"> {
-  let summary = "A collective in flight, and the type of its result";
+  let summary = "A collective in flight, and the types of its results";
   let description = [{
     ```mlir
     !comm.request<tensor<10x64xf32>>
+    !comm.request<tensor<16xf32>, tensor<16xi32>>
     ```
   }];
-  let parameters = (ins "::mlir::RankedTensorType":$resultType);
-  let assemblyFormat = "`<` $resultType `>`";
+  let parameters = (ins ArrayRefParameter<"::mlir::Type">:$resultTypes);
+  let assemblyFormat = "`<` $resultTypes `>`";
 }
 
 class Comm_Op<string mnemonic, list<Trait> traits = []>
@@ -41,7 +44,7 @@ class Comm_Op<string mnemonic, list<Trait> traits = []>
 
 def Comm_AllReduceStartOp : Comm_Op<"all_reduce_start", [MemoryEffects<[MemWrite]>,
     TypesMatchWith<"the request carries the input's type", "input", "request",
-                   "::mgs::comm::RequestType::get($_self.getContext(), ::mlir::cast<::mlir::RankedTensorType>($_self))">]> {
+                   "::mgs::comm::RequestType::get($_self.getContext(), {$_self})">]> {
   let summary = "Starts averaging a dense tensor over the workers";
   let description = [{
     The average over the workers of `input` is the result of the `comm.wait`
@@ -59,17 +62,71 @@ def Comm_AllReduceStartOp : Comm_Op<"all_reduce_start", [MemoryEffects<[MemWrite
 }
 
 def Comm_WaitOp : Comm_Op<"wait", [MemoryEffects<[MemWrite]>,
-    TypesMatchWith<"the result has the request's type", "request", "result",
-                   "::mlir::cast<::mgs::comm::RequestType>($_self).getResultType()">]> {
-  let summary = "Waits for a collective and returns its result";
+    DeclareOpInterfaceMethods<InferTypeOpInterface>]> {
+  let summary = "Waits for a collective and returns its results";
   let description = [{
     ```mlir
     %avg = comm.wait %r : !comm.request<tensor<10xf32>>
     ```
   }];
   let arguments = (ins Comm_RequestType:$request);
-  let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let results = (outs Variadic<StaticShapeTensorOf<[F32, I32]>>:$results);
   let assemblyFormat = "$request attr-dict `:` type($request)";
+}
+
+def Comm_TopKSparsifyOp : Comm_Op<"topk_sparsify", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, MemoryEffects<[MemWrite]>]> {
+  let summary = "Top-k of a gradient plus its residual, with error feedback";
+  let description = [{
+    acc = grad + residual; `values` and `indices` are the `k` entries of
+    largest magnitude of acc (ties: the lower index; indices ascending) and
+    the residual parameter becomes acc with those entries zeroed, so nothing
+    is lost: what is not sent now is added back next step.
+
+    ```mlir
+    %v, %i = comm.topk_sparsify %g, @"mgs.residual/fc.weight" {k = 8 : i64}
+        : tensor<10x64xf32> -> tensor<8xf32>, tensor<8xi32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$grad, FlatSymbolRefAttr:$residual, I64Attr:$k);
+  let results = (outs StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices);
+  let assemblyFormat = "$grad `,` $residual attr-dict `:` type($grad) `->` type($values) `,` type($indices)";
+  let hasVerifier = 1;
+}
+
+def Comm_AllGatherStartOp : Comm_Op<"all_gather_start", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts gathering every worker's sparse gradient";
+  let description = [{
+    After the wait, the first result holds every worker's `values` (worker r
+    at r * k) and the second their `indices`; `workers` is the number of
+    workers the model is compiled for.
+
+    ```mlir
+    %r = comm.all_gather_start %v, %i {workers = 4 : i64}
+        : tensor<8xf32>, tensor<8xi32> -> !comm.request<tensor<32xf32>, tensor<32xi32>>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices,
+                       I64Attr:$workers);
+  let results = (outs Comm_RequestType:$request);
+  let assemblyFormat = "$values `,` $indices attr-dict `:` type($values) `,` type($indices) `->` type($request)";
+  let hasVerifier = 1;
+}
+
+def Comm_ScatterAddOp : Comm_Op<"scatter_add", [Pure]> {
+  let summary = "The average of the workers' sparse gradients, as a dense tensor";
+  let description = [{
+    result = 0; result.flat[indices[j]] += values[j] for every j; result /= workers.
+
+    ```mlir
+    %avg = comm.scatter_add %vs, %is {workers = 4 : i64} : tensor<32xf32>, tensor<32xi32> -> tensor<10x64xf32>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices,
+                       I64Attr:$workers);
+  let results = (outs StaticShapeTensorOf<[F32]>:$result);
+  let assemblyFormat = "$values `,` $indices attr-dict `:` type($values) `,` type($indices) `->` type($result)";
+  let hasVerifier = 1;
 }
 
 #endif // MGS_DIALECT_COMM_IR_COMMOPS_TD

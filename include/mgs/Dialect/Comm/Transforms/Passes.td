@@ -46,4 +46,39 @@ def CommSchedule : Pass<"comm-schedule", "mlir::func::FuncOp"> {
   ];
 }
 
+def CommSparsifyTopK : Pass<"comm-sparsify-topk", "mlir::ModuleOp"> {
+  let summary = "Replace dense gradient all-reduces by top-k sparsification with error feedback";
+  let description = [{
+    Each `comm.all_reduce_start` of a parameter gradient of at least
+    `min-elements` elements becomes OMGS-SGD's sparse exchange: the top
+    k = max(1, floor(density * n)) entries of gradient + residual are
+    all-gathered from the `workers` workers, and the wait's result is their
+    scatter-added average. The residual is a new state parameter
+    `mgs.residual/<param>`, zero at the start, which keeps what was not sent.
+
+    ```mlir
+    // before
+    %r = comm.all_reduce_start %g : tensor<1000xf32>
+    %avg = comm.wait %r : !comm.request<tensor<1000xf32>>
+    // after (density 0.01, 4 workers)
+    %v, %i = comm.topk_sparsify %g, @"mgs.residual/w" {k = 10 : i64} : tensor<1000xf32> -> tensor<10xf32>, tensor<10xi32>
+    %r = comm.all_gather_start %v, %i {workers = 4 : i64} : ... -> !comm.request<tensor<40xf32>, tensor<40xi32>>
+    %gv, %gi = comm.wait %r : !comm.request<tensor<40xf32>, tensor<40xi32>>
+    %avg = comm.scatter_add %gv, %gi {workers = 4 : i64} : tensor<40xf32>, tensor<40xi32> -> tensor<1000xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::comm::CommDialect", "mgs::train::TrainDialect"];
+  let options = [
+    Option<"density", "density", "double", /*default=*/"0.001",
+           "Fraction of each gradient's entries sent, in (0, 1]">,
+    Option<"workers", "workers", "int64_t", /*default=*/"1",
+           "Number of data-parallel workers the model runs on">,
+    Option<"minElements", "min-elements", "int64_t", /*default=*/"0",
+           "Gradients with fewer elements stay dense">,
+  ];
+  let statistics = [
+    Statistic<"numSparsified", "num-sparsified", "Gradients sent as top-k values and indices">,
+  ];
+}
+
 #endif // MGS_DIALECT_COMM_TRANSFORMS_PASSES_TD

@@ -1,0 +1,85 @@
+//===- SparsifyTopK.cpp - Top-k gradient sparsification -------------------===//
+
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace mgs::comm {
+
+#define GEN_PASS_DEF_COMMSPARSIFYTOPK
+#include "mgs/Dialect/Comm/Transforms/Passes.h.inc"
+
+namespace {
+
+struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
+  using CommSparsifyTopKBase::CommSparsifyTopKBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    if (!(density > 0.0 && density <= 1.0)) {
+      module.emitError() << "comm-sparsify-topk: density must be in (0, 1], got " << density;
+      return signalPassFailure();
+    }
+    if (workers < 1) {
+      module.emitError() << "comm-sparsify-topk: workers must be positive, got " << workers;
+      return signalPassFailure();
+    }
+    SmallVector<AllReduceStartOp> starts;
+    module.walk([&](AllReduceStartOp start) { starts.push_back(start); });
+    for (AllReduceStartOp start : starts)
+      if (failed(sparsify(start)))
+        return signalPassFailure();
+  }
+
+  LogicalResult sparsify(AllReduceStartOp start) {
+    auto grad = start.getInput().getDefiningOp<train::GradientOp>();
+    auto type = cast<RankedTensorType>(start.getInput().getType());
+    int64_t n = type.getNumElements();
+    if (!grad || n < minElements || !start.getRequest().hasOneUse())
+      return success(); // stays dense
+    auto wait = dyn_cast<WaitOp>(*start.getRequest().getUsers().begin());
+    if (!wait)
+      return success();
+    int64_t k = std::max<int64_t>(1, static_cast<int64_t>(std::floor(density * n)));
+
+    // The residual: a state parameter, zero at the start.
+    ModuleOp module = getOperation();
+    std::string name = ("mgs.residual/" + grad.getParam()).str();
+    if (!module.lookupSymbol(name)) {
+      OpBuilder mb(&getContext());
+      mb.setInsertionPoint(start->getParentOfType<func::FuncOp>());
+      train::ParameterOp::create(mb, grad.getLoc(), mb.getStringAttr(name), TypeAttr::get(type),
+                                 UnitAttr(), DenseElementsAttr::get(type, 0.0f));
+    }
+
+    OpBuilder b(start);
+    Location loc = start.getLoc();
+    auto k1 = [&](Type elem) { return RankedTensorType::get({k}, elem); };
+    auto gathered = [&](Type elem) { return RankedTensorType::get({workers * k}, elem); };
+    auto topk = TopKSparsifyOp::create(b, loc, k1(b.getF32Type()), k1(b.getI32Type()),
+                                       start.getInput(), FlatSymbolRefAttr::get(&getContext(), name),
+                                       b.getI64IntegerAttr(k));
+    auto requestType = RequestType::get(
+        &getContext(), {gathered(b.getF32Type()), gathered(b.getI32Type())});
+    auto gather = AllGatherStartOp::create(b, loc, requestType, topk.getValues(),
+                                           topk.getIndices(), b.getI64IntegerAttr(workers));
+    b.setInsertionPoint(wait);
+    auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(),
+                                  gather.getRequest());
+    auto average = ScatterAddOp::create(b, wait.getLoc(), type, newWait.getResults()[0],
+                                        newWait.getResults()[1], b.getI64IntegerAttr(workers));
+    wait.getResults().front().replaceAllUsesWith(average.getResult());
+    wait.erase();
+    start.erase();
+    ++numSparsified;
+    return success();
+  }
+};
+
+} // namespace
+} // namespace mgs::comm

@@ -1,0 +1,29 @@
+// RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 workers=4 min-elements=8" | FileCheck %s
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADDENSITY
+
+// A large gradient becomes top-k values and indices, gathered from every
+// worker and scatter-added; its residual is a new zero state parameter.
+// CHECK:       train.parameter @"mgs.residual/w" : tensor<16xf32> = dense<0.000000e+00> : tensor<16xf32>
+// CHECK-LABEL: func.func @sparsify_large
+//       CHECK:   %[[G:.*]] = train.gradient @w
+//       CHECK:   %[[V:.*]], %[[I:.*]] = comm.topk_sparsify %[[G]], @"mgs.residual/w" {k = 4 : i64} : tensor<16xf32> -> tensor<4xf32>, tensor<4xi32>
+//       CHECK:   %[[R:.*]] = comm.all_gather_start %[[V]], %[[I]] {workers = 4 : i64} : tensor<4xf32>, tensor<4xi32> -> <tensor<16xf32>, tensor<16xi32>>
+//       CHECK:   %[[GV:.*]]:2 = comm.wait %[[R]]
+//       CHECK:   %[[AVG:.*]] = comm.scatter_add %[[GV]]#0, %[[GV]]#1 {workers = 4 : i64} : tensor<16xf32>, tensor<16xi32> -> tensor<16xf32>
+//       CHECK:   train.sgd_update @w, %[[AVG]]
+// Below min-elements the dense all-reduce is kept.
+//       CHECK:   comm.all_reduce_start %{{.*}} : tensor<4xf32>
+// BADDENSITY: comm-sparsify-topk: density must be in (0, 1], got 0
+train.parameter @w trainable : tensor<16xf32>
+train.parameter @b trainable : tensor<4xf32>
+func.func @sparsify_large(%dw: tensor<16xf32>, %db: tensor<4xf32>) {
+  %g = train.gradient @w, %dw {backprop_index = 0 : i64} : tensor<16xf32>
+  %r = comm.all_reduce_start %g : tensor<16xf32>
+  %a = comm.wait %r : !comm.request<tensor<16xf32>>
+  train.sgd_update @w, %a : tensor<16xf32>
+  %gb = train.gradient @b, %db {backprop_index = 1 : i64} : tensor<4xf32>
+  %rb = comm.all_reduce_start %gb : tensor<4xf32>
+  %ab = comm.wait %rb : !comm.request<tensor<4xf32>>
+  train.sgd_update @b, %ab : tensor<4xf32>
+  return
+}
