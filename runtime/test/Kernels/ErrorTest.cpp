@@ -36,8 +36,8 @@ std::vector<BadCall> badCalls() {
       {"pool_fwd", mgsrt_pool_fwd, {2, 1, 1, 1, 4, 2, 3, 1, 0, 0, 1, 0, 0}},
       // out 9 exceeds the ceil-mode extent 3
       {"pool_bwd", mgsrt_pool_bwd, {0, 1, 1, 1, 4, 2, 9, 1, 0, 0, 1, 0, 0}},
-      {"batch_norm_fwd", mgsrt_batch_norm_fwd, {-1, 2, 3, 1, bits(1e-5), half, 0}},
-      {"batch_norm_bwd", mgsrt_batch_norm_bwd, {1, 2, 3, 1, bits(-1.0), half, 0}},
+      {"batch_norm_fwd", mgsrt_batch_norm_fwd, {-1, 2, 3, 1, bits(1e-5), half, 0, 0}},
+      {"batch_norm_bwd", mgsrt_batch_norm_bwd, {1, 2, 3, 1, bits(-1.0), half, 0, 0}},
       {"dropout_fwd", mgsrt_dropout_fwd, {4, bits(1.5), 1}},
       {"dropout_bwd", mgsrt_dropout_bwd, {-2, half, 1}},
       {"softmax_fwd", mgsrt_softmax_fwd, {1, 4, 1, 2}},
@@ -52,6 +52,8 @@ std::vector<BadCall> badCalls() {
       {"accumulate", mgsrt_accumulate, {-1}},
       {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3}},
       {"sgd_update", mgsrt_sgd_update, {-5}},
+      {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}}, // k > n
+      {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},  // no workers
   };
 }
 
