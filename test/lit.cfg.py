@@ -27,4 +27,4 @@ config.substitutions.append(
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
-llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx", "mgsc"], [config.mgs_tools_dir])
+llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx", "mgsc", "mgs-plan"], [config.mgs_tools_dir])

@@ -1,0 +1,147 @@
+//===- planner_bench.cpp - Exact planner speed and greedy gap -------------===//
+//
+//   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [PROFILE.json ...]
+//
+// 1. Planning time of omgs and auto for L = 500 (default) model-shaped
+//    layers, the median of R runs on each of T (default 30) random profiles,
+//    against the 50 ms goal: the median over profiles, how many
+//    profiles meet it, and the slowest.
+// 2. predicted(greedy) / predicted(omgs) over N (default 100) random
+//    model-shaped profiles with 20-300 tensors: max and mean (>= 1: omgs is
+//    the optimum), and the same for the other strategies.
+// 3. The same ratios for each PROFILE.json given.
+// Profiles come from mgs::planner::makeModelShapedProfile (seeded, the same
+// on every machine).
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Analysis/Planner.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/Format.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+using namespace llvm;
+using namespace mgs::planner;
+
+static cl::opt<int64_t> numLayers("layers", cl::desc("Layers of the timed profiles"),
+                                  cl::init(500));
+static cl::opt<int> numProfiles("profiles", cl::desc("Random profiles for the ratios"),
+                                cl::init(100));
+static cl::opt<int> reps("reps", cl::desc("Timed runs per profile"), cl::init(3));
+static cl::opt<int> timedProfiles("timed", cl::desc("Random profiles timed at --layers"),
+                                  cl::init(30));
+static cl::list<std::string> files(cl::Positional, cl::desc("[profile.json...]"));
+
+static double millisecondsOf(const std::function<void()> &fn) {
+  auto t0 = std::chrono::steady_clock::now();
+  fn();
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+static double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+namespace {
+struct Ratio {
+  double max = 0.0, sum = 0.0;
+  int count = 0, strictlyWorse = 0;
+  void add(double r) {
+    max = std::max(max, r);
+    sum += r;
+    ++count;
+    strictlyWorse += r > 1.0 + 1e-12;
+  }
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  cl::ParseCommandLineOptions(argc, argv, "mgs planner benchmark\n");
+  constexpr double kGoalMs = 50.0;
+
+  // 1. Planning time at L = 500.
+  outs() << "1. exact planning time, " << numLayers << " model-shaped layers, " << timedProfiles
+         << " random profiles, median of " << reps << " runs each (goal: < 50 ms)\n";
+  for (bool allowDense : {false, true}) {
+    std::vector<double> perProfile;
+    size_t maxFrontier = 0, escalated = 0;
+    double labelsPerBoundary = 0;
+    uint64_t slowestSeed = 0;
+    for (int t = 0; t < timedProfiles; ++t) {
+      uint64_t seed = 1000 + t;
+      Profile p = makeModelShapedProfile(numLayers, seed);
+      std::vector<double> times;
+      OptimalStats stats;
+      for (int r = 0; r < reps; ++r)
+        times.push_back(millisecondsOf([&] { planOptimal(p, true, allowDense, &stats); }));
+      perProfile.push_back(median(times));
+      if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
+        slowestSeed = seed;
+      maxFrontier = std::max(maxFrontier, stats.maxFrontier);
+      escalated += stats.attempts > 1;
+      labelsPerBoundary += double(stats.totalLabels) / double(numLayers) / timedProfiles;
+    }
+    double worst = *std::max_element(perProfile.begin(), perProfile.end());
+    size_t withinGoal = llvm::count_if(perProfile, [&](double ms) { return ms < kGoalMs; });
+    outs() << format("   %-5s median %.2f ms = %.3f of the goal; %zu of %zu under it; slowest "
+                     "%.1f ms (seed %llu)\n",
+                     allowDense ? "auto" : "omgs", median(perProfile), median(perProfile) / kGoalMs,
+                     withinGoal, perProfile.size(), worst, (unsigned long long)slowestSeed);
+    outs() << format("         Pareto labels per boundary: mean %.1f, max %zu; finer bounds "
+                     "needed on %zu profiles\n",
+                     labelsPerBoundary, maxFrontier, escalated);
+  }
+
+  // 2. Ratios to the optimum.
+  auto report = [](StringRef what, const std::vector<std::pair<std::string, Ratio>> &ratios) {
+    outs() << what;
+    for (const auto &[name, r] : ratios)
+      outs() << format("   %-20s / omgs: max %.4f, mean %.4f, worse on %d of %d\n", name.c_str(),
+                       r.max, r.sum / r.count, r.strictlyWorse, r.count);
+  };
+  std::vector<Strategy> others;
+  for (const Strategy &s : allStrategies())
+    if (s.kind != StrategyKind::OMGS)
+      others.push_back(s);
+  auto ratiosOf = [&](const std::vector<Profile> &profiles) {
+    std::vector<std::pair<std::string, Ratio>> ratios;
+    for (const Strategy &s : others)
+      ratios.push_back({s.name(), Ratio()});
+    for (const Profile &p : profiles) {
+      double opt = plan(p, Strategy{StrategyKind::OMGS, 0}).predictedSeconds;
+      for (auto [i, s] : enumerate(others))
+        ratios[i].second.add(plan(p, s).predictedSeconds / opt);
+    }
+    return ratios;
+  };
+  std::vector<Profile> random;
+  for (int i = 0; i < numProfiles; ++i) {
+    uint64_t seed = 7000 + i;
+    int64_t layers = 20 + static_cast<int64_t>((seed * 2654435761u) % 281);
+    random.push_back(makeModelShapedProfile(layers, seed));
+  }
+  report(formatv("2. predicted time / omgs's over {0} random model-shaped profiles "
+                 "(20-300 tensors)\n",
+                 numProfiles)
+             .str(),
+         ratiosOf(random));
+
+  // 3. Given profiles.
+  for (const std::string &file : files) {
+    Expected<Profile> p = loadProfile(file);
+    if (!p) {
+      errs() << file << ": error: " << toString(p.takeError()) << "\n";
+      return 1;
+    }
+    report(formatv("3. {0} ({1} layers)\n", file, p->layers.size()).str(), ratiosOf({*p}));
+  }
+  return 0;
+}
