@@ -186,6 +186,10 @@ SmallVector<int64_t> concatDesc(ArrayRef<int64_t> whole, int64_t axis, ValueRang
   return d;
 }
 
+/// A gradient tag shares its operand's buffer unless that value has other
+/// readers, which the in-place collective on the gradient would disturb.
+bool gradientAliases(GradientOp g) { return g.getGrad().hasOneUse(); }
+
 /// The kernel call for `op`, or nullopt for ops that need none (aliases and
 /// storage). Fails for an op the runtime has no kernel for.
 FailureOr<std::optional<KernelCall>> describe(Operation *op,
@@ -197,8 +201,15 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
   };
   auto none = []() -> Result { return std::optional<KernelCall>(); };
   return llvm::TypeSwitch<Operation *, Result>(op)
-      .Case<GetParamOp, arith::ConstantOp, ReshapeOp, FlattenOp, GradientOp>(
+      .Case<GetParamOp, arith::ConstantOp, ReshapeOp, FlattenOp>(
           [&](Operation *) { return none(); })
+      .Case([&](GradientOp g) -> Result {
+        // A gradient is communicated in place: it gets its own buffer when
+        // its value is also read elsewhere (a gradient passed through an add).
+        if (gradientAliases(g))
+          return none();
+        return call("mgsrt_copy", {byteSize(g.getResult()) / 4}, {{g.getGrad()}, {g.getResult()}});
+      })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](Operation *) {
         int64_t code = isa<ReluOp>(op) ? 0 : isa<LeakyReluOp>(op) ? 1 : isa<SigmoidOp>(op) ? 2 : 3;
         double alpha = 0;
@@ -486,7 +497,7 @@ private:
         v = r.getInput();
       else if (auto f = dyn_cast_or_null<FlattenOp>(def))
         v = f.getInput();
-      else if (auto g = dyn_cast_or_null<GradientOp>(def))
+      else if (auto g = dyn_cast_or_null<GradientOp>(def); g && gradientAliases(g))
         v = g.getGrad();
       else if (auto wait = dyn_cast_or_null<comm::WaitOp>(def);
                wait && wait.getRequest().getDefiningOp<comm::AllReduceStartOp>())
@@ -567,9 +578,12 @@ Value StepLowering::pointerTo(Value v) {
   switch (s.kind) {
   case Storage::Slot:
     return slotPointer(s.index);
-  case Storage::Arena:
-    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), arena,
-                               ArrayRef<LLVM::GEPArg>{s.index});
+  case Storage::Arena: {
+    // A dynamic index: constant GEP indices hold only 29 bits, and arenas of
+    // large models (VGG-16, ResNet-50) go past 256 MiB.
+    Value offset = LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(s.index));
+    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), arena, ArrayRef<LLVM::GEPArg>{offset});
+  }
   case Storage::Global:
     return LLVM::AddressOfOp::create(b, loc, s.global);
   case Storage::Unset:

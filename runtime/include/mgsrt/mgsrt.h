@@ -275,6 +275,10 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_comm_create(const char *backend, mgsrt_comm_t 
                                               char *error, size_t error_size);
 /* Frees a communicator (NULL: no-op). No context may have requests pending on it. */
 MGSRT_EXPORT void mgsrt_comm_destroy(mgsrt_comm_t *comm);
+/* Ends every process of the communicator's group with exit code `code`
+ * ("mpi": MPI_Abort), for a failure on one rank that the others cannot see
+ * and would wait for forever. Returns only for groups within one process. */
+MGSRT_EXPORT void mgsrt_comm_abort(mgsrt_comm_t *comm, int code);
 MGSRT_EXPORT int mgsrt_comm_rank(const mgsrt_comm_t *comm);
 MGSRT_EXPORT int mgsrt_comm_size(const mgsrt_comm_t *comm);
 /* Sets the communicator the context's collectives use (NULL: none; not

@@ -73,6 +73,10 @@ public:
   /// Every rank's data becomes root's.
   virtual CommRequestPtr ibroadcast(void *data, size_t bytes, int root) = 0;
   virtual CommRequestPtr ibarrier() = 0;
+  /// Ends every process of the group with `code` (a failure the other ranks
+  /// cannot see would leave them waiting in a collective). A group living in
+  /// one process has nothing to end: it returns.
+  virtual void abortGroup(int code) {}
 
   // Blocking forms.
   Status allReduceSum(float *data, size_t n) { return iallReduce(data, n, ReduceOp::Sum)->wait(); }

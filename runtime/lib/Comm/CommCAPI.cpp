@@ -221,6 +221,11 @@ mgsrt_status_t mgsrt_comm_create(const char *backend, mgsrt_comm_t **out, char *
 
 void mgsrt_comm_destroy(mgsrt_comm_t *comm) { delete comm; }
 
+void mgsrt_comm_abort(mgsrt_comm_t *comm, int code) {
+  if (comm)
+    comm->backend->abortGroup(code);
+}
+
 int mgsrt_comm_rank(const mgsrt_comm_t *comm) { return comm ? comm->backend->rank() : -1; }
 
 int mgsrt_comm_size(const mgsrt_comm_t *comm) { return comm ? comm->backend->size() : -1; }

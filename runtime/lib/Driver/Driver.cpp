@@ -353,6 +353,10 @@ int Driver::error(const char *fmt, ...) {
   std::vfprintf(stderr, fmt, ap);
   va_end(ap);
   std::fputc('\n', stderr);
+  std::fflush(stderr);
+  // The other workers would wait for this one in their next collective.
+  if (comm && workers > 1)
+    mgsrt_comm_abort(comm, 1);
   return 1;
 }
 

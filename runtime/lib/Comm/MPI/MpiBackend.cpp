@@ -291,6 +291,9 @@ public:
   }
 
   std::string_view name() const override { return "mpi"; }
+  // From the failing thread, not the engine's: the engine may be the one
+  // stuck. MPI_Abort is the last call this process makes.
+  void abortGroup(int code) override { MPI_Abort(MPI_COMM_WORLD, code); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
 
