@@ -894,6 +894,11 @@ int Driver::setupWorkers() {
     return error("%s", mgsrt_ctx_message(ctx));
   rank = mgsrt_comm_rank(comm);
   workers = mgsrt_comm_size(comm);
+  // Each worker draws its own dropout masks (a checkpoint keeps rank 0's
+  // stream only: a resumed multi-worker run with dropout is not bit-identical).
+  if (rank != 0)
+    mgsrt_ctx_set_rng_state(ctx, mgsrt_ctx_rng_state(ctx) + 0x9E3779B97F4A7C15ull *
+                                                               static_cast<uint64_t>(rank));
   if (workers > 1 && m.collectives == 0)
     return error("launched as %d workers, but the model was compiled without gradient "
                  "communication; compile it with mgsc --strategy dense",
