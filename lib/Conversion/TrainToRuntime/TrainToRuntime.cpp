@@ -123,15 +123,20 @@ SmallVector<int64_t> binaryDesc(int64_t op, ArrayRef<int64_t> lhs, ArrayRef<int6
   return d;
 }
 
+/// The runtime's op codes (mgsrt.h) for the kinds of elementwiseKind().
 int64_t binaryCode(StringRef kind) {
-  return llvm::StringSwitch<int64_t>(kind).Case("add", 0).Case("sub", 1).Case("mul", 2).Default(3);
+  return llvm::StringSwitch<int64_t>(kind)
+      .Case("add", MGSRT_BINARY_ADD)
+      .Case("sub", MGSRT_BINARY_SUB)
+      .Case("mul", MGSRT_BINARY_MUL)
+      .Default(MGSRT_BINARY_DIV);
 }
 int64_t unaryCode(StringRef kind) {
   return llvm::StringSwitch<int64_t>(kind)
-      .Case("relu", 0)
-      .Case("leaky_relu", 1)
-      .Case("sigmoid", 2)
-      .Default(3);
+      .Case("relu", MGSRT_UNARY_RELU)
+      .Case("leaky_relu", MGSRT_UNARY_LEAKY_RELU)
+      .Case("sigmoid", MGSRT_UNARY_SIGMOID)
+      .Default(MGSRT_UNARY_TANH);
 }
 
 /// [M, N, K, trans_a, trans_b, alpha, beta, c0, c1].
@@ -211,7 +216,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         return call("mgsrt_copy", {byteSize(g.getResult()) / 4}, {{g.getGrad()}, {g.getResult()}});
       })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](Operation *) {
-        int64_t code = isa<ReluOp>(op) ? 0 : isa<LeakyReluOp>(op) ? 1 : isa<SigmoidOp>(op) ? 2 : 3;
+        int64_t code = unaryCode(elementwiseKind(op));
         double alpha = 0;
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlpha().convertToDouble();
@@ -223,7 +228,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     {{c.getInput()}, {c.getMin()}, {c.getMax()}, {c.getResult()}});
       })
       .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
-        int64_t code = isa<AddOp>(op) ? 0 : isa<SubOp>(op) ? 1 : isa<MulOp>(op) ? 2 : 3;
+        int64_t code = binaryCode(elementwiseKind(op));
         Value l = op->getOperand(0), r = op->getOperand(1), o = op->getResult(0);
         return call("mgsrt_binary_fwd", binaryDesc(code, shapeOf(l), shapeOf(r), shapeOf(o)),
                     {{l}, {r}, {o}});
@@ -246,7 +251,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       })
       .Case([&](MaxPoolOp p) {
         return call("mgsrt_pool_fwd",
-                    poolDesc(0, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
+                    poolDesc(MGSRT_POOL_MAX, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
                              p.getStrides(), p.getPads(), p.getDilations(), false,
                              p.getStorageOrder()),
                     {{p.getInput()}, {p.getResult()}, {p.getIndices(), true}});
@@ -254,7 +259,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](AveragePoolOp p) {
         SmallVector<int64_t> ones(p.getKernelShape().size(), 1);
         return call("mgsrt_pool_fwd",
-                    poolDesc(1, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
+                    poolDesc(MGSRT_POOL_AVG, shapeOf(p.getInput()), p.getKernelShape(), shapeOf(p.getResult()),
                              p.getStrides(), p.getPads(), ones, p.getCountIncludePad(), 0),
                     {{p.getInput()}, {p.getResult()}, {Value()}});
       })
@@ -263,7 +268,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         SmallVector<int64_t> kernel(x.drop_front(2)), ones(kernel.size(), 1),
             zeros(2 * kernel.size(), 0);
         return call("mgsrt_pool_fwd",
-                    poolDesc(1, x, kernel, shapeOf(p.getResult()), ones, zeros, ones, true, 0),
+                    poolDesc(MGSRT_POOL_AVG, x, kernel, shapeOf(p.getResult()), ones, zeros, ones, true, 0),
                     {{p.getInput()}, {p.getResult()}, {Value()}});
       })
       .Case([&](BatchNormOp bn) {
@@ -362,7 +367,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](PoolGradOp g) {
         bool max = g.getKind() == "max";
         return call("mgsrt_pool_bwd",
-                    poolDesc(max ? 0 : 1, shapeOf(g.getInput()), g.getKernelShape(),
+                    poolDesc(max ? MGSRT_POOL_MAX : MGSRT_POOL_AVG, shapeOf(g.getInput()), g.getKernelShape(),
                              shapeOf(g.getGrad()), g.getStrides(), g.getPads(), g.getDilations(),
                              g.getCountIncludePad(), 0),
                     {{g.getInput()}, {g.getGrad()}, {g.getResult()}});

@@ -10,6 +10,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "llvm/ADT/TypeSwitch.h"
 
 using namespace mlir;
 using namespace mgs::train;
@@ -469,6 +470,19 @@ LogicalResult GradientOp::verify() {
   if (static_cast<int64_t>(getBackpropIndex()) < 0)
     return emitOpError() << "backprop_index must be non-negative";
   return success();
+}
+
+StringRef mgs::train::elementwiseKind(Operation *op) {
+  return llvm::TypeSwitch<Operation *, StringRef>(op)
+      .Case([](ReluOp) { return "relu"; })
+      .Case([](LeakyReluOp) { return "leaky_relu"; })
+      .Case([](SigmoidOp) { return "sigmoid"; })
+      .Case([](TanhOp) { return "tanh"; })
+      .Case([](AddOp) { return "add"; })
+      .Case([](SubOp) { return "sub"; })
+      .Case([](MulOp) { return "mul"; })
+      .Case([](DivOp) { return "div"; })
+      .Default([](Operation *) { return ""; });
 }
 
 #define GET_OP_CLASSES

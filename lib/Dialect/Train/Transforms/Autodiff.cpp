@@ -85,7 +85,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           accumulate(bin.getRhs(), gradOf(bin.getResult()));
           return success();
         }
-        StringRef kind = isa<AddOp>(op) ? "add" : isa<SubOp>(op) ? "sub" : isa<MulOp>(op) ? "mul" : "div";
+        StringRef kind = elementwiseKind(op);
         auto grads = create<BinaryGradOp>(loc, bin.getLhs().getType(), bin.getRhs().getType(),
                                           b.getStringAttr(kind), bin.getLhs(), bin.getRhs(),
                                           gradOf(bin.getResult()));
@@ -94,10 +94,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](auto un) {
-        StringRef kind = isa<ReluOp>(op) ? "relu"
-                         : isa<LeakyReluOp>(op) ? "leaky_relu"
-                         : isa<SigmoidOp>(op)   ? "sigmoid"
-                                                : "tanh";
+        StringRef kind = elementwiseKind(op);
         FloatAttr alpha = b.getF32FloatAttr(0.0f);
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlphaAttr();

@@ -14,4 +14,11 @@
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.h.inc"
 
+namespace mgs::train {
+/// The kind an elementwise op's gradient op names it by ("relu",
+/// "leaky_relu", "sigmoid", "tanh"; "add", "sub", "mul", "div"), or "" for
+/// other ops. The one mapping shared by autodiff and the lowering.
+llvm::StringRef elementwiseKind(mlir::Operation *op);
+} // namespace mgs::train
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_H
