@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "mgs/Analysis/Planner.h"
 #include "mgs/Conversion/Passes.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
@@ -71,8 +72,13 @@ cl::opt<std::string> strategy(
     "strategy",
     cl::desc("Gradient communication between data-parallel workers: none (one process), "
              "dense (every gradient averaged with an all-reduce, overlapping backprop), "
-             "layerwise (every gradient top-k sparsified and all-gathered)"),
+             "layerwise (every gradient top-k sparsified and all-gathered), or a merge "
+             "strategy of the planner: omgs, auto, single, greedy, threshold:BYTES, mgwfbp"),
     cl::value_desc("S"), cl::init("none"));
+cl::opt<std::string> profileUse("profile-use",
+                                cl::desc("Merge strategies: the calibration profile to plan with "
+                                         "(default: an analytic estimate)"),
+                                cl::value_desc("file"));
 cl::opt<double> density("density",
                         cl::desc("Sparse strategies: fraction of each gradient sent (default 0.001)"),
                         cl::value_desc("rho"), cl::init(0.001));
@@ -206,12 +212,16 @@ int main(int argc, char **argv) {
                               "mgsc: compiles an ONNX model into a training executable\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
-  if (strategy != "none" && strategy != "dense" && strategy != "layerwise")
-    return fail("--strategy '" + strategy +
-                "' is not available (yet): this mgsc supports none, dense and layerwise");
-  if (strategy == "layerwise" && workersOpt < 1)
-    return fail("--strategy layerwise needs --workers P (the number of MPI ranks)");
-  if (strategy == "layerwise" && !(density > 0.0 && density <= 1.0))
+  bool merged = strategy != "none" && strategy != "dense" && strategy != "layerwise";
+  bool sparse = strategy != "none" && strategy != "dense";
+  if (merged) {
+    auto parsed = mgs::planner::Strategy::parse(strategy);
+    if (!parsed)
+      return fail("--strategy: " + llvm::toString(parsed.takeError()));
+  }
+  if (sparse && workersOpt < 1)
+    return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
+  if (sparse && !(density > 0.0 && density <= 1.0))
     return fail("--density must be in (0, 1], got " + std::to_string(density));
   if (strategy != "none" && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
@@ -252,7 +262,15 @@ int main(int argc, char **argv) {
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
   if (strategy != "none") {
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());
-    if (strategy == "layerwise") {
+    if (merged) {
+      mgs::comm::CommMergeBucketsOptions merge;
+      merge.strategy = strategy;
+      merge.profile = profileUse;
+      merge.workers = workersOpt;
+      merge.density = density;
+      pm.addPass(mgs::comm::createCommMergeBuckets(merge));
+    }
+    if (sparse) {
       mgs::comm::CommSparsifyTopKOptions sparse;
       sparse.density = density;
       sparse.workers = workersOpt;

@@ -29,26 +29,25 @@ struct CommSchedule : impl::CommScheduleBase<CommSchedule> {
     SmallVector<WaitOp> waits(func.getOps<WaitOp>());
     for (WaitOp wait : waits) {
       // The wait and the updates it feeds, which only write their parameter.
-      // Its users: a scatter-add (sparse) and the updates that read them.
+      // What follows from its result up to the updates: scatter-adds
+      // (sparse), splits and reshapes (buckets), the updates themselves.
       SmallVector<Operation *> chain;
+      SmallVector<Operation *> work(wait->getUsers().begin(), wait->getUsers().end());
       bool movable = true;
-      for (Operation *user : wait->getUsers()) {
-        if (isa<train::SGDUpdateOp>(user)) {
-          chain.push_back(user);
-        } else if (auto scatter = dyn_cast<ScatterAddOp>(user)) {
-          if (!llvm::is_contained(chain, user))
-            chain.push_back(user);
-          for (Operation *u : scatter->getUsers())
-            if (isa<train::SGDUpdateOp>(u))
-              chain.push_back(u);
-            else
-              movable = false;
-        } else {
+      while (!work.empty() && movable) {
+        Operation *op = work.pop_back_val();
+        if (llvm::is_contained(chain, op))
+          continue;
+        if (!isa<train::SGDUpdateOp, ScatterAddOp, train::SplitOp, train::ReshapeOp>(op)) {
           movable = false;
+          break;
         }
+        chain.push_back(op);
+        work.append(op->getUsers().begin(), op->getUsers().end());
       }
       if (!movable)
         continue;
+      llvm::sort(chain, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });
       wait->moveBefore(end);
       for (Operation *op : chain)
         op->moveBefore(end);

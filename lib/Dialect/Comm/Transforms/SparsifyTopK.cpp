@@ -37,10 +37,17 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
   }
 
   LogicalResult sparsify(AllReduceStartOp start) {
-    auto grad = start.getInput().getDefiningOp<train::GradientOp>();
+    // The residual is named after the gradient's parameter or the bucket.
+    std::string residualOf;
+    if (auto grad = start.getInput().getDefiningOp<train::GradientOp>())
+      residualOf = grad.getParam().str();
+    else if (auto concat = start.getInput().getDefiningOp<train::ConcatOp>())
+      if (auto bucket = concat->getAttrOfType<StringAttr>("comm.bucket"))
+        residualOf = bucket.getValue().str();
     auto type = cast<RankedTensorType>(start.getInput().getType());
     int64_t n = type.getNumElements();
-    if (!grad || n < minElements || !start.getRequest().hasOneUse())
+    if (residualOf.empty() || start->hasAttr("comm.dense") || n < minElements ||
+        !start.getRequest().hasOneUse())
       return success(); // stays dense
     auto wait = dyn_cast<WaitOp>(*start.getRequest().getUsers().begin());
     if (!wait)
@@ -49,11 +56,11 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
 
     // The residual: a state parameter, zero at the start.
     ModuleOp module = getOperation();
-    std::string name = ("mgs.residual/" + grad.getParam()).str();
+    std::string name = "mgs.residual/" + residualOf;
     if (!module.lookupSymbol(name)) {
       OpBuilder mb(&getContext());
       mb.setInsertionPoint(start->getParentOfType<func::FuncOp>());
-      train::ParameterOp::create(mb, grad.getLoc(), mb.getStringAttr(name), TypeAttr::get(type),
+      train::ParameterOp::create(mb, start.getLoc(), mb.getStringAttr(name), TypeAttr::get(type),
                                  UnitAttr(), DenseElementsAttr::get(type, 0.0f));
     }
 

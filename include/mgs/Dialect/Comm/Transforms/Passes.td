@@ -31,6 +31,32 @@ def CommInsertAllReduce : Pass<"comm-insert-allreduce", "mlir::func::FuncOp"> {
   ];
 }
 
+def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
+  let summary = "Merge the all-reduces of neighbouring gradients into buckets chosen by the planner";
+  let description = [{
+    Groups the `train_step`'s gradients (runs of consecutive layers in backprop
+    order) by a planner strategy (lib/Analysis/Planner: omgs, auto, single,
+    threshold:BYTES, mgwfbp, greedy, layerwise, dense) over a calibration
+    profile, or, without one, an analytic estimate (said in a remark). Each
+    group of two or more gradients is concatenated into one bucket with one
+    `comm.all_reduce_start`, and split back after its wait. Groups the plan
+    keeps dense get the `comm.dense` attribute, which comm-sparsify-topk
+    respects. Run after comm-insert-allreduce, before comm-sparsify-topk.
+  }];
+  let dependentDialects = ["mgs::comm::CommDialect", "mgs::train::TrainDialect"];
+  let options = [
+    Option<"strategy", "strategy", "std::string", /*default=*/"\"omgs\"",
+           "The planner strategy">,
+    Option<"profile", "profile", "std::string", /*default=*/"\"\"",
+           "Calibration profile (JSON); empty: an analytic estimate">,
+    Option<"workers", "workers", "int64_t", /*default=*/"1", "Data-parallel workers">,
+    Option<"density", "density", "double", /*default=*/"0.001", "Top-k density">,
+  ];
+  let statistics = [
+    Statistic<"numBuckets", "num-buckets", "Buckets of two or more gradients">,
+  ];
+}
+
 def CommSchedule : Pass<"comm-schedule", "mlir::func::FuncOp"> {
   let summary = "Start collectives as early and wait for them as late as possible";
   let description = [{

@@ -1,0 +1,179 @@
+//===- MergeBuckets.cpp - Gradient buckets chosen by the planner ----------===//
+
+#include "mgs/Analysis/Planner.h"
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/IR/Builders.h"
+
+#include <cmath>
+
+using namespace mlir;
+
+namespace mgs::comm {
+
+#define GEN_PASS_DEF_COMMMERGEBUCKETS
+#include "mgs/Dialect/Comm/Transforms/Passes.h.inc"
+
+namespace {
+
+/// One gradient and its dense exchange, as comm-insert-allreduce left it.
+struct Member {
+  train::GradientOp grad;
+  AllReduceStartOp start;
+  WaitOp wait;
+};
+
+struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
+  using CommMergeBucketsBase::CommMergeBucketsBase;
+
+  void runOnOperation() override {
+    ModuleOp module = getOperation();
+    auto step = module.lookupSymbol<func::FuncOp>("train_step");
+    if (!step)
+      return;
+    // Layers in forward order: the reverse of backprop order.
+    SmallVector<Member> layers;
+    for (auto grad : step.getOps<train::GradientOp>()) {
+      auto start = dyn_cast_or_null<AllReduceStartOp>(
+          grad.getResult().hasOneUse() ? *grad.getResult().getUsers().begin() : nullptr);
+      auto wait = start && start.getRequest().hasOneUse()
+                      ? dyn_cast<WaitOp>(*start.getRequest().getUsers().begin())
+                      : WaitOp();
+      if (!start || !wait) {
+        grad.emitError() << "comm-merge-buckets: expects each gradient averaged by one "
+                            "comm.all_reduce_start and its wait (run comm-insert-allreduce first)";
+        return signalPassFailure();
+      }
+      layers.push_back({grad, start, wait});
+    }
+    llvm::sort(layers, [](Member a, Member b) {
+      return a.grad.getBackpropIndex() > b.grad.getBackpropIndex();
+    });
+    if (layers.empty())
+      return;
+
+    auto parsed = planner::Strategy::parse(strategy);
+    if (!parsed) {
+      module.emitError() << "comm-merge-buckets: " << llvm::toString(parsed.takeError());
+      return signalPassFailure();
+    }
+    FailureOr<planner::Profile> prof = makeProfile(layers);
+    if (failed(prof))
+      return signalPassFailure();
+    planner::Plan plan = planner::plan(*prof, *parsed);
+
+    for (const planner::Group &g : plan.groups) {
+      SmallVector<Member> members(layers.begin() + g.begin, layers.begin() + g.end);
+      bool dense = g.collective == planner::Collective::AllReduce;
+      if (members.size() == 1) {
+        if (dense)
+          members.front().start->setAttr("comm.dense", UnitAttr::get(&getContext()));
+        continue;
+      }
+      bucket(members, dense);
+      ++numBuckets;
+    }
+  }
+
+  /// The profile: the given file, checked against the model, or an estimate.
+  FailureOr<planner::Profile> makeProfile(MutableArrayRef<Member> layers) {
+    ModuleOp module = getOperation();
+    SmallVector<planner::ParameterShape> shapes;
+    for (Member m : layers)
+      shapes.push_back({m.grad.getParam(),
+                        cast<RankedTensorType>(m.grad.getType()).getNumElements()});
+    if (!profile.empty()) {
+      auto loaded = planner::loadProfile(profile);
+      if (!loaded) {
+        module.emitError() << "comm-merge-buckets: " << llvm::toString(loaded.takeError());
+        return failure();
+      }
+      if (llvm::Error e = planner::checkProfileMatchesModel(*loaded, shapes)) {
+        module.emitError() << "comm-merge-buckets: profile '" << profile
+                           << "': " << llvm::toString(std::move(e));
+        return failure();
+      }
+      loaded->workers = workers;
+      loaded->density = density;
+      return *loaded;
+    }
+    // No calibration: backward time proportional to the parameter's size, a
+    // top-k at 1 ns per element, and a 1 Gbit/s network with 100 us start-up.
+    mlir::emitRemark(module.getLoc()) << "comm-merge-buckets: no profile; planning with an "
+                                         "analytic estimate (calibrate for a better plan)";
+    planner::Profile p;
+    p.workers = workers;
+    p.density = density;
+    p.topkPoints = {{1, 1e-6}, {1 << 20, 1e-3}};
+    p.allgather = {1e-4, 8e-9};
+    p.allreduce = {1e-4, 8e-9};
+    for (const planner::ParameterShape &s : shapes)
+      p.layers.push_back({s.name.str(), s.numel, 2e-9 * static_cast<double>(s.numel) + 1e-6});
+    return p;
+  }
+
+  /// One all-reduce for the members' concatenated gradients, split back
+  /// after the wait.
+  void bucket(MutableArrayRef<Member> members, bool dense) {
+    OpBuilder b(&getContext());
+    Operation *lastGrad = members.front().grad;
+    Operation *firstWait = members.front().wait;
+    for (Member m : members) {
+      if (lastGrad->isBeforeInBlock(m.grad))
+        lastGrad = m.grad;
+      if (m.wait->isBeforeInBlock(firstWait))
+        firstWait = m.wait;
+    }
+    Location loc = lastGrad->getLoc();
+    b.setInsertionPointAfter(lastGrad);
+    SmallVector<Value> flat;
+    int64_t total = 0;
+    for (Member m : members) {
+      int64_t n = cast<RankedTensorType>(m.grad.getType()).getNumElements();
+      total += n;
+      flat.push_back(train::ReshapeOp::create(
+          b, loc, RankedTensorType::get({n}, b.getF32Type()), m.grad.getResult()));
+    }
+    auto flatType = RankedTensorType::get({total}, b.getF32Type());
+    auto concat = train::ConcatOp::create(b, loc, flatType, flat, b.getI64IntegerAttr(0));
+    Member firstMember = members.front(), lastMember = members.back();
+    std::string name =
+        (firstMember.grad.getParam() + ".." + lastMember.grad.getParam()).str();
+    concat->setAttr("comm.bucket", b.getStringAttr(name));
+    auto request = RequestType::get(&getContext(), {flatType});
+    auto start = AllReduceStartOp::create(b, loc, request, concat.getResult());
+    if (dense)
+      start->setAttr("comm.dense", b.getUnitAttr());
+
+    // The wait right after the start (comm-schedule sinks it); the members'
+    // updates, which may come earlier, move after it: an update only writes its
+    // parameter, which nothing later in the backward pass reads.
+    auto wait = WaitOp::create(b, firstWait->getLoc(), TypeRange{flatType}, start.getRequest());
+    SmallVector<Type> pieces(flat.size());
+    for (auto [i, v] : llvm::enumerate(flat))
+      pieces[i] = v.getType();
+    auto split = train::SplitOp::create(b, firstWait->getLoc(), pieces, wait.getResults().front(),
+                                        b.getI64IntegerAttr(0));
+    Operation *last = split;
+    for (auto [m, piece] : llvm::zip(members, split.getResults())) {
+      b.setInsertionPointAfter(last);
+      auto shaped = train::ReshapeOp::create(b, firstWait->getLoc(), m.grad.getType(), piece);
+      last = shaped;
+      SmallVector<Operation *> users(m.wait->getUsers().begin(), m.wait->getUsers().end());
+      m.wait.getResults().front().replaceAllUsesWith(shaped.getResult());
+      for (Operation *user : users)
+        if (user->isBeforeInBlock(shaped)) {
+          user->moveAfter(last);
+          last = user;
+        }
+    }
+    for (Member m : members) {
+      m.wait->erase();
+      m.start->erase();
+    }
+  }
+};
+
+} // namespace
+} // namespace mgs::comm

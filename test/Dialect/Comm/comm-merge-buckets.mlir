@@ -1,0 +1,46 @@
+// RUN: mgs-opt %s --comm-merge-buckets="strategy=single workers=4" -verify-diagnostics | FileCheck %s
+// RUN: mgs-opt %s --comm-merge-buckets="strategy=layerwise workers=4" | FileCheck %s --check-prefix=LAYERWISE
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=4 profile=%S/Inputs/wrong-profile.json" 2>&1 | FileCheck %s --check-prefix=MISMATCH
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+
+// strategy=single: the three gradients form one bucket, concatenated after
+// the last of them, all-reduced once and split back for the updates.
+// CHECK-LABEL: func.func @train_step
+//       CHECK:   %[[G2:.*]] = train.gradient @w2
+//       CHECK:   %[[G1:.*]] = train.gradient @w1
+//       CHECK:   %[[G0:.*]] = train.gradient @b
+// Forward order (b, w1, w2): the reverse of backprop order.
+//       CHECK:   %[[F1:.*]] = train.reshape %[[G1]] : (tensor<2x3xf32>) -> tensor<6xf32>
+//       CHECK:   %[[CAT:.*]] = train.concat {{.*}} {axis = 0 : i64, comm.bucket = "b..w2"} : (tensor<3xf32>, tensor<6xf32>, tensor<4xf32>) -> tensor<13xf32>
+//       CHECK:   %[[R:.*]] = comm.all_reduce_start %[[CAT]] : tensor<13xf32>
+//       CHECK:   %[[W:.*]] = comm.wait %[[R]]
+//       CHECK:   %[[S:.*]]:3 = train.split %[[W]] {axis = 0 : i64}
+//   CHECK-NOT:   comm.all_reduce_start
+//   CHECK-DAG:   train.sgd_update @w2
+//   CHECK-DAG:   train.sgd_update @w1
+//   CHECK-DAG:   train.sgd_update @b
+// LAYERWISE-COUNT-3: comm.all_reduce_start
+// LAYERWISE-NOT: train.concat
+// MISMATCH: error: comm-merge-buckets: profile '{{.*}}wrong-profile.json': layers: the profile has 1 layers, the model has 3 trainable parameters
+// STRATEGY: error: comm-merge-buckets: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto
+// expected-remark @below {{comm-merge-buckets: no profile; planning with an analytic estimate (calibrate for a better plan)}}
+module {
+  train.parameter @w1 trainable : tensor<2x3xf32>
+  train.parameter @w2 trainable : tensor<4xf32>
+  train.parameter @b trainable : tensor<3xf32>
+  func.func @train_step(%d1: tensor<2x3xf32>, %d2: tensor<4xf32>, %db: tensor<3xf32>) {
+    %g2 = train.gradient @w2, %d2 {backprop_index = 0 : i64} : tensor<4xf32>
+    %r2 = comm.all_reduce_start %g2 : tensor<4xf32>
+    %a2 = comm.wait %r2 : !comm.request<tensor<4xf32>>
+    train.sgd_update @w2, %a2 : tensor<4xf32>
+    %g1 = train.gradient @w1, %d1 {backprop_index = 1 : i64} : tensor<2x3xf32>
+    %r1 = comm.all_reduce_start %g1 : tensor<2x3xf32>
+    %a1 = comm.wait %r1 : !comm.request<tensor<2x3xf32>>
+    train.sgd_update @w1, %a1 : tensor<2x3xf32>
+    %gb = train.gradient @b, %db {backprop_index = 2 : i64} : tensor<3xf32>
+    %rb = comm.all_reduce_start %gb : tensor<3xf32>
+    %ab = comm.wait %rb : !comm.request<tensor<3xf32>>
+    train.sgd_update @b, %ab : tensor<3xf32>
+    return
+  }
+}
