@@ -265,10 +265,10 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       })
       .Case([&](GlobalAveragePoolOp p) {
         ArrayRef<int64_t> x = shapeOf(p.getInput());
-        SmallVector<int64_t> kernel(x.drop_front(2)), ones(kernel.size(), 1),
-            zeros(2 * kernel.size(), 0);
+        PoolWindow w = globalPoolWindow(x);
         return call("mgsrt_pool_fwd",
-                    poolDesc(MGSRT_POOL_AVG, x, kernel, shapeOf(p.getResult()), ones, zeros, ones, true, 0),
+                    poolDesc(MGSRT_POOL_AVG, x, w.kernel, shapeOf(p.getResult()), w.strides,
+                             w.pads, w.dilations, true, 0),
                     {{p.getInput()}, {p.getResult()}, {Value()}});
       })
       .Case([&](BatchNormOp bn) {

@@ -72,6 +72,15 @@ std::pair<int64_t, int64_t> samePadding(int64_t input, int64_t kernel, int64_t s
   return upper ? std::make_pair(small, total - small) : std::make_pair(total - small, small);
 }
 
+PoolWindow globalPoolWindow(ArrayRef<int64_t> input) {
+  PoolWindow w;
+  w.kernel.assign(input.begin() + 2, input.end());
+  w.strides.assign(w.kernel.size(), 1);
+  w.dilations.assign(w.kernel.size(), 1);
+  w.pads.assign(2 * w.kernel.size(), 0);
+  return w;
+}
+
 int64_t numElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape)

@@ -171,14 +171,14 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](GlobalAveragePoolOp pool) {
-        auto shape = cast<RankedTensorType>(pool.getInput().getType()).getShape();
-        SmallVector<int64_t> kernel(shape.drop_front(2)), ones(kernel.size(), 1),
-            zeros(2 * kernel.size(), 0);
+        PoolWindow w =
+            globalPoolWindow(cast<RankedTensorType>(pool.getInput().getType()).getShape());
         auto dx = create<PoolGradOp>(loc, pool.getInput().getType(), b.getStringAttr("average"),
                                      pool.getInput(), gradOf(pool.getResult()),
-                                     b.getDenseI64ArrayAttr(kernel), b.getDenseI64ArrayAttr(ones),
-                                     b.getDenseI64ArrayAttr(zeros), b.getDenseI64ArrayAttr(ones),
-                                     b.getBoolAttr(true));
+                                     b.getDenseI64ArrayAttr(w.kernel),
+                                     b.getDenseI64ArrayAttr(w.strides),
+                                     b.getDenseI64ArrayAttr(w.pads),
+                                     b.getDenseI64ArrayAttr(w.dilations), b.getBoolAttr(true));
         accumulate(pool.getInput(), dx);
         return success();
       })

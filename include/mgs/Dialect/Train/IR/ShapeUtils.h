@@ -41,6 +41,13 @@ std::pair<int64_t, int64_t> samePadding(int64_t input, int64_t kernel, int64_t s
 /// I64Attr getters return them unsigned.
 inline int64_t normalizedAxis(int64_t axis, int64_t rank) { return axis < 0 ? axis + rank : axis; }
 
+/// The window of a global average pool over an N x C x spatial... input:
+/// the kernel is the whole spatial extent, strides and dilations 1, no pads.
+struct PoolWindow {
+  llvm::SmallVector<int64_t> kernel, strides, pads, dilations;
+};
+PoolWindow globalPoolWindow(llvm::ArrayRef<int64_t> input);
+
 /// Product of the extents.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 
