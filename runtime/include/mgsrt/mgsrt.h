@@ -42,6 +42,7 @@ enum {
   MGSRT_ERROR_OUT_OF_MEMORY = 2,
   MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
   MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
+  MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present */
 };
 
 typedef struct mgsrt_ctx mgsrt_ctx_t;
@@ -72,6 +73,37 @@ MGSRT_EXPORT void mgsrt_ctx_set_sgd(mgsrt_ctx_t *ctx, float lr, float momentum,
 /* The dropout random stream: its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
+
+/*===--- Devices ----------------------------------------------------------===*
+ * A context runs its kernels on the CPU (the default) or on a GPU. On a GPU
+ * context every buffer a kernel or collective is given must be device memory
+ * (mgsrt_alloc), kernels are queued on the context's stream and return before
+ * they finish (errors they meet surface at the next mgsrt_synchronize or
+ * copy to the host), and collectives run on their own stream (NCCL),
+ * ordered with events, so they overlap the kernels queued after them.
+ *===----------------------------------------------------------------------===*/
+
+enum { MGSRT_DEVICE_CPU = 0, MGSRT_DEVICE_CUDA = 1 };
+
+/* Makes the context run on `device` (ordinal: which GPU). Call it before any
+ * kernel and before mgsrt_ctx_set_comm. CUDA loads the runtime's CUDA library
+ * (libmgsrt_cuda.so, beside the runtime at build time, or $MGSRT_CUDA_LIBRARY):
+ * MGSRT_ERROR_UNAVAILABLE with a message when no GPU is present, when the
+ * runtime was built without CUDA or when the library cannot be loaded. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_device(mgsrt_ctx_t *ctx, int device, int ordinal);
+MGSRT_EXPORT int mgsrt_ctx_device(const mgsrt_ctx_t *ctx);
+/* Memory on the context's device (CPU: 64-byte aligned host memory). *out is
+ * NULL on failure (recorded in ctx). bytes = 0 gives NULL and MGSRT_OK. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out);
+MGSRT_EXPORT void mgsrt_free(mgsrt_ctx_t *ctx, void *ptr);
+/* Copies between host memory and the context's device (both plain memcpy on
+ * a CPU context). They wait for the kernels queued before them. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_device(mgsrt_ctx_t *ctx, void *dst, const void *src,
+                                                 size_t bytes);
+MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_host(mgsrt_ctx_t *ctx, void *dst, const void *src,
+                                               size_t bytes);
+/* Waits for every kernel queued on the context; returns the context's status. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
 
 /*===--- Kernels ----------------------------------------------------------===*
  * Notation: S = number of spatial dims (1..3); shapes listed in desc order.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommCAPI.h"
+#include "KernelList.h"
 #include "Common.h"
 
 #include <array>
@@ -245,16 +246,22 @@ mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
 }
 
 mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && ctx->deviceKernels)
+    return ctx->deviceKernels->allreduce_start(ctx, desc, bufs);
   return runKernel(ctx, "allreduce_start", desc, bufs,
                    [&] { return allreduceStart(ctx, desc, bufs); });
 }
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && ctx->deviceKernels)
+    return ctx->deviceKernels->allgather_start(ctx, desc, bufs);
   return runKernel(ctx, "allgather_start", desc, bufs,
                    [&] { return allgatherStart(ctx, desc, bufs); });
 }
 
 mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && ctx->deviceKernels)
+    return ctx->deviceKernels->comm_wait(ctx, desc, bufs);
   static void *const kNoBuffers[1] = {nullptr};
   if (ctx && ctx->failed()) {
     // Sticky error: still complete a pending request, so its buffers are
@@ -273,6 +280,8 @@ mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 }
 
 mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && ctx->deviceKernels)
+    return ctx->deviceKernels->broadcast(ctx, desc, bufs);
   return runKernel(ctx, "broadcast", desc, bufs, [&] { return broadcast(ctx, desc, bufs); });
 }
 

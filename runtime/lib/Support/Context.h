@@ -50,6 +50,14 @@ struct CommState {
   virtual ~CommState() = default;
 };
 
+struct DeviceKernels;
+
+/// A context's device state (streams, library handles, caches), owned by the
+/// context and made by the device library's attach.
+struct DeviceState {
+  virtual ~DeviceState() = default;
+};
+
 } // namespace mgs::rt
 
 struct mgsrt_ctx {
@@ -61,6 +69,13 @@ struct mgsrt_ctx {
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set
   mgsrt_comm_t *comm = nullptr;                    // mgsrt_ctx_set_comm; not owned
   std::unique_ptr<mgs::rt::CommState> commState;   // pending collectives (lib/Comm)
+  /// MGSRT_DEVICE_CPU, or the device whose library `deviceKernels` runs every
+  /// kernel (mgsrt_ctx_set_device).
+  int device = MGSRT_DEVICE_CPU;
+  const mgs::rt::DeviceKernels *deviceKernels = nullptr;
+  // Declared last: destroyed first, while the communicator state it may
+  // refer to still exists.
+  std::unique_ptr<mgs::rt::DeviceState> deviceState;
 
   bool failed() const { return status != MGSRT_OK; }
   /// Records the first error; returns `s`.

@@ -9,6 +9,7 @@
 #define MGSRT_KERNELS_CPU_COMMON_H
 
 #include "Context.h"
+#include "KernelList.h"
 
 #include <chrono>
 

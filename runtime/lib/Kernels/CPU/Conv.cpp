@@ -382,18 +382,18 @@ mgsrt_status_t runDnnlKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_conv_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t conv_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runDnnlKernel(ctx, "conv_fwd", desc, bufs, [&] { return convFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_conv_bwd_data(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t conv_bwd_data(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runDnnlKernel(ctx, "conv_bwd_data", desc, bufs,
                        [&] { return convBwdData(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_conv_bwd_weights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t conv_bwd_weights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runDnnlKernel(ctx, "conv_bwd_weights", desc, bufs,
                        [&] { return convBwdWeights(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

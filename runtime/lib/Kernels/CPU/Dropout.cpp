@@ -101,13 +101,13 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "dropout_fwd", desc, bufs, [&] { return dropoutFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "dropout_bwd", desc, bufs, [&] { return dropoutBwd(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

@@ -507,35 +507,35 @@ mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "unary_fwd", desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "unary_bwd", desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "clip_fwd", desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "clip_bwd", desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "binary_fwd", desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "binary_bwd", desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "copy", desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "zero", desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "accumulate", desc, bufs,
                    [&] { return accumulateKernel(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

@@ -303,19 +303,19 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "gemm_fwd", desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "gemm_bwd", desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "matmul_fwd", desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "matmul_bwd", desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

@@ -257,13 +257,13 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "batch_norm_fwd", desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "batch_norm_bwd", desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

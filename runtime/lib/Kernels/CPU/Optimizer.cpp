@@ -33,7 +33,6 @@ mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 
 } // namespace
 
-extern "C" mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc,
-                                           void *const *bufs) {
+mgsrt_status_t mgs::rt::cpu::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "sgd_update", desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
 }

@@ -332,22 +332,22 @@ mgsrt_status_t padBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_transpose(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t transpose(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "transpose", desc, bufs, [&] { return transposeKernel(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_concat(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t concat(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "concat", desc, bufs, [&] { return concatKernel(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_split(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t split(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "split", desc, bufs, [&] { return splitKernel(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_pad_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t pad_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "pad_fwd", desc, bufs, [&] { return padFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_pad_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t pad_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "pad_bwd", desc, bufs, [&] { return padBwd(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

@@ -210,18 +210,18 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
 
 } // namespace
 
-extern "C" {
+namespace mgs::rt::cpu {
 
-mgsrt_status_t mgsrt_softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "softmax_fwd", desc, bufs, [&] { return softmaxFwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+mgsrt_status_t softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, "softmax_bwd", desc, bufs, [&] { return softmaxBwd(ctx, desc, bufs); });
 }
-mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc,
+mgsrt_status_t softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc,
                                            void *const *bufs) {
   return runKernel(ctx, "softmax_cross_entropy", desc, bufs,
                    [&] { return softmaxCrossEntropy(ctx, desc, bufs); });
 }
 
-} // extern "C"
+} // namespace mgs::rt::cpu

@@ -1,0 +1,151 @@
+//===- Device.cpp - Attaching a context to a GPU; memory; the table -------===//
+
+#include "Device.h"
+
+#include <cstdlib>
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace mgs::rt::cuda {
+
+CudaState::~CudaState() {
+  comm.reset(); // NCCL first: it may still use the stream
+  if (stream)
+    cudaStreamSynchronize(stream);
+  if (workspace)
+    cudaFree(workspace);
+  if (cudnn)
+    cudnnDestroy(cudnn);
+  if (cublas)
+    cublasDestroy(cublas);
+  if (stream)
+    cudaStreamDestroy(stream);
+}
+
+mgsrt_status_t cudaFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                           cudaError_t err) {
+  mgsrt_status_t code =
+      err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND;
+  return ctx->fail(code, strCat(kernel, ": ", call, " failed: ", cudaGetErrorName(err), " (",
+                                cudaGetErrorString(err), ")"));
+}
+
+mgsrt_status_t cublasFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                             cublasStatus_t err) {
+  return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": ", call, " failed: ",
+                                               cublasGetStatusName(err), " (",
+                                               cublasGetStatusString(err), ")"));
+}
+
+mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                            cudnnStatus_t err) {
+  return ctx->fail(MGSRT_ERROR_BACKEND,
+                   strCat(kernel, ": ", call, " failed: ", cudnnGetErrorString(err)));
+}
+
+mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel) {
+  return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                   strCat(kernel, ": no CUDA implementation of this kernel yet"));
+}
+
+mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out) {
+  CudaState &st = state(ctx);
+  if (bytes > st.workspaceBytes) {
+    if (st.workspace) {
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(st.workspace));
+      st.workspace = nullptr;
+      st.workspaceBytes = 0;
+    }
+    // Grow by half again, so slowly rising requests do not reallocate each time.
+    size_t want = bytes + bytes / 2;
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&st.workspace, want));
+    st.workspaceBytes = want;
+  }
+  *out = st.workspace;
+  return MGSRT_OK;
+}
+
+} // namespace mgs::rt::cuda
+
+namespace {
+
+mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
+  const char *kernel = "ctx_set_device";
+  int count = 0;
+  cudaError_t err = cudaGetDeviceCount(&count);
+  if (err != cudaSuccess)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     strCat("no CUDA device is available: cudaGetDeviceCount failed: ",
+                            cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
+  if (count == 0)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE, "no CUDA device is available (0 devices)");
+  if (ordinal < 0 || ordinal >= count)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     strCat(kernel, ": GPU ", ordinal, " does not exist (", count,
+                            " device(s))"));
+  auto st = std::make_unique<CudaState>();
+  st->ordinal = ordinal;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(ordinal));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamCreateWithFlags(&st->stream, cudaStreamNonBlocking));
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasCreate(&st->cublas));
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSetStream(st->cublas, st->stream));
+  // Plain fp32 math: results comparable with the CPU kernels (no TF32).
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSetMathMode(st->cublas, CUBLAS_PEDANTIC_MATH));
+  MGSRT_CUDNN_CHECK(ctx, kernel, cudnnCreate(&st->cudnn));
+  MGSRT_CUDNN_CHECK(ctx, kernel, cudnnSetStream(st->cudnn, st->stream));
+  ctx->deviceState = std::move(st);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  cudaError_t err = cudaMalloc(out, bytes);
+  if (err != cudaSuccess) {
+    *out = nullptr;
+    cudaGetLastError();
+    return ctx->fail(err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY
+                                                      : MGSRT_ERROR_BACKEND,
+                     strCat("alloc: cudaMalloc of ", bytes, " bytes failed: ",
+                            cudaGetErrorString(err)));
+  }
+  return MGSRT_OK;
+}
+
+void release(mgsrt_ctx_t *, void *ptr) { cudaFree(ptr); }
+
+mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
+  const char *kernel = kind == 1 ? "copy_to_host" : "copy_to_device";
+  cudaStream_t s = state(ctx).stream;
+  cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
+                     : kind == 1 ? cudaMemcpyDeviceToHost
+                                 : cudaMemcpyDeviceToDevice;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dst, src, bytes, k, s));
+  // The host side may be pageable memory that the caller reuses at once.
+  if (kind != 2)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(s));
+  return MGSRT_OK;
+}
+
+mgsrt_status_t synchronize(mgsrt_ctx_t *ctx) {
+  MGSRT_CUDA_CHECK(ctx, "synchronize", cudaStreamSynchronize(state(ctx).stream));
+  return MGSRT_OK;
+}
+
+const DeviceKernels kTable = {
+    kDeviceKernelsVersion,
+    attach,
+    alloc,
+    release,
+    copy,
+    synchronize,
+#define MGSRT_TABLE_ENTRY(name) cuda::name,
+    MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY) MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
+#undef MGSRT_TABLE_ENTRY
+};
+
+} // namespace
+
+extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
+  return &kTable;
+}

@@ -1,0 +1,118 @@
+//===- Device.h - The CUDA kernels' shared state (internal) ------*- C++ -*-===//
+//
+// What every file of libmgsrt_cuda.so uses: the context's CUDA state (the
+// compute stream, cuBLAS and cuDNN handles, a scratch workspace), the kernel
+// entry guard and the declarations of every CUDA kernel (one per entry of
+// KernelList.h, defined in the file of its kind). Descriptor checks and
+// messages are the CPU kernels' (CPU/Common.h), so both devices reject the
+// same input with the same words.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CUDA_DEVICE_H
+#define MGSRT_KERNELS_CUDA_DEVICE_H
+
+#include "../CPU/Common.h"
+#include "KernelList.h"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+
+#include <memory>
+
+namespace mgs::rt::cuda {
+
+#define MGSRT_DECLARE_KERNEL(name) mgsrt_status_t name(mgsrt_ctx_t *, const int64_t *, void *const *);
+MGSRT_COMPUTE_KERNELS(MGSRT_DECLARE_KERNEL)
+MGSRT_COMM_KERNELS(MGSRT_DECLARE_KERNEL)
+#undef MGSRT_DECLARE_KERNEL
+
+/// The collectives' state on a GPU (Comm.cpp: NCCL communicator, its
+/// stream, the request slots).
+struct CommDeviceState {
+  virtual ~CommDeviceState() = default;
+};
+
+struct CudaState final : DeviceState {
+  int ordinal = 0;
+  cudaStream_t stream = nullptr; // every compute kernel is queued here
+  cublasHandle_t cublas = nullptr;
+  cudnnHandle_t cudnn = nullptr;
+  void *workspace = nullptr; // scratch shared by the kernels of one stream
+  size_t workspaceBytes = 0;
+  std::unique_ptr<CommDeviceState> comm; // created by the first collective
+  ~CudaState() override;
+};
+
+inline CudaState &state(mgsrt_ctx_t *ctx) { return static_cast<CudaState &>(*ctx->deviceState); }
+
+/// Scratch memory of at least `bytes` on the context's stream (valid until the
+/// next call; kernels on the one stream use it one after another).
+mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out);
+
+/// Records a CUDA / cuBLAS / cuDNN failure as MGSRT_ERROR_BACKEND naming the
+/// kernel, the call and the library's message. Returns the status.
+mgsrt_status_t cudaFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                           cudaError_t err);
+mgsrt_status_t cublasFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                             cublasStatus_t err);
+mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                            cudnnStatus_t err);
+
+#define MGSRT_CUDA_CHECK(ctx, kernel, call)                                                        \
+  do {                                                                                             \
+    cudaError_t mgsrt_err_ = (call);                                                               \
+    if (mgsrt_err_ != cudaSuccess)                                                                 \
+      return ::mgs::rt::cuda::cudaFailure(ctx, kernel, #call, mgsrt_err_);                        \
+  } while (0)
+#define MGSRT_CUBLAS_CHECK(ctx, kernel, call)                                                      \
+  do {                                                                                             \
+    cublasStatus_t mgsrt_err_ = (call);                                                            \
+    if (mgsrt_err_ != CUBLAS_STATUS_SUCCESS)                                                       \
+      return ::mgs::rt::cuda::cublasFailure(ctx, kernel, #call, mgsrt_err_);                      \
+  } while (0)
+#define MGSRT_CUDNN_CHECK(ctx, kernel, call)                                                       \
+  do {                                                                                             \
+    cudnnStatus_t mgsrt_err_ = (call);                                                             \
+    if (mgsrt_err_ != CUDNN_STATUS_SUCCESS)                                                        \
+      return ::mgs::rt::cuda::cudnnFailure(ctx, kernel, #call, mgsrt_err_);                       \
+  } while (0)
+
+/// runKernel (CPU/Common.h) for a CUDA kernel: the same guard, plus a check
+/// that the launches `body` queued were accepted. With MGSRT_PROFILE the
+/// stream is synchronized after the kernel so its time is the GPU's.
+template <typename Body>
+mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                             void *const *bufs, Body &&body) {
+  return runKernel(ctx, kernel, desc, bufs, [&]() -> mgsrt_status_t {
+    mgsrt_status_t s = body();
+    if (s != MGSRT_OK)
+      return s;
+    if (cudaError_t err = cudaPeekAtLastError(); err != cudaSuccess)
+      return cudaFailure(ctx, kernel, "kernel launch", cudaGetLastError());
+    if (ctx->profile)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
+    return MGSRT_OK;
+  });
+}
+
+/// Blocks of `threads` covering n elements, capped (kernels use grid-stride loops).
+inline unsigned gridFor(int64_t n, unsigned threads = 256) {
+  int64_t blocks = (n + threads - 1) / threads;
+  if (blocks < 1)
+    blocks = 1;
+  return static_cast<unsigned>(blocks > 65535 * 8 ? 65535 * 8 : blocks);
+}
+
+mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
+
+} // namespace mgs::rt::cuda
+
+/// A kernel without a CUDA implementation yet: a clear error, never a crash.
+#define MGSRT_CUDA_UNIMPLEMENTED(name)                                                             \
+  mgsrt_status_t mgs::rt::cuda::name(mgsrt_ctx_t *ctx, const int64_t *, void *const *) {          \
+    return ::mgs::rt::cuda::unimplemented(ctx, #name);                                             \
+  }
+
+#endif // MGSRT_KERNELS_CUDA_DEVICE_H

@@ -1,0 +1,13 @@
+//===- Elementwise.cu - elementwise kernels ===//
+
+#include "Device.h"
+
+MGSRT_CUDA_UNIMPLEMENTED(unary_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(unary_bwd)
+MGSRT_CUDA_UNIMPLEMENTED(clip_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(clip_bwd)
+MGSRT_CUDA_UNIMPLEMENTED(binary_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(binary_bwd)
+MGSRT_CUDA_UNIMPLEMENTED(copy)
+MGSRT_CUDA_UNIMPLEMENTED(zero)
+MGSRT_CUDA_UNIMPLEMENTED(accumulate)

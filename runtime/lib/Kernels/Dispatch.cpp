@@ -1,0 +1,175 @@
+//===- Dispatch.cpp - The C entry points: CPU kernels or a device's -------===//
+//
+// Every compute kernel of mgsrt.h is defined here once: a context attached
+// to a device (mgsrt_ctx_set_device) runs the device library's kernel, any
+// other the CPU one. The device library (libmgsrt_cuda.so) is loaded on
+// first use, so programs that never ask for a GPU never load CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CPU/Common.h"
+#include "KernelList.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <dlfcn.h>
+#include <mutex>
+#include <string>
+
+using namespace mgs::rt;
+
+namespace {
+
+#ifndef MGSRT_CUDA_LIBRARY_PATH
+#define MGSRT_CUDA_LIBRARY_PATH ""
+#endif
+
+struct LoadedLibrary {
+  const DeviceKernels *kernels = nullptr;
+  std::string error;
+};
+
+/// Loads the CUDA library once per process.
+const LoadedLibrary &cudaLibrary() {
+  static LoadedLibrary lib;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    std::string path = MGSRT_CUDA_LIBRARY_PATH;
+    if (const char *env = std::getenv("MGSRT_CUDA_LIBRARY"); env && *env)
+      path = env;
+    if (path.empty()) {
+      lib.error = "this mgs runtime was built without CUDA (no CUDA toolkit was found when it "
+                  "was configured)";
+      return;
+    }
+    void *handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
+      const char *e = dlerror();
+      lib.error = strCat("cannot load the CUDA runtime library ", path, ": ", e ? e : "?");
+      return;
+    }
+    using Getter = const DeviceKernels *(*)();
+    auto get = reinterpret_cast<Getter>(dlsym(handle, "mgsrt_device_kernels"));
+    if (!get) {
+      lib.error = strCat(path, " has no mgsrt_device_kernels: not an mgs runtime library");
+      return;
+    }
+    const DeviceKernels *k = get();
+    if (!k || k->version != kDeviceKernelsVersion) {
+      lib.error = strCat(path, " is of another runtime version (", k ? k->version : -1,
+                         ", expected ", kDeviceKernelsVersion, ")");
+      return;
+    }
+    lib.kernels = k;
+  });
+  return lib;
+}
+
+} // namespace
+
+extern "C" {
+
+mgsrt_status_t mgsrt_ctx_set_device(mgsrt_ctx_t *ctx, int device, int ordinal) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed())
+    return ctx->status;
+  if (device == MGSRT_DEVICE_CPU) {
+    if (ctx->device != MGSRT_DEVICE_CPU)
+      return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                       "ctx_set_device: a context attached to a GPU cannot go back to the CPU");
+    return MGSRT_OK;
+  }
+  if (device != MGSRT_DEVICE_CUDA)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     strCat("ctx_set_device: unknown device ", device,
+                            " (0 = cpu, 1 = cuda)"));
+  if (ctx->device == MGSRT_DEVICE_CUDA)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     "ctx_set_device: the context is already attached to a GPU");
+  if (ctx->comm)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     "ctx_set_device: set the device before the communicator");
+  const LoadedLibrary &lib = cudaLibrary();
+  if (!lib.kernels)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE, lib.error);
+  if (mgsrt_status_t s = lib.kernels->attach(ctx, ordinal); s != MGSRT_OK)
+    return ctx->fail(s, ctx->message.empty() ? "ctx_set_device: attach failed" : ctx->message);
+  ctx->device = MGSRT_DEVICE_CUDA;
+  ctx->deviceKernels = lib.kernels;
+  return MGSRT_OK;
+}
+
+int mgsrt_ctx_device(const mgsrt_ctx_t *ctx) { return ctx ? ctx->device : MGSRT_DEVICE_CPU; }
+
+mgsrt_status_t mgsrt_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  if (!ctx || !out)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  *out = nullptr;
+  if (ctx->failed())
+    return ctx->status;
+  if (bytes == 0)
+    return MGSRT_OK;
+  if (ctx->deviceKernels)
+    return ctx->deviceKernels->alloc(ctx, bytes, out);
+  void *p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!p)
+    return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY,
+                     strCat("alloc: out of memory allocating ", bytes, " bytes"));
+  *out = p;
+  return MGSRT_OK;
+}
+
+void mgsrt_free(mgsrt_ctx_t *ctx, void *ptr) {
+  if (!ptr)
+    return;
+  if (ctx && ctx->deviceKernels)
+    ctx->deviceKernels->free(ctx, ptr);
+  else
+    std::free(ptr);
+}
+
+static mgsrt_status_t copyBytes(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes,
+                                int kind) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed())
+    return ctx->status;
+  if (bytes == 0)
+    return MGSRT_OK;
+  if (!dst || !src)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT, "copy: null pointer");
+  if (ctx->deviceKernels)
+    return ctx->deviceKernels->memcpy(ctx, dst, src, bytes, kind);
+  std::memcpy(dst, src, bytes);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t mgsrt_copy_to_device(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes) {
+  return copyBytes(ctx, dst, src, bytes, 0);
+}
+
+mgsrt_status_t mgsrt_copy_to_host(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes) {
+  return copyBytes(ctx, dst, src, bytes, 1);
+}
+
+mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed())
+    return ctx->status;
+  if (ctx->deviceKernels)
+    return ctx->deviceKernels->synchronize(ctx);
+  return MGSRT_OK;
+}
+
+#define MGSRT_DEFINE_ENTRY(name)                                                                   \
+  mgsrt_status_t mgsrt_##name(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {          \
+    if (ctx && ctx->deviceKernels)                                                                 \
+      return ctx->deviceKernels->name(ctx, desc, bufs);                                            \
+    return cpu::name(ctx, desc, bufs);                                                             \
+  }
+MGSRT_COMPUTE_KERNELS(MGSRT_DEFINE_ENTRY)
+#undef MGSRT_DEFINE_ENTRY
+
+} // extern "C"

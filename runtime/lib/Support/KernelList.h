@@ -1,0 +1,99 @@
+//===- KernelList.h - Every compute kernel of the C ABI (internal) -*- C++ -*-===//
+//
+// One list of the kernels mgsrt.h declares (communication aside), expanded
+// into the CPU implementations' declarations (mgs::rt::cpu, lib/Kernels/CPU),
+// the device implementations' table (DeviceKernels, lib/Kernels/CUDA) and the
+// C entry points that choose between them by the context's device
+// (Dispatch.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_SUPPORT_KERNELLIST_H
+#define MGSRT_SUPPORT_KERNELLIST_H
+
+#include "mgsrt/mgsrt.h"
+
+#include <cstddef>
+#include <cstdint>
+
+#define MGSRT_COMPUTE_KERNELS(X)                                                                   \
+  X(unary_fwd)                                                                                     \
+  X(unary_bwd)                                                                                     \
+  X(clip_fwd)                                                                                      \
+  X(clip_bwd)                                                                                      \
+  X(binary_fwd)                                                                                    \
+  X(binary_bwd)                                                                                    \
+  X(gemm_fwd)                                                                                      \
+  X(gemm_bwd)                                                                                      \
+  X(matmul_fwd)                                                                                    \
+  X(matmul_bwd)                                                                                    \
+  X(conv_fwd)                                                                                      \
+  X(conv_bwd_data)                                                                                 \
+  X(conv_bwd_weights)                                                                              \
+  X(pool_fwd)                                                                                      \
+  X(pool_bwd)                                                                                      \
+  X(batch_norm_fwd)                                                                                \
+  X(batch_norm_bwd)                                                                                \
+  X(dropout_fwd)                                                                                   \
+  X(dropout_bwd)                                                                                   \
+  X(softmax_fwd)                                                                                   \
+  X(softmax_bwd)                                                                                   \
+  X(transpose)                                                                                     \
+  X(concat)                                                                                        \
+  X(split)                                                                                         \
+  X(pad_fwd)                                                                                       \
+  X(pad_bwd)                                                                                       \
+  X(copy)                                                                                          \
+  X(zero)                                                                                          \
+  X(accumulate)                                                                                    \
+  X(softmax_cross_entropy)                                                                         \
+  X(sgd_update)                                                                                    \
+  X(topk_sparsify)                                                                                 \
+  X(scatter_add)
+
+/// The collectives: lib/Comm on the CPU, NCCL on a device.
+#define MGSRT_COMM_KERNELS(X)                                                                      \
+  X(allreduce_start)                                                                               \
+  X(allgather_start)                                                                               \
+  X(comm_wait)                                                                                     \
+  X(broadcast)
+
+using mgsrt_kernel_fn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void *const *);
+
+namespace mgs::rt {
+
+namespace cpu {
+#define MGSRT_DECLARE_KERNEL(name) mgsrt_status_t name(mgsrt_ctx_t *, const int64_t *, void *const *);
+MGSRT_COMPUTE_KERNELS(MGSRT_DECLARE_KERNEL)
+#undef MGSRT_DECLARE_KERNEL
+} // namespace cpu
+
+/// What a device library (libmgsrt_cuda.so) provides: every kernel, its
+/// collectives, and memory. Loaded by mgsrt_ctx_set_device.
+struct DeviceKernels {
+  /// The ABI version below; a library of another version is refused.
+  int version;
+  /// Makes `ctx` run on device `ordinal` (creates streams and library
+  /// handles in ctx->deviceState). MGSRT_ERROR_UNAVAILABLE when no device
+  /// is present (the message says why); other failures are backend errors.
+  mgsrt_status_t (*attach)(mgsrt_ctx_t *ctx, int ordinal);
+  mgsrt_status_t (*alloc)(mgsrt_ctx_t *ctx, size_t bytes, void **out);
+  void (*free)(mgsrt_ctx_t *ctx, void *ptr);
+  /// kind: 0 host to device, 1 device to host, 2 device to device.
+  mgsrt_status_t (*memcpy)(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind);
+  /// Waits for every kernel queued on the context; reports asynchronous errors.
+  mgsrt_status_t (*synchronize)(mgsrt_ctx_t *ctx);
+#define MGSRT_TABLE_ENTRY(name) mgsrt_kernel_fn name;
+  MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY)
+  MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
+#undef MGSRT_TABLE_ENTRY
+};
+
+constexpr int kDeviceKernelsVersion = 1;
+
+} // namespace mgs::rt
+
+/// The symbol a device library exports.
+extern "C" const mgs::rt::DeviceKernels *mgsrt_device_kernels(void);
+
+#endif // MGSRT_SUPPORT_KERNELLIST_H
