@@ -28,3 +28,14 @@ config.substitutions.append(
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.add_tool_substitutions(["mgs-opt", "mgs-import-onnx", "mgsc", "mgs-plan"], [config.mgs_tools_dir])
+
+# A usable NVIDIA GPU: the GPU end-to-end tests need one; the no-GPU error
+# tests run only without one.
+import shutil
+import subprocess
+if shutil.which("nvidia-smi"):
+    try:
+        if subprocess.run(["nvidia-smi", "-L"], capture_output=True, timeout=20).returncode == 0:
+            config.available_features.add("cuda-gpu")
+    except (OSError, subprocess.SubprocessError):
+        pass

@@ -68,6 +68,12 @@ cl::opt<Emit> emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
                               clEnumValN(Emit::Mlir, "mlir",
                                          "the training step in the train dialect")));
 cl::opt<bool> quiet("quiet", cl::desc("No progress lines"));
+enum class Device { Cpu, Cuda };
+cl::opt<Device> device("target", cl::desc("Where the executable runs its kernels"),
+                       cl::init(Device::Cpu),
+                       cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
+                                  clEnumValN(Device::Cuda, "cuda",
+                                             "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")));
 cl::opt<std::string> strategy(
     "strategy",
     cl::desc("Gradient communication between data-parallel workers: none (one process), "
@@ -79,9 +85,18 @@ cl::opt<std::string> profileUse("profile-use",
                                 cl::desc("Merge strategies: the calibration profile to plan with "
                                          "(default: an analytic estimate)"),
                                 cl::value_desc("file"));
+cl::opt<bool> profileGenerate(
+    "profile-generate",
+    cl::desc("Build an instrumented executable whose --calibrate run measures this machine "
+             "(per-layer backward, top-k, collectives) and writes a profile for --profile-use"));
 cl::opt<double> density("density",
                         cl::desc("Sparse strategies: fraction of each gradient sent (default 0.001)"),
                         cl::value_desc("rho"), cl::init(0.001));
+cl::list<double> densityWarmup(
+    "density-warmup",
+    cl::desc("Sparse strategies: densities of the first epochs, one each, before --density "
+             "(a warm-up, e.g. 0.25,0.0625,0.015625,0.004); the exchange is sized for the largest"),
+    cl::value_desc("rho,..."), cl::CommaSeparated);
 cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on"),
@@ -225,6 +240,20 @@ int main(int argc, char **argv) {
     return fail("--density must be in (0, 1], got " + std::to_string(density));
   if (strategy != "none" && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
+  double maxDensity = density;
+  for (double d : densityWarmup) {
+    if (!(d > 0.0 && d <= 1.0))
+      return fail("--density-warmup: each density must be in (0, 1], got " + std::to_string(d));
+    maxDensity = std::max(maxDensity, d);
+  }
+  if (!densityWarmup.empty() && !sparse)
+    return fail("--density-warmup needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
+                strategy);
+  if (profileGenerate && inference)
+    return fail("--profile-generate calibrates training; it cannot be combined with --inference");
+  if (profileGenerate && (strategy != "none" || !profileUse.empty()))
+    return fail("--profile-generate measures the model's own backward and the machine's "
+                "collectives; compile it without --strategy and --profile-use");
   if (batchSize.getNumOccurrences() && batchSize < 1)
     return fail("--batch-size must be a positive integer, got " + Twine(batchSize));
   std::string output = outputFile;
@@ -274,6 +303,7 @@ int main(int argc, char **argv) {
       mgs::comm::CommSparsifyTopKOptions sparse;
       sparse.density = density;
       sparse.workers = workersOpt;
+      sparse.maxDensity = densityWarmup.empty() ? 0.0 : maxDensity;
       pm.addPass(mgs::comm::createCommSparsifyTopK(sparse));
     }
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommSchedule());
@@ -292,7 +322,14 @@ int main(int argc, char **argv) {
     mlir::PassManager lower(&context);
     if (failed(mlir::applyPassManagerCLOptions(lower)))
       return 1;
-    lower.addPass(mgs::createConvertTrainToRuntime());
+    mgs::ConvertTrainToRuntimeOptions lowerOptions;
+    lowerOptions.target = device == Device::Cuda ? "cuda" : "cpu";
+    lowerOptions.instrument = profileGenerate;
+    if (!densityWarmup.empty()) {
+      lowerOptions.densitySchedule.assign(densityWarmup.begin(), densityWarmup.end());
+      lowerOptions.densitySchedule.push_back(density);
+    }
+    lower.addPass(mgs::createConvertTrainToRuntime(lowerOptions));
     if (failed(lower.run(*module)))
       return 1;
   }

@@ -20,8 +20,24 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
     liveness (values whose lifetimes do not overlap share memory), whose size
     the manifest reports. Outputs nobody reads are passed as null where the
     kernel allows it.
+
+    With `target=cuda` the manifest says `target cuda`: the driver then
+    attaches the runtime context to a GPU and places the io buffers and the
+    arena in device memory; the calls are the same (the runtime dispatches).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
+  let options = [
+    Option<"target", "target", "std::string", /*default=*/"\"cpu\"",
+           "Where the runtime runs the kernels: cpu or cuda (recorded in the "
+           "manifest; the compiled calls are the same)">,
+    ListOption<"densitySchedule", "density-schedule", "double",
+               "Density per epoch (the last one for the rest), recorded in the "
+               "manifest: the driver sets it before each epoch (a density warm-up)">,
+    Option<"instrument", "instrument", "bool", /*default=*/"false",
+           "Calibration build: mark the start of backprop and each gradient's "
+           "completion (mgsrt_mark) so the executable's --calibrate can time "
+           "every layer's backward">,
+  ];
   let statistics = [
     Statistic<"numKernelCalls", "num-kernel-calls", "Runtime kernel calls emitted">,
     Statistic<"arenaBytes", "arena-bytes", "Bytes of the activation/gradient arena">,

@@ -25,6 +25,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cstdio>
+
 #include <cstring>
 #include <map>
 #include <vector>
@@ -423,7 +425,11 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
           return gather.emitOpError() << "needs exactly one comm.wait (convert-train-to-runtime)";
         // The gathered buffers are the wait's results, written from the start on.
         auto wait = cast<comm::WaitOp>(*request.getUsers().begin());
-        return call("mgsrt_allgather_start", {numel(gather.getValues()), slot},
+        // n: the gradient the values were selected from (the density warm-up's k).
+        int64_t source = 0;
+        if (auto topk = gather.getValues().getDefiningOp<comm::TopKSparsifyOp>())
+          source = numel(topk.getGrad());
+        return call("mgsrt_allgather_start", {numel(gather.getValues()), slot, source},
                     {{gather.getValues()}, {gather.getIndices()}, {wait.getResults()[0]},
                      {wait.getResults()[1]}});
       })
@@ -493,6 +499,9 @@ public:
 
   int64_t arenaBytes = 0, unplannedBytes = 0, numCalls = 0, numCollectives = 0;
   int64_t compiledWorkers = 0; // the workers a sparse exchange was compiled for (0: any)
+  /// Calibration (mgsc --profile-generate): mark the start of backprop and
+  /// each gradient's completion with mgsrt_mark calls.
+  bool instrument = false;
 
 private:
   Value root(Value v) {
@@ -614,6 +623,14 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       return failure();
     if (*described)
       calls.push_back(std::move(**described));
+    // Marks for calibration: -1 when the loss (and so backprop) starts, the
+    // backprop index when a gradient is complete.
+    if (instrument && train) {
+      if (isa<SoftmaxCrossEntropyOp>(op))
+        calls.push_back(KernelCall{&op, "mgsrt_mark", {-1}, {}});
+      else if (auto g = dyn_cast<GradientOp>(op))
+        calls.push_back(KernelCall{&op, "mgsrt_mark", {g.getBackpropIndex()}, {}});
+    }
   }
 
   // 2. Storage of io values.
@@ -747,12 +764,19 @@ void appendShape(std::string &out, Type type) {
 }
 
 struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRuntime> {
+  using ConvertTrainToRuntimeBase::ConvertTrainToRuntimeBase;
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
     auto train = module.lookupSymbol<func::FuncOp>("train_step");
     if (!eval) {
       module.emitError() << "convert-train-to-runtime: no @eval_step (run train-build-step first)";
+      return signalPassFailure();
+    }
+    if (target != "cpu" && target != "cuda") {
+      module.emitError() << "convert-train-to-runtime: unknown target '" << target
+                         << "' (expected cpu or cuda)";
       return signalPassFailure();
     }
 
@@ -781,6 +805,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
         continue;
       StepLowering lowering(module, paramIndex, velocityIndex, paramIndex.size(),
                             velocityIndex.size(), globals);
+      lowering.instrument = instrument;
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
@@ -832,6 +857,22 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       manifest += "\ncollectives " + std::to_string(collectives);
     if (compiledWorkers > 0)
       manifest += "\nworkers " + std::to_string(compiledWorkers);
+    if (target == "cuda")
+      manifest += "\ntarget cuda";
+    if (!densitySchedule.empty() && train) {
+      manifest += "\ndensity_schedule";
+      for (double d : densitySchedule) {
+        char text[32];
+        std::snprintf(text, sizeof text, " %.17g", d);
+        manifest += text;
+      }
+    }
+    if (instrument && train) {
+      manifest += "\ninstrumented 1";
+      // Which parameter each gradient mark stands for.
+      for (auto g : train.getOps<GradientOp>())
+        manifest += "\nmark " + std::to_string(g.getBackpropIndex()) + " " + g.getParam().str();
+    }
     if (auto source = module->getAttrOfType<StringAttr>(kWeightsFileAttrName))
       if (!source.getValue().contains('\n'))
         manifest += "\nsource " + source.getValue().str();

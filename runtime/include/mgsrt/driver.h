@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 /// The whole driver: parses argv, runs training or inference, returns the
@@ -60,6 +61,13 @@ struct Manifest {
   std::string source;             // the ONNX model compiled (for --save), if known
   int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
   int64_t workers = 0;            // workers a sparse exchange was compiled for (0: any)
+  bool cuda = false;              // `target cuda`: kernels run on a GPU
+  bool instrumented = false;      // `instrumented 1`: the step calls mgsrt_mark
+  /// `density_schedule R0 R1 ...`: the top-k density of epoch e is R[min(e, last)].
+  std::vector<double> densitySchedule;
+  /// `mark B NAME` lines (instrumented): the gradient of param NAME completes
+  /// at mark B (its backprop index).
+  std::vector<std::pair<int64_t, std::string>> marks;
 
   int64_t numTrainable() const;
 };

@@ -85,7 +85,9 @@ MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
 
 enum { MGSRT_DEVICE_CPU = 0, MGSRT_DEVICE_CUDA = 1 };
 
-/* Makes the context run on `device` (ordinal: which GPU). Call it before any
+/* Makes the context run on `device` (ordinal: which GPU; < 0: the process's
+ * local rank under mpirun (OMPI_COMM_WORLD_LOCAL_RANK) modulo the GPUs present,
+ * 0 without mpirun: one process per GPU). Call it before any
  * kernel and before mgsrt_ctx_set_comm. CUDA loads the runtime's CUDA library
  * (libmgsrt_cuda.so, beside the runtime at build time, or $MGSRT_CUDA_LIBRARY):
  * MGSRT_ERROR_UNAVAILABLE with a message when no GPU is present, when the
@@ -250,6 +252,14 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *de
  * scatter-adds the P contributions and divides by P.
  *===----------------------------------------------------------------------===*/
 
+/* Density warm-up: with a density rho in (0, 1] set (0: off, the default),
+ * every top-k exchange sends k_eff = min(k, max(1, floor(rho * n))) entries
+ * instead of its compiled k (k is then the most it may send; n the size of
+ * the gradient): topk_sparsify selects k_eff (values/indices past k_eff are
+ * left untouched), allgather_start sends k_eff per rank (recv_*[r * k_eff + j])
+ * and scatter_add adds P * k_eff. Every rank must use the same rho. */
+MGSRT_EXPORT void mgsrt_ctx_set_density(mgsrt_ctx_t *ctx, double density);
+
 /* Top-k sparsification with error feedback.  desc: [n, k]   (1 <= k <= n < 2^31)
  * bufs: grad (n, in), residual (n, in/out), values (k, out), indices (k int32, out)
  *   acc = grad + residual. The k entries of largest |acc| are selected, ties
@@ -324,7 +334,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *c
  *
  * Allreduce average.  desc: [n, slot]   bufs: data (n, in/out)
  *   After the wait, data holds the elementwise sum over the ranks divided by P.
- * Allgather of sparse gradients.  desc: [k, slot]
+ * Allgather of sparse gradients.  desc: [k, slot, n]   (n: the size of the
+ *   gradient the k were selected from, for the density warm-up; 0: none)
  *   bufs: values (k, in), indices (k int32, in), recv_values (P*k, out),
  *         recv_indices (P*k int32, out)
  *   After the wait, recv_*[r*k + j] is rank r's values/indices[j]. values and
@@ -340,6 +351,22 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_
 MGSRT_EXPORT mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/*===--- Calibration marks ------------------------------------------------===*
+ * mgsc --profile-generate builds a step that calls mgsrt_mark where backprop
+ * starts (id -1) and where each gradient is complete (id = its backprop
+ * index); the executable's --calibrate times every layer's backward from them.
+ *===----------------------------------------------------------------------===*/
+
+/* desc: [id]   bufs: none (may be NULL). Records (id, seconds on a monotonic
+ * clock) while recording is on; on a GPU context, after the kernels queued
+ * before it have finished. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+/* Turns recording on or off; either way the recorded marks are dropped. */
+MGSRT_EXPORT void mgsrt_ctx_record_marks(mgsrt_ctx_t *ctx, int on);
+/* Copies up to `capacity` recorded marks, oldest first; returns how many were recorded. */
+MGSRT_EXPORT int64_t mgsrt_ctx_marks(const mgsrt_ctx_t *ctx, int64_t *ids, double *seconds,
+                                     int64_t capacity);
 
 /*===--- The compiled model ----------------------------------------------===*
  * mgsc emits an object file that defines these; the training executable's
@@ -358,6 +385,12 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *des
  *   collectives N              (optional: collectives per training step; > 0 makes the
  *                               driver join the workers, MPI ranks under mpirun)
  *   workers P                  (optional: sparse exchanges are compiled for exactly P workers)
+ *   target cpu|cuda            (optional, default cpu: cuda makes the driver attach
+ *                               the context to a GPU and keep every io buffer there)
+ *   density_schedule R0 R1 ... (optional: the driver calls mgsrt_ctx_set_density with
+ *                               R[min(epoch, last)] before each epoch: a warm-up)
+ *   instrumented 1             (optional: the step calls mgsrt_mark; --calibrate works)
+ *   mark B NAME                (instrumented: mark B is param NAME's gradient completing)
  *   source PATH                (optional: the ONNX model compiled, for --save)
  * Params named "mgs.residual/..." are the compiler's error-feedback residuals:
  * state, but not the model's (--save leaves them out of the ONNX file).

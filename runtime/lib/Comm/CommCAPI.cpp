@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommCAPI.h"
+#include "CommChecks.h"
 #include "KernelList.h"
 #include "Common.h"
 
@@ -54,16 +55,6 @@ CommSlots &slotsOf(mgsrt_ctx_t *ctx) {
   return static_cast<CommSlots &>(*ctx->commState);
 }
 
-bool validSlot(int64_t slot) { return slot >= 0 && slot < MGSRT_COMM_MAX_SLOTS; }
-
-mgsrt_status_t badSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
-  return invalidArg(ctx, kernel, "slot ", slot, " is outside [0, ", MGSRT_COMM_MAX_SLOTS, ")");
-}
-
-mgsrt_status_t noComm(mgsrt_ctx_t *ctx, const char *kernel) {
-  return invalidArg(ctx, kernel, "the context has no communicator (mgsrt_ctx_set_comm)");
-}
-
 /// The free slot `slot` of a context with a communicator, or null (error recorded).
 Slot *startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
   if (!ctx->comm) {
@@ -76,8 +67,7 @@ Slot *startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
   }
   Slot &s = slotsOf(ctx).slots[slot];
   if (s.request) {
-    invalidArg(ctx, kernel, "slot ", slot,
-               " already has a pending collective (started again before mgsrt_comm_wait)");
+    slotBusy(ctx, kernel, slot);
     return nullptr;
   }
   return &s;
@@ -144,8 +134,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
     return badSlot(ctx, kernel, slot);
   Slot *s = ctx->commState ? &slotsOf(ctx).slots[slot] : nullptr;
   if (!s || !s->request)
-    return invalidArg(ctx, kernel, "slot ", slot,
-                      " has no pending collective (a wait without a start)");
+    return slotIdle(ctx, kernel, slot);
   Status status = s->request->wait();
   s->request.reset();
   if (!status.ok())
@@ -253,6 +242,8 @@ mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
 }
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && !ctx->failed())
+    desc = ctx->effectiveDesc(desc, 0, 2, 3); // the warm-up's k of [k, slot, n]
   if (ctx && ctx->deviceKernels)
     return ctx->deviceKernels->allgather_start(ctx, desc, bufs);
   return runKernel(ctx, "allgather_start", desc, bufs,

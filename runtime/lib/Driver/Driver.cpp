@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Calibrate.h"
 #include "FileIO.h"
 #include "mgsrt/driver.h"
 #include "mgsrt/mgsrt.h"
@@ -32,6 +33,8 @@
 #include <memory>
 #include <new>
 #include <set>
+#include <thread>
+#include <omp.h>
 #include <unistd.h>
 
 using namespace mgs::rt::driver;
@@ -62,6 +65,12 @@ constexpr const char *kUsage =
     "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
     "                           graph with the trained initializers (BatchNorm\n"
     "                           running statistics included)\n"
+    "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
+    "with the workers the model will train on):\n"
+    "  --calibrate FILE         instead of training, measure each layer's backward on\n"
+    "                           --data, top-k over sizes and the collectives, and write\n"
+    "                           the profile for mgsc --profile-use\n"
+    "  --calibrate-density R    the density top-k is timed at (default 0.001)\n"
     "inference (manifest mode inference, or --inference):\n"
     "  --input NAME=FILE        raw float32 input, one per model input\n"
     "  --output NAME=FILE       write a model output as raw float32\n"
@@ -72,7 +81,8 @@ constexpr const char *kUsage =
 struct Options {
   std::string program = "mgs-model";
   std::string executable;
-  std::string data, weights, checkpoint, resume, saveWeights, saveOnnx;
+  std::string data, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
+  double calibrateDensity = 0.001;
   bool haveFormat = false;
   DataFormat format = DataFormat::Digits;
   int64_t epochs = 10;
@@ -93,7 +103,8 @@ struct Options {
 const std::set<std::string> kTrainOnly = {
     "--data",  "--data-format", "--epochs",    "--lr",         "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
-    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save"};
+    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
+    "--calibrate", "--calibrate-density"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 bool parseI64(const std::string &s, int64_t min, int64_t &v) {
@@ -164,7 +175,8 @@ std::string parseOptions(int argc, char **argv, Options &o) {
         "--data",      "--data-format",    "--epochs",     "--batch-size",   "--lr",
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
-        "--save-weights", "--save",        "--weights",    "--input",      "--output"};
+        "--save-weights", "--save",        "--weights",    "--input",      "--output",
+        "--calibrate", "--calibrate-density"};
     if (!known.count(arg))
       return "unknown option '" + std::string(argv[i]) + "'";
     if (!haveValue) {
@@ -235,6 +247,12 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       o.saveOnnx = value;
     } else if (arg == "--weights") {
       o.weights = value;
+    } else if (arg == "--calibrate") {
+      o.calibrate = value;
+    } else if (arg == "--calibrate-density") {
+      if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
+          o.calibrateDensity > 1)
+        return bad("a density in (0, 1]");
     } else if (arg == "--input" || arg == "--output") {
       std::pair<std::string, std::string> b;
       if (!parseBinding(value, b))
@@ -264,6 +282,11 @@ public:
   void *get() const { return ptr_.get(); }
   float *f32() const { return static_cast<float *>(ptr_.get()); }
   uint64_t bytes() const { return bytes_; }
+  /// What the compiled steps are given: the device copy on a GPU, else the
+  /// host memory itself.
+  void *io() const { return device ? device : ptr_.get(); }
+  /// The device copy (Driver::mirror allocates it, the Driver frees it).
+  void *device = nullptr;
 
 private:
   struct Free {
@@ -294,6 +317,8 @@ class Driver {
 public:
   explicit Driver(Options &options) : o(options) {}
   ~Driver() {
+    for (void *p : deviceMemory)
+      mgsrt_free(ctx, p);
     if (ctx)
       mgsrt_ctx_destroy(ctx); // waits for pending collectives
     mgsrt_comm_destroy(comm);
@@ -320,6 +345,17 @@ private:
 
   int setupWorkers();
   int broadcastParams();
+  int runCalibration();
+
+  // A model compiled with mgsc --target=cuda: every io buffer has a device
+  // copy the steps use; the host copies are what files are read into and
+  // written from, copied across where the two meet.
+  int createContext();
+  int mirror(Buffer &b, const std::string &what);
+  int toDevice(Buffer &b);
+  int toHost(Buffer &b);
+  int paramsToHost();
+  std::vector<void *> deviceMemory;
 
   Options &o;
   std::string manifestText;
@@ -329,6 +365,7 @@ private:
   // Data-parallel workers: this process's rank among `workers`.
   mgsrt_comm_t *comm = nullptr;
   int rank = 0, workers = 1;
+  int threadsPerWorker = 0; // set when the driver chose it (OMP_NUM_THREADS unset)
 
   // Params (manifest order) and the loaded values before they are copied in.
   std::vector<Tensor> loaded;
@@ -475,28 +512,89 @@ int Driver::allocate(bool forTraining) {
                       !loss.allocate(sizeof(float))))
     return oom("the labels", m.batchSize * sizeof(int64_t));
 
+  if (m.cuda) {
+    if (int rc = mirror(arena, "the arena"))
+      return rc;
+    for (size_t i = 0; i < params.size(); ++i)
+      if (int rc = mirror(params[i], "param '" + m.params[i].name + "'"))
+        return rc;
+    for (Buffer &b : velocities)
+      if (int rc = mirror(b, "a velocity"))
+        return rc;
+    for (std::vector<Buffer> *bufs : {&inputs, &outputs})
+      for (Buffer &b : *bufs)
+        if (int rc = mirror(b, "an input or output"))
+          return rc;
+    if (forTraining)
+      for (Buffer *b : {&labels, &loss})
+        if (int rc = mirror(*b, "the labels and loss"))
+          return rc;
+  }
+
   // mgs_eval_step io: arena, params, inputs, outputs.
-  evalIo.push_back(arena.get());
+  evalIo.push_back(arena.io());
   for (Buffer &b : params)
-    evalIo.push_back(b.get());
+    evalIo.push_back(b.io());
   for (Buffer &b : inputs)
-    evalIo.push_back(b.get());
+    evalIo.push_back(b.io());
   for (Buffer &b : outputs)
-    evalIo.push_back(b.get());
+    evalIo.push_back(b.io());
   // mgs_train_step io: arena, params, velocities, inputs, labels, loss, outputs.
   if (forTraining) {
-    trainIo.push_back(arena.get());
+    trainIo.push_back(arena.io());
     for (Buffer &b : params)
-      trainIo.push_back(b.get());
+      trainIo.push_back(b.io());
     for (Buffer &b : velocities)
-      trainIo.push_back(b.get());
+      trainIo.push_back(b.io());
     for (Buffer &b : inputs)
-      trainIo.push_back(b.get());
-    trainIo.push_back(labels.get());
-    trainIo.push_back(loss.get());
+      trainIo.push_back(b.io());
+    trainIo.push_back(labels.io());
+    trainIo.push_back(loss.io());
     for (Buffer &b : outputs)
-      trainIo.push_back(b.get());
+      trainIo.push_back(b.io());
   }
+  return 0;
+}
+
+// The runtime context, attached to a GPU when the model was compiled for one
+// (under mpirun each process takes the GPU of its local rank).
+int Driver::createContext() {
+  ctx = mgsrt_ctx_create(o.seed);
+  if (!ctx)
+    return error("out of memory creating the runtime context");
+  if (m.cuda && mgsrt_ctx_set_device(ctx, MGSRT_DEVICE_CUDA, -1) != MGSRT_OK)
+    return error("this model was compiled for a GPU (mgsc --target=cuda): %s",
+                 mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+// Gives `b` a device copy holding its current contents.
+int Driver::mirror(Buffer &b, const std::string &what) {
+  if (mgsrt_alloc(ctx, b.bytes(), &b.device) != MGSRT_OK)
+    return error("allocating %s on the GPU: %s", what.c_str(), mgsrt_ctx_message(ctx));
+  if (b.device)
+    deviceMemory.push_back(b.device);
+  return toDevice(b);
+}
+
+int Driver::toDevice(Buffer &b) {
+  if (b.device && mgsrt_copy_to_device(ctx, b.device, b.get(), b.bytes()) != MGSRT_OK)
+    return error("copying to the GPU: %s", mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+int Driver::toHost(Buffer &b) {
+  if (b.device && mgsrt_copy_to_host(ctx, b.get(), b.device, b.bytes()) != MGSRT_OK)
+    return error("copying from the GPU: %s", mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+// The parameters and velocities the steps updated on the GPU, back on the host.
+int Driver::paramsToHost() {
+  for (std::vector<Buffer> *bufs : {&params, &velocities})
+    for (Buffer &b : *bufs)
+      if (int rc = toHost(b))
+        return rc;
   return 0;
 }
 
@@ -530,6 +628,8 @@ int Driver::runInference() {
 
   if (int rc = loadParams())
     return rc;
+  if (int rc = createContext())
+    return rc;
   if (int rc = allocate(/*forTraining=*/false))
     return rc;
   for (size_t i = 0; i < m.inputs.size(); ++i) {
@@ -544,13 +644,15 @@ int Driver::runInference() {
                    static_cast<unsigned long long>(inputs[i].bytes()));
     if (!r.read(inputs[i].get(), inputs[i].bytes(), "the input", err))
       return error(err);
+    if (int rc = toDevice(inputs[i]))
+      return rc;
   }
 
-  ctx = mgsrt_ctx_create(o.seed);
-  if (!ctx)
-    return error("out of memory creating the runtime context");
   if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK)
     return error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
+  for (Buffer &b : outputs)
+    if (int rc = toHost(b))
+      return rc;
 
   for (size_t i = 0; i < m.outputs.size(); ++i) {
     auto it = outputFiles.find(m.outputs[i].name);
@@ -654,10 +756,14 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   for (size_t start = 0; start < heldOutSet.size(); start += m.batchSize) {
     int64_t count = std::min<int64_t>(m.batchSize, heldOutSet.size() - start);
     fillBatch(heldOutSet.data() + start, count);
+    if ((status = toDevice(inputs[0])))
+      return false;
     if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
       status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
       return false;
     }
+    if ((status = toHost(outputs[0])))
+      return false;
     const float *y = outputs[0].f32();
     for (int64_t j = 0; j < count; ++j) {
       const float *row = y + j * perSample;
@@ -670,6 +776,8 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
 }
 
 int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
+  if (int rc = paramsToHost())
+    return rc;
   Checkpoint c;
   c.manifestHash = fnv1a64(manifestText);
   c.seed = o.seed;
@@ -695,6 +803,8 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
 }
 
 int Driver::saveWeights() {
+  if (int rc = paramsToHost())
+    return rc;
   std::vector<Tensor> ts;
   for (size_t i = 0; i < m.params.size(); ++i) {
     const float *p = params[i].f32();
@@ -714,6 +824,8 @@ int Driver::saveOnnx() {
   if (m.source.empty())
     return error("--save: the model does not say which ONNX file it was compiled from "
                  "(compiled with inline weights?); use --save-weights");
+  if (int rc = paramsToHost())
+    return rc;
   std::vector<const char *> names;
   std::vector<const float *> values;
   std::vector<int64_t> sizes;
@@ -753,9 +865,8 @@ int Driver::runTraining() {
                  static_cast<long long>(m.batchSize));
   sampleSize = in.numElements() / m.batchSize;
 
-  ctx = mgsrt_ctx_create(o.seed);
-  if (!ctx)
-    return error("out of memory creating the runtime context");
+  if (int rc = createContext())
+    return rc;
   if (int rc = setupWorkers())
     return rc;
   if (int rc = loadParams())
@@ -766,6 +877,8 @@ int Driver::runTraining() {
     return rc;
   if (int rc = broadcastParams())
     return rc;
+  if (!o.calibrate.empty())
+    return runCalibration();
 
   int64_t firstEpoch = 0;
   uint64_t iterationsDone = 0;
@@ -781,8 +894,12 @@ int Driver::runTraining() {
               data.source.c_str(), trainSet.size(), heldOutSet.size(),
               static_cast<long long>(m.batchSize), static_cast<long long>(itersPerEpoch));
   if (workers > 1)
-    std::printf("%d workers (MPI), global batch size %lld\n", workers,
-                static_cast<long long>(m.batchSize * workers));
+    std::printf("%d workers (MPI), global batch size %lld%s\n", workers,
+                static_cast<long long>(m.batchSize * workers),
+                threadsPerWorker ? (", " + std::to_string(threadsPerWorker) +
+                                    " thread(s) each (set OMP_NUM_THREADS to change)")
+                                       .c_str()
+                                 : "");
   std::fflush(stdout);
 
   bool haveAccuracy = false;
@@ -794,6 +911,15 @@ int Driver::runTraining() {
   std::vector<int64_t> order;
 
   for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
+    if (!m.densitySchedule.empty()) {
+      size_t at = std::min<size_t>(static_cast<size_t>(epoch), m.densitySchedule.size() - 1);
+      mgsrt_ctx_set_density(ctx, m.densitySchedule[at]);
+      // Each warm-up epoch, then once when the final density starts.
+      if (static_cast<size_t>(epoch) <= at || epoch == firstEpoch)
+        std::printf("epoch %lld: top-k density %g%s\n", static_cast<long long>(epoch + 1),
+                    m.densitySchedule[at],
+                    at + 1 < m.densitySchedule.size() ? " (warm-up)" : "");
+    }
     order = trainSet;
     shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
     double lossSum = 0, windowLoss = 0;
@@ -802,12 +928,18 @@ int Driver::runTraining() {
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
       fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+      if (int rc = toDevice(inputs[0]))
+        return rc;
+      if (int rc = toDevice(labels))
+        return rc;
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
                      mgsrt_ctx_message(ctx));
+      if (int rc = toHost(loss))
+        return rc;
       float l = *loss.f32();
       lossSum += l;
       windowLoss += l;
@@ -884,7 +1016,8 @@ int Driver::runTraining() {
 // progress and writes files.
 int Driver::setupWorkers() {
   bool underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
-  if (!underMpi && m.collectives == 0)
+  const bool calibrating = !o.calibrate.empty();
+  if (!underMpi && m.collectives == 0 && !calibrating)
     return 0;
   char message[512] = "";
   if (mgsrt_comm_create(underMpi ? "mpi" : "loopback", &comm, message, sizeof message) !=
@@ -899,7 +1032,7 @@ int Driver::setupWorkers() {
   if (rank != 0)
     mgsrt_ctx_set_rng_state(ctx, mgsrt_ctx_rng_state(ctx) + 0x9E3779B97F4A7C15ull *
                                                                static_cast<uint64_t>(rank));
-  if (workers > 1 && m.collectives == 0)
+  if (workers > 1 && m.collectives == 0 && !calibrating)
     return error("launched as %d workers, but the model was compiled without gradient "
                  "communication; compile it with mgsc --strategy dense",
                  workers);
@@ -907,8 +1040,86 @@ int Driver::setupWorkers() {
     return error("launched as %d workers, but the model's sparse exchange was compiled for %lld "
                  "(mgsc --workers)",
                  workers, static_cast<long long>(m.workers));
+  // Several workers on one host share its cores: unless told otherwise
+  // (OMP_NUM_THREADS), each takes its share. OpenMP's default of one thread
+  // per core in every process makes their spinning threads fight for the
+  // cores (4 ranks on 2 cores trained 100x slower).
+  if (workers > 1 && !std::getenv("OMP_NUM_THREADS")) {
+    int local = workers;
+    if (const char *v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); v && std::atoi(v) > 0)
+      local = std::atoi(v);
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    threadsPerWorker = std::max(1, static_cast<int>(cores) / local);
+    omp_set_num_threads(threadsPerWorker);
+  }
   if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
     return error("cannot silence the output of worker %d", rank);
+  return 0;
+}
+
+// --calibrate: measures this machine for the planner and writes the profile.
+int Driver::runCalibration() {
+  if (!m.instrumented)
+    return error("--calibrate needs a calibration build of the model: compile it with mgsc "
+                 "--profile-generate");
+  const int warmup = 3, steps = 10;
+  std::printf("calibrating on %d worker(s): %d steps of backprop (after %d warm-up steps), "
+              "top-k, collectives\n",
+              workers, steps, warmup);
+  std::fflush(stdout);
+  std::vector<int64_t> order = trainSet;
+  shuffleForEpoch(order, o.seed, 0);
+  auto runStep = [&](int s) {
+    int64_t it = s % itersPerEpoch;
+    fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+    if (toDevice(inputs[0]) || toDevice(labels))
+      return false;
+    // The parameters change as in training (lr from --lr): the times do not
+    // depend on the values.
+    mgsrt_ctx_set_sgd(ctx, static_cast<float>(o.lr), static_cast<float>(o.momentum),
+                      static_cast<float>(o.weightDecay));
+    if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK) {
+      error("mgs_train_step failed while calibrating: %s", mgsrt_ctx_message(ctx));
+      return false;
+    }
+    return true;
+  };
+  for (int s = 0; s < warmup; ++s)
+    if (!runStep(s))
+      return 1;
+  Calibration c;
+  std::string err;
+  bool ok = measureLayers(ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers,
+                          err);
+  if (!ok)
+    return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+  int64_t total = 0;
+  for (const Calibration::Layer &l : c.layers)
+    total += l.numel;
+  c.workers = workers;
+  c.density = o.calibrateDensity;
+  if (!measureTopK(ctx, o.calibrateDensity, total, c.topk, err) ||
+      !measureCollectives(ctx, workers, c.allgather, c.allreduce, err))
+    return error("--calibrate: %s", err.c_str());
+  c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
+             (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
+             ", median of " + std::to_string(steps) + " steps";
+  double backward = 0;
+  for (const Calibration::Layer &l : c.layers)
+    backward += l.backward;
+  std::printf("backward: %.3f ms over %zu layers; top-k at n = %lld: %.3f ms; allgather "
+              "alpha %.3g s beta %.3g s/B; allreduce alpha %.3g s beta %.3g s/B\n",
+              backward * 1e3, c.layers.size(), static_cast<long long>(c.topk.back().first),
+              c.topk.back().second * 1e3, c.allgather.alpha, c.allgather.beta,
+              c.allreduce.alpha, c.allreduce.beta);
+  if (rank != 0)
+    return 0;
+  AtomicWriter w;
+  std::string json = profileJson(c);
+  if (!w.open(o.calibrate, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
+    return error(err);
+  std::printf("wrote the profile %s (use it with mgsc --profile-use)\n", o.calibrate.c_str());
+  std::fflush(stdout);
   return 0;
 }
 
@@ -918,7 +1129,7 @@ int Driver::broadcastParams() {
     return 0;
   auto broadcast = [&](Buffer &b, int64_t elements) {
     int64_t desc[2] = {elements * static_cast<int64_t>(sizeof(float)), 0};
-    void *bufs[1] = {b.get()};
+    void *bufs[1] = {b.io()};
     return mgsrt_broadcast(ctx, desc, bufs) == MGSRT_OK;
   };
   size_t v = 0;

@@ -12,6 +12,10 @@
 //   classes C                (train mode)
 //   collectives N            (optional: collectives per training step)
 //   workers P                (optional: the only number of workers it runs on)
+//   density_schedule R0 ...  (optional: top-k density of epoch e is R[min(e, last)])
+//   instrumented 1           (optional: calibration marks; --calibrate works)
+//   mark B NAME              (instrumented: param NAME's gradient is mark B)
+//   target cpu|cuda          (optional, default cpu: where the kernels run)
 //   source PATH              (optional: the ONNX model compiled; the rest of
 //                             the line, spaces included)
 // Blank lines are skipped.
@@ -21,6 +25,7 @@
 #include "mgsrt/driver.h"
 
 #include <charconv>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -237,6 +242,41 @@ private:
       if (!once("workers") || !expectWords(2) || !parseCount(words[1], "workers", 1, v))
         return false;
       m.workers = v;
+      return true;
+    }
+    if (key == "density_schedule") {
+      if (!once("density_schedule") || words.size() < 2)
+        return fail("density_schedule needs at least one density");
+      for (size_t i = 1; i < words.size(); ++i) {
+        std::string w(words[i]);
+        char *end = nullptr;
+        double d = std::strtod(w.c_str(), &end);
+        if (end == w.c_str() || *end || !(d > 0 && d <= 1))
+          return fail("density_schedule: '" + w + "' is not a density in (0, 1]");
+        m.densitySchedule.push_back(d);
+      }
+      return true;
+    }
+    if (key == "instrumented") {
+      if (!once("instrumented") || !expectWords(2) || words[1] != "1")
+        return fail("instrumented takes the value 1");
+      m.instrumented = true;
+      return true;
+    }
+    if (key == "mark") {
+      if (!expectWords(3) || !parseCount(words[1], "mark", 0, v))
+        return false;
+      if (!paramNames.count(std::string(words[2])))
+        return fail("mark names '" + std::string(words[2]) + "', which is no param (params come first)");
+      m.marks.emplace_back(v, std::string(words[2]));
+      return true;
+    }
+    if (key == "target") {
+      if (!once("target") || !expectWords(2))
+        return false;
+      if (words[1] != "cpu" && words[1] != "cuda")
+        return fail("target must be cpu or cuda");
+      m.cuda = words[1] == "cuda";
       return true;
     }
     if (key == "source") {

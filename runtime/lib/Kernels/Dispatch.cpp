@@ -10,6 +10,7 @@
 #include "CPU/Common.h"
 #include "KernelList.h"
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <dlfcn.h>
@@ -163,13 +164,72 @@ mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx) {
   return MGSRT_OK;
 }
 
+mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed() || !ctx->recordMarks)
+    return ctx->status;
+  if (!desc)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT, "mark: descriptor is null");
+  if (ctx->deviceKernels)
+    if (mgsrt_status_t s = ctx->deviceKernels->synchronize(ctx); s != MGSRT_OK)
+      return s;
+  double now = std::chrono::duration<double>(
+                   std::chrono::steady_clock::now().time_since_epoch()).count();
+  try {
+    ctx->marks.emplace_back(desc[0], now);
+  } catch (const std::bad_alloc &) {
+    return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, "mark: out of memory");
+  }
+  return MGSRT_OK;
+}
+
+void mgsrt_ctx_record_marks(mgsrt_ctx_t *ctx, int on) {
+  if (!ctx)
+    return;
+  ctx->recordMarks = on != 0;
+  ctx->marks.clear();
+}
+
+int64_t mgsrt_ctx_marks(const mgsrt_ctx_t *ctx, int64_t *ids, double *seconds,
+                        int64_t capacity) {
+  if (!ctx)
+    return 0;
+  const int64_t n = static_cast<int64_t>(ctx->marks.size());
+  for (int64_t i = 0; i < n && i < capacity; ++i) {
+    if (ids)
+      ids[i] = ctx->marks[i].first;
+    if (seconds)
+      seconds[i] = ctx->marks[i].second;
+  }
+  return n;
+}
+
+void mgsrt_ctx_set_density(mgsrt_ctx_t *ctx, double density) {
+  if (ctx)
+    ctx->density = density > 0 && density <= 1 ? density : 0;
+}
+
 #define MGSRT_DEFINE_ENTRY(name)                                                                   \
   mgsrt_status_t mgsrt_##name(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {          \
     if (ctx && ctx->deviceKernels)                                                                 \
       return ctx->deviceKernels->name(ctx, desc, bufs);                                            \
     return cpu::name(ctx, desc, bufs);                                                             \
   }
-MGSRT_COMPUTE_KERNELS(MGSRT_DEFINE_ENTRY)
+// The exchange's top-k kernels run with the warm-up's k (desc [n, k] and
+// [n, k, P]).
+#define MGSRT_DEFINE_TOPK_ENTRY(name, size)                                                        \
+  mgsrt_status_t mgsrt_##name(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {          \
+    if (ctx && !ctx->failed())                                                                     \
+      desc = ctx->effectiveDesc(desc, 1, 0, size);                                                 \
+    if (ctx && ctx->deviceKernels)                                                                 \
+      return ctx->deviceKernels->name(ctx, desc, bufs);                                            \
+    return cpu::name(ctx, desc, bufs);                                                             \
+  }
+MGSRT_NON_TOPK_KERNELS(MGSRT_DEFINE_ENTRY)
+MGSRT_DEFINE_TOPK_ENTRY(topk_sparsify, 2)
+MGSRT_DEFINE_TOPK_ENTRY(scatter_add, 3)
 #undef MGSRT_DEFINE_ENTRY
+#undef MGSRT_DEFINE_TOPK_ENTRY
 
 } // extern "C"

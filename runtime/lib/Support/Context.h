@@ -5,13 +5,18 @@
 
 #include "mgsrt/mgsrt.h"
 
+#include <array>
+#include <cmath>
 #include <cstdint>
 #include <chrono>
+#include <algorithm>
 #include <map>
 #include <memory>
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace mgs::rt {
 
@@ -71,6 +76,13 @@ struct mgsrt_ctx {
   std::unique_ptr<mgs::rt::CommState> commState;   // pending collectives (lib/Comm)
   /// MGSRT_DEVICE_CPU, or the device whose library `deviceKernels` runs every
   /// kernel (mgsrt_ctx_set_device).
+  // Density warm-up (mgsrt_ctx_set_density): 0, or the density every top-k
+  // exchange uses (k_eff), with each call site's rewritten descriptor.
+  double density = 0;
+  std::unordered_map<const int64_t *, std::array<int64_t, 3>> effectiveDescs;
+  // Calibration marks (mgsrt_mark): (id, seconds), kept while recordMarks.
+  bool recordMarks = false;
+  std::vector<std::pair<int64_t, double>> marks;
   int device = MGSRT_DEVICE_CPU;
   const mgs::rt::DeviceKernels *deviceKernels = nullptr;
   // Declared last: destroyed first, while the communicator state it may
@@ -78,6 +90,21 @@ struct mgsrt_ctx {
   std::unique_ptr<mgs::rt::DeviceState> deviceState;
 
   bool failed() const { return status != MGSRT_OK; }
+  /// The descriptor a top-k exchange kernel runs with: `desc` itself, or,
+  /// under a density warm-up, a copy (one per call site, so per-call-site
+  /// caches keep working) whose k (desc[kAt]) is
+  /// min(k, max(1, floor(density * n))), n = desc[nAt] (n <= 0: k). `size` <= 3.
+  const int64_t *effectiveDesc(const int64_t *desc, int kAt, int nAt, int size) {
+    if (density <= 0 || !desc || desc[nAt] <= 0)
+      return desc;
+    std::array<int64_t, 3> &d = effectiveDescs[desc];
+    for (int i = 0; i < size; ++i)
+      d[i] = desc[i];
+    const int64_t k = desc[kAt], n = desc[nAt];
+    const int64_t want = static_cast<int64_t>(std::floor(density * static_cast<double>(n)));
+    d[kAt] = std::min(k, std::max<int64_t>(1, want));
+    return d.data();
+  }
   /// Records the first error; returns `s`.
   mgsrt_status_t fail(mgsrt_status_t s, std::string msg) {
     if (status == MGSRT_OK) {

@@ -17,6 +17,13 @@
 #include <cstdint>
 
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
+  MGSRT_NON_TOPK_KERNELS(X)                                                                        \
+  X(topk_sparsify)                                                                                 \
+  X(scatter_add)
+
+/// Every compute kernel but the top-k exchange's (whose k a density warm-up
+/// changes at run time).
+#define MGSRT_NON_TOPK_KERNELS(X)                                                                  \
   X(unary_fwd)                                                                                     \
   X(unary_bwd)                                                                                     \
   X(clip_fwd)                                                                                      \
@@ -47,9 +54,7 @@
   X(zero)                                                                                          \
   X(accumulate)                                                                                    \
   X(softmax_cross_entropy)                                                                         \
-  X(sgd_update)                                                                                    \
-  X(topk_sparsify)                                                                                 \
-  X(scatter_add)
+  X(sgd_update)
 
 /// The collectives: lib/Comm on the CPU, NCCL on a device.
 #define MGSRT_COMM_KERNELS(X)                                                                      \

@@ -173,7 +173,7 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
       std::vector<float> recvValues(env.size * k, -1.0f);
       std::vector<int32_t> recvIndices(env.size * k, -1);
       CommCtx ctx(env.comm);
-      const int64_t start[] = {k, 0}, wait[] = {0};
+      const int64_t start[] = {k, 0, 0}, wait[] = {0};
       void *bufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
       EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, start, bufs));
       // The inputs are copied by the start: overwriting them now is allowed.
@@ -256,14 +256,14 @@ TYPED_TEST_P(CommConformanceTest, ManyPendingWaitedOutOfOrder) {
     const int64_t n = 257, k = 3;
     std::vector<std::vector<float>> data(S), recvValues(S);
     std::vector<std::vector<int32_t>> indices(S), recvIndices(S);
-    std::vector<std::array<int64_t, 2>> descs(S);
+    std::vector<std::array<int64_t, 3>> descs(S);
     std::vector<std::array<int64_t, 1>> waits(S);
     CommCtx ctx(env.comm);
     for (int s = 0; s < S; ++s) {
       waits[s] = {s};
       if (s % 2 == 0) {
         data[s] = rankData(env.rank, n, s);
-        descs[s] = {n, s};
+        descs[s] = {n, s, 0};
         void *bufs[] = {data[s].data()};
         EXPECT_RT_OK(ctx, mgsrt_allreduce_start(ctx, descs[s].data(), bufs));
       } else {
@@ -271,7 +271,7 @@ TYPED_TEST_P(CommConformanceTest, ManyPendingWaitedOutOfOrder) {
         indices[s] = {env.rank, s, -env.rank};
         recvValues[s].resize(k * env.size);
         recvIndices[s].resize(k * env.size);
-        descs[s] = {k, s};
+        descs[s] = {k, s, 0};
         void *bufs[] = {data[s].data(), indices[s].data(), recvValues[s].data(),
                         recvIndices[s].data()};
         EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, descs[s].data(), bufs));
@@ -308,7 +308,7 @@ TYPED_TEST_P(CommConformanceTest, ComputeWhileCollectivesArePending) {
     }
     CommCtx ctx(env.comm);
     const int64_t denseStart[] = {n, 0}, denseWait[] = {0};
-    const int64_t sparseStart[] = {k, 1}, sparseWait[] = {1};
+    const int64_t sparseStart[] = {k, 1, 0}, sparseWait[] = {1};
     void *denseBufs[] = {dense.data()};
     void *sparseBufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
     EXPECT_RT_OK(ctx, mgsrt_allreduce_start(ctx, denseStart, denseBufs));
@@ -359,7 +359,7 @@ TYPED_TEST_P(CommConformanceTest, SparseStepMatchesDenseAverage) {
     const int64_t topkDesc[] = {n, k};
     void *topkBufs[] = {grad.data(), residual.data(), values.data(), indices.data()};
     EXPECT_RT_OK(ctx, mgsrt_topk_sparsify(ctx, topkDesc, topkBufs));
-    const int64_t start[] = {k, 7}, wait[] = {7};
+    const int64_t start[] = {k, 7, 0}, wait[] = {7};
     void *gatherBufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
     EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, start, gatherBufs));
     EXPECT_RT_OK(ctx, mgsrt_comm_wait(ctx, wait, nullptr));
@@ -478,7 +478,7 @@ TYPED_TEST_P(CommConformanceTest, SizeMismatchIsReportedOnEveryRank) {
       std::vector<float> values(3 + env.rank), recv(16 * env.size);
       std::vector<int32_t> indices(3 + env.rank), recvIdx(16 * env.size);
       CommCtx ctx(env.comm);
-      const int64_t desc[] = {static_cast<int64_t>(values.size()), 1}, wait[] = {1};
+      const int64_t desc[] = {static_cast<int64_t>(values.size()), 1, 0}, wait[] = {1};
       void *bufs[] = {values.data(), indices.data(), recv.data(), recvIdx.data()};
       EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, desc, bufs));
       EXPECT_EQ(mgsrt_comm_wait(ctx, wait, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);

@@ -277,6 +277,60 @@ TEST(TopKTest, MatchesReferenceOnLargeSizes) {
   }
 }
 
+// A density warm-up (mgsrt_ctx_set_density): the exchange compiled for k
+// sends k_eff = min(k, max(1, floor(rho * n))) entries; the rest of the
+// values/indices buffers is left alone, and scatter-add reads P * k_eff.
+TEST(TopKTest, DensityWarmUpSendsFewerEntries) {
+  Ctx ctx;
+  const int64_t n = 1000, k = 100;
+  std::vector<float> grad(n), residual(n, 0.0f);
+  for (int64_t i = 0; i < n; ++i)
+    grad[i] = static_cast<float>((i * 37) % n) - 500.0f; // distinct magnitudes but a tie pair
+  std::vector<float> values(k, -7.0f);
+  std::vector<int32_t> indices(k, -1);
+  mgsrt_ctx_set_density(ctx, 0.01); // k_eff = 10
+  const int64_t desc[2] = {n, k};
+  void *bufs[4] = {grad.data(), residual.data(), values.data(), indices.data()};
+  ASSERT_OK(ctx, mgsrt_topk_sparsify(ctx, desc, bufs));
+  // The same 10 as a top-10 compiled for exactly k = 10.
+  Ctx plain;
+  std::vector<float> residual10(n, 0.0f), values10(10);
+  std::vector<int32_t> indices10(10);
+  const int64_t desc10[2] = {n, 10};
+  void *bufs10[4] = {grad.data(), residual10.data(), values10.data(), indices10.data()};
+  ASSERT_OK(plain, mgsrt_topk_sparsify(plain, desc10, bufs10));
+  for (int64_t j = 0; j < 10; ++j) {
+    EXPECT_EQ(indices[j], indices10[j]) << j;
+    EXPECT_EQ(values[j], values10[j]) << j;
+  }
+  for (int64_t j = 10; j < k; ++j) {
+    EXPECT_EQ(indices[j], -1) << j; // untouched
+    EXPECT_EQ(values[j], -7.0f) << j;
+  }
+  EXPECT_EQ(residual, residual10);
+  // Scatter-add of two workers' 10 (packed at r * k_eff), as compiled for k = 100.
+  std::vector<float> gathered(2 * k, 0.0f);
+  std::vector<int32_t> gatheredIdx(2 * k, 0);
+  for (int r = 0; r < 2; ++r)
+    for (int64_t j = 0; j < 10; ++j) {
+      gathered[r * 10 + j] = values[j];
+      gatheredIdx[r * 10 + j] = indices[j];
+    }
+  for (int64_t j = 20; j < 2 * k; ++j)
+    gatheredIdx[j] = -5; // out of range: read only if k_eff were ignored
+  std::vector<float> out(n);
+  const int64_t sdesc[3] = {n, k, 2};
+  void *sbufs[3] = {gathered.data(), gatheredIdx.data(), out.data()};
+  ASSERT_OK(ctx, mgsrt_scatter_add(ctx, sdesc, sbufs));
+  for (int64_t j = 0; j < 10; ++j)
+    EXPECT_EQ(out[indices[j]], values[j]) << j;
+  // Off again: the compiled k.
+  mgsrt_ctx_set_density(ctx, 0);
+  std::fill(residual.begin(), residual.end(), 0.0f);
+  ASSERT_OK(ctx, mgsrt_topk_sparsify(ctx, desc, bufs));
+  EXPECT_NE(indices[k - 1], -1);
+}
+
 TEST(TopKTest, TiesGoToTheLowerIndex) {
   // Equal magnitudes everywhere (both signs): the first k indices win. At
   // this size the sample finds every entry a candidate and falls back.

@@ -1,5 +1,11 @@
 // RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 workers=4 min-elements=8" | FileCheck %s
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADDENSITY
+// RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 max-density=0.5 workers=4 min-elements=8" | FileCheck %s --check-prefix=WARMUP
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 max-density=0.1 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADMAX
+
+// max-density (a run-time density warm-up): the exchange holds floor(0.5 * 16) entries.
+// WARMUP: comm.topk_sparsify {{.*}} {k = 8 : i64} : tensor<16xf32> -> tensor<8xf32>, tensor<8xi32>
+// BADMAX: error: comm-sparsify-topk: max-density must be in [density, 1], got 1.000000e-01
 
 // A large gradient becomes top-k values and indices, gathered from every
 // worker and scatter-added; its residual is a new zero state parameter.

@@ -25,6 +25,11 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       module.emitError() << "comm-sparsify-topk: density must be in (0, 1], got " << density;
       return signalPassFailure();
     }
+    if (maxDensity != 0.0 && !(maxDensity >= density && maxDensity <= 1.0)) {
+      module.emitError() << "comm-sparsify-topk: max-density must be in [density, 1], got "
+                         << maxDensity;
+      return signalPassFailure();
+    }
     if (workers < 1) {
       module.emitError() << "comm-sparsify-topk: workers must be positive, got " << workers;
       return signalPassFailure();
@@ -52,7 +57,10 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
     auto wait = dyn_cast<WaitOp>(*start.getRequest().getUsers().begin());
     if (!wait)
       return success();
-    int64_t k = std::max<int64_t>(1, static_cast<int64_t>(std::floor(density * n)));
+    // k: the most entries sent; a density warm-up sends fewer at run time
+    // (mgsrt_ctx_set_density), floor(rho * n) as here.
+    double most = maxDensity > 0.0 ? static_cast<double>(maxDensity) : static_cast<double>(density);
+    int64_t k = std::max<int64_t>(1, static_cast<int64_t>(std::floor(most * n)));
 
     // The residual: a state parameter, zero at the start.
     ModuleOp module = getOperation();

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "ConvDesc.h"
 
 #include <dnnl.hpp>
 
@@ -23,61 +24,6 @@ using tag = dnnl::memory::format_tag;
 using dt = dnnl::memory::data_type;
 
 namespace {
-
-//===----------------------------------------------------------------------===//
-// Descriptor
-//===----------------------------------------------------------------------===//
-
-struct ConvParams {
-  int64_t s, n, c, m, g;
-  dnnl::memory::dims in, kernel, out, strides, padsBegin, padsEnd, dilations;
-  int64_t descLen;
-};
-
-mgsrt_status_t parseConv(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                         ConvParams &p) {
-  p.s = desc[0];
-  if (p.s < 1 || p.s > 3)
-    return invalidArg(ctx, kernel, "spatial rank ", p.s, " is not 1, 2 or 3");
-  p.n = desc[1];
-  p.c = desc[2];
-  p.m = desc[3];
-  p.g = desc[4];
-  if (p.n < 0)
-    return invalidArg(ctx, kernel, "batch size ", p.n, " is negative");
-  if (p.c < 1 || p.m < 1 || p.g < 1)
-    return invalidArg(ctx, kernel, "C=", p.c, " M=", p.m, " group=", p.g, " must be positive");
-  if (p.c % p.g || p.m % p.g)
-    return invalidArg(ctx, kernel, "group ", p.g, " does not divide C=", p.c, " and M=", p.m);
-  const int64_t *v = desc + 5;
-  auto take = [&](dnnl::memory::dims &d) {
-    d.assign(v, v + p.s);
-    v += p.s;
-  };
-  take(p.in);
-  take(p.kernel);
-  take(p.out);
-  take(p.strides);
-  take(p.padsBegin);
-  take(p.padsEnd);
-  take(p.dilations);
-  p.descLen = 5 + 7 * p.s;
-  for (int64_t i = 0; i < p.s; ++i) {
-    if (p.in[i] < 1 || p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1)
-      return invalidArg(ctx, kernel, "spatial dim ", i, ": in=", p.in[i], " kernel=",
-                        p.kernel[i], " stride=", p.strides[i], " dilation=", p.dilations[i],
-                        " must be positive");
-    if (p.padsBegin[i] < 0 || p.padsEnd[i] < 0)
-      return invalidArg(ctx, kernel, "spatial dim ", i, ": negative pad");
-    int64_t span = p.in[i] + p.padsBegin[i] + p.padsEnd[i] - ((p.kernel[i] - 1) * p.dilations[i] + 1);
-    if (span < 0 || p.out[i] != span / p.strides[i] + 1)
-      return invalidArg(ctx, kernel, "spatial dim ", i, ": out=", p.out[i],
-                        " does not match in=", p.in[i], " kernel=", p.kernel[i], " stride=",
-                        p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
-                        " dilation=", p.dilations[i]);
-  }
-  return MGSRT_OK;
-}
 
 tag plainDataTag(int64_t s) { return s == 1 ? tag::ncw : s == 2 ? tag::nchw : tag::ncdhw; }
 
@@ -306,7 +252,7 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "w").require(3, "y").ok)
+  if (!checkConvFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
@@ -326,7 +272,7 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "dy").require(1, "w").require(2, "dx").ok)
+  if (!checkConvBwdDataBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
@@ -344,14 +290,11 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "dy").require(2, "dw").ok)
+  if (!checkConvBwdWeightsBufs(ctx, kernel, bufs))
     return ctx->status;
   const bool bias = bufs[3] != nullptr;
   if (p.n == 0) {
-    int64_t wSize = p.m * (p.c / p.g);
-    for (int64_t k : p.kernel)
-      wSize *= k;
-    std::memset(bufs[2], 0, sizeof(float) * wSize);
+    std::memset(bufs[2], 0, sizeof(float) * p.weightCount());
     if (bias)
       std::memset(bufs[3], 0, sizeof(float) * p.m);
     return MGSRT_OK;

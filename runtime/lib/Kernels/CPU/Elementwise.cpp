@@ -1,7 +1,6 @@
 //===- Elementwise.cpp - Unary, clip, binary, copy/zero/accumulate --------===//
 
-#include "Broadcast.h"
-#include "Common.h"
+#include "ElementwiseDesc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -18,25 +17,15 @@ namespace {
 // Unary
 //===----------------------------------------------------------------------===//
 
-mgsrt_status_t checkUnaryDesc(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc) {
-  if (desc[0] < MGSRT_UNARY_RELU || desc[0] > MGSRT_UNARY_TANH)
-    return invalidArg(ctx, kernel, "op ", desc[0], " is out of range [0, 3]");
-  if (desc[1] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[1], " is negative");
-  return MGSRT_OK;
-}
-
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "unary_fwd";
-  if (checkUnaryDesc(ctx, kernel, desc))
+  UnaryParams p;
+  if (parseUnary(ctx, "unary_fwd", desc, bufs, false, p))
     return ctx->status;
-  const int64_t n = desc[1];
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok)
-    return ctx->status;
-  const float alpha = static_cast<float>(descF64(desc, 2));
+  const int64_t n = p.n;
+  const float alpha = p.alpha;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
-  switch (desc[0]) {
+  switch (p.op) {
   case MGSRT_UNARY_RELU:
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i)
@@ -62,18 +51,11 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 }
 
 mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "unary_bwd";
-  if (checkUnaryDesc(ctx, kernel, desc))
+  UnaryParams p;
+  if (parseUnary(ctx, "unary_bwd", desc, bufs, true, p))
     return ctx->status;
-  const int64_t op = desc[0], n = desc[1];
-  BufferCheck check(ctx, kernel, bufs);
-  if (op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU)
-    check.require(0, "x", n);
-  else
-    check.require(1, "y", n);
-  if (!check.require(2, "dy", n).require(3, "dx", n).ok)
-    return ctx->status;
-  const float alpha = static_cast<float>(descF64(desc, 2));
+  const int64_t op = p.op, n = p.n;
+  const float alpha = p.alpha;
   const float *x = static_cast<const float *>(bufs[0]);
   const float *y = static_cast<const float *>(bufs[1]);
   const float *dy = static_cast<const float *>(bufs[2]);
@@ -112,12 +94,8 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "clip_fwd";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x", n).require(1, "min").require(2, "max").require(3, "y", n).ok)
+  int64_t n;
+  if (parseClip(ctx, "clip_fwd", desc, bufs, false, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float lo = *static_cast<const float *>(bufs[1]);
@@ -133,13 +111,8 @@ mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "clip_bwd";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x", n).require(1, "min").require(2, "max").require(3, "dy", n)
-           .require(4, "dx", n).ok)
+  int64_t n;
+  if (parseClip(ctx, "clip_bwd", desc, bufs, true, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float lo = *static_cast<const float *>(bufs[1]);
@@ -157,44 +130,6 @@ mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 //===----------------------------------------------------------------------===//
 // Binary (broadcasting)
 //===----------------------------------------------------------------------===//
-
-struct BinaryShape {
-  int64_t op, rank;
-  const int64_t *out, *lhs, *rhs;
-  int64_t total;
-};
-
-mgsrt_status_t parseBinary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                           BinaryShape &s) {
-  s.op = desc[0];
-  s.rank = desc[1];
-  if (s.op < MGSRT_BINARY_ADD || s.op > MGSRT_BINARY_DIV)
-    return invalidArg(ctx, kernel, "op ", s.op, " is out of range [0, 3]");
-  if (s.rank < 0 || s.rank > kMaxRank)
-    return invalidArg(ctx, kernel, "rank ", s.rank, " is out of range [0, ", kMaxRank, "]");
-  s.out = desc + 2;
-  s.lhs = s.out + s.rank;
-  s.rhs = s.lhs + s.rank;
-  for (int64_t i = 0; i < s.rank; ++i)
-    if (s.out[i] < 0 || s.lhs[i] < 0 || s.rhs[i] < 0)
-      return invalidArg(ctx, kernel, "negative extent in dim ", i);
-  int64_t bad = badBroadcastDim(s.rank, s.out, s.lhs, s.rhs);
-  if (bad >= 0)
-    return invalidArg(ctx, kernel, "dim ", bad, ": lhs ", s.lhs[bad], " and rhs ", s.rhs[bad],
-                      " do not broadcast to out ", s.out[bad]);
-  s.total = product(s.out, s.rank);
-  return MGSRT_OK;
-}
-
-/// Builds the collapsed iteration space over out with operands (out, lhs, rhs).
-void buildBinarySpace(const BinaryShape &s, BroadcastSpace<3> &space) {
-  int64_t so[kMaxRank], sl[kMaxRank], sr[kMaxRank];
-  broadcastStrides(s.rank, s.out, s.out, so);
-  broadcastStrides(s.rank, s.out, s.lhs, sl);
-  broadcastStrides(s.rank, s.out, s.rhs, sr);
-  const int64_t *strides[3] = {so, sl, sr};
-  space.build(s.rank, s.out, strides);
-}
 
 /// Offsets of operands 1 and 2 at the start of row `row` (all dims but the
 /// last, in row-major order).
@@ -254,11 +189,8 @@ void binaryFwdOp(const BroadcastSpace<3> &sp, int64_t total, const float *a, con
 }
 
 mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "binary_fwd";
   BinaryShape s;
-  if (parseBinary(ctx, kernel, desc, s))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "out").ok)
+  if (parseBinary(ctx, "binary_fwd", desc, bufs, false, s))
     return ctx->status;
   if (s.total == 0)
     return MGSRT_OK;
@@ -408,21 +340,18 @@ template <int Op>
 void binaryBwdOp(const BinaryShape &s, const BroadcastSpace<3> &sp, const float *a,
                  const float *b, const float *g, float *da, float *db) {
   if (da)
-    binaryBwdTarget<Op, 0>(sp, s.total, g, a, b, da, product(s.lhs, s.rank));
+    binaryBwdTarget<Op, 0>(sp, s.total, g, a, b, da, s.lhsSize);
   if (db)
-    binaryBwdTarget<Op, 1>(sp, s.total, g, a, b, db, product(s.rhs, s.rank));
+    binaryBwdTarget<Op, 1>(sp, s.total, g, a, b, db, s.rhsSize);
 }
 
 mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "binary_bwd";
   BinaryShape s;
-  if (parseBinary(ctx, kernel, desc, s))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "dout").ok)
+  if (parseBinary(ctx, "binary_bwd", desc, bufs, true, s))
     return ctx->status;
   float *da = static_cast<float *>(bufs[3]);
   float *db = static_cast<float *>(bufs[4]);
-  const int64_t lhsSize = product(s.lhs, s.rank), rhsSize = product(s.rhs, s.rank);
+  const int64_t lhsSize = s.lhsSize, rhsSize = s.rhsSize;
   if (s.total == 0) {
     // Nothing flows back; operands that broadcast from size 1 get zeros.
     if (da)
@@ -450,11 +379,8 @@ mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "copy";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok)
+  int64_t n;
+  if (parseCopy(ctx, "copy", desc, bufs, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -471,11 +397,8 @@ mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "zero";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "y", n).ok)
+  int64_t n;
+  if (parseZero(ctx, "zero", desc, bufs, n))
     return ctx->status;
   float *y = static_cast<float *>(bufs[0]);
   constexpr int64_t chunk = 1 << 16;
@@ -489,11 +412,8 @@ mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "accumulate";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "a", n).require(1, "b", n).require(2, "y", n).ok)
+  int64_t n;
+  if (parseAccumulate(ctx, "accumulate", desc, bufs, n))
     return ctx->status;
   // y may alias a or b: no restrict here.
   const float *a = static_cast<const float *>(bufs[0]);

@@ -1,7 +1,7 @@
 //===- Gemm.cpp - Gemm and batched matmul on dnnl_sgemm -------------------===//
 
-#include "Broadcast.h"
 #include "Common.h"
+#include "GemmDesc.h"
 
 #include <dnnl.h>
 
@@ -40,47 +40,12 @@ bool sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, in
 // Gemm
 //===----------------------------------------------------------------------===//
 
-struct GemmDesc {
-  int64_t m, n, k;
-  bool ta, tb;
-  float alpha, beta;
-  int64_t c0, c1;
-  bool hasC;
-};
-
-mgsrt_status_t parseGemm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                         GemmDesc &g) {
-  g.m = desc[0];
-  g.n = desc[1];
-  g.k = desc[2];
-  if (g.m < 0 || g.n < 0 || g.k < 0)
-    return invalidArg(ctx, kernel, "negative size M=", g.m, " N=", g.n, " K=", g.k);
-  if ((desc[3] != 0 && desc[3] != 1) || (desc[4] != 0 && desc[4] != 1))
-    return invalidArg(ctx, kernel, "trans_a/trans_b must be 0 or 1, got ", desc[3], "/",
-                      desc[4]);
-  g.ta = desc[3];
-  g.tb = desc[4];
-  g.alpha = static_cast<float>(descF64(desc, 5));
-  g.beta = static_cast<float>(descF64(desc, 6));
-  g.c0 = desc[7];
-  g.c1 = desc[8];
-  g.hasC = !(g.c0 == 0 && g.c1 == 0);
-  if (g.hasC && ((g.c0 != 1 && g.c0 != g.m) || (g.c1 != 1 && g.c1 != g.n)))
-    return invalidArg(ctx, kernel, "C shape ", g.c0, "x", g.c1, " does not broadcast to ", g.m,
-                      "x", g.n);
-  return MGSRT_OK;
-}
-
 mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "gemm_fwd";
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
-  BufferCheck check(ctx, kernel, bufs);
-  check.require(0, "A").require(1, "B");
-  if (g.hasC)
-    check.require(2, "C");
-  if (!check.require(3, "Y").ok)
+  if (!checkGemmFwdBufs(ctx, kernel, bufs, g))
     return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
   const float *b = static_cast<const float *>(bufs[1]);
@@ -106,18 +71,11 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
+  if (!checkGemmBwdBufs(ctx, kernel, bufs, g))
+    return ctx->status;
   float *da = static_cast<float *>(bufs[3]);
   float *db = static_cast<float *>(bufs[4]);
   float *dc = static_cast<float *>(bufs[5]);
-  if (dc && !g.hasC)
-    return invalidArg(ctx, kernel, "dC is given but the descriptor has no C");
-  BufferCheck check(ctx, kernel, bufs);
-  if (db)
-    check.require(0, "A");
-  if (da)
-    check.require(1, "B");
-  if (!check.require(2, "dY").ok)
-    return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
   const float *b = static_cast<const float *>(bufs[1]);
   const float *dy = static_cast<const float *>(bufs[2]);
@@ -173,66 +131,12 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 // Matmul
 //===----------------------------------------------------------------------===//
 
-struct MatmulDesc {
-  int64_t b;
-  const int64_t *outB, *lhsB, *rhsB;
-  int64_t m, k, n;
-  int64_t outCount, lhsCount, rhsCount;
-};
-
-mgsrt_status_t parseMatmul(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                           MatmulDesc &d) {
-  d.b = desc[0];
-  if (d.b < 0 || d.b > kMaxRank)
-    return invalidArg(ctx, kernel, "batch rank ", d.b, " is out of range [0, ", kMaxRank, "]");
-  d.outB = desc + 1;
-  d.lhsB = d.outB + d.b;
-  d.rhsB = d.lhsB + d.b;
-  const int64_t *mkn = d.rhsB + d.b;
-  d.m = mkn[0];
-  d.k = mkn[1];
-  d.n = mkn[2];
-  if (d.m < 0 || d.k < 0 || d.n < 0)
-    return invalidArg(ctx, kernel, "negative size M=", d.m, " K=", d.k, " N=", d.n);
-  for (int64_t i = 0; i < d.b; ++i)
-    if (d.outB[i] < 0 || d.lhsB[i] < 0 || d.rhsB[i] < 0)
-      return invalidArg(ctx, kernel, "negative batch extent in dim ", i);
-  int64_t bad = badBroadcastDim(d.b, d.outB, d.lhsB, d.rhsB);
-  if (bad >= 0)
-    return invalidArg(ctx, kernel, "batch dim ", bad, ": lhs ", d.lhsB[bad], " and rhs ",
-                      d.rhsB[bad], " do not broadcast to out ", d.outB[bad]);
-  d.outCount = product(d.outB, d.b);
-  d.lhsCount = product(d.lhsB, d.b);
-  d.rhsCount = product(d.rhsB, d.b);
-  return MGSRT_OK;
-}
-
-/// For each out batch index, the lhs and rhs batch indices.
-void batchMaps(const MatmulDesc &d, std::vector<int64_t> &li, std::vector<int64_t> &ri) {
-  int64_t ls[kMaxRank], rs[kMaxRank];
-  broadcastStrides(d.b, d.outB, d.lhsB, ls);
-  broadcastStrides(d.b, d.outB, d.rhsB, rs);
-  li.resize(d.outCount);
-  ri.resize(d.outCount);
-  for (int64_t o = 0; o < d.outCount; ++o) {
-    int64_t q = o, l = 0, r = 0;
-    for (int64_t i = d.b - 1; i >= 0; --i) {
-      int64_t c = q % d.outB[i];
-      q /= d.outB[i];
-      l += c * ls[i];
-      r += c * rs[i];
-    }
-    li[o] = l;
-    ri[o] = r;
-  }
-}
-
 mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "matmul_fwd";
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "out").ok)
+  if (!checkMatmulFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
   const float *rhs = static_cast<const float *>(bufs[1]);
@@ -258,15 +162,10 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
+  if (!checkMatmulBwdBufs(ctx, kernel, bufs))
+    return ctx->status;
   float *dl = static_cast<float *>(bufs[3]);
   float *dr = static_cast<float *>(bufs[4]);
-  BufferCheck check(ctx, kernel, bufs);
-  if (dr)
-    check.require(0, "lhs");
-  if (dl)
-    check.require(1, "rhs");
-  if (!check.require(2, "dout").ok)
-    return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
   const float *rhs = static_cast<const float *>(bufs[1]);
   const float *dout = static_cast<const float *>(bufs[2]);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "NormDesc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -15,30 +16,6 @@
 using namespace mgs::rt;
 
 namespace {
-
-struct BnParams {
-  int64_t n, c, d;
-  bool training, unbiasedRunningVar, relu;
-  double eps, momentum;
-};
-
-mgsrt_status_t parseBn(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, BnParams &p) {
-  p.n = desc[0];
-  p.c = desc[1];
-  p.d = desc[2];
-  if (p.n < 0 || p.c < 0 || p.d < 0)
-    return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " D=", p.d, " must not be negative");
-  p.training = desc[3] != 0;
-  p.eps = descF64(desc, 4);
-  p.momentum = descF64(desc, 5);
-  p.unbiasedRunningVar = desc[6] != 0;
-  p.relu = desc[7] != 0;
-  if (!(p.eps >= 0.0) || !std::isfinite(p.eps))
-    return invalidArg(ctx, kernel, "epsilon ", p.eps, " must be finite and non-negative");
-  if (!std::isfinite(p.momentum))
-    return invalidArg(ctx, kernel, "momentum ", p.momentum, " must be finite");
-  return MGSRT_OK;
-}
 
 /// The normalized, scaled and shifted value, exactly as the forward pass
 /// computes it (the fused ReLU's backward recomputes it bit for bit).
@@ -71,10 +48,7 @@ mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x").require(1, "scale").require(2, "bias").require(3, "mean")
-           .require(4, "var").require(5, "y").require(6, "running_mean_out")
-           .require(7, "running_var_out").ok)
+  if (!checkBnFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float *scale = static_cast<const float *>(bufs[1]);
@@ -154,10 +128,7 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x").require(1, "scale").require(2, "saved_mean")
-           .require(3, "saved_invstd").require(4, "dy").require(5, "dx").require(6, "dscale")
-           .require(7, "dbias").ok)
+  if (!checkBnBwdBufs(ctx, kernel, bufs, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float *scale = static_cast<const float *>(bufs[1]);
@@ -173,14 +144,11 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const float *shift = nullptr;
   std::vector<float> a;
   if (p.relu) {
-    if (!BufferCheck(ctx, kernel, bufs).require(8, "bias").ok)
-      return ctx->status;
     shift = static_cast<const float *>(bufs[8]);
     a.resize(C);
     for (int64_t c = 0; c < C; ++c)
       a[c] = static_cast<float>(scale[c] * static_cast<double>(invstd[c]));
   }
-
 
   // Per-plane sum(dy) and sum(dy * (x - mean)).
   std::vector<double> part(2 * planes);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "PoolDesc.h"
 
 #include <algorithm>
 #include <cstring>
@@ -16,66 +17,6 @@ using namespace mgs::rt;
 
 namespace {
 
-struct PoolParams {
-  int64_t kind, s, n, c;
-  // Spatial attributes padded to 3 dims (leading unit dims).
-  int64_t in[3], kernel[3], out[3], strides[3], padsBegin[3], padsEnd[3], dilations[3];
-  bool includePad;
-  int64_t storageOrder;
-  int64_t inPlane, outPlane;
-};
-
-mgsrt_status_t parsePool(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                         PoolParams &p) {
-  p.kind = desc[0];
-  p.s = desc[1];
-  if (p.kind != MGSRT_POOL_MAX && p.kind != MGSRT_POOL_AVG)
-    return invalidArg(ctx, kernel, "kind ", p.kind, " is not 0 (max) or 1 (average)");
-  if (p.s < 1 || p.s > 3)
-    return invalidArg(ctx, kernel, "spatial rank ", p.s, " is not 1, 2 or 3");
-  p.n = desc[2];
-  p.c = desc[3];
-  if (p.n < 0 || p.c < 0)
-    return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must not be negative");
-  const int64_t s = p.s, lead = 3 - s;
-  const int64_t *v = desc + 4;
-  int64_t *fields[7] = {p.in, p.kernel, p.out, p.strides, p.padsBegin, p.padsEnd, p.dilations};
-  const int64_t unit[7] = {1, 1, 1, 1, 0, 0, 1};
-  for (int f = 0; f < 7; ++f) {
-    for (int64_t i = 0; i < lead; ++i)
-      fields[f][i] = unit[f];
-    for (int64_t i = 0; i < s; ++i)
-      fields[f][lead + i] = v[f * s + i];
-  }
-  const int64_t countIncludePad = v[7 * s], storageOrder = v[7 * s + 1];
-  if ((countIncludePad != 0 && countIncludePad != 1) || (storageOrder != 0 && storageOrder != 1))
-    return invalidArg(ctx, kernel, "count_include_pad ", countIncludePad, " and storage_order ",
-                      storageOrder, " must be 0 or 1");
-  p.includePad = countIncludePad;
-  p.storageOrder = storageOrder;
-  for (int64_t i = lead; i < 3; ++i) {
-    const int64_t d = i - lead;
-    if (p.in[i] < 1 || p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1)
-      return invalidArg(ctx, kernel, "spatial dim ", d, ": in=", p.in[i], " kernel=",
-                        p.kernel[i], " stride=", p.strides[i], " dilation=", p.dilations[i],
-                        " must be positive");
-    if (p.padsBegin[i] < 0 || p.padsEnd[i] < 0)
-      return invalidArg(ctx, kernel, "spatial dim ", d, ": negative pad");
-    // out lies between the floor-mode and the ceil-mode extent.
-    int64_t span = p.in[i] + p.padsBegin[i] + p.padsEnd[i] - ((p.kernel[i] - 1) * p.dilations[i] + 1);
-    int64_t floorOut = span / p.strides[i] + 1;
-    int64_t ceilOut = (span + p.strides[i] - 1) / p.strides[i] + 1;
-    if (span < 0 || p.out[i] < floorOut || p.out[i] > ceilOut)
-      return invalidArg(ctx, kernel, "spatial dim ", d, ": out=", p.out[i],
-                        " does not match in=", p.in[i], " kernel=", p.kernel[i], " stride=",
-                        p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
-                        " dilation=", p.dilations[i]);
-  }
-  p.inPlane = p.in[0] * p.in[1] * p.in[2];
-  p.outPlane = p.out[0] * p.out[1] * p.out[2];
-  return MGSRT_OK;
-}
-
 /// Per dim and output position: the first input position of the window, the
 /// in-bounds window taps [lo, hi), and the divisor factor.
 struct Windows {
@@ -84,41 +25,21 @@ struct Windows {
 
   explicit Windows(const PoolParams &p) {
     for (int i = 0; i < 3; ++i) {
-      const int64_t n = p.out[i], k = p.kernel[i], st = p.strides[i], d = p.dilations[i],
-                    in = p.in[i], padEnd = in + p.padsEnd[i];
+      const int64_t n = p.out[i];
       start[i].resize(n);
       lo[i].resize(n);
       hi[i].resize(n);
       divisor[i].resize(n);
       for (int64_t o = 0; o < n; ++o) {
-        const int64_t s0 = o * st - p.padsBegin[i];
-        // Taps t with 0 <= s0 + t*d < in.
-        int64_t l = s0 < 0 ? (-s0 + d - 1) / d : 0;
-        int64_t h = s0 >= in ? 0 : std::min(k, (in - s0 + d - 1) / d);
-        if (h < l)
-          h = l;
-        start[i][o] = s0;
-        lo[i][o] = l;
-        hi[i][o] = h;
-        if (p.includePad) {
-          // The whole window up to the padded input's end (s0 >= -padsBegin).
-          int64_t hp = s0 >= padEnd ? 0 : std::min(k, (padEnd - s0 + d - 1) / d);
-          divisor[i][o] = static_cast<double>(hp);
-        } else {
-          divisor[i][o] = static_cast<double>(h - l);
-        }
+        const PoolWindow w = poolWindow(p, i, o);
+        start[i][o] = w.start;
+        lo[i][o] = w.lo;
+        hi[i][o] = w.hi;
+        divisor[i][o] = w.divisor;
       }
     }
   }
 };
-
-/// The flat ONNX index of spatial position (p0, p1, p2) in the plane.
-inline int64_t onnxIndex(const PoolParams &p, int64_t p0, int64_t p1, int64_t p2) {
-  if (p.storageOrder == 0)
-    return (p0 * p.in[1] + p1) * p.in[2] + p2;
-  // Column-major over the real dims; the leading unit dims contribute nothing.
-  return p0 + p.in[0] * (p1 + p.in[1] * p2);
-}
 
 /// The row-major offset in the plane of the window's max (the first in
 /// row-major window order on ties; padding never wins), or -1 for a window
@@ -152,7 +73,7 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+  if (!checkPoolFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -208,10 +129,7 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
-  BufferCheck check(ctx, kernel, bufs);
-  if (p.kind == MGSRT_POOL_MAX)
-    check.require(0, "x");
-  if (!check.require(1, "dy").require(2, "dx").ok)
+  if (!checkPoolBwdBufs(ctx, kernel, bufs, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float *dy = static_cast<const float *>(bufs[1]);

@@ -1,6 +1,6 @@
 //===- Shape.cpp - Transpose, concat / split, constant pad ----------------===//
 
-#include "Common.h"
+#include "ShapeDesc.h"
 
 #include <algorithm>
 #include <cstring>
@@ -17,48 +17,16 @@ namespace {
 constexpr int64_t kTile = 32;
 
 mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "transpose";
-  const int64_t r = desc[0];
-  if (r < 0 || r > kMaxRank)
-    return invalidArg(ctx, kernel, "rank ", r, " is out of range [0, ", kMaxRank, "]");
-  const int64_t *in = desc + 1, *perm = desc + 1 + r;
-  bool seen[kMaxRank] = {};
-  for (int64_t i = 0; i < r; ++i) {
-    if (in[i] < 0)
-      return invalidArg(ctx, kernel, "extent ", in[i], " of dim ", i, " is negative");
-    if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
-      return invalidArg(ctx, kernel, "perm is not a permutation of [0, ", r, ")");
-    seen[perm[i]] = true;
-  }
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+  TransposeParams tp;
+  if (parseTranspose(ctx, "transpose", desc, bufs, tp))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
-  const int64_t total = product(in, r);
+  const int64_t total = tp.total;
   if (total == 0)
     return MGSRT_OK;
-
-  // Output dims with their input strides, unit dims dropped, dims that stay
-  // adjacent merged.
-  int64_t inStride[kMaxRank];
-  for (int64_t i = r - 1, s = 1; i >= 0; --i) {
-    inStride[i] = s;
-    s *= in[i];
-  }
-  int64_t ext[kMaxRank], is[kMaxRank], rank = 0;
-  for (int64_t i = 0; i < r; ++i) {
-    const int64_t e = in[perm[i]], st = inStride[perm[i]];
-    if (e == 1)
-      continue;
-    if (rank > 0 && is[rank - 1] == st * e) {
-      ext[rank - 1] *= e;
-      is[rank - 1] = st;
-      continue;
-    }
-    ext[rank] = e;
-    is[rank] = st;
-    ++rank;
-  }
+  const int64_t rank = tp.rank;
+  const int64_t *ext = tp.ext, *is = tp.is;
   if (rank <= 1) {
     std::memcpy(y, x, sizeof(float) * total);
     return MGSRT_OK;
@@ -128,20 +96,6 @@ mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 // Concat / split
 //===----------------------------------------------------------------------===//
 
-constexpr int64_t kMaxParts = 1 << 16;
-
-mgsrt_status_t parseConcat(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc) {
-  const int64_t outer = desc[0], inner = desc[1], k = desc[2];
-  if (outer < 0 || inner < 0)
-    return invalidArg(ctx, kernel, "outer=", outer, " inner=", inner, " must not be negative");
-  if (k < 0 || k > kMaxParts)
-    return invalidArg(ctx, kernel, "part count ", k, " is out of range [0, ", kMaxParts, "]");
-  for (int64_t i = 0; i < k; ++i)
-    if (desc[3 + i] < 0)
-      return invalidArg(ctx, kernel, "extent ", desc[3 + i], " of part ", i, " is negative");
-  return MGSRT_OK;
-}
-
 /// Copies between the whole tensor and its parts; `toWhole` picks the
 /// direction. Null parts are skipped.
 void concatCopy(const int64_t *desc, float *whole, void *const *parts, bool toWhole) {
@@ -175,30 +129,17 @@ void concatCopy(const int64_t *desc, float *whole, void *const *parts, bool toWh
 }
 
 mgsrt_status_t concatKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "concat";
-  if (parseConcat(ctx, kernel, desc))
+  ConcatParams p;
+  if (parseConcat(ctx, "concat", desc, bufs, false, p))
     return ctx->status;
-  const int64_t outer = desc[0], inner = desc[1], k = desc[2];
-  BufferCheck check(ctx, kernel, bufs);
-  int64_t total = 0;
-  for (int64_t i = 0; i < k; ++i) {
-    check.require(static_cast<int>(i), "in", outer * desc[3 + i] * inner);
-    total += desc[3 + i];
-  }
-  if (!check.require(static_cast<int>(k), "out", outer * total * inner).ok)
-    return ctx->status;
+  const int64_t k = p.k;
   concatCopy(desc, static_cast<float *>(bufs[k]), bufs, true);
   return MGSRT_OK;
 }
 
 mgsrt_status_t splitKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "split";
-  if (parseConcat(ctx, kernel, desc))
-    return ctx->status;
-  int64_t total = 0;
-  for (int64_t i = 0; i < desc[2]; ++i)
-    total += desc[3 + i];
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "out", desc[0] * total * desc[1]).ok)
+  ConcatParams p;
+  if (parseConcat(ctx, "split", desc, bufs, true, p))
     return ctx->status;
   concatCopy(desc, static_cast<float *>(bufs[0]), bufs + 1, false);
   return MGSRT_OK;
@@ -207,31 +148,6 @@ mgsrt_status_t splitKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 //===----------------------------------------------------------------------===//
 // Pad
 //===----------------------------------------------------------------------===//
-
-struct PadParams {
-  int64_t r;
-  const int64_t *in, *pads; // pads: begin[r], end[r]
-  int64_t out[kMaxRank];
-  float value;
-};
-
-mgsrt_status_t parsePad(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, PadParams &p) {
-  p.r = desc[0];
-  if (p.r < 0 || p.r > kMaxRank)
-    return invalidArg(ctx, kernel, "rank ", p.r, " is out of range [0, ", kMaxRank, "]");
-  p.in = desc + 1;
-  p.pads = desc + 1 + p.r;
-  p.value = static_cast<float>(descF64(desc, static_cast<int>(1 + 3 * p.r)));
-  for (int64_t i = 0; i < p.r; ++i) {
-    if (p.in[i] < 0)
-      return invalidArg(ctx, kernel, "extent ", p.in[i], " of dim ", i, " is negative");
-    p.out[i] = p.in[i] + p.pads[i] + p.pads[p.r + i];
-    if (p.out[i] < 0)
-      return invalidArg(ctx, kernel, "dim ", i, ": pads ", p.pads[i], "/", p.pads[p.r + i],
-                        " crop more than the extent ", p.in[i]);
-  }
-  return MGSRT_OK;
-}
 
 /// Maps row `row` of `from` (all dims but the last) to the matching row of
 /// `to`, where to's coordinate = from's + shift; false when it falls outside.
@@ -265,11 +181,8 @@ inline void shiftRow(float *dst, int64_t dstLen, const float *src, int64_t srcLe
 }
 
 mgsrt_status_t padFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pad_fwd";
   PadParams p;
-  if (parsePad(ctx, kernel, desc, p))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+  if (parsePad(ctx, "pad_fwd", desc, bufs, false, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -298,11 +211,8 @@ mgsrt_status_t padFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 }
 
 mgsrt_status_t padBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pad_bwd";
   PadParams p;
-  if (parsePad(ctx, kernel, desc, p))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "dy").require(1, "dx").ok)
+  if (parsePad(ctx, "pad_bwd", desc, bufs, true, p))
     return ctx->status;
   const float *dy = static_cast<const float *>(bufs[0]);
   float *dx = static_cast<float *>(bufs[1]);

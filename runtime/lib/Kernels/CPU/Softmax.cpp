@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "SoftmaxDesc.h"
 
 #include <algorithm>
 #include <cmath>
@@ -17,25 +17,6 @@ using namespace mgs::rt;
 namespace {
 
 constexpr int64_t kChunk = 256;
-
-struct SoftmaxParams {
-  int64_t outer, axis, inner;
-  bool log;
-};
-
-mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                            SoftmaxParams &p) {
-  p.outer = desc[0];
-  p.axis = desc[1];
-  p.inner = desc[2];
-  if (p.outer < 0 || p.axis < 0 || p.inner < 0)
-    return invalidArg(ctx, kernel, "outer=", p.outer, " axis=", p.axis, " inner=", p.inner,
-                      " must not be negative");
-  if (desc[3] != 0 && desc[3] != 1)
-    return invalidArg(ctx, kernel, "log flag ", desc[3], " must be 0 or 1");
-  p.log = desc[3];
-  return MGSRT_OK;
-}
 
 /// One contiguous row: y = softmax(x) or log_softmax(x).
 inline void softmaxRow(const float *x, float *y, int64_t n, bool log) {
@@ -62,11 +43,8 @@ inline void softmaxRow(const float *x, float *y, int64_t n, bool log) {
 }
 
 mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "softmax_fwd";
   SoftmaxParams p;
-  if (parseSoftmax(ctx, kernel, desc, p))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+  if (parseSoftmax(ctx, "softmax_fwd", desc, bufs, false, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -123,11 +101,8 @@ mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "softmax_bwd";
   SoftmaxParams p;
-  if (parseSoftmax(ctx, kernel, desc, p))
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "y").require(1, "dy").require(2, "dx").ok)
+  if (parseSoftmax(ctx, "softmax_bwd", desc, bufs, true, p))
     return ctx->status;
   const float *y = static_cast<const float *>(bufs[0]);
   const float *dy = static_cast<const float *>(bufs[1]);
@@ -171,10 +146,8 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "softmax_cross_entropy";
-  const int64_t n = desc[0], c = desc[1];
-  if (n < 1 || c < 1)
-    return invalidArg(ctx, kernel, "N=", n, " C=", c, " must be positive");
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
+  int64_t n, c;
+  if (parseCrossEntropy(ctx, kernel, desc, bufs, n, c))
     return ctx->status;
   const float *logits = static_cast<const float *>(bufs[0]);
   const int64_t *labels = static_cast<const int64_t *>(bufs[1]);
@@ -182,8 +155,7 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   float *dlogits = static_cast<float *>(bufs[3]);
   for (int64_t i = 0; i < n; ++i)
     if (labels[i] < 0 || labels[i] >= c)
-      return invalidArg(ctx, kernel, "label ", labels[i], " of sample ", i,
-                        " is outside [0, ", c, ")");
+      return badLabel(ctx, kernel, labels[i], i, c);
   const double invN = 1.0 / static_cast<double>(n);
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)

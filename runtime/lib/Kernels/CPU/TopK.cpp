@@ -33,6 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "TopKDesc.h"
 
 #include <algorithm>
 #include <climits>
@@ -422,21 +423,9 @@ void radixSelect(const float *__restrict grad, float *__restrict residual, const
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "topk_sparsify";
-  const int64_t n = desc[0], k = desc[1];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
-  if (n > INT32_MAX)
-    return invalidArg(ctx, kernel, "element count ", n, " exceeds the int32 index range");
-  if (k < 1 || k > n)
-    return invalidArg(ctx, kernel, "k = ", k, " is outside [1, n = ", n, "]");
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "grad")
-           .require(1, "residual")
-           .require(2, "values")
-           .require(3, "indices")
-           .ok)
+  if (!checkTopKDesc(ctx, desc, bufs))
     return ctx->status;
+  const int64_t n = desc[0], k = desc[1];
   const float *grad = static_cast<const float *>(bufs[0]);
   float *residual = static_cast<float *>(bufs[1]);
   float *values = static_cast<float *>(bufs[2]);
@@ -487,25 +476,10 @@ struct ScatterScratch : KernelCache {
 };
 
 mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "scatter_add";
-  const int64_t n = desc[0], k = desc[1], P = desc[2];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
-  if (k < 0)
-    return invalidArg(ctx, kernel, "k = ", k, " is negative");
-  if (P < 1)
-    return invalidArg(ctx, kernel, "rank count ", P, " is not positive");
-  if (P > (1 << 24))
-    return invalidArg(ctx, kernel, "rank count ", P, " exceeds 2^24 (the divisor must be exact)");
-  if (k > 0 && P > std::numeric_limits<int64_t>::max() / k)
-    return invalidArg(ctx, kernel, "P * k overflows (P = ", P, ", k = ", k, ")");
-  const int64_t total = P * k;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "values", total)
-           .require(1, "indices", total)
-           .require(2, "out", n)
-           .ok)
+  if (!checkScatterAddDesc(ctx, desc, bufs))
     return ctx->status;
+  const int64_t n = desc[0], k = desc[1], P = desc[2];
+  const int64_t total = P * k;
   const float *values = static_cast<const float *>(bufs[0]);
   const int32_t *indices = static_cast<const int32_t *>(bufs[1]);
   float *out = static_cast<float *>(bufs[2]);
@@ -517,8 +491,7 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     if (indices[j] < 0 || indices[j] >= n)
       bad = std::min(bad, j);
   if (bad < total)
-    return invalidArg(ctx, kernel, "index ", indices[bad], " at position ", bad, " (rank ",
-                      bad / k, ", entry ", bad % k, ") is outside [0, ", n, ")");
+    return scatterAddBadIndex(ctx, n, k, bad, indices[bad]);
 
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
   for (int64_t i = 0; i < n; ++i)

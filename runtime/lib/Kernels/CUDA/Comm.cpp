@@ -1,8 +1,293 @@
-//===- Comm.cpp - collectives on NCCL ===//
+//===- Comm.cpp - The collectives of a GPU context on NCCL ----------------===//
+//
+// One NCCL communicator per context, made on the first collective from the
+// context's host communicator (mgsrt_ctx_set_comm: MPI under mpirun): rank 0
+// makes the NCCL unique id and broadcasts it over that communicator. The
+// collectives run on their own stream: a start records an event on the
+// compute stream, the communication stream waits for it and runs the NCCL
+// call, and records the slot's completion event; mgsrt_comm_wait makes the
+// compute stream wait for that event (the host does not block), so the
+// collectives overlap the kernels queued between start and wait.
+//
+//===----------------------------------------------------------------------===//
 
+#include "CommCAPI.h"
+#include "CommChecks.h"
 #include "Device.h"
 
-MGSRT_CUDA_UNIMPLEMENTED(allreduce_start)
-MGSRT_CUDA_UNIMPLEMENTED(allgather_start)
-MGSRT_CUDA_UNIMPLEMENTED(comm_wait)
-MGSRT_CUDA_UNIMPLEMENTED(broadcast)
+#include <nccl.h>
+
+#include <array>
+#include <limits>
+
+using namespace mgs::rt;
+
+namespace {
+
+struct Slot {
+  bool pending = false;
+  cudaEvent_t done = nullptr;
+  // allgather: the values and indices sent, copied at the start (the caller
+  // may reuse its buffers at once, as mgsrt.h promises).
+  void *staging = nullptr;
+  size_t stagingBytes = 0;
+};
+
+struct NcclState final : cuda::CommDeviceState {
+  ncclComm_t comm = nullptr;
+  cudaStream_t stream = nullptr; // the collectives' stream
+  cudaEvent_t ready = nullptr;   // recorded on the compute stream at each start
+  int ranks = 0, rank = 0;
+  std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
+
+  ~NcclState() override {
+    if (stream)
+      cudaStreamSynchronize(stream);
+    if (comm)
+      ncclCommDestroy(comm);
+    for (Slot &s : slots) {
+      if (s.done)
+        cudaEventDestroy(s.done);
+      if (s.staging)
+        cudaFree(s.staging);
+    }
+    if (ready)
+      cudaEventDestroy(ready);
+    if (stream)
+      cudaStreamDestroy(stream);
+  }
+};
+
+mgsrt_status_t ncclFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                           ncclResult_t r) {
+  return ctx->fail(MGSRT_ERROR_BACKEND,
+                   strCat(kernel, ": ", call, " failed: ", ncclGetErrorString(r)));
+}
+
+#define MGSRT_NCCL_CHECK(ctx, kernel, call)                                                        \
+  do {                                                                                             \
+    ncclResult_t mgsrt_r_ = (call);                                                                \
+    if (mgsrt_r_ != ncclSuccess)                                                                   \
+      return ncclFailure(ctx, kernel, #call, mgsrt_r_);                                            \
+  } while (0)
+
+/// The context's NCCL state, made on first use (every rank's first
+/// collective: ncclCommInitRank is itself collective).
+mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
+  cuda::CudaState &st = cuda::state(ctx);
+  if (st.comm) {
+    out = static_cast<NcclState *>(st.comm.get());
+    return MGSRT_OK;
+  }
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  auto n = std::make_unique<NcclState>();
+  CommBackend &host = *ctx->comm->backend;
+  n->ranks = host.size();
+  n->rank = host.rank();
+  ncclUniqueId id{};
+  if (n->rank == 0)
+    MGSRT_NCCL_CHECK(ctx, kernel, ncclGetUniqueId(&id));
+  if (Status s = host.broadcast(&id, sizeof id, 0); !s.ok())
+    return ctx->fail(s.code, strCat(kernel, ": broadcasting the NCCL id: ", s.message));
+  MGSRT_NCCL_CHECK(ctx, kernel, ncclCommInitRank(&n->comm, n->ranks, id, n->rank));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamCreateWithFlags(&n->stream, cudaStreamNonBlocking));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming));
+  out = n.get();
+  st.comm = std::move(n);
+  return MGSRT_OK;
+}
+
+/// The free slot `slot` and the NCCL state, or an error recorded.
+mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot, NcclState *&n,
+                         Slot *&s) {
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  if (mgsrt_status_t r = ncclOf(ctx, kernel, n); r != MGSRT_OK)
+    return r;
+  s = &n->slots[slot];
+  if (s->pending)
+    return slotBusy(ctx, kernel, slot);
+  if (!s->done)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
+  return MGSRT_OK;
+}
+
+/// Orders the communication stream after everything queued on the compute stream.
+mgsrt_status_t afterCompute(mgsrt_ctx_t *ctx, const char *kernel, NcclState &n) {
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(n.ready, cuda::state(ctx).stream));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(n.stream, n.ready, 0));
+  return MGSRT_OK;
+}
+
+mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allreduce_start";
+  const int64_t n = desc[0], slot = desc[1];
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  NcclState *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
+    return r;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
+    return ctx->status;
+  if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
+    return r;
+  if (n)
+    MGSRT_NCCL_CHECK(ctx, kernel,
+                     ncclAllReduce(bufs[0], bufs[0], static_cast<size_t>(n), ncclFloat, ncclAvg,
+                                   nc->comm, nc->stream));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s->done, nc->stream));
+  s->pending = true;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allgather_start";
+  const int64_t k = desc[0], slot = desc[1];
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative");
+  NcclState *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
+    return r;
+  const int P = nc->ranks;
+  if (k > std::numeric_limits<int64_t>::max() / 8 / P)
+    return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks");
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(0, "values", k)
+           .require(1, "indices", k)
+           .require(2, "recv_values", P * k)
+           .require(3, "recv_indices", P * k)
+           .ok)
+    return ctx->status;
+  const size_t half = static_cast<size_t>(k) * 4;
+  cudaStream_t compute = cuda::state(ctx).stream;
+  if (s->stagingBytes < 2 * half) {
+    if (s->staging) {
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(nc->stream));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(s->staging));
+      s->staging = nullptr;
+      s->stagingBytes = 0;
+    }
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&s->staging, 2 * half));
+    s->stagingBytes = 2 * half;
+  }
+  char *stage = static_cast<char *>(s->staging);
+  if (k) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], half,
+                                                  cudaMemcpyDeviceToDevice, compute));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage + half, bufs[1], half,
+                                                  cudaMemcpyDeviceToDevice, compute));
+  }
+  if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
+    return r;
+  if (k) {
+    // Values and indices as two gathers in one NCCL group (one launch).
+    MGSRT_NCCL_CHECK(ctx, kernel, ncclGroupStart());
+    ncclResult_t a = ncclAllGather(stage, bufs[2], static_cast<size_t>(k), ncclFloat, nc->comm,
+                                   nc->stream);
+    ncclResult_t b = ncclAllGather(stage + half, bufs[3], static_cast<size_t>(k), ncclInt32,
+                                   nc->comm, nc->stream);
+    ncclResult_t e = ncclGroupEnd();
+    if (a != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclAllGather(values)", a);
+    if (b != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclAllGather(indices)", b);
+    if (e != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclGroupEnd", e);
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s->done, nc->stream));
+  s->pending = true;
+  return MGSRT_OK;
+}
+
+/// Makes the compute stream wait for the slot's collective; checks NCCL's
+/// asynchronous errors (a failed peer).
+mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclState &n, Slot &s) {
+  s.pending = false;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(cuda::state(ctx).stream, s.done, 0));
+  ncclResult_t async = ncclSuccess;
+  MGSRT_NCCL_CHECK(ctx, kernel, ncclCommGetAsyncError(n.comm, &async));
+  if (async != ncclSuccess && async != ncclInProgress)
+    return ncclFailure(ctx, kernel, "a collective", async);
+  return MGSRT_OK;
+}
+
+NcclState *existingNccl(mgsrt_ctx_t *ctx) {
+  cuda::CudaState &st = cuda::state(ctx);
+  return st.comm ? static_cast<NcclState *>(st.comm.get()) : nullptr;
+}
+
+mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
+  const char *kernel = "comm_wait";
+  const int64_t slot = desc[0];
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  NcclState *n = existingNccl(ctx);
+  if (!n || !n->slots[slot].pending)
+    return slotIdle(ctx, kernel, slot);
+  return finishSlot(ctx, kernel, *n, n->slots[slot]);
+}
+
+mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "broadcast";
+  const int64_t bytes = desc[0], root = desc[1];
+  if (bytes < 0)
+    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  NcclState *n = nullptr;
+  if (mgsrt_status_t r = ncclOf(ctx, kernel, n); r != MGSRT_OK)
+    return r;
+  if (root < 0 || root >= n->ranks)
+    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", n->ranks, ")");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
+    return ctx->status;
+  if (bytes == 0)
+    return MGSRT_OK;
+  // Blocking, as on the CPU: on the compute stream, then waited for.
+  cudaStream_t compute = cuda::state(ctx).stream;
+  MGSRT_NCCL_CHECK(ctx, kernel,
+                   ncclBroadcast(bufs[0], bufs[0], static_cast<size_t>(bytes), ncclChar,
+                                 static_cast<int>(root), n->comm, compute));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(compute));
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "allreduce_start", desc, bufs,
+                       [&] { return allreduceStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "allgather_start", desc, bufs,
+                       [&] { return allgatherStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  static void *const kNoBuffers[1] = {nullptr};
+  if (ctx && ctx->failed()) {
+    // Sticky error: still release a pending slot (its buffers become free).
+    if (desc && validSlot(desc[0]))
+      if (NcclState *n = existingNccl(ctx); n && n->slots[desc[0]].pending) {
+        cudaStreamSynchronize(n->stream);
+        n->slots[desc[0]].pending = false;
+      }
+    return ctx->status;
+  }
+  return runCudaKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
+                       [&] { return commWait(ctx, desc); });
+}
+
+mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "broadcast", desc, bufs, [&] { return broadcastBytes(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda

@@ -81,6 +81,16 @@ mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
                             cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
   if (count == 0)
     return ctx->fail(MGSRT_ERROR_UNAVAILABLE, "no CUDA device is available (0 devices)");
+  if (ordinal < 0) {
+    // One process per GPU: the launcher's local rank picks it.
+    int local = 0;
+    for (const char *var : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
+      if (const char *v = std::getenv(var); v && *v) {
+        local = std::atoi(v);
+        break;
+      }
+    ordinal = local % count;
+  }
   if (ordinal < 0 || ordinal >= count)
     return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
                      strCat(kernel, ": GPU ", ordinal, " does not exist (", count,

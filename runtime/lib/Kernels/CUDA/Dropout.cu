@@ -1,6 +1,105 @@
-//===- Dropout.cu - dropout ===//
+//===- Dropout.cu - Dropout on a GPU, bit for bit the CPU's ---------------===//
+//
+// Element i's draw depends only on the stream state at entry and i
+// (DropoutDesc.h: splitmix64 is a counter plus a mix), so each thread draws
+// its elements independently and the mask and output are those of the CPU
+// for the same state. The state advances on the host by n, as on the CPU.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Device.h"
 
-MGSRT_CUDA_UNIMPLEMENTED(dropout_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(dropout_bwd)
+#include "../CPU/DropoutDesc.h"
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+__device__ inline int64_t firstIndex() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+// x and y (dy and dx) may be one buffer: no __restrict__ on them.
+__global__ void dropoutFwdKernel(const float *x, float *y,
+                                 uint8_t *__restrict__ mask, int64_t n, uint64_t state,
+                                 uint64_t threshold, float scale) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const bool keep = dropoutKeep(state, i, threshold);
+    y[i] = keep ? x[i] * scale : 0.0f;
+    if (mask)
+      mask[i] = keep ? 1 : 0;
+  }
+}
+
+__global__ void dropoutBwdKernel(const float *dy, const uint8_t *__restrict__ mask, float *dx,
+                                 int64_t n, float scale) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride())
+    dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+}
+
+mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "dropout_fwd";
+  DropoutParams p;
+  if (parseDropout(ctx, kernel, desc, bufs, false, p))
+    return ctx->status;
+  const int64_t n = p.n;
+  const float *x = static_cast<const float *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  uint8_t *mask = static_cast<uint8_t *>(bufs[2]);
+  cudaStream_t st = state(ctx).stream;
+  if (!p.training) {
+    if (n > 0 && y != x)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(y, x, sizeof(float) * n,
+                                                    cudaMemcpyDeviceToDevice, st));
+    if (n > 0 && mask)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, n, st));
+    return MGSRT_OK;
+  }
+  const uint64_t start = ctx->rngState;
+  if (n > 0)
+    dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, start,
+                                                                p.threshold, p.scale);
+  ctx->rngState = dropoutAdvance(start, n);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "dropout_bwd";
+  DropoutParams p;
+  if (parseDropout(ctx, kernel, desc, bufs, true, p))
+    return ctx->status;
+  const int64_t n = p.n;
+  const float *dy = static_cast<const float *>(bufs[0]);
+  const uint8_t *mask = static_cast<const uint8_t *>(bufs[1]);
+  float *dx = static_cast<float *>(bufs[2]);
+  if (n == 0)
+    return MGSRT_OK;
+  cudaStream_t st = state(ctx).stream;
+  if (!p.training) {
+    if (dx != dy)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dx, dy, sizeof(float) * n,
+                                                    cudaMemcpyDeviceToDevice, st));
+    return MGSRT_OK;
+  }
+  dropoutBwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(dy, mask, dx, n, p.scale);
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "dropout_fwd", desc, bufs,
+                       [&] { return dropoutFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "dropout_bwd", desc, bufs,
+                       [&] { return dropoutBwd(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda

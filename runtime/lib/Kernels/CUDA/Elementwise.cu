@@ -1,13 +1,512 @@
-//===- Elementwise.cu - elementwise kernels ===//
+//===- Elementwise.cu - Unary, clip, binary, copy/zero/accumulate on a GPU ===//
+//
+// The CPU kernels' semantics (CPU/Elementwise.cpp) and checks
+// (CPU/ElementwiseDesc.h). Per-element results are the same float
+// operations as the CPU's (products are kept out of fused multiply-adds
+// where the CPU rounds them), so only the transcendental functions differ in
+// the last bits. binary_bwd sums over the broadcast dims in double, in a
+// fixed order (partial sums per chunk, then the chunks in order): no atomics,
+// the same result on every run.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Device.h"
 
-MGSRT_CUDA_UNIMPLEMENTED(unary_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(unary_bwd)
-MGSRT_CUDA_UNIMPLEMENTED(clip_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(clip_bwd)
-MGSRT_CUDA_UNIMPLEMENTED(binary_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(binary_bwd)
-MGSRT_CUDA_UNIMPLEMENTED(copy)
-MGSRT_CUDA_UNIMPLEMENTED(zero)
-MGSRT_CUDA_UNIMPLEMENTED(accumulate)
+#include "../CPU/ElementwiseDesc.h"
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+__device__ inline int64_t firstIndex() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+
+//===----------------------------------------------------------------------===//
+// Unary
+//===----------------------------------------------------------------------===//
+
+template <int Op>
+__global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ y, int64_t n,
+                               float alpha) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const float v = x[i];
+    if constexpr (Op == MGSRT_UNARY_RELU)
+      y[i] = v < 0.0f ? 0.0f : v;
+    else if constexpr (Op == MGSRT_UNARY_LEAKY_RELU)
+      y[i] = v < 0.0f ? alpha * v : v;
+    else if constexpr (Op == MGSRT_UNARY_SIGMOID)
+      y[i] = 1.0f / (1.0f + expf(-v));
+    else
+      y[i] = tanhf(v);
+  }
+}
+
+template <int Op>
+__global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restrict__ y,
+                               const float *__restrict__ dy, float *__restrict__ dx, int64_t n,
+                               float alpha) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const float g = dy[i];
+    if constexpr (Op == MGSRT_UNARY_RELU) {
+      dx[i] = x[i] > 0.0f ? g : 0.0f;
+    } else if constexpr (Op == MGSRT_UNARY_LEAKY_RELU) {
+      dx[i] = x[i] > 0.0f ? g : alpha * g;
+    } else if constexpr (Op == MGSRT_UNARY_SIGMOID) {
+      const float v = y[i];
+      dx[i] = g * v * (1.0f - v);
+    } else {
+      const float v = y[i];
+      dx[i] = g * (1.0f - __fmul_rn(v, v)); // y*y rounded, as on the CPU
+    }
+  }
+}
+
+mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  UnaryParams p;
+  if (parseUnary(ctx, "unary_fwd", desc, bufs, false, p))
+    return ctx->status;
+  if (p.n == 0)
+    return MGSRT_OK;
+  const float *x = static_cast<const float *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  const unsigned grid = gridFor(p.n, kThreads);
+  cudaStream_t s = state(ctx).stream;
+  switch (p.op) {
+  case MGSRT_UNARY_RELU:
+    unaryFwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_LEAKY_RELU:
+    unaryFwdKernel<MGSRT_UNARY_LEAKY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_SIGMOID:
+    unaryFwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  default:
+    unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  }
+  return MGSRT_OK;
+}
+
+mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  UnaryParams p;
+  if (parseUnary(ctx, "unary_bwd", desc, bufs, true, p))
+    return ctx->status;
+  if (p.n == 0)
+    return MGSRT_OK;
+  const float *x = static_cast<const float *>(bufs[0]);
+  const float *y = static_cast<const float *>(bufs[1]);
+  const float *dy = static_cast<const float *>(bufs[2]);
+  float *dx = static_cast<float *>(bufs[3]);
+  const unsigned grid = gridFor(p.n, kThreads);
+  cudaStream_t s = state(ctx).stream;
+  switch (p.op) {
+  case MGSRT_UNARY_RELU:
+    unaryBwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_LEAKY_RELU:
+    unaryBwdKernel<MGSRT_UNARY_LEAKY_RELU><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_SIGMOID:
+    unaryBwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  default:
+    unaryBwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  }
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Clip (the bounds are read on the device: they are tensors of the graph)
+//===----------------------------------------------------------------------===//
+
+__global__ void clipFwdKernel(const float *__restrict__ x, const float *__restrict__ minv,
+                              const float *__restrict__ maxv, float *__restrict__ y, int64_t n) {
+  const float lo = *minv, hi = *maxv;
+  // ONNX: min(max(x, lo), hi); NaN passes through.
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const float v = x[i] < lo ? lo : x[i];
+    y[i] = hi < v ? hi : v;
+  }
+}
+
+__global__ void clipBwdKernel(const float *__restrict__ x, const float *__restrict__ minv,
+                              const float *__restrict__ maxv, const float *__restrict__ dy,
+                              float *__restrict__ dx, int64_t n) {
+  const float lo = *minv, hi = *maxv;
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const float v = x[i];
+    dx[i] = (lo <= v && v <= hi) ? dy[i] : 0.0f;
+  }
+}
+
+mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  int64_t n;
+  if (parseClip(ctx, "clip_fwd", desc, bufs, false, n))
+    return ctx->status;
+  if (n == 0)
+    return MGSRT_OK;
+  clipFwdKernel<<<gridFor(n, kThreads), kThreads, 0, state(ctx).stream>>>(
+      static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]),
+      static_cast<const float *>(bufs[2]), static_cast<float *>(bufs[3]), n);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  int64_t n;
+  if (parseClip(ctx, "clip_bwd", desc, bufs, true, n))
+    return ctx->status;
+  if (n == 0)
+    return MGSRT_OK;
+  clipBwdKernel<<<gridFor(n, kThreads), kThreads, 0, state(ctx).stream>>>(
+      static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]),
+      static_cast<const float *>(bufs[2]), static_cast<const float *>(bufs[3]),
+      static_cast<float *>(bufs[4]), n);
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary forward
+//===----------------------------------------------------------------------===//
+
+template <int Op> __device__ inline float applyBinary(float a, float b) {
+  if constexpr (Op == MGSRT_BINARY_ADD)
+    return a + b;
+  else if constexpr (Op == MGSRT_BINARY_SUB)
+    return a - b;
+  else if constexpr (Op == MGSRT_BINARY_MUL)
+    return a * b;
+  else
+    return a / b;
+}
+
+/// The collapsed broadcast space of a binary op (a __grid_constant__
+/// parameter: indexed in place, never copied per thread): the output is
+/// dense over ext; sa / sb are the operands' strides.
+struct BinaryIndex {
+  int rank;
+  int64_t ext[kMaxRank], sa[kMaxRank], sb[kMaxRank];
+};
+
+template <int Op>
+__global__ void binaryFwdKernel(const __grid_constant__ BinaryIndex ix, const float *__restrict__ a,
+                                const float *__restrict__ b, float *__restrict__ y,
+                                int64_t total) {
+  for (int64_t i = firstIndex(); i < total; i += gridStride()) {
+    int64_t q = i, oa = 0, ob = 0;
+    for (int d = ix.rank - 1; d > 0; --d) {
+      const int64_t c = q % ix.ext[d];
+      q /= ix.ext[d];
+      oa += c * ix.sa[d];
+      ob += c * ix.sb[d];
+    }
+    if (ix.rank > 0) {
+      oa += q * ix.sa[0];
+      ob += q * ix.sb[0];
+    }
+    y[i] = applyBinary<Op>(a[oa], b[ob]);
+  }
+}
+
+mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  BinaryShape s;
+  if (parseBinary(ctx, "binary_fwd", desc, bufs, false, s))
+    return ctx->status;
+  if (s.total == 0)
+    return MGSRT_OK;
+  BroadcastSpace<3> sp;
+  buildBinarySpace(s, sp);
+  BinaryIndex ix;
+  ix.rank = static_cast<int>(sp.rank);
+  for (int64_t d = 0; d < sp.rank; ++d) {
+    ix.ext[d] = sp.ext[d];
+    ix.sa[d] = sp.stride[1][d];
+    ix.sb[d] = sp.stride[2][d];
+  }
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  float *y = static_cast<float *>(bufs[2]);
+  const unsigned grid = gridFor(s.total, kThreads);
+  cudaStream_t st = state(ctx).stream;
+  switch (s.op) {
+  case MGSRT_BINARY_ADD:
+    binaryFwdKernel<MGSRT_BINARY_ADD><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
+    break;
+  case MGSRT_BINARY_SUB:
+    binaryFwdKernel<MGSRT_BINARY_SUB><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
+    break;
+  case MGSRT_BINARY_MUL:
+    binaryFwdKernel<MGSRT_BINARY_MUL><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
+    break;
+  default:
+    binaryFwdKernel<MGSRT_BINARY_DIV><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
+    break;
+  }
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Binary backward: dT = sum over T's broadcast dims of the elementwise grad
+//===----------------------------------------------------------------------===//
+
+/// The gradient of one operand (Target 0: lhs, 1: rhs) at one out element.
+template <int Op, int Target> __device__ inline float binaryGrad(float g, float a, float b) {
+  if constexpr (Op == MGSRT_BINARY_ADD)
+    return g;
+  else if constexpr (Op == MGSRT_BINARY_SUB)
+    return Target == 0 ? g : -g;
+  else if constexpr (Op == MGSRT_BINARY_MUL)
+    return Target == 0 ? g * b : g * a;
+  else
+    return Target == 0 ? g / b : -g * a / (b * b);
+}
+
+/// The collapsed space split into T's kept dims (rows of T, row-major: the
+/// flat kept index is T's element index) and its reduced dims (stride 0 in
+/// T). Strides of operands 0 (dout), 1 (lhs), 2 (rhs).
+struct GradSpace {
+  int nk, nr;
+  int64_t kext[kMaxRank], kstride[3][kMaxRank];
+  int64_t rext[kMaxRank], rstride[3][kMaxRank];
+};
+
+/// Adds the offsets of flat index q over n dims (innermost last) to off[3].
+__device__ inline void addOffsets(int64_t q, int n, const int64_t *ext,
+                                  const int64_t (*stride)[kMaxRank], int64_t off[3]) {
+  for (int d = n - 1; d >= 0; --d) {
+    const int64_t c = d > 0 ? q % ext[d] : q;
+    if (d > 0)
+      q /= ext[d];
+    off[0] += c * stride[0][d];
+    off[1] += c * stride[1][d];
+    off[2] += c * stride[2][d];
+  }
+}
+
+/// Work item w = (chunk s, element t of T), t fastest. Each item sums the
+/// reduced positions [s * chunk, min(R, (s + 1) * chunk)) in order, in
+/// double: one thread per item (Warp false: threads of a warp take adjacent
+/// elements of T) or one warp per item (Warp true, when the innermost dim is
+/// reduced: lanes take adjacent positions, then a fixed shuffle tree). With
+/// one chunk the sum goes to dt as float, else to partial[s * items + t].
+template <int Op, int Target, bool Warp>
+__global__ void binaryGradKernel(const __grid_constant__ GradSpace sp, const float *__restrict__ g,
+                                 const float *__restrict__ a, const float *__restrict__ b,
+                                 int64_t items, int64_t reduced, int64_t chunk, int64_t chunks,
+                                 float *__restrict__ dt, double *__restrict__ partial) {
+  const int64_t work = items * chunks;
+  const int lane = Warp ? static_cast<int>(threadIdx.x & 31) : 0;
+  const int64_t first = Warp ? firstIndex() / 32 : firstIndex();
+  const int64_t step = Warp ? gridStride() / 32 : gridStride();
+  for (int64_t w = first; w < work; w += step) {
+    const int64_t t = w % items, s = w / items;
+    int64_t base[3] = {0, 0, 0};
+    addOffsets(t, sp.nk, sp.kext, sp.kstride, base);
+    const int64_t k0 = s * chunk;
+    const int64_t k1 = k0 + chunk < reduced ? k0 + chunk : reduced;
+    double sum = 0.0;
+    for (int64_t k = k0 + lane; k < k1; k += Warp ? 32 : 1) {
+      int64_t off[3] = {base[0], base[1], base[2]};
+      addOffsets(k, sp.nr, sp.rext, sp.rstride, off);
+      sum += binaryGrad<Op, Target>(g[off[0]], a[off[1]], b[off[2]]);
+    }
+    if constexpr (Warp) {
+      for (int delta = 16; delta > 0; delta >>= 1)
+        sum += __shfl_down_sync(0xffffffffu, sum, delta);
+      if (lane != 0)
+        continue;
+    }
+    if (chunks == 1)
+      dt[t] = static_cast<float>(sum);
+    else
+      partial[s * items + t] = sum;
+  }
+}
+
+/// dt[t] = the chunks' partial sums of element t, added in chunk order.
+__global__ void sumChunksKernel(const double *__restrict__ partial, float *__restrict__ dt,
+                                int64_t items, int64_t chunks) {
+  for (int64_t t = firstIndex(); t < items; t += gridStride()) {
+    double sum = 0.0;
+    for (int64_t s = 0; s < chunks; ++s)
+      sum += partial[s * items + t];
+    dt[t] = static_cast<float>(sum);
+  }
+}
+
+template <int Op, int Target>
+mgsrt_status_t binaryGradTarget(mgsrt_ctx_t *ctx, const BroadcastSpace<3> &sp, int64_t total,
+                                int64_t targetSize, const float *g, const float *a,
+                                const float *b, float *dt) {
+  const char *kernel = "binary_bwd";
+  const int t = 1 + Target; // operand index of T in the space
+  GradSpace gs;
+  gs.nk = gs.nr = 0;
+  for (int64_t d = 0; d < sp.rank; ++d) {
+    const bool kept = sp.stride[t][d] != 0;
+    int &n = kept ? gs.nk : gs.nr;
+    (kept ? gs.kext : gs.rext)[n] = sp.ext[d];
+    for (int op = 0; op < 3; ++op)
+      (kept ? gs.kstride : gs.rstride)[op][n] = sp.stride[op][d];
+    ++n;
+  }
+  const int64_t items = targetSize, reduced = total / targetSize;
+  // Warps when the innermost dim is reduced (contiguous in dout).
+  const bool warp = sp.rank > 0 && sp.stride[t][sp.rank - 1] == 0;
+  // Enough chunks to fill the GPU (~2^18 threads), none shorter than a minimum.
+  const int64_t wantItems = warp ? (int64_t{1} << 13) : (int64_t{1} << 18);
+  const int64_t minChunk = warp ? 256 : 16;
+  int64_t chunks = (wantItems + items - 1) / items;
+  int64_t chunk = (reduced + chunks - 1) / chunks;
+  if (chunk < minChunk)
+    chunk = minChunk;
+  chunks = (reduced + chunk - 1) / chunk;
+  double *partial = nullptr;
+  if (chunks > 1) {
+    void *ws = nullptr;
+    if (workspace(ctx, kernel, sizeof(double) * items * chunks, &ws))
+      return ctx->status;
+    partial = static_cast<double *>(ws);
+  }
+  cudaStream_t st = state(ctx).stream;
+  const int64_t threads = items * chunks * (warp ? 32 : 1);
+  const unsigned grid = gridFor(threads, kThreads);
+  if (warp)
+    binaryGradKernel<Op, Target, true><<<grid, kThreads, 0, st>>>(gs, g, a, b, items, reduced,
+                                                                  chunk, chunks, dt, partial);
+  else
+    binaryGradKernel<Op, Target, false><<<grid, kThreads, 0, st>>>(gs, g, a, b, items, reduced,
+                                                                   chunk, chunks, dt, partial);
+  if (chunks > 1)
+    sumChunksKernel<<<gridFor(items, kThreads), kThreads, 0, st>>>(partial, dt, items, chunks);
+  return MGSRT_OK;
+}
+
+template <int Op>
+mgsrt_status_t binaryBwdOp(mgsrt_ctx_t *ctx, const BinaryShape &s, const BroadcastSpace<3> &sp,
+                           const float *a, const float *b, const float *g, float *da,
+                           float *db) {
+  if (da && binaryGradTarget<Op, 0>(ctx, sp, s.total, s.lhsSize, g, a, b, da))
+    return ctx->status;
+  if (db && binaryGradTarget<Op, 1>(ctx, sp, s.total, s.rhsSize, g, a, b, db))
+    return ctx->status;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "binary_bwd";
+  BinaryShape s;
+  if (parseBinary(ctx, kernel, desc, bufs, true, s))
+    return ctx->status;
+  float *da = static_cast<float *>(bufs[3]);
+  float *db = static_cast<float *>(bufs[4]);
+  cudaStream_t st = state(ctx).stream;
+  if (s.total == 0) {
+    // Nothing flows back; operands that broadcast from size 1 get zeros.
+    if (da && s.lhsSize > 0)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(da, 0, sizeof(float) * s.lhsSize, st));
+    if (db && s.rhsSize > 0)
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(db, 0, sizeof(float) * s.rhsSize, st));
+    return MGSRT_OK;
+  }
+  BroadcastSpace<3> sp;
+  buildBinarySpace(s, sp);
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  const float *g = static_cast<const float *>(bufs[2]);
+  switch (s.op) {
+  case MGSRT_BINARY_ADD: return binaryBwdOp<MGSRT_BINARY_ADD>(ctx, s, sp, a, b, g, da, db);
+  case MGSRT_BINARY_SUB: return binaryBwdOp<MGSRT_BINARY_SUB>(ctx, s, sp, a, b, g, da, db);
+  case MGSRT_BINARY_MUL: return binaryBwdOp<MGSRT_BINARY_MUL>(ctx, s, sp, a, b, g, da, db);
+  default: return binaryBwdOp<MGSRT_BINARY_DIV>(ctx, s, sp, a, b, g, da, db);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Copy, zero, accumulate
+//===----------------------------------------------------------------------===//
+
+mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "copy";
+  int64_t n;
+  if (parseCopy(ctx, kernel, desc, bufs, n))
+    return ctx->status;
+  if (n == 0 || bufs[0] == bufs[1])
+    return MGSRT_OK;
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpyAsync(bufs[1], bufs[0], sizeof(float) * n, cudaMemcpyDeviceToDevice,
+                                   state(ctx).stream));
+  return MGSRT_OK;
+}
+
+mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "zero";
+  int64_t n;
+  if (parseZero(ctx, kernel, desc, bufs, n))
+    return ctx->status;
+  if (n == 0)
+    return MGSRT_OK;
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemsetAsync(bufs[0], 0, sizeof(float) * n, state(ctx).stream));
+  return MGSRT_OK;
+}
+
+// y may alias a or b: no __restrict__ here (each element is read before it
+// is written, by the same thread).
+__global__ void accumulateKernelGpu(const float *a, const float *b, float *y, int64_t n) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride())
+    y[i] = a[i] + b[i];
+}
+
+mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  int64_t n;
+  if (parseAccumulate(ctx, "accumulate", desc, bufs, n))
+    return ctx->status;
+  if (n == 0)
+    return MGSRT_OK;
+  accumulateKernelGpu<<<gridFor(n, kThreads), kThreads, 0, state(ctx).stream>>>(
+      static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]),
+      static_cast<float *>(bufs[2]), n);
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "unary_fwd", desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "unary_bwd", desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "clip_fwd", desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "clip_bwd", desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "binary_fwd", desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "binary_bwd", desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "copy", desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
+}
+mgsrt_status_t zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "zero", desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
+}
+mgsrt_status_t accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "accumulate", desc, bufs,
+                       [&] { return accumulateKernel(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda

@@ -1,8 +1,416 @@
-//===- Gemm.cpp - Gemm and MatMul on cuBLAS ===//
+//===- Gemm.cpp - Gemm and batched MatMul on cuBLAS -----------------------===//
+//
+// Row-major products through column-major cuBLAS: a row-major m x n result
+// C = op(A) op(B) is the column-major n x m result C^T = op(B)^T op(A)^T, so
+// every call passes B before A with m and n swapped. The handle's math mode is
+// CUBLAS_PEDANTIC_MATH (Device.cpp): plain FP32, no TF32.
+//
+// Broadcasts and reductions use cuBLAS too, against a per-context vector of
+// ones: a broadcast C is a rank-1 product (ones x row, column x ones), and
+// dC's sums over broadcast dims are matrix-vector products with ones.
+//
+// MatMul's batches: out batch o reads lhs batch li[o] and rhs batch ri[o]
+// (CPU/GemmDesc.h's batchMaps). Maximal runs of o where li and ri step by a
+// constant go to one strided-batched call each (one call when nothing
+// broadcasts, or a stride of 0 for a broadcast operand). A gradient whose
+// operand is broadcast sums over the batches that share it: those gemms
+// accumulate (beta = 1) one after another in batch order, as on the CPU.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Device.h"
 
-MGSRT_CUDA_UNIMPLEMENTED(gemm_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(gemm_bwd)
-MGSRT_CUDA_UNIMPLEMENTED(matmul_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(matmul_bwd)
+#include "../CPU/GemmDesc.h"
+
+#include <vector>
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace {
+
+cublasOperation_t op(bool t) { return t ? CUBLAS_OP_T : CUBLAS_OP_N; }
+
+/// Zeroes (beta == 0) or scales the rows of a row-major m x n matrix with
+/// leading dimension ldc: what C = alpha op(A) op(B) + beta C is with k = 0.
+mgsrt_status_t scaleRows(mgsrt_ctx_t *ctx, const char *kernel, int64_t m, int64_t n, float beta,
+                         float *c, int64_t ldc) {
+  CudaState &st = state(ctx);
+  if (beta == 1.0f)
+    return MGSRT_OK;
+  if (beta == 0.0f) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemset2DAsync(c, sizeof(float) * ldc, 0, sizeof(float) * n,
+                                                    m, st.stream));
+    return MGSRT_OK;
+  }
+  for (int64_t i = 0; i < m; ++i)
+    MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSscal_64(st.cublas, n, &beta, c + i * ldc, 1));
+  return MGSRT_OK;
+}
+
+/// Row-major C = alpha op(A) op(B) + beta C, C m x n (as CPU/Gemm.cpp's sgemm).
+mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m,
+                     int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (m == 0 || n == 0)
+    return MGSRT_OK;
+  if (k == 0)
+    return scaleRows(ctx, kernel, m, n, beta, c, ldc);
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSgemm_64(state(ctx).cublas, op(tb), op(ta), n, m, k,
+                                                 &alpha, b, ldb, a, lda, &beta, c, ldc));
+  return MGSRT_OK;
+}
+
+/// `count` row-major products C_i = alpha op(A_i) op(B_i) + beta C_i with
+/// the given element strides between batches (C's must not overlap).
+mgsrt_status_t sgemmStrided(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m,
+                            int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                            int64_t strideA, const float *b, int64_t ldb, int64_t strideB,
+                            float beta, float *c, int64_t ldc, int64_t strideC, int64_t count) {
+  if (count == 1)
+    return sgemm(ctx, kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  if (m == 0 || n == 0 || count == 0)
+    return MGSRT_OK;
+  if (k == 0) {
+    for (int64_t i = 0; i < count; ++i)
+      if (scaleRows(ctx, kernel, m, n, beta, c + i * strideC, ldc))
+        return ctx->status;
+    return MGSRT_OK;
+  }
+  MGSRT_CUBLAS_CHECK(ctx, kernel,
+                     cublasSgemmStridedBatched_64(state(ctx).cublas, op(tb), op(ta), n, m, k,
+                                                  &alpha, b, ldb, strideB, a, lda, strideA, &beta,
+                                                  c, ldc, strideC, count));
+  return MGSRT_OK;
+}
+
+/// A device vector of ones, per context, grown on demand.
+struct OnesCache : KernelCache {
+  float *ptr = nullptr;
+  int64_t count = 0;
+  ~OnesCache() override {
+    if (ptr)
+      cudaFree(ptr);
+  }
+};
+const int64_t kOnesKey = 0; // its cache key (no descriptor has this address)
+
+mgsrt_status_t ones(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, const float *&out) {
+  OnesCache &oc = getCache<OnesCache>(ctx, &kOnesKey);
+  if (oc.count < n) {
+    CudaState &st = state(ctx);
+    if (oc.ptr) {
+      // Kernels queued earlier may still read the old vector.
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(oc.ptr));
+      oc.ptr = nullptr;
+      oc.count = 0;
+    }
+    const int64_t want = n < 4096 ? 4096 : n;
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&oc.ptr, sizeof(float) * want));
+    std::vector<float> host(want, 1.0f);
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(oc.ptr, host.data(), sizeof(float) * want,
+                                                  cudaMemcpyHostToDevice, st.stream));
+    // `host` is freed on return: wait for the copy.
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
+    oc.count = want;
+  }
+  out = oc.ptr;
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+/// y (m x n) = beta * C broadcast (C is c0 x c1; the products with ones are
+/// exact, so each element is beta * c rounded once, as on the CPU).
+mgsrt_status_t broadcastC(mgsrt_ctx_t *ctx, const char *kernel, const GemmDesc &g,
+                          const float *c, float *y) {
+  CudaState &st = state(ctx);
+  const int64_t m = g.m, n = g.n;
+  if (g.c0 == m && g.c1 == n) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(y, c, sizeof(float) * m * n,
+                                                  cudaMemcpyDeviceToDevice, st.stream));
+    if (g.beta != 1.0f)
+      MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSscal_64(st.cublas, m * n, &g.beta, y, 1));
+    return MGSRT_OK;
+  }
+  const float *one = nullptr;
+  if (ones(ctx, kernel, m > n ? m : n, one))
+    return ctx->status;
+  if (g.c0 == 1 && g.c1 == n) // ones (m x 1) times the row (1 x n)
+    return sgemm(ctx, kernel, false, false, m, n, 1, g.beta, one, 1, c, n, 0.0f, y, n);
+  if (g.c0 == m && g.c1 == 1) // the column (m x 1) times ones (1 x n)
+    return sgemm(ctx, kernel, false, false, m, n, 1, g.beta, c, 1, one, n, 0.0f, y, n);
+  // 1 x 1: the scalar times ones (1 x n) into a row, then ones (m x 1) times the row.
+  void *ws = nullptr;
+  if (workspace(ctx, kernel, sizeof(float) * n, &ws))
+    return ctx->status;
+  float *row = static_cast<float *>(ws);
+  if (sgemm(ctx, kernel, false, false, 1, n, 1, 1.0f, c, 1, one, n, 0.0f, row, n))
+    return ctx->status;
+  return sgemm(ctx, kernel, false, false, m, n, 1, g.beta, one, 1, row, n, 0.0f, y, n);
+}
+
+mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "gemm_fwd";
+  GemmDesc g;
+  if (parseGemm(ctx, kernel, desc, g))
+    return ctx->status;
+  if (!checkGemmFwdBufs(ctx, kernel, bufs, g))
+    return ctx->status;
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  const float *c = static_cast<const float *>(bufs[2]);
+  float *y = static_cast<float *>(bufs[3]);
+  if (g.m == 0 || g.n == 0)
+    return MGSRT_OK;
+  float beta = 0.0f;
+  if (g.hasC) {
+    // Y = beta * broadcast(C), then accumulate the product into it.
+    if (broadcastC(ctx, kernel, g, c, y))
+      return ctx->status;
+    beta = 1.0f;
+  }
+  return sgemm(ctx, kernel, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.ta ? g.m : g.k, b,
+               g.tb ? g.k : g.n, beta, y, g.n);
+}
+
+/// dC = beta * dY summed over C's broadcast dims.
+mgsrt_status_t gemmDc(mgsrt_ctx_t *ctx, const char *kernel, const GemmDesc &g, const float *dy,
+                      float *dc) {
+  CudaState &st = state(ctx);
+  const int64_t m = g.m, n = g.n, c0 = g.c0, c1 = g.c1;
+  const float zero = 0.0f;
+  if (c0 == m && c1 == n) {
+    if (m * n == 0)
+      return MGSRT_OK;
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dc, dy, sizeof(float) * m * n,
+                                                  cudaMemcpyDeviceToDevice, st.stream));
+    if (g.beta != 1.0f)
+      MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSscal_64(st.cublas, m * n, &g.beta, dc, 1));
+    return MGSRT_OK;
+  }
+  const int64_t dcCount = c0 * c1;
+  if (m * n == 0) { // sums over nothing
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dc, 0, sizeof(float) * dcCount, st.stream));
+    return MGSRT_OK;
+  }
+  const float *one = nullptr;
+  if (ones(ctx, kernel, m > n ? m : n, one))
+    return ctx->status;
+  // Row-major dY (m x n) is the column-major n x m matrix with ld n.
+  if (c0 == 1 && c1 == n) { // column sums: dc (n) = beta * dY^T ones
+    MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSgemv_64(st.cublas, CUBLAS_OP_N, n, m, &g.beta, dy, n,
+                                                   one, 1, &zero, dc, 1));
+    return MGSRT_OK;
+  }
+  if (c1 == 1 && c0 == m) { // row sums: dc (m) = beta * dY ones
+    MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSgemv_64(st.cublas, CUBLAS_OP_T, n, m, &g.beta, dy, n,
+                                                   one, 1, &zero, dc, 1));
+    return MGSRT_OK;
+  }
+  // 1 x 1: column sums into the workspace, then their sum.
+  void *ws = nullptr;
+  if (workspace(ctx, kernel, sizeof(float) * n, &ws))
+    return ctx->status;
+  float *cols = static_cast<float *>(ws);
+  const float unit = 1.0f;
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSgemv_64(st.cublas, CUBLAS_OP_N, n, m, &unit, dy, n, one,
+                                                 1, &zero, cols, 1));
+  MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSgemv_64(st.cublas, CUBLAS_OP_T, n, 1, &g.beta, cols, n,
+                                                 one, 1, &zero, dc, 1));
+  return MGSRT_OK;
+}
+
+mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "gemm_bwd";
+  GemmDesc g;
+  if (parseGemm(ctx, kernel, desc, g))
+    return ctx->status;
+  if (!checkGemmBwdBufs(ctx, kernel, bufs, g))
+    return ctx->status;
+  const float *a = static_cast<const float *>(bufs[0]);
+  const float *b = static_cast<const float *>(bufs[1]);
+  const float *dy = static_cast<const float *>(bufs[2]);
+  float *da = static_cast<float *>(bufs[3]);
+  float *db = static_cast<float *>(bufs[4]);
+  float *dc = static_cast<float *>(bufs[5]);
+  const int64_t m = g.m, n = g.n, k = g.k;
+  // With opA = op(A) (M x K) and opB = op(B) (K x N):
+  //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
+  if (da) {
+    if (!g.ta ? sgemm(ctx, kernel, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f,
+                      da, k)
+              : sgemm(ctx, kernel, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f,
+                      da, m))
+      return ctx->status;
+  }
+  if (db) {
+    if (!g.tb ? sgemm(ctx, kernel, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f,
+                      db, n)
+              : sgemm(ctx, kernel, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f,
+                      db, k))
+      return ctx->status;
+  }
+  if (dc)
+    return gemmDc(ctx, kernel, g, dy, dc);
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+/// A run of out batches [first, first + count) whose lhs / rhs batch indices
+/// step by constants.
+struct Run {
+  int64_t first, count, l0, lStep, r0, rStep;
+};
+
+std::vector<Run> linearRuns(const std::vector<int64_t> &li, const std::vector<int64_t> &ri) {
+  std::vector<Run> runs;
+  const int64_t total = static_cast<int64_t>(li.size());
+  for (int64_t o = 0; o < total;) {
+    Run r{o, 1, li[o], 0, ri[o], 0};
+    if (o + 1 < total) {
+      r.lStep = li[o + 1] - li[o];
+      r.rStep = ri[o + 1] - ri[o];
+      while (o + r.count < total && li[o + r.count] == r.l0 + r.count * r.lStep &&
+             ri[o + r.count] == r.r0 + r.count * r.rStep)
+        ++r.count;
+    }
+    runs.push_back(r);
+    o += r.count;
+  }
+  return runs;
+}
+
+/// Whether the map hits every index of [0, count) once.
+bool bijective(const std::vector<int64_t> &map, int64_t count) {
+  if (static_cast<int64_t>(map.size()) != count)
+    return false;
+  std::vector<char> seen(count, 0);
+  for (int64_t v : map) {
+    if (v < 0 || v >= count || seen[v])
+      return false;
+    seen[v] = 1;
+  }
+  return true;
+}
+
+mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "matmul_fwd";
+  MatmulDesc d;
+  if (parseMatmul(ctx, kernel, desc, d))
+    return ctx->status;
+  if (!checkMatmulFwdBufs(ctx, kernel, bufs))
+    return ctx->status;
+  const float *lhs = static_cast<const float *>(bufs[0]);
+  const float *rhs = static_cast<const float *>(bufs[1]);
+  float *out = static_cast<float *>(bufs[2]);
+  const int64_t m = d.m, k = d.k, n = d.n;
+  if (d.outCount == 0)
+    return MGSRT_OK;
+  if (d.rhsCount == 1 && d.lhsCount == d.outCount) {
+    // One rhs for every batch: the batches stack into one (B*M) x K matrix.
+    return sgemm(ctx, kernel, false, false, d.outCount * m, n, k, 1.0f, lhs, k, rhs, n, 0.0f,
+                 out, n);
+  }
+  std::vector<int64_t> li, ri;
+  batchMaps(d, li, ri);
+  for (const Run &r : linearRuns(li, ri))
+    if (sgemmStrided(ctx, kernel, false, false, m, n, k, 1.0f, lhs + r.l0 * m * k, k,
+                     r.lStep * m * k, rhs + r.r0 * k * n, n, r.rStep * k * n, 0.0f,
+                     out + r.first * m * n, n, m * n, r.count))
+      return ctx->status;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "matmul_bwd";
+  MatmulDesc d;
+  if (parseMatmul(ctx, kernel, desc, d))
+    return ctx->status;
+  if (!checkMatmulBwdBufs(ctx, kernel, bufs))
+    return ctx->status;
+  const float *lhs = static_cast<const float *>(bufs[0]);
+  const float *rhs = static_cast<const float *>(bufs[1]);
+  const float *dout = static_cast<const float *>(bufs[2]);
+  float *dl = static_cast<float *>(bufs[3]);
+  float *dr = static_cast<float *>(bufs[4]);
+  const int64_t m = d.m, k = d.k, n = d.n;
+  cudaStream_t s = state(ctx).stream;
+  // Batches that broadcast accumulate: start from zero (also what a
+  // gradient summed over no batch is).
+  if (dl && d.lhsCount * m * k > 0)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dl, 0, sizeof(float) * d.lhsCount * m * k, s));
+  if (dr && d.rhsCount * k * n > 0)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
+  if (d.outCount == 0)
+    return MGSRT_OK;
+  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount;
+  std::vector<int64_t> li, ri;
+  std::vector<Run> runs;
+  if (!stackLhs) {
+    batchMaps(d, li, ri);
+    runs = linearRuns(li, ri);
+  }
+  if (dl) {
+    if (stackLhs) { // dL (B*M x K) = dOut (B*M x N) R^T
+      if (sgemm(ctx, kernel, false, true, d.outCount * m, k, n, 1.0f, dout, n, rhs, n, 0.0f, dl,
+                k))
+        return ctx->status;
+    } else if (bijective(li, d.lhsCount)) { // every lhs batch once: no sums
+      for (const Run &r : runs)
+        if (sgemmStrided(ctx, kernel, false, true, m, k, n, 1.0f, dout + r.first * m * n, n,
+                         m * n, rhs + r.r0 * k * n, n, r.rStep * k * n, 0.0f,
+                         dl + r.l0 * m * k, k, r.lStep * m * k, r.count))
+          return ctx->status;
+    } else {
+      for (int64_t o = 0; o < d.outCount; ++o)
+        if (sgemm(ctx, kernel, false, true, m, k, n, 1.0f, dout + o * m * n, n,
+                  rhs + ri[o] * k * n, n, 1.0f, dl + li[o] * m * k, k))
+          return ctx->status;
+    }
+  }
+  if (dr) {
+    if (stackLhs) { // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
+      if (sgemm(ctx, kernel, true, false, k, n, d.outCount * m, 1.0f, lhs, k, dout, n, 0.0f, dr,
+                n))
+        return ctx->status;
+    } else if (bijective(ri, d.rhsCount)) {
+      for (const Run &r : runs)
+        if (sgemmStrided(ctx, kernel, true, false, k, n, m, 1.0f, lhs + r.l0 * m * k, k,
+                         r.lStep * m * k, dout + r.first * m * n, n, m * n, 0.0f,
+                         dr + r.r0 * k * n, n, r.rStep * k * n, r.count))
+          return ctx->status;
+    } else {
+      for (int64_t o = 0; o < d.outCount; ++o)
+        if (sgemm(ctx, kernel, true, false, k, n, m, 1.0f, lhs + li[o] * m * k, k,
+                  dout + o * m * n, n, 1.0f, dr + ri[o] * k * n, n))
+          return ctx->status;
+    }
+  }
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "gemm_fwd", desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "gemm_bwd", desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
+}
+mgsrt_status_t matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "matmul_fwd", desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
+}
+mgsrt_status_t matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "matmul_bwd", desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda

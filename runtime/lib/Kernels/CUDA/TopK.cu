@@ -1,6 +1,952 @@
-//===- TopK.cu - top-k sparsification and scatter-add ===//
+//===- TopK.cu - Top-k sparsification and scatter-add on a GPU ------------===//
+//
+// topk_sparsify: the CPU kernel's contract (CPU/TopK.cpp), exactly. Entries
+// are ranked by a 31-bit magnitude key: the bits of |x| (their integer order
+// is the order of |x|), every NaN mapped to one key just above +inf's; ties
+// go to the lower index.
+//
+// Three launches on the context's stream, no host synchronization:
+//  1. prepare (1 block samples, the others zero the scratch): the keys of a
+//     stratified sample of 2^15 entries of grad + residual (2048 runs of 16
+//     consecutive ones) give t0, the sample's m-th largest key, m chosen so
+//     that with overwhelming probability between k and ~2k entries of the
+//     whole array reach it (as the CPU's sample path). Used only when
+//     n >= 2^16 and k <= n / 32; otherwise t0 admits nothing.
+//  2. fused pass (one 4096-entry tile per block): acc = grad + residual is
+//     stored into residual, and the entries whose key reaches t0 (the
+//     candidates) are appended, as (index, bits), in index order: the
+//     tiles' output offsets come from a single-pass scan with decoupled
+//     look-back (tiles numbered by an atomic ticket, so a tile only waits
+//     for tiles that have started). Reading grad and residual and writing
+//     residual once (12 bytes an entry) is the least traffic the interface
+//     allows; the candidates add ~8 bytes per candidate.
+//  3. select (a cooperative launch, a grid-wide barrier between rounds):
+//     when the candidates are at least k and all were stored, radix select
+//     over them (11/11/9-bit digits of the key) on one block per 2048 of
+//     them (the other blocks return at once); otherwise (the sample
+//     misled, or the fast path was not tried) the same radix select over
+//     the whole of acc in residual (the always-correct path: up to 4 more
+//     reads of n floats). Each block owns a contiguous range; per-block
+//     counts above the threshold and equal to it give every block its
+//     output offset and its share of the ties (the first in index order),
+//     so the output is in ascending index order and the same every run.
+//     Selected entries are written bit for bit and zeroed (+0) in residual.
+//
+// acc is formed with x86 SSE's NaN rules (the CPU kernel's, the oracle):
+// a NaN operand is returned quieted (the first one if both are), inf - inf
+// gives the default NaN 0xffc00000, where a GPU would return 0x7fffffff.
+//
+// MGSRT_TOPK_PHASES=1 times the three launches with CUDA events and prints
+// one line to stderr after every call (it synchronizes: diagnosis only).
+//
+// scatter_add: the pairs are stably sorted by index (CUB radix sort, which
+// keeps the order of equal keys), so each output element's values are added
+// in their original order starting from +0, exactly the CPU's serial loop,
+// then divided by P once. Out-of-range indices are found on the device
+// first; reading that result back is the one synchronization (the contract
+// leaves `out` untouched on that error).
+//
+//===----------------------------------------------------------------------===//
 
 #include "Device.h"
 
-MGSRT_CUDA_UNIMPLEMENTED(topk_sparsify)
-MGSRT_CUDA_UNIMPLEMENTED(scatter_add)
+#include "../CPU/TopKDesc.h"
+
+#include <cub/device/device_radix_sort.cuh>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace {
+
+using u32 = uint32_t;
+using u64 = unsigned long long;
+
+constexpr u32 kAbsMask = 0x7fffffffu;
+constexpr u32 kNaNKey = 0x7f800001u;
+/// A t0 no key reaches (keys are at most kNaNKey): no candidates.
+constexpr u32 kNoCandidates = 0xffffffffu;
+constexpr unsigned kFullMask = 0xffffffffu;
+
+__device__ __forceinline__ u32 keyOfBits(u32 bits) { return min(bits & kAbsMask, kNaNKey); }
+
+/// a + b with x86 SSE's NaN results (see the file comment).
+__device__ __forceinline__ float addLikeHost(float a, float b) {
+  float r = __fadd_rn(a, b);
+  if (r != r) {
+    const u32 ua = __float_as_uint(a), ub = __float_as_uint(b);
+    r = __uint_as_float(a != a ? (ua | 0x00400000u) : b != b ? (ub | 0x00400000u) : 0xffc00000u);
+  }
+  return r;
+}
+
+//===----------------------------------------------------------------------===//
+// Block and warp helpers
+//===----------------------------------------------------------------------===//
+
+/// Exclusive prefix sum over the block of one 64-bit value per thread (also
+/// used on packed fields that cannot carry into each other). `scratch`: 32
+/// shared words. Every thread must call it.
+__device__ u64 blockExclusiveScan(u64 v, u64 &total, u64 *scratch) {
+  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
+  u64 x = v;
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    u64 y = __shfl_up_sync(kFullMask, x, off);
+    if (lane >= static_cast<unsigned>(off))
+      x += y;
+  }
+  if (lane == 31)
+    scratch[warp] = x;
+  __syncthreads();
+  if (warp == 0) {
+    u64 w = lane < warps ? scratch[lane] : 0;
+#pragma unroll
+    for (int off = 1; off < 32; off <<= 1) {
+      u64 y = __shfl_up_sync(kFullMask, w, off);
+      if (lane >= static_cast<unsigned>(off))
+        w += y;
+    }
+    if (lane < warps)
+      scratch[lane] = w;
+  }
+  __syncthreads();
+  const u64 before = warp ? scratch[warp - 1] : 0;
+  total = scratch[warps - 1];
+  __syncthreads(); // scratch may be reused at once
+  return before + x - v;
+}
+
+struct Found {
+  u32 bucket;   // the bucket holding the need-th largest key
+  u32 above;    // keys in the buckets above it
+  u32 inBucket; // keys in it
+};
+
+/// Called by one whole warp: the bucket of the shared-memory histogram h (nb
+/// bins, a multiple of 32) holding the need-th largest key, counting from
+/// the top bin (1 <= need <= the histogram's total).
+__device__ Found findBucket(const u32 *h, int nb, u32 need) {
+  const int lane = threadIdx.x & 31, per = nb / 32, lo = lane * per;
+  u32 sum = 0;
+  // Each lane sums its own contiguous bins, starting at a lane-dependent one
+  // so that the lanes hit different banks (an integer sum: any order).
+  for (int i = 0; i < per; ++i)
+    sum += h[lo + (i + lane) % per];
+  u32 suffix = sum; // the keys in this lane's bins and every higher lane's
+#pragma unroll
+  for (int off = 1; off < 32; off <<= 1) {
+    u32 y = __shfl_down_sync(kFullMask, suffix, off);
+    if (lane + off < 32)
+      suffix += y;
+  }
+  const u32 above = suffix - sum;
+  const bool mine = above < need && suffix >= need;
+  const unsigned ballot = __ballot_sync(kFullMask, mine);
+  Found f{0, 0, 0};
+  if (mine) {
+    u32 cum = above;
+    for (int b = lo + per - 1; b >= lo; --b) {
+      const u32 hb = h[b];
+      if (cum + hb >= need) {
+        f = {static_cast<u32>(b), cum, hb};
+        break;
+      }
+      cum += hb;
+    }
+  }
+  const int src = ballot ? __ffs(ballot) - 1 : 0;
+  f.bucket = __shfl_sync(kFullMask, f.bucket, src);
+  f.above = __shfl_sync(kFullMask, f.above, src);
+  f.inBucket = __shfl_sync(kFullMask, f.inBucket, src);
+  return f;
+}
+
+//===----------------------------------------------------------------------===//
+// Scratch layout
+//===----------------------------------------------------------------------===//
+
+/// Control words in the workspace, reset by the prepare kernel.
+struct TopKCtrl {
+  u32 tileCounter;  // the fused pass's tile tickets
+  u32 t0;           // the candidates' key threshold
+  u32 total;        // candidates found (stored: at most cap of them)
+  u32 barrierCount; // the select kernel's grid barrier
+  u32 barrierGen;
+  u32 pad[11];
+};
+
+constexpr int kFusedThreads = 256;
+constexpr int kTile = kFusedThreads * 16; // 4 float4 per thread
+constexpr int kSelectThreads = 512;
+constexpr int kMaxSelectBlocks = kSelectThreads; // block offsets: one scan of the block
+constexpr int kEmitItems = 8;
+constexpr u32 kCandPerBlock = 2048; // the candidate path's share of a select block
+constexpr int kPrepareThreads = 1024;
+constexpr int kSampleRuns = 2048, kSampleRun = 16, kSampleSize = kSampleRuns * kSampleRun;
+constexpr int kHistBins = 2048;
+
+/// Tile status words of the look-back: flag (high half) and count (low half).
+constexpr u64 kFlagAggregate = 1ull << 32, kFlagPrefix = 2ull << 32;
+
+struct Digit {
+  int shift;
+  u32 mask;
+};
+/// 31 significant key bits: 11 + 11 + 9 (as the CPU's radix select).
+__constant__ Digit kDigits[3] = {{20, 2047}, {9, 2047}, {0, 511}};
+
+//===----------------------------------------------------------------------===//
+// 1. Prepare: reset the scratch, sample a threshold
+//===----------------------------------------------------------------------===//
+
+__device__ __forceinline__ u64 mix64(u64 z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// The m-th largest key of the sample (block 0, kPrepareThreads threads).
+__device__ u32 sampleThreshold(const float *grad, const float *residual, int64_t stratum,
+                               u64 offsets, u32 m) {
+  constexpr int kPer = kSampleSize / kPrepareThreads;
+  __shared__ u32 laneHist[256 * 32];
+  __shared__ u32 hist[256];
+  __shared__ Found found;
+  const u32 lane = threadIdx.x & 31;
+  u32 keys[kPer];
+#pragma unroll
+  for (int i = 0; i < kPer; ++i) {
+    const int slot = i * kPrepareThreads + threadIdx.x;
+    const u64 run = slot / kSampleRun;
+    const int64_t p = static_cast<int64_t>(run) * stratum +
+                      static_cast<int64_t>(((mix64(run + 1) >> 32) * offsets) >> 32) +
+                      slot % kSampleRun;
+    keys[i] = keyOfBits(__float_as_uint(__fadd_rn(grad[p], residual[p])));
+  }
+  u32 prefix = 0, need = m;
+  for (int round = 0; round < 4; ++round) {
+    const int shift = 24 - 8 * round;
+    // One counter per (bin, lane): the sample's keys crowd into a few bins,
+    // and same-address shared atomics within a warp serialize; with a
+    // lane's own column the 32 lanes never share an address (or a bank).
+    for (int b = threadIdx.x; b < 256 * 32; b += blockDim.x)
+      laneHist[b] = 0;
+    __syncthreads();
+#pragma unroll
+    for (int i = 0; i < kPer; ++i)
+      if (round == 0 || (keys[i] >> (shift + 8)) == prefix)
+        atomicAdd(&laneHist[((keys[i] >> shift) & 255) * 32 + lane], 1u);
+    __syncthreads();
+    if (threadIdx.x < 256) { // bin t: the sum of its 32 columns (rotated: no bank conflicts)
+      u32 sum = 0;
+      for (u32 l = 0; l < 32; ++l)
+        sum += laneHist[threadIdx.x * 32 + ((l + threadIdx.x) & 31)];
+      hist[threadIdx.x] = sum;
+    }
+    __syncthreads();
+    if (threadIdx.x < 32) {
+      Found f = findBucket(hist, 256, need);
+      if (threadIdx.x == 0)
+        found = f;
+    }
+    __syncthreads();
+    need -= found.above;
+    prefix = (prefix << 8) | found.bucket;
+    __syncthreads();
+  }
+  return prefix;
+}
+
+__global__ void __launch_bounds__(kPrepareThreads)
+    topkPrepare(const float *grad, const float *residual, TopKCtrl *ctrl, uint4 *zero,
+                size_t zeroCount, int sample, int64_t stratum, u64 offsets, u32 m) {
+  for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroCount;
+       i += static_cast<size_t>(gridDim.x) * blockDim.x)
+    zero[i] = make_uint4(0, 0, 0, 0);
+  if (blockIdx.x != 0)
+    return;
+  u32 t0 = kNoCandidates;
+  if (sample) {
+    t0 = sampleThreshold(grad, residual, stratum, offsets, m);
+    if (t0 == 0)
+      t0 = kNoCandidates; // every entry would qualify: the radix path is cheaper
+  }
+  if (threadIdx.x == 0) {
+    ctrl->tileCounter = 0;
+    ctrl->t0 = t0;
+    ctrl->total = 0;
+    ctrl->barrierCount = 0;
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// 2. Fused pass: acc into residual, candidates compacted in index order
+//===----------------------------------------------------------------------===//
+
+/// Warp 0 of a tile: publishes the tile's count and returns the count of
+/// all tiles before it (decoupled look-back).
+__device__ u32 lookBack(u64 *status, u32 tile, u32 aggregate) {
+  const int lane = threadIdx.x & 31;
+  if (tile == 0) {
+    if (lane == 0)
+      atomicExch(&status[0], kFlagPrefix | aggregate);
+    return 0;
+  }
+  if (lane == 0)
+    atomicExch(&status[tile], kFlagAggregate | aggregate);
+  u32 exclusive = 0;
+  int64_t pred = static_cast<int64_t>(tile) - 1;
+  while (true) {
+    const int64_t at = pred - lane;
+    u64 s = kFlagPrefix; // before tile 0: nothing
+    if (at >= 0)
+      s = *reinterpret_cast<volatile u64 *>(&status[at]);
+    const u64 flag = s & ~0xffffffffull;
+    if (__any_sync(kFullMask, flag == 0)) {
+      __nanosleep(32); // a predecessor has not published yet
+      continue;
+    }
+    const unsigned prefixLanes = __ballot_sync(kFullMask, flag == kFlagPrefix);
+    u32 v = static_cast<u32>(s);
+    if (prefixLanes) {
+      const int first = __ffs(prefixLanes) - 1; // the nearest tile with a full prefix
+      v = lane <= first ? v : 0;
+    }
+#pragma unroll
+    for (int off = 16; off > 0; off >>= 1)
+      v += __shfl_xor_sync(kFullMask, v, off);
+    exclusive += v;
+    if (prefixLanes)
+      break;
+    pred -= 32;
+  }
+  if (lane == 0)
+    atomicExch(&status[tile], kFlagPrefix | (exclusive + aggregate));
+  return exclusive;
+}
+
+template <bool kVector>
+__global__ void __launch_bounds__(kFusedThreads)
+    topkFused(const float *__restrict__ grad, float *__restrict__ residual, int64_t n,
+              TopKCtrl *ctrl, u64 *status, uint2 *cand, u32 cap, u32 tiles) {
+  __shared__ u32 sTile, sExclusive;
+  __shared__ u64 scratch[32];
+  if (threadIdx.x == 0)
+    sTile = atomicAdd(&ctrl->tileCounter, 1u);
+  const u32 t0 = ctrl->t0;
+  __syncthreads();
+  const u32 tile = sTile;
+  const int64_t base = static_cast<int64_t>(tile) * kTile;
+
+  // Thread t holds entries base + (j * 256 + t) * 4 + q, j, q < 4: coalesced
+  // float4 accesses, and (j, t, q) order is index order.
+  float g[16], r[16];
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int64_t e = base + (static_cast<int64_t>(j) * kFusedThreads + threadIdx.x) * 4;
+    if (kVector && e + 3 < n) {
+      const float4 gv = __ldcs(reinterpret_cast<const float4 *>(grad + e));
+      const float4 rv = __ldcs(reinterpret_cast<const float4 *>(residual + e));
+      g[4 * j] = gv.x, g[4 * j + 1] = gv.y, g[4 * j + 2] = gv.z, g[4 * j + 3] = gv.w;
+      r[4 * j] = rv.x, r[4 * j + 1] = rv.y, r[4 * j + 2] = rv.z, r[4 * j + 3] = rv.w;
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        g[4 * j + q] = e + q < n ? grad[e + q] : 0.0f;
+        r[4 * j + q] = e + q < n ? residual[e + q] : 0.0f;
+      }
+    }
+  }
+  unsigned mask = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    const int64_t e = base + (static_cast<int64_t>(j) * kFusedThreads + threadIdx.x) * 4;
+    float a[4];
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      a[q] = addLikeHost(g[4 * j + q], r[4 * j + q]);
+      r[4 * j + q] = a[q];
+      if (e + q < n && keyOfBits(__float_as_uint(a[q])) >= t0)
+        mask |= 1u << (4 * j + q);
+    }
+    if (kVector && e + 3 < n) {
+      __stcs(reinterpret_cast<float4 *>(residual + e), make_float4(a[0], a[1], a[2], a[3]));
+    } else {
+#pragma unroll
+      for (int q = 0; q < 4; ++q)
+        if (e + q < n)
+          residual[e + q] = a[q];
+    }
+  }
+
+  // The tile's candidates: per-thread counts for each j in 16-bit fields
+  // (at most 4 * 256 per field), scanned at once.
+  u64 packed = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j)
+    packed |= static_cast<u64>(__popc((mask >> (4 * j)) & 0xfu)) << (16 * j);
+  if (!__syncthreads_or(mask != 0)) {
+    if (threadIdx.x < 32) {
+      const u32 before = lookBack(status, tile, 0);
+      if (threadIdx.x == 0 && tile == tiles - 1)
+        ctrl->total = before;
+    }
+    return;
+  }
+  u64 total = 0;
+  const u64 exclusive = blockExclusiveScan(packed, total, scratch);
+  u32 fieldTotal[4], aggregate = 0;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    fieldTotal[j] = static_cast<u32>((total >> (16 * j)) & 0xffffu);
+    aggregate += fieldTotal[j];
+  }
+  if (threadIdx.x < 32) {
+    const u32 before = lookBack(status, tile, aggregate);
+    if (threadIdx.x == 0) {
+      sExclusive = before;
+      if (tile == tiles - 1)
+        ctrl->total = before + aggregate;
+    }
+  }
+  __syncthreads();
+  if (!mask)
+    return;
+  u32 offset = sExclusive;
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    u32 pos = offset + static_cast<u32>((exclusive >> (16 * j)) & 0xffffu);
+    const int64_t e = base + (static_cast<int64_t>(j) * kFusedThreads + threadIdx.x) * 4;
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      if (mask & (1u << (4 * j + q))) {
+        if (pos < cap)
+          cand[pos] = make_uint2(static_cast<u32>(e + q), __float_as_uint(r[4 * j + q]));
+        ++pos;
+      }
+    offset += fieldTotal[j];
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// 3. Select: radix select over the candidates or over all of acc
+//===----------------------------------------------------------------------===//
+
+/// A barrier over the G blocks taking part (blocks 0 .. G-1 of the
+/// cooperatively launched, so co-resident, grid; the others have returned).
+__device__ void gridSync(TopKCtrl *ctrl, int G) {
+  __syncthreads();
+  if (G == 1)
+    return;
+  if (threadIdx.x == 0) {
+    volatile u32 *gen = &ctrl->barrierGen;
+    const u32 mine = *gen;
+    __threadfence();
+    if (atomicAdd(&ctrl->barrierCount, 1u) == static_cast<u32>(G) - 1) {
+      atomicExch(&ctrl->barrierCount, 0u);
+      __threadfence();
+      atomicAdd(&ctrl->barrierGen, 1u);
+    } else {
+      while (*gen == mine)
+        __nanosleep(64);
+    }
+    __threadfence();
+  }
+  __syncthreads();
+}
+
+/// The candidates (index, bits), in index order.
+struct CandidateSource {
+  const uint2 *cand;
+  __device__ void get(int64_t i, u32 &index, u32 &bits) const {
+    const uint2 c = cand[i];
+    index = c.x;
+    bits = c.y;
+  }
+};
+
+/// acc itself, stored in residual by the fused pass.
+struct ArraySource {
+  const u32 *acc;
+  __device__ void get(int64_t i, u32 &index, u32 &bits) const {
+    index = static_cast<u32>(i);
+    bits = acc[i];
+  }
+};
+
+struct SelectArgs {
+  TopKCtrl *ctrl;
+  const uint2 *cand;
+  u32 cap;
+  u32 *residual; // acc, as bits
+  int64_t n;
+  u32 k;
+  u32 *ghist;      // 3 x kHistBins, zeroed by prepare
+  u32 *blockAbove; // kMaxSelectBlocks
+  u32 *blockEqual; // kMaxSelectBlocks
+  u32 *values;
+  int32_t *indices;
+};
+
+/// The select kernel's shared memory (one copy for both sources).
+struct SelectShared {
+  u32 hist[kHistBins];
+  u32 merged[kHistBins]; // the grid's histogram, copied from global memory
+  Found found;
+  u32 above, offset, quota;
+  u64 scratch[32];
+};
+
+template <typename Source>
+__device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G,
+                           SelectShared &sh) {
+  u32 *hist = sh.hist;
+  Found &found = sh.found;
+  u32 &sAbove = sh.above, &sOffset = sh.offset, &sQuota = sh.quota;
+  u64 *scratch = sh.scratch;
+  const int b = blockIdx.x;
+  const int64_t lo = count * b / G, hi = count * (b + 1) / G;
+
+  // Radix select: the entries whose key >> pshift equals prefix are still
+  // undecided, `need` of them are to be taken.
+  u32 prefix = 0, need = a.k, aboveInBlock = 0, equalInBlock = 0;
+  int pshift = 31;
+  for (int round = 0; round < 3; ++round) {
+    const Digit d = kDigits[round];
+    const int bins = static_cast<int>(d.mask) + 1;
+    for (int i = threadIdx.x; i < bins; i += blockDim.x)
+      hist[i] = 0;
+    if (threadIdx.x == 0)
+      sAbove = 0;
+    __syncthreads();
+    for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
+      u32 index, bits;
+      src.get(i, index, bits);
+      const u32 key = keyOfBits(bits);
+      if ((key >> pshift) == prefix)
+        atomicAdd(&hist[(key >> d.shift) & d.mask], 1u);
+    }
+    __syncthreads();
+    u32 *global = a.ghist + round * kHistBins;
+    if (G > 1) {
+      for (int i = threadIdx.x; i < bins; i += blockDim.x)
+        if (hist[i])
+          atomicAdd(&global[i], hist[i]);
+      gridSync(a.ctrl, G);
+      // One coalesced copy into shared memory (written by other blocks'
+      // atomics: read from L2), so the bucket search below does not wait on
+      // L2 latency bin after bin.
+      for (int i = threadIdx.x; i < bins; i += blockDim.x)
+        sh.merged[i] = __ldcg(&global[i]);
+      __syncthreads();
+    }
+    if (threadIdx.x < 32) {
+      const Found f = findBucket(G > 1 ? sh.merged : hist, bins, need);
+      if (threadIdx.x == 0)
+        found = f;
+    }
+    __syncthreads();
+    const Found f = found;
+    u32 partial = 0;
+    for (int i = threadIdx.x; i < bins; i += blockDim.x)
+      if (static_cast<u32>(i) > f.bucket)
+        partial += hist[i];
+    if (partial)
+      atomicAdd(&sAbove, partial);
+    __syncthreads();
+    aboveInBlock += sAbove;
+    equalInBlock = hist[f.bucket];
+    need -= f.above;
+    prefix = (pshift == 31 ? 0u : prefix << (pshift - d.shift)) | f.bucket;
+    pshift = d.shift;
+    __syncthreads(); // hist, found and sAbove are reused
+    if (need == f.inBucket)
+      break; // the whole bucket is taken (the same decision in every block)
+  }
+
+  // This block's output offset and its share of the entries equal to the
+  // threshold (the first `need` of them in index order are taken).
+  if (G > 1) {
+    if (threadIdx.x == 0) {
+      __stcg(&a.blockAbove[b], aboveInBlock);
+      __stcg(&a.blockEqual[b], equalInBlock);
+    }
+    gridSync(a.ctrl, G);
+    const int t = threadIdx.x;
+    const u32 above = t < G ? __ldcg(&a.blockAbove[t]) : 0;
+    const u32 equal = t < G ? __ldcg(&a.blockEqual[t]) : 0;
+    u64 total;
+    const u32 equalBefore = static_cast<u32>(blockExclusiveScan(equal, total, scratch));
+    const u32 quota = need > equalBefore ? min(need - equalBefore, equal) : 0;
+    const u32 selectedBefore =
+        static_cast<u32>(blockExclusiveScan(above + quota, total, scratch));
+    if (t == b) {
+      sOffset = selectedBefore;
+      sQuota = quota;
+    }
+    __syncthreads();
+  } else if (threadIdx.x == 0) {
+    sOffset = 0;
+    sQuota = need;
+  }
+  __syncthreads();
+  const u32 quota = sQuota;
+  u32 out0 = sOffset;
+
+  // Ordered compaction of the block's range, kEmitItems consecutive entries
+  // a thread: taken = above the threshold, or equal to it and among the
+  // first `quota` equal ones of the block.
+  u32 equalSeen = 0;
+  for (int64_t start = lo; start < hi; start += static_cast<int64_t>(blockDim.x) * kEmitItems) {
+    const int64_t first = start + static_cast<int64_t>(threadIdx.x) * kEmitItems;
+    u32 idx[kEmitItems], bits[kEmitItems], kind = 0; // 2 bits an item: 1 above, 2 equal
+    u32 nAbove = 0, nEqual = 0;
+#pragma unroll
+    for (int q = 0; q < kEmitItems; ++q) {
+      idx[q] = 0;
+      bits[q] = 0;
+      if (first + q < hi) {
+        src.get(first + q, idx[q], bits[q]);
+        const u32 p = keyOfBits(bits[q]) >> pshift;
+        if (p > prefix) {
+          kind |= 1u << (2 * q);
+          ++nAbove;
+        } else if (p == prefix) {
+          kind |= 2u << (2 * q);
+          ++nEqual;
+        }
+      }
+    }
+    if (!__syncthreads_or(kind != 0))
+      continue;
+    u64 total;
+    const u64 before = blockExclusiveScan(nAbove | static_cast<u64>(nEqual) << 32, total, scratch);
+    const u32 aboveBefore = static_cast<u32>(before), equalBefore = static_cast<u32>(before >> 32);
+    const u32 quotaLeft = quota > equalSeen ? quota - equalSeen : 0;
+    u32 out = out0 + aboveBefore + min(equalBefore, quotaLeft);
+    u32 equalOrdinal = equalSeen + equalBefore;
+#pragma unroll
+    for (int q = 0; q < kEmitItems; ++q) {
+      const u32 kq = (kind >> (2 * q)) & 3u;
+      bool take = kq == 1;
+      if (kq == 2)
+        take = equalOrdinal++ < quota;
+      if (take && out < a.k) { // (out < k always holds; a guard against overruns)
+        a.values[out] = bits[q];
+        a.indices[out] = static_cast<int32_t>(idx[q]);
+        a.residual[idx[q]] = 0u; // +0
+        ++out;
+      }
+    }
+    const u32 totalAbove = static_cast<u32>(total), totalEqual = static_cast<u32>(total >> 32);
+    out0 += totalAbove + min(totalEqual, quotaLeft);
+    equalSeen += totalEqual;
+  }
+}
+
+/// The candidate path's blocks: one per kCandPerBlock candidates (a few
+/// dozen at most; fewer blocks, cheaper grid barriers), the rest return.
+__device__ __forceinline__ int candidateBlocks(u32 found) {
+  return static_cast<int>(
+      min(static_cast<u32>(gridDim.x), max(1u, (found + kCandPerBlock - 1) / kCandPerBlock)));
+}
+
+__global__ void __launch_bounds__(kSelectThreads) topkSelect(SelectArgs a) {
+  __shared__ SelectShared sh;
+  const u32 found = __ldcg(&a.ctrl->total); // the same in every block
+  if (found >= a.k && found <= a.cap) {
+    const int G = candidateBlocks(found);
+    if (static_cast<int>(blockIdx.x) < G)
+      selectFrom(a, CandidateSource{a.cand}, found, G, sh);
+  } else {
+    selectFrom(a, ArraySource{a.residual}, a.n, static_cast<int>(gridDim.x), sh);
+  }
+}
+
+/// Per-call-site host state: the select kernel's co-resident grid size, and
+/// the phase timer's events (MGSRT_TOPK_PHASES=1 only).
+struct TopKCache : KernelCache {
+  int selectBlocks = 0;
+  cudaEvent_t events[4] = {};
+  ~TopKCache() override {
+    for (cudaEvent_t e : events)
+      if (e)
+        cudaEventDestroy(e);
+  }
+};
+
+/// MGSRT_TOPK_PHASES=1 (read once): time each launch with CUDA events and,
+/// after every call, synchronize and print one line to stderr.
+bool phaseTiming() {
+  static const bool on = [] {
+    const char *v = std::getenv("MGSRT_TOPK_PHASES");
+    return v && *v && std::strcmp(v, "0") != 0;
+  }();
+  return on;
+}
+
+size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
+
+mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "topk_sparsify";
+  if (!checkTopKDesc(ctx, desc, bufs))
+    return ctx->status;
+  const int64_t n = desc[0], k = desc[1];
+  const float *grad = static_cast<const float *>(bufs[0]);
+  float *residual = static_cast<float *>(bufs[1]);
+  CudaState &st = state(ctx);
+  cudaStream_t stream = st.stream;
+
+  TopKCache &cache = getCache<TopKCache>(ctx, desc);
+  if (cache.selectBlocks == 0) {
+    int perSM = 0, sms = 0, coop = 0;
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaDeviceGetAttribute(&coop, cudaDevAttrCooperativeLaunch, st.ordinal));
+    if (!coop)
+      return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                       strCat(kernel, ": the GPU does not support cooperative launches"));
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, st.ordinal));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+                                      &perSM, topkSelect, kSelectThreads, 0));
+    cache.selectBlocks = std::max(1, std::min(perSM * sms, kMaxSelectBlocks));
+  }
+
+  // The sample path (as the CPU's): the candidates' expected count and the
+  // buffer for four times as many.
+  const bool sample = n >= (1 << 16) && k * 32 <= n;
+  int64_t stratum = 0;
+  u64 offsets = 0;
+  u32 m = 0;
+  int64_t cap = 0;
+  if (sample) {
+    stratum = n / kSampleRuns;
+    offsets = static_cast<u64>(stratum - kSampleRun + 1);
+    const double e = static_cast<double>(kSampleSize) * k / n;
+    m = static_cast<u32>(std::min<double>(kSampleSize, std::ceil(e + 4.0 * std::sqrt(e) + 4.0)));
+    const double expected = static_cast<double>(m) * n / kSampleSize;
+    cap = std::min<int64_t>(n, static_cast<int64_t>(4.0 * expected) + 4096);
+  }
+
+  const u32 tiles = static_cast<u32>((n + kTile - 1) / kTile);
+  const size_t ctrlBytes = 256, histBytes = 3 * kHistBins * sizeof(u32),
+               blockBytes = 2 * kMaxSelectBlocks * sizeof(u32),
+               statusBytes = alignUp(tiles * sizeof(u64), 256),
+               candBytes = alignUp(static_cast<size_t>(cap) * sizeof(uint2), 256);
+  void *ws = nullptr;
+  if (mgsrt_status_t s =
+          workspace(ctx, kernel, ctrlBytes + histBytes + blockBytes + statusBytes + candBytes, &ws))
+    return s;
+  char *p = static_cast<char *>(ws);
+  TopKCtrl *ctrl = reinterpret_cast<TopKCtrl *>(p);
+  u32 *ghist = reinterpret_cast<u32 *>(p + ctrlBytes);
+  u32 *blockAbove = reinterpret_cast<u32 *>(p + ctrlBytes + histBytes);
+  u32 *blockEqual = blockAbove + kMaxSelectBlocks;
+  u64 *status = reinterpret_cast<u64 *>(p + ctrlBytes + histBytes + blockBytes);
+  uint2 *cand = reinterpret_cast<uint2 *>(p + ctrlBytes + histBytes + blockBytes + statusBytes);
+
+  const bool phases = phaseTiming();
+  if (phases) {
+    for (cudaEvent_t &e : cache.events)
+      if (!e)
+        MGSRT_CUDA_CHECK(ctx, kernel, cudaEventCreate(&e));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[0], stream));
+  }
+  // 1. Zero the histograms, block counts and tile status words; sample t0.
+  const size_t zeroCount = (histBytes + blockBytes + statusBytes) / sizeof(uint4);
+  const unsigned prepareBlocks =
+      1 + static_cast<unsigned>(std::min<size_t>(64, zeroCount / (kPrepareThreads * 4)));
+  topkPrepare<<<prepareBlocks, kPrepareThreads, 0, stream>>>(
+      grad, residual, ctrl, reinterpret_cast<uint4 *>(ghist), zeroCount, sample ? 1 : 0,
+      stratum, offsets, m);
+  if (phases)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[1], stream));
+  // 2. acc into residual, candidates out.
+  const bool vector = (reinterpret_cast<uintptr_t>(grad) | reinterpret_cast<uintptr_t>(residual)) %
+                          16 == 0;
+  if (vector)
+    topkFused<true><<<tiles, kFusedThreads, 0, stream>>>(grad, residual, n, ctrl, status, cand,
+                                                         static_cast<u32>(cap), tiles);
+  else
+    topkFused<false><<<tiles, kFusedThreads, 0, stream>>>(grad, residual, n, ctrl, status, cand,
+                                                          static_cast<u32>(cap), tiles);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
+  if (phases)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[2], stream));
+  // 3. Select (blocks: enough for the array, at most what fits at once).
+  const int blocks = static_cast<int>(std::min<int64_t>(
+      cache.selectBlocks, std::max<int64_t>(1, (n + kSelectThreads * 32 - 1) /
+                                                   (kSelectThreads * 32))));
+  SelectArgs args{ctrl,
+                  cand,
+                  static_cast<u32>(cap),
+                  reinterpret_cast<u32 *>(residual),
+                  n,
+                  static_cast<u32>(k),
+                  ghist,
+                  blockAbove,
+                  blockEqual,
+                  static_cast<u32 *>(bufs[2]),
+                  static_cast<int32_t *>(bufs[3])};
+  void *params[] = {&args};
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaLaunchCooperativeKernel(reinterpret_cast<const void *>(topkSelect),
+                                               dim3(blocks), dim3(kSelectThreads), params, 0,
+                                               stream));
+  if (phases) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[3], stream));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventSynchronize(cache.events[3]));
+    float ms[3] = {};
+    for (int i = 0; i < 3; ++i)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cudaEventElapsedTime(&ms[i], cache.events[i], cache.events[i + 1]));
+    u32 found = 0;
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMemcpy(&found, &ctrl->total, sizeof found, cudaMemcpyDeviceToHost));
+    const bool fast = found >= static_cast<u64>(k) && found <= static_cast<u64>(cap);
+    const u64 used = fast ? std::min<u64>(static_cast<u64>(blocks),
+                                          std::max<u64>(1, (found + kCandPerBlock - 1) /
+                                                               kCandPerBlock))
+                          : static_cast<u64>(blocks);
+    std::fprintf(stderr,
+                 "topk phases: prepare %.4f ms, fused %.4f ms, select %.4f ms, total %.4f ms "
+                 "(candidates %u, cap %lld, k %lld, fallback %s, select blocks %llu of %d, "
+                 "fused tiles %u, sample %s)\n",
+                 ms[0], ms[1], ms[2], ms[0] + ms[1] + ms[2], found, static_cast<long long>(cap),
+                 static_cast<long long>(k),
+                 fast ? "no" : found < static_cast<u64>(k) ? "yes (too few)" : "yes (too many)",
+                 used, blocks, tiles, sample ? "yes" : "no");
+  }
+  return MGSRT_OK;
+}
+
+//===----------------------------------------------------------------------===//
+// scatter_add
+//===----------------------------------------------------------------------===//
+
+__global__ void findBadIndex(const int32_t *indices, int64_t total, int64_t n, u64 *bad) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const int32_t i = indices[j];
+    if (i < 0 || i >= n)
+      atomicMin(bad, static_cast<u64>(j));
+  }
+}
+
+__global__ void iota(u32 *out, int64_t total) {
+  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
+       j += static_cast<int64_t>(gridDim.x) * blockDim.x)
+    out[j] = static_cast<u32>(j);
+}
+
+/// One thread per run of equal (sorted) indices: the values in their
+/// original order, added from +0, then divided by P (x86's NaN results).
+__global__ void sumRuns(const u32 *keys, const u32 *positions, const float *values,
+                        int64_t total, int P, float *out) {
+  for (int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < total;
+       s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+    const u32 index = keys[s];
+    if (s > 0 && keys[s - 1] == index)
+      continue;
+    float sum = 0.0f;
+    for (int64_t u = s; u < total && keys[u] == index; ++u)
+      sum = addLikeHost(sum, values[positions[u]]);
+    if (P > 1)
+      sum = sum != sum ? __uint_as_float(__float_as_uint(sum) | 0x00400000u)
+                       : __fdiv_rn(sum, static_cast<float>(P));
+    out[index] = sum;
+  }
+}
+
+mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "scatter_add";
+  if (!checkScatterAddDesc(ctx, desc, bufs))
+    return ctx->status;
+  const int64_t n = desc[0], k = desc[1], P = desc[2];
+  const int64_t total = P * k;
+  if (total > INT32_MAX)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     strCat(kernel, ": P * k = ", total,
+                            " entries exceed the CUDA kernel's limit (2^31 - 1)"));
+  const float *values = static_cast<const float *>(bufs[0]);
+  const int32_t *indices = static_cast<const int32_t *>(bufs[1]);
+  float *out = static_cast<float *>(bufs[2]);
+  cudaStream_t stream = state(ctx).stream;
+
+  const u32 *keysIn = reinterpret_cast<const u32 *>(indices); // checked non-negative first
+  int endBit = 1;
+  while (endBit < 31 && (int64_t(1) << endBit) < n)
+    ++endBit;
+  size_t sortBytes = 0;
+  if (total > 0)
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cub::DeviceRadixSort::SortPairs(
+                         nullptr, sortBytes, keysIn, static_cast<u32 *>(nullptr),
+                         static_cast<const u32 *>(nullptr), static_cast<u32 *>(nullptr),
+                         static_cast<int>(total), 0, endBit, stream));
+  const size_t arrayBytes = alignUp(static_cast<size_t>(total) * sizeof(u32), 256);
+  void *ws = nullptr;
+  if (mgsrt_status_t s = workspace(ctx, kernel, 256 + 3 * arrayBytes + sortBytes, &ws))
+    return s;
+  char *p = static_cast<char *>(ws);
+  u64 *bad = reinterpret_cast<u64 *>(p);
+  u32 *keysOut = reinterpret_cast<u32 *>(p + 256);
+  u32 *positions = reinterpret_cast<u32 *>(p + 256 + arrayBytes);
+  u32 *positionsOut = reinterpret_cast<u32 *>(p + 256 + 2 * arrayBytes);
+  void *sortTemp = p + 256 + 3 * arrayBytes;
+
+  if (total > 0) {
+    // Every index is checked before anything is written: the one host
+    // synchronization of this kernel.
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
+    findBadIndex<<<gridFor(total), 256, 0, stream>>>(indices, total, n, bad);
+    u64 badHost = 0;
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMemcpyAsync(&badHost, bad, sizeof badHost, cudaMemcpyDeviceToHost, stream));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+    if (badHost < static_cast<u64>(total)) {
+      int32_t index = 0;
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cudaMemcpyAsync(&index, indices + badHost, sizeof index,
+                                       cudaMemcpyDeviceToHost, stream));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+      return scatterAddBadIndex(ctx, n, k, static_cast<int64_t>(badHost), index);
+    }
+  }
+  if (n > 0)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(out, 0, n * sizeof(float), stream));
+  if (total == 0)
+    return MGSRT_OK;
+  iota<<<gridFor(total), 256, 0, stream>>>(positions, total);
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cub::DeviceRadixSort::SortPairs(sortTemp, sortBytes, keysIn, keysOut,
+                                                   static_cast<const u32 *>(positions),
+                                                   positionsOut, static_cast<int>(total), 0,
+                                                   endBit, stream));
+  sumRuns<<<gridFor(total), 256, 0, stream>>>(keysOut, positionsOut, values, total,
+                                              static_cast<int>(P), out);
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t topk_sparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "topk_sparsify", desc, bufs,
+                       [&] { return topkSparsify(ctx, desc, bufs); });
+}
+
+mgsrt_status_t scatter_add(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "scatter_add", desc, bufs,
+                       [&] { return scatterAdd(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda

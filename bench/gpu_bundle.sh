@@ -1,0 +1,57 @@
+#!/bin/bash
+# Packs what bench/gpu_check.sh needs into one archive, for a GPU machine that
+# has CUDA's libraries and PyTorch but not this project's toolchain (MLIR,
+# oneDNN, OpenMPI, ONNX): the GPU test binary, the CUDA kernel library, the
+# top-k benchmark, training executables compiled by mgsc for --target=cuda
+# (and their CPU twins, the oracle), the digits data, and the non-CUDA
+# shared libraries they load. The CUDA libraries (cuBLAS, cuDNN, NCCL) are
+# the GPU machine's own.
+#
+#   bench/gpu_bundle.sh [BUILD_DIR] [OUT.tar.xz]
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+BUILD=$(realpath "${1:-$ROOT/build}")
+OUT=$(realpath -m "${2:-$ROOT/gpu-bundle.tar.xz}")
+DIGITS=/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz
+
+echo "gpu_bundle: building in $BUILD"
+ninja -C "$BUILD" -j2 mgsc MGSRuntimeCudaTests mgsrt_cuda mgsrt_topk_cuda_bench mgs-test-models >/dev/null
+STAGE=$(mktemp -d)
+trap 'rm -rf "$STAGE"' EXIT
+B=$STAGE/gpu-bundle
+mkdir -p "$B/bin" "$B/lib" "$B/data"
+cp "$BUILD/test/unit/MGSRuntimeCudaTests" "$BUILD/bin/mgsrt_topk_cuda_bench" "$B/bin/"
+cp "$BUILD/runtime/lib/Kernels/CUDA/libmgsrt_cuda.so" "$B/lib/"
+cp "$DIGITS" "$B/data/"
+
+MODELS=$BUILD/test/models
+compile() { # NAME MODEL ARGS...
+  local name=$1 model=$2
+  shift 2
+  echo "gpu_bundle: mgsc $(basename "$model") $* -> $name"
+  "$BUILD/bin/mgsc" "$model" --quiet -o "$B/bin/$name" "$@"
+}
+compile mlp-gpu "$MODELS/mlp-opset15.onnx" --batch-size 32 --target=cuda
+compile mlp-cpu "$MODELS/mlp-opset15.onnx" --batch-size 32
+compile cnn-omgs-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda \
+  --strategy omgs --workers 1 --density 0.01
+compile cnn-omgs-cpu "$MODELS/cnn-opset15.onnx" --batch-size 32 \
+  --strategy omgs --workers 1 --density 0.01
+compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
+compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
+
+# The shared libraries the binaries load, except the C/C++ runtime (the GPU
+# machine's own is as new or newer) and CUDA's.
+for f in "$B"/bin/* "$B"/lib/libmgsrt_cuda.so; do
+  [[ $f == *.weights ]] && continue
+  ldd "$f" | awk '$3 ~ /^\// { print $3 }'
+done | sort -u | while read -r lib; do
+  case $(basename "$lib") in
+    libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
+    libcuda*|libcublas*|libcudnn*|libnccl*|libnvrtc*) ;;
+    *) cp -L "$lib" "$B/lib/" ;;
+  esac
+done
+strip --strip-unneeded "$B"/lib/*.so* 2>/dev/null || true
+tar -C "$STAGE" -cJf "$OUT" gpu-bundle
+echo "gpu_bundle: wrote $OUT ($(du -h "$OUT" | cut -f1))"

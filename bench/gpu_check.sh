@@ -1,0 +1,111 @@
+#!/bin/bash
+# Every GPU test and GPU benchmark of mgs, in one run, on a machine with an
+# NVIDIA GPU (H200-class: about 5 minutes):
+#   1. the GPU kernel tests (GoogleTest, the CPU kernels as the oracle);
+#   2. top-k at n = 25,557,032, k = 0.001 n against torch.topk(x.abs(), k) on the
+#      same GPU and against the one-read bandwidth bound (bench/topk_gpu_bench.py);
+#   3. the MLP trained on digits by an mgsc --target=cuda executable: its
+#      parameters after one epoch against the CPU executable's, and its accuracy;
+#   4. the default CNN with OMGS sparsification on the GPU (NCCL, one rank);
+#   5. the ResNet-20 training step against PyTorch on the same GPU
+#      (bench/resnet20_gpu_step.py).
+#
+#   bench/gpu_check.sh [BUNDLE.tar.xz | BUNDLE_DIR]
+#
+# Without an argument it makes the bundle from ./build (bench/gpu_bundle.sh);
+# a GPU machine without this project's toolchain gets a bundle made elsewhere.
+# Exits non-zero if any step fails; every step runs regardless.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+ARG=${1:-}
+if [[ -z $ARG ]]; then
+  "$ROOT/bench/gpu_bundle.sh" "$ROOT/build" "$ROOT/gpu-bundle.tar.xz" || exit 1
+  ARG=$ROOT/gpu-bundle.tar.xz
+fi
+if [[ -f $ARG ]]; then
+  WORK=$(mktemp -d)
+  tar -C "$WORK" -xJf "$ARG" || { echo "gpu_check: cannot unpack $ARG"; exit 1; }
+  B=$WORK/gpu-bundle
+else
+  B=$(realpath "$ARG")
+fi
+[[ -x $B/bin/MGSRuntimeCudaTests ]] || { echo "gpu_check: $B is not a bundle"; exit 1; }
+
+if ! nvidia-smi -L; then
+  echo "gpu_check: no NVIDIA GPU here (nvidia-smi -L failed): nothing to check"
+  exit 1
+fi
+# The GPU machine's CUDA libraries: PyTorch's pip packages and the toolkit.
+PY=python3
+NVLIBS=$($PY - <<'PYEOF' 2>/dev/null
+import glob, os
+try:
+    import nvidia
+    roots = list(nvidia.__path__)
+except ImportError:
+    roots = []
+print(":".join(sorted({os.path.dirname(p) for r in roots for p in glob.glob(r + "/*/lib/*.so*")})))
+PYEOF
+)
+export LD_LIBRARY_PATH="$B/lib:${NVLIBS}:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+export MGSRT_CUDA_LIBRARY=$B/lib/libmgsrt_cuda.so
+export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
+RUN=$(mktemp -d)
+FAILED=()
+step() { # NAME COMMAND...
+  local name=$1
+  shift
+  echo
+  echo "=== $name"
+  local t0=$SECONDS
+  if "$@"; then
+    echo "=== $name: ok ($((SECONDS - t0)) s)"
+  else
+    echo "=== $name: FAILED ($((SECONDS - t0)) s)"
+    FAILED+=("$name")
+  fi
+}
+accuracy_at_least() { # LOG MIN
+  awk -v min="$2" '/^final held-out accuracy:/ { found = 1; print; if ($4 + 0 < min) exit 1 }
+                   END { if (!found) exit 1 }' "$1"
+}
+
+gpu_tests() {
+  "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 2>&1 | tail -40
+  return "${PIPESTATUS[0]}"
+}
+
+mlp() {
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
+  "$B/bin/mlp-gpu" "${args[@]}" --epochs 1 --save-weights "$RUN/gpu.w" > "$RUN/mlp-gpu.log" &&
+    "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/cpu.w" > "$RUN/mlp-cpu.log" &&
+    $PY "$ROOT/scripts/compare_weights.py" "$RUN/gpu.w" "$RUN/cpu.w" --tol 1e-4 &&
+    "$B/bin/mlp-gpu" "${args[@]}" --epochs 10 > "$RUN/mlp-gpu10.log" &&
+    accuracy_at_least "$RUN/mlp-gpu10.log" 95
+  local rc=$?
+  tail -n 3 "$RUN"/mlp-*.log
+  return $rc
+}
+
+cnn_omgs() {
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0 --epochs 5)
+  "$B/bin/cnn-omgs-gpu" "${args[@]}" > "$RUN/cnn-gpu.log" &&
+    accuracy_at_least "$RUN/cnn-gpu.log" 95
+  local rc=$?
+  tail -n 3 "$RUN/cnn-gpu.log"
+  return $rc
+}
+
+step "GPU kernel tests" gpu_tests
+step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
+step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
+step "CNN with OMGS sparsification on the GPU" cnn_omgs
+step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
+  --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
+
+echo
+if ((${#FAILED[@]})); then
+  echo "gpu_check: FAILED: ${FAILED[*]}"
+  exit 1
+fi
+echo "gpu_check: all steps passed"

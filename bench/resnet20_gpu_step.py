@@ -1,0 +1,121 @@
+#!/usr/bin/python3
+"""ResNet-20 (CIFAR shape) training-step time on one GPU: an mgsc --target=cuda
+executable against PyTorch on the same GPU, in one run, at batch 32 and 128.
+
+    bench/resnet20_gpu_step.py [--build DIR | --exe32 EXE --exe128 EXE] [--iters N]
+
+mgs: the executable trains on N batches of synthetic CIFAR-10 data; its step
+time is the executable's own samples/s over the iterations after the first
+progress interval (which includes cuDNN's algorithm search). Each step copies
+the batch to the GPU and the loss back (the driver prints it), so PyTorch's
+loop reads loss.item() every step too. PyTorch: the same model
+(scripts/export_models.py), SGD with momentum, the same batches on the GPU,
+timed over N steps after 5 warm-up steps, fp32 without TF32 (as mgs).
+Prints the figures and the ratios mgs/PyTorch (lower is better).
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+
+
+def torch_ms(batch, iters, xs, ys):
+    import torch
+    import torch.nn.functional as F
+    import export_models
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    torch.manual_seed(0)
+    model, _ = export_models.build("resnet20")
+    model = model.cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
+
+    def step(x, y):
+        x, y = x.cuda(non_blocking=False), y.cuda(non_blocking=False)
+        opt.zero_grad()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+        return loss.item()
+    for x, y in batches[:5]:
+        step(x, y)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(iters):
+        step(*batches[i % len(batches)])
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / iters * 1000
+
+
+def mgs_ms(exe, batch, data, every):
+    run = subprocess.run([exe, "--data", data, "--data-format", "cifar10", "--epochs", "1",
+                          "--holdout", "0", "--lr", "0.01", "--progress-every", str(every)],
+                         stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True)
+    if run.returncode != 0:
+        sys.exit(f"{exe} failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
+    rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", run.stdout)]
+    if not rates:
+        sys.exit(f"{exe} printed no progress:\n{run.stdout[-2000:]}")
+    steady = rates[1:] if len(rates) > 1 else rates
+    return batch / (sum(steady) / len(steady)) * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--exe32")
+    ap.add_argument("--exe128")
+    ap.add_argument("--iters", type=int, default=60)
+    args = ap.parse_args()
+    try:
+        import torch
+        if not torch.cuda.is_available():
+            sys.exit("resnet20_gpu_step: PyTorch sees no GPU")
+    except ImportError:
+        sys.exit("resnet20_gpu_step: PyTorch is not installed")
+
+    work = tempfile.mkdtemp()
+    exes = {32: args.exe32, 128: args.exe128}
+    for batch in (32, 128):
+        if exes[batch]:
+            continue
+        model = os.path.join(args.build, "test", "models", "resnet20-opset15.onnx")
+        exes[batch] = os.path.join(work, f"resnet20-b{batch}")
+        subprocess.run([os.path.join(args.build, "bin", "mgsc"), model, "--batch-size",
+                        str(batch), "--target=cuda", "-o", exes[batch], "--quiet"], check=True)
+
+    rng = np.random.default_rng(0)
+    n = 128 * (args.iters + 10)
+    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
+    records = records.astype(np.uint8)
+    data = os.path.join(work, "synthetic_cifar.bin")
+    records.tofile(data)
+    xs = torch.tensor(records[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
+    ys = torch.tensor(records[:, 0].astype(np.int64))
+
+    print(f"ResNet-20 training step on {torch.cuda.get_device_name(0)}, fp32, "
+          f"{args.iters} steps each:")
+    for batch in (32, 128):
+        iters = args.iters * 32 // batch if batch > 32 else args.iters
+        # The executable runs over exactly the iterations of one epoch.
+        sub = os.path.join(work, f"data-b{batch}.bin")
+        records[: batch * (iters + 10)].tofile(sub)
+        m = mgs_ms(exes[batch], batch, sub, every=max(iters // 6, 1))
+        t = torch_ms(batch, iters, xs, ys)
+        print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step   PyTorch {t:7.3f} ms/step   "
+              f"ratio mgs/PyTorch = {m / t:.3f}")
+
+
+if __name__ == "__main__":
+    main()

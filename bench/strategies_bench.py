@@ -1,0 +1,378 @@
+#!/usr/bin/python3
+"""Merge strategies end to end: the planner's predicted iteration time against
+the measured one, for one model trained on 4 MPI ranks, on one network.
+
+    bench/strategies_bench.py [BUILD_DIR] [--network loopback|netcluster]
+        [--model resnet20|PATH.onnx] [--batch-size 16] [--workers 4]
+        [--density 0.001] [--strategies dense,mgwfbp,layerwise,single,greedy,omgs,auto]
+        [--iters 24] [--progress-every 4] [--rounds 3] [--rate 1gbit]
+        [--coll ring|default] [--omp-threads 1] [--work DIR]
+
+1. Calibration: mgsc --profile-generate builds the instrumented executable,
+   which runs --calibrate under the same launcher (same ranks, same network,
+   same MPI flags) as the training runs; the profile is kept in --work.
+2. For each strategy: mgsc --strategy S --workers P --density R --profile-use
+   PROFILE; the executable trains --iters iterations (one epoch) of synthetic
+   CIFAR-10 data (1 label byte + 3072 pixel bytes per record, as in
+   bench/resnet20_step.py); measured ms per iteration = global batch /
+   (the executable's samples/s) over every progress window but the first
+   (oneDNN primitive creation), averaged over --rounds rounds (the strategies
+   run in a rotated order each round, so slow drift of the machine's load
+   does not favour one of them). Predicted: mgs-plan PROFILE --strategy S
+   --workers P --density R, "predicted_seconds".
+3. The planner predicts the backprop pipeline only (backward + top-k +
+   collectives, ending at the last collective); a measured iteration also has
+   the forward, the loss, the optimizer update and filling the batch. That
+   offset is measured, not guessed: P copies of the same model compiled with
+   --strategy none run side by side (no MPI, same OMP_NUM_THREADS, so they
+   share the cores as the P ranks do), and offset = their step time - the
+   profile's summed backward. The table shows measured/predicted both raw
+   and against predicted + offset, i.e. against the measured compute-only
+   step plus the planner's predicted exposed tail (top-k and collectives not
+   hidden under backprop). The offset is more than the forward: the profile's
+   backward is a sum of per-layer medians, which on time-shared cores leaves
+   out most of the time a rank spends descheduled, while a step does not.
+
+Networks: loopback = plain `mpirun --oversubscribe -np P` on this machine
+(Open MPI's default transports: shared memory); netcluster = P network
+namespaces joined by a RATE-limited switch (shared/tools/netcluster), brought
+up before and taken down after, even on failure (needs root).
+
+On a 2-core machine 4 ranks share the cores, so the compute times are those
+of the shared cores (calibrated the same way). OMP_NUM_THREADS defaults to 1
+per rank: with libgomp's default of one thread per core, 4 ranks x 2 spinning
+OpenMP threads on 2 cores run 10-25x slower.
+"""
+import argparse
+import json
+import os
+import re
+import shlex
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+NETCLUSTER = os.path.normpath(os.path.join(ROOT, "..", "shared", "tools", "netcluster",
+                                           "netcluster.sh"))
+if not os.path.exists(NETCLUSTER):
+    NETCLUSTER = "/work/shared/tools/netcluster/netcluster.sh"
+NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
+STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
+RING = ["--mca", "coll_tuned_use_dynamic_rules", "1",
+        "--mca", "coll_tuned_allreduce_algorithm", "4",
+        "--mca", "coll_tuned_allgather_algorithm", "4"]
+RATE_RE = re.compile(r"iter (\d+)/\d+ loss \S+\s+([0-9.]+) samples/s")
+
+
+def die(msg):
+    print(f"strategies_bench.py: error: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def q(cmd):
+    return shlex.join(str(c) for c in cmd)
+
+
+def run_checked(cmd, what, timeout=600, env=None, cwd=None):
+    """Runs cmd in its own process group; returns its stdout+stderr; on
+    failure prints what happened and raises RuntimeError."""
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True, env=env, cwd=cwd,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        raise RuntimeError(f"{what}: timed out after {timeout} s: {q(cmd)}\n{out[-3000:]}")
+    if p.returncode != 0:
+        raise RuntimeError(f"{what}: exit status {p.returncode}: {q(cmd)}\n{out[-3000:]}")
+    return out
+
+
+def window_ms(output, global_batch, drop_last=False):
+    """ms per iteration of every progress window but the first (and the
+    last, with drop_last)."""
+    rates = [float(r) for _, r in RATE_RE.findall(output)]
+    if len(rates) < 2 + drop_last:
+        raise RuntimeError(f"too few progress windows in the output:\n{output[-2000:]}")
+    return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
+
+
+def write_cifar(path, n, seed=0):
+    rng = np.random.default_rng(seed)
+    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
+    records.astype(np.uint8).tofile(path)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--network", choices=["loopback", "netcluster"], default="loopback")
+    ap.add_argument("--model", default="resnet20",
+                    help="a model of BUILD/test/models (NAME-opset15.onnx) or an .onnx path")
+    ap.add_argument("--batch-size", type=int, default=16, help="per worker")
+    ap.add_argument("--workers", type=int, default=4)
+    ap.add_argument("--density", type=float, default=0.001)
+    ap.add_argument("--strategies", default=STRATEGIES)
+    ap.add_argument("--iters", type=int, default=24, help="iterations per training run")
+    ap.add_argument("--progress-every", type=int, default=4)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--rate", default="1gbit", help="netcluster link rate")
+    ap.add_argument("--coll", choices=["ring", "default"], default="ring",
+                    help="Open MPI allreduce/allgather algorithms (coll/tuned)")
+    ap.add_argument("--omp-threads", type=int, default=1, help="OMP_NUM_THREADS per rank")
+    ap.add_argument("--timeout", type=int, default=300, help="seconds per training run")
+    ap.add_argument("--work", help="work folder (default /tmp/mgs-strategies-bench-NETWORK)")
+    args = ap.parse_args()
+
+    if args.iters < 2 * args.progress_every:
+        die("--iters must be at least 2 x --progress-every (the first window is skipped)")
+    bin_dir = os.path.join(os.path.abspath(args.build), "bin")
+    mgsc, mgs_plan = os.path.join(bin_dir, "mgsc"), os.path.join(bin_dir, "mgs-plan")
+    for tool in (mgsc, mgs_plan):
+        if not os.access(tool, os.X_OK):
+            die(f"{tool} not found (build the project first)")
+    model = args.model if args.model.endswith(".onnx") else os.path.join(
+        os.path.abspath(args.build), "test", "models", f"{args.model}-opset15.onnx")
+    if not os.path.exists(model):
+        die(f"model {model} not found")
+    if not shutil.which("mpirun"):
+        die("mpirun not found (apt-get install openmpi-bin)")
+    strategies = [s for s in args.strategies.split(",") if s]
+    work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
+    os.makedirs(work, exist_ok=True)
+    P, B, rho = args.workers, args.batch_size, args.density
+    gb = P * B
+    t_start = time.time()
+    load_start = os.getloadavg()
+
+    # Synthetic CIFAR-10: one epoch of --iters global batches; the --strategy
+    # none copies get --iters local batches each.
+    data = os.path.join(work, "synthetic_cifar.bin")
+    data_none = os.path.join(work, "synthetic_cifar_single.bin")
+    write_cifar(data, gb * args.iters)
+    # The none copies start and end a little apart: they get one window more,
+    # and their first and last windows are left out.
+    write_cifar(data_none, B * (args.iters + args.progress_every))
+    train_args = ["--data-format", "cifar10", "--holdout", "0", "--epochs", "1", "--lr", "0.01",
+                  "--progress-every", str(args.progress_every)]
+
+    coll_flags = RING if args.coll == "ring" else []
+    env_flags = ["-x", f"OMP_NUM_THREADS={args.omp_threads}"]
+    if args.network == "loopback":
+        launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(P),
+                    "--mca", "mpi_yield_when_idle", "1"]
+    else:
+        launcher = [NETCLUSTER, "run", str(P), "--"]
+    launch = launcher + coll_flags + env_flags
+    coll_text = ("ring (coll_tuned_use_dynamic_rules 1, allreduce_algorithm 4, "
+                 "allgather_algorithm 4)" if args.coll == "ring"
+                 else "Open MPI 4.1 coll/tuned defaults (fixed decision rules)")
+
+    cluster_up = False
+    network_text = "loopback: one host, mpirun --oversubscribe, Open MPI default btl (shared memory)"
+
+    def bring_down():
+        nonlocal cluster_up
+        if cluster_up:
+            cluster_up = False
+            r = subprocess.run([NETCLUSTER, "down"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True)
+            if r.returncode != 0:
+                print(f"strategies_bench.py: netcluster.sh down failed:\n{r.stdout}",
+                      file=sys.stderr)
+
+    def on_signal(signum, _frame):
+        raise SystemExit(128 + signum)
+    signal.signal(signal.SIGTERM, on_signal)
+    signal.signal(signal.SIGHUP, on_signal)
+
+    failures = []
+    try:
+        if args.network == "netcluster":
+            if os.geteuid() != 0:
+                die("--network netcluster needs root (network namespaces, tc)")
+            if os.path.exists(os.path.join(NETCLUSTER_STATE, "config")):
+                die(f"a netcluster is already up ({NETCLUSTER_STATE}): someone may be using it; "
+                    f"take it down first ({NETCLUSTER} down)")
+            for tool in ("ip", "tc", "ping"):
+                if not shutil.which(tool):
+                    die(f"netcluster.sh up needs '{tool}', which is not installed "
+                        f"(ping: apt-get install iputils-ping; ip/tc: iproute2)")
+            cluster_up = True  # from here on, take it down whatever happens
+            out = run_checked([NETCLUSTER, "up", str(P), args.rate], "netcluster.sh up",
+                              timeout=120)
+            m = re.search(r"netcluster: (up: .*)", out)
+            network_text = (f"netcluster {args.rate}: {P} namespaces, one rank each, "
+                            f"TCP over rate-limited veth/bridge; "
+                            f"{m.group(1) if m else out.strip()}")
+
+        # 1. Calibration.
+        cal = os.path.join(work, "calibrate")
+        profile = os.path.join(work, f"profile-{args.network}.json")
+        cal_compile = [mgsc, model, "--batch-size", B, "--profile-generate", "-o", cal, "--quiet"]
+        cal_run = launch + [cal, "--data", data, "--data-format", "cifar10",
+                            "--calibrate-density", rho, "--calibrate", profile]
+        run_checked(cal_compile, "compiling the calibration build")
+        print(f"calibrating: {q(cal_run)}", flush=True)
+        out = run_checked(cal_run, "calibration", timeout=args.timeout, cwd=work)
+        cal_line = next((l for l in out.splitlines() if l.startswith("backward:")), "")
+        with open(profile) as f:
+            prof = json.load(f)
+        backward_ms = sum(l["backward"] for l in prof["layers"]) * 1e3
+        topk_pts = prof["topk"]["points"]
+        nonmono = [(a[0], b[0]) for a, b in zip(topk_pts, topk_pts[1:]) if b[1] < a[1] * 0.5]
+        print(f"profile: {profile}\n  {cal_line}", flush=True)
+
+        # 2. Plans and executables.
+        plans, exes = {}, {}
+        plan_cmd = lambda s: [mgs_plan, profile, "--strategy", s, "--workers", P,
+                              "--density", rho]
+        compile_cmd = lambda s, exe: [mgsc, model, "--batch-size", B, "--strategy", s,
+                                      "--workers", P, "--density", rho, "--profile-use",
+                                      profile, "-o", exe, "--quiet"]
+        for s in strategies:
+            plan = json.loads(run_checked(plan_cmd(s), f"mgs-plan --strategy {s}"))
+            groups = plan.get("groups", [])
+            plans[s] = {"predicted_ms": plan["predicted_seconds"] * 1e3,
+                        "groups": len(groups),
+                        "sparse": sum(g.get("collective") == "allgather" for g in groups),
+                        "dense": sum(g.get("collective") == "allreduce" for g in groups)}
+            exes[s] = os.path.join(work, f"train-{s.replace(':', '-')}")
+            try:
+                run_checked(compile_cmd(s, exes[s]), f"mgsc --strategy {s}")
+            except RuntimeError as e:
+                failures.append(str(e))
+                print(str(e), file=sys.stderr)
+                exes[s] = None
+        exe_none = os.path.join(work, "train-none")
+        none_compile = [mgsc, model, "--batch-size", B, "--strategy", "none", "-o", exe_none,
+                        "--quiet"]
+        run_checked(none_compile, "mgsc --strategy none")
+
+        # 3. Training runs, rounds in rotated order; the compute-only baseline
+        # (P --strategy none copies side by side) takes its turn like a strategy.
+        none_env = dict(os.environ, OMP_NUM_THREADS=str(args.omp_threads))
+        none_cmd = [exe_none, "--data", data_none] + train_args
+
+        def run_baseline():
+            procs = [subprocess.Popen(none_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      universal_newlines=True, env=none_env, cwd=work,
+                                      start_new_session=True) for _ in range(P)]
+            values = []
+            for p in procs:
+                try:
+                    out, _ = p.communicate(timeout=args.timeout)
+                except subprocess.TimeoutExpired:
+                    os.killpg(p.pid, signal.SIGKILL)
+                    out, _ = p.communicate()
+                    raise RuntimeError(f"baseline timed out: {q(none_cmd)}")
+                if p.returncode != 0:
+                    raise RuntimeError(f"baseline exit status {p.returncode}: {q(none_cmd)}\n"
+                                       f"{out[-2000:]}")
+                values.append(window_ms(out, B, drop_last=True))
+            # Window by window, the mean over the P copies.
+            return [statistics.mean(w) for w in zip(*values)]
+
+        train_cmd = lambda exe: launch + [exe, "--data", data] + train_args
+        names = ["(none)"] + [s for s in strategies if exes[s]]
+        windows = {n: [] for n in names}
+        round_means = {n: [] for n in names}
+        for r in range(args.rounds):
+            k = r % len(names)
+            for n in names[k:] + names[:k]:
+                t0 = time.time()
+                try:
+                    ms = run_baseline() if n == "(none)" else window_ms(
+                        run_checked(train_cmd(exes[n]), f"training with {n}",
+                                    timeout=args.timeout, cwd=work), gb)
+                except RuntimeError as e:
+                    failures.append(str(e))
+                    print(str(e), file=sys.stderr)
+                    continue
+                windows[n] += ms
+                round_means[n].append(statistics.mean(ms))
+                print(f"  round {r + 1} {n:10s} {statistics.mean(ms):8.1f} ms/iter "
+                      f"({time.time() - t0:.0f} s, load average {os.getloadavg()[0]:.1f})",
+                      flush=True)
+    finally:
+        bring_down()
+
+    # 4. The table.
+    mean = {n: statistics.mean(w) for n, w in windows.items() if w}
+    offset = mean["(none)"] - backward_ms if "(none)" in mean else None
+    dense_ms = mean.get("dense")
+    print()
+    print(f"=== {os.path.basename(model)}, batch {B}/worker (global {gb}), P = {P}, "
+          f"density {rho}, {args.iters} iterations/run x {args.rounds} rounds, "
+          f"first window of {args.progress_every} skipped")
+    print(f"network:      {network_text}")
+    print(f"collectives:  {coll_text}; mpi_yield_when_idle 1; OMP_NUM_THREADS={args.omp_threads}"
+          " per rank")
+    print(f"profile:      {profile}")
+    print(f"  calibration: {cal_line}")
+    print(f"  summed backward (profile): {backward_ms:.1f} ms")
+    if nonmono:
+        print(f"  WARNING: top-k points not monotone (a later size is < half an earlier one's "
+              f"time): {nonmono}")
+    if offset is not None:
+        print(f"compute-only step ({P} x --strategy none side by side, same cores): "
+              f"{mean['(none)']:.1f} ms (rounds: "
+              f"{', '.join(f'{v:.1f}' for v in round_means['(none)'])}) -> offset for "
+              f"forward+loss+update+batch = {mean['(none)']:.1f} - {backward_ms:.1f} = "
+              f"{offset:.1f} ms")
+    hdr = (f"{'strategy':10s} {'groups s/d':>10s} {'pred ms':>8s} {'pred+off':>8s} "
+           f"{'meas ms':>8s} {'rounds':>15s} {'meas/pred':>9s} {'meas/(p+o)':>10s} "
+           f"{'vs dense':>8s}")
+    print(hdr)
+    print("-" * len(hdr))
+    for s in strategies:
+        p = plans.get(s)
+        if p is None:
+            continue
+        pred = p["predicted_ms"]
+        gtxt = f"{p['sparse']}/{p['dense']}"
+        if s not in mean:
+            print(f"{s:10s} {gtxt:>10s} {pred:8.1f} {'':>8s} {'FAILED':>8s}")
+            continue
+        m = mean[s]
+        po = pred + offset if offset is not None else float("nan")
+        rtxt = "/".join(f"{v:.0f}" for v in round_means[s])
+        vs = f"{m / dense_ms:8.3f}" if dense_ms else f"{'n/a':>8s}"
+        print(f"{s:10s} {gtxt:>10s} {pred:8.1f} {po:8.1f} {m:8.1f} {rtxt:>15s} "
+              f"{m / pred:9.3f} {m / po:10.3f} {vs}")
+    print("groups s/d: sparse (allgather) / dense (allreduce) groups of the plan; pred: "
+          "mgs-plan predicted_seconds (backprop pipeline only); pred+off: plus the measured "
+          "forward/update offset; meas: mean ms/iteration of rank 0 over the windows, rounds: "
+          "each round's mean")
+    print(f"load average (1 min) at start {load_start[0]:.1f}, at end {os.getloadavg()[0]:.1f}; "
+          f"wall {time.time() - t_start:.0f} s")
+    print("commands:")
+    if args.network == "netcluster":
+        print(f"  {q([NETCLUSTER, 'up', P, args.rate])}   (and '{NETCLUSTER} down' at the end)")
+    print(f"  {q(cal_compile)}")
+    print(f"  {q(cal_run)}")
+    print(f"  {q(plan_cmd('S'))}")
+    print(f"  {q(compile_cmd('S', os.path.join(work, 'train-S')))}")
+    print(f"  {q(train_cmd(os.path.join(work, 'train-S')))}")
+    print(f"  {q(none_compile)}")
+    print(f"  {P} x: OMP_NUM_THREADS={args.omp_threads} {q(none_cmd)}")
+    print(f"  (S in {', '.join(strategies)}; data: synthetic CIFAR-10 records, numpy seed 0, "
+          f"{gb * args.iters} and {B * (args.iters + args.progress_every)} samples; the none "
+          f"copies' first and last windows are left out)")
+    if failures:
+        print(f"\n{len(failures)} failure(s):")
+        for f in failures:
+            print("  " + f.splitlines()[0])
+        sys.exit(1)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,38 @@
+//===- CommChecks.h - Checks every collective makes (internal) --*- C++ -*-===//
+//
+// The slot and communicator checks of the collective kernels, with their
+// messages, shared by the CPU collectives (CommCAPI.cpp) and NCCL's
+// (Kernels/CUDA/Comm.cpp).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_COMM_COMMCHECKS_H
+#define MGSRT_COMM_COMMCHECKS_H
+
+#include "Common.h"
+
+namespace mgs::rt {
+
+inline bool validSlot(int64_t slot) { return slot >= 0 && slot < MGSRT_COMM_MAX_SLOTS; }
+
+inline mgsrt_status_t badSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
+  return invalidArg(ctx, kernel, "slot ", slot, " is outside [0, ", MGSRT_COMM_MAX_SLOTS, ")");
+}
+
+inline mgsrt_status_t noComm(mgsrt_ctx_t *ctx, const char *kernel) {
+  return invalidArg(ctx, kernel, "the context has no communicator (mgsrt_ctx_set_comm)");
+}
+
+inline mgsrt_status_t slotBusy(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
+  return invalidArg(ctx, kernel, "slot ", slot,
+                    " already has a pending collective (started again before mgsrt_comm_wait)");
+}
+
+inline mgsrt_status_t slotIdle(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
+  return invalidArg(ctx, kernel, "slot ", slot,
+                    " has no pending collective (a wait without a start)");
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_COMM_COMMCHECKS_H

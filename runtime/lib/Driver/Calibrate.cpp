@@ -1,0 +1,230 @@
+//===- Calibrate.cpp - Measuring a machine for the planner ----------------===//
+
+#include "Calibrate.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <sstream>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+double now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+double median(std::vector<double> v) {
+  if (v.empty())
+    return 0;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/// Memory on the context's device, freed at scope end.
+class DeviceMemory {
+public:
+  DeviceMemory(mgsrt_ctx_t *ctx, size_t bytes) : ctx_(ctx) { mgsrt_alloc(ctx, bytes, &ptr_); }
+  ~DeviceMemory() { mgsrt_free(ctx_, ptr_); }
+  DeviceMemory(const DeviceMemory &) = delete;
+  DeviceMemory &operator=(const DeviceMemory &) = delete;
+  void *get() const { return ptr_; }
+
+private:
+  mgsrt_ctx_t *ctx_;
+  void *ptr_ = nullptr;
+};
+
+bool ctxError(mgsrt_ctx_t *ctx, const std::string &what, std::string &error) {
+  error = what + ": " + mgsrt_ctx_message(ctx);
+  return false;
+}
+
+/// Least squares fit of t = alpha + beta * x, clamped to non-negative costs.
+LinearCost fit(const std::vector<std::pair<double, double>> &points) {
+  double n = static_cast<double>(points.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  for (auto [x, y] : points) {
+    sx += x;
+    sy += y;
+    sxx += x * x;
+    sxy += x * y;
+  }
+  LinearCost c;
+  double den = n * sxx - sx * sx;
+  c.beta = den > 0 ? (n * sxy - sx * sy) / den : 0;
+  if (c.beta < 0)
+    c.beta = 0;
+  c.alpha = (sy - c.beta * sx) / n;
+  if (c.alpha < 0) {
+    // Refit the slope alone through the origin.
+    c.alpha = 0;
+    c.beta = sxx > 0 ? sxy / sxx : 0;
+  }
+  return c;
+}
+
+std::string jsonEscape(const std::string &s) {
+  std::string out;
+  for (char ch : s) {
+    if (ch == '"' || ch == '\\')
+      out += '\\';
+    out += ch;
+  }
+  return out;
+}
+
+} // namespace
+
+bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
+                   const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
+                   std::string &error) {
+  std::map<int64_t, std::string> nameOf(m.marks.begin(), m.marks.end());
+  std::map<std::string, int64_t> numelOf;
+  for (const TensorSpec &p : m.params)
+    numelOf[p.name] = p.numElements();
+  std::map<int64_t, std::vector<double>> times; // backprop index -> per-step seconds
+  std::vector<int64_t> ids;
+  std::vector<double> secs;
+  for (int s = 0; s < steps; ++s) {
+    mgsrt_ctx_record_marks(ctx, 1);
+    if (!runStep(s))
+      return false; // the caller reported it
+    int64_t n = mgsrt_ctx_marks(ctx, nullptr, nullptr, 0);
+    ids.resize(n);
+    secs.resize(n);
+    mgsrt_ctx_marks(ctx, ids.data(), secs.data(), n);
+    mgsrt_ctx_record_marks(ctx, 0);
+    if (n == 0 || ids[0] != -1) {
+      error = "the step recorded no start-of-backprop mark (was it built with mgsc "
+              "--profile-generate?)";
+      return false;
+    }
+    for (int64_t i = 1; i < n; ++i)
+      times[ids[i]].push_back(secs[i] - secs[i - 1]);
+  }
+  out.clear();
+  // Forward order: the reverse of backprop order.
+  for (auto it = nameOf.rbegin(); it != nameOf.rend(); ++it) {
+    auto t = times.find(it->first);
+    if (t == times.end()) {
+      error = "no mark was recorded for the gradient of '" + it->second + "'";
+      return false;
+    }
+    out.push_back({it->second, numelOf[it->second], median(t->second)});
+  }
+  return true;
+}
+
+bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
+                 std::vector<std::pair<int64_t, double>> &out, std::string &error) {
+  out.clear();
+  std::mt19937 rng(7);
+  std::normal_distribution<float> dist;
+  for (int64_t n = 16;; n *= 4) {
+    const int64_t k = std::max<int64_t>(1, std::llround(density * static_cast<double>(n)));
+    std::vector<float> host(n);
+    for (float &x : host)
+      x = dist(rng);
+    std::vector<float> zeros(n, 0.0f);
+    DeviceMemory grad(ctx, n * 4), residual(ctx, n * 4), values(ctx, k * 4), indices(ctx, k * 4);
+    if (!grad.get() || !residual.get() || !values.get() || !indices.get() ||
+        mgsrt_copy_to_device(ctx, grad.get(), host.data(), n * 4) != MGSRT_OK)
+      return ctxError(ctx, "calibrating top-k", error);
+    int64_t desc[2] = {n, k};
+    void *bufs[4] = {grad.get(), residual.get(), values.get(), indices.get()};
+    // Repetitions: enough for ~0.2 s at the largest sizes, at least 5.
+    const int reps = n >= (1 << 22) ? 5 : n >= (1 << 16) ? 11 : 31;
+    std::vector<double> t;
+    for (int r = 0; r <= reps; ++r) {
+      if (mgsrt_copy_to_device(ctx, residual.get(), zeros.data(), n * 4) != MGSRT_OK ||
+          mgsrt_synchronize(ctx) != MGSRT_OK)
+        return ctxError(ctx, "calibrating top-k", error);
+      double t0 = now();
+      if (mgsrt_topk_sparsify(ctx, desc, bufs) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK)
+        return ctxError(ctx, "calibrating top-k", error);
+      if (r > 0) // the first is a warm-up
+        t.push_back(now() - t0);
+    }
+    out.emplace_back(n, median(t));
+    if (n >= maxN)
+      break;
+  }
+  return true;
+}
+
+bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
+                        LinearCost &allreduce, std::string &error) {
+  const int reps = 7;
+  auto timeIt = [&](auto start, std::vector<double> &t) {
+    int64_t wait[1] = {0};
+    for (int r = 0; r <= reps; ++r) {
+      if (mgsrt_synchronize(ctx) != MGSRT_OK)
+        return false;
+      double t0 = now();
+      if (start() != MGSRT_OK || mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
+          mgsrt_synchronize(ctx) != MGSRT_OK)
+        return false;
+      if (r > 0)
+        t.push_back(now() - t0);
+    }
+    return true;
+  };
+  std::vector<std::pair<double, double>> gather, reduce;
+  for (int64_t k : {1, 64, 1024, 16384, 131072}) {
+    DeviceMemory v(ctx, k * 4), ix(ctx, k * 4), rv(ctx, k * 4 * workers),
+        ri(ctx, k * 4 * workers);
+    if (!v.get() || !ix.get() || !rv.get() || !ri.get())
+      return ctxError(ctx, "calibrating the allgather", error);
+    int64_t desc[3] = {k, 0, 0};
+    void *bufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
+    std::vector<double> t;
+    if (!timeIt([&] { return mgsrt_allgather_start(ctx, desc, bufs); }, t))
+      return ctxError(ctx, "calibrating the allgather", error);
+    gather.emplace_back(8.0 * static_cast<double>(k) * workers, median(t));
+  }
+  for (int64_t n : {1, 256, 4096, 65536, 1048576}) {
+    DeviceMemory d(ctx, n * 4);
+    std::vector<float> zeros(n, 0.0f);
+    if (!d.get() || mgsrt_copy_to_device(ctx, d.get(), zeros.data(), n * 4) != MGSRT_OK)
+      return ctxError(ctx, "calibrating the allreduce", error);
+    int64_t desc[2] = {n, 0};
+    void *bufs[1] = {d.get()};
+    std::vector<double> t;
+    if (!timeIt([&] { return mgsrt_allreduce_start(ctx, desc, bufs); }, t))
+      return ctxError(ctx, "calibrating the allreduce", error);
+    reduce.emplace_back(4.0 * static_cast<double>(n), median(t));
+  }
+  allgather = fit(gather);
+  allreduce = fit(reduce);
+  return true;
+}
+
+std::string profileJson(const Calibration &c) {
+  std::ostringstream os;
+  os.precision(9);
+  os << "{\n \"source\": \"" << jsonEscape(c.source) << "\",\n";
+  os << " \"workers\": " << c.workers << ",\n \"density\": " << c.density << ",\n";
+  os << " \"topk\": {\"points\": [";
+  for (size_t i = 0; i < c.topk.size(); ++i)
+    os << (i ? ", " : "") << "[" << c.topk[i].first << ", " << c.topk[i].second << "]";
+  os << "]},\n";
+  os << " \"allgather\": {\"alpha\": " << c.allgather.alpha << ", \"beta\": " << c.allgather.beta
+     << "},\n";
+  os << " \"allreduce\": {\"alpha\": " << c.allreduce.alpha << ", \"beta\": " << c.allreduce.beta
+     << "},\n";
+  os << " \"layers\": [\n";
+  for (size_t i = 0; i < c.layers.size(); ++i)
+    os << "  {\"name\": \"" << jsonEscape(c.layers[i].name) << "\", \"numel\": " << c.layers[i].numel
+       << ", \"backward\": " << c.layers[i].backward << "}"
+       << (i + 1 < c.layers.size() ? ",\n" : "\n");
+  os << " ]\n}\n";
+  return os.str();
+}
+
+} // namespace mgs::rt::driver

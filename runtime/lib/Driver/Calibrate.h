@@ -1,0 +1,65 @@
+//===- Calibrate.h - Measuring a machine for the planner (internal) -*- C++ -*-===//
+//
+// The executable's --calibrate (a model built by mgsc --profile-generate):
+// per-layer backward times from the step's marks, top-k times over a range of
+// sizes, and the start-up and per-byte cost of the allgather and allreduce on
+// the workers' communicator, written as a profile (DESIGN.md's format) that
+// mgsc --profile-use and mgs-plan read.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_DRIVER_CALIBRATE_H
+#define MGSRT_DRIVER_CALIBRATE_H
+
+#include "mgsrt/driver.h"
+#include "mgsrt/mgsrt.h"
+
+#include <functional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mgs::rt::driver {
+
+struct LinearCost {
+  double alpha = 0, beta = 0; // seconds, seconds per byte
+};
+
+struct Calibration {
+  int workers = 1;
+  double density = 0.001;
+  std::vector<std::pair<int64_t, double>> topk; // (n, seconds)
+  LinearCost allgather, allreduce;
+  struct Layer {
+    std::string name;
+    int64_t numel = 0;
+    double backward = 0; // seconds
+  };
+  std::vector<Layer> layers; // forward order
+  std::string source;        // what measured it
+};
+
+/// Per-layer backward times from `steps` runs of the step: `runStep(i)` runs
+/// step i with marks recorded (the ctx's). Median over the steps of the time
+/// from the previous mark to each gradient's mark.
+bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
+                   const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
+                   std::string &error);
+
+/// Top-k sparsification times at sizes 16, 64, ... up to `maxN` (rounded up to
+/// a power of 4), k = max(1, density * n), on the ctx's device.
+bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
+                 std::vector<std::pair<int64_t, double>> &out, std::string &error);
+
+/// Allgather (k values and indices per rank: 8 k P bytes) and allreduce
+/// (4 n bytes) times over a range of sizes on the ctx's communicator, fitted
+/// to alpha + beta * bytes by least squares. Every rank must call it.
+bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
+                        LinearCost &allreduce, std::string &error);
+
+/// The profile as JSON text.
+std::string profileJson(const Calibration &c);
+
+} // namespace mgs::rt::driver
+
+#endif // MGSRT_DRIVER_CALIBRATE_H

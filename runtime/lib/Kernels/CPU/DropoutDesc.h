@@ -1,0 +1,90 @@
+//===- DropoutDesc.h - Dropout's descriptor and random draw -----*- C++ -*-===//
+//
+// Shared by the CPU (Dropout.cpp) and CUDA (CUDA/Dropout.cu) kernels: the
+// descriptor and buffer checks, and the per-element draw, so both devices
+// keep exactly the same elements for the same stream state.
+//
+// Element i of a call draws the (i+1)-th value of the stream from the state
+// at entry: splitmix64 is a counter plus a mix, so element i's value is
+// mix(state + (i+1) * gamma) and the elements are drawn in parallel; the
+// state then advances by n steps, exactly as n sequential nextRandom calls.
+// An element is kept when u >= ratio, u in [0, 1) from the top 24 bits.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CPU_DROPOUTDESC_H
+#define MGSRT_KERNELS_CPU_DROPOUTDESC_H
+
+#include "Common.h"
+
+#ifdef __CUDACC__
+#define MGSRT_HOST_DEVICE __host__ __device__
+#else
+#define MGSRT_HOST_DEVICE
+#endif
+
+namespace mgs::rt {
+
+constexpr uint64_t kDropoutGamma = 0x9E3779B97F4A7C15ull;
+
+/// splitmix64's output mix (nextRandom in Context.h without the increment).
+MGSRT_HOST_DEVICE inline uint64_t dropoutMix64(uint64_t z) {
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+/// Whether element i of a call that starts at stream state `state` is kept.
+MGSRT_HOST_DEVICE inline bool dropoutKeep(uint64_t state, int64_t i, uint64_t threshold) {
+  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+  return (r >> 40) >= threshold;
+}
+
+/// The stream state after a call of n elements that started at `state`.
+inline uint64_t dropoutAdvance(uint64_t state, int64_t n) {
+  return state + static_cast<uint64_t>(n) * kDropoutGamma;
+}
+
+struct DropoutParams {
+  int64_t n;
+  double ratio;
+  bool training;
+  float scale;        // 1 / (1 - ratio) (0 when ratio = 1: nothing is kept)
+  uint64_t threshold; // keep when top24 >= threshold
+};
+
+/// dropout_fwd (bufs: x, y, mask?) or dropout_bwd (bufs: dy, mask, dx; the
+/// mask is read only in training).
+inline mgsrt_status_t parseDropout(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                   void *const *bufs, bool bwd, DropoutParams &p) {
+  p.n = desc[0];
+  if (p.n < 0)
+    return invalidArg(ctx, kernel, "element count ", p.n, " is negative");
+  p.ratio = descF64(desc, 1);
+  if (!(p.ratio >= 0.0 && p.ratio <= 1.0))
+    return invalidArg(ctx, kernel, "ratio ", p.ratio, " is outside [0, 1]");
+  p.training = desc[2] != 0;
+  const int64_t n = p.n;
+  BufferCheck check(ctx, kernel, bufs);
+  if (!bwd) {
+    check.require(0, "x", n).require(1, "y", n);
+  } else {
+    check.require(0, "dy", n);
+    if (p.training)
+      check.require(1, "mask", n);
+    check.require(2, "dx", n);
+  }
+  if (!check.ok)
+    return ctx->status;
+  p.scale = p.ratio < 1.0 ? static_cast<float>(1.0 / (1.0 - p.ratio)) : 0.0f;
+  // u >= ratio  <=>  top24 >= ceil(ratio * 2^24) (u = top24 * 2^-24 exactly).
+  const double scaled = p.ratio * 16777216.0;
+  p.threshold = static_cast<uint64_t>(scaled);
+  if (static_cast<double>(p.threshold) < scaled)
+    ++p.threshold;
+  return MGSRT_OK;
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_KERNELS_CPU_DROPOUTDESC_H

@@ -1,0 +1,154 @@
+//===- GemmDesc.h - Gemm and MatMul descriptors, parsed and checked -*- C++ -*-===//
+//
+// mgsrt_gemm_* and mgsrt_matmul_* descriptors (mgsrt.h): parsing, validation
+// and buffer checks shared by the CPU (dnnl_sgemm) and CUDA (cuBLAS)
+// kernels, so both reject the same input with the same words.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CPU_GEMMDESC_H
+#define MGSRT_KERNELS_CPU_GEMMDESC_H
+
+#include "Broadcast.h"
+#include "Common.h"
+
+#include <vector>
+
+namespace mgs::rt {
+
+//===----------------------------------------------------------------------===//
+// Gemm
+//===----------------------------------------------------------------------===//
+
+struct GemmDesc {
+  int64_t m, n, k;
+  bool ta, tb;
+  float alpha, beta;
+  int64_t c0, c1;
+  bool hasC;
+};
+
+inline mgsrt_status_t parseGemm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                GemmDesc &g) {
+  g.m = desc[0];
+  g.n = desc[1];
+  g.k = desc[2];
+  if (g.m < 0 || g.n < 0 || g.k < 0)
+    return invalidArg(ctx, kernel, "negative size M=", g.m, " N=", g.n, " K=", g.k);
+  if ((desc[3] != 0 && desc[3] != 1) || (desc[4] != 0 && desc[4] != 1))
+    return invalidArg(ctx, kernel, "trans_a/trans_b must be 0 or 1, got ", desc[3], "/",
+                      desc[4]);
+  g.ta = desc[3];
+  g.tb = desc[4];
+  g.alpha = static_cast<float>(descF64(desc, 5));
+  g.beta = static_cast<float>(descF64(desc, 6));
+  g.c0 = desc[7];
+  g.c1 = desc[8];
+  g.hasC = !(g.c0 == 0 && g.c1 == 0);
+  if (g.hasC && ((g.c0 != 1 && g.c0 != g.m) || (g.c1 != 1 && g.c1 != g.n)))
+    return invalidArg(ctx, kernel, "C shape ", g.c0, "x", g.c1, " does not broadcast to ", g.m,
+                      "x", g.n);
+  return MGSRT_OK;
+}
+
+/// gemm_fwd's buffer checks (bufs: A, B, C, Y).
+inline bool checkGemmFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs,
+                             const GemmDesc &g) {
+  BufferCheck check(ctx, kernel, bufs);
+  check.require(0, "A").require(1, "B");
+  if (g.hasC)
+    check.require(2, "C");
+  return check.require(3, "Y").ok;
+}
+
+/// gemm_bwd's buffer checks (bufs: A, B, dY, dA, dB, dC; the gradients nullable).
+inline bool checkGemmBwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs,
+                             const GemmDesc &g) {
+  if (bufs[5] && !g.hasC) {
+    invalidArg(ctx, kernel, "dC is given but the descriptor has no C");
+    return false;
+  }
+  BufferCheck check(ctx, kernel, bufs);
+  if (bufs[4])
+    check.require(0, "A");
+  if (bufs[3])
+    check.require(1, "B");
+  return check.require(2, "dY").ok;
+}
+
+//===----------------------------------------------------------------------===//
+// Matmul
+//===----------------------------------------------------------------------===//
+
+struct MatmulDesc {
+  int64_t b;
+  const int64_t *outB, *lhsB, *rhsB;
+  int64_t m, k, n;
+  int64_t outCount, lhsCount, rhsCount;
+};
+
+inline mgsrt_status_t parseMatmul(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                  MatmulDesc &d) {
+  d.b = desc[0];
+  if (d.b < 0 || d.b > kMaxRank)
+    return invalidArg(ctx, kernel, "batch rank ", d.b, " is out of range [0, ", kMaxRank, "]");
+  d.outB = desc + 1;
+  d.lhsB = d.outB + d.b;
+  d.rhsB = d.lhsB + d.b;
+  const int64_t *mkn = d.rhsB + d.b;
+  d.m = mkn[0];
+  d.k = mkn[1];
+  d.n = mkn[2];
+  if (d.m < 0 || d.k < 0 || d.n < 0)
+    return invalidArg(ctx, kernel, "negative size M=", d.m, " K=", d.k, " N=", d.n);
+  for (int64_t i = 0; i < d.b; ++i)
+    if (d.outB[i] < 0 || d.lhsB[i] < 0 || d.rhsB[i] < 0)
+      return invalidArg(ctx, kernel, "negative batch extent in dim ", i);
+  int64_t bad = badBroadcastDim(d.b, d.outB, d.lhsB, d.rhsB);
+  if (bad >= 0)
+    return invalidArg(ctx, kernel, "batch dim ", bad, ": lhs ", d.lhsB[bad], " and rhs ",
+                      d.rhsB[bad], " do not broadcast to out ", d.outB[bad]);
+  d.outCount = product(d.outB, d.b);
+  d.lhsCount = product(d.lhsB, d.b);
+  d.rhsCount = product(d.rhsB, d.b);
+  return MGSRT_OK;
+}
+
+/// matmul_fwd's buffer checks (bufs: lhs, rhs, out).
+inline bool checkMatmulFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
+  return BufferCheck(ctx, kernel, bufs).require(0, "lhs").require(1, "rhs").require(2, "out").ok;
+}
+
+/// matmul_bwd's buffer checks (bufs: lhs, rhs, dout, dlhs, drhs; the gradients nullable).
+inline bool checkMatmulBwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
+  BufferCheck check(ctx, kernel, bufs);
+  if (bufs[4])
+    check.require(0, "lhs");
+  if (bufs[3])
+    check.require(1, "rhs");
+  return check.require(2, "dout").ok;
+}
+
+/// For each out batch index, the lhs and rhs batch indices.
+inline void batchMaps(const MatmulDesc &d, std::vector<int64_t> &li, std::vector<int64_t> &ri) {
+  int64_t ls[kMaxRank], rs[kMaxRank];
+  broadcastStrides(d.b, d.outB, d.lhsB, ls);
+  broadcastStrides(d.b, d.outB, d.rhsB, rs);
+  li.resize(d.outCount);
+  ri.resize(d.outCount);
+  for (int64_t o = 0; o < d.outCount; ++o) {
+    int64_t q = o, l = 0, r = 0;
+    for (int64_t i = d.b - 1; i >= 0; --i) {
+      int64_t c = q % d.outB[i];
+      q /= d.outB[i];
+      l += c * ls[i];
+      r += c * rs[i];
+    }
+    li[o] = l;
+    ri[o] = r;
+  }
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_KERNELS_CPU_GEMMDESC_H

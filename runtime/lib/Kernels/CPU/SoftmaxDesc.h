@@ -1,0 +1,64 @@
+//===- SoftmaxDesc.h - Softmax descriptors, parsed and checked --*- C++ -*-===//
+//
+// The descriptor and buffer checks of softmax_fwd/bwd and
+// softmax_cross_entropy, shared by the CPU kernels (Softmax.cpp) and the CUDA
+// ones (CUDA/Softmax.cu), so both reject the same input with the same words.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CPU_SOFTMAXDESC_H
+#define MGSRT_KERNELS_CPU_SOFTMAXDESC_H
+
+#include "Common.h"
+
+namespace mgs::rt {
+
+struct SoftmaxParams {
+  int64_t outer, axis, inner;
+  bool log;
+};
+
+/// softmax_fwd (bufs: x, y) or softmax_bwd (bufs: y, dy, dx).
+inline mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                   void *const *bufs, bool bwd, SoftmaxParams &p) {
+  p.outer = desc[0];
+  p.axis = desc[1];
+  p.inner = desc[2];
+  if (p.outer < 0 || p.axis < 0 || p.inner < 0)
+    return invalidArg(ctx, kernel, "outer=", p.outer, " axis=", p.axis, " inner=", p.inner,
+                      " must not be negative");
+  if (desc[3] != 0 && desc[3] != 1)
+    return invalidArg(ctx, kernel, "log flag ", desc[3], " must be 0 or 1");
+  p.log = desc[3];
+  BufferCheck check(ctx, kernel, bufs);
+  if (!bwd)
+    check.require(0, "x").require(1, "y");
+  else
+    check.require(0, "y").require(1, "dy").require(2, "dx");
+  return check.ok ? MGSRT_OK : ctx->status;
+}
+
+/// softmax_cross_entropy (bufs: logits, labels, loss, dlogits?). The labels
+/// are checked by the kernel (they are data): see badLabel.
+inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
+                                        const int64_t *desc, void *const *bufs, int64_t &n,
+                                        int64_t &c) {
+  n = desc[0];
+  c = desc[1];
+  if (n < 1 || c < 1)
+    return invalidArg(ctx, kernel, "N=", n, " C=", c, " must be positive");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
+    return ctx->status;
+  return MGSRT_OK;
+}
+
+/// Records the error for the first sample whose label is outside [0, c).
+inline mgsrt_status_t badLabel(mgsrt_ctx_t *ctx, const char *kernel, int64_t label,
+                               int64_t sample, int64_t c) {
+  return invalidArg(ctx, kernel, "label ", label, " of sample ", sample, " is outside [0, ", c,
+                    ")");
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_KERNELS_CPU_SOFTMAXDESC_H

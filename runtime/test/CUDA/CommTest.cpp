@@ -1,0 +1,106 @@
+//===- CommTest.cpp - The collectives of a GPU context (NCCL) -------------===//
+//
+// One GPU, so one rank: NCCL refuses two ranks on one device. What one rank
+// can show: the collectives complete with the right data through the
+// start/wait slots, the start's copy of the sent values (the caller may
+// overwrite them at once), ordering against the compute stream, and the
+// errors shared with the CPU collectives.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+
+using namespace mgsrt_test;
+
+namespace {
+
+class GpuComm : public GpuTest {
+protected:
+  mgsrt_comm_t *comm = nullptr;
+  void SetUp() override {
+    GpuTest::SetUp();
+    if (IsSkipped())
+      return;
+    char message[256] = "";
+    ASSERT_EQ(mgsrt_comm_create("loopback", &comm, message, sizeof message), MGSRT_OK) << message;
+    ASSERT_OK(gpu, mgsrt_ctx_set_comm(gpu, comm));
+  }
+  void TearDown() override {
+    if (comm) {
+      mgsrt_ctx_set_comm(gpu, nullptr);
+      mgsrt_comm_destroy(comm);
+    }
+  }
+};
+
+TEST_F(GpuComm, AllReduceOfOneRankKeepsTheData) {
+  std::vector<float> host = randomVec(100003);
+  DeviceBuffer<float> d(gpu, host);
+  int64_t start[2] = {static_cast<int64_t>(host.size()), 3}, wait[1] = {3};
+  void *bufs[1] = {d};
+  ASSERT_OK(gpu, mgsrt_allreduce_start(gpu, start, bufs));
+  ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
+  EXPECT_TRUE(bitsEqual(d.download(), host));
+}
+
+TEST_F(GpuComm, AllGatherSendsWhatWasThereAtTheStart) {
+  const int64_t k = 4099;
+  std::vector<float> values = randomVec(k);
+  std::vector<int32_t> indices(k);
+  for (int64_t i = 0; i < k; ++i)
+    indices[i] = static_cast<int32_t>(3 * i + 1);
+  DeviceBuffer<float> v(gpu, values), rv(gpu, k);
+  DeviceBuffer<int32_t> ix(gpu, indices), ri(gpu, k);
+  int64_t start[3] = {k, 0, 0}, wait[1] = {0}, zero[1] = {k};
+  void *bufs[4] = {v, ix, rv, ri};
+  ASSERT_OK(gpu, mgsrt_allgather_start(gpu, start, bufs));
+  // The caller may reuse the sent buffers at once: zero them on the compute stream.
+  void *zv[1] = {v};
+  ASSERT_OK(gpu, mgsrt_zero(gpu, zero, zv));
+  ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
+  EXPECT_TRUE(bitsEqual(rv.download(), values));
+  EXPECT_EQ(ri.download(), indices);
+}
+
+TEST_F(GpuComm, BroadcastFromRootZero) {
+  std::vector<float> host = randomVec(1000);
+  DeviceBuffer<float> d(gpu, host);
+  int64_t desc[2] = {static_cast<int64_t>(host.size() * sizeof(float)), 0};
+  void *bufs[1] = {d};
+  ASSERT_OK(gpu, mgsrt_broadcast(gpu, desc, bufs));
+  EXPECT_TRUE(bitsEqual(d.download(), host));
+}
+
+TEST_F(GpuComm, SlotErrorsMatchTheCpu) {
+  DeviceBuffer<float> d(gpu, 16);
+  void *bufs[1] = {d};
+  int64_t bad[2] = {16, MGSRT_COMM_MAX_SLOTS};
+  EXPECT_EQ(mgsrt_allreduce_start(gpu, bad, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(gpu.message().find("slot 1024 is outside [0, 1024)"), std::string::npos)
+      << gpu.message();
+  mgsrt_ctx_clear(gpu);
+  int64_t wait[1] = {5};
+  EXPECT_EQ(mgsrt_comm_wait(gpu, wait, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(gpu.message().find("slot 5 has no pending collective"), std::string::npos)
+      << gpu.message();
+  mgsrt_ctx_clear(gpu);
+  int64_t start[2] = {16, 5};
+  ASSERT_OK(gpu, mgsrt_allreduce_start(gpu, start, bufs));
+  EXPECT_EQ(mgsrt_allreduce_start(gpu, start, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(gpu.message().find("already has a pending collective"), std::string::npos)
+      << gpu.message();
+  // A failed context still releases the pending slot.
+  EXPECT_EQ(mgsrt_comm_wait(gpu, wait, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+  mgsrt_ctx_clear(gpu);
+  EXPECT_EQ(mgsrt_comm_wait(gpu, wait, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(GpuTest, CollectiveWithoutACommunicatorIsAnError) {
+  DeviceBuffer<float> d(gpu, 16);
+  void *bufs[1] = {d};
+  int64_t start[2] = {16, 0};
+  EXPECT_EQ(mgsrt_allreduce_start(gpu, start, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(gpu.message().find("no communicator"), std::string::npos) << gpu.message();
+}
+
+} // namespace

@@ -1,0 +1,64 @@
+//===- OptimizerTest.cpp - GPU sgd_update against the CPU, bit for bit ----===//
+
+#include "GpuTestUtil.h"
+
+using namespace mgsrt_test;
+
+namespace {
+
+using SgdGpu = GpuTest;
+
+TEST_F(SgdGpu, MatchesTheCpuBitForBit) {
+  struct Hyper {
+    float lr, momentum, wd;
+  };
+  const Hyper hypers[] = {{0.1f, 0.9f, 5e-4f}, {0.01f, 0.0f, 0.0f}, {1.3f, 0.99f, 0.1f},
+                          {3e-4f, 0.5f, 1e-2f}};
+  for (int64_t n : {int64_t(1), int64_t(7), int64_t(1000), int64_t(1 << 20) + 5}) {
+    for (const Hyper &h : hypers) {
+      std::vector<float> param = randomVec(n, -2.0f, 2.0f), vel = randomVec(n, -1.0f, 1.0f);
+      DeviceBuffer<float> dp(gpu, param), dv(gpu, vel), dg(gpu, n);
+      mgsrt_ctx_set_sgd(cpu, h.lr, h.momentum, h.wd);
+      mgsrt_ctx_set_sgd(gpu, h.lr, h.momentum, h.wd);
+      const int64_t desc[] = {n};
+      for (int step = 0; step < 3; ++step) { // velocities and params carried over
+        std::vector<float> grad = randomVec(n, -1.0f, 1.0f);
+        dg.upload(grad);
+        void *cpuBufs[] = {param.data(), grad.data(), vel.data()};
+        void *gpuBufs[] = {dp.ptr, dg.ptr, dv.ptr};
+        ASSERT_OK(cpu, mgsrt_sgd_update(cpu, desc, cpuBufs));
+        ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, gpuBufs));
+        const std::string what = "n=" + std::to_string(n) + " lr=" + std::to_string(h.lr) +
+                                 " step=" + std::to_string(step);
+        EXPECT_TRUE(bitsEqual(dp.download(), param)) << what << " (param)";
+        EXPECT_TRUE(bitsEqual(dv.download(), vel)) << what << " (velocity)";
+      }
+    }
+  }
+}
+
+TEST_F(SgdGpu, EmptyAndInvalid) {
+  const int64_t empty[] = {0};
+  void *none[] = {nullptr, nullptr, nullptr};
+  EXPECT_OK(gpu, mgsrt_sgd_update(gpu, empty, none));
+  const int64_t negative[] = {-2};
+  std::vector<float> h(4);
+  void *cpuBufs[] = {h.data(), h.data(), h.data()};
+  DeviceBuffer<float> d(gpu, 4);
+  void *gpuBufs[] = {d.ptr, d.ptr, d.ptr};
+  EXPECT_EQ(mgsrt_sgd_update(gpu, negative, gpuBufs), mgsrt_sgd_update(cpu, negative, cpuBufs));
+  EXPECT_EQ(gpu.message(), cpu.message());
+  EXPECT_EQ(mgsrt_ctx_status(gpu), MGSRT_ERROR_INVALID_ARGUMENT);
+}
+
+TEST_F(SgdGpu, NullBufferIsRejectedLikeTheCpu) {
+  const int64_t desc[] = {4};
+  std::vector<float> h(4);
+  DeviceBuffer<float> d(gpu, 4);
+  void *cpuBufs[] = {h.data(), nullptr, h.data()};
+  void *gpuBufs[] = {d.ptr, nullptr, d.ptr};
+  EXPECT_EQ(mgsrt_sgd_update(gpu, desc, gpuBufs), mgsrt_sgd_update(cpu, desc, cpuBufs));
+  EXPECT_EQ(gpu.message(), cpu.message());
+}
+
+} // namespace
