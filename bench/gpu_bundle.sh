@@ -37,6 +37,9 @@ compile cnn-omgs-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda \
   --strategy omgs --workers 1 --density 0.01
 compile cnn-omgs-cpu "$MODELS/cnn-opset15.onnx" --batch-size 32 \
   --strategy omgs --workers 1 --density 0.01
+compile cnn-cal-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda --profile-generate
+compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda \
+  --strategy omgs --workers 1 --density 0.001 --density-warmup 0.25,0.0625,0.015625,0.004
 compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
 compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
 

@@ -7,7 +7,9 @@
 #   3. the MLP trained on digits by an mgsc --target=cuda executable: its
 #      parameters after one epoch against the CPU executable's, and its accuracy;
 #   4. the default CNN with OMGS sparsification on the GPU (NCCL, one rank);
-#   5. the ResNet-20 training step against PyTorch on the same GPU
+#   5. calibration of the CNN on the GPU (mgsc --profile-generate, --calibrate);
+#   6. the density warm-up on the GPU;
+#   7. the ResNet-20 training step against PyTorch on the same GPU
 #      (bench/resnet20_gpu_step.py).
 #
 #   bench/gpu_check.sh [BUNDLE.tar.xz | BUNDLE_DIR]
@@ -96,10 +98,25 @@ cnn_omgs() {
   return $rc
 }
 
+calibrate() {
+  "$B/bin/cnn-cal-gpu" --data "$B/data/digits.csv.gz" --calibrate "$RUN/gpu-profile.json" &&
+    cat "$RUN/gpu-profile.json"
+}
+
+warmup() {
+  "$B/bin/cnn-warmup-gpu" --data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0 \
+    --epochs 6 > "$RUN/warmup.log" && accuracy_at_least "$RUN/warmup.log" 95
+  local rc=$?
+  grep -E 'density|final' "$RUN/warmup.log"
+  return $rc
+}
+
 step "GPU kernel tests" gpu_tests
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
 step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "CNN with OMGS sparsification on the GPU" cnn_omgs
+step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
+step "density warm-up on the GPU" warmup
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
 

@@ -577,7 +577,7 @@ Value StepLowering::slotPointer(int64_t slot) {
   Value &loaded = loadedSlots[slot];
   if (!loaded) {
     auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    Value addr = LLVM::GEPOp::create(b, io.getLoc(), ptr, ptr, io, ArrayRef<LLVM::GEPArg>{slot});
+    Value addr = LLVM::GEPOp::create(b, io.getLoc(), ptr, ptr, io, ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(slot)});
     loaded = LLVM::LoadOp::create(b, io.getLoc(), ptr, addr);
   }
   return loaded;
@@ -629,7 +629,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       if (isa<SoftmaxCrossEntropyOp>(op))
         calls.push_back(KernelCall{&op, "mgsrt_mark", {-1}, {}});
       else if (auto g = dyn_cast<GradientOp>(op))
-        calls.push_back(KernelCall{&op, "mgsrt_mark", {g.getBackpropIndex()}, {}});
+        calls.push_back(KernelCall{&op, "mgsrt_mark", {static_cast<int64_t>(g.getBackpropIndex())}, {}});
     }
   }
 

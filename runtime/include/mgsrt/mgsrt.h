@@ -368,6 +368,28 @@ MGSRT_EXPORT void mgsrt_ctx_record_marks(mgsrt_ctx_t *ctx, int on);
 MGSRT_EXPORT int64_t mgsrt_ctx_marks(const mgsrt_ctx_t *ctx, int64_t *ids, double *seconds,
                                      int64_t capacity);
 
+/*===--- Timeline -----------------------------------------------------------===*
+ * While tracing is on, the context records every kernel (its time), every
+ * collective from its start to the end of its wait, and every mark (the
+ * executable's --trace writes them as a chrome://tracing timeline). On a GPU
+ * context each kernel is waited for, so its time is the GPU's. Times are
+ * seconds on a monotonic clock.
+ *===----------------------------------------------------------------------===*/
+
+enum { MGSRT_TRACE_KERNEL = 0, MGSRT_TRACE_COLLECTIVE = 1, MGSRT_TRACE_MARK = 2 };
+typedef struct mgsrt_trace_event {
+  const char *name; /* the kernel ("conv_bwd_data") or collective ("allgather"); static */
+  int64_t arg;      /* collectives: the slot; marks: the mark's id */
+  double start, end;
+  int32_t kind;     /* MGSRT_TRACE_* */
+} mgsrt_trace_event_t;
+
+/* Turns tracing on or off; either way the recorded events are dropped. */
+MGSRT_EXPORT void mgsrt_ctx_record_trace(mgsrt_ctx_t *ctx, int on);
+/* The events recorded, oldest first (*events valid until the next kernel or
+ * mgsrt_ctx_record_trace); returns their number. */
+MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_event_t **events);
+
 /*===--- The compiled model ----------------------------------------------===*
  * mgsc emits an object file that defines these; the training executable's
  * main (runtime/lib/Driver) calls them.

@@ -175,6 +175,29 @@ void writeError(char *error, size_t size, const std::string &message) {
   error[n] = '\0';
 }
 
+/// The timeline: a started collective's name and time, by slot.
+mgsrt_status_t traceStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
+                          mgsrt_status_t s) {
+  if (s == MGSRT_OK && ctx->tracing)
+    ctx->traceStarts[desc[1]] = {name, secondsOf(std::chrono::steady_clock::now())};
+  return s;
+}
+
+/// The timeline: a collective from its start to the end of its wait.
+mgsrt_status_t traceWait(mgsrt_ctx_t *ctx, const int64_t *desc, mgsrt_status_t s) {
+  if (s != MGSRT_OK || !ctx->tracing)
+    return s;
+  auto it = ctx->traceStarts.find(desc[0]);
+  if (it != ctx->traceStarts.end()) {
+    ctx->traceEvent(it->second.first, desc[0], it->second.second,
+                    secondsOf(std::chrono::steady_clock::now()), MGSRT_TRACE_COLLECTIVE);
+    ctx->traceStarts.erase(it);
+  }
+  return s;
+}
+
+mgsrt_status_t waitSlot(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 } // namespace
 
 extern "C" {
@@ -235,22 +258,34 @@ mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
 }
 
 mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  if (ctx && ctx->deviceKernels)
-    return ctx->deviceKernels->allreduce_start(ctx, desc, bufs);
-  return runKernel(ctx, "allreduce_start", desc, bufs,
-                   [&] { return allreduceStart(ctx, desc, bufs); });
+  mgsrt_status_t s =
+      ctx && ctx->deviceKernels
+          ? ctx->deviceKernels->allreduce_start(ctx, desc, bufs)
+          : runKernel(ctx, "allreduce_start", desc, bufs,
+                      [&] { return allreduceStart(ctx, desc, bufs); });
+  return traceStart(ctx, "allreduce", desc, s);
 }
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && !ctx->failed())
     desc = ctx->effectiveDesc(desc, 0, 2, 3); // the warm-up's k of [k, slot, n]
-  if (ctx && ctx->deviceKernels)
-    return ctx->deviceKernels->allgather_start(ctx, desc, bufs);
-  return runKernel(ctx, "allgather_start", desc, bufs,
-                   [&] { return allgatherStart(ctx, desc, bufs); });
+  mgsrt_status_t s =
+      ctx && ctx->deviceKernels
+          ? ctx->deviceKernels->allgather_start(ctx, desc, bufs)
+          : runKernel(ctx, "allgather_start", desc, bufs,
+                      [&] { return allgatherStart(ctx, desc, bufs); });
+  return traceStart(ctx, "allgather", desc, s);
 }
 
 mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return traceWait(ctx, desc, waitSlot(ctx, desc, bufs));
+}
+
+} // extern "C"
+
+namespace {
+
+mgsrt_status_t waitSlot(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && ctx->deviceKernels)
     return ctx->deviceKernels->comm_wait(ctx, desc, bufs);
   static void *const kNoBuffers[1] = {nullptr};
@@ -269,6 +304,10 @@ mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   return runKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
                    [&] { return commWait(ctx, desc); });
 }
+
+} // namespace
+
+extern "C" {
 
 mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && ctx->deviceKernels)

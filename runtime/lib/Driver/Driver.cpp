@@ -65,6 +65,11 @@ constexpr const char *kUsage =
     "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
     "                           graph with the trained initializers (BatchNorm\n"
     "                           running statistics included)\n"
+    "  --trace FILE             write a chrome://tracing timeline of --trace-steps\n"
+    "                           iterations (after 2 warm-up ones) of every kernel,\n"
+    "                           collective (start to wait) and mark; rank r > 0\n"
+    "                           writes FILE.rank<r>\n"
+    "  --trace-steps N          (default 3)\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
     "with the workers the model will train on):\n"
     "  --calibrate FILE         instead of training, measure each layer's backward on\n"
@@ -83,6 +88,8 @@ struct Options {
   std::string executable;
   std::string data, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
   double calibrateDensity = 0.001;
+  std::string trace;
+  int64_t traceSteps = 3;
   bool haveFormat = false;
   DataFormat format = DataFormat::Digits;
   int64_t epochs = 10;
@@ -104,7 +111,7 @@ const std::set<std::string> kTrainOnly = {
     "--data",  "--data-format", "--epochs",    "--lr",         "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
-    "--calibrate", "--calibrate-density"};
+    "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 bool parseI64(const std::string &s, int64_t min, int64_t &v) {
@@ -176,7 +183,7 @@ std::string parseOptions(int argc, char **argv, Options &o) {
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
-        "--calibrate", "--calibrate-density"};
+        "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
     if (!known.count(arg))
       return "unknown option '" + std::string(argv[i]) + "'";
     if (!haveValue) {
@@ -249,6 +256,11 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       o.weights = value;
     } else if (arg == "--calibrate") {
       o.calibrate = value;
+    } else if (arg == "--trace") {
+      o.trace = value;
+    } else if (arg == "--trace-steps") {
+      if (!parseI64(value, 1, o.traceSteps))
+        return bad("an integer >= 1");
     } else if (arg == "--calibrate-density") {
       if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
           o.calibrateDensity > 1)
@@ -307,6 +319,10 @@ std::string formatDuration(double seconds) {
 
 using Clock = std::chrono::steady_clock;
 
+/// --trace skips this many iterations (oneDNN primitive creation, cuDNN's
+/// algorithm choice) before recording.
+constexpr int64_t kTraceWarmup = 2;
+
 double secondsSince(Clock::time_point t) {
   return std::chrono::duration<double>(Clock::now() - t).count();
 }
@@ -346,6 +362,7 @@ private:
   int setupWorkers();
   int broadcastParams();
   int runCalibration();
+  int writeTrace();
 
   // A model compiled with mgsc --target=cuda: every io buffer has a device
   // copy the steps use; the host copies are what files are read into and
@@ -927,6 +944,9 @@ int Driver::runTraining() {
     Clock::time_point windowStart = Clock::now();
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
+      // --trace: iterations 3 .. 2 + N of this run.
+      if (!o.trace.empty() && itersThisRun == kTraceWarmup)
+        mgsrt_ctx_record_trace(ctx, 1);
       fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
       if (int rc = toDevice(inputs[0]))
         return rc;
@@ -946,6 +966,9 @@ int Driver::runTraining() {
       ++windowIters;
       ++iterationsDone;
       ++itersThisRun;
+      if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
+        if (int rc = writeTrace())
+          return rc;
       trainSeconds += secondsSince(iterStart);
       if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
         double window = secondsSince(windowStart);
@@ -1054,6 +1077,60 @@ int Driver::setupWorkers() {
   }
   if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
     return error("cannot silence the output of worker %d", rank);
+  return 0;
+}
+
+// --trace: the recorded timeline as chrome://tracing JSON (one process per
+// rank, kernels on thread 0, collectives on thread 1, marks as instants).
+int Driver::writeTrace() {
+  const mgsrt_trace_event_t *ev = nullptr;
+  const int64_t n = mgsrt_ctx_trace(ctx, &ev);
+  std::map<int64_t, std::string> markName(m.marks.begin(), m.marks.end());
+  markName[-1] = "backprop starts";
+  const double t0 = n ? ev[0].start : 0;
+  std::string json = "{\"displayTimeUnit\": \"ms\", \"traceEvents\": [\n";
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "{\"name\": \"process_name\", \"ph\": \"M\", \"pid\": %d, \"args\": "
+                "{\"name\": \"rank %d\"}},\n"
+                "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": "
+                "{\"name\": \"kernels\"}},\n"
+                "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
+                "{\"name\": \"collectives (start to wait)\"}}",
+                rank, rank, rank, rank);
+  json += line;
+  for (int64_t i = 0; i < n; ++i) {
+    const mgsrt_trace_event_t &e = ev[i];
+    const double ts = (e.start - t0) * 1e6, dur = (e.end - e.start) * 1e6;
+    if (e.kind == MGSRT_TRACE_MARK) {
+      auto it = markName.find(e.arg);
+      std::string name = it == markName.end() ? "mark " + std::to_string(e.arg)
+                                              : (e.arg < 0 ? it->second : "gradient " + it->second);
+      std::snprintf(line, sizeof line,
+                    ",\n{\"name\": \"%s\", \"ph\": \"i\", \"s\": \"t\", \"ts\": %.3f, "
+                    "\"pid\": %d, \"tid\": 0}",
+                    name.c_str(), ts, rank);
+    } else {
+      const bool coll = e.kind == MGSRT_TRACE_COLLECTIVE;
+      std::snprintf(line, sizeof line,
+                    ",\n{\"name\": \"%s%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
+                    "\"pid\": %d, \"tid\": %d%s}",
+                    e.name, coll ? (" slot " + std::to_string(e.arg)).c_str() : "", ts, dur,
+                    rank, coll ? 1 : 0, coll ? ", \"cat\": \"comm\"" : "");
+    }
+    json += line;
+  }
+  json += "\n]}\n";
+  mgsrt_ctx_record_trace(ctx, 0);
+  std::string path = rank == 0 ? o.trace : o.trace + ".rank" + std::to_string(rank);
+  std::string err;
+  AtomicWriter w;
+  if (!w.open(path, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
+    return error(err);
+  std::printf("wrote the timeline of %lld iterations (%lld events) to %s%s\n",
+              static_cast<long long>(o.traceSteps), static_cast<long long>(n), path.c_str(),
+              workers > 1 ? " (rank r > 0: <file>.rank<r>)" : "");
+  std::fflush(stdout);
   return 0;
 }
 

@@ -167,21 +167,37 @@ mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx) {
 mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *) {
   if (!ctx)
     return MGSRT_ERROR_INVALID_ARGUMENT;
-  if (ctx->failed() || !ctx->recordMarks)
+  if (ctx->failed() || (!ctx->recordMarks && !ctx->tracing))
     return ctx->status;
   if (!desc)
     return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT, "mark: descriptor is null");
   if (ctx->deviceKernels)
     if (mgsrt_status_t s = ctx->deviceKernels->synchronize(ctx); s != MGSRT_OK)
       return s;
-  double now = std::chrono::duration<double>(
-                   std::chrono::steady_clock::now().time_since_epoch()).count();
+  double now = secondsOf(std::chrono::steady_clock::now());
+  if (ctx->tracing)
+    ctx->traceEvent("mark", desc[0], now, now, MGSRT_TRACE_MARK);
   try {
-    ctx->marks.emplace_back(desc[0], now);
+    if (ctx->recordMarks)
+      ctx->marks.emplace_back(desc[0], now);
   } catch (const std::bad_alloc &) {
     return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, "mark: out of memory");
   }
   return MGSRT_OK;
+}
+
+void mgsrt_ctx_record_trace(mgsrt_ctx_t *ctx, int on) {
+  if (!ctx)
+    return;
+  ctx->tracing = on != 0;
+  ctx->trace.clear();
+  ctx->traceStarts.clear();
+}
+
+int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_event_t **events) {
+  if (events)
+    *events = ctx && !ctx->trace.empty() ? ctx->trace.data() : nullptr;
+  return ctx ? static_cast<int64_t>(ctx->trace.size()) : 0;
 }
 
 void mgsrt_ctx_record_marks(mgsrt_ctx_t *ctx, int on) {

@@ -13,6 +13,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <new>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -80,6 +81,18 @@ struct mgsrt_ctx {
   // exchange uses (k_eff), with each call site's rewritten descriptor.
   double density = 0;
   std::unordered_map<const int64_t *, std::array<int64_t, 3>> effectiveDescs;
+  // The timeline (mgsrt_ctx_record_trace): events, and each slot's
+  // collective start (name, time) until its wait.
+  bool tracing = false;
+  std::vector<mgsrt_trace_event_t> trace;
+  std::unordered_map<int64_t, std::pair<const char *, double>> traceStarts;
+  void traceEvent(const char *name, int64_t arg, double start, double end, int32_t kind) {
+    try {
+      trace.push_back({name, arg, start, end, kind});
+    } catch (const std::bad_alloc &) {
+      tracing = false; // out of memory: stop tracing rather than fail the step
+    }
+  }
   // Calibration marks (mgsrt_mark): (id, seconds), kept while recordMarks.
   bool recordMarks = false;
   std::vector<std::pair<int64_t, double>> marks;

@@ -17,11 +17,6 @@ using namespace mgsrt_test;
 
 namespace {
 
-uint32_t bitsOf(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  return u;
-}
 
 float floatOf(uint32_t u) {
   float x;

@@ -35,6 +35,11 @@ template <typename... Args> std::string strCat(Args &&...args) {
   return os.str();
 }
 
+/// A steady_clock time point in seconds (the timeline's and the marks' clock).
+inline double secondsOf(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
 /// Records MGSRT_ERROR_INVALID_ARGUMENT with "<kernel>: <what>" and returns it.
 template <typename... Args>
 mgsrt_status_t invalidArg(mgsrt_ctx_t *ctx, const char *kernel, Args &&...what) {
@@ -58,11 +63,15 @@ mgsrt_status_t runKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *de
   if (!bufs)
     return invalidArg(ctx, kernel, "buffer list is null");
   try {
-    if (!ctx->profile)
+    if (!ctx->profile && !ctx->tracing)
       return body();
     auto start = std::chrono::steady_clock::now();
     mgsrt_status_t status = body();
-    ctx->profile->record(kernel, std::chrono::steady_clock::now() - start);
+    auto end = std::chrono::steady_clock::now();
+    if (ctx->profile)
+      ctx->profile->record(kernel, end - start);
+    if (ctx->tracing)
+      ctx->traceEvent(kernel, 0, secondsOf(start), secondsOf(end), MGSRT_TRACE_KERNEL);
     return status;
   } catch (const std::bad_alloc &) {
     return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, strCat(kernel, ": out of memory"));

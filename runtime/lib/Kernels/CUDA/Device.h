@@ -91,7 +91,7 @@ mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
       return s;
     if (cudaError_t err = cudaPeekAtLastError(); err != cudaSuccess)
       return cudaFailure(ctx, kernel, "kernel launch", cudaGetLastError());
-    if (ctx->profile)
+    if (ctx->profile || ctx->tracing)
       MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
     return MGSRT_OK;
   });
