@@ -102,14 +102,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (!s)
     return ctx->status;
   const int P = ctx->comm->backend->size();
-  if (k > std::numeric_limits<int64_t>::max() / 8 / P)
-    return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks");
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "values", k)
-           .require(1, "indices", k)
-           .require(2, "recv_values", P * k)
-           .require(3, "recv_indices", P * k)
-           .ok)
+  if (!checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
   const size_t half = static_cast<size_t>(k) * 4, bytes = 2 * half;
   s->send.resize(bytes);

@@ -11,6 +11,8 @@
 
 #include "Common.h"
 
+#include <limits>
+
 namespace mgs::rt {
 
 inline bool validSlot(int64_t slot) { return slot >= 0 && slot < MGSRT_COMM_MAX_SLOTS; }
@@ -31,6 +33,20 @@ inline mgsrt_status_t slotBusy(mgsrt_ctx_t *ctx, const char *kernel, int64_t slo
 inline mgsrt_status_t slotIdle(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
   return invalidArg(ctx, kernel, "slot ", slot,
                     " has no pending collective (a wait without a start)");
+}
+
+/// allgather_start's buffers for k entries per rank over P ranks (values,
+/// indices, recv_values, recv_indices). Returns false after recording the error.
+inline bool checkAllgather(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int P,
+                           void *const *bufs) {
+  if (k > std::numeric_limits<int64_t>::max() / 8 / P)
+    return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks"), false;
+  return BufferCheck(ctx, kernel, bufs)
+      .require(0, "values", k)
+      .require(1, "indices", k)
+      .require(2, "recv_values", P * k)
+      .require(3, "recv_indices", P * k)
+      .ok;
 }
 
 } // namespace mgs::rt

@@ -6,73 +6,16 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GpuTestUtil.h"
+#include "LayerTestUtil.h"
 
 #include <limits>
 #include <memory>
 
 using namespace mgsrt_test;
+using namespace mgsrt_test::layers;
 
 namespace {
 
-using KernelFn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void *const *);
-using Buffers = std::vector<std::vector<float>>;
-
-/// Runs fn on a CPU context over copies of `host` (an empty vector is a null
-/// buffer) and returns the buffers afterwards.
-Buffers runCpu(mgsrt_ctx_t *ctx, KernelFn fn, const int64_t *desc, Buffers host) {
-  std::vector<void *> ptrs;
-  for (auto &b : host)
-    ptrs.push_back(b.empty() ? nullptr : b.data());
-  EXPECT_OK(ctx, fn(ctx, desc, ptrs.data()));
-  return host;
-}
-
-/// The same on the GPU context: uploads, runs, synchronizes, downloads.
-Buffers runGpu(mgsrt_ctx_t *ctx, KernelFn fn, const int64_t *desc, const Buffers &host) {
-  std::vector<std::unique_ptr<DeviceBuffer<float>>> dev;
-  std::vector<void *> ptrs;
-  for (const auto &b : host) {
-    if (b.empty()) {
-      dev.push_back(nullptr);
-      ptrs.push_back(nullptr);
-    } else {
-      dev.push_back(std::make_unique<DeviceBuffer<float>>(ctx, b));
-      ptrs.push_back(dev.back()->ptr);
-    }
-  }
-  EXPECT_OK(ctx, fn(ctx, desc, ptrs.data()));
-  EXPECT_OK(ctx, mgsrt_synchronize(ctx));
-  Buffers out(host.size());
-  for (size_t i = 0; i < host.size(); ++i)
-    if (dev[i])
-      out[i] = dev[i]->download();
-  return out;
-}
-
-/// Both contexts reject the call with the same status and message. The CPU
-/// gets host scratch, the GPU device scratch, at the non-null positions.
-void expectSameError(mgsrt_ctx_t *cpu, mgsrt_ctx_t *gpu, KernelFn fn,
-                     const std::vector<int64_t> &desc, const std::vector<bool> &nonNull,
-                     const std::string &what) {
-  std::vector<float> hostScratch(1 << 12, 0.0f);
-  DeviceBuffer<float> devScratch(gpu, hostScratch);
-  std::vector<void *> hb, db;
-  for (bool b : nonNull) {
-    hb.push_back(b ? hostScratch.data() : nullptr);
-    db.push_back(b ? devScratch.ptr : nullptr);
-  }
-  mgsrt_ctx_clear(cpu);
-  mgsrt_ctx_clear(gpu);
-  mgsrt_status_t sc = fn(cpu, desc.data(), hb.data());
-  mgsrt_status_t sg = fn(gpu, desc.data(), db.data());
-  EXPECT_NE(sc, MGSRT_OK) << what;
-  EXPECT_EQ(sg, sc) << what;
-  EXPECT_EQ(std::string(mgsrt_ctx_message(gpu)), std::string(mgsrt_ctx_message(cpu))) << what;
-  mgsrt_ctx_clear(cpu);
-  mgsrt_ctx_clear(gpu);
-  EXPECT_OK(gpu, mgsrt_synchronize(gpu)); // nothing was launched that failed
-}
 
 /// Random values with the special cases the exact kernels must pass through.
 std::vector<float> withSpecials(int64_t n, float lo, float hi, bool nonFinite) {

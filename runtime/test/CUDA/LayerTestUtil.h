@@ -1,8 +1,9 @@
 //===- LayerTestUtil.h - Helpers of the GPU layer-kernel tests --*- C++ -*-===//
 //
-// Shared by ConvTest, GemmTest, NormTest and PoolTest: run one kernel on the
-// CPU context (the oracle) and on the GPU context over the same host data,
-// and check that both reject a bad call with the same status and message.
+// Shared by the GPU kernel tests (Conv, Gemm, Norm, Pool, Elementwise, Shape):
+// run one kernel on the CPU context (the oracle) and on the GPU context over
+// the same host data, and check that both reject a bad call with the same
+// status and message.
 //
 //===----------------------------------------------------------------------===//
 

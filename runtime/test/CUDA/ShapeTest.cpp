@@ -5,45 +5,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "GpuTestUtil.h"
+#include "LayerTestUtil.h"
 
 #include <algorithm>
 #include <memory>
 #include <numeric>
 
 using namespace mgsrt_test;
+using namespace mgsrt_test::layers;
 
 namespace {
 
 using GpuShape = GpuTest;
-using KernelFn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void *const *);
-using Buffers = std::vector<std::vector<float>>;
-
-/// Runs fn on the CPU over copies of `host` (empty: a null buffer).
-Buffers runCpu(mgsrt_ctx_t *ctx, KernelFn fn, const int64_t *desc, Buffers host) {
-  std::vector<void *> ptrs;
-  for (auto &b : host)
-    ptrs.push_back(b.empty() ? nullptr : b.data());
-  EXPECT_OK(ctx, fn(ctx, desc, ptrs.data()));
-  return host;
-}
-
-/// The same on the GPU: uploads, runs, synchronizes, downloads.
-Buffers runGpu(mgsrt_ctx_t *ctx, KernelFn fn, const int64_t *desc, const Buffers &host) {
-  std::vector<std::unique_ptr<DeviceBuffer<float>>> dev;
-  std::vector<void *> ptrs;
-  for (const auto &b : host) {
-    dev.push_back(b.empty() ? nullptr : std::make_unique<DeviceBuffer<float>>(ctx, b));
-    ptrs.push_back(b.empty() ? nullptr : dev.back()->ptr);
-  }
-  EXPECT_OK(ctx, fn(ctx, desc, ptrs.data()));
-  EXPECT_OK(ctx, mgsrt_synchronize(ctx));
-  Buffers out(host.size());
-  for (size_t i = 0; i < host.size(); ++i)
-    if (dev[i])
-      out[i] = dev[i]->download();
-  return out;
-}
 
 /// CPU and GPU outputs equal bit for bit at every buffer.
 void expectSame(const Buffers &g, const Buffers &c, const std::string &what) {

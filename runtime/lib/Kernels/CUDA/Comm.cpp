@@ -154,14 +154,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
     return r;
   const int P = nc->ranks;
-  if (k > std::numeric_limits<int64_t>::max() / 8 / P)
-    return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks");
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "values", k)
-           .require(1, "indices", k)
-           .require(2, "recv_values", P * k)
-           .require(3, "recv_indices", P * k)
-           .ok)
+  if (!checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
   const size_t half = static_cast<size_t>(k) * 4;
   cudaStream_t compute = cuda::state(ctx).stream;

@@ -107,6 +107,14 @@ inline unsigned gridFor(int64_t n, unsigned threads = 256) {
 
 mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
 
+#ifdef __CUDACC__
+/// Grid-stride loops: the first element of this thread and the stride.
+__device__ inline int64_t firstIndex() {
+  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+}
+__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
+#endif
+
 } // namespace mgs::rt::cuda
 
 /// A kernel without a CUDA implementation yet: a clear error, never a crash.

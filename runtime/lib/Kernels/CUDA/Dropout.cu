@@ -18,10 +18,6 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-__device__ inline int64_t firstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 // x and y (dy and dx) may be one buffer: no __restrict__ on them.
 __global__ void dropoutFwdKernel(const float *x, float *y,

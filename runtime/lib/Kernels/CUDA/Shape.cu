@@ -18,10 +18,6 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
-__device__ inline int64_t firstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 //===----------------------------------------------------------------------===//
 // Transpose

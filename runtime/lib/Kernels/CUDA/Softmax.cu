@@ -23,10 +23,6 @@ namespace {
 constexpr unsigned kThreads = 256;
 constexpr int kWarps = kThreads / 32;
 
-__device__ inline int64_t firstIndex() {
-  return static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-}
-__device__ inline int64_t gridStride() { return static_cast<int64_t>(gridDim.x) * blockDim.x; }
 
 /// std::max(a, b) of the CPU: NaN in b never wins.
 __device__ inline float maxOf(float a, float b) { return a < b ? b : a; }
