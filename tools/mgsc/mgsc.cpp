@@ -97,6 +97,9 @@ cl::list<double> densityWarmup(
     cl::desc("Sparse strategies: densities of the first epochs, one each, before --density "
              "(a warm-up, e.g. 0.25,0.0625,0.015625,0.004); the exchange is sized for the largest"),
     cl::value_desc("rho,..."), cl::CommaSeparated);
+cl::opt<bool> fp16Values("fp16-values",
+                         cl::desc("Sparse strategies: send the top-k values as IEEE half "
+                                  "precision (6 bytes per entry instead of 8)"));
 cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on"),
@@ -246,6 +249,9 @@ int main(int argc, char **argv) {
       return fail("--density-warmup: each density must be in (0, 1], got " + std::to_string(d));
     maxDensity = std::max(maxDensity, d);
   }
+  if (fp16Values && !sparse)
+    return fail("--fp16-values needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
+                strategy);
   if (!densityWarmup.empty() && !sparse)
     return fail("--density-warmup needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
                 strategy);
@@ -304,6 +310,7 @@ int main(int argc, char **argv) {
       sparse.density = density;
       sparse.workers = workersOpt;
       sparse.maxDensity = densityWarmup.empty() ? 0.0 : maxDensity;
+      sparse.halfValues = fp16Values;
       pm.addPass(mgs::comm::createCommSparsifyTopK(sparse));
     }
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommSchedule());

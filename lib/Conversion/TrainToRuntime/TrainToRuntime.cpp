@@ -429,7 +429,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         int64_t source = 0;
         if (auto topk = gather.getValues().getDefiningOp<comm::TopKSparsifyOp>())
           source = numel(topk.getGrad());
-        return call("mgsrt_allgather_start", {numel(gather.getValues()), slot, source},
+        return call("mgsrt_allgather_start",
+                    {numel(gather.getValues()), slot, source, gather.getHalfValues() ? 1 : 0},
                     {{gather.getValues()}, {gather.getIndices()}, {wait.getResults()[0]},
                      {wait.getResults()[1]}});
       })

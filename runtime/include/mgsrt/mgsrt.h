@@ -334,8 +334,10 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *c
  *
  * Allreduce average.  desc: [n, slot]   bufs: data (n, in/out)
  *   After the wait, data holds the elementwise sum over the ranks divided by P.
- * Allgather of sparse gradients.  desc: [k, slot, n]   (n: the size of the
- *   gradient the k were selected from, for the density warm-up; 0: none)
+ * Allgather of sparse gradients.  desc: [k, slot, n, half]   (n: the size of
+ *   the gradient the k were selected from, for the density warm-up; 0: none;
+ *   half = 1: the values travel as IEEE half precision, rounded to nearest
+ *   even, and arrive widened back to float: 6 bytes per entry, not 8)
  *   bufs: values (k, in), indices (k int32, in), recv_values (P*k, out),
  *         recv_indices (P*k int32, out)
  *   After the wait, recv_*[r*k + j] is rank r's values/indices[j]. values and

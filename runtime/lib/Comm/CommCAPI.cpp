@@ -32,7 +32,11 @@ struct Slot {
   int32_t *recvIndices = nullptr;
   int64_t k = 0;
   int ranks = 0;
+  bool half = false; // values as IEEE half precision
 };
+
+/// Bytes of one value on the wire.
+size_t valueBytes(bool half) { return half ? sizeof(_Float16) : sizeof(float); }
 
 struct CommSlots final : CommState {
   std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
@@ -104,13 +108,24 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   const int P = ctx->comm->backend->size();
   if (!checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
-  const size_t half = static_cast<size_t>(k) * 4, bytes = 2 * half;
+  // One message per rank: the values (float or half), then the indices.
+  const bool halfValues = desc[3] != 0;
+  const size_t valuesBytes = static_cast<size_t>(k) * valueBytes(halfValues),
+               bytes = valuesBytes + static_cast<size_t>(k) * 4;
   s->send.resize(bytes);
   s->recv.resize(bytes * P);
   if (k) {
-    std::memcpy(s->send.data(), bufs[0], half);
-    std::memcpy(s->send.data() + half, bufs[1], half);
+    if (halfValues) {
+      const float *v = static_cast<const float *>(bufs[0]);
+      _Float16 *h = reinterpret_cast<_Float16 *>(s->send.data());
+      for (int64_t j = 0; j < k; ++j)
+        h[j] = static_cast<_Float16>(v[j]); // rounds to nearest even
+    } else {
+      std::memcpy(s->send.data(), bufs[0], valuesBytes);
+    }
+    std::memcpy(s->send.data() + valuesBytes, bufs[1], static_cast<size_t>(k) * 4);
   }
+  s->half = halfValues;
   s->kind = Slot::Kind::AllGather;
   s->recvValues = static_cast<float *>(bufs[2]);
   s->recvIndices = static_cast<int32_t *>(bufs[3]);
@@ -133,11 +148,19 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   if (!status.ok())
     return backendFailure(ctx, kernel, status);
   if (s->kind == Slot::Kind::AllGather && s->k) {
-    const size_t half = static_cast<size_t>(s->k) * 4;
+    const size_t k = static_cast<size_t>(s->k), valuesBytes = k * valueBytes(s->half),
+                 bytes = valuesBytes + k * 4;
     for (int r = 0; r < s->ranks; ++r) {
-      const char *msg = s->recv.data() + 2 * half * r;
-      std::memcpy(s->recvValues + s->k * r, msg, half);
-      std::memcpy(s->recvIndices + s->k * r, msg + half, half);
+      const char *msg = s->recv.data() + bytes * r;
+      float *values = s->recvValues + k * r;
+      if (s->half) {
+        const _Float16 *h = reinterpret_cast<const _Float16 *>(msg);
+        for (size_t j = 0; j < k; ++j)
+          values[j] = static_cast<float>(h[j]);
+      } else {
+        std::memcpy(values, msg, valuesBytes);
+      }
+      std::memcpy(s->recvIndices + k * r, msg + valuesBytes, k * 4);
     }
   }
   return MGSRT_OK;
@@ -261,7 +284,7 @@ mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && !ctx->failed())
-    desc = ctx->effectiveDesc(desc, 0, 2, 3); // the warm-up's k of [k, slot, n]
+    desc = ctx->effectiveDesc(desc, 0, 2, 4); // the warm-up's k of [k, slot, n, half]
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
           ? ctx->deviceKernels->allgather_start(ctx, desc, bufs)

@@ -181,7 +181,7 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
         ri(ctx, k * 4 * workers);
     if (!v.get() || !ix.get() || !rv.get() || !ri.get())
       return ctxError(ctx, "calibrating the allgather", error);
-    int64_t desc[3] = {k, 0, 0};
+    int64_t desc[4] = {k, 0, 0, 0};
     void *bufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
     std::vector<double> t;
     if (!timeIt([&] { return mgsrt_allgather_start(ctx, desc, bufs); }, t))

@@ -80,7 +80,7 @@ struct mgsrt_ctx {
   // Density warm-up (mgsrt_ctx_set_density): 0, or the density every top-k
   // exchange uses (k_eff), with each call site's rewritten descriptor.
   double density = 0;
-  std::unordered_map<const int64_t *, std::array<int64_t, 3>> effectiveDescs;
+  std::unordered_map<const int64_t *, std::array<int64_t, 4>> effectiveDescs;
   // The timeline (mgsrt_ctx_record_trace): events, and each slot's
   // collective start (name, time) until its wait.
   bool tracing = false;
@@ -106,11 +106,11 @@ struct mgsrt_ctx {
   /// The descriptor a top-k exchange kernel runs with: `desc` itself, or,
   /// under a density warm-up, a copy (one per call site, so per-call-site
   /// caches keep working) whose k (desc[kAt]) is
-  /// min(k, max(1, floor(density * n))), n = desc[nAt] (n <= 0: k). `size` <= 3.
+  /// min(k, max(1, floor(density * n))), n = desc[nAt] (n <= 0: k). `size` <= 4.
   const int64_t *effectiveDesc(const int64_t *desc, int kAt, int nAt, int size) {
     if (density <= 0 || !desc || desc[nAt] <= 0)
       return desc;
-    std::array<int64_t, 3> &d = effectiveDescs[desc];
+    std::array<int64_t, 4> &d = effectiveDescs[desc];
     for (int i = 0; i < size; ++i)
       d[i] = desc[i];
     const int64_t k = desc[kAt], n = desc[nAt];

@@ -51,7 +51,7 @@ TEST_F(GpuComm, AllGatherSendsWhatWasThereAtTheStart) {
     indices[i] = static_cast<int32_t>(3 * i + 1);
   DeviceBuffer<float> v(gpu, values), rv(gpu, k);
   DeviceBuffer<int32_t> ix(gpu, indices), ri(gpu, k);
-  int64_t start[3] = {k, 0, 0}, wait[1] = {0}, zero[1] = {k};
+  int64_t start[4] = {k, 0, 0, 0}, wait[1] = {0}, zero[1] = {k};
   void *bufs[4] = {v, ix, rv, ri};
   ASSERT_OK(gpu, mgsrt_allgather_start(gpu, start, bufs));
   // The caller may reuse the sent buffers at once: zero them on the compute stream.
@@ -59,6 +59,25 @@ TEST_F(GpuComm, AllGatherSendsWhatWasThereAtTheStart) {
   ASSERT_OK(gpu, mgsrt_zero(gpu, zero, zv));
   ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
   EXPECT_TRUE(bitsEqual(rv.download(), values));
+  EXPECT_EQ(ri.download(), indices);
+}
+
+TEST_F(GpuComm, HalfValuesArriveRoundedToNearestEven) {
+  const int64_t k = 1000;
+  std::vector<float> values = randomVec(k, -100.0f, 100.0f);
+  values[0] = 1.0f / 3.0f;
+  values[1] = 65520.0f; // rounds to +inf in half
+  std::vector<int32_t> indices(k, 7);
+  DeviceBuffer<float> v(gpu, values), rv(gpu, k);
+  DeviceBuffer<int32_t> ix(gpu, indices), ri(gpu, k);
+  int64_t start[4] = {k, 2, 0, 1}, wait[1] = {2};
+  void *bufs[4] = {v, ix, rv, ri};
+  ASSERT_OK(gpu, mgsrt_allgather_start(gpu, start, bufs));
+  ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
+  std::vector<float> want(k);
+  for (int64_t j = 0; j < k; ++j)
+    want[j] = static_cast<float>(static_cast<_Float16>(values[j]));
+  EXPECT_TRUE(bitsEqual(rv.download(), want));
   EXPECT_EQ(ri.download(), indices);
 }
 

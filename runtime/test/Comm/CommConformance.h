@@ -163,9 +163,12 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
             ADD_FAILURE() << "recv from rank " << r << " [" << i << "]";
           }
     }
-    // The C ABI: values and indices of k entries per rank.
+    // The C ABI: values and indices of k entries per rank; values as float
+    // or as IEEE half (rounded to nearest even, widened back on arrival).
+    for (int64_t half : {int64_t(0), int64_t(1)})
     for (int64_t k : {int64_t(0), int64_t(1), int64_t(25557)}) {
-      SCOPED_TRACE("k=" + std::to_string(k) + " rank " + std::to_string(env.rank));
+      SCOPED_TRACE("k=" + std::to_string(k) + " half=" + std::to_string(half) + " rank " +
+                   std::to_string(env.rank));
       std::vector<float> values = rankData(env.rank, k, 4);
       std::vector<int32_t> indices(k);
       for (int64_t j = 0; j < k; ++j)
@@ -173,7 +176,7 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
       std::vector<float> recvValues(env.size * k, -1.0f);
       std::vector<int32_t> recvIndices(env.size * k, -1);
       CommCtx ctx(env.comm);
-      const int64_t start[] = {k, 0, 0}, wait[] = {0};
+      const int64_t start[] = {k, 0, 0, half}, wait[] = {0};
       void *bufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
       EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, start, bufs));
       // The inputs are copied by the start: overwriting them now is allowed.
@@ -183,12 +186,37 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
       int bad = 0;
       for (int r = 0; r < env.size; ++r)
         for (int64_t j = 0; j < k && bad < 5; ++j)
-          if (recvValues[r * k + j] != valueAt(r, j, 4) ||
+          if (recvValues[r * k + j] !=
+                  (half ? static_cast<float>(static_cast<_Float16>(valueAt(r, j, 4)))
+                        : valueAt(r, j, 4)) ||
               recvIndices[r * k + j] != r * 100000 + j) {
             ++bad;
             ADD_FAILURE() << "rank " << r << " entry " << j << ": " << recvValues[r * k + j]
                           << ", " << recvIndices[r * k + j];
           }
+    }
+    // A density warm-up: compiled for k = 100 of n = 200 entries, density
+    // 0.25 sends the first 50 of each rank, packed at r * 50.
+    {
+      SCOPED_TRACE("density warm-up, rank " + std::to_string(env.rank));
+      const int64_t k = 100;
+      std::vector<float> values = rankData(env.rank, k, 4);
+      std::vector<int32_t> indices(k, env.rank);
+      std::vector<float> recvValues(env.size * k, -1.0f);
+      std::vector<int32_t> recvIndices(env.size * k, -1);
+      CommCtx ctx(env.comm);
+      mgsrt_ctx_set_density(ctx, 0.25);
+      const int64_t start[] = {k, 0, 200, 0}, wait[] = {0};
+      void *bufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
+      EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, start, bufs));
+      EXPECT_RT_OK(ctx, mgsrt_comm_wait(ctx, wait, nullptr));
+      for (int r = 0; r < env.size; ++r)
+        for (int64_t j = 0; j < 50; ++j) {
+          EXPECT_EQ(recvValues[r * 50 + j], valueAt(r, j, 4)) << r << " " << j;
+          EXPECT_EQ(recvIndices[r * 50 + j], r) << r << " " << j;
+        }
+      for (int64_t j = env.size * 50; j < env.size * k; ++j)
+        EXPECT_EQ(recvIndices[j], -1) << "written past P * k_eff at " << j;
     }
   });
 }
@@ -256,14 +284,14 @@ TYPED_TEST_P(CommConformanceTest, ManyPendingWaitedOutOfOrder) {
     const int64_t n = 257, k = 3;
     std::vector<std::vector<float>> data(S), recvValues(S);
     std::vector<std::vector<int32_t>> indices(S), recvIndices(S);
-    std::vector<std::array<int64_t, 3>> descs(S);
+    std::vector<std::array<int64_t, 4>> descs(S);
     std::vector<std::array<int64_t, 1>> waits(S);
     CommCtx ctx(env.comm);
     for (int s = 0; s < S; ++s) {
       waits[s] = {s};
       if (s % 2 == 0) {
         data[s] = rankData(env.rank, n, s);
-        descs[s] = {n, s, 0};
+        descs[s] = {n, s, 0, 0};
         void *bufs[] = {data[s].data()};
         EXPECT_RT_OK(ctx, mgsrt_allreduce_start(ctx, descs[s].data(), bufs));
       } else {
@@ -271,7 +299,7 @@ TYPED_TEST_P(CommConformanceTest, ManyPendingWaitedOutOfOrder) {
         indices[s] = {env.rank, s, -env.rank};
         recvValues[s].resize(k * env.size);
         recvIndices[s].resize(k * env.size);
-        descs[s] = {k, s, 0};
+        descs[s] = {k, s, 0, 0};
         void *bufs[] = {data[s].data(), indices[s].data(), recvValues[s].data(),
                         recvIndices[s].data()};
         EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, descs[s].data(), bufs));
@@ -308,7 +336,7 @@ TYPED_TEST_P(CommConformanceTest, ComputeWhileCollectivesArePending) {
     }
     CommCtx ctx(env.comm);
     const int64_t denseStart[] = {n, 0}, denseWait[] = {0};
-    const int64_t sparseStart[] = {k, 1, 0}, sparseWait[] = {1};
+    const int64_t sparseStart[] = {k, 1, 0, 0}, sparseWait[] = {1};
     void *denseBufs[] = {dense.data()};
     void *sparseBufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
     EXPECT_RT_OK(ctx, mgsrt_allreduce_start(ctx, denseStart, denseBufs));
@@ -359,7 +387,7 @@ TYPED_TEST_P(CommConformanceTest, SparseStepMatchesDenseAverage) {
     const int64_t topkDesc[] = {n, k};
     void *topkBufs[] = {grad.data(), residual.data(), values.data(), indices.data()};
     EXPECT_RT_OK(ctx, mgsrt_topk_sparsify(ctx, topkDesc, topkBufs));
-    const int64_t start[] = {k, 7, 0}, wait[] = {7};
+    const int64_t start[] = {k, 7, 0, 0}, wait[] = {7};
     void *gatherBufs[] = {values.data(), indices.data(), recvValues.data(), recvIndices.data()};
     EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, start, gatherBufs));
     EXPECT_RT_OK(ctx, mgsrt_comm_wait(ctx, wait, nullptr));
@@ -478,7 +506,7 @@ TYPED_TEST_P(CommConformanceTest, SizeMismatchIsReportedOnEveryRank) {
       std::vector<float> values(3 + env.rank), recv(16 * env.size);
       std::vector<int32_t> indices(3 + env.rank), recvIdx(16 * env.size);
       CommCtx ctx(env.comm);
-      const int64_t desc[] = {static_cast<int64_t>(values.size()), 1, 0}, wait[] = {1};
+      const int64_t desc[] = {static_cast<int64_t>(values.size()), 1, 0, 0}, wait[] = {1};
       void *bufs[] = {values.data(), indices.data(), recv.data(), recvIdx.data()};
       EXPECT_RT_OK(ctx, mgsrt_allgather_start(ctx, desc, bufs));
       EXPECT_EQ(mgsrt_comm_wait(ctx, wait, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);

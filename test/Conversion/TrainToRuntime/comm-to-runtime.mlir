@@ -1,4 +1,13 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce,comm-schedule),convert-train-to-runtime)' | FileCheck %s
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 half-values=true},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSE
+
+// Sparse: top-k [n, k], the allgather [k, slot, n (for the density warm-up),
+// half values], scatter-add [n, k, P].
+// SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3]> : tensor<2xi64>)
+// SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[3, 0, 15, 1]> : tensor<4xi64>)
+// SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3, 2]> : tensor<3xi64>)
+// SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[20, 4]> : tensor<2xi64>)
+// SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 1, 20, 1]> : tensor<4xi64>)
 
 // Collectives become start/wait calls with one request slot each; the
 // average lands in place in the gradient's buffer, which stays allocated

@@ -2,6 +2,10 @@
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADDENSITY
 // RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 max-density=0.5 workers=4 min-elements=8" | FileCheck %s --check-prefix=WARMUP
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 max-density=0.1 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADMAX
+// RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 half-values=true workers=4 min-elements=8" | FileCheck %s --check-prefix=HALF
+
+// half-values: the gather sends the values as IEEE half precision.
+// HALF: comm.all_gather_start {{.*}} {half_values, workers = 4 : i64}
 
 // max-density (a run-time density warm-up): the exchange holds floor(0.5 * 16) entries.
 // WARMUP: comm.topk_sparsify {{.*}} {k = 8 : i64} : tensor<16xf32> -> tensor<8xf32>, tensor<8xi32>

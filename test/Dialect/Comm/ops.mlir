@@ -25,3 +25,12 @@ func.func @sparse(%g: tensor<10xf32>) -> tensor<10xf32> {
   %d = comm.scatter_add %gv, %gi {workers = 4 : i64} : tensor<8xf32>, tensor<8xi32> -> tensor<10xf32>
   return %d : tensor<10xf32>
 }
+
+// Values sent as half precision.
+// CHECK-LABEL: func.func @half
+//       CHECK:   comm.all_gather_start %{{.*}}, %{{.*}} {half_values, workers = 2 : i64}
+func.func @half(%v: tensor<2xf32>, %i: tensor<2xi32>) -> tensor<4xf32> {
+  %r = comm.all_gather_start %v, %i {half_values, workers = 2 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<4xf32>, tensor<4xi32>>
+  %gv, %gi = comm.wait %r : !comm.request<tensor<4xf32>, tensor<4xi32>>
+  return %gv : tensor<4xf32>
+}

@@ -82,7 +82,8 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
     auto requestType = RequestType::get(
         &getContext(), {gathered(b.getF32Type()), gathered(b.getI32Type())});
     auto gather = AllGatherStartOp::create(b, loc, requestType, topk.getValues(),
-                                           topk.getIndices(), b.getI64IntegerAttr(workers));
+                                           topk.getIndices(), b.getI64IntegerAttr(workers),
+                                           halfValues ? b.getUnitAttr() : UnitAttr());
     b.setInsertionPoint(wait);
     auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(),
                                   gather.getRequest());

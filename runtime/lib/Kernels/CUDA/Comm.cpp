@@ -31,7 +31,30 @@ struct Slot {
   // may reuse its buffers at once, as mgsrt.h promises).
   void *staging = nullptr;
   size_t stagingBytes = 0;
+  // allgather with half values: they arrive here, widened into `recvValues`
+  // after the wait.
+  void *recvHalf = nullptr;
+  size_t recvHalfBytes = 0;
+  float *recvValues = nullptr;
+  int64_t recvCount = 0;
 };
+
+/// Device scratch of at least `bytes`, kept for reuse (freed when it grows,
+/// after the collectives' stream has let go of it).
+mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t inUse, void *&buf,
+                      size_t &have, size_t bytes) {
+  if (have >= bytes)
+    return MGSRT_OK;
+  if (buf) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(inUse));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(buf));
+    buf = nullptr;
+    have = 0;
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&buf, bytes));
+  have = bytes;
+  return MGSRT_OK;
+}
 
 struct NcclState final : cuda::CommDeviceState {
   ncclComm_t comm = nullptr;
@@ -50,6 +73,8 @@ struct NcclState final : cuda::CommDeviceState {
         cudaEventDestroy(s.done);
       if (s.staging)
         cudaFree(s.staging);
+      if (s.recvHalf)
+        cudaFree(s.recvHalf);
     }
     if (ready)
       cudaEventDestroy(ready);
@@ -156,34 +181,44 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   const int P = nc->ranks;
   if (!checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
-  const size_t half = static_cast<size_t>(k) * 4;
+  // The sent values (float, or half) and indices, copied on the compute
+  // stream: the caller may reuse its buffers at once.
+  const bool halfValues = desc[3] != 0;
+  const size_t valuesBytes = static_cast<size_t>(k) * (halfValues ? 2 : 4),
+               indexBytes = static_cast<size_t>(k) * 4;
   cudaStream_t compute = cuda::state(ctx).stream;
-  if (s->stagingBytes < 2 * half) {
-    if (s->staging) {
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(nc->stream));
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(s->staging));
-      s->staging = nullptr;
-      s->stagingBytes = 0;
-    }
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&s->staging, 2 * half));
-    s->stagingBytes = 2 * half;
-  }
+  if (mgsrt_status_t r = ensure(ctx, kernel, nc->stream, s->staging, s->stagingBytes,
+                                valuesBytes + indexBytes);
+      r != MGSRT_OK)
+    return r;
+  if (halfValues)
+    if (mgsrt_status_t r = ensure(ctx, kernel, nc->stream, s->recvHalf, s->recvHalfBytes,
+                                  valuesBytes * P);
+        r != MGSRT_OK)
+      return r;
   char *stage = static_cast<char *>(s->staging);
   if (k) {
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], half,
-                                                  cudaMemcpyDeviceToDevice, compute));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage + half, bufs[1], half,
+    if (halfValues)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cuda::floatToHalf(static_cast<const float *>(bufs[0]), stage, k, compute));
+    else
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], valuesBytes,
+                                                    cudaMemcpyDeviceToDevice, compute));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage + valuesBytes, bufs[1], indexBytes,
                                                   cudaMemcpyDeviceToDevice, compute));
   }
+  s->recvValues = halfValues ? static_cast<float *>(bufs[2]) : nullptr;
+  s->recvCount = halfValues ? k * P : 0;
   if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
     return r;
   if (k) {
     // Values and indices as two gathers in one NCCL group (one launch).
     MGSRT_NCCL_CHECK(ctx, kernel, ncclGroupStart());
-    ncclResult_t a = ncclAllGather(stage, bufs[2], static_cast<size_t>(k), ncclFloat, nc->comm,
-                                   nc->stream);
-    ncclResult_t b = ncclAllGather(stage + half, bufs[3], static_cast<size_t>(k), ncclInt32,
+    ncclResult_t a = ncclAllGather(stage, halfValues ? s->recvHalf : bufs[2],
+                                   static_cast<size_t>(k), halfValues ? ncclHalf : ncclFloat,
                                    nc->comm, nc->stream);
+    ncclResult_t b = ncclAllGather(stage + valuesBytes, bufs[3], static_cast<size_t>(k),
+                                   ncclInt32, nc->comm, nc->stream);
     ncclResult_t e = ncclGroupEnd();
     if (a != ncclSuccess)
       return ncclFailure(ctx, kernel, "ncclAllGather(values)", a);
@@ -201,7 +236,12 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 /// asynchronous errors (a failed peer).
 mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclState &n, Slot &s) {
   s.pending = false;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(cuda::state(ctx).stream, s.done, 0));
+  cudaStream_t compute = cuda::state(ctx).stream;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(compute, s.done, 0));
+  if (s.recvValues) // half values: widened on the compute stream
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
+  s.recvValues = nullptr;
   ncclResult_t async = ncclSuccess;
   MGSRT_NCCL_CHECK(ctx, kernel, ncclCommGetAsyncError(n.comm, &async));
   if (async != ncclSuccess && async != ncclInProgress)

@@ -101,6 +101,8 @@ def CommSparsifyTopK : Pass<"comm-sparsify-topk", "mlir::ModuleOp"> {
            "Number of data-parallel workers the model runs on">,
     Option<"minElements", "min-elements", "int64_t", /*default=*/"0",
            "Gradients with fewer elements stay dense">,
+    Option<"halfValues", "half-values", "bool", /*default=*/"false",
+           "Send the values as IEEE half precision (6 bytes per entry, not 8)">,
     Option<"maxDensity", "max-density", "double", /*default=*/"0",
            "The largest density a run-time warm-up may ask for (0: density); "
            "the exchange buffers hold floor(max-density * n) entries">,
