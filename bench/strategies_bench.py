@@ -3,10 +3,20 @@
 the measured one, for one model trained on 4 MPI ranks, on one network.
 
     bench/strategies_bench.py [BUILD_DIR] [--network loopback|netcluster]
-        [--model resnet20|PATH.onnx] [--batch-size 16] [--workers 4]
+        [--model resnet20|widemlp|NAME|PATH.onnx] [--batch-size 16] [--workers 4]
         [--density 0.001] [--strategies dense,mgwfbp,layerwise,single,greedy,omgs,auto]
         [--iters 24] [--progress-every 4] [--rounds 3] [--rate 1gbit]
-        [--coll ring|default] [--omp-threads 1] [--work DIR]
+        [--coll ring|default] [--omp-threads 1] [--work DIR] [--plot FILE.png]
+
+Models: NAME = BUILD/test/models/NAME-opset15.onnx (default resnet20: 0.27 M
+parameters, communication negligible); widemlp = a wide MLP where
+communication matters as in the paper (3072 -> 2048 -> 2048 -> 10 with ReLU on
+the same synthetic CIFAR data, flattened inside the model by torch.flatten(x,
+1); 10.5 M parameters = 42 MB of fp32 gradients per step), exported at run
+time by /usr/bin/python3 (torch, opset 15, TrainingMode.TRAINING, no constant
+folding, seed 0) into --work; no model file is kept in the repository.
+--plot FILE.png: a bar chart (matplotlib, Agg) of predicted, predicted +
+offset and measured ms per strategy.
 
 1. Calibration: mgsc --profile-generate builds the instrumented executable,
    which runs --calibrate under the same launcher (same ranks, same network,
@@ -64,9 +74,31 @@ if not os.path.exists(NETCLUSTER):
     NETCLUSTER = "/work/shared/tools/netcluster/netcluster.sh"
 NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
 STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
-RING = ["--mca", "coll_tuned_use_dynamic_rules", "1",
+# The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
+# which Open MPI 4.1 runs in coll/libnbc: its ring allreduce is what reaches
+# the link rate (coll/tuned's settings only reach the blocking broadcast).
+RING = ["--mca", "coll_libnbc_iallreduce_algorithm", "1",
+        "--mca", "coll_tuned_use_dynamic_rules", "1",
         "--mca", "coll_tuned_allreduce_algorithm", "4",
         "--mca", "coll_tuned_allgather_algorithm", "4"]
+WIDEMLP_EXPORT = r"""
+import sys, torch, torch.nn as nn
+class WideMLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3072, 2048)
+        self.fc2 = nn.Linear(2048, 2048)
+        self.fc3 = nn.Linear(2048, 10)
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
+torch.manual_seed(0)
+m = WideMLP()
+torch.onnx.export(m, torch.zeros(int(sys.argv[2]), 3, 32, 32), sys.argv[1],
+                  training=torch.onnx.TrainingMode.TRAINING, opset_version=15,
+                  do_constant_folding=False, input_names=["input"], output_names=["logits"])
+print(sum(p.numel() for p in m.parameters()))
+"""
 RATE_RE = re.compile(r"iter (\d+)/\d+ loss \S+\s+([0-9.]+) samples/s")
 
 
@@ -111,12 +143,72 @@ def write_cifar(path, n, seed=0):
     records.astype(np.uint8).tofile(path)
 
 
+def export_widemlp(path, batch):
+    """Exports the wide MLP to path with /usr/bin/python3 (torch); returns
+    its parameter count."""
+    out = run_checked(["/usr/bin/python3", "-c", WIDEMLP_EXPORT, path, batch],
+                      "exporting widemlp (/usr/bin/python3, torch)", timeout=300)
+    return int(out.strip().splitlines()[-1])
+
+
+def plot_bars(path, title, strategies, plans, mean, round_means, offset):
+    """Bar chart: per strategy, predicted, predicted + offset, measured (with
+    the spread of the round means)."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    names = [s for s in strategies if s in plans]
+    x = np.arange(len(names))
+    series = [("predicted (mgs-plan, backprop pipeline)", [plans[s]["predicted_ms"] for s in names],
+               None, "#9ecae1")]
+    if offset is not None:
+        series.append((f"predicted + measured offset ({offset:.0f} ms)",
+                       [plans[s]["predicted_ms"] + offset for s in names], None, "#3182bd"))
+    meas = [mean.get(s, np.nan) for s in names]
+    err = [[m - min(round_means[s]) if s in mean else 0 for s, m in zip(names, meas)],
+           [max(round_means[s]) - m if s in mean else 0 for s, m in zip(names, meas)]]
+    series.append(("measured (mean; bar: min-max of round means)", meas, err, "#e6550d"))
+    w = 0.8 / len(series)
+    fig, ax = plt.subplots(figsize=(max(9, 1.4 * len(names) + 2), 5))
+    for i, (label, vals, e, color) in enumerate(series):
+        pos = x + (i - (len(series) - 1) / 2) * w
+        bars = ax.bar(pos, vals, w, label=label, color=color, yerr=e, capsize=3 if e else 0)
+        for j, (b, v) in enumerate(zip(bars, vals)):
+            if np.isfinite(v):
+                top = v + (e[1][j] if e else 0)
+                ax.annotate(f"{v:.0f}", (b.get_x() + b.get_width() / 2, top), ha="center",
+                            va="bottom", fontsize=7, xytext=(0, 2), textcoords="offset points")
+    ax.set_xticks(x)
+    ax.set_xticklabels([f"{s}\n{plans[s]['sparse']}s/{plans[s]['dense']}d" for s in names])
+    finite = [v for _, vals, _, _ in series for v in vals if np.isfinite(v) and v > 0]
+    if finite and max(finite) / min(finite) > 20:  # dense vs sparse on a slow network
+        ax.set_yscale("log")
+        ax.set_ylabel("ms per iteration (log scale)")
+    else:
+        ax.set_ylabel("ms per iteration")
+    ax.set_title(title, fontsize=10)
+    for xi, s, m in zip(x, names, meas):
+        if not np.isfinite(m):
+            ax.annotate("FAILED", (xi + (len(series) - 1) / 2 * w, ax.get_ylim()[0]),
+                        ha="center", va="bottom", rotation=90, fontsize=8, color="#e6550d",
+                        xytext=(0, 3), textcoords="offset points")
+    ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=len(series),
+              frameon=False)
+    ax.grid(axis="y", alpha=0.3)
+    ax.set_axisbelow(True)
+    fig.tight_layout()
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
     ap.add_argument("--network", choices=["loopback", "netcluster"], default="loopback")
     ap.add_argument("--model", default="resnet20",
-                    help="a model of BUILD/test/models (NAME-opset15.onnx) or an .onnx path")
+                    help="a model of BUILD/test/models (NAME-opset15.onnx), widemlp (exported "
+                    "at run time into --work), or an .onnx path")
     ap.add_argument("--batch-size", type=int, default=16, help="per worker")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--density", type=float, default=0.001)
@@ -130,6 +222,8 @@ def main():
     ap.add_argument("--omp-threads", type=int, default=1, help="OMP_NUM_THREADS per rank")
     ap.add_argument("--timeout", type=int, default=300, help="seconds per training run")
     ap.add_argument("--work", help="work folder (default /tmp/mgs-strategies-bench-NETWORK)")
+    ap.add_argument("--plot", metavar="FILE.png",
+                    help="bar chart of predicted vs measured ms per strategy")
     args = ap.parse_args()
 
     if args.iters < 2 * args.progress_every:
@@ -139,15 +233,26 @@ def main():
     for tool in (mgsc, mgs_plan):
         if not os.access(tool, os.X_OK):
             die(f"{tool} not found (build the project first)")
-    model = args.model if args.model.endswith(".onnx") else os.path.join(
-        os.path.abspath(args.build), "test", "models", f"{args.model}-opset15.onnx")
-    if not os.path.exists(model):
-        die(f"model {model} not found")
     if not shutil.which("mpirun"):
         die("mpirun not found (apt-get install openmpi-bin)")
     strategies = [s for s in args.strategies.split(",") if s]
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
     os.makedirs(work, exist_ok=True)
+    model_note = ""
+    if args.model == "widemlp":
+        model = os.path.join(work, "widemlp-opset15.onnx")
+        try:
+            n = export_widemlp(model, args.batch_size)
+        except RuntimeError as e:
+            die(str(e))
+        model_note = (f"widemlp 3072-2048-2048-10 ReLU, {n} parameters "
+                      f"({n * 4 / 1e6:.1f} MB fp32 gradients), exported to {model}")
+        print(f"model: {model_note}", flush=True)
+    else:
+        model = args.model if args.model.endswith(".onnx") else os.path.join(
+            os.path.abspath(args.build), "test", "models", f"{args.model}-opset15.onnx")
+    if not os.path.exists(model):
+        die(f"model {model} not found")
     P, B, rho = args.workers, args.batch_size, args.density
     gb = P * B
     t_start = time.time()
@@ -172,9 +277,9 @@ def main():
     else:
         launcher = [NETCLUSTER, "run", str(P), "--"]
     launch = launcher + coll_flags + env_flags
-    coll_text = ("ring (coll_tuned_use_dynamic_rules 1, allreduce_algorithm 4, "
-                 "allgather_algorithm 4)" if args.coll == "ring"
-                 else "Open MPI 4.1 coll/tuned defaults (fixed decision rules)")
+    coll_text = ("ring iallreduce (coll_libnbc_iallreduce_algorithm 1), libnbc's default "
+                 "iallgather" if args.coll == "ring"
+                 else "Open MPI 4.1 coll/libnbc defaults")
 
     cluster_up = False
     network_text = "loopback: one host, mpirun --oversubscribe, Open MPI default btl (shared memory)"
@@ -313,6 +418,8 @@ def main():
     print(f"=== {os.path.basename(model)}, batch {B}/worker (global {gb}), P = {P}, "
           f"density {rho}, {args.iters} iterations/run x {args.rounds} rounds, "
           f"first window of {args.progress_every} skipped")
+    if model_note:
+        print(f"model:        {model_note}")
     print(f"network:      {network_text}")
     print(f"collectives:  {coll_text}; mpi_yield_when_idle 1; OMP_NUM_THREADS={args.omp_threads}"
           " per rank")
@@ -367,6 +474,17 @@ def main():
     print(f"  (S in {', '.join(strategies)}; data: synthetic CIFAR-10 records, numpy seed 0, "
           f"{gb * args.iters} and {B * (args.iters + args.progress_every)} samples; the none "
           f"copies' first and last windows are left out)")
+    if args.plot:
+        model_name = os.path.basename(model).replace("-opset15.onnx", "").replace(".onnx", "")
+        net_name = f"netcluster {args.rate}" if args.network == "netcluster" else "loopback"
+        title = (f"{model_name}: {net_name}, P = {P} workers, density {rho}, batch {B}/worker\n"
+                 f"predicted (mgs-plan) vs measured ms/iteration, {args.iters} iters x "
+                 f"{args.rounds} rounds")
+        try:
+            plot_bars(args.plot, title, strategies, plans, mean, round_means, offset)
+            print(f"plot: {os.path.abspath(args.plot)}")
+        except Exception as e:  # the table above is the result; a plot failure is reported
+            failures.append(f"plot {args.plot}: {type(e).__name__}: {e}")
     if failures:
         print(f"\n{len(failures)} failure(s):")
         for f in failures:

@@ -18,7 +18,11 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
     inputs and outputs live in the io array; reshapes, flattens and gradient
     tags alias their operand; everything else is placed in one arena by
     liveness (values whose lifetimes do not overlap share memory), whose size
-    the manifest reports. Outputs nobody reads are passed as null where the
+    the manifest reports. A gradient bucket (comm-merge-buckets) costs no
+    copy: its gradients are computed straight into their slices of the
+    bucket's buffer, and the pieces split back are slices too (a gradient
+    that is read after its bucket is formed keeps its own buffer and is
+    copied). Outputs nobody reads are passed as null where the
     kernel allows it.
 
     With `target=cuda` the manifest says `target cuda`: the driver then
@@ -42,6 +46,10 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
     Statistic<"numKernelCalls", "num-kernel-calls", "Runtime kernel calls emitted">,
     Statistic<"arenaBytes", "arena-bytes", "Bytes of the activation/gradient arena">,
     Statistic<"unplannedBytes", "unplanned-bytes", "Bytes the arena would need without reuse">,
+    Statistic<"copyFreeBuckets", "copy-free-buckets",
+              "Gradient buckets whose gradients are computed in place (no concat copy)">,
+    Statistic<"copyFreeSplits", "copy-free-splits",
+              "Splits whose pieces are slices of their input (no copy)">,
   ];
 }
 

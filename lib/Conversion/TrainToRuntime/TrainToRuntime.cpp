@@ -503,6 +503,7 @@ public:
   /// Calibration (mgsc --profile-generate): mark the start of backprop and
   /// each gradient's completion with mgsrt_mark calls.
   bool instrument = false;
+  int64_t numCopyFreeBuckets = 0, numCopyFreeSplits = 0;
 
 private:
   Value root(Value v) {
@@ -521,6 +522,21 @@ private:
         return v;
     }
   }
+  /// The value whose buffer holds v's (its root, or the root of the buffer
+  /// it is a slice of) and v's byte offset in it.
+  std::pair<Value, int64_t> base(Value v) {
+    int64_t offset = 0;
+    Value r = root(v);
+    for (auto it = slices.find(r); it != slices.end(); it = slices.find(r)) {
+      offset += it->second.second;
+      r = root(it->second.first);
+    }
+    return {r, offset};
+  }
+  /// Whether every reader of `v`'s buffer (through aliases) other than the
+  /// path into `concat` comes before it.
+  bool readBefore(Value v, Operation *concat);
+  void planSlices(Block &body);
   LLVM::GlobalOp constantGlobal(arith::ConstantOp c);
   LLVM::GlobalOp descGlobal(Location loc, ArrayRef<int64_t> desc);
   LLVM::LLVMFuncOp kernelDecl(StringRef name);
@@ -533,9 +549,77 @@ private:
   int64_t numParams, numVelocities;
   Globals &globals;
   DenseMap<Value, Storage> storage;
+  /// Copy-free buckets: a value laid out inside another's buffer (value ->
+  /// the buffer's value, byte offset), and the concats and splits that so
+  /// need no kernel.
+  DenseMap<Value, std::pair<Value, int64_t>> slices;
+  DenseSet<Operation *> freeOps;
   DenseMap<int64_t, Value> loadedSlots;
   Value io, arena;
 };
+
+bool StepLowering::readBefore(Value v, Operation *concat) {
+  for (Operation *user : v.getUsers()) {
+    if (user == concat)
+      continue;
+    if (isa<ReshapeOp, FlattenOp>(user) ||
+        (isa<GradientOp>(user) && gradientAliases(cast<GradientOp>(user)))) {
+      if (!readBefore(user->getResult(0), concat))
+        return false;
+      continue;
+    }
+    if (!user->isBeforeInBlock(concat))
+      return false;
+  }
+  return true;
+}
+
+/// Copy-free buckets. A bucket's gradients are computed straight into their
+/// slices of the bucket's buffer (the concat then needs no kernel), and the
+/// pieces a split hands back are slices of its input (no kernel either).
+/// A gradient keeps its own buffer (and the bucket its copy) when it is read
+/// after the bucket is formed: a dense bucket is averaged in place.
+void StepLowering::planSlices(Block &body) {
+  for (Operation &op : body.without_terminator()) {
+    if (auto c = dyn_cast<ConcatOp>(op)) {
+      if (!c->hasAttr("comm.bucket") || shapeOf(c.getResult()).size() != 1)
+        continue;
+      SmallVector<Value> members;
+      DenseSet<Value> seen;
+      bool ok = true;
+      for (Value in : c.getInputs()) {
+        Value r = root(in);
+        Operation *def = r.getDefiningOp();
+        if (!def || isa<GetParamOp, arith::ConstantOp>(def) || slices.count(r) ||
+            !seen.insert(r).second || !readBefore(r, c)) {
+          ok = false;
+          break;
+        }
+        members.push_back(r);
+      }
+      if (!ok)
+        continue;
+      int64_t offset = 0;
+      for (auto [in, r] : llvm::zip(c.getInputs(), members)) {
+        slices[r] = {c.getResult(), offset};
+        offset += byteSize(in);
+      }
+      freeOps.insert(c);
+      ++numCopyFreeBuckets;
+    } else if (auto sp = dyn_cast<SplitOp>(op)) {
+      ArrayRef<int64_t> whole = shapeOf(sp.getInput());
+      if (normalizedAxis(sp.getAxis(), whole.size()) != 0)
+        continue;
+      int64_t offset = 0;
+      for (Value r : sp.getResults()) {
+        slices[r] = {sp.getInput(), offset};
+        offset += byteSize(r);
+      }
+      freeOps.insert(sp);
+      ++numCopyFreeSplits;
+    }
+  }
+}
 
 LLVM::GlobalOp StepLowering::constantGlobal(arith::ConstantOp c) {
   auto attr = cast<DenseElementsAttr>(c.getValue());
@@ -589,7 +673,13 @@ Value StepLowering::pointerTo(Value v) {
   Location loc = io.getLoc();
   if (!v)
     return LLVM::ZeroOp::create(b, loc, ptr);
-  const Storage &s = storage.lookup(root(v));
+  auto [r, offset] = base(v);
+  if (offset) {
+    // A slice of a copy-free bucket (or of a split's input).
+    Value o = LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(offset));
+    return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), pointerTo(r), ArrayRef<LLVM::GEPArg>{o});
+  }
+  const Storage &s = storage.lookup(r);
   switch (s.kind) {
   case Storage::Slot:
     return slotPointer(s.index);
@@ -611,10 +701,13 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   Block &body = func.getBody().front();
   auto ret = cast<func::ReturnOp>(body.getTerminator());
 
-  // 1. Describe.
+  // 1. Describe (copy-free concats and splits need no kernel).
+  planSlices(body);
   SmallVector<KernelCall> calls;
   DenseMap<Operation *, int64_t> slots;
   for (Operation &op : body.without_terminator()) {
+    if (freeOps.contains(&op))
+      continue;
     if (isa<comm::AllReduceStartOp, comm::AllGatherStartOp>(op))
       ++numCollectives;
     if (auto gather = dyn_cast<comm::AllGatherStartOp>(op))
@@ -650,7 +743,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   SmallVector<std::pair<Value, int64_t>> resultCopies;
   for (auto [i, v] : llvm::enumerate(ret.getOperands())) {
     Value r = root(v);
-    if (!storage.count(r) && r.getDefiningOp())
+    if (!storage.count(r) && r.getDefiningOp() && !slices.count(r))
       storage[r] = {Storage::Slot, firstResult + static_cast<int64_t>(i)};
     else
       resultCopies.push_back({v, firstResult + static_cast<int64_t>(i)});
@@ -660,7 +753,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   // copied at the end live to the end).
   DenseMap<Value, std::pair<int64_t, int64_t>> live;
   auto touch = [&](Value v, int64_t at) {
-    Value r = root(v);
+    Value r = base(v).first;
     if (storage.count(r))
       return;
     auto [it, inserted] = live.try_emplace(r, at, at);
@@ -816,6 +909,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       }
       unplannedBytes = std::max<uint64_t>(unplannedBytes, lowering.unplannedBytes);
       numKernelCalls += lowering.numCalls;
+      copyFreeBuckets += lowering.numCopyFreeBuckets;
+      copyFreeSplits += lowering.numCopyFreeSplits;
     }
     arenaBytes = arena;
 

@@ -46,21 +46,26 @@ bool ctxError(mgsrt_ctx_t *ctx, const std::string &what, std::string &error) {
   return false;
 }
 
-/// Least squares fit of t = alpha + beta * x, clamped to non-negative costs.
+/// Least squares fit of t = alpha + beta * x in relative error (each point
+/// weighted 1 / t^2): plain least squares over sizes spanning five orders of
+/// magnitude is decided by the largest ones, and its start-up cost came out
+/// negative on a real 1 Gbit/s network. Clamped to non-negative costs.
 LinearCost fit(const std::vector<std::pair<double, double>> &points) {
-  double n = static_cast<double>(points.size()), sx = 0, sy = 0, sxx = 0, sxy = 0;
+  double s = 0, sx = 0, sy = 0, sxx = 0, sxy = 0;
   for (auto [x, y] : points) {
-    sx += x;
-    sy += y;
-    sxx += x * x;
-    sxy += x * y;
+    const double w = 1.0 / std::max(y * y, 1e-24);
+    s += w;
+    sx += w * x;
+    sy += w * y;
+    sxx += w * x * x;
+    sxy += w * x * y;
   }
   LinearCost c;
-  double den = n * sxx - sx * sx;
-  c.beta = den > 0 ? (n * sxy - sx * sy) / den : 0;
+  const double den = s * sxx - sx * sx;
+  c.beta = den > 0 ? (s * sxy - sx * sy) / den : 0;
   if (c.beta < 0)
     c.beta = 0;
-  c.alpha = (sy - c.beta * sx) / n;
+  c.alpha = s > 0 ? (sy - c.beta * sx) / s : 0;
   if (c.alpha < 0) {
     // Refit the slope alone through the origin.
     c.alpha = 0;

@@ -1,5 +1,20 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce,comm-schedule),convert-train-to-runtime)' | FileCheck %s
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 half-values=true},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSE
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-merge-buckets{strategy=single workers=2},func.func(comm-schedule),convert-train-to-runtime)' 2>/dev/null | FileCheck %s --check-prefix=BUCKET
+
+// A bucket costs no copy: both gradients are computed into their slices of
+// the bucket (15 + 20 floats), which is all-reduced once; no concat or split
+// kernel runs.
+// BUCKET-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[35, 0]> : tensor<2xi64>)
+// BUCKET-LABEL: llvm.func @mgs_train_step(
+// BUCKET-NOT:     mgsrt_concat
+// BUCKET-NOT:     mgsrt_split
+// BUCKET:         llvm.call @mgsrt_allreduce_start
+// BUCKET-NOT:     mgsrt_concat
+// BUCKET-NOT:     mgsrt_split
+// BUCKET:         llvm.call @mgsrt_comm_wait
+// BUCKET-NOT:     mgsrt_split
+// BUCKET-LABEL: llvm.func @mgs_eval_step(
 
 // Sparse: top-k [n, k], the allgather [k, slot, n (for the density warm-up),
 // half values], scatter-add [n, k, P].
