@@ -798,7 +798,10 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   io = entry->getArgument(1);
   loadedSlots.clear();
   arena = slotPointer(0);
-  size_t maxBufs = 1;
+  // The buffer-pointer array every call fills: as long as the longest call's
+  // list, including the copies of results at the end (two pointers each; a
+  // step of aliases alone has no other call, and an array of one overflowed).
+  size_t maxBufs = resultCopies.empty() ? 1 : 2;
   for (const KernelCall &c : calls)
     maxBufs = std::max(maxBufs, c.bufs.size());
   Value count = LLVM::ConstantOp::create(b, func.getLoc(), b.getI64Type(),

@@ -620,28 +620,28 @@ int Driver::paramsToHost() {
 int Driver::runInference() {
   std::string err;
   std::map<std::string, std::string> inputFiles, outputFiles;
-  for (const auto &binding : o.inputs) {
-    const std::string &name = binding.first, &file = binding.second;
-    auto it = std::find_if(m.inputs.begin(), m.inputs.end(),
-                           [&](const TensorSpec &s) { return s.name == name; });
-    if (it == m.inputs.end())
-      return usage("--input " + name + ": the model has no input '" + name + "'");
-    if (!inputFiles.emplace(name, file).second)
-      return usage("--input " + name + " given twice");
-  }
+  // --input / --output NAME=FILE: each names one of the model's tensors, once.
+  auto bind = [&](const std::string &flag, const std::string &kind,
+                  const std::vector<std::pair<std::string, std::string>> &given,
+                  const std::vector<TensorSpec> &specs,
+                  std::map<std::string, std::string> &files) -> int {
+    for (const auto &[name, file] : given) {
+      if (std::none_of(specs.begin(), specs.end(),
+                       [&](const TensorSpec &s) { return s.name == name; }))
+        return usage(flag + " " + name + ": the model has no " + kind + " '" + name + "'");
+      if (!files.emplace(name, file).second)
+        return usage(flag + " " + name + " given twice");
+    }
+    return 0;
+  };
+  if (int rc = bind("--input", "input", o.inputs, m.inputs, inputFiles))
+    return rc;
   for (const TensorSpec &s : m.inputs)
     if (!inputFiles.count(s.name))
       return usage("missing --input " + s.name + "=FILE (" + formatShape(s.dims) +
                    " float32)");
-  for (const auto &binding : o.outputs) {
-    const std::string &name = binding.first, &file = binding.second;
-    auto it = std::find_if(m.outputs.begin(), m.outputs.end(),
-                           [&](const TensorSpec &s) { return s.name == name; });
-    if (it == m.outputs.end())
-      return usage("--output " + name + ": the model has no output '" + name + "'");
-    if (!outputFiles.emplace(name, file).second)
-      return usage("--output " + name + " given twice");
-  }
+  if (int rc = bind("--output", "output", o.outputs, m.outputs, outputFiles))
+    return rc;
 
   if (int rc = loadParams())
     return rc;
