@@ -871,6 +871,19 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       module.emitError() << "convert-train-to-runtime: no @eval_step (run train-build-step first)";
       return signalPassFailure();
     }
+    // A density warm-up changes k at run time in the top-k, the gather and
+    // the scatter-add alike: the gather must know the gradient's size.
+    if (!densitySchedule.empty()) {
+      WalkResult walk = module.walk([&](comm::AllGatherStartOp gather) {
+        if (gather.getValues().getDefiningOp<comm::TopKSparsifyOp>())
+          return WalkResult::advance();
+        gather.emitOpError() << "gathers values that no comm.topk_sparsify produced directly; "
+                                "a density schedule cannot size it";
+        return WalkResult::interrupt();
+      });
+      if (walk.wasInterrupted())
+        return signalPassFailure();
+    }
     if (target != "cpu" && target != "cuda") {
       module.emitError() << "convert-train-to-runtime: unknown target '" << target
                          << "' (expected cpu or cuda)";
@@ -878,7 +891,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
 
     llvm::StringMap<int64_t> paramIndex, velocityIndex;
-    std::string manifest = "mgs-manifest 1\nmode " + std::string(train ? "train" : "inference");
+    std::string manifest = "mgs-manifest 2\nmode " + std::string(train ? "train" : "inference");
     std::string params;
     for (auto param : module.getOps<ParameterOp>()) {
       StringRef name = param.getSymName();

@@ -397,7 +397,7 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  * main (runtime/lib/Driver) calls them.
  *
  * mgs_model_manifest: a text description, one item a line:
- *   mgs-manifest 1
+ *   mgs-manifest 2
  *   mode train|inference
  *   batch_size N
  *   arena_bytes BYTES          (scratch memory for activations and gradients)

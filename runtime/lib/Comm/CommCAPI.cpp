@@ -194,6 +194,8 @@ void writeError(char *error, size_t size, const std::string &message) {
 /// The timeline: a started collective's name and time, by slot.
 mgsrt_status_t traceStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
                           mgsrt_status_t s) {
+  if (s == MGSRT_OK && ctx->deviceKernels)
+    ctx->deviceCommBound = true;
   if (s == MGSRT_OK && ctx->tracing)
     ctx->traceStarts[desc[1]] = {name, secondsOf(std::chrono::steady_clock::now())};
   return s;
@@ -269,6 +271,10 @@ mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
                               " collective(s) pending; wait for them before changing the "
                               "communicator"));
   }
+  if (ctx->deviceCommBound && comm != ctx->comm)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     "ctx_set_comm: a GPU context keeps the communicator its first collective "
+                     "built NCCL on");
   ctx->comm = comm;
   return MGSRT_OK;
 }

@@ -74,6 +74,8 @@ LinearCost fit(const std::vector<std::pair<double, double>> &points) {
   return c;
 }
 
+} // namespace
+
 std::string jsonEscape(const std::string &s) {
   std::string out;
   for (char ch : s) {
@@ -84,7 +86,6 @@ std::string jsonEscape(const std::string &s) {
   return out;
 }
 
-} // namespace
 
 bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
                    const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,

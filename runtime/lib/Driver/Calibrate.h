@@ -57,6 +57,9 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
 bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
                         LinearCost &allreduce, std::string &error);
 
+/// `s` inside a JSON string: quotes and backslashes escaped.
+std::string jsonEscape(const std::string &s);
+
 /// The profile as JSON text.
 std::string profileJson(const Calibration &c);
 

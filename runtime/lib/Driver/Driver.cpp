@@ -34,6 +34,7 @@
 #include <new>
 #include <set>
 #include <thread>
+#include <sched.h>
 #include <omp.h>
 #include <unistd.h>
 
@@ -362,7 +363,8 @@ private:
   int setupWorkers();
   int broadcastParams();
   int runCalibration();
-  int writeTrace();
+  int writeTrace(int64_t iterations);
+  bool traceWritten = false;
 
   // A model compiled with mgsc --target=cuda: every io buffer has a device
   // copy the steps use; the host copies are what files are read into and
@@ -967,7 +969,7 @@ int Driver::runTraining() {
       ++iterationsDone;
       ++itersThisRun;
       if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
-        if (int rc = writeTrace())
+        if (int rc = writeTrace(o.traceSteps))
           return rc;
       trainSeconds += secondsSince(iterStart);
       if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
@@ -1009,6 +1011,15 @@ int Driver::runTraining() {
     }
   }
 
+  // A run shorter than the trace's iterations: what was recorded.
+  if (!o.trace.empty() && !traceWritten) {
+    if (itersThisRun <= kTraceWarmup)
+      std::printf("no timeline written: the run had %lld iteration(s); --trace skips the first "
+                  "%lld\n",
+                  static_cast<long long>(itersThisRun), static_cast<long long>(kTraceWarmup));
+    else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
+      return rc;
+  }
   if (!o.checkpoint.empty() && !checkpointCurrent && rank == 0)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
@@ -1073,6 +1084,11 @@ int Driver::setupWorkers() {
       local = std::atoi(v);
     unsigned cores = std::max(1u, std::thread::hardware_concurrency());
     threadsPerWorker = std::max(1, static_cast<int>(cores) / local);
+    // mpirun may have bound this rank to fewer cores (Open MPI binds each of
+    // two ranks to one core): no more threads than those.
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      threadsPerWorker = std::max(1, std::min(threadsPerWorker, CPU_COUNT(&allowed)));
     omp_set_num_threads(threadsPerWorker);
   }
   if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
@@ -1082,7 +1098,7 @@ int Driver::setupWorkers() {
 
 // --trace: the recorded timeline as chrome://tracing JSON (one process per
 // rank, kernels on thread 0, collectives on thread 1, marks as instants).
-int Driver::writeTrace() {
+int Driver::writeTrace(int64_t iterations) {
   const mgsrt_trace_event_t *ev = nullptr;
   const int64_t n = mgsrt_ctx_trace(ctx, &ev);
   std::map<int64_t, std::string> markName(m.marks.begin(), m.marks.end());
@@ -1106,10 +1122,10 @@ int Driver::writeTrace() {
       auto it = markName.find(e.arg);
       std::string name = it == markName.end() ? "mark " + std::to_string(e.arg)
                                               : (e.arg < 0 ? it->second : "gradient " + it->second);
+      json += ",\n{\"name\": \"" + jsonEscape(name) + "\"";
       std::snprintf(line, sizeof line,
-                    ",\n{\"name\": \"%s\", \"ph\": \"i\", \"s\": \"t\", \"ts\": %.3f, "
-                    "\"pid\": %d, \"tid\": 0}",
-                    name.c_str(), ts, rank);
+                    ", \"ph\": \"i\", \"s\": \"t\", \"ts\": %.3f, \"pid\": %d, \"tid\": 0}", ts,
+                    rank);
     } else {
       const bool coll = e.kind == MGSRT_TRACE_COLLECTIVE;
       std::snprintf(line, sizeof line,
@@ -1127,8 +1143,9 @@ int Driver::writeTrace() {
   AtomicWriter w;
   if (!w.open(path, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
     return error(err);
+  traceWritten = true;
   std::printf("wrote the timeline of %lld iterations (%lld events) to %s%s\n",
-              static_cast<long long>(o.traceSteps), static_cast<long long>(n), path.c_str(),
+              static_cast<long long>(iterations), static_cast<long long>(n), path.c_str(),
               workers > 1 ? " (rank r > 0: <file>.rank<r>)" : "");
   std::fflush(stdout);
   return 0;

@@ -1,7 +1,7 @@
 //===- Manifest.cpp - Parser of mgs_model_manifest() ----------------------===//
 //
 // The format (one item a line, see mgsrt.h):
-//   mgs-manifest 1
+//   mgs-manifest 2
 //   mode train|inference
 //   batch_size N
 //   arena_bytes BYTES
@@ -179,9 +179,12 @@ private:
     std::string_view key = words[0];
     if (!sawHeader) {
       if (key != "mgs-manifest")
-        return fail("expected 'mgs-manifest 1' first");
-      if (words.size() != 2 || words[1] != "1")
-        return fail("unsupported manifest version (this runtime reads version 1)");
+        return fail("expected 'mgs-manifest 2' first");
+      // Version 2: the allgather descriptor became [k, slot, n, half].
+      if (words.size() == 2 && words[1] == "1")
+        return fail("this model was compiled by an older mgsc (manifest version 1); recompile it");
+      if (words.size() != 2 || words[1] != "2")
+        return fail("unsupported manifest version (this runtime reads version 2)");
       sawHeader = true;
       return true;
     }
@@ -303,7 +306,7 @@ private:
       return false;
     };
     if (!sawHeader)
-      return missing("mgs-manifest 1");
+      return missing("mgs-manifest 2");
     if (!seen.count("mode"))
       return missing("mode");
     if (!seen.count("batch_size"))

@@ -74,6 +74,7 @@ struct mgsrt_ctx {
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set
   mgsrt_comm_t *comm = nullptr;                    // mgsrt_ctx_set_comm; not owned
+  bool deviceCommBound = false; // a GPU context's collectives built NCCL on `comm`
   std::unique_ptr<mgs::rt::CommState> commState;   // pending collectives (lib/Comm)
   /// MGSRT_DEVICE_CPU, or the device whose library `deviceKernels` runs every
   /// kernel (mgsrt_ctx_set_device).

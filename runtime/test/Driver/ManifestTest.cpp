@@ -8,7 +8,7 @@ using namespace mgs::rt::driver;
 
 namespace {
 
-constexpr const char *kTrain = R"(mgs-manifest 1
+constexpr const char *kTrain = R"(mgs-manifest 2
 mode train
 batch_size 32
 arena_bytes 123456
@@ -46,7 +46,7 @@ TEST(Manifest, ParsesTrainMode) {
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
   Manifest m;
   std::string err;
-  ASSERT_TRUE(parseManifest("mgs-manifest 1\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
+  ASSERT_TRUE(parseManifest("mgs-manifest 2\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
                             "param w trainable 0\ninput a 2 1 3\ninput b 0\noutput y 1 1",
                             m, err))
       << err;
@@ -76,25 +76,27 @@ TEST_P(ManifestErrors, NamesTheProblem) {
   EXPECT_EQ(err, GetParam().message);
 }
 
-#define HEAD "mgs-manifest 1\nmode train\nbatch_size 4\narena_bytes 16\n"
+#define HEAD "mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 16\n"
 #define TAIL "output y 2 4 3\nlabels 1 4\nclasses 3\n"
 
 INSTANTIATE_TEST_SUITE_P(
     Manifest, ManifestErrors,
     ::testing::Values(
-        BadManifest{"", "manifest: missing 'mgs-manifest 1' line"},
+        BadManifest{"", "manifest: missing 'mgs-manifest 2' line"},
         BadManifest{"mode train\n",
-                    "manifest line 1: expected 'mgs-manifest 1' first: 'mode train'"},
-        BadManifest{"mgs-manifest 2\n", "manifest line 1: unsupported manifest version (this "
-                                        "runtime reads version 1): 'mgs-manifest 2'"},
+                    "manifest line 1: expected 'mgs-manifest 2' first: 'mode train'"},
+        BadManifest{"mgs-manifest 3\n", "manifest line 1: unsupported manifest version (this "
+                                        "runtime reads version 2): 'mgs-manifest 3'"},
+        BadManifest{"mgs-manifest 1\n", "manifest line 1: this model was compiled by an older mgsc "
+                                        "(manifest version 1); recompile it: 'mgs-manifest 1'"},
         BadManifest{HEAD "mode train\n" TAIL, "manifest line 5: duplicate 'mode': 'mode train'"},
-        BadManifest{"mgs-manifest 1\nmode training\n",
+        BadManifest{"mgs-manifest 2\nmode training\n",
                     "manifest line 2: mode must be 'train' or 'inference': 'mode training'"},
-        BadManifest{"mgs-manifest 1\nbatch_size 0\n",
+        BadManifest{"mgs-manifest 2\nbatch_size 0\n",
                     "manifest line 2: batch_size must be at least 1, got 0: 'batch_size 0'"},
-        BadManifest{"mgs-manifest 1\nbatch_size x\n",
+        BadManifest{"mgs-manifest 2\nbatch_size x\n",
                     "manifest line 2: batch_size 'x' is not an integer: 'batch_size x'"},
-        BadManifest{"mgs-manifest 1\nbatch_size 4 5\n",
+        BadManifest{"mgs-manifest 2\nbatch_size 4 5\n",
                     "manifest line 2: expected 1 value after 'batch_size': 'batch_size 4 5'"},
         BadManifest{HEAD "widget 3\n", "manifest line 5: unknown item 'widget': 'widget 3'"},
         BadManifest{HEAD "param w trainable 2 3\n",
@@ -111,16 +113,16 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "labels 2 4 1\n", "manifest line 5: labels must have rank 1: 'labels 2 4 1'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
                     "manifest line 6: labels dimension 5 is not the batch size 4: 'labels 1 5'"},
-        BadManifest{"mgs-manifest 1\nbatch_size 4\narena_bytes 16\n" TAIL,
+        BadManifest{"mgs-manifest 2\nbatch_size 4\narena_bytes 16\n" TAIL,
                     "manifest: missing 'mode' line"},
-        BadManifest{"mgs-manifest 1\nmode train\narena_bytes 16\n" TAIL,
+        BadManifest{"mgs-manifest 2\nmode train\narena_bytes 16\n" TAIL,
                     "manifest: missing 'batch_size' line"},
-        BadManifest{"mgs-manifest 1\nmode train\nbatch_size 4\n" TAIL,
+        BadManifest{"mgs-manifest 2\nmode train\nbatch_size 4\n" TAIL,
                     "manifest: missing 'arena_bytes' line"},
         BadManifest{HEAD "labels 1 4\nclasses 3\n", "manifest: missing 'output' line"},
         BadManifest{HEAD "output y 2 4 3\nclasses 3\n", "manifest: missing 'labels' line"},
         BadManifest{HEAD "output y 2 4 3\nlabels 1 4\n", "manifest: missing 'classes' line"},
-        BadManifest{HEAD TAIL "mgs-manifest 1\n",
-                    "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 1'"}));
+        BadManifest{HEAD TAIL "mgs-manifest 2\n",
+                    "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 2'"}));
 
 } // namespace

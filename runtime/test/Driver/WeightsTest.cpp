@@ -17,7 +17,7 @@ std::vector<Tensor> sampleTensors() {
 Manifest sampleManifest() {
   Manifest m;
   std::string err;
-  EXPECT_TRUE(parseManifest("mgs-manifest 1\nmode inference\nbatch_size 1\narena_bytes 0\n"
+  EXPECT_TRUE(parseManifest("mgs-manifest 2\nmode inference\nbatch_size 1\narena_bytes 0\n"
                             "param scalar state 0\nparam fc.weight trainable 2 2 3\n"
                             "param fc.bias trainable 1 2\noutput y 2 1 2\n",
                             m, err))

@@ -110,7 +110,9 @@ mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
 }
 
 mgsrt_status_t alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
-  cudaError_t err = cudaMalloc(out, bytes);
+  cudaError_t err = cudaSetDevice(state(ctx).ordinal);
+  if (err == cudaSuccess)
+    err = cudaMalloc(out, bytes);
   if (err != cudaSuccess) {
     *out = nullptr;
     cudaGetLastError();
@@ -127,6 +129,7 @@ void release(mgsrt_ctx_t *, void *ptr) { cudaFree(ptr); }
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
   const char *kernel = kind == 1 ? "copy_to_host" : "copy_to_device";
   cudaStream_t s = state(ctx).stream;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(state(ctx).ordinal));
   cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
                      : kind == 1 ? cudaMemcpyDeviceToHost
                                  : cudaMemcpyDeviceToDevice;

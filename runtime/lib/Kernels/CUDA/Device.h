@@ -86,6 +86,8 @@ template <typename Body>
 mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                              void *const *bufs, Body &&body) {
   return runKernel(ctx, kernel, desc, bufs, [&]() -> mgsrt_status_t {
+    // The current GPU is per thread: this context's, whichever thread calls.
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(state(ctx).ordinal));
     mgsrt_status_t s = body();
     if (s != MGSRT_OK)
       return s;
