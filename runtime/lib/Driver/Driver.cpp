@@ -60,7 +60,8 @@ constexpr const char *kUsage =
     "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
     "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2)\n"
     "  --progress-every N       progress line every N iterations, 0 = never (default 10)\n"
-    "  --checkpoint FILE        write a checkpoint after every epoch\n"
+    "  --checkpoint FILE        write a checkpoint after every epoch (MPI rank r > 0:\n"
+    "                           FILE.rank<r>, with its own residuals and dropout stream)\n"
     "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
     "  --save-weights FILE      write the trained params (weights-file format)\n"
     "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
@@ -364,6 +365,10 @@ private:
   int broadcastParams();
   int runCalibration();
   int writeTrace(int64_t iterations);
+  /// A per-worker file: `path` on rank 0, `path`.rank<r> on rank r.
+  std::string rankPath(const std::string &path) const {
+    return rank == 0 ? path : path + ".rank" + std::to_string(rank);
+  }
   bool traceWritten = false;
 
   // A model compiled with mgsc --target=cuda: every io buffer has a device
@@ -453,8 +458,10 @@ int Driver::run() {
 int Driver::loadParams() {
   std::string err;
   if (training && !o.resume.empty()) {
-    if (!readCheckpoint(o.resume, resumed, err))
-      return error(err);
+    if (!readCheckpoint(rankPath(o.resume), resumed, err))
+      return error(rank == 0 ? err
+                             : err + " (each worker resumes from its own file, <file>.rank<r>: "
+                                     "was the checkpoint written by fewer workers?)");
     if (resumed.manifestHash != fnv1a64(manifestText))
       return error("checkpoint '%s' was written by a different model (its manifest differs)",
                    o.resume.c_str());
@@ -816,7 +823,9 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
     }
   }
   std::string err;
-  if (!writeCheckpoint(o.checkpoint, c, err))
+  // Every worker writes its own (its error-feedback residuals and dropout
+  // stream are its own): rank r > 0 writes <file>.rank<r>.
+  if (!writeCheckpoint(rankPath(o.checkpoint), c, err))
     return error(err);
   return 0;
 }
@@ -1004,7 +1013,7 @@ int Driver::runTraining() {
                   static_cast<long long>(epoch + 1), meanLoss);
     }
     std::fflush(stdout);
-    if (!o.checkpoint.empty() && rank == 0) {
+    if (!o.checkpoint.empty()) {
       if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
         return rc;
       checkpointCurrent = true;
@@ -1020,7 +1029,7 @@ int Driver::runTraining() {
     else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
       return rc;
   }
-  if (!o.checkpoint.empty() && !checkpointCurrent && rank == 0)
+  if (!o.checkpoint.empty() && !checkpointCurrent)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
       return rc;
@@ -1138,7 +1147,7 @@ int Driver::writeTrace(int64_t iterations) {
   }
   json += "\n]}\n";
   mgsrt_ctx_record_trace(ctx, 0);
-  std::string path = rank == 0 ? o.trace : o.trace + ".rank" + std::to_string(rank);
+  std::string path = rankPath(o.trace);
   std::string err;
   AtomicWriter w;
   if (!w.open(path, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
@@ -1228,7 +1237,10 @@ int Driver::broadcastParams() {
   };
   size_t v = 0;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    if (!broadcast(params[i], m.params[i].numElements()) ||
+    // Error-feedback residuals are each worker's own (zero at the start,
+    // the worker's checkpoint on resume).
+    const bool own = m.params[i].name.rfind("mgs.residual/", 0) == 0;
+    if ((!own && !broadcast(params[i], m.params[i].numElements())) ||
         (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
       return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
   }
