@@ -68,10 +68,9 @@ import time
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-NETCLUSTER = os.path.normpath(os.path.join(ROOT, "..", "shared", "tools", "netcluster",
-                                           "netcluster.sh"))
-if not os.path.exists(NETCLUSTER):
-    NETCLUSTER = "/work/shared/tools/netcluster/netcluster.sh"
+# The netcluster tool beside the checkout ($MGS_NETCLUSTER overrides).
+NETCLUSTER = os.environ.get("MGS_NETCLUSTER", os.path.normpath(
+    os.path.join(ROOT, "..", "shared", "tools", "netcluster", "netcluster.sh")))
 NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
 STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
 # The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
@@ -235,6 +234,8 @@ def main():
             die(f"{tool} not found (build the project first)")
     if not shutil.which("mpirun"):
         die("mpirun not found (apt-get install openmpi-bin)")
+    if args.network == "netcluster" and not os.access(NETCLUSTER, os.X_OK):
+        die(f"netcluster tool {NETCLUSTER} not found (set MGS_NETCLUSTER to netcluster.sh)")
     strategies = [s for s in args.strategies.split(",") if s]
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
     os.makedirs(work, exist_ok=True)

@@ -11,6 +11,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchData.h"
 #include "mgsrt/mgsrt.h"
 
 #include <algorithm>
@@ -25,39 +26,7 @@
 
 #include <omp.h>
 
-namespace {
-
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-/// Normal data (the benchmark's default, like torch.randn) or layers of very
-/// different scales, like a model's gradient.
-void fill(std::vector<float> &v, const std::string &kind, uint64_t seed, float scale) {
-  const int64_t n = v.size();
-  const int chunks = 64;
-#pragma omp parallel for schedule(static)
-  for (int c = 0; c < chunks; ++c) {
-    std::mt19937_64 gen(seed * 1000 + c);
-    std::normal_distribution<float> d(0.0f, 1.0f);
-    std::uniform_real_distribution<float> logScale(-4.0f, 0.0f);
-    const int64_t lo = n * c / chunks, hi = n * (c + 1) / chunks;
-    float layerScale = 1.0f;
-    for (int64_t i = lo; i < hi; ++i) {
-      if (kind == "layered" && (i - lo) % 150000 == 0)
-        layerScale = std::pow(10.0f, logScale(gen));
-      v[i] = scale * layerScale * d(gen);
-    }
-  }
-}
-
-} // namespace
+using namespace mgsrt_bench;
 
 int main(int argc, char **argv) {
   int64_t n = 25557032, k = -1;

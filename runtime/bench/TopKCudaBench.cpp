@@ -19,6 +19,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "BenchData.h"
 #include "mgsrt/mgsrt.h"
 
 #include <algorithm>
@@ -35,29 +36,9 @@ extern "C" double mgsrt_bench_read_ms(const float *host, int64_t n, int reps);
 extern "C" double mgsrt_bench_add_ms(const float *grad, const float *residual, int64_t n,
                                      int reps);
 
+using namespace mgsrt_bench;
+
 namespace {
-
-double seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
-void fill(std::vector<float> &v, const std::string &kind, uint64_t seed, float scale) {
-  std::mt19937_64 gen(seed);
-  std::normal_distribution<float> d(0.0f, 1.0f);
-  std::uniform_real_distribution<float> logScale(-4.0f, 0.0f);
-  float layerScale = 1.0f;
-  for (size_t i = 0; i < v.size(); ++i) {
-    if (kind == "layered" && i % 150000 == 0)
-      layerScale = std::pow(10.0f, logScale(gen));
-    v[i] = scale * layerScale * d(gen);
-  }
-}
 
 bool check(mgsrt_ctx_t *ctx, mgsrt_status_t s, const char *what) {
   if (s == MGSRT_OK)

@@ -191,12 +191,15 @@ void writeError(char *error, size_t size, const std::string &message) {
   error[n] = '\0';
 }
 
-/// The timeline: a started collective's name and time, by slot.
-mgsrt_status_t traceStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
-                          mgsrt_status_t s) {
-  if (s == MGSRT_OK && ctx->deviceKernels)
+/// What a started collective leaves behind: a GPU context's communicator is
+/// now the one NCCL was built on, and the timeline notes its name and time.
+mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
+                         mgsrt_status_t s) {
+  if (s != MGSRT_OK)
+    return s;
+  if (ctx->deviceKernels)
     ctx->deviceCommBound = true;
-  if (s == MGSRT_OK && ctx->tracing)
+  if (ctx->tracing)
     ctx->traceStarts[desc[1]] = {name, secondsOf(std::chrono::steady_clock::now())};
   return s;
 }
@@ -285,7 +288,7 @@ mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
           ? ctx->deviceKernels->allreduce_start(ctx, desc, bufs)
           : runKernel(ctx, "allreduce_start", desc, bufs,
                       [&] { return allreduceStart(ctx, desc, bufs); });
-  return traceStart(ctx, "allreduce", desc, s);
+  return noteStart(ctx, "allreduce", desc, s);
 }
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -296,7 +299,7 @@ mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
           ? ctx->deviceKernels->allgather_start(ctx, desc, bufs)
           : runKernel(ctx, "allgather_start", desc, bufs,
                       [&] { return allgatherStart(ctx, desc, bufs); });
-  return traceStart(ctx, "allgather", desc, s);
+  return noteStart(ctx, "allgather", desc, s);
 }
 
 mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
