@@ -408,13 +408,23 @@ private:
 
 int Driver::error(const char *fmt, ...) {
   std::fflush(stdout);
-  std::fprintf(stderr, "%s: error: ", o.program.c_str());
+  // One write per message: under mpirun several workers may fail at once, and
+  // pieces of their messages would interleave. A worker other than rank 0
+  // says which it is.
+  char text[2048];
   va_list ap;
   va_start(ap, fmt);
-  std::vfprintf(stderr, fmt, ap);
+  std::vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  std::fputc('\n', stderr);
+  std::string line = o.program + ": error: ";
+  if (workers > 1 && rank != 0)
+    line += "worker " + std::to_string(rank) + ": ";
+  line += text;
+  line += '\n';
   std::fflush(stderr);
+  if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
+    // Nowhere left to report it.
+  }
   // The other workers would wait for this one in their next collective.
   if (comm && workers > 1)
     mgsrt_comm_abort(comm, 1);
