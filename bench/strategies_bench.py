@@ -54,11 +54,9 @@ per rank: with libgomp's default of one thread per core, 4 ranks x 2 spinning
 OpenMP threads on 2 cores run 10-25x slower.
 """
 import argparse
+import contextlib
 import json
 import os
-import re
-import shlex
-import shutil
 import signal
 import statistics
 import subprocess
@@ -67,87 +65,15 @@ import time
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The netcluster tool beside the checkout ($MGS_NETCLUSTER overrides).
-NETCLUSTER = os.environ.get("MGS_NETCLUSTER", os.path.normpath(
-    os.path.join(ROOT, "..", "shared", "tools", "netcluster", "netcluster.sh")))
-NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
+from benchlib import (NETCLUSTER, ROOT, NetCluster, calibrate, check_setup, export_model,
+                      mpi_launch, q, run_checked, window_ms, write_cifar)
+
 STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
-# The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
-# which Open MPI 4.1 runs in coll/libnbc: its ring allreduce is what reaches
-# the link rate (coll/tuned's settings only reach the blocking broadcast).
-RING = ["--mca", "coll_libnbc_iallreduce_algorithm", "1",
-        "--mca", "coll_tuned_use_dynamic_rules", "1",
-        "--mca", "coll_tuned_allreduce_algorithm", "4",
-        "--mca", "coll_tuned_allgather_algorithm", "4"]
-WIDEMLP_EXPORT = r"""
-import sys, torch, torch.nn as nn
-class WideMLP(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc1 = nn.Linear(3072, 2048)
-        self.fc2 = nn.Linear(2048, 2048)
-        self.fc3 = nn.Linear(2048, 10)
-    def forward(self, x):
-        x = torch.flatten(x, 1)
-        return self.fc3(torch.relu(self.fc2(torch.relu(self.fc1(x)))))
-torch.manual_seed(0)
-m = WideMLP()
-torch.onnx.export(m, torch.zeros(int(sys.argv[2]), 3, 32, 32), sys.argv[1],
-                  training=torch.onnx.TrainingMode.TRAINING, opset_version=15,
-                  do_constant_folding=False, input_names=["input"], output_names=["logits"])
-print(sum(p.numel() for p in m.parameters()))
-"""
-RATE_RE = re.compile(r"iter (\d+)/\d+ loss \S+\s+([0-9.]+) samples/s")
 
 
 def die(msg):
     print(f"strategies_bench.py: error: {msg}", file=sys.stderr)
     sys.exit(1)
-
-
-def q(cmd):
-    return shlex.join(str(c) for c in cmd)
-
-
-def run_checked(cmd, what, timeout=600, env=None, cwd=None):
-    """Runs cmd in its own process group; returns its stdout+stderr; on
-    failure prints what happened and raises RuntimeError."""
-    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, universal_newlines=True, env=env, cwd=cwd,
-                         start_new_session=True)
-    try:
-        out, _ = p.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(p.pid, signal.SIGKILL)
-        out, _ = p.communicate()
-        raise RuntimeError(f"{what}: timed out after {timeout} s: {q(cmd)}\n{out[-3000:]}")
-    if p.returncode != 0:
-        raise RuntimeError(f"{what}: exit status {p.returncode}: {q(cmd)}\n{out[-3000:]}")
-    return out
-
-
-def window_ms(output, global_batch, drop_last=False):
-    """ms per iteration of every progress window but the first (and the
-    last, with drop_last)."""
-    rates = [float(r) for _, r in RATE_RE.findall(output)]
-    if len(rates) < 2 + drop_last:
-        raise RuntimeError(f"too few progress windows in the output:\n{output[-2000:]}")
-    return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
-
-
-def write_cifar(path, n, seed=0):
-    rng = np.random.default_rng(seed)
-    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
-    records.astype(np.uint8).tofile(path)
-
-
-def export_widemlp(path, batch):
-    """Exports the wide MLP to path with /usr/bin/python3 (torch); returns
-    its parameter count."""
-    out = run_checked(["/usr/bin/python3", "-c", WIDEMLP_EXPORT, path, batch],
-                      "exporting widemlp (/usr/bin/python3, torch)", timeout=300)
-    return int(out.strip().splitlines()[-1])
 
 
 def plot_bars(path, title, strategies, plans, mean, round_means, offset):
@@ -225,25 +151,20 @@ def main():
                     help="bar chart of predicted vs measured ms per strategy")
     args = ap.parse_args()
 
-    if args.iters < 2 * args.progress_every:
-        die("--iters must be at least 2 x --progress-every (the first window is skipped)")
-    bin_dir = os.path.join(os.path.abspath(args.build), "bin")
-    mgsc, mgs_plan = os.path.join(bin_dir, "mgsc"), os.path.join(bin_dir, "mgs-plan")
-    for tool in (mgsc, mgs_plan):
-        if not os.access(tool, os.X_OK):
-            die(f"{tool} not found (build the project first)")
-    if not shutil.which("mpirun"):
-        die("mpirun not found (apt-get install openmpi-bin)")
-    if args.network == "netcluster" and not os.access(NETCLUSTER, os.X_OK):
-        die(f"netcluster tool {NETCLUSTER} not found (set MGS_NETCLUSTER to netcluster.sh)")
+    try:
+        mgsc, mgs_plan = check_setup(args)
+    except RuntimeError as e:
+        die(str(e))
+    cluster = NetCluster("strategies_bench.py", args.workers, args.rate)
+    if args.network == "netcluster" and cluster.check():
+        die(cluster.check())
     strategies = [s for s in args.strategies.split(",") if s]
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
     os.makedirs(work, exist_ok=True)
     model_note = ""
     if args.model == "widemlp":
-        model = os.path.join(work, "widemlp-opset15.onnx")
         try:
-            n = export_widemlp(model, args.batch_size)
+            model, n = export_model("widemlp", work)
         except RuntimeError as e:
             die(str(e))
         model_note = (f"widemlp 3072-2048-2048-10 ReLU, {n} parameters "
@@ -270,66 +191,18 @@ def main():
     train_args = ["--data-format", "cifar10", "--holdout", "0", "--epochs", "1", "--lr", "0.01",
                   "--progress-every", str(args.progress_every)]
 
-    coll_flags = RING if args.coll == "ring" else []
-    env_flags = ["-x", f"OMP_NUM_THREADS={args.omp_threads}"]
-    if args.network == "loopback":
-        launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(P),
-                    "--mca", "mpi_yield_when_idle", "1"]
-    else:
-        launcher = [NETCLUSTER, "run", str(P), "--"]
-    launch = launcher + coll_flags + env_flags
-    coll_text = ("ring iallreduce (coll_libnbc_iallreduce_algorithm 1), libnbc's default "
-                 "iallgather" if args.coll == "ring"
-                 else "Open MPI 4.1 coll/libnbc defaults")
-
-    cluster_up = False
+    launch, coll_text = mpi_launch(args.network, P, args.coll, args.omp_threads)
     network_text = "loopback: one host, mpirun --oversubscribe, Open MPI default btl (shared memory)"
 
-    def bring_down():
-        nonlocal cluster_up
-        if cluster_up:
-            cluster_up = False
-            r = subprocess.run([NETCLUSTER, "down"], stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, universal_newlines=True)
-            if r.returncode != 0:
-                print(f"strategies_bench.py: netcluster.sh down failed:\n{r.stdout}",
-                      file=sys.stderr)
-
-    def on_signal(signum, _frame):
-        raise SystemExit(128 + signum)
-    signal.signal(signal.SIGTERM, on_signal)
-    signal.signal(signal.SIGHUP, on_signal)
-
     failures = []
-    try:
+    with cluster if args.network == "netcluster" else contextlib.nullcontext():
         if args.network == "netcluster":
-            if os.geteuid() != 0:
-                die("--network netcluster needs root (network namespaces, tc)")
-            if os.path.exists(os.path.join(NETCLUSTER_STATE, "config")):
-                die(f"a netcluster is already up ({NETCLUSTER_STATE}): someone may be using it; "
-                    f"take it down first ({NETCLUSTER} down)")
-            for tool in ("ip", "tc", "ping"):
-                if not shutil.which(tool):
-                    die(f"netcluster.sh up needs '{tool}', which is not installed "
-                        f"(ping: apt-get install iputils-ping; ip/tc: iproute2)")
-            cluster_up = True  # from here on, take it down whatever happens
-            out = run_checked([NETCLUSTER, "up", str(P), args.rate], "netcluster.sh up",
-                              timeout=120)
-            m = re.search(r"netcluster: (up: .*)", out)
-            network_text = (f"netcluster {args.rate}: {P} namespaces, one rank each, "
-                            f"TCP over rate-limited veth/bridge; "
-                            f"{m.group(1) if m else out.strip()}")
+            network_text = cluster.text
 
         # 1. Calibration.
-        cal = os.path.join(work, "calibrate")
         profile = os.path.join(work, f"profile-{args.network}.json")
-        cal_compile = [mgsc, model, "--batch-size", B, "--profile-generate", "-o", cal, "--quiet"]
-        cal_run = launch + [cal, "--data", data, "--data-format", "cifar10",
-                            "--calibrate-density", rho, "--calibrate", profile]
-        run_checked(cal_compile, "compiling the calibration build")
-        print(f"calibrating: {q(cal_run)}", flush=True)
-        out = run_checked(cal_run, "calibration", timeout=args.timeout, cwd=work)
-        cal_line = next((l for l in out.splitlines() if l.startswith("backward:")), "")
+        cal_line, cal_compile, cal_run = calibrate(mgsc, model, B, launch, data, rho, work,
+                                                   profile, args.timeout)
         with open(profile) as f:
             prof = json.load(f)
         backward_ms = sum(l["backward"] for l in prof["layers"]) * 1e3
@@ -408,8 +281,6 @@ def main():
                 print(f"  round {r + 1} {n:10s} {statistics.mean(ms):8.1f} ms/iter "
                       f"({time.time() - t0:.0f} s, load average {os.getloadavg()[0]:.1f})",
                       flush=True)
-    finally:
-        bring_down()
 
     # 4. The table.
     mean = {n: statistics.mean(w) for n, w in windows.items() if w}

@@ -114,6 +114,22 @@ class ResNet20(nn.Module):
         return self.fc(torch.flatten(x, 1))
 
 
+class WideMLP(nn.Module):
+    """3072 -> 2048 -> 2048 -> 10 on CIFAR-shaped input (10.5 M parameters,
+    42 MB of fp32 gradients): a model where communication matters as in the
+    paper, used by the benchmarks."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3072, 2048)
+        self.fc2 = nn.Linear(2048, 2048)
+        self.fc3 = nn.Linear(2048, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -124,6 +140,7 @@ def build(name):
         "lenet": (LeNet, digits),
         "cnn": (SmallCNN, digits),
         "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),
+        "widemlp": (WideMLP, torch.randn(1, 3, 32, 32)),
         "resnet50": (lambda: tvm.resnet50(weights=None), imagenet),
         "vgg16": (lambda: tvm.vgg16(weights=None), imagenet),
         "alexnet": (lambda: tvm.alexnet(weights=None), imagenet),

@@ -1,0 +1,178 @@
+"""What the distributed benchmarks share: running a command with a bound,
+reading the executables' progress lines, synthetic CIFAR-10 data, exporting a
+model with torch, and a netcluster (shared/tools/netcluster) that is taken
+down whatever happens."""
+import os
+import re
+import shlex
+import shutil
+import signal
+import subprocess
+import sys
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The netcluster tool beside the checkout ($MGS_NETCLUSTER overrides).
+NETCLUSTER = os.environ.get("MGS_NETCLUSTER", os.path.normpath(
+    os.path.join(ROOT, "..", "shared", "tools", "netcluster", "netcluster.sh")))
+NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
+# The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
+# which Open MPI 4.1 runs in coll/libnbc: its ring allreduce is what reaches
+# the link rate (coll/tuned's settings only reach the blocking broadcast).
+RING = ["--mca", "coll_libnbc_iallreduce_algorithm", "1",
+        "--mca", "coll_tuned_use_dynamic_rules", "1",
+        "--mca", "coll_tuned_allreduce_algorithm", "4",
+        "--mca", "coll_tuned_allgather_algorithm", "4"]
+RING_TEXT = ("ring iallreduce (coll_libnbc_iallreduce_algorithm 1), libnbc's default "
+             "iallgather")
+RATE_RE = re.compile(r"iter (\d+)/\d+ loss \S+\s+([0-9.]+) samples/s")
+
+
+def q(cmd):
+    return shlex.join(str(c) for c in cmd)
+
+
+def run_checked(cmd, what, timeout=600, env=None, cwd=None):
+    """Runs cmd in its own process group; returns its stdout+stderr; on
+    failure (or after timeout seconds, when the whole group is killed)
+    raises RuntimeError with what happened and the output's tail."""
+    p = subprocess.Popen([str(c) for c in cmd], stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT, universal_newlines=True, env=env, cwd=cwd,
+                         start_new_session=True)
+    try:
+        out, _ = p.communicate(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, _ = p.communicate()
+        raise RuntimeError(f"{what}: timed out after {timeout} s: {q(cmd)}\n{out[-3000:]}")
+    if p.returncode != 0:
+        raise RuntimeError(f"{what}: exit status {p.returncode}: {q(cmd)}\n{out[-3000:]}")
+    return out
+
+
+def window_ms(output, global_batch, drop_last=False):
+    """ms per iteration of every progress window of an mgs executable's
+    output but the first (and the last, with drop_last)."""
+    rates = [float(r) for _, r in RATE_RE.findall(output)]
+    if len(rates) < 2 + drop_last:
+        raise RuntimeError(f"too few progress windows in the output:\n{output[-2000:]}")
+    return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
+
+
+def write_cifar(path, n, seed=0):
+    """n synthetic CIFAR-10 binary records (1 label byte + 3072 pixel bytes)."""
+    rng = np.random.default_rng(seed)
+    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
+    records.astype(np.uint8).tofile(path)
+
+
+def export_model(name, out_dir):
+    """Exports scripts/export_models.py's model NAME (opset 15, seed 0) with
+    /usr/bin/python3 into out_dir; returns (path, parameter count)."""
+    out = run_checked(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"),
+                       out_dir, name], f"exporting {name} (/usr/bin/python3, torch)",
+                      timeout=300)
+    m = re.search(r"exported (\S+) \(([0-9,]+) parameters\)", out)
+    if not m:
+        raise RuntimeError(f"exporting {name}: unexpected output:\n{out[-2000:]}")
+    return m.group(1), int(m.group(2).replace(",", ""))
+
+
+class NetCluster:
+    """P network namespaces joined by a RATE-limited switch, up for the
+    duration of a with-block (needs root). It is taken down on leaving the
+    block, also on an exception, SIGTERM or SIGHUP; one that someone else
+    left up is refused, not taken over."""
+
+    def __init__(self, prog, workers, rate):
+        self.prog, self.workers, self.rate = prog, workers, rate
+        self.up = False
+        self.text = ""
+
+    def check(self):
+        """Why this cluster cannot be brought up, or None."""
+        if not os.access(NETCLUSTER, os.X_OK):
+            return f"netcluster tool {NETCLUSTER} not found (set MGS_NETCLUSTER to netcluster.sh)"
+        if os.geteuid() != 0:
+            return "--network netcluster needs root (network namespaces, tc)"
+        if os.path.exists(os.path.join(NETCLUSTER_STATE, "config")):
+            return (f"a netcluster is already up ({NETCLUSTER_STATE}): someone may be using it; "
+                    f"take it down first ({NETCLUSTER} down)")
+        for tool in ("ip", "tc", "ping"):
+            if not shutil.which(tool):
+                return (f"netcluster.sh up needs '{tool}', which is not installed "
+                        f"(ping: apt-get install iputils-ping; ip/tc: iproute2)")
+        return None
+
+    def __enter__(self):
+        def on_signal(signum, _frame):
+            raise SystemExit(128 + signum)
+        signal.signal(signal.SIGTERM, on_signal)
+        signal.signal(signal.SIGHUP, on_signal)
+        self.up = True  # from here on, take it down whatever happens
+        try:
+            out = run_checked([NETCLUSTER, "up", self.workers, self.rate], "netcluster.sh up",
+                              timeout=120)
+        except BaseException:
+            self.__exit__(None, None, None)
+            raise
+        m = re.search(r"netcluster: (up: .*)", out)
+        self.text = (f"netcluster {self.rate}: {self.workers} namespaces, one rank each, "
+                     f"TCP over rate-limited veth/bridge; {m.group(1) if m else out.strip()}")
+        return self
+
+    def __exit__(self, *exc):
+        if self.up:
+            self.up = False
+            r = subprocess.run([NETCLUSTER, "down"], stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, universal_newlines=True)
+            if r.returncode != 0:
+                print(f"{self.prog}: netcluster.sh down failed:\n{r.stdout}", file=sys.stderr)
+        return False
+
+
+def check_setup(args):
+    """Checks what every distributed benchmark needs (args.build, args.iters,
+    args.progress_every); returns the paths of mgsc and mgs-plan, or raises
+    RuntimeError saying what is missing."""
+    if args.iters < 2 * args.progress_every:
+        raise RuntimeError("--iters must be at least 2 x --progress-every (the first window is "
+                           "skipped)")
+    bin_dir = os.path.join(os.path.abspath(args.build), "bin")
+    tools = os.path.join(bin_dir, "mgsc"), os.path.join(bin_dir, "mgs-plan")
+    for tool in tools:
+        if not os.access(tool, os.X_OK):
+            raise RuntimeError(f"{tool} not found (build the project first)")
+    if not shutil.which("mpirun"):
+        raise RuntimeError("mpirun not found (apt-get install openmpi-bin)")
+    return tools
+
+
+def mpi_launch(network, workers, coll="ring", omp_threads=1):
+    """The command prefix that starts an mgs executable on `workers` MPI
+    ranks: loopback = mpirun on this machine, netcluster = one rank per host
+    of a netcluster that is up. Returns (prefix, text on the collectives)."""
+    if network == "loopback":
+        launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(workers),
+                    "--mca", "mpi_yield_when_idle", "1"]
+    else:
+        launcher = [NETCLUSTER, "run", str(workers), "--"]
+    coll_flags = RING if coll == "ring" else []
+    coll_text = RING_TEXT if coll == "ring" else "Open MPI 4.1 coll/libnbc defaults"
+    return launcher + coll_flags + ["-x", f"OMP_NUM_THREADS={omp_threads}"], coll_text
+
+
+def calibrate(mgsc, model, batch, launch, data, density, work, profile, timeout):
+    """Builds the instrumented executable (mgsc --profile-generate) and runs
+    its --calibrate under `launch` on CIFAR-10 `data`, writing `profile`.
+    Returns (the calibration's summary line, compile command, run command)."""
+    cal = os.path.join(work, "calibrate")
+    cal_compile = [mgsc, model, "--batch-size", batch, "--profile-generate", "-o", cal, "--quiet"]
+    cal_run = launch + [cal, "--data", data, "--data-format", "cifar10",
+                        "--calibrate-density", density, "--calibrate", profile]
+    run_checked(cal_compile, "compiling the calibration build")
+    print(f"calibrating: {q(cal_run)}", flush=True)
+    out = run_checked(cal_run, "calibration", timeout=timeout, cwd=work)
+    cal_line = next((l for l in out.splitlines() if l.startswith("backward:")), "")
+    return cal_line, cal_compile, cal_run
