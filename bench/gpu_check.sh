@@ -1,7 +1,8 @@
 #!/bin/bash
 # Every GPU test and GPU benchmark of mgs, in one run, on a machine with an
 # NVIDIA GPU (H200-class: about 5 minutes):
-#   1. the GPU kernel tests (GoogleTest, the CPU kernels as the oracle);
+#   1. the GPU kernel tests (GoogleTest, the CPU kernels as the oracle), and the
+#      convolution tests again with MGSRT_CUDNN_FIND=1 (algorithms measured);
 #   2. top-k at n = 25,557,032, k = 0.001 n against torch.topk(x.abs(), k) on the
 #      same GPU and against the one-read bandwidth bound (bench/topk_gpu_bench.py);
 #   3. the MLP trained on digits by an mgsc --target=cuda executable: its
@@ -77,6 +78,14 @@ gpu_tests() {
   return "${PIPESTATUS[0]}"
 }
 
+# The convolutions again with cuDNN's algorithms ranked by measurement
+# (MGSRT_CUDNN_FIND=1): the same accuracy rules, so the same CPU comparison.
+gpu_conv_find() {
+  MGSRT_CUDNN_FIND=1 "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 --gtest_filter='GpuConv*' 2>&1 |
+    tail -20
+  return "${PIPESTATUS[0]}"
+}
+
 mlp() {
   local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
   "$B/bin/mlp-gpu" "${args[@]}" --epochs 1 --save-weights "$RUN/gpu.w" > "$RUN/mlp-gpu.log" &&
@@ -112,6 +121,7 @@ warmup() {
 }
 
 step "GPU kernel tests" gpu_tests
+step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
 step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "CNN with OMGS sparsification on the GPU" cnn_omgs

@@ -10,7 +10,9 @@ progress interval (which includes cuDNN's algorithm search). Each step copies
 the batch to the GPU and the loss back (the driver prints it), so PyTorch's
 loop reads loss.item() every step too. PyTorch: the same model
 (scripts/export_models.py), SGD with momentum, the same batches on the GPU,
-timed over N steps after 5 warm-up steps, fp32 without TF32 (as mgs).
+timed over N steps after 5 warm-up steps, fp32 without TF32 (as mgs), with
+cudnn.benchmark (cuDNN's algorithms measured); mgs runs twice, choosing by
+cuDNN's heuristics and, with MGSRT_CUDNN_FIND=1, by measuring them too.
 Prints the figures and the ratios mgs/PyTorch (lower is better).
 """
 import argparse
@@ -57,11 +59,12 @@ def torch_ms(batch, iters, xs, ys):
     return (time.perf_counter() - start) / iters * 1000
 
 
-def mgs_ms(exe, batch, data, every):
+def mgs_ms(exe, batch, data, every, find):
+    env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0")
     run = subprocess.run([exe, "--data", data, "--data-format", "cifar10", "--epochs", "1",
                           "--holdout", "0", "--lr", "0.01", "--progress-every", str(every)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         universal_newlines=True)
+                         universal_newlines=True, env=env)
     if run.returncode != 0:
         sys.exit(f"{exe} failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
     rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", run.stdout)]
@@ -111,10 +114,13 @@ def main():
         # The executable runs over exactly the iterations of one epoch.
         sub = os.path.join(work, f"data-b{batch}.bin")
         records[: batch * (iters + 10)].tofile(sub)
-        m = mgs_ms(exes[batch], batch, sub, every=max(iters // 6, 1))
+        every = max(iters // 6, 1)
+        m = mgs_ms(exes[batch], batch, sub, every, find=False)
+        mf = mgs_ms(exes[batch], batch, sub, every, find=True)
         t = torch_ms(batch, iters, xs, ys)
-        print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step   PyTorch {t:7.3f} ms/step   "
-              f"ratio mgs/PyTorch = {m / t:.3f}")
+        print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step (cuDNN heuristics), {mf:7.3f} ms/step "
+              f"(MGSRT_CUDNN_FIND=1)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
+              f"{m / t:.3f}, {mf / t:.3f}")
 
 
 if __name__ == "__main__":

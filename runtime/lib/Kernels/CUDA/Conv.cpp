@@ -10,6 +10,11 @@
 //   - are GEMM-like or direct: FFT and Winograd variants are skipped, their
 //     transforms lose more precision than a 1e-5 comparison allows;
 //   - are deterministic, when one qualifies (else the first that works).
+// With MGSRT_CUDNN_FIND=1 the candidates are ranked by cuDNN running each
+// of them once on the call site's shapes (cudnnFind*Algorithm, what
+// PyTorch's cudnn.benchmark does) instead of by its heuristics; the rules
+// above still apply, so results do not change, only which of the accurate
+// algorithms runs. Should the measurement fail, the heuristics decide.
 // 1-D convolutions run as 2-D ones with a leading unit dim.
 //
 // Asymmetric padding: cuDNN only pads symmetrically. Per dim we give cuDNN
@@ -28,6 +33,8 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cstring>
 #include <vector>
 
 using namespace mgs::rt;
@@ -235,7 +242,36 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
          a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
 }
 
-/// Picks from cuDNN's ranked heuristic results: the first accurate FP32
+/// MGSRT_CUDNN_FIND=1: rank the algorithms by measuring them.
+bool measureAlgos() {
+  static const bool on = [] {
+    const char *v = std::getenv("MGSRT_CUDNN_FIND");
+    return v && std::strcmp(v, "1") == 0;
+  }();
+  return on;
+}
+
+/// cuDNN's ranking of the algorithms for one direction of a call site:
+/// `find(count, &returned, perf)` (measured) when measureAlgos(), falling
+/// back to `get` (heuristics) if the measurement fails or returns nothing.
+template <typename Perf, typename Get, typename Find>
+mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get get, Find find,
+                         std::vector<Perf> &perf) {
+  perf.assign(std::max(maxCount, 1), Perf{});
+  int returned = 0;
+  if (measureAlgos() &&
+      find(static_cast<int>(perf.size()), &returned, perf.data()) == CUDNN_STATUS_SUCCESS &&
+      returned > 0) {
+    perf.resize(returned);
+    return MGSRT_OK;
+  }
+  returned = 0;
+  MGSRT_CUDNN_CHECK(ctx, kernel, get(static_cast<int>(perf.size()), &returned, perf.data()));
+  perf.resize(returned);
+  return MGSRT_OK;
+}
+
+/// Picks from cuDNN's ranked results: the first accurate FP32
 /// algorithm whose workspace size cuDNN reports (deterministic ones first),
 /// else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
 template <typename Perf, typename Algo, typename Query>
@@ -269,14 +305,21 @@ mgsrt_status_t chooseFwd(mgsrt_ctx_t *ctx, const char *kernel, ConvCudnn &cc) {
   if (cc.haveFwd)
     return MGSRT_OK;
   cudnnHandle_t h = state(ctx).cudnn;
-  int maxCount = 0, returned = 0;
+  int maxCount = 0;
   MGSRT_CUDNN_CHECK(ctx, kernel, cudnnGetConvolutionForwardAlgorithmMaxCount(h, &maxCount));
-  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf(std::max(maxCount, 1));
-  MGSRT_CUDNN_CHECK(ctx, kernel,
-                    cudnnGetConvolutionForwardAlgorithm_v7(h, cc.convIn(), cc.w, cc.conv, cc.y,
-                                                           static_cast<int>(perf.size()),
-                                                           &returned, perf.data()));
-  perf.resize(returned);
+  std::vector<cudnnConvolutionFwdAlgoPerf_t> perf;
+  if (rankAlgos(
+          ctx, kernel, maxCount,
+          [&](int n, int *got, cudnnConvolutionFwdAlgoPerf_t *r) {
+            return cudnnGetConvolutionForwardAlgorithm_v7(h, cc.convIn(), cc.w, cc.conv, cc.y, n,
+                                                          got, r);
+          },
+          [&](int n, int *got, cudnnConvolutionFwdAlgoPerf_t *r) {
+            return cudnnFindConvolutionForwardAlgorithm(h, cc.convIn(), cc.w, cc.conv, cc.y, n,
+                                                        got, r);
+          },
+          perf))
+    return ctx->status;
   auto query = [&](cudnnConvolutionFwdAlgo_t a, size_t *bytes) {
     return cudnnGetConvolutionForwardWorkspaceSize(h, cc.convIn(), cc.w, cc.conv, cc.y, a, bytes);
   };
@@ -291,15 +334,21 @@ mgsrt_status_t chooseBwdData(mgsrt_ctx_t *ctx, const char *kernel, ConvCudnn &cc
   if (cc.haveBwdData)
     return MGSRT_OK;
   cudnnHandle_t h = state(ctx).cudnn;
-  int maxCount = 0, returned = 0;
+  int maxCount = 0;
   MGSRT_CUDNN_CHECK(ctx, kernel, cudnnGetConvolutionBackwardDataAlgorithmMaxCount(h, &maxCount));
-  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf(std::max(maxCount, 1));
-  MGSRT_CUDNN_CHECK(ctx, kernel,
-                    cudnnGetConvolutionBackwardDataAlgorithm_v7(h, cc.w, cc.y, cc.conv,
-                                                                cc.convIn(),
-                                                                static_cast<int>(perf.size()),
-                                                                &returned, perf.data()));
-  perf.resize(returned);
+  std::vector<cudnnConvolutionBwdDataAlgoPerf_t> perf;
+  if (rankAlgos(
+          ctx, kernel, maxCount,
+          [&](int n, int *got, cudnnConvolutionBwdDataAlgoPerf_t *r) {
+            return cudnnGetConvolutionBackwardDataAlgorithm_v7(h, cc.w, cc.y, cc.conv,
+                                                               cc.convIn(), n, got, r);
+          },
+          [&](int n, int *got, cudnnConvolutionBwdDataAlgoPerf_t *r) {
+            return cudnnFindConvolutionBackwardDataAlgorithm(h, cc.w, cc.y, cc.conv, cc.convIn(),
+                                                             n, got, r);
+          },
+          perf))
+    return ctx->status;
   auto query = [&](cudnnConvolutionBwdDataAlgo_t a, size_t *bytes) {
     return cudnnGetConvolutionBackwardDataWorkspaceSize(h, cc.w, cc.y, cc.conv, cc.convIn(), a,
                                                         bytes);
@@ -315,16 +364,22 @@ mgsrt_status_t chooseBwdFilter(mgsrt_ctx_t *ctx, const char *kernel, ConvCudnn &
   if (cc.haveBwdFilter)
     return MGSRT_OK;
   cudnnHandle_t h = state(ctx).cudnn;
-  int maxCount = 0, returned = 0;
+  int maxCount = 0;
   MGSRT_CUDNN_CHECK(ctx, kernel,
                     cudnnGetConvolutionBackwardFilterAlgorithmMaxCount(h, &maxCount));
-  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf(std::max(maxCount, 1));
-  MGSRT_CUDNN_CHECK(ctx, kernel,
-                    cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, cc.convIn(), cc.y, cc.conv,
-                                                                  cc.w,
-                                                                  static_cast<int>(perf.size()),
-                                                                  &returned, perf.data()));
-  perf.resize(returned);
+  std::vector<cudnnConvolutionBwdFilterAlgoPerf_t> perf;
+  if (rankAlgos(
+          ctx, kernel, maxCount,
+          [&](int n, int *got, cudnnConvolutionBwdFilterAlgoPerf_t *r) {
+            return cudnnGetConvolutionBackwardFilterAlgorithm_v7(h, cc.convIn(), cc.y, cc.conv,
+                                                                 cc.w, n, got, r);
+          },
+          [&](int n, int *got, cudnnConvolutionBwdFilterAlgoPerf_t *r) {
+            return cudnnFindConvolutionBackwardFilterAlgorithm(h, cc.convIn(), cc.y, cc.conv,
+                                                               cc.w, n, got, r);
+          },
+          perf))
+    return ctx->status;
   auto query = [&](cudnnConvolutionBwdFilterAlgo_t a, size_t *bytes) {
     return cudnnGetConvolutionBackwardFilterWorkspaceSize(h, cc.convIn(), cc.y, cc.conv, cc.w, a,
                                                           bytes);
