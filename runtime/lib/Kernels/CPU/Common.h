@@ -14,6 +14,7 @@
 #include <chrono>
 
 #include <cstdint>
+#include <cstring>
 #include <exception>
 #include <new>
 #include <sstream>
@@ -102,6 +103,19 @@ struct BufferCheck {
 
 inline double descF64(const int64_t *desc, int index) {
   return mgsrt_f64_from_bits(desc[index]);
+}
+
+/// `g` where `keep`, else +0.0f, without a branch. Written as a bit mask
+/// because GCC turns `keep ? g : 0.0f` into a branch inside loops that also
+/// reduce in double; on data where `keep` is random (a ReLU's mask) the
+/// mispredictions made the fused-ReLU batch-norm backward 16x slower than
+/// the plain one.
+inline float keepOrZero(bool keep, float g) {
+  uint32_t bits;
+  std::memcpy(&bits, &g, sizeof bits);
+  bits &= 0u - static_cast<uint32_t>(keep);
+  std::memcpy(&g, &bits, sizeof g);
+  return g;
 }
 
 /// Product of `n` extents (the caller has checked they are non-negative).

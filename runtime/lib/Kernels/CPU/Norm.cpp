@@ -162,8 +162,7 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
       const float mc = mean[c], ac = a[c], bc = shift[c];
 #pragma omp simd reduction(+ : s, sx)
       for (int64_t i = 0; i < d; ++i) {
-        const float gv = gp[i]; // loaded unconditionally, so the select vectorizes
-        double g = affine(xp[i], mc, ac, bc) > 0.0f ? gv : 0.0f;
+        const double g = keepOrZero(affine(xp[i], mc, ac, bc) > 0.0f, gp[i]);
         s += g;
         sx += g * (xp[i] - m);
       }
@@ -210,8 +209,7 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
       const float ac = a[c], bc = shift[c];
 #pragma omp simd
       for (int64_t i = 0; i < d; ++i) {
-        const float gv = gp[i];
-        float g = affine(xp[i], m, ac, bc) > 0.0f ? gv : 0.0f;
+        const float g = keepOrZero(affine(xp[i], m, ac, bc) > 0.0f, gp[i]);
         op[i] = g * k1c + (xp[i] - m) * b + e;
       }
     } else {
