@@ -372,7 +372,8 @@ MGSRT_EXPORT int64_t mgsrt_ctx_marks(const mgsrt_ctx_t *ctx, int64_t *ids, doubl
 
 /*===--- Timeline -----------------------------------------------------------===*
  * While tracing is on, the context records every kernel (its time), every
- * collective from its start to the end of its wait, and every mark (the
+ * collective from its start to its completion (MPI: when the communication
+ * thread saw it complete; otherwise the end of its wait), and every mark (the
  * executable's --trace writes them as a chrome://tracing timeline). On a GPU
  * context each kernel is waited for, so its time is the GPU's. Times are
  * seconds on a monotonic clock.

@@ -50,6 +50,10 @@ public:
   virtual Status wait() = 0;
   /// Whether the collective has completed (wait then returns at once).
   virtual bool test() = 0;
+  /// When the backend saw the collective complete, in steady_clock seconds
+  /// since its epoch (the timeline's clock); negative when it does not know.
+  /// Meaningful once wait() has returned.
+  virtual double completedAt() const { return -1.0; }
 };
 
 using CommRequestPtr = std::unique_ptr<CommRequest>;

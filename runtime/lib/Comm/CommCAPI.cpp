@@ -33,6 +33,8 @@ struct Slot {
   int64_t k = 0;
   int ranks = 0;
   bool half = false; // values as IEEE half precision
+  // When the last wait's collective completed (CommRequest::completedAt).
+  double completedAt = -1.0;
 };
 
 /// Bytes of one value on the wire.
@@ -144,6 +146,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   if (!s || !s->request)
     return slotIdle(ctx, kernel, slot);
   Status status = s->request->wait();
+  s->completedAt = s->request->completedAt();
   s->request.reset();
   if (!status.ok())
     return backendFailure(ctx, kernel, status);
@@ -204,14 +207,21 @@ mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc
   return s;
 }
 
-/// The timeline: a collective from its start to the end of its wait.
+/// The timeline: a collective from its start to its completion, where the
+/// backend knows when that was (MPI: when its communication thread saw it),
+/// else to the end of its wait.
 mgsrt_status_t traceWait(mgsrt_ctx_t *ctx, const int64_t *desc, mgsrt_status_t s) {
   if (s != MGSRT_OK || !ctx->tracing)
     return s;
   auto it = ctx->traceStarts.find(desc[0]);
   if (it != ctx->traceStarts.end()) {
-    ctx->traceEvent(it->second.first, desc[0], it->second.second,
-                    secondsOf(std::chrono::steady_clock::now()), MGSRT_TRACE_COLLECTIVE);
+    double end = secondsOf(std::chrono::steady_clock::now());
+    if (!ctx->deviceKernels && ctx->commState) {
+      const double done = slotsOf(ctx).slots[desc[0]].completedAt;
+      if (done >= it->second.second && done < end)
+        end = done;
+    }
+    ctx->traceEvent(it->second.first, desc[0], it->second.second, end, MGSRT_TRACE_COLLECTIVE);
     ctx->traceStarts.erase(it);
   }
   return s;

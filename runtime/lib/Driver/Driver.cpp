@@ -69,7 +69,7 @@ constexpr const char *kUsage =
     "                           running statistics included)\n"
     "  --trace FILE             write a chrome://tracing timeline of --trace-steps\n"
     "                           iterations (after 2 warm-up ones) of every kernel,\n"
-    "                           collective (start to wait) and mark; rank r > 0\n"
+    "                           collective (start to completion) and mark; rank r > 0\n"
     "                           writes FILE.rank<r>\n"
     "  --trace-steps N          (default 3)\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
@@ -1130,7 +1130,7 @@ int Driver::writeTrace(int64_t iterations) {
                 "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": "
                 "{\"name\": \"kernels\"}},\n"
                 "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
-                "{\"name\": \"collectives (start to wait)\"}}",
+                "{\"name\": \"collectives (start to completion)\"}}",
                 rank, rank, rank, rank);
   json += line;
   for (int64_t i = 0; i < n; ++i) {

@@ -16,6 +16,7 @@
 
 #include <mpi.h>
 
+#include <chrono>
 #include <climits>
 #include <condition_variable>
 #include <cstdlib>
@@ -67,6 +68,7 @@ struct MpiOp {
   std::function<void()> finish;
   MPI_Request request = MPI_REQUEST_NULL;
   Status status; // written by the engine before `done`
+  double doneAt = -1.0; // steady_clock seconds the engine saw it complete; likewise
   bool done = false; // guarded by the engine's mutex
 };
 
@@ -224,6 +226,9 @@ private:
           op.status = mpiError(op.what, rc);
         else if (op.finish)
           op.finish();
+        op.doneAt = std::chrono::duration<double>(
+                        std::chrono::steady_clock::now().time_since_epoch())
+                        .count();
         finished.push_back(std::move(active[i]));
         active.erase(active.begin() + i);
       }
@@ -264,6 +269,7 @@ public:
   ~MpiRequest() override { wait(); }
   Status wait() override { return MpiEngine::get().wait(*op); }
   bool test() override { return MpiEngine::get().test(*op); }
+  double completedAt() const override { return op->doneAt; }
 
 private:
   std::shared_ptr<MpiOp> op;
