@@ -64,6 +64,15 @@ double Profile::allreduceSeconds(int64_t n) const {
   return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
 }
 
+double Profile::allgatherComputeSeconds(int64_t n) const {
+  return allgather.cpuPerByte * 8.0 * static_cast<double>(topkK(n)) *
+         static_cast<double>(workers);
+}
+
+double Profile::allreduceComputeSeconds(int64_t n) const {
+  return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+}
+
 //===----------------------------------------------------------------------===//
 // Profile: parsing and validation
 //===----------------------------------------------------------------------===//
@@ -180,6 +189,13 @@ Expected<AlphaBeta> parseAlphaBeta(const FieldReader &root, StringRef key) {
     return beta.takeError();
   ab.alpha = *alpha;
   ab.beta = *beta;
+  if (const json::Value *cpu = (*obj)->get("cpu_per_byte")) { // optional
+    auto v = FieldReader::readNonNegative(*cpu, r.fieldPath("cpu_per_byte"),
+                                          "seconds per byte");
+    if (!v)
+      return v.takeError();
+    ab.cpuPerByte = *v;
+  }
   return ab;
 }
 
@@ -217,6 +233,9 @@ Error Profile::validate() const {
     if (Error e = checkNonNegative(ab->alpha, Twine(key) + ".alpha", "seconds"))
       return e;
     if (Error e = checkNonNegative(ab->beta, Twine(key) + ".beta", "seconds per byte"))
+      return e;
+    if (Error e = checkNonNegative(ab->cpuPerByte, Twine(key) + ".cpu_per_byte",
+                                   "seconds per byte"))
       return e;
   }
   if (layers.empty())
@@ -357,6 +376,14 @@ Expected<Profile> loadProfile(StringRef path) {
   return parseProfile((*buffer)->getBuffer());
 }
 
+/// {"alpha", "beta"} and, where calibrated, "cpu_per_byte".
+static json::Object alphaBetaToJSON(const AlphaBeta &ab) {
+  json::Object o{{"alpha", ab.alpha}, {"beta", ab.beta}};
+  if (ab.cpuPerByte != 0.0)
+    o["cpu_per_byte"] = ab.cpuPerByte;
+  return o;
+}
+
 json::Value profileToJSON(const Profile &p) {
   json::Array points;
   for (const TopKPoint &pt : p.topkPoints)
@@ -368,8 +395,8 @@ json::Value profileToJSON(const Profile &p) {
       {"workers", p.workers},
       {"density", p.density},
       {"topk", json::Object{{"points", std::move(points)}}},
-      {"allgather", json::Object{{"alpha", p.allgather.alpha}, {"beta", p.allgather.beta}}},
-      {"allreduce", json::Object{{"alpha", p.allreduce.alpha}, {"beta", p.allreduce.beta}}},
+      {"allgather", alphaBetaToJSON(p.allgather)},
+      {"allreduce", alphaBetaToJSON(p.allreduce)},
       {"layers", std::move(layers)},
   };
 }
@@ -442,14 +469,14 @@ struct BackpropView {
 
 /// Compute-stream and comm-stream time of one group.
 struct GroupCost {
-  double topk; ///< on the compute stream (0 when dense)
+  double topk; ///< on the compute stream: top-k (none when dense) + the collective's CPU time
   double comm;
 };
 
 GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
   if (c == Collective::AllReduce)
-    return {0.0, p.allreduceSeconds(n)};
-  return {p.topkSeconds(n), p.allgatherSeconds(n)};
+    return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
+  return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
 }
 
 /// One step of the pipeline recurrence; every planner and predict() use it.

@@ -129,8 +129,10 @@ Profile randomProfile(std::mt19937_64 &rng, int64_t layers, int family) {
       n += 1 + static_cast<int64_t>(rng() % 200000);
       p.topkPoints.push_back({n, logUniform(1e-6, 1e-2)});
     }
-    p.allgather = {logUniform(1e-7, 1e-1), logUniform(1e-13, 1e-7)};
-    p.allreduce = {logUniform(1e-7, 1e-1), logUniform(1e-13, 1e-7)};
+    // Half of them with collectives that also take compute time.
+    auto cpu = [&] { return rng() % 2 ? logUniform(1e-13, 1e-8) : 0.0; };
+    p.allgather = {logUniform(1e-7, 1e-1), logUniform(1e-13, 1e-7), cpu()};
+    p.allreduce = {logUniform(1e-7, 1e-1), logUniform(1e-13, 1e-7), cpu()};
     for (int64_t i = 0; i < layers; ++i)
       p.layers.push_back({"l" + std::to_string(i), static_cast<int64_t>(logUniform(1, 1e7)),
                           rng() % 4 == 0 ? 0.0 : logUniform(1e-6, 1e-1)});
@@ -186,6 +188,25 @@ TEST(PlannerProfile, RoundTripsThroughJSON) {
 
 TEST(PlannerProfile, IgnoresUnknownKeys) {
   EXPECT_EQ(parseError(smallWith("\"workers\": 2,", "\"device\": \"h200\", \"workers\": 2,")), "");
+}
+
+TEST(PlannerProfile, CollectiveComputeTimeIsOptional) {
+  Profile p = small();
+  EXPECT_EQ(p.allreduce.cpuPerByte, 0.0);
+  llvm::Expected<Profile> q =
+      parseProfile(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"cpu_per_byte\": 2e-9"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->allreduce.cpuPerByte, 2e-9);
+  // Written back only where calibrated, and read back unchanged.
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(*q);
+  EXPECT_NE(text.find("cpu_per_byte"), std::string::npos);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->allreduce.cpuPerByte, 2e-9);
+  EXPECT_EQ(parseError(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"cpu_per_byte\": -1")),
+            "allreduce.cpu_per_byte: expected a non-negative number of seconds per byte, got -1");
 }
 
 TEST(PlannerProfile, ErrorsNameTheField) {
@@ -353,6 +374,35 @@ TEST(PlannerPredict, MixedCollectivesByHand) {
   EXPECT_EQ(predict(p, groups), topkEnd + (0.25 + 385.0 / 256));
   // Dense everything as one group: backward, then one allreduce of 772.
   EXPECT_EQ(predict(p, fromSizes(p, {4}, {Collective::AllReduce})), 0.875 + 0.5 + 772.0 / 256);
+}
+
+TEST(PlannerPredict, CollectiveComputeTimeByHand) {
+  // The groups of MixedCollectivesByHand, now with collectives that take
+  // compute time: the dense {b.bias} (4 bytes) delays the compute stream by
+  // 4/64, the sparse group's allgather (8 * 385 * 2 = 6160 bytes) by
+  // 6160/8192 = 385/512 more before its collective starts.
+  Profile p = small();
+  p.allreduce.cpuPerByte = 1.0 / 64;
+  p.allgather.cpuPerByte = 1.0 / 8192;
+  std::vector<Group> groups = fromSizes(p, {1, 3}, {Collective::AllReduce, Collective::AllGather});
+  double topkEnd = 0.875 + (0.0625 + 770.0 / 16384);
+  EXPECT_EQ(predict(p, groups), topkEnd + 1.0 / 16 + 385.0 / 512 + (0.25 + 385.0 / 256));
+  EXPECT_EQ(p.allreduceComputeSeconds(1), 1.0 / 16);
+  EXPECT_EQ(p.allgatherComputeSeconds(771), 385.0 / 512);
+  // A slow allgather makes auto all-reduce; a dense collective that takes
+  // enough compute time makes it gather again.
+  p.allgather.cpuPerByte = 0.0;
+  p.allreduce.cpuPerByte = 0.0;
+  p.allgather.alpha = 10.0;
+  Plan cheap = plan(p, *Strategy::parse("auto"));
+  p.allreduce.cpuPerByte = 1.0;
+  Plan dear = plan(p, *Strategy::parse("auto"));
+  auto denseGroups = [](const Plan &pl) {
+    return llvm::count_if(pl.groups,
+                          [](const Group &g) { return g.collective == Collective::AllReduce; });
+  };
+  EXPECT_GT(denseGroups(cheap), 0);
+  EXPECT_EQ(denseGroups(dear), 0);
 }
 
 TEST(PlannerPredict, OneLayer) {

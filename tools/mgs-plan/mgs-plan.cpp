@@ -2,7 +2,8 @@
 //
 //   mgs-plan PROFILE.json [--strategy S[,S...]] [--workers P] [--density RHO]
 //            [--allgather-alpha A] [--allgather-beta B]
-//            [--allreduce-alpha A] [--allreduce-beta B] [--compare]
+//            [--allreduce-alpha A] [--allreduce-beta B]
+//            [--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--compare]
 //
 // Prints each strategy's plan and predicted iteration time in DESIGN.md's
 // Plan JSON (one object for one strategy, an array for several; every
@@ -49,6 +50,14 @@ static cl::opt<double> allreduceAlpha("allreduce-alpha",
 static cl::opt<double> allreduceBeta("allreduce-beta",
                                      cl::desc("All-reduce time per byte (seconds)"),
                                      cl::value_desc("B"), cl::cat(category));
+static cl::opt<double> allgatherCpu("allgather-cpu-per-byte",
+                                    cl::desc("Compute time an all-gather takes from backprop, "
+                                             "per byte (seconds)"),
+                                    cl::value_desc("C"), cl::cat(category));
+static cl::opt<double> allreduceCpu("allreduce-cpu-per-byte",
+                                    cl::desc("Compute time an all-reduce takes from backprop, "
+                                             "per byte (seconds)"),
+                                    cl::value_desc("C"), cl::cat(category));
 static cl::opt<bool> compare("compare",
                              cl::desc("Print a table (groups, predicted time, ratio to the "
                                       "best) instead of JSON"),
@@ -57,7 +66,7 @@ static cl::opt<bool> compare("compare",
 static constexpr const char *kUsage =
     "usage: mgs-plan PROFILE.json [--strategy S[,S...]] [--workers P] [--density RHO] "
     "[--allgather-alpha A] [--allgather-beta B] [--allreduce-alpha A] [--allreduce-beta B] "
-    "[--compare]; see --help";
+    "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--compare]; see --help";
 
 static int usageError(const Twine &message) {
   errs() << "mgs-plan: " << message << "\n" << kUsage << "\n";
@@ -121,11 +130,24 @@ int main(int argc, char **argv) {
     return usageError("--workers must be a positive integer, got " + Twine(workers));
   if (density.getNumOccurrences() && !(density > 0.0 && density <= 1.0))
     return usageError("--density must be in (0, 1], got " + formatSeconds(density));
-  if (!checkNonNegative(allgatherAlpha, "allgather-alpha") ||
-      !checkNonNegative(allgatherBeta, "allgather-beta") ||
-      !checkNonNegative(allreduceAlpha, "allreduce-alpha") ||
-      !checkNonNegative(allreduceBeta, "allreduce-beta"))
-    return 1;
+  // The collective-cost options and the profile fields they replace.
+  struct CostOption {
+    cl::opt<double> &option;
+    const char *name;
+    double AlphaBeta::*field;
+    bool allgather;
+  };
+  const CostOption costOptions[] = {
+      {allgatherAlpha, "allgather-alpha", &AlphaBeta::alpha, true},
+      {allgatherBeta, "allgather-beta", &AlphaBeta::beta, true},
+      {allgatherCpu, "allgather-cpu-per-byte", &AlphaBeta::cpuPerByte, true},
+      {allreduceAlpha, "allreduce-alpha", &AlphaBeta::alpha, false},
+      {allreduceBeta, "allreduce-beta", &AlphaBeta::beta, false},
+      {allreduceCpu, "allreduce-cpu-per-byte", &AlphaBeta::cpuPerByte, false},
+  };
+  for (const CostOption &o : costOptions)
+    if (!checkNonNegative(o.option, o.name))
+      return 1;
 
   Expected<Profile> loaded = loadProfile(profileFile);
   if (!loaded) {
@@ -137,14 +159,11 @@ int main(int argc, char **argv) {
     profile.workers = workers;
   if (density.getNumOccurrences())
     profile.density = density;
-  if (allgatherAlpha.getNumOccurrences())
-    profile.allgather.alpha = allgatherAlpha;
-  if (allgatherBeta.getNumOccurrences())
-    profile.allgather.beta = allgatherBeta;
-  if (allreduceAlpha.getNumOccurrences())
-    profile.allreduce.alpha = allreduceAlpha;
-  if (allreduceBeta.getNumOccurrences())
-    profile.allreduce.beta = allreduceBeta;
+  for (const CostOption &o : costOptions)
+    if (o.option.getNumOccurrences()) {
+      AlphaBeta &ab = o.allgather ? profile.allgather : profile.allreduce;
+      ab.*o.field = o.option.getValue();
+    }
   if (Error e = profile.validate()) // e.g. --workers above the limit
     return usageError(toString(std::move(e)));
 

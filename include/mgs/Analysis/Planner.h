@@ -41,10 +41,14 @@ struct LayerProfile {
   double backward = 0.0;
 };
 
-/// alpha + beta * bytes.
+/// A collective's cost: alpha + beta * bytes on the comm stream, and
+/// cpuPerByte * bytes taken from the compute stream while it runs (the CPU
+/// time its copies, reductions and network stack take from backprop on the
+/// same cores; profile key "cpu_per_byte", optional, default 0).
 struct AlphaBeta {
-  double alpha = 0.0; ///< seconds
-  double beta = 0.0;  ///< seconds per byte
+  double alpha = 0.0;      ///< seconds
+  double beta = 0.0;       ///< seconds per byte
+  double cpuPerByte = 0.0; ///< compute-stream seconds per byte
 };
 
 /// A top-k timing sample: one top-k over `n` elements took `seconds`.
@@ -76,6 +80,10 @@ struct Profile {
   double allgatherSeconds(int64_t n) const;
   /// Dense collective of a group of n elements: alpha + beta * 4 * n.
   double allreduceSeconds(int64_t n) const;
+  /// What those collectives take from the compute stream: cpuPerByte times
+  /// the same bytes (8 * k * P, 4 * n).
+  double allgatherComputeSeconds(int64_t n) const;
+  double allreduceComputeSeconds(int64_t n) const;
 
   /// Checks every field (what parseProfile checks, for profiles built or
   /// changed in code); the error names the field, e.g.
@@ -142,7 +150,9 @@ struct GroupTimes {
 
 /// The pipeline model of DESIGN.md. Backprop visits the layers L..1; for
 /// each group in backprop order the compute stream runs the backward of its
-/// layers then one top-k over its n elements (none for a dense group); its
+/// layers then one top-k over its n elements (none for a dense group), and
+/// is charged the CPU time its collective takes from it
+/// (allgatherComputeSeconds / allreduceComputeSeconds, 0 unless calibrated); its
 /// collective starts at max(end of the previous collective, end of that
 /// top-k) and lasts allgatherSeconds(n) (allreduceSeconds(n) if dense).
 /// Returns the end of the last collective. `groups` must pass verifyGroups.
