@@ -211,6 +211,79 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
   return true;
 }
 
+bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
+                          const std::function<double(int)> &runStep, LinearCost &allgather,
+                          LinearCost &allreduce, std::string &error) {
+  int stepIndex = 0;
+  std::vector<double> alone;
+  for (int r = 0; r < 3; ++r) {
+    double t = runStep(stepIndex++);
+    if (t < 0)
+      return false;
+    alone.push_back(t);
+  }
+  const double step = median(alone);
+  // Bytes whose fitted time is half a step: the collective's CPU work then
+  // falls inside the step it runs beside.
+  auto bytesFor = [&](const LinearCost &c) {
+    double b = c.beta > 0 ? (0.5 * step - c.alpha) / c.beta : 0;
+    return std::clamp(b, double(1 << 16), double(1 << 26));
+  };
+  auto measure = [&](const char *what, double bytes, auto start, LinearCost &cost) {
+    std::vector<double> stolen;
+    int64_t wait[1] = {0};
+    for (int r = 0; r < 5; ++r) {
+      const double unloaded = runStep(stepIndex++);
+      if (unloaded < 0)
+        return false;
+      if (start() != MGSRT_OK)
+        return ctxError(ctx, std::string("calibrating the ") + what + "'s compute time", error);
+      const double loaded = runStep(stepIndex++);
+      if (loaded < 0)
+        return false;
+      if (mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK)
+        return ctxError(ctx, std::string("calibrating the ") + what + "'s compute time", error);
+      stolen.push_back(loaded - unloaded);
+    }
+    cost.cpuPerByte = std::max(0.0, median(stolen)) / bytes;
+    return true;
+  };
+
+  // The sizes must be the same on every rank: each rank's fit and step time
+  // differ a little, so the ranks use the mean of their sizes.
+  float sizes[2] = {static_cast<float>(bytesFor(allgather) / (8.0 * workers)),
+                    static_cast<float>(bytesFor(allreduce) / 4.0)};
+  {
+    DeviceMemory agree(ctx, sizeof sizes);
+    int64_t desc[2] = {2, 0}, wait[1] = {0};
+    void *bufs[1] = {agree.get()};
+    if (!agree.get() || mgsrt_copy_to_device(ctx, agree.get(), sizes, sizeof sizes) != MGSRT_OK ||
+        mgsrt_allreduce_start(ctx, desc, bufs) != MGSRT_OK ||
+        mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
+        mgsrt_copy_to_host(ctx, sizes, agree.get(), sizeof sizes) != MGSRT_OK)
+      return ctxError(ctx, "calibrating the collectives' compute time", error);
+  }
+  const int64_t k = std::max<int64_t>(1, static_cast<int64_t>(sizes[0]));
+  DeviceMemory v(ctx, k * 4), ix(ctx, k * 4), rv(ctx, k * 4 * workers), ri(ctx, k * 4 * workers);
+  if (!v.get() || !ix.get() || !rv.get() || !ri.get())
+    return ctxError(ctx, "calibrating the allgather's compute time", error);
+  int64_t gatherDesc[4] = {k, 0, 0, 0};
+  void *gatherBufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
+  if (!measure("allgather", 8.0 * static_cast<double>(k) * workers,
+               [&] { return mgsrt_allgather_start(ctx, gatherDesc, gatherBufs); }, allgather))
+    return false;
+
+  const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(sizes[1]));
+  DeviceMemory d(ctx, n * 4);
+  std::vector<float> zeros(n, 0.0f);
+  if (!d.get() || mgsrt_copy_to_device(ctx, d.get(), zeros.data(), n * 4) != MGSRT_OK)
+    return ctxError(ctx, "calibrating the allreduce's compute time", error);
+  int64_t reduceDesc[2] = {n, 0};
+  void *reduceBufs[1] = {d.get()};
+  return measure("allreduce", 4.0 * static_cast<double>(n),
+                 [&] { return mgsrt_allreduce_start(ctx, reduceDesc, reduceBufs); }, allreduce);
+}
+
 std::string profileJson(const Calibration &c) {
   std::ostringstream os;
   os.precision(9);
@@ -220,10 +293,10 @@ std::string profileJson(const Calibration &c) {
   for (size_t i = 0; i < c.topk.size(); ++i)
     os << (i ? ", " : "") << "[" << c.topk[i].first << ", " << c.topk[i].second << "]";
   os << "]},\n";
-  os << " \"allgather\": {\"alpha\": " << c.allgather.alpha << ", \"beta\": " << c.allgather.beta
-     << "},\n";
-  os << " \"allreduce\": {\"alpha\": " << c.allreduce.alpha << ", \"beta\": " << c.allreduce.beta
-     << "},\n";
+  for (auto [key, cost] : {std::pair<const char *, const LinearCost *>{"allgather", &c.allgather},
+                           {"allreduce", &c.allreduce}})
+    os << " \"" << key << "\": {\"alpha\": " << cost->alpha << ", \"beta\": " << cost->beta
+       << ", \"cpu_per_byte\": " << cost->cpuPerByte << "},\n";
   os << " \"layers\": [\n";
   for (size_t i = 0; i < c.layers.size(); ++i)
     os << "  {\"name\": \"" << jsonEscape(c.layers[i].name) << "\", \"numel\": " << c.layers[i].numel

@@ -23,6 +23,7 @@ namespace mgs::rt::driver {
 
 struct LinearCost {
   double alpha = 0, beta = 0; // seconds, seconds per byte
+  double cpuPerByte = 0;      // compute time taken from a step running beside it
 };
 
 struct Calibration {
@@ -56,6 +57,17 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
 /// to alpha + beta * bytes by least squares. Every rank must call it.
 bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
                         LinearCost &allreduce, std::string &error);
+
+/// The compute time each collective takes from a training step running
+/// beside it, per byte (the planner's cpu_per_byte): `runStep(i)` runs step
+/// i (no collectives of its own) and returns its seconds, or a negative
+/// number on failure. For each collective, a size whose fitted time is
+/// about half a step is started before a step and waited for after it;
+/// (that step's time - an unloaded step's) / bytes, the median of 5 pairs,
+/// at least 0. Every rank must call it.
+bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
+                          const std::function<double(int)> &runStep, LinearCost &allgather,
+                          LinearCost &allreduce, std::string &error);
 
 /// `s` inside a JSON string: quotes and backslashes escaped.
 std::string jsonEscape(const std::string &s);

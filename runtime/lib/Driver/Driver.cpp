@@ -1213,6 +1213,18 @@ int Driver::runCalibration() {
   if (!measureTopK(ctx, o.calibrateDensity, total, c.topk, err) ||
       !measureCollectives(ctx, workers, c.allgather, c.allreduce, err))
     return error("--calibrate: %s", err.c_str());
+  // What the collectives take from backprop on the same cores (on a GPU the
+  // step does not run on them: left at 0).
+  if (workers > 1 && !m.cuda) {
+    auto timedStep = [&](int s) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!runStep(warmup + steps + s))
+        return -1.0;
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (!measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce, err))
+      return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+  }
   c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
              (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
              ", median of " + std::to_string(steps) + " steps";
@@ -1220,10 +1232,12 @@ int Driver::runCalibration() {
   for (const Calibration::Layer &l : c.layers)
     backward += l.backward;
   std::printf("backward: %.3f ms over %zu layers; top-k at n = %lld: %.3f ms; allgather "
-              "alpha %.3g s beta %.3g s/B; allreduce alpha %.3g s beta %.3g s/B\n",
+              "alpha %.3g s beta %.3g s/B cpu %.3g s/B; allreduce alpha %.3g s beta %.3g s/B "
+              "cpu %.3g s/B\n",
               backward * 1e3, c.layers.size(), static_cast<long long>(c.topk.back().first),
               c.topk.back().second * 1e3, c.allgather.alpha, c.allgather.beta,
-              c.allreduce.alpha, c.allreduce.beta);
+              c.allgather.cpuPerByte, c.allreduce.alpha, c.allreduce.beta,
+              c.allreduce.cpuPerByte);
   if (rank != 0)
     return 0;
   AtomicWriter w;
