@@ -1,13 +1,14 @@
 #!/usr/bin/python3
 """Checks a timeline written by a training executable's --trace.
 
-    check_trace.py TRACE.json [--collectives] [--overlap] [--completed-early] [--marks N]
+    check_trace.py TRACE.json [--collectives] [--overlap] [--ends-at-completion] [--marks N]
 
 Always: valid JSON in chrome://tracing's format with kernel spans. With
 --collectives: collective spans on thread 1. With --overlap: some kernel runs
 entirely inside a collective's span (communication overlapping backprop).
-With --completed-early: some collective's span ends before any comm_wait
-that begins after it started (spans end at completion, not at the wait).
+With --ends-at-completion: every collective's span ends no later than the
+comm_wait kernel that closed it (the span ends when the collective
+completed, not after its wait; each span is written right after its wait).
 With --marks N: N gradient marks and one start-of-backprop mark per
 iteration. Prints a one-line summary; exits 1 naming what is missing.
 """
@@ -21,7 +22,7 @@ def main():
     ap.add_argument("trace")
     ap.add_argument("--collectives", action="store_true")
     ap.add_argument("--overlap", action="store_true")
-    ap.add_argument("--completed-early", action="store_true")
+    ap.add_argument("--ends-at-completion", action="store_true")
     ap.add_argument("--marks", type=int)
     args = ap.parse_args()
     with open(args.trace) as f:
@@ -39,13 +40,19 @@ def main():
                   if c["ts"] < k["ts"] and k["ts"] + k["dur"] < c["ts"] + c["dur"]]
         if not inside:
             problems.append("no kernel runs while a collective is in flight")
-    if args.completed_early:
-        waits = [k["ts"] for k in kernels if k["name"] == "comm_wait"]
-        early = [c for c in colls
-                 if c["ts"] + c["dur"] < min((w for w in waits if w >= c["ts"]),
-                                             default=float("-inf"))]
-        if not early:
-            problems.append("no collective completed before a wait for it began")
+    if args.ends_at_completion:
+        wait, late = None, []
+        for e in events:  # file order: a wait, then the span it closed
+            if e["ph"] != "X":
+                continue
+            if e["tid"] == 0 and e["name"] == "comm_wait":
+                wait = e
+            elif e["tid"] == 1 and (wait is None or
+                                    e["ts"] + e["dur"] > wait["ts"] + wait["dur"]):
+                late.append(e["name"])
+        if late:
+            problems.append(f"{len(late)} collective span(s) end after their wait "
+                            f"(first: {late[0]})")
     if args.marks is not None:
         grads = [m for m in marks if m["name"].startswith("gradient ")]
         starts = [m for m in marks if m["name"] == "backprop starts"]

@@ -194,16 +194,23 @@ void writeError(char *error, size_t size, const std::string &message) {
   error[n] = '\0';
 }
 
+/// The timeline's clock, read before a collective starts (the backend may
+/// complete a small one before its start call returns).
+double startTime(const mgsrt_ctx_t *ctx) {
+  return ctx && ctx->tracing ? secondsOf(std::chrono::steady_clock::now()) : 0.0;
+}
+
 /// What a started collective leaves behind: a GPU context's communicator is
-/// now the one NCCL was built on, and the timeline notes its name and time.
+/// now the one NCCL was built on, and the timeline notes its name and when
+/// it started (`started`, from startTime()).
 mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
-                         mgsrt_status_t s) {
+                         double started, mgsrt_status_t s) {
   if (s != MGSRT_OK)
     return s;
   if (ctx->deviceKernels)
     ctx->deviceCommBound = true;
   if (ctx->tracing)
-    ctx->traceStarts[desc[1]] = {name, secondsOf(std::chrono::steady_clock::now())};
+    ctx->traceStarts[desc[1]] = {name, started};
   return s;
 }
 
@@ -220,6 +227,7 @@ mgsrt_status_t traceWait(mgsrt_ctx_t *ctx, const int64_t *desc, mgsrt_status_t s
       const double done = slotsOf(ctx).slots[desc[0]].completedAt;
       if (done >= it->second.second && done < end)
         end = done;
+
     }
     ctx->traceEvent(it->second.first, desc[0], it->second.second, end, MGSRT_TRACE_COLLECTIVE);
     ctx->traceStarts.erase(it);
@@ -293,23 +301,25 @@ mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
 }
 
 mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const double started = startTime(ctx);
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
           ? ctx->deviceKernels->allreduce_start(ctx, desc, bufs)
           : runKernel(ctx, "allreduce_start", desc, bufs,
                       [&] { return allreduceStart(ctx, desc, bufs); });
-  return noteStart(ctx, "allreduce", desc, s);
+  return noteStart(ctx, "allreduce", desc, started, s);
 }
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && !ctx->failed())
     desc = ctx->effectiveDesc(desc, 0, 2, 4); // the warm-up's k of [k, slot, n, half]
+  const double started = startTime(ctx);
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
           ? ctx->deviceKernels->allgather_start(ctx, desc, bufs)
           : runKernel(ctx, "allgather_start", desc, bufs,
                       [&] { return allgatherStart(ctx, desc, bufs); });
-  return noteStart(ctx, "allgather", desc, s);
+  return noteStart(ctx, "allgather", desc, started, s);
 }
 
 mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
