@@ -590,8 +590,9 @@ std::vector<Group> planGreedy(const Profile &profile) {
 //
 // Model. In backprop order, positions 0..L-1 with backward times b_p and
 // boundaries 0..L; a grouping is a path 0 = i_0 < i_1 < ... < i_G = L and
-// each group [i_{g-1}, i_g) picks a collective. With the top-k time s_g and
-// collective time c_g of group g (s_g = 0 when dense) and B(i) the backward
+// each group [i_{g-1}, i_g) picks a collective. With the compute-stream time
+// s_g of group g (its top-k, none when dense, plus the CPU time its
+// collective takes, cpu_per_byte) and its collective time c_g, and B(i) the backward
 // time of positions [0, i), the pipeline is the recurrence over (X, Y) =
 // (top-k time so far, end of the last collective so far), from (0, 0):
 //     X_g = X_{g-1} + s_g,   Y_g = max(Y_{g-1}, B(i_g) + X_g) + c_g,
@@ -605,8 +606,9 @@ std::vector<Group> planGreedy(const Profile &profile) {
 // X1 < X2 and Y1 > Y2 are incomparable: a comm-bound suffix (large A)
 // prefers the second, a compute-bound one (large F) the first. So an O(L^2)
 // DP keeping the best Y per boundary, or the paper's greedy, is not exact.
-// (With no top-k at all -- mgwfbp -- X is always 0, F does not depend on the
-// prefix, and the DP below degenerates to exactly that O(L^2) DP.)
+// (With no compute-stream time at all -- mgwfbp without cpu_per_byte -- X is
+// always 0, F does not depend on the prefix, and the DP below degenerates to
+// exactly that O(L^2) DP.)
 //
 // Algorithm: a label-setting DP over boundaries keeping the Pareto frontier
 // of (X, Y). front[0] = {(0, 0)}; front[i] = the non-dominated labels among
@@ -652,7 +654,8 @@ std::vector<Group> planGreedy(const Profile &profile) {
 // corners, usually a few each (stopping as above). The bucket count starts at
 // 512 and grows 8x (to 32768) whenever the exact search keeps more than
 // 16 * L labels. F is small on most model-shaped profiles (bench/planner_bench
-// prints it); with one collective and no top-k (mgwfbp), F = 1.
+// prints it); with one collective and no compute-stream time (mgwfbp without
+// cpu_per_byte), F = 1.
 //
 // Worst case. We know no exact algorithm polynomial on every profile (auto
 // holds a per-layer two-way choice trading compute-stream time against comm

@@ -249,23 +249,23 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
     return true;
   };
 
-  // The sizes must be the same on every rank: each rank's fit and step time
-  // differ a little, so the ranks use the mean of their sizes.
-  float sizes[2] = {static_cast<float>(bytesFor(allgather) / (8.0 * workers)),
-                    static_cast<float>(bytesFor(allreduce) / 4.0)};
+  // The sizes must be the same on every rank (each rank's fit and step time
+  // differ a little): rank 0's, broadcast. A CPU context: host memory.
+  int64_t sizes[2] = {
+      std::max<int64_t>(1, static_cast<int64_t>(bytesFor(allgather) / (8.0 * workers))),
+      std::max<int64_t>(1, static_cast<int64_t>(bytesFor(allreduce) / 4.0))};
   {
-    DeviceMemory agree(ctx, sizeof sizes);
-    int64_t desc[2] = {2, 0}, wait[1] = {0};
-    void *bufs[1] = {agree.get()};
-    if (!agree.get() || mgsrt_copy_to_device(ctx, agree.get(), sizes, sizeof sizes) != MGSRT_OK ||
-        mgsrt_allreduce_start(ctx, desc, bufs) != MGSRT_OK ||
-        mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
-        mgsrt_copy_to_host(ctx, sizes, agree.get(), sizeof sizes) != MGSRT_OK)
+    int64_t desc[2] = {sizeof sizes, 0};
+    void *bufs[1] = {sizes};
+    if (mgsrt_broadcast(ctx, desc, bufs) != MGSRT_OK)
       return ctxError(ctx, "calibrating the collectives' compute time", error);
   }
-  const int64_t k = std::max<int64_t>(1, static_cast<int64_t>(sizes[0]));
+  const int64_t k = sizes[0];
   DeviceMemory v(ctx, k * 4), ix(ctx, k * 4), rv(ctx, k * 4 * workers), ri(ctx, k * 4 * workers);
-  if (!v.get() || !ix.get() || !rv.get() || !ri.get())
+  std::vector<float> zk(k, 0.0f);
+  if (!v.get() || !ix.get() || !rv.get() || !ri.get() ||
+      mgsrt_copy_to_device(ctx, v.get(), zk.data(), k * 4) != MGSRT_OK ||
+      mgsrt_copy_to_device(ctx, ix.get(), zk.data(), k * 4) != MGSRT_OK)
     return ctxError(ctx, "calibrating the allgather's compute time", error);
   int64_t gatherDesc[4] = {k, 0, 0, 0};
   void *gatherBufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
@@ -273,7 +273,7 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
                [&] { return mgsrt_allgather_start(ctx, gatherDesc, gatherBufs); }, allgather))
     return false;
 
-  const int64_t n = std::max<int64_t>(1, static_cast<int64_t>(sizes[1]));
+  const int64_t n = sizes[1];
   DeviceMemory d(ctx, n * 4);
   std::vector<float> zeros(n, 0.0f);
   if (!d.get() || mgsrt_copy_to_device(ctx, d.get(), zeros.data(), n * 4) != MGSRT_OK)

@@ -64,7 +64,9 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
 /// number on failure. For each collective, a size whose fitted time is
 /// about half a step is started before a step and waited for after it;
 /// (that step's time - an unloaded step's) / bytes, the median of 5 pairs,
-/// at least 0. Every rank must call it.
+/// at least 0. The collective's packing and unpacking on the caller's
+/// thread (a copy of the sent and received entries) is left out. Every rank
+/// must call it; CPU contexts only.
 bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
                           const std::function<double(int)> &runStep, LinearCost &allgather,
                           LinearCost &allreduce, std::string &error);

@@ -411,7 +411,7 @@ int Driver::error(const char *fmt, ...) {
   // One write per message: under mpirun several workers may fail at once, and
   // pieces of their messages would interleave. A worker other than rank 0
   // says which it is.
-  char text[2048];
+  char text[2048] = "";
   va_list ap;
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof(text), fmt, ap);

@@ -4,7 +4,7 @@
 // BackwardData / BackwardFilter / BackwardBias). Each call site (desc
 // address) caches its tensor, filter and convolution descriptors and, per
 // direction, the algorithm and its workspace size, chosen once by cuDNN's
-// heuristics (cudnnGet*Algorithm_v7) among those that
+// heuristics (cudnnGet*Algorithm_v7; or measured, see below) among those that
 //   - run in plain FP32 (the descriptor's math type is CUDNN_FMA_MATH: no
 //     TF32), so results compare with the CPU's oneDNN ones;
 //   - are GEMM-like or direct: FFT and Winograd variants are skipped, their
@@ -13,8 +13,10 @@
 // With MGSRT_CUDNN_FIND=1 the candidates are ranked by cuDNN running each
 // of them once on the call site's shapes (cudnnFind*Algorithm, what
 // PyTorch's cudnn.benchmark does) instead of by its heuristics; the rules
-// above still apply, so results do not change, only which of the accurate
-// algorithms runs. Should the measurement fail, the heuristics decide.
+// above still apply, so results stay within the same tolerance of the CPU's
+// (not bit for bit: the fastest accurate algorithm may differ from run to
+// run and from GPU to GPU). Should the measurement fail or offer no
+// accurate algorithm, the heuristics decide.
 // 1-D convolutions run as 2-D ones with a leading unit dim.
 //
 // Asymmetric padding: cuDNN only pads symmetrically. Per dim we give cuDNN
@@ -253,17 +255,27 @@ bool measureAlgos() {
 
 /// cuDNN's ranking of the algorithms for one direction of a call site:
 /// `find(count, &returned, perf)` (measured) when measureAlgos(), falling
-/// back to `get` (heuristics) if the measurement fails or returns nothing.
+/// back to `get` (heuristics) if the measurement fails or offers no accurate
+/// FP32 algorithm that ran.
 template <typename Perf, typename Get, typename Find>
 mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get get, Find find,
                          std::vector<Perf> &perf) {
   perf.assign(std::max(maxCount, 1), Perf{});
   int returned = 0;
-  if (measureAlgos() &&
-      find(static_cast<int>(perf.size()), &returned, perf.data()) == CUDNN_STATUS_SUCCESS &&
-      returned > 0) {
-    perf.resize(returned);
-    return MGSRT_OK;
+  if (measureAlgos()) {
+    cudnnStatus_t st = find(static_cast<int>(perf.size()), &returned, perf.data());
+    // The search allocates with cudaMalloc; an algorithm whose workspace did
+    // not fit leaves cudaErrorMemoryAllocation as the last error, which the
+    // kernel guard would report as this convolution's failure.
+    (void)cudaGetLastError();
+    if (st == CUDNN_STATUS_SUCCESS && returned > 0) {
+      perf.resize(returned);
+      if (std::any_of(perf.begin(), perf.end(), [](const Perf &r) {
+            return r.status == CUDNN_STATUS_SUCCESS && fp32Math(r.mathType) && accurate(r.algo);
+          }))
+        return MGSRT_OK;
+      perf.assign(std::max(maxCount, 1), Perf{});
+    }
   }
   returned = 0;
   MGSRT_CUDNN_CHECK(ctx, kernel, get(static_cast<int>(perf.size()), &returned, perf.data()));
