@@ -1,6 +1,7 @@
 //===- planner_bench.cpp - Exact planner speed and greedy gap -------------===//
 //
-//   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [PROFILE.json ...]
+//   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
+//                 [PROFILE.json ...]
 //
 // 1. Planning time of omgs and auto for L = 500 (default) model-shaped
 //    layers, the median of R runs on each of T (default 30) random profiles,
@@ -11,7 +12,10 @@
 //    the optimum), and the same for the other strategies.
 // 3. The same ratios for each PROFILE.json given.
 // Profiles come from mgs::planner::makeModelShapedProfile (seeded, the same
-// on every machine).
+// on every machine); --cpu-per-byte C gives both collectives of each the
+// compute time cpu_per_byte = C (calibration measured 1.7e-9..4.4e-9 on the
+// 1 Gbit/s netcluster), and also times mgwfbp, whose exact search is then no
+// longer the single-label DP.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,7 +41,18 @@ static cl::opt<int> numProfiles("profiles", cl::desc("Random profiles for the ra
 static cl::opt<int> reps("reps", cl::desc("Timed runs per profile"), cl::init(3));
 static cl::opt<int> timedProfiles("timed", cl::desc("Random profiles timed at --layers"),
                                   cl::init(30));
+static cl::opt<double> cpuPerByte("cpu-per-byte",
+                                  cl::desc("cpu_per_byte of both collectives in the random "
+                                           "profiles (seconds per byte)"),
+                                  cl::init(0.0));
 static cl::list<std::string> files(cl::Positional, cl::desc("[profile.json...]"));
+
+/// A random model-shaped profile, with --cpu-per-byte applied.
+static Profile randomProfile(int64_t layers, uint64_t seed) {
+  Profile p = makeModelShapedProfile(layers, seed);
+  p.allgather.cpuPerByte = p.allreduce.cpuPerByte = cpuPerByte;
+  return p;
+}
 
 static double millisecondsOf(const std::function<void()> &fn) {
   auto t0 = std::chrono::steady_clock::now();
@@ -69,19 +84,26 @@ int main(int argc, char **argv) {
 
   // 1. Planning time at L = 500.
   outs() << "1. exact planning time, " << numLayers << " model-shaped layers, " << timedProfiles
-         << " random profiles, median of " << reps << " runs each (goal: < 50 ms)\n";
-  for (bool allowDense : {false, true}) {
+         << " random profiles, median of " << reps << " runs each (goal: < 50 ms)";
+  if (cpuPerByte > 0)
+    outs() << ", collectives' cpu_per_byte " << cpuPerByte;
+  outs() << "\n";
+  std::vector<std::pair<bool, bool>> kinds = {{true, false}, {true, true}}; // omgs, auto
+  if (cpuPerByte > 0)
+    kinds.push_back({false, true}); // mgwfbp
+  for (auto [allowSparse, allowDense] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;
     double labelsPerBoundary = 0;
     uint64_t slowestSeed = 0;
     for (int t = 0; t < timedProfiles; ++t) {
       uint64_t seed = 1000 + t;
-      Profile p = makeModelShapedProfile(numLayers, seed);
+      Profile p = randomProfile(numLayers, seed);
       std::vector<double> times;
       OptimalStats stats;
       for (int r = 0; r < reps; ++r)
-        times.push_back(millisecondsOf([&] { planOptimal(p, true, allowDense, &stats); }));
+        times.push_back(
+            millisecondsOf([&] { planOptimal(p, allowSparse, allowDense, &stats); }));
       perProfile.push_back(median(times));
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
@@ -91,9 +113,9 @@ int main(int argc, char **argv) {
     }
     double worst = *std::max_element(perProfile.begin(), perProfile.end());
     size_t withinGoal = llvm::count_if(perProfile, [&](double ms) { return ms < kGoalMs; });
-    outs() << format("   %-5s median %.2f ms = %.3f of the goal; %zu of %zu under it; slowest "
+    outs() << format("   %-6s median %.2f ms = %.3f of the goal; %zu of %zu under it; slowest "
                      "%.1f ms (seed %llu)\n",
-                     allowDense ? "auto" : "omgs", median(perProfile), median(perProfile) / kGoalMs,
+                     !allowSparse ? "mgwfbp" : allowDense ? "auto" : "omgs", median(perProfile), median(perProfile) / kGoalMs,
                      withinGoal, perProfile.size(), worst, (unsigned long long)slowestSeed);
     outs() << format("         Pareto labels per boundary: mean %.1f, max %zu; finer bounds "
                      "needed on %zu profiles\n",
@@ -126,7 +148,7 @@ int main(int argc, char **argv) {
   for (int i = 0; i < numProfiles; ++i) {
     uint64_t seed = 7000 + i;
     int64_t layers = 20 + static_cast<int64_t>((seed * 2654435761u) % 281);
-    random.push_back(makeModelShapedProfile(layers, seed));
+    random.push_back(randomProfile(layers, seed));
   }
   report(formatv("2. predicted time / omgs's over {0} random model-shaped profiles "
                  "(20-300 tensors)\n",
