@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <memory>
 #include <random>
 #include <sstream>
 
@@ -39,6 +40,54 @@ public:
 private:
   mgsrt_ctx_t *ctx_;
   void *ptr_ = nullptr;
+};
+
+/// One collective the calibration times: its zeroed buffers on the
+/// context's device, its descriptor and the bytes the cost model counts.
+/// Allgather: k values and k indices sent, k * P of each received (8 k P
+/// bytes); allreduce: n floats (4 n bytes).
+class CalibrationCollective {
+public:
+  static CalibrationCollective allgather(mgsrt_ctx_t *ctx, int64_t k, int workers) {
+    CalibrationCollective c(ctx, true, 8.0 * static_cast<double>(k) * workers);
+    c.desc_[0] = k;
+    for (int64_t count : {k, k, k * workers, k * workers})
+      c.add(count);
+    return c;
+  }
+  static CalibrationCollective allreduce(mgsrt_ctx_t *ctx, int64_t n) {
+    CalibrationCollective c(ctx, false, 4.0 * static_cast<double>(n));
+    c.desc_[0] = n;
+    c.add(n);
+    return c;
+  }
+  /// Whether every buffer was allocated and zeroed.
+  bool ok() const { return ok_; }
+  double bytes() const { return bytes_; }
+  /// Starts it in slot 0 (mgsrt_comm_wait with slot 0 completes it).
+  mgsrt_status_t start() {
+    return gather_ ? mgsrt_allgather_start(ctx_, desc_, bufs_)
+                   : mgsrt_allreduce_start(ctx_, desc_, bufs_);
+  }
+
+private:
+  CalibrationCollective(mgsrt_ctx_t *ctx, bool gather, double bytes)
+      : ctx_(ctx), gather_(gather), bytes_(bytes) {}
+  void add(int64_t floats) {
+    mem_.push_back(std::make_unique<DeviceMemory>(ctx_, floats * 4));
+    void *p = mem_.back()->get();
+    std::vector<float> zeros(floats, 0.0f);
+    ok_ = ok_ && p && mgsrt_copy_to_device(ctx_, p, zeros.data(), floats * 4) == MGSRT_OK;
+    bufs_[mem_.size() - 1] = p;
+  }
+
+  mgsrt_ctx_t *ctx_;
+  bool gather_;
+  double bytes_;
+  bool ok_ = true;
+  std::vector<std::unique_ptr<DeviceMemory>> mem_;
+  int64_t desc_[4] = {0, 0, 0, 0}; // [k, slot 0, n 0, full precision] or [n, slot 0]
+  void *bufs_[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
 bool ctxError(mgsrt_ctx_t *ctx, const std::string &what, std::string &error) {
@@ -183,28 +232,18 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
   };
   std::vector<std::pair<double, double>> gather, reduce;
   for (int64_t k : {1, 64, 1024, 16384, 131072}) {
-    DeviceMemory v(ctx, k * 4), ix(ctx, k * 4), rv(ctx, k * 4 * workers),
-        ri(ctx, k * 4 * workers);
-    if (!v.get() || !ix.get() || !rv.get() || !ri.get())
-      return ctxError(ctx, "calibrating the allgather", error);
-    int64_t desc[4] = {k, 0, 0, 0};
-    void *bufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
+    CalibrationCollective c = CalibrationCollective::allgather(ctx, k, workers);
     std::vector<double> t;
-    if (!timeIt([&] { return mgsrt_allgather_start(ctx, desc, bufs); }, t))
+    if (!c.ok() || !timeIt([&] { return c.start(); }, t))
       return ctxError(ctx, "calibrating the allgather", error);
-    gather.emplace_back(8.0 * static_cast<double>(k) * workers, median(t));
+    gather.emplace_back(c.bytes(), median(t));
   }
   for (int64_t n : {1, 256, 4096, 65536, 1048576}) {
-    DeviceMemory d(ctx, n * 4);
-    std::vector<float> zeros(n, 0.0f);
-    if (!d.get() || mgsrt_copy_to_device(ctx, d.get(), zeros.data(), n * 4) != MGSRT_OK)
-      return ctxError(ctx, "calibrating the allreduce", error);
-    int64_t desc[2] = {n, 0};
-    void *bufs[1] = {d.get()};
+    CalibrationCollective c = CalibrationCollective::allreduce(ctx, n);
     std::vector<double> t;
-    if (!timeIt([&] { return mgsrt_allreduce_start(ctx, desc, bufs); }, t))
+    if (!c.ok() || !timeIt([&] { return c.start(); }, t))
       return ctxError(ctx, "calibrating the allreduce", error);
-    reduce.emplace_back(4.0 * static_cast<double>(n), median(t));
+    reduce.emplace_back(c.bytes(), median(t));
   }
   allgather = fit(gather);
   allreduce = fit(reduce);
@@ -229,23 +268,26 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
     double b = c.beta > 0 ? (0.5 * step - c.alpha) / c.beta : 0;
     return std::clamp(b, double(1 << 16), double(1 << 26));
   };
-  auto measure = [&](const char *what, double bytes, auto start, LinearCost &cost) {
+  auto measure = [&](const char *what, CalibrationCollective c, LinearCost &cost) {
+    const std::string failure = std::string("calibrating the ") + what + "'s compute time";
+    if (!c.ok())
+      return ctxError(ctx, failure, error);
     std::vector<double> stolen;
     int64_t wait[1] = {0};
     for (int r = 0; r < 5; ++r) {
       const double unloaded = runStep(stepIndex++);
       if (unloaded < 0)
         return false;
-      if (start() != MGSRT_OK)
-        return ctxError(ctx, std::string("calibrating the ") + what + "'s compute time", error);
+      if (c.start() != MGSRT_OK)
+        return ctxError(ctx, failure, error);
       const double loaded = runStep(stepIndex++);
       if (loaded < 0)
         return false;
       if (mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK)
-        return ctxError(ctx, std::string("calibrating the ") + what + "'s compute time", error);
+        return ctxError(ctx, failure, error);
       stolen.push_back(loaded - unloaded);
     }
-    cost.cpuPerByte = std::max(0.0, median(stolen)) / bytes;
+    cost.cpuPerByte = std::max(0.0, median(stolen)) / c.bytes();
     return true;
   };
 
@@ -260,28 +302,9 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
     if (mgsrt_broadcast(ctx, desc, bufs) != MGSRT_OK)
       return ctxError(ctx, "calibrating the collectives' compute time", error);
   }
-  const int64_t k = sizes[0];
-  DeviceMemory v(ctx, k * 4), ix(ctx, k * 4), rv(ctx, k * 4 * workers), ri(ctx, k * 4 * workers);
-  std::vector<float> zk(k, 0.0f);
-  if (!v.get() || !ix.get() || !rv.get() || !ri.get() ||
-      mgsrt_copy_to_device(ctx, v.get(), zk.data(), k * 4) != MGSRT_OK ||
-      mgsrt_copy_to_device(ctx, ix.get(), zk.data(), k * 4) != MGSRT_OK)
-    return ctxError(ctx, "calibrating the allgather's compute time", error);
-  int64_t gatherDesc[4] = {k, 0, 0, 0};
-  void *gatherBufs[4] = {v.get(), ix.get(), rv.get(), ri.get()};
-  if (!measure("allgather", 8.0 * static_cast<double>(k) * workers,
-               [&] { return mgsrt_allgather_start(ctx, gatherDesc, gatherBufs); }, allgather))
-    return false;
-
-  const int64_t n = sizes[1];
-  DeviceMemory d(ctx, n * 4);
-  std::vector<float> zeros(n, 0.0f);
-  if (!d.get() || mgsrt_copy_to_device(ctx, d.get(), zeros.data(), n * 4) != MGSRT_OK)
-    return ctxError(ctx, "calibrating the allreduce's compute time", error);
-  int64_t reduceDesc[2] = {n, 0};
-  void *reduceBufs[1] = {d.get()};
-  return measure("allreduce", 4.0 * static_cast<double>(n),
-                 [&] { return mgsrt_allreduce_start(ctx, reduceDesc, reduceBufs); }, allreduce);
+  return measure("allgather", CalibrationCollective::allgather(ctx, sizes[0], workers),
+                 allgather) &&
+         measure("allreduce", CalibrationCollective::allreduce(ctx, sizes[1]), allreduce);
 }
 
 std::string profileJson(const Calibration &c) {
