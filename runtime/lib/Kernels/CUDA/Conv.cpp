@@ -423,9 +423,14 @@ mgsrt_status_t convWorkspace(mgsrt_ctx_t *ctx, const char *kernel, const ConvCud
   return MGSRT_OK;
 }
 
-/// Writes x, zero-padded to the asymmetric pads, into padBuf.
-mgsrt_status_t padInput(mgsrt_ctx_t *ctx, const char *kernel, const ConvCudnn &cc,
-                        const void *x, float *padBuf) {
+/// The input cuDNN reads: x itself, or with asymmetric pads its padded copy
+/// in padBuf (zeroed, then x written into its view).
+mgsrt_status_t convInput(mgsrt_ctx_t *ctx, const char *kernel, const ConvCudnn &cc,
+                         const void *x, float *padBuf, const void *&in) {
+  in = x;
+  if (!cc.padded)
+    return MGSRT_OK;
+  in = padBuf;
   const float one = 1.0f, zero = 0.0f;
   CudaState &st = state(ctx);
   MGSRT_CUDA_CHECK(ctx, kernel,
@@ -451,12 +456,9 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   void *algoWs;
   if (convWorkspace(ctx, kernel, *cc, cc->fwdWs, padBuf, algoWs))
     return ctx->status;
-  const void *in = bufs[0];
-  if (cc->padded) {
-    if (padInput(ctx, kernel, *cc, bufs[0], padBuf))
-      return ctx->status;
-    in = padBuf;
-  }
+  const void *in = nullptr;
+  if (convInput(ctx, kernel, *cc, bufs[0], padBuf, in))
+    return ctx->status;
   const float one = 1.0f, zero = 0.0f;
   cudnnHandle_t h = state(ctx).cudnn;
   MGSRT_CUDNN_CHECK(ctx, kernel,
@@ -521,12 +523,9 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   void *algoWs;
   if (convWorkspace(ctx, kernel, *cc, cc->bwdFilterWs, padBuf, algoWs))
     return ctx->status;
-  const void *in = bufs[0];
-  if (cc->padded) {
-    if (padInput(ctx, kernel, *cc, bufs[0], padBuf))
-      return ctx->status;
-    in = padBuf;
-  }
+  const void *in = nullptr;
+  if (convInput(ctx, kernel, *cc, bufs[0], padBuf, in))
+    return ctx->status;
   const float one = 1.0f, zero = 0.0f;
   cudnnHandle_t h = state(ctx).cudnn;
   MGSRT_CUDNN_CHECK(ctx, kernel,
