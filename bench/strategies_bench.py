@@ -54,7 +54,6 @@ per rank: with libgomp's default of one thread per core, 4 ranks x 2 spinning
 OpenMP threads on 2 cores run 10-25x slower.
 """
 import argparse
-import contextlib
 import json
 import os
 import signal
@@ -155,8 +154,10 @@ def main():
         mgsc, mgs_plan = check_setup(args)
     except RuntimeError as e:
         die(str(e))
-    cluster = NetCluster("strategies_bench.py", args.workers, args.rate)
-    if args.network == "netcluster" and cluster.check():
+    cluster = NetCluster("strategies_bench.py", args.network, args.workers, args.rate,
+                         "loopback: one host, mpirun --oversubscribe, Open MPI default btl "
+                         "(shared memory)")
+    if cluster.check():
         die(cluster.check())
     strategies = [s for s in args.strategies.split(",") if s]
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
@@ -192,12 +193,9 @@ def main():
                   "--progress-every", str(args.progress_every)]
 
     launch, coll_text = mpi_launch(args.network, P, args.coll, args.omp_threads)
-    network_text = "loopback: one host, mpirun --oversubscribe, Open MPI default btl (shared memory)"
 
     failures = []
-    with cluster if args.network == "netcluster" else contextlib.nullcontext():
-        if args.network == "netcluster":
-            network_text = cluster.text
+    with cluster:
 
         # 1. Calibration.
         profile = os.path.join(work, f"profile-{args.network}.json")
@@ -292,7 +290,7 @@ def main():
           f"first window of {args.progress_every} skipped")
     if model_note:
         print(f"model:        {model_note}")
-    print(f"network:      {network_text}")
+    print(f"network:      {cluster.text}")
     print(f"collectives:  {coll_text}; mpi_yield_when_idle 1; OMP_NUM_THREADS={args.omp_threads}"
           " per rank")
     print(f"profile:      {profile}")

@@ -39,7 +39,6 @@ over TCP for PyTorch; loopback = one host (mgs: Open MPI shared memory;
 PyTorch: gloo over TCP on 127.0.0.1).
 """
 import argparse
-import contextlib
 import os
 import re
 import statistics
@@ -92,8 +91,9 @@ def main():
         die(f"PyTorch would run on the reference BLAS ({blas}), several times slower than a "
             f"tuned one: apt-get install libopenblas0-pthread")
     P, B, rho = args.workers, args.batch_size, args.density
-    cluster = NetCluster(PROG, P, args.rate)
-    if args.network == "netcluster" and cluster.check():
+    cluster = NetCluster(PROG, args.network, P, args.rate,
+                         "loopback: one host (mgs: Open MPI shared memory; PyTorch: gloo, TCP)")
+    if cluster.check():
         die(cluster.check())
     strategies = [s for s in args.strategies.split(",") if s]
     work = os.path.abspath(args.work or f"/tmp/mgs-torch-baseline-{args.network}")
@@ -139,10 +139,7 @@ def main():
     failures = []
     torch_topk = {}  # plan file -> PyTorch's top-k ms/iteration per run
     t_start = time.time()
-    network_text = "loopback: one host (mgs: Open MPI shared memory; PyTorch: gloo, TCP)"
-    with cluster if args.network == "netcluster" else contextlib.nullcontext():
-        if args.network == "netcluster":
-            network_text = cluster.text
+    with cluster:
         profile = os.path.join(work, f"profile-{args.network}.json")
         cal_line, cal_compile, cal_run = calibrate(mgsc, model, B, launch, data, rho, work,
                                                    profile, args.timeout)
@@ -190,7 +187,7 @@ def main():
     print()
     print(f"=== {args.model} ({nparams:,} parameters), batch {B}/worker, P = {P}, density {rho}, "
           f"{args.iters} iterations/run x {args.rounds} rounds")
-    print(f"network:     {network_text}")
+    print(f"network:     {cluster.text}")
     print(f"mgs:         MPI, {coll_text}; OMP_NUM_THREADS={args.threads} per rank; profile "
           f"calibrated on this network ({cal_line})")
     print(f"PyTorch:     torch {torch_version()} gloo, BLAS {blas}, torch.set_num_threads("
