@@ -12,6 +12,7 @@
 #include "Importer.h"
 #include "mgs/Analysis/ModelSummary.h"
 #include "mgs/InitAllDialects.h"
+#include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
 
 #include "mlir/IR/AsmState.h"
@@ -23,25 +24,36 @@
 
 using namespace llvm;
 
-static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx|model.onnxtext>"));
+static cl::OptionCategory category("mgs-import-onnx options");
+
+static cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx|model.onnxtext>"),
+                                      cl::cat(category));
 static cl::opt<std::string> outputFile("o", cl::desc("Output file (default: stdout)"),
-                                       cl::value_desc("file"), cl::init("-"));
-static cl::opt<int64_t> batchSize("batch-size",
-                                  cl::desc("Set dimension 0 of the graph inputs whose dimension 0 is "
-                                           "symbolic (of every input if none is)"),
-                                  cl::value_desc("N"), cl::init(0));
+                                       cl::value_desc("file"), cl::init("-"), cl::cat(category));
+static cl::opt<int64_t>
+    batchSize("batch-size",
+              cl::desc("Set dimension 0 of the graph inputs whose dimension 0 is "
+                       "symbolic (of every input if none is)"),
+              cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<bool> inlineWeights("inline-weights",
-                                   cl::desc("Print parameter values into the IR (small models)"));
+                                   cl::desc("Print parameter values into the IR (small models)"),
+                                   cl::cat(category));
 static cl::opt<bool> listSupportedOps("list-supported-ops",
-                                      cl::desc("Print the supported ONNX op types, one a line"));
+                                      cl::desc("Print the supported ONNX op types, one a line"),
+                                      cl::cat(category));
 static cl::opt<bool> summary("summary",
-                             cl::desc("Print a one-line summary (ops, parameters) to stderr"));
+                             cl::desc("Print a one-line summary (ops, parameters) to stderr"),
+                             cl::cat(category));
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
-  cl::ParseCommandLineOptions(argc, argv, "mgs ONNX importer\n");
+  mgs::showOnlyInHelp(category);
+  cl::ParseCommandLineOptions(argc, argv,
+                              "mgs ONNX importer: an ONNX model into the mgs dialects\n\n"
+                              "  mgs-import-onnx MODEL.onnx [-o OUT.mlir] [options]\n"
+                              "  MLIR's printing options: --help-hidden.\n");
 
   if (listSupportedOps) {
     for (StringRef op : mgs::onnx_import::supportedOpTypes())

@@ -19,6 +19,7 @@
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
+#include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
 #include "mgsrt/driver.h"
 
@@ -52,58 +53,65 @@ using namespace llvm;
 
 namespace {
 
-cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"));
+cl::OptionCategory category("mgsc options");
+
+cl::opt<std::string> inputFile(cl::Positional, cl::desc("<model.onnx>"), cl::cat(category));
 cl::opt<std::string> outputFile("o", cl::desc("Output file (default: the model's name)"),
-                                cl::value_desc("file"));
+                                cl::value_desc("file"), cl::cat(category));
 cl::opt<int64_t> batchSize("batch-size",
                            cl::desc("Batch size to compile for (default: the model's own)"),
-                           cl::value_desc("N"), cl::init(0));
+                           cl::value_desc("N"), cl::init(0), cl::cat(category));
 cl::opt<bool> inference("inference",
-                        cl::desc("Compile the forward graph alone (inputs in, outputs out)"));
+                        cl::desc("Compile the forward graph alone (inputs in, outputs out)"),
+                        cl::cat(category));
 enum class Emit { Exe, Obj, Llvm, Mlir };
-cl::opt<Emit> emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
-                   cl::values(clEnumValN(Emit::Exe, "exe", "a linked executable (default)"),
-                              clEnumValN(Emit::Obj, "obj", "an object file"),
-                              clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
-                              clEnumValN(Emit::Mlir, "mlir",
-                                         "the training step in the train dialect")));
-cl::opt<bool> quiet("quiet", cl::desc("No progress lines"));
+cl::opt<Emit>
+    emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
+         cl::values(clEnumValN(Emit::Exe, "exe", "a linked executable (default)"),
+                    clEnumValN(Emit::Obj, "obj", "an object file"),
+                    clEnumValN(Emit::Llvm, "llvm", "LLVM IR"),
+                    clEnumValN(Emit::Mlir, "mlir", "the training step in the train dialect")),
+         cl::cat(category));
+cl::opt<bool> quiet("quiet", cl::desc("No progress lines"), cl::cat(category));
 enum class Device { Cpu, Cuda };
-cl::opt<Device> device("target", cl::desc("Where the executable runs its kernels"),
-                       cl::init(Device::Cpu),
-                       cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
-                                  clEnumValN(Device::Cuda, "cuda",
-                                             "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")));
+cl::opt<Device>
+    device("target", cl::desc("Where the executable runs its kernels"), cl::init(Device::Cpu),
+           cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
+                      clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
+           cl::cat(category));
 cl::opt<std::string> strategy(
     "strategy",
     cl::desc("Gradient communication between data-parallel workers: none (one process), "
              "dense (every gradient averaged with an all-reduce, overlapping backprop), "
              "layerwise (every gradient top-k sparsified and all-gathered), or a merge "
              "strategy of the planner: omgs, auto, single, greedy, threshold:BYTES, mgwfbp"),
-    cl::value_desc("S"), cl::init("none"));
+    cl::value_desc("S"), cl::init("none"), cl::cat(category));
 cl::opt<std::string> profileUse("profile-use",
                                 cl::desc("Merge strategies: the calibration profile to plan with "
                                          "(default: an analytic estimate)"),
-                                cl::value_desc("file"));
+                                cl::value_desc("file"), cl::cat(category));
 cl::opt<bool> profileGenerate(
     "profile-generate",
     cl::desc("Build an instrumented executable whose --calibrate run measures this machine "
-             "(per-layer backward, top-k, collectives) and writes a profile for --profile-use"));
-cl::opt<double> density("density",
-                        cl::desc("Sparse strategies: fraction of each gradient sent (default 0.001)"),
-                        cl::value_desc("rho"), cl::init(0.001));
+             "(per-layer backward, top-k, collectives) and writes a profile for --profile-use"),
+    cl::cat(category));
+cl::opt<double>
+    density("density",
+            cl::desc("Sparse strategies: fraction of each gradient sent (default 0.001)"),
+            cl::value_desc("rho"), cl::init(0.001), cl::cat(category));
 cl::list<double> densityWarmup(
     "density-warmup",
     cl::desc("Sparse strategies: densities of the first epochs, one each, before --density "
              "(a warm-up, e.g. 0.25,0.0625,0.015625,0.004); the exchange is sized for the largest"),
-    cl::value_desc("rho,..."), cl::CommaSeparated);
+    cl::value_desc("rho,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> fp16Values("fp16-values",
                          cl::desc("Sparse strategies: send the top-k values as IEEE half "
-                                  "precision (6 bytes per entry instead of 8)"));
+                                  "precision (6 bytes per entry instead of 8)"),
+                         cl::cat(category));
 cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on"),
-                            cl::value_desc("P"), cl::init(0));
+                            cl::value_desc("P"), cl::init(0), cl::cat(category));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -226,8 +234,11 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
+  mgs::showOnlyInHelp(category);
   cl::ParseCommandLineOptions(argc, argv,
-                              "mgsc: compiles an ONNX model into a training executable\n");
+                              "mgsc: compiles an ONNX model into a training executable\n\n"
+                              "  mgsc MODEL.onnx -o OUT [options]; OUT --help lists what the\n"
+                              "  executable takes. MLIR's debugging options: --help-hidden.\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
   bool merged = strategy != "none" && strategy != "dense" && strategy != "layerwise";

@@ -1,0 +1,19 @@
+//===- CommandLine.h - Focused --help for the mgs tools ---------*- C++ -*-===//
+
+#ifndef MGS_SUPPORT_COMMANDLINE_H
+#define MGS_SUPPORT_COMMANDLINE_H
+
+#include "llvm/Support/CommandLine.h"
+
+namespace mgs {
+
+/// Keeps --help to the tool's own options (those in `category`) and LLVM's
+/// generic ones (--help, --version): every other registered option (LLVM's
+/// code generator flags, MLIR's printing and pass-manager options) moves to
+/// --help-hidden and still parses. Unlike llvm::cl::HideUnrelatedOptions,
+/// which hides them from --help-hidden too. Call before parsing.
+void showOnlyInHelp(llvm::cl::OptionCategory &category);
+
+} // namespace mgs
+
+#endif // MGS_SUPPORT_COMMANDLINE_H

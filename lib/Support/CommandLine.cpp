@@ -1,0 +1,20 @@
+//===- CommandLine.cpp - Focused --help for the mgs tools -----------------===//
+
+#include "mgs/Support/CommandLine.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+using namespace llvm;
+
+void mgs::showOnlyInHelp(cl::OptionCategory &category) {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    StringRef name = entry.first;
+    if (option->getOptionHiddenFlag() != cl::NotHidden ||
+        is_contained(option->Categories, &category))
+      continue;
+    if (name == "help" || name == "help-list" || name == "version")
+      continue;
+    option->setHiddenFlag(cl::Hidden);
+  }
+}
