@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Checks mgs's training step against PyTorch on one batch.
 
-    check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T]
+    check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
 
-Exports MODEL (mlp, lenet: digits-shaped; resnet20: CIFAR-shaped) with torch,
+Exports MODEL (mlp, lenet: digits-shaped; resnet20, googlenet: CIFAR-shaped) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
@@ -14,7 +14,11 @@ compared with torch's autograd; with K > 1 the parameters after K steps, and
 the BatchNorm running statistics, are compared with torch.optim.SGD's. The reference runs in float64: on ResNet-20
 torch's own float32 run is up to 5e-3 away from it after a step (its BatchNorm
 statistics are accumulated in float32), while mgs stays within ~1e-5. The
-error of a tensor is ||mgs - ref|| / ||ref||; every tensor must be within --tol.
+error of a tensor is ||mgs - ref|| / ||ref||; every tensor must be within --tol,
+or, with --vs-float32 F, within F times PyTorch's own float32 error on it: on
+GoogLeNet, PyTorch's float32 gradients are up to 2e-3 from float64 (its
+BatchNorm biases after 3 steps up to 0.5: they start at 0 and their gradients
+cancel), and mgs's errors above 1e-4 are within 1.13x of PyTorch's.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -55,7 +59,7 @@ def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
     labels = rng.integers(0, 10, n)
-    if name == "resnet20":
+    if name in ("resnet20", "googlenet"):
         pixels = rng.integers(0, 256, (n, 3 * 32 * 32)).astype(np.uint8)
         path = os.path.join(workdir, f"{name}-batch.bin")
         with open(path, "wb") as f:
@@ -80,6 +84,9 @@ def main():
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--vs-float32", type=float, default=0.0,
+                    help="also accept a tensor within this multiple of PyTorch's own float32 "
+                         "error on it (for models whose float32 result is ill-conditioned)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
@@ -152,13 +159,17 @@ def main():
 
     worst, bad = 0.0, []
     for name, ours, ref in pairs:
-        err = rel(ours, ref)
+        err, err32 = rel(ours, ref), rel(torch32[name], ref)
         worst = max(worst, err)
-        print(f"  {name:40s} rel err {err:.2e}")
-        if not err <= args.tol:
+        allowed = max(args.tol, args.vs_float32 * err32)
+        print(f"  {name:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e})")
+        if not err <= allowed:
             bad.append(name)
+    bound = f"tolerance {args.tol:g}"
+    if args.vs_float32:
+        bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor"
     print(f"{args.model}: {what} of {len(pairs)} tensors vs PyTorch (float64): max rel err {worst:.2e} "
-          f"(tolerance {args.tol:g}; PyTorch's own float32 run: {torch_worst:.2e})")
+          f"({bound}; PyTorch's own float32 run: {torch_worst:.2e})")
     if bad:
         print("MISMATCH: " + ", ".join(bad))
         sys.exit(1)

@@ -146,6 +146,15 @@ def build(name):
         "resnet50": (lambda: tvm.resnet50(weights=None), imagenet),
         "vgg16": (lambda: tvm.vgg16(weights=None), imagenet),
         "alexnet": (lambda: tvm.alexnet(weights=None), imagenet),
+        # The paper's GoogLeNet on CIFAR-shaped input (its 5 max pools round
+        # up: 32 -> 16 -> 8 -> 4 -> 2 -> 1), without the auxiliary heads;
+        # dropout 0 so that a training step is deterministic; PyTorch's
+        # default initialization (torchvision's, a normal of std 0.01, leaves
+        # float32 gradients 2% from float64 in any implementation). A batch
+        # of 2: BatchNorm needs more than one value per channel at 1x1.
+        "googlenet": (lambda: tvm.googlenet(weights=None, aux_logits=False, init_weights=False,
+                                            transform_input=False, num_classes=10, dropout=0.0),
+                      torch.zeros(2, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
