@@ -200,15 +200,13 @@ double startTime(const mgsrt_ctx_t *ctx) {
   return ctx && ctx->tracing ? secondsOf(std::chrono::steady_clock::now()) : 0.0;
 }
 
-/// What a started collective leaves behind: a GPU context's communicator is
-/// now the one NCCL was built on, and the timeline notes its name and when
-/// it started (`started`, from startTime()).
+/// What a started collective leaves behind: the timeline notes its name and
+/// when it started (`started`, from startTime()). (A GPU context's
+/// communicator is bound where NCCL is built on it: Kernels/CUDA/Comm.cpp.)
 mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
                          double started, mgsrt_status_t s) {
   if (s != MGSRT_OK)
     return s;
-  if (ctx->deviceKernels)
-    ctx->deviceCommBound = true;
   if (ctx->tracing)
     ctx->traceStarts[desc[1]] = {name, started};
   return s;

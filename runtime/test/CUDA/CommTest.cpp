@@ -90,6 +90,23 @@ TEST_F(GpuComm, BroadcastFromRootZero) {
   EXPECT_TRUE(bitsEqual(d.download(), host));
 }
 
+TEST_F(GpuComm, TheCommunicatorNcclWasBuiltOnStays) {
+  // A broadcast builds NCCL on the communicator as a start does; after it,
+  // another communicator would silently keep the old NCCL group: refused.
+  DeviceBuffer<float> d(gpu, 16);
+  int64_t desc[2] = {16 * sizeof(float), 0};
+  void *bufs[1] = {d};
+  ASSERT_OK(gpu, mgsrt_broadcast(gpu, desc, bufs));
+  mgsrt_comm_t *other = nullptr;
+  char message[256] = "";
+  ASSERT_EQ(mgsrt_comm_create("loopback", &other, message, sizeof message), MGSRT_OK) << message;
+  EXPECT_EQ(mgsrt_ctx_set_comm(gpu, other), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(gpu.message().find("keeps the communicator"), std::string::npos) << gpu.message();
+  mgsrt_ctx_clear(gpu);
+  EXPECT_EQ(mgsrt_ctx_set_comm(gpu, comm), MGSRT_OK); // the same one: fine
+  mgsrt_comm_destroy(other);
+}
+
 TEST_F(GpuComm, SlotErrorsMatchTheCpu) {
   DeviceBuffer<float> d(gpu, 16);
   void *bufs[1] = {d};

@@ -40,13 +40,15 @@ struct Slot {
 };
 
 /// Device scratch of at least `bytes`, kept for reuse (freed when it grows,
-/// after the collectives' stream has let go of it).
-mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t inUse, void *&buf,
+/// after both streams have let go of it: the collectives' stream reads the
+/// staging and writes the half values, the compute stream widens them).
+mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collectives, void *&buf,
                       size_t &have, size_t bytes) {
   if (have >= bytes)
     return MGSRT_OK;
   if (buf) {
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(inUse));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(collectives));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(cuda::state(ctx).stream));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(buf));
     buf = nullptr;
     have = 0;
@@ -120,6 +122,9 @@ mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
   MGSRT_CUDA_CHECK(ctx, kernel, cudaEventCreateWithFlags(&n->ready, cudaEventDisableTiming));
   out = n.get();
   st.comm = std::move(n);
+  // Every later collective uses this NCCL group (mgsrt_ctx_set_comm refuses
+  // another communicator): a broadcast builds it too, not only a start.
+  ctx->deviceCommBound = true;
   return MGSRT_OK;
 }
 
@@ -160,10 +165,16 @@ mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
     return ctx->status;
   if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
     return r;
-  if (n)
+  if (n) {
+    // The sum, then a division: not ncclAvg (see CommKernels.cu).
     MGSRT_NCCL_CHECK(ctx, kernel,
-                     ncclAllReduce(bufs[0], bufs[0], static_cast<size_t>(n), ncclFloat, ncclAvg,
+                     ncclAllReduce(bufs[0], bufs[0], static_cast<size_t>(n), ncclFloat, ncclSum,
                                    nc->comm, nc->stream));
+    if (nc->ranks > 1)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cuda::divideBy(static_cast<float *>(bufs[0]), n,
+                                      static_cast<float>(nc->ranks), nc->stream));
+  }
   MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s->done, nc->stream));
   s->pending = true;
   return MGSRT_OK;

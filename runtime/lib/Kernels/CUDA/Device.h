@@ -110,9 +110,11 @@ inline unsigned gridFor(int64_t n, unsigned threads = 256) {
 mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
 
 /// n floats to IEEE half (round to nearest even) and back, on `stream`
-/// (HalfConvert.cu).
+/// (CommKernels.cu).
 cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);
 cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
+/// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.
+cudaError_t divideBy(float *data, int64_t n, float divisor, cudaStream_t stream);
 
 #ifdef __CUDACC__
 /// Grid-stride loops: the first element of this thread and the stride.
