@@ -133,6 +133,33 @@ int fail(const Twine &message) {
   return 1;
 }
 
+void warn(const Twine &message) { errs() << "mgsc: warning: " << message << "\n"; }
+
+/// Options given that the chosen strategy does not use: a warning each (a
+/// user who forgot --strategy should not believe the model is sparse).
+void warnUnusedOptions(bool sparse, bool merged) {
+  auto unused = [&](const cl::Option &option, const char *needs) {
+    if (option.getNumOccurrences())
+      warn("--" + option.ArgStr + " has no effect with --strategy " + strategy + " (it applies to " +
+           needs + ")");
+  };
+  if (!sparse) {
+    unused(workersOpt, "sparse and merged strategies: layerwise, omgs, auto, mgwfbp, ...");
+    unused(density, "sparse strategies: layerwise, omgs, auto, ...");
+  }
+  if (!merged)
+    unused(profileUse, "merge strategies: omgs, auto, mgwfbp, ...");
+}
+
+/// The batch size the step was built for: dimension 0 of forward's input.
+int64_t compiledBatchSize(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward || forward.getNumArguments() == 0)
+    return 0;
+  auto type = dyn_cast<mlir::RankedTensorType>(forward.getArgument(0).getType());
+  return type && type.getRank() > 0 ? type.getDimSize(0) : 0;
+}
+
 /// Compiles `module` to an object file at `path` for the host.
 bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
   InitializeNativeTarget();
@@ -273,6 +300,7 @@ int main(int argc, char **argv) {
                 "collectives; compile it without --strategy and --profile-use");
   if (batchSize.getNumOccurrences() && batchSize < 1)
     return fail("--batch-size must be a positive integer, got " + Twine(batchSize));
+  warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
   if (output.empty())
     output = (emit == Emit::Exe ? sys::path::stem(inputFile)
@@ -281,12 +309,16 @@ int main(int argc, char **argv) {
                                        : emit == Emit::Llvm ? ".ll"
                                                             : ".mlir"))
                  .str();
+  if (sys::fs::equivalent(inputFile, output))
+    return fail("the output '" + output + "' is the input model; name another with -o");
 
   mlir::DialectRegistry registry;
   mgs::registerAllDialects(registry);
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::MLIRContext context(registry);
+  // A pass's error on the module would otherwise print the whole module.
+  context.printOpOnDiagnostic(false);
   mgs::PlainDiagnosticHandler diagnostics(&context);
   Progress progress;
 
@@ -298,6 +330,9 @@ int main(int argc, char **argv) {
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
+  if (!inference && !batchSize.getNumOccurrences() && compiledBatchSize(*module) == 1)
+    warn("training one sample at a time: the model's own batch size is 1 (exported with one "
+         "example?); pass --batch-size N (e.g. 32)");
 
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))

@@ -86,7 +86,8 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     if (!profile.empty()) {
       auto loaded = planner::loadProfile(profile);
       if (!loaded) {
-        module.emitError() << "comm-merge-buckets: " << llvm::toString(loaded.takeError());
+        module.emitError() << "comm-merge-buckets: profile '" << profile
+                           << "': " << llvm::toString(loaded.takeError());
         return failure();
       }
       if (llvm::Error e = planner::checkProfileMatchesModel(*loaded, shapes)) {
@@ -94,6 +95,16 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
                            << "': " << llvm::toString(std::move(e));
         return failure();
       }
+      // Its collective costs were fitted on its own communicator; the cost
+      // model scales the allgather with P, but a profile from one worker
+      // measured no network at all.
+      const int64_t planned = workers;
+      if (loaded->workers != planned)
+        module.emitWarning() << "comm-merge-buckets: profile '" << profile
+                             << "' was measured on " << loaded->workers
+                             << " worker(s); planning for " << planned
+                             << " with its collective costs (calibrate under mpirun -np "
+                             << planned << " for measured ones)";
       loaded->workers = workers;
       loaded->density = density;
       return *loaded;
