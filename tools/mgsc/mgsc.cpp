@@ -17,6 +17,7 @@
 #include "mgs/Analysis/Planner.h"
 #include "mgs/Conversion/Passes.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
 #include "mgs/Support/CommandLine.h"
@@ -64,6 +65,11 @@ cl::opt<int64_t> batchSize("batch-size",
 cl::opt<bool> inference("inference",
                         cl::desc("Compile the forward graph alone (inputs in, outputs out)"),
                         cl::cat(category));
+cl::opt<bool> evalMode("eval-mode",
+                       cl::desc("With --inference: evaluation semantics (BatchNorm with its "
+                                "running statistics, dropout the identity) for a graph exported "
+                                "in training mode, as the training executable evaluates"),
+                       cl::cat(category));
 enum class Emit { Exe, Obj, Llvm, Mlir };
 cl::opt<Emit>
     emit("emit", cl::desc("Where to stop"), cl::init(Emit::Exe),
@@ -149,6 +155,19 @@ void warnUnusedOptions(bool sparse, bool merged) {
   }
   if (!merged)
     unused(profileUse, "merge strategies: omgs, auto, mgwfbp, ...");
+}
+
+/// Whether the graph has a BatchNorm or dropout in training mode.
+bool hasTrainingModeOps(mlir::ModuleOp module) {
+  return module
+      .walk([](mlir::Operation *op) {
+        auto bn = dyn_cast<mgs::train::BatchNormOp>(op);
+        auto drop = dyn_cast<mgs::train::DropoutOp>(op);
+        return (bn && bn.getTraining()) || (drop && drop.getTraining())
+                   ? mlir::WalkResult::interrupt()
+                   : mlir::WalkResult::advance();
+      })
+      .wasInterrupted();
 }
 
 /// The batch size the step was built for: dimension 0 of forward's input.
@@ -279,6 +298,9 @@ int main(int argc, char **argv) {
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
   if (sparse && !(density > 0.0 && density <= 1.0))
     return fail("--density must be in (0, 1], got " + std::to_string(density));
+  if (evalMode && !inference)
+    return fail("--eval-mode applies to --inference (a training executable evaluates in "
+                "evaluation form already)");
   if (strategy != "none" && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
   double maxDensity = density;
@@ -330,6 +352,10 @@ int main(int argc, char **argv) {
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
+  if (inference && !evalMode && hasTrainingModeOps(*module))
+    warn("the graph's BatchNorm or Dropout is in training mode (batch statistics, random "
+         "masks: ONNX's semantics, followed); --eval-mode evaluates with the running "
+         "statistics, as the training executable does");
   if (!inference && !batchSize.getNumOccurrences() && compiledBatchSize(*module) == 1)
     warn("training one sample at a time: the model's own batch size is 1 (exported with one "
          "example?); pass --batch-size N (e.g. 32)");
@@ -340,6 +366,7 @@ int main(int argc, char **argv) {
   pm.addNestedPass<mlir::func::FuncOp>(mgs::train::createTrainFuseBatchNormRelu());
   mgs::train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = inference;
+  stepOptions.evalMode = evalMode;
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
   if (strategy != "none") {
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());

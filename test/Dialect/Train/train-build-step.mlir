@@ -1,5 +1,6 @@
 // RUN: mgs-opt %s -split-input-file --train-build-step | FileCheck %s
 // RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true" | FileCheck %s --check-prefix=INFER
+// RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true eval-mode=true" | FileCheck %s --check-prefix=EVAL
 
 // A two-layer MLP: loss, backward in reverse order, one gradient per
 // trainable parameter tagged in backprop order and followed by its update.
@@ -100,6 +101,8 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 // Inference only: the forward graph exactly as imported (a BatchNorm in
 // training mode stays in training mode, as ONNX defines the graph).
 // INFER:       train.batch_norm {{.*}} {epsilon = 2.500000e-01 : f32, momentum = 8.750000e-01 : f32, training}
+// With eval-mode, its evaluation form (the running statistics).
+// EVAL:        train.batch_norm {{.*}} {epsilon = 2.500000e-01 : f32, momentum = 8.750000e-01 : f32} :
 train.parameter @s trainable : tensor<3xf32>
 train.parameter @m : tensor<3xf32>
 func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {

@@ -49,12 +49,13 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
 
     // With a training step, @eval_step is its evaluation counterpart (the
     // inference form); alone, it is the forward graph exactly as given, with
-    // ONNX's semantics (a BatchNorm in training mode uses batch statistics).
+    // ONNX's semantics (a BatchNorm in training mode uses batch statistics),
+    // unless eval-mode asks for the inference form.
     OpBuilder b(module.getContext());
     b.setInsertionPointAfter(forward);
     auto eval = cast<func::FuncOp>(b.clone(*forward));
     eval.setSymName("eval_step");
-    if (!inferenceOnly)
+    if (!inferenceOnly || evalMode)
       makeInference(eval);
 
     if (!inferenceOnly && failed(buildTrainStep(forward)))

@@ -47,6 +47,9 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
            "The forward function to build the steps from">,
     Option<"inferenceOnly", "inference-only", "bool", /*default=*/"false",
            "Build only @eval_step, the forward graph as imported (no loss, no backward)">,
+    Option<"evalMode", "eval-mode", "bool", /*default=*/"false",
+           "With inference-only: @eval_step in evaluation form (BatchNorm with its running "
+           "statistics, dropout the identity), as the training step's own @eval_step">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
