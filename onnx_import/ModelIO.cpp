@@ -19,6 +19,23 @@ namespace mgs::onnx_import {
 
 namespace fs = std::filesystem;
 
+/// Whether the file's first bytes are all printable text (a protobuf model
+/// starts with binary field tags).
+static bool looksLikeText(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  char head[256];
+  in.read(head, sizeof head);
+  const std::streamsize n = in.gcount();
+  if (n <= 0)
+    return false;
+  for (std::streamsize i = 0; i < n; ++i) {
+    const unsigned char c = static_cast<unsigned char>(head[i]);
+    if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
+      return false;
+  }
+  return true;
+}
+
 bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error) {
   std::error_code ec;
   if (!fs::exists(path, ec)) {
@@ -70,6 +87,9 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
   ::close(fd);
   if (!parsed) {
     error = "'" + path + "' is not a valid ONNX model: the protobuf data is malformed or truncated";
+    if (looksLikeText(path))
+      error += " (it looks like text: a model in ONNX's text syntax is read from a file named "
+               "*.onnxtext)";
     return false;
   }
   return true;

@@ -3,8 +3,13 @@
 #include "mgs/Support/CommandLine.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace llvm;
+
+void mgs::addVersionPrinter() {
+  cl::AddExtraVersionPrinter([](raw_ostream &os) { os << "mgs version " MGS_VERSION "\n"; });
+}
 
 void mgs::showOnlyInHelp(cl::OptionCategory &category) {
   for (auto &entry : cl::getRegisteredOptions()) {

@@ -50,6 +50,7 @@ int main(int argc, char **argv) {
   mlir::registerAsmPrinterCLOptions();
   mlir::registerMLIRContextCLOptions();
   mgs::showOnlyInHelp(category);
+  mgs::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs ONNX importer: an ONNX model into the mgs dialects\n\n"
                               "  mgs-import-onnx MODEL.onnx [-o OUT.mlir] [options]\n"

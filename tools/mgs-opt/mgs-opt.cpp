@@ -7,12 +7,14 @@
 
 #include "mgs/InitAllDialects.h"
 #include "mgs/InitAllPasses.h"
+#include "mgs/Support/CommandLine.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 
 int main(int argc, char **argv) {
   mlir::DialectRegistry registry;
   mgs::registerAllDialects(registry);
   mgs::registerAllPasses();
+  mgs::addVersionPrinter();
   return mlir::asMainReturnCode(
       mlir::MlirOptMain(argc, argv, "mgs optimizer driver\n", registry));
 }

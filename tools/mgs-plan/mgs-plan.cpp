@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mgs/Analysis/Planner.h"
+#include "mgs/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
@@ -109,6 +110,7 @@ static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan>
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   cl::HideUnrelatedOptions(category);
+  mgs::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs what-if planner: each merge strategy's plan and predicted "
                               "iteration time for a calibration profile\n");

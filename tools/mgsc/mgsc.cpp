@@ -281,6 +281,7 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mlir::registerPassManagerCLOptions();
   mgs::showOnlyInHelp(category);
+  mgs::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "mgsc: compiles an ONNX model into a training executable\n\n"
                               "  mgsc MODEL.onnx -o OUT [options]; OUT --help lists what the\n"

@@ -14,6 +14,10 @@ namespace mgs {
 /// which hides them from --help-hidden too. Call before parsing.
 void showOnlyInHelp(llvm::cl::OptionCategory &category);
 
+/// --version prints "mgs version X" after LLVM's own lines. Call before
+/// parsing.
+void addVersionPrinter();
+
 } // namespace mgs
 
 #endif // MGS_SUPPORT_COMMANDLINE_H

@@ -103,7 +103,11 @@ bool matchWeights(const Manifest &manifest, const std::string &path, std::vector
 
 /// What a checkpoint holds; the file format is documented in Checkpoint.cpp.
 struct Checkpoint {
-  uint64_t manifestHash = 0; // fnv1a64 of the manifest text
+  /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
+  /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
+  /// then empty and `manifestHash` set (written files are always MGSCKPT2).
+  std::string manifest;
+  uint64_t manifestHash = 0;
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
@@ -130,6 +134,8 @@ struct Dataset {
   int64_t sampleSize = 0;
   std::vector<float> samples;
   std::vector<int64_t> labels;
+  /// Digits CSV: the line each sample was read from, for messages.
+  std::vector<int64_t> lines;
 
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };

@@ -3,8 +3,9 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT1"
-//   manifest_hash    u64      FNV-1a 64 of mgs_model_manifest()'s text
+//   magic            8 bytes  "MGSCKPT2"
+//   manifest         u64 length + the bytes of mgs_model_manifest()'s text
+//                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
 //   holdout          f64      --holdout of the run
 //   num_samples      u64      samples in the data set, before the split
@@ -14,6 +15,10 @@
 //   params           u64 count + tensor records (every manifest param, in order)
 //   velocities       u64 count + tensor records (one per trainable param, in
 //                    param order, named like the param)
+//   crc              u32      zlib's CRC-32 of every byte before it
+//
+// The first format, "MGSCKPT1", is still read: a u64 FNV-1a 64 of the
+// manifest in place of its text, and no CRC.
 //
 // A tensor record is the weights-file record: u32 name length, name bytes,
 // u32 rank, i64 dims[rank], float32 data.
@@ -27,7 +32,10 @@
 namespace mgs::rt::driver {
 
 namespace {
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
+constexpr char kMagicV1[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
+/// A manifest longer than this is not one mgsc wrote.
+constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 } // namespace
 
 uint64_t fnv1a64(std::string_view text) {
@@ -41,12 +49,16 @@ uint64_t fnv1a64(std::string_view text) {
 
 bool writeCheckpoint(const std::string &path, const Checkpoint &c, std::string &error) {
   AtomicWriter w;
-  return w.open(path, error) && w.write(kMagic, 8, error) &&
-         w.writeValue(c.manifestHash, error) && w.writeValue(c.seed, error) &&
-         w.writeValue(c.holdout, error) && w.writeValue(c.numSamples, error) &&
-         w.writeValue(c.epochsDone, error) && w.writeValue(c.iterationsDone, error) &&
-         w.writeValue(c.rngState, error) && writeTensorList(w, c.params, error) &&
-         writeTensorList(w, c.velocities, error) && w.commit(error);
+  const uint64_t manifestBytes = c.manifest.size();
+  if (!(w.open(path, error) && w.write(kMagic, 8, error) && w.writeValue(manifestBytes, error) &&
+        w.write(c.manifest.data(), manifestBytes, error) && w.writeValue(c.seed, error) &&
+        w.writeValue(c.holdout, error) && w.writeValue(c.numSamples, error) &&
+        w.writeValue(c.epochsDone, error) && w.writeValue(c.iterationsDone, error) &&
+        w.writeValue(c.rngState, error) && writeTensorList(w, c.params, error) &&
+        writeTensorList(w, c.velocities, error)))
+    return false;
+  const uint32_t crc = w.crc();
+  return w.writeValue(crc, error) && w.commit(error);
 }
 
 bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) {
@@ -56,9 +68,27 @@ bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) 
   char magic[8];
   if (!r.read(magic, 8, "the magic", error))
     return false;
-  if (std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT1\")", error);
-  if (!r.readValue(c.manifestHash, "the header", error) || !r.readValue(c.seed, "the header", error) ||
+  const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
+  if (!v1 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT2\" or \"MGSCKPT1\")", error);
+  c.manifest.clear();
+  c.manifestHash = 0;
+  if (v1) {
+    if (!r.readValue(c.manifestHash, "the header", error))
+      return false;
+  } else {
+    uint64_t bytes = 0;
+    if (!r.readValue(bytes, "the manifest's length", error))
+      return false;
+    if (bytes > kMaxManifestBytes || bytes > r.remaining())
+      return r.fail("the manifest's length " + std::to_string(bytes) +
+                        " does not fit in the file (corrupt?)",
+                    error);
+    c.manifest.resize(bytes);
+    if (!r.read(c.manifest.data(), bytes, "the manifest", error))
+      return false;
+  }
+  if (!r.readValue(c.seed, "the header", error) ||
       !r.readValue(c.holdout, "the header", error) ||
       !r.readValue(c.numSamples, "the header", error) ||
       !r.readValue(c.epochsDone, "the header", error) ||
@@ -66,6 +96,16 @@ bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) 
       !r.readValue(c.rngState, "the header", error) || !readTensorList(r, c.params, error) ||
       !readTensorList(r, c.velocities, error))
     return false;
+  if (!v1) {
+    const uint32_t computed = r.crc();
+    uint32_t stored = 0;
+    if (!r.readValue(stored, "the CRC", error))
+      return false;
+    if (stored != computed)
+      return r.fail("corrupt: its CRC-32 does not match its contents (the file was changed "
+                    "after it was written)",
+                    error);
+  }
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end", error);
   return true;

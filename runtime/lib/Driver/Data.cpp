@@ -246,6 +246,7 @@ bool loadDigits(const std::string &path, Dataset &data, std::string &error) {
     for (int64_t i = 0; i < data.sampleSize; ++i)
       data.samples.push_back(static_cast<float>(row[i] / 16.0));
     data.labels.push_back(static_cast<int64_t>(label));
+    data.lines.push_back(lineNo);
     p = eol + 1;
   }
   if (data.labels.empty()) {
@@ -406,9 +407,12 @@ bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std:
   }
   for (int64_t i = 0; i < data.size(); ++i)
     if (data.labels[i] < 0 || data.labels[i] >= classes) {
-      error = "data '" + data.source + "': label " + std::to_string(data.labels[i]) +
-              " of sample " + std::to_string(i) + " is out of range for the model's " +
-              std::to_string(classes) + " classes";
+      const std::string where =
+          static_cast<size_t>(i) < data.lines.size()
+              ? "line " + std::to_string(data.lines[i])
+              : "sample " + std::to_string(i) + " (counting from 0)";
+      error = "data '" + data.source + "': label " + std::to_string(data.labels[i]) + " at " +
+              where + " is out of range for the model's " + std::to_string(classes) + " classes";
       return false;
     }
   return true;

@@ -28,6 +28,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <memory>
@@ -44,8 +45,9 @@ namespace {
 
 //===--- Command line -----------------------------------------------------===//
 
-constexpr const char *kUsage =
-    "usage: %s [options]\n"
+/// The training and calibration options: listed unless the model was
+/// compiled for inference alone.
+constexpr const char *kUsageTraining =
     "training (manifest mode train):\n"
     "  --data PATH              data set: digits CSV(.gz), MNIST dir/idx file, CIFAR-10 dir/.bin\n"
     "  --data-format F          digits|mnist|cifar10 (default: guessed from PATH)\n"
@@ -77,13 +79,22 @@ constexpr const char *kUsage =
     "  --calibrate FILE         instead of training, measure each layer's backward on\n"
     "                           --data, top-k over sizes and the collectives, and write\n"
     "                           the profile for mgsc --profile-use\n"
-    "  --calibrate-density R    the density top-k is timed at (default 0.001)\n"
+    "  --calibrate-density R    the density top-k is timed at (default 0.001)\n";
+constexpr const char *kUsageInference =
     "inference (manifest mode inference, or --inference):\n"
     "  --input NAME=FILE        raw float32 input, one per model input\n"
     "  --output NAME=FILE       write a model output as raw float32\n"
     "both:\n"
     "  --weights FILE           params (default: <this executable>.weights)\n"
     "  --help\n";
+
+/// The usage for this executable's model (mgs_model_manifest()).
+void printUsage(std::FILE *f, const std::string &program) {
+  const char *manifest = mgs_model_manifest();
+  const bool inferenceOnly = manifest && std::strstr(manifest, "\nmode inference\n");
+  std::fprintf(f, "usage: %s [options]\n%s%s", program.c_str(), inferenceOnly ? "" : kUsageTraining,
+               kUsageInference);
+}
 
 struct Options {
   std::string program = "mgs-model";
@@ -213,8 +224,8 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       if (!parseF64(value, 0, o.lr))
         return bad("a number >= 0");
     } else if (arg == "--momentum") {
-      if (!parseF64(value, 0, o.momentum))
-        return bad("a number >= 0");
+      if (!parseF64(value, 0, o.momentum) || o.momentum >= 1)
+        return bad("a number in [0, 1)");
     } else if (arg == "--weight-decay") {
       if (!parseF64(value, 0, o.weightDecay))
         return bad("a number >= 0");
@@ -317,6 +328,59 @@ std::string formatDuration(double seconds) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%02ld:%02ld", s / 60, s % 60);
   return buf;
+}
+
+/// A manifest's lines that identify the compiled model: all but `source`
+/// (where the .onnx was, which moving or copying it changes).
+std::vector<std::string> identityLines(const std::string &manifest) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < manifest.size()) {
+    size_t end = manifest.find('\n', pos);
+    if (end == std::string::npos)
+      end = manifest.size();
+    std::string line = manifest.substr(pos, end - pos);
+    if (line.rfind("source ", 0) != 0)
+      lines.push_back(std::move(line));
+    pos = end + 1;
+  }
+  return lines;
+}
+
+/// "" when a checkpoint's model is this executable's; else what differs:
+/// up to 3 lines of each manifest that the other lacks (the lines name the
+/// batch size, the params and their shapes, the workers, the collectives).
+std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
+  if (c.manifest.empty()) // MGSCKPT1: only the hash of the whole text
+    return c.manifestHash == fnv1a64(ours) ? "" : "its manifest differs";
+  std::vector<std::string> theirs = identityLines(c.manifest), mine = identityLines(ours);
+  if (theirs == mine)
+    return "";
+  auto onlyIn = [](std::vector<std::string> a, std::vector<std::string> b) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    std::vector<std::string> out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+  };
+  auto quote = [](const std::vector<std::string> &lines) {
+    std::string s;
+    size_t shown = 0;
+    for (const std::string &l : lines) {
+      if (l.empty())
+        continue;
+      if (shown == 3) {
+        s += ", ...";
+        break;
+      }
+      s += (shown++ ? ", '" : "'") + l + "'";
+    }
+    return shown ? s : std::string("nothing else");
+  };
+  std::vector<std::string> gone = onlyIn(theirs, mine), added = onlyIn(mine, theirs);
+  if (gone.empty() && added.empty())
+    return "the same lines in another order";
+  return "it has " + quote(gone) + "; this executable has " + quote(added);
 }
 
 using Clock = std::chrono::steady_clock;
@@ -433,7 +497,7 @@ int Driver::error(const char *fmt, ...) {
 
 int Driver::usage(const std::string &msg) {
   error(msg);
-  std::fprintf(stderr, kUsage, o.program.c_str());
+  printUsage(stderr, o.program);
   return 2;
 }
 
@@ -472,9 +536,10 @@ int Driver::loadParams() {
       return error(rank == 0 ? err
                              : err + " (each worker resumes from its own file, <file>.rank<r>: "
                                      "was the checkpoint written by fewer workers?)");
-    if (resumed.manifestHash != fnv1a64(manifestText))
-      return error("checkpoint '%s' was written by a different model (its manifest differs)",
-                   o.resume.c_str());
+    if (std::string diff = manifestDifference(resumed, manifestText); !diff.empty())
+      return error("checkpoint '%s' was written by a differently compiled model (%s); resume "
+                   "with an executable compiled as that one was",
+                   o.resume.c_str(), diff.c_str());
     std::string source = "checkpoint '" + o.resume + "'";
     if (!matchParams(m, source, resumed.params, err))
       return error(err);
@@ -815,7 +880,7 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   if (int rc = paramsToHost())
     return rc;
   Checkpoint c;
-  c.manifestHash = fnv1a64(manifestText);
+  c.manifest = manifestText;
   c.seed = o.seed;
   c.holdout = o.holdout;
   c.numSamples = static_cast<uint64_t>(data.size());
@@ -926,6 +991,10 @@ int Driver::runTraining() {
     iterationsDone = resumed.iterationsDone;
     std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
                 static_cast<long long>(firstEpoch));
+    if (firstEpoch >= o.epochs)
+      std::printf("nothing left to train: --epochs %lld counts every epoch, the checkpoint's "
+                  "%lld included (pass a larger --epochs to continue)\n",
+                  static_cast<long long>(o.epochs), static_cast<long long>(firstEpoch));
   }
   std::printf("training on '%s': %zu samples, %zu held out, batch size %lld, %lld iterations "
               "per epoch\n",
@@ -1290,13 +1359,13 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
     Driver driver(o);
     std::string problem = parseOptions(argc, argv, o);
     if (o.help) {
-      std::printf(kUsage, o.program.c_str());
+      printUsage(stdout, o.program);
       return 0;
     }
     if (!problem.empty()) {
       std::fflush(stdout);
       std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), problem.c_str());
-      std::fprintf(stderr, kUsage, o.program.c_str());
+      printUsage(stderr, o.program);
       return 2;
     }
     return driver.run();

@@ -2,6 +2,7 @@
 
 #include "FileIO.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <climits>
 #include <cstring>
@@ -29,6 +30,18 @@ std::string openError(const std::string &path, const char *what, int err) {
   if (isDirectory(path))
     return std::string("cannot open ") + what + " '" + path + "': it is a directory";
   return std::string("cannot open ") + what + " '" + path + "': " + std::strerror(err);
+}
+
+/// zlib's crc32 continued over `bytes` (which may exceed its uInt).
+uint32_t crc32Of(uint32_t crc, const void *data, uint64_t bytes) {
+  const unsigned char *p = static_cast<const unsigned char *>(data);
+  while (bytes) {
+    const uInt chunk = static_cast<uInt>(std::min<uint64_t>(bytes, 1u << 30));
+    crc = static_cast<uint32_t>(::crc32(crc, p, chunk));
+    p += chunk;
+    bytes -= chunk;
+  }
+  return crc;
 }
 
 } // namespace
@@ -82,6 +95,7 @@ bool Reader::read(void *dst, uint64_t bytes, const char *what, std::string &erro
     done += got;
   }
   offset_ += bytes;
+  crc_ = crc32Of(crc_, out, bytes);
   return true;
 }
 
@@ -110,6 +124,7 @@ bool AtomicWriter::write(const void *src, uint64_t bytes, std::string &error) {
     error = "cannot write '" + tmpPath_ + "': " + std::strerror(errno);
     return false;
   }
+  crc_ = crc32Of(crc_, src, bytes);
   return true;
 }
 

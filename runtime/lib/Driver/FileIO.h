@@ -11,6 +11,7 @@
 
 #include "mgsrt/driver.h"
 
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -39,11 +40,14 @@ public:
     return read(&v, sizeof v, what, error);
   }
   bool fail(const std::string &what, std::string &error) const;
+  /// zlib's CRC-32 of every byte read so far.
+  uint32_t crc() const { return crc_; }
 
 private:
   std::FILE *file_ = nullptr;
   std::string path_, kind_;
   uint64_t size_ = 0, offset_ = 0;
+  uint32_t crc_ = 0;
 };
 
 /// Writes `path` through a temporary file in the same directory; commit()
@@ -61,10 +65,13 @@ public:
     return write(&v, sizeof v, error);
   }
   bool commit(std::string &error);
+  /// zlib's CRC-32 of every byte written so far.
+  uint32_t crc() const { return crc_; }
 
 private:
   std::FILE *file_ = nullptr;
   std::string path_, tmpPath_;
+  uint32_t crc_ = 0;
 };
 
 /// One tensor record: u32 name length, name, u32 rank, i64 dims[rank], f32 data.

@@ -267,7 +267,20 @@ TEST(DataCheck, SampleSizeAndLabelRange) {
   EXPECT_FALSE(checkDataset(d, 4, 5, err));
   EXPECT_EQ(err, "data 'd.csv': a sample has 3 values, but the model's input takes 4 per sample");
   EXPECT_FALSE(checkDataset(d, 3, 4, err));
-  EXPECT_EQ(err, "data 'd.csv': label 4 of sample 1 is out of range for the model's 4 classes");
+  EXPECT_EQ(err, "data 'd.csv': label 4 at sample 1 (counting from 0) is out of range for the "
+                 "model's 4 classes");
+}
+
+TEST(Data, LabelOutOfRangeNamesTheCsvLine) {
+  // Line numbers, as the parser's own errors give them (blank lines count).
+  TempDir dir;
+  writeFile(dir / "d.csv", "0,0,1\n\n0,0,7\n");
+  Dataset d;
+  std::string err;
+  ASSERT_TRUE(loadDigits(dir / "d.csv", d, err)) << err;
+  EXPECT_FALSE(checkDataset(d, 2, 5, err));
+  EXPECT_EQ(err, "data '" + (dir / "d.csv") +
+                     "': label 7 at line 3 is out of range for the model's 5 classes");
 }
 
 //===--- Determinism ------------------------------------------------------===//

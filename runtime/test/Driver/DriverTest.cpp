@@ -266,6 +266,13 @@ TEST_F(DriverMain, ResumeIsBitIdenticalToAnUninterruptedRun) {
     EXPECT_FALSE(contains(e->d_name, ".tmp")) << e->d_name;
   ::closedir(d);
 
+  // A checkpoint already at --epochs: said, not silently nothing.
+  Result done = run(with({"--epochs", "3", "--resume", dir / "ck"}));
+  EXPECT_EQ(done.rc, 0) << done.err;
+  EXPECT_TRUE(contains(done.out, "nothing left to train: --epochs 3 counts every epoch, the "
+                                 "checkpoint's 4 included (pass a larger --epochs to continue)"))
+      << done.out;
+
   // Resuming with a different seed is refused.
   resumeArgs.push_back("--seed");
   resumeArgs.push_back("8");
@@ -273,11 +280,22 @@ TEST_F(DriverMain, ResumeIsBitIdenticalToAnUninterruptedRun) {
   EXPECT_EQ(bad.rc, 1);
   EXPECT_TRUE(contains(bad.err, "was written with --seed 7, not 8")) << bad.err;
 
-  // A checkpoint of another model is refused.
-  fake::manifest = std::string(fake::kTrainManifest) + "\n\n";
+  // A checkpoint of another model is refused, saying what differs.
+  std::string otherManifest = fake::kTrainManifest;
+  size_t arena = otherManifest.find("arena_bytes 8192");
+  ASSERT_NE(arena, std::string::npos);
+  otherManifest.replace(arena, 16, "arena_bytes 16384");
+  fake::manifest = otherManifest;
   Result other = run(with({"--epochs", "4", "--resume", dir / "ck"}));
   EXPECT_EQ(other.rc, 1);
-  EXPECT_TRUE(contains(other.err, "was written by a different model")) << other.err;
+  EXPECT_TRUE(contains(other.err, "was written by a differently compiled model (it has "
+                                  "'arena_bytes 8192'; this executable has 'arena_bytes "
+                                  "16384'); resume with an executable compiled as that one was"))
+      << other.err;
+  // Where the .onnx was compiled from is not part of the model.
+  fake::manifest = std::string(fake::kTrainManifest) + "source /elsewhere/model.onnx\n";
+  Result moved = run(with({"--epochs", "5", "--resume", dir / "ck"}));
+  EXPECT_EQ(moved.rc, 0) << moved.err;
 }
 
 TEST_F(DriverMain, LearningRateScheduleWarmsUpAndSteps) {
@@ -337,6 +355,8 @@ TEST_F(DriverMain, CommandLineErrorsExitTwo) {
            {{"--data", "x.csv", "--epochs", "ten"}, "bad value 'ten' for --epochs"},
            {{"--data", "x.csv", "--lr=-1"}, "bad value '-1' for --lr"},
            {{"--data", "x.csv", "--holdout", "1"}, "bad value '1' for --holdout"},
+           {{"--data", "x.csv", "--momentum", "1.5"},
+            "bad value '1.5' for --momentum (expected a number in [0, 1))"},
            {{"--data", "x.csv", "--lr-steps", "3,,5"}, "bad value '3,,5' for --lr-steps"},
            {{"--data", "x.csv", "--data-format", "png"}, "bad value 'png' for --data-format"},
            {{"--data", "x.csv", "--seed", "-3"}, "bad value '-3' for --seed"},

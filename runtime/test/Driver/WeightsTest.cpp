@@ -130,7 +130,7 @@ TEST(Weights, WriteErrorNamesTheFile) {
 TEST(Checkpoint, RoundTrips) {
   TempDir dir;
   Checkpoint c;
-  c.manifestHash = fnv1a64("abc");
+  c.manifest = "mgs-manifest 2\nmode train\n";
   c.seed = 42;
   c.holdout = 0.2;
   c.numSamples = 1797;
@@ -143,7 +143,7 @@ TEST(Checkpoint, RoundTrips) {
   ASSERT_TRUE(writeCheckpoint(dir / "ck", c, err)) << err;
   Checkpoint r;
   ASSERT_TRUE(readCheckpoint(dir / "ck", r, err)) << err;
-  EXPECT_EQ(r.manifestHash, c.manifestHash);
+  EXPECT_EQ(r.manifest, c.manifest);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -164,6 +164,44 @@ TEST(Checkpoint, RoundTrips) {
   ASSERT_TRUE(writeWeights(dir / "w", sampleTensors(), err));
   EXPECT_FALSE(readCheckpoint(dir / "w", r, err));
   EXPECT_NE(err.find("not a checkpoint"), std::string::npos) << err;
+
+  // One flipped bit anywhere (here in a parameter's data) is found.
+  std::string flipped = bytes;
+  flipped[bytes.size() - 20] ^= 0x04;
+  writeFile(dir / "flipped", flipped);
+  EXPECT_FALSE(readCheckpoint(dir / "flipped", r, err));
+  EXPECT_EQ(err, "checkpoint '" + (dir / "flipped") +
+                     "': corrupt: its CRC-32 does not match its contents (the file was changed "
+                     "after it was written)");
+  // A manifest length beyond the file.
+  std::string longManifest = bytes;
+  longManifest[8 + 5] = 0x7f;
+  writeFile(dir / "long", longManifest);
+  EXPECT_FALSE(readCheckpoint(dir / "long", r, err));
+  EXPECT_NE(err.find("does not fit in the file"), std::string::npos) << err;
+}
+
+TEST(Checkpoint, ReadsTheFirstFormat) {
+  // MGSCKPT1: the manifest's FNV-1a hash in place of its text, no CRC.
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.seed = 5;
+  c.params = sampleTensors();
+  std::string err;
+  ASSERT_TRUE(writeCheckpoint(dir / "v2", c, err)) << err;
+  std::string v2 = readFile(dir / "v2");
+  const uint64_t hash = fnv1a64(c.manifest);
+  std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 4);
+  writeFile(dir / "v1", v1);
+  Checkpoint r;
+  ASSERT_TRUE(readCheckpoint(dir / "v1", r, err)) << err;
+  EXPECT_TRUE(r.manifest.empty());
+  EXPECT_EQ(r.manifestHash, hash);
+  EXPECT_EQ(r.seed, 5u);
+  ASSERT_EQ(r.params.size(), 3u);
+  EXPECT_EQ(r.params[2].data, c.params[2].data);
 }
 
 } // namespace
