@@ -214,6 +214,8 @@ Error Profile::validate() const {
                                          kMaxWorkers, workers));
   if (!(density > 0.0 && density <= 1.0))
     return fieldError("density", "expected a number in (0, 1], got " + describeNumber(density));
+  if (batchSize < 0 || batchSize > kMaxNumel)
+    return fieldError("batch_size", formatv("expected a positive integer, got {0}", batchSize));
   if (topkPoints.empty())
     return fieldError("topk.points", "must not be empty");
   for (auto [i, p] : enumerate(topkPoints)) {
@@ -289,6 +291,13 @@ Expected<Profile> parseProfile(StringRef text) {
   if (!rho || !(*rho > 0.0 && *rho <= 1.0))
     return fieldError("density", "expected a number in (0, 1], got " + describe(**density));
   p.density = *rho;
+
+  if (const json::Value *batch = rootObj->get("batch_size")) { // optional
+    auto b = FieldReader::readPositiveInteger(*batch, "batch_size", kMaxNumel);
+    if (!b)
+      return b.takeError();
+    p.batchSize = *b;
+  }
 
   // topk.points
   auto topk = root.get("topk");
@@ -391,7 +400,7 @@ json::Value profileToJSON(const Profile &p) {
   json::Array layers;
   for (const LayerProfile &l : p.layers)
     layers.push_back(json::Object{{"name", l.name}, {"numel", l.numel}, {"backward", l.backward}});
-  return json::Object{
+  json::Object o{
       {"workers", p.workers},
       {"density", p.density},
       {"topk", json::Object{{"points", std::move(points)}}},
@@ -399,6 +408,9 @@ json::Value profileToJSON(const Profile &p) {
       {"allreduce", alphaBetaToJSON(p.allreduce)},
       {"layers", std::move(layers)},
   };
+  if (p.batchSize)
+    o["batch_size"] = p.batchSize;
+  return o;
 }
 
 Error checkProfileMatchesModel(const Profile &profile, ArrayRef<ParameterShape> parameters) {

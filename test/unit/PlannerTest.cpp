@@ -209,6 +209,22 @@ TEST(PlannerProfile, CollectiveComputeTimeIsOptional) {
             "allreduce.cpu_per_byte: expected a non-negative number of seconds per byte, got -1");
 }
 
+TEST(PlannerProfile, BatchSizeIsOptional) {
+  EXPECT_EQ(small().batchSize, 0);
+  llvm::Expected<Profile> q =
+      parseProfile(smallWith("\"workers\": 2,", "\"workers\": 2, \"batch_size\": 16,"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->batchSize, 16);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(*q);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->batchSize, 16);
+  EXPECT_EQ(parseError(smallWith("\"workers\": 2,", "\"workers\": 2, \"batch_size\": 0,")),
+            "batch_size: expected a positive integer, got 0");
+}
+
 TEST(PlannerProfile, ErrorsNameTheField) {
   EXPECT_EQ(parseError(smallWith("\"numel\": 257", "\"numel\": -5")),
             "layers[2].numel: expected a positive integer, got -5");

@@ -377,6 +377,7 @@ int main(int argc, char **argv) {
       merge.profile = profileUse;
       merge.workers = workersOpt;
       merge.density = density;
+      merge.batchSize = compiledBatchSize(*module);
       pm.addPass(mgs::comm::createCommMergeBuckets(merge));
     }
     if (sparse) {

@@ -61,6 +61,10 @@ struct TopKPoint {
 struct Profile {
   int64_t workers = 1;
   double density = 0.001;
+  /// Per-worker batch size the layers' backward times were measured at
+  /// (key "batch_size", optional, which mgs's calibration writes; 0: not
+  /// recorded).
+  int64_t batchSize = 0;
   /// Sorted by n, strictly increasing, at least one point.
   std::vector<TopKPoint> topkPoints;
   AlphaBeta allgather;

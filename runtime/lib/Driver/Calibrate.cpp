@@ -311,7 +311,8 @@ std::string profileJson(const Calibration &c) {
   std::ostringstream os;
   os.precision(9);
   os << "{\n \"source\": \"" << jsonEscape(c.source) << "\",\n";
-  os << " \"workers\": " << c.workers << ",\n \"density\": " << c.density << ",\n";
+  os << " \"workers\": " << c.workers << ",\n \"batch_size\": " << c.batchSize
+     << ",\n \"density\": " << c.density << ",\n";
   os << " \"topk\": {\"points\": [";
   for (size_t i = 0; i < c.topk.size(); ++i)
     os << (i ? ", " : "") << "[" << c.topk[i].first << ", " << c.topk[i].second << "]";

@@ -28,6 +28,7 @@ struct LinearCost {
 
 struct Calibration {
   int workers = 1;
+  int64_t batchSize = 0; // per worker: the layers' backward was timed at it
   double density = 0.001;
   std::vector<std::pair<int64_t, double>> topk; // (n, seconds)
   LinearCost allgather, allreduce;

@@ -1278,6 +1278,7 @@ int Driver::runCalibration() {
   for (const Calibration::Layer &l : c.layers)
     total += l.numel;
   c.workers = workers;
+  c.batchSize = m.batchSize;
   c.density = o.calibrateDensity;
   if (!measureTopK(ctx, o.calibrateDensity, total, c.topk, err) ||
       !measureCollectives(ctx, workers, c.allgather, c.allreduce, err))

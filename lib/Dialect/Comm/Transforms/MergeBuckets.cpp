@@ -105,6 +105,13 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
                              << " worker(s); planning for " << planned
                              << " with its collective costs (calibrate under mpirun -np "
                              << planned << " for measured ones)";
+      const int64_t batch = batchSize;
+      if (loaded->batchSize && batch && loaded->batchSize != batch)
+        module.emitWarning() << "comm-merge-buckets: profile '" << profile
+                             << "' was measured at batch size " << loaded->batchSize
+                             << " per worker; this step is compiled for " << batch
+                             << " (the layers' backward times grow with the batch: calibrate "
+                                "a build of this batch size)";
       loaded->workers = workers;
       loaded->density = density;
       return *loaded;

@@ -51,6 +51,9 @@ def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
            "Calibration profile (JSON); empty: an analytic estimate">,
     Option<"workers", "workers", "int64_t", /*default=*/"1", "Data-parallel workers">,
     Option<"density", "density", "double", /*default=*/"0.001", "Top-k density">,
+    Option<"batchSize", "batch-size", "int64_t", /*default=*/"0",
+           "Per-worker batch size the step is compiled for (0: unknown); a profile "
+           "measured at another one is used with a warning">,
   ];
   let statistics = [
     Statistic<"numBuckets", "num-buckets", "Buckets of two or more gradients">,
