@@ -24,6 +24,9 @@ config.substitutions.append(
 # The runtime's MPI check runs under mpirun (test/runtime/mpi.test).
 config.substitutions.append(
     ("%mgsrt_mpi_check", os.path.join(config.mgs_tools_dir, "mgsrt_mpi_check")))
+# The driver readers' fuzz target over its corpus (test/runtime/fuzz-replay.test).
+config.substitutions.append(
+    ("%mgsrt_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgsrt_fuzz_replay")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

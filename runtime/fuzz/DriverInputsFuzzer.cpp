@@ -1,0 +1,153 @@
+//===- DriverInputsFuzzer.cpp - Every file a user hands the executable ----===//
+//
+// A libFuzzer target over the training executable's readers of user files:
+// weights files, checkpoints, digits CSV (plain or gzip), MNIST IDX pairs,
+// CIFAR-10 batches and the model manifest. The first byte picks the reader;
+// the rest is the file. Each must return an error message or data whose
+// sizes agree, never crash, hang or read out of bounds (ASan/UBSan).
+//
+// Built with clang's -fsanitize=fuzzer by runtime/fuzz/run.sh; the same
+// entry point is replayed over the committed corpus (runtime/fuzz/corpus) by
+// FuzzReplay in the test suite, so every input that once failed stays tested.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+#include "mgsrt/driver.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <unistd.h>
+
+using namespace mgs::rt::driver;
+
+namespace {
+
+/// A private directory for the files, made once.
+const std::string &workDir() {
+  static const std::string dir = [] {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mgs-fuzz-XXXXXX";
+    if (!::mkdtemp(pattern.data())) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    return pattern;
+  }();
+  return dir;
+}
+
+std::string writeInput(const std::string &name, const uint8_t *data, size_t size) {
+  std::string path = workDir() + "/" + name;
+  std::FILE *f = std::fopen(path.c_str(), "wb");
+  if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
+    std::perror(path.c_str());
+    std::abort();
+  }
+  return path;
+}
+
+/// A failure must say why; a success must be consistent. MGS_FUZZ_VERBOSE=1
+/// prints each outcome (the replay test checks that the seeds are accepted).
+void check(bool ok, const std::string &error, const char *reader) {
+  if (!ok && error.empty()) {
+    std::fprintf(stderr, "%s failed without a message\n", reader);
+    std::abort();
+  }
+  static const bool verbose = std::getenv("MGS_FUZZ_VERBOSE") != nullptr;
+  if (verbose)
+    std::printf("%s: %s%s\n", reader, ok ? "ok" : "error: ", ok ? "" : error.c_str());
+}
+
+void checkDataset(bool ok, const std::string &error, const Dataset &d, const char *reader) {
+  check(ok, error, reader);
+  if (ok && (d.sampleSize < 1 || d.size() < 1 ||
+             d.samples.size() != static_cast<size_t>(d.sampleSize) * d.labels.size())) {
+    std::fprintf(stderr, "%s: inconsistent data set (%lld values a sample, %zu values, %zu "
+                 "labels)\n",
+                 reader, static_cast<long long>(d.sampleSize), d.samples.size(), d.labels.size());
+    std::abort();
+  }
+}
+
+void checkTensors(const std::vector<Tensor> &ts, const char *reader) {
+  for (const Tensor &t : ts) {
+    int64_t n = 1;
+    for (int64_t d : t.dims)
+      if (d < 0 || __builtin_mul_overflow(n, d, &n)) {
+        std::fprintf(stderr, "%s: tensor '%s' has a shape whose size overflows\n", reader,
+                     t.name.c_str());
+        std::abort();
+      }
+    if (static_cast<size_t>(n) != t.data.size()) {
+      std::fprintf(stderr, "%s: tensor '%s' has %zu values for its shape\n", reader,
+                   t.name.c_str(), t.data.size());
+      std::abort();
+    }
+  }
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  const unsigned kind = data[0] % 6;
+  ++data;
+  --size;
+  std::string error;
+  switch (kind) {
+  case 0: {
+    std::vector<Tensor> ts;
+    bool ok = readWeights(writeInput("w.weights", data, size), ts, error);
+    check(ok, error, "readWeights");
+    if (ok)
+      checkTensors(ts, "readWeights");
+    break;
+  }
+  case 1: {
+    Checkpoint c;
+    bool ok = readCheckpoint(writeInput("ck", data, size), c, error);
+    check(ok, error, "readCheckpoint");
+    if (ok) {
+      checkTensors(c.params, "readCheckpoint");
+      checkTensors(c.velocities, "readCheckpoint");
+    }
+    break;
+  }
+  case 2: {
+    Dataset d;
+    bool ok = loadDigits(writeInput("d.csv", data, size), d, error);
+    checkDataset(ok, error, d, "loadDigits");
+    break;
+  }
+  case 3: {
+    Dataset d;
+    bool ok = loadCifar10(writeInput("data_batch_1.bin", data, size), d, error);
+    checkDataset(ok, error, d, "loadCifar10");
+    break;
+  }
+  case 4: {
+    // The images file's length in the first 2 bytes, then images, then labels.
+    if (size < 2)
+      return 0;
+    size_t imagesBytes = std::min<size_t>((size_t(data[0]) << 8 | data[1]), size - 2);
+    std::string images = writeInput("train-images-idx3-ubyte", data + 2, imagesBytes);
+    writeInput("train-labels-idx1-ubyte", data + 2 + imagesBytes, size - 2 - imagesBytes);
+    Dataset d;
+    bool ok = loadMnist(images, d, error);
+    checkDataset(ok, error, d, "loadMnist");
+    break;
+  }
+  case 5: {
+    Manifest m;
+    bool ok = parseManifest(std::string_view(reinterpret_cast<const char *>(data), size), m, error);
+    check(ok, error, "parseManifest");
+    break;
+  }
+  }
+  return 0;
+}
