@@ -65,9 +65,17 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
     std::stringstream text;
     text << in.rdbuf();
     std::string str = text.str();
-    auto status = onnx::OnnxParser::Parse(model, str.c_str());
-    if (!status.IsOK()) {
-      error = "'" + path + "' is not a valid ONNX text model: " + status.ErrorMessage();
+    // ONNX's parser reports most errors in its status but lets some escape
+    // as exceptions (std::stof on a malformed number in a tensor literal).
+    try {
+      auto status = onnx::OnnxParser::Parse(model, str.c_str());
+      if (!status.IsOK()) {
+        error = "'" + path + "' is not a valid ONNX text model: " + status.ErrorMessage();
+        return false;
+      }
+    } catch (const std::exception &e) {
+      error = "'" + path + "' is not a valid ONNX text model: ONNX's parser failed (" +
+              e.what() + ")";
       return false;
     }
     return true;

@@ -15,7 +15,8 @@ the BatchNorm running statistics, are compared with torch.optim.SGD's. The refer
 torch's own float32 run is up to 5e-3 away from it after a step (its BatchNorm
 statistics are accumulated in float32), while mgs stays within ~1e-5. The
 error of a tensor is ||mgs - ref|| / ||ref||; every tensor must be within --tol,
-or, with --vs-float32 F, within F times PyTorch's own float32 error on it: on
+or, with --vs-float32 F, within F times PyTorch's own float32 error on it
+(but never 0.75 or more: a tensor that was not updated is 1 away): on
 GoogLeNet, PyTorch's float32 gradients are up to 2e-3 from float64 (its
 BatchNorm biases after 3 steps up to 0.5: they start at 0 and their gradients
 cancel), and mgs's errors above 1e-4 are within 1.13x of PyTorch's.
@@ -161,13 +162,14 @@ def main():
     for name, ours, ref in pairs:
         err, err32 = rel(ours, ref), rel(torch32[name], ref)
         worst = max(worst, err)
-        allowed = max(args.tol, args.vs_float32 * err32)
+        # Capped: a tensor never updated (error 1) or of the wrong sign never passes.
+        allowed = max(args.tol, min(args.vs_float32 * err32, 0.75))
         print(f"  {name:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e})")
         if not err <= allowed:
             bad.append(name)
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:
-        bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor"
+        bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor, at most 0.75"
     print(f"{args.model}: {what} of {len(pairs)} tensors vs PyTorch (float64): max rel err {worst:.2e} "
           f"({bound}; PyTorch's own float32 run: {torch_worst:.2e})")
     if bad:

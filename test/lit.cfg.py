@@ -27,6 +27,8 @@ config.substitutions.append(
 # The driver readers' fuzz target over its corpus (test/runtime/fuzz-replay.test).
 config.substitutions.append(
     ("%mgsrt_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgsrt_fuzz_replay")))
+config.substitutions.append(
+    ("%mgs_import_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgs_import_fuzz_replay")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)

@@ -15,6 +15,7 @@
 #include "FileIO.h"
 #include "mgsrt/driver.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>

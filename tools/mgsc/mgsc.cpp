@@ -340,8 +340,11 @@ int main(int argc, char **argv) {
   mlir::registerBuiltinDialectTranslation(registry);
   mlir::registerLLVMDialectTranslation(registry);
   mlir::MLIRContext context(registry);
-  // A pass's error on the module would otherwise print the whole module.
-  context.printOpOnDiagnostic(false);
+  // A pass's error on the module would otherwise print the whole module
+  // (unless asked for: --mlir-print-op-on-diagnostic).
+  if (cl::Option *o = cl::getRegisteredOptions().lookup("mlir-print-op-on-diagnostic");
+      !o || !o->getNumOccurrences())
+    context.printOpOnDiagnostic(false);
   mgs::PlainDiagnosticHandler diagnostics(&context);
   Progress progress;
 

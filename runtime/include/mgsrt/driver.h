@@ -108,6 +108,7 @@ struct Checkpoint {
   /// then empty and `manifestHash` set (written files are always MGSCKPT2).
   std::string manifest;
   uint64_t manifestHash = 0;
+  int version = 2; // the format read: 1 (MGSCKPT1) or 2
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)

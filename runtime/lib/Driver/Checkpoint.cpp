@@ -73,6 +73,7 @@ bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) 
     return r.fail("not a checkpoint (the magic is not \"MGSCKPT2\" or \"MGSCKPT1\")", error);
   c.manifest.clear();
   c.manifestHash = 0;
+  c.version = v1 ? 1 : 2;
   if (v1) {
     if (!r.readValue(c.manifestHash, "the header", error))
       return false;

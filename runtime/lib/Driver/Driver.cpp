@@ -340,7 +340,7 @@ std::vector<std::string> identityLines(const std::string &manifest) {
     if (end == std::string::npos)
       end = manifest.size();
     std::string line = manifest.substr(pos, end - pos);
-    if (line.rfind("source ", 0) != 0)
+    if (!line.empty() && line.rfind("source ", 0) != 0)
       lines.push_back(std::move(line));
     pos = end + 1;
   }
@@ -351,7 +351,7 @@ std::vector<std::string> identityLines(const std::string &manifest) {
 /// up to 3 lines of each manifest that the other lacks (the lines name the
 /// batch size, the params and their shapes, the workers, the collectives).
 std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
-  if (c.manifest.empty()) // MGSCKPT1: only the hash of the whole text
+  if (c.version == 1) // MGSCKPT1: only the hash of the whole text
     return c.manifestHash == fnv1a64(ours) ? "" : "its manifest differs";
   std::vector<std::string> theirs = identityLines(c.manifest), mine = identityLines(ours);
   if (theirs == mine)

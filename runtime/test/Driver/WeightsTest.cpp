@@ -144,6 +144,7 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(readCheckpoint(dir / "ck", r, err)) << err;
   EXPECT_EQ(r.manifest, c.manifest);
+  EXPECT_EQ(r.version, 2);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -198,6 +199,7 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   Checkpoint r;
   ASSERT_TRUE(readCheckpoint(dir / "v1", r, err)) << err;
   EXPECT_TRUE(r.manifest.empty());
+  EXPECT_EQ(r.version, 1);
   EXPECT_EQ(r.manifestHash, hash);
   EXPECT_EQ(r.seed, 5u);
   ASSERT_EQ(r.params.size(), 3u);

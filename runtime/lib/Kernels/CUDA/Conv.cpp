@@ -271,15 +271,21 @@ mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get
     if (st == CUDNN_STATUS_SUCCESS && returned > 0) {
       perf.resize(returned);
       // The search also times CUDNN_DEFAULT_MATH, which may use TF32 tensor
-      // cores; the convolution runs with the descriptor's FMA math, so only
-      // those timings rank.
-      perf.erase(std::remove_if(perf.begin(), perf.end(),
-                                [](const Perf &r) { return r.mathType != CUDNN_FMA_MATH; }),
-                 perf.end());
-      if (std::any_of(perf.begin(), perf.end(), [](const Perf &r) {
-            return r.status == CUDNN_STATUS_SUCCESS && accurate(r.algo);
-          }))
-        return MGSRT_OK;
+      // cores; the convolution runs with the descriptor's FMA math, so those
+      // timings rank when cuDNN labels any (else the FP32 ones, as before).
+      auto usable = [](const Perf &r, bool fmaOnly) {
+        return r.status == CUDNN_STATUS_SUCCESS && accurate(r.algo) &&
+               (fmaOnly ? r.mathType == CUDNN_FMA_MATH : fp32Math(r.mathType));
+      };
+      for (bool fmaOnly : {true, false})
+        if (std::any_of(perf.begin(), perf.end(),
+                        [&](const Perf &r) { return usable(r, fmaOnly); })) {
+          if (fmaOnly)
+            perf.erase(std::remove_if(perf.begin(), perf.end(),
+                                      [](const Perf &r) { return r.mathType != CUDNN_FMA_MATH; }),
+                       perf.end());
+          return MGSRT_OK;
+        }
       perf.assign(std::max(maxCount, 1), Perf{});
     }
   }

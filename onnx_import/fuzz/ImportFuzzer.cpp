@@ -1,0 +1,89 @@
+//===- ImportFuzzer.cpp - ONNX models from users, fuzzed --------------------===//
+//
+// A libFuzzer target over the importer (mgs-import-onnx, mgsc's first step):
+// the first byte picks the syntax (even: binary protobuf .onnx, odd: ONNX's
+// text syntax .onnxtext), the rest is the file. The import must either
+// succeed with a module that verifies, or fail having reported an error
+// (MLIR diagnostic); never crash, hang or touch memory it should not
+// (ASan/UBSan), whatever ONNX's checker and shape inference let through.
+//
+// Built with clang's -fsanitize=fuzzer by onnx_import/fuzz/run.sh; the test
+// suite replays the committed corpus (onnx_import/fuzz/corpus) through the
+// same entry point (test/onnx_import/fuzz-replay.test).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Importer.h"
+#include "mgs/InitAllDialects.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/IR/Verifier.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+const std::string &workDir() {
+  static const std::string dir = [] {
+    const char *tmp = std::getenv("TMPDIR");
+    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mgs-import-fuzz-XXXXXX";
+    if (!::mkdtemp(pattern.data())) {
+      std::perror("mkdtemp");
+      std::abort();
+    }
+    return pattern;
+  }();
+  return dir;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1)
+    return 0;
+  const bool text = data[0] & 1;
+  std::string path = workDir() + (text ? "/model.onnxtext" : "/model.onnx");
+  {
+    std::FILE *f = std::fopen(path.c_str(), "wb");
+    if (!f || (size > 1 && std::fwrite(data + 1, 1, size - 1, f) != size - 1) ||
+        std::fclose(f) != 0) {
+      std::perror(path.c_str());
+      std::abort();
+    }
+  }
+  mlir::DialectRegistry registry;
+  mgs::registerAllDialects(registry);
+  mlir::MLIRContext context(registry);
+  context.printOpOnDiagnostic(false);
+  std::string firstError;
+  mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
+    if (d.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty())
+      firstError = d.str().empty() ? "(empty message)" : d.str();
+    return mlir::success();
+  });
+  mgs::onnx_import::ImportOptions options;
+  options.batchSize = 2; // as mgsc --batch-size: also re-runs shape inference
+  auto module = mgs::onnx_import::importOnnxFile(context, path, options);
+  static const bool verbose = std::getenv("MGS_FUZZ_VERBOSE") != nullptr;
+  if (mlir::failed(module)) {
+    if (firstError.empty()) {
+      std::fprintf(stderr, "the import failed without reporting an error\n");
+      std::abort();
+    }
+    if (verbose)
+      std::printf("import: error: %s\n", firstError.c_str());
+    return 0;
+  }
+  if (mlir::failed(mlir::verify(**module))) {
+    std::fprintf(stderr, "the imported module does not verify: %s\n", firstError.c_str());
+    std::abort();
+  }
+  if (verbose)
+    std::printf("import: ok\n");
+  return 0;
+}

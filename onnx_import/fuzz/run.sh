@@ -1,0 +1,52 @@
+#!/bin/bash
+# Fuzzes the ONNX importer (binary models and ONNX's text syntax) with
+# libFuzzer, ASan and UBSan (clang++-14 from Debian's clang-14). The importer's
+# own sources are compiled here with coverage; MLIR, ONNX and the dialects come
+# from the build tree (ninja -C BUILD mgs-import-onnx first). Not part of
+# ./test.sh, which replays the committed corpus (test/onnx_import/fuzz-replay.test).
+#
+#   onnx_import/fuzz/run.sh [SECONDS=300] [WORKDIR=/tmp/mgs-import-fuzz] [BUILD=build]
+#
+# New inputs go to WORKDIR/corpus; a crash leaves WORKDIR/crash-* and exits
+# non-zero. Copy a crasher, once fixed, into onnx_import/fuzz/corpus/.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+seconds=${1:-300}
+work=${2:-/tmp/mgs-import-fuzz}
+build=$(cd "${3:-$root/build}" && pwd)
+cxx=${CXX_FUZZ:-clang++-14}
+command -v "$cxx" >/dev/null || { echo "run.sh: $cxx not found (apt-get install clang-14)"; exit 1; }
+for lib in onnx_import/libMGSOnnxModelIO.a lib/Dialect/Train/IR/libMGSTrainIR.a \
+           lib/Dialect/Comm/IR/libMGSCommIR.a; do
+  [[ -f $build/$lib ]] || { echo "run.sh: $build/$lib missing (ninja -C $build mgs-import-onnx)"; exit 1; }
+done
+mkdir -p "$work/corpus" "$work/obj"
+flags=(-std=gnu++17 -g -O1 -fexceptions -fsanitize=address,undefined -fno-sanitize-recover=undefined
+       -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import"
+       -isystem /usr/lib/llvm-22/include)
+echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
+for src in Importer OpConverters; do
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$work/obj/$src.o"
+done
+"$cxx" "${flags[@]}" -fsanitize=fuzzer -c "$here/ImportFuzzer.cpp" -o "$work/obj/ImportFuzzer.o"
+llvm=/usr/lib/llvm-22/lib
+mlir_libs=()
+for l in MLIRLLVMDialect MLIRFuncDialect MLIRArithDialect MLIRCastInterfaces MLIRDialect \
+         MLIRInferIntRangeCommon MLIRShapedOpInterfaces MLIRUBDialect MLIRSideEffectInterfaces \
+         MLIRControlFlowInterfaces MLIRDataLayoutInterfaces MLIRFunctionInterfaces MLIRCallInterfaces \
+         MLIRInferIntRangeInterface MLIRInferTypeOpInterface MLIRMemorySlotInterfaces \
+         MLIRPtrMemorySpaceInterfaces MLIRIR MLIRSupport; do
+  mlir_libs+=("$llvm/lib$l.a")
+done
+"$cxx" -fsanitize=fuzzer,address,undefined "$work"/obj/*.o \
+  "$build/lib/Analysis/libMGSTrainAnalysis.a" "$build/lib/Support/libMGSSupport.a" \
+  "$build/lib/Dialect/Comm/IR/libMGSCommIR.a" "$build/onnx_import/libMGSOnnxModelIO.a" \
+  "$build/lib/Dialect/Train/IR/libMGSTrainIR.a" "${mlir_libs[@]}" \
+  -Wl,--start-group "${mlir_libs[@]}" -Wl,--end-group \
+  /usr/lib/x86_64-linux-gnu/libonnx.so.1 /usr/lib/x86_64-linux-gnu/libonnx_proto.so.1 \
+  -lprotobuf "$llvm/libLLVM.so.1" -Wl,-rpath,"$llvm" -o "$work/import-fuzzer"
+echo "fuzz: running for $seconds s (seeds: onnx_import/fuzz/corpus)"
+cd "$work"
+ASAN_OPTIONS=detect_leaks=0 ./import-fuzzer -max_total_time="$seconds" -rss_limit_mb=4096 \
+  -timeout=20 -max_len=200000 -print_final_stats=1 corpus "$here/corpus"
