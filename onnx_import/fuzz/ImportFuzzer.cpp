@@ -13,6 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "FuzzFiles.h"
 #include "Importer.h"
 #include "mgs/InitAllDialects.h"
 
@@ -24,38 +25,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <unistd.h>
-
-namespace {
-
-const std::string &workDir() {
-  static const std::string dir = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mgs-import-fuzz-XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    return pattern;
-  }();
-  return dir;
-}
-
-} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
   const bool text = data[0] & 1;
-  std::string path = workDir() + (text ? "/model.onnxtext" : "/model.onnx");
-  {
-    std::FILE *f = std::fopen(path.c_str(), "wb");
-    if (!f || (size > 1 && std::fwrite(data + 1, 1, size - 1, f) != size - 1) ||
-        std::fclose(f) != 0) {
-      std::perror(path.c_str());
-      std::abort();
-    }
-  }
+  std::string path = mgs::fuzz::writeInput("mgs-import-fuzz", text ? "model.onnxtext" : "model.onnx",
+                                           data + 1, size - 1);
   mlir::DialectRegistry registry;
   mgs::registerAllDialects(registry);
   mlir::MLIRContext context(registry);

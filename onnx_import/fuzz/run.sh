@@ -23,7 +23,7 @@ for lib in onnx_import/libMGSOnnxModelIO.a lib/Dialect/Train/IR/libMGSTrainIR.a 
 done
 mkdir -p "$work/corpus" "$work/obj"
 flags=(-std=gnu++17 -g -O1 -fexceptions -fsanitize=address,undefined -fno-sanitize-recover=undefined
-       -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import"
+       -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import" -I "$root/runtime/fuzz"
        -isystem /usr/lib/llvm-22/include)
 echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
 for src in Importer OpConverters; do

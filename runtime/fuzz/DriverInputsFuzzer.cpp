@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FileIO.h"
+#include "FuzzFiles.h"
 #include "mgsrt/driver.h"
 
 #include <algorithm>
@@ -21,34 +22,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unistd.h>
 
 using namespace mgs::rt::driver;
 
 namespace {
 
-/// A private directory for the files, made once.
-const std::string &workDir() {
-  static const std::string dir = [] {
-    const char *tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/mgs-fuzz-XXXXXX";
-    if (!::mkdtemp(pattern.data())) {
-      std::perror("mkdtemp");
-      std::abort();
-    }
-    return pattern;
-  }();
-  return dir;
-}
-
 std::string writeInput(const std::string &name, const uint8_t *data, size_t size) {
-  std::string path = workDir() + "/" + name;
-  std::FILE *f = std::fopen(path.c_str(), "wb");
-  if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
-    std::perror(path.c_str());
-    std::abort();
-  }
-  return path;
+  return mgs::fuzz::writeInput("mgs-fuzz", name, data, size);
 }
 
 /// A failure must say why; a success must be consistent. MGS_FUZZ_VERBOSE=1
