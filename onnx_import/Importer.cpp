@@ -449,6 +449,25 @@ FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, Location loc) {
   return emitError(loc) << "the model imports no opset of the default ONNX domain";
 }
 
+/// Every graph output must be a graph input, an initializer or some node's
+/// output. ONNX's checker (1.12) does not check it, and its version converter
+/// dereferences the missing producer (found by fuzzing).
+LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) {
+  llvm::StringSet<> defined;
+  for (const auto &vi : graph.input())
+    defined.insert(vi.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  for (const auto &vi : graph.output())
+    if (!defined.contains(vi.name()))
+      return emitError(loc) << "graph output '" << vi.name()
+                            << "' is not produced by any node (nor a graph input or initializer)";
+  return success();
+}
+
 /// Sets the batch dimension (dimension 0) of the graph inputs that are not
 /// initializers and forgets the shapes shape inference must recompute. When
 /// some inputs have a symbolic dimension 0, only those are batch inputs (the
@@ -533,6 +552,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
   std::string stage = "the ONNX checker";
   try {
     onnx::checker::check_model(model);
+    if (failed(checkOutputsProduced(model.graph(), fileLoc)))
+      return failure();
 
     stage = "reading the opset";
     auto opset = defaultOpset(model, fileLoc);
