@@ -37,6 +37,49 @@ using namespace mgs::train;
 namespace mgs::onnx_import {
 namespace {
 
+/// How errors name a node: its name, else its op and first output.
+std::string labelOf(const onnx::NodeProto &node, int idx) {
+  if (!node.name().empty())
+    return node.name();
+  return node.output_size() > 0 ? node.op_type() + " producing '" + node.output(0) + "'"
+                                : node.op_type() + " #" + std::to_string(idx);
+}
+
+/// Window attributes that ONNX's shape inference divides by, checked before
+/// it runs: a stride, dilation or kernel size of 0 (or a group of 0) made it
+/// die of a division by zero (found by fuzzing; the checker allows them).
+LogicalResult checkWindowAttributes(const onnx::GraphProto &graph, Location fileLoc) {
+  static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
+                                              "AveragePool", "LpPool",        "ConvInteger",
+                                              "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    if (!windowOps.contains(node.op_type()))
+      continue;
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      const std::string &name = attr.name();
+      if (name != "strides" && name != "dilations" && name != "kernel_shape" && name != "group")
+        continue;
+      SmallVector<int64_t> values(attr.ints().begin(), attr.ints().end());
+      if (name == "group")
+        values.assign(1, attr.i());
+      for (int64_t v : values)
+        if (v < 1) {
+          std::string label = labelOf(node, idx);
+          InFlightDiagnostic diag =
+              mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc));
+          diag << "node '" << label << "' (" << node.op_type() << "): attribute '" << name
+               << "' must be at least 1";
+          if (name != "group")
+            diag << " in every dimension";
+          diag << ", got " << v;
+          return diag;
+        }
+    }
+  }
+  return success();
+}
+
 std::string dtypeName(int dtype) {
   return onnx::TensorProto_DataType_IsValid(dtype)
              ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype))
@@ -404,10 +447,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   const auto &converters = opConverters();
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     curNode = &graph.node(idx);
-    nodeLabel = !curNode->name().empty() ? curNode->name()
-                : curNode->output_size() > 0
-                    ? curNode->op_type() + " producing '" + curNode->output(0) + "'"
-                    : curNode->op_type() + " #" + std::to_string(idx);
+    nodeLabel = labelOf(*curNode, idx);
     curLoc = NameLoc::get(b.getStringAttr(nodeLabel), fileLoc);
     const std::string &domain = curNode->domain();
     if (!domain.empty() && domain != "ai.onnx")
@@ -552,7 +592,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
   std::string stage = "the ONNX checker";
   try {
     onnx::checker::check_model(model);
-    if (failed(checkOutputsProduced(model.graph(), fileLoc)))
+    if (failed(checkOutputsProduced(model.graph(), fileLoc)) ||
+        failed(checkWindowAttributes(model.graph(), fileLoc)))
       return failure();
 
     stage = "reading the opset";

@@ -7,6 +7,7 @@
 #
 #   onnx_import/fuzz/run.sh [SECONDS=300] [WORKDIR=/tmp/mgs-import-fuzz] [BUILD=build]
 #
+# onnx.dict holds ONNX op, attribute and syntax words for the mutator.
 # New inputs go to WORKDIR/corpus; a crash leaves WORKDIR/crash-* and exits
 # non-zero. Copy a crasher, once fixed, into onnx_import/fuzz/corpus/.
 set -euo pipefail
@@ -49,4 +50,4 @@ done
 echo "fuzz: running for $seconds s (seeds: onnx_import/fuzz/corpus)"
 cd "$work"
 ASAN_OPTIONS=detect_leaks=0 ./import-fuzzer -max_total_time="$seconds" -rss_limit_mb=4096 \
-  -timeout=20 -max_len=200000 -print_final_stats=1 corpus "$here/corpus"
+  -timeout=20 -max_len=200000 -print_final_stats=1 -dict="$here/onnx.dict" corpus "$here/corpus"
