@@ -2,7 +2,7 @@
 //
 // A libFuzzer target over the training executable's readers of user files:
 // weights files, checkpoints, digits CSV (plain or gzip), MNIST IDX pairs,
-// CIFAR-10 batches and the model manifest. The first byte picks the reader;
+// CIFAR-10 batches, NumPy .npy pairs and the model manifest. The first byte picks the reader;
 // the rest is the file. Each must return an error message or data whose
 // sizes agree, never crash, hang or read out of bounds (ASan/UBSan).
 //
@@ -76,7 +76,7 @@ void checkTensors(const std::vector<Tensor> &ts, const char *reader) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
     return 0;
-  const unsigned kind = data[0] % 6;
+  const unsigned kind = data[0] % 7;
   ++data;
   --size;
   std::string error;
@@ -121,6 +121,18 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Dataset d;
     bool ok = loadMnist(images, d, error);
     checkDataset(ok, error, d, "loadMnist");
+    break;
+  }
+  case 6: {
+    // NumPy inputs and labels: the inputs' length in the first 2 bytes.
+    if (size < 2)
+      return 0;
+    size_t inputsBytes = std::min<size_t>((size_t(data[0]) << 8 | data[1]), size - 2);
+    std::string inputs = writeInput("x.npy", data + 2, inputsBytes);
+    std::string labels = writeInput("y.npy", data + 2 + inputsBytes, size - 2 - inputsBytes);
+    Dataset d;
+    bool ok = loadNpy(inputs, labels, d, error);
+    checkDataset(ok, error, d, "loadNpy");
     break;
   }
   case 5: {

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Fuzzes the training executable's readers of user files (weights, checkpoints,
-# digits CSV, MNIST IDX, CIFAR-10, the manifest) with libFuzzer, ASan and UBSan
+# digits CSV, MNIST IDX, CIFAR-10, NumPy .npy, the manifest) with libFuzzer, ASan and UBSan
 # (clang++-14 from Debian's clang-14; not part of ./test.sh, which replays the
 # committed corpus instead: test/runtime/fuzz-replay.test).
 #

@@ -126,10 +126,10 @@ uint64_t fnv1a64(std::string_view text);
 
 //===--- Data sets --------------------------------------------------------===//
 
-enum class DataFormat { Digits, Mnist, Cifar10 };
+enum class DataFormat { Digits, Mnist, Cifar10, Npy };
 
 /// Samples as one contiguous float32 array (sample i at i * sampleSize),
-/// normalized to [0, 1]; labels as int64.
+/// normalized to [0, 1] (NumPy inputs: as stored); labels as int64.
 struct Dataset {
   std::string source; // the path the samples came from, for messages
   int64_t sampleSize = 0;
@@ -141,12 +141,12 @@ struct Dataset {
   int64_t size() const { return static_cast<int64_t>(labels.size()); }
 };
 
-/// "digits", "mnist", "cifar10".
+/// "digits", "mnist", "cifar10", "npy".
 bool parseDataFormat(std::string_view name, DataFormat &format);
 const char *dataFormatName(DataFormat format);
 /// From the path: a .csv / .csv.gz file is digits; an idx file (or a
 /// directory with train-images-idx3-ubyte) is MNIST; a .bin file (or a
-/// directory with data_batch_*.bin) is CIFAR-10.
+/// directory with data_batch_*.bin) is CIFAR-10; a .npy file is NumPy.
 bool guessDataFormat(const std::string &path, DataFormat &format, std::string &error);
 
 /// scikit-learn digits: CSV (gzip or plain), 64 values 0..16 then the label
@@ -161,6 +161,13 @@ bool loadMnist(const std::string &path, Dataset &data, std::string &error);
 /// in name order). Records are 1 label byte + 3072 bytes (CHW). Values are
 /// divided by 255.
 bool loadCifar10(const std::string &path, Dataset &data, std::string &error);
+/// NumPy .npy files (format 1.0-3.0, C order; gzip also read): `inputs` of
+/// shape (N, ...) in float32 or float64, taken as stored (one sample is the
+/// product of the other dimensions), and `labels` of shape (N,) in any
+/// integer type. What users bring for models of any input shape.
+bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+             std::string &error);
+/// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error);
 
 /// Checks the samples against the model: per-sample element count and labels

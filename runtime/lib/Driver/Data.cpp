@@ -10,6 +10,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <dirent.h>
@@ -132,6 +133,8 @@ bool parseDataFormat(std::string_view name, DataFormat &format) {
     format = DataFormat::Mnist;
   else if (name == "cifar10")
     format = DataFormat::Cifar10;
+  else if (name == "npy")
+    format = DataFormat::Npy;
   else
     return false;
   return true;
@@ -145,6 +148,8 @@ const char *dataFormatName(DataFormat format) {
     return "mnist";
   case DataFormat::Cifar10:
     return "cifar10";
+  case DataFormat::Npy:
+    return "npy";
   }
   return "?";
 }
@@ -164,7 +169,7 @@ bool guessDataFormat(const std::string &path, DataFormat &format, std::string &e
     }
     error = "cannot guess the data format of directory '" + path +
             "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
-            "digits|mnist|cifar10";
+            "digits|mnist|cifar10|npy";
     return false;
   }
   if (!isRegularFile(path)) {
@@ -178,9 +183,11 @@ bool guessDataFormat(const std::string &path, DataFormat &format, std::string &e
     format = DataFormat::Mnist;
   else if (endsWith(name, ".bin") || endsWith(name, ".bin.gz"))
     format = DataFormat::Cifar10;
+  else if (endsWith(name, ".npy") || endsWith(name, ".npy.gz"))
+    format = DataFormat::Npy;
   else {
     error = "cannot guess the data format of '" + path +
-            "'; pass --data-format digits|mnist|cifar10";
+            "'; pass --data-format digits|mnist|cifar10|npy";
     return false;
   }
   return true;
@@ -386,6 +393,195 @@ bool loadCifar10(const std::string &path, Dataset &data, std::string &error) {
   return true;
 }
 
+//===--- NumPy .npy -------------------------------------------------------===//
+
+namespace {
+
+/// One parsed .npy file: its dtype ('<f4', '|u1', ...), shape and data.
+struct NpyArray {
+  char kind = 0;  // 'f', 'i', 'u', 'b', ...
+  int itemSize = 0;
+  std::vector<int64_t> shape;
+  const unsigned char *data = nullptr;
+  uint64_t count = 0; // elements
+};
+
+/// The value of `key` in the header dict ("{'descr': '<f4', ...}"): the text
+/// after "'key':" with leading spaces skipped, or npos.
+size_t headerValue(std::string_view header, std::string_view key) {
+  std::string quoted = "'" + std::string(key) + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos)
+    return at;
+  at += quoted.size();
+  while (at < header.size() && header[at] == ' ')
+    ++at;
+  if (at >= header.size() || header[at] != ':')
+    return std::string_view::npos;
+  ++at;
+  while (at < header.size() && header[at] == ' ')
+    ++at;
+  return at < header.size() ? at : std::string_view::npos;
+}
+
+bool parseNpy(const std::string &path, const char *what, const std::vector<unsigned char> &bytes,
+              NpyArray &a, std::string &error) {
+  auto fail = [&](const std::string &msg) {
+    error = std::string(what) + " '" + path + "': " + msg;
+    return false;
+  };
+  static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+    return fail("not a NumPy .npy file (no \\x93NUMPY magic)");
+  const int major = bytes[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = bytes[8] | (size_t(bytes[9]) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return fail("truncated header");
+    headerLen = bytes[8] | (size_t(bytes[9]) << 8) | (size_t(bytes[10]) << 16) |
+                (size_t(bytes[11]) << 24);
+    offset = 12;
+  } else {
+    return fail("unsupported .npy format version " + std::to_string(major));
+  }
+  if (headerLen > bytes.size() - offset)
+    return fail("truncated header (" + std::to_string(headerLen) + " bytes announced)");
+  std::string_view header(reinterpret_cast<const char *>(bytes.data()) + offset, headerLen);
+  size_t dataOffset = offset + headerLen;
+
+  size_t d = headerValue(header, "descr");
+  if (d == std::string_view::npos || header[d] != '\'' || d + 4 >= header.size())
+    return fail("the header has no 'descr'");
+  size_t end = header.find('\'', d + 1);
+  if (end == std::string_view::npos)
+    return fail("the header's 'descr' is not a string");
+  std::string_view descr = header.substr(d + 1, end - d - 1);
+  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
+    return fail("dtype '" + std::string(descr) +
+                "' is not a little-endian number (save it with numpy on this kind of machine)");
+  a.kind = descr[1];
+  int size = 0;
+  for (char c : descr.substr(2)) {
+    if (c < '0' || c > '9' || size > 64)
+      return fail("dtype '" + std::string(descr) + "' is not a plain number type");
+    size = size * 10 + (c - '0');
+  }
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    return fail("dtype '" + std::string(descr) + "' has an unsupported size");
+  a.itemSize = size;
+
+  size_t f = headerValue(header, "fortran_order");
+  if (f == std::string_view::npos)
+    return fail("the header has no 'fortran_order'");
+  if (header.substr(f, 4) == "True")
+    return fail("stored in Fortran order; save a C-ordered array (numpy.ascontiguousarray)");
+
+  size_t s = headerValue(header, "shape");
+  if (s == std::string_view::npos || header[s] != '(')
+    return fail("the header has no 'shape'");
+  size_t close = header.find(')', s);
+  if (close == std::string_view::npos)
+    return fail("the header's 'shape' is not a tuple");
+  a.shape.clear();
+  a.count = 1;
+  for (size_t i = s + 1; i < close;) {
+    while (i < close && (header[i] == ' ' || header[i] == ','))
+      ++i;
+    if (i == close)
+      break;
+    int64_t v = 0;
+    size_t digits = 0;
+    for (; i < close && header[i] >= '0' && header[i] <= '9'; ++i, ++digits) {
+      if (v > (int64_t(1) << 40))
+        return fail("a dimension of 'shape' is too large");
+      v = v * 10 + (header[i] - '0');
+    }
+    if (digits == 0)
+      return fail("the header's 'shape' holds something other than integers");
+    if (__builtin_mul_overflow(a.count, static_cast<uint64_t>(v), &a.count) ||
+        a.count > (uint64_t(1) << 40))
+      return fail("the array is too large");
+    a.shape.push_back(v);
+  }
+  if (a.shape.empty())
+    return fail("a 0-dimensional array holds no samples");
+  uint64_t want = a.count * static_cast<uint64_t>(a.itemSize);
+  if (bytes.size() - dataOffset != want)
+    return fail("holds " + std::to_string(bytes.size() - dataOffset) + " bytes of data; its shape " +
+                "and dtype need " + std::to_string(want) + " (truncated?)");
+  a.data = bytes.data() + dataOffset;
+  return true;
+}
+
+template <typename T> T loadLittle(const unsigned char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+} // namespace
+
+bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+             std::string &error) {
+  data = Dataset();
+  data.source = inputs;
+  std::vector<unsigned char> xb, yb;
+  NpyArray x, y;
+  if (!readMaybeGzip(inputs, xb, error) || !parseNpy(inputs, "NumPy inputs", xb, x, error) ||
+      !readMaybeGzip(labels, yb, error) || !parseNpy(labels, "NumPy labels", yb, y, error))
+    return false;
+  if (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8)) {
+    error = "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
+            "x.astype(numpy.float32), scaled as the model expects)";
+    return false;
+  }
+  if ((y.kind != 'i' && y.kind != 'u') || y.shape.size() != 1) {
+    error = "NumPy labels '" + labels + "': must be a 1-dimensional array of integers";
+    return false;
+  }
+  if (x.shape[0] != y.shape[0] || x.shape[0] == 0) {
+    error = "NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
+            " samples, labels '" + labels + "' " + std::to_string(y.shape[0]);
+    return false;
+  }
+  const int64_t n = x.shape[0];
+  data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
+  if (data.sampleSize == 0) {
+    error = "NumPy inputs '" + inputs + "': a sample has no values";
+    return false;
+  }
+  data.samples.resize(x.count);
+  for (uint64_t i = 0; i < x.count; ++i)
+    data.samples[i] = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
+                                      : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+  data.labels.resize(n);
+  for (int64_t i = 0; i < n; ++i) {
+    const unsigned char *p = y.data + static_cast<size_t>(i) * y.itemSize;
+    int64_t v;
+    bool isSigned = y.kind == 'i';
+    switch (y.itemSize) {
+    case 1:
+      v = isSigned ? int64_t(loadLittle<int8_t>(p)) : int64_t(loadLittle<uint8_t>(p));
+      break;
+    case 2:
+      v = isSigned ? int64_t(loadLittle<int16_t>(p)) : int64_t(loadLittle<uint16_t>(p));
+      break;
+    case 4:
+      v = isSigned ? int64_t(loadLittle<int32_t>(p)) : int64_t(loadLittle<uint32_t>(p));
+      break;
+    default: {
+      uint64_t u = loadLittle<uint64_t>(p);
+      v = !isSigned && u > uint64_t(INT64_MAX) ? -1 : static_cast<int64_t>(u);
+    }
+    }
+    data.labels[i] = v; // checkDataset checks the range
+  }
+  return true;
+}
+
 bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error) {
   switch (format) {
   case DataFormat::Digits:
@@ -394,6 +590,9 @@ bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std:
     return loadMnist(path, data, error);
   case DataFormat::Cifar10:
     return loadCifar10(path, data, error);
+  case DataFormat::Npy:
+    error = "NumPy data '" + path + "' needs its labels file (--labels FILE.npy)";
+    return false;
   }
   error = "unknown data format";
   return false;

@@ -49,8 +49,10 @@ namespace {
 /// compiled for inference alone.
 constexpr const char *kUsageTraining =
     "training (manifest mode train):\n"
-    "  --data PATH              data set: digits CSV(.gz), MNIST dir/idx file, CIFAR-10 dir/.bin\n"
-    "  --data-format F          digits|mnist|cifar10 (default: guessed from PATH)\n"
+    "  --data PATH              data set: digits CSV(.gz), MNIST dir/idx file, CIFAR-10 dir/.bin,\n"
+    "                           NumPy .npy inputs (N, ...) in float32/float64, as stored\n"
+    "  --labels FILE.npy        with .npy inputs: their labels, integers of shape (N,)\n"
+    "  --data-format F          digits|mnist|cifar10|npy (default: guessed from PATH)\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
     "  --lr F                   learning rate (default 0.1)\n"
@@ -99,7 +101,7 @@ void printUsage(std::FILE *f, const std::string &program) {
 struct Options {
   std::string program = "mgs-model";
   std::string executable;
-  std::string data, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
+  std::string data, labels, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
   double calibrateDensity = 0.001;
   std::string trace;
   int64_t traceSteps = 3;
@@ -121,7 +123,7 @@ struct Options {
 
 // Options that only make sense when training / only when running inference.
 const std::set<std::string> kTrainOnly = {
-    "--data",  "--data-format", "--epochs",    "--lr",         "--momentum",
+    "--data",  "--data-format", "--labels", "--epochs",    "--lr",         "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
@@ -192,7 +194,7 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       haveValue = true;
     }
     static const std::set<std::string> known = {
-        "--data",      "--data-format",    "--epochs",     "--batch-size",   "--lr",
+        "--data",      "--data-format",    "--labels",     "--epochs",     "--batch-size",   "--lr",
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
@@ -210,9 +212,11 @@ std::string parseOptions(int argc, char **argv, Options &o) {
     };
     if (arg == "--data") {
       o.data = value;
+    } else if (arg == "--labels") {
+      o.labels = value;
     } else if (arg == "--data-format") {
       if (!parseDataFormat(value, o.format))
-        return bad("digits, mnist or cifar10");
+        return bad("digits, mnist, cifar10 or npy");
       o.haveFormat = true;
     } else if (arg == "--epochs") {
       if (!parseI64(value, 0, o.epochs))
@@ -780,7 +784,13 @@ int Driver::loadData() {
   DataFormat format = o.format;
   if (!o.haveFormat && !guessDataFormat(o.data, format, err))
     return error(err);
-  if (!loadDataset(o.data, format, data, err))
+  if (format == DataFormat::Npy && o.labels.empty())
+    return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (its integer labels)");
+  if (format != DataFormat::Npy && !o.labels.empty())
+    return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is " +
+                 dataFormatName(format) + " data, whose labels come with it");
+  if (!(format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, err)
+                                  : loadDataset(o.data, format, data, err)))
     return error(err);
   if (!checkDataset(data, sampleSize, m.classes, err))
     return error(err);

@@ -231,6 +231,81 @@ TEST(Cifar10, Errors) {
 
 //===--- Format guessing and checks ---------------------------------------===//
 
+//===--- NumPy .npy -------------------------------------------------------===//
+
+/// A .npy file (format 1.0) of `descr` and `shape` (a Python tuple) holding `data`.
+std::string npy(const std::string &descr, const std::string &shape, const std::string &data,
+                bool fortran = false) {
+  std::string header = "{'descr': '" + descr + "', 'fortran_order': " +
+                       (fortran ? "True" : "False") + ", 'shape': " + shape + ", }";
+  while ((10 + header.size() + 1) % 64 != 0)
+    header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += '\x01';
+  out += '\x00';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  return out + header + data;
+}
+
+template <typename T> std::string bytesOf(std::initializer_list<T> values) {
+  std::string s;
+  for (T v : values)
+    s.append(reinterpret_cast<const char *>(&v), sizeof v);
+  return s;
+}
+
+TEST(Npy, ReadsFloatInputsAndIntegerLabels) {
+  TempDir dir;
+  writeFile(dir / "x.npy", npy("<f4", "(3, 2, 2)", bytesOf<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+                                                                  10, 11})));
+  writeFile(dir / "y.npy", npy("<i8", "(3,)", bytesOf<int64_t>({2, 0, 1})));
+  Dataset d;
+  std::string err;
+  ASSERT_TRUE(loadNpy(dir / "x.npy", dir / "y.npy", d, err)) << err;
+  EXPECT_EQ(d.sampleSize, 4);
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(d.samples[5], 5.0f);
+  // float64 inputs, uint8 labels (numpy's '|u1').
+  writeFile(dir / "x64.npy", npy("<f8", "(2, 1)", bytesOf<double>({0.25, -1.5})));
+  writeFile(dir / "y8.npy", npy("|u1", "(2,)", std::string("\x07\x03", 2)));
+  ASSERT_TRUE(loadNpy(dir / "x64.npy", dir / "y8.npy", d, err)) << err;
+  EXPECT_EQ(d.samples, (std::vector<float>{0.25f, -1.5f}));
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 3}));
+}
+
+TEST(Npy, ErrorsNameTheFileAndTheProblem) {
+  TempDir dir;
+  std::string err;
+  Dataset d;
+  std::string x = dir / "x.npy", y = dir / "y.npy";
+  writeFile(y, npy("<i4", "(2,)", bytesOf<int32_t>({0, 1})));
+  auto fails = [&](const std::string &xBytes, const std::string &want) {
+    writeFile(x, xBytes);
+    EXPECT_FALSE(loadNpy(x, y, d, err));
+    EXPECT_TRUE(contains(err, want)) << err;
+  };
+  fails("not numpy at all", "NumPy inputs '" + x + "': not a NumPy .npy file");
+  fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4}), /*fortran=*/true),
+        "stored in Fortran order");
+  fails(npy(">f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4})), "is not a little-endian number");
+  fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3})), "holds 12 bytes of data; its shape and "
+                                                        "dtype need 16 (truncated?)");
+  fails(npy("|u1", "(2, 2)", "abcd"), "dtype must be float32 or float64");
+  fails(npy("<f4", "(3, 1)", bytesOf<float>({1, 2, 3})),
+        "NumPy inputs '" + x + "' hold 3 samples, labels '" + y + "' 2");
+  writeFile(x, npy("<f4", "(2, 1)", bytesOf<float>({1, 2})));
+  writeFile(y, npy("<f4", "(2,)", bytesOf<float>({0, 1})));
+  EXPECT_FALSE(loadNpy(x, y, d, err));
+  EXPECT_EQ(err, "NumPy labels '" + y + "': must be a 1-dimensional array of integers");
+  EXPECT_FALSE(loadNpy(x, dir / "missing.npy", d, err));
+  EXPECT_TRUE(contains(err, "missing.npy")) << err;
+  // loadDataset cannot read NumPy data without its labels.
+  EXPECT_FALSE(loadDataset(x, DataFormat::Npy, d, err));
+  EXPECT_TRUE(contains(err, "needs its labels file (--labels FILE.npy)")) << err;
+}
+
 TEST(DataFormat, GuessesFromThePath) {
   TempDir dir;
   std::string err;
@@ -244,7 +319,10 @@ TEST(DataFormat, GuessesFromThePath) {
   writeFile(dir / "data.txt", "");
   EXPECT_FALSE(guessDataFormat(dir / "data.txt", f, err));
   EXPECT_EQ(err, "cannot guess the data format of '" + (dir / "data.txt") +
-                     "'; pass --data-format digits|mnist|cifar10");
+                     "'; pass --data-format digits|mnist|cifar10|npy");
+  writeFile(dir / "x.npy", "");
+  ASSERT_TRUE(guessDataFormat(dir / "x.npy", f, err)) << err;
+  EXPECT_EQ(f, DataFormat::Npy);
   EXPECT_FALSE(guessDataFormat(dir / "nope", f, err));
   EXPECT_EQ(err, "data path '" + (dir / "nope") + "' does not exist");
   EXPECT_FALSE(guessDataFormat(dir.path(), f, err));
