@@ -3,7 +3,8 @@
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
 
-Exports MODEL (mlp, lenet: digits-shaped; resnet20, googlenet: CIFAR-shaped) with torch,
+Exports MODEL (mlp, lenet: digits-shaped; resnet20, googlenet: CIFAR-shaped;
+inception3: 75x75, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
@@ -60,6 +61,13 @@ def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
     labels = rng.integers(0, 10, n)
+    if name == "inception3":
+        # NumPy data: inputs of any shape, taken as stored.
+        x = rng.standard_normal((n, 3, 75, 75)).astype(np.float32)
+        path = os.path.join(workdir, f"{name}-batch.npy")
+        np.save(path, x)
+        np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
+        return path, "npy", torch.tensor(x), labels
     if name in ("resnet20", "googlenet"):
         pixels = rng.integers(0, 256, (n, 3 * 32 * 32)).astype(np.uint8)
         path = os.path.join(workdir, f"{name}-batch.bin")
@@ -111,7 +119,8 @@ def main():
     y = torch.tensor(labels, dtype=torch.long)
     lr = args.lr if args.lr is not None else (1000.0 if args.steps == 1 else 0.01)
     trained = os.path.join(args.workdir, f"{args.model}-trained.onnx")
-    subprocess.run([exe, "--data", path, "--data-format", fmt, "--epochs", str(args.steps),
+    labels_args = ["--labels", path.replace("-batch.npy", "-labels.npy")] if fmt == "npy" else []
+    subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args, "--epochs", str(args.steps),
                     "--holdout", "0", "--lr", str(lr), "--momentum", "0" if args.steps == 1 else "0.9",
                     "--weight-decay", "0" if args.steps == 1 else "1e-4",
                     "--progress-every", "0", "--save", trained],
