@@ -45,15 +45,28 @@ std::string labelOf(const onnx::NodeProto &node, int idx) {
                                 : node.op_type() + " #" + std::to_string(idx);
 }
 
-/// Window attributes that ONNX's shape inference divides by, checked before
-/// it runs: a stride, dilation or kernel size of 0 (or a group of 0) made it
-/// die of a division by zero (found by fuzzing; the checker allows them).
+std::string supportedList();
+
+/// What ONNX's shape inference must not see, checked before it runs (both
+/// found by fuzzing; ONNX's checker allows them):
+///  - window attributes it divides by: a stride, dilation or kernel size of
+///    0, or a group of 0 (it died of a division by zero);
+///  - subgraphs (If, Loop, Scan: no supported op has one), whose nodes it
+///    infers too, window attributes included.
 LogicalResult checkWindowAttributes(const onnx::GraphProto &graph, Location fileLoc) {
   static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
                                               "AveragePool", "LpPool",        "ConvInteger",
                                               "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g() || attr.graphs_size() > 0) {
+        std::string label = labelOf(node, idx);
+        return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
+               << "node '" << label << "' (" << node.op_type() << "): unsupported ONNX op '"
+               << node.op_type() << "' (it holds a subgraph, attribute '" << attr.name()
+               << "'); supported: " << supportedList();
+      }
     if (!windowOps.contains(node.op_type()))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute()) {

@@ -131,7 +131,8 @@ enum class DataFormat { Digits, Mnist, Cifar10, Npy };
 /// Samples as one contiguous float32 array (sample i at i * sampleSize),
 /// normalized to [0, 1] (NumPy inputs: as stored); labels as int64.
 struct Dataset {
-  std::string source; // the path the samples came from, for messages
+  std::string source;      // the path the samples came from, for messages
+  std::string labelSource; // where the labels came from, when another file (NumPy)
   int64_t sampleSize = 0;
   std::vector<float> samples;
   std::vector<int64_t> labels;

@@ -453,15 +453,21 @@ bool parseNpy(const std::string &path, const char *what, const std::vector<unsig
   size_t dataOffset = offset + headerLen;
 
   size_t d = headerValue(header, "descr");
+  if (d != std::string_view::npos && header[d] == '[')
+    return fail("a structured dtype is not supported (one plain number type per file)");
   if (d == std::string_view::npos || header[d] != '\'' || d + 4 >= header.size())
     return fail("the header has no 'descr'");
   size_t end = header.find('\'', d + 1);
   if (end == std::string_view::npos)
     return fail("the header's 'descr' is not a string");
   std::string_view descr = header.substr(d + 1, end - d - 1);
-  if (descr.size() < 3 || (descr[0] != '<' && descr[0] != '|' && descr[0] != '='))
+  if (descr.size() < 3 || std::string_view("fiub").find(descr[1]) == std::string_view::npos)
     return fail("dtype '" + std::string(descr) +
-                "' is not a little-endian number (save it with numpy on this kind of machine)");
+                "' is not a number type (object, string and structured arrays are not "
+                "supported)");
+  if (descr[0] != '<' && descr[0] != '|' && descr[0] != '=')
+    return fail("dtype '" + std::string(descr) +
+                "' is big-endian; save it little-endian (x.astype(x.dtype.newbyteorder('<')))");
   a.kind = descr[1];
   int size = 0;
   for (char c : descr.substr(2)) {
@@ -528,6 +534,7 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
              std::string &error) {
   data = Dataset();
   data.source = inputs;
+  data.labelSource = labels;
   std::vector<unsigned char> xb, yb;
   NpyArray x, y;
   if (!readMaybeGzip(inputs, xb, error) || !parseNpy(inputs, "NumPy inputs", xb, x, error) ||
@@ -542,7 +549,12 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
     error = "NumPy labels '" + labels + "': must be a 1-dimensional array of integers";
     return false;
   }
-  if (x.shape[0] != y.shape[0] || x.shape[0] == 0) {
+  if (x.shape[0] == 0 || y.shape[0] == 0) {
+    error = "NumPy " + std::string(x.shape[0] == 0 ? "inputs '" + inputs : "labels '" + labels) +
+            "' hold no samples";
+    return false;
+  }
+  if (x.shape[0] != y.shape[0]) {
     error = "NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
             " samples, labels '" + labels + "' " + std::to_string(y.shape[0]);
     return false;
@@ -554,9 +566,19 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
     return false;
   }
   data.samples.resize(x.count);
-  for (uint64_t i = 0; i < x.count; ++i)
-    data.samples[i] = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
-                                      : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+  for (uint64_t i = 0; i < x.count; ++i) {
+    float v = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
+                              : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+    if (!std::isfinite(v)) {
+      error = "NumPy inputs '" + inputs + "': sample " +
+              std::to_string(i / static_cast<uint64_t>(data.sampleSize)) +
+              " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
+              "or a float64 beyond float32's range)";
+      data = Dataset();
+      return false;
+    }
+    data.samples[i] = v;
+  }
   data.labels.resize(n);
   for (int64_t i = 0; i < n; ++i) {
     const unsigned char *p = y.data + static_cast<size_t>(i) * y.itemSize;
@@ -574,7 +596,13 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
       break;
     default: {
       uint64_t u = loadLittle<uint64_t>(p);
-      v = !isSigned && u > uint64_t(INT64_MAX) ? -1 : static_cast<int64_t>(u);
+      if (!isSigned && u > uint64_t(INT64_MAX)) {
+        error = "NumPy labels '" + labels + "': label " + std::to_string(u) + " of sample " +
+                std::to_string(i) + " (counting from 0) is not a class number";
+        data = Dataset();
+        return false;
+      }
+      v = static_cast<int64_t>(u);
     }
     }
     data.labels[i] = v; // checkDataset checks the range
@@ -610,7 +638,8 @@ bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std:
           static_cast<size_t>(i) < data.lines.size()
               ? "line " + std::to_string(data.lines[i])
               : "sample " + std::to_string(i) + " (counting from 0)";
-      error = "data '" + data.source + "': label " + std::to_string(data.labels[i]) + " at " +
+      error = "data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
+              "': label " + std::to_string(data.labels[i]) + " at " +
               where + " is out of range for the model's " + std::to_string(classes) + " classes";
       return false;
     }

@@ -787,7 +787,7 @@ int Driver::loadData() {
   if (format == DataFormat::Npy && o.labels.empty())
     return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (its integer labels)");
   if (format != DataFormat::Npy && !o.labels.empty())
-    return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is " +
+    return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
                  dataFormatName(format) + " data, whose labels come with it");
   if (!(format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, err)
                                   : loadDataset(o.data, format, data, err)))

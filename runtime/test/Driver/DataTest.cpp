@@ -4,6 +4,7 @@
 #include "mgsrt/driver.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 using namespace mgs::rt::driver;
@@ -289,13 +290,32 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   fails("not numpy at all", "NumPy inputs '" + x + "': not a NumPy .npy file");
   fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4}), /*fortran=*/true),
         "stored in Fortran order");
-  fails(npy(">f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4})), "is not a little-endian number");
+  fails(npy(">f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4})), "dtype '>f4' is big-endian");
+  fails(npy("|O", "(2,)", "xxxxxxxxxxxxxxxx"), "dtype '|O' is not a number type (object, string "
+                                               "and structured arrays are not supported)");
+  fails(npy("<U2", "(2,)", std::string(16, 'a')), "dtype '<U2' is not a number type");
+  fails(npy("<f4", "(0, 2)", ""), "NumPy inputs '" + x + "' hold no samples");
+  fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3, NAN})),
+        "NumPy inputs '" + x + "': sample 1 (counting from 0) holds a value that is not a "
+        "finite float32");
+  fails(npy("<f8", "(2, 1)", bytesOf<double>({1, 1e300})), "beyond float32's range");
   fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3})), "holds 12 bytes of data; its shape and "
                                                         "dtype need 16 (truncated?)");
   fails(npy("|u1", "(2, 2)", "abcd"), "dtype must be float32 or float64");
   fails(npy("<f4", "(3, 1)", bytesOf<float>({1, 2, 3})),
         "NumPy inputs '" + x + "' hold 3 samples, labels '" + y + "' 2");
   writeFile(x, npy("<f4", "(2, 1)", bytesOf<float>({1, 2})));
+  // Labels: out of range names the labels file; beyond int64 is refused.
+  writeFile(y, npy("<i4", "(2,)", bytesOf<int32_t>({0, 9})));
+  ASSERT_TRUE(loadNpy(x, y, d, err)) << err;
+  EXPECT_FALSE(checkDataset(d, 1, 5, err));
+  EXPECT_EQ(err, "data '" + y + "': label 9 at sample 1 (counting from 0) is out of range for "
+                 "the model's 5 classes");
+  writeFile(y, npy("<u8", "(2,)", bytesOf<uint64_t>({0, ~uint64_t(0)})));
+  EXPECT_FALSE(loadNpy(x, y, d, err));
+  EXPECT_EQ(err, "NumPy labels '" + y +
+                     "': label 18446744073709551615 of sample 1 (counting from 0) is not a class "
+                     "number");
   writeFile(y, npy("<f4", "(2,)", bytesOf<float>({0, 1})));
   EXPECT_FALSE(loadNpy(x, y, d, err));
   EXPECT_EQ(err, "NumPy labels '" + y + "': must be a 1-dimensional array of integers");
