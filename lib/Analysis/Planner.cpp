@@ -84,6 +84,10 @@ namespace {
 constexpr int64_t kMaxNumel = int64_t(1) << 48;
 constexpr int64_t kMaxTotalNumel = int64_t(1) << 56;
 constexpr int64_t kMaxWorkers = int64_t(1) << 24;
+/// The exact planners keep a table of every group's cost: (L + 1)^2 entries
+/// per collective, 1.6 GB at this L (a 96-block transformer has ~1,200
+/// tensors). Beyond it a profile is refused rather than exhausting memory.
+constexpr size_t kMaxLayers = 8192;
 
 Error fieldError(const Twine &field, const Twine &message) {
   return createStringError(inconvertibleErrorCode(), field + ": " + message);
@@ -242,6 +246,10 @@ Error Profile::validate() const {
   }
   if (layers.empty())
     return fieldError("layers", "must not be empty");
+  if (layers.size() > kMaxLayers)
+    return fieldError("layers", formatv("{0} tensors; the planner handles at most {1} (its cost "
+                                        "tables grow with the square of the count)",
+                                        layers.size(), kMaxLayers));
   StringMap<size_t> seen;
   int64_t total = 0;
   for (auto [i, layer] : enumerate(layers)) {

@@ -225,6 +225,20 @@ TEST(PlannerProfile, BatchSizeIsOptional) {
             "batch_size: expected a positive integer, got 0");
 }
 
+TEST(PlannerProfile, TooManyLayersIsAnErrorNotAnOutOfMemory) {
+  Profile p = small();
+  p.layers.clear();
+  for (int i = 0; i < 8193; ++i)
+    p.layers.push_back({"t" + std::to_string(i), 10, 1e-6});
+  llvm::Error e = p.validate();
+  ASSERT_TRUE(static_cast<bool>(e));
+  EXPECT_EQ(llvm::toString(std::move(e)),
+            "layers: 8193 tensors; the planner handles at most 8192 (its cost tables grow with "
+            "the square of the count)");
+  p.layers.pop_back();
+  EXPECT_FALSE(static_cast<bool>(p.validate()));
+}
+
 TEST(PlannerProfile, ErrorsNameTheField) {
   EXPECT_EQ(parseError(smallWith("\"numel\": 257", "\"numel\": -5")),
             "layers[2].numel: expected a positive integer, got -5");

@@ -128,6 +128,11 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     p.allreduce = {1e-4, 8e-9};
     for (const planner::ParameterShape &s : shapes)
       p.layers.push_back({s.name.str(), s.numel, 2e-9 * static_cast<double>(s.numel) + 1e-6});
+    if (llvm::Error e = p.validate()) { // e.g. more tensors than the planner handles
+      module.emitError() << "comm-merge-buckets: the model's analytic profile: "
+                         << llvm::toString(std::move(e));
+      return failure();
+    }
     return p;
   }
 
