@@ -224,9 +224,6 @@ FailureOr<RankedTensorType> GraphImporter::initializerType(const onnx::TensorPro
     return mlir::emitError(loc) << "initializer '" << t.name() << "' has unsupported dtype "
                                 << dtypeName(t.data_type())
                                 << "; only FLOAT initializers can be parameters";
-  if (t.data_location() == onnx::TensorProto::EXTERNAL)
-    return mlir::emitError(loc) << "initializer '" << t.name()
-                                << "' keeps its data in an external file; not supported";
   SmallVector<int64_t> shape(t.dims().begin(), t.dims().end());
   return RankedTensorType::get(shape, b.getF32Type());
 }

@@ -6,6 +6,7 @@
 
 #include <google/protobuf/io/zero_copy_stream_impl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -32,6 +33,71 @@ static bool looksLikeText(const std::string &path) {
     const unsigned char c = static_cast<unsigned char>(head[i]);
     if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
       return false;
+  }
+  return true;
+}
+
+/// ONNX's external data (onnx.save(..., save_as_external_data=True); torch's
+/// export of models over 2 GB): each such initializer names a file relative
+/// to the model's directory, an offset and a length. Its bytes are read into
+/// raw_data, so everything after sees an ordinary initializer. ONNX's C++
+/// library (1.12) has no loader for it: this is one.
+static bool inlineExternalData(const std::string &modelPath, onnx::ModelProto &model,
+                               std::string &error) {
+  const fs::path dir = fs::path(modelPath).parent_path();
+  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
+    if (t.data_location() != onnx::TensorProto::EXTERNAL)
+      continue;
+    auto fail = [&](const std::string &why) {
+      error = "'" + modelPath + "': initializer '" + t.name() + "': external data: " + why;
+      return false;
+    };
+    std::string location;
+    uint64_t offset = 0, length = 0;
+    bool haveLength = false;
+    for (const auto &kv : t.external_data()) {
+      auto number = [&](uint64_t &v) {
+        try {
+          size_t used = 0;
+          v = std::stoull(kv.value(), &used);
+          return used == kv.value().size();
+        } catch (const std::exception &) {
+          return false;
+        }
+      };
+      if (kv.key() == "location")
+        location = kv.value();
+      else if (kv.key() == "offset" && !number(offset))
+        return fail("'offset' is not a number: '" + kv.value() + "'");
+      else if (kv.key() == "length" && !(haveLength = number(length)))
+        return fail("'length' is not a number: '" + kv.value() + "'");
+    }
+    if (location.empty())
+      return fail("no 'location'");
+    fs::path rel(location);
+    if (rel.is_absolute() ||
+        std::any_of(rel.begin(), rel.end(), [](const fs::path &part) { return part == ".."; }))
+      return fail("location '" + location +
+                  "' must be a path inside the model's directory (relative, no '..')");
+    const fs::path file = dir / rel;
+    std::error_code ec;
+    uintmax_t size = fs::file_size(file, ec);
+    if (ec)
+      return fail("cannot read '" + file.string() + "': " + ec.message());
+    if (!haveLength)
+      length = offset <= size ? size - offset : 0;
+    if (offset > size || length > size - offset)
+      return fail("bytes " + std::to_string(offset) + " to " + std::to_string(offset + length) +
+                  " are beyond the end of '" + file.string() + "' (" + std::to_string(size) +
+                  " bytes)");
+    std::ifstream in(file, std::ios::binary);
+    std::string bytes(length, '\0');
+    if (!in.seekg(static_cast<std::streamoff>(offset)) ||
+        !in.read(bytes.data(), static_cast<std::streamsize>(length)))
+      return fail("cannot read '" + file.string() + "': " + std::strerror(errno));
+    t.set_raw_data(std::move(bytes));
+    t.clear_external_data();
+    t.set_data_location(onnx::TensorProto::DEFAULT);
   }
   return true;
 }
@@ -100,7 +166,7 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
                "*.onnxtext)";
     return false;
   }
-  return true;
+  return inlineExternalData(path, model, error);
 }
 
 bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std::string &error) {
