@@ -4,7 +4,7 @@
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
 
 Exports MODEL (mlp, lenet: digits-shaped; resnet20, googlenet: CIFAR-shaped;
-inception3: 75x75, NumPy data) with torch,
+inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
@@ -57,13 +57,17 @@ def read_weights(path):
     return out
 
 
+# Models fed NumPy data, and one sample's shape (their export's).
+NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224)}
+
+
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
     labels = rng.integers(0, 10, n)
-    if name == "inception3":
+    if name in NPY_INPUTS:
         # NumPy data: inputs of any shape, taken as stored.
-        x = rng.standard_normal((n, 3, 75, 75)).astype(np.float32)
+        x = rng.standard_normal((n, *NPY_INPUTS[name])).astype(np.float32)
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, x)
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
