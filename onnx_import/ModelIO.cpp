@@ -37,69 +37,145 @@ static bool looksLikeText(const std::string &path) {
   return true;
 }
 
+/// The bytes each element of an ONNX data type takes, or 0 when unknown.
+static uint64_t elementBytes(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return 4;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+    return 8;
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return 2;
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::BOOL:
+    return 1;
+  default:
+    return 0;
+  }
+}
+
+/// Reads one tensor's external data (see inlineExternalData) into raw_data.
+/// `what` names it in errors ("initializer 'w'").
+static bool loadExternalTensor(const std::string &modelPath, const fs::path &dir,
+                               const std::string &what, onnx::TensorProto &t,
+                               std::string &error) {
+  auto fail = [&](const std::string &why) {
+    error = "'" + modelPath + "': " + what + ": external data: " + why;
+    return false;
+  };
+  std::string location;
+  uint64_t offset = 0, length = 0;
+  bool haveLength = false;
+  for (const auto &kv : t.external_data()) {
+    // A plain decimal number (std::stoull would also take "-1" and " +7").
+    auto number = [&](uint64_t &v) {
+      const std::string &text = kv.value();
+      if (text.empty() || text.size() > 19 ||
+          !std::all_of(text.begin(), text.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        return false;
+      v = std::stoull(text);
+      return true;
+    };
+    if (kv.key() == "location")
+      location = kv.value();
+    else if (kv.key() == "offset" && !number(offset))
+      return fail("'offset' is not a decimal number: '" + kv.value() + "'");
+    else if (kv.key() == "length" && !(haveLength = number(length)))
+      return fail("'length' is not a decimal number: '" + kv.value() + "'");
+  }
+  if (location.empty() || location.find('\0') != std::string::npos)
+    return fail(location.empty() ? "no 'location'" : "the location holds a NUL byte");
+  fs::path rel(location);
+  auto outside = [&] {
+    return fail("location '" + location +
+                "' must name a file inside the model's directory (relative, no '..', no link "
+                "leading out)");
+  };
+  if (rel.is_absolute() ||
+      std::any_of(rel.begin(), rel.end(), [](const fs::path &part) { return part == ".."; }))
+    return outside();
+  const fs::path file = dir / rel;
+  // Links are followed: where the file really is must still be inside.
+  std::error_code ec;
+  const fs::path realDir = fs::canonical(dir.empty() ? fs::path(".") : dir, ec);
+  const fs::path realFile = ec ? fs::path() : fs::weakly_canonical(file, ec);
+  if (!ec) {
+    auto [d, f] = std::mismatch(realDir.begin(), realDir.end(), realFile.begin(), realFile.end());
+    if (d != realDir.end())
+      return outside();
+  }
+  uintmax_t size = fs::file_size(file, ec);
+  if (ec)
+    return fail("cannot read '" + file.string() + "': " + ec.message());
+  if (!haveLength)
+    length = offset <= size ? size - offset : 0;
+  if (offset > size || length > size - offset)
+    return fail("offset " + std::to_string(offset) + " and length " + std::to_string(length) +
+                " reach beyond the end of '" + file.string() + "' (" + std::to_string(size) +
+                " bytes)");
+  uint64_t elements = 1;
+  for (int64_t dim : t.dims())
+    if (dim < 0 || __builtin_mul_overflow(elements, static_cast<uint64_t>(dim), &elements))
+      return fail("its shape is invalid");
+  if (uint64_t bytes = elementBytes(t.data_type());
+      bytes && (__builtin_mul_overflow(elements, bytes, &elements) || elements != length))
+    return fail("its " + std::to_string(length) + " bytes do not match its shape, which needs " +
+                std::to_string(elements));
+  std::ifstream in(file, std::ios::binary);
+  std::string data(length, '\0');
+  if (!in.seekg(static_cast<std::streamoff>(offset)) ||
+      !in.read(data.data(), static_cast<std::streamsize>(length)))
+    return fail("cannot read '" + file.string() + "': " + std::strerror(errno));
+  t.set_raw_data(std::move(data));
+  t.clear_external_data();
+  t.set_data_location(onnx::TensorProto::DEFAULT);
+  return true;
+}
+
 /// ONNX's external data (onnx.save(..., save_as_external_data=True); torch's
-/// export of models over 2 GB): each such initializer names a file relative
-/// to the model's directory, an offset and a length. Its bytes are read into
-/// raw_data, so everything after sees an ordinary initializer. ONNX's C++
-/// library (1.12) has no loader for it: this is one.
+/// export of models over 2 GB): each such tensor (an initializer, or a
+/// Constant's or other node's tensor attribute, in the graph or a subgraph)
+/// names a file relative to the model's directory, an offset and a length.
+/// Its bytes are read into raw_data, so everything after sees an ordinary
+/// tensor. ONNX's C++ library (1.12) has no loader for it: this is one.
+static bool inlineGraphExternalData(const std::string &modelPath, const fs::path &dir,
+                                    onnx::GraphProto &graph, std::string &error) {
+  for (onnx::TensorProto &t : *graph.mutable_initializer())
+    if (t.data_location() == onnx::TensorProto::EXTERNAL &&
+        !loadExternalTensor(modelPath, dir, "initializer '" + t.name() + "'", t, error))
+      return false;
+  for (onnx::NodeProto &node : *graph.mutable_node())
+    for (onnx::AttributeProto &attr : *node.mutable_attribute()) {
+      const std::string what = "attribute '" + attr.name() + "' of node '" +
+                               (node.name().empty() ? node.op_type() : node.name()) + "'";
+      if (attr.has_t() && attr.t().data_location() == onnx::TensorProto::EXTERNAL &&
+          !loadExternalTensor(modelPath, dir, what, *attr.mutable_t(), error))
+        return false;
+      for (onnx::TensorProto &t : *attr.mutable_tensors())
+        if (t.data_location() == onnx::TensorProto::EXTERNAL &&
+            !loadExternalTensor(modelPath, dir, what, t, error))
+          return false;
+      if (attr.has_g() && !inlineGraphExternalData(modelPath, dir, *attr.mutable_g(), error))
+        return false;
+      for (onnx::GraphProto &g : *attr.mutable_graphs())
+        if (!inlineGraphExternalData(modelPath, dir, g, error))
+          return false;
+    }
+  return true;
+}
+
 static bool inlineExternalData(const std::string &modelPath, onnx::ModelProto &model,
                                std::string &error) {
-  const fs::path dir = fs::path(modelPath).parent_path();
-  for (onnx::TensorProto &t : *model.mutable_graph()->mutable_initializer()) {
-    if (t.data_location() != onnx::TensorProto::EXTERNAL)
-      continue;
-    auto fail = [&](const std::string &why) {
-      error = "'" + modelPath + "': initializer '" + t.name() + "': external data: " + why;
-      return false;
-    };
-    std::string location;
-    uint64_t offset = 0, length = 0;
-    bool haveLength = false;
-    for (const auto &kv : t.external_data()) {
-      auto number = [&](uint64_t &v) {
-        try {
-          size_t used = 0;
-          v = std::stoull(kv.value(), &used);
-          return used == kv.value().size();
-        } catch (const std::exception &) {
-          return false;
-        }
-      };
-      if (kv.key() == "location")
-        location = kv.value();
-      else if (kv.key() == "offset" && !number(offset))
-        return fail("'offset' is not a number: '" + kv.value() + "'");
-      else if (kv.key() == "length" && !(haveLength = number(length)))
-        return fail("'length' is not a number: '" + kv.value() + "'");
-    }
-    if (location.empty())
-      return fail("no 'location'");
-    fs::path rel(location);
-    if (rel.is_absolute() ||
-        std::any_of(rel.begin(), rel.end(), [](const fs::path &part) { return part == ".."; }))
-      return fail("location '" + location +
-                  "' must be a path inside the model's directory (relative, no '..')");
-    const fs::path file = dir / rel;
-    std::error_code ec;
-    uintmax_t size = fs::file_size(file, ec);
-    if (ec)
-      return fail("cannot read '" + file.string() + "': " + ec.message());
-    if (!haveLength)
-      length = offset <= size ? size - offset : 0;
-    if (offset > size || length > size - offset)
-      return fail("bytes " + std::to_string(offset) + " to " + std::to_string(offset + length) +
-                  " are beyond the end of '" + file.string() + "' (" + std::to_string(size) +
-                  " bytes)");
-    std::ifstream in(file, std::ios::binary);
-    std::string bytes(length, '\0');
-    if (!in.seekg(static_cast<std::streamoff>(offset)) ||
-        !in.read(bytes.data(), static_cast<std::streamsize>(length)))
-      return fail("cannot read '" + file.string() + "': " + std::strerror(errno));
-    t.set_raw_data(std::move(bytes));
-    t.clear_external_data();
-    t.set_data_location(onnx::TensorProto::DEFAULT);
-  }
-  return true;
+  return inlineGraphExternalData(modelPath, fs::path(modelPath).parent_path(),
+                                 *model.mutable_graph(), error);
 }
 
 bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string &error) {
