@@ -53,7 +53,7 @@ std::string supportedList();
 ///    0, or a group of 0 (it died of a division by zero);
 ///  - subgraphs (If, Loop, Scan: no supported op has one), whose nodes it
 ///    infers too, window attributes included.
-LogicalResult checkWindowAttributes(const onnx::GraphProto &graph, Location fileLoc) {
+LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
   static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
                                               "AveragePool", "LpPool",        "ConvInteger",
                                               "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
@@ -603,7 +603,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
   try {
     onnx::checker::check_model(model);
     if (failed(checkOutputsProduced(model.graph(), fileLoc)) ||
-        failed(checkWindowAttributes(model.graph(), fileLoc)))
+        failed(checkBeforeShapeInference(model.graph(), fileLoc)))
       return failure();
 
     stage = "reading the opset";

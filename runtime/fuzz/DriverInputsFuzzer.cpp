@@ -21,7 +21,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <string>
+#include <utility>
 
 using namespace mgs::rt::driver;
 
@@ -29,6 +31,18 @@ namespace {
 
 std::string writeInput(const std::string &name, const uint8_t *data, size_t size) {
   return mgs::fuzz::writeInput("mgs-fuzz", name, data, size);
+}
+
+/// Readers of two files (MNIST images and labels, NumPy inputs and labels):
+/// the first file's length in the input's first 2 bytes, then the two
+/// files. Returns their paths, or nothing when the input is too short.
+std::optional<std::pair<std::string, std::string>>
+writeTwoInputs(const char *first, const char *second, const uint8_t *data, size_t size) {
+  if (size < 2)
+    return std::nullopt;
+  size_t firstBytes = std::min<size_t>((size_t(data[0]) << 8 | data[1]), size - 2);
+  return std::make_pair(writeInput(first, data + 2, firstBytes),
+                        writeInput(second, data + 2 + firstBytes, size - 2 - firstBytes));
 }
 
 /// A failure must say why; a success must be consistent. MGS_FUZZ_VERBOSE=1
@@ -112,33 +126,27 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     break;
   }
   case 4: {
-    // The images file's length in the first 2 bytes, then images, then labels.
-    if (size < 2)
+    auto files = writeTwoInputs("train-images-idx3-ubyte", "train-labels-idx1-ubyte", data, size);
+    if (!files)
       return 0;
-    size_t imagesBytes = std::min<size_t>((size_t(data[0]) << 8 | data[1]), size - 2);
-    std::string images = writeInput("train-images-idx3-ubyte", data + 2, imagesBytes);
-    writeInput("train-labels-idx1-ubyte", data + 2 + imagesBytes, size - 2 - imagesBytes);
     Dataset d;
-    bool ok = loadMnist(images, d, error);
+    bool ok = loadMnist(files->first, d, error); // finds the labels beside the images
     checkDataset(ok, error, d, "loadMnist");
-    break;
-  }
-  case 6: {
-    // NumPy inputs and labels: the inputs' length in the first 2 bytes.
-    if (size < 2)
-      return 0;
-    size_t inputsBytes = std::min<size_t>((size_t(data[0]) << 8 | data[1]), size - 2);
-    std::string inputs = writeInput("x.npy", data + 2, inputsBytes);
-    std::string labels = writeInput("y.npy", data + 2 + inputsBytes, size - 2 - inputsBytes);
-    Dataset d;
-    bool ok = loadNpy(inputs, labels, d, error);
-    checkDataset(ok, error, d, "loadNpy");
     break;
   }
   case 5: {
     Manifest m;
     bool ok = parseManifest(std::string_view(reinterpret_cast<const char *>(data), size), m, error);
     check(ok, error, "parseManifest");
+    break;
+  }
+  case 6: {
+    auto files = writeTwoInputs("x.npy", "y.npy", data, size);
+    if (!files)
+      return 0;
+    Dataset d;
+    bool ok = loadNpy(files->first, files->second, d, error);
+    checkDataset(ok, error, d, "loadNpy");
     break;
   }
   }

@@ -109,7 +109,7 @@ static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan>
 
 int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
-  cl::HideUnrelatedOptions(category);
+  mgs::showOnlyInHelp(category);
   mgs::addVersionPrinter();
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs what-if planner: each merge strategy's plan and predicted "
