@@ -236,6 +236,33 @@ TEST_F(TopKGpu, MisledSampleFallsBackExactly) {
   }
 }
 
+TEST_F(TopKGpu, CandidatePathTiesAndOutliers) {
+  const int64_t n = (1 << 21) + 5;
+  {
+    // Normal values on a grid of 1/64: runs of equal keys around the k-th
+    // largest, split between the select blocks in index order.
+    std::vector<float> grad = generate(Dist::Normal, n, 41);
+    for (float &x : grad)
+      x = std::round(x * 64.0f) / 64.0f;
+    const std::vector<float> residual(n, 0.0f);
+    for (int64_t k : {n / 1000, n / 100, n / 40})
+      expectSame(gpuTopK(gpu, grad, residual, k), cpuTopK(cpu, grad, residual, k),
+                 "quantized, k=" + std::to_string(k));
+  }
+  {
+    // k outliers, hundreds of times the sample's threshold: the k-th
+    // largest is far more than a binade above it (the clamped first digit).
+    std::vector<float> grad = generate(Dist::Normal, n, 42);
+    const std::vector<float> residual = residualFor(Dist::Normal, n, 43);
+    const int64_t k = n / 1000;
+    for (int64_t j = 0; j < k; ++j)
+      grad[(j * 7919 + 13) % n] = (j % 2 ? -1.0f : 1.0f) * (1000.0f + static_cast<float>(j % 13));
+    for (int64_t kk : {k, k - 100, k + 100})
+      expectSame(gpuTopK(gpu, grad, residual, kk), cpuTopK(cpu, grad, residual, kk),
+                 "outliers, k=" + std::to_string(kk));
+  }
+}
+
 TEST_F(TopKGpu, ErrorFeedbackStepsStayInLockStep) {
   // The residual carried on the device over steps equals the CPU's.
   const int64_t n = 300007, k = 300;

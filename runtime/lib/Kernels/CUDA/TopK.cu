@@ -6,31 +6,39 @@
 // go to the lower index.
 //
 // Three launches on the context's stream, no host synchronization:
-//  1. prepare (1 block samples, the others zero the scratch): the keys of a
+//  1. prepare (64 blocks; they also zero the scratch): the keys of a
 //     stratified sample of 2^15 entries of grad + residual (2048 runs of 16
-//     consecutive ones) give t0, the sample's m-th largest key, m chosen so
-//     that with overwhelming probability between k and ~2k entries of the
-//     whole array reach it (as the CPU's sample path). Used only when
-//     n >= 2^16 and k <= n / 32; otherwise t0 admits nothing.
+//     consecutive ones) are counted into histograms of their top 8 and 16
+//     bits (the call site's own device memory), and the last block to
+//     finish takes t0 = the least key of the 16-bit bin holding the
+//     sample's m-th largest, m chosen so that with overwhelming
+//     probability between k and ~2k entries of the whole array reach it
+//     (as the CPU's sample path). Used only when n >= 2^16 and k <= n / 32;
+//     otherwise t0 admits nothing.
 //  2. fused pass (one 4096-entry tile per block): acc = grad + residual is
 //     stored into residual, and the entries whose key reaches t0 (the
 //     candidates) are appended, as (index, bits), in index order: the
 //     tiles' output offsets come from a single-pass scan with decoupled
 //     look-back (tiles numbered by an atomic ticket, so a tile only waits
-//     for tiles that have started). Reading grad and residual and writing
-//     residual once (12 bytes an entry) is the least traffic the interface
-//     allows; the candidates add ~8 bytes per candidate.
+//     for tiles that have started). Each candidate is also counted by
+//     (key - t0) >> 11, the select's first digit. Reading grad and residual
+//     and writing residual once (12 bytes an entry) is the least traffic
+//     the interface allows; the candidates add ~8 bytes per candidate.
 //  3. select (a cooperative launch, a grid-wide barrier between rounds):
-//     when the candidates are at least k and all were stored, radix select
-//     over them (11/11/9-bit digits of the key) on one block per 2048 of
-//     them (the other blocks return at once); otherwise (the sample
-//     misled, or the fast path was not tried) the same radix select over
-//     the whole of acc in residual (the always-correct path: up to 4 more
-//     reads of n floats). Each block owns a contiguous range; per-block
-//     counts above the threshold and equal to it give every block its
-//     output offset and its share of the ties (the first in index order),
-//     so the output is in ascending index order and the same every run.
-//     Selected entries are written bit for bit and zeroed (+0) in residual.
+//     when the candidates are at least k and all were stored, a radix
+//     select over them on one block per 512 of them (the other blocks
+//     return at once): every block finds the first digit's bucket in the
+//     fused pass's counts, then one pass counts the low 11 bits of
+//     key - t0 (two digits settle keys less than a binade above t0; beyond
+//     that, the absolute 11/11/9-bit digits of the key). Otherwise (the
+//     sample misled, or the fast path was not tried) the absolute radix
+//     select over the whole of acc in residual (the always-correct path:
+//     up to 4 more reads of n floats). Each block owns a contiguous range;
+//     per-block counts above the threshold and equal to it give every
+//     block its output offset and its share of the ties (the first in
+//     index order), so the output is in ascending index order and the
+//     same every run. Selected entries are written bit for bit and zeroed
+//     (+0) in residual.
 //
 // acc is formed with x86 SSE's NaN rules (the CPU kernel's, the oracle):
 // a NaN operand is returned quieted (the first one if both are), inf - inf
@@ -57,6 +65,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstddef>
 #include <cstdlib>
 #include <cstring>
 
@@ -129,42 +138,37 @@ struct Found {
   u32 inBucket; // keys in it
 };
 
-/// Called by one whole warp: the bucket of the shared-memory histogram h (nb
-/// bins, a multiple of 32) holding the need-th largest key, counting from
-/// the top bin (1 <= need <= the histogram's total).
-__device__ Found findBucket(const u32 *h, int nb, u32 need) {
-  const int lane = threadIdx.x & 31, per = nb / 32, lo = lane * per;
+/// Called by every thread of the block: the bucket of the shared-memory
+/// histogram h (nb bins) holding the need-th largest key, counting from the
+/// top bin (1 <= need <= the histogram's total). Thread t sums its own
+/// contiguous bins; one block scan gives each thread the count above its
+/// bins, and the one thread whose bins hold the need-th walks them down.
+/// `out` and `scratch` (32 words): shared memory.
+__device__ Found findBucket(const u32 *h, int nb, u32 need, Found &out, u64 *scratch) {
+  const int per = (nb + static_cast<int>(blockDim.x) - 1) / static_cast<int>(blockDim.x);
+  const int lo = min(nb, static_cast<int>(threadIdx.x) * per), hi = min(nb, lo + per);
   u32 sum = 0;
-  // Each lane sums its own contiguous bins, starting at a lane-dependent one
-  // so that the lanes hit different banks (an integer sum: any order).
-  for (int i = 0; i < per; ++i)
-    sum += h[lo + (i + lane) % per];
-  u32 suffix = sum; // the keys in this lane's bins and every higher lane's
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    u32 y = __shfl_down_sync(kFullMask, suffix, off);
-    if (lane + off < 32)
-      suffix += y;
-  }
-  const u32 above = suffix - sum;
-  const bool mine = above < need && suffix >= need;
-  const unsigned ballot = __ballot_sync(kFullMask, mine);
-  Found f{0, 0, 0};
-  if (mine) {
+  for (int i = lo; i < hi; ++i)
+    sum += h[i];
+  if (threadIdx.x == 0)
+    out = {0, 0, 0};
+  u64 total = 0;
+  const u32 below = static_cast<u32>(blockExclusiveScan(sum, total, scratch));
+  const u32 above = static_cast<u32>(total) - below - sum; // keys in the bins above mine
+  if (sum && above < need && above + sum >= need) {
     u32 cum = above;
-    for (int b = lo + per - 1; b >= lo; --b) {
+    for (int b = hi - 1; b >= lo; --b) {
       const u32 hb = h[b];
       if (cum + hb >= need) {
-        f = {static_cast<u32>(b), cum, hb};
+        out = {static_cast<u32>(b), cum, hb};
         break;
       }
       cum += hb;
     }
   }
-  const int src = ballot ? __ffs(ballot) - 1 : 0;
-  f.bucket = __shfl_sync(kFullMask, f.bucket, src);
-  f.above = __shfl_sync(kFullMask, f.above, src);
-  f.inBucket = __shfl_sync(kFullMask, f.inBucket, src);
+  __syncthreads();
+  const Found f = out;
+  __syncthreads(); // out may be written again at once
   return f;
 }
 
@@ -187,10 +191,24 @@ constexpr int kTile = kFusedThreads * 16; // 4 float4 per thread
 constexpr int kSelectThreads = 512;
 constexpr int kMaxSelectBlocks = kSelectThreads; // block offsets: one scan of the block
 constexpr int kEmitItems = 8;
-constexpr u32 kCandPerBlock = 2048; // the candidate path's share of a select block
-constexpr int kPrepareThreads = 1024;
+/// The candidate path's share of a select block: more blocks make each
+/// block's passes shorter, at the price of wider grid barriers (measured
+/// on an H200: 512 and 256 equal, 2048 ~6 us slower at n = 25.6M, k = n/1000).
+constexpr u32 kCandPerBlock = 512;
 constexpr int kSampleRuns = 2048, kSampleRun = 16, kSampleSize = kSampleRuns * kSampleRun;
+/// The sample is spread over kPrepareBlocks blocks (one block's loads are
+/// bound by the requests one multiprocessor keeps in flight).
+constexpr int kPrepareBlocks = 64, kPrepareThreads = 256;
+constexpr int kSamplePerThread = kSampleSize / (kPrepareBlocks * kPrepareThreads);
+static_assert(kSamplePerThread * kPrepareBlocks * kPrepareThreads == kSampleSize, "");
 constexpr int kHistBins = 2048;
+/// The candidate path's digits, of rel = key - t0: rel >> 11 (clamped to
+/// kRelBins - 1), counted by the fused pass as it finds the candidates, then
+/// rel's low 11 bits. Two digits settle every rel below 2^23 (keys less than
+/// one binade above t0); a k-th largest key beyond that (the clamped bin)
+/// goes the absolute 11/11/9-bit way.
+constexpr int kRelShift = 11;
+constexpr u32 kRelBins = 4096;
 
 /// Tile status words of the look-back: flag (high half) and count (low half).
 constexpr u64 kFlagAggregate = 1ull << 32, kFlagPrefix = 2ull << 32;
@@ -201,6 +219,7 @@ struct Digit {
 };
 /// 31 significant key bits: 11 + 11 + 9 (as the CPU's radix select).
 __constant__ Digit kDigits[3] = {{20, 2047}, {9, 2047}, {0, 511}};
+__constant__ Digit kRelLowDigit[1] = {{0, (1u << kRelShift) - 1}};
 
 //===----------------------------------------------------------------------===//
 // 1. Prepare: reset the scratch, sample a threshold
@@ -212,78 +231,79 @@ __device__ __forceinline__ u64 mix64(u64 z) {
   return z ^ (z >> 31);
 }
 
-/// The m-th largest key of the sample (block 0, kPrepareThreads threads).
-__device__ u32 sampleThreshold(const float *grad, const float *residual, int64_t stratum,
-                               u64 offsets, u32 m) {
-  constexpr int kPer = kSampleSize / kPrepareThreads;
-  __shared__ u32 laneHist[256 * 32];
+/// The sample's histograms, in the call site's own device memory, zero
+/// when a call starts: the last prepare block zeroes `arrived` and
+/// `coarse`, the fused pass `fine`.
+struct TopKSite {
+  u32 arrived; // prepare blocks done
+  u32 pad[63];
+  u32 coarse[256];    // key >> 23 (the exponent)
+  u32 fine[1 << 16];  // key >> 15 (the exponent and 8 bits below it)
+};
+
+/// Every block samples its share of the runs into the histograms; the last
+/// one to finish finds the m-th largest key to 16 bits: t0 is the least key
+/// of that fine bin, at most 1/256 below the sample's m-th largest.
+__device__ void sampleThreshold(const float *grad, const float *residual, int64_t stratum,
+                                u64 offsets, u32 m, TopKSite *sh, TopKCtrl *ctrl) {
   __shared__ u32 hist[256];
   __shared__ Found found;
-  const u32 lane = threadIdx.x & 31;
-  u32 keys[kPer];
+  __shared__ u64 scratch[32];
+  __shared__ bool last;
+  hist[threadIdx.x] = 0;
+  __syncthreads();
 #pragma unroll
-  for (int i = 0; i < kPer; ++i) {
-    const int slot = i * kPrepareThreads + threadIdx.x;
+  for (int i = 0; i < kSamplePerThread; ++i) {
+    const int slot = (blockIdx.x * kSamplePerThread + i) * kPrepareThreads + threadIdx.x;
     const u64 run = slot / kSampleRun;
     const int64_t p = static_cast<int64_t>(run) * stratum +
                       static_cast<int64_t>(((mix64(run + 1) >> 32) * offsets) >> 32) +
                       slot % kSampleRun;
-    keys[i] = keyOfBits(__float_as_uint(__fadd_rn(grad[p], residual[p])));
+    const u32 key = keyOfBits(__float_as_uint(__fadd_rn(grad[p], residual[p])));
+    atomicAdd(&hist[key >> 23], 1u); // a few exponents take most keys: counted here first
+    atomicAdd(&sh->fine[key >> 15], 1u);
   }
-  u32 prefix = 0, need = m;
-  for (int round = 0; round < 4; ++round) {
-    const int shift = 24 - 8 * round;
-    // One counter per (bin, lane): the sample's keys crowd into a few bins,
-    // and same-address shared atomics within a warp serialize; with a
-    // lane's own column the 32 lanes never share an address (or a bank).
-    for (int b = threadIdx.x; b < 256 * 32; b += blockDim.x)
-      laneHist[b] = 0;
-    __syncthreads();
-#pragma unroll
-    for (int i = 0; i < kPer; ++i)
-      if (round == 0 || (keys[i] >> (shift + 8)) == prefix)
-        atomicAdd(&laneHist[((keys[i] >> shift) & 255) * 32 + lane], 1u);
-    __syncthreads();
-    if (threadIdx.x < 256) { // bin t: the sum of its 32 columns (rotated: no bank conflicts)
-      u32 sum = 0;
-      for (u32 l = 0; l < 32; ++l)
-        sum += laneHist[threadIdx.x * 32 + ((l + threadIdx.x) & 31)];
-      hist[threadIdx.x] = sum;
-    }
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      Found f = findBucket(hist, 256, need);
-      if (threadIdx.x == 0)
-        found = f;
-    }
-    __syncthreads();
-    need -= found.above;
-    prefix = (prefix << 8) | found.bucket;
-    __syncthreads();
+  __syncthreads();
+  if (hist[threadIdx.x])
+    atomicAdd(&sh->coarse[threadIdx.x], hist[threadIdx.x]);
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0)
+    last = atomicAdd(&sh->arrived, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last)
+    return;
+  __threadfence();
+  hist[threadIdx.x] = __ldcg(&sh->coarse[threadIdx.x]);
+  sh->coarse[threadIdx.x] = 0; // for the next call
+  __syncthreads();
+  const Found e = findBucket(hist, 256, m, found, scratch);
+  hist[threadIdx.x] = __ldcg(&sh->fine[e.bucket * 256 + threadIdx.x]);
+  __syncthreads();
+  const Found f = findBucket(hist, 256, m - e.above, found, scratch);
+  if (threadIdx.x == 0) {
+    const u32 t0 = ((e.bucket << 8) | f.bucket) << 15;
+    ctrl->t0 = t0 ? t0 : kNoCandidates; // 0: every entry would qualify, the radix path is cheaper
+    sh->arrived = 0;
   }
-  return prefix;
 }
 
 __global__ void __launch_bounds__(kPrepareThreads)
     topkPrepare(const float *grad, const float *residual, TopKCtrl *ctrl, uint4 *zero,
-                size_t zeroCount, int sample, int64_t stratum, u64 offsets, u32 m) {
+                size_t zeroCount, int sample, int64_t stratum, u64 offsets, u32 m,
+                TopKSite *sh) {
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < zeroCount;
        i += static_cast<size_t>(gridDim.x) * blockDim.x)
     zero[i] = make_uint4(0, 0, 0, 0);
-  if (blockIdx.x != 0)
-    return;
-  u32 t0 = kNoCandidates;
-  if (sample) {
-    t0 = sampleThreshold(grad, residual, stratum, offsets, m);
-    if (t0 == 0)
-      t0 = kNoCandidates; // every entry would qualify: the radix path is cheaper
-  }
-  if (threadIdx.x == 0) {
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
     ctrl->tileCounter = 0;
-    ctrl->t0 = t0;
     ctrl->total = 0;
     ctrl->barrierCount = 0;
+    if (!sample)
+      ctrl->t0 = kNoCandidates;
   }
+  if (sample)
+    sampleThreshold(grad, residual, stratum, offsets, m, sh, ctrl);
 }
 
 //===----------------------------------------------------------------------===//
@@ -335,7 +355,8 @@ __device__ u32 lookBack(u64 *status, u32 tile, u32 aggregate) {
 template <bool kVector>
 __global__ void __launch_bounds__(kFusedThreads)
     topkFused(const float *__restrict__ grad, float *__restrict__ residual, int64_t n,
-              TopKCtrl *ctrl, u64 *status, uint2 *cand, u32 cap, u32 tiles) {
+              TopKCtrl *ctrl, u64 *status, uint2 *cand, u32 cap, u32 tiles, u32 *relHist,
+              TopKSite *site) {
   __shared__ u32 sTile, sExclusive;
   __shared__ u64 scratch[32];
   if (threadIdx.x == 0)
@@ -364,6 +385,11 @@ __global__ void __launch_bounds__(kFusedThreads)
       }
     }
   }
+  // The sample's fine histogram, read by now, zeroed for the next call.
+  uint4 *fine = reinterpret_cast<uint4 *>(site->fine);
+  for (u32 i = tile * kFusedThreads + threadIdx.x; i < sizeof(TopKSite::fine) / sizeof(uint4);
+       i += tiles * kFusedThreads)
+    fine[i] = make_uint4(0, 0, 0, 0);
   unsigned mask = 0;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
@@ -427,9 +453,11 @@ __global__ void __launch_bounds__(kFusedThreads)
 #pragma unroll
     for (int q = 0; q < 4; ++q)
       if (mask & (1u << (4 * j + q))) {
+        const u32 bits = __float_as_uint(r[4 * j + q]);
         if (pos < cap)
-          cand[pos] = make_uint2(static_cast<u32>(e + q), __float_as_uint(r[4 * j + q]));
+          cand[pos] = make_uint2(static_cast<u32>(e + q), bits);
         ++pos;
+        atomicAdd(&relHist[min((keyOfBits(bits) - t0) >> kRelShift, kRelBins - 1)], 1u);
       }
     offset += fieldTotal[j];
   }
@@ -489,6 +517,7 @@ struct SelectArgs {
   int64_t n;
   u32 k;
   u32 *ghist;      // 3 x kHistBins, zeroed by prepare
+  const u32 *relHist; // kRelBins: the fused pass's counts of rel >> kRelShift
   u32 *blockAbove; // kMaxSelectBlocks
   u32 *blockEqual; // kMaxSelectBlocks
   u32 *values;
@@ -498,40 +527,53 @@ struct SelectArgs {
 /// The select kernel's shared memory (one copy for both sources).
 struct SelectShared {
   u32 hist[kHistBins];
-  u32 merged[kHistBins]; // the grid's histogram, copied from global memory
+  u32 merged[kRelBins]; // a grid-wide histogram, copied from global memory
   Found found;
   u32 above, offset, quota;
   u64 scratch[32];
 };
 
+/// Where a radix select stands: the entries whose rel = key - base has
+/// rel >> pshift == prefix are undecided, and `need` of them are to be
+/// taken; those above are taken. `digits`: the rounds still to run.
+struct Radix {
+  u32 base;
+  u32 prefix;
+  int pshift;
+  u32 need;
+  const Digit *digits;
+  int rounds;
+};
+
 template <typename Source>
-__device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G,
+__device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G, Radix rx,
                            SelectShared &sh) {
   u32 *hist = sh.hist;
-  Found &found = sh.found;
   u32 &sAbove = sh.above, &sOffset = sh.offset, &sQuota = sh.quota;
   u64 *scratch = sh.scratch;
   const int b = blockIdx.x;
   const int64_t lo = count * b / G, hi = count * (b + 1) / G;
 
-  // Radix select: the entries whose key >> pshift equals prefix are still
-  // undecided, `need` of them are to be taken.
-  u32 prefix = 0, need = a.k, aboveInBlock = 0, equalInBlock = 0;
-  int pshift = 31;
-  for (int round = 0; round < 3; ++round) {
-    const Digit d = kDigits[round];
+  u32 prefix = rx.prefix, need = rx.need, aboveInBlock = 0, equalInBlock = 0;
+  int pshift = rx.pshift;
+  for (int round = 0; round < rx.rounds; ++round) {
+    const Digit d = rx.digits[round];
     const int bins = static_cast<int>(d.mask) + 1;
     for (int i = threadIdx.x; i < bins; i += blockDim.x)
       hist[i] = 0;
     if (threadIdx.x == 0)
       sAbove = 0;
     __syncthreads();
+    u32 mineAbove = 0; // this thread's entries above the undecided ones
     for (int64_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
       u32 index, bits;
       src.get(i, index, bits);
-      const u32 key = keyOfBits(bits);
-      if ((key >> pshift) == prefix)
-        atomicAdd(&hist[(key >> d.shift) & d.mask], 1u);
+      const u32 rel = keyOfBits(bits) - rx.base;
+      const u32 p = rel >> pshift;
+      if (p > prefix)
+        ++mineAbove;
+      else if (p == prefix)
+        atomicAdd(&hist[(rel >> d.shift) & d.mask], 1u);
     }
     __syncthreads();
     u32 *global = a.ghist + round * kHistBins;
@@ -547,26 +589,19 @@ __device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G
         sh.merged[i] = __ldcg(&global[i]);
       __syncthreads();
     }
-    if (threadIdx.x < 32) {
-      const Found f = findBucket(G > 1 ? sh.merged : hist, bins, need);
-      if (threadIdx.x == 0)
-        found = f;
-    }
-    __syncthreads();
-    const Found f = found;
-    u32 partial = 0;
+    const Found f = findBucket(G > 1 ? sh.merged : hist, bins, need, sh.found, scratch);
     for (int i = threadIdx.x; i < bins; i += blockDim.x)
       if (static_cast<u32>(i) > f.bucket)
-        partial += hist[i];
-    if (partial)
-      atomicAdd(&sAbove, partial);
+        mineAbove += hist[i];
+    if (mineAbove)
+      atomicAdd(&sAbove, mineAbove);
     __syncthreads();
-    aboveInBlock += sAbove;
+    aboveInBlock = sAbove;
     equalInBlock = hist[f.bucket];
     need -= f.above;
     prefix = (pshift == 31 ? 0u : prefix << (pshift - d.shift)) | f.bucket;
     pshift = d.shift;
-    __syncthreads(); // hist, found and sAbove are reused
+    __syncthreads(); // hist and sAbove are reused
     if (need == f.inBucket)
       break; // the whole bucket is taken (the same decision in every block)
   }
@@ -614,7 +649,7 @@ __device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G
       bits[q] = 0;
       if (first + q < hi) {
         src.get(first + q, idx[q], bits[q]);
-        const u32 p = keyOfBits(bits[q]) >> pshift;
+        const u32 p = (keyOfBits(bits[q]) - rx.base) >> pshift;
         if (p > prefix) {
           kind |= 1u << (2 * q);
           ++nAbove;
@@ -661,21 +696,37 @@ __device__ __forceinline__ int candidateBlocks(u32 found) {
 __global__ void __launch_bounds__(kSelectThreads) topkSelect(SelectArgs a) {
   __shared__ SelectShared sh;
   const u32 found = __ldcg(&a.ctrl->total); // the same in every block
-  if (found >= a.k && found <= a.cap) {
-    const int G = candidateBlocks(found);
-    if (static_cast<int>(blockIdx.x) < G)
-      selectFrom(a, CandidateSource{a.cand}, found, G, sh);
-  } else {
-    selectFrom(a, ArraySource{a.residual}, a.n, static_cast<int>(gridDim.x), sh);
+  const Radix absolute{0, 0, 31, a.k, kDigits, 3};
+  if (found < a.k || found > a.cap) {
+    selectFrom(a, ArraySource{a.residual}, a.n, static_cast<int>(gridDim.x), absolute, sh);
+    return;
   }
+  const int G = candidateBlocks(found);
+  if (static_cast<int>(blockIdx.x) >= G)
+    return;
+  // The first digit of rel = key - t0 was counted by the fused pass: every
+  // block finds its bucket alone (the same one), no barrier needed.
+  for (u32 i = threadIdx.x; i < kRelBins; i += blockDim.x)
+    sh.merged[i] = __ldcg(&a.relHist[i]);
+  __syncthreads();
+  const Found f = findBucket(sh.merged, kRelBins, a.k, sh.found, sh.scratch);
+  if (f.bucket == kRelBins - 1) { // the clamped bin: rel may span any range
+    selectFrom(a, CandidateSource{a.cand}, found, G, absolute, sh);
+    return;
+  }
+  const Radix relative{__ldcg(&a.ctrl->t0), f.bucket, kRelShift, a.k - f.above, kRelLowDigit, 1};
+  selectFrom(a, CandidateSource{a.cand}, found, G, relative, sh);
 }
 
 /// Per-call-site host state: the select kernel's co-resident grid size, and
 /// the phase timer's events (MGSRT_TOPK_PHASES=1 only).
 struct TopKCache : KernelCache {
   int selectBlocks = 0;
+  TopKSite *site = nullptr; // zeroed at allocation
   cudaEvent_t events[4] = {};
   ~TopKCache() override {
+    if (site)
+      cudaFree(site);
     for (cudaEvent_t e : events)
       if (e)
         cudaEventDestroy(e);
@@ -718,6 +769,10 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
                                       &perSM, topkSelect, kSelectThreads, 0));
     cache.selectBlocks = std::max(1, std::min(perSM * sms, kMaxSelectBlocks));
   }
+  if (!cache.site) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&cache.site, sizeof(TopKSite)));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(cache.site, 0, sizeof(TopKSite), stream));
+  }
 
   // The sample path (as the CPU's): the candidates' expected count and the
   // buffer for four times as many.
@@ -736,7 +791,7 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   }
 
   const u32 tiles = static_cast<u32>((n + kTile - 1) / kTile);
-  const size_t ctrlBytes = 256, histBytes = 3 * kHistBins * sizeof(u32),
+  const size_t ctrlBytes = 256, histBytes = (3 * kHistBins + kRelBins) * sizeof(u32),
                blockBytes = 2 * kMaxSelectBlocks * sizeof(u32),
                statusBytes = alignUp(tiles * sizeof(u64), 256),
                candBytes = alignUp(static_cast<size_t>(cap) * sizeof(uint2), 256);
@@ -747,6 +802,7 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   char *p = static_cast<char *>(ws);
   TopKCtrl *ctrl = reinterpret_cast<TopKCtrl *>(p);
   u32 *ghist = reinterpret_cast<u32 *>(p + ctrlBytes);
+  u32 *relHist = ghist + 3 * kHistBins;
   u32 *blockAbove = reinterpret_cast<u32 *>(p + ctrlBytes + histBytes);
   u32 *blockEqual = blockAbove + kMaxSelectBlocks;
   u64 *status = reinterpret_cast<u64 *>(p + ctrlBytes + histBytes + blockBytes);
@@ -761,22 +817,20 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   }
   // 1. Zero the histograms, block counts and tile status words; sample t0.
   const size_t zeroCount = (histBytes + blockBytes + statusBytes) / sizeof(uint4);
-  const unsigned prepareBlocks =
-      1 + static_cast<unsigned>(std::min<size_t>(64, zeroCount / (kPrepareThreads * 4)));
-  topkPrepare<<<prepareBlocks, kPrepareThreads, 0, stream>>>(
+  topkPrepare<<<kPrepareBlocks, kPrepareThreads, 0, stream>>>(
       grad, residual, ctrl, reinterpret_cast<uint4 *>(ghist), zeroCount, sample ? 1 : 0,
-      stratum, offsets, m);
+      stratum, offsets, m, cache.site);
   if (phases)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[1], stream));
   // 2. acc into residual, candidates out.
   const bool vector = (reinterpret_cast<uintptr_t>(grad) | reinterpret_cast<uintptr_t>(residual)) %
                           16 == 0;
   if (vector)
-    topkFused<true><<<tiles, kFusedThreads, 0, stream>>>(grad, residual, n, ctrl, status, cand,
-                                                         static_cast<u32>(cap), tiles);
+    topkFused<true><<<tiles, kFusedThreads, 0, stream>>>(
+        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site);
   else
-    topkFused<false><<<tiles, kFusedThreads, 0, stream>>>(grad, residual, n, ctrl, status, cand,
-                                                          static_cast<u32>(cap), tiles);
+    topkFused<false><<<tiles, kFusedThreads, 0, stream>>>(
+        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site);
   MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
   if (phases)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[2], stream));
@@ -791,6 +845,7 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
                   n,
                   static_cast<u32>(k),
                   ghist,
+                  relHist,
                   blockAbove,
                   blockEqual,
                   static_cast<u32 *>(bufs[2]),
@@ -811,9 +866,9 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMemcpy(&found, &ctrl->total, sizeof found, cudaMemcpyDeviceToHost));
     const bool fast = found >= static_cast<u64>(k) && found <= static_cast<u64>(cap);
+    const u64 per = kCandPerBlock;
     const u64 used = fast ? std::min<u64>(static_cast<u64>(blocks),
-                                          std::max<u64>(1, (found + kCandPerBlock - 1) /
-                                                               kCandPerBlock))
+                                          std::max<u64>(1, (found + per - 1) / per))
                           : static_cast<u64>(blocks);
     std::fprintf(stderr,
                  "topk phases: prepare %.4f ms, fused %.4f ms, select %.4f ms, total %.4f ms "
