@@ -29,14 +29,24 @@ void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx) {
         ctx->profile->byKernel.begin(), ctx->profile->byKernel.end());
     std::sort(rows.begin(), rows.end(),
               [](const auto &a, const auto &b) { return a.second.seconds > b.second.seconds; });
-    double total = 0;
-    for (const auto &r : rows)
+    double total = 0, first = 0;
+    for (const auto &r : rows) {
       total += r.second.seconds;
-    std::fprintf(stderr, "mgsrt profile (MGSRT_PROFILE): %.3f s in kernels\n", total);
-    for (const auto &[name, e] : rows)
-      std::fprintf(stderr, "  %-24s %8lld calls %10.3f ms %6.1f%%\n", name.c_str(),
+      first += r.second.firstSeconds;
+    }
+    std::fprintf(stderr,
+                 "mgsrt profile (MGSRT_PROFILE): %.3f s in kernels, %.3f s of it in each call "
+                 "site's first call (set-up)\n",
+                 total, first);
+    std::fprintf(stderr, "  %-24s %8s %10s %6s %10s %12s\n", "kernel", "calls", "total ms", "%",
+                 "first ms", "later ms/call");
+    for (const auto &[name, e] : rows) {
+      const int64_t later = e.calls - e.firstCalls;
+      std::fprintf(stderr, "  %-24s %8lld %10.3f %5.1f%% %10.3f %12.4f\n", name.c_str(),
                    static_cast<long long>(e.calls), e.seconds * 1e3,
-                   total > 0 ? 100.0 * e.seconds / total : 0.0);
+                   total > 0 ? 100.0 * e.seconds / total : 0.0, e.firstSeconds * 1e3,
+                   later > 0 ? (e.seconds - e.firstSeconds) * 1e3 / later : 0.0);
+    }
   }
   delete ctx;
 }

@@ -14,6 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <new>
+#include <set>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -36,17 +37,28 @@ inline uint64_t nextRandom(uint64_t &state) {
   return z ^ (z >> 31);
 }
 
-/// Time spent per kernel, kept when profiling is on (MGSRT_PROFILE=1).
+/// Time spent per kernel, kept when profiling is on (MGSRT_PROFILE=1). A
+/// call site's first call (its descriptor seen for the first time) is kept
+/// apart: it builds the site's oneDNN primitive, cuDNN plan or workspace,
+/// which later calls reuse.
 struct KernelProfile {
   struct Entry {
     int64_t calls = 0;
     double seconds = 0;
+    int64_t firstCalls = 0;
+    double firstSeconds = 0;
   };
   std::map<std::string, Entry> byKernel;
-  void record(const char *kernel, std::chrono::steady_clock::duration d) {
+  std::set<std::pair<std::string, const int64_t *>> sites;
+  void record(const char *kernel, const int64_t *desc, std::chrono::steady_clock::duration d) {
     Entry &e = byKernel[kernel];
+    const double s = std::chrono::duration<double>(d).count();
     ++e.calls;
-    e.seconds += std::chrono::duration<double>(d).count();
+    e.seconds += s;
+    if (sites.emplace(kernel, desc).second) {
+      ++e.firstCalls;
+      e.firstSeconds += s;
+    }
   }
 };
 

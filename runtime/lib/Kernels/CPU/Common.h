@@ -70,7 +70,7 @@ mgsrt_status_t runKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *de
     mgsrt_status_t status = body();
     auto end = std::chrono::steady_clock::now();
     if (ctx->profile)
-      ctx->profile->record(kernel, end - start);
+      ctx->profile->record(kernel, desc, end - start);
     if (ctx->tracing)
       ctx->traceEvent(kernel, 0, secondsOf(start), secondsOf(end), MGSRT_TRACE_KERNEL);
     return status;
