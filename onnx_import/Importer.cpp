@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "ConstantFolding.h"
 #include "ModelIO.h"
 #include "OpConverters.h"
 
@@ -169,6 +170,9 @@ private:
   /// The constant tensor (initializer or Constant node) feeding input `i`.
   FailureOr<const onnx::TensorProto *> constantInput(int i);
   LogicalResult recordConstant();
+  /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
+  /// sets `folded` when it did.
+  LogicalResult foldConstant(bool &folded);
   FailureOr<Value> lookup(const std::string &name, Location useLoc, bool forNode);
 
   MLIRContext &ctx;
@@ -403,6 +407,55 @@ LogicalResult GraphImporter::recordConstant() {
   return success();
 }
 
+LogicalResult GraphImporter::foldConstant(bool &folded) {
+  FoldContext fc;
+  fc.opset = opsetVersion;
+  fc.constant = [&](const std::string &name) -> const onnx::TensorProto * {
+    if (auto it = constants.find(name); it != constants.end())
+      return it->second;
+    // FLOAT initializers are parameters: computing with them is training
+    // them, so they are never folded away.
+    if (auto it = initializers.find(name);
+        it != initializers.end() && it->second->data_type() != onnx::TensorProto::FLOAT)
+      return it->second;
+    return nullptr;
+  };
+  fc.staticShape = [&](const std::string &name) -> std::optional<SmallVector<int64_t>> {
+    if (auto it = values.find(name); it != values.end())
+      if (auto type = dyn_cast<RankedTensorType>(it->second.getType()); type && type.hasStaticShape())
+        return SmallVector<int64_t>(type.getShape());
+    if (auto it = initializers.find(name); it != initializers.end())
+      return SmallVector<int64_t>(it->second->dims().begin(), it->second->dims().end());
+    auto it = valueTypes.find(name);
+    if (it == valueTypes.end() || !it->second->has_tensor_type() ||
+        !it->second->tensor_type().has_shape())
+      return std::nullopt;
+    SmallVector<int64_t> dims;
+    for (const auto &dim : it->second->tensor_type().shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0)
+        return std::nullopt;
+      dims.push_back(dim.dim_value());
+    }
+    return dims;
+  };
+  onnx::TensorProto result;
+  std::string error;
+  switch (foldNode(*curNode, fc, result, error)) {
+  case FoldResult::NotConstant:
+    return success();
+  case FoldResult::Failed:
+    return emitError() << error;
+  case FoldResult::Folded:
+    break;
+  }
+  if (!hasOutput(0))
+    return success();
+  ownedConstants.push_back(std::move(result));
+  constants[curNode->output(0)] = &ownedConstants.back();
+  folded = true;
+  return success();
+}
+
 std::string supportedList() {
   std::string list;
   for (StringRef op : supportedOpTypes())
@@ -467,6 +520,18 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       if (failed(recordConstant()))
         return failure();
       continue;
+    }
+    if (isFoldableOp(curNode->op_type())) {
+      bool folded = false;
+      if (failed(foldConstant(folded)))
+        return failure();
+      if (folded)
+        continue;
+      if (!converters.count(curNode->op_type()))
+        return emitError() << "mgs evaluates " << curNode->op_type()
+                           << " only at import, on constant inputs (initializers other than "
+                              "FLOAT ones, Constant nodes, static shapes); here an input is "
+                              "computed by the graph or is a parameter";
     }
     auto it = converters.find(curNode->op_type());
     if (it == converters.end())
@@ -581,7 +646,7 @@ LogicalResult readInitializers(
 }
 
 SmallVector<StringRef> supportedOpTypes() {
-  SmallVector<StringRef> ops{"Constant"};
+  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Expand", "Shape"};
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);

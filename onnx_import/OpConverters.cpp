@@ -447,6 +447,52 @@ LogicalResult convertIdentity(NodeImporter &n) {
 
 } // namespace
 
+/// Squeeze / Unsqueeze of a computed tensor: a reshape to the shape ONNX
+/// shape inference gave (constant ones are evaluated at import).
+LogicalResult convertReshapeLike(NodeImporter &n) { return convertReshape(n); }
+
+/// Gather of a computed tensor at one constant index (PyTorch's h[-1]): the
+/// slice at that index, the axis dropped. Constant data is evaluated at
+/// import; gathering at computed indices (embeddings) is not supported.
+LogicalResult convertGather(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto index = n.constantInts(1);
+  if (failed(index))
+    return failure();
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (index->size() != 1 || type->getRank() != rank - 1)
+    return n.emitError() << "mgs gathers a computed tensor at one scalar index only; input 1 "
+                            "holds "
+                         << index->size() << " indices";
+  int64_t axis = n.intAttr("axis", 0);
+  if (axis < -rank || axis >= rank)
+    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  int64_t i = (*index)[0];
+  if (i < -shape[axis] || i >= shape[axis])
+    return n.emitError() << "index " << i << " is out of range for dimension " << axis
+                         << " of size " << shape[axis];
+  if (i < 0)
+    i += shape[axis];
+  OpBuilder &b = n.builder();
+  Value slice = *x;
+  if (shape[axis] > 1) {
+    SmallVector<int64_t> pieceShape(shape);
+    pieceShape[axis] = 1;
+    SmallVector<Type> pieces(shape[axis], RankedTensorType::get(pieceShape, b.getF32Type()));
+    slice = SplitOp::create(b, n.loc(), pieces, *x, b.getI64IntegerAttr(axis)).getResult(i);
+  }
+  n.setOutput(0, ReshapeOp::create(b, n.loc(), *type, slice));
+  return success();
+}
+
 const llvm::StringMap<OpConverter> &opConverters() {
   // Constant is handled by the importer itself: its value is materialized
   // where it is used, or read at import time by the converters above.
@@ -474,6 +520,9 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Reshape", convertReshape},
       {"Transpose", convertTranspose},
       {"Concat", convertConcat},
+      {"Gather", convertGather},
+      {"Squeeze", convertReshapeLike},
+      {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},
       {"Identity", convertIdentity},
   };

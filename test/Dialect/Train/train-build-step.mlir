@@ -113,3 +113,21 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
       -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
   return %y : tensor<2x3xf32>
 }
+
+// -----
+
+// Split in the forward graph (an imported Gather at one index): its gradient
+// is the pieces' gradients concatenated, zeros for the pieces nobody used.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         %[[P:.*]]:2 = train.split
+// CHECK:         train.softmax_cross_entropy
+// CHECK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<1x3xf32>
+// CHECK:         %[[DW:.*]] = train.concat %[[Z]], %{{.*}} {axis = 0 : i64} : (tensor<1x3xf32>, tensor<1x3xf32>) -> tensor<2x3xf32>
+// CHECK:         train.gradient @w, %[[DW]]
+train.parameter @w trainable : tensor<2x3xf32>
+func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
+  %w = train.get_param @w : tensor<2x3xf32>
+  %p:2 = train.split %w {axis = 0 : i64} : (tensor<2x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>)
+  %y = train.mul %x, %p#1 : tensor<1x3xf32>, tensor<1x3xf32> -> tensor<1x3xf32>
+  return %y : tensor<1x3xf32>
+}

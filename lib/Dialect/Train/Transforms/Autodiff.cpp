@@ -12,6 +12,7 @@
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -38,6 +39,13 @@ private:
     return OpTy::create(b, loc, std::forward<Args>(args)...);
   }
   LogicalResult differentiate(Operation *op);
+  /// A constant zero tensor of `type` (the gradient of an unused result).
+  Value zerosLike(Location loc, Type type) {
+    ++result.numBackwardOps;
+    auto tensor = cast<RankedTensorType>(type);
+    return arith::ConstantOp::create(
+        b, loc, tensor, DenseElementsAttr::get(tensor, b.getFloatAttr(tensor.getElementType(), 0.0)));
+  }
   LogicalResult finishParameter(GetParamOp op);
 
   OpBuilder &b;
@@ -241,6 +249,16 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           accumulate(in, g);
         return success();
       })
+      .Case([&](SplitOp split) {
+        // The pieces' gradients concatenated back; a piece nobody used
+        // contributes zeros.
+        SmallVector<Value> grads;
+        for (Value r : split.getResults())
+          grads.push_back(gradOf(r) ? gradOf(r) : zerosLike(loc, r.getType()));
+        auto dx = create<ConcatOp>(loc, split.getInput().getType(), grads, split.getAxisAttr());
+        accumulate(split.getInput(), dx);
+        return success();
+      })
       .Case([&](PadOp pad) {
         SmallVector<int64_t> negated;
         for (int64_t p : pad.getPads())
@@ -285,7 +303,7 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
     // Results without a gradient (unused, or not differentiable) count as zero:
     // every rule below only reads the gradient of the results that have one,
     // so give the main result a gradient or skip the op.
-    if (!gradOf(op->getResult(0)))
+    if (!gradOf(op->getResult(0)) && !isa<SplitOp>(op))
       return op->emitOpError() << "only gradients through its first result are supported";
     if (failed(differentiate(op)))
       return failure();

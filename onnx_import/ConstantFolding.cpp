@@ -1,0 +1,388 @@
+//===- ConstantFolding.cpp - Shape arithmetic evaluated at import ---------===//
+
+#include "ConstantFolding.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <algorithm>
+#include <cstdint>
+
+namespace mgs::onnx_import {
+namespace {
+
+using llvm::SmallVector;
+
+/// A constant on the host: INT64 (integers) or FLOAT, values as doubles
+/// (exact for both: shapes and indices stay far below 2^53).
+struct HostTensor {
+  bool isFloat = false;
+  SmallVector<int64_t> dims;
+  std::vector<double> data;
+
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+};
+
+/// The number of elements, saturating at INT64_MAX (dims are non-negative).
+int64_t countOf(llvm::ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    if (__builtin_mul_overflow(n, d, &n))
+      return INT64_MAX;
+  return n;
+}
+
+/// Row-major strides of `dims`.
+SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
+  SmallVector<int64_t> s(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
+    s[i] = s[i + 1] * dims[i + 1];
+  return s;
+}
+
+class Folder {
+public:
+  Folder(const onnx::NodeProto &node, const FoldContext &ctx, std::string &error)
+      : node(node), ctx(ctx), error(error) {}
+
+  FoldResult run(onnx::TensorProto &out);
+
+private:
+  bool hasInput(int i) const { return i < node.input_size() && !node.input(i).empty(); }
+  /// Input `i` as a host tensor; false (error empty) when it is not a
+  /// constant, false with `error` set when it has an unsupported dtype.
+  bool input(int i, HostTensor &t);
+  /// Input `i` as integers (a constant of an integer dtype).
+  bool ints(int i, SmallVector<int64_t> &v);
+  const onnx::AttributeProto *attr(llvm::StringRef name) const {
+    for (const auto &a : node.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(llvm::StringRef name, int64_t dflt) const {
+    const onnx::AttributeProto *a = attr(name);
+    return a ? a->i() : dflt;
+  }
+  bool fail(const std::string &message) {
+    error = message;
+    return false;
+  }
+  /// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive`), made
+  /// non-negative; false with an error otherwise.
+  bool normalize(int64_t &axis, int64_t rank, const char *what, bool inclusive = false) {
+    const int64_t hi = inclusive ? rank : rank - 1;
+    if (axis < -rank - (inclusive ? 1 : 0) || axis > hi)
+      return fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+                  std::to_string(rank));
+    if (axis < 0)
+      axis += rank + (inclusive ? 1 : 0);
+    return true;
+  }
+
+  bool shape(HostTensor &r);
+  bool gather(HostTensor &r);
+  bool unsqueeze(HostTensor &r);
+  bool squeeze(HostTensor &r);
+  bool concat(HostTensor &r);
+  bool expand(HostTensor &r);
+  bool constantOfShape(HostTensor &r);
+
+  const onnx::NodeProto &node;
+  const FoldContext &ctx;
+  std::string &error;
+  bool notConstant = false;
+};
+
+bool Folder::input(int i, HostTensor &t) {
+  if (!hasInput(i))
+    return fail("input " + std::to_string(i) + " is missing");
+  const onnx::TensorProto *p = ctx.constant(node.input(i));
+  if (!p) {
+    notConstant = true;
+    return false;
+  }
+  t.dims.assign(p->dims().begin(), p->dims().end());
+  switch (p->data_type()) {
+  case onnx::TensorProto::INT64: {
+    std::vector<int64_t> v = onnx::ParseData<int64_t>(p);
+    t.data.assign(v.begin(), v.end());
+    break;
+  }
+  case onnx::TensorProto::INT32: {
+    std::vector<int32_t> v = onnx::ParseData<int32_t>(p);
+    t.data.assign(v.begin(), v.end());
+    break;
+  }
+  case onnx::TensorProto::FLOAT: {
+    std::vector<float> v = onnx::ParseData<float>(p);
+    t.data.assign(v.begin(), v.end());
+    t.isFloat = true;
+    break;
+  }
+  default:
+    return fail("input " + std::to_string(i) + " ('" + node.input(i) +
+                "') has a dtype mgs does not evaluate at import (INT64, INT32 and FLOAT only)");
+  }
+  if (static_cast<int64_t>(t.data.size()) != countOf(t.dims))
+    return fail("input " + std::to_string(i) + " ('" + node.input(i) + "') holds " +
+                std::to_string(t.data.size()) + " values for its shape of " +
+                std::to_string(countOf(t.dims)));
+  return true;
+}
+
+bool Folder::ints(int i, SmallVector<int64_t> &v) {
+  HostTensor t;
+  if (!input(i, t))
+    return false;
+  if (t.isFloat)
+    return fail("input " + std::to_string(i) + " must be integers");
+  v.clear();
+  for (double d : t.data)
+    v.push_back(static_cast<int64_t>(d));
+  return true;
+}
+
+bool Folder::shape(HostTensor &r) {
+  std::optional<SmallVector<int64_t>> dims;
+  if (const onnx::TensorProto *p = hasInput(0) ? ctx.constant(node.input(0)) : nullptr)
+    dims = SmallVector<int64_t>(p->dims().begin(), p->dims().end());
+  else if (hasInput(0))
+    dims = ctx.staticShape(node.input(0));
+  if (!dims)
+    return fail("the shape of input 0 ('" + (hasInput(0) ? node.input(0) : std::string()) +
+                "') is not static after ONNX shape inference");
+  const int64_t rank = static_cast<int64_t>(dims->size());
+  auto clampAxis = [&](int64_t a) { return std::clamp(a < 0 ? a + rank : a, int64_t(0), rank); };
+  const int64_t start = clampAxis(intAttr("start", 0)), end = clampAxis(intAttr("end", rank));
+  r.dims = {std::max<int64_t>(0, end - start)};
+  for (int64_t d = start; d < end; ++d)
+    r.data.push_back(static_cast<double>((*dims)[d]));
+  return true;
+}
+
+bool Folder::gather(HostTensor &r) {
+  HostTensor data;
+  SmallVector<int64_t> idx;
+  if (!input(0, data) || !ints(1, idx))
+    return false;
+  const onnx::TensorProto *ip = ctx.constant(node.input(1));
+  SmallVector<int64_t> idxDims(ip->dims().begin(), ip->dims().end());
+  int64_t axis = intAttr("axis", 0);
+  if (!normalize(axis, data.rank(), "axis"))
+    return false;
+  const int64_t size = data.dims[axis];
+  for (int64_t &i : idx) {
+    if (i < -size || i >= size)
+      return fail("index " + std::to_string(i) + " is out of range for dimension " +
+                  std::to_string(axis) + " of size " + std::to_string(size));
+    if (i < 0)
+      i += size;
+  }
+  const int64_t outer = countOf(llvm::ArrayRef<int64_t>(data.dims).take_front(axis));
+  const int64_t inner = countOf(llvm::ArrayRef<int64_t>(data.dims).drop_front(axis + 1));
+  r.isFloat = data.isFloat;
+  r.dims.assign(data.dims.begin(), data.dims.begin() + axis);
+  r.dims.append(idxDims.begin(), idxDims.end());
+  r.dims.append(data.dims.begin() + axis + 1, data.dims.end());
+  for (int64_t o = 0; o < outer; ++o)
+    for (int64_t i : idx)
+      for (int64_t in = 0; in < inner; ++in)
+        r.data.push_back(data.data[(o * size + i) * inner + in]);
+  return true;
+}
+
+bool Folder::unsqueeze(HostTensor &r) {
+  if (!input(0, r))
+    return false;
+  SmallVector<int64_t> axes;
+  if (ctx.opset >= 13) {
+    if (!ints(1, axes))
+      return false;
+  } else if (const onnx::AttributeProto *a = attr("axes")) {
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  const int64_t outRank = r.rank() + static_cast<int64_t>(axes.size());
+  for (int64_t &a : axes)
+    if (!normalize(a, outRank, "axis"))
+      return false;
+  std::sort(axes.begin(), axes.end());
+  if (std::adjacent_find(axes.begin(), axes.end()) != axes.end())
+    return fail("axes repeat");
+  for (int64_t a : axes)
+    r.dims.insert(r.dims.begin() + a, 1);
+  return true;
+}
+
+bool Folder::squeeze(HostTensor &r) {
+  if (!input(0, r))
+    return false;
+  SmallVector<int64_t> axes;
+  if (ctx.opset >= 13) {
+    if (hasInput(1) && !ints(1, axes))
+      return false;
+  } else if (const onnx::AttributeProto *a = attr("axes")) {
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  SmallVector<bool> drop(r.dims.size(), axes.empty());
+  for (int64_t a : axes) {
+    if (!normalize(a, r.rank(), "axis"))
+      return false;
+    if (r.dims[a] != 1)
+      return fail("cannot squeeze dimension " + std::to_string(a) + " of size " +
+                  std::to_string(r.dims[a]));
+    drop[a] = true;
+  }
+  SmallVector<int64_t> dims;
+  for (auto [d, size] : llvm::enumerate(r.dims))
+    if (!drop[d] || size != 1)
+      dims.push_back(size);
+  r.dims = dims;
+  return true;
+}
+
+bool Folder::concat(HostTensor &r) {
+  SmallVector<HostTensor> parts(node.input_size());
+  for (int i = 0; i < node.input_size(); ++i)
+    if (!input(i, parts[i]))
+      return false;
+  if (parts.empty())
+    return fail("no inputs");
+  int64_t axis = intAttr("axis", 0);
+  if (!normalize(axis, parts[0].rank(), "axis"))
+    return false;
+  r.isFloat = parts[0].isFloat;
+  r.dims = parts[0].dims;
+  r.dims[axis] = 0;
+  for (const HostTensor &p : parts) {
+    bool same = p.rank() == parts[0].rank() && p.isFloat == parts[0].isFloat;
+    for (int64_t d = 0; same && d < p.rank(); ++d)
+      same = d == axis || p.dims[d] == parts[0].dims[d];
+    if (!same)
+      return fail("inputs differ in dtype, rank or a dimension other than the axis");
+    r.dims[axis] += p.dims[axis];
+  }
+  const int64_t outer = countOf(llvm::ArrayRef<int64_t>(r.dims).take_front(axis));
+  for (int64_t o = 0; o < outer; ++o)
+    for (const HostTensor &p : parts) {
+      const int64_t chunk = countOf(llvm::ArrayRef<int64_t>(p.dims).drop_front(axis));
+      r.data.insert(r.data.end(), p.data.begin() + o * chunk, p.data.begin() + (o + 1) * chunk);
+    }
+  return true;
+}
+
+bool Folder::expand(HostTensor &r) {
+  HostTensor data;
+  SmallVector<int64_t> shape;
+  if (!input(0, data) || !ints(1, shape))
+    return false;
+  // NumPy broadcasting of data's shape against `shape`.
+  const int64_t rank = std::max<int64_t>(data.rank(), static_cast<int64_t>(shape.size()));
+  r.isFloat = data.isFloat;
+  r.dims.assign(rank, 1);
+  SmallVector<int64_t> inDims(rank, 1);
+  for (int64_t d = 0; d < data.rank(); ++d)
+    inDims[rank - data.rank() + d] = data.dims[d];
+  for (int64_t d = 0; d < rank; ++d) {
+    const int64_t s = d >= rank - static_cast<int64_t>(shape.size())
+                          ? shape[d - (rank - static_cast<int64_t>(shape.size()))]
+                          : 1;
+    if (s < 0)
+      return fail("shape holds a negative dimension " + std::to_string(s));
+    if (inDims[d] != 1 && s != 1 && s != inDims[d])
+      return fail("cannot broadcast dimension " + std::to_string(d) + " of size " +
+                  std::to_string(inDims[d]) + " to " + std::to_string(s));
+    r.dims[d] = inDims[d] == 1 ? s : inDims[d];
+  }
+  const int64_t count = countOf(r.dims);
+  if (count > (int64_t(1) << 24))
+    return fail("the result would hold " + std::to_string(count) +
+                " values; mgs evaluates at most 2^24 at import");
+  SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(inDims);
+  r.data.resize(count);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d) {
+      const int64_t c = (i / outStrides[d]) % r.dims[d];
+      src += (inDims[d] == 1 ? 0 : c) * inStrides[d];
+    }
+    r.data[i] = data.data[src];
+  }
+  return true;
+}
+
+bool Folder::constantOfShape(HostTensor &r) {
+  SmallVector<int64_t> shape;
+  if (!ints(0, shape))
+    return false;
+  for (int64_t s : shape)
+    if (s < 0)
+      return fail("shape holds a negative dimension " + std::to_string(s));
+  double value = 0.0;
+  r.isFloat = true;
+  if (const onnx::AttributeProto *a = attr("value")) {
+    const onnx::TensorProto &t = a->t();
+    if (t.data_type() == onnx::TensorProto::FLOAT) {
+      std::vector<float> v = onnx::ParseData<float>(&t);
+      value = v.empty() ? 0.0 : v[0];
+    } else if (t.data_type() == onnx::TensorProto::INT64) {
+      std::vector<int64_t> v = onnx::ParseData<int64_t>(&t);
+      value = v.empty() ? 0.0 : static_cast<double>(v[0]);
+      r.isFloat = false;
+    } else {
+      return fail("its value has a dtype mgs does not evaluate at import (INT64 and FLOAT only)");
+    }
+  }
+  r.dims = shape;
+  const int64_t count = countOf(shape);
+  if (count > (int64_t(1) << 24))
+    return fail("the result would hold " + std::to_string(count) +
+                " values; mgs evaluates at most 2^24 at import");
+  r.data.assign(count, value);
+  return true;
+}
+
+FoldResult Folder::run(onnx::TensorProto &out) {
+  HostTensor r;
+  const std::string &op = node.op_type();
+  bool ok = op == "Shape"             ? shape(r)
+            : op == "Gather"          ? gather(r)
+            : op == "Unsqueeze"       ? unsqueeze(r)
+            : op == "Squeeze"         ? squeeze(r)
+            : op == "Concat"          ? concat(r)
+            : op == "Expand"          ? expand(r)
+            : op == "ConstantOfShape" ? constantOfShape(r)
+                                      : fail("not a foldable op");
+  if (!ok)
+    return error.empty() && notConstant ? FoldResult::NotConstant : FoldResult::Failed;
+  out.Clear();
+  out.set_name(node.output_size() ? node.output(0) : std::string());
+  for (int64_t d : r.dims)
+    out.add_dims(d);
+  if (r.isFloat) {
+    out.set_data_type(onnx::TensorProto::FLOAT);
+    for (double v : r.data)
+      out.add_float_data(static_cast<float>(v));
+  } else {
+    out.set_data_type(onnx::TensorProto::INT64);
+    for (double v : r.data)
+      out.add_int64_data(static_cast<int64_t>(v));
+  }
+  return FoldResult::Folded;
+}
+
+} // namespace
+
+bool isFoldableOp(llvm::StringRef opType) {
+  static constexpr llvm::StringLiteral kOps[] = {
+      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape"};
+  return llvm::is_contained(kOps, opType);
+}
+
+FoldResult foldNode(const onnx::NodeProto &node, const FoldContext &ctx, onnx::TensorProto &out,
+                    std::string &error) {
+  return Folder(node, ctx, error).run(out);
+}
+
+} // namespace mgs::onnx_import

@@ -1,0 +1,52 @@
+//===- ConstantFolding.h - Shape arithmetic evaluated at import -*- C++ -*-===//
+//
+// Exporters compute some tensors from shapes: PyTorch builds an LSTM's zero
+// initial state with Shape -> Gather -> Unsqueeze -> Concat -> Expand. With
+// the static shapes mgs needs, every such node's inputs are known at import,
+// so the importer evaluates it into a constant instead of converting it.
+// Integer (INT64/INT32) and FLOAT tensors; Shape reads the static shape ONNX
+// shape inference gave its input.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_CONSTANTFOLDING_H
+#define MGS_ONNX_IMPORT_CONSTANTFOLDING_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace mgs::onnx_import {
+
+/// The op types the folder evaluates.
+bool isFoldableOp(llvm::StringRef opType);
+
+struct FoldContext {
+  int64_t opset;
+  /// The constant named `name` (initializer, Constant node or an earlier
+  /// folded node), or null.
+  std::function<const onnx::TensorProto *(const std::string &name)> constant;
+  /// The static shape of the value named `name`, if ONNX shape inference
+  /// gave it one.
+  std::function<std::optional<llvm::SmallVector<int64_t>>(const std::string &name)> staticShape;
+};
+
+enum class FoldResult {
+  Folded,      // `out` holds the node's output 0
+  NotConstant, // an input is not a constant: the node is converted as usual
+  Failed,      // the node is malformed; `error` says why
+};
+
+/// Evaluates `node` (of a foldable type) into `out`, named as its output 0.
+FoldResult foldNode(const onnx::NodeProto &node, const FoldContext &ctx, onnx::TensorProto &out,
+                    std::string &error);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_CONSTANTFOLDING_H
