@@ -23,7 +23,8 @@
 //     for tiles that have started). Each candidate is also counted by
 //     (key - t0) >> 11, the select's first digit. Reading grad and residual
 //     and writing residual once (12 bytes an entry) is the least traffic
-//     the interface allows; the candidates add ~8 bytes per candidate.
+//     the interface allows; the candidates add ~8 bytes and one atomic
+//     each, and a call that sampled clears the sample's 256 KB histogram.
 //  3. select (a cooperative launch, a grid-wide barrier between rounds):
 //     when the candidates are at least k and all were stored, a radix
 //     select over them on one block per 512 of them (the other blocks
@@ -204,9 +205,9 @@ static_assert(kSamplePerThread * kPrepareBlocks * kPrepareThreads == kSampleSize
 constexpr int kHistBins = 2048;
 /// The candidate path's digits, of rel = key - t0: rel >> 11 (clamped to
 /// kRelBins - 1), counted by the fused pass as it finds the candidates, then
-/// rel's low 11 bits. Two digits settle every rel below 2^23 (keys less than
-/// one binade above t0); a k-th largest key beyond that (the clamped bin)
-/// goes the absolute 11/11/9-bit way.
+/// rel's low 11 bits. Two digits settle every rel below (kRelBins - 1) << 11
+/// (keys less than about a binade above t0); a k-th largest key in the
+/// clamped bin goes the absolute 11/11/9-bit way.
 constexpr int kRelShift = 11;
 constexpr u32 kRelBins = 4096;
 
@@ -243,7 +244,8 @@ struct TopKSite {
 
 /// Every block samples its share of the runs into the histograms; the last
 /// one to finish finds the m-th largest key to 16 bits: t0 is the least key
-/// of that fine bin, at most 1/256 below the sample's m-th largest.
+/// of that fine bin, at most 1/256 below the sample's m-th largest (for
+/// normal numbers; a fine bin of 0 means no threshold, the radix path).
 __device__ void sampleThreshold(const float *grad, const float *residual, int64_t stratum,
                                 u64 offsets, u32 m, TopKSite *sh, TopKCtrl *ctrl) {
   __shared__ u32 hist[256];
@@ -356,7 +358,7 @@ template <bool kVector>
 __global__ void __launch_bounds__(kFusedThreads)
     topkFused(const float *__restrict__ grad, float *__restrict__ residual, int64_t n,
               TopKCtrl *ctrl, u64 *status, uint2 *cand, u32 cap, u32 tiles, u32 *relHist,
-              TopKSite *site) {
+              TopKSite *site, int sampled) {
   __shared__ u32 sTile, sExclusive;
   __shared__ u64 scratch[32];
   if (threadIdx.x == 0)
@@ -385,11 +387,13 @@ __global__ void __launch_bounds__(kFusedThreads)
       }
     }
   }
-  // The sample's fine histogram, read by now, zeroed for the next call.
+  // The sample's fine histogram, read by now, zeroed for the next call
+  // (untouched, so still zero, when this call did not sample).
   uint4 *fine = reinterpret_cast<uint4 *>(site->fine);
-  for (u32 i = tile * kFusedThreads + threadIdx.x; i < sizeof(TopKSite::fine) / sizeof(uint4);
-       i += tiles * kFusedThreads)
-    fine[i] = make_uint4(0, 0, 0, 0);
+  if (sampled)
+    for (u32 i = tile * kFusedThreads + threadIdx.x; i < sizeof(TopKSite::fine) / sizeof(uint4);
+         i += tiles * kFusedThreads)
+      fine[i] = make_uint4(0, 0, 0, 0);
   unsigned mask = 0;
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
@@ -686,8 +690,8 @@ __device__ void selectFrom(const SelectArgs &a, Source src, int64_t count, int G
   }
 }
 
-/// The candidate path's blocks: one per kCandPerBlock candidates (a few
-/// dozen at most; fewer blocks, cheaper grid barriers), the rest return.
+/// The candidate path's blocks: one per kCandPerBlock candidates (at most
+/// the grid), the rest return.
 __device__ __forceinline__ int candidateBlocks(u32 found) {
   return static_cast<int>(
       min(static_cast<u32>(gridDim.x), max(1u, (found + kCandPerBlock - 1) / kCandPerBlock)));
@@ -718,8 +722,9 @@ __global__ void __launch_bounds__(kSelectThreads) topkSelect(SelectArgs a) {
   selectFrom(a, CandidateSource{a.cand}, found, G, relative, sh);
 }
 
-/// Per-call-site host state: the select kernel's co-resident grid size, and
-/// the phase timer's events (MGSRT_TOPK_PHASES=1 only).
+/// Per-call-site state: the select kernel's co-resident grid size, the
+/// sample's histograms on the device, and the phase timer's events
+/// (MGSRT_TOPK_PHASES=1 only).
 struct TopKCache : KernelCache {
   int selectBlocks = 0;
   TopKSite *site = nullptr; // zeroed at allocation
@@ -770,8 +775,13 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
     cache.selectBlocks = std::max(1, std::min(perSM * sms, kMaxSelectBlocks));
   }
   if (!cache.site) {
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&cache.site, sizeof(TopKSite)));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(cache.site, 0, sizeof(TopKSite), stream));
+    TopKSite *site = nullptr;
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&site, sizeof(TopKSite)));
+    if (cudaError_t err = cudaMemsetAsync(site, 0, sizeof(TopKSite), stream); err != cudaSuccess) {
+      cudaFree(site);
+      return cudaFailure(ctx, kernel, "cudaMemsetAsync", err);
+    }
+    cache.site = site; // kept only once zeroed
   }
 
   // The sample path (as the CPU's): the candidates' expected count and the
@@ -827,10 +837,12 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
                           16 == 0;
   if (vector)
     topkFused<true><<<tiles, kFusedThreads, 0, stream>>>(
-        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site);
+        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site,
+        sample ? 1 : 0);
   else
     topkFused<false><<<tiles, kFusedThreads, 0, stream>>>(
-        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site);
+        grad, residual, n, ctrl, status, cand, static_cast<u32>(cap), tiles, relHist, cache.site,
+        sample ? 1 : 0);
   MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
   if (phases)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(cache.events[2], stream));
