@@ -152,6 +152,7 @@ public:
   FailureOr<Value> input(int i) override;
   FailureOr<SmallVector<int64_t>> constantInts(int i) override;
   FailureOr<float> constantFloat(int i) override;
+  FailureOr<std::vector<float>> constantFloats(int i) override;
   FailureOr<bool> constantBool(int i) override;
   void markStateParameter(int i) override;
   FailureOr<RankedTensorType> outputType(int i, Type elementType) override;
@@ -326,17 +327,23 @@ FailureOr<SmallVector<int64_t>> GraphImporter::constantInts(int i) {
                      << ", expected INT64";
 }
 
-FailureOr<float> GraphImporter::constantFloat(int i) {
+FailureOr<std::vector<float>> GraphImporter::constantFloats(int i) {
   auto t = constantInput(i);
   if (failed(t))
     return failure();
   if ((*t)->data_type() != onnx::TensorProto::FLOAT)
     return emitError() << "input " << i << " has dtype " << dtypeName((*t)->data_type())
                        << "; mgs supports FLOAT here";
-  std::vector<float> data = onnx::ParseData<float>(*t);
-  if (data.size() != 1)
-    return emitError() << "input " << i << " must hold one value, got " << data.size();
-  return data[0];
+  return onnx::ParseData<float>(*t);
+}
+
+FailureOr<float> GraphImporter::constantFloat(int i) {
+  auto data = constantFloats(i);
+  if (failed(data))
+    return failure();
+  if (data->size() != 1)
+    return emitError() << "input " << i << " must hold one value, got " << data->size();
+  return (*data)[0];
 }
 
 FailureOr<bool> GraphImporter::constantBool(int i) {

@@ -12,6 +12,9 @@
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -386,6 +389,18 @@ LogicalResult convertReshape(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x);
+  if (numElements(in) != numElements(type->getShape()))
+    return n.emitError() << "cannot reshape " << shapeToString(in) << " ("
+                         << numElements(in) << " elements) to " << shapeToString(type->getShape())
+                         << " (" << numElements(type->getShape())
+                         << "): the target shape is a constant of the model, which fixes the batch "
+                            "size it was exported with; export it with -1 for the batch "
+                            "dimension (x.view(-1, ...), torch.flatten) or compile with that batch "
+                            "size";
   return buildSingle<ReshapeOp>(n, *x);
 }
 
@@ -493,6 +508,152 @@ LogicalResult convertGather(NodeImporter &n) {
   return success();
 }
 
+/// Slice with constant starts/ends/axes and unit steps: per sliced axis, a
+/// split into the part before, the slice and the part after, keeping the
+/// slice (PyTorch re-slices an LSTM's weights into ONNX's gate order so).
+LogicalResult convertSlice(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto starts = n.constantInts(1), ends = n.constantInts(2);
+  if (failed(starts) || failed(ends))
+    return failure();
+  const int64_t rank = shapeOf(*x).size();
+  SmallVector<int64_t> axes;
+  if (n.hasInput(3)) {
+    auto given = n.constantInts(3);
+    if (failed(given))
+      return failure();
+    axes = *given;
+  } else {
+    for (int64_t a = 0; a < static_cast<int64_t>(starts->size()); ++a)
+      axes.push_back(a);
+  }
+  if (n.hasInput(4)) {
+    auto steps = n.constantInts(4);
+    if (failed(steps))
+      return failure();
+    if (llvm::any_of(*steps, [](int64_t st) { return st != 1; }))
+      return n.emitError() << "steps other than 1 are not supported";
+  }
+  if (starts->size() != ends->size() || starts->size() != axes.size())
+    return n.emitError() << "starts, ends and axes must have the same length, got "
+                         << starts->size() << ", " << ends->size() << " and " << axes.size();
+  OpBuilder &b = n.builder();
+  Value v = *x;
+  for (auto [k, axisIn] : llvm::enumerate(axes)) {
+    int64_t axis = axisIn;
+    if (axis < -rank || axis >= rank)
+      return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
+    if (axis < 0)
+      axis += rank;
+    SmallVector<int64_t> shape(shapeOf(v));
+    const int64_t dim = shape[axis];
+    auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + dim : i, int64_t(0), dim); };
+    const int64_t lo = clampIndex((*starts)[k]), hi = std::max(lo, clampIndex((*ends)[k]));
+    if (lo == 0 && hi == dim)
+      continue;
+    if (lo == hi)
+      return n.emitError() << "the slice of axis " << axis << " is empty";
+    SmallVector<Type> pieces;
+    int keep = 0;
+    for (auto [from, to] : {std::pair{int64_t(0), lo}, {lo, hi}, {hi, dim}}) {
+      if (from == to)
+        continue;
+      if (from == lo)
+        keep = pieces.size();
+      shape[axis] = to - from;
+      pieces.push_back(RankedTensorType::get(shape, b.getF32Type()));
+    }
+    v = SplitOp::create(b, n.loc(), pieces, v, b.getI64IntegerAttr(axis)).getResult(keep);
+  }
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  if (v.getType() != *type)
+    return n.emitError() << "the slice has shape " << shapeToString(shapeOf(v))
+                         << ", ONNX shape inference says " << shapeToString(type->getShape());
+  n.setOutput(0, v);
+  return success();
+}
+
+/// LSTM: one forward layer with ONNX's default activations and a zero
+/// initial state (as PyTorch's nn.LSTM exports: its initial state is built
+/// from shapes and evaluated to zeros at import).
+LogicalResult convertLSTM(NodeImporter &n) {
+  auto x = n.input(0), w = n.input(1), r = n.input(2);
+  if (failed(x) || failed(w) || failed(r))
+    return failure();
+  std::string direction = n.stringAttr("direction", "forward");
+  if (direction != "forward")
+    return n.emitError() << "direction '" << direction
+                         << "' is not supported; mgs trains forward LSTMs (one direction)";
+  if (auto acts = n.findAttr("activations")) {
+    const char *defaults[] = {"Sigmoid", "Tanh", "Tanh"};
+    bool isDefault = acts->strings_size() == 3;
+    for (int i = 0; isDefault && i < 3; ++i)
+      isDefault = acts->strings(i) == defaults[i];
+    if (!isDefault)
+      return n.emitError() << "activations other than the default (Sigmoid, Tanh, Tanh) are not "
+                              "supported";
+  }
+  if (n.findAttr("clip"))
+    return n.emitError() << "attribute 'clip' is not supported";
+  if (n.intAttr("input_forget", 0) != 0)
+    return n.emitError() << "input_forget = 1 is not supported";
+  if (n.intAttr("layout", 0) != 0)
+    return n.emitError() << "layout = 1 (batch first) is not supported; export with the "
+                            "sequence first";
+  if (n.hasInput(7))
+    return n.emitError() << "peephole weights (input 7, P) are not supported";
+  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w);
+  if (xs.size() != 3 || ws.size() != 3 || ws[0] != 1 || ws[1] % 4 != 0)
+    return n.emitError() << "expected X of rank 3 and W of shape [1, 4 * hidden_size, input], got "
+                         << shapeToString(xs) << " and " << shapeToString(ws);
+  const int64_t t = xs[0], batch = xs[1], h = ws[1] / 4;
+  if (int64_t given = n.intAttr("hidden_size", h); given != h)
+    return n.emitError() << "hidden_size " << given << " does not match W's " << ws[1]
+                         << " rows (4 * hidden_size)";
+  if (n.hasInput(4)) {
+    auto lens = n.constantInts(4);
+    if (failed(lens))
+      return failure();
+    if (llvm::any_of(*lens, [&](int64_t l) { return l != t; }))
+      return n.emitError() << "sequence_lens (input 4) must be " << t
+                           << " for every sequence; sequences of other lengths are not supported";
+  }
+  for (int i : {5, 6}) {
+    if (!n.hasInput(i))
+      continue;
+    auto init = n.constantFloats(i);
+    if (failed(init))
+      return failure();
+    if (llvm::any_of(*init, [](float v) { return v != 0.0f; }))
+      return n.emitError() << (i == 5 ? "initial_h" : "initial_c")
+                           << " (input " << i << ") must be zero";
+  }
+  OpBuilder &b = n.builder();
+  Type f32 = b.getF32Type();
+  Value bias;
+  if (n.hasInput(3)) {
+    auto given = n.input(3);
+    if (failed(given))
+      return failure();
+    bias = *given;
+  } else {
+    auto type = RankedTensorType::get({1, 8 * h}, f32);
+    bias = arith::ConstantOp::create(b, n.loc(), type,
+                                     DenseElementsAttr::get(type, b.getFloatAttr(f32, 0.0)));
+  }
+  auto state = RankedTensorType::get({1, batch, h}, f32);
+  auto op = LSTMOp::create(b, n.loc(), RankedTensorType::get({t, 1, batch, h}, f32), state,
+                           state, RankedTensorType::get({t, batch, 5 * h}, f32), *x, *w, *r, bias);
+  for (int i = 0; i < 3; ++i)
+    if (n.hasOutput(i))
+      n.setOutput(i, op->getResult(i));
+  return success();
+}
+
 const llvm::StringMap<OpConverter> &opConverters() {
   // Constant is handled by the importer itself: its value is materialized
   // where it is used, or read at import time by the converters above.
@@ -521,6 +682,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Transpose", convertTranspose},
       {"Concat", convertConcat},
       {"Gather", convertGather},
+      {"LSTM", convertLSTM},
+      {"Slice", convertSlice},
       {"Squeeze", convertReshapeLike},
       {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},

@@ -19,6 +19,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <optional>
+#include <vector>
 
 namespace mgs::onnx_import {
 
@@ -49,6 +50,8 @@ public:
   /// as integers / one float / one bool.
   virtual mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) = 0;
   virtual mlir::FailureOr<float> constantFloat(int i) = 0;
+  /// Input `i`, a FLOAT constant of any shape, as its values.
+  virtual mlir::FailureOr<std::vector<float>> constantFloats(int i) = 0;
   virtual mlir::FailureOr<bool> constantBool(int i) = 0;
   /// Marks the parameter feeding input `i` as state (not trained).
   virtual void markStateParameter(int i) = 0;

@@ -3,7 +3,7 @@
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
 
-Exports MODEL (mlp, lenet: digits-shaped; resnet20, googlenet: CIFAR-shaped;
+Exports MODEL (mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
 inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the

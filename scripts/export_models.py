@@ -130,6 +130,23 @@ class WideMLP(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+class DigitsLSTM(nn.Module):
+    """The digits as sequences: an image's 8 rows, one per step, into an LSTM
+    (8 -> 32, sequence first), its last hidden state into a linear classifier.
+    A recurrent model mgs trains; the paper's LSTM language model (PTB) also
+    needs embeddings (Gather at computed indices) and token data."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        seq = x.reshape(-1, 8, 8).transpose(0, 1)
+        _, (h, _) = self.lstm(seq)
+        return self.fc(h[-1])
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -139,6 +156,7 @@ def build(name):
         "mlp": (MLP, digits),
         "lenet": (LeNet, digits),
         "cnn": (SmallCNN, digits),
+        "lstm": (DigitsLSTM, digits),
         "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),
         # zeros: an example drawn here would move the random stream every
         # other model's initial weights (and the tests' batches) come from

@@ -283,6 +283,12 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                      {bn.getResult()}, {bn.getRunningMean()}, {bn.getRunningVar()},
                      {bn.getSavedMean(), true}, {bn.getSavedInvStd(), true}});
       })
+      .Case([&](LSTMOp l) {
+        ArrayRef<int64_t> x = shapeOf(l.getInput());
+        return call("mgsrt_lstm_fwd", {x[0], x[1], x[2], shapeOf(l.getR())[2]},
+                    {{l.getInput()}, {l.getW()}, {l.getR()}, {l.getB()}, {l.getY()},
+                     {l.getYH(), true}, {l.getYC(), true}, {l.getSaved()}});
+      })
       .Case([&](DropoutOp d) {
         return call("mgsrt_dropout_fwd",
                     {numel(d.getResult()), bitsOf(d.getRatioAttr()), d.getTraining()},
@@ -385,6 +391,13 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     {x[0], x[1], numElements(x.drop_front(2)), 1, bitsOf(0.0), bitsOf(0.0), 0,
                      g.getRelu()},
                     bufs);
+      })
+      .Case([&](LSTMGradOp g) {
+        ArrayRef<int64_t> x = shapeOf(g.getInput());
+        return call("mgsrt_lstm_bwd", {x[0], x[1], x[2], shapeOf(g.getR())[2]},
+                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getY()}, {g.getSaved()},
+                     {g.getYGrad()}, {g.getYHGrad()}, {g.getYCGrad()}, {g.getInputGrad(), true},
+                     {g.getWGrad()}, {g.getRGrad()}, {g.getBGrad()}});
       })
       .Case([&](DropoutGradOp g) {
         return call("mgsrt_dropout_bwd", {numel(g.getResult()), bitsOf(g.getRatioAttr()), 1},
@@ -879,6 +892,26 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
           return WalkResult::advance();
         gather.emitOpError() << "gathers values that no comm.topk_sparsify produced directly; "
                                 "a density schedule cannot size it";
+        return WalkResult::interrupt();
+      });
+      if (walk.wasInterrupted())
+        return signalPassFailure();
+    }
+    if (target == "cuda") {
+      WalkResult walk = module.walk([&](Operation *op) {
+        if (!isa<LSTMOp, LSTMGradOp>(op))
+          return WalkResult::advance();
+        // The ONNX node it was imported from, when the location names one.
+        std::string node;
+        op->getLoc()->walk([&](Location inner) {
+          if (auto name = dyn_cast<NameLoc>(inner)) {
+            node = "node '" + name.getName().str() + "': ";
+            return WalkResult::interrupt();
+          }
+          return WalkResult::advance();
+        });
+        op->emitError() << node << "'" << op->getName()
+                        << "' has no CUDA kernel yet; the CPU target trains LSTMs (--target=cpu)";
         return WalkResult::interrupt();
       });
       if (walk.wasInterrupted())

@@ -193,6 +193,21 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* LSTM, one layer, forward direction (ONNX LSTM with its default
+ *   activations: sigmoid gates, tanh cell and output; zero initial state).
+ *   desc: [T, N, I, H]; x is T x N x I (sequence first). Gate order as ONNX:
+ *   i, o, f, c. w is 4H x I, r is 4H x H, b is 8H (input then recurrent
+ *   biases). Per step: g = x_t w^T + h r^T + b_w + b_r; i, o, f = sigmoid,
+ *   c~ = tanh; c = f c + i c~; h = o tanh(c).
+ * fwd  bufs: x, w, r, b, y (T x N x H: every h), y_h (nullable, N x H: the
+ *            last h), y_c (nullable, N x H: the last c), saved (T x N x 5H:
+ *            i, o, f, c~ and c of every step, for the backward pass)
+ * bwd  bufs: x, w, r, y, saved, dy (nullable: zero), dy_h (nullable),
+ *            dy_c (nullable), dx (nullable: not computed), dw, dr, db
+ *            (backpropagation through time; dw, dr, db are overwritten) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /* Dropout.  desc: [n, ratio_bits, training]
  * fwd  bufs: x, y, mask (nullable uint8: 1 kept, 0 dropped)
  *      training: each element is kept with probability 1 - ratio (from the

@@ -41,6 +41,8 @@
   X(pool_bwd)                                                                                      \
   X(batch_norm_fwd)                                                                                \
   X(batch_norm_bwd)                                                                                \
+  X(lstm_fwd)                                                                                      \
+  X(lstm_bwd)                                                                                      \
   X(dropout_fwd)                                                                                   \
   X(dropout_bwd)                                                                                   \
   X(softmax_fwd)                                                                                   \
@@ -94,7 +96,7 @@ struct DeviceKernels {
 #undef MGSRT_TABLE_ENTRY
 };
 
-constexpr int kDeviceKernelsVersion = 1;
+constexpr int kDeviceKernelsVersion = 2;
 
 } // namespace mgs::rt
 

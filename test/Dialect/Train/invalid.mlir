@@ -1116,3 +1116,43 @@ func.func @assign_missing(%v: tensor<3xf32>) {
   train.assign_param @nothing, %v : tensor<3xf32>
   return
 }
+
+// -----
+
+func.func @lstm_bad_w(%x: tensor<3x2x4xf32>, %w: tensor<1x8x5xf32>, %r: tensor<1x8x2xf32>, %b: tensor<1x16xf32>) {
+  // expected-error @+1 {{'train.lstm' op w must be 1 x 4H x I with I = 4, got shape 1x8x5}}
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x5xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_r(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x3xf32>, %b: tensor<1x16xf32>) {
+  // expected-error @+1 {{'train.lstm' op r shape 1x8x3 does not match the expected 1x8x2}}
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x3xf32>, tensor<1x16xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_saved(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %b: tensor<1x16xf32>) {
+  // expected-error @+1 {{'train.lstm' op saved shape 3x2x8 does not match the expected 3x2x10}}
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %y: tensor<3x1x2x2xf32>, %s: tensor<3x2x10xf32>, %dyh: tensor<1x2x3xf32>) {
+  // expected-error @+1 {{'train.lstm_grad' op y_h_grad shape 1x2x3 does not match the expected 1x2x2}}
+  %dx, %dw, %dr, %db = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %dyh
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<1x2x3xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+  return
+}

@@ -470,3 +470,21 @@ func.func @training_ops(%x: tensor<4x3xf32>, %labels: tensor<4xi64>, %v: tensor<
   train.assign_param @ts, %v : tensor<3xf32>
   return
 }
+
+// The LSTM and its gradient, whose result gradients are each optional.
+// CHECK-LABEL: func.func @lstm
+//       CHECK:   %[[Y:.*]], %[[YH:.*]], %[[YC:.*]], %[[S:.*]] = train.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>) -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+//       CHECK:   train.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_h_grad %[[YH]] :
+//       CHECK:   train.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_grad %[[Y]] y_h_grad %[[YH]] y_c_grad %[[YC]] :
+func.func @lstm(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %b: tensor<1x16xf32>) {
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  %dx, %dw, %dr, %db = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %yh
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+  %ex, %ew, %er, %eb = train.lstm_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh y_c_grad %yc
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+  return
+}

@@ -118,7 +118,7 @@ func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
 
 // Split in the forward graph (an imported Gather at one index): its gradient
 // is the pieces' gradients concatenated, zeros for the pieces nobody used.
-// CHECK-LABEL: func.func @train_step(
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<1x3xf32>
 // CHECK:         %[[P:.*]]:2 = train.split
 // CHECK:         train.softmax_cross_entropy
 // CHECK:         %[[Z:.*]] = arith.constant dense<0.000000e+00> : tensor<1x3xf32>
@@ -130,4 +130,29 @@ func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
   %p:2 = train.split %w {axis = 0 : i64} : (tensor<2x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>)
   %y = train.mul %x, %p#1 : tensor<1x3xf32>, tensor<1x3xf32> -> tensor<1x3xf32>
   return %y : tensor<1x3xf32>
+}
+
+// -----
+
+// LSTM: one lstm_grad from the gradients its results have (here y_h's
+// alone; y and y_c are absent, so zero), into all four of its operands.
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<3x2x4xf32>
+// CHECK:         %[[Y:[a-z_0-9]+]], %[[YH:[a-z_0-9]+]], %{{[a-z_0-9]+}}, %[[S:[a-z_0-9]+]] = train.lstm
+// CHECK:         train.softmax_cross_entropy
+// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]] = train.lstm_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} :
+// CHECK:         train.gradient @b, %[[DB]]
+// CHECK:         train.gradient @r, %[[DR]]
+// CHECK:         train.gradient @w, %[[DW]]
+train.parameter @w trainable : tensor<1x8x4xf32>
+train.parameter @r trainable : tensor<1x8x2xf32>
+train.parameter @b trainable : tensor<1x16xf32>
+func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<2x2xf32> {
+  %w = train.get_param @w : tensor<1x8x4xf32>
+  %r = train.get_param @r : tensor<1x8x2xf32>
+  %b = train.get_param @b : tensor<1x16xf32>
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  %h = train.reshape %yh : (tensor<1x2x2xf32>) -> tensor<2x2xf32>
+  return %h : tensor<2x2xf32>
 }

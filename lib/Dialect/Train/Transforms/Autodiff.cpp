@@ -249,6 +249,20 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           accumulate(in, g);
         return success();
       })
+      .Case([&](LSTMOp lstm) -> LogicalResult {
+        if (gradOf(lstm.getSaved()))
+          return lstm.emitOpError() << "cannot be differentiated through its saved states";
+        // Results without a gradient (often y or y_c) are passed as absent: zero.
+        auto grads = create<LSTMGradOp>(
+            loc, lstm.getInput().getType(), lstm.getW().getType(), lstm.getR().getType(),
+            lstm.getB().getType(), lstm.getInput(), lstm.getW(), lstm.getR(), lstm.getY(),
+            lstm.getSaved(), gradOf(lstm.getY()), gradOf(lstm.getYH()), gradOf(lstm.getYC()));
+        accumulate(lstm.getInput(), grads.getInputGrad());
+        accumulate(lstm.getW(), grads.getWGrad());
+        accumulate(lstm.getR(), grads.getRGrad());
+        accumulate(lstm.getB(), grads.getBGrad());
+        return success();
+      })
       .Case([&](SplitOp split) {
         // The pieces' gradients concatenated back; a piece nobody used
         // contributes zeros.
@@ -303,7 +317,7 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
     // Results without a gradient (unused, or not differentiable) count as zero:
     // every rule below only reads the gradient of the results that have one,
     // so give the main result a gradient or skip the op.
-    if (!gradOf(op->getResult(0)) && !isa<SplitOp>(op))
+    if (!gradOf(op->getResult(0)) && !isa<SplitOp, LSTMOp>(op))
       return op->emitOpError() << "only gradients through its first result are supported";
     if (failed(differentiate(op)))
       return failure();

@@ -9,12 +9,9 @@
 #include <vector>
 
 using namespace mgs::rt;
+using mgs::rt::cpu::sgemm;
 
-namespace {
-
-/// Row-major C = alpha * op(A) op(B) + beta * C, C is m x n. Records a
-/// backend error (and returns false) when oneDNN refuses.
-bool sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
+bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
            float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)
@@ -35,6 +32,8 @@ bool sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, in
   }
   return true;
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Gemm

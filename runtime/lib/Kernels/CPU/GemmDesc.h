@@ -149,6 +149,14 @@ inline void batchMaps(const MatmulDesc &d, std::vector<int64_t> &li, std::vector
   }
 }
 
+namespace cpu {
+/// Row-major C = alpha * op(A) op(B) + beta * C, C is m x n, on dnnl_sgemm.
+/// Records a backend error (and returns false) when oneDNN refuses.
+bool sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
+           int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
+           float beta, float *c, int64_t ldc);
+} // namespace cpu
+
 } // namespace mgs::rt
 
 #endif // MGSRT_KERNELS_CPU_GEMMDESC_H

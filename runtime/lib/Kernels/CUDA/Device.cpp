@@ -159,6 +159,12 @@ const DeviceKernels kTable = {
 
 } // namespace
 
+// The LSTM runs on the CPU only for now: mgsc refuses --target=cuda for a
+// model with one (convert-train-to-runtime), so these are reached only by
+// direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
+MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
+
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;
 }

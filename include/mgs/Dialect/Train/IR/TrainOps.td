@@ -281,6 +281,30 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_LSTMOp : Train_Op<"lstm", [Pure]> {
+  let summary = "One forward LSTM layer over a sequence (ONNX LSTM)";
+  let description = [{
+    ONNX's LSTM with one direction (forward), its default activations
+    (sigmoid gates, tanh cell and output), no peepholes and a zero initial
+    state. `input` is T x N x I (sequence first); `w` is 1 x 4H x I, `r`
+    1 x 4H x H and `b` 1 x 8H, gates in ONNX's order i, o, f, c. Results:
+    every step's hidden state `y` (T x 1 x N x H), the last hidden and cell
+    states `y_h`, `y_c` (1 x N x H), and `saved` (T x N x 5H: each step's
+    four gate activations and cell state, for lstm_grad).
+
+    ```mlir
+    %y, %yh, %yc, %saved = train.lstm %x, %w, %r, %b
+        : (tensor<8x4x8xf32>, tensor<1x128x8xf32>, tensor<1x128x32xf32>, tensor<1x256xf32>)
+        -> (tensor<8x1x4x32xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>, tensor<8x4x160xf32>)
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$b);
+  let results = (outs Train_Tensor:$y, Train_Tensor:$y_h, Train_Tensor:$y_c,
+                      Train_Tensor:$saved);
+  let assemblyFormat = "$input `,` $w `,` $r `,` $b attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Train_DropoutOp : Train_Op<"dropout", []> {
   let summary = "Dropout (ONNX Dropout)";
   let description = [{
@@ -530,6 +554,25 @@ def Train_BatchNormGradOp : Train_Op<"batch_norm_grad", [Pure]> {
                        Optional<Train_Tensor>:$bias, UnitAttr:$relu);
   let results = (outs Train_Tensor:$input_grad, Train_Tensor:$scale_grad, Train_Tensor:$bias_grad);
   let assemblyFormat = "$input `,` $scale `,` $saved_mean `,` $saved_inv_std `,` $grad (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_LSTMGradOp : Train_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Gradients of lstm (backpropagation through time)";
+  let description = [{
+    From the forward's `y` and `saved` and the gradients of its results
+    (each optional: an absent one is zero), the gradients of the input and
+    of w, r and b.
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$y,
+                       Train_Tensor:$saved, Optional<Train_Tensor>:$y_grad,
+                       Optional<Train_Tensor>:$y_h_grad, Optional<Train_Tensor>:$y_c_grad);
+  let results = (outs Train_Tensor:$input_grad, Train_Tensor:$w_grad, Train_Tensor:$r_grad,
+                      Train_Tensor:$b_grad);
+  let assemblyFormat = [{
+    $input `,` $w `,` $r `,` $y `,` $saved (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)?
+    (`y_c_grad` $y_c_grad^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
