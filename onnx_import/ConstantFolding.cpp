@@ -14,15 +14,30 @@ namespace {
 
 using llvm::SmallVector;
 
-/// A constant on the host: INT64 (integers) or FLOAT, values as doubles
-/// (exact for both: shapes and indices stay far below 2^53).
+/// A constant on the host: integers (INT64/INT32, kept as int64) or FLOAT.
 struct HostTensor {
   bool isFloat = false;
   SmallVector<int64_t> dims;
-  std::vector<double> data;
+  std::vector<int64_t> ints;
+  std::vector<float> floats;
 
   int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+  int64_t size() const {
+    return static_cast<int64_t>(isFloat ? floats.size() : ints.size());
+  }
+  /// Appends element `i` of `src` (of the same dtype).
+  void append(const HostTensor &src, int64_t i) {
+    if (isFloat)
+      floats.push_back(src.floats[i]);
+    else
+      ints.push_back(src.ints[i]);
+  }
 };
+
+/// The most values, and dimensions, the folder computes: shape arithmetic
+/// is small; anything larger is a model mgs cannot mean to fold.
+constexpr int64_t kMaxValues = int64_t(1) << 24;
+constexpr int64_t kMaxRank = 64;
 
 /// The number of elements, saturating at INT64_MAX (dims are non-negative).
 int64_t countOf(llvm::ArrayRef<int64_t> dims) {
@@ -81,6 +96,15 @@ private:
     return true;
   }
 
+  /// False with an error when a result of `dims` would exceed kMaxValues.
+  bool checkSize(llvm::ArrayRef<int64_t> dims) {
+    const int64_t count = countOf(dims);
+    if (count <= kMaxValues)
+      return true;
+    return fail("the result would hold " + std::to_string(count) +
+                " values; mgs evaluates at most 2^24 at import");
+  }
+
   bool shape(HostTensor &r);
   bool gather(HostTensor &r);
   bool unsqueeze(HostTensor &r);
@@ -105,29 +129,25 @@ bool Folder::input(int i, HostTensor &t) {
   }
   t.dims.assign(p->dims().begin(), p->dims().end());
   switch (p->data_type()) {
-  case onnx::TensorProto::INT64: {
-    std::vector<int64_t> v = onnx::ParseData<int64_t>(p);
-    t.data.assign(v.begin(), v.end());
+  case onnx::TensorProto::INT64:
+    t.ints = onnx::ParseData<int64_t>(p);
     break;
-  }
   case onnx::TensorProto::INT32: {
     std::vector<int32_t> v = onnx::ParseData<int32_t>(p);
-    t.data.assign(v.begin(), v.end());
+    t.ints.assign(v.begin(), v.end());
     break;
   }
-  case onnx::TensorProto::FLOAT: {
-    std::vector<float> v = onnx::ParseData<float>(p);
-    t.data.assign(v.begin(), v.end());
+  case onnx::TensorProto::FLOAT:
+    t.floats = onnx::ParseData<float>(p);
     t.isFloat = true;
     break;
-  }
   default:
     return fail("input " + std::to_string(i) + " ('" + node.input(i) +
                 "') has a dtype mgs does not evaluate at import (INT64, INT32 and FLOAT only)");
   }
-  if (static_cast<int64_t>(t.data.size()) != countOf(t.dims))
+  if (t.size() != countOf(t.dims))
     return fail("input " + std::to_string(i) + " ('" + node.input(i) + "') holds " +
-                std::to_string(t.data.size()) + " values for its shape of " +
+                std::to_string(t.size()) + " values for its shape of " +
                 std::to_string(countOf(t.dims)));
   return true;
 }
@@ -138,9 +158,7 @@ bool Folder::ints(int i, SmallVector<int64_t> &v) {
     return false;
   if (t.isFloat)
     return fail("input " + std::to_string(i) + " must be integers");
-  v.clear();
-  for (double d : t.data)
-    v.push_back(static_cast<int64_t>(d));
+  v.assign(t.ints.begin(), t.ints.end());
   return true;
 }
 
@@ -158,7 +176,7 @@ bool Folder::shape(HostTensor &r) {
   const int64_t start = clampAxis(intAttr("start", 0)), end = clampAxis(intAttr("end", rank));
   r.dims = {std::max<int64_t>(0, end - start)};
   for (int64_t d = start; d < end; ++d)
-    r.data.push_back(static_cast<double>((*dims)[d]));
+    r.ints.push_back((*dims)[d]);
   return true;
 }
 
@@ -186,10 +204,12 @@ bool Folder::gather(HostTensor &r) {
   r.dims.assign(data.dims.begin(), data.dims.begin() + axis);
   r.dims.append(idxDims.begin(), idxDims.end());
   r.dims.append(data.dims.begin() + axis + 1, data.dims.end());
+  if (!checkSize(r.dims))
+    return false;
   for (int64_t o = 0; o < outer; ++o)
     for (int64_t i : idx)
       for (int64_t in = 0; in < inner; ++in)
-        r.data.push_back(data.data[(o * size + i) * inner + in]);
+        r.append(data, (o * size + i) * inner + in);
   return true;
 }
 
@@ -204,6 +224,9 @@ bool Folder::unsqueeze(HostTensor &r) {
     axes.assign(a->ints().begin(), a->ints().end());
   }
   const int64_t outRank = r.rank() + static_cast<int64_t>(axes.size());
+  if (outRank > kMaxRank)
+    return fail("the result would have rank " + std::to_string(outRank) +
+                "; mgs evaluates at most rank " + std::to_string(kMaxRank) + " at import");
   for (int64_t &a : axes)
     if (!normalize(a, outRank, "axis"))
       return false;
@@ -263,11 +286,14 @@ bool Folder::concat(HostTensor &r) {
       return fail("inputs differ in dtype, rank or a dimension other than the axis");
     r.dims[axis] += p.dims[axis];
   }
+  if (!checkSize(r.dims))
+    return false;
   const int64_t outer = countOf(llvm::ArrayRef<int64_t>(r.dims).take_front(axis));
   for (int64_t o = 0; o < outer; ++o)
     for (const HostTensor &p : parts) {
       const int64_t chunk = countOf(llvm::ArrayRef<int64_t>(p.dims).drop_front(axis));
-      r.data.insert(r.data.end(), p.data.begin() + o * chunk, p.data.begin() + (o + 1) * chunk);
+      for (int64_t k = 0; k < chunk; ++k)
+        r.append(p, o * chunk + k);
     }
   return true;
 }
@@ -279,6 +305,9 @@ bool Folder::expand(HostTensor &r) {
     return false;
   // NumPy broadcasting of data's shape against `shape`.
   const int64_t rank = std::max<int64_t>(data.rank(), static_cast<int64_t>(shape.size()));
+  if (rank > kMaxRank)
+    return fail("the result would have rank " + std::to_string(rank) +
+                "; mgs evaluates at most rank " + std::to_string(kMaxRank) + " at import");
   r.isFloat = data.isFloat;
   r.dims.assign(rank, 1);
   SmallVector<int64_t> inDims(rank, 1);
@@ -295,19 +324,17 @@ bool Folder::expand(HostTensor &r) {
                   std::to_string(inDims[d]) + " to " + std::to_string(s));
     r.dims[d] = inDims[d] == 1 ? s : inDims[d];
   }
+  if (!checkSize(r.dims))
+    return false;
   const int64_t count = countOf(r.dims);
-  if (count > (int64_t(1) << 24))
-    return fail("the result would hold " + std::to_string(count) +
-                " values; mgs evaluates at most 2^24 at import");
   SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(inDims);
-  r.data.resize(count);
   for (int64_t i = 0; i < count; ++i) {
     int64_t src = 0;
     for (int64_t d = 0; d < rank; ++d) {
       const int64_t c = (i / outStrides[d]) % r.dims[d];
       src += (inDims[d] == 1 ? 0 : c) * inStrides[d];
     }
-    r.data[i] = data.data[src];
+    r.append(data, src);
   }
   return true;
 }
@@ -319,27 +346,30 @@ bool Folder::constantOfShape(HostTensor &r) {
   for (int64_t s : shape)
     if (s < 0)
       return fail("shape holds a negative dimension " + std::to_string(s));
-  double value = 0.0;
+  float floatValue = 0.0f;
+  int64_t intValue = 0;
   r.isFloat = true;
   if (const onnx::AttributeProto *a = attr("value")) {
     const onnx::TensorProto &t = a->t();
     if (t.data_type() == onnx::TensorProto::FLOAT) {
       std::vector<float> v = onnx::ParseData<float>(&t);
-      value = v.empty() ? 0.0 : v[0];
+      floatValue = v.empty() ? 0.0f : v[0];
     } else if (t.data_type() == onnx::TensorProto::INT64) {
       std::vector<int64_t> v = onnx::ParseData<int64_t>(&t);
-      value = v.empty() ? 0.0 : static_cast<double>(v[0]);
+      intValue = v.empty() ? 0 : v[0];
       r.isFloat = false;
     } else {
       return fail("its value has a dtype mgs does not evaluate at import (INT64 and FLOAT only)");
     }
   }
   r.dims = shape;
+  if (static_cast<int64_t>(shape.size()) > kMaxRank || !checkSize(r.dims))
+    return false;
   const int64_t count = countOf(shape);
-  if (count > (int64_t(1) << 24))
-    return fail("the result would hold " + std::to_string(count) +
-                " values; mgs evaluates at most 2^24 at import");
-  r.data.assign(count, value);
+  if (r.isFloat)
+    r.floats.assign(count, floatValue);
+  else
+    r.ints.assign(count, intValue);
   return true;
 }
 
@@ -362,12 +392,10 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     out.add_dims(d);
   if (r.isFloat) {
     out.set_data_type(onnx::TensorProto::FLOAT);
-    for (double v : r.data)
-      out.add_float_data(static_cast<float>(v));
+    out.mutable_float_data()->Add(r.floats.begin(), r.floats.end());
   } else {
     out.set_data_type(onnx::TensorProto::INT64);
-    for (double v : r.data)
-      out.add_int64_data(static_cast<int64_t>(v));
+    out.mutable_int64_data()->Add(r.ints.begin(), r.ints.end());
   }
   return FoldResult::Folded;
 }

@@ -58,8 +58,31 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
   static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
                                               "AveragePool", "LpPool",        "ConvInteger",
                                               "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
+  // Constant shapes: ONNX 1.12's data propagation crashes (SIGSEGV) on a
+  // Reshape to a dimension below -1 whose result's Shape is taken.
+  llvm::StringMap<const onnx::TensorProto *> constantTensors;
+  for (const auto &init : graph.initializer())
+    constantTensors[init.name()] = &init;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).name() == "value")
+      constantTensors[node.output(0)] = &node.attribute(0).t();
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
+    if (node.op_type() == "Reshape" && node.input_size() > 1) {
+      auto it = constantTensors.find(node.input(1));
+      if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64) {
+        std::vector<int64_t> shape = onnx::ParseData<int64_t>(it->second);
+        for (int64_t v : shape)
+          if (v < -1) {
+            std::string label = labelOf(node, idx);
+            return mlir::emitError(
+                       NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
+                   << "node '" << label << "' (Reshape): the shape holds " << v
+                   << "; a dimension must be -1 (inferred), 0 (copied) or positive";
+          }
+      }
+    }
     for (const onnx::AttributeProto &attr : node.attribute())
       if (attr.has_g() || attr.graphs_size() > 0) {
         std::string label = labelOf(node, idx);
@@ -155,6 +178,12 @@ public:
   FailureOr<std::vector<float>> constantFloats(int i) override;
   FailureOr<bool> constantBool(int i) override;
   void markStateParameter(int i) override;
+  bool inputIsParameter(int i) const override {
+    if (!hasInput(i))
+      return false;
+    auto it = initializers.find(curNode->input(i));
+    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT;
+  }
   FailureOr<RankedTensorType> outputType(int i, Type elementType) override;
   void setOutput(int i, Value value) override { values[curNode->output(i)] = value; }
   void rejectOutput(int i, StringRef reason) override {
@@ -455,11 +484,11 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   case FoldResult::Folded:
     break;
   }
+  folded = true; // with no output 0 there is nothing to keep
   if (!hasOutput(0))
     return success();
   ownedConstants.push_back(std::move(result));
   constants[curNode->output(0)] = &ownedConstants.back();
-  folded = true;
   return success();
 }
 

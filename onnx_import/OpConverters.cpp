@@ -13,6 +13,7 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/DenseSet.h"
 
 #include <algorithm>
 #include <limits>
@@ -482,9 +483,10 @@ LogicalResult convertGather(NodeImporter &n) {
   ArrayRef<int64_t> shape = shapeOf(*x);
   const int64_t rank = static_cast<int64_t>(shape.size());
   if (index->size() != 1 || type->getRank() != rank - 1)
-    return n.emitError() << "mgs gathers a computed tensor at one scalar index only; input 1 "
-                            "holds "
-                         << index->size() << " indices";
+    return n.emitError() << "mgs gathers a computed tensor at one index given as a scalar "
+                            "(rank 0) only; input 1 holds "
+                         << index->size() << " value(s) of rank "
+                         << type->getRank() - (rank - 1);
   int64_t axis = n.intAttr("axis", 0);
   if (axis < -rank || axis >= rank)
     return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
@@ -539,6 +541,11 @@ LogicalResult convertSlice(NodeImporter &n) {
   if (starts->size() != ends->size() || starts->size() != axes.size())
     return n.emitError() << "starts, ends and axes must have the same length, got "
                          << starts->size() << ", " << ends->size() << " and " << axes.size();
+  for (int64_t &a : axes)
+    if (a < 0)
+      a += rank;
+  if (llvm::SmallDenseSet<int64_t>(axes.begin(), axes.end()).size() != axes.size())
+    return n.emitError() << "axes repeat";
   OpBuilder &b = n.builder();
   Value v = *x;
   for (auto [k, axisIn] : llvm::enumerate(axes)) {
@@ -606,11 +613,16 @@ LogicalResult convertLSTM(NodeImporter &n) {
                             "sequence first";
   if (n.hasInput(7))
     return n.emitError() << "peephole weights (input 7, P) are not supported";
-  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w);
-  if (xs.size() != 3 || ws.size() != 3 || ws[0] != 1 || ws[1] % 4 != 0)
-    return n.emitError() << "expected X of rank 3 and W of shape [1, 4 * hidden_size, input], got "
+  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w), rs = shapeOf(*r);
+  if (xs.size() != 3 || ws.size() != 3 || ws[0] != 1 || ws[1] % 4 != 0 || ws[1] == 0 ||
+      ws[2] != xs[2])
+    return n.emitError() << "expected X of shape [seq, batch, input] and W of shape [1, 4 * "
+                            "hidden_size, input], got "
                          << shapeToString(xs) << " and " << shapeToString(ws);
   const int64_t t = xs[0], batch = xs[1], h = ws[1] / 4;
+  if (rs != ArrayRef<int64_t>{1, 4 * h, h})
+    return n.emitError() << "R must have shape 1x" << 4 * h << "x" << h << ", got "
+                         << shapeToString(rs);
   if (int64_t given = n.intAttr("hidden_size", h); given != h)
     return n.emitError() << "hidden_size " << given << " does not match W's " << ws[1]
                          << " rows (4 * hidden_size)";
@@ -625,6 +637,10 @@ LogicalResult convertLSTM(NodeImporter &n) {
   for (int i : {5, 6}) {
     if (!n.hasInput(i))
       continue;
+    if (n.inputIsParameter(i))
+      return n.emitError() << (i == 5 ? "initial_h" : "initial_c") << " (input " << i
+                           << ") is an initializer, which mgs would train; mgs supports a zero "
+                              "initial state only (a Constant)";
     auto init = n.constantFloats(i);
     if (failed(init))
       return failure();
@@ -639,6 +655,9 @@ LogicalResult convertLSTM(NodeImporter &n) {
     auto given = n.input(3);
     if (failed(given))
       return failure();
+    if (shapeOf(*given) != ArrayRef<int64_t>{1, 8 * h})
+      return n.emitError() << "B must have shape 1x" << 8 * h << ", got "
+                           << shapeToString(shapeOf(*given));
     bias = *given;
   } else {
     auto type = RankedTensorType::get({1, 8 * h}, f32);

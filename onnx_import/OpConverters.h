@@ -53,6 +53,8 @@ public:
   /// Input `i`, a FLOAT constant of any shape, as its values.
   virtual mlir::FailureOr<std::vector<float>> constantFloats(int i) = 0;
   virtual mlir::FailureOr<bool> constantBool(int i) = 0;
+  /// True when input `i` is a FLOAT initializer (a parameter, trained).
+  virtual bool inputIsParameter(int i) const = 0;
   /// Marks the parameter feeding input `i` as state (not trained).
   virtual void markStateParameter(int i) = 0;
 

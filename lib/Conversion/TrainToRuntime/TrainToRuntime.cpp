@@ -25,6 +25,8 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <cmath>
+
 #include <cstdio>
 
 #include <cstring>
@@ -636,14 +638,22 @@ void StepLowering::planSlices(Block &body) {
 
 LLVM::GlobalOp StepLowering::constantGlobal(arith::ConstantOp c) {
   auto attr = cast<DenseElementsAttr>(c.getValue());
-  SmallVector<float> data(attr.getValues<float>());
+  const int64_t count = attr.getNumElements();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
-  auto type = LLVM::LLVMArrayType::get(b.getF32Type(), data.size());
-  auto tensorType = RankedTensorType::get({static_cast<int64_t>(data.size())}, b.getF32Type());
-  return LLVM::GlobalOp::create(b, c.getLoc(), type, /*isConstant=*/true, LLVM::Linkage::Internal,
-                                "__mgs_const_" + std::to_string(globals.counter++),
-                                DenseElementsAttr::get(tensorType, ArrayRef<float>(data)),
+  auto type = LLVM::LLVMArrayType::get(b.getF32Type(), count);
+  auto tensorType = RankedTensorType::get({count}, b.getF32Type());
+  // All +0 (the zero gradients of unused pieces, an LSTM's absent bias): a
+  // zero-initialized global, in .bss rather than in the executable's file.
+  const bool zeros = attr.isSplat() && std::signbit(attr.getSplatValue<float>()) == 0 &&
+                     attr.getSplatValue<float>() == 0.0f;
+  DenseElementsAttr value =
+      zeros ? DenseElementsAttr::get(tensorType, 0.0f)
+            : DenseElementsAttr::get(tensorType, ArrayRef<float>(SmallVector<float>(
+                                                     attr.getValues<float>())));
+  return LLVM::GlobalOp::create(b, c.getLoc(), type, /*isConstant=*/!zeros,
+                                LLVM::Linkage::Internal,
+                                "__mgs_const_" + std::to_string(globals.counter++), value,
                                 /*alignment=*/64);
 }
 

@@ -39,13 +39,20 @@ private:
     return OpTy::create(b, loc, std::forward<Args>(args)...);
   }
   LogicalResult differentiate(Operation *op);
-  /// A constant zero tensor of `type` (the gradient of an unused result).
+  /// A constant zero tensor of `type` (the gradient of an unused result),
+  /// one per type: backward ops are emitted in order, so the first dominates.
   Value zerosLike(Location loc, Type type) {
-    ++result.numBackwardOps;
-    auto tensor = cast<RankedTensorType>(type);
-    return arith::ConstantOp::create(
-        b, loc, tensor, DenseElementsAttr::get(tensor, b.getFloatAttr(tensor.getElementType(), 0.0)));
+    Value &zeros = zeroConstants[type];
+    if (!zeros) {
+      ++result.numBackwardOps;
+      auto tensor = cast<RankedTensorType>(type);
+      zeros = arith::ConstantOp::create(
+          b, loc, tensor,
+          DenseElementsAttr::get(tensor, b.getFloatAttr(tensor.getElementType(), 0.0)));
+    }
+    return zeros;
   }
+  llvm::DenseMap<Type, Value> zeroConstants;
   LogicalResult finishParameter(GetParamOp op);
 
   OpBuilder &b;
