@@ -173,6 +173,14 @@ public:
     return diag;
   }
   FailureOr<Value> input(int i) override;
+  std::optional<Value> indexInput(int i) override {
+    if (!hasInput(i))
+      return std::nullopt;
+    auto it = indexValues.find(curNode->input(i));
+    if (it == indexValues.end())
+      return std::nullopt;
+    return it->second;
+  }
   FailureOr<SmallVector<int64_t>> constantInts(int i) override;
   FailureOr<float> constantFloat(int i) override;
   FailureOr<std::vector<float>> constantFloats(int i) override;
@@ -217,6 +225,9 @@ private:
   std::string nodeLabel;
 
   llvm::StringMap<Value> values;
+  /// INT64 graph inputs (name, argument number), read only as Gather indices.
+  SmallVector<std::pair<std::string, size_t>> indexArgs;
+  llvm::StringMap<Value> indexValues;
   llvm::StringMap<const onnx::TensorProto *> initializers, constants;
   std::deque<onnx::TensorProto> ownedConstants;
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
@@ -308,6 +319,10 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
                              : std::string("graph output '");
   if (auto it = rejected.find(name); it != rejected.end())
     return mlir::emitError(useLoc) << user << name << "': " << it->second;
+  if (indexValues.count(name))
+    return mlir::emitError(useLoc) << user << name
+                                   << "': an INT64 graph input, which mgs reads only as the "
+                                      "indices of a Gather (an embedding)";
   FailureOr<Value> v = failure();
   if (auto it = constants.find(name); it != constants.end())
     v = constantValue(name, *it->second);
@@ -509,6 +524,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &vi : graph.output())
     valueTypes[vi.name()] = &vi.type();
 
+  llvm::StringSet<> gatherIndices;
+  for (const auto &node : graph.node())
+    if (node.op_type() == "Gather" && node.input_size() > 1)
+      gatherIndices.insert(node.input(1));
+
   // Graph inputs that are not initializers are the function's arguments.
   SmallVector<Type> argTypes;
   SmallVector<StringRef> argNames;
@@ -517,8 +537,21 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       continue;
     Location argLoc = NameLoc::get(b.getStringAttr(vi.name()), fileLoc);
     std::string what = "graph input '" + vi.name() + "'";
-    // A non-float input is only an error where it is used: as data it has an
-    // unsupported dtype, as a shape or pads input it is not a constant.
+    // INT64 inputs that a Gather reads as its indices are token ids (an
+    // embedding); other integer inputs (shapes, axes) must be constants.
+    if (vi.type().has_tensor_type() &&
+        vi.type().tensor_type().elem_type() == onnx::TensorProto::INT64 &&
+        gatherIndices.contains(vi.name())) {
+      auto type = toTensorType(vi.type(), what, argLoc, b.getI64Type());
+      if (failed(type))
+        return failure();
+      indexArgs.push_back({vi.name(), argTypes.size()});
+      argTypes.push_back(*type);
+      argNames.push_back(vi.name());
+      continue;
+    }
+    // Any other non-float input is only an error where it is used: as data it
+    // has an unsupported dtype, as a shape or pads input it is not a constant.
     if (vi.type().has_tensor_type() &&
         vi.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) {
       rejected[vi.name()] = what + " has unsupported dtype " +
@@ -538,8 +571,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
                               b.getFunctionType(argTypes, {}));
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
-    values[name] = entry->getArgument(i);
     func.setArgAttr(i, "train.name", b.getStringAttr(name));
+    if (llvm::any_of(indexArgs, [&](const auto &a) { return a.second == i; }))
+      indexValues[name] = entry->getArgument(i);
+    else
+      values[name] = entry->getArgument(i);
   }
   b.setInsertionPointToEnd(entry);
 
@@ -590,6 +626,34 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (auto [i, vi] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "train.name", b.getStringAttr(vi.name()));
   return success();
+}
+
+/// `model` without its initializers' data: each initializer becomes a graph
+/// input of its dtype and shape (what shape inference reads of it).
+onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
+  // The initializers are moved aside while the rest is copied (a 500 MB
+  // model is not copied), then moved back.
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::ModelProto copy;
+  copy.CopyFrom(model);
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::GraphProto *graph = copy.mutable_graph();
+  llvm::StringSet<> inputs;
+  for (const auto &vi : graph->input())
+    inputs.insert(vi.name());
+  for (const auto &init : model.graph().initializer()) {
+    if (inputs.contains(init.name()))
+      continue;
+    onnx::ValueInfoProto *vi = graph->add_input();
+    vi->set_name(init.name());
+    auto *tensor = vi->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(init.data_type());
+    auto *shape = tensor->mutable_shape();
+    for (int64_t d : init.dims())
+      shape->add_dim()->set_dim_value(d);
+  }
+  return copy;
 }
 
 /// The default-domain opset the model imports, or an error.
@@ -725,6 +789,18 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     if (options.batchSize)
       setBatchSize(model, *options.batchSize);
     stage = "ONNX shape inference";
+    {
+      // First without data propagation, on a copy whose initializers are
+      // graph inputs of their types (no data copied): ONNX 1.12's data
+      // propagation crashes (SIGSEGV in Shape's) on shapes it cannot infer,
+      // such as a Reshape whose element count does not fit, which the plain
+      // pass reports as errors.
+      onnx::ModelProto probe = shapeOnlyCopy(model);
+      onnx::shape_inference::InferShapes(
+          probe, onnx::OpSchemaRegistry::Instance(),
+          onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                      /*enable_data_propagation=*/false));
+    }
     onnx::shape_inference::InferShapes(
         model, onnx::OpSchemaRegistry::Instance(),
         onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,

@@ -474,6 +474,14 @@ LogicalResult convertGather(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
+  if (std::optional<Value> indices = n.indexInput(1)) {
+    // An embedding: rows of the table at the graph's integer inputs.
+    if (int64_t axis = n.intAttr("axis", 0); axis != 0)
+      return n.emitError() << "gathering at computed indices is supported on axis 0 (rows), "
+                              "got axis "
+                           << axis;
+    return buildSingle<GatherOp>(n, *x, *indices);
+  }
   auto index = n.constantInts(1);
   if (failed(index))
     return failure();

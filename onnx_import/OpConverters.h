@@ -46,6 +46,8 @@ public:
 
   /// Input `i` as a value (materializes parameters and constants).
   virtual mlir::FailureOr<mlir::Value> input(int i) = 0;
+  /// Input `i` when it is an INT64 graph input (indices), else nullopt.
+  virtual std::optional<mlir::Value> indexInput(int i) = 0;
   /// Input `i`, which must be a constant (initializer or Constant node), read
   /// as integers / one float / one bool.
   virtual mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) = 0;

@@ -3,7 +3,8 @@
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
 
-Exports MODEL (mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
+Exports MODEL (lstmlm: a language model on int64 token ids, a label per
+token; mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
 inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
@@ -64,6 +65,13 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224)}
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
+    if name == "lstmlm":
+        # Token ids and the next token at every position (NumPy, int64).
+        tokens = rng.integers(0, 50, (n, 13))
+        path = os.path.join(workdir, f"{name}-batch.npy")
+        np.save(path, tokens[:, :12].astype(np.int64))
+        np.save(os.path.join(workdir, f"{name}-labels.npy"), tokens[:, 1:].astype(np.int64))
+        return path, "npy", torch.tensor(tokens[:, :12]), tokens[:, 1:].reshape(-1)
     labels = rng.integers(0, 10, n)
     if name in NPY_INPUTS:
         # NumPy data: inputs of any shape, taken as stored.
@@ -146,7 +154,7 @@ def main():
                 if n in w0:
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
-        xs = x.to(dtype)
+        xs = x if not x.is_floating_point() else x.to(dtype)
         if args.steps == 1:
             F.cross_entropy(ref(xs), y).backward()
             return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}

@@ -147,6 +147,24 @@ class DigitsLSTM(nn.Module):
         return self.fc(h[-1])
 
 
+class TokenLSTM(nn.Module):
+    """A language model (the shape of the paper's LSTM on PTB, small): token
+    ids [N, T] into an embedding (50 -> 16), an LSTM (16 -> 32, sequence
+    first) and a linear layer back to the 50 tokens at every position:
+    logits [N * T, 50], one row per (sample, position), sample-major."""
+
+    def __init__(self, vocab=50, embed=16, hidden=32):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, embed)
+        self.lstm = nn.LSTM(embed, hidden)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens).transpose(0, 1)
+        y, _ = self.lstm(x)
+        return self.out(y.transpose(0, 1).reshape(-1, y.shape[-1]))
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -157,6 +175,8 @@ def build(name):
         "lenet": (LeNet, digits),
         "cnn": (SmallCNN, digits),
         "lstm": (DigitsLSTM, digits),
+        # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
+        "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),
         # zeros: an example drawn here would move the random stream every
         # other model's initial weights (and the tests' batches) come from

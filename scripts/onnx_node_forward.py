@@ -203,10 +203,11 @@ def run_test(mgsc, data_dir, work_dir, name, forward_args):
     for i, (iname, value) in enumerate(inputs):
         if iname not in forward_args:
             continue  # folded away by the importer
-        if value.dtype != np.float32:
+        if value.dtype not in (np.float32, np.int64):
             raise Failure("run", "non-float32 input %s (%s)" % (iname, value.dtype))
         path = os.path.join(out_dir, "in_%d.bin" % i)
-        value.astype("<f4").tofile(path)
+        # int64 inputs (Gather indices) are read as raw int64, the rest float32
+        value.astype("<i8" if value.dtype == np.int64 else "<f4").tofile(path)
         argv += ["--input", "%s=%s" % (iname, path)]
     for i, (oname, _) in enumerate(outputs):
         argv += ["--output", "%s=%s" % (oname, os.path.join(out_dir, "out_%d.bin" % i))]

@@ -59,8 +59,9 @@ void check(bool ok, const std::string &error, const char *reader) {
 
 void checkDataset(bool ok, const std::string &error, const Dataset &d, const char *reader) {
   check(ok, error, reader);
-  if (ok && (d.sampleSize < 1 || d.size() < 1 ||
-             d.samples.size() != static_cast<size_t>(d.sampleSize) * d.labels.size())) {
+  if (ok && (d.sampleSize < 1 || d.size() < 1 || d.labelsPerSample < 1 ||
+             d.labels.size() != static_cast<size_t>(d.size() * d.labelsPerSample) ||
+             d.samples.size() != static_cast<size_t>(d.sampleSize * d.size()))) {
     std::fprintf(stderr, "%s: inconsistent data set (%lld values a sample, %zu values, %zu "
                  "labels)\n",
                  reader, static_cast<long long>(d.sampleSize), d.samples.size(), d.labels.size());

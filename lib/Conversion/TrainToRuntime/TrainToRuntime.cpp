@@ -285,6 +285,16 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                      {bn.getResult()}, {bn.getRunningMean()}, {bn.getRunningVar()},
                      {bn.getSavedMean(), true}, {bn.getSavedInvStd(), true}});
       })
+      .Case([&](GatherOp g) {
+        ArrayRef<int64_t> t = shapeOf(g.getTable());
+        return call("mgsrt_gather_fwd", {t[0], numElements(t.drop_front()), numel(g.getIndices())},
+                    {{g.getTable()}, {g.getIndices()}, {g.getResult()}});
+      })
+      .Case([&](GatherGradOp g) {
+        ArrayRef<int64_t> t = shapeOf(g.getResult());
+        return call("mgsrt_gather_bwd", {t[0], numElements(t.drop_front()), numel(g.getIndices())},
+                    {{g.getIndices()}, {g.getGrad()}, {g.getResult()}});
+      })
       .Case([&](LSTMOp l) {
         ArrayRef<int64_t> x = shapeOf(l.getInput());
         return call("mgsrt_lstm_fwd", {x[0], x[1], x[2], shapeOf(l.getR())[2]},
@@ -909,7 +919,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
     if (target == "cuda") {
       WalkResult walk = module.walk([&](Operation *op) {
-        if (!isa<LSTMOp, LSTMGradOp>(op))
+        if (!isa<LSTMOp, LSTMGradOp, GatherOp, GatherGradOp>(op))
           return WalkResult::advance();
         // The ONNX node it was imported from, when the location names one.
         std::string node;
@@ -921,7 +931,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
           return WalkResult::advance();
         });
         op->emitError() << node << "'" << op->getName()
-                        << "' has no CUDA kernel yet; the CPU target trains LSTMs (--target=cpu)";
+                        << "' has no CUDA kernel yet; the CPU target runs it (--target=cpu)";
         return WalkResult::interrupt();
       });
       if (walk.wasInterrupted())
@@ -994,7 +1004,9 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       return attr ? attr.getValue().str() : (arg ? "input" : "output") + std::to_string(i);
     };
     for (unsigned i = 0; i < evalType.getNumInputs(); ++i) {
-      manifest += "\ninput " + ioName(eval, true, i);
+      // An integer input holds indices (token ids, int64).
+      bool indices = cast<ShapedType>(evalType.getInput(i)).getElementType().isInteger(64);
+      manifest += (indices ? "\nindex_input " : "\ninput ") + ioName(eval, true, i);
       appendShape(manifest, evalType.getInput(i));
     }
     for (unsigned i = 0; i < evalType.getNumResults(); ++i) {

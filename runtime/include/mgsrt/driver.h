@@ -44,6 +44,7 @@ struct TensorSpec {
   std::string name;
   std::vector<int64_t> dims;
   bool trainable = false; // params only: `trainable` (true) or `state`
+  bool int64 = false;     // inputs only: int64 indices (manifest `index_input`), else float32
 
   int64_t numElements() const;
 };
@@ -135,11 +136,12 @@ struct Dataset {
   std::string labelSource; // where the labels came from, when another file (NumPy)
   int64_t sampleSize = 0;
   std::vector<float> samples;
-  std::vector<int64_t> labels;
+  std::vector<int64_t> labels; // labelsPerSample for each sample, in order
+  int64_t labelsPerSample = 1; // > 1: a label per token (NumPy labels (N, L))
   /// Digits CSV: the line each sample was read from, for messages.
   std::vector<int64_t> lines;
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()); }
+  int64_t size() const { return static_cast<int64_t>(labels.size()) / labelsPerSample; }
 };
 
 /// "digits", "mnist", "cifar10", "npy".
@@ -164,16 +166,18 @@ bool loadMnist(const std::string &path, Dataset &data, std::string &error);
 bool loadCifar10(const std::string &path, Dataset &data, std::string &error);
 /// NumPy .npy files (format 1.0-3.0, C order; gzip also read): `inputs` of
 /// shape (N, ...) in float32 or float64, taken as stored (one sample is the
-/// product of the other dimensions), and `labels` of shape (N,) in any
-/// integer type. What users bring for models of any input shape.
+/// product of the other dimensions), or integers within +-2^24 (token ids),
+/// and `labels` of shape (N,), or (N, L) for L labels a sample (one per
+/// token), in any integer type. What users bring for models of any input shape.
 bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
              std::string &error);
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error);
 
-/// Checks the samples against the model: per-sample element count and labels
-/// in [0, classes).
-bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std::string &error);
+/// Checks the samples against the model: per-sample element count, labels
+/// per sample, and labels in [0, classes).
+bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
+                  int64_t classes, std::string &error);
 
 //===--- Determinism helpers ----------------------------------------------===//
 

@@ -193,6 +193,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* Gather of table rows (an embedding).  desc: [rows, row_size, count]
+ * fwd  bufs: table (rows x row_size), indices (int64, count), y (count x row_size):
+ *      y[i] = table[indices[i]] (a negative index counts from the end, as in ONNX);
+ *      an index outside [-rows, rows) is an error naming it.
+ * bwd  bufs: indices, dy (count x row_size), dtable (rows x row_size, overwritten):
+ *      zero, then dy[i] added into row indices[i] for i in order. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_gather_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_gather_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /* LSTM, one layer, forward direction (ONNX LSTM with its default
  *   activations: sigmoid gates, tanh cell and output; zero initial state).
  *   desc: [T, N, I, H]; x is T x N x I (sequence first). Gate order as ONNX:
@@ -419,8 +428,11 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *   arena_bytes BYTES          (scratch memory for activations and gradients)
  *   param NAME trainable|state RANK D0 D1 ...   (one line per parameter, in io order)
  *   input NAME RANK D0 ...     (float32 graph inputs, in io order)
+ *   index_input NAME RANK D0 ... (an int64 graph input in the same order: indices,
+ *                               e.g. the token ids an embedding reads)
  *   output NAME RANK D0 ...    (float32 graph outputs, in io order)
- *   labels RANK D0             (train mode: int64 class labels)
+ *   labels RANK D0             (train mode: int64 class labels, one per row of the
+ *                               loss: a multiple of batch_size, e.g. one per token)
  *   classes C                  (train mode: number of classes of the loss)
  *   collectives N              (optional: collectives per training step; > 0 makes the
  *                               driver join the workers, MPI ranks under mpirun)

@@ -530,6 +530,32 @@ template <typename T> T loadLittle(const unsigned char *p) {
 
 } // namespace
 
+namespace {
+/// Element `i` of an integer array; false for a uint64 beyond INT64_MAX.
+bool npyInt(const NpyArray &a, uint64_t i, int64_t &v) {
+  const unsigned char *p = a.data + i * static_cast<uint64_t>(a.itemSize);
+  const bool isSigned = a.kind == 'i';
+  switch (a.itemSize) {
+  case 1:
+    v = isSigned ? int64_t(loadLittle<int8_t>(p)) : int64_t(loadLittle<uint8_t>(p));
+    return true;
+  case 2:
+    v = isSigned ? int64_t(loadLittle<int16_t>(p)) : int64_t(loadLittle<uint16_t>(p));
+    return true;
+  case 4:
+    v = isSigned ? int64_t(loadLittle<int32_t>(p)) : int64_t(loadLittle<uint32_t>(p));
+    return true;
+  default: {
+    uint64_t u = loadLittle<uint64_t>(p);
+    if (!isSigned && u > uint64_t(INT64_MAX))
+      return false;
+    v = static_cast<int64_t>(u);
+    return true;
+  }
+  }
+}
+} // namespace
+
 bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
              std::string &error) {
   data = Dataset();
@@ -540,13 +566,15 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
   if (!readMaybeGzip(inputs, xb, error) || !parseNpy(inputs, "NumPy inputs", xb, x, error) ||
       !readMaybeGzip(labels, yb, error) || !parseNpy(labels, "NumPy labels", yb, y, error))
     return false;
-  if (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8)) {
+  const bool intInputs = x.kind == 'i' || x.kind == 'u';
+  if (!intInputs && (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8))) {
     error = "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
-            "x.astype(numpy.float32), scaled as the model expects)";
+            "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)";
     return false;
   }
-  if ((y.kind != 'i' && y.kind != 'u') || y.shape.size() != 1) {
-    error = "NumPy labels '" + labels + "': must be a 1-dimensional array of integers";
+  if ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2) {
+    error = "NumPy labels '" + labels + "': must be integers of shape (N,) or, several per " +
+            "sample (one per token), (N, L)";
     return false;
   }
   if (x.shape[0] == 0 || y.shape[0] == 0) {
@@ -565,13 +593,32 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
     error = "NumPy inputs '" + inputs + "': a sample has no values";
     return false;
   }
+  data.labelsPerSample = y.shape.size() == 2 ? y.shape[1] : 1;
+  if (data.labelsPerSample == 0) {
+    error = "NumPy labels '" + labels + "': a sample has no labels";
+    return false;
+  }
   data.samples.resize(x.count);
   for (uint64_t i = 0; i < x.count; ++i) {
-    float v = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
-                              : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+    const std::string sample = std::to_string(i / static_cast<uint64_t>(data.sampleSize));
+    float v;
+    if (intInputs) {
+      // Integer inputs (token ids) travel as float32: exact up to 2^24.
+      int64_t iv = 0;
+      if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24)) {
+        error = "NumPy inputs '" + inputs + "': sample " + sample +
+                " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
+                "mgs carries exactly";
+        data = Dataset();
+        return false;
+      }
+      v = static_cast<float>(iv);
+    } else {
+      v = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
+                          : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+    }
     if (!std::isfinite(v)) {
-      error = "NumPy inputs '" + inputs + "': sample " +
-              std::to_string(i / static_cast<uint64_t>(data.sampleSize)) +
+      error = "NumPy inputs '" + inputs + "': sample " + sample +
               " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
               "or a float64 beyond float32's range)";
       data = Dataset();
@@ -579,31 +626,16 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
     }
     data.samples[i] = v;
   }
-  data.labels.resize(n);
-  for (int64_t i = 0; i < n; ++i) {
-    const unsigned char *p = y.data + static_cast<size_t>(i) * y.itemSize;
-    int64_t v;
-    bool isSigned = y.kind == 'i';
-    switch (y.itemSize) {
-    case 1:
-      v = isSigned ? int64_t(loadLittle<int8_t>(p)) : int64_t(loadLittle<uint8_t>(p));
-      break;
-    case 2:
-      v = isSigned ? int64_t(loadLittle<int16_t>(p)) : int64_t(loadLittle<uint16_t>(p));
-      break;
-    case 4:
-      v = isSigned ? int64_t(loadLittle<int32_t>(p)) : int64_t(loadLittle<uint32_t>(p));
-      break;
-    default: {
-      uint64_t u = loadLittle<uint64_t>(p);
-      if (!isSigned && u > uint64_t(INT64_MAX)) {
-        error = "NumPy labels '" + labels + "': label " + std::to_string(u) + " of sample " +
-                std::to_string(i) + " (counting from 0) is not a class number";
-        data = Dataset();
-        return false;
-      }
-      v = static_cast<int64_t>(u);
-    }
+  data.labels.resize(y.count);
+  for (uint64_t i = 0; i < y.count; ++i) {
+    int64_t v = 0;
+    if (!npyInt(y, i, v)) {
+      error = "NumPy labels '" + labels + "': label " +
+              std::to_string(loadLittle<uint64_t>(y.data + 8 * i)) + " of sample " +
+              std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
+              " (counting from 0) is not a class number";
+      data = Dataset();
+      return false;
     }
     data.labels[i] = v; // checkDataset checks the range
   }
@@ -626,20 +658,31 @@ bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std:
   return false;
 }
 
-bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t classes, std::string &error) {
+bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
+                  int64_t classes, std::string &error) {
   if (data.sampleSize != sampleSize) {
     error = "data '" + data.source + "': a sample has " + std::to_string(data.sampleSize) +
             " values, but the model's input takes " + std::to_string(sampleSize) + " per sample";
     return false;
   }
-  for (int64_t i = 0; i < data.size(); ++i)
-    if (data.labels[i] < 0 || data.labels[i] >= classes) {
-      const std::string where =
+  if (data.labelsPerSample != labelsPerSample) {
+    error = "data '" + (data.labelSource.empty() ? data.source : data.labelSource) + "': " +
+            std::to_string(data.labelsPerSample) + " label(s) per sample, but the model's loss " +
+            "takes " + std::to_string(labelsPerSample) +
+            " per sample (labels of shape (N, " + std::to_string(labelsPerSample) + "))";
+    return false;
+  }
+  for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
+    if (data.labels[k] < 0 || data.labels[k] >= classes) {
+      const int64_t i = k / data.labelsPerSample;
+      std::string where =
           static_cast<size_t>(i) < data.lines.size()
               ? "line " + std::to_string(data.lines[i])
               : "sample " + std::to_string(i) + " (counting from 0)";
+      if (data.labelsPerSample > 1)
+        where += ", position " + std::to_string(k % data.labelsPerSample);
       error = "data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
-              "': label " + std::to_string(data.labels[i]) + " at " +
+              "': label " + std::to_string(data.labels[k]) + " at " +
               where + " is out of range for the model's " + std::to_string(classes) + " classes";
       return false;
     }

@@ -50,8 +50,10 @@ namespace {
 constexpr const char *kUsageTraining =
     "training (manifest mode train):\n"
     "  --data PATH              data set: digits CSV(.gz), MNIST dir/idx file, CIFAR-10 dir/.bin,\n"
-    "                           NumPy .npy inputs (N, ...) in float32/float64, as stored\n"
-    "  --labels FILE.npy        with .npy inputs: their labels, integers of shape (N,)\n"
+    "                           NumPy .npy inputs (N, ...) in float32/float64, as stored, or\n"
+    "                           integers (token ids)\n"
+    "  --labels FILE.npy        with .npy inputs: their labels, integers of shape (N,), or\n"
+    "                           (N, L) for a model with a label per token\n"
     "  --data-format F          digits|mnist|cifar10|npy (default: guessed from PATH)\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
@@ -84,7 +86,7 @@ constexpr const char *kUsageTraining =
     "  --calibrate-density R    the density top-k is timed at (default 0.001)\n";
 constexpr const char *kUsageInference =
     "inference (manifest mode inference, or --inference):\n"
-    "  --input NAME=FILE        raw float32 input, one per model input\n"
+    "  --input NAME=FILE        raw float32 input (int64 for token ids), one per model input\n"
     "  --output NAME=FILE       write a model output as raw float32\n"
     "both:\n"
     "  --weights FILE           params (default: <this executable>.weights)\n"
@@ -470,6 +472,7 @@ private:
 
   Dataset data;
   int64_t sampleSize = 0;
+  int64_t labelsPerSample = 1; // labels (and first-output rows) a sample: > 1 per token
   std::vector<int64_t> trainSet, heldOutSet;
   int64_t itersPerEpoch = 0;
 };
@@ -608,14 +611,15 @@ int Driver::allocate(bool forTraining) {
   for (auto [specs, bufs] : {std::pair{&m.inputs, &inputs}, std::pair{&m.outputs, &outputs}}) {
     bufs->resize(specs->size());
     for (size_t i = 0; i < specs->size(); ++i) {
-      uint64_t bytes = (*specs)[i].numElements() * sizeof(float);
+      const TensorSpec &spec = (*specs)[i];
+      uint64_t bytes = spec.numElements() * (spec.int64 ? sizeof(int64_t) : sizeof(float));
       if (!(*bufs)[i].allocate(bytes))
-        return oom("'" + (*specs)[i].name + "'", bytes);
+        return oom("'" + spec.name + "'", bytes);
     }
   }
-  if (forTraining && (!labels.allocate(m.batchSize * sizeof(int64_t)) ||
+  if (forTraining && (!labels.allocate(m.batchSize * labelsPerSample * sizeof(int64_t)) ||
                       !loss.allocate(sizeof(float))))
-    return oom("the labels", m.batchSize * sizeof(int64_t));
+    return oom("the labels", m.batchSize * labelsPerSample * sizeof(int64_t));
 
   if (m.cuda) {
     if (int rc = mirror(arena, "the arena"))
@@ -743,10 +747,11 @@ int Driver::runInference() {
     if (!r.open(file, "input file", err))
       return error(err);
     if (r.remaining() != inputs[i].bytes())
-      return error("input file '%s' has %llu bytes; input '%s' %s takes %llu (float32)",
+      return error("input file '%s' has %llu bytes; input '%s' %s takes %llu (%s)",
                    file.c_str(), static_cast<unsigned long long>(r.remaining()),
                    m.inputs[i].name.c_str(), formatShape(m.inputs[i].dims).c_str(),
-                   static_cast<unsigned long long>(inputs[i].bytes()));
+                   static_cast<unsigned long long>(inputs[i].bytes()),
+                   m.inputs[i].int64 ? "int64: token ids" : "float32");
     if (!r.read(inputs[i].get(), inputs[i].bytes(), "the input", err))
       return error(err);
     if (int rc = toDevice(inputs[i]))
@@ -792,7 +797,7 @@ int Driver::loadData() {
   if (!(format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, err)
                                   : loadDataset(o.data, format, data, err)))
     return error(err);
-  if (!checkDataset(data, sampleSize, m.classes, err))
+  if (!checkDataset(data, sampleSize, labelsPerSample, m.classes, err))
     return error(err);
 
   uint64_t seed = o.seed;
@@ -827,20 +832,32 @@ int Driver::loadData() {
   return 0;
 }
 
-// Copies `count` samples (and labels) into the batch; the rest is zero.
+// Copies `count` samples (and labels) into the batch; the rest is zero. An
+// int64 input (token ids) gets the samples' values as integers.
 bool Driver::fillBatch(const int64_t *indices, int64_t count) {
-  float *in = inputs[0].f32();
   int64_t *lab = labels.get() ? static_cast<int64_t *>(labels.get()) : nullptr;
-  const size_t rowBytes = static_cast<size_t>(sampleSize) * sizeof(float);
+  const int64_t L = labelsPerSample;
+  const bool ints = m.inputs[0].int64;
+  float *in = inputs[0].f32();
+  int64_t *inInts = static_cast<int64_t *>(inputs[0].get());
   for (int64_t j = 0; j < count; ++j) {
-    std::memcpy(in + j * sampleSize, data.samples.data() + indices[j] * sampleSize, rowBytes);
+    const float *sample = data.samples.data() + indices[j] * sampleSize;
+    if (ints)
+      for (int64_t k = 0; k < sampleSize; ++k)
+        inInts[j * sampleSize + k] = static_cast<int64_t>(sample[k]);
+    else
+      std::memcpy(in + j * sampleSize, sample, static_cast<size_t>(sampleSize) * sizeof(float));
     if (lab)
-      lab[j] = data.labels[indices[j]];
+      std::copy_n(data.labels.data() + indices[j] * L, L, lab + j * L);
   }
   if (count < m.batchSize) {
-    std::memset(in + count * sampleSize, 0, rowBytes * (m.batchSize - count));
+    const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
+    if (ints)
+      std::fill(inInts + count * sampleSize, inInts + count * sampleSize + rest, 0);
+    else
+      std::fill(in + count * sampleSize, in + count * sampleSize + rest, 0.0f);
     if (lab)
-      std::fill(lab + count, lab + m.batchSize, 0);
+      std::fill(lab + count * L, lab + m.batchSize * L, 0);
   }
   return true;
 }
@@ -859,11 +876,12 @@ double Driver::learningRate(int64_t epoch, int64_t iteration) const {
   return lr;
 }
 
-// Accuracy on the held-out set: argmax of the first output per sample.
+// Accuracy on the held-out set: argmax of each row of the first output
+// (labelsPerSample rows a sample: one per token) against its label.
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   correct = total = 0;
   const TensorSpec &out = m.outputs[0];
-  int64_t perSample = out.numElements() / m.batchSize;
+  const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
   for (size_t start = 0; start < heldOutSet.size(); start += m.batchSize) {
     int64_t count = std::min<int64_t>(m.batchSize, heldOutSet.size() - start);
     fillBatch(heldOutSet.data() + start, count);
@@ -876,12 +894,13 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     if ((status = toHost(outputs[0])))
       return false;
     const float *y = outputs[0].f32();
-    for (int64_t j = 0; j < count; ++j) {
-      const float *row = y + j * perSample;
-      int64_t best = std::max_element(row, row + perSample) - row;
-      correct += best == data.labels[heldOutSet[start + j]];
-    }
-    total += count;
+    for (int64_t j = 0; j < count; ++j)
+      for (int64_t k = 0; k < L; ++k) {
+        const float *row = y + (j * L + k) * perRow;
+        int64_t best = std::max_element(row, row + perRow) - row;
+        correct += best == data.labels[heldOutSet[start + j] * L + k];
+      }
+    total += count * L;
   }
   return true;
 }
@@ -970,12 +989,21 @@ int Driver::runTraining() {
                  "dimension",
                  in.name.c_str(), formatShape(in.dims).c_str(),
                  static_cast<long long>(m.batchSize));
+  // The loss's labels: one per sample, or several (one per token).
+  int64_t labelCount = 1;
+  for (int64_t d : m.labelDims)
+    labelCount *= d;
+  if (labelCount < m.batchSize || labelCount % m.batchSize != 0)
+    return error("the model's loss takes %lld labels, not a multiple of the batch size %lld",
+                 static_cast<long long>(labelCount), static_cast<long long>(m.batchSize));
+  labelsPerSample = labelCount / m.batchSize;
   const TensorSpec &out = m.outputs[0];
-  if (out.dims.empty() || out.dims[0] != m.batchSize || out.numElements() == 0)
-    return error("the model's first output '%s' %s does not have the batch size %lld as its "
-                 "first dimension",
+  if (out.dims.empty() || out.dims[0] != labelCount || out.numElements() == 0)
+    return error("the model's first output '%s' %s does not have one row per label (%lld: the "
+                 "batch size %lld x %lld) as its first dimension",
                  out.name.c_str(), formatShape(out.dims).c_str(),
-                 static_cast<long long>(m.batchSize));
+                 static_cast<long long>(labelCount), static_cast<long long>(m.batchSize),
+                 static_cast<long long>(labelsPerSample));
   sampleSize = in.numElements() / m.batchSize;
 
   if (int rc = createContext())

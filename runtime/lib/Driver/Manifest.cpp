@@ -7,6 +7,7 @@
 //   arena_bytes BYTES
 //   param NAME trainable|state RANK D0 D1 ...
 //   input NAME RANK D0 ...
+//   index_input NAME RANK D0 ... (an int64 input: indices, e.g. token ids)
 //   output NAME RANK D0 ...
 //   labels RANK D0           (train mode)
 //   classes C                (train mode)
@@ -295,6 +296,12 @@ private:
       return parseTensor(words, true, m.params, paramNames);
     if (key == "input")
       return parseTensor(words, false, m.inputs, inputNames);
+    if (key == "index_input") {
+      if (!parseTensor(words, false, m.inputs, inputNames))
+        return false;
+      m.inputs.back().int64 = true;
+      return true;
+    }
     if (key == "output")
       return parseTensor(words, false, m.outputs, outputNames);
     return fail("unknown item '" + std::string(key) + "'");
@@ -321,9 +328,11 @@ private:
       if (!seen.count("classes"))
         return missing("classes");
     }
-    if (!m.labelDims.empty() && m.labelDims[0] != m.batchSize) {
+    // One label per sample, or several (one per token): a multiple of it.
+    if (!m.labelDims.empty() &&
+        (m.labelDims[0] < m.batchSize || m.labelDims[0] % m.batchSize != 0)) {
       error = "manifest line " + std::to_string(labelsLine) + ": labels dimension " +
-              std::to_string(m.labelDims[0]) + " is not the batch size " +
+              std::to_string(m.labelDims[0]) + " is not a multiple of the batch size " +
               std::to_string(m.batchSize) + ": '" + labelsText + "'";
       return false;
     }

@@ -41,6 +41,8 @@
   X(pool_bwd)                                                                                      \
   X(batch_norm_fwd)                                                                                \
   X(batch_norm_bwd)                                                                                \
+  X(gather_fwd)                                                                                    \
+  X(gather_bwd)                                                                                    \
   X(lstm_fwd)                                                                                      \
   X(lstm_bwd)                                                                                      \
   X(dropout_fwd)                                                                                   \

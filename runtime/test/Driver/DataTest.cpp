@@ -52,7 +52,7 @@ TEST(Digits, ReadsScikitLearnsFile) {
   EXPECT_EQ(*std::min_element(d.samples.begin(), d.samples.end()), 0.0f);
   EXPECT_EQ(d.labels[0], 0);
   EXPECT_EQ(d.samples[2], 5.0f / 16); // the first row starts 0,0,5,13
-  EXPECT_TRUE(checkDataset(d, 64, 10, err)) << err;
+  EXPECT_TRUE(checkDataset(d, 64, 1, 10, err)) << err;
 }
 
 TEST(Digits, Errors) {
@@ -301,14 +301,16 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   fails(npy("<f8", "(2, 1)", bytesOf<double>({1, 1e300})), "beyond float32's range");
   fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3})), "holds 12 bytes of data; its shape and "
                                                         "dtype need 16 (truncated?)");
-  fails(npy("|u1", "(2, 2)", "abcd"), "dtype must be float32 or float64");
+  fails(npy("<f2", "(2, 1)", std::string(4, 'a')), "dtype must be float32 or float64");
+  fails(npy("<i4", "(2, 1)", bytesOf<int32_t>({1, (1 << 24) + 1})),
+        "NumPy inputs '" + x + "': sample 1 (counting from 0) holds an integer beyond +-2^24");
   fails(npy("<f4", "(3, 1)", bytesOf<float>({1, 2, 3})),
         "NumPy inputs '" + x + "' hold 3 samples, labels '" + y + "' 2");
   writeFile(x, npy("<f4", "(2, 1)", bytesOf<float>({1, 2})));
   // Labels: out of range names the labels file; beyond int64 is refused.
   writeFile(y, npy("<i4", "(2,)", bytesOf<int32_t>({0, 9})));
   ASSERT_TRUE(loadNpy(x, y, d, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 1, 5, err));
+  EXPECT_FALSE(checkDataset(d, 1, 1, 5, err));
   EXPECT_EQ(err, "data '" + y + "': label 9 at sample 1 (counting from 0) is out of range for "
                  "the model's 5 classes");
   writeFile(y, npy("<u8", "(2,)", bytesOf<uint64_t>({0, ~uint64_t(0)})));
@@ -318,12 +320,35 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
                      "number");
   writeFile(y, npy("<f4", "(2,)", bytesOf<float>({0, 1})));
   EXPECT_FALSE(loadNpy(x, y, d, err));
-  EXPECT_EQ(err, "NumPy labels '" + y + "': must be a 1-dimensional array of integers");
+  EXPECT_EQ(err, "NumPy labels '" + y + "': must be integers of shape (N,) or, several per "
+                 "sample (one per token), (N, L)");
   EXPECT_FALSE(loadNpy(x, dir / "missing.npy", d, err));
   EXPECT_TRUE(contains(err, "missing.npy")) << err;
   // loadDataset cannot read NumPy data without its labels.
   EXPECT_FALSE(loadDataset(x, DataFormat::Npy, d, err));
   EXPECT_TRUE(contains(err, "needs its labels file (--labels FILE.npy)")) << err;
+}
+
+TEST(Npy, TokenSequences) {
+  // Integer inputs (token ids) and a label per token: (N, T) and (N, T).
+  TempDir dir;
+  const std::string x = dir / "x.npy", y = dir / "y.npy";
+  writeFile(x, npy("<i8", "(2, 3)", bytesOf<int64_t>({5, 0, 7, 1, 2, 3})));
+  writeFile(y, npy("<i8", "(2, 3)", bytesOf<int64_t>({0, 7, 1, 2, 3, 4})));
+  Dataset d;
+  std::string err;
+  ASSERT_TRUE(loadNpy(x, y, d, err)) << err;
+  EXPECT_EQ(d.size(), 2);
+  EXPECT_EQ(d.sampleSize, 3);
+  EXPECT_EQ(d.labelsPerSample, 3);
+  EXPECT_EQ(d.samples, (std::vector<float>{5, 0, 7, 1, 2, 3}));
+  EXPECT_TRUE(checkDataset(d, 3, 3, 8, err)) << err;
+  EXPECT_FALSE(checkDataset(d, 3, 1, 8, err));
+  EXPECT_EQ(err, "data '" + y + "': 3 label(s) per sample, but the model's loss takes 1 per "
+                 "sample (labels of shape (N, 1))");
+  EXPECT_FALSE(checkDataset(d, 3, 3, 7, err));
+  EXPECT_EQ(err, "data '" + y + "': label 7 at sample 0 (counting from 0), position 1 is out of "
+                 "range for the model's 7 classes");
 }
 
 TEST(DataFormat, GuessesFromThePath) {
@@ -361,10 +386,10 @@ TEST(DataCheck, SampleSizeAndLabelRange) {
   d.samples.assign(6, 0);
   d.labels = {1, 4};
   std::string err;
-  EXPECT_TRUE(checkDataset(d, 3, 5, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 4, 5, err));
+  EXPECT_TRUE(checkDataset(d, 3, 1, 5, err)) << err;
+  EXPECT_FALSE(checkDataset(d, 4, 1, 5, err));
   EXPECT_EQ(err, "data 'd.csv': a sample has 3 values, but the model's input takes 4 per sample");
-  EXPECT_FALSE(checkDataset(d, 3, 4, err));
+  EXPECT_FALSE(checkDataset(d, 3, 1, 4, err));
   EXPECT_EQ(err, "data 'd.csv': label 4 at sample 1 (counting from 0) is out of range for the "
                  "model's 4 classes");
 }
@@ -376,7 +401,7 @@ TEST(Data, LabelOutOfRangeNamesTheCsvLine) {
   Dataset d;
   std::string err;
   ASSERT_TRUE(loadDigits(dir / "d.csv", d, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 2, 5, err));
+  EXPECT_FALSE(checkDataset(d, 2, 1, 5, err));
   EXPECT_EQ(err, "data '" + (dir / "d.csv") +
                      "': label 7 at line 3 is out of range for the model's 5 classes");
 }

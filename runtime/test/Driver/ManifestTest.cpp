@@ -112,7 +112,7 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "input\n", "manifest line 5: missing the name: 'input'"},
         BadManifest{HEAD "labels 2 4 1\n", "manifest line 5: labels must have rank 1: 'labels 2 4 1'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
-                    "manifest line 6: labels dimension 5 is not the batch size 4: 'labels 1 5'"},
+                    "manifest line 6: labels dimension 5 is not a multiple of the batch size 4: 'labels 1 5'"},
         BadManifest{"mgs-manifest 2\nbatch_size 4\narena_bytes 16\n" TAIL,
                     "manifest: missing 'mode' line"},
         BadManifest{"mgs-manifest 2\nmode train\narena_bytes 16\n" TAIL,

@@ -1156,3 +1156,19 @@ func.func @lstm_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: te
       -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
   return
 }
+
+// -----
+
+func.func @gather_bad_result(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
+  // expected-error @+1 {{'train.gather' op result shape 3x5 does not match the expected 3x4}}
+  %y = train.gather %t, %i : (tensor<10x4xf32>, tensor<3xi64>) -> tensor<3x5xf32>
+  return
+}
+
+// -----
+
+func.func @gather_grad_bad_grad(%i: tensor<3xi64>, %g: tensor<2x4xf32>) {
+  // expected-error @+1 {{'train.gather_grad' op grad shape 2x4 does not match the expected 3x4}}
+  %d = train.gather_grad %i, %g : (tensor<3xi64>, tensor<2x4xf32>) -> tensor<10x4xf32>
+  return
+}

@@ -488,3 +488,13 @@ func.func @lstm(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf
       -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
   return
 }
+
+// An embedding: rows of a table at integer indices, and its gradient.
+// CHECK-LABEL: func.func @gather
+//       CHECK:   %[[Y:.*]] = train.gather %{{.*}}, %{{.*}} : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+//       CHECK:   train.gather_grad %{{.*}}, %[[Y]] : (tensor<2x3xi64>, tensor<2x3x4xf32>) -> tensor<10x4xf32>
+func.func @gather(%t: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<10x4xf32> {
+  %y = train.gather %t, %i : (tensor<10x4xf32>, tensor<2x3xi64>) -> tensor<2x3x4xf32>
+  %d = train.gather_grad %i, %y : (tensor<2x3xi64>, tensor<2x3x4xf32>) -> tensor<10x4xf32>
+  return %d : tensor<10x4xf32>
+}

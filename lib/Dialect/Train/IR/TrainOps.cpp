@@ -291,6 +291,29 @@ LogicalResult BatchNormOp::verify() {
 }
 
 namespace {
+/// gather's result shape: the indices' shape, then the table's rows'.
+SmallVector<int64_t> gatherShape(ArrayRef<int64_t> table, ArrayRef<int64_t> indices) {
+  SmallVector<int64_t> shape(indices);
+  shape.append(table.begin() + 1, table.end());
+  return shape;
+}
+} // namespace
+
+LogicalResult GatherOp::verify() {
+  ArrayRef<int64_t> table = shapeOf(getTable());
+  if (table.empty())
+    return emitOpError() << "table must have rank >= 1";
+  return checkResultShape(*this, getResult(), gatherShape(table, shapeOf(getIndices())));
+}
+
+LogicalResult GatherGradOp::verify() {
+  ArrayRef<int64_t> table = shapeOf(getResult()), indices = shapeOf(getIndices());
+  if (table.empty())
+    return emitOpError() << "result (the table) must have rank >= 1";
+  return checkResultShape(*this, getGrad(), gatherShape(table, indices), "grad");
+}
+
+namespace {
 /// The LSTM's T, N, I, H from its input and weights; checks w, r, b.
 FailureOr<std::array<int64_t, 4>> lstmDims(Operation *op, Value input, Value w, Value r,
                                             Value b) {

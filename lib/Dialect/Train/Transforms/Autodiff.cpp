@@ -256,6 +256,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           accumulate(in, g);
         return success();
       })
+      .Case([&](GatherOp g) {
+        auto dtable = create<GatherGradOp>(loc, g.getTable().getType(), g.getIndices(),
+                                           gradOf(g.getResult()));
+        accumulate(g.getTable(), dtable);
+        return success();
+      })
       .Case([&](LSTMOp lstm) -> LogicalResult {
         if (gradOf(lstm.getSaved()))
           return lstm.emitOpError() << "cannot be differentiated through its saved states";

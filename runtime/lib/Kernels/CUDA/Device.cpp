@@ -159,9 +159,11 @@ const DeviceKernels kTable = {
 
 } // namespace
 
-// The LSTM runs on the CPU only for now: mgsc refuses --target=cuda for a
-// model with one (convert-train-to-runtime), so these are reached only by
-// direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
+// The LSTM and the embedding run on the CPU only for now: mgsc refuses
+// --target=cuda for a model with one (convert-train-to-runtime), so these are
+// reached only by direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
+MGSRT_CUDA_UNIMPLEMENTED(gather_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(gather_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
 

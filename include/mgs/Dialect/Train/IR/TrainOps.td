@@ -281,6 +281,20 @@ def Train_BatchNormOp : Train_Op<"batch_norm", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_GatherOp : Train_Op<"gather", [Pure]> {
+  let summary = "Rows of a table at computed indices (ONNX Gather on axis 0: an embedding)";
+  let description = [{
+    The result is `indices`'s shape followed by the table's rows' shape:
+    result[i..., :] = table[indices[i...], :]. Every index must be in
+    [-rows, rows) (a negative one counts from the end, as in ONNX); the
+    runtime checks.
+  }];
+  let arguments = (ins Train_Tensor:$table, Train_IndexTensor:$indices);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$table `,` $indices attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 def Train_LSTMOp : Train_Op<"lstm", [Pure]> {
   let summary = "One forward LSTM layer over a sequence (ONNX LSTM)";
   let description = [{
@@ -554,6 +568,19 @@ def Train_BatchNormGradOp : Train_Op<"batch_norm_grad", [Pure]> {
                        Optional<Train_Tensor>:$bias, UnitAttr:$relu);
   let results = (outs Train_Tensor:$input_grad, Train_Tensor:$scale_grad, Train_Tensor:$bias_grad);
   let assemblyFormat = "$input `,` $scale `,` $saved_mean `,` $saved_inv_std `,` $grad (`,` $bias^)? attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_GatherGradOp : Train_Op<"gather_grad", [Pure]> {
+  let summary = "Gradient of gather: each result row added into its table row";
+  let description = [{
+    `grad` has gather's result shape; the result, the table's shape, is zero
+    but for the rows indexed, which get the sum of their rows of `grad` in
+    index order.
+  }];
+  let arguments = (ins Train_IndexTensor:$indices, Train_Tensor:$grad);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$indices `,` $grad attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
 }
 

@@ -1,0 +1,36 @@
+#!/usr/bin/python3
+"""Synthetic token sequences for the language-model tests (nothing is
+downloaded): arithmetic progressions modulo the vocabulary, each with its own
+start and step (1, 2, 3 or 5), so the next token follows from the ones
+before once the step is seen.
+
+    make_token_data.py OUT_DIR [--samples N] [--length T] [--vocab V] [--seed S]
+
+Writes OUT_DIR/tokens.npy (int64, N x T: the inputs) and OUT_DIR/next.npy
+(int64, N x T: the token after each, the labels).
+"""
+import argparse
+import os
+
+import numpy as np
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("out_dir")
+    ap.add_argument("--samples", type=int, default=2000)
+    ap.add_argument("--length", type=int, default=12)
+    ap.add_argument("--vocab", type=int, default=50)
+    ap.add_argument("--seed", type=int, default=0)
+    args = ap.parse_args()
+    os.makedirs(args.out_dir, exist_ok=True)
+    rng = np.random.default_rng(args.seed)
+    start = rng.integers(0, args.vocab, args.samples)
+    step = rng.choice([1, 2, 3, 5], args.samples)
+    seq = (start[:, None] + step[:, None] * np.arange(args.length + 1)[None, :]) % args.vocab
+    np.save(os.path.join(args.out_dir, "tokens.npy"), seq[:, :-1].astype(np.int64))
+    np.save(os.path.join(args.out_dir, "next.npy"), seq[:, 1:].astype(np.int64))
+
+
+if __name__ == "__main__":
+    main()
