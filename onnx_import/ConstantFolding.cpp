@@ -112,6 +112,7 @@ private:
   bool concat(HostTensor &r);
   bool expand(HostTensor &r);
   bool constantOfShape(HostTensor &r);
+  bool slice(HostTensor &r);
 
   const onnx::NodeProto &node;
   const FoldContext &ctx;
@@ -373,6 +374,56 @@ bool Folder::constantOfShape(HostTensor &r) {
   return true;
 }
 
+bool Folder::slice(HostTensor &r) {
+  HostTensor data;
+  SmallVector<int64_t> starts, ends, axes, steps;
+  if (!input(0, data) || !ints(1, starts) || !ints(2, ends))
+    return false;
+  if (hasInput(3) && !ints(3, axes))
+    return false;
+  if (hasInput(4) && !ints(4, steps))
+    return false;
+  if (axes.empty())
+    for (int64_t a = 0; a < static_cast<int64_t>(starts.size()); ++a)
+      axes.push_back(a);
+  if (starts.size() != ends.size() || starts.size() != axes.size() ||
+      (!steps.empty() && steps.size() != starts.size()))
+    return fail("starts, ends, axes and steps must have the same length");
+  if (llvm::any_of(steps, [](int64_t st) { return st != 1; }))
+    return fail("steps other than 1 are not supported");
+  SmallVector<int64_t> lo(data.rank(), 0), hi(data.dims);
+  SmallVector<bool> seen(data.rank(), false);
+  for (auto [k, axisIn] : llvm::enumerate(axes)) {
+    int64_t axis = axisIn;
+    if (!normalize(axis, data.rank(), "axis"))
+      return false;
+    if (seen[axis])
+      return fail("axes repeat");
+    seen[axis] = true;
+    const int64_t dim = data.dims[axis];
+    auto clampIndex = [&](int64_t i) {
+      if (i < 0)
+        i = i < -dim ? 0 : i + dim;
+      return std::min(i, dim);
+    };
+    lo[axis] = clampIndex(starts[k]);
+    hi[axis] = std::max(lo[axis], clampIndex(ends[k]));
+  }
+  r.isFloat = data.isFloat;
+  r.dims.resize(data.rank());
+  for (int64_t d = 0; d < data.rank(); ++d)
+    r.dims[d] = hi[d] - lo[d];
+  const int64_t count = countOf(r.dims);
+  SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(data.dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < data.rank(); ++d)
+      src += (lo[d] + (i / outStrides[d]) % r.dims[d]) * inStrides[d];
+    r.append(data, src);
+  }
+  return true;
+}
+
 FoldResult Folder::run(onnx::TensorProto &out) {
   HostTensor r;
   const std::string &op = node.op_type();
@@ -383,6 +434,7 @@ FoldResult Folder::run(onnx::TensorProto &out) {
             : op == "Concat"          ? concat(r)
             : op == "Expand"          ? expand(r)
             : op == "ConstantOfShape" ? constantOfShape(r)
+            : op == "Slice"           ? slice(r)
                                       : fail("not a foldable op");
   if (!ok)
     return error.empty() && notConstant ? FoldResult::NotConstant : FoldResult::Failed;
@@ -404,7 +456,7 @@ FoldResult Folder::run(onnx::TensorProto &out) {
 
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
-      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape"};
+      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice"};
   return llvm::is_contained(kOps, opType);
 }
 

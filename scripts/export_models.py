@@ -148,15 +148,15 @@ class DigitsLSTM(nn.Module):
 
 
 class TokenLSTM(nn.Module):
-    """A language model (the shape of the paper's LSTM on PTB, small): token
-    ids [N, T] into an embedding (50 -> 16), an LSTM (16 -> 32, sequence
-    first) and a linear layer back to the 50 tokens at every position:
-    logits [N * T, 50], one row per (sample, position), sample-major."""
+    """A language model (the shape of the paper's 2-layer LSTM on PTB, small):
+    token ids [N, T] into an embedding (50 -> 16), two LSTM layers (16 -> 32,
+    sequence first) and a linear layer back to the 50 tokens at every
+    position: logits [N * T, 50], one row per (sample, position), sample-major."""
 
     def __init__(self, vocab=50, embed=16, hidden=32):
         super().__init__()
         self.embed = nn.Embedding(vocab, embed)
-        self.lstm = nn.LSTM(embed, hidden)
+        self.lstm = nn.LSTM(embed, hidden, num_layers=2)
         self.out = nn.Linear(hidden, vocab)
 
     def forward(self, tokens):
