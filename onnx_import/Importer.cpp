@@ -572,7 +572,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   Block *entry = func.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     func.setArgAttr(i, "train.name", b.getStringAttr(name));
-    if (llvm::any_of(indexArgs, [&](const auto &a) { return a.second == i; }))
+    const size_t argNo = i; // (a structured binding cannot be captured in C++17)
+    if (llvm::any_of(indexArgs, [&](const auto &a) { return a.second == argNo; }))
       indexValues[name] = entry->getArgument(i);
     else
       values[name] = entry->getArgument(i);
