@@ -629,8 +629,9 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   return success();
 }
 
-/// `model` without its initializers' data: each initializer becomes a graph
-/// input of its dtype and shape (what shape inference reads of it).
+/// `model` without its FLOAT initializers' data: each becomes a graph input
+/// of its dtype and shape (what shape inference reads of it); integer ones
+/// (shapes, axes: small) are kept, since data propagation reads their values.
 onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
   // The initializers are moved aside while the rest is copied (a 500 MB
   // model is not copied), then moved back.
@@ -644,6 +645,10 @@ onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
   for (const auto &vi : graph->input())
     inputs.insert(vi.name());
   for (const auto &init : model.graph().initializer()) {
+    if (init.data_type() != onnx::TensorProto::FLOAT) {
+      graph->add_initializer()->CopyFrom(init);
+      continue;
+    }
     if (inputs.contains(init.name()))
       continue;
     onnx::ValueInfoProto *vi = graph->add_input();

@@ -476,7 +476,8 @@ LogicalResult convertGather(NodeImporter &n) {
     return failure();
   if (std::optional<Value> indices = n.indexInput(1)) {
     // An embedding: rows of the table at the graph's integer inputs.
-    if (int64_t axis = n.intAttr("axis", 0); axis != 0)
+    const int64_t rank = shapeOf(*x).size();
+    if (int64_t axis = n.intAttr("axis", 0); axis != 0 && axis != -rank)
       return n.emitError() << "gathering at computed indices is supported on axis 0 (rows), "
                               "got axis "
                            << axis;

@@ -600,13 +600,13 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
   }
   data.samples.resize(x.count);
   for (uint64_t i = 0; i < x.count; ++i) {
-    const std::string sample = std::to_string(i / static_cast<uint64_t>(data.sampleSize));
+    auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };
     float v;
     if (intInputs) {
       // Integer inputs (token ids) travel as float32: exact up to 2^24.
       int64_t iv = 0;
       if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24)) {
-        error = "NumPy inputs '" + inputs + "': sample " + sample +
+        error = "NumPy inputs '" + inputs + "': sample " + sample() +
                 " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
                 "mgs carries exactly";
         data = Dataset();
@@ -618,7 +618,7 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
                           : static_cast<float>(loadLittle<double>(x.data + 8 * i));
     }
     if (!std::isfinite(v)) {
-      error = "NumPy inputs '" + inputs + "': sample " + sample +
+      error = "NumPy inputs '" + inputs + "': sample " + sample() +
               " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
               "or a float64 beyond float32's range)";
       data = Dataset();

@@ -53,7 +53,8 @@ constexpr const char *kUsageTraining =
     "                           NumPy .npy inputs (N, ...) in float32/float64, as stored, or\n"
     "                           integers (token ids)\n"
     "  --labels FILE.npy        with .npy inputs: their labels, integers of shape (N,), or\n"
-    "                           (N, L) for a model with a label per token\n"
+    "                           (N, L) for a model with a label per token (its first output\n"
+    "                           then has a row per label, sample by sample: row j*L + k)\n"
     "  --data-format F          digits|mnist|cifar10|npy (default: guessed from PATH)\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
@@ -731,7 +732,7 @@ int Driver::runInference() {
   for (const TensorSpec &s : m.inputs)
     if (!inputFiles.count(s.name))
       return usage("missing --input " + s.name + "=FILE (" + formatShape(s.dims) +
-                   " float32)");
+                   (s.int64 ? " int64: token ids)" : " float32)"));
   if (int rc = bind("--output", "output", o.outputs, m.outputs, outputFiles))
     return rc;
 
@@ -799,6 +800,18 @@ int Driver::loadData() {
     return error(err);
   if (!checkDataset(data, sampleSize, labelsPerSample, m.classes, err))
     return error(err);
+  if (m.inputs[0].int64) {
+    // Token ids: the samples must be integers (within +-2^24, exact in the
+    // float32 the data sets hold).
+    for (size_t i = 0; i < data.samples.size(); ++i) {
+      const float v = data.samples[i];
+      if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
+        return error("data '%s': sample %lld holds %g, but the model's input '%s' takes token "
+                     "ids (integers)",
+                     o.data.c_str(), static_cast<long long>(i / sampleSize), v,
+                     m.inputs[0].name.c_str());
+    }
+  }
 
   uint64_t seed = o.seed;
   double holdout = o.holdout;
