@@ -170,14 +170,17 @@ def mpi_launch(network, workers, coll="ring", omp_threads=1):
     return launcher + coll_flags + ["-x", f"OMP_NUM_THREADS={omp_threads}"], coll_text
 
 
-def calibrate(mgsc, model, batch, launch, data, density, work, profile, timeout):
+def calibrate(mgsc, model, batch, launch, data, density, work, profile, timeout,
+              data_args=None):
     """Builds the instrumented executable (mgsc --profile-generate) and runs
-    its --calibrate under `launch` on CIFAR-10 `data`, writing `profile`.
+    its --calibrate under `launch` on CIFAR-10 `data` (or on `data_args`, the
+    executable's data options), writing `profile`.
     Returns (the calibration's summary line, compile command, run command)."""
     cal = os.path.join(work, "calibrate")
     cal_compile = [mgsc, model, "--batch-size", batch, "--profile-generate", "-o", cal, "--quiet"]
-    cal_run = launch + [cal, "--data", data, "--data-format", "cifar10",
-                        "--calibrate-density", density, "--calibrate", profile]
+    data_args = data_args or ["--data", data, "--data-format", "cifar10"]
+    cal_run = launch + [cal] + data_args + ["--calibrate-density", density,
+                                            "--calibrate", profile]
     run_checked(cal_compile, "compiling the calibration build")
     print(f"calibrating: {q(cal_run)}", flush=True)
     out = run_checked(cal_run, "calibration", timeout=timeout, cwd=work)

@@ -9,7 +9,10 @@ the measured one, for one model trained on 4 MPI ranks, on one network.
         [--coll ring|default] [--omp-threads 1] [--work DIR] [--plot FILE.png]
 
 Models: NAME = BUILD/test/models/NAME-opset15.onnx (default resnet20: 0.27 M
-parameters, communication negligible); widemlp = a wide MLP where
+parameters, communication negligible); lstmlm (in the build tree) and
+lstmlm_medium (1.4 M parameters, exported into --work): LSTM language models
+trained on synthetic token sequences with a label per token
+(scripts/make_token_data.py); widemlp = a wide MLP where
 communication matters as in the paper (3072 -> 2048 -> 2048 -> 10 with ReLU on
 the same synthetic CIFAR data, flattened inside the model by torch.flatten(x,
 1); 10.5 M parameters = 42 MB of fp32 gradients per step), exported at run
@@ -163,12 +166,15 @@ def main():
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
     os.makedirs(work, exist_ok=True)
     model_note = ""
-    if args.model == "widemlp":
+    tokens = args.model.startswith("lstmlm")
+    if args.model in ("widemlp", "lstmlm_medium"):
         try:
-            model, n = export_model("widemlp", work)
+            model, n = export_model(args.model, work)
         except RuntimeError as e:
             die(str(e))
-        model_note = (f"widemlp 3072-2048-2048-10 ReLU, {n} parameters "
+        shape = ("3072-2048-2048-10 ReLU" if args.model == "widemlp" else
+                 "embedding 2000 -> 200, 2 LSTM layers 200 -> 200, linear to 2000, 20 tokens")
+        model_note = (f"{args.model} {shape}, {n} parameters "
                       f"({n * 4 / 1e6:.1f} MB fp32 gradients), exported to {model}")
         print(f"model: {model_note}", flush=True)
     else:
@@ -183,13 +189,30 @@ def main():
 
     # Synthetic CIFAR-10: one epoch of --iters global batches; the --strategy
     # none copies get --iters local batches each.
-    data = os.path.join(work, "synthetic_cifar.bin")
-    data_none = os.path.join(work, "synthetic_cifar_single.bin")
-    write_cifar(data, gb * args.iters)
     # The none copies start and end a little apart: they get one window more,
     # and their first and last windows are left out.
-    write_cifar(data_none, B * (args.iters + args.progress_every))
-    train_args = ["--data-format", "cifar10", "--holdout", "0", "--epochs", "1", "--lr", "0.01",
+    if tokens:
+        # A language model: synthetic token sequences, a label per token.
+        vocab, length = (2000, 20) if args.model == "lstmlm_medium" else (50, 12)
+
+        def token_data(name, samples):
+            out = os.path.join(work, name)
+            run_checked(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_token_data.py"),
+                         out, "--samples", str(samples), "--vocab", str(vocab), "--length",
+                         str(length)], "writing token data")
+            return ["--data", os.path.join(out, "tokens.npy"), "--labels",
+                    os.path.join(out, "next.npy"), "--data-format", "npy"]
+        data_args = token_data("tokens", gb * args.iters)
+        none_data_args = token_data("tokens-none", B * (args.iters + args.progress_every))
+        data = data_args[1]
+    else:
+        data = os.path.join(work, "synthetic_cifar.bin")
+        data_none = os.path.join(work, "synthetic_cifar_single.bin")
+        write_cifar(data, gb * args.iters)
+        write_cifar(data_none, B * (args.iters + args.progress_every))
+        data_args = ["--data", data, "--data-format", "cifar10"]
+        none_data_args = ["--data", data_none, "--data-format", "cifar10"]
+    train_args = ["--holdout", "0", "--epochs", "1", "--lr", "0.01",
                   "--progress-every", str(args.progress_every)]
 
     launch, coll_text = mpi_launch(args.network, P, args.coll, args.omp_threads)
@@ -200,7 +223,7 @@ def main():
         # 1. Calibration.
         profile = os.path.join(work, f"profile-{args.network}.json")
         cal_line, cal_compile, cal_run = calibrate(mgsc, model, B, launch, data, rho, work,
-                                                   profile, args.timeout)
+                                                   profile, args.timeout, data_args=data_args)
         with open(profile) as f:
             prof = json.load(f)
         backward_ms = sum(l["backward"] for l in prof["layers"]) * 1e3
@@ -237,7 +260,7 @@ def main():
         # 3. Training runs, rounds in rotated order; the compute-only baseline
         # (P --strategy none copies side by side) takes its turn like a strategy.
         none_env = dict(os.environ, OMP_NUM_THREADS=str(args.omp_threads))
-        none_cmd = [exe_none, "--data", data_none] + train_args
+        none_cmd = [exe_none] + none_data_args + train_args
 
         def run_baseline():
             procs = [subprocess.Popen(none_cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -258,7 +281,7 @@ def main():
             # Window by window, the mean over the P copies.
             return [statistics.mean(w) for w in zip(*values)]
 
-        train_cmd = lambda exe: launch + [exe, "--data", data] + train_args
+        train_cmd = lambda exe: launch + [exe] + data_args + train_args
         names = ["(none)"] + [s for s in strategies if exes[s]]
         windows = {n: [] for n in names}
         round_means = {n: [] for n in names}
@@ -341,7 +364,9 @@ def main():
     print(f"  {q(train_cmd(os.path.join(work, 'train-S')))}")
     print(f"  {q(none_compile)}")
     print(f"  {P} x: OMP_NUM_THREADS={args.omp_threads} {q(none_cmd)}")
-    print(f"  (S in {', '.join(strategies)}; data: synthetic CIFAR-10 records, numpy seed 0, "
+    data_text = ("synthetic token sequences (scripts/make_token_data.py), seed 0" if tokens
+                 else "synthetic CIFAR-10 records, numpy seed 0")
+    print(f"  (S in {', '.join(strategies)}; data: {data_text}, "
           f"{gb * args.iters} and {B * (args.iters + args.progress_every)} samples; the none "
           f"copies' first and last windows are left out)")
     if args.plot:

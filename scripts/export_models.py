@@ -177,6 +177,10 @@ def build(name):
         "lstm": (DigitsLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
+        # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence
+        # (1.5 M parameters: communication matters on a 1 Gbit/s network)
+        "lstmlm_medium": (lambda: TokenLSTM(vocab=2000, embed=200, hidden=200),
+                          torch.zeros(1, 20, dtype=torch.long)),
         "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),
         # zeros: an example drawn here would move the random stream every
         # other model's initial weights (and the tests' batches) come from
