@@ -170,6 +170,21 @@ def mpi_launch(network, workers, coll="ring", omp_threads=1):
     return launcher + coll_flags + ["-x", f"OMP_NUM_THREADS={omp_threads}"], coll_text
 
 
+# The language models of scripts/export_models.py: (vocabulary, tokens a sequence).
+TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
+
+
+def token_data(model_name, out_dir, samples):
+    """Writes synthetic token sequences for a language model (scripts/
+    make_token_data.py) into out_dir; returns the executable's data options."""
+    vocab, length = TOKEN_MODELS[model_name]
+    run_checked(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_token_data.py"), out_dir,
+                 "--samples", str(samples), "--vocab", str(vocab), "--length", str(length)],
+                "writing token data")
+    return ["--data", os.path.join(out_dir, "tokens.npy"), "--labels",
+            os.path.join(out_dir, "next.npy"), "--data-format", "npy"]
+
+
 def calibrate(mgsc, model, batch, launch, data, density, work, profile, timeout,
               data_args=None):
     """Builds the instrumented executable (mgsc --profile-generate) and runs

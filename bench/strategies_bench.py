@@ -67,8 +67,9 @@ import time
 
 import numpy as np
 
-from benchlib import (NETCLUSTER, ROOT, NetCluster, calibrate, check_setup, export_model,
-                      mpi_launch, q, run_checked, window_ms, write_cifar)
+from benchlib import (NETCLUSTER, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
+                      export_model, mpi_launch, q, run_checked, token_data, window_ms,
+                      write_cifar)
 
 STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
 
@@ -166,7 +167,7 @@ def main():
     work = os.path.abspath(args.work or f"/tmp/mgs-strategies-bench-{args.network}")
     os.makedirs(work, exist_ok=True)
     model_note = ""
-    tokens = args.model.startswith("lstmlm")
+    tokens = args.model in TOKEN_MODELS
     if args.model in ("widemlp", "lstmlm_medium"):
         try:
             model, n = export_model(args.model, work)
@@ -193,17 +194,9 @@ def main():
     # and their first and last windows are left out.
     if tokens:
         # A language model: synthetic token sequences, a label per token.
-        vocab, length = (2000, 20) if args.model == "lstmlm_medium" else (50, 12)
-
-        def token_data(name, samples):
-            out = os.path.join(work, name)
-            run_checked(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_token_data.py"),
-                         out, "--samples", str(samples), "--vocab", str(vocab), "--length",
-                         str(length)], "writing token data")
-            return ["--data", os.path.join(out, "tokens.npy"), "--labels",
-                    os.path.join(out, "next.npy"), "--data-format", "npy"]
-        data_args = token_data("tokens", gb * args.iters)
-        none_data_args = token_data("tokens-none", B * (args.iters + args.progress_every))
+        data_args = token_data(args.model, os.path.join(work, "tokens"), gb * args.iters)
+        none_data_args = token_data(args.model, os.path.join(work, "tokens-none"),
+                                    B * (args.iters + args.progress_every))
         data = data_args[1]
     else:
         data = os.path.join(work, "synthetic_cifar.bin")

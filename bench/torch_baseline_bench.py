@@ -45,8 +45,9 @@ import statistics
 import sys
 import time
 
-from benchlib import (NETCLUSTER, ROOT, NetCluster, calibrate, check_setup, export_model,
-                      mpi_launch, q, run_checked, window_ms, write_cifar)
+from benchlib import (NETCLUSTER, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
+                      export_model, mpi_launch, q, run_checked, token_data, window_ms,
+                      write_cifar)
 
 PROG = "torch_baseline_bench.py"
 WORKER = os.path.join(ROOT, "bench", "torch_baseline_worker.py")
@@ -105,9 +106,14 @@ def main():
     print(f"model: {args.model}, {nparams:,} parameters ({nparams * 4 / 1e6:.1f} MB of fp32 "
           f"gradients), exported to {model}", flush=True)
     gb = P * B
-    data = os.path.join(work, "synthetic_cifar.bin")
-    write_cifar(data, gb * args.iters)
-    train_args = ["--data-format", "cifar10", "--holdout", "0", "--epochs", "1", "--lr", "0.01",
+    if args.model in TOKEN_MODELS:  # a language model: token sequences, a label per token
+        data_args = token_data(args.model, os.path.join(work, "tokens"), gb * args.iters)
+        data = data_args[1]
+    else:
+        data = os.path.join(work, "synthetic_cifar.bin")
+        write_cifar(data, gb * args.iters)
+        data_args = ["--data", data, "--data-format", "cifar10"]
+    train_args = ["--holdout", "0", "--epochs", "1", "--lr", "0.01",
                   "--progress-every", str(args.progress_every)]
     launch, coll_text = mpi_launch(args.network, P, "ring", args.threads)
     torch_env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
@@ -142,7 +148,7 @@ def main():
     with cluster:
         profile = os.path.join(work, f"profile-{args.network}.json")
         cal_line, cal_compile, cal_run = calibrate(mgsc, model, B, launch, data, rho, work,
-                                                   profile, args.timeout)
+                                                   profile, args.timeout, data_args=data_args)
         print(f"profile: {profile}\n  {cal_line}", flush=True)
 
         runs = {}  # name -> command runner
@@ -156,7 +162,7 @@ def main():
                          "--density", rho, "--profile-use", profile, "-o", exe, "--quiet"],
                         f"mgsc --strategy {s}")
             runs[f"mgs {s}"] = (lambda exe=exe, s=s: statistics.mean(window_ms(run_checked(
-                launch + [exe, "--data", data] + train_args, f"mgs {s}",
+                launch + [exe] + data_args + train_args, f"mgs {s}",
                 timeout=args.timeout, cwd=work), gb)))
             runs[f"torch {s}"] = lambda plan=plan: run_torch(torch_cmd("plan", plan))
         runs["torch DDP"] = lambda: run_torch(torch_cmd("ddp"))
@@ -215,7 +221,7 @@ def main():
     print(f"  {q([mgs_plan, profile, '--strategy', 'S', '--workers', P, '--density', rho])}"
           f" > plan-S.json")
     print(f"  {q([mgsc, model, '--batch-size', B, '--strategy', 'S', '--workers', P, '--density', rho, '--profile-use', profile, '-o', 'train-S', '--quiet'])}")
-    print(f"  {q(launch + ['train-S', '--data', data] + train_args)}")
+    print(f"  {q(launch + ['train-S'] + data_args + train_args)}")
     spawn, local = (([NETCLUSTER, "spawn", P, "--"], []) if args.network == "netcluster"
                     else ([], ["--local-ranks", P]))
     threads = f"OMP_NUM_THREADS={args.threads} OPENBLAS_NUM_THREADS={args.threads}"

@@ -193,9 +193,15 @@ def main():
     model.train()
     gen = torch.Generator().manual_seed(1 + rank)
     shape = (args.batch_size,) + tuple(example.shape[1:])
-    batches = [(torch.randn(shape, generator=gen),
-                torch.randint(0, 10, (args.batch_size,), generator=gen))
-               for _ in range(args.iters)]
+    if example.is_floating_point():
+        batches = [(torch.randn(shape, generator=gen),
+                    torch.randint(0, 10, (args.batch_size,), generator=gen))
+                   for _ in range(args.iters)]
+    else:  # a language model: token ids, and a label per token
+        vocab = model.embed.num_embeddings
+        batches = [(torch.randint(0, vocab, shape, generator=gen),
+                    torch.randint(0, vocab, (args.batch_size * shape[1],), generator=gen))
+                   for _ in range(args.iters)]
 
     if args.mode == "ddp":
         net, exchange = torch.nn.parallel.DistributedDataParallel(model), None
