@@ -3,7 +3,7 @@
 the measured one, for one model trained on 4 MPI ranks, on one network.
 
     bench/strategies_bench.py [BUILD_DIR] [--network loopback|netcluster]
-        [--model resnet20|widemlp|NAME|PATH.onnx] [--batch-size 16] [--workers 4]
+        [--model resnet20|widemlp|lstmlm_medium|NAME|PATH.onnx] [--batch-size 16] [--workers 4]
         [--density 0.001] [--strategies dense,mgwfbp,layerwise,single,greedy,omgs,auto]
         [--iters 24] [--progress-every 4] [--rounds 3] [--rate 1gbit]
         [--coll ring|default] [--omp-threads 1] [--work DIR] [--plot FILE.png]
@@ -27,7 +27,8 @@ offset and measured ms per strategy.
 2. For each strategy: mgsc --strategy S --workers P --density R --profile-use
    PROFILE; the executable trains --iters iterations (one epoch) of synthetic
    CIFAR-10 data (1 label byte + 3072 pixel bytes per record, as in
-   bench/resnet20_step.py); measured ms per iteration = global batch /
+   bench/resnet20_step.py; the language models: token sequences from
+   scripts/make_token_data.py, a label per token); measured ms per iteration = global batch /
    (the executable's samples/s) over every progress window but the first
    (oneDNN primitive creation), averaged over --rounds rounds (the strategies
    run in a rotated order each round, so slow drift of the machine's load
@@ -135,8 +136,8 @@ def main():
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
     ap.add_argument("--network", choices=["loopback", "netcluster"], default="loopback")
     ap.add_argument("--model", default="resnet20",
-                    help="a model of BUILD/test/models (NAME-opset15.onnx), widemlp (exported "
-                    "at run time into --work), or an .onnx path")
+                    help="a model of BUILD/test/models (NAME-opset15.onnx), widemlp or "
+                    "lstmlm_medium (exported at run time into --work), or an .onnx path")
     ap.add_argument("--batch-size", type=int, default=16, help="per worker")
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--density", type=float, default=0.001)

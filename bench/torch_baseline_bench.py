@@ -26,7 +26,8 @@ one process per worker, torch.set_num_threads(--threads)):
 Both train SGD with momentum on the model of scripts/export_models.py (mgs:
 its ONNX export; PyTorch: the module itself, same seed) with batch
 --batch-size per worker. mgs: ms/iteration from the executable's progress
-windows, the first skipped, on synthetic CIFAR-10 records read from a file;
+windows, the first skipped, on synthetic CIFAR-10 records read from a file
+(language models, lstmlm*: token .npy files with a label per token);
 PyTorch: wall time of the iterations after --progress-every warm-up ones,
 on preloaded random batches (data costs PyTorch nothing). Runs alternate in
 a rotated order over --rounds rounds; the table shows the mean of the round

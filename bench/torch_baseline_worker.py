@@ -23,7 +23,8 @@ all_reduce instead.
 of being one; the job fails as soon as one rank fails. --save FILE: rank 0
 writes the trained parameters (numpy .npz, by name).
 
-Both train SGD (momentum 0.9) on preloaded random CIFAR-shaped batches (so
+Both train SGD (momentum 0.9) on preloaded random batches of the model's
+example shape (token ids and a label per token for language models; so
 data loading costs PyTorch nothing), with torch.set_num_threads(--threads).
 Rank 0 prints one line: "torch-baseline: ms/iter X over N iterations (first W
 skipped)[, of which top-k with error feedback T], loss A -> B".

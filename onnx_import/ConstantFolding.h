@@ -4,8 +4,9 @@
 // initial state with Shape -> Gather -> Unsqueeze -> Concat -> Expand. With
 // the static shapes mgs needs, every such node's inputs are known at import,
 // so the importer evaluates it into a constant instead of converting it.
-// Integer (INT64/INT32) and FLOAT tensors; Shape reads the static shape ONNX
-// shape inference gave its input.
+// Integer (INT64/INT32, results INT64) and FLOAT tensors (ConstantOfShape's
+// value: INT64 or FLOAT); Shape reads the static shape ONNX shape inference
+// gave its input.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,8 +30,8 @@ bool isFoldableOp(llvm::StringRef opType);
 
 struct FoldContext {
   int64_t opset;
-  /// The constant named `name` (initializer, Constant node or an earlier
-  /// folded node), or null.
+  /// The constant named `name` (a non-FLOAT initializer, a Constant node or
+  /// an earlier folded node; FLOAT initializers are parameters), or null.
   std::function<const onnx::TensorProto *(const std::string &name)> constant;
   /// The static shape of the value named `name`, if ONNX shape inference
   /// gave it one.

@@ -467,9 +467,9 @@ LogicalResult convertIdentity(NodeImporter &n) {
 /// shape inference gave (constant ones are evaluated at import).
 LogicalResult convertReshapeLike(NodeImporter &n) { return convertReshape(n); }
 
-/// Gather of a computed tensor at one constant index (PyTorch's h[-1]): the
-/// slice at that index, the axis dropped. Constant data is evaluated at
-/// import; gathering at computed indices (embeddings) is not supported.
+/// Gather at an INT64 graph input's indices (an embedding, axis 0), or of a
+/// computed tensor at one constant index (PyTorch's h[-1]: the slice at that
+/// index, the axis dropped). Constant data is evaluated at import.
 LogicalResult convertGather(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))

@@ -7,7 +7,7 @@ Exports MODEL (lstmlm: a language model on int64 token ids, a label per
 token; mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
 inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
-reads (digits CSV or CIFAR-10 binary: the same bytes torch sees, after the
+reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
 SGD. The trained parameters are read back from the ONNX model the
 executable's --save writes. With K = 1 the gradient of every parameter is recovered exactly enough

@@ -133,8 +133,8 @@ class WideMLP(nn.Module):
 class DigitsLSTM(nn.Module):
     """The digits as sequences: an image's 8 rows, one per step, into an LSTM
     (8 -> 32, sequence first), its last hidden state into a linear classifier.
-    A recurrent model mgs trains; the paper's LSTM language model (PTB) also
-    needs embeddings (Gather at computed indices) and token data."""
+    A recurrent model mgs trains; lstmlm (TokenLSTM) is the language model,
+    with an embedding and token data."""
 
     def __init__(self):
         super().__init__()
@@ -178,7 +178,7 @@ def build(name):
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence
-        # (1.5 M parameters: communication matters on a 1 Gbit/s network)
+        # (1.4 M parameters: communication matters on a 1 Gbit/s network)
         "lstmlm_medium": (lambda: TokenLSTM(vocab=2000, embed=200, hidden=200),
                           torch.zeros(1, 20, dtype=torch.long)),
         "resnet20": (ResNet20, torch.randn(1, 3, 32, 32)),

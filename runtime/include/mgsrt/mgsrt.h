@@ -42,7 +42,8 @@ enum {
   MGSRT_ERROR_OUT_OF_MEMORY = 2,
   MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
   MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
-  MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present */
+  MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present, or a kernel has
+                                       no implementation on it (gather, lstm: CPU only) */
 };
 
 typedef struct mgsrt_ctx mgsrt_ctx_t;
@@ -193,7 +194,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Gather of table rows (an embedding).  desc: [rows, row_size, count]
+/* Gather of table rows (an embedding; CPU only: on a GPU context,
+ *   MGSRT_ERROR_UNAVAILABLE).  desc: [rows, row_size, count]
  * fwd  bufs: table (rows x row_size), indices (int64, count), y (count x row_size):
  *      y[i] = table[indices[i]] (a negative index counts from the end, as in ONNX);
  *      an index outside [-rows, rows) is an error naming it.
@@ -202,7 +204,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t
 MGSRT_EXPORT mgsrt_status_t mgsrt_gather_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gather_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* LSTM, one layer, forward direction (ONNX LSTM with its default
+/* LSTM, one layer, forward direction (CPU only: on a GPU context,
+ *   MGSRT_ERROR_UNAVAILABLE) (ONNX LSTM with its default
  *   activations: sigmoid gates, tanh cell and output; zero initial state).
  *   desc: [T, N, I, H]; x is T x N x I (sequence first). Gate order as ONNX:
  *   i, o, f, c. w is 4H x I, r is 4H x H, b is 8H (input then recurrent
