@@ -383,32 +383,10 @@ bool Folder::slice(HostTensor &r) {
     return false;
   if (hasInput(4) && !ints(4, steps))
     return false;
-  if (axes.empty())
-    for (int64_t a = 0; a < static_cast<int64_t>(starts.size()); ++a)
-      axes.push_back(a);
-  if (starts.size() != ends.size() || starts.size() != axes.size() ||
-      (!steps.empty() && steps.size() != starts.size()))
-    return fail("starts, ends, axes and steps must have the same length");
-  if (llvm::any_of(steps, [](int64_t st) { return st != 1; }))
-    return fail("steps other than 1 are not supported");
-  SmallVector<int64_t> lo(data.rank(), 0), hi(data.dims);
-  SmallVector<bool> seen(data.rank(), false);
-  for (auto [k, axisIn] : llvm::enumerate(axes)) {
-    int64_t axis = axisIn;
-    if (!normalize(axis, data.rank(), "axis"))
-      return false;
-    if (seen[axis])
-      return fail("axes repeat");
-    seen[axis] = true;
-    const int64_t dim = data.dims[axis];
-    auto clampIndex = [&](int64_t i) {
-      if (i < 0)
-        i = i < -dim ? 0 : i + dim;
-      return std::min(i, dim);
-    };
-    lo[axis] = clampIndex(starts[k]);
-    hi[axis] = std::max(lo[axis], clampIndex(ends[k]));
-  }
+  SmallVector<int64_t> lo, hi;
+  if (std::string problem = sliceBounds(data.dims, starts, ends, axes, steps, lo, hi);
+      !problem.empty())
+    return fail(problem);
   r.isFloat = data.isFloat;
   r.dims.resize(data.rank());
   for (int64_t d = 0; d < data.rank(); ++d)
@@ -453,6 +431,46 @@ FoldResult Folder::run(onnx::TensorProto &out) {
 }
 
 } // namespace
+
+std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
+                        llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
+                        llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
+                        llvm::SmallVectorImpl<int64_t> &hi) {
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  SmallVector<int64_t> axisList(axes);
+  if (axes.empty())
+    for (int64_t a = 0; a < static_cast<int64_t>(starts.size()); ++a)
+      axisList.push_back(a);
+  if (starts.size() != ends.size() || starts.size() != axisList.size() ||
+      (!steps.empty() && steps.size() != starts.size()))
+    return "starts, ends, axes and steps must have the same length, got " +
+           std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
+           std::to_string(axisList.size()) + " and " + std::to_string(steps.size());
+  if (llvm::any_of(steps, [](int64_t st) { return st != 1; }))
+    return "steps other than 1 are not supported";
+  lo.assign(rank, 0);
+  hi.assign(dims.begin(), dims.end());
+  SmallVector<bool> seen(rank, false);
+  for (auto [k, axisIn] : llvm::enumerate(axisList)) {
+    int64_t axis = axisIn;
+    if (axis < -rank || axis >= rank)
+      return "axis " + std::to_string(axis) + " is out of range for rank " + std::to_string(rank);
+    if (axis < 0)
+      axis += rank;
+    if (seen[axis])
+      return "axes repeat";
+    seen[axis] = true;
+    const int64_t dim = dims[axis];
+    auto clampIndex = [&](int64_t i) {
+      if (i < 0)
+        i = i < -dim ? 0 : i + dim;
+      return std::min(i, dim);
+    };
+    lo[axis] = clampIndex(starts[k]);
+    hi[axis] = std::max(lo[axis], clampIndex(ends[k]));
+  }
+  return "";
+}
 
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {

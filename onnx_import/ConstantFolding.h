@@ -44,6 +44,16 @@ enum class FoldResult {
   Failed,      // the node is malformed; `error` says why
 };
 
+/// ONNX Slice's bounds on a tensor of shape `dims`, unit steps only: per
+/// dimension [lo, hi), whole where not in `axes` (empty `axes`: the first
+/// starts.size() dimensions). Starts and ends are clamped as ONNX does.
+/// Returns the problem, or an empty string. Shared by the folder (constant
+/// data) and the Slice converter (computed data).
+std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
+                        llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
+                        llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
+                        llvm::SmallVectorImpl<int64_t> &hi);
+
 /// Evaluates `node` (of a foldable type) into `out`, named as its output 0.
 FoldResult foldNode(const onnx::NodeProto &node, const FoldContext &ctx, onnx::TensorProto &out,
                     std::string &error);

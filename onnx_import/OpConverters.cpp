@@ -8,14 +8,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpConverters.h"
+#include "ConstantFolding.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
-#include "llvm/ADT/DenseSet.h"
 
-#include <algorithm>
 #include <limits>
 
 using namespace mlir;
@@ -529,44 +528,24 @@ LogicalResult convertSlice(NodeImporter &n) {
   auto starts = n.constantInts(1), ends = n.constantInts(2);
   if (failed(starts) || failed(ends))
     return failure();
-  const int64_t rank = shapeOf(*x).size();
-  SmallVector<int64_t> axes;
-  if (n.hasInput(3)) {
-    auto given = n.constantInts(3);
+  SmallVector<int64_t> axes, steps;
+  for (auto [i, list] : {std::pair{3, &axes}, std::pair{4, &steps}}) {
+    if (!n.hasInput(i))
+      continue;
+    auto given = n.constantInts(i);
     if (failed(given))
       return failure();
-    axes = *given;
-  } else {
-    for (int64_t a = 0; a < static_cast<int64_t>(starts->size()); ++a)
-      axes.push_back(a);
+    *list = *given;
   }
-  if (n.hasInput(4)) {
-    auto steps = n.constantInts(4);
-    if (failed(steps))
-      return failure();
-    if (llvm::any_of(*steps, [](int64_t st) { return st != 1; }))
-      return n.emitError() << "steps other than 1 are not supported";
-  }
-  if (starts->size() != ends->size() || starts->size() != axes.size())
-    return n.emitError() << "starts, ends and axes must have the same length, got "
-                         << starts->size() << ", " << ends->size() << " and " << axes.size();
-  for (int64_t &a : axes)
-    if (a < 0)
-      a += rank;
-  if (llvm::SmallDenseSet<int64_t>(axes.begin(), axes.end()).size() != axes.size())
-    return n.emitError() << "axes repeat";
+  SmallVector<int64_t> los, his;
+  if (std::string problem = sliceBounds(shapeOf(*x), *starts, *ends, axes, steps, los, his);
+      !problem.empty())
+    return n.emitError() << problem;
   OpBuilder &b = n.builder();
   Value v = *x;
-  for (auto [k, axisIn] : llvm::enumerate(axes)) {
-    int64_t axis = axisIn;
-    if (axis < -rank || axis >= rank)
-      return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
-    if (axis < 0)
-      axis += rank;
+  for (int64_t axis = 0; axis < static_cast<int64_t>(los.size()); ++axis) {
     SmallVector<int64_t> shape(shapeOf(v));
-    const int64_t dim = shape[axis];
-    auto clampIndex = [&](int64_t i) { return std::clamp(i < 0 ? i + dim : i, int64_t(0), dim); };
-    const int64_t lo = clampIndex((*starts)[k]), hi = std::max(lo, clampIndex((*ends)[k]));
+    const int64_t dim = shape[axis], lo = los[axis], hi = his[axis];
     if (lo == 0 && hi == dim)
       continue;
     if (lo == hi)
