@@ -5,7 +5,7 @@
 //            [--allreduce-alpha A] [--allreduce-beta B]
 //            [--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--compare]
 //
-// Prints each strategy's plan and predicted iteration time in DESIGN.md's
+// Prints each strategy's plan and predicted iteration time in docs/design.md's
 // Plan JSON (one object for one strategy, an array for several; every
 // strategy without --strategy), or with --compare a table of them. The
 // options replace the profile's values. Errors name the file and the field

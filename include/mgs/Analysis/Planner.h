@@ -2,7 +2,7 @@
 //
 // The planner decides which neighbouring gradients are merged into one group
 // (one top-k and one collective per group) and, for `auto`, which groups stay
-// dense. It reads a calibration profile (DESIGN.md, "Profile (JSON)"), predicts
+// dense. It reads a calibration profile (docs/design.md, "Profile (JSON)"), predicts
 // the iteration time of a grouping with the pipeline model of OMGS-SGD, and
 // plans with one of the strategies below. It is plain C++ over LLVMSupport (no
 // MLIR IR) so the merge pass and the mgs-plan CLI share it.
@@ -57,7 +57,7 @@ struct TopKPoint {
   double seconds = 0.0;
 };
 
-/// A calibration profile (DESIGN.md "Profile (JSON)").
+/// A calibration profile (docs/design.md "Profile (JSON)").
 struct Profile {
   int64_t workers = 1;
   double density = 0.001;
@@ -102,7 +102,7 @@ struct Profile {
 llvm::Expected<Profile> parseProfile(llvm::StringRef json);
 /// parseProfile on a file's contents; I/O errors name the file.
 llvm::Expected<Profile> loadProfile(llvm::StringRef path);
-/// The profile as DESIGN.md's JSON (parseProfile reads it back unchanged).
+/// The profile as docs/design.md's JSON (parseProfile reads it back unchanged).
 llvm::json::Value profileToJSON(const Profile &profile);
 
 /// A model's trainable parameter as the compiler sees it, forward order.
@@ -152,7 +152,7 @@ struct GroupTimes {
   double commEnd;
 };
 
-/// The pipeline model of DESIGN.md. Backprop visits the layers L..1; for
+/// The pipeline model of docs/design.md. Backprop visits the layers L..1; for
 /// each group in backprop order the compute stream runs the backward of its
 /// layers then one top-k over its n elements (none for a dense group), and
 /// is charged the CPU time its collective takes from it
@@ -240,7 +240,7 @@ std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool al
 // Output
 //===----------------------------------------------------------------------===//
 
-/// DESIGN.md's Plan JSON, one group a line:
+/// docs/design.md's Plan JSON, one group a line:
 ///   {
 ///     "strategy": "omgs",
 ///     "predicted_seconds": 0.0123,

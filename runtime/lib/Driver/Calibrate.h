@@ -3,7 +3,7 @@
 // The executable's --calibrate (a model built by mgsc --profile-generate):
 // per-layer backward times from the step's marks, top-k times over a range of
 // sizes, and the start-up and per-byte cost of the allgather and allreduce on
-// the workers' communicator, written as a profile (DESIGN.md's format) that
+// the workers' communicator, written as a profile (docs/design.md's format) that
 // mgsc --profile-use and mgs-plan read.
 //
 //===----------------------------------------------------------------------===//
