@@ -1,7 +1,8 @@
 """What the distributed benchmarks share: running a command with a bound,
 reading the executables' progress lines, synthetic CIFAR-10 data, exporting a
-model with torch, and a netcluster (shared/tools/netcluster) that is taken
-down whatever happens."""
+model with torch, and a netcluster (the netcluster.sh that --netcluster or
+$MGS_NETCLUSTER names; docs/benchmarks.md) that is taken down whatever
+happens."""
 import os
 import re
 import shlex
@@ -13,9 +14,11 @@ import sys
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# The netcluster tool beside the checkout ($MGS_NETCLUSTER overrides).
-NETCLUSTER = os.environ.get("MGS_NETCLUSTER", os.path.normpath(
-    os.path.join(ROOT, "..", "shared", "tools", "netcluster", "netcluster.sh")))
+# The netcluster tool is not part of the repository: --network netcluster
+# needs the path of a netcluster.sh (docs/benchmarks.md, "The netcluster"),
+# given by the benches' --netcluster option or this environment variable.
+NETCLUSTER_ENV = "MGS_NETCLUSTER"
+SETUP_HINT = "run scripts/setup.sh --bench"
 NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
 # The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
 # which Open MPI 4.1 runs in coll/libnbc: its ring allreduce is what reaches
@@ -84,10 +87,12 @@ class NetCluster:
     duration of a with-block (needs root). It is taken down on leaving the
     block, also on an exception, SIGTERM or SIGHUP; one that someone else
     left up is refused, not taken over. With network "loopback" nothing is
-    brought up and `text` is `loopback_text`."""
+    brought up and `text` is `loopback_text`. `tool` is the netcluster.sh
+    to use (None: $MGS_NETCLUSTER)."""
 
-    def __init__(self, prog, network, workers, rate, loopback_text):
+    def __init__(self, prog, network, workers, rate, loopback_text, tool=None):
         self.prog, self.workers, self.rate = prog, workers, rate
+        self.tool = tool or os.environ.get(NETCLUSTER_ENV) or None
         self.enabled = network == "netcluster"
         self.up = False
         self.text = "" if self.enabled else loopback_text
@@ -96,17 +101,21 @@ class NetCluster:
         """Why this cluster cannot be brought up, or None."""
         if not self.enabled:
             return None
-        if not os.access(NETCLUSTER, os.X_OK):
-            return f"netcluster tool {NETCLUSTER} not found (set MGS_NETCLUSTER to netcluster.sh)"
+        if not self.tool:
+            return (f"--network netcluster needs the netcluster tool: set {NETCLUSTER_ENV} (or "
+                    f"pass --netcluster) to the path of netcluster.sh (docs/benchmarks.md)")
+        if not os.path.isfile(self.tool) or not os.access(self.tool, os.X_OK):
+            return (f"{NETCLUSTER_ENV} / --netcluster: {self.tool} is not an executable file "
+                    f"(set it to the path of netcluster.sh; docs/benchmarks.md)")
         if os.geteuid() != 0:
             return "--network netcluster needs root (network namespaces, tc)"
         if os.path.exists(os.path.join(NETCLUSTER_STATE, "config")):
             return (f"a netcluster is already up ({NETCLUSTER_STATE}): someone may be using it; "
-                    f"take it down first ({NETCLUSTER} down)")
+                    f"take it down first ({self.tool} down)")
         for tool in ("ip", "tc", "ping"):
             if not shutil.which(tool):
                 return (f"netcluster.sh up needs '{tool}', which is not installed "
-                        f"(ping: apt-get install iputils-ping; ip/tc: iproute2)")
+                        f"({SETUP_HINT}; ping: iputils-ping, ip/tc: iproute2)")
         return None
 
     def __enter__(self):
@@ -119,7 +128,7 @@ class NetCluster:
         signal.signal(signal.SIGHUP, on_signal)
         self.up = True  # from here on, take it down whatever happens
         try:
-            out = run_checked([NETCLUSTER, "up", self.workers, self.rate], "netcluster.sh up",
+            out = run_checked([self.tool, "up", self.workers, self.rate], "netcluster.sh up",
                               timeout=120)
         except BaseException:
             self.__exit__(None, None, None)
@@ -132,11 +141,21 @@ class NetCluster:
     def __exit__(self, *exc):
         if self.up:
             self.up = False
-            r = subprocess.run([NETCLUSTER, "down"], stdout=subprocess.PIPE,
+            r = subprocess.run([self.tool, "down"], stdout=subprocess.PIPE,
                                stderr=subprocess.STDOUT, universal_newlines=True)
             if r.returncode != 0:
                 print(f"{self.prog}: netcluster.sh down failed:\n{r.stdout}", file=sys.stderr)
         return False
+
+
+def require_matplotlib(option):
+    """Raises RuntimeError, naming `option` and the set-up step, when
+    matplotlib cannot be imported (checked at start-up, not after the run)."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError as e:
+        raise RuntimeError(f"{option} needs matplotlib, which cannot be imported ({e}): "
+                           f"{SETUP_HINT} (python3-matplotlib)")
 
 
 def check_setup(args):
@@ -152,19 +171,20 @@ def check_setup(args):
         if not os.access(tool, os.X_OK):
             raise RuntimeError(f"{tool} not found (build the project first)")
     if not shutil.which("mpirun"):
-        raise RuntimeError("mpirun not found (apt-get install openmpi-bin)")
+        raise RuntimeError("mpirun not found (run scripts/setup.sh: openmpi-bin)")
     return tools
 
 
-def mpi_launch(network, workers, coll="ring", omp_threads=1):
+def mpi_launch(network, workers, coll="ring", omp_threads=1, tool=None):
     """The command prefix that starts an mgs executable on `workers` MPI
     ranks: loopback = mpirun on this machine, netcluster = one rank per host
-    of a netcluster that is up. Returns (prefix, text on the collectives)."""
+    of a netcluster that is up (`tool`: its netcluster.sh, NetCluster.tool).
+    Returns (prefix, text on the collectives)."""
     if network == "loopback":
         launcher = ["mpirun", "--allow-run-as-root", "--oversubscribe", "-np", str(workers),
                     "--mca", "mpi_yield_when_idle", "1"]
     else:
-        launcher = [NETCLUSTER, "run", str(workers), "--"]
+        launcher = [tool, "run", str(workers), "--"]
     coll_flags = RING if coll == "ring" else []
     coll_text = RING_TEXT if coll == "ring" else "Open MPI 4.1 coll/libnbc defaults"
     return launcher + coll_flags + ["-x", f"OMP_NUM_THREADS={omp_threads}"], coll_text

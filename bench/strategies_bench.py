@@ -7,6 +7,7 @@ the measured one, for one model trained on 4 MPI ranks, on one network.
         [--density 0.001] [--strategies dense,mgwfbp,layerwise,single,greedy,omgs,auto]
         [--iters 24] [--progress-every 4] [--rounds 3] [--rate 1gbit]
         [--coll ring|default] [--omp-threads 1] [--work DIR] [--plot FILE.png]
+        [--netcluster PATH/netcluster.sh]
 
 Models: NAME = BUILD/test/models/NAME-opset15.onnx (default resnet20: 0.27 M
 parameters, communication negligible); lstmlm (in the build tree) and
@@ -19,7 +20,8 @@ the same synthetic CIFAR data, flattened inside the model by torch.flatten(x,
 time by /usr/bin/python3 (torch, opset 15, TrainingMode.TRAINING, no constant
 folding, seed 0) into --work; no model file is kept in the repository.
 --plot FILE.png: a bar chart (matplotlib, Agg) of predicted, predicted +
-offset and measured ms per strategy.
+offset and measured ms per strategy (python3-matplotlib, checked before the
+run starts; scripts/setup.sh --bench installs it).
 
 1. Calibration: mgsc --profile-generate builds the instrumented executable,
    which runs --calibrate under the same launcher (same ranks, same network,
@@ -49,8 +51,10 @@ offset and measured ms per strategy.
 
 Networks: loopback = plain `mpirun --oversubscribe -np P` on this machine
 (Open MPI's default transports: shared memory); netcluster = P network
-namespaces joined by a RATE-limited switch (shared/tools/netcluster), brought
-up before and taken down after, even on failure (needs root).
+namespaces joined by a RATE-limited switch (the netcluster.sh that
+--netcluster or $MGS_NETCLUSTER names; docs/benchmarks.md), brought up before
+and taken down after, even on failure (needs root; ip, tc and ping:
+scripts/setup.sh --bench).
 
 On a 2-core machine 4 ranks share the cores, so the compute times are those
 of the shared cores (calibrated the same way). OMP_NUM_THREADS defaults to 1
@@ -68,8 +72,9 @@ import time
 
 import numpy as np
 
-from benchlib import (NETCLUSTER, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
-                      export_model, mpi_launch, q, run_checked, token_data, window_ms,
+from benchlib import (NETCLUSTER_ENV, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
+                      export_model, mpi_launch, q, require_matplotlib, run_checked,
+                      token_data, window_ms,
                       write_cifar)
 
 STRATEGIES = "dense,mgwfbp,layerwise,single,greedy,omgs,auto"
@@ -152,16 +157,20 @@ def main():
     ap.add_argument("--timeout", type=int, default=300, help="seconds per training run")
     ap.add_argument("--work", help="work folder (default /tmp/mgs-strategies-bench-NETWORK)")
     ap.add_argument("--plot", metavar="FILE.png",
-                    help="bar chart of predicted vs measured ms per strategy")
+                    help="bar chart of predicted vs measured ms per strategy (matplotlib)")
+    ap.add_argument("--netcluster", metavar="PATH",
+                    help=f"netcluster.sh for --network netcluster (default: ${NETCLUSTER_ENV})")
     args = ap.parse_args()
 
     try:
         mgsc, mgs_plan = check_setup(args)
+        if args.plot:
+            require_matplotlib("--plot")
     except RuntimeError as e:
         die(str(e))
     cluster = NetCluster("strategies_bench.py", args.network, args.workers, args.rate,
                          "loopback: one host, mpirun --oversubscribe, Open MPI default btl "
-                         "(shared memory)")
+                         "(shared memory)", args.netcluster)
     if cluster.check():
         die(cluster.check())
     strategies = [s for s in args.strategies.split(",") if s]
@@ -209,7 +218,7 @@ def main():
     train_args = ["--holdout", "0", "--epochs", "1", "--lr", "0.01",
                   "--progress-every", str(args.progress_every)]
 
-    launch, coll_text = mpi_launch(args.network, P, args.coll, args.omp_threads)
+    launch, coll_text = mpi_launch(args.network, P, args.coll, args.omp_threads, cluster.tool)
 
     failures = []
     with cluster:
@@ -350,7 +359,7 @@ def main():
           f"wall {time.time() - t_start:.0f} s")
     print("commands:")
     if args.network == "netcluster":
-        print(f"  {q([NETCLUSTER, 'up', P, args.rate])}   (and '{NETCLUSTER} down' at the end)")
+        print(f"  {q([cluster.tool, 'up', P, args.rate])}   (and '{cluster.tool} down' at the end)")
     print(f"  {q(cal_compile)}")
     print(f"  {q(cal_run)}")
     print(f"  {q(plan_cmd('S'))}")

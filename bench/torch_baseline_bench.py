@@ -7,7 +7,7 @@ groups, on P workers.
         [--model widemlp|resnet20|NAME] [--batch-size 16] [--workers 4]
         [--density 0.001] [--strategies dense,layerwise,single,omgs]
         [--iters 24] [--progress-every 4] [--rounds 2] [--rate 1gbit]
-        [--threads 1] [--timeout 600] [--work DIR]
+        [--threads 1] [--timeout 600] [--work DIR] [--netcluster PATH/netcluster.sh]
 
 The baselines (bench/torch_baseline_worker.py, torch.distributed over gloo,
 one process per worker, torch.set_num_threads(--threads)):
@@ -34,10 +34,12 @@ a rotated order over --rounds rounds; the table shows the mean of the round
 means and each round's value.
 
 Networks: netcluster (default) = P network namespaces joined by a RATE
-switch (shared/tools/netcluster; needs root), brought up before and taken
-down after, even on failure: MPI over TCP for mgs (ring iallreduce), gloo
-over TCP for PyTorch; loopback = one host (mgs: Open MPI shared memory;
-PyTorch: gloo over TCP on 127.0.0.1).
+switch (the netcluster.sh that --netcluster or $MGS_NETCLUSTER names; needs
+root; docs/benchmarks.md), brought up before and taken down after, even on
+failure: MPI over TCP for mgs (ring iallreduce), gloo over TCP for PyTorch;
+loopback = one host (mgs: Open MPI shared memory; PyTorch: gloo over TCP on
+127.0.0.1). scripts/setup.sh --bench installs what the benches need beyond
+the build (a tuned BLAS for PyTorch, ip/tc/ping for the netcluster).
 """
 import argparse
 import os
@@ -46,7 +48,7 @@ import statistics
 import sys
 import time
 
-from benchlib import (NETCLUSTER, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
+from benchlib import (NETCLUSTER_ENV, ROOT, TOKEN_MODELS, NetCluster, calibrate, check_setup,
                       export_model, mpi_launch, q, run_checked, token_data, window_ms,
                       write_cifar)
 
@@ -78,6 +80,8 @@ def main():
                     help="compute threads per worker (OMP_NUM_THREADS / torch.set_num_threads)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
     ap.add_argument("--work", help="work folder (default /tmp/mgs-torch-baseline-NETWORK)")
+    ap.add_argument("--netcluster", metavar="PATH",
+                    help=f"netcluster.sh for --network netcluster (default: ${NETCLUSTER_ENV})")
     args = ap.parse_args()
 
     try:
@@ -91,10 +95,11 @@ def main():
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
     if "openblas" not in blas and "mkl" not in blas and "blis" not in blas:
         die(f"PyTorch would run on the reference BLAS ({blas}), several times slower than a "
-            f"tuned one: apt-get install libopenblas0-pthread")
+            f"tuned one: run scripts/setup.sh --bench (libopenblas0-pthread)")
     P, B, rho = args.workers, args.batch_size, args.density
     cluster = NetCluster(PROG, args.network, P, args.rate,
-                         "loopback: one host (mgs: Open MPI shared memory; PyTorch: gloo, TCP)")
+                         "loopback: one host (mgs: Open MPI shared memory; PyTorch: gloo, TCP)",
+                         args.netcluster)
     if cluster.check():
         die(cluster.check())
     strategies = [s for s in args.strategies.split(",") if s]
@@ -116,7 +121,7 @@ def main():
         data_args = ["--data", data, "--data-format", "cifar10"]
     train_args = ["--holdout", "0", "--epochs", "1", "--lr", "0.01",
                   "--progress-every", str(args.progress_every)]
-    launch, coll_text = mpi_launch(args.network, P, "ring", args.threads)
+    launch, coll_text = mpi_launch(args.network, P, "ring", args.threads, cluster.tool)
     torch_env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                      OPENBLAS_NUM_THREADS=str(args.threads))
 
@@ -128,7 +133,7 @@ def main():
 
     def run_torch(cmd):
         if args.network == "netcluster":
-            out = run_checked([NETCLUSTER, "spawn", P, "--"] + cmd, "PyTorch baseline",
+            out = run_checked([cluster.tool, "spawn", P, "--"] + cmd, "PyTorch baseline",
                               timeout=args.timeout, env=torch_env, cwd=work)
         else:
             out = run_checked(cmd + ["--local-ranks", P], "PyTorch baseline",
@@ -217,13 +222,13 @@ def main():
           "torch.topk(abs) + taking the values (mean over rounds).")
     print(f"wall {time.time() - t_start:.0f} s; commands:")
     if args.network == "netcluster":
-        print(f"  {q([NETCLUSTER, 'up', P, args.rate])}   (and '{NETCLUSTER} down' at the end)")
+        print(f"  {q([cluster.tool, 'up', P, args.rate])}   (and '{cluster.tool} down' at the end)")
     print(f"  {q(cal_compile)}\n  {q(cal_run)}")
     print(f"  {q([mgs_plan, profile, '--strategy', 'S', '--workers', P, '--density', rho])}"
           f" > plan-S.json")
     print(f"  {q([mgsc, model, '--batch-size', B, '--strategy', 'S', '--workers', P, '--density', rho, '--profile-use', profile, '-o', 'train-S', '--quiet'])}")
     print(f"  {q(launch + ['train-S'] + data_args + train_args)}")
-    spawn, local = (([NETCLUSTER, "spawn", P, "--"], []) if args.network == "netcluster"
+    spawn, local = (([cluster.tool, "spawn", P, "--"], []) if args.network == "netcluster"
                     else ([], ["--local-ranks", P]))
     threads = f"OMP_NUM_THREADS={args.threads} OPENBLAS_NUM_THREADS={args.threads}"
     print(f"  {threads} {q(spawn + torch_cmd('plan', 'plan-S.json') + local)}")

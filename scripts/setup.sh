@@ -1,10 +1,20 @@
 #!/usr/bin/env bash
 # Installs the Debian packages mgs needs (idempotent: quiet when all are there)
 # and configures the CMake build directory. Used by run.sh and test.sh.
-#   scripts/setup.sh [BUILD_DIR]
+#   scripts/setup.sh [--bench] [BUILD_DIR]
+# --bench also installs what the benchmarks in bench/ need beyond the build
+# (docs/benchmarks.md): a tuned BLAS for Debian's PyTorch (libopenblas0-pthread;
+# its libblas.so.3 alternative outranks the reference BLAS), ip/tc/ping for the
+# netcluster (iproute2, iputils-ping), matplotlib for --plot, GNU time for
+# bench/import_vgg16.sh and xz for bench/gpu_bundle.sh.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+bench=0
+if [ "${1:-}" = "--bench" ]; then
+  bench=1
+  shift
+fi
 build=${1:-$root/build}
 
 packages=(
@@ -14,6 +24,9 @@ packages=(
   libopenmpi-dev openmpi-bin libdnnl-dev
   python3-torch python3-torchvision python3-onnx python3-sklearn
 )
+if ((bench)); then
+  packages+=(libopenblas0-pthread iproute2 iputils-ping python3-matplotlib time xz-utils)
+fi
 
 missing=()
 for p in "${packages[@]}"; do
