@@ -1,6 +1,9 @@
 //===- PlannerTest.cpp - Profiles, cost model, merge strategies -----------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "SyntheticProfiles.h"
+#include "mgs/Planner/ExactPlanner.h"
+#include "mgs/Planner/Heuristics.h"
+#include "mgs/Planner/Planner.h"
 
 #include "llvm/Support/FormatVariadic.h"
 

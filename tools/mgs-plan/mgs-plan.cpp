@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "mgs/Planner/Planner.h"
 #include "mgs/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"

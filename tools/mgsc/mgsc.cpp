@@ -14,12 +14,12 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
-#include "mgs/Analysis/Planner.h"
 #include "mgs/Conversion/Passes.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
+#include "mgs/Planner/Strategy.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
 #include "mgsrt/driver.h"
