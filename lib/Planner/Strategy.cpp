@@ -25,33 +25,37 @@ namespace mgs::planner {
 //===----------------------------------------------------------------------===//
 
 namespace {
-struct StrategyName {
-  const char *name;
+/// One row of MGS_STRATEGIES.
+struct StrategyInfo {
   StrategyKind kind;
+  const char *name;
+  bool merged, sparse, perGroup;
+  const char *help;
 };
-constexpr StrategyName kStrategyNames[] = {
-    {"dense", StrategyKind::Dense},   {"mgwfbp", StrategyKind::MGWFBP},
-    {"single", StrategyKind::Single}, {"layerwise", StrategyKind::Layerwise},
-    {"greedy", StrategyKind::Greedy}, {"omgs", StrategyKind::OMGS},
-    {"auto", StrategyKind::Auto},
+constexpr StrategyInfo kStrategies[] = {
+#define MGS_STRATEGY_INFO(Kind, Name, Merged, Sparse, PerGroup, Help)                            \
+  {StrategyKind::Kind, Name, Merged, Sparse, PerGroup, Help},
+    MGS_STRATEGIES(MGS_STRATEGY_INFO)
+#undef MGS_STRATEGY_INFO
 };
-constexpr const char *kStrategyList =
-    "dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto";
-} // namespace
 
-std::string Strategy::name() const {
-  if (kind == StrategyKind::Threshold)
-    return "threshold:" + std::to_string(thresholdBytes);
-  for (const StrategyName &n : kStrategyNames)
-    if (n.kind == kind)
-      return n.name;
-  llvm_unreachable("unnamed strategy kind");
+const StrategyInfo &info(StrategyKind kind) {
+  for (const StrategyInfo &s : kStrategies)
+    if (s.kind == kind)
+      return s;
+  llvm_unreachable("a strategy kind without a row in MGS_STRATEGIES");
 }
 
-Expected<Strategy> Strategy::parse(StringRef name) {
-  for (const StrategyName &n : kStrategyNames)
-    if (name == n.name)
-      return Strategy{n.kind, 0};
+/// "threshold:BYTES" for the strategy with a parameter, else its name.
+std::string usageName(const StrategyInfo &s) {
+  return s.kind == StrategyKind::Threshold ? std::string(s.name) + ":BYTES" : s.name;
+}
+
+Expected<Strategy> parseName(StringRef name, bool allowNone) {
+  for (const StrategyInfo &s : kStrategies)
+    if (s.kind != StrategyKind::Threshold && (allowNone || s.kind != StrategyKind::None) &&
+        name == s.name)
+      return Strategy{s.kind, 0};
   if (name.consume_front("threshold:")) {
     int64_t bytes = 0;
     if (name.empty() || !llvm::all_of(name, isDigit) || name.getAsInteger(10, bytes) || bytes < 1)
@@ -61,25 +65,61 @@ Expected<Strategy> Strategy::parse(StringRef name) {
                                    "gradients per bucket)");
     return Strategy{StrategyKind::Threshold, bytes};
   }
-  return createStringError(inconvertibleErrorCode(),
-                           "unknown strategy '" + name + "'; expected one of " + kStrategyList);
+  return createStringError(inconvertibleErrorCode(), "unknown strategy '" + name +
+                                                         "'; expected one of " + strategyNames());
+}
+} // namespace
+
+std::string Strategy::name() const {
+  if (kind == StrategyKind::Threshold)
+    return "threshold:" + std::to_string(thresholdBytes);
+  return info(kind).name;
 }
 
+bool Strategy::isMerged() const { return info(kind).merged; }
+bool Strategy::isSparse() const { return info(kind).sparse; }
+bool Strategy::choosesPerGroup() const { return info(kind).perGroup; }
+
+Expected<Strategy> Strategy::parse(StringRef name) { return parseName(name, false); }
+
+Expected<Strategy> Strategy::parseWithNone(StringRef name) { return parseName(name, true); }
+
 std::vector<Strategy> allStrategies() {
-  return {{StrategyKind::Dense, 0},
-          {StrategyKind::MGWFBP, 0},
-          {StrategyKind::Single, 0},
-          {StrategyKind::Layerwise, 0},
-          {StrategyKind::Threshold, kDefaultThresholdBytes},
-          {StrategyKind::Greedy, 0},
-          {StrategyKind::OMGS, 0},
-          {StrategyKind::Auto, 0}};
+  std::vector<Strategy> all;
+  for (const StrategyInfo &s : kStrategies)
+    if (s.kind != StrategyKind::None)
+      all.push_back(
+          {s.kind, s.kind == StrategyKind::Threshold ? kDefaultThresholdBytes : int64_t(0)});
+  return all;
+}
+
+StringRef strategyNames() {
+  static const std::string names = [] {
+    std::string list;
+    for (const StrategyInfo &s : kStrategies)
+      if (s.kind != StrategyKind::None)
+        list += (list.empty() ? "" : ", ") + usageName(s);
+    return list;
+  }();
+  return names;
+}
+
+StringRef strategyHelp() {
+  static const std::string help = [] {
+    std::string list = "Gradient communication between data-parallel workers: ";
+    for (const StrategyInfo &s : kStrategies)
+      list += (s.kind == StrategyKind::None ? "" : ", ") + usageName(s) + " (" + s.help + ")";
+    return list;
+  }();
+  return help;
 }
 
 Plan plan(const Profile &profile, const Strategy &strategy) {
   Plan result;
   result.strategy = strategy.name();
   switch (strategy.kind) {
+  case StrategyKind::None:
+    llvm_unreachable("'none' has no plan: no gradient is exchanged");
   case StrategyKind::Dense:
     result.groups = planDense(profile);
     break;

@@ -85,13 +85,8 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
-cl::opt<std::string> strategy(
-    "strategy",
-    cl::desc("Gradient communication between data-parallel workers: none (one process), "
-             "dense (every gradient averaged with an all-reduce, overlapping backprop), "
-             "layerwise (every gradient top-k sparsified and all-gathered), or a merge "
-             "strategy of the planner: omgs, auto, single, greedy, threshold:BYTES, mgwfbp"),
-    cl::value_desc("S"), cl::init("none"), cl::cat(category));
+cl::opt<std::string> strategy("strategy", cl::desc(mgs::planner::strategyHelp()),
+                              cl::value_desc("S"), cl::init("none"), cl::cat(category));
 cl::opt<std::string> profileUse("profile-use",
                                 cl::desc("Merge strategies: the calibration profile to plan with "
                                          "(default: an analytic estimate)"),
@@ -143,6 +138,7 @@ void warn(const Twine &message) { errs() << "mgsc: warning: " << message << "\n"
 
 /// Options given that the chosen strategy does not use: a warning each (a
 /// user who forgot --strategy should not believe the model is sparse).
+/// `sparse`: a sparse or merged strategy (those take --workers, --density).
 void warnUnusedOptions(bool sparse, bool merged) {
   auto unused = [&](const cl::Option &option, const char *needs) {
     if (option.getNumOccurrences())
@@ -288,13 +284,14 @@ int main(int argc, char **argv) {
                               "  executable takes. MLIR's debugging options: --help-hidden.\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
-  bool merged = strategy != "none" && strategy != "dense" && strategy != "layerwise";
-  bool sparse = strategy != "none" && strategy != "dense";
-  if (merged) {
-    auto parsed = mgs::planner::Strategy::parse(strategy);
-    if (!parsed)
-      return fail("--strategy: " + llvm::toString(parsed.takeError()));
-  }
+  auto parsedStrategy = mgs::planner::Strategy::parseWithNone(strategy);
+  if (!parsedStrategy)
+    return fail("--strategy: " + llvm::toString(parsedStrategy.takeError()));
+  bool communicates = parsedStrategy->communicates();
+  bool merged = parsedStrategy->isMerged();
+  // Sparse or merged: the strategies that take --workers and --density (the
+  // top-k exchange's size; the planner's cost model).
+  bool sparse = parsedStrategy->isSparse() || merged;
   if (sparse && workersOpt < 1)
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
   if (sparse && !(density > 0.0 && density <= 1.0))
@@ -302,7 +299,7 @@ int main(int argc, char **argv) {
   if (evalMode && !inference)
     return fail("--eval-mode applies to --inference (a training executable evaluates in "
                 "evaluation form already)");
-  if (strategy != "none" && inference)
+  if (communicates && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
   double maxDensity = density;
   for (double d : densityWarmup) {
@@ -318,7 +315,7 @@ int main(int argc, char **argv) {
                 strategy);
   if (profileGenerate && inference)
     return fail("--profile-generate calibrates training; it cannot be combined with --inference");
-  if (profileGenerate && (strategy != "none" || !profileUse.empty()))
+  if (profileGenerate && (communicates || !profileUse.empty()))
     return fail("--profile-generate measures the model's own backward and the machine's "
                 "collectives; compile it without --strategy and --profile-use");
   if (batchSize.getNumOccurrences() && batchSize < 1)
@@ -372,7 +369,7 @@ int main(int argc, char **argv) {
   stepOptions.inferenceOnly = inference;
   stepOptions.evalMode = evalMode;
   pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
-  if (strategy != "none") {
+  if (communicates) {
     pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());
     if (merged) {
       mgs::comm::CommMergeBucketsOptions merge;
