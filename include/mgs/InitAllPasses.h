@@ -17,7 +17,7 @@ inline void registerAllPasses() {
   mgs::train::registerTrainPasses();
   mgs::comm::registerCommPasses();
   mgs::registerConversionPasses();
-  mgs::registerTrainPipeline(); // mgs-train-pipeline: mgsc's passes
+  mgs::registerTrainPipeline();     // mgs-train-pipeline: mgsc's passes
   mlir::registerTransformsPasses(); // canonicalize, cse, symbol-dce, ...
 }
 

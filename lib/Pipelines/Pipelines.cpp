@@ -105,8 +105,7 @@ void buildLoweringPipeline(OpPassManager &pm, const TrainPipelineOptions &option
   lowerOptions.target = options.target;
   lowerOptions.instrument = options.instrument;
   if (!options.densityWarmup.empty()) {
-    lowerOptions.densitySchedule.assign(options.densityWarmup.begin(),
-                                        options.densityWarmup.end());
+    lowerOptions.densitySchedule.assign(options.densityWarmup.begin(), options.densityWarmup.end());
     lowerOptions.densitySchedule.push_back(options.density);
   }
   pm.addPass(createConvertTrainToRuntime(lowerOptions));

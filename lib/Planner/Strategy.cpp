@@ -33,7 +33,7 @@ struct StrategyInfo {
   const char *help;
 };
 constexpr StrategyInfo kStrategies[] = {
-#define MGS_STRATEGY_INFO(Kind, Name, Merged, Sparse, PerGroup, Help)                            \
+#define MGS_STRATEGY_INFO(Kind, Name, Merged, Sparse, PerGroup, Help)                              \
   {StrategyKind::Kind, Name, Merged, Sparse, PerGroup, Help},
     MGS_STRATEGIES(MGS_STRATEGY_INFO)
 #undef MGS_STRATEGY_INFO
@@ -65,8 +65,8 @@ Expected<Strategy> parseName(StringRef name, bool allowNone) {
                                    "gradients per bucket)");
     return Strategy{StrategyKind::Threshold, bytes};
   }
-  return createStringError(inconvertibleErrorCode(), "unknown strategy '" + name +
-                                                         "'; expected one of " + strategyNames());
+  return createStringError(inconvertibleErrorCode(),
+                           "unknown strategy '" + name + "'; expected one of " + strategyNames());
 }
 } // namespace
 

@@ -1,9 +1,9 @@
 //===- PlannerTest.cpp - Profiles, cost model, merge strategies -----------===//
 
+#include "mgs/Planner/Planner.h"
 #include "SyntheticProfiles.h"
 #include "mgs/Planner/ExactPlanner.h"
 #include "mgs/Planner/Heuristics.h"
-#include "mgs/Planner/Planner.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -485,10 +485,10 @@ TEST(PlannerStrategy, Traits) {
     bool communicates, merged, sparse, perGroup;
   };
   const Row rows[] = {
-      {"none", false, false, false, false},     {"dense", true, false, false, false},
-      {"mgwfbp", true, true, false, false},     {"single", true, true, true, false},
-      {"layerwise", true, false, true, false},  {"threshold:4096", true, true, true, false},
-      {"greedy", true, true, true, false},      {"omgs", true, true, true, false},
+      {"none", false, false, false, false},    {"dense", true, false, false, false},
+      {"mgwfbp", true, true, false, false},    {"single", true, true, true, false},
+      {"layerwise", true, false, true, false}, {"threshold:4096", true, true, true, false},
+      {"greedy", true, true, true, false},     {"omgs", true, true, true, false},
       {"auto", true, true, true, true},
   };
   for (const Row &row : rows) {
@@ -500,7 +500,7 @@ TEST(PlannerStrategy, Traits) {
     EXPECT_EQ(s->isSparse(), row.sparse) << row.name;
     EXPECT_EQ(s->choosesPerGroup(), row.perGroup) << row.name;
     std::string listed = s->kind == StrategyKind::Threshold ? std::string("threshold:BYTES (")
-                                                             : std::string(row.name) + " (";
+                                                            : std::string(row.name) + " (";
     EXPECT_NE(strategyHelp().find(listed), llvm::StringRef::npos) << row.name;
   }
   // `none` is the compiler's: the planner has no plan for it.

@@ -37,10 +37,8 @@ static StringRef strategyListHelp() {
 
 static cl::opt<std::string> profileFile(cl::Positional, cl::desc("<profile.json>"),
                                         cl::cat(category));
-static cl::list<std::string>
-    strategies("strategy",
-               cl::desc(strategyListHelp()),
-               cl::value_desc("S"), cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string> strategies("strategy", cl::desc(strategyListHelp()),
+                                        cl::value_desc("S"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<int64_t> workers("workers", cl::desc("Number of workers P"), cl::value_desc("P"),
                                 cl::cat(category));
 static cl::opt<double> density("density", cl::desc("Top-k density rho, in (0, 1]"),

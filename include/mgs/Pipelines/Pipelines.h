@@ -62,8 +62,7 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
                         llvm::cl::desc("With inference: evaluation semantics (BatchNorm with "
                                        "its running statistics, dropout the identity)"),
                         llvm::cl::init(false)};
-  Option<std::string> target{*this, "target",
-                             llvm::cl::desc("Where the kernels run: cpu or cuda"),
+  Option<std::string> target{*this, "target", llvm::cl::desc("Where the kernels run: cpu or cuda"),
                              llvm::cl::init("cpu")};
   Option<bool> instrument{*this, "instrument",
                           llvm::cl::desc("Calibration build (mgsc --profile-generate)"),
@@ -78,9 +77,9 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
 /// density in (0, 1] for a strategy that exchanges top-k or plans, densities
 /// of the warm-up in (0, 1], no strategy with `inference`, a known target.
 /// Each problem is reported through `emitError`.
-mlir::LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
-                                               llvm::function_ref<void(const llvm::Twine &)>
-                                                   emitError);
+mlir::LogicalResult
+verifyTrainPipelineOptions(const TrainPipelineOptions &options,
+                           llvm::function_ref<void(const llvm::Twine &)> emitError);
 
 /// The options' strategy; they must pass verifyTrainPipelineOptions.
 planner::Strategy getStrategy(const TrainPipelineOptions &options);

@@ -32,10 +32,9 @@ namespace mgs::planner {
   X(None, "none", false, false, false, "one process, no communication")                            \
   X(Dense, "dense", false, false, false,                                                           \
     "every gradient averaged with its own all-reduce, overlapping backprop")                       \
-  X(MGWFBP, "mgwfbp", true, false, false,                                                          \
-    "dense, merged: the exact optimum over dense groupings")                                       \
+  X(MGWFBP, "mgwfbp", true, false, false, "dense, merged: the exact optimum over dense groupings") \
   X(Single, "single", true, true, false,                                                           \
-    "one sparse group with every gradient, top-k after backprop")                                 \
+    "one sparse group with every gradient, top-k after backprop")                                  \
   X(Layerwise, "layerwise", false, true, false,                                                    \
     "every gradient top-k sparsified and all-gathered")                                            \
   X(Threshold, "threshold", true, true, false,                                                     \
