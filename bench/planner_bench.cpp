@@ -19,7 +19,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "SyntheticProfiles.h"
+#include "mgs/Planner/ExactPlanner.h"
+#include "mgs/Planner/Heuristics.h"
+#include "mgs/Planner/Planner.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"

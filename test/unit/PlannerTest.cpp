@@ -1,6 +1,9 @@
 //===- PlannerTest.cpp - Profiles, cost model, merge strategies -----------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "mgs/Planner/Planner.h"
+#include "SyntheticProfiles.h"
+#include "mgs/Planner/ExactPlanner.h"
+#include "mgs/Planner/Heuristics.h"
 
 #include "llvm/Support/FormatVariadic.h"
 
@@ -473,6 +476,59 @@ TEST(PlannerStrategy, NamesRoundTrip) {
     EXPECT_EQ(llvm::toString(Strategy::parse(bad).takeError()),
               "strategy '" + std::string(bad) +
                   "': BYTES must be a positive integer (bytes of float32 gradients per bucket)");
+}
+
+// What each strategy is, as the compiler and the tools ask it.
+TEST(PlannerStrategy, Traits) {
+  struct Row {
+    const char *name;
+    bool communicates, merged, sparse, perGroup;
+  };
+  const Row rows[] = {
+      {"none", false, false, false, false},    {"dense", true, false, false, false},
+      {"mgwfbp", true, true, false, false},    {"single", true, true, true, false},
+      {"layerwise", true, false, true, false}, {"threshold:4096", true, true, true, false},
+      {"greedy", true, true, true, false},     {"omgs", true, true, true, false},
+      {"auto", true, true, true, true},
+  };
+  for (const Row &row : rows) {
+    llvm::Expected<Strategy> s = Strategy::parseWithNone(row.name);
+    ASSERT_TRUE(bool(s)) << row.name;
+    EXPECT_EQ(s->name(), row.name);
+    EXPECT_EQ(s->communicates(), row.communicates) << row.name;
+    EXPECT_EQ(s->isMerged(), row.merged) << row.name;
+    EXPECT_EQ(s->isSparse(), row.sparse) << row.name;
+    EXPECT_EQ(s->choosesPerGroup(), row.perGroup) << row.name;
+    std::string listed = s->kind == StrategyKind::Threshold ? std::string("threshold:BYTES (")
+                                                            : std::string(row.name) + " (";
+    EXPECT_NE(strategyHelp().find(listed), llvm::StringRef::npos) << row.name;
+  }
+  // `none` is the compiler's: the planner has no plan for it.
+  EXPECT_EQ(llvm::toString(Strategy::parse("none").takeError()),
+            "unknown strategy 'none'; expected one of dense, mgwfbp, single, layerwise, "
+            "threshold:BYTES, greedy, omgs, auto");
+  EXPECT_EQ(strategyNames(),
+            "dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto");
+  EXPECT_TRUE(strategyHelp().starts_with(
+      "Gradient communication between data-parallel workers: none (one process, no "
+      "communication), dense ("));
+  // The traits agree with the plans: dense strategies never sparsify, sparse
+  // ones without a per-group choice never stay dense, unmerged ones keep one
+  // group per layer.
+  Profile p = makeModelShapedProfile(30, 3);
+  for (const Strategy &s : allStrategies()) {
+    Plan plan = mgs::planner::plan(p, s);
+    if (!s.isMerged()) {
+      EXPECT_EQ(plan.groups.size(), p.layers.size()) << s.name();
+    }
+    for (const Group &g : plan.groups) {
+      if (!s.isSparse()) {
+        EXPECT_EQ(g.collective, Collective::AllReduce) << s.name();
+      } else if (!s.choosesPerGroup()) {
+        EXPECT_EQ(g.collective, Collective::AllGather) << s.name();
+      }
+    }
+  }
 }
 
 TEST(PlannerStrategy, GroupingRules) {

@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "mgs/Planner/Planner.h"
 #include "mgs/Support/CommandLine.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -28,13 +28,17 @@ using namespace mgs::planner;
 
 static cl::OptionCategory category("mgs-plan options");
 
+/// "Strategies to plan with, comma-separated (default: all): dense, ...".
+static StringRef strategyListHelp() {
+  static const std::string help =
+      "Strategies to plan with, comma-separated (default: all): " + strategyNames().str();
+  return help;
+}
+
 static cl::opt<std::string> profileFile(cl::Positional, cl::desc("<profile.json>"),
                                         cl::cat(category));
-static cl::list<std::string>
-    strategies("strategy",
-               cl::desc("Strategies to plan with, comma-separated (default: all): dense, mgwfbp, "
-                        "single, layerwise, threshold:BYTES, greedy, omgs, auto"),
-               cl::value_desc("S"), cl::CommaSeparated, cl::cat(category));
+static cl::list<std::string> strategies("strategy", cl::desc(strategyListHelp()),
+                                        cl::value_desc("S"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<int64_t> workers("workers", cl::desc("Number of workers P"), cl::value_desc("P"),
                                 cl::cat(category));
 static cl::opt<double> density("density", cl::desc("Top-k density rho, in (0, 1]"),

@@ -3,23 +3,22 @@
 //   mgsc MODEL.onnx -o train_model [--batch-size N] [--inference]
 //        [--emit=exe|obj|llvm|mlir]
 //
-// Imports the model, fuses ReLUs into BatchNorms (train-fuse-batch-norm-relu),
-// builds its training step (train-build-step), lowers it
-// to calls into the runtime (convert-train-to-runtime), translates to LLVM IR,
+// Imports the model and runs mgs-train-pipeline (lib/Pipelines) on it: the
+// step's passes (train-fuse-batch-norm-relu, train-build-step and, for
+// --strategy, the communication passes), then, once the parameters' initial
+// values (the ONNX initializers) are written to OUT.weights, the lowering to
+// calls into the runtime (convert-train-to-runtime). Translates to LLVM IR,
 // compiles an object file in-process and links it with the runtime into an
-// executable; the parameters' initial values (the ONNX initializers) go to
-// OUT.weights beside it. --emit stops early: mlir = the training step in the
+// executable. --emit stops early: mlir = the training step in the
 // train dialect, llvm = LLVM IR, obj = the object file.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
-#include "mgs/Analysis/Planner.h"
-#include "mgs/Conversion/Passes.h"
-#include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
-#include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/InitAllDialects.h"
+#include "mgs/Pipelines/Pipelines.h"
+#include "mgs/Planner/Strategy.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
 #include "mgsrt/driver.h"
@@ -85,13 +84,8 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
-cl::opt<std::string> strategy(
-    "strategy",
-    cl::desc("Gradient communication between data-parallel workers: none (one process), "
-             "dense (every gradient averaged with an all-reduce, overlapping backprop), "
-             "layerwise (every gradient top-k sparsified and all-gathered), or a merge "
-             "strategy of the planner: omgs, auto, single, greedy, threshold:BYTES, mgwfbp"),
-    cl::value_desc("S"), cl::init("none"), cl::cat(category));
+cl::opt<std::string> strategy("strategy", cl::desc(mgs::planner::strategyHelp()),
+                              cl::value_desc("S"), cl::init("none"), cl::cat(category));
 cl::opt<std::string> profileUse("profile-use",
                                 cl::desc("Merge strategies: the calibration profile to plan with "
                                          "(default: an analytic estimate)"),
@@ -143,6 +137,7 @@ void warn(const Twine &message) { errs() << "mgsc: warning: " << message << "\n"
 
 /// Options given that the chosen strategy does not use: a warning each (a
 /// user who forgot --strategy should not believe the model is sparse).
+/// `sparse`: a sparse or merged strategy (those take --workers, --density).
 void warnUnusedOptions(bool sparse, bool merged) {
   auto unused = [&](const cl::Option &option, const char *needs) {
     if (option.getNumOccurrences())
@@ -288,13 +283,14 @@ int main(int argc, char **argv) {
                               "  executable takes. MLIR's debugging options: --help-hidden.\n");
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
-  bool merged = strategy != "none" && strategy != "dense" && strategy != "layerwise";
-  bool sparse = strategy != "none" && strategy != "dense";
-  if (merged) {
-    auto parsed = mgs::planner::Strategy::parse(strategy);
-    if (!parsed)
-      return fail("--strategy: " + llvm::toString(parsed.takeError()));
-  }
+  auto parsedStrategy = mgs::planner::Strategy::parseWithNone(strategy);
+  if (!parsedStrategy)
+    return fail("--strategy: " + llvm::toString(parsedStrategy.takeError()));
+  bool communicates = parsedStrategy->communicates();
+  bool merged = parsedStrategy->isMerged();
+  // Sparse or merged: the strategies that take --workers and --density (the
+  // top-k exchange's size; the planner's cost model).
+  bool sparse = parsedStrategy->isSparse() || merged;
   if (sparse && workersOpt < 1)
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
   if (sparse && !(density > 0.0 && density <= 1.0))
@@ -302,14 +298,11 @@ int main(int argc, char **argv) {
   if (evalMode && !inference)
     return fail("--eval-mode applies to --inference (a training executable evaluates in "
                 "evaluation form already)");
-  if (strategy != "none" && inference)
+  if (communicates && inference)
     return fail("--strategy applies to training; --inference compiles the forward alone");
-  double maxDensity = density;
-  for (double d : densityWarmup) {
+  for (double d : densityWarmup)
     if (!(d > 0.0 && d <= 1.0))
       return fail("--density-warmup: each density must be in (0, 1], got " + std::to_string(d));
-    maxDensity = std::max(maxDensity, d);
-  }
   if (fp16Values && !sparse)
     return fail("--fp16-values needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
                 strategy);
@@ -318,7 +311,7 @@ int main(int argc, char **argv) {
                 strategy);
   if (profileGenerate && inference)
     return fail("--profile-generate calibrates training; it cannot be combined with --inference");
-  if (profileGenerate && (strategy != "none" || !profileUse.empty()))
+  if (profileGenerate && (communicates || !profileUse.empty()))
     return fail("--profile-generate measures the model's own backward and the machine's "
                 "collectives; compile it without --strategy and --profile-use");
   if (batchSize.getNumOccurrences() && batchSize < 1)
@@ -364,35 +357,27 @@ int main(int argc, char **argv) {
     warn("training one sample at a time: the model's own batch size is 1 (exported with one "
          "example?); pass --batch-size N (e.g. 32)");
 
+  // The pipeline mgs-opt --mgs-train-pipeline runs, from the flags.
+  mgs::TrainPipelineOptions pipeline;
+  pipeline.strategy = strategy;
+  pipeline.workers = workersOpt;
+  pipeline.density = density;
+  pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
+  pipeline.fp16Values = fp16Values;
+  pipeline.profile = profileUse;
+  pipeline.batchSize = compiledBatchSize(*module);
+  pipeline.inference = inference;
+  pipeline.evalMode = evalMode;
+  pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
+  pipeline.instrument = profileGenerate;
+  if (failed(mgs::verifyTrainPipelineOptions(
+          pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
+    return 1;
+
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))
     return 1;
-  pm.addNestedPass<mlir::func::FuncOp>(mgs::train::createTrainFuseBatchNormRelu());
-  mgs::train::TrainBuildStepOptions stepOptions;
-  stepOptions.inferenceOnly = inference;
-  stepOptions.evalMode = evalMode;
-  pm.addPass(mgs::train::createTrainBuildStep(stepOptions));
-  if (strategy != "none") {
-    pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommInsertAllReduce());
-    if (merged) {
-      mgs::comm::CommMergeBucketsOptions merge;
-      merge.strategy = strategy;
-      merge.profile = profileUse;
-      merge.workers = workersOpt;
-      merge.density = density;
-      merge.batchSize = compiledBatchSize(*module);
-      pm.addPass(mgs::comm::createCommMergeBuckets(merge));
-    }
-    if (sparse) {
-      mgs::comm::CommSparsifyTopKOptions sparse;
-      sparse.density = density;
-      sparse.workers = workersOpt;
-      sparse.maxDensity = densityWarmup.empty() ? 0.0 : maxDensity;
-      sparse.halfValues = fp16Values;
-      pm.addPass(mgs::comm::createCommSparsifyTopK(sparse));
-    }
-    pm.addNestedPass<mlir::func::FuncOp>(mgs::comm::createCommSchedule());
-  }
+  mgs::buildTrainStepPipeline(pm, pipeline);
   if (failed(pm.run(*module)))
     return 1;
 
@@ -407,14 +392,7 @@ int main(int argc, char **argv) {
     mlir::PassManager lower(&context);
     if (failed(mlir::applyPassManagerCLOptions(lower)))
       return 1;
-    mgs::ConvertTrainToRuntimeOptions lowerOptions;
-    lowerOptions.target = device == Device::Cuda ? "cuda" : "cpu";
-    lowerOptions.instrument = profileGenerate;
-    if (!densityWarmup.empty()) {
-      lowerOptions.densitySchedule.assign(densityWarmup.begin(), densityWarmup.end());
-      lowerOptions.densitySchedule.push_back(density);
-    }
-    lower.addPass(mgs::createConvertTrainToRuntime(lowerOptions));
+    mgs::buildLoweringPipeline(lower, pipeline);
     if (failed(lower.run(*module)))
       return 1;
   }

@@ -1,6 +1,6 @@
 //===- MergeBuckets.cpp - Gradient buckets chosen by the planner ----------===//
 
-#include "mgs/Analysis/Planner.h"
+#include "mgs/Planner/Planner.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 

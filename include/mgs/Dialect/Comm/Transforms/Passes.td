@@ -35,7 +35,7 @@ def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
   let summary = "Merge the all-reduces of neighbouring gradients into buckets chosen by the planner";
   let description = [{
     Groups the `train_step`'s gradients (runs of consecutive layers in backprop
-    order) by a planner strategy (lib/Analysis/Planner: omgs, auto, single,
+    order) by a planner strategy (lib/Planner: omgs, auto, single,
     threshold:BYTES, mgwfbp, greedy, layerwise, dense) over a calibration
     profile, or, without one, an analytic estimate (said in a remark). Each
     group of two or more gradients is concatenated into one bucket with one

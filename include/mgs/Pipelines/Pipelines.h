@@ -1,0 +1,104 @@
+//===- Pipelines.h - The mgs training pipeline ------------------*- C++ -*-===//
+//
+// mgs-train-pipeline: the passes that turn an imported model (train dialect)
+// into a data-parallel training step and lower it to runtime calls, in the
+// order mgsc runs them:
+//
+//   train-fuse-batch-norm-relu, train-build-step,
+//   [comm-insert-allreduce, comm-merge-buckets (merged strategies),
+//    comm-sparsify-topk (sparse and merged strategies), comm-schedule],
+//   convert-train-to-runtime
+//
+// mgsc writes the weights file between the step and the lowering, so the two
+// halves have their own builders; the registered pipeline runs both:
+//
+//   mgs-opt --mgs-train-pipeline='strategy=omgs workers=4 density=0.01' model.mlir
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_PIPELINES_PIPELINES_H
+#define MGS_PIPELINES_PIPELINES_H
+
+#include "mgs/Planner/Strategy.h"
+
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassOptions.h"
+#include "mlir/Support/LLVM.h"
+
+#include <cstdint>
+#include <string>
+
+namespace mgs {
+
+/// The options of mgs-train-pipeline (mgsc's flags of the same names).
+struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOptions> {
+  Option<std::string> strategy{*this, "strategy", llvm::cl::desc(planner::strategyHelp()),
+                               llvm::cl::init("none")};
+  Option<int64_t> workers{*this, "workers",
+                          llvm::cl::desc("Sparse and merged strategies: the number of workers"),
+                          llvm::cl::init(0)};
+  Option<double> density{*this, "density",
+                         llvm::cl::desc("Sparse strategies: fraction of each gradient sent"),
+                         llvm::cl::init(0.001)};
+  ListOption<double> densityWarmup{
+      *this, "density-warmup",
+      llvm::cl::desc("Sparse strategies: densities of the first epochs, before `density`")};
+  Option<bool> fp16Values{*this, "fp16-values",
+                          llvm::cl::desc("Sparse strategies: top-k values as IEEE half"),
+                          llvm::cl::init(false)};
+  Option<std::string> profile{
+      *this, "profile",
+      llvm::cl::desc("Merged strategies: the calibration profile (empty: an estimate)"),
+      llvm::cl::init("")};
+  Option<int64_t> batchSize{
+      *this, "batch-size",
+      llvm::cl::desc("Merged strategies: the per-worker batch size the step is compiled for "
+                     "(0: unknown), checked against the profile's"),
+      llvm::cl::init(0)};
+  Option<bool> inference{*this, "inference",
+                         llvm::cl::desc("Build the forward alone (@eval_step), no training"),
+                         llvm::cl::init(false)};
+  Option<bool> evalMode{*this, "eval-mode",
+                        llvm::cl::desc("With inference: evaluation semantics (BatchNorm with "
+                                       "its running statistics, dropout the identity)"),
+                        llvm::cl::init(false)};
+  Option<std::string> target{*this, "target", llvm::cl::desc("Where the kernels run: cpu or cuda"),
+                             llvm::cl::init("cpu")};
+  Option<bool> instrument{*this, "instrument",
+                          llvm::cl::desc("Calibration build (mgsc --profile-generate)"),
+                          llvm::cl::init(false)};
+  Option<bool> lower{*this, "lower",
+                     llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
+                                    "communication passes, as mgsc --emit=mlir)"),
+                     llvm::cl::init(true)};
+};
+
+/// Checks what the builders need: a known strategy, workers >= 1 and a
+/// density in (0, 1] for a strategy that exchanges top-k or plans, densities
+/// of the warm-up in (0, 1], no strategy with `inference`, a known target.
+/// Each problem is reported through `emitError`.
+mlir::LogicalResult
+verifyTrainPipelineOptions(const TrainPipelineOptions &options,
+                           llvm::function_ref<void(const llvm::Twine &)> emitError);
+
+/// The options' strategy; they must pass verifyTrainPipelineOptions.
+planner::Strategy getStrategy(const TrainPipelineOptions &options);
+
+/// Adds the passes that build the training step and its gradient exchange
+/// (train-fuse-batch-norm-relu ... comm-schedule) to a module pass manager.
+/// The options must pass verifyTrainPipelineOptions.
+void buildTrainStepPipeline(mlir::OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// Adds the lowering of the step to runtime calls (convert-train-to-runtime).
+void buildLoweringPipeline(mlir::OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// buildTrainStepPipeline, then buildLoweringPipeline unless `lower` is
+/// false: what mgs-train-pipeline runs.
+void buildTrainPipeline(mlir::OpPassManager &pm, const TrainPipelineOptions &options);
+
+/// Registers mgs-train-pipeline (its options are checked when it is parsed).
+void registerTrainPipeline();
+
+} // namespace mgs
+
+#endif // MGS_PIPELINES_PIPELINES_H

@@ -1,0 +1,69 @@
+//===- CostModel.h - The OMGS pipeline cost model ---------------*- C++ -*-===//
+//
+// Groupings of a profile's layers (each group merged into one buffer with one
+// collective) and predict(), the iteration time the pipeline model of
+// OMGS-SGD gives a grouping.
+//
+// A grouping's groups are in BACKPROP order; each group is a contiguous range
+// of forward indices of Profile::layers.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_PLANNER_COSTMODEL_H
+#define MGS_PLANNER_COSTMODEL_H
+
+#include "mgs/Planner/Profile.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mgs::planner {
+
+/// How a group's gradients are exchanged.
+enum class Collective {
+  AllGather, ///< sparse: top-k, then values + indices gathered from all workers
+  AllReduce, ///< dense: no top-k, the whole gradient all-reduced
+};
+llvm::StringRef stringifyCollective(Collective c); // "allgather" | "allreduce"
+
+/// Layers [begin, end) in forward indices, merged into one gradient buffer.
+struct Group {
+  int64_t begin = 0;
+  int64_t end = 0;
+  Collective collective = Collective::AllGather;
+};
+
+/// Checks that `groups` cover the profile's layers contiguously in backprop
+/// order (see Plan::groups).
+llvm::Error verifyGroups(const Profile &profile, llvm::ArrayRef<Group> groups);
+
+/// When each group's work happens in the pipeline model.
+struct GroupTimes {
+  double topkEnd;   ///< end of the group's top-k (dense: of its backward)
+  double commStart; ///< max(end of the previous collective, topkEnd)
+  double commEnd;
+};
+
+/// The pipeline model of docs/design.md. Backprop visits the layers L..1; for
+/// each group in backprop order the compute stream runs the backward of its
+/// layers then one top-k over its n elements (none for a dense group), and
+/// is charged the CPU time its collective takes from it
+/// (allgatherComputeSeconds / allreduceComputeSeconds, 0 unless calibrated); its
+/// collective starts at max(end of the previous collective, end of that
+/// top-k) and lasts allgatherSeconds(n) (allreduceSeconds(n) if dense).
+/// Returns the end of the last collective. `groups` must pass verifyGroups.
+///
+/// Evaluated as X += t_s(group); C = B(i) + X; Y = max(Y, C) + t_c(group),
+/// with B(i) the backward time of the first i layers in backprop order
+/// summed in that order: the exact planners evaluate the same expressions,
+/// so their predicted time equals predict() bit for bit.
+double predict(const Profile &profile, llvm::ArrayRef<Group> groups,
+               std::vector<GroupTimes> *times = nullptr);
+
+} // namespace mgs::planner
+
+#endif // MGS_PLANNER_COSTMODEL_H

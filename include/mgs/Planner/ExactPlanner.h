@@ -1,0 +1,45 @@
+//===- ExactPlanner.h - The exact optimum over groupings --------*- C++ -*-===//
+//
+// planOptimal: the grouping of least predict() time, behind the omgs, mgwfbp
+// and auto strategies.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_PLANNER_EXACTPLANNER_H
+#define MGS_PLANNER_EXACTPLANNER_H
+
+#include "mgs/Planner/CostModel.h"
+#include "mgs/Planner/Profile.h"
+
+#include <cstddef>
+#include <vector>
+
+namespace mgs::planner {
+
+/// What planOptimal's search did (for benchmarks and tests).
+struct OptimalStats {
+  size_t maxFrontier = 0; ///< most Pareto labels kept at one boundary
+  size_t totalLabels = 0; ///< labels kept over all boundaries
+  size_t buckets = 0;     ///< suffix-bound buckets of the run that finished
+  size_t attempts = 0;    ///< exact runs (1 + escalations)
+};
+/// Search effort knobs (the defaults suit real models; tests shrink them to
+/// exercise every path). The result is exact for every setting.
+struct OptimalTuning {
+  size_t firstBuckets = 512;       ///< suffix-bound buckets of the first run
+  size_t bucketGrowth = 8;         ///< factor per escalation
+  size_t lastBuckets = 32768;      ///< the run at or past this has no budget
+  size_t labelBudgetPerLayer = 16; ///< escalate past this many labels per layer
+};
+/// The exact optimum of predict() over contiguous groupings whose groups use
+/// one of the allowed collectives (omgs: sparse only; mgwfbp: dense only;
+/// auto: both), up to floating-point rounding of the sums (1e-12 relative in
+/// the tests against brute force). See ExactPlanner.cpp for the algorithm, the
+/// proof and the running time (typically milliseconds for 500 layers;
+/// seconds on rare profiles where very many groupings tie).
+std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool allowDense,
+                               OptimalStats *stats = nullptr, const OptimalTuning &tuning = {});
+
+} // namespace mgs::planner
+
+#endif // MGS_PLANNER_EXACTPLANNER_H

@@ -1,0 +1,115 @@
+//===- Profile.h - Calibration profiles for the merge planner ---*- C++ -*-===//
+//
+// A calibration profile (docs/design.md, "Profile (JSON)"): the model's layers
+// with their backward times, the top-k timing curve and the collectives'
+// alpha-beta costs, as measured by an instrumented executable or estimated.
+// Its cost functions are what the planner's pipeline model charges.
+//
+// Indexing: Profile::layers is in FORWARD order (index 0 = first layer of the
+// model); backprop visits them from the last to the first.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_PLANNER_PROFILE_H
+#define MGS_PLANNER_PROFILE_H
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+#include "llvm/Support/JSON.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace mgs::planner {
+
+/// One trainable tensor: its gradient has `numel` float32 elements and its
+/// backward takes `backward` seconds.
+struct LayerProfile {
+  std::string name;
+  int64_t numel = 0;
+  double backward = 0.0;
+};
+
+/// A collective's cost: alpha + beta * bytes on the comm stream, and
+/// cpuPerByte * bytes taken from the compute stream while it runs (the CPU
+/// time its copies, reductions and network stack take from backprop on the
+/// same cores; profile key "cpu_per_byte", optional, default 0).
+struct AlphaBeta {
+  double alpha = 0.0;      ///< seconds
+  double beta = 0.0;       ///< seconds per byte
+  double cpuPerByte = 0.0; ///< compute-stream seconds per byte
+};
+
+/// A top-k timing sample: one top-k over `n` elements took `seconds`.
+struct TopKPoint {
+  int64_t n = 0;
+  double seconds = 0.0;
+};
+
+/// A calibration profile (docs/design.md "Profile (JSON)").
+struct Profile {
+  int64_t workers = 1;
+  double density = 0.001;
+  /// Per-worker batch size the layers' backward times were measured at
+  /// (key "batch_size", optional, which mgs's calibration writes; 0: not
+  /// recorded).
+  int64_t batchSize = 0;
+  /// Sorted by n, strictly increasing, at least one point.
+  std::vector<TopKPoint> topkPoints;
+  AlphaBeta allgather;
+  AlphaBeta allreduce;
+  /// Forward order.
+  std::vector<LayerProfile> layers;
+
+  /// k = max(1, floor(density * n)), never above n.
+  int64_t topkK(int64_t n) const;
+  /// Time of one top-k over n elements: linear between points; the first
+  /// point's time below the first point; the last segment's line beyond the
+  /// last point (a single point: constant). Clamped at 0 (a falling last
+  /// segment extrapolated far enough would go negative).
+  double topkSeconds(int64_t n) const;
+  /// Sparse collective of a group of n elements: alpha + beta * 8 * k * P
+  /// (k float32 values + k int32 indices from each of P workers).
+  double allgatherSeconds(int64_t n) const;
+  /// Dense collective of a group of n elements: alpha + beta * 4 * n.
+  double allreduceSeconds(int64_t n) const;
+  /// What those collectives take from the compute stream: cpuPerByte times
+  /// the same bytes (8 * k * P, 4 * n).
+  double allgatherComputeSeconds(int64_t n) const;
+  double allreduceComputeSeconds(int64_t n) const;
+
+  /// Checks every field (what parseProfile checks, for profiles built or
+  /// changed in code); the error names the field, e.g.
+  /// "layers[3].numel: expected a positive integer, got -5".
+  llvm::Error validate() const;
+};
+
+/// Parses and validates a profile. Every error names the field path, e.g.
+/// "layers[3].numel: expected a positive integer, got -5",
+/// "topk.points: must be sorted by n, strictly increasing (...)",
+/// "allgather: missing". Unknown keys are ignored (calibration may add some).
+llvm::Expected<Profile> parseProfile(llvm::StringRef json);
+/// parseProfile on a file's contents; I/O errors name the file.
+llvm::Expected<Profile> loadProfile(llvm::StringRef path);
+/// The profile as docs/design.md's JSON (parseProfile reads it back unchanged).
+llvm::json::Value profileToJSON(const Profile &profile);
+
+/// A model's trainable parameter as the compiler sees it, forward order.
+struct ParameterShape {
+  llvm::StringRef name;
+  int64_t numel;
+};
+/// Rejects a profile that does not describe these parameters, naming the
+/// field: "layers: the profile has 10 layers, the model has 12 trainable
+/// parameters", "layers[3].name: ...", "layers[3].numel: ...".
+llvm::Error checkProfileMatchesModel(const Profile &profile,
+                                     llvm::ArrayRef<ParameterShape> parameters);
+
+/// The shortest decimal that reads back as the same double ("0.1", "1e-05").
+std::string formatSeconds(double value);
+
+} // namespace mgs::planner
+
+#endif // MGS_PLANNER_PROFILE_H

@@ -1,0 +1,144 @@
+//===- Pipelines.cpp - The mgs training pipeline --------------------------===//
+//
+// mgs-train-pipeline's builders and registration; mgsc calls the same
+// builders.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Pipelines/Pipelines.h"
+
+#include "mgs/Conversion/Passes.h"
+#include "mgs/Dialect/Comm/Transforms/Passes.h"
+#include "mgs/Dialect/Train/Transforms/Passes.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Pass/PassRegistry.h"
+
+#include "llvm/ADT/Twine.h"
+
+#include <algorithm>
+#include <string>
+
+using namespace mlir;
+
+namespace mgs {
+
+/// Whether the strategy runs comm-sparsify-topk: the sparse strategies and
+/// every merged one (a merged plan marks the groups that stay dense; mgwfbp's
+/// marks them all).
+static bool runsTopK(const planner::Strategy &strategy) {
+  return strategy.isSparse() || strategy.isMerged();
+}
+
+LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
+                                         llvm::function_ref<void(const llvm::Twine &)> emitError) {
+  llvm::Expected<planner::Strategy> strategy = planner::Strategy::parseWithNone(options.strategy);
+  if (!strategy) {
+    emitError("strategy: " + llvm::toString(strategy.takeError()));
+    return failure();
+  }
+  bool topk = runsTopK(*strategy);
+  if (topk && options.workers < 1) {
+    emitError("strategy " + options.strategy + " needs workers >= 1 (the number of MPI ranks)");
+    return failure();
+  }
+  if (topk && !(options.density > 0.0 && options.density <= 1.0)) {
+    emitError("density must be in (0, 1], got " + std::to_string(options.density.getValue()));
+    return failure();
+  }
+  for (double d : options.densityWarmup)
+    if (!(d > 0.0 && d <= 1.0)) {
+      emitError("density-warmup: each density must be in (0, 1], got " + std::to_string(d));
+      return failure();
+    }
+  if (strategy->communicates() && options.inference) {
+    emitError("strategy applies to training; inference builds the forward alone");
+    return failure();
+  }
+  if (options.target != "cpu" && options.target != "cuda") {
+    emitError("target must be cpu or cuda, got '" + options.target + "'");
+    return failure();
+  }
+  return success();
+}
+
+planner::Strategy getStrategy(const TrainPipelineOptions &options) {
+  return llvm::cantFail(planner::Strategy::parseWithNone(options.strategy),
+                        "mgs-train-pipeline: verifyTrainPipelineOptions checks the strategy");
+}
+
+void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
+  planner::Strategy strategy = getStrategy(options);
+  pm.addNestedPass<func::FuncOp>(train::createTrainFuseBatchNormRelu());
+  train::TrainBuildStepOptions stepOptions;
+  stepOptions.inferenceOnly = options.inference;
+  stepOptions.evalMode = options.evalMode;
+  pm.addPass(train::createTrainBuildStep(stepOptions));
+  if (!strategy.communicates())
+    return;
+  pm.addNestedPass<func::FuncOp>(comm::createCommInsertAllReduce());
+  if (strategy.isMerged()) {
+    comm::CommMergeBucketsOptions merge;
+    merge.strategy = options.strategy;
+    merge.profile = options.profile;
+    merge.workers = options.workers;
+    merge.density = options.density;
+    merge.batchSize = options.batchSize;
+    pm.addPass(comm::createCommMergeBuckets(merge));
+  }
+  if (runsTopK(strategy)) {
+    double maxDensity = options.density;
+    for (double d : options.densityWarmup)
+      maxDensity = std::max(maxDensity, d);
+    comm::CommSparsifyTopKOptions sparse;
+    sparse.density = options.density;
+    sparse.workers = options.workers;
+    sparse.maxDensity = options.densityWarmup.empty() ? 0.0 : maxDensity;
+    sparse.halfValues = options.fp16Values;
+    pm.addPass(comm::createCommSparsifyTopK(sparse));
+  }
+  pm.addNestedPass<func::FuncOp>(comm::createCommSchedule());
+}
+
+void buildLoweringPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
+  ConvertTrainToRuntimeOptions lowerOptions;
+  lowerOptions.target = options.target;
+  lowerOptions.instrument = options.instrument;
+  if (!options.densityWarmup.empty()) {
+    lowerOptions.densitySchedule.assign(options.densityWarmup.begin(), options.densityWarmup.end());
+    lowerOptions.densitySchedule.push_back(options.density);
+  }
+  pm.addPass(createConvertTrainToRuntime(lowerOptions));
+}
+
+void buildTrainPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
+  buildTrainStepPipeline(pm, options);
+  if (options.lower)
+    buildLoweringPipeline(pm, options);
+}
+
+void registerTrainPipeline() {
+  // registerPassPipeline rather than PassPipelineRegistration: its builder
+  // can refuse the options with a message.
+  registerPassPipeline(
+      "mgs-train-pipeline",
+      "The mgs training pipeline (mgsc's passes): build the training step, its gradient "
+      "exchange for a strategy, and lower it to runtime calls",
+      [](OpPassManager &pm, StringRef optionsText,
+         llvm::function_ref<LogicalResult(const llvm::Twine &)> errorHandler) {
+        TrainPipelineOptions options;
+        if (failed(options.parseFromString(optionsText)))
+          return failure();
+        if (failed(verifyTrainPipelineOptions(options, [&](const llvm::Twine &message) {
+              (void)errorHandler("mgs-train-pipeline: " + message);
+            })))
+          return failure();
+        buildTrainPipeline(pm, options);
+        return success();
+      },
+      [](llvm::function_ref<void(const detail::PassOptions &)> optHandler) {
+        optHandler(TrainPipelineOptions());
+      });
+}
+
+} // namespace mgs

@@ -1,0 +1,538 @@
+//===- ExactPlanner.cpp - The exact optimum over contiguous groupings -----===//
+//
+// planOptimal: a label-setting DP over the Pareto frontier of (top-k time,
+// end of the last collective), with suffix bounds and wider dominance rules
+// as prunings. The algorithm, its proof and its running time are explained
+// below.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Planner/ExactPlanner.h"
+
+#include "PlannerSupport.h"
+
+#include "llvm/ADT/SmallVector.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <optional>
+
+using namespace llvm;
+
+namespace mgs::planner {
+
+using namespace detail;
+
+//===----------------------------------------------------------------------===//
+// The exact planner
+//===----------------------------------------------------------------------===//
+//
+// Model. In backprop order, positions 0..L-1 with backward times b_p and
+// boundaries 0..L; a grouping is a path 0 = i_0 < i_1 < ... < i_G = L and
+// each group [i_{g-1}, i_g) picks a collective. With the compute-stream time
+// s_g of group g (its top-k, none when dense, plus the CPU time its
+// collective takes, cpu_per_byte) and its collective time c_g, and B(i) the backward
+// time of positions [0, i), the pipeline is the recurrence over (X, Y) =
+// (top-k time so far, end of the last collective so far), from (0, 0):
+//     X_g = X_{g-1} + s_g,   Y_g = max(Y_{g-1}, B(i_g) + X_g) + c_g,
+// and the cost is Y_G. (Unrolled: Y_G = max_g [B(i_g) + X_g + sum_{h>=g} c_h],
+// the makespan of a two-machine flow shop whose jobs are the groups.)
+//
+// Why one number per boundary is not enough. The cost of a grouping splits
+// at any boundary into max(Y + A, X + F): (X, Y) from the prefix, A = the
+// suffix's total collective time, F = the suffix's max_g [B(i_g) + its own
+// top-k time up to g + its collective time from g on]. Two prefixes with
+// X1 < X2 and Y1 > Y2 are incomparable: a comm-bound suffix (large A)
+// prefers the second, a compute-bound one (large F) the first. So an O(L^2)
+// DP keeping the best Y per boundary, or the paper's greedy, is not exact.
+// (With no compute-stream time at all -- mgwfbp without cpu_per_byte -- X is
+// always 0, F does not depend on the prefix, and the DP below degenerates to
+// exactly that O(L^2) DP.)
+//
+// Algorithm: a label-setting DP over boundaries keeping the Pareto frontier
+// of (X, Y). front[0] = {(0, 0)}; front[i] = the non-dominated labels among
+// every extension of every label of front[j], j < i, by the group [j, i)
+// with every allowed collective.
+//
+// Exactness. (1) The step (X, Y) -> (X + s, max(Y, B + X + s) + c) is
+// non-decreasing in X and in Y, also in floating point (IEEE addition with
+// round-to-nearest and max are monotone). So if (X1, Y1) <= (X2, Y2)
+// componentwise at boundary i, then for every continuation the final
+// Y1' <= Y2': dropping a dominated label never loses the optimum. (2) By
+// induction on i, front[i] holds, for every grouping of positions [0, i), a
+// label that dominates its (X, Y): the grouping's last group [j, i) extends
+// a grouping of [0, j), which some label of front[j] dominates, and that
+// label's extension by [j, i) is a candidate of front[i] dominating the
+// grouping's (by (1)); filtering keeps a label dominating every candidate.
+// Hence min Y over front[L] is the optimum.
+//
+// Prunings, each keeping some optimal grouping (all but the first hold in
+// exact arithmetic and are applied with a 1e-9 relative margin against
+// rounding; the unit tests compare with brute force to 1e-12):
+//   - Within one (j, collective) batch, front[j] sorted by X ascending has
+//     Y descending; once B(i) + X + s >= Y the new Y is B(i) + X + s + c, and
+//     every later label (larger X) yields a label it dominates: stop there.
+//   - Bounds. Split at boundary i, cost = max(Y + A, X + F). The backward
+//     DPs of computeSimpleBounds() give the least A, a lower bound of F and
+//     the least and largest F - A over the groupings of [i, L);
+//     computeSuffixBounds() gives a coarse lower envelope of the suffix
+//     frontier {(A, F)} (buckets of A, each kept as its corner). A label
+//     whose lower bound exceeds the cost U of a known grouping (heuristic
+//     runs of this DP keeping one label per boundary) is dropped: labels on
+//     an optimal path have LB <= OPT <= U.
+//   - Wider dominance (dominance(), filterWithinLimit()): if Y - X is below
+//     every suffix's F - A, only X matters; and within the groupings that
+//     can still finish within U, a label with a larger X but a smaller Y
+//     (or the reverse) dominates when the suffixes' F - A (bounded by the
+//     coarse envelope) says the difference can never show.
+// predict() evaluates the same recurrence with the same operations (step()),
+// so the returned grouping's predict() is the DP's value bit for bit.
+//
+// Cost: O(L^2) group costs and bounds, O(L^2 * F) label extensions for
+// frontier size F, plus the coarse envelopes: O(L^2) batches over their
+// corners, usually a few each (stopping as above). The bucket count starts at
+// 512 and grows 8x (to 32768) whenever the exact search keeps more than
+// 16 * L labels. F is small on most model-shaped profiles (bench/planner_bench
+// prints it); with one collective and no compute-stream time (mgwfbp without
+// cpu_per_byte), F = 1.
+//
+// Worst case. We know no exact algorithm polynomial on every profile (auto
+// holds a per-layer two-way choice trading compute-stream time against comm
+// time, much like PARTITION), and profiles whose top-k and collective costs
+// trade almost exactly 1:1 have very many groupings within 1e-5 of the
+// optimum: there F grows to thousands and planning takes seconds.
+
+namespace {
+
+/// A label of the forward DP: a grouping of the first i positions.
+struct Label {
+  double x, y;
+  int32_t from;    ///< boundary j of the previous label
+  int32_t fromIdx; ///< its index in front[j]
+  bool dense;      ///< the group [j, i) is all-reduced
+};
+
+/// A lower-bound point of a boundary's suffix frontier: every grouping of
+/// [i, L) it stands for has total collective time >= a and F >= f.
+struct SuffixPoint {
+  double a, f;
+};
+
+class OptimalPlanner {
+public:
+  OptimalPlanner(const Profile &p, bool allowSparse, bool allowDense, const OptimalTuning &tuning)
+      : view(p), tuning(tuning) {
+    if (allowSparse)
+      collectives.push_back(Collective::AllGather);
+    if (allowDense)
+      collectives.push_back(Collective::AllReduce);
+    assert(!collectives.empty());
+    int64_t L = view.L;
+    costs.resize(collectives.size() * (L + 1) * (L + 1));
+    for (int64_t j = 0; j < L; ++j)
+      for (int64_t i = j + 1; i <= L; ++i)
+        for (size_t c = 0; c < collectives.size(); ++c)
+          costAt(j, i, c) = groupCost(p, view.numel(j, i), collectives[c]);
+  }
+
+  std::vector<Group> run() {
+    computeSimpleBounds();
+    // A cheap feasible grouping bounds the search: one label per boundary,
+    // the least Y.
+    std::vector<std::vector<Label>> best =
+        solve(Mode::KeepLeastY, std::nullopt, std::nullopt).value();
+    double upper = bestY(best[view.L]);
+    // Finer suffix bounds cost more but prune more: escalate while the exact
+    // search outgrows its label budget; the last level has no budget.
+    size_t budget = tuning.labelBudgetPerLayer * static_cast<size_t>(view.L);
+    size_t growth = std::max<size_t>(tuning.bucketGrowth, 2);
+    attempts = 0;
+    for (size_t buckets = std::max<size_t>(tuning.firstBuckets, 1);;
+         buckets *= growth, budget *= growth) {
+      bool last = buckets >= tuning.lastBuckets;
+      ++attempts;
+      usedBuckets = buckets;
+      computeSuffixBounds(upper, buckets);
+      // The suffix bounds guide a second heuristic grouping.
+      std::vector<std::vector<Label>> guided =
+          solve(Mode::KeepLeastBound, std::nullopt, std::nullopt).value();
+      if (bestY(guided[view.L]) < upper) {
+        upper = bestY(guided[view.L]);
+        best = std::move(guided);
+      }
+      std::optional<std::vector<std::vector<Label>>> front =
+          solve(Mode::Exact, upper + kMargin * std::abs(upper),
+                last ? std::nullopt : std::optional<size_t>(budget));
+      if (!front)
+        continue; // over budget: finer bounds
+      // The exact run keeps an optimal grouping unless rounding beat the
+      // margin; then the known grouping is as good.
+      if ((*front)[view.L].empty() || bestY((*front)[view.L]) > upper)
+        return reconstruct(best);
+      return reconstruct(*front);
+    }
+  }
+
+  /// Statistics of the exact run (for the benchmark).
+  size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0;
+
+private:
+  enum class Mode { Exact, KeepLeastY, KeepLeastBound };
+  /// Relative slack for rounding wherever a bound is compared with a cost.
+  static constexpr double kMargin = 1e-9;
+
+  BackpropView view;
+  OptimalTuning tuning;
+  SmallVector<Collective, 2> collectives;
+  std::vector<GroupCost> costs;
+  /// minComm[i]: least total collective time of a grouping of [i, L).
+  /// minRest[i]: a lower bound of F over the groupings of [i, L).
+  std::vector<double> minComm, minRest;
+  /// minSlack[i], maxSlack[i]: the least and largest F - A over the
+  /// groupings of [i, L) (see dominance()).
+  std::vector<double> minSlack, maxSlack;
+  /// minCommF[i]: F of a grouping of [i, L) with the least A (the least F
+  /// among those).
+  std::vector<double> minCommF;
+  /// Least X and least Y of any grouping of [0, i).
+  std::vector<double> prefixMinX, prefixMinY;
+  /// Coarse suffix frontiers: a ascending, f strictly descending.
+  std::vector<std::vector<SuffixPoint>> suffix;
+
+  GroupCost &costAt(int64_t j, int64_t i, size_t c) {
+    return costs[(c * (view.L + 1) + j) * (view.L + 1) + i];
+  }
+
+  void computeSimpleBounds() {
+    int64_t L = view.L;
+    const double inf = std::numeric_limits<double>::infinity();
+    minComm.assign(L + 1, 0.0);
+    minRest.assign(L + 1, -inf);
+    minSlack.assign(L + 1, -inf);
+    maxSlack.assign(L + 1, -inf);
+    minCommF.assign(L + 1, -inf);
+    for (int64_t j = L - 1; j >= 0; --j) {
+      double comm = inf, rest = inf, lowSlack = inf, slack = -inf, commF = inf;
+      for (int64_t e = j + 1; e <= L; ++e)
+        for (size_t c = 0; c < collectives.size(); ++c) {
+          GroupCost gc = costAt(j, e, c);
+          double viaE = gc.comm + minComm[e];
+          double fViaE = std::max(view.prefixBackward[e] + gc.topk + viaE, gc.topk + minCommF[e]);
+          if (viaE < comm || (viaE == comm && fViaE < commF)) {
+            comm = viaE;
+            commF = fViaE;
+          }
+          // F of [j, L) >= the first group's term B(e) + s + c + A(rest);
+          // the later groups' terms only grow by this group's top-k.
+          rest = std::min(
+              rest, std::max(view.prefixBackward[e] + gc.topk + gc.comm + minComm[e], minRest[e]));
+          // F - A = max(B(e) + s, s - c + (F - A of the rest)).
+          // Non-decreasing in the rest's F - A: its least and largest give
+          // the least and largest.
+          slack = std::max(
+              slack, std::max(view.prefixBackward[e] + gc.topk, gc.topk - gc.comm + maxSlack[e]));
+          lowSlack = std::min(lowSlack, std::max(view.prefixBackward[e] + gc.topk,
+                                                 gc.topk - gc.comm + minSlack[e]));
+        }
+      minComm[j] = comm;
+      minRest[j] = rest;
+      minSlack[j] = lowSlack;
+      // Every Pareto-optimal grouping of [j, L) has A >= minComm and so
+      // F <= commF (the F of a least-A grouping), so F - A <= commF - minComm.
+      maxSlack[j] = std::min(slack, commF - comm);
+      minCommF[j] = commF;
+    }
+    // Every grouping of [0, i) has X >= prefixMinX[i] (the least total top-k
+    // time) and Y >= prefixMinY[i] (its collectives all end by Y, and its
+    // last one starts after B(i)).
+    std::vector<double> commBefore(L + 1, 0.0);
+    prefixMinX.assign(L + 1, 0.0);
+    prefixMinY.assign(L + 1, 0.0);
+    for (int64_t i = 1; i <= L; ++i) {
+      double x = inf, comm = inf, last = inf;
+      for (int64_t j = 0; j < i; ++j)
+        for (size_t c = 0; c < collectives.size(); ++c) {
+          GroupCost gc = costAt(j, i, c);
+          x = std::min(x, prefixMinX[j] + gc.topk);
+          comm = std::min(comm, commBefore[j] + gc.comm);
+          last = std::min(last, gc.comm);
+        }
+      prefixMinX[i] = x;
+      commBefore[i] = comm;
+      prefixMinY[i] = std::max(comm, view.prefixBackward[i] + last);
+    }
+    suffix.assign(L + 1, {});
+  }
+
+  /// The coarse suffix frontiers, backward from {(0, -inf)} at L: a grouping
+  /// of [j, L) is a first group [j, e) (top-k s, collective c) and a
+  /// grouping of [e, L) with (A, F), giving A' = c + A and
+  /// F' = max(B(e) + s + c + A, s + F). Both are non-decreasing in (A, F),
+  /// so lower-bound points at e give lower-bound points at j. The points of
+  /// j are bucketed by A and each bucket kept as its corner (least A, least
+  /// F): a lower bound of every point in it. Points that cannot finish within
+  /// `upper` (A > upper - the least Y of a prefix; F > upper - the least X)
+  /// are dropped.
+  void computeSuffixBounds(double upper, size_t buckets) {
+    int64_t L = view.L;
+    const double inf = std::numeric_limits<double>::infinity();
+    double slack = kMargin * std::abs(upper);
+    suffix.assign(L + 1, {});
+    suffix[L].push_back({0.0, -inf});
+    std::vector<double> bucketA(buckets), bucketF(buckets);
+    for (int64_t j = L - 1; j >= 0; --j) {
+      double lo = minComm[j], hi = upper - prefixMinY[j] + slack;
+      double fCap = upper - prefixMinX[j] + slack;
+      double scale = hi > lo ? static_cast<double>(buckets) / (hi - lo) : 0.0;
+      std::fill(bucketA.begin(), bucketA.end(), inf);
+      std::fill(bucketF.begin(), bucketF.end(), inf);
+      for (int64_t e = j + 1; e <= L; ++e) {
+        double be = view.prefixBackward[e];
+        for (size_t c = 0; c < collectives.size(); ++c) {
+          GroupCost gc = costAt(j, e, c);
+          for (const SuffixPoint &pt : suffix[e]) {
+            double first = be + gc.topk + gc.comm + pt.a;
+            double later = gc.topk + pt.f;
+            double a = gc.comm + pt.a, f = std::max(first, later);
+            if (a <= hi && f <= fCap) {
+              size_t m =
+                  a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
+              bucketA[m] = std::min(bucketA[m], a);
+              bucketF[m] = std::min(bucketF[m], f);
+            }
+            if (first >= later)
+              break; // later points (larger A) give points this one dominates
+          }
+        }
+      }
+      double lastF = inf;
+      for (size_t m = 0; m < buckets; ++m)
+        if (bucketA[m] < inf && bucketF[m] < lastF) {
+          suffix[j].push_back({bucketA[m], bucketF[m]});
+          lastF = bucketF[m];
+        }
+    }
+  }
+
+  /// No grouping of [i, L) after the label ends below this.
+  /// (Above `cutoff` the exact value does not matter: returns early.)
+  double lowerBound(const Label &l, int64_t i,
+                    double cutoff = std::numeric_limits<double>::infinity()) const {
+    if (i == view.L)
+      return l.y;
+    double bound = std::max(l.y + minComm[i], l.x + minRest[i]);
+    const std::vector<SuffixPoint> &pts = suffix[i];
+    if (pts.empty() || bound > cutoff) // before computeSuffixBounds, or pruned anyway
+      return bound;
+    // min_k max(y + a_k, x + f_k): y + a_k rises and x + f_k falls with k;
+    // the minimum is next to the first k where the first reaches the second.
+    size_t k = std::partition_point(pts.begin(), pts.end(),
+                                    [&](const SuffixPoint &p) { return l.y + p.a < l.x + p.f; }) -
+               pts.begin();
+    double coarse = std::numeric_limits<double>::infinity();
+    if (k < pts.size())
+      coarse = l.y + pts[k].a;
+    if (k > 0)
+      coarse = std::min(coarse, l.x + pts[k - 1].f);
+    return std::max(bound, coarse);
+  }
+
+  /// The (X, Y) of a label for dominance at boundary i < L: a label whose
+  /// Y - X is below every suffix's F - A (e.g. its comm stream is idle by the
+  /// end of the next layer's backward) behaves the same whatever its Y.
+  std::pair<double, double> dominance(const Label &l, int64_t i) const {
+    if (i == view.L)
+      return {l.x, l.y};
+    double d = l.y - l.x, margin = kMargin * (std::abs(l.y) + std::abs(l.x));
+    if (d < minSlack[i] - margin)
+      return {l.x, l.x + minSlack[i]};
+    return {l.x, l.y};
+  }
+
+  /// Dominance within the groupings that can still finish within `limit`
+  /// (the cost of a known grouping plus a margin). Label 1 dominates label 2
+  /// when, for every grouping S of [i, L) with cost2(S) <= limit (so
+  /// A <= limit - Y2 and F <= limit - X2), cost1(S) <= cost2(S):
+  ///  - X1 <= X2 and Y1 + A <= X2 + F, i.e. Y1 - X2 <= F - A: true if
+  ///    Y1 - X2 <= (least F with A <= limit - Y2) - (limit - Y2);
+  ///  - Y1 <= Y2 and X1 + F <= Y2 + A, i.e. F - A <= Y2 - X1: true if
+  ///    (limit - X2) - (least A with F <= limit - X2) <= Y2 - X1.
+  /// The least F and least A come from the coarse suffix frontier (lower
+  /// bounds). If the optimum runs through label 2 then it costs <= limit and
+  /// label 1 does as well with the same suffix; the relation is transitive,
+  /// so dropping label 2 keeps an optimal grouping. `labels` is the Pareto
+  /// frontier (X ascending, Y descending); the survivors keep that order.
+  void filterWithinLimit(std::vector<Label> &labels, int64_t i, double limit) const {
+    const std::vector<SuffixPoint> &pts = suffix[i];
+    if (i == view.L || pts.empty() || labels.size() < 2)
+      return;
+    const double inf = std::numeric_limits<double>::infinity();
+    auto margin = [&](const Label &l) { return kMargin * (std::abs(l.x) + std::abs(l.y) + limit); };
+    // Least F over suffixes with A <= cap: the last corner with a <= cap.
+    auto leastF = [&](double cap) {
+      size_t k = std::upper_bound(pts.begin(), pts.end(), cap,
+                                  [](double v, const SuffixPoint &p) { return v < p.a; }) -
+                 pts.begin();
+      return k == 0 ? inf : pts[k - 1].f;
+    };
+    // Least A over suffixes with F <= cap: the first corner with f <= cap.
+    auto leastA = [&](double cap) {
+      size_t k = std::partition_point(pts.begin(), pts.end(),
+                                      [&](const SuffixPoint &p) { return p.f > cap; }) -
+                 pts.begin();
+      return k == pts.size() ? inf : pts[k].a;
+    };
+    std::vector<char> drop(labels.size(), 0);
+    // X ascending: label 1 = the least Y among the labels before.
+    double runMinY = inf;
+    for (size_t k = 0; k < labels.size(); ++k) {
+      const Label &l = labels[k];
+      double acap = limit - l.y;
+      double bound = std::max(leastF(acap) - acap, minSlack[i]);
+      if (runMinY - l.x <= bound - margin(l))
+        drop[k] = 1;
+      runMinY = std::min(runMinY, l.y);
+    }
+    // Y ascending (X descending): label 1 = the least X among those before.
+    double runMinX = inf;
+    for (size_t k = labels.size(); k-- > 0;) {
+      const Label &l = labels[k];
+      double fcap = limit - l.x;
+      double bound = std::min(fcap - leastA(fcap), maxSlack[i]);
+      if (bound + margin(l) <= l.y - runMinX)
+        drop[k] = 1;
+      runMinX = std::min(runMinX, l.x);
+    }
+    size_t kept = 0;
+    for (size_t k = 0; k < labels.size(); ++k)
+      if (!drop[k])
+        labels[kept++] = labels[k];
+    labels.resize(kept);
+  }
+
+  static double bestY(const std::vector<Label> &labels) {
+    double best = std::numeric_limits<double>::infinity();
+    for (const Label &l : labels)
+      best = std::min(best, l.y);
+    return best;
+  }
+
+  /// The forward DP. Mode::Exact keeps every non-dominated label whose lower
+  /// bound is within `limit` (nullopt once more than `budget` labels are
+  /// kept). The heuristics for an upper bound keep one label
+  /// per boundary: the one of least Y, or of least lower bound.
+  std::optional<std::vector<std::vector<Label>>> solve(Mode mode, std::optional<double> limit,
+                                                       std::optional<size_t> budget) {
+    int64_t L = view.L;
+    std::vector<std::vector<Label>> front(L + 1);
+    front[0].push_back({0.0, 0.0, -1, -1, false});
+    // Mode::Exact: the Pareto frontier of the candidates so far, by
+    // dominance X strictly ascending with dominance Y strictly descending.
+    struct Keyed {
+      double x, y; // dominance keys
+      Label label;
+    };
+    std::vector<Keyed> pareto;
+    if (mode == Mode::Exact) {
+      maxFront = 0;
+      totalLabels = 0;
+    }
+    for (int64_t i = 1; i <= L; ++i) {
+      pareto.clear();
+      std::optional<std::pair<double, Label>> best; // the other modes' one label
+      double prefixB = view.prefixBackward[i];
+      for (int64_t j = 0; j < i; ++j) {
+        const std::vector<Label> &from = front[j];
+        for (size_t c = 0; c < collectives.size(); ++c) {
+          GroupCost gc = costAt(j, i, c);
+          for (size_t k = 0; k < from.size(); ++k) {
+            Label l{from[k].x, from[k].y, static_cast<int32_t>(j), static_cast<int32_t>(k),
+                    collectives[c] == Collective::AllReduce};
+            bool crossed = prefixB + (l.x + gc.topk) >= l.y;
+            step(l.x, l.y, prefixB, gc);
+            if (mode != Mode::Exact) {
+              double key = mode == Mode::KeepLeastY ? l.y : lowerBound(l, i);
+              if (!best || key < best->first || (key == best->first && l.y < best->second.y))
+                best = {key, l};
+            } else if (!limit || lowerBound(l, i, *limit) <= *limit) {
+              auto [dx, dy] = dominance(l, i);
+              insertPareto(pareto, {dx, dy, l});
+            }
+            if (crossed)
+              break; // every later label of `from` (larger X) yields a dominated one
+          }
+        }
+      }
+      std::vector<Label> &out = front[i];
+      if (mode != Mode::Exact) {
+        if (best)
+          out.push_back(best->second);
+        continue;
+      }
+      for (const Keyed &k : pareto)
+        out.push_back(k.label);
+      if (limit)
+        filterWithinLimit(out, i, *limit);
+      maxFront = std::max(maxFront, out.size());
+      totalLabels += out.size();
+      if (budget && totalLabels > *budget)
+        return std::nullopt;
+    }
+    return front;
+  }
+
+  /// Adds a candidate to a Pareto frontier (keys x strictly ascending, y
+  /// strictly descending) unless a label there is at least as good; drops
+  /// the labels it dominates. The frontier stays small, so a sorted vector
+  /// is the fastest structure.
+  template <typename Keyed> static void insertPareto(std::vector<Keyed> &pareto, const Keyed &c) {
+    auto pos = std::lower_bound(pareto.begin(), pareto.end(), c.x,
+                                [](const Keyed &k, double x) { return k.x < x; });
+    if (pos != pareto.begin() && std::prev(pos)->y <= c.y)
+      return; // a smaller X with no larger Y
+    if (pos != pareto.end() && pos->x == c.x && pos->y <= c.y)
+      return; // the same X with no larger Y
+    auto last = pos;
+    while (last != pareto.end() && last->y >= c.y)
+      ++last; // X >= c.x, Y >= c.y: dominated
+    if (last == pos) {
+      pareto.insert(pos, c);
+    } else {
+      *pos = c;
+      pareto.erase(std::next(pos), last);
+    }
+  }
+
+  std::vector<Group> reconstruct(const std::vector<std::vector<Label>> &front) const {
+    const std::vector<Label> &last = front[view.L];
+    size_t idx = 0;
+    for (size_t k = 1; k < last.size(); ++k)
+      if (last[k].y < last[idx].y)
+        idx = k;
+    std::vector<Group> groups;
+    int64_t i = view.L;
+    while (i > 0) {
+      const Label &l = front[i][idx];
+      groups.push_back(
+          view.group(l.from, i, l.dense ? Collective::AllReduce : Collective::AllGather));
+      i = l.from;
+      idx = l.fromIdx;
+    }
+    std::reverse(groups.begin(), groups.end()); // backprop order
+    return groups;
+  }
+};
+
+} // namespace
+
+std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool allowDense,
+                               OptimalStats *stats, const OptimalTuning &tuning) {
+  OptimalPlanner planner(profile, allowSparse, allowDense, tuning);
+  std::vector<Group> groups = planner.run();
+  if (stats)
+    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts};
+  return groups;
+}
+
+} // namespace mgs::planner

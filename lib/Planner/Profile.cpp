@@ -1,0 +1,449 @@
+//===- Profile.cpp - Calibration profiles: cost functions and JSON I/O ----===//
+//
+// The profile's cost functions (top-k, collectives), its parsing and
+// validation with errors that name the field, its JSON form, and the check
+// that a profile describes a model's parameters.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mgs/Planner/Profile.h"
+
+#include "PlannerSupport.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <optional>
+
+using namespace llvm;
+
+namespace mgs::planner {
+
+using namespace detail;
+
+//===----------------------------------------------------------------------===//
+// Profile: cost functions
+//===----------------------------------------------------------------------===//
+
+int64_t Profile::topkK(int64_t n) const {
+  double k = std::floor(density * static_cast<double>(n));
+  if (k < 1.0)
+    return 1;
+  if (k >= static_cast<double>(n))
+    return n;
+  return static_cast<int64_t>(k);
+}
+
+double Profile::topkSeconds(int64_t n) const {
+  const std::vector<TopKPoint> &pts = topkPoints;
+  assert(!pts.empty() && "validated profile has top-k points");
+  if (n <= pts.front().n || pts.size() == 1)
+    return pts.front().seconds;
+  // The segment [hi - 1, hi] holding n; beyond the last point, the last one.
+  size_t hi = std::upper_bound(pts.begin(), pts.end(), n,
+                               [](int64_t v, const TopKPoint &p) { return v < p.n; }) -
+              pts.begin();
+  if (hi == pts.size())
+    hi = pts.size() - 1;
+  const TopKPoint &a = pts[hi - 1], &b = pts[hi];
+  if (n == b.n)
+    return b.seconds;
+  double t = static_cast<double>(n - a.n) / static_cast<double>(b.n - a.n);
+  double v = a.seconds + t * (b.seconds - a.seconds);
+  return v < 0.0 ? 0.0 : v;
+}
+
+double Profile::allgatherSeconds(int64_t n) const {
+  return allgather.alpha +
+         allgather.beta * 8.0 * static_cast<double>(topkK(n)) * static_cast<double>(workers);
+}
+
+double Profile::allreduceSeconds(int64_t n) const {
+  return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
+}
+
+double Profile::allgatherComputeSeconds(int64_t n) const {
+  return allgather.cpuPerByte * 8.0 * static_cast<double>(topkK(n)) *
+         static_cast<double>(workers);
+}
+
+double Profile::allreduceComputeSeconds(int64_t n) const {
+  return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+}
+
+//===----------------------------------------------------------------------===//
+// Profile: parsing and validation
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+// Largest accepted numel and number of workers; keeps every sum and byte
+// count of the model far from int64 overflow.
+constexpr int64_t kMaxNumel = int64_t(1) << 48;
+constexpr int64_t kMaxTotalNumel = int64_t(1) << 56;
+constexpr int64_t kMaxWorkers = int64_t(1) << 24;
+/// The exact planners keep a table of every group's cost: (L + 1)^2 entries
+/// per collective, 1.6 GB at this L (a 96-block transformer has ~1,200
+/// tensors). Beyond it a profile is refused rather than exhausting memory.
+constexpr size_t kMaxLayers = 8192;
+
+/// A JSON value for "got ..." in messages: scalars literally, containers by
+/// kind.
+std::string describe(const json::Value &v) {
+  switch (v.kind()) {
+  case json::Value::Object:
+    return "an object";
+  case json::Value::Array:
+    return "an array";
+  default:
+    return formatv("{0}", v).str();
+  }
+}
+
+std::string describeNumber(double v) {
+  if (std::isnan(v))
+    return "NaN";
+  if (std::isinf(v))
+    return v > 0 ? "inf" : "-inf";
+  return formatSeconds(v);
+}
+
+/// Reads the member `key` of `obj`; `path` is the object's own path ("" for
+/// the root).
+class FieldReader {
+public:
+  FieldReader(const json::Object &obj, std::string path) : obj(obj), path(std::move(path)) {}
+
+  std::string fieldPath(StringRef key) const {
+    return path.empty() ? key.str() : path + "." + key.str();
+  }
+
+  Expected<const json::Value *> get(StringRef key) const {
+    const json::Value *v = obj.get(key);
+    if (!v)
+      return fieldError(fieldPath(key), "missing field");
+    return v;
+  }
+
+  Expected<int64_t> positiveInteger(StringRef key, int64_t max) const {
+    auto v = get(key);
+    if (!v)
+      return v.takeError();
+    return readPositiveInteger(**v, fieldPath(key), max);
+  }
+
+  Expected<double> number(StringRef key, const char *what) const {
+    auto v = get(key);
+    if (!v)
+      return v.takeError();
+    return readNonNegative(**v, fieldPath(key), what);
+  }
+
+  static Expected<int64_t> readPositiveInteger(const json::Value &v, const std::string &field,
+                                               int64_t max) {
+    std::optional<int64_t> i = v.getAsInteger();
+    if (!i || *i < 1)
+      return fieldError(field, "expected a positive integer, got " + describe(v));
+    if (*i > max)
+      return fieldError(field, formatv("{0} is too large (at most {1})", *i, max));
+    return *i;
+  }
+
+  static Expected<double> readNonNegative(const json::Value &v, const std::string &field,
+                                          const char *what) {
+    std::optional<double> d = v.getAsNumber();
+    if (!d || !std::isfinite(*d) || *d < 0.0)
+      return fieldError(field, Twine("expected a non-negative number of ") + what + ", got " +
+                                   (d ? describeNumber(*d) : describe(v)));
+    return *d;
+  }
+
+private:
+  const json::Object &obj;
+  std::string path;
+};
+
+Expected<const json::Object *> asObject(const json::Value &v, const Twine &field) {
+  const json::Object *o = v.getAsObject();
+  if (!o)
+    return fieldError(field, "expected an object, got " + describe(v));
+  return o;
+}
+
+Expected<AlphaBeta> parseAlphaBeta(const FieldReader &root, StringRef key) {
+  auto v = root.get(key);
+  if (!v)
+    return v.takeError();
+  auto obj = asObject(**v, key);
+  if (!obj)
+    return obj.takeError();
+  FieldReader r(**obj, key.str());
+  AlphaBeta ab;
+  auto alpha = r.number("alpha", "seconds");
+  if (!alpha)
+    return alpha.takeError();
+  auto beta = r.number("beta", "seconds per byte");
+  if (!beta)
+    return beta.takeError();
+  ab.alpha = *alpha;
+  ab.beta = *beta;
+  if (const json::Value *cpu = (*obj)->get("cpu_per_byte")) { // optional
+    auto v = FieldReader::readNonNegative(*cpu, r.fieldPath("cpu_per_byte"),
+                                          "seconds per byte");
+    if (!v)
+      return v.takeError();
+    ab.cpuPerByte = *v;
+  }
+  return ab;
+}
+
+Error checkNonNegative(double v, const Twine &field, const char *what) {
+  if (!std::isfinite(v) || v < 0.0)
+    return fieldError(field, Twine("expected a non-negative number of ") + what + ", got " +
+                                 describeNumber(v));
+  return Error::success();
+}
+
+} // namespace
+
+Error Profile::validate() const {
+  if (workers < 1 || workers > kMaxWorkers)
+    return fieldError("workers", formatv("expected a positive integer (at most {0}), got {1}",
+                                         kMaxWorkers, workers));
+  if (!(density > 0.0 && density <= 1.0))
+    return fieldError("density", "expected a number in (0, 1], got " + describeNumber(density));
+  if (batchSize < 0 || batchSize > kMaxNumel)
+    return fieldError("batch_size", formatv("expected a positive integer, got {0}", batchSize));
+  if (topkPoints.empty())
+    return fieldError("topk.points", "must not be empty");
+  for (auto [i, p] : enumerate(topkPoints)) {
+    if (p.n < 1 || p.n > kMaxTotalNumel)
+      return fieldError(formatv("topk.points[{0}][0]", i),
+                        formatv("expected a positive integer, got {0}", p.n));
+    if (Error e = checkNonNegative(p.seconds, formatv("topk.points[{0}][1]", i), "seconds"))
+      return e;
+    if (i > 0 && p.n <= topkPoints[i - 1].n)
+      return fieldError("topk.points",
+                        formatv("must be sorted by n, strictly increasing (points[{0}] has n = "
+                                "{1} after n = {2})",
+                                i, p.n, topkPoints[i - 1].n));
+  }
+  for (auto [key, ab] : {std::pair<const char *, const AlphaBeta *>{"allgather", &allgather},
+                         {"allreduce", &allreduce}}) {
+    if (Error e = checkNonNegative(ab->alpha, Twine(key) + ".alpha", "seconds"))
+      return e;
+    if (Error e = checkNonNegative(ab->beta, Twine(key) + ".beta", "seconds per byte"))
+      return e;
+    if (Error e = checkNonNegative(ab->cpuPerByte, Twine(key) + ".cpu_per_byte",
+                                   "seconds per byte"))
+      return e;
+  }
+  if (layers.empty())
+    return fieldError("layers", "must not be empty");
+  if (layers.size() > kMaxLayers)
+    return fieldError("layers", formatv("{0} tensors; the planner handles at most {1} (its cost "
+                                        "tables grow with the square of the count)",
+                                        layers.size(), kMaxLayers));
+  StringMap<size_t> seen;
+  int64_t total = 0;
+  for (auto [i, layer] : enumerate(layers)) {
+    std::string at = formatv("layers[{0}]", i).str();
+    if (layer.name.empty())
+      return fieldError(at + ".name", "expected a non-empty string, got \"\"");
+    auto [it, inserted] = seen.try_emplace(layer.name, i);
+    if (!inserted)
+      return fieldError(at + ".name",
+                        formatv("duplicate name '{0}' (also layers[{1}])", layer.name, it->second));
+    if (layer.numel < 1)
+      return fieldError(at + ".numel",
+                        formatv("expected a positive integer, got {0}", layer.numel));
+    if (layer.numel > kMaxNumel)
+      return fieldError(at + ".numel",
+                        formatv("{0} is too large (at most {1})", layer.numel, kMaxNumel));
+    total += layer.numel;
+    if (total > kMaxTotalNumel)
+      return fieldError("layers", formatv("the model has more than {0} elements", kMaxTotalNumel));
+    if (Error e = checkNonNegative(layer.backward, at + ".backward", "seconds"))
+      return e;
+  }
+  return Error::success();
+}
+
+Expected<Profile> parseProfile(StringRef text) {
+  Expected<json::Value> doc = json::parse(text);
+  if (!doc)
+    return createStringError(inconvertibleErrorCode(),
+                             "invalid JSON: " + toString(doc.takeError()));
+  const json::Object *rootObj = doc->getAsObject();
+  if (!rootObj)
+    return createStringError(inconvertibleErrorCode(),
+                             "profile: expected a JSON object, got " + describe(*doc));
+  FieldReader root(*rootObj, "");
+  Profile p;
+
+  auto workers = root.positiveInteger("workers", kMaxWorkers);
+  if (!workers)
+    return workers.takeError();
+  p.workers = *workers;
+
+  auto density = root.get("density");
+  if (!density)
+    return density.takeError();
+  std::optional<double> rho = (*density)->getAsNumber();
+  if (!rho || !(*rho > 0.0 && *rho <= 1.0))
+    return fieldError("density", "expected a number in (0, 1], got " + describe(**density));
+  p.density = *rho;
+
+  if (const json::Value *batch = rootObj->get("batch_size")) { // optional
+    auto b = FieldReader::readPositiveInteger(*batch, "batch_size", kMaxNumel);
+    if (!b)
+      return b.takeError();
+    p.batchSize = *b;
+  }
+
+  // topk.points
+  auto topk = root.get("topk");
+  if (!topk)
+    return topk.takeError();
+  auto topkObj = asObject(**topk, "topk");
+  if (!topkObj)
+    return topkObj.takeError();
+  auto points = FieldReader(**topkObj, "topk").get("points");
+  if (!points)
+    return points.takeError();
+  const json::Array *pointsArr = (*points)->getAsArray();
+  if (!pointsArr)
+    return fieldError("topk.points",
+                      "expected an array of [n, seconds] pairs, got " + describe(**points));
+  if (pointsArr->empty())
+    return fieldError("topk.points", "must not be empty");
+  for (auto [i, pv] : enumerate(*pointsArr)) {
+    std::string at = formatv("topk.points[{0}]", i).str();
+    const json::Array *pair = pv.getAsArray();
+    if (!pair || pair->size() != 2)
+      return fieldError(at,
+                        "expected an [n, seconds] pair, got " +
+                            (pair ? formatv("{0} elements", pair->size()).str() : describe(pv)));
+    auto n = FieldReader::readPositiveInteger((*pair)[0], at + "[0]", kMaxTotalNumel);
+    if (!n)
+      return n.takeError();
+    auto secs = FieldReader::readNonNegative((*pair)[1], at + "[1]", "seconds");
+    if (!secs)
+      return secs.takeError();
+    p.topkPoints.push_back({*n, *secs});
+  }
+
+  auto allgather = parseAlphaBeta(root, "allgather");
+  if (!allgather)
+    return allgather.takeError();
+  p.allgather = *allgather;
+  auto allreduce = parseAlphaBeta(root, "allreduce");
+  if (!allreduce)
+    return allreduce.takeError();
+  p.allreduce = *allreduce;
+
+  auto layers = root.get("layers");
+  if (!layers)
+    return layers.takeError();
+  const json::Array *layersArr = (*layers)->getAsArray();
+  if (!layersArr)
+    return fieldError("layers", "expected an array, got " + describe(**layers));
+  for (auto [i, lv] : enumerate(*layersArr)) {
+    std::string at = formatv("layers[{0}]", i).str();
+    auto obj = asObject(lv, at);
+    if (!obj)
+      return obj.takeError();
+    FieldReader r(**obj, at);
+    LayerProfile layer;
+    auto name = r.get("name");
+    if (!name)
+      return name.takeError();
+    std::optional<StringRef> s = (*name)->getAsString();
+    if (!s || s->empty())
+      return fieldError(at + ".name", "expected a non-empty string, got " + describe(**name));
+    layer.name = s->str();
+    auto numel = r.positiveInteger("numel", kMaxNumel);
+    if (!numel)
+      return numel.takeError();
+    layer.numel = *numel;
+    auto backward = r.number("backward", "seconds");
+    if (!backward)
+      return backward.takeError();
+    layer.backward = *backward;
+    p.layers.push_back(std::move(layer));
+  }
+
+  // What is left: cross-field rules (order, duplicates, empty layers, totals).
+  if (Error e = p.validate())
+    return std::move(e);
+  return p;
+}
+
+Expected<Profile> loadProfile(StringRef path) {
+  auto buffer = MemoryBuffer::getFileOrSTDIN(path, /*IsText=*/true);
+  if (!buffer)
+    return createStringError(buffer.getError(),
+                             "cannot read the profile: " + buffer.getError().message());
+  return parseProfile((*buffer)->getBuffer());
+}
+
+/// {"alpha", "beta"} and, where calibrated, "cpu_per_byte".
+static json::Object alphaBetaToJSON(const AlphaBeta &ab) {
+  json::Object o{{"alpha", ab.alpha}, {"beta", ab.beta}};
+  if (ab.cpuPerByte != 0.0)
+    o["cpu_per_byte"] = ab.cpuPerByte;
+  return o;
+}
+
+json::Value profileToJSON(const Profile &p) {
+  json::Array points;
+  for (const TopKPoint &pt : p.topkPoints)
+    points.push_back(json::Array{pt.n, pt.seconds});
+  json::Array layers;
+  for (const LayerProfile &l : p.layers)
+    layers.push_back(json::Object{{"name", l.name}, {"numel", l.numel}, {"backward", l.backward}});
+  json::Object o{
+      {"workers", p.workers},
+      {"density", p.density},
+      {"topk", json::Object{{"points", std::move(points)}}},
+      {"allgather", alphaBetaToJSON(p.allgather)},
+      {"allreduce", alphaBetaToJSON(p.allreduce)},
+      {"layers", std::move(layers)},
+  };
+  if (p.batchSize)
+    o["batch_size"] = p.batchSize;
+  return o;
+}
+
+Error checkProfileMatchesModel(const Profile &profile, ArrayRef<ParameterShape> parameters) {
+  if (profile.layers.size() != parameters.size())
+    return fieldError("layers", formatv("the profile has {0} layers, the model has {1} trainable "
+                                        "parameters",
+                                        profile.layers.size(), parameters.size()));
+  for (auto [i, pair] : enumerate(zip(profile.layers, parameters))) {
+    const auto &[layer, param] = pair;
+    if (layer.name != param.name)
+      return fieldError(formatv("layers[{0}].name", i),
+                        formatv("the profile has '{0}', the model's parameter {1} is '{2}'",
+                                layer.name, i, param.name));
+    if (layer.numel != param.numel)
+      return fieldError(formatv("layers[{0}].numel", i),
+                        formatv("the profile has {0}, the model's parameter '{1}' has {2} "
+                                "elements",
+                                layer.numel, param.name, param.numel));
+  }
+  return Error::success();
+}
+
+std::string formatSeconds(double value) {
+  char buf[64];
+  auto res = std::to_chars(buf, buf + sizeof(buf), value);
+  return std::string(buf, res.ptr);
+}
+
+} // namespace mgs::planner
