@@ -2,8 +2,9 @@
 //
 // Reads the model (binary protobuf or ONNX text syntax), checks it with ONNX's
 // checker, upgrades old opsets with ONNX's version converter, fixes the batch
-// size and runs ONNX shape inference, then walks the graph in order and hands
-// every node to its converter (OpConverters.cpp).
+// size and runs ONNX shape inference (the checks and rewrites of the model
+// around these steps are in Prepare.cpp), then walks the graph in order and
+// hands every node to its converter (OpConverters.cpp).
 //
 // ONNX and protobuf report errors by throwing; this library is built with
 // exceptions and turns every exception into an MLIR diagnostic.
@@ -14,6 +15,7 @@
 #include "ConstantFolding.h"
 #include "ModelIO.h"
 #include "OpConverters.h"
+#include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -37,85 +39,6 @@ using namespace mgs::train;
 
 namespace mgs::onnx_import {
 namespace {
-
-/// How errors name a node: its name, else its op and first output.
-std::string labelOf(const onnx::NodeProto &node, int idx) {
-  if (!node.name().empty())
-    return node.name();
-  return node.output_size() > 0 ? node.op_type() + " producing '" + node.output(0) + "'"
-                                : node.op_type() + " #" + std::to_string(idx);
-}
-
-std::string supportedList();
-
-/// What ONNX's shape inference must not see, checked before it runs (both
-/// found by fuzzing; ONNX's checker allows them):
-///  - window attributes it divides by: a stride, dilation or kernel size of
-///    0, or a group of 0 (it died of a division by zero);
-///  - subgraphs (If, Loop, Scan: no supported op has one), whose nodes it
-///    infers too, window attributes included.
-LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
-  static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
-                                              "AveragePool", "LpPool",        "ConvInteger",
-                                              "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
-  // Constant shapes: ONNX 1.12's data propagation crashes (SIGSEGV) on a
-  // Reshape to a dimension below -1 whose result's Shape is taken.
-  llvm::StringMap<const onnx::TensorProto *> constantTensors;
-  for (const auto &init : graph.initializer())
-    constantTensors[init.name()] = &init;
-  for (const onnx::NodeProto &node : graph.node())
-    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
-        node.attribute(0).name() == "value")
-      constantTensors[node.output(0)] = &node.attribute(0).t();
-  for (int idx = 0; idx < graph.node_size(); ++idx) {
-    const onnx::NodeProto &node = graph.node(idx);
-    if (node.op_type() == "Reshape" && node.input_size() > 1) {
-      auto it = constantTensors.find(node.input(1));
-      if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64) {
-        std::vector<int64_t> shape = onnx::ParseData<int64_t>(it->second);
-        for (int64_t v : shape)
-          if (v < -1) {
-            std::string label = labelOf(node, idx);
-            return mlir::emitError(
-                       NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-                   << "node '" << label << "' (Reshape): the shape holds " << v
-                   << "; a dimension must be -1 (inferred), 0 (copied) or positive";
-          }
-      }
-    }
-    for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.has_g() || attr.graphs_size() > 0) {
-        std::string label = labelOf(node, idx);
-        return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-               << "node '" << label << "' (" << node.op_type() << "): unsupported ONNX op '"
-               << node.op_type() << "' (it holds a subgraph, attribute '" << attr.name()
-               << "'); supported: " << supportedList();
-      }
-    if (!windowOps.contains(node.op_type()))
-      continue;
-    for (const onnx::AttributeProto &attr : node.attribute()) {
-      const std::string &name = attr.name();
-      if (name != "strides" && name != "dilations" && name != "kernel_shape" && name != "group")
-        continue;
-      SmallVector<int64_t> values(attr.ints().begin(), attr.ints().end());
-      if (name == "group")
-        values.assign(1, attr.i());
-      for (int64_t v : values)
-        if (v < 1) {
-          std::string label = labelOf(node, idx);
-          InFlightDiagnostic diag =
-              mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc));
-          diag << "node '" << label << "' (" << node.op_type() << "): attribute '" << name
-               << "' must be at least 1";
-          if (name != "group")
-            diag << " in every dimension";
-          diag << ", got " << v;
-          return diag;
-        }
-    }
-  }
-  return success();
-}
 
 std::string dtypeName(int dtype) {
   return onnx::TensorProto_DataType_IsValid(dtype)
@@ -507,13 +430,6 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   return success();
 }
 
-std::string supportedList() {
-  std::string list;
-  for (StringRef op : supportedOpTypes())
-    list += (list.empty() ? "" : ", ") + op.str();
-  return list;
-}
-
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
@@ -627,94 +543,6 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (auto [i, vi] : llvm::enumerate(graph.output()))
     func.setResultAttr(i, "train.name", b.getStringAttr(vi.name()));
   return success();
-}
-
-/// `model` without its FLOAT initializers' data: each becomes a graph input
-/// of its dtype and shape (what shape inference reads of it); integer ones
-/// (shapes, axes: small) are kept, since data propagation reads their values.
-onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
-  // The initializers are moved aside while the rest is copied (a 500 MB
-  // model is not copied), then moved back.
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
-  initializers.Swap(model.mutable_graph()->mutable_initializer());
-  onnx::ModelProto copy;
-  copy.CopyFrom(model);
-  initializers.Swap(model.mutable_graph()->mutable_initializer());
-  onnx::GraphProto *graph = copy.mutable_graph();
-  llvm::StringSet<> inputs;
-  for (const auto &vi : graph->input())
-    inputs.insert(vi.name());
-  for (const auto &init : model.graph().initializer()) {
-    if (init.data_type() != onnx::TensorProto::FLOAT) {
-      graph->add_initializer()->CopyFrom(init);
-      continue;
-    }
-    if (inputs.contains(init.name()))
-      continue;
-    onnx::ValueInfoProto *vi = graph->add_input();
-    vi->set_name(init.name());
-    auto *tensor = vi->mutable_type()->mutable_tensor_type();
-    tensor->set_elem_type(init.data_type());
-    auto *shape = tensor->mutable_shape();
-    for (int64_t d : init.dims())
-      shape->add_dim()->set_dim_value(d);
-  }
-  return copy;
-}
-
-/// The default-domain opset the model imports, or an error.
-FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, Location loc) {
-  for (const auto &opset : model.opset_import())
-    if (opset.domain().empty() || opset.domain() == "ai.onnx")
-      return opset.version();
-  return emitError(loc) << "the model imports no opset of the default ONNX domain";
-}
-
-/// Every graph output must be a graph input, an initializer or some node's
-/// output. ONNX's checker (1.12) does not check it, and its version converter
-/// dereferences the missing producer (found by fuzzing).
-LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) {
-  llvm::StringSet<> defined;
-  for (const auto &vi : graph.input())
-    defined.insert(vi.name());
-  for (const auto &init : graph.initializer())
-    defined.insert(init.name());
-  for (const auto &node : graph.node())
-    for (const std::string &out : node.output())
-      defined.insert(out);
-  for (const auto &vi : graph.output())
-    if (!defined.contains(vi.name()))
-      return emitError(loc) << "graph output '" << vi.name()
-                            << "' is not produced by any node (nor a graph input or initializer)";
-  return success();
-}
-
-/// Sets the batch dimension (dimension 0) of the graph inputs that are not
-/// initializers and forgets the shapes shape inference must recompute. When
-/// some inputs have a symbolic dimension 0, only those are batch inputs (the
-/// others, e.g. weights passed as inputs, keep their shape); otherwise every
-/// input is (torch exports fix the batch at the example's size).
-void setBatchSize(onnx::ModelProto &model, int64_t batch) {
-  onnx::GraphProto *graph = model.mutable_graph();
-  llvm::StringSet<> inits;
-  for (const auto &init : graph->initializer())
-    inits.insert(init.name());
-  SmallVector<onnx::TensorShapeProto_Dimension *> staticDims, symbolicDims;
-  for (auto &vi : *graph->mutable_input()) {
-    if (inits.contains(vi.name()) || !vi.type().has_tensor_type() ||
-        !vi.type().tensor_type().has_shape() || vi.type().tensor_type().shape().dim_size() == 0)
-      continue;
-    auto *dim = vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
-    (dim->has_dim_value() ? staticDims : symbolicDims).push_back(dim);
-  }
-  for (auto *dim : symbolicDims.empty() ? staticDims : symbolicDims) {
-    dim->clear_dim_param();
-    dim->set_dim_value(batch);
-  }
-  graph->clear_value_info();
-  for (auto &vi : *graph->mutable_output())
-    if (vi.type().has_tensor_type())
-      vi.mutable_type()->mutable_tensor_type()->clear_shape();
 }
 
 } // namespace

@@ -1,6 +1,14 @@
 //===- Calibrate.cpp - Measuring a machine for the planner ----------------===//
+//
+// The measurements Calibrate.h declares, and the executable's --calibrate
+// (Driver::runCalibration), which runs them on the model and writes the
+// profile.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Calibrate.h"
+#include "Driver.h"
+#include "FileIO.h"
 
 #include <algorithm>
 #include <chrono>
@@ -328,6 +336,89 @@ std::string profileJson(const Calibration &c) {
        << (i + 1 < c.layers.size() ? ",\n" : "\n");
   os << " ]\n}\n";
   return os.str();
+}
+
+//===--- The executable's --calibrate -------------------------------------===//
+
+// --calibrate: measures this machine for the planner and writes the profile.
+int Driver::runCalibration() {
+  if (!m.instrumented)
+    return error("--calibrate needs a calibration build of the model: compile it with mgsc "
+                 "--profile-generate");
+  const int warmup = 3, steps = 10;
+  std::printf("calibrating on %d worker(s): %d steps of backprop (after %d warm-up steps), "
+              "top-k, collectives\n",
+              workers, steps, warmup);
+  std::fflush(stdout);
+  std::vector<int64_t> order = trainSet;
+  shuffleForEpoch(order, o.seed, 0);
+  auto runStep = [&](int s) {
+    int64_t it = s % itersPerEpoch;
+    fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+    if (toDevice(inputs[0]) || toDevice(labels))
+      return false;
+    // The parameters change as in training (lr from --lr): the times do not
+    // depend on the values.
+    mgsrt_ctx_set_sgd(ctx, static_cast<float>(o.lr), static_cast<float>(o.momentum),
+                      static_cast<float>(o.weightDecay));
+    if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK) {
+      error("mgs_train_step failed while calibrating: %s", mgsrt_ctx_message(ctx));
+      return false;
+    }
+    return true;
+  };
+  for (int s = 0; s < warmup; ++s)
+    if (!runStep(s))
+      return 1;
+  Calibration c;
+  std::string err;
+  bool ok = measureLayers(ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers,
+                          err);
+  if (!ok)
+    return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+  int64_t total = 0;
+  for (const Calibration::Layer &l : c.layers)
+    total += l.numel;
+  c.workers = workers;
+  c.batchSize = m.batchSize;
+  c.density = o.calibrateDensity;
+  if (!measureTopK(ctx, o.calibrateDensity, total, c.topk, err) ||
+      !measureCollectives(ctx, workers, c.allgather, c.allreduce, err))
+    return error("--calibrate: %s", err.c_str());
+  // What the collectives take from backprop on the same cores (on a GPU the
+  // step does not run on them: left at 0).
+  if (workers > 1 && !m.cuda) {
+    auto timedStep = [&](int s) {
+      const auto t0 = std::chrono::steady_clock::now();
+      if (!runStep(warmup + steps + s))
+        return -1.0;
+      return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    };
+    if (!measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce, err))
+      return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+  }
+  c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
+             (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
+             ", median of " + std::to_string(steps) + " steps";
+  double backward = 0;
+  for (const Calibration::Layer &l : c.layers)
+    backward += l.backward;
+  std::printf("backward: %.3f ms over %zu layers; top-k at n = %lld: %.3f ms; allgather "
+              "alpha %.3g s beta %.3g s/B cpu %.3g s/B; allreduce alpha %.3g s beta %.3g s/B "
+              "cpu %.3g s/B\n",
+              backward * 1e3, c.layers.size(), static_cast<long long>(c.topk.back().first),
+              c.topk.back().second * 1e3, c.allgather.alpha, c.allgather.beta,
+              c.allgather.cpuPerByte, c.allreduce.alpha, c.allreduce.beta,
+              c.allreduce.cpuPerByte);
+  if (rank != 0)
+    return 0;
+  AtomicWriter w;
+  std::string json = profileJson(c);
+  if (!w.open(o.calibrate, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
+    return error(err);
+  std::printf("wrote the profile %s (use it with mgsc --profile-use)\n", o.calibrate.c_str());
+  std::fflush(stdout);
+  return 0;
 }
 
 } // namespace mgs::rt::driver

@@ -1,0 +1,178 @@
+//===- Prepare.cpp - The ONNX model before the graph walk -----------------===//
+//
+// The checks run before ONNX's version converter and shape inference, the
+// opset, the batch size and the shape-only copy (Prepare.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Prepare.h"
+#include "Importer.h"
+
+#include "mlir/IR/BuiltinAttributes.h"
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <vector>
+
+using namespace mlir;
+
+namespace mgs::onnx_import {
+
+std::string labelOf(const onnx::NodeProto &node, int idx) {
+  if (!node.name().empty())
+    return node.name();
+  return node.output_size() > 0 ? node.op_type() + " producing '" + node.output(0) + "'"
+                                : node.op_type() + " #" + std::to_string(idx);
+}
+
+std::string supportedList() {
+  std::string list;
+  for (StringRef op : supportedOpTypes())
+    list += (list.empty() ? "" : ", ") + op.str();
+  return list;
+}
+
+LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
+  static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
+                                              "AveragePool", "LpPool",        "ConvInteger",
+                                              "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
+  // Constant shapes: ONNX 1.12's data propagation crashes (SIGSEGV) on a
+  // Reshape to a dimension below -1 whose result's Shape is taken.
+  llvm::StringMap<const onnx::TensorProto *> constantTensors;
+  for (const auto &init : graph.initializer())
+    constantTensors[init.name()] = &init;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).name() == "value")
+      constantTensors[node.output(0)] = &node.attribute(0).t();
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    if (node.op_type() == "Reshape" && node.input_size() > 1) {
+      auto it = constantTensors.find(node.input(1));
+      if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64) {
+        std::vector<int64_t> shape = onnx::ParseData<int64_t>(it->second);
+        for (int64_t v : shape)
+          if (v < -1) {
+            std::string label = labelOf(node, idx);
+            return mlir::emitError(
+                       NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
+                   << "node '" << label << "' (Reshape): the shape holds " << v
+                   << "; a dimension must be -1 (inferred), 0 (copied) or positive";
+          }
+      }
+    }
+    for (const onnx::AttributeProto &attr : node.attribute())
+      if (attr.has_g() || attr.graphs_size() > 0) {
+        std::string label = labelOf(node, idx);
+        return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
+               << "node '" << label << "' (" << node.op_type() << "): unsupported ONNX op '"
+               << node.op_type() << "' (it holds a subgraph, attribute '" << attr.name()
+               << "'); supported: " << supportedList();
+      }
+    if (!windowOps.contains(node.op_type()))
+      continue;
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      const std::string &name = attr.name();
+      if (name != "strides" && name != "dilations" && name != "kernel_shape" && name != "group")
+        continue;
+      SmallVector<int64_t> values(attr.ints().begin(), attr.ints().end());
+      if (name == "group")
+        values.assign(1, attr.i());
+      for (int64_t v : values)
+        if (v < 1) {
+          std::string label = labelOf(node, idx);
+          InFlightDiagnostic diag =
+              mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc));
+          diag << "node '" << label << "' (" << node.op_type() << "): attribute '" << name
+               << "' must be at least 1";
+          if (name != "group")
+            diag << " in every dimension";
+          diag << ", got " << v;
+          return diag;
+        }
+    }
+  }
+  return success();
+}
+
+onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
+  // The initializers are moved aside while the rest is copied (a 500 MB
+  // model is not copied), then moved back.
+  google::protobuf::RepeatedPtrField<onnx::TensorProto> initializers;
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::ModelProto copy;
+  copy.CopyFrom(model);
+  initializers.Swap(model.mutable_graph()->mutable_initializer());
+  onnx::GraphProto *graph = copy.mutable_graph();
+  llvm::StringSet<> inputs;
+  for (const auto &vi : graph->input())
+    inputs.insert(vi.name());
+  for (const auto &init : model.graph().initializer()) {
+    if (init.data_type() != onnx::TensorProto::FLOAT) {
+      graph->add_initializer()->CopyFrom(init);
+      continue;
+    }
+    if (inputs.contains(init.name()))
+      continue;
+    onnx::ValueInfoProto *vi = graph->add_input();
+    vi->set_name(init.name());
+    auto *tensor = vi->mutable_type()->mutable_tensor_type();
+    tensor->set_elem_type(init.data_type());
+    auto *shape = tensor->mutable_shape();
+    for (int64_t d : init.dims())
+      shape->add_dim()->set_dim_value(d);
+  }
+  return copy;
+}
+
+FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, Location loc) {
+  for (const auto &opset : model.opset_import())
+    if (opset.domain().empty() || opset.domain() == "ai.onnx")
+      return opset.version();
+  return emitError(loc) << "the model imports no opset of the default ONNX domain";
+}
+
+LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) {
+  llvm::StringSet<> defined;
+  for (const auto &vi : graph.input())
+    defined.insert(vi.name());
+  for (const auto &init : graph.initializer())
+    defined.insert(init.name());
+  for (const auto &node : graph.node())
+    for (const std::string &out : node.output())
+      defined.insert(out);
+  for (const auto &vi : graph.output())
+    if (!defined.contains(vi.name()))
+      return emitError(loc) << "graph output '" << vi.name()
+                            << "' is not produced by any node (nor a graph input or initializer)";
+  return success();
+}
+
+void setBatchSize(onnx::ModelProto &model, int64_t batch) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  llvm::StringSet<> inits;
+  for (const auto &init : graph->initializer())
+    inits.insert(init.name());
+  SmallVector<onnx::TensorShapeProto_Dimension *> staticDims, symbolicDims;
+  for (auto &vi : *graph->mutable_input()) {
+    if (inits.contains(vi.name()) || !vi.type().has_tensor_type() ||
+        !vi.type().tensor_type().has_shape() || vi.type().tensor_type().shape().dim_size() == 0)
+      continue;
+    auto *dim = vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
+    (dim->has_dim_value() ? staticDims : symbolicDims).push_back(dim);
+  }
+  for (auto *dim : symbolicDims.empty() ? staticDims : symbolicDims) {
+    dim->clear_dim_param();
+    dim->set_dim_value(batch);
+  }
+  graph->clear_value_info();
+  for (auto &vi : *graph->mutable_output())
+    if (vi.type().has_tensor_type())
+      vi.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+} // namespace mgs::onnx_import

@@ -1,0 +1,61 @@
+//===- Prepare.h - The ONNX model before the graph walk ---------*- C++ -*-===//
+//
+// What importOnnxFile does to the model between reading it and walking its
+// graph: the checks ONNX's own passes need first (its checker lets through
+// models that crash its version converter or shape inference), the opset,
+// the batch size, and the copy shape inference probes first. Internal to
+// onnx_import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_PREPARE_H
+#define MGS_ONNX_IMPORT_PREPARE_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mgs::onnx_import {
+
+/// How errors name a node: its name, else its op and first output.
+std::string labelOf(const onnx::NodeProto &node, int idx);
+
+/// The supported ONNX op types (supportedOpTypes()), comma-separated.
+std::string supportedList();
+
+/// What ONNX's shape inference must not see, checked before it runs (both
+/// found by fuzzing; ONNX's checker allows them):
+///  - window attributes it divides by: a stride, dilation or kernel size of
+///    0, or a group of 0 (it died of a division by zero);
+///  - subgraphs (If, Loop, Scan: no supported op has one), whose nodes it
+///    infers too, window attributes included.
+mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
+                                              mlir::Location fileLoc);
+
+/// `model` without its FLOAT initializers' data: each becomes a graph input
+/// of its dtype and shape (what shape inference reads of it); integer ones
+/// (shapes, axes: small) are kept, since data propagation reads their values.
+onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model);
+
+/// The default-domain opset the model imports, or an error.
+mlir::FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, mlir::Location loc);
+
+/// Every graph output must be a graph input, an initializer or some node's
+/// output. ONNX's checker (1.12) does not check it, and its version converter
+/// dereferences the missing producer (found by fuzzing).
+mlir::LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, mlir::Location loc);
+
+/// Sets the batch dimension (dimension 0) of the graph inputs that are not
+/// initializers and forgets the shapes shape inference must recompute. When
+/// some inputs have a symbolic dimension 0, only those are batch inputs (the
+/// others, e.g. weights passed as inputs, keep their shape); otherwise every
+/// input is (torch exports fix the batch at the example's size).
+void setBatchSize(onnx::ModelProto &model, int64_t batch);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_PREPARE_H

@@ -1,0 +1,163 @@
+//===- Driver.h - One run of the executable (internal) ----------*- C++ -*-===//
+//
+// The Driver holds what one run of an executable mgsc produced needs: the
+// manifest, the runtime context and the workers' communicator, the params
+// and io buffers, the data set and its split. Its members are defined by job:
+//
+//   Driver.cpp     the run (checks the options against the model), errors,
+//                  the context and the buffers (host, and device copies on
+//                  a GPU), mgsrt_driver_main
+//   Params.cpp     loading the params (weights file, checkpoint to resume),
+//                  saving them (checkpoint, --save-weights, --save)
+//   Train.cpp      the data, the batches and the training loop
+//   Inference.cpp  one forward pass on raw input files
+//   Workers.cpp    the data-parallel workers (MPI) and the params' broadcast
+//   Trace.cpp      the --trace timeline
+//   Calibrate.cpp  --calibrate
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_DRIVER_DRIVER_H
+#define MGSRT_DRIVER_DRIVER_H
+
+#include "Options.h"
+#include "mgsrt/driver.h"
+#include "mgsrt/mgsrt.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace mgs::rt::driver {
+
+/// 64-byte aligned, zero-filled memory.
+class Buffer {
+public:
+  bool allocate(uint64_t bytes) {
+    uint64_t rounded = (std::max<uint64_t>(bytes, 1) + 63) / 64 * 64;
+    if (rounded > std::numeric_limits<size_t>::max())
+      return false;
+    ptr_.reset(std::aligned_alloc(64, rounded));
+    if (!ptr_)
+      return false;
+    std::memset(ptr_.get(), 0, rounded);
+    bytes_ = bytes;
+    return true;
+  }
+  void *get() const { return ptr_.get(); }
+  float *f32() const { return static_cast<float *>(ptr_.get()); }
+  uint64_t bytes() const { return bytes_; }
+  /// What the compiled steps are given: the device copy on a GPU, else the
+  /// host memory itself.
+  void *io() const { return device ? device : ptr_.get(); }
+  /// The device copy (Driver::mirror allocates it, the Driver frees it).
+  void *device = nullptr;
+
+private:
+  struct Free {
+    void operator()(void *p) const { std::free(p); }
+  };
+  std::unique_ptr<void, Free> ptr_;
+  uint64_t bytes_ = 0;
+};
+
+/// One run: training (or --calibrate) or inference, as the options and the
+/// model's manifest say.
+class Driver {
+public:
+  explicit Driver(Options &options) : o(options) {}
+  ~Driver() {
+    for (void *p : deviceMemory)
+      mgsrt_free(ctx, p);
+    if (ctx)
+      mgsrt_ctx_destroy(ctx); // waits for pending collectives
+    mgsrt_comm_destroy(comm);
+  }
+
+  /// Checks the options against the model, then trains, calibrates or runs
+  /// inference; returns the exit status.
+  int run();
+
+private:
+  // Driver.cpp
+  int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+  int error(const std::string &msg) { return error("%s", msg.c_str()); }
+  int usage(const std::string &msg);
+  int allocate(bool training);
+
+  // Params.cpp
+  int loadParams();
+  int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
+  int saveWeights();
+  int saveOnnx();
+
+  // Inference.cpp
+  int runInference();
+
+  // Train.cpp
+  int runTraining();
+  int loadData();
+  bool evaluate(int64_t &correct, int64_t &total, int &status);
+  double learningRate(int64_t epoch, int64_t iteration) const;
+  bool fillBatch(const int64_t *indices, int64_t count);
+
+  // Workers.cpp
+  int setupWorkers();
+  int broadcastParams();
+
+  // Calibrate.cpp
+  int runCalibration();
+
+  /// A per-worker file: `path` on rank 0, `path`.rank<r> on rank r.
+  std::string rankPath(const std::string &path) const {
+    return rank == 0 ? path : path + ".rank" + std::to_string(rank);
+  }
+
+  // Trace.cpp
+  int writeTrace(int64_t iterations);
+  bool traceWritten = false;
+
+  // Driver.cpp: a model compiled with mgsc --target=cuda: every io buffer
+  // has a device copy the steps use; the host copies are what files are read
+  // into and written from, copied across where the two meet.
+  int createContext();
+  int mirror(Buffer &b, const std::string &what);
+  int toDevice(Buffer &b);
+  int toHost(Buffer &b);
+  int paramsToHost();
+  std::vector<void *> deviceMemory;
+
+  Options &o;
+  std::string manifestText;
+  Manifest m;
+  bool training = true;
+  mgsrt_ctx_t *ctx = nullptr;
+  // Data-parallel workers: this process's rank among `workers`.
+  mgsrt_comm_t *comm = nullptr;
+  int rank = 0, workers = 1;
+  int threadsPerWorker = 0; // set when the driver chose it (OMP_NUM_THREADS unset)
+
+  // Params (manifest order) and the loaded values before they are copied in.
+  std::vector<Tensor> loaded;
+  Checkpoint resumed;
+  bool haveResumed = false;
+  Buffer arena;
+  std::vector<Buffer> params, velocities, inputs, outputs;
+  Buffer labels, loss;
+  std::vector<void *> trainIo, evalIo;
+
+  Dataset data;
+  int64_t sampleSize = 0;
+  int64_t labelsPerSample = 1; // labels (and first-output rows) a sample: > 1 per token
+  std::vector<int64_t> trainSet, heldOutSet;
+  int64_t itersPerEpoch = 0;
+};
+
+} // namespace mgs::rt::driver
+
+#endif // MGSRT_DRIVER_DRIVER_H

@@ -1,0 +1,91 @@
+//===- Inference.cpp - One forward pass on raw input files ----------------===//
+//
+// --inference (or a model compiled for inference): reads each --input file
+// into the model's input, runs mgs_eval_step once and writes the outputs
+// given --output.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+#include "FileIO.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+namespace mgs::rt::driver {
+
+int Driver::runInference() {
+  std::string err;
+  std::map<std::string, std::string> inputFiles, outputFiles;
+  // --input / --output NAME=FILE: each names one of the model's tensors, once.
+  auto bind = [&](const std::string &flag, const std::string &kind,
+                  const std::vector<std::pair<std::string, std::string>> &given,
+                  const std::vector<TensorSpec> &specs,
+                  std::map<std::string, std::string> &files) -> int {
+    for (const auto &[name, file] : given) {
+      if (std::none_of(specs.begin(), specs.end(),
+                       [&](const TensorSpec &s) { return s.name == name; }))
+        return usage(flag + " " + name + ": the model has no " + kind + " '" + name + "'");
+      if (!files.emplace(name, file).second)
+        return usage(flag + " " + name + " given twice");
+    }
+    return 0;
+  };
+  if (int rc = bind("--input", "input", o.inputs, m.inputs, inputFiles))
+    return rc;
+  for (const TensorSpec &s : m.inputs)
+    if (!inputFiles.count(s.name))
+      return usage("missing --input " + s.name + "=FILE (" + formatShape(s.dims) +
+                   (s.int64 ? " int64: token ids)" : " float32)"));
+  if (int rc = bind("--output", "output", o.outputs, m.outputs, outputFiles))
+    return rc;
+
+  if (int rc = loadParams())
+    return rc;
+  if (int rc = createContext())
+    return rc;
+  if (int rc = allocate(/*forTraining=*/false))
+    return rc;
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const std::string &file = inputFiles[m.inputs[i].name];
+    Reader r;
+    if (!r.open(file, "input file", err))
+      return error(err);
+    if (r.remaining() != inputs[i].bytes())
+      return error("input file '%s' has %llu bytes; input '%s' %s takes %llu (%s)",
+                   file.c_str(), static_cast<unsigned long long>(r.remaining()),
+                   m.inputs[i].name.c_str(), formatShape(m.inputs[i].dims).c_str(),
+                   static_cast<unsigned long long>(inputs[i].bytes()),
+                   m.inputs[i].int64 ? "int64: token ids" : "float32");
+    if (!r.read(inputs[i].get(), inputs[i].bytes(), "the input", err))
+      return error(err);
+    if (int rc = toDevice(inputs[i]))
+      return rc;
+  }
+
+  if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK)
+    return error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
+  for (Buffer &b : outputs)
+    if (int rc = toHost(b))
+      return rc;
+
+  for (size_t i = 0; i < m.outputs.size(); ++i) {
+    auto it = outputFiles.find(m.outputs[i].name);
+    if (it == outputFiles.end()) {
+      std::printf("output %s %s (not written; pass --output %s=FILE)\n", m.outputs[i].name.c_str(),
+                  formatShape(m.outputs[i].dims).c_str(), m.outputs[i].name.c_str());
+      continue;
+    }
+    AtomicWriter w;
+    if (!w.open(it->second, err) || !w.write(outputs[i].get(), outputs[i].bytes(), err) ||
+        !w.commit(err))
+      return error(err);
+    std::printf("output %s %s -> %s\n", m.outputs[i].name.c_str(),
+                formatShape(m.outputs[i].dims).c_str(), it->second.c_str());
+  }
+  std::fflush(stdout);
+  return 0;
+}
+
+} // namespace mgs::rt::driver

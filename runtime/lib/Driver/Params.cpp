@@ -1,0 +1,191 @@
+//===- Params.cpp - Where the params come from and where they go ----------===//
+//
+// Loading the params (a weights file, or a checkpoint to resume from, which
+// must come from an identically compiled model) and saving them: the
+// per-epoch checkpoint, --save-weights and --save (ONNX).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+#include "FileIO.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <iterator>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+/// A manifest's lines that identify the compiled model: all but `source`
+/// (where the .onnx was, which moving or copying it changes).
+std::vector<std::string> identityLines(const std::string &manifest) {
+  std::vector<std::string> lines;
+  size_t pos = 0;
+  while (pos < manifest.size()) {
+    size_t end = manifest.find('\n', pos);
+    if (end == std::string::npos)
+      end = manifest.size();
+    std::string line = manifest.substr(pos, end - pos);
+    if (!line.empty() && line.rfind("source ", 0) != 0)
+      lines.push_back(std::move(line));
+    pos = end + 1;
+  }
+  return lines;
+}
+
+/// "" when a checkpoint's model is this executable's; else what differs:
+/// up to 3 lines of each manifest that the other lacks (the lines name the
+/// batch size, the params and their shapes, the workers, the collectives).
+std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
+  if (c.version == 1) // MGSCKPT1: only the hash of the whole text
+    return c.manifestHash == fnv1a64(ours) ? "" : "its manifest differs";
+  std::vector<std::string> theirs = identityLines(c.manifest), mine = identityLines(ours);
+  if (theirs == mine)
+    return "";
+  auto onlyIn = [](std::vector<std::string> a, std::vector<std::string> b) {
+    std::sort(a.begin(), a.end());
+    std::sort(b.begin(), b.end());
+    std::vector<std::string> out;
+    std::set_difference(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(out));
+    return out;
+  };
+  auto quote = [](const std::vector<std::string> &lines) {
+    std::string s;
+    size_t shown = 0;
+    for (const std::string &l : lines) {
+      if (l.empty())
+        continue;
+      if (shown == 3) {
+        s += ", ...";
+        break;
+      }
+      s += (shown++ ? ", '" : "'") + l + "'";
+    }
+    return shown ? s : std::string("nothing else");
+  };
+  std::vector<std::string> gone = onlyIn(theirs, mine), added = onlyIn(mine, theirs);
+  if (gone.empty() && added.empty())
+    return "the same lines in another order";
+  return "it has " + quote(gone) + "; this executable has " + quote(added);
+}
+
+} // namespace
+
+// Params from --resume, else from the weights file.
+int Driver::loadParams() {
+  std::string err;
+  if (training && !o.resume.empty()) {
+    if (!readCheckpoint(rankPath(o.resume), resumed, err))
+      return error(rank == 0 ? err
+                             : err + " (each worker resumes from its own file, <file>.rank<r>: "
+                                     "was the checkpoint written by fewer workers?)");
+    if (std::string diff = manifestDifference(resumed, manifestText); !diff.empty())
+      return error("checkpoint '%s' was written by a differently compiled model (%s); resume "
+                   "with an executable compiled as that one was",
+                   o.resume.c_str(), diff.c_str());
+    std::string source = "checkpoint '" + o.resume + "'";
+    if (!matchParams(m, source, resumed.params, err))
+      return error(err);
+    size_t v = 0;
+    for (const TensorSpec &p : m.params) {
+      if (!p.trainable)
+        continue;
+      if (v >= resumed.velocities.size() || resumed.velocities[v].name != p.name ||
+          resumed.velocities[v].dims != p.dims)
+        return error("checkpoint '%s': no velocity for param '%s' of shape %s (corrupt file?)",
+                     o.resume.c_str(), p.name.c_str(), formatShape(p.dims).c_str());
+      ++v;
+    }
+    if (v != resumed.velocities.size())
+      return error("checkpoint '%s' has %zu velocities, the model %zu trainable params",
+                   o.resume.c_str(), resumed.velocities.size(), v);
+    loaded = std::move(resumed.params);
+    haveResumed = true;
+    return 0;
+  }
+  std::string path = o.weights;
+  if (path.empty()) {
+    path = o.executable + ".weights";
+    if (!isRegularFile(path))
+      return error("no weights file '%s' next to the executable (pass --weights FILE)",
+                   path.c_str());
+  }
+  if (!readWeights(path, loaded, err) || !matchWeights(m, path, loaded, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
+  if (int rc = paramsToHost())
+    return rc;
+  Checkpoint c;
+  c.manifest = manifestText;
+  c.seed = o.seed;
+  c.holdout = o.holdout;
+  c.numSamples = static_cast<uint64_t>(data.size());
+  c.epochsDone = epochsDone;
+  c.iterationsDone = iterationsDone;
+  c.rngState = mgsrt_ctx_rng_state(ctx);
+  size_t v = 0;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const float *p = params[i].f32();
+    int64_t n = m.params[i].numElements();
+    c.params.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(p, p + n)});
+    if (m.params[i].trainable) {
+      const float *vel = velocities[v++].f32();
+      c.velocities.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(vel, vel + n)});
+    }
+  }
+  std::string err;
+  // Every worker writes its own (its error-feedback residuals and dropout
+  // stream are its own): rank r > 0 writes <file>.rank<r>.
+  if (!writeCheckpoint(rankPath(o.checkpoint), c, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::saveWeights() {
+  if (int rc = paramsToHost())
+    return rc;
+  std::vector<Tensor> ts;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const float *p = params[i].f32();
+    ts.push_back({m.params[i].name, m.params[i].dims,
+                  std::vector<float>(p, p + m.params[i].numElements())});
+  }
+  std::string err;
+  if (!writeWeights(o.saveWeights, ts, err))
+    return error(err);
+  return 0;
+}
+
+int Driver::saveOnnx() {
+  if (!mgs_onnx_save_model)
+    return error("--save: this executable was linked without the ONNX writer (link "
+                 "onnx_import's MGSOnnxModelIO, as mgsc does)");
+  if (m.source.empty())
+    return error("--save: the model does not say which ONNX file it was compiled from "
+                 "(compiled with inline weights?); use --save-weights");
+  if (int rc = paramsToHost())
+    return rc;
+  std::vector<const char *> names;
+  std::vector<const float *> values;
+  std::vector<int64_t> sizes;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    if (m.params[i].name.rfind("mgs.residual/", 0) == 0)
+      continue; // the compiler's error-feedback state, not the model's
+    names.push_back(m.params[i].name.c_str());
+    values.push_back(params[i].f32());
+    sizes.push_back(m.params[i].numElements());
+  }
+  char message[1024] = "";
+  if (mgs_onnx_save_model(m.source.c_str(), o.saveOnnx.c_str(),
+                          static_cast<int64_t>(names.size()), names.data(), values.data(),
+                          sizes.data(), message, sizeof message) != 0)
+    return error("--save: %s", message);
+  std::printf("saved the trained model to %s\n", o.saveOnnx.c_str());
+  return 0;
+}
+
+} // namespace mgs::rt::driver

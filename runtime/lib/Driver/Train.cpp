@@ -1,0 +1,369 @@
+//===- Train.cpp - The training loop --------------------------------------===//
+//
+// The data set and its held-out split, the batches, the learning-rate
+// schedule, the epochs of mgs_train_step with progress lines, held-out
+// accuracy, the per-epoch checkpoint, --trace's window and the final saves.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+std::string formatDuration(double seconds) {
+  if (!std::isfinite(seconds) || seconds < 0)
+    seconds = 0;
+  long s = std::lround(seconds);
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%02ld:%02ld", s / 60, s % 60);
+  return buf;
+}
+
+using Clock = std::chrono::steady_clock;
+
+/// --trace skips this many iterations (oneDNN primitive creation, cuDNN's
+/// algorithm choice) before recording.
+constexpr int64_t kTraceWarmup = 2;
+
+double secondsSince(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+} // namespace
+
+int Driver::loadData() {
+  std::string err;
+  DataFormat format = o.format;
+  if (!o.haveFormat && !guessDataFormat(o.data, format, err))
+    return error(err);
+  if (format == DataFormat::Npy && o.labels.empty())
+    return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (its integer labels)");
+  if (format != DataFormat::Npy && !o.labels.empty())
+    return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
+                 dataFormatName(format) + " data, whose labels come with it");
+  if (!(format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, err)
+                                  : loadDataset(o.data, format, data, err)))
+    return error(err);
+  if (!checkDataset(data, sampleSize, labelsPerSample, m.classes, err))
+    return error(err);
+  if (m.inputs[0].int64) {
+    // Token ids: the samples must be integers (within +-2^24, exact in the
+    // float32 the data sets hold).
+    for (size_t i = 0; i < data.samples.size(); ++i) {
+      const float v = data.samples[i];
+      if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
+        return error("data '%s': sample %lld holds %g, but the model's input '%s' takes token "
+                     "ids (integers)",
+                     o.data.c_str(), static_cast<long long>(i / sampleSize), v,
+                     m.inputs[0].name.c_str());
+    }
+  }
+
+  uint64_t seed = o.seed;
+  double holdout = o.holdout;
+  if (haveResumed) {
+    // The split and the shuffling depend on these: take them from the
+    // checkpoint unless given, and refuse a contradiction.
+    if (o.given.count("--seed") && o.seed != resumed.seed)
+      return error("checkpoint '%s' was written with --seed %llu, not %llu", o.resume.c_str(),
+                   static_cast<unsigned long long>(resumed.seed),
+                   static_cast<unsigned long long>(o.seed));
+    if (o.given.count("--holdout") && o.holdout != resumed.holdout)
+      return error("checkpoint '%s' was written with --holdout %g, not %g", o.resume.c_str(),
+                   resumed.holdout, o.holdout);
+    if (resumed.numSamples != static_cast<uint64_t>(data.size()))
+      return error("checkpoint '%s' was written for a data set of %llu samples; '%s' has %lld",
+                   o.resume.c_str(), static_cast<unsigned long long>(resumed.numSamples),
+                   o.data.c_str(), static_cast<long long>(data.size()));
+    seed = o.seed = resumed.seed;
+    holdout = o.holdout = resumed.holdout;
+  }
+  splitHoldout(data.size(), holdout, seed, trainSet, heldOutSet);
+  // Every worker shuffles the same way; iteration i takes `workers`
+  // consecutive batches of the order, one per worker (a global batch).
+  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / (m.batchSize * workers);
+  if (itersPerEpoch == 0)
+    return error("'%s': %zu training samples (after holding out %zu) are fewer than the global "
+                 "batch size %lld (%d workers x %lld)",
+                 o.data.c_str(), trainSet.size(), heldOutSet.size(),
+                 static_cast<long long>(m.batchSize * workers), workers,
+                 static_cast<long long>(m.batchSize));
+  return 0;
+}
+
+// Copies `count` samples (and labels) into the batch; the rest is zero. An
+// int64 input (token ids) gets the samples' values as integers.
+bool Driver::fillBatch(const int64_t *indices, int64_t count) {
+  int64_t *lab = labels.get() ? static_cast<int64_t *>(labels.get()) : nullptr;
+  const int64_t L = labelsPerSample;
+  const bool ints = m.inputs[0].int64;
+  float *in = inputs[0].f32();
+  int64_t *inInts = static_cast<int64_t *>(inputs[0].get());
+  for (int64_t j = 0; j < count; ++j) {
+    const float *sample = data.samples.data() + indices[j] * sampleSize;
+    if (ints)
+      for (int64_t k = 0; k < sampleSize; ++k)
+        inInts[j * sampleSize + k] = static_cast<int64_t>(sample[k]);
+    else
+      std::memcpy(in + j * sampleSize, sample, static_cast<size_t>(sampleSize) * sizeof(float));
+    if (lab)
+      std::copy_n(data.labels.data() + indices[j] * L, L, lab + j * L);
+  }
+  if (count < m.batchSize) {
+    const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
+    if (ints)
+      std::fill(inInts + count * sampleSize, inInts + count * sampleSize + rest, 0);
+    else
+      std::fill(in + count * sampleSize, in + count * sampleSize + rest, 0.0f);
+    if (lab)
+      std::fill(lab + count * L, lab + m.batchSize * L, 0);
+  }
+  return true;
+}
+
+double Driver::learningRate(int64_t epoch, int64_t iteration) const {
+  double lr = o.lr;
+  for (int64_t step : o.lrSteps)
+    if (epoch >= step)
+      lr *= o.lrGamma;
+  if (o.warmupEpochs > 0) {
+    double progress = (static_cast<double>(epoch * itersPerEpoch + iteration) + 1) /
+                      (o.warmupEpochs * static_cast<double>(itersPerEpoch));
+    if (progress < 1)
+      lr *= progress;
+  }
+  return lr;
+}
+
+// Accuracy on the held-out set: argmax of each row of the first output
+// (labelsPerSample rows a sample: one per token) against its label.
+bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
+  correct = total = 0;
+  const TensorSpec &out = m.outputs[0];
+  const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
+  for (size_t start = 0; start < heldOutSet.size(); start += m.batchSize) {
+    int64_t count = std::min<int64_t>(m.batchSize, heldOutSet.size() - start);
+    fillBatch(heldOutSet.data() + start, count);
+    if ((status = toDevice(inputs[0])))
+      return false;
+    if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
+      status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
+      return false;
+    }
+    if ((status = toHost(outputs[0])))
+      return false;
+    const float *y = outputs[0].f32();
+    for (int64_t j = 0; j < count; ++j)
+      for (int64_t k = 0; k < L; ++k) {
+        const float *row = y + (j * L + k) * perRow;
+        int64_t best = std::max_element(row, row + perRow) - row;
+        correct += best == data.labels[heldOutSet[start + j] * L + k];
+      }
+    total += count * L;
+  }
+  return true;
+}
+
+int Driver::runTraining() {
+  // What the driver needs of the model: one batched input, labels, and a
+  // batched first output to take the argmax of.
+  if (m.inputs.size() != 1)
+    return error("the model has %zu inputs; the training driver feeds exactly one (the samples)",
+                 m.inputs.size());
+  const TensorSpec &in = m.inputs[0];
+  if (in.dims.empty() || in.dims[0] != m.batchSize)
+    return error("the model's input '%s' %s does not have the batch size %lld as its first "
+                 "dimension",
+                 in.name.c_str(), formatShape(in.dims).c_str(),
+                 static_cast<long long>(m.batchSize));
+  // The loss's labels: one per sample, or several (one per token).
+  int64_t labelCount = 1;
+  for (int64_t d : m.labelDims)
+    labelCount *= d;
+  if (labelCount < m.batchSize || labelCount % m.batchSize != 0)
+    return error("the model's loss takes %lld labels, not a multiple of the batch size %lld",
+                 static_cast<long long>(labelCount), static_cast<long long>(m.batchSize));
+  labelsPerSample = labelCount / m.batchSize;
+  const TensorSpec &out = m.outputs[0];
+  if (out.dims.empty() || out.dims[0] != labelCount || out.numElements() == 0)
+    return error("the model's first output '%s' %s does not have one row per label (%lld: the "
+                 "batch size %lld x %lld) as its first dimension",
+                 out.name.c_str(), formatShape(out.dims).c_str(),
+                 static_cast<long long>(labelCount), static_cast<long long>(m.batchSize),
+                 static_cast<long long>(labelsPerSample));
+  sampleSize = in.numElements() / m.batchSize;
+
+  if (int rc = createContext())
+    return rc;
+  if (int rc = setupWorkers())
+    return rc;
+  if (int rc = loadParams())
+    return rc;
+  if (int rc = loadData())
+    return rc;
+  if (int rc = allocate(/*forTraining=*/true))
+    return rc;
+  if (int rc = broadcastParams())
+    return rc;
+  if (!o.calibrate.empty())
+    return runCalibration();
+
+  int64_t firstEpoch = 0;
+  uint64_t iterationsDone = 0;
+  if (haveResumed) {
+    mgsrt_ctx_set_rng_state(ctx, resumed.rngState);
+    firstEpoch = static_cast<int64_t>(resumed.epochsDone);
+    iterationsDone = resumed.iterationsDone;
+    std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
+                static_cast<long long>(firstEpoch));
+    if (firstEpoch >= o.epochs)
+      std::printf("nothing left to train: --epochs %lld counts every epoch, the checkpoint's "
+                  "%lld included (pass a larger --epochs to continue)\n",
+                  static_cast<long long>(o.epochs), static_cast<long long>(firstEpoch));
+  }
+  std::printf("training on '%s': %zu samples, %zu held out, batch size %lld, %lld iterations "
+              "per epoch\n",
+              data.source.c_str(), trainSet.size(), heldOutSet.size(),
+              static_cast<long long>(m.batchSize), static_cast<long long>(itersPerEpoch));
+  if (workers > 1)
+    std::printf("%d workers (MPI), global batch size %lld%s\n", workers,
+                static_cast<long long>(m.batchSize * workers),
+                threadsPerWorker ? (", " + std::to_string(threadsPerWorker) +
+                                    " thread(s) each (set OMP_NUM_THREADS to change)")
+                                       .c_str()
+                                 : "");
+  std::fflush(stdout);
+
+  bool haveAccuracy = false;
+  int64_t correct = 0, total = 0;
+  bool checkpointCurrent = false;
+  double trainSeconds = 0;      // time spent in training iterations this run
+  int64_t itersThisRun = 0;
+  const int64_t itersLeftAtStart = std::max<int64_t>(o.epochs - firstEpoch, 0) * itersPerEpoch;
+  std::vector<int64_t> order;
+
+  for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
+    if (!m.densitySchedule.empty()) {
+      size_t at = std::min<size_t>(static_cast<size_t>(epoch), m.densitySchedule.size() - 1);
+      mgsrt_ctx_set_density(ctx, m.densitySchedule[at]);
+      // Each warm-up epoch, then once when the final density starts.
+      if (static_cast<size_t>(epoch) <= at || epoch == firstEpoch)
+        std::printf("epoch %lld: top-k density %g%s\n", static_cast<long long>(epoch + 1),
+                    m.densitySchedule[at],
+                    at + 1 < m.densitySchedule.size() ? " (warm-up)" : "");
+    }
+    order = trainSet;
+    shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
+    double lossSum = 0, windowLoss = 0;
+    int64_t windowIters = 0;
+    Clock::time_point windowStart = Clock::now();
+    for (int64_t it = 0; it < itersPerEpoch; ++it) {
+      Clock::time_point iterStart = Clock::now();
+      // --trace: iterations 3 .. 2 + N of this run.
+      if (!o.trace.empty() && itersThisRun == kTraceWarmup)
+        mgsrt_ctx_record_trace(ctx, 1);
+      fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+      if (int rc = toDevice(inputs[0]))
+        return rc;
+      if (int rc = toDevice(labels))
+        return rc;
+      mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
+                        static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
+      if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
+        return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
+                     static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+                     mgsrt_ctx_message(ctx));
+      if (int rc = toHost(loss))
+        return rc;
+      float l = *loss.f32();
+      lossSum += l;
+      windowLoss += l;
+      ++windowIters;
+      ++iterationsDone;
+      ++itersThisRun;
+      if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
+        if (int rc = writeTrace(o.traceSteps))
+          return rc;
+      trainSeconds += secondsSince(iterStart);
+      if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
+        double window = secondsSince(windowStart);
+        double rate =
+            window > 0 ? static_cast<double>(windowIters * m.batchSize * workers) / window : 0;
+        double eta = trainSeconds / static_cast<double>(itersThisRun) *
+                     static_cast<double>(itersLeftAtStart - itersThisRun);
+        std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",
+                    static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs),
+                    static_cast<long long>(it + 1), static_cast<long long>(itersPerEpoch),
+                    windowLoss / static_cast<double>(windowIters), rate,
+                    formatDuration(eta).c_str());
+        std::fflush(stdout);
+        windowLoss = 0;
+        windowIters = 0;
+        windowStart = Clock::now();
+      }
+    }
+    double meanLoss = lossSum / static_cast<double>(itersPerEpoch);
+    int status = 0;
+    if (!heldOutSet.empty()) {
+      if (!evaluate(correct, total, status))
+        return status;
+      haveAccuracy = true;
+      std::printf("epoch %lld: train loss %.4f (mean), held-out accuracy %.2f%% (%lld/%lld)\n",
+                  static_cast<long long>(epoch + 1), meanLoss,
+                  100.0 * static_cast<double>(correct) / static_cast<double>(total),
+                  static_cast<long long>(correct), static_cast<long long>(total));
+    } else {
+      std::printf("epoch %lld: train loss %.4f (mean), no held-out set (--holdout 0)\n",
+                  static_cast<long long>(epoch + 1), meanLoss);
+    }
+    std::fflush(stdout);
+    if (!o.checkpoint.empty()) {
+      if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
+        return rc;
+      checkpointCurrent = true;
+    }
+  }
+
+  // A run shorter than the trace's iterations: what was recorded.
+  if (!o.trace.empty() && !traceWritten) {
+    if (itersThisRun <= kTraceWarmup)
+      std::printf("no timeline written: the run had %lld iteration(s); --trace skips the first "
+                  "%lld\n",
+                  static_cast<long long>(itersThisRun), static_cast<long long>(kTraceWarmup));
+    else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
+      return rc;
+  }
+  if (!o.checkpoint.empty() && !checkpointCurrent)
+    if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
+                                iterationsDone))
+      return rc;
+  if (!heldOutSet.empty()) {
+    int status = 0;
+    if (!haveAccuracy && !evaluate(correct, total, status))
+      return status;
+    std::printf("final held-out accuracy: %.2f%%\n",
+                100.0 * static_cast<double>(correct) / static_cast<double>(total));
+  } else {
+    std::printf("final held-out accuracy: n/a (no held-out set)\n");
+  }
+  std::fflush(stdout);
+  if (rank != 0) // the parameters are the same on every worker
+    return 0;
+  if (!o.saveWeights.empty())
+    if (int rc = saveWeights())
+      return rc;
+  if (!o.saveOnnx.empty())
+    if (int rc = saveOnnx())
+      return rc;
+  return 0;
+}
+
+} // namespace mgs::rt::driver

@@ -1,0 +1,91 @@
+//===- Workers.cpp - Data-parallel workers --------------------------------===//
+//
+// The workers' communicator (MPI under mpirun, else loopback for a model
+// with collectives), each worker's share of the cores and its dropout
+// stream, and the broadcast of rank 0's parameters at the start.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <omp.h>
+#include <sched.h>
+#include <thread>
+
+namespace mgs::rt::driver {
+
+// Launched by mpirun (OpenMPI's or a PMI launcher's environment), the
+// workers are MPI's ranks; otherwise there is one worker. Only rank 0 prints
+// progress and writes files.
+int Driver::setupWorkers() {
+  bool underMpi = std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMI_SIZE");
+  const bool calibrating = !o.calibrate.empty();
+  if (!underMpi && m.collectives == 0 && !calibrating)
+    return 0;
+  char message[512] = "";
+  if (mgsrt_comm_create(underMpi ? "mpi" : "loopback", &comm, message, sizeof message) !=
+      MGSRT_OK)
+    return error("cannot start the workers' communication: %s", message);
+  if (mgsrt_ctx_set_comm(ctx, comm) != MGSRT_OK)
+    return error("%s", mgsrt_ctx_message(ctx));
+  rank = mgsrt_comm_rank(comm);
+  workers = mgsrt_comm_size(comm);
+  // Each worker draws its own dropout masks (its checkpoint keeps its stream).
+  if (rank != 0)
+    mgsrt_ctx_set_rng_state(ctx, mgsrt_ctx_rng_state(ctx) + 0x9E3779B97F4A7C15ull *
+                                                               static_cast<uint64_t>(rank));
+  if (workers > 1 && m.collectives == 0 && !calibrating)
+    return error("launched as %d workers, but the model was compiled without gradient "
+                 "communication; compile it with mgsc --strategy dense",
+                 workers);
+  if (m.workers > 0 && workers != m.workers)
+    return error("launched as %d workers, but the model's sparse exchange was compiled for %lld "
+                 "(mgsc --workers)",
+                 workers, static_cast<long long>(m.workers));
+  // Several workers on one host share its cores: unless told otherwise
+  // (OMP_NUM_THREADS), each takes its share. OpenMP's default of one thread
+  // per core in every process makes their spinning threads fight for the
+  // cores (4 ranks on 2 cores trained 100x slower).
+  if (workers > 1 && !std::getenv("OMP_NUM_THREADS")) {
+    int local = workers;
+    if (const char *v = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"); v && std::atoi(v) > 0)
+      local = std::atoi(v);
+    unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+    threadsPerWorker = std::max(1, static_cast<int>(cores) / local);
+    // mpirun may have bound this rank to fewer cores (Open MPI binds each of
+    // two ranks to one core): no more threads than those.
+    cpu_set_t allowed;
+    if (sched_getaffinity(0, sizeof allowed, &allowed) == 0)
+      threadsPerWorker = std::max(1, std::min(threadsPerWorker, CPU_COUNT(&allowed)));
+    omp_set_num_threads(threadsPerWorker);
+  }
+  if (rank != 0 && !std::freopen("/dev/null", "w", stdout))
+    return error("cannot silence the output of worker %d", rank);
+  return 0;
+}
+
+// Every worker starts from rank 0's parameters and velocities.
+int Driver::broadcastParams() {
+  if (workers == 1)
+    return 0;
+  auto broadcast = [&](Buffer &b, int64_t elements) {
+    int64_t desc[2] = {elements * static_cast<int64_t>(sizeof(float)), 0};
+    void *bufs[1] = {b.io()};
+    return mgsrt_broadcast(ctx, desc, bufs) == MGSRT_OK;
+  };
+  size_t v = 0;
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    // Error-feedback residuals are each worker's own (zero at the start,
+    // the worker's checkpoint on resume).
+    const bool own = m.params[i].name.rfind("mgs.residual/", 0) == 0;
+    if ((!own && !broadcast(params[i], m.params[i].numElements())) ||
+        (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
+      return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
+  }
+  return 0;
+}
+
+} // namespace mgs::rt::driver
