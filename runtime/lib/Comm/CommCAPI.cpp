@@ -18,6 +18,13 @@
 #include <limits>
 
 using namespace mgs::rt;
+using mgs::contract::AllGatherDesc;
+using mgs::contract::AllReduceDesc;
+using mgs::contract::BroadcastDesc;
+using mgs::contract::WaitDesc;
+
+// The timeline keys a collective by its slot, at one place in both starts.
+static_assert(AllReduceDesc::Slot == AllGatherDesc::Slot);
 
 namespace {
 
@@ -85,7 +92,7 @@ mgsrt_status_t backendFailure(mgsrt_ctx_t *ctx, const char *kernel, const Status
 
 mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "allreduce_start";
-  const int64_t n = desc[0], slot = desc[1];
+  const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative");
   Slot *s = startSlot(ctx, kernel, slot);
@@ -101,7 +108,7 @@ mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 
 mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "allgather_start";
-  const int64_t k = desc[0], slot = desc[1];
+  const int64_t k = desc[AllGatherDesc::K], slot = desc[AllGatherDesc::Slot];
   if (k < 0)
     return invalidArg(ctx, kernel, "k = ", k, " is negative");
   Slot *s = startSlot(ctx, kernel, slot);
@@ -111,7 +118,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (!checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
   // One message per rank: the values (float or half), then the indices.
-  const bool halfValues = desc[3] != 0;
+  const bool halfValues = desc[AllGatherDesc::Half] != 0;
   const size_t valuesBytes = static_cast<size_t>(k) * valueBytes(halfValues),
                bytes = valuesBytes + static_cast<size_t>(k) * 4;
   s->send.resize(bytes);
@@ -139,7 +146,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 
 mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   const char *kernel = "comm_wait";
-  const int64_t slot = desc[0];
+  const int64_t slot = desc[WaitDesc::Slot];
   if (!validSlot(slot))
     return badSlot(ctx, kernel, slot);
   Slot *s = ctx->commState ? &slotsOf(ctx).slots[slot] : nullptr;
@@ -171,7 +178,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 
 mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "broadcast";
-  const int64_t bytes = desc[0], root = desc[1];
+  const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
   if (bytes < 0)
     return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
   if (!ctx->comm)
@@ -208,7 +215,7 @@ mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc
   if (s != MGSRT_OK)
     return s;
   if (ctx->tracing)
-    ctx->traceStarts[desc[1]] = {name, started};
+    ctx->traceStarts[desc[AllReduceDesc::Slot]] = {name, started};
   return s;
 }
 
@@ -218,16 +225,17 @@ mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc
 mgsrt_status_t traceWait(mgsrt_ctx_t *ctx, const int64_t *desc, mgsrt_status_t s) {
   if (s != MGSRT_OK || !ctx->tracing)
     return s;
-  auto it = ctx->traceStarts.find(desc[0]);
+  auto it = ctx->traceStarts.find(desc[WaitDesc::Slot]);
   if (it != ctx->traceStarts.end()) {
     double end = secondsOf(std::chrono::steady_clock::now());
     if (!ctx->deviceKernels && ctx->commState) {
-      const double done = slotsOf(ctx).slots[desc[0]].completedAt;
+      const double done = slotsOf(ctx).slots[desc[WaitDesc::Slot]].completedAt;
       if (done >= it->second.second && done < end)
         end = done;
 
     }
-    ctx->traceEvent(it->second.first, desc[0], it->second.second, end, MGSRT_TRACE_COLLECTIVE);
+    ctx->traceEvent(it->second.first, desc[WaitDesc::Slot], it->second.second, end,
+                    MGSRT_TRACE_COLLECTIVE);
     ctx->traceStarts.erase(it);
   }
   return s;
@@ -310,7 +318,8 @@ mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
 
 mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && !ctx->failed())
-    desc = ctx->effectiveDesc(desc, 0, 2, 4); // the warm-up's k of [k, slot, n, half]
+    desc = ctx->effectiveDesc(desc, AllGatherDesc::K, AllGatherDesc::SourceCount,
+                              AllGatherDesc::Size); // the warm-up's k
   const double started = startTime(ctx);
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
@@ -335,8 +344,8 @@ mgsrt_status_t waitSlot(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   if (ctx && ctx->failed()) {
     // Sticky error: still complete a pending request, so its buffers are
     // released and the slot is free.
-    if (desc && validSlot(desc[0]) && ctx->commState) {
-      Slot &s = slotsOf(ctx).slots[desc[0]];
+    if (desc && validSlot(desc[WaitDesc::Slot]) && ctx->commState) {
+      Slot &s = slotsOf(ctx).slots[desc[WaitDesc::Slot]];
       if (s.request) {
         s.request->wait();
         s.request.reset();

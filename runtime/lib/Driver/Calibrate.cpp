@@ -10,6 +10,8 @@
 #include "Driver.h"
 #include "FileIO.h"
 
+#include "mgsrt/contract.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -58,14 +60,14 @@ class CalibrationCollective {
 public:
   static CalibrationCollective allgather(mgsrt_ctx_t *ctx, int64_t k, int workers) {
     CalibrationCollective c(ctx, true, 8.0 * static_cast<double>(k) * workers);
-    c.desc_[0] = k;
+    c.desc_[mgs::contract::AllGatherDesc::K] = k;
     for (int64_t count : {k, k, k * workers, k * workers})
       c.add(count);
     return c;
   }
   static CalibrationCollective allreduce(mgsrt_ctx_t *ctx, int64_t n) {
     CalibrationCollective c(ctx, false, 4.0 * static_cast<double>(n));
-    c.desc_[0] = n;
+    c.desc_[mgs::contract::AllReduceDesc::Count] = n;
     c.add(n);
     return c;
   }
@@ -94,7 +96,10 @@ private:
   double bytes_;
   bool ok_ = true;
   std::vector<std::unique_ptr<DeviceMemory>> mem_;
-  int64_t desc_[4] = {0, 0, 0, 0}; // [k, slot 0, n 0, full precision] or [n, slot 0]
+  /// An allgather (slot 0, no warm-up source, full precision) or an
+  /// allreduce (slot 0) descriptor: the larger one's size, zeros but the count.
+  int64_t desc_[mgs::contract::AllGatherDesc::Size] = {};
+  static_assert(mgs::contract::AllGatherDesc::Size >= mgs::contract::AllReduceDesc::Size);
   void *bufs_[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
@@ -190,7 +195,7 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
   std::mt19937 rng(7);
   std::normal_distribution<float> dist;
   for (int64_t n = 16;; n *= 4) {
-    const int64_t k = std::max<int64_t>(1, std::llround(density * static_cast<double>(n)));
+    const int64_t k = mgs::contract::topkCount(n, density);
     std::vector<float> host(n);
     for (float &x : host)
       x = dist(rng);
@@ -199,7 +204,9 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
     if (!grad.get() || !residual.get() || !values.get() || !indices.get() ||
         mgsrt_copy_to_device(ctx, grad.get(), host.data(), n * 4) != MGSRT_OK)
       return ctxError(ctx, "calibrating top-k", error);
-    int64_t desc[2] = {n, k};
+    int64_t desc[mgs::contract::TopKDesc::Size] = {};
+    desc[mgs::contract::TopKDesc::Count] = n;
+    desc[mgs::contract::TopKDesc::K] = k;
     void *bufs[4] = {grad.get(), residual.get(), values.get(), indices.get()};
     // Repetitions: enough for ~0.2 s at the largest sizes, at least 5.
     const int reps = n >= (1 << 22) ? 5 : n >= (1 << 16) ? 11 : 31;
@@ -305,7 +312,8 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
       std::max<int64_t>(1, static_cast<int64_t>(bytesFor(allgather) / (8.0 * workers))),
       std::max<int64_t>(1, static_cast<int64_t>(bytesFor(allreduce) / 4.0))};
   {
-    int64_t desc[2] = {sizeof sizes, 0};
+    int64_t desc[mgs::contract::BroadcastDesc::Size] = {};
+    desc[mgs::contract::BroadcastDesc::Bytes] = sizeof sizes; // root: rank 0
     void *bufs[1] = {sizes};
     if (mgsrt_broadcast(ctx, desc, bufs) != MGSRT_OK)
       return ctxError(ctx, "calibrating the collectives' compute time", error);

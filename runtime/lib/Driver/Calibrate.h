@@ -49,7 +49,7 @@ bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
                    std::string &error);
 
 /// Top-k sparsification times at sizes 16, 64, ... up to `maxN` (rounded up to
-/// a power of 4), k = max(1, density * n), on the ctx's device.
+/// a power of 4), k = mgs::contract::topkCount(n, density), on the ctx's device.
 bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
                  std::vector<std::pair<int64_t, double>> &out, std::string &error);
 

@@ -1,6 +1,7 @@
 //===- Manifest.cpp - Parser of mgs_model_manifest() ----------------------===//
 //
-// The format (one item a line, see mgsrt.h):
+// The format (one item a line, see mgsrt.h; the keys and the version are
+// those of mgsrt/contract.h, which the compiler writes with):
 //   mgs-manifest 2
 //   mode train|inference
 //   batch_size N
@@ -25,12 +26,16 @@
 
 #include "mgsrt/driver.h"
 
+#include "mgsrt/contract.h"
+
 #include <charconv>
 #include <cstdlib>
 #include <set>
 #include <sstream>
 
 namespace mgs::rt::driver {
+
+namespace key = mgs::contract::manifest;
 
 int64_t TensorSpec::numElements() const {
   int64_t n = 1;
@@ -113,13 +118,13 @@ private:
     return false;
   }
 
-  bool once(const char *key) {
-    if (!seen.insert(key).second)
-      return fail(std::string("duplicate '") + key + "'");
+  bool once(std::string_view name) {
+    if (!seen.insert(std::string(name)).second)
+      return fail("duplicate '" + std::string(name) + "'");
     return true;
   }
 
-  bool parseCount(std::string_view word, const char *what, int64_t min, int64_t &value) {
+  bool parseCount(std::string_view word, std::string_view what, int64_t min, int64_t &value) {
     if (!parseInt(word, value))
       return fail(std::string(what) + " '" + std::string(word) + "' is not an integer");
     if (value < min)
@@ -162,9 +167,9 @@ private:
     if (isParam) {
       if (words.size() < 3)
         return fail("missing 'trainable' or 'state'");
-      if (words[2] == "trainable")
+      if (words[2] == key::kTrainable)
         spec.trainable = true;
-      else if (words[2] != "state")
+      else if (words[2] != key::kState)
         return fail("expected 'trainable' or 'state', got '" + std::string(words[2]) + "'");
       at = 3;
     }
@@ -177,58 +182,60 @@ private:
   }
 
   bool parseLine(const std::vector<std::string_view> &words) {
-    std::string_view key = words[0];
+    std::string_view item = words[0];
+    const std::string version = std::to_string(key::kVersion);
     if (!sawHeader) {
-      if (key != "mgs-manifest")
-        return fail("expected 'mgs-manifest 2' first");
-      // Version 2: the allgather descriptor became [k, slot, n, half].
-      if (words.size() == 2 && words[1] == "1")
-        return fail("this model was compiled by an older mgsc (manifest version 1); recompile it");
-      if (words.size() != 2 || words[1] != "2")
-        return fail("unsupported manifest version (this runtime reads version 2)");
+      if (item != key::kHeader)
+        return fail("expected '" + std::string(key::kHeader) + " " + version + "' first");
+      int64_t v = 0;
+      if (words.size() == 2 && parseInt(words[1], v) && v >= 1 && v < key::kVersion)
+        return fail("this model was compiled by an older mgsc (manifest version " +
+                    std::to_string(v) + "); recompile it");
+      if (words.size() != 2 || words[1] != version)
+        return fail("unsupported manifest version (this runtime reads version " + version + ")");
       sawHeader = true;
       return true;
     }
     auto expectWords = [&](size_t n) {
       if (words.size() != n)
         return fail("expected " + std::to_string(n - 1) + " value" + (n == 2 ? "" : "s") +
-                    " after '" + std::string(key) + "'");
+                    " after '" + std::string(item) + "'");
       return true;
     };
     int64_t v;
-    if (key == "mgs-manifest")
-      return fail("duplicate 'mgs-manifest'");
-    if (key == "mode") {
-      if (!once("mode") || !expectWords(2))
+    if (item == key::kHeader)
+      return fail("duplicate '" + std::string(key::kHeader) + "'");
+    if (item == key::kMode) {
+      if (!once(item) || !expectWords(2))
         return false;
-      if (words[1] == "train")
+      if (words[1] == key::kModeTrain)
         m.mode = Manifest::Mode::Train;
-      else if (words[1] == "inference")
+      else if (words[1] == key::kModeInference)
         m.mode = Manifest::Mode::Inference;
       else
         return fail("mode must be 'train' or 'inference'");
       return true;
     }
-    if (key == "batch_size") {
-      if (!once("batch_size") || !expectWords(2) || !parseCount(words[1], "batch_size", 1, v))
+    if (item == key::kBatchSize) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 1, v))
         return false;
       m.batchSize = v;
       return true;
     }
-    if (key == "arena_bytes") {
-      if (!once("arena_bytes") || !expectWords(2) || !parseCount(words[1], "arena_bytes", 0, v))
+    if (item == key::kArenaBytes) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 0, v))
         return false;
       m.arenaBytes = static_cast<uint64_t>(v);
       return true;
     }
-    if (key == "classes") {
-      if (!once("classes") || !expectWords(2) || !parseCount(words[1], "classes", 1, v))
+    if (item == key::kClasses) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 1, v))
         return false;
       m.classes = v;
       return true;
     }
-    if (key == "labels") {
-      if (!once("labels") || !parseShape(words, 1, m.labelDims))
+    if (item == key::kLabels) {
+      if (!once(item) || !parseShape(words, 1, m.labelDims))
         return false;
       if (m.labelDims.size() != 1)
         return fail("labels must have rank 1");
@@ -236,20 +243,20 @@ private:
       labelsText = std::string(line);
       return true;
     }
-    if (key == "collectives") {
-      if (!once("collectives") || !expectWords(2) || !parseCount(words[1], "collectives", 0, v))
+    if (item == key::kCollectives) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 0, v))
         return false;
       m.collectives = v;
       return true;
     }
-    if (key == "workers") {
-      if (!once("workers") || !expectWords(2) || !parseCount(words[1], "workers", 1, v))
+    if (item == key::kWorkers) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 1, v))
         return false;
       m.workers = v;
       return true;
     }
-    if (key == "density_schedule") {
-      if (!once("density_schedule") || words.size() < 2)
+    if (item == key::kDensitySchedule) {
+      if (!once(item) || words.size() < 2)
         return fail("density_schedule needs at least one density");
       for (size_t i = 1; i < words.size(); ++i) {
         std::string w(words[i]);
@@ -261,73 +268,69 @@ private:
       }
       return true;
     }
-    if (key == "instrumented") {
-      if (!once("instrumented") || !expectWords(2) || words[1] != "1")
+    if (item == key::kInstrumented) {
+      if (!once(item) || !expectWords(2) || words[1] != "1")
         return fail("instrumented takes the value 1");
       m.instrumented = true;
       return true;
     }
-    if (key == "mark") {
-      if (!expectWords(3) || !parseCount(words[1], "mark", 0, v))
+    if (item == key::kMark) {
+      if (!expectWords(3) || !parseCount(words[1], item, 0, v))
         return false;
       if (!paramNames.count(std::string(words[2])))
         return fail("mark names '" + std::string(words[2]) + "', which is no param (params come first)");
       m.marks.emplace_back(v, std::string(words[2]));
       return true;
     }
-    if (key == "target") {
-      if (!once("target") || !expectWords(2))
+    if (item == key::kTarget) {
+      if (!once(item) || !expectWords(2))
         return false;
-      if (words[1] != "cpu" && words[1] != "cuda")
+      if (words[1] != key::kTargetCpu && words[1] != key::kTargetCuda)
         return fail("target must be cpu or cuda");
-      m.cuda = words[1] == "cuda";
+      m.cuda = words[1] == key::kTargetCuda;
       return true;
     }
-    if (key == "source") {
-      if (!once("source") || words.size() < 2)
+    if (item == key::kSource) {
+      if (!once(item) || words.size() < 2)
         return fail("source needs a path");
-      size_t at = line.find("source") + 6;
+      size_t at = line.find(key::kSource) + key::kSource.size();
       while (at < line.size() && (line[at] == ' ' || line[at] == '\t'))
         ++at;
       m.source = std::string(line.substr(at));
       return true;
     }
-    if (key == "param")
+    if (item == key::kParam)
       return parseTensor(words, true, m.params, paramNames);
-    if (key == "input")
+    if (item == key::kInput)
       return parseTensor(words, false, m.inputs, inputNames);
-    if (key == "index_input") {
+    if (item == key::kIndexInput) {
       if (!parseTensor(words, false, m.inputs, inputNames))
         return false;
       m.inputs.back().int64 = true;
       return true;
     }
-    if (key == "output")
+    if (item == key::kOutput)
       return parseTensor(words, false, m.outputs, outputNames);
-    return fail("unknown item '" + std::string(key) + "'");
+    return fail("unknown item '" + std::string(item) + "'");
   }
 
   bool finish() {
-    auto missing = [&](const char *what) {
-      error = std::string("manifest: missing '") + what + "' line";
+    auto missing = [&](std::string_view what) {
+      error = "manifest: missing '" + std::string(what) + "' line";
       return false;
     };
+    auto saw = [&](std::string_view name) { return seen.count(std::string(name)) != 0; };
     if (!sawHeader)
-      return missing("mgs-manifest 2");
-    if (!seen.count("mode"))
-      return missing("mode");
-    if (!seen.count("batch_size"))
-      return missing("batch_size");
-    if (!seen.count("arena_bytes"))
-      return missing("arena_bytes");
+      return missing(std::string(key::kHeader) + " " + std::to_string(key::kVersion));
+    for (std::string_view required : {key::kMode, key::kBatchSize, key::kArenaBytes})
+      if (!saw(required))
+        return missing(required);
     if (m.outputs.empty())
-      return missing("output");
-    if (m.mode == Manifest::Mode::Train) {
-      if (!seen.count("labels"))
-        return missing("labels");
-      if (!seen.count("classes"))
-        return missing("classes");
-    }
+      return missing(key::kOutput);
+    if (m.mode == Manifest::Mode::Train)
+      for (std::string_view required : {key::kLabels, key::kClasses})
+        if (!saw(required))
+          return missing(required);
     // One label per sample, or several (one per token): a multiple of it.
     if (!m.labelDims.empty() &&
         (m.labelDims[0] < m.batchSize || m.labelDims[0] % m.batchSize != 0)) {

@@ -176,10 +176,10 @@ mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *) 
       return s;
   double now = secondsOf(std::chrono::steady_clock::now());
   if (ctx->tracing)
-    ctx->traceEvent("mark", desc[0], now, now, MGSRT_TRACE_MARK);
+    ctx->traceEvent("mark", desc[mgs::contract::MarkDesc::Id], now, now, MGSRT_TRACE_MARK);
   try {
     if (ctx->recordMarks)
-      ctx->marks.emplace_back(desc[0], now);
+      ctx->marks.emplace_back(desc[mgs::contract::MarkDesc::Id], now);
   } catch (const std::bad_alloc &) {
     return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY, "mark: out of memory");
   }
@@ -232,19 +232,18 @@ void mgsrt_ctx_set_density(mgsrt_ctx_t *ctx, double density) {
       return ctx->deviceKernels->name(ctx, desc, bufs);                                            \
     return cpu::name(ctx, desc, bufs);                                                             \
   }
-// The exchange's top-k kernels run with the warm-up's k (desc [n, k] and
-// [n, k, P]).
-#define MGSRT_DEFINE_TOPK_ENTRY(name, size)                                                        \
+// The exchange's top-k kernels run with the warm-up's k.
+#define MGSRT_DEFINE_TOPK_ENTRY(name, D)                                                           \
   mgsrt_status_t mgsrt_##name(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {          \
     if (ctx && !ctx->failed())                                                                     \
-      desc = ctx->effectiveDesc(desc, 1, 0, size);                                                 \
+      desc = ctx->effectiveDesc(desc, D::K, D::Count, D::Size);                                    \
     if (ctx && ctx->deviceKernels)                                                                 \
       return ctx->deviceKernels->name(ctx, desc, bufs);                                            \
     return cpu::name(ctx, desc, bufs);                                                             \
   }
 MGSRT_NON_TOPK_KERNELS(MGSRT_DEFINE_ENTRY)
-MGSRT_DEFINE_TOPK_ENTRY(topk_sparsify, 2)
-MGSRT_DEFINE_TOPK_ENTRY(scatter_add, 3)
+MGSRT_DEFINE_TOPK_ENTRY(topk_sparsify, mgs::contract::TopKDesc)
+MGSRT_DEFINE_TOPK_ENTRY(scatter_add, mgs::contract::ScatterAddDesc)
 #undef MGSRT_DEFINE_ENTRY
 #undef MGSRT_DEFINE_TOPK_ENTRY
 

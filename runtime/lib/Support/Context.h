@@ -3,6 +3,7 @@
 #ifndef MGSRT_SUPPORT_CONTEXT_H
 #define MGSRT_SUPPORT_CONTEXT_H
 
+#include "mgsrt/contract.h"
 #include "mgsrt/mgsrt.h"
 
 #include <array>
@@ -119,7 +120,7 @@ struct mgsrt_ctx {
   /// The descriptor a top-k exchange kernel runs with: `desc` itself, or,
   /// under a density warm-up, a copy (one per call site, so per-call-site
   /// caches keep working) whose k (desc[kAt]) is
-  /// min(k, max(1, floor(density * n))), n = desc[nAt] (n <= 0: k). `size` <= 4.
+  /// min(k, mgs::contract::topkCount(n, density)), n = desc[nAt] (n <= 0: k). `size` <= 4.
   const int64_t *effectiveDesc(const int64_t *desc, int kAt, int nAt, int size) {
     if (density <= 0 || !desc || desc[nAt] <= 0)
       return desc;
@@ -127,8 +128,7 @@ struct mgsrt_ctx {
     for (int i = 0; i < size; ++i)
       d[i] = desc[i];
     const int64_t k = desc[kAt], n = desc[nAt];
-    const int64_t want = static_cast<int64_t>(std::floor(density * static_cast<double>(n)));
-    d[kAt] = std::min(k, std::max<int64_t>(1, want));
+    d[kAt] = std::min(k, mgs::contract::topkCount(n, density));
     return d.data();
   }
   /// Records the first error; returns `s`.

@@ -1,6 +1,6 @@
 //===- KernelList.h - Every compute kernel of the C ABI (internal) -*- C++ -*-===//
 //
-// One list of the kernels mgsrt.h declares (communication aside), expanded
+// The kernel lists of mgsrt/contract.h (communication aside), expanded
 // into the CPU implementations' declarations (mgs::rt::cpu, lib/Kernels/CPU),
 // the device implementations' table (DeviceKernels, lib/Kernels/CUDA) and the
 // C entry points that choose between them by the context's device
@@ -11,61 +11,11 @@
 #ifndef MGSRT_SUPPORT_KERNELLIST_H
 #define MGSRT_SUPPORT_KERNELLIST_H
 
+#include "mgsrt/contract.h" // MGSRT_COMPUTE_KERNELS, MGSRT_COMM_KERNELS
 #include "mgsrt/mgsrt.h"
 
 #include <cstddef>
 #include <cstdint>
-
-#define MGSRT_COMPUTE_KERNELS(X)                                                                   \
-  MGSRT_NON_TOPK_KERNELS(X)                                                                        \
-  X(topk_sparsify)                                                                                 \
-  X(scatter_add)
-
-/// Every compute kernel but the top-k exchange's (whose k a density warm-up
-/// changes at run time).
-#define MGSRT_NON_TOPK_KERNELS(X)                                                                  \
-  X(unary_fwd)                                                                                     \
-  X(unary_bwd)                                                                                     \
-  X(clip_fwd)                                                                                      \
-  X(clip_bwd)                                                                                      \
-  X(binary_fwd)                                                                                    \
-  X(binary_bwd)                                                                                    \
-  X(gemm_fwd)                                                                                      \
-  X(gemm_bwd)                                                                                      \
-  X(matmul_fwd)                                                                                    \
-  X(matmul_bwd)                                                                                    \
-  X(conv_fwd)                                                                                      \
-  X(conv_bwd_data)                                                                                 \
-  X(conv_bwd_weights)                                                                              \
-  X(pool_fwd)                                                                                      \
-  X(pool_bwd)                                                                                      \
-  X(batch_norm_fwd)                                                                                \
-  X(batch_norm_bwd)                                                                                \
-  X(gather_fwd)                                                                                    \
-  X(gather_bwd)                                                                                    \
-  X(lstm_fwd)                                                                                      \
-  X(lstm_bwd)                                                                                      \
-  X(dropout_fwd)                                                                                   \
-  X(dropout_bwd)                                                                                   \
-  X(softmax_fwd)                                                                                   \
-  X(softmax_bwd)                                                                                   \
-  X(transpose)                                                                                     \
-  X(concat)                                                                                        \
-  X(split)                                                                                         \
-  X(pad_fwd)                                                                                       \
-  X(pad_bwd)                                                                                       \
-  X(copy)                                                                                          \
-  X(zero)                                                                                          \
-  X(accumulate)                                                                                    \
-  X(softmax_cross_entropy)                                                                         \
-  X(sgd_update)
-
-/// The collectives: lib/Comm on the CPU, NCCL on a device.
-#define MGSRT_COMM_KERNELS(X)                                                                      \
-  X(allreduce_start)                                                                               \
-  X(allgather_start)                                                                               \
-  X(comm_wait)                                                                                     \
-  X(broadcast)
 
 using mgsrt_kernel_fn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void *const *);
 

@@ -80,3 +80,45 @@ func.func @scatter_sizes(%v: tensor<4xf32>, %i: tensor<3xi32>) {
   %d = comm.scatter_add %v, %i {workers = 2 : i64} : tensor<4xf32>, tensor<3xi32> -> tensor<10xf32>
   return
 }
+
+// -----
+
+// The attributes the communication passes exchange are declared and checked.
+func.func @dense_not_unit(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.all_reduce_start' op 'comm.dense' must be a unit attribute}}
+  %r = comm.all_reduce_start %g {comm.dense = 1 : i64} : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @dense_on_wrong_op(%g: tensor<10xf32>) {
+  %r = comm.all_reduce_start %g : tensor<10xf32>
+  // expected-error @+1 {{'comm.wait' op 'comm.dense' belongs on a comm.all_reduce_start}}
+  %a = comm.wait %r {comm.dense} : !comm.request<tensor<10xf32>>
+  return
+}
+
+// -----
+
+func.func @bucket_not_string(%a: tensor<2xf32>, %b: tensor<3xf32>) {
+  // expected-error @+1 {{'train.concat' op 'comm.bucket' must be a string (the bucket's name)}}
+  %c = train.concat %a, %b {axis = 0 : i64, comm.bucket = 3 : i64} : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>
+  return
+}
+
+// -----
+
+func.func @bucket_on_wrong_op(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.all_reduce_start' op 'comm.bucket' belongs on the train.concat of a bucket's gradients}}
+  %r = comm.all_reduce_start %g {comm.bucket = "a..b"} : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @unknown_comm_attribute(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.all_reduce_start' op unknown comm dialect attribute 'comm.sparse'}}
+  %r = comm.all_reduce_start %g {comm.sparse} : tensor<10xf32>
+  return
+}

@@ -25,6 +25,27 @@ void CommDialect::initialize() {
       >();
 }
 
+LogicalResult CommDialect::verifyOperationAttribute(Operation *op, NamedAttribute attribute) {
+  StringAttr name = attribute.getName();
+  if (name == getBucketAttrHelper().getName()) {
+    if (!isa<StringAttr>(attribute.getValue()))
+      return op->emitOpError() << "'" << name.getValue() << "' must be a string (the bucket's name)";
+    if (op->getName().getStringRef() != "train.concat")
+      return op->emitOpError() << "'" << name.getValue()
+                               << "' belongs on the train.concat of a bucket's gradients";
+    return success();
+  }
+  if (name == getDenseAttrHelper().getName()) {
+    if (!isa<UnitAttr>(attribute.getValue()))
+      return op->emitOpError() << "'" << name.getValue() << "' must be a unit attribute";
+    if (!isa<AllReduceStartOp>(op))
+      return op->emitOpError() << "'" << name.getValue()
+                               << "' belongs on a comm.all_reduce_start";
+    return success();
+  }
+  return op->emitOpError() << "unknown comm dialect attribute '" << name.getValue() << "'";
+}
+
 LogicalResult WaitOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
                                        ValueRange operands, DictionaryAttr, OpaqueProperties,
                                        RegionRange, SmallVectorImpl<Type> &inferred) {

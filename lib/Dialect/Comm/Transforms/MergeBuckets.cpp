@@ -68,7 +68,7 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
       bool dense = g.collective == planner::Collective::AllReduce;
       if (members.size() == 1) {
         if (dense)
-          members.front().start->setAttr("comm.dense", UnitAttr::get(&getContext()));
+          commDialect(&getContext()).getDenseAttrHelper().setAttr(members.front().start, UnitAttr::get(&getContext()));
         continue;
       }
       bucket(members, dense);
@@ -163,11 +163,11 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     Member firstMember = members.front(), lastMember = members.back();
     std::string name =
         (firstMember.grad.getParam() + ".." + lastMember.grad.getParam()).str();
-    concat->setAttr("comm.bucket", b.getStringAttr(name));
+    commDialect(&getContext()).getBucketAttrHelper().setAttr(concat, b.getStringAttr(name));
     auto request = RequestType::get(&getContext(), {flatType});
     auto start = AllReduceStartOp::create(b, loc, request, concat.getResult());
     if (dense)
-      start->setAttr("comm.dense", b.getUnitAttr());
+      commDialect(&getContext()).getDenseAttrHelper().setAttr(start, b.getUnitAttr());
 
     // The wait right after the start (comm-schedule sinks it); the members'
     // updates, which may come earlier, move after it: an update only writes its

@@ -2,6 +2,7 @@
 
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+#include "mgsrt/contract.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -47,24 +48,24 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
     if (auto grad = start.getInput().getDefiningOp<train::GradientOp>())
       residualOf = grad.getParam().str();
     else if (auto concat = start.getInput().getDefiningOp<train::ConcatOp>())
-      if (auto bucket = concat->getAttrOfType<StringAttr>("comm.bucket"))
+      if (auto bucket = commDialect(&getContext()).getBucketAttrHelper().getAttr(concat))
         residualOf = bucket.getValue().str();
     auto type = cast<RankedTensorType>(start.getInput().getType());
     int64_t n = type.getNumElements();
-    if (residualOf.empty() || start->hasAttr("comm.dense") || n < minElements ||
+    if (residualOf.empty() || commDialect(&getContext()).getDenseAttrHelper().isAttrPresent(start) || n < minElements ||
         !start.getRequest().hasOneUse())
       return success(); // stays dense
     auto wait = dyn_cast<WaitOp>(*start.getRequest().getUsers().begin());
     if (!wait)
       return success();
     // k: the most entries sent; a density warm-up sends fewer at run time
-    // (mgsrt_ctx_set_density), floor(rho * n) as here.
+    // (mgsrt_ctx_set_density), by the same rule.
     double most = maxDensity > 0.0 ? static_cast<double>(maxDensity) : static_cast<double>(density);
-    int64_t k = std::max<int64_t>(1, static_cast<int64_t>(std::floor(most * n)));
+    int64_t k = contract::topkCount(n, most);
 
     // The residual: a state parameter, zero at the start.
     ModuleOp module = getOperation();
-    std::string name = "mgs.residual/" + residualOf;
+    std::string name = std::string(contract::manifest::kResidualPrefix) + residualOf;
     if (!module.lookupSymbol(name)) {
       OpBuilder mb(&getContext());
       mb.setInsertionPoint(start->getParentOfType<func::FuncOp>());

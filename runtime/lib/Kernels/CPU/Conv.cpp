@@ -10,7 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "ConvDesc.h"
+#include "Descriptors/ConvDesc.h"
 
 #include <dnnl.hpp>
 

@@ -4,7 +4,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "DropoutDesc.h"
+#include "Descriptors/DropoutDesc.h"
 
 #include <cstring>
 

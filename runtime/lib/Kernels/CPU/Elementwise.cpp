@@ -1,6 +1,6 @@
 //===- Elementwise.cpp - Unary, clip, binary, copy/zero/accumulate --------===//
 
-#include "ElementwiseDesc.h"
+#include "Descriptors/ElementwiseDesc.h"
 
 #include <algorithm>
 #include <cmath>

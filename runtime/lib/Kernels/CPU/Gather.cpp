@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #include <algorithm>
 #include <cstring>
@@ -22,7 +23,8 @@ struct GatherShape {
 /// Parses the descriptor and checks every index against the table.
 mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                            const int64_t *indices, GatherShape &g) {
-  g = {desc[0], desc[1], desc[2]};
+  using F = mgs::contract::GatherDesc;
+  g = {desc[F::Rows], desc[F::RowSize], desc[F::Count]};
   if (g.rows < 1 || g.rowSize < 0 || g.count < 0)
     return invalidArg(ctx, kernel, "rows=", g.rows, " row_size=", g.rowSize, " count=", g.count,
                       ": rows must be positive, the others non-negative");

@@ -1,7 +1,7 @@
 //===- Gemm.cpp - Gemm and batched matmul on dnnl_sgemm -------------------===//
 
 #include "Common.h"
-#include "GemmDesc.h"
+#include "Descriptors/GemmDesc.h"
 
 #include <dnnl.h>
 

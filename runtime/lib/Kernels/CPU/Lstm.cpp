@@ -13,7 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "GemmDesc.h"
+#include "Descriptors/GemmDesc.h"
 
 #include <cmath>
 #include <vector>
@@ -28,7 +28,8 @@ struct LstmShape {
 
 mgsrt_status_t parseLstm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                          LstmShape &s) {
-  s = {desc[0], desc[1], desc[2], desc[3]};
+  using F = mgs::contract::LstmDesc;
+  s = {desc[F::Steps], desc[F::Batch], desc[F::InputSize], desc[F::HiddenSize]};
   if (s.t < 1 || s.n < 1 || s.i < 1 || s.h < 1)
     return invalidArg(ctx, kernel, "T=", s.t, " N=", s.n, " I=", s.i, " H=", s.h,
                       " must all be positive");

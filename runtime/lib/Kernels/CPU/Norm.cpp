@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "NormDesc.h"
+#include "Descriptors/NormDesc.h"
 
 #include <algorithm>
 #include <cmath>

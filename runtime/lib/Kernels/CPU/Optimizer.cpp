@@ -1,6 +1,7 @@
 //===- Optimizer.cpp - SGD update as torch.optim.SGD ----------------------===//
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 using namespace mgs::rt;
 
@@ -8,9 +9,9 @@ namespace {
 
 mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "sgd_update";
-  if (desc[0] < 0)
-    return invalidArg(ctx, kernel, "element count ", desc[0], " is negative");
-  const int64_t n = desc[0];
+  const int64_t n = desc[mgs::contract::CountDesc::Count];
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative");
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "param", n).require(1, "grad", n).require(2, "velocity", n).ok)
     return ctx->status;

@@ -7,7 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "PoolDesc.h"
+#include "Descriptors/PoolDesc.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,6 +1,6 @@
 //===- Shape.cpp - Transpose, concat / split, constant pad ----------------===//
 
-#include "ShapeDesc.h"
+#include "Descriptors/ShapeDesc.h"
 
 #include <algorithm>
 #include <cstring>
@@ -99,8 +99,9 @@ mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 /// Copies between the whole tensor and its parts; `toWhole` picks the
 /// direction. Null parts are skipped.
 void concatCopy(const int64_t *desc, float *whole, void *const *parts, bool toWhole) {
-  const int64_t outer = desc[0], inner = desc[1], k = desc[2];
-  const int64_t *extent = desc + 3;
+  using F = mgs::contract::ConcatDesc;
+  const int64_t outer = desc[F::Outer], inner = desc[F::Inner], k = desc[F::Parts];
+  const int64_t *extent = desc + F::extentAt(0);
   int64_t row = 0;
   for (int64_t i = 0; i < k; ++i)
     row += extent[i];

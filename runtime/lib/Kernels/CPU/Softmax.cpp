@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "SoftmaxDesc.h"
+#include "Descriptors/SoftmaxDesc.h"
 
 #include <algorithm>
 #include <cmath>

@@ -33,7 +33,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Common.h"
-#include "TopKDesc.h"
+#include "Descriptors/TopKDesc.h"
 
 #include <algorithm>
 #include <climits>
@@ -425,7 +425,7 @@ void radixSelect(const float *__restrict grad, float *__restrict residual, const
 mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (!checkTopKDesc(ctx, desc, bufs))
     return ctx->status;
-  const int64_t n = desc[0], k = desc[1];
+  const int64_t n = desc[mgs::contract::TopKDesc::Count], k = desc[mgs::contract::TopKDesc::K];
   const float *grad = static_cast<const float *>(bufs[0]);
   float *residual = static_cast<float *>(bufs[1]);
   float *values = static_cast<float *>(bufs[2]);
@@ -478,7 +478,8 @@ struct ScatterScratch : KernelCache {
 mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (!checkScatterAddDesc(ctx, desc, bufs))
     return ctx->status;
-  const int64_t n = desc[0], k = desc[1], P = desc[2];
+  using F = mgs::contract::ScatterAddDesc;
+  const int64_t n = desc[F::Count], k = desc[F::K], P = desc[F::Workers];
   const int64_t total = P * k;
   const float *values = static_cast<const float *>(bufs[0]);
   const int32_t *indices = static_cast<const int32_t *>(bufs[1]);

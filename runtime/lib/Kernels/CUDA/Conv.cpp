@@ -31,7 +31,7 @@
 
 #include "Device.h"
 
-#include "../CPU/ConvDesc.h"
+#include "Descriptors/ConvDesc.h"
 
 #include <algorithm>
 #include <climits>

@@ -9,7 +9,7 @@
 
 #include "Device.h"
 
-#include "../CPU/DropoutDesc.h"
+#include "Descriptors/DropoutDesc.h"
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;

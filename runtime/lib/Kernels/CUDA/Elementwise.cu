@@ -12,7 +12,7 @@
 
 #include "Device.h"
 
-#include "../CPU/ElementwiseDesc.h"
+#include "Descriptors/ElementwiseDesc.h"
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;

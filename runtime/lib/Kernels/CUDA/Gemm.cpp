@@ -20,7 +20,7 @@
 
 #include "Device.h"
 
-#include "../CPU/GemmDesc.h"
+#include "Descriptors/GemmDesc.h"
 
 #include <vector>
 

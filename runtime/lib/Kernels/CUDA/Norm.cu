@@ -18,7 +18,7 @@
 
 #include "Device.h"
 
-#include "../CPU/NormDesc.h"
+#include "Descriptors/NormDesc.h"
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;

@@ -17,7 +17,7 @@
 
 #include "Device.h"
 
-#include "../CPU/PoolDesc.h"
+#include "Descriptors/PoolDesc.h"
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;

@@ -8,7 +8,7 @@
 
 #include "Device.h"
 
-#include "../CPU/ShapeDesc.h"
+#include "Descriptors/ShapeDesc.h"
 
 
 using namespace mgs::rt;

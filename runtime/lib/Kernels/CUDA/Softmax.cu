@@ -13,7 +13,7 @@
 
 #include "Device.h"
 
-#include "../CPU/SoftmaxDesc.h"
+#include "Descriptors/SoftmaxDesc.h"
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;

@@ -59,7 +59,7 @@
 
 #include "Device.h"
 
-#include "../CPU/TopKDesc.h"
+#include "Descriptors/TopKDesc.h"
 
 #include <cub/device/device_radix_sort.cuh>
 

@@ -20,4 +20,13 @@
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Comm/IR/CommOps.h.inc"
 
+namespace mgs::comm {
+/// The comm dialect of `ctx` (loaded on first use), whose attribute helpers
+/// (getBucketAttrHelper, getDenseAttrHelper) read and write the attributes the
+/// communication passes exchange.
+inline CommDialect &commDialect(mlir::MLIRContext *ctx) {
+  return *ctx->getOrLoadDialect<CommDialect>();
+}
+} // namespace mgs::comm
+
 #endif // MGS_DIALECT_COMM_IR_COMMDIALECT_H

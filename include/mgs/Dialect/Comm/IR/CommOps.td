@@ -20,6 +20,21 @@ def Comm_Dialect : Dialect {
     backprop). Results are averages over the workers.
   }];
   let useDefaultTypePrinterParser = 1;
+
+  // The attributes the communication passes hand each other, declared here
+  // so that each is named once (CommDialect::get*AttrHelper()) and verified
+  // (CommDialect::verifyOperationAttribute).
+  let discardableAttrs = (ins
+    // On the train.concat that comm-merge-buckets builds from a bucket's
+    // gradients: the bucket's name ("first..last" parameter), which
+    // comm-sparsify-topk names its residual after and convert-train-to-runtime
+    // uses to compute the gradients in place in the bucket's buffer.
+    "::mlir::StringAttr":$bucket,
+    // On a comm.all_reduce_start that the plan keeps dense: comm-sparsify-topk
+    // leaves it alone.
+    "::mlir::UnitAttr":$dense
+  );
+  let hasOperationAttrVerify = 1;
 }
 
 class Comm_Type<string name, string typeMnemonic, list<Trait> traits = []>

@@ -7,11 +7,12 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_ELEMENTWISEDESC_H
-#define MGSRT_KERNELS_CPU_ELEMENTWISEDESC_H
+#ifndef MGSRT_DESCRIPTORS_ELEMENTWISEDESC_H
+#define MGSRT_DESCRIPTORS_ELEMENTWISEDESC_H
 
 #include "Broadcast.h"
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 namespace mgs::rt {
 
@@ -35,12 +36,13 @@ struct UnaryParams {
 /// x, sigmoid/tanh read y).
 inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                  void *const *bufs, bool bwd, UnaryParams &p) {
-  p.op = desc[0];
+  using F = mgs::contract::UnaryDesc;
+  p.op = desc[F::Op];
   if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_TANH)
     return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 3]");
-  if (parseElementCount(ctx, kernel, desc, 1, p.n))
+  if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
-  p.alpha = static_cast<float>(descF64(desc, 2));
+  p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));
   const int64_t n = p.n;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd) {
@@ -60,7 +62,7 @@ inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int
 /// clip_fwd (bufs: x, min, max, y) or clip_bwd (bufs: x, min, max, dy, dx).
 inline mgsrt_status_t parseClip(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 void *const *bufs, bool bwd, int64_t &n) {
-  if (parseElementCount(ctx, kernel, desc, 0, n))
+  if (parseElementCount(ctx, kernel, desc, mgs::contract::CountDesc::Count, n))
     return ctx->status;
   BufferCheck check(ctx, kernel, bufs);
   check.require(0, "x", n).require(1, "min").require(2, "max");
@@ -83,15 +85,16 @@ struct BinaryShape {
 /// dlhs?, drhs?; the nullable gradients are not checked).
 inline mgsrt_status_t parseBinary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                   void *const *bufs, bool bwd, BinaryShape &s) {
-  s.op = desc[0];
-  s.rank = desc[1];
+  using F = mgs::contract::BinaryDesc;
+  s.op = desc[F::Op];
+  s.rank = desc[F::Rank];
   if (s.op < MGSRT_BINARY_ADD || s.op > MGSRT_BINARY_DIV)
     return invalidArg(ctx, kernel, "op ", s.op, " is out of range [0, 3]");
   if (s.rank < 0 || s.rank > kMaxRank)
     return invalidArg(ctx, kernel, "rank ", s.rank, " is out of range [0, ", kMaxRank, "]");
-  s.out = desc + 2;
-  s.lhs = s.out + s.rank;
-  s.rhs = s.lhs + s.rank;
+  s.out = desc + F::at(F::Out, s.rank);
+  s.lhs = desc + F::at(F::Lhs, s.rank);
+  s.rhs = desc + F::at(F::Rhs, s.rank);
   for (int64_t i = 0; i < s.rank; ++i)
     if (s.out[i] < 0 || s.lhs[i] < 0 || s.rhs[i] < 0)
       return invalidArg(ctx, kernel, "negative extent in dim ", i);
@@ -123,7 +126,7 @@ inline void buildBinarySpace(const BinaryShape &s, BroadcastSpace<3> &space) {
 /// copy (bufs: x, y).
 inline mgsrt_status_t parseCopy(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 void *const *bufs, int64_t &n) {
-  if (parseElementCount(ctx, kernel, desc, 0, n))
+  if (parseElementCount(ctx, kernel, desc, mgs::contract::CountDesc::Count, n))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok)
     return ctx->status;
@@ -133,7 +136,7 @@ inline mgsrt_status_t parseCopy(mgsrt_ctx_t *ctx, const char *kernel, const int6
 /// zero (bufs: y).
 inline mgsrt_status_t parseZero(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 void *const *bufs, int64_t &n) {
-  if (parseElementCount(ctx, kernel, desc, 0, n))
+  if (parseElementCount(ctx, kernel, desc, mgs::contract::CountDesc::Count, n))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "y", n).ok)
     return ctx->status;
@@ -143,7 +146,7 @@ inline mgsrt_status_t parseZero(mgsrt_ctx_t *ctx, const char *kernel, const int6
 /// accumulate (bufs: a, b, y).
 inline mgsrt_status_t parseAccumulate(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                       void *const *bufs, int64_t &n) {
-  if (parseElementCount(ctx, kernel, desc, 0, n))
+  if (parseElementCount(ctx, kernel, desc, mgs::contract::CountDesc::Count, n))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "a", n).require(1, "b", n).require(2, "y", n).ok)
     return ctx->status;
@@ -152,4 +155,4 @@ inline mgsrt_status_t parseAccumulate(mgsrt_ctx_t *ctx, const char *kernel, cons
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_ELEMENTWISEDESC_H
+#endif // MGSRT_DESCRIPTORS_ELEMENTWISEDESC_H

@@ -1,16 +1,17 @@
 //===- GemmDesc.h - Gemm and MatMul descriptors, parsed and checked -*- C++ -*-===//
 //
-// mgsrt_gemm_* and mgsrt_matmul_* descriptors (mgsrt.h): parsing, validation
+// mgsrt_gemm_* and mgsrt_matmul_* descriptors (mgsrt.h; fields named in mgsrt/contract.h): parsing, validation
 // and buffer checks shared by the CPU (dnnl_sgemm) and CUDA (cuBLAS)
 // kernels, so both reject the same input with the same words.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_GEMMDESC_H
-#define MGSRT_KERNELS_CPU_GEMMDESC_H
+#ifndef MGSRT_DESCRIPTORS_GEMMDESC_H
+#define MGSRT_DESCRIPTORS_GEMMDESC_H
 
 #include "Broadcast.h"
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #include <vector>
 
@@ -30,20 +31,21 @@ struct GemmDesc {
 
 inline mgsrt_status_t parseGemm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 GemmDesc &g) {
-  g.m = desc[0];
-  g.n = desc[1];
-  g.k = desc[2];
+  using F = mgs::contract::GemmDesc;
+  g.m = desc[F::M];
+  g.n = desc[F::N];
+  g.k = desc[F::K];
   if (g.m < 0 || g.n < 0 || g.k < 0)
     return invalidArg(ctx, kernel, "negative size M=", g.m, " N=", g.n, " K=", g.k);
-  if ((desc[3] != 0 && desc[3] != 1) || (desc[4] != 0 && desc[4] != 1))
-    return invalidArg(ctx, kernel, "trans_a/trans_b must be 0 or 1, got ", desc[3], "/",
-                      desc[4]);
-  g.ta = desc[3];
-  g.tb = desc[4];
-  g.alpha = static_cast<float>(descF64(desc, 5));
-  g.beta = static_cast<float>(descF64(desc, 6));
-  g.c0 = desc[7];
-  g.c1 = desc[8];
+  const int64_t ta = desc[F::TransA], tb = desc[F::TransB];
+  if ((ta != 0 && ta != 1) || (tb != 0 && tb != 1))
+    return invalidArg(ctx, kernel, "trans_a/trans_b must be 0 or 1, got ", ta, "/", tb);
+  g.ta = ta;
+  g.tb = tb;
+  g.alpha = static_cast<float>(descF64(desc, F::AlphaBits));
+  g.beta = static_cast<float>(descF64(desc, F::BetaBits));
+  g.c0 = desc[F::C0];
+  g.c1 = desc[F::C1];
   g.hasC = !(g.c0 == 0 && g.c1 == 0);
   if (g.hasC && ((g.c0 != 1 && g.c0 != g.m) || (g.c1 != 1 && g.c1 != g.n)))
     return invalidArg(ctx, kernel, "C shape ", g.c0, "x", g.c1, " does not broadcast to ", g.m,
@@ -89,16 +91,16 @@ struct MatmulDesc {
 
 inline mgsrt_status_t parseMatmul(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                   MatmulDesc &d) {
-  d.b = desc[0];
+  using F = mgs::contract::MatMulDesc;
+  d.b = desc[F::BatchRank];
   if (d.b < 0 || d.b > kMaxRank)
     return invalidArg(ctx, kernel, "batch rank ", d.b, " is out of range [0, ", kMaxRank, "]");
-  d.outB = desc + 1;
-  d.lhsB = d.outB + d.b;
-  d.rhsB = d.lhsB + d.b;
-  const int64_t *mkn = d.rhsB + d.b;
-  d.m = mkn[0];
-  d.k = mkn[1];
-  d.n = mkn[2];
+  d.outB = desc + F::at(F::OutBatch, d.b);
+  d.lhsB = desc + F::at(F::LhsBatch, d.b);
+  d.rhsB = desc + F::at(F::RhsBatch, d.b);
+  d.m = desc[F::at(F::M, d.b)];
+  d.k = desc[F::at(F::K, d.b)];
+  d.n = desc[F::at(F::N, d.b)];
   if (d.m < 0 || d.k < 0 || d.n < 0)
     return invalidArg(ctx, kernel, "negative size M=", d.m, " K=", d.k, " N=", d.n);
   for (int64_t i = 0; i < d.b; ++i)
@@ -159,4 +161,4 @@ bool sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, in
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_GEMMDESC_H
+#endif // MGSRT_DESCRIPTORS_GEMMDESC_H

@@ -7,10 +7,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_TOPKDESC_H
-#define MGSRT_KERNELS_CPU_TOPKDESC_H
+#ifndef MGSRT_DESCRIPTORS_TOPKDESC_H
+#define MGSRT_DESCRIPTORS_TOPKDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #include <climits>
 #include <cstdint>
@@ -22,7 +23,7 @@ namespace mgs::rt {
 /// Returns false after recording the error in ctx.
 inline bool checkTopKDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "topk_sparsify";
-  const int64_t n = desc[0], k = desc[1];
+  const int64_t n = desc[mgs::contract::TopKDesc::Count], k = desc[mgs::contract::TopKDesc::K];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative"), false;
   if (n > INT32_MAX)
@@ -42,7 +43,8 @@ inline bool checkTopKDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 /// false after recording the error in ctx.
 inline bool checkScatterAddDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "scatter_add";
-  const int64_t n = desc[0], k = desc[1], P = desc[2];
+  using F = mgs::contract::ScatterAddDesc;
+  const int64_t n = desc[F::Count], k = desc[F::K], P = desc[F::Workers];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative"), false;
   if (k < 0)
@@ -73,4 +75,4 @@ inline mgsrt_status_t scatterAddBadIndex(mgsrt_ctx_t *ctx, int64_t n, int64_t k,
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_TOPKDESC_H
+#endif // MGSRT_DESCRIPTORS_TOPKDESC_H

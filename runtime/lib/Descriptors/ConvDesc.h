@@ -1,15 +1,16 @@
 //===- ConvDesc.h - The convolution descriptor, parsed and checked -*- C++ -*-===//
 //
-// mgsrt_conv_* descriptors (mgsrt.h): parsing and validation shared by the
+// mgsrt_conv_* descriptors (mgsrt.h; fields named in mgsrt/contract.h): parsing and validation shared by the
 // CPU (oneDNN) and CUDA (cuDNN) kernels, so both reject the same input with
 // the same words. No backend headers here.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_CONVDESC_H
-#define MGSRT_KERNELS_CPU_CONVDESC_H
+#ifndef MGSRT_DESCRIPTORS_CONVDESC_H
+#define MGSRT_DESCRIPTORS_CONVDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #include <vector>
 
@@ -33,32 +34,32 @@ struct ConvParams {
 /// returns its status when malformed.
 inline mgsrt_status_t parseConv(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 ConvParams &p) {
-  p.s = desc[0];
+  using F = mgs::contract::ConvDesc;
+  p.s = desc[F::SpatialRank];
   if (p.s < 1 || p.s > 3)
     return invalidArg(ctx, kernel, "spatial rank ", p.s, " is not 1, 2 or 3");
-  p.n = desc[1];
-  p.c = desc[2];
-  p.m = desc[3];
-  p.g = desc[4];
+  p.n = desc[F::Batch];
+  p.c = desc[F::Channels];
+  p.m = desc[F::Filters];
+  p.g = desc[F::Group];
   if (p.n < 0)
     return invalidArg(ctx, kernel, "batch size ", p.n, " is negative");
   if (p.c < 1 || p.m < 1 || p.g < 1)
     return invalidArg(ctx, kernel, "C=", p.c, " M=", p.m, " group=", p.g, " must be positive");
   if (p.c % p.g || p.m % p.g)
     return invalidArg(ctx, kernel, "group ", p.g, " does not divide C=", p.c, " and M=", p.m);
-  const int64_t *v = desc + 5;
-  auto take = [&](std::vector<int64_t> &d) {
+  auto take = [&](F::Array a, std::vector<int64_t> &d) {
+    const int64_t *v = desc + F::at(a, p.s);
     d.assign(v, v + p.s);
-    v += p.s;
   };
-  take(p.in);
-  take(p.kernel);
-  take(p.out);
-  take(p.strides);
-  take(p.padsBegin);
-  take(p.padsEnd);
-  take(p.dilations);
-  p.descLen = 5 + 7 * p.s;
+  take(F::In, p.in);
+  take(F::Kernel, p.kernel);
+  take(F::Out, p.out);
+  take(F::Strides, p.strides);
+  take(F::PadsBegin, p.padsBegin);
+  take(F::PadsEnd, p.padsEnd);
+  take(F::Dilations, p.dilations);
+  p.descLen = F::size(p.s);
   for (int64_t i = 0; i < p.s; ++i) {
     if (p.in[i] < 1 || p.kernel[i] < 1 || p.strides[i] < 1 || p.dilations[i] < 1)
       return invalidArg(ctx, kernel, "spatial dim ", i, ": in=", p.in[i], " kernel=",
@@ -89,4 +90,4 @@ inline bool checkConvBwdWeightsBufs(mgsrt_ctx_t *ctx, const char *kernel, void *
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_CONVDESC_H
+#endif // MGSRT_DESCRIPTORS_CONVDESC_H

@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_SHAPEDESC_H
-#define MGSRT_KERNELS_CPU_SHAPEDESC_H
+#ifndef MGSRT_DESCRIPTORS_SHAPEDESC_H
+#define MGSRT_DESCRIPTORS_SHAPEDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 namespace mgs::rt {
 
@@ -27,10 +28,11 @@ struct TransposeParams {
 /// transpose (bufs: x, y).
 inline mgsrt_status_t parseTranspose(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                      void *const *bufs, TransposeParams &p) {
-  const int64_t r = desc[0];
+  using F = mgs::contract::TransposeDesc;
+  const int64_t r = desc[F::Rank];
   if (r < 0 || r > kMaxRank)
     return invalidArg(ctx, kernel, "rank ", r, " is out of range [0, ", kMaxRank, "]");
-  const int64_t *in = desc + 1, *perm = desc + 1 + r;
+  const int64_t *in = desc + F::at(F::In, r), *perm = desc + F::at(F::Perm, r);
   bool seen[kMaxRank] = {};
   for (int64_t i = 0; i < r; ++i) {
     if (in[i] < 0)
@@ -78,10 +80,11 @@ struct ConcatParams {
 /// in_{K-1}, each part nullable).
 inline mgsrt_status_t parseConcat(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                   void *const *bufs, bool split, ConcatParams &p) {
-  p.outer = desc[0];
-  p.inner = desc[1];
-  p.k = desc[2];
-  p.extent = desc + 3;
+  using F = mgs::contract::ConcatDesc;
+  p.outer = desc[F::Outer];
+  p.inner = desc[F::Inner];
+  p.k = desc[F::Parts];
+  p.extent = desc + F::extentAt(0);
   if (p.outer < 0 || p.inner < 0)
     return invalidArg(ctx, kernel, "outer=", p.outer, " inner=", p.inner,
                       " must not be negative");
@@ -117,12 +120,13 @@ struct PadParams {
 /// pad_fwd (bufs: x, y) or pad_bwd (bufs: dy, dx).
 inline mgsrt_status_t parsePad(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                void *const *bufs, bool bwd, PadParams &p) {
-  p.r = desc[0];
+  using F = mgs::contract::PadDesc;
+  p.r = desc[F::Rank];
   if (p.r < 0 || p.r > kMaxRank)
     return invalidArg(ctx, kernel, "rank ", p.r, " is out of range [0, ", kMaxRank, "]");
-  p.in = desc + 1;
-  p.pads = desc + 1 + p.r;
-  p.value = static_cast<float>(descF64(desc, static_cast<int>(1 + 3 * p.r)));
+  p.in = desc + F::inAt(p.r);
+  p.pads = desc + F::padsAt(p.r);
+  p.value = static_cast<float>(descF64(desc, static_cast<int>(F::valueBitsAt(p.r))));
   for (int64_t i = 0; i < p.r; ++i) {
     if (p.in[i] < 0)
       return invalidArg(ctx, kernel, "extent ", p.in[i], " of dim ", i, " is negative");
@@ -141,4 +145,4 @@ inline mgsrt_status_t parsePad(mgsrt_ctx_t *ctx, const char *kernel, const int64
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_SHAPEDESC_H
+#endif // MGSRT_DESCRIPTORS_SHAPEDESC_H

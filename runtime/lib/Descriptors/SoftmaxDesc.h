@@ -6,10 +6,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_SOFTMAXDESC_H
-#define MGSRT_KERNELS_CPU_SOFTMAXDESC_H
+#ifndef MGSRT_DESCRIPTORS_SOFTMAXDESC_H
+#define MGSRT_DESCRIPTORS_SOFTMAXDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 namespace mgs::rt {
 
@@ -21,15 +22,17 @@ struct SoftmaxParams {
 /// softmax_fwd (bufs: x, y) or softmax_bwd (bufs: y, dy, dx).
 inline mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                    void *const *bufs, bool bwd, SoftmaxParams &p) {
-  p.outer = desc[0];
-  p.axis = desc[1];
-  p.inner = desc[2];
+  using F = mgs::contract::SoftmaxDesc;
+  p.outer = desc[F::Outer];
+  p.axis = desc[F::Axis];
+  p.inner = desc[F::Inner];
   if (p.outer < 0 || p.axis < 0 || p.inner < 0)
     return invalidArg(ctx, kernel, "outer=", p.outer, " axis=", p.axis, " inner=", p.inner,
                       " must not be negative");
-  if (desc[3] != 0 && desc[3] != 1)
-    return invalidArg(ctx, kernel, "log flag ", desc[3], " must be 0 or 1");
-  p.log = desc[3];
+  const int64_t log = desc[F::Log];
+  if (log != 0 && log != 1)
+    return invalidArg(ctx, kernel, "log flag ", log, " must be 0 or 1");
+  p.log = log;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd)
     check.require(0, "x").require(1, "y");
@@ -43,8 +46,8 @@ inline mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const i
 inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
                                         const int64_t *desc, void *const *bufs, int64_t &n,
                                         int64_t &c) {
-  n = desc[0];
-  c = desc[1];
+  n = desc[mgs::contract::SoftmaxCrossEntropyDesc::Batch];
+  c = desc[mgs::contract::SoftmaxCrossEntropyDesc::Classes];
   if (n < 1 || c < 1)
     return invalidArg(ctx, kernel, "N=", n, " C=", c, " must be positive");
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
@@ -61,4 +64,4 @@ inline mgsrt_status_t badLabel(mgsrt_ctx_t *ctx, const char *kernel, int64_t lab
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_SOFTMAXDESC_H
+#endif // MGSRT_DESCRIPTORS_SOFTMAXDESC_H

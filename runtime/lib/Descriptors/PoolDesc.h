@@ -1,6 +1,6 @@
 //===- PoolDesc.h - The pooling descriptor, parsed and checked ----*- C++ -*-===//
 //
-// mgsrt_pool_* descriptors (mgsrt.h): parsing, validation and buffer checks
+// mgsrt_pool_* descriptors (mgsrt.h; fields named in mgsrt/contract.h): parsing, validation and buffer checks
 // shared by the CPU and CUDA kernels (same input rejected with the same
 // words), and the window arithmetic both use (host and device code), so the
 // ONNX rules (padding, ceil-mode overhang, divisors, index order) have one
@@ -8,10 +8,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_POOLDESC_H
-#define MGSRT_KERNELS_CPU_POOLDESC_H
+#ifndef MGSRT_DESCRIPTORS_POOLDESC_H
+#define MGSRT_DESCRIPTORS_POOLDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #if defined(__CUDACC__)
 #define MGSRT_POOL_HD __host__ __device__
@@ -32,27 +33,34 @@ struct PoolParams {
 
 inline mgsrt_status_t parsePool(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                 PoolParams &p) {
-  p.kind = desc[0];
-  p.s = desc[1];
+  using F = mgs::contract::PoolDesc;
+  p.kind = desc[F::Kind];
+  p.s = desc[F::SpatialRank];
   if (p.kind != MGSRT_POOL_MAX && p.kind != MGSRT_POOL_AVG)
     return invalidArg(ctx, kernel, "kind ", p.kind, " is not 0 (max) or 1 (average)");
   if (p.s < 1 || p.s > 3)
     return invalidArg(ctx, kernel, "spatial rank ", p.s, " is not 1, 2 or 3");
-  p.n = desc[2];
-  p.c = desc[3];
+  p.n = desc[F::Batch];
+  p.c = desc[F::Channels];
   if (p.n < 0 || p.c < 0)
     return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must not be negative");
   const int64_t s = p.s, lead = 3 - s;
-  const int64_t *v = desc + 4;
-  int64_t *fields[7] = {p.in, p.kernel, p.out, p.strides, p.padsBegin, p.padsEnd, p.dilations};
-  const int64_t unit[7] = {1, 1, 1, 1, 0, 0, 1};
-  for (int f = 0; f < 7; ++f) {
+  // Each array padded in front to 3 dims with its unit (1; pads 0).
+  auto take = [&](F::Array a, int64_t *field, int64_t unit) {
     for (int64_t i = 0; i < lead; ++i)
-      fields[f][i] = unit[f];
+      field[i] = unit;
     for (int64_t i = 0; i < s; ++i)
-      fields[f][lead + i] = v[f * s + i];
-  }
-  const int64_t countIncludePad = v[7 * s], storageOrder = v[7 * s + 1];
+      field[lead + i] = desc[F::at(a, s) + i];
+  };
+  take(F::In, p.in, 1);
+  take(F::Kernel, p.kernel, 1);
+  take(F::Out, p.out, 1);
+  take(F::Strides, p.strides, 1);
+  take(F::PadsBegin, p.padsBegin, 0);
+  take(F::PadsEnd, p.padsEnd, 0);
+  take(F::Dilations, p.dilations, 1);
+  const int64_t countIncludePad = desc[F::at(F::CountIncludePad, s)],
+                storageOrder = desc[F::at(F::StorageOrder, s)];
   if ((countIncludePad != 0 && countIncludePad != 1) || (storageOrder != 0 && storageOrder != 1))
     return invalidArg(ctx, kernel, "count_include_pad ", countIncludePad, " and storage_order ",
                       storageOrder, " must be 0 or 1");
@@ -136,4 +144,4 @@ MGSRT_POOL_HD inline int64_t onnxIndex(const PoolParams &p, int64_t p0, int64_t 
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_POOLDESC_H
+#endif // MGSRT_DESCRIPTORS_POOLDESC_H

@@ -1,15 +1,16 @@
 //===- NormDesc.h - The batch-norm descriptor, parsed and checked -*- C++ -*-===//
 //
-// mgsrt_batch_norm_* descriptors (mgsrt.h): parsing, validation and buffer
+// mgsrt_batch_norm_* descriptors (mgsrt.h; fields named in mgsrt/contract.h): parsing, validation and buffer
 // checks shared by the CPU and CUDA kernels, so both reject the same input
 // with the same words.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_NORMDESC_H
-#define MGSRT_KERNELS_CPU_NORMDESC_H
+#ifndef MGSRT_DESCRIPTORS_NORMDESC_H
+#define MGSRT_DESCRIPTORS_NORMDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #include <cmath>
 
@@ -23,16 +24,17 @@ struct BnParams {
 
 inline mgsrt_status_t parseBn(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                               BnParams &p) {
-  p.n = desc[0];
-  p.c = desc[1];
-  p.d = desc[2];
+  using F = mgs::contract::BatchNormDesc;
+  p.n = desc[F::Batch];
+  p.c = desc[F::Channels];
+  p.d = desc[F::Spatial];
   if (p.n < 0 || p.c < 0 || p.d < 0)
     return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " D=", p.d, " must not be negative");
-  p.training = desc[3] != 0;
-  p.eps = descF64(desc, 4);
-  p.momentum = descF64(desc, 5);
-  p.unbiasedRunningVar = desc[6] != 0;
-  p.relu = desc[7] != 0;
+  p.training = desc[F::Training] != 0;
+  p.eps = descF64(desc, F::EpsilonBits);
+  p.momentum = descF64(desc, F::MomentumBits);
+  p.unbiasedRunningVar = desc[F::UnbiasedRunningVar] != 0;
+  p.relu = desc[F::Relu] != 0;
   if (!(p.eps >= 0.0) || !std::isfinite(p.eps))
     return invalidArg(ctx, kernel, "epsilon ", p.eps, " must be finite and non-negative");
   if (!std::isfinite(p.momentum))
@@ -61,4 +63,4 @@ inline bool checkBnBwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bu
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_NORMDESC_H
+#endif // MGSRT_DESCRIPTORS_NORMDESC_H

@@ -12,10 +12,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_DROPOUTDESC_H
-#define MGSRT_KERNELS_CPU_DROPOUTDESC_H
+#ifndef MGSRT_DESCRIPTORS_DROPOUTDESC_H
+#define MGSRT_DESCRIPTORS_DROPOUTDESC_H
 
 #include "Common.h"
+#include "mgsrt/contract.h"
 
 #ifdef __CUDACC__
 #define MGSRT_HOST_DEVICE __host__ __device__
@@ -57,13 +58,14 @@ struct DropoutParams {
 /// mask is read only in training).
 inline mgsrt_status_t parseDropout(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                    void *const *bufs, bool bwd, DropoutParams &p) {
-  p.n = desc[0];
+  using F = mgs::contract::DropoutDesc;
+  p.n = desc[F::Count];
   if (p.n < 0)
     return invalidArg(ctx, kernel, "element count ", p.n, " is negative");
-  p.ratio = descF64(desc, 1);
+  p.ratio = descF64(desc, F::RatioBits);
   if (!(p.ratio >= 0.0 && p.ratio <= 1.0))
     return invalidArg(ctx, kernel, "ratio ", p.ratio, " is outside [0, 1]");
-  p.training = desc[2] != 0;
+  p.training = desc[F::Training] != 0;
   const int64_t n = p.n;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd) {
@@ -87,4 +89,4 @@ inline mgsrt_status_t parseDropout(mgsrt_ctx_t *ctx, const char *kernel, const i
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_DROPOUTDESC_H
+#endif // MGSRT_DESCRIPTORS_DROPOUTDESC_H

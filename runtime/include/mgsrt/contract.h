@@ -1,0 +1,352 @@
+//===- contract.h - What compiled code and the runtime agree on -*- C++ -*-===//
+//
+// The one definition of what crosses between code that mgsc compiles and the
+// runtime, besides the C declarations of mgsrt.h:
+//  - every entry point a compiled step calls (Kernel, kernelSymbol) and the
+//    symbols a compiled model defines;
+//  - each kernel's descriptor, field by field (the *Desc structs below: the
+//    index of each scalar field, the offset of each array);
+//  - the manifest's version and keys (manifest::);
+//  - the top-k rule k(n, density) (topkCount).
+// convert-train-to-runtime (lib/Conversion) builds descriptors and the
+// manifest through these names; the runtime (runtime/lib/Descriptors, the
+// kernels, the driver) reads them through the same names. No MLIR and no
+// runtime internals here: C++17 and mgsrt.h only.
+//
+// A descriptor is a constant int64_t array, one per call site. Floats are
+// stored as the bit pattern of a double (mgsrt_f64_from_bits). Arrays follow
+// their header in the order listed, each as long as the field named.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_CONTRACT_H
+#define MGSRT_CONTRACT_H
+
+#include "mgsrt/mgsrt.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string_view>
+
+//===--- Entry points -------------------------------------------------------===//
+
+/// Every compute kernel but the top-k exchange's (whose k a density warm-up
+/// changes at run time). Each is `mgsrt_<name>` in mgsrt.h.
+#define MGSRT_NON_TOPK_KERNELS(X)                                                                  \
+  X(unary_fwd)                                                                                     \
+  X(unary_bwd)                                                                                     \
+  X(clip_fwd)                                                                                      \
+  X(clip_bwd)                                                                                      \
+  X(binary_fwd)                                                                                    \
+  X(binary_bwd)                                                                                    \
+  X(gemm_fwd)                                                                                      \
+  X(gemm_bwd)                                                                                      \
+  X(matmul_fwd)                                                                                    \
+  X(matmul_bwd)                                                                                    \
+  X(conv_fwd)                                                                                      \
+  X(conv_bwd_data)                                                                                 \
+  X(conv_bwd_weights)                                                                              \
+  X(pool_fwd)                                                                                      \
+  X(pool_bwd)                                                                                      \
+  X(batch_norm_fwd)                                                                                \
+  X(batch_norm_bwd)                                                                                \
+  X(gather_fwd)                                                                                    \
+  X(gather_bwd)                                                                                    \
+  X(lstm_fwd)                                                                                      \
+  X(lstm_bwd)                                                                                      \
+  X(dropout_fwd)                                                                                   \
+  X(dropout_bwd)                                                                                   \
+  X(softmax_fwd)                                                                                   \
+  X(softmax_bwd)                                                                                   \
+  X(transpose)                                                                                     \
+  X(concat)                                                                                        \
+  X(split)                                                                                         \
+  X(pad_fwd)                                                                                       \
+  X(pad_bwd)                                                                                       \
+  X(copy)                                                                                          \
+  X(zero)                                                                                          \
+  X(accumulate)                                                                                    \
+  X(softmax_cross_entropy)                                                                         \
+  X(sgd_update)
+
+/// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
+#define MGSRT_COMPUTE_KERNELS(X)                                                                   \
+  MGSRT_NON_TOPK_KERNELS(X)                                                                        \
+  X(topk_sparsify)                                                                                 \
+  X(scatter_add)
+
+/// The collectives: lib/Comm on the CPU, NCCL on a device.
+#define MGSRT_COMM_KERNELS(X)                                                                      \
+  X(allreduce_start)                                                                               \
+  X(allgather_start)                                                                               \
+  X(comm_wait)                                                                                     \
+  X(broadcast)
+
+/// Every entry point with the kernel signature (ctx, desc, bufs) that a
+/// compiled step may call: the kernels, the collectives and the calibration
+/// mark.
+#define MGSRT_STEP_ENTRY_POINTS(X)                                                                 \
+  MGSRT_COMPUTE_KERNELS(X)                                                                         \
+  MGSRT_COMM_KERNELS(X)                                                                            \
+  X(mark)
+
+namespace mgs::contract {
+
+/// An entry point a compiled step calls, by its mgsrt.h name without the
+/// `mgsrt_` prefix.
+enum class Kernel {
+#define MGSRT_KERNEL_ENUMERATOR(name) name,
+  MGSRT_STEP_ENTRY_POINTS(MGSRT_KERNEL_ENUMERATOR)
+#undef MGSRT_KERNEL_ENUMERATOR
+};
+
+/// The C symbol of `kernel` ("mgsrt_conv_fwd").
+constexpr const char *kernelSymbol(Kernel kernel) {
+  switch (kernel) {
+#define MGSRT_KERNEL_SYMBOL(name)                                                                  \
+  case Kernel::name:                                                                               \
+    return "mgsrt_" #name;
+    MGSRT_STEP_ENTRY_POINTS(MGSRT_KERNEL_SYMBOL)
+#undef MGSRT_KERNEL_SYMBOL
+  }
+  return "";
+}
+
+/// The other runtime functions a compiled model calls.
+namespace symbols {
+inline constexpr const char *kCtxStatus = "mgsrt_ctx_status"; ///< mgsrt_ctx_status(ctx)
+inline constexpr const char *kCtxFail = "mgsrt_ctx_fail";     ///< mgsrt_ctx_fail(ctx, status, msg)
+/// What a compiled model defines (mgsrt.h, "The compiled model").
+inline constexpr const char *kModelManifest = "mgs_model_manifest";
+inline constexpr const char *kTrainStep = "mgs_train_step";
+inline constexpr const char *kEvalStep = "mgs_eval_step";
+} // namespace symbols
+
+//===--- Descriptors --------------------------------------------------------===//
+//
+// Per kernel family: an enum of its scalar fields' indices (Size: the length
+// when there are no arrays, Head: where the arrays start otherwise) and, for
+// variable-length descriptors, at()/size() giving the arrays' offsets from the
+// length field. Read as the layouts mgsrt.h documents.
+
+/// unary_fwd / unary_bwd: [op (MGSRT_UNARY_*), count, alpha_bits].
+struct UnaryDesc {
+  enum : int64_t { Op, Count, AlphaBits, Size };
+};
+
+/// clip_*, copy, zero, accumulate, sgd_update: [count].
+struct CountDesc {
+  enum : int64_t { Count, Size };
+};
+
+/// binary_fwd / binary_bwd: [op (MGSRT_BINARY_*), rank, out[rank], lhs[rank],
+/// rhs[rank]]; lhs and rhs left-padded with 1s to the rank.
+struct BinaryDesc {
+  enum : int64_t { Op, Rank, Head };
+  enum Array : int64_t { Out, Lhs, Rhs, NumArrays };
+  static constexpr int64_t at(Array a, int64_t rank) { return Head + a * rank; }
+  static constexpr int64_t size(int64_t rank) { return Head + NumArrays * rank; }
+};
+
+/// gemm_fwd / gemm_bwd: Y = alpha op(A) op(B) + beta C; C's shape left-padded
+/// to 2-D as (c0, c1); c0 = c1 = 0: no C.
+struct GemmDesc {
+  enum : int64_t { M, N, K, TransA, TransB, AlphaBits, BetaBits, C0, C1, Size };
+};
+
+/// matmul_fwd / matmul_bwd: [batch_rank, out_batch[B], lhs_batch[B],
+/// rhs_batch[B], m, k, n] (lhs batch x m x k, rhs batch x k x n).
+struct MatMulDesc {
+  enum : int64_t { BatchRank, Head };
+  enum Array : int64_t { OutBatch, LhsBatch, RhsBatch, NumArrays };
+  enum Tail : int64_t { M, K, N, NumTail };
+  static constexpr int64_t at(Array a, int64_t batchRank) { return Head + a * batchRank; }
+  static constexpr int64_t at(Tail t, int64_t batchRank) {
+    return Head + NumArrays * batchRank + t;
+  }
+  static constexpr int64_t size(int64_t batchRank) {
+    return Head + NumArrays * batchRank + NumTail;
+  }
+};
+
+/// conv_fwd / conv_bwd_data / conv_bwd_weights: [spatial_rank S, batch,
+/// channels, filters, group, in[S], kernel[S], out[S], strides[S],
+/// pads_begin[S], pads_end[S], dilations[S]].
+struct ConvDesc {
+  enum : int64_t { SpatialRank, Batch, Channels, Filters, Group, Head };
+  enum Array : int64_t { In, Kernel, Out, Strides, PadsBegin, PadsEnd, Dilations, NumArrays };
+  static constexpr int64_t at(Array a, int64_t s) { return Head + a * s; }
+  static constexpr int64_t size(int64_t s) { return Head + NumArrays * s; }
+};
+
+/// pool_fwd / pool_bwd: [kind (MGSRT_POOL_*), spatial_rank S, batch, channels,
+/// in[S], kernel[S], out[S], strides[S], pads_begin[S], pads_end[S],
+/// dilations[S], count_include_pad, storage_order].
+struct PoolDesc {
+  enum : int64_t { Kind, SpatialRank, Batch, Channels, Head };
+  enum Array : int64_t { In, Kernel, Out, Strides, PadsBegin, PadsEnd, Dilations, NumArrays };
+  enum Tail : int64_t { CountIncludePad, StorageOrder, NumTail };
+  static constexpr int64_t at(Array a, int64_t s) { return Head + a * s; }
+  static constexpr int64_t at(Tail t, int64_t s) { return Head + NumArrays * s + t; }
+  static constexpr int64_t size(int64_t s) { return Head + NumArrays * s + NumTail; }
+};
+
+/// batch_norm_fwd / batch_norm_bwd: x is batch x channels x spatial.
+struct BatchNormDesc {
+  enum : int64_t {
+    Batch,
+    Channels,
+    Spatial,
+    Training,
+    EpsilonBits,
+    MomentumBits,
+    UnbiasedRunningVar,
+    Relu,
+    Size
+  };
+};
+
+/// gather_fwd / gather_bwd: table rows x row_size, count indices.
+struct GatherDesc {
+  enum : int64_t { Rows, RowSize, Count, Size };
+};
+
+/// lstm_fwd / lstm_bwd: x is steps x batch x input_size; hidden_size H.
+struct LstmDesc {
+  enum : int64_t { Steps, Batch, InputSize, HiddenSize, Size };
+};
+
+/// dropout_fwd / dropout_bwd.
+struct DropoutDesc {
+  enum : int64_t { Count, RatioBits, Training, Size };
+};
+
+/// softmax_fwd / softmax_bwd: the tensor is outer x axis x inner; log = 1:
+/// log-softmax.
+struct SoftmaxDesc {
+  enum : int64_t { Outer, Axis, Inner, Log, Size };
+};
+
+/// transpose: [rank, in[rank], perm[rank]].
+struct TransposeDesc {
+  enum : int64_t { Rank, Head };
+  enum Array : int64_t { In, Perm, NumArrays };
+  static constexpr int64_t at(Array a, int64_t rank) { return Head + a * rank; }
+  static constexpr int64_t size(int64_t rank) { return Head + NumArrays * rank; }
+};
+
+/// concat / split: [outer, inner, parts, extent[parts]].
+struct ConcatDesc {
+  enum : int64_t { Outer, Inner, Parts, Head };
+  static constexpr int64_t extentAt(int64_t part) { return Head + part; }
+  static constexpr int64_t size(int64_t parts) { return Head + parts; }
+};
+
+/// pad_fwd / pad_bwd: [rank, in[rank], pads[2 rank] (begins, then ends),
+/// value_bits].
+struct PadDesc {
+  enum : int64_t { Rank, Head };
+  static constexpr int64_t inAt(int64_t rank) { return Head + 0 * rank; }
+  static constexpr int64_t padsAt(int64_t rank) { return Head + rank; }
+  static constexpr int64_t valueBitsAt(int64_t rank) { return Head + 3 * rank; }
+  static constexpr int64_t size(int64_t rank) { return Head + 3 * rank + 1; }
+};
+
+/// softmax_cross_entropy: logits batch x classes.
+struct SoftmaxCrossEntropyDesc {
+  enum : int64_t { Batch, Classes, Size };
+};
+
+/// topk_sparsify: select k of count entries.
+struct TopKDesc {
+  enum : int64_t { Count, K, Size };
+};
+
+/// scatter_add: k entries from each of `workers` into count.
+struct ScatterAddDesc {
+  enum : int64_t { Count, K, Workers, Size };
+};
+
+/// allreduce_start: count floats, in place, in request slot `slot`.
+struct AllReduceDesc {
+  enum : int64_t { Count, Slot, Size };
+};
+
+/// allgather_start: k values and indices a rank, in request slot `slot`;
+/// source_count: the gradient the k were selected from (density warm-up; 0:
+/// none); half = 1: values travel as IEEE half.
+struct AllGatherDesc {
+  enum : int64_t { K, Slot, SourceCount, Half, Size };
+};
+
+/// comm_wait.
+struct WaitDesc {
+  enum : int64_t { Slot, Size };
+};
+
+/// broadcast (blocking): bytes from rank root.
+struct BroadcastDesc {
+  enum : int64_t { Bytes, Root, Size };
+};
+
+/// mark: id -1 where backprop starts, else a gradient's backprop index.
+struct MarkDesc {
+  enum : int64_t { Id, Size };
+  static constexpr int64_t kBackpropStart = -1;
+};
+
+//===--- The top-k rule -----------------------------------------------------===//
+
+/// Entries a top-k exchange of an n-element gradient sends at `density`:
+/// max(1, floor(density * n)) (the OMGS-SGD paper's k). The compiler's k,
+/// the runtime's density warm-up, the planner's cost model and calibration
+/// all use this.
+inline int64_t topkCount(int64_t n, double density) {
+  const int64_t k = static_cast<int64_t>(std::floor(density * static_cast<double>(n)));
+  return std::max<int64_t>(1, k);
+}
+
+//===--- The manifest -------------------------------------------------------===//
+//
+// mgs_model_manifest()'s text, one item a line ("KEY VALUE ..."), documented
+// in mgsrt.h; written by convert-train-to-runtime, parsed by the driver
+// (runtime/lib/Driver/Manifest.cpp).
+
+namespace manifest {
+/// The first line: "mgs-manifest <kVersion>". A runtime refuses other versions.
+/// Version 2: the allgather descriptor became [k, slot, source_count, half].
+inline constexpr std::string_view kHeader = "mgs-manifest";
+inline constexpr int kVersion = 2;
+
+inline constexpr std::string_view kMode = "mode"; ///< kModeTrain | kModeInference
+inline constexpr std::string_view kModeTrain = "train";
+inline constexpr std::string_view kModeInference = "inference";
+inline constexpr std::string_view kBatchSize = "batch_size";
+inline constexpr std::string_view kArenaBytes = "arena_bytes";
+/// "param NAME trainable|state RANK D0 ..."
+inline constexpr std::string_view kParam = "param";
+inline constexpr std::string_view kTrainable = "trainable";
+inline constexpr std::string_view kState = "state";
+inline constexpr std::string_view kInput = "input";            ///< float32: NAME RANK D0 ...
+inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME RANK D0 ...
+inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
+inline constexpr std::string_view kLabels = "labels";          ///< RANK D0
+inline constexpr std::string_view kClasses = "classes";
+inline constexpr std::string_view kCollectives = "collectives";
+inline constexpr std::string_view kWorkers = "workers";
+inline constexpr std::string_view kTarget = "target"; ///< kTargetCpu | kTargetCuda
+inline constexpr std::string_view kTargetCpu = "cpu";
+inline constexpr std::string_view kTargetCuda = "cuda";
+inline constexpr std::string_view kDensitySchedule = "density_schedule";
+inline constexpr std::string_view kInstrumented = "instrumented"; ///< always "1"
+inline constexpr std::string_view kMark = "mark";                 ///< B NAME
+inline constexpr std::string_view kSource = "source";             ///< the rest of the line
+/// Parameters named with this prefix are the compiler's error-feedback
+/// residuals (state, not the model's: --save leaves them out).
+inline constexpr std::string_view kResidualPrefix = "mgs.residual/";
+} // namespace manifest
+
+} // namespace mgs::contract
+
+#endif // MGSRT_CONTRACT_H
