@@ -10,6 +10,8 @@
 
 #include "PlannerSupport.h"
 
+#include "mgsrt/contract.h"
+
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -31,12 +33,9 @@ using namespace detail;
 //===----------------------------------------------------------------------===//
 
 int64_t Profile::topkK(int64_t n) const {
-  double k = std::floor(density * static_cast<double>(n));
-  if (k < 1.0)
-    return 1;
-  if (k >= static_cast<double>(n))
-    return n;
-  return static_cast<int64_t>(k);
+  // The compiler's and the runtime's k, at most n (a profile's density may
+  // exceed 1), at least 1.
+  return std::max<int64_t>(1, std::min(n, contract::topkCount(n, density)));
 }
 
 double Profile::topkSeconds(int64_t n) const {

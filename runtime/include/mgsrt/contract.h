@@ -113,6 +113,19 @@ constexpr const char *kernelSymbol(Kernel kernel) {
   return "";
 }
 
+/// The kernel's own name ("conv_fwd"): how the runtime's messages, trace
+/// and profile name it.
+constexpr const char *kernelName(Kernel kernel) {
+  switch (kernel) {
+#define MGSRT_KERNEL_NAME(name)                                                                    \
+  case Kernel::name:                                                                               \
+    return #name;
+    MGSRT_STEP_ENTRY_POINTS(MGSRT_KERNEL_NAME)
+#undef MGSRT_KERNEL_NAME
+  }
+  return "";
+}
+
 /// The other runtime functions a compiled model calls.
 namespace symbols {
 inline constexpr const char *kCtxStatus = "mgsrt_ctx_status"; ///< mgsrt_ctx_status(ctx)

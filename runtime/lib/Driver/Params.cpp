@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+
+#include "mgsrt/contract.h"
 #include "FileIO.h"
 
 #include <algorithm>
@@ -173,7 +175,7 @@ int Driver::saveOnnx() {
   std::vector<const float *> values;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    if (m.params[i].name.rfind("mgs.residual/", 0) == 0)
+    if (m.params[i].name.rfind(contract::manifest::kResidualPrefix, 0) == 0)
       continue; // the compiler's error-feedback state, not the model's
     names.push_back(m.params[i].name.c_str());
     values.push_back(params[i].f32());

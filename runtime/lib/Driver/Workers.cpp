@@ -8,6 +8,8 @@
 
 #include "Driver.h"
 
+#include "mgsrt/contract.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -72,7 +74,9 @@ int Driver::broadcastParams() {
   if (workers == 1)
     return 0;
   auto broadcast = [&](Buffer &b, int64_t elements) {
-    int64_t desc[2] = {elements * static_cast<int64_t>(sizeof(float)), 0};
+    int64_t desc[contract::BroadcastDesc::Size] = {};
+    desc[contract::BroadcastDesc::Bytes] = elements * static_cast<int64_t>(sizeof(float));
+    desc[contract::BroadcastDesc::Root] = 0;
     void *bufs[1] = {b.io()};
     return mgsrt_broadcast(ctx, desc, bufs) == MGSRT_OK;
   };
@@ -80,7 +84,7 @@ int Driver::broadcastParams() {
   for (size_t i = 0; i < m.params.size(); ++i) {
     // Error-feedback residuals are each worker's own (zero at the start,
     // the worker's checkpoint on resume).
-    const bool own = m.params[i].name.rfind("mgs.residual/", 0) == 0;
+    const bool own = m.params[i].name.rfind(contract::manifest::kResidualPrefix, 0) == 0;
     if ((!own && !broadcast(params[i], m.params[i].numElements())) ||
         (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
       return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
