@@ -6,9 +6,9 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommBackend.h"
-#include "Loopback/LoopbackBackend.h"
-#include "MPI/MpiBackend.h"
+#include "Comm/CommBackend.h"
+#include "Comm/Loopback/LoopbackBackend.h"
+#include "Comm/MPI/MpiBackend.h"
 
 namespace mgs::rt {
 

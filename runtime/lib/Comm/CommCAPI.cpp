@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommCAPI.h"
-#include "CommChecks.h"
-#include "KernelList.h"
-#include "Common.h"
+#include "Comm/CommCAPI.h"
+#include "Comm/CommChecks.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <array>
 #include <cstring>

@@ -9,7 +9,7 @@
 #ifndef MGSRT_COMM_COMMCHECKS_H
 #define MGSRT_COMM_COMMCHECKS_H
 
-#include "Common.h"
+#include "Support/Common.h"
 
 #include <limits>
 

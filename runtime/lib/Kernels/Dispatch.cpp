@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CPU/Common.h"
-#include "KernelList.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <chrono>
 #include <cstdlib>

@@ -20,8 +20,8 @@
 #ifndef MGSRT_TEST_COMM_COMMCONFORMANCE_H
 #define MGSRT_TEST_COMM_COMMCONFORMANCE_H
 
-#include "CommBackend.h"
-#include "CommCAPI.h"
+#include "Comm/CommBackend.h"
+#include "Comm/CommCAPI.h"
 #include "mgsrt/mgsrt.h"
 
 #include <gtest/gtest.h>

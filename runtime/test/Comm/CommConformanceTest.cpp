@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommConformance.h"
-#include "Loopback/LoopbackBackend.h"
+#include "Comm/Loopback/LoopbackBackend.h"
 
 using namespace mgs::rt;
 using namespace mgsrt_comm_test;

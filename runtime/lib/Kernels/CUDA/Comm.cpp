@@ -11,8 +11,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommCAPI.h"
-#include "CommChecks.h"
+#include "Comm/CommCAPI.h"
+#include "Comm/CommChecks.h"
 #include "Device.h"
 
 #include <nccl.h>

@@ -4,7 +4,7 @@
 // compute stream, cuBLAS and cuDNN handles, a scratch workspace), the kernel
 // entry guard and the declarations of every CUDA kernel (one per entry of
 // KernelList.h, defined in the file of its kind). Descriptor checks and
-// messages are the CPU kernels' (CPU/Common.h), so both devices reject the
+// messages are the CPU kernels' (Support/Common.h), so both devices reject the
 // same input with the same words.
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,8 @@
 #ifndef MGSRT_KERNELS_CUDA_DEVICE_H
 #define MGSRT_KERNELS_CUDA_DEVICE_H
 
-#include "../CPU/Common.h"
-#include "KernelList.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -79,7 +79,7 @@ mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *ca
       return ::mgs::rt::cuda::cudnnFailure(ctx, kernel, #call, mgsrt_err_);                       \
   } while (0)
 
-/// runKernel (CPU/Common.h) for a CUDA kernel: the same guard, plus a check
+/// runKernel (Support/Common.h) for a CUDA kernel: the same guard, plus a check
 /// that the launches `body` queued were accepted. With MGSRT_PROFILE the
 /// stream is synchronized after the kernel so its time is the GPU's.
 template <typename Body>
