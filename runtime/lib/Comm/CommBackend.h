@@ -6,6 +6,9 @@
 //   loopback  N ranks as threads of one process sharing a rendezvous (tests;
 //             a group of one rank otherwise), Loopback/
 //   mpi       OpenMPI, MPI_COMM_WORLD duplicated, MPI/
+//   nccl      NCCL on one GPU, its group made over a host communicator, NCCL/
+//             (built with the CUDA kernels, libmgsrt_cuda.so; GPU contexts'
+//             collectives run on it)
 // registered by name in BackendRegistry.cpp. No vendor header is included
 // here.
 //
@@ -121,9 +124,20 @@ struct CommConfig {
   /// loopback: how long a wait gives the other ranks to start the
   /// collective before failing (a test that would hang fails instead).
   std::chrono::milliseconds loopbackTimeout{std::chrono::seconds(120)};
+  /// nccl: a host communicator of the same group, over which the ranks agree
+  /// on the NCCL id (used during creation only), and the GPU to run on.
+  CommBackend *ncclBootstrap = nullptr;
+  int ncclDevice = 0;
 };
 
-/// Creates the named backend ("loopback", "mpi").
+/// Why createCommBackend("nccl") refused a config without ncclBootstrap.
+inline constexpr const char *kNcclNeedsBootstrap =
+    "nccl: needs a host communicator of the same group to agree on the NCCL id "
+    "(CommConfig::ncclBootstrap); a GPU context's collectives make theirs over "
+    "mgsrt_ctx_set_comm's communicator";
+
+/// Creates the named backend ("loopback", "mpi", and "nccl" where the CUDA
+/// kernels are built).
 Status createCommBackend(std::string_view name, const CommConfig &config,
                          std::unique_ptr<CommBackend> &out);
 /// The names createCommBackend accepts.

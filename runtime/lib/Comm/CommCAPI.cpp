@@ -202,7 +202,7 @@ double startTime(const mgsrt_ctx_t *ctx) {
 
 /// What a started collective leaves behind: the timeline notes its name and
 /// when it started (`started`, from startTime()). (A GPU context's
-/// communicator is bound where NCCL is built on it: Kernels/CUDA/Comm.cpp.)
+/// communicator is bound where NCCL is built on it: NCCL/NcclCollectives.cpp.)
 mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
                          double started, mgsrt_status_t s) {
   if (s != MGSRT_OK)

@@ -2,7 +2,7 @@
 //
 // The slot and communicator checks of the collective kernels, with their
 // messages, shared by the CPU collectives (CommCAPI.cpp) and NCCL's
-// (Kernels/CUDA/Comm.cpp).
+// (NCCL/NcclCollectives.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -68,6 +68,13 @@ const LoadedLibrary &cudaLibrary() {
 
 } // namespace
 
+const DeviceKernels *mgs::rt::loadCudaKernels(std::string &error) {
+  const LoadedLibrary &lib = cudaLibrary();
+  if (!lib.kernels)
+    error = lib.error;
+  return lib.kernels;
+}
+
 extern "C" {
 
 mgsrt_status_t mgsrt_ctx_set_device(mgsrt_ctx_t *ctx, int device, int ordinal) {

@@ -15,6 +15,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <string>
 
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
   MGSRT_NON_TOPK_KERNELS(X)                                                                        \
@@ -71,6 +73,10 @@ using mgsrt_kernel_fn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void 
 
 namespace mgs::rt {
 
+class CommBackend;
+struct CommConfig;
+struct Status;
+
 namespace cpu {
 #define MGSRT_DECLARE_KERNEL(name) mgsrt_status_t name(mgsrt_ctx_t *, const int64_t *, void *const *);
 MGSRT_COMPUTE_KERNELS(MGSRT_DECLARE_KERNEL)
@@ -96,9 +102,16 @@ struct DeviceKernels {
   MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY)
   MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
 #undef MGSRT_TABLE_ENTRY
+  /// The "nccl" communication backend (lib/Comm/NCCL), which
+  /// BackendRegistry.cpp creates through this table.
+  Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 2;
+constexpr int kDeviceKernelsVersion = 3;
+
+/// The CUDA library's table, loaded on first use (Dispatch.cpp); null, and
+/// why in `error`, where it cannot be loaded.
+const DeviceKernels *loadCudaKernels(std::string &error);
 
 } // namespace mgs::rt
 

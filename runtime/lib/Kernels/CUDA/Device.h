@@ -28,8 +28,8 @@ MGSRT_COMPUTE_KERNELS(MGSRT_DECLARE_KERNEL)
 MGSRT_COMM_KERNELS(MGSRT_DECLARE_KERNEL)
 #undef MGSRT_DECLARE_KERNEL
 
-/// The collectives' state on a GPU (Comm.cpp: NCCL communicator, its
-/// stream, the request slots).
+/// The collectives' state on a GPU (lib/Comm/NCCL/NcclCollectives.cpp: the
+/// NCCL backend, the request slots).
 struct CommDeviceState {
   virtual ~CommDeviceState() = default;
 };
@@ -110,7 +110,7 @@ inline unsigned gridFor(int64_t n, unsigned threads = 256) {
 mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
 
 /// n floats to IEEE half (round to nearest even) and back, on `stream`
-/// (CommKernels.cu).
+/// (lib/Comm/NCCL/NcclKernels.cu).
 cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);
 cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
 /// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.
