@@ -23,10 +23,9 @@ Status createNcclThroughCudaLibrary(const CommConfig &config,
                                     std::unique_ptr<CommBackend> &out) {
   if (!config.ncclBootstrap)
     return Status::error(MGSRT_ERROR_INVALID_ARGUMENT, kNcclNeedsBootstrap);
-  std::string error;
-  const DeviceKernels *kernels = loadCudaKernels(error);
-  if (!kernels)
-    return Status::error(MGSRT_ERROR_UNAVAILABLE, "nccl: " + error);
+  const DeviceKernels *kernels = nullptr;
+  if (Status s = loadCudaKernels(kernels); !s.ok())
+    return Status::error(s.code, "nccl: " + s.message);
   return kernels->createNcclBackend(config, out);
 }
 #endif

@@ -17,6 +17,7 @@
 #ifndef MGSRT_COMM_COMMBACKEND_H
 #define MGSRT_COMM_COMMBACKEND_H
 
+#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
 
 #include <chrono>
@@ -27,18 +28,6 @@
 #include <vector>
 
 namespace mgs::rt {
-
-/// A status code of the C ABI and its message.
-struct Status {
-  mgsrt_status_t code = MGSRT_OK;
-  std::string message;
-
-  bool ok() const { return code == MGSRT_OK; }
-  static Status success() { return {}; }
-  static Status error(mgsrt_status_t code, std::string message) {
-    return {code, std::move(message)};
-  }
-};
 
 enum class ReduceOp { Sum, Average };
 

@@ -68,11 +68,10 @@ const LoadedLibrary &cudaLibrary() {
 
 } // namespace
 
-const DeviceKernels *mgs::rt::loadCudaKernels(std::string &error) {
+Status mgs::rt::loadCudaKernels(const DeviceKernels *&kernels) {
   const LoadedLibrary &lib = cudaLibrary();
-  if (!lib.kernels)
-    error = lib.error;
-  return lib.kernels;
+  kernels = lib.kernels;
+  return kernels ? Status::success() : Status::error(MGSRT_ERROR_UNAVAILABLE, lib.error);
 }
 
 extern "C" {

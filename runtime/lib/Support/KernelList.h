@@ -11,12 +11,12 @@
 #ifndef MGSRT_SUPPORT_KERNELLIST_H
 #define MGSRT_SUPPORT_KERNELLIST_H
 
+#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
 
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <string>
 
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
   MGSRT_NON_TOPK_KERNELS(X)                                                                        \
@@ -75,7 +75,6 @@ namespace mgs::rt {
 
 class CommBackend;
 struct CommConfig;
-struct Status;
 
 namespace cpu {
 #define MGSRT_DECLARE_KERNEL(name) mgsrt_status_t name(mgsrt_ctx_t *, const int64_t *, void *const *);
@@ -109,9 +108,9 @@ struct DeviceKernels {
 
 constexpr int kDeviceKernelsVersion = 3;
 
-/// The CUDA library's table, loaded on first use (Dispatch.cpp); null, and
-/// why in `error`, where it cannot be loaded.
-const DeviceKernels *loadCudaKernels(std::string &error);
+/// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
+/// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.
+Status loadCudaKernels(const DeviceKernels *&kernels);
 
 } // namespace mgs::rt
 
