@@ -6,6 +6,9 @@
 //   loopback  N ranks as threads of one process sharing a rendezvous (tests;
 //             a group of one rank otherwise), Loopback/
 //   mpi       OpenMPI, MPI_COMM_WORLD duplicated, MPI/
+//   nccl      NCCL on one GPU, its group made over a host communicator, NCCL/
+//             (built with the CUDA kernels, libmgsrt_cuda.so; GPU contexts'
+//             collectives run on it)
 // registered by name in BackendRegistry.cpp. No vendor header is included
 // here.
 //
@@ -14,6 +17,7 @@
 #ifndef MGSRT_COMM_COMMBACKEND_H
 #define MGSRT_COMM_COMMBACKEND_H
 
+#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
 
 #include <chrono>
@@ -24,18 +28,6 @@
 #include <vector>
 
 namespace mgs::rt {
-
-/// A status code of the C ABI and its message.
-struct Status {
-  mgsrt_status_t code = MGSRT_OK;
-  std::string message;
-
-  bool ok() const { return code == MGSRT_OK; }
-  static Status success() { return {}; }
-  static Status error(mgsrt_status_t code, std::string message) {
-    return {code, std::move(message)};
-  }
-};
 
 enum class ReduceOp { Sum, Average };
 
@@ -121,9 +113,20 @@ struct CommConfig {
   /// loopback: how long a wait gives the other ranks to start the
   /// collective before failing (a test that would hang fails instead).
   std::chrono::milliseconds loopbackTimeout{std::chrono::seconds(120)};
+  /// nccl: a host communicator of the same group, over which the ranks agree
+  /// on the NCCL id (used during creation only), and the GPU to run on.
+  CommBackend *ncclBootstrap = nullptr;
+  int ncclDevice = 0;
 };
 
-/// Creates the named backend ("loopback", "mpi").
+/// Why createCommBackend("nccl") refused a config without ncclBootstrap.
+inline constexpr const char *kNcclNeedsBootstrap =
+    "nccl: needs a host communicator of the same group to agree on the NCCL id "
+    "(CommConfig::ncclBootstrap); a GPU context's collectives make theirs over "
+    "mgsrt_ctx_set_comm's communicator";
+
+/// Creates the named backend ("loopback", "mpi", and "nccl" where the CUDA
+/// kernels are built).
 Status createCommBackend(std::string_view name, const CommConfig &config,
                          std::unique_ptr<CommBackend> &out);
 /// The names createCommBackend accepts.

@@ -8,10 +8,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CommCAPI.h"
-#include "CommChecks.h"
-#include "KernelList.h"
-#include "Common.h"
+#include "Comm/CommCAPI.h"
+#include "Comm/CommChecks.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <array>
 #include <cstring>
@@ -209,7 +209,7 @@ double startTime(const mgsrt_ctx_t *ctx) {
 
 /// What a started collective leaves behind: the timeline notes its name and
 /// when it started (`started`, from startTime()). (A GPU context's
-/// communicator is bound where NCCL is built on it: Kernels/CUDA/Comm.cpp.)
+/// communicator is bound where NCCL is built on it: NCCL/NcclCollectives.cpp.)
 mgsrt_status_t noteStart(mgsrt_ctx_t *ctx, const char *name, const int64_t *desc,
                          double started, mgsrt_status_t s) {
   if (s != MGSRT_OK)

@@ -3,7 +3,7 @@
 #ifndef MGSRT_COMM_COMMCAPI_H
 #define MGSRT_COMM_COMMCAPI_H
 
-#include "CommBackend.h"
+#include "Comm/CommBackend.h"
 
 struct mgsrt_comm {
   std::unique_ptr<mgs::rt::CommBackend> backend;

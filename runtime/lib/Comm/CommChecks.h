@@ -2,14 +2,14 @@
 //
 // The slot and communicator checks of the collective kernels, with their
 // messages, shared by the CPU collectives (CommCAPI.cpp) and NCCL's
-// (Kernels/CUDA/Comm.cpp).
+// (NCCL/NcclCollectives.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MGSRT_COMM_COMMCHECKS_H
 #define MGSRT_COMM_COMMCHECKS_H
 
-#include "Common.h"
+#include "Support/Common.h"
 
 #include <limits>
 

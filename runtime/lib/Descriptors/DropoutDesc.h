@@ -15,7 +15,7 @@
 #ifndef MGSRT_DESCRIPTORS_DROPOUTDESC_H
 #define MGSRT_DESCRIPTORS_DROPOUTDESC_H
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #ifdef __CUDACC__

@@ -10,8 +10,8 @@
 #ifndef MGSRT_DESCRIPTORS_ELEMENTWISEDESC_H
 #define MGSRT_DESCRIPTORS_ELEMENTWISEDESC_H
 
-#include "Broadcast.h"
-#include "Common.h"
+#include "Support/Broadcast.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 namespace mgs::rt {

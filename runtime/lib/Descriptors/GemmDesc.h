@@ -9,8 +9,8 @@
 #ifndef MGSRT_DESCRIPTORS_GEMMDESC_H
 #define MGSRT_DESCRIPTORS_GEMMDESC_H
 
-#include "Broadcast.h"
-#include "Common.h"
+#include "Support/Broadcast.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #include <vector>

@@ -9,7 +9,7 @@
 #ifndef MGSRT_DESCRIPTORS_NORMDESC_H
 #define MGSRT_DESCRIPTORS_NORMDESC_H
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #include <cmath>

@@ -11,7 +11,7 @@
 #ifndef MGSRT_DESCRIPTORS_POOLDESC_H
 #define MGSRT_DESCRIPTORS_POOLDESC_H
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #if defined(__CUDACC__)

@@ -9,7 +9,7 @@
 #ifndef MGSRT_DESCRIPTORS_SOFTMAXDESC_H
 #define MGSRT_DESCRIPTORS_SOFTMAXDESC_H
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 namespace mgs::rt {

@@ -10,7 +10,7 @@
 #ifndef MGSRT_DESCRIPTORS_TOPKDESC_H
 #define MGSRT_DESCRIPTORS_TOPKDESC_H
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #include <climits>

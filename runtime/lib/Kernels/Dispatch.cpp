@@ -7,8 +7,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "CPU/Common.h"
-#include "KernelList.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -67,6 +67,12 @@ const LoadedLibrary &cudaLibrary() {
 }
 
 } // namespace
+
+Status mgs::rt::loadCudaKernels(const DeviceKernels *&kernels) {
+  const LoadedLibrary &lib = cudaLibrary();
+  kernels = lib.kernels;
+  return kernels ? Status::success() : Status::error(MGSRT_ERROR_UNAVAILABLE, lib.error);
+}
 
 extern "C" {
 

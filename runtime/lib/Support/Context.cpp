@@ -1,6 +1,6 @@
 //===- Context.cpp - The runtime context ----------------------------------===//
 
-#include "Context.h"
+#include "Support/Context.h"
 
 #include <algorithm>
 #include <cstdio>

@@ -12,14 +12,19 @@
 #define MGSRT_SUPPORT_KERNELLIST_H
 
 #include "mgsrt/contract.h" // MGSRT_COMPUTE_KERNELS, MGSRT_COMM_KERNELS
+#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 using mgsrt_kernel_fn = mgsrt_status_t (*)(mgsrt_ctx_t *, const int64_t *, void *const *);
 
 namespace mgs::rt {
+
+class CommBackend;
+struct CommConfig;
 
 namespace cpu {
 #define MGSRT_DECLARE_KERNEL(name) mgsrt_status_t name(mgsrt_ctx_t *, const int64_t *, void *const *);
@@ -46,9 +51,16 @@ struct DeviceKernels {
   MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY)
   MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
 #undef MGSRT_TABLE_ENTRY
+  /// The "nccl" communication backend (lib/Comm/NCCL), which
+  /// BackendRegistry.cpp creates through this table.
+  Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 2;
+constexpr int kDeviceKernelsVersion = 3;
+
+/// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
+/// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.
+Status loadCudaKernels(const DeviceKernels *&kernels);
 
 } // namespace mgs::rt
 

@@ -11,7 +11,8 @@
 //   };
 //
 // CommConformanceTest.cpp instantiates it for loopback groups of 1, 2 and 4
-// threads; MpiCheck.cpp (mgsrt_mpi_check, run under mpirun) for MPI ranks.
+// threads and for NCCL on a GPU; MpiCheck.cpp (mgsrt_mpi_check, run under
+// mpirun) for MPI ranks.
 // Bodies use EXPECT (not ASSERT) around collectives, so a failing rank still
 // takes part in the rest and the others do not hang.
 //
@@ -20,8 +21,8 @@
 #ifndef MGSRT_TEST_COMM_COMMCONFORMANCE_H
 #define MGSRT_TEST_COMM_COMMCONFORMANCE_H
 
-#include "CommBackend.h"
-#include "CommCAPI.h"
+#include "Comm/CommBackend.h"
+#include "Comm/CommCAPI.h"
 #include "mgsrt/mgsrt.h"
 
 #include <gtest/gtest.h>
@@ -486,7 +487,8 @@ TYPED_TEST_P(CommConformanceTest, SlotAndCommunicatorErrors) {
 
 TYPED_TEST_P(CommConformanceTest, SizeMismatchIsReportedOnEveryRank) {
   if (!TypeParam::kDetectsMismatch)
-    GTEST_SKIP() << "MPI does not detect ranks disagreeing on sizes (an erroneous program)";
+    GTEST_SKIP() << "this backend (MPI, NCCL) does not detect ranks disagreeing on sizes (an "
+                    "erroneous program)";
   TypeParam::runOnAllRanks([](RankEnv &env) {
     if (env.size < 2)
       return;

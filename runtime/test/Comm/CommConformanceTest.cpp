@@ -1,14 +1,15 @@
 //===- CommConformanceTest.cpp - The comm suite on loopback groups --------===//
 //
 // CommConformance.h on loopback groups of 1, 2 and 4 ranks (threads of this
-// process), plus what only loopback and the C ABI's creation can check here.
-// The same suite runs across MPI processes in mgsrt_mpi_check (MpiCheck.cpp,
-// test/runtime/mpi.test).
+// process) and, where the CUDA kernels are built, on NCCL (one rank on GPU 0;
+// skipped, saying why, without a GPU), plus what only loopback and the C
+// ABI's creation can check here. The same suite runs across MPI processes in
+// mgsrt_mpi_check (MpiCheck.cpp, test/runtime/mpi.test).
 //
 //===----------------------------------------------------------------------===//
 
 #include "CommConformance.h"
-#include "Loopback/LoopbackBackend.h"
+#include "Comm/Loopback/LoopbackBackend.h"
 
 using namespace mgs::rt;
 using namespace mgsrt_comm_test;
@@ -51,10 +52,45 @@ struct RankCountNames {
 
 using LoopbackRunners = ::testing::Types<LoopbackRunner<1>, LoopbackRunner<2>, LoopbackRunner<4>>;
 
+#ifdef MGSRT_WITH_NCCL
+/// One rank of NCCL on GPU 0 (NCCL refuses two ranks on one device), its
+/// NCCL id agreed over a loopback group of one. The suite's buffers are host
+/// memory, which the backend stages through the GPU. Skips, saying why, when
+/// no GPU is present (the only reason it may).
+struct NcclRunner {
+  static constexpr bool kDetectsMismatch = false;
+  static int expectedSize() { return 1; }
+  static void runOnAllRanks(const std::function<void(RankEnv &)> &body) {
+    std::unique_ptr<CommBackend> host, backend;
+    Status s = createCommBackend("loopback", CommConfig{}, host);
+    ASSERT_TRUE(s.ok()) << s.message;
+    CommConfig config;
+    config.ncclBootstrap = host.get();
+    config.ncclDevice = 0;
+    s = createCommBackend("nccl", config, backend);
+    if (s.code == MGSRT_ERROR_UNAVAILABLE && s.message.rfind("no CUDA device is available", 0) == 0)
+      GTEST_SKIP() << "NCCL test skipped: " << s.message;
+    ASSERT_TRUE(s.ok()) << s.message;
+    EXPECT_EQ(backend->name(), "nccl");
+    mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
+    RankEnv env{*comm->backend, comm, 0, 1};
+    body(env);
+    mgsrt_comm_destroy(comm);
+  }
+};
+
+struct NcclNames {
+  template <typename T> static std::string GetName(int) { return "gpu0"; }
+};
+#endif
+
 } // namespace
 
 namespace mgsrt_comm_test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Loopback, CommConformanceTest, LoopbackRunners, RankCountNames);
+#ifdef MGSRT_WITH_NCCL
+INSTANTIATE_TYPED_TEST_SUITE_P(Nccl, CommConformanceTest, ::testing::Types<NcclRunner>, NcclNames);
+#endif
 } // namespace mgsrt_comm_test
 
 namespace {
@@ -81,19 +117,39 @@ TEST(CommCreateTest, LoopbackByNameIsOneRank) {
   EXPECT_EQ(mgsrt_comm_size(nullptr), -1);
 }
 
+#ifdef MGSRT_WITH_NCCL
+const char *const kKnownBackends = "loopback, mpi, nccl";
+#else
+const char *const kKnownBackends = "loopback, mpi";
+#endif
+
 TEST(CommCreateTest, UnknownBackendAndBadArguments) {
   mgsrt_comm_t *comm = reinterpret_cast<mgsrt_comm_t *>(1);
   char error[128];
-  EXPECT_EQ(mgsrt_comm_create("nccl", &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mgsrt_comm_create("gloo", &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(comm, nullptr);
-  EXPECT_STREQ(error, "unknown communication backend 'nccl' (known: loopback, mpi)");
+  EXPECT_EQ(std::string(error),
+            std::string("unknown communication backend 'gloo' (known: ") + kKnownBackends + ")");
   char small[10];
   EXPECT_EQ(mgsrt_comm_create("x", &comm, small, sizeof small), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(small, "unknown c"); // truncated, terminated
   EXPECT_EQ(mgsrt_comm_create(nullptr, &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_STREQ(error, "mgsrt_comm_create: backend name is null");
   EXPECT_EQ(mgsrt_comm_create("loopback", nullptr, nullptr, 0), MGSRT_ERROR_INVALID_ARGUMENT);
+#ifdef MGSRT_WITH_NCCL
+  EXPECT_EQ(commBackendNames(), (std::vector<std::string>{"loopback", "mpi", "nccl"}));
+  // NCCL agrees on its id over a host communicator, which the C ABI's
+  // creation cannot give it (a GPU context's collectives make their own).
+  char longError[256];
+  EXPECT_EQ(mgsrt_comm_create("nccl", &comm, longError, sizeof longError),
+            MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(comm, nullptr);
+  EXPECT_STREQ(longError, kNcclNeedsBootstrap);
+#else
   EXPECT_EQ(commBackendNames(), (std::vector<std::string>{"loopback", "mpi"}));
+  EXPECT_EQ(mgsrt_comm_create("nccl", &comm, error, sizeof error), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(error, "unknown communication backend 'nccl' (known: loopback, mpi)");
+#endif
 
   CommConfig config;
   config.loopbackGroup = createLoopbackGroup(2);

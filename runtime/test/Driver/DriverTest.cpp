@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Context.h"
+#include "Support/Context.h"
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 #include "mgsrt/mgsrt.h"

@@ -1,6 +1,6 @@
 //===- LoopbackBackend.cpp - N ranks as threads of one process ------------===//
 
-#include "Loopback/LoopbackBackend.h"
+#include "Comm/Loopback/LoopbackBackend.h"
 
 #include <condition_variable>
 #include <cstring>

@@ -13,7 +13,7 @@
 #ifndef MGSRT_COMM_LOOPBACK_LOOPBACKBACKEND_H
 #define MGSRT_COMM_LOOPBACK_LOOPBACKBACKEND_H
 
-#include "CommBackend.h"
+#include "Comm/CommBackend.h"
 
 namespace mgs::rt {
 

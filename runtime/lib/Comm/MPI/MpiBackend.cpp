@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "MPI/MpiBackend.h"
+#include "Comm/MPI/MpiBackend.h"
 
 #include <mpi.h>
 

@@ -16,7 +16,7 @@
 #ifndef MGSRT_COMM_MPI_MPIBACKEND_H
 #define MGSRT_COMM_MPI_MPIBACKEND_H
 
-#include "CommBackend.h"
+#include "Comm/CommBackend.h"
 
 namespace mgs::rt {
 

@@ -9,7 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
 
 #include <dnnl.hpp>

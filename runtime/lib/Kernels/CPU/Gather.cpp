@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 #include <algorithm>

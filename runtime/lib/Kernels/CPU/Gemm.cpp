@@ -1,6 +1,6 @@
 //===- Gemm.cpp - Gemm and batched matmul on dnnl_sgemm -------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
 
 #include <dnnl.h>

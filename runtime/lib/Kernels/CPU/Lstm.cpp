@@ -12,7 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
 
 #include <cmath>

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "Descriptors/NormDesc.h"
 
 #include <algorithm>

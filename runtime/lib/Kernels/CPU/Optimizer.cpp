@@ -1,6 +1,6 @@
 //===- Optimizer.cpp - SGD update as torch.optim.SGD ----------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "mgsrt/contract.h"
 
 using namespace mgs::rt;

@@ -32,7 +32,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Common.h"
+#include "Support/Common.h"
 #include "Descriptors/TopKDesc.h"
 
 #include <algorithm>

@@ -1,6 +1,7 @@
 //===- Device.cpp - Attaching a context to a GPU; memory; the table -------===//
 
 #include "Device.h"
+#include "Comm/NCCL/NcclBackend.h"
 
 #include <cstdlib>
 
@@ -155,6 +156,7 @@ const DeviceKernels kTable = {
 #define MGSRT_TABLE_ENTRY(name) cuda::name,
     MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY) MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
 #undef MGSRT_TABLE_ENTRY
+    createNcclBackend,
 };
 
 } // namespace

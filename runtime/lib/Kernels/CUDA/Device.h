@@ -4,7 +4,7 @@
 // compute stream, cuBLAS and cuDNN handles, a scratch workspace), the kernel
 // entry guard and the declarations of every CUDA kernel (one per entry of
 // KernelList.h, defined in the file of its kind). Descriptor checks and
-// messages are the CPU kernels' (CPU/Common.h), so both devices reject the
+// messages are the CPU kernels' (Support/Common.h), so both devices reject the
 // same input with the same words.
 //
 //===----------------------------------------------------------------------===//
@@ -12,8 +12,8 @@
 #ifndef MGSRT_KERNELS_CUDA_DEVICE_H
 #define MGSRT_KERNELS_CUDA_DEVICE_H
 
-#include "../CPU/Common.h"
-#include "KernelList.h"
+#include "Support/Common.h"
+#include "Support/KernelList.h"
 
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -28,8 +28,8 @@ MGSRT_COMPUTE_KERNELS(MGSRT_DECLARE_KERNEL)
 MGSRT_COMM_KERNELS(MGSRT_DECLARE_KERNEL)
 #undef MGSRT_DECLARE_KERNEL
 
-/// The collectives' state on a GPU (Comm.cpp: NCCL communicator, its
-/// stream, the request slots).
+/// The collectives' state on a GPU (lib/Comm/NCCL/NcclCollectives.cpp: the
+/// NCCL backend, the request slots).
 struct CommDeviceState {
   virtual ~CommDeviceState() = default;
 };
@@ -79,7 +79,7 @@ mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *ca
       return ::mgs::rt::cuda::cudnnFailure(ctx, kernel, #call, mgsrt_err_);                       \
   } while (0)
 
-/// runKernel (CPU/Common.h) for a CUDA kernel: the same guard, plus a check
+/// runKernel (Support/Common.h) for a CUDA kernel: the same guard, plus a check
 /// that the launches `body` queued were accepted. With MGSRT_PROFILE the
 /// stream is synchronized after the kernel so its time is the GPU's.
 template <typename Body>
@@ -110,7 +110,7 @@ inline unsigned gridFor(int64_t n, unsigned threads = 256) {
 mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
 
 /// n floats to IEEE half (round to nearest even) and back, on `stream`
-/// (CommKernels.cu).
+/// (lib/Comm/NCCL/NcclKernels.cu).
 cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);
 cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
 /// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.

@@ -1,4 +1,4 @@
-//===- TopK.cu - Top-k sparsification and scatter-add on a GPU ------------===//
+//===- TopK.cu - Top-k sparsification on a GPU ---------------------------===//
 //
 // topk_sparsify: the CPU kernel's contract (CPU/TopK.cpp), exactly. Entries
 // are ranked by a 31-bit magnitude key: the bits of |x| (their integer order
@@ -48,20 +48,15 @@
 // MGSRT_TOPK_PHASES=1 times the three launches with CUDA events and prints
 // one line to stderr after every call (it synchronizes: diagnosis only).
 //
-// scatter_add: the pairs are stably sorted by index (CUB radix sort, which
-// keeps the order of equal keys), so each output element's values are added
-// in their original order starting from +0, exactly the CPU's serial loop,
-// then divided by P once. Out-of-range indices are found on the device
-// first; reading that result back is the one synchronization (the contract
-// leaves `out` untouched on that error).
+// The helpers, constants and scratch layout the kernels share are in
+// TopKDevice.cuh; scatter_add, the exchange's other half, is ScatterAdd.cu.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
+#include "TopKDevice.cuh"
 
 #include "Descriptors/TopKDesc.h"
-
-#include <cub/device/device_radix_sort.cuh>
 
 #include <algorithm>
 #include <cmath>
@@ -72,152 +67,10 @@
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;
+using namespace mgs::rt::cuda::topk;
 
 namespace {
 
-using u32 = uint32_t;
-using u64 = unsigned long long;
-
-constexpr u32 kAbsMask = 0x7fffffffu;
-constexpr u32 kNaNKey = 0x7f800001u;
-/// A t0 no key reaches (keys are at most kNaNKey): no candidates.
-constexpr u32 kNoCandidates = 0xffffffffu;
-constexpr unsigned kFullMask = 0xffffffffu;
-
-__device__ __forceinline__ u32 keyOfBits(u32 bits) { return min(bits & kAbsMask, kNaNKey); }
-
-/// a + b with x86 SSE's NaN results (see the file comment).
-__device__ __forceinline__ float addLikeHost(float a, float b) {
-  float r = __fadd_rn(a, b);
-  if (r != r) {
-    const u32 ua = __float_as_uint(a), ub = __float_as_uint(b);
-    r = __uint_as_float(a != a ? (ua | 0x00400000u) : b != b ? (ub | 0x00400000u) : 0xffc00000u);
-  }
-  return r;
-}
-
-//===----------------------------------------------------------------------===//
-// Block and warp helpers
-//===----------------------------------------------------------------------===//
-
-/// Exclusive prefix sum over the block of one 64-bit value per thread (also
-/// used on packed fields that cannot carry into each other). `scratch`: 32
-/// shared words. Every thread must call it.
-__device__ u64 blockExclusiveScan(u64 v, u64 &total, u64 *scratch) {
-  const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x >> 5;
-  u64 x = v;
-#pragma unroll
-  for (int off = 1; off < 32; off <<= 1) {
-    u64 y = __shfl_up_sync(kFullMask, x, off);
-    if (lane >= static_cast<unsigned>(off))
-      x += y;
-  }
-  if (lane == 31)
-    scratch[warp] = x;
-  __syncthreads();
-  if (warp == 0) {
-    u64 w = lane < warps ? scratch[lane] : 0;
-#pragma unroll
-    for (int off = 1; off < 32; off <<= 1) {
-      u64 y = __shfl_up_sync(kFullMask, w, off);
-      if (lane >= static_cast<unsigned>(off))
-        w += y;
-    }
-    if (lane < warps)
-      scratch[lane] = w;
-  }
-  __syncthreads();
-  const u64 before = warp ? scratch[warp - 1] : 0;
-  total = scratch[warps - 1];
-  __syncthreads(); // scratch may be reused at once
-  return before + x - v;
-}
-
-struct Found {
-  u32 bucket;   // the bucket holding the need-th largest key
-  u32 above;    // keys in the buckets above it
-  u32 inBucket; // keys in it
-};
-
-/// Called by every thread of the block: the bucket of the shared-memory
-/// histogram h (nb bins) holding the need-th largest key, counting from the
-/// top bin (1 <= need <= the histogram's total). Thread t sums its own
-/// contiguous bins; one block scan gives each thread the count above its
-/// bins, and the one thread whose bins hold the need-th walks them down.
-/// `out` and `scratch` (32 words): shared memory.
-__device__ Found findBucket(const u32 *h, int nb, u32 need, Found &out, u64 *scratch) {
-  const int per = (nb + static_cast<int>(blockDim.x) - 1) / static_cast<int>(blockDim.x);
-  const int lo = min(nb, static_cast<int>(threadIdx.x) * per), hi = min(nb, lo + per);
-  u32 sum = 0;
-  for (int i = lo; i < hi; ++i)
-    sum += h[i];
-  if (threadIdx.x == 0)
-    out = {0, 0, 0};
-  u64 total = 0;
-  const u32 below = static_cast<u32>(blockExclusiveScan(sum, total, scratch));
-  const u32 above = static_cast<u32>(total) - below - sum; // keys in the bins above mine
-  if (sum && above < need && above + sum >= need) {
-    u32 cum = above;
-    for (int b = hi - 1; b >= lo; --b) {
-      const u32 hb = h[b];
-      if (cum + hb >= need) {
-        out = {static_cast<u32>(b), cum, hb};
-        break;
-      }
-      cum += hb;
-    }
-  }
-  __syncthreads();
-  const Found f = out;
-  __syncthreads(); // out may be written again at once
-  return f;
-}
-
-//===----------------------------------------------------------------------===//
-// Scratch layout
-//===----------------------------------------------------------------------===//
-
-/// Control words in the workspace, reset by the prepare kernel.
-struct TopKCtrl {
-  u32 tileCounter;  // the fused pass's tile tickets
-  u32 t0;           // the candidates' key threshold
-  u32 total;        // candidates found (stored: at most cap of them)
-  u32 barrierCount; // the select kernel's grid barrier
-  u32 barrierGen;
-  u32 pad[11];
-};
-
-constexpr int kFusedThreads = 256;
-constexpr int kTile = kFusedThreads * 16; // 4 float4 per thread
-constexpr int kSelectThreads = 512;
-constexpr int kMaxSelectBlocks = kSelectThreads; // block offsets: one scan of the block
-constexpr int kEmitItems = 8;
-/// The candidate path's share of a select block: more blocks make each
-/// block's passes shorter, at the price of wider grid barriers (measured
-/// on an H200: 512 and 256 equal, 2048 ~6 us slower at n = 25.6M, k = n/1000).
-constexpr u32 kCandPerBlock = 512;
-constexpr int kSampleRuns = 2048, kSampleRun = 16, kSampleSize = kSampleRuns * kSampleRun;
-/// The sample is spread over kPrepareBlocks blocks (one block's loads are
-/// bound by the requests one multiprocessor keeps in flight).
-constexpr int kPrepareBlocks = 64, kPrepareThreads = 256;
-constexpr int kSamplePerThread = kSampleSize / (kPrepareBlocks * kPrepareThreads);
-static_assert(kSamplePerThread * kPrepareBlocks * kPrepareThreads == kSampleSize, "");
-constexpr int kHistBins = 2048;
-/// The candidate path's digits, of rel = key - t0: rel >> 11 (clamped to
-/// kRelBins - 1), counted by the fused pass as it finds the candidates, then
-/// rel's low 11 bits. Two digits settle every rel below (kRelBins - 1) << 11
-/// (keys less than about a binade above t0); a k-th largest key in the
-/// clamped bin goes the absolute 11/11/9-bit way.
-constexpr int kRelShift = 11;
-constexpr u32 kRelBins = 4096;
-
-/// Tile status words of the look-back: flag (high half) and count (low half).
-constexpr u64 kFlagAggregate = 1ull << 32, kFlagPrefix = 2ull << 32;
-
-struct Digit {
-  int shift;
-  u32 mask;
-};
 /// 31 significant key bits: 11 + 11 + 9 (as the CPU's radix select).
 __constant__ Digit kDigits[3] = {{20, 2047}, {9, 2047}, {0, 511}};
 __constant__ Digit kRelLowDigit[1] = {{0, (1u << kRelShift) - 1}};
@@ -748,13 +601,11 @@ bool phaseTiming() {
   return on;
 }
 
-size_t alignUp(size_t x, size_t a) { return (x + a - 1) / a * a; }
-
 mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = "topk_sparsify";
   if (!checkTopKDesc(ctx, desc, bufs))
     return ctx->status;
-  const int64_t n = desc[0], k = desc[1];
+  const int64_t n = desc[mgs::contract::TopKDesc::Count], k = desc[mgs::contract::TopKDesc::K];
   const float *grad = static_cast<const float *>(bufs[0]);
   float *residual = static_cast<float *>(bufs[1]);
   CudaState &st = state(ctx);
@@ -894,114 +745,6 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   return MGSRT_OK;
 }
 
-//===----------------------------------------------------------------------===//
-// scatter_add
-//===----------------------------------------------------------------------===//
-
-__global__ void findBadIndex(const int32_t *indices, int64_t total, int64_t n, u64 *bad) {
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const int32_t i = indices[j];
-    if (i < 0 || i >= n)
-      atomicMin(bad, static_cast<u64>(j));
-  }
-}
-
-__global__ void iota(u32 *out, int64_t total) {
-  for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
-       j += static_cast<int64_t>(gridDim.x) * blockDim.x)
-    out[j] = static_cast<u32>(j);
-}
-
-/// One thread per run of equal (sorted) indices: the values in their
-/// original order, added from +0, then divided by P (x86's NaN results).
-__global__ void sumRuns(const u32 *keys, const u32 *positions, const float *values,
-                        int64_t total, int P, float *out) {
-  for (int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < total;
-       s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
-    const u32 index = keys[s];
-    if (s > 0 && keys[s - 1] == index)
-      continue;
-    float sum = 0.0f;
-    for (int64_t u = s; u < total && keys[u] == index; ++u)
-      sum = addLikeHost(sum, values[positions[u]]);
-    if (P > 1)
-      sum = sum != sum ? __uint_as_float(__float_as_uint(sum) | 0x00400000u)
-                       : __fdiv_rn(sum, static_cast<float>(P));
-    out[index] = sum;
-  }
-}
-
-mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "scatter_add";
-  if (!checkScatterAddDesc(ctx, desc, bufs))
-    return ctx->status;
-  const int64_t n = desc[0], k = desc[1], P = desc[2];
-  const int64_t total = P * k;
-  if (total > INT32_MAX)
-    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                     strCat(kernel, ": P * k = ", total,
-                            " entries exceed the CUDA kernel's limit (2^31 - 1)"));
-  const float *values = static_cast<const float *>(bufs[0]);
-  const int32_t *indices = static_cast<const int32_t *>(bufs[1]);
-  float *out = static_cast<float *>(bufs[2]);
-  cudaStream_t stream = state(ctx).stream;
-
-  const u32 *keysIn = reinterpret_cast<const u32 *>(indices); // checked non-negative first
-  int endBit = 1;
-  while (endBit < 31 && (int64_t(1) << endBit) < n)
-    ++endBit;
-  size_t sortBytes = 0;
-  if (total > 0)
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cub::DeviceRadixSort::SortPairs(
-                         nullptr, sortBytes, keysIn, static_cast<u32 *>(nullptr),
-                         static_cast<const u32 *>(nullptr), static_cast<u32 *>(nullptr),
-                         static_cast<int>(total), 0, endBit, stream));
-  const size_t arrayBytes = alignUp(static_cast<size_t>(total) * sizeof(u32), 256);
-  void *ws = nullptr;
-  if (mgsrt_status_t s = workspace(ctx, kernel, 256 + 3 * arrayBytes + sortBytes, &ws))
-    return s;
-  char *p = static_cast<char *>(ws);
-  u64 *bad = reinterpret_cast<u64 *>(p);
-  u32 *keysOut = reinterpret_cast<u32 *>(p + 256);
-  u32 *positions = reinterpret_cast<u32 *>(p + 256 + arrayBytes);
-  u32 *positionsOut = reinterpret_cast<u32 *>(p + 256 + 2 * arrayBytes);
-  void *sortTemp = p + 256 + 3 * arrayBytes;
-
-  if (total > 0) {
-    // Every index is checked before anything is written: the one host
-    // synchronization of this kernel.
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
-    findBadIndex<<<gridFor(total), 256, 0, stream>>>(indices, total, n, bad);
-    u64 badHost = 0;
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(&badHost, bad, sizeof badHost, cudaMemcpyDeviceToHost, stream));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
-    if (badHost < static_cast<u64>(total)) {
-      int32_t index = 0;
-      MGSRT_CUDA_CHECK(ctx, kernel,
-                       cudaMemcpyAsync(&index, indices + badHost, sizeof index,
-                                       cudaMemcpyDeviceToHost, stream));
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
-      return scatterAddBadIndex(ctx, n, k, static_cast<int64_t>(badHost), index);
-    }
-  }
-  if (n > 0)
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(out, 0, n * sizeof(float), stream));
-  if (total == 0)
-    return MGSRT_OK;
-  iota<<<gridFor(total), 256, 0, stream>>>(positions, total);
-  MGSRT_CUDA_CHECK(ctx, kernel,
-                   cub::DeviceRadixSort::SortPairs(sortTemp, sortBytes, keysIn, keysOut,
-                                                   static_cast<const u32 *>(positions),
-                                                   positionsOut, static_cast<int>(total), 0,
-                                                   endBit, stream));
-  sumRuns<<<gridFor(total), 256, 0, stream>>>(keysOut, positionsOut, values, total,
-                                              static_cast<int>(P), out);
-  return MGSRT_OK;
-}
-
 } // namespace
 
 namespace mgs::rt::cuda {
@@ -1009,11 +752,6 @@ namespace mgs::rt::cuda {
 mgsrt_status_t topk_sparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, "topk_sparsify", desc, bufs,
                        [&] { return topkSparsify(ctx, desc, bufs); });
-}
-
-mgsrt_status_t scatter_add(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "scatter_add", desc, bufs,
-                       [&] { return scatterAdd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

@@ -4,10 +4,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_BROADCAST_H
-#define MGSRT_KERNELS_CPU_BROADCAST_H
+#ifndef MGSRT_SUPPORT_BROADCAST_H
+#define MGSRT_SUPPORT_BROADCAST_H
 
-#include "Common.h"
+#include "Support/Common.h"
 
 namespace mgs::rt {
 
@@ -73,4 +73,4 @@ template <int NumOps> struct BroadcastSpace {
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_BROADCAST_H
+#endif // MGSRT_SUPPORT_BROADCAST_H

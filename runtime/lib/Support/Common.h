@@ -1,15 +1,16 @@
-//===- Common.h - Shared helpers of the CPU kernels (internal) --*- C++ -*-===//
+//===- Common.h - Helpers shared across the runtime (internal) --*- C++ -*-===//
 //
 // The entry guard every kernel goes through (sticky status, exceptions turned
-// into statuses), descriptor checks, and the parallel-loop thresholds.
+// into statuses), descriptor checks, and the parallel-loop thresholds; used by
+// the CPU and CUDA kernels, the collectives (lib/Comm) and the dispatcher.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef MGSRT_KERNELS_CPU_COMMON_H
-#define MGSRT_KERNELS_CPU_COMMON_H
+#ifndef MGSRT_SUPPORT_COMMON_H
+#define MGSRT_SUPPORT_COMMON_H
 
-#include "Context.h"
-#include "KernelList.h"
+#include "Support/Context.h"
+#include "Support/KernelList.h"
 
 #include <chrono>
 
@@ -138,4 +139,4 @@ template <typename T> T &getCache(mgsrt_ctx_t *ctx, const int64_t *desc) {
 
 } // namespace mgs::rt
 
-#endif // MGSRT_KERNELS_CPU_COMMON_H
+#endif // MGSRT_SUPPORT_COMMON_H

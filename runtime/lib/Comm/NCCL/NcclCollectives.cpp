@@ -1,0 +1,330 @@
+//===- NcclCollectives.cpp - The collectives of a GPU context on NCCL -----===//
+//
+// The device table's allreduce_start, allgather_start, comm_wait and
+// broadcast (KernelList.h's MGSRT_COMM_KERNELS). One NCCL backend
+// (NcclBackend.h) per context, made on the first collective over the
+// context's host communicator (mgsrt_ctx_set_comm: MPI under mpirun). The
+// collectives run on their own stream: a start records an event on the
+// compute stream, the communication stream waits for it and runs the NCCL
+// call, and records the slot's completion event; mgsrt_comm_wait makes the
+// compute stream wait for that event (the host does not block), so the
+// collectives overlap the kernels queued between start and wait.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm/CommCAPI.h"
+#include "Comm/CommChecks.h"
+#include "Comm/NCCL/NcclBackend.h"
+#include "Kernels/CUDA/Device.h"
+
+#include "mgsrt/contract.h"
+
+#include <array>
+#include <limits>
+
+using namespace mgs::rt;
+using mgs::contract::AllGatherDesc;
+using mgs::contract::AllReduceDesc;
+using mgs::contract::BroadcastDesc;
+using mgs::contract::WaitDesc;
+
+namespace {
+
+struct Slot {
+  bool pending = false;
+  cudaEvent_t done = nullptr;
+  // allgather: the values and indices sent, copied at the start (the caller
+  // may reuse its buffers at once, as mgsrt.h promises).
+  void *staging = nullptr;
+  size_t stagingBytes = 0;
+  // allgather with half values: they arrive here, widened into `recvValues`
+  // after the wait.
+  void *recvHalf = nullptr;
+  size_t recvHalfBytes = 0;
+  float *recvValues = nullptr;
+  int64_t recvCount = 0;
+};
+
+/// Device scratch of at least `bytes`, kept for reuse (freed when it grows,
+/// after both streams have let go of it: the collectives' stream reads the
+/// staging and writes the half values, the compute stream widens them).
+mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collectives, void *&buf,
+                      size_t &have, size_t bytes) {
+  if (have >= bytes)
+    return MGSRT_OK;
+  if (buf) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(collectives));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(cuda::state(ctx).stream));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(buf));
+    buf = nullptr;
+    have = 0;
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&buf, bytes));
+  have = bytes;
+  return MGSRT_OK;
+}
+
+/// A GPU context's collectives: the NCCL backend and the request slots.
+struct NcclState final : cuda::CommDeviceState {
+  std::unique_ptr<NcclBackend> backend;
+  std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
+
+  ~NcclState() override {
+    if (backend)
+      cudaStreamSynchronize(backend->stream);
+    for (Slot &s : slots) {
+      if (s.done)
+        cudaEventDestroy(s.done);
+      if (s.staging)
+        cudaFree(s.staging);
+      if (s.recvHalf)
+        cudaFree(s.recvHalf);
+    }
+    // ~NcclBackend: the communicator, its event and stream.
+  }
+};
+
+mgsrt_status_t ncclFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
+                           ncclResult_t r) {
+  return ctx->fail(MGSRT_ERROR_BACKEND,
+                   strCat(kernel, ": ", call, " failed: ", ncclGetErrorString(r)));
+}
+
+#define MGSRT_NCCL_CHECK(ctx, kernel, call)                                                        \
+  do {                                                                                             \
+    ncclResult_t mgsrt_r_ = (call);                                                                \
+    if (mgsrt_r_ != ncclSuccess)                                                                   \
+      return ncclFailure(ctx, kernel, #call, mgsrt_r_);                                            \
+  } while (0)
+
+/// The context's NCCL state, made on first use (every rank's first
+/// collective: ncclCommInitRank is itself collective).
+mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
+  cuda::CudaState &st = cuda::state(ctx);
+  if (st.comm) {
+    out = static_cast<NcclState *>(st.comm.get());
+    return MGSRT_OK;
+  }
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  auto n = std::make_unique<NcclState>();
+  if (Status s = NcclBackend::create(*ctx->comm->backend, st.ordinal, n->backend); !s.ok())
+    return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+  out = n.get();
+  st.comm = std::move(n);
+  // Every later collective uses this NCCL group (mgsrt_ctx_set_comm refuses
+  // another communicator): a broadcast builds it too, not only a start.
+  ctx->deviceCommBound = true;
+  return MGSRT_OK;
+}
+
+/// The free slot `slot` and the NCCL backend, or an error recorded.
+mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot, NcclBackend *&n,
+                         Slot *&s) {
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  NcclState *st = nullptr;
+  if (mgsrt_status_t r = ncclOf(ctx, kernel, st); r != MGSRT_OK)
+    return r;
+  n = st->backend.get();
+  s = &st->slots[slot];
+  if (s->pending)
+    return slotBusy(ctx, kernel, slot);
+  if (!s->done)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaEventCreateWithFlags(&s->done, cudaEventDisableTiming));
+  return MGSRT_OK;
+}
+
+/// Orders the communication stream after everything queued on the compute stream.
+mgsrt_status_t afterCompute(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n) {
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(n.ready, cuda::state(ctx).stream));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(n.stream, n.ready, 0));
+  return MGSRT_OK;
+}
+
+mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allreduce_start";
+  const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  NcclBackend *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
+    return r;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
+    return ctx->status;
+  if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
+    return r;
+  if (n) {
+    // The sum, then a division: not ncclAvg (see NcclKernels.cu).
+    MGSRT_NCCL_CHECK(ctx, kernel,
+                     ncclAllReduce(bufs[0], bufs[0], static_cast<size_t>(n), ncclFloat, ncclSum,
+                                   nc->comm, nc->stream));
+    if (nc->ranks > 1)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cuda::divideBy(static_cast<float *>(bufs[0]), n,
+                                      static_cast<float>(nc->ranks), nc->stream));
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s->done, nc->stream));
+  s->pending = true;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "allgather_start";
+  const int64_t k = desc[AllGatherDesc::K], slot = desc[AllGatherDesc::Slot];
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative");
+  NcclBackend *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
+    return r;
+  const int P = nc->ranks;
+  if (!checkAllgather(ctx, kernel, k, P, bufs))
+    return ctx->status;
+  // The sent values (float, or half) and indices, copied on the compute
+  // stream: the caller may reuse its buffers at once.
+  const bool halfValues = desc[AllGatherDesc::Half] != 0;
+  const size_t valuesBytes = static_cast<size_t>(k) * (halfValues ? 2 : 4),
+               indexBytes = static_cast<size_t>(k) * 4;
+  cudaStream_t compute = cuda::state(ctx).stream;
+  if (mgsrt_status_t r = ensure(ctx, kernel, nc->stream, s->staging, s->stagingBytes,
+                                valuesBytes + indexBytes);
+      r != MGSRT_OK)
+    return r;
+  if (halfValues)
+    if (mgsrt_status_t r = ensure(ctx, kernel, nc->stream, s->recvHalf, s->recvHalfBytes,
+                                  valuesBytes * P);
+        r != MGSRT_OK)
+      return r;
+  char *stage = static_cast<char *>(s->staging);
+  if (k) {
+    if (halfValues)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cuda::floatToHalf(static_cast<const float *>(bufs[0]), stage, k, compute));
+    else
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], valuesBytes,
+                                                    cudaMemcpyDeviceToDevice, compute));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage + valuesBytes, bufs[1], indexBytes,
+                                                  cudaMemcpyDeviceToDevice, compute));
+  }
+  s->recvValues = halfValues ? static_cast<float *>(bufs[2]) : nullptr;
+  s->recvCount = halfValues ? k * P : 0;
+  if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
+    return r;
+  if (k) {
+    // Values and indices as two gathers in one NCCL group (one launch).
+    MGSRT_NCCL_CHECK(ctx, kernel, ncclGroupStart());
+    ncclResult_t a = ncclAllGather(stage, halfValues ? s->recvHalf : bufs[2],
+                                   static_cast<size_t>(k), halfValues ? ncclHalf : ncclFloat,
+                                   nc->comm, nc->stream);
+    ncclResult_t b = ncclAllGather(stage + valuesBytes, bufs[3], static_cast<size_t>(k),
+                                   ncclInt32, nc->comm, nc->stream);
+    ncclResult_t e = ncclGroupEnd();
+    if (a != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclAllGather(values)", a);
+    if (b != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclAllGather(indices)", b);
+    if (e != ncclSuccess)
+      return ncclFailure(ctx, kernel, "ncclGroupEnd", e);
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s->done, nc->stream));
+  s->pending = true;
+  return MGSRT_OK;
+}
+
+/// Makes the compute stream wait for the slot's collective; checks NCCL's
+/// asynchronous errors (a failed peer).
+mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, Slot &s) {
+  s.pending = false;
+  cudaStream_t compute = cuda::state(ctx).stream;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(compute, s.done, 0));
+  if (s.recvValues) // half values: widened on the compute stream
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
+  s.recvValues = nullptr;
+  ncclResult_t async = ncclSuccess;
+  MGSRT_NCCL_CHECK(ctx, kernel, ncclCommGetAsyncError(n.comm, &async));
+  if (async != ncclSuccess && async != ncclInProgress)
+    return ncclFailure(ctx, kernel, "a collective", async);
+  return MGSRT_OK;
+}
+
+NcclState *existingNccl(mgsrt_ctx_t *ctx) {
+  cuda::CudaState &st = cuda::state(ctx);
+  return st.comm ? static_cast<NcclState *>(st.comm.get()) : nullptr;
+}
+
+mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
+  const char *kernel = "comm_wait";
+  const int64_t slot = desc[WaitDesc::Slot];
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  NcclState *n = existingNccl(ctx);
+  if (!n || !n->slots[slot].pending)
+    return slotIdle(ctx, kernel, slot);
+  return finishSlot(ctx, kernel, *n->backend, n->slots[slot]);
+}
+
+mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = "broadcast";
+  const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
+  if (bytes < 0)
+    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  NcclState *st = nullptr;
+  if (mgsrt_status_t r = ncclOf(ctx, kernel, st); r != MGSRT_OK)
+    return r;
+  NcclBackend *n = st->backend.get();
+  if (root < 0 || root >= n->ranks)
+    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", n->ranks, ")");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
+    return ctx->status;
+  if (bytes == 0)
+    return MGSRT_OK;
+  // Blocking, as on the CPU: on the compute stream, then waited for.
+  cudaStream_t compute = cuda::state(ctx).stream;
+  MGSRT_NCCL_CHECK(ctx, kernel,
+                   ncclBroadcast(bufs[0], bufs[0], static_cast<size_t>(bytes), ncclChar,
+                                 static_cast<int>(root), n->comm, compute));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(compute));
+  return MGSRT_OK;
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "allreduce_start", desc, bufs,
+                       [&] { return allreduceStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "allgather_start", desc, bufs,
+                       [&] { return allgatherStart(ctx, desc, bufs); });
+}
+
+mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  static void *const kNoBuffers[1] = {nullptr};
+  if (ctx && ctx->failed()) {
+    // Sticky error: still release a pending slot (its buffers become free).
+    if (desc && validSlot(desc[WaitDesc::Slot]))
+      if (NcclState *n = existingNccl(ctx); n && n->slots[desc[WaitDesc::Slot]].pending) {
+        cudaStreamSynchronize(n->backend->stream);
+        n->slots[desc[WaitDesc::Slot]].pending = false;
+      }
+    return ctx->status;
+  }
+  return runCudaKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
+                       [&] { return commWait(ctx, desc); });
+}
+
+mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, "broadcast", desc, bufs, [&] { return broadcastBytes(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda
