@@ -91,7 +91,7 @@ mgsrt_status_t backendFailure(mgsrt_ctx_t *ctx, const char *kernel, const Status
 }
 
 mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "allreduce_start";
+  const char *kernel = kernelName(Kernel::allreduce_start);
   const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative");
@@ -107,7 +107,7 @@ mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 }
 
 mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "allgather_start";
+  const char *kernel = kernelName(Kernel::allgather_start);
   const int64_t k = desc[AllGatherDesc::K], slot = desc[AllGatherDesc::Slot];
   if (k < 0)
     return invalidArg(ctx, kernel, "k = ", k, " is negative");
@@ -145,7 +145,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 }
 
 mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
-  const char *kernel = "comm_wait";
+  const char *kernel = kernelName(Kernel::comm_wait);
   const int64_t slot = desc[WaitDesc::Slot];
   if (!validSlot(slot))
     return badSlot(ctx, kernel, slot);
@@ -177,7 +177,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 }
 
 mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "broadcast";
+  const char *kernel = kernelName(Kernel::broadcast);
   const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
   if (bytes < 0)
     return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
@@ -311,7 +311,7 @@ mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
           ? ctx->deviceKernels->allreduce_start(ctx, desc, bufs)
-          : runKernel(ctx, "allreduce_start", desc, bufs,
+          : runKernel(ctx, kernelName(Kernel::allreduce_start), desc, bufs,
                       [&] { return allreduceStart(ctx, desc, bufs); });
   return noteStart(ctx, "allreduce", desc, started, s);
 }
@@ -324,7 +324,7 @@ mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
   mgsrt_status_t s =
       ctx && ctx->deviceKernels
           ? ctx->deviceKernels->allgather_start(ctx, desc, bufs)
-          : runKernel(ctx, "allgather_start", desc, bufs,
+          : runKernel(ctx, kernelName(Kernel::allgather_start), desc, bufs,
                       [&] { return allgatherStart(ctx, desc, bufs); });
   return noteStart(ctx, "allgather", desc, started, s);
 }
@@ -353,7 +353,7 @@ mgsrt_status_t waitSlot(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     }
     return ctx->status;
   }
-  return runKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
+  return runKernel(ctx, kernelName(Kernel::comm_wait), desc, bufs ? bufs : kNoBuffers,
                    [&] { return commWait(ctx, desc); });
 }
 
@@ -364,7 +364,7 @@ extern "C" {
 mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   if (ctx && ctx->deviceKernels)
     return ctx->deviceKernels->broadcast(ctx, desc, bufs);
-  return runKernel(ctx, "broadcast", desc, bufs, [&] { return broadcast(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::broadcast), desc, bufs, [&] { return broadcast(ctx, desc, bufs); });
 }
 
 } // extern "C"

@@ -22,7 +22,7 @@ namespace mgs::rt {
 /// topk_sparsify's desc [n, k] and bufs (grad, residual, values, indices).
 /// Returns false after recording the error in ctx.
 inline bool checkTopKDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "topk_sparsify";
+  const char *kernel = kernelName(Kernel::topk_sparsify);
   const int64_t n = desc[mgs::contract::TopKDesc::Count], k = desc[mgs::contract::TopKDesc::K];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative"), false;
@@ -42,7 +42,7 @@ inline bool checkTopKDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 /// scatter_add's desc [n, k, P] and bufs (values, indices, out). Returns
 /// false after recording the error in ctx.
 inline bool checkScatterAddDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "scatter_add";
+  const char *kernel = kernelName(Kernel::scatter_add);
   using F = mgs::contract::ScatterAddDesc;
   const int64_t n = desc[F::Count], k = desc[F::K], P = desc[F::Workers];
   if (n < 0)
@@ -69,7 +69,7 @@ inline bool checkScatterAddDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
 /// scatter_add with k entries per rank.
 inline mgsrt_status_t scatterAddBadIndex(mgsrt_ctx_t *ctx, int64_t n, int64_t k,
                                          int64_t position, int32_t index) {
-  return invalidArg(ctx, "scatter_add", "index ", index, " at position ", position, " (rank ",
+  return invalidArg(ctx, kernelName(Kernel::scatter_add), "index ", index, " at position ", position, " (rank ",
                     position / k, ", entry ", position % k, ") is outside [0, ", n, ")");
 }
 

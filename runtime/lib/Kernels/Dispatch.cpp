@@ -182,7 +182,7 @@ mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *) 
       return s;
   double now = secondsOf(std::chrono::steady_clock::now());
   if (ctx->tracing)
-    ctx->traceEvent("mark", desc[mgs::contract::MarkDesc::Id], now, now, MGSRT_TRACE_MARK);
+    ctx->traceEvent(kernelName(Kernel::mark), desc[mgs::contract::MarkDesc::Id], now, now, MGSRT_TRACE_MARK);
   try {
     if (ctx->recordMarks)
       ctx->marks.emplace_back(desc[mgs::contract::MarkDesc::Id], now);

@@ -24,6 +24,10 @@
 
 namespace mgs::rt {
 
+/// Kernels are named as the contract names them (messages, trace, profile).
+using contract::Kernel;
+using contract::kernelName;
+
 /// The largest tensor rank the shape kernels accept (descriptors are read
 /// into fixed arrays of this size).
 constexpr int64_t kMaxRank = 32;

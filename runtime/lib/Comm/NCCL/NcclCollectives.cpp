@@ -145,7 +145,7 @@ mgsrt_status_t afterCompute(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n
 }
 
 mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "allreduce_start";
+  const char *kernel = kernelName(Kernel::allreduce_start);
   const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative");
@@ -173,7 +173,7 @@ mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 }
 
 mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "allgather_start";
+  const char *kernel = kernelName(Kernel::allgather_start);
   const int64_t k = desc[AllGatherDesc::K], slot = desc[AllGatherDesc::Slot];
   if (k < 0)
     return invalidArg(ctx, kernel, "k = ", k, " is negative");
@@ -258,7 +258,7 @@ NcclState *existingNccl(mgsrt_ctx_t *ctx) {
 }
 
 mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
-  const char *kernel = "comm_wait";
+  const char *kernel = kernelName(Kernel::comm_wait);
   const int64_t slot = desc[WaitDesc::Slot];
   if (!validSlot(slot))
     return badSlot(ctx, kernel, slot);
@@ -269,7 +269,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 }
 
 mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "broadcast";
+  const char *kernel = kernelName(Kernel::broadcast);
   const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
   if (bytes < 0)
     return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
@@ -299,12 +299,12 @@ mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 namespace mgs::rt::cuda {
 
 mgsrt_status_t allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "allreduce_start", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::allreduce_start), desc, bufs,
                        [&] { return allreduceStart(ctx, desc, bufs); });
 }
 
 mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "allgather_start", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::allgather_start), desc, bufs,
                        [&] { return allgatherStart(ctx, desc, bufs); });
 }
 
@@ -319,12 +319,12 @@ mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
       }
     return ctx->status;
   }
-  return runCudaKernel(ctx, "comm_wait", desc, bufs ? bufs : kNoBuffers,
+  return runCudaKernel(ctx, kernelName(Kernel::comm_wait), desc, bufs ? bufs : kNoBuffers,
                        [&] { return commWait(ctx, desc); });
 }
 
 mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "broadcast", desc, bufs, [&] { return broadcastBytes(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::broadcast), desc, bufs, [&] { return broadcastBytes(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

@@ -14,7 +14,7 @@ namespace {
 
 mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   DropoutParams p;
-  if (parseDropout(ctx, "dropout_fwd", desc, bufs, false, p))
+  if (parseDropout(ctx, kernelName(Kernel::dropout_fwd), desc, bufs, false, p))
     return ctx->status;
   const int64_t n = p.n;
   const float *x = static_cast<const float *>(bufs[0]);
@@ -42,7 +42,7 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   DropoutParams p;
-  if (parseDropout(ctx, "dropout_bwd", desc, bufs, true, p))
+  if (parseDropout(ctx, kernelName(Kernel::dropout_bwd), desc, bufs, true, p))
     return ctx->status;
   const int64_t n = p.n;
   const float *dy = static_cast<const float *>(bufs[0]);
@@ -65,10 +65,10 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 namespace mgs::rt::cpu {
 
 mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "dropout_fwd", desc, bufs, [&] { return dropoutFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::dropout_fwd), desc, bufs, [&] { return dropoutFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "dropout_bwd", desc, bufs, [&] { return dropoutBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::dropout_bwd), desc, bufs, [&] { return dropoutBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

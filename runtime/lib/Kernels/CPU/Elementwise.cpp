@@ -19,7 +19,7 @@ namespace {
 
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p;
-  if (parseUnary(ctx, "unary_fwd", desc, bufs, false, p))
+  if (parseUnary(ctx, kernelName(Kernel::unary_fwd), desc, bufs, false, p))
     return ctx->status;
   const int64_t n = p.n;
   const float alpha = p.alpha;
@@ -52,7 +52,7 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 
 mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p;
-  if (parseUnary(ctx, "unary_bwd", desc, bufs, true, p))
+  if (parseUnary(ctx, kernelName(Kernel::unary_bwd), desc, bufs, true, p))
     return ctx->status;
   const int64_t op = p.op, n = p.n;
   const float alpha = p.alpha;
@@ -95,7 +95,7 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 
 mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseClip(ctx, "clip_fwd", desc, bufs, false, n))
+  if (parseClip(ctx, kernelName(Kernel::clip_fwd), desc, bufs, false, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float lo = *static_cast<const float *>(bufs[1]);
@@ -112,7 +112,7 @@ mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 
 mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseClip(ctx, "clip_bwd", desc, bufs, true, n))
+  if (parseClip(ctx, kernelName(Kernel::clip_bwd), desc, bufs, true, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   const float lo = *static_cast<const float *>(bufs[1]);
@@ -190,7 +190,7 @@ void binaryFwdOp(const BroadcastSpace<3> &sp, int64_t total, const float *a, con
 
 mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   BinaryShape s;
-  if (parseBinary(ctx, "binary_fwd", desc, bufs, false, s))
+  if (parseBinary(ctx, kernelName(Kernel::binary_fwd), desc, bufs, false, s))
     return ctx->status;
   if (s.total == 0)
     return MGSRT_OK;
@@ -347,7 +347,7 @@ void binaryBwdOp(const BinaryShape &s, const BroadcastSpace<3> &sp, const float 
 
 mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   BinaryShape s;
-  if (parseBinary(ctx, "binary_bwd", desc, bufs, true, s))
+  if (parseBinary(ctx, kernelName(Kernel::binary_bwd), desc, bufs, true, s))
     return ctx->status;
   float *da = static_cast<float *>(bufs[3]);
   float *db = static_cast<float *>(bufs[4]);
@@ -380,7 +380,7 @@ mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 
 mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseCopy(ctx, "copy", desc, bufs, n))
+  if (parseCopy(ctx, kernelName(Kernel::copy), desc, bufs, n))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -398,7 +398,7 @@ mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseZero(ctx, "zero", desc, bufs, n))
+  if (parseZero(ctx, kernelName(Kernel::zero), desc, bufs, n))
     return ctx->status;
   float *y = static_cast<float *>(bufs[0]);
   constexpr int64_t chunk = 1 << 16;
@@ -413,7 +413,7 @@ mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseAccumulate(ctx, "accumulate", desc, bufs, n))
+  if (parseAccumulate(ctx, kernelName(Kernel::accumulate), desc, bufs, n))
     return ctx->status;
   // y may alias a or b: no restrict here.
   const float *a = static_cast<const float *>(bufs[0]);
@@ -430,31 +430,31 @@ mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
 namespace mgs::rt::cpu {
 
 mgsrt_status_t unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "unary_fwd", desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::unary_fwd), desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "unary_bwd", desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::unary_bwd), desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "clip_fwd", desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::clip_fwd), desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "clip_bwd", desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::clip_bwd), desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "binary_fwd", desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::binary_fwd), desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "binary_bwd", desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::binary_bwd), desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "copy", desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::copy), desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "zero", desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::zero), desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "accumulate", desc, bufs,
+  return runKernel(ctx, kernelName(Kernel::accumulate), desc, bufs,
                    [&] { return accumulateKernel(ctx, desc, bufs); });
 }
 

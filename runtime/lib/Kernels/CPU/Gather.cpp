@@ -39,7 +39,7 @@ mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
 int64_t rowOf(int64_t index, int64_t rows) { return index < 0 ? index + rows : index; }
 
 mgsrt_status_t gatherFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gather_fwd";
+  const char *kernel = kernelName(Kernel::gather_fwd);
   if (!BufferCheck(ctx, kernel, bufs).require(0, "table").require(1, "indices").require(2, "y").ok)
     return ctx->status;
   const float *table = static_cast<const float *>(bufs[0]);
@@ -55,7 +55,7 @@ mgsrt_status_t gatherFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 }
 
 mgsrt_status_t gatherBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gather_bwd";
+  const char *kernel = kernelName(Kernel::gather_bwd);
   if (!BufferCheck(ctx, kernel, bufs).require(0, "indices").require(1, "dy").require(2, "dtable").ok)
     return ctx->status;
   const int64_t *indices = static_cast<const int64_t *>(bufs[0]);
@@ -79,10 +79,10 @@ mgsrt_status_t gatherBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 namespace mgs::rt::cpu {
 
 mgsrt_status_t gather_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "gather_fwd", desc, bufs, [&] { return gatherFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::gather_fwd), desc, bufs, [&] { return gatherFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t gather_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "gather_bwd", desc, bufs, [&] { return gatherBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::gather_bwd), desc, bufs, [&] { return gatherBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

@@ -40,7 +40,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gemm_fwd";
+  const char *kernel = kernelName(Kernel::gemm_fwd);
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
@@ -66,7 +66,7 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gemm_bwd";
+  const char *kernel = kernelName(Kernel::gemm_bwd);
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
@@ -131,7 +131,7 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "matmul_fwd";
+  const char *kernel = kernelName(Kernel::matmul_fwd);
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
@@ -157,7 +157,7 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 }
 
 mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "matmul_bwd";
+  const char *kernel = kernelName(Kernel::matmul_bwd);
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
@@ -204,16 +204,16 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 namespace mgs::rt::cpu {
 
 mgsrt_status_t gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "gemm_fwd", desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::gemm_fwd), desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "gemm_bwd", desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::gemm_bwd), desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "matmul_fwd", desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::matmul_fwd), desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "matmul_bwd", desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::matmul_bwd), desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

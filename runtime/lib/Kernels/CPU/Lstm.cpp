@@ -39,7 +39,7 @@ mgsrt_status_t parseLstm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *de
 float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
 
 mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "lstm_fwd";
+  const char *kernel = kernelName(Kernel::lstm_fwd);
   LstmShape s;
   if (parseLstm(ctx, kernel, desc, s))
     return ctx->status;
@@ -95,7 +95,7 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "lstm_bwd";
+  const char *kernel = kernelName(Kernel::lstm_bwd);
   LstmShape s;
   if (parseLstm(ctx, kernel, desc, s))
     return ctx->status;
@@ -176,10 +176,10 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 namespace mgs::rt::cpu {
 
 mgsrt_status_t lstm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "lstm_fwd", desc, bufs, [&] { return lstmFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::lstm_fwd), desc, bufs, [&] { return lstmFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t lstm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "lstm_bwd", desc, bufs, [&] { return lstmBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::lstm_bwd), desc, bufs, [&] { return lstmBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

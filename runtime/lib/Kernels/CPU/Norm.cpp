@@ -44,7 +44,7 @@ void applyAffine(const BnParams &p, const float *x, const float *m, const float 
 }
 
 mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "batch_norm_fwd";
+  const char *kernel = kernelName(Kernel::batch_norm_fwd);
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
@@ -124,7 +124,7 @@ mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 }
 
 mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "batch_norm_bwd";
+  const char *kernel = kernelName(Kernel::batch_norm_bwd);
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
@@ -226,10 +226,10 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 namespace mgs::rt::cpu {
 
 mgsrt_status_t batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "batch_norm_fwd", desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::batch_norm_fwd), desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "batch_norm_bwd", desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::batch_norm_bwd), desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

@@ -8,7 +8,7 @@ using namespace mgs::rt;
 namespace {
 
 mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "sgd_update";
+  const char *kernel = kernelName(Kernel::sgd_update);
   const int64_t n = desc[mgs::contract::CountDesc::Count];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative");
@@ -35,5 +35,5 @@ mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 } // namespace
 
 mgsrt_status_t mgs::rt::cpu::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "sgd_update", desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
 }

@@ -69,7 +69,7 @@ inline int64_t windowArgMax(const PoolParams &p, const Windows &w, const float *
 }
 
 mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pool_fwd";
+  const char *kernel = kernelName(Kernel::pool_fwd);
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
@@ -125,7 +125,7 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pool_bwd";
+  const char *kernel = kernelName(Kernel::pool_bwd);
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
@@ -177,10 +177,10 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 namespace mgs::rt::cpu {
 
 mgsrt_status_t pool_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "pool_fwd", desc, bufs, [&] { return poolFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::pool_fwd), desc, bufs, [&] { return poolFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "pool_bwd", desc, bufs, [&] { return poolBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::pool_bwd), desc, bufs, [&] { return poolBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

@@ -18,7 +18,7 @@ constexpr int64_t kTile = 32;
 
 mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   TransposeParams tp;
-  if (parseTranspose(ctx, "transpose", desc, bufs, tp))
+  if (parseTranspose(ctx, kernelName(Kernel::transpose), desc, bufs, tp))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -131,7 +131,7 @@ void concatCopy(const int64_t *desc, float *whole, void *const *parts, bool toWh
 
 mgsrt_status_t concatKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   ConcatParams p;
-  if (parseConcat(ctx, "concat", desc, bufs, false, p))
+  if (parseConcat(ctx, kernelName(Kernel::concat), desc, bufs, false, p))
     return ctx->status;
   const int64_t k = p.k;
   concatCopy(desc, static_cast<float *>(bufs[k]), bufs, true);
@@ -140,7 +140,7 @@ mgsrt_status_t concatKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
 
 mgsrt_status_t splitKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   ConcatParams p;
-  if (parseConcat(ctx, "split", desc, bufs, true, p))
+  if (parseConcat(ctx, kernelName(Kernel::split), desc, bufs, true, p))
     return ctx->status;
   concatCopy(desc, static_cast<float *>(bufs[0]), bufs + 1, false);
   return MGSRT_OK;
@@ -183,7 +183,7 @@ inline void shiftRow(float *dst, int64_t dstLen, const float *src, int64_t srcLe
 
 mgsrt_status_t padFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   PadParams p;
-  if (parsePad(ctx, "pad_fwd", desc, bufs, false, p))
+  if (parsePad(ctx, kernelName(Kernel::pad_fwd), desc, bufs, false, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -213,7 +213,7 @@ mgsrt_status_t padFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 
 mgsrt_status_t padBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   PadParams p;
-  if (parsePad(ctx, "pad_bwd", desc, bufs, true, p))
+  if (parsePad(ctx, kernelName(Kernel::pad_bwd), desc, bufs, true, p))
     return ctx->status;
   const float *dy = static_cast<const float *>(bufs[0]);
   float *dx = static_cast<float *>(bufs[1]);
@@ -246,19 +246,19 @@ mgsrt_status_t padBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 namespace mgs::rt::cpu {
 
 mgsrt_status_t transpose(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "transpose", desc, bufs, [&] { return transposeKernel(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::transpose), desc, bufs, [&] { return transposeKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t concat(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "concat", desc, bufs, [&] { return concatKernel(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::concat), desc, bufs, [&] { return concatKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t split(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "split", desc, bufs, [&] { return splitKernel(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::split), desc, bufs, [&] { return splitKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t pad_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "pad_fwd", desc, bufs, [&] { return padFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::pad_fwd), desc, bufs, [&] { return padFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t pad_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "pad_bwd", desc, bufs, [&] { return padBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::pad_bwd), desc, bufs, [&] { return padBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

@@ -44,7 +44,7 @@ inline void softmaxRow(const float *x, float *y, int64_t n, bool log) {
 
 mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   SoftmaxParams p;
-  if (parseSoftmax(ctx, "softmax_fwd", desc, bufs, false, p))
+  if (parseSoftmax(ctx, kernelName(Kernel::softmax_fwd), desc, bufs, false, p))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
@@ -102,7 +102,7 @@ mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 
 mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   SoftmaxParams p;
-  if (parseSoftmax(ctx, "softmax_bwd", desc, bufs, true, p))
+  if (parseSoftmax(ctx, kernelName(Kernel::softmax_bwd), desc, bufs, true, p))
     return ctx->status;
   const float *y = static_cast<const float *>(bufs[0]);
   const float *dy = static_cast<const float *>(bufs[1]);
@@ -145,7 +145,7 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "softmax_cross_entropy";
+  const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   int64_t n, c;
   if (parseCrossEntropy(ctx, kernel, desc, bufs, n, c))
     return ctx->status;
@@ -185,14 +185,14 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
 namespace mgs::rt::cpu {
 
 mgsrt_status_t softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "softmax_fwd", desc, bufs, [&] { return softmaxFwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::softmax_fwd), desc, bufs, [&] { return softmaxFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "softmax_bwd", desc, bufs, [&] { return softmaxBwd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::softmax_bwd), desc, bufs, [&] { return softmaxBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc,
                                            void *const *bufs) {
-  return runKernel(ctx, "softmax_cross_entropy", desc, bufs,
+  return runKernel(ctx, kernelName(Kernel::softmax_cross_entropy), desc, bufs,
                    [&] { return softmaxCrossEntropy(ctx, desc, bufs); });
 }
 

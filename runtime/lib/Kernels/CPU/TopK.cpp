@@ -556,11 +556,11 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 namespace mgs::rt::cpu {
 
 mgsrt_status_t topk_sparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "topk_sparsify", desc, bufs, [&] { return topkSparsify(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::topk_sparsify), desc, bufs, [&] { return topkSparsify(ctx, desc, bufs); });
 }
 
 mgsrt_status_t scatter_add(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, "scatter_add", desc, bufs, [&] { return scatterAdd(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::scatter_add), desc, bufs, [&] { return scatterAdd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

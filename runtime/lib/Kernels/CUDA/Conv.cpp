@@ -453,7 +453,7 @@ mgsrt_status_t convInput(mgsrt_ctx_t *ctx, const char *kernel, const ConvCudnn &
 }
 
 mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "conv_fwd";
+  const char *kernel = kernelName(Kernel::conv_fwd);
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
@@ -483,7 +483,7 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "conv_bwd_data";
+  const char *kernel = kernelName(Kernel::conv_bwd_data);
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
@@ -514,7 +514,7 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 }
 
 mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "conv_bwd_weights";
+  const char *kernel = kernelName(Kernel::conv_bwd_weights);
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
@@ -556,14 +556,14 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 namespace mgs::rt::cuda {
 
 mgsrt_status_t conv_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "conv_fwd", desc, bufs, [&] { return convFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::conv_fwd), desc, bufs, [&] { return convFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t conv_bwd_data(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "conv_bwd_data", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::conv_bwd_data), desc, bufs,
                        [&] { return convBwdData(ctx, desc, bufs); });
 }
 mgsrt_status_t conv_bwd_weights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "conv_bwd_weights", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::conv_bwd_weights), desc, bufs,
                        [&] { return convBwdWeights(ctx, desc, bufs); });
 }
 

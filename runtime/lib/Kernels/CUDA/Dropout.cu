@@ -38,7 +38,7 @@ __global__ void dropoutBwdKernel(const float *dy, const uint8_t *__restrict__ ma
 }
 
 mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "dropout_fwd";
+  const char *kernel = kernelName(Kernel::dropout_fwd);
   DropoutParams p;
   if (parseDropout(ctx, kernel, desc, bufs, false, p))
     return ctx->status;
@@ -64,7 +64,7 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "dropout_bwd";
+  const char *kernel = kernelName(Kernel::dropout_bwd);
   DropoutParams p;
   if (parseDropout(ctx, kernel, desc, bufs, true, p))
     return ctx->status;
@@ -90,11 +90,11 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 namespace mgs::rt::cuda {
 
 mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "dropout_fwd", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::dropout_fwd), desc, bufs,
                        [&] { return dropoutFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "dropout_bwd", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::dropout_bwd), desc, bufs,
                        [&] { return dropoutBwd(ctx, desc, bufs); });
 }
 

@@ -1,7 +1,7 @@
 //===- Elementwise.cu - Unary, clip, binary, copy/zero/accumulate on a GPU ===//
 //
 // The CPU kernels' semantics (CPU/Elementwise.cpp) and checks
-// (CPU/ElementwiseDesc.h). Per-element results are the same float
+// (Descriptors/ElementwiseDesc.h). Per-element results are the same float
 // operations as the CPU's (products are kept out of fused multiply-adds
 // where the CPU rounds them), so only the transcendental functions differ in
 // the last bits. binary_bwd sums over the broadcast dims in double, in a
@@ -64,7 +64,7 @@ __global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restr
 
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p;
-  if (parseUnary(ctx, "unary_fwd", desc, bufs, false, p))
+  if (parseUnary(ctx, kernelName(Kernel::unary_fwd), desc, bufs, false, p))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
@@ -91,7 +91,7 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 
 mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p;
-  if (parseUnary(ctx, "unary_bwd", desc, bufs, true, p))
+  if (parseUnary(ctx, kernelName(Kernel::unary_bwd), desc, bufs, true, p))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
@@ -144,7 +144,7 @@ __global__ void clipBwdKernel(const float *__restrict__ x, const float *__restri
 
 mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseClip(ctx, "clip_fwd", desc, bufs, false, n))
+  if (parseClip(ctx, kernelName(Kernel::clip_fwd), desc, bufs, false, n))
     return ctx->status;
   if (n == 0)
     return MGSRT_OK;
@@ -156,7 +156,7 @@ mgsrt_status_t clipFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 
 mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseClip(ctx, "clip_bwd", desc, bufs, true, n))
+  if (parseClip(ctx, kernelName(Kernel::clip_bwd), desc, bufs, true, n))
     return ctx->status;
   if (n == 0)
     return MGSRT_OK;
@@ -212,7 +212,7 @@ __global__ void binaryFwdKernel(const __grid_constant__ BinaryIndex ix, const fl
 
 mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   BinaryShape s;
-  if (parseBinary(ctx, "binary_fwd", desc, bufs, false, s))
+  if (parseBinary(ctx, kernelName(Kernel::binary_fwd), desc, bufs, false, s))
     return ctx->status;
   if (s.total == 0)
     return MGSRT_OK;
@@ -340,7 +340,7 @@ template <int Op, int Target>
 mgsrt_status_t binaryGradTarget(mgsrt_ctx_t *ctx, const BroadcastSpace<3> &sp, int64_t total,
                                 int64_t targetSize, const float *g, const float *a,
                                 const float *b, float *dt) {
-  const char *kernel = "binary_bwd";
+  const char *kernel = kernelName(Kernel::binary_bwd);
   const int t = 1 + Target; // operand index of T in the space
   GradSpace gs;
   gs.nk = gs.nr = 0;
@@ -396,7 +396,7 @@ mgsrt_status_t binaryBwdOp(mgsrt_ctx_t *ctx, const BinaryShape &s, const Broadca
 }
 
 mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "binary_bwd";
+  const char *kernel = kernelName(Kernel::binary_bwd);
   BinaryShape s;
   if (parseBinary(ctx, kernel, desc, bufs, true, s))
     return ctx->status;
@@ -429,7 +429,7 @@ mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 //===----------------------------------------------------------------------===//
 
 mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "copy";
+  const char *kernel = kernelName(Kernel::copy);
   int64_t n;
   if (parseCopy(ctx, kernel, desc, bufs, n))
     return ctx->status;
@@ -442,7 +442,7 @@ mgsrt_status_t copyKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 }
 
 mgsrt_status_t zeroKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "zero";
+  const char *kernel = kernelName(Kernel::zero);
   int64_t n;
   if (parseZero(ctx, kernel, desc, bufs, n))
     return ctx->status;
@@ -462,7 +462,7 @@ __global__ void accumulateKernelGpu(const float *a, const float *b, float *y, in
 
 mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   int64_t n;
-  if (parseAccumulate(ctx, "accumulate", desc, bufs, n))
+  if (parseAccumulate(ctx, kernelName(Kernel::accumulate), desc, bufs, n))
     return ctx->status;
   if (n == 0)
     return MGSRT_OK;
@@ -477,31 +477,31 @@ mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
 namespace mgs::rt::cuda {
 
 mgsrt_status_t unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "unary_fwd", desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::unary_fwd), desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "unary_bwd", desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::unary_bwd), desc, bufs, [&] { return unaryBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "clip_fwd", desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::clip_fwd), desc, bufs, [&] { return clipFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "clip_bwd", desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::clip_bwd), desc, bufs, [&] { return clipBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "binary_fwd", desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::binary_fwd), desc, bufs, [&] { return binaryFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "binary_bwd", desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::binary_bwd), desc, bufs, [&] { return binaryBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "copy", desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::copy), desc, bufs, [&] { return copyKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "zero", desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::zero), desc, bufs, [&] { return zeroKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "accumulate", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::accumulate), desc, bufs,
                        [&] { return accumulateKernel(ctx, desc, bufs); });
 }
 

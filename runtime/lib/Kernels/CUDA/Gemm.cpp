@@ -10,7 +10,7 @@
 // dC's sums over broadcast dims are matrix-vector products with ones.
 //
 // MatMul's batches: out batch o reads lhs batch li[o] and rhs batch ri[o]
-// (CPU/GemmDesc.h's batchMaps). Maximal runs of o where li and ri step by a
+// (Descriptors/GemmDesc.h's batchMaps). Maximal runs of o where li and ri step by a
 // constant go to one strided-batched call each (one call when nothing
 // broadcasts, or a stride of 0 for a broadcast operand). A gradient whose
 // operand is broadcast sums over the batches that share it: those gemms
@@ -154,7 +154,7 @@ mgsrt_status_t broadcastC(mgsrt_ctx_t *ctx, const char *kernel, const GemmDesc &
 }
 
 mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gemm_fwd";
+  const char *kernel = kernelName(Kernel::gemm_fwd);
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
@@ -225,7 +225,7 @@ mgsrt_status_t gemmDc(mgsrt_ctx_t *ctx, const char *kernel, const GemmDesc &g, c
 }
 
 mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "gemm_bwd";
+  const char *kernel = kernelName(Kernel::gemm_bwd);
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
@@ -301,7 +301,7 @@ bool bijective(const std::vector<int64_t> &map, int64_t count) {
 }
 
 mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "matmul_fwd";
+  const char *kernel = kernelName(Kernel::matmul_fwd);
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
@@ -329,7 +329,7 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 }
 
 mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "matmul_bwd";
+  const char *kernel = kernelName(Kernel::matmul_bwd);
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
@@ -401,16 +401,16 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 namespace mgs::rt::cuda {
 
 mgsrt_status_t gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "gemm_fwd", desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::gemm_fwd), desc, bufs, [&] { return gemmFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "gemm_bwd", desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::gemm_bwd), desc, bufs, [&] { return gemmBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "matmul_fwd", desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::matmul_fwd), desc, bufs, [&] { return matmulFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "matmul_bwd", desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::matmul_bwd), desc, bufs, [&] { return matmulBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

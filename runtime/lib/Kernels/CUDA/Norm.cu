@@ -259,7 +259,7 @@ template <typename T> T *carve(char *&cursor, size_t count) {
 }
 
 mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "batch_norm_fwd";
+  const char *kernel = kernelName(Kernel::batch_norm_fwd);
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
@@ -313,7 +313,7 @@ mgsrt_status_t bnFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 }
 
 mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "batch_norm_bwd";
+  const char *kernel = kernelName(Kernel::batch_norm_bwd);
   BnParams p;
   if (parseBn(ctx, kernel, desc, p))
     return ctx->status;
@@ -359,10 +359,10 @@ mgsrt_status_t bnBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
 namespace mgs::rt::cuda {
 
 mgsrt_status_t batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "batch_norm_fwd", desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::batch_norm_fwd), desc, bufs, [&] { return bnFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "batch_norm_bwd", desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::batch_norm_bwd), desc, bufs, [&] { return bnBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

@@ -30,7 +30,7 @@ __global__ void sgdKernel(float *__restrict__ param, const float *__restrict__ g
 }
 
 mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "sgd_update";
+  const char *kernel = kernelName(Kernel::sgd_update);
   const int64_t n = desc[mgs::contract::CountDesc::Count];
   if (n < 0)
     return invalidArg(ctx, kernel, "element count ", n, " is negative");
@@ -49,5 +49,5 @@ mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 
 mgsrt_status_t mgs::rt::cuda::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc,
                                          void *const *bufs) {
-  return runCudaKernel(ctx, "sgd_update", desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
 }

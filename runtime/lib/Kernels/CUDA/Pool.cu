@@ -3,7 +3,7 @@
 // Custom kernels rather than cuDNN pooling: cuDNN has no ONNX rules for
 // ceil-mode windows overhanging the padded input, no dilation, no int64
 // ONNX indices (with storage_order) and no "first in row-major order" tie
-// rule. The window arithmetic is CPU/PoolDesc.h's (one definition for both
+// rule. The window arithmetic is Descriptors/PoolDesc.h's (one definition for both
 // devices), so the results are the CPU's bit for bit: the sums run in the
 // same order in the same precision.
 //
@@ -178,7 +178,7 @@ __global__ void poolBwdKernel(PoolParams p, const float *__restrict__ dy,
 }
 
 mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pool_fwd";
+  const char *kernel = kernelName(Kernel::pool_fwd);
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
@@ -199,7 +199,7 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 }
 
 mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "pool_bwd";
+  const char *kernel = kernelName(Kernel::pool_bwd);
   PoolParams p;
   if (parsePool(ctx, kernel, desc, p))
     return ctx->status;
@@ -232,10 +232,10 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 namespace mgs::rt::cuda {
 
 mgsrt_status_t pool_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "pool_fwd", desc, bufs, [&] { return poolFwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::pool_fwd), desc, bufs, [&] { return poolFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "pool_bwd", desc, bufs, [&] { return poolBwd(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::pool_bwd), desc, bufs, [&] { return poolBwd(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

@@ -59,7 +59,7 @@ __global__ void sumRuns(const u32 *keys, const u32 *positions, const float *valu
 }
 
 mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "scatter_add";
+  const char *kernel = kernelName(Kernel::scatter_add);
   if (!checkScatterAddDesc(ctx, desc, bufs))
     return ctx->status;
   using F = mgs::contract::ScatterAddDesc;
@@ -134,7 +134,7 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 namespace mgs::rt::cuda {
 
 mgsrt_status_t scatter_add(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "scatter_add", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::scatter_add), desc, bufs,
                        [&] { return scatterAdd(ctx, desc, bufs); });
 }
 

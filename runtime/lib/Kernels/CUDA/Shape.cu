@@ -1,6 +1,6 @@
 //===- Shape.cu - Transpose, concat / split, constant pad on a GPU --------===//
 //
-// The CPU kernels' semantics (CPU/Shape.cpp) and checks (CPU/ShapeDesc.h).
+// The CPU kernels' semantics (CPU/Shape.cpp) and checks (Descriptors/ShapeDesc.h).
 // Every kernel here moves floats without arithmetic: the results are the
 // CPU's bit for bit.
 //
@@ -92,7 +92,7 @@ __global__ void transposeTiledKernel(const __grid_constant__ TileIndex ix,
 }
 
 mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "transpose";
+  const char *kernel = kernelName(Kernel::transpose);
   TransposeParams tp;
   if (parseTranspose(ctx, kernel, desc, bufs, tp))
     return ctx->status;
@@ -193,7 +193,7 @@ mgsrt_status_t concatCopy(mgsrt_ctx_t *ctx, const char *kernel, const ConcatPara
 }
 
 mgsrt_status_t concatKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "concat";
+  const char *kernel = kernelName(Kernel::concat);
   ConcatParams p;
   if (parseConcat(ctx, kernel, desc, bufs, false, p))
     return ctx->status;
@@ -201,7 +201,7 @@ mgsrt_status_t concatKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
 }
 
 mgsrt_status_t splitKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "split";
+  const char *kernel = kernelName(Kernel::split);
   ConcatParams p;
   if (parseConcat(ctx, kernel, desc, bufs, true, p))
     return ctx->status;
@@ -278,22 +278,22 @@ mgsrt_status_t padKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *de
 namespace mgs::rt::cuda {
 
 mgsrt_status_t transpose(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "transpose", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::transpose), desc, bufs,
                        [&] { return transposeKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t concat(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "concat", desc, bufs, [&] { return concatKernel(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::concat), desc, bufs, [&] { return concatKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t split(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "split", desc, bufs, [&] { return splitKernel(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::split), desc, bufs, [&] { return splitKernel(ctx, desc, bufs); });
 }
 mgsrt_status_t pad_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "pad_fwd", desc, bufs,
-                       [&] { return padKernel(ctx, "pad_fwd", desc, bufs, false); });
+  return runCudaKernel(ctx, kernelName(Kernel::pad_fwd), desc, bufs,
+                       [&] { return padKernel(ctx, kernelName(Kernel::pad_fwd), desc, bufs, false); });
 }
 mgsrt_status_t pad_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "pad_bwd", desc, bufs,
-                       [&] { return padKernel(ctx, "pad_bwd", desc, bufs, true); });
+  return runCudaKernel(ctx, kernelName(Kernel::pad_bwd), desc, bufs,
+                       [&] { return padKernel(ctx, kernelName(Kernel::pad_bwd), desc, bufs, true); });
 }
 
 } // namespace mgs::rt::cuda

@@ -1,6 +1,6 @@
 //===- Softmax.cu - Softmax, log-softmax, softmax cross-entropy on a GPU --===//
 //
-// The CPU kernels' semantics (CPU/Softmax.cpp) and checks (CPU/SoftmaxDesc.h),
+// The CPU kernels' semantics (CPU/Softmax.cpp) and checks (Descriptors/SoftmaxDesc.h),
 // with the same precision: float max and exponentials, sums in double
 // (cross-entropy entirely in double). The tensor is outer x axis x inner.
 // With inner == 1 a group of threads (a warp, or a block for long rows)
@@ -146,7 +146,7 @@ template <int TPR> unsigned rowGrid(int64_t rows) {
 
 mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   SoftmaxParams p;
-  if (parseSoftmax(ctx, "softmax_fwd", desc, bufs, false, p))
+  if (parseSoftmax(ctx, kernelName(Kernel::softmax_fwd), desc, bufs, false, p))
     return ctx->status;
   if (p.outer * p.axis * p.inner == 0)
     return MGSRT_OK;
@@ -215,7 +215,7 @@ __global__ void softmaxBwdColumnsKernel(const float *__restrict__ y,
 
 mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   SoftmaxParams p;
-  if (parseSoftmax(ctx, "softmax_bwd", desc, bufs, true, p))
+  if (parseSoftmax(ctx, kernelName(Kernel::softmax_bwd), desc, bufs, true, p))
     return ctx->status;
   if (p.outer * p.axis * p.inner == 0)
     return MGSRT_OK;
@@ -296,7 +296,7 @@ __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64
 }
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "softmax_cross_entropy";
+  const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   int64_t n, c;
   if (parseCrossEntropy(ctx, kernel, desc, bufs, n, c))
     return ctx->status;
@@ -344,15 +344,15 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
 namespace mgs::rt::cuda {
 
 mgsrt_status_t softmax_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "softmax_fwd", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::softmax_fwd), desc, bufs,
                        [&] { return softmaxFwd(ctx, desc, bufs); });
 }
 mgsrt_status_t softmax_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "softmax_bwd", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::softmax_bwd), desc, bufs,
                        [&] { return softmaxBwd(ctx, desc, bufs); });
 }
 mgsrt_status_t softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "softmax_cross_entropy", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::softmax_cross_entropy), desc, bufs,
                        [&] { return softmaxCrossEntropy(ctx, desc, bufs); });
 }
 

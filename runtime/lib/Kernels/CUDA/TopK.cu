@@ -602,7 +602,7 @@ bool phaseTiming() {
 }
 
 mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = "topk_sparsify";
+  const char *kernel = kernelName(Kernel::topk_sparsify);
   if (!checkTopKDesc(ctx, desc, bufs))
     return ctx->status;
   const int64_t n = desc[mgs::contract::TopKDesc::Count], k = desc[mgs::contract::TopKDesc::K];
@@ -750,7 +750,7 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
 namespace mgs::rt::cuda {
 
 mgsrt_status_t topk_sparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, "topk_sparsify", desc, bufs,
+  return runCudaKernel(ctx, kernelName(Kernel::topk_sparsify), desc, bufs,
                        [&] { return topkSparsify(ctx, desc, bufs); });
 }
 
