@@ -2,6 +2,7 @@
 """Checks mgs's training step against PyTorch on one batch.
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
+                       [--float32-samples S] [--outliers FRACTION:FACTOR]
 
 Exports MODEL (lstmlm: a language model on int64 token ids, a label per
 token; mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
@@ -18,7 +19,8 @@ torch's own float32 run is up to 5e-3 away from it after a step (its BatchNorm
 statistics are accumulated in float32), while mgs stays within ~1e-5. The
 error of a tensor is ||mgs - ref|| / ||ref||; every tensor must be within --tol,
 or, with --vs-float32 F, within F times PyTorch's own float32 error on it
-(but never 0.75 or more: a tensor that was not updated is 1 away): on
+(the largest over --float32-samples runs; --outliers lets a few tensors be
+further, see its help) (but never 0.75 or more: a tensor that was not updated is 1 away): on
 GoogLeNet, PyTorch's float32 gradients are up to 2e-3 from float64 (its
 BatchNorm biases after 3 steps up to 0.5: they start at 0 and their gradients
 cancel), and mgs's errors above 1e-4 are within 1.13x of PyTorch's.
@@ -108,6 +110,18 @@ def main():
     ap.add_argument("--vs-float32", type=float, default=0.0,
                     help="also accept a tensor within this multiple of PyTorch's own float32 "
                          "error on it (for models whose float32 result is ill-conditioned)")
+    ap.add_argument("--float32-samples", type=int, default=1,
+                    help="PyTorch float32 runs whose largest error on a tensor is its float32 "
+                         "error: the first on the batch itself, the others on the batch with "
+                         "each input moved by at most one float32 rounding (what a float32 "
+                         "error is on an ill-conditioned tensor depends on the rounding's luck; "
+                         "the largest of several samples does not)")
+    ap.add_argument("--outliers", default="",
+                    help="FRACTION:FACTOR: with --vs-float32 F, up to this fraction of the tensors "
+                         "may be within FACTOR (instead of F) times PyTorch's float32 error, if "
+                         "the median of mgs's error over PyTorch's is within F (a few tensors "
+                         "whose float32 gradient is a sum that nearly cancels: their error "
+                         "follows the summation order of the CPU's kernels)")
     args = ap.parse_args()
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
@@ -141,8 +155,9 @@ def main():
     onnx.checker.check_model(saved)
     w1 = {t.name: onnx.numpy_helper.to_array(t) for t in saved.graph.initializer}
 
-    def reference(dtype):
-        """torch's result in `dtype`: gradients (1 step) or parameters after K steps."""
+    def reference(dtype, perturb=None):
+        """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
+        `perturb`: a seed for moving each float input by up to one float32 rounding."""
         torch.manual_seed(0)
         ref, _ = export_models.build(args.model)
         ref.train()
@@ -155,6 +170,10 @@ def main():
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
         xs = x if not x.is_floating_point() else x.to(dtype)
+        if perturb is not None and x.is_floating_point():
+            g = torch.Generator().manual_seed(perturb)
+            u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
+            xs = (x.double() * (1 + u)).to(dtype)
         if args.steps == 1:
             F.cross_entropy(ref(xs), y).backward()
             return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
@@ -166,7 +185,9 @@ def main():
         return {n: t.detach().double().numpy() for n, t in ref.state_dict().items()
                 if not n.endswith("num_batches_tracked")}
 
-    exact, torch32 = reference(torch.float64), reference(torch.float32)
+    exact = reference(torch.float64)
+    samples32 = [reference(torch.float32)] + [reference(torch.float32, perturb=s)
+                                              for s in range(1, args.float32_samples)]
     if args.steps == 1:
         ours = {n: (w0[n].astype(np.float64) - w1[n]) / lr for n in exact}
         what = "gradient"
@@ -177,17 +198,32 @@ def main():
 
     def rel(a, b):
         return float(np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-30))
-    torch_worst = max(rel(torch32[n], exact[n]) for n in exact)
+    def err32_of(name):
+        return max(rel(t[name], exact[name]) for t in samples32)
+    torch_worst = max(err32_of(n) for n in exact)
 
-    worst, bad = 0.0, []
+    out_fraction, out_factor = (float(v) for v in args.outliers.split(":")) if args.outliers else (0.0, 0.0)
+    worst, bad, outliers, ratios = 0.0, [], [], []
     for name, ours, ref in pairs:
-        err, err32 = rel(ours, ref), rel(torch32[name], ref)
+        err, err32 = rel(ours, ref), err32_of(name)
         worst = max(worst, err)
         # Capped: a tensor never updated (error 1) or of the wrong sign never passes.
         allowed = max(args.tol, min(args.vs_float32 * err32, 0.75))
         print(f"  {name:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e})")
-        if not err <= allowed:
+        if err > args.tol and err32 > 0:
+            ratios.append(err / err32)
+        if err <= allowed:
+            continue
+        if err <= max(args.tol, min(out_factor * err32, 0.75)):
+            outliers.append(f"{name} ({err / err32:.1f}x)")
+        else:
             bad.append(name)
+    if outliers:
+        median = float(np.median(ratios)) if ratios else 0.0
+        print(f"outliers within {out_factor:g}x PyTorch float32's error: {', '.join(outliers)}; "
+              f"median of mgs's error over PyTorch's: {median:.2f}")
+        if len(outliers) > out_fraction * len(pairs) or median > args.vs_float32:
+            bad += [o.split(" ")[0] for o in outliers]
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:
         bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor, at most 0.75"
