@@ -64,9 +64,8 @@ int Driver::usage(const std::string &msg) {
 
 int Driver::run() {
   manifestText = mgs_model_manifest() ? mgs_model_manifest() : "";
-  std::string err;
-  if (!parseManifest(manifestText, m, err))
-    return error("the compiled model's %s", err.c_str());
+  if (Status s = parseManifest(manifestText, m); !s.ok())
+    return error("the compiled model's %s", s.message.c_str());
   training = m.mode == Manifest::Mode::Train && !o.inference;
 
   if (o.batchSize && o.batchSize != m.batchSize)
