@@ -4,8 +4,9 @@
 // Status (an mgsrt_status_t of the C ABI and the message that goes with it)
 // and hands its results back through reference parameters. At the C ABI the
 // status becomes the context's sticky one (ctx->fail) or an entry point's
-// return value; the driver (driver.h) prints its message. C functions
-// without a context (mgs_onnx_save_model) fill a `char *error` buffer.
+// return value; the driver (driver.h) prints its message. The C functions
+// without a context (mgsrt_comm_create, mgs_onnx_save_model) fill a
+// `char *error` buffer instead.
 //
 //===----------------------------------------------------------------------===//
 

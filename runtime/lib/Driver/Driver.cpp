@@ -236,14 +236,14 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
   }
   try {
     Driver driver(o);
-    std::string problem = parseOptions(argc, argv, o);
+    mgs::rt::Status parsed = parseOptions(argc, argv, o);
     if (o.help) {
       printUsage(stdout, o.program);
       return 0;
     }
-    if (!problem.empty()) {
+    if (!parsed.ok()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), problem.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
       printUsage(stderr, o.program);
       return 2;
     }
