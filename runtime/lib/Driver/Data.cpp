@@ -42,9 +42,8 @@ std::string lower(std::string s) {
 
 Status listDirectory(const std::string &dir, std::vector<std::string> &names) {
   DIR *d = ::opendir(dir.c_str());
-  if (!d) {
+  if (!d)
     return ioError("cannot read directory '" + dir + "': " + std::strerror(errno));
-  }
   while (struct dirent *e = ::readdir(d))
     names.push_back(e->d_name);
   ::closedir(d);
@@ -169,9 +168,8 @@ Status guessDataFormat(const std::string &path, DataFormat &format) {
                     "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
                     "digits|mnist|cifar10|npy");
   }
-  if (!isRegularFile(path)) {
+  if (!isRegularFile(path))
     return ioError("data path '" + path + "' does not exist");
-  }
   std::string name = lower(baseName(path));
   if (endsWith(name, ".csv") || endsWith(name, ".csv.gz"))
     format = DataFormat::Digits;
@@ -267,17 +265,14 @@ Status loadMnist(const std::string &path, Dataset &data) {
   std::string images, labels;
   if (isDirectory(path)) {
     images = findIn(path, {kMnistImages[0], kMnistImages[1]});
-    if (images.empty()) {
+    if (images.empty())
       return ioError("MNIST directory '" + path + "' has no train-images-idx3-ubyte (or .gz)");
-    }
     labels = findIn(path, {kMnistLabels[0], kMnistLabels[1]});
-    if (labels.empty()) {
+    if (labels.empty())
       return ioError("MNIST directory '" + path + "' has no train-labels-idx1-ubyte (or .gz)");
-    }
   } else {
-    if (!isRegularFile(path)) {
+    if (!isRegularFile(path))
       return ioError("MNIST images file '" + path + "' does not exist");
-    }
     images = path;
     size_t slash = path.find_last_of('/');
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
@@ -352,9 +347,8 @@ Status loadCifar10(const std::string &path, Dataset &data) {
   if (isDirectory(path)) {
     if (Status s = cifarBatches(path, files); !s.ok())
       return s;
-    if (files.empty()) {
+    if (files.empty())
       return ioError("CIFAR-10 directory '" + path + "' has no data_batch_*.bin files");
-    }
   } else if (!isRegularFile(path)) {
     return ioError("CIFAR-10 file '" + path + "' does not exist");
   } else {
@@ -586,13 +580,11 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
   }
   const int64_t n = x.shape[0];
   data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
-  if (data.sampleSize == 0) {
+  if (data.sampleSize == 0)
     return badInput("NumPy inputs '" + inputs + "': a sample has no values");
-  }
   data.labelsPerSample = y.shape.size() == 2 ? y.shape[1] : 1;
-  if (data.labelsPerSample == 0) {
+  if (data.labelsPerSample == 0)
     return badInput("NumPy labels '" + labels + "': a sample has no labels");
-  }
   data.samples.resize(x.count);
   for (uint64_t i = 0; i < x.count; ++i) {
     auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };
