@@ -79,7 +79,7 @@ TEST(Weights, FileErrors) {
   Status err;
   std::vector<Tensor> ts;
   err = readWeights(dir / "missing", ts);
-  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.code, MGSRT_ERROR_IO); // the system cannot open it
   EXPECT_EQ(err.message,
             "cannot open weights file '" + (dir / "missing") + "': No such file or directory");
 
@@ -89,7 +89,7 @@ TEST(Weights, FileErrors) {
 
   writeFile(dir / "magic", "NOTWEIGHTS0000000000");
   err = readWeights(dir / "magic", ts);
-  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT); // it holds something else
   EXPECT_EQ(err.message, "weights file '" + (dir / "magic") +
                              "': not a weights file (the magic is not \"MGSW0001\")");
 
@@ -133,7 +133,7 @@ TEST(Weights, FileErrors) {
 
 TEST(Weights, WriteErrorNamesTheFile) {
   Status err = writeWeights("/nonexistent-dir/x.weights", sampleTensors());
-  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.code, MGSRT_ERROR_IO);
   EXPECT_NE(err.message.find("/nonexistent-dir/x.weights"), std::string::npos) << err.message;
 }
 
