@@ -25,6 +25,7 @@
 #include <string>
 #include <utility>
 
+using mgs::rt::Status;
 using namespace mgs::rt::driver;
 
 namespace {
@@ -47,21 +48,22 @@ writeTwoInputs(const char *first, const char *second, const uint8_t *data, size_
 
 /// A failure must say why; a success must be consistent. MGS_FUZZ_VERBOSE=1
 /// prints each outcome (the replay test checks that the seeds are accepted).
-void check(bool ok, const std::string &error, const char *reader) {
-  if (!ok && error.empty()) {
+void check(const Status &status, const char *reader) {
+  const bool ok = status.ok();
+  if (!ok && status.message.empty()) {
     std::fprintf(stderr, "%s failed without a message\n", reader);
     std::abort();
   }
   static const bool verbose = std::getenv("MGS_FUZZ_VERBOSE") != nullptr;
   if (verbose)
-    std::printf("%s: %s%s\n", reader, ok ? "ok" : "error: ", ok ? "" : error.c_str());
+    std::printf("%s: %s%s\n", reader, ok ? "ok" : "error: ", ok ? "" : status.message.c_str());
 }
 
-void checkDataset(bool ok, const std::string &error, const Dataset &d, const char *reader) {
-  check(ok, error, reader);
-  if (ok && (d.sampleSize < 1 || d.size() < 1 || d.labelsPerSample < 1 ||
-             d.labels.size() != static_cast<size_t>(d.size() * d.labelsPerSample) ||
-             d.samples.size() != static_cast<size_t>(d.sampleSize * d.size()))) {
+void checkDataset(const Status &status, const Dataset &d, const char *reader) {
+  check(status, reader);
+  if (status.ok() && (d.sampleSize < 1 || d.size() < 1 || d.labelsPerSample < 1 ||
+                      d.labels.size() != static_cast<size_t>(d.size() * d.labelsPerSample) ||
+                      d.samples.size() != static_cast<size_t>(d.sampleSize * d.size()))) {
     std::fprintf(stderr, "%s: inconsistent data set (%lld values a sample, %zu values, %zu "
                  "labels)\n",
                  reader, static_cast<long long>(d.sampleSize), d.samples.size(), d.labels.size());
@@ -94,21 +96,20 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const unsigned kind = data[0] % 7;
   ++data;
   --size;
-  std::string error;
   switch (kind) {
   case 0: {
     std::vector<Tensor> ts;
-    bool ok = readWeights(writeInput("w.weights", data, size), ts, error);
-    check(ok, error, "readWeights");
-    if (ok)
+    Status s = readWeights(writeInput("w.weights", data, size), ts);
+    check(s, "readWeights");
+    if (s.ok())
       checkTensors(ts, "readWeights");
     break;
   }
   case 1: {
     Checkpoint c;
-    bool ok = readCheckpoint(writeInput("ck", data, size), c, error);
-    check(ok, error, "readCheckpoint");
-    if (ok) {
+    Status s = readCheckpoint(writeInput("ck", data, size), c);
+    check(s, "readCheckpoint");
+    if (s.ok()) {
       checkTensors(c.params, "readCheckpoint");
       checkTensors(c.velocities, "readCheckpoint");
     }
@@ -116,14 +117,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   }
   case 2: {
     Dataset d;
-    bool ok = loadDigits(writeInput("d.csv", data, size), d, error);
-    checkDataset(ok, error, d, "loadDigits");
+    Status s = loadDigits(writeInput("d.csv", data, size), d);
+    checkDataset(s, d, "loadDigits");
     break;
   }
   case 3: {
     Dataset d;
-    bool ok = loadCifar10(writeInput("data_batch_1.bin", data, size), d, error);
-    checkDataset(ok, error, d, "loadCifar10");
+    Status s = loadCifar10(writeInput("data_batch_1.bin", data, size), d);
+    checkDataset(s, d, "loadCifar10");
     break;
   }
   case 4: {
@@ -131,14 +132,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!files)
       return 0;
     Dataset d;
-    bool ok = loadMnist(files->first, d, error); // finds the labels beside the images
-    checkDataset(ok, error, d, "loadMnist");
+    Status s = loadMnist(files->first, d); // finds the labels beside the images
+    checkDataset(s, d, "loadMnist");
     break;
   }
   case 5: {
     Manifest m;
-    bool ok = parseManifest(std::string_view(reinterpret_cast<const char *>(data), size), m, error);
-    check(ok, error, "parseManifest");
+    Status s = parseManifest(std::string_view(reinterpret_cast<const char *>(data), size), m);
+    check(s, "parseManifest");
     break;
   }
   case 6: {
@@ -146,8 +147,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (!files)
       return 0;
     Dataset d;
-    bool ok = loadNpy(files->first, files->second, d, error);
-    checkDataset(ok, error, d, "loadNpy");
+    Status s = loadNpy(files->first, files->second, d);
+    checkDataset(s, d, "loadNpy");
     break;
   }
   }

@@ -239,9 +239,8 @@ bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef p
             })))
       return false;
   }
-  std::string error;
-  if (!mgs::rt::driver::writeWeights(path.str(), tensors, error)) {
-    errs() << "mgsc: error: " << error << "\n";
+  if (mgs::rt::Status s = mgs::rt::driver::writeWeights(path.str(), tensors); !s.ok()) {
+    errs() << "mgsc: error: " << s.message << "\n";
     return false;
   }
   return true;

@@ -5,14 +5,18 @@
 // training / inference loop around mgs_train_step and mgs_eval_step
 // (mgsrt.h, "The compiled model").
 //
-// Every function that can fail returns false and sets `error` to a message
-// that names the file (or manifest line) at fault; nothing here exits,
-// aborts or throws on bad input.
+// Every function that can fail returns a Status (mgsrt/status.h) whose
+// message names the file (or manifest line) at fault: MGSRT_ERROR_IO when a
+// file cannot be opened, read or written, MGSRT_ERROR_INVALID_ARGUMENT when
+// what it holds is wrong (corrupt, truncated, not what the model takes).
+// Nothing here exits, aborts or throws on bad input.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MGSRT_DRIVER_H
 #define MGSRT_DRIVER_H
+
+#include "mgsrt/status.h"
 
 #include <cstdint>
 #include <string>
@@ -75,7 +79,7 @@ struct Manifest {
 
 /// Parses the text of mgs_model_manifest(). Errors read
 /// "manifest line N: <problem>: '<line>'".
-bool parseManifest(std::string_view text, Manifest &manifest, std::string &error);
+Status parseManifest(std::string_view text, Manifest &manifest);
 
 /// "[10, 64]".
 std::string formatShape(const std::vector<int64_t> &dims);
@@ -91,14 +95,13 @@ struct Tensor {
   std::vector<float> data;
 };
 
-bool readWeights(const std::string &path, std::vector<Tensor> &tensors, std::string &error);
+Status readWeights(const std::string &path, std::vector<Tensor> &tensors);
 /// Written atomically (a temporary file renamed over `path`).
-bool writeWeights(const std::string &path, const std::vector<Tensor> &tensors,
-                  std::string &error);
+Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors);
 /// Checks that `tensors` (read from `path`) holds exactly the manifest's
 /// params with the manifest's shapes, and reorders them into param order.
-bool matchWeights(const Manifest &manifest, const std::string &path, std::vector<Tensor> &tensors,
-                  std::string &error);
+Status matchWeights(const Manifest &manifest, const std::string &path,
+                    std::vector<Tensor> &tensors);
 
 //===--- Checkpoints ------------------------------------------------------===//
 
@@ -120,8 +123,8 @@ struct Checkpoint {
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };
 
-bool writeCheckpoint(const std::string &path, const Checkpoint &checkpoint, std::string &error);
-bool readCheckpoint(const std::string &path, Checkpoint &checkpoint, std::string &error);
+Status writeCheckpoint(const std::string &path, const Checkpoint &checkpoint);
+Status readCheckpoint(const std::string &path, Checkpoint &checkpoint);
 
 uint64_t fnv1a64(std::string_view text);
 
@@ -150,34 +153,33 @@ const char *dataFormatName(DataFormat format);
 /// From the path: a .csv / .csv.gz file is digits; an idx file (or a
 /// directory with train-images-idx3-ubyte) is MNIST; a .bin file (or a
 /// directory with data_batch_*.bin) is CIFAR-10; a .npy file is NumPy.
-bool guessDataFormat(const std::string &path, DataFormat &format, std::string &error);
+Status guessDataFormat(const std::string &path, DataFormat &format);
 
 /// scikit-learn digits: CSV (gzip or plain), 64 values 0..16 then the label
 /// per row, no header. Values are divided by 16.
-bool loadDigits(const std::string &path, Dataset &data, std::string &error);
+Status loadDigits(const std::string &path, Dataset &data);
 /// MNIST IDX: `path` is a directory holding train-images-idx3-ubyte and
 /// train-labels-idx1-ubyte (each optionally .gz), or the images file itself
 /// (the labels file is found by replacing "images" by "labels" and "idx3" by
 /// "idx1" in its name). Values are divided by 255.
-bool loadMnist(const std::string &path, Dataset &data, std::string &error);
+Status loadMnist(const std::string &path, Dataset &data);
 /// CIFAR-10 binary: one data_batch_*.bin file, or a directory of them (read
 /// in name order). Records are 1 label byte + 3072 bytes (CHW). Values are
 /// divided by 255.
-bool loadCifar10(const std::string &path, Dataset &data, std::string &error);
+Status loadCifar10(const std::string &path, Dataset &data);
 /// NumPy .npy files (format 1.0-3.0, C order; gzip also read): `inputs` of
 /// shape (N, ...) in float32 or float64, taken as stored (one sample is the
 /// product of the other dimensions), or integers within +-2^24 (token ids),
 /// and `labels` of shape (N,), or (N, L) for L labels a sample (one per
 /// token), in any integer type. What users bring for models of any input shape.
-bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
-             std::string &error);
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data);
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
-bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error);
+Status loadDataset(const std::string &path, DataFormat format, Dataset &data);
 
 /// Checks the samples against the model: per-sample element count, labels
 /// per sample, and labels in [0, classes).
-bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                  int64_t classes, std::string &error);
+Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
+                    int64_t classes);
 
 //===--- Determinism helpers ----------------------------------------------===//
 

@@ -17,8 +17,8 @@
 #ifndef MGSRT_COMM_COMMBACKEND_H
 #define MGSRT_COMM_COMMBACKEND_H
 
-#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
+#include "mgsrt/status.h"
 
 #include <chrono>
 #include <cstddef>

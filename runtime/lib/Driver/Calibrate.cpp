@@ -103,9 +103,17 @@ private:
   void *bufs_[4] = {nullptr, nullptr, nullptr, nullptr};
 };
 
-bool ctxError(mgsrt_ctx_t *ctx, const std::string &what, std::string &error) {
-  error = what + ": " + mgsrt_ctx_message(ctx);
-  return false;
+/// The ctx's sticky failure, its message prefixed by `what`.
+Status ctxError(mgsrt_ctx_t *ctx, const std::string &what) {
+  const mgsrt_status_t code = mgsrt_ctx_status(ctx);
+  return Status::error(code != MGSRT_OK ? code : MGSRT_ERROR_BACKEND,
+                       what + ": " + mgsrt_ctx_message(ctx));
+}
+
+/// A failure `runStep` reported already: an empty message.
+Status reported(mgsrt_ctx_t *ctx) {
+  const mgsrt_status_t code = mgsrt_ctx_status(ctx);
+  return Status::error(code != MGSRT_OK ? code : MGSRT_ERROR_BACKEND, "");
 }
 
 /// Least squares fit of t = alpha + beta * x in relative error (each point
@@ -148,10 +156,9 @@ std::string jsonEscape(const std::string &s) {
   return out;
 }
 
-
-bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
-                   const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
-                   std::string &error) {
+Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
+                     const std::function<bool(int)> &runStep,
+                     std::vector<Calibration::Layer> &out) {
   std::map<int64_t, std::string> nameOf(m.marks.begin(), m.marks.end());
   std::map<std::string, int64_t> numelOf;
   for (const TensorSpec &p : m.params)
@@ -162,17 +169,16 @@ bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
   for (int s = 0; s < steps; ++s) {
     mgsrt_ctx_record_marks(ctx, 1);
     if (!runStep(s))
-      return false; // the caller reported it
+      return reported(ctx);
     int64_t n = mgsrt_ctx_marks(ctx, nullptr, nullptr, 0);
     ids.resize(n);
     secs.resize(n);
     mgsrt_ctx_marks(ctx, ids.data(), secs.data(), n);
     mgsrt_ctx_record_marks(ctx, 0);
-    if (n == 0 || ids[0] != -1) {
-      error = "the step recorded no start-of-backprop mark (was it built with mgsc "
-              "--profile-generate?)";
-      return false;
-    }
+    if (n == 0 || ids[0] != -1)
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           "the step recorded no start-of-backprop mark (was it built with mgsc "
+                           "--profile-generate?)");
     for (int64_t i = 1; i < n; ++i)
       times[ids[i]].push_back(secs[i] - secs[i - 1]);
   }
@@ -180,17 +186,16 @@ bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
   // Forward order: the reverse of backprop order.
   for (auto it = nameOf.rbegin(); it != nameOf.rend(); ++it) {
     auto t = times.find(it->first);
-    if (t == times.end()) {
-      error = "no mark was recorded for the gradient of '" + it->second + "'";
-      return false;
-    }
+    if (t == times.end())
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           "no mark was recorded for the gradient of '" + it->second + "'");
     out.push_back({it->second, numelOf[it->second], median(t->second)});
   }
-  return true;
+  return Status::success();
 }
 
-bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
-                 std::vector<std::pair<int64_t, double>> &out, std::string &error) {
+Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
+                   std::vector<std::pair<int64_t, double>> &out) {
   out.clear();
   std::mt19937 rng(7);
   std::normal_distribution<float> dist;
@@ -203,7 +208,7 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
     DeviceMemory grad(ctx, n * 4), residual(ctx, n * 4), values(ctx, k * 4), indices(ctx, k * 4);
     if (!grad.get() || !residual.get() || !values.get() || !indices.get() ||
         mgsrt_copy_to_device(ctx, grad.get(), host.data(), n * 4) != MGSRT_OK)
-      return ctxError(ctx, "calibrating top-k", error);
+      return ctxError(ctx, "calibrating top-k");
     int64_t desc[mgs::contract::TopKDesc::Size] = {};
     desc[mgs::contract::TopKDesc::Count] = n;
     desc[mgs::contract::TopKDesc::K] = k;
@@ -214,10 +219,10 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
     for (int r = 0; r <= reps; ++r) {
       if (mgsrt_copy_to_device(ctx, residual.get(), zeros.data(), n * 4) != MGSRT_OK ||
           mgsrt_synchronize(ctx) != MGSRT_OK)
-        return ctxError(ctx, "calibrating top-k", error);
+        return ctxError(ctx, "calibrating top-k");
       double t0 = now();
       if (mgsrt_topk_sparsify(ctx, desc, bufs) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK)
-        return ctxError(ctx, "calibrating top-k", error);
+        return ctxError(ctx, "calibrating top-k");
       if (r > 0) // the first is a warm-up
         t.push_back(now() - t0);
     }
@@ -225,11 +230,11 @@ bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
     if (n >= maxN)
       break;
   }
-  return true;
+  return Status::success();
 }
 
-bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
-                        LinearCost &allreduce, std::string &error) {
+Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
+                          LinearCost &allreduce) {
   const int reps = 7;
   auto timeIt = [&](auto start, std::vector<double> &t) {
     int64_t wait[1] = {0};
@@ -250,30 +255,30 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
     CalibrationCollective c = CalibrationCollective::allgather(ctx, k, workers);
     std::vector<double> t;
     if (!c.ok() || !timeIt([&] { return c.start(); }, t))
-      return ctxError(ctx, "calibrating the allgather", error);
+      return ctxError(ctx, "calibrating the allgather");
     gather.emplace_back(c.bytes(), median(t));
   }
   for (int64_t n : {1, 256, 4096, 65536, 1048576}) {
     CalibrationCollective c = CalibrationCollective::allreduce(ctx, n);
     std::vector<double> t;
     if (!c.ok() || !timeIt([&] { return c.start(); }, t))
-      return ctxError(ctx, "calibrating the allreduce", error);
+      return ctxError(ctx, "calibrating the allreduce");
     reduce.emplace_back(c.bytes(), median(t));
   }
   allgather = fit(gather);
   allreduce = fit(reduce);
-  return true;
+  return Status::success();
 }
 
-bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
-                          const std::function<double(int)> &runStep, LinearCost &allgather,
-                          LinearCost &allreduce, std::string &error) {
+Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
+                            const std::function<double(int)> &runStep, LinearCost &allgather,
+                            LinearCost &allreduce) {
   int stepIndex = 0;
   std::vector<double> alone;
   for (int r = 0; r < 3; ++r) {
     double t = runStep(stepIndex++);
     if (t < 0)
-      return false;
+      return reported(ctx);
     alone.push_back(t);
   }
   const double step = median(alone);
@@ -286,24 +291,24 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
   auto measure = [&](const char *what, CalibrationCollective c, LinearCost &cost) {
     const std::string failure = std::string("calibrating the ") + what + "'s compute time";
     if (!c.ok())
-      return ctxError(ctx, failure, error);
+      return ctxError(ctx, failure);
     std::vector<double> stolen;
     int64_t wait[1] = {0};
     for (int r = 0; r < 5; ++r) {
       const double unloaded = runStep(stepIndex++);
       if (unloaded < 0)
-        return false;
+        return reported(ctx);
       if (c.start() != MGSRT_OK)
-        return ctxError(ctx, failure, error);
+        return ctxError(ctx, failure);
       const double loaded = runStep(stepIndex++);
       if (loaded < 0)
-        return false;
+        return reported(ctx);
       if (mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK || mgsrt_synchronize(ctx) != MGSRT_OK)
-        return ctxError(ctx, failure, error);
+        return ctxError(ctx, failure);
       stolen.push_back(loaded - unloaded);
     }
     cost.cpuPerByte = std::max(0.0, median(stolen)) / c.bytes();
-    return true;
+    return Status::success();
   };
 
   // The sizes must be the same on every rank (each rank's fit and step time
@@ -316,11 +321,13 @@ bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
     desc[mgs::contract::BroadcastDesc::Bytes] = sizeof sizes; // root: rank 0
     void *bufs[1] = {sizes};
     if (mgsrt_broadcast(ctx, desc, bufs) != MGSRT_OK)
-      return ctxError(ctx, "calibrating the collectives' compute time", error);
+      return ctxError(ctx, "calibrating the collectives' compute time");
   }
-  return measure("allgather", CalibrationCollective::allgather(ctx, sizes[0], workers),
-                 allgather) &&
-         measure("allreduce", CalibrationCollective::allreduce(ctx, sizes[1]), allreduce);
+  if (Status s =
+          measure("allgather", CalibrationCollective::allgather(ctx, sizes[0], workers), allgather);
+      !s.ok())
+    return s;
+  return measure("allreduce", CalibrationCollective::allreduce(ctx, sizes[1]), allreduce);
 }
 
 std::string profileJson(const Calibration &c) {
@@ -379,20 +386,20 @@ int Driver::runCalibration() {
     if (!runStep(s))
       return 1;
   Calibration c;
-  std::string err;
-  bool ok = measureLayers(ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers,
-                          err);
-  if (!ok)
-    return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+  Status st = measureLayers(ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers);
+  if (!st.ok())
+    return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
   int64_t total = 0;
   for (const Calibration::Layer &l : c.layers)
     total += l.numel;
   c.workers = workers;
   c.batchSize = m.batchSize;
   c.density = o.calibrateDensity;
-  if (!measureTopK(ctx, o.calibrateDensity, total, c.topk, err) ||
-      !measureCollectives(ctx, workers, c.allgather, c.allreduce, err))
-    return error("--calibrate: %s", err.c_str());
+  st = measureTopK(ctx, o.calibrateDensity, total, c.topk);
+  if (st.ok())
+    st = measureCollectives(ctx, workers, c.allgather, c.allreduce);
+  if (!st.ok())
+    return error("--calibrate: %s", st.message.c_str());
   // What the collectives take from backprop on the same cores (on a GPU the
   // step does not run on them: left at 0).
   if (workers > 1 && !m.cuda) {
@@ -402,8 +409,9 @@ int Driver::runCalibration() {
         return -1.0;
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    if (!measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce, err))
-      return err.empty() ? 1 : error("--calibrate: %s", err.c_str());
+    st = measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce);
+    if (!st.ok())
+      return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
   }
   c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
              (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
@@ -422,8 +430,10 @@ int Driver::runCalibration() {
     return 0;
   AtomicWriter w;
   std::string json = profileJson(c);
-  if (!w.open(o.calibrate, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
-    return error(err);
+  w.open(o.calibrate);
+  w.write(json.data(), json.size());
+  if (Status s = w.commit(); !s.ok())
+    return error(s);
   std::printf("wrote the profile %s (use it with mgsc --profile-use)\n", o.calibrate.c_str());
   std::fflush(stdout);
   return 0;

@@ -41,23 +41,25 @@ struct Calibration {
   std::string source;        // what measured it
 };
 
+// The measurements return a Status; one whose message is empty means that
+// `runStep` failed and reported it already.
+
 /// Per-layer backward times from `steps` runs of the step: `runStep(i)` runs
 /// step i with marks recorded (the ctx's). Median over the steps of the time
 /// from the previous mark to each gradient's mark.
-bool measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
-                   const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
-                   std::string &error);
+Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
+                     const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out);
 
 /// Top-k sparsification times at sizes 16, 64, ... up to `maxN` (rounded up to
 /// a power of 4), k = mgs::contract::topkCount(n, density), on the ctx's device.
-bool measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
-                 std::vector<std::pair<int64_t, double>> &out, std::string &error);
+Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
+                   std::vector<std::pair<int64_t, double>> &out);
 
 /// Allgather (k values and indices per rank: 8 k P bytes) and allreduce
 /// (4 n bytes) times over a range of sizes on the ctx's communicator, fitted
 /// to alpha + beta * bytes by least squares. Every rank must call it.
-bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
-                        LinearCost &allreduce, std::string &error);
+Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
+                          LinearCost &allreduce);
 
 /// The compute time each collective takes from a training step running
 /// beside it, per byte (the planner's cpu_per_byte): `runStep(i)` runs step
@@ -68,9 +70,9 @@ bool measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
 /// at least 0. The collective's packing and unpacking on the caller's
 /// thread (a copy of the sent and received entries) is left out. Every rank
 /// must call it; CPU contexts only.
-bool measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
-                          const std::function<double(int)> &runStep, LinearCost &allgather,
-                          LinearCost &allreduce, std::string &error);
+Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
+                            const std::function<double(int)> &runStep, LinearCost &allgather,
+                            LinearCost &allreduce);
 
 /// `s` inside a JSON string: quotes and backslashes escaped.
 std::string jsonEscape(const std::string &s);

@@ -47,69 +47,75 @@ uint64_t fnv1a64(std::string_view text) {
   return h;
 }
 
-bool writeCheckpoint(const std::string &path, const Checkpoint &c, std::string &error) {
+Status writeCheckpoint(const std::string &path, const Checkpoint &c) {
   AtomicWriter w;
   const uint64_t manifestBytes = c.manifest.size();
-  if (!(w.open(path, error) && w.write(kMagic, 8, error) && w.writeValue(manifestBytes, error) &&
-        w.write(c.manifest.data(), manifestBytes, error) && w.writeValue(c.seed, error) &&
-        w.writeValue(c.holdout, error) && w.writeValue(c.numSamples, error) &&
-        w.writeValue(c.epochsDone, error) && w.writeValue(c.iterationsDone, error) &&
-        w.writeValue(c.rngState, error) && writeTensorList(w, c.params, error) &&
-        writeTensorList(w, c.velocities, error)))
-    return false;
+  w.open(path);
+  w.write(kMagic, 8);
+  w.writeValue(manifestBytes);
+  w.write(c.manifest.data(), manifestBytes);
+  w.writeValue(c.seed);
+  w.writeValue(c.holdout);
+  w.writeValue(c.numSamples);
+  w.writeValue(c.epochsDone);
+  w.writeValue(c.iterationsDone);
+  w.writeValue(c.rngState);
+  writeTensorList(w, c.params);
+  writeTensorList(w, c.velocities);
   const uint32_t crc = w.crc();
-  return w.writeValue(crc, error) && w.commit(error);
+  w.writeValue(crc);
+  return w.commit();
 }
 
-bool readCheckpoint(const std::string &path, Checkpoint &c, std::string &error) {
+Status readCheckpoint(const std::string &path, Checkpoint &c) {
   Reader r;
-  if (!r.open(path, "checkpoint", error))
-    return false;
+  if (Status s = r.open(path, "checkpoint"); !s.ok())
+    return s;
   char magic[8];
-  if (!r.read(magic, 8, "the magic", error))
-    return false;
+  if (Status s = r.read(magic, 8, "the magic"); !s.ok())
+    return s;
   const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
   if (!v1 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT2\" or \"MGSCKPT1\")", error);
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT2\" or \"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
   c.version = v1 ? 1 : 2;
   if (v1) {
-    if (!r.readValue(c.manifestHash, "the header", error))
-      return false;
+    if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
+      return s;
   } else {
     uint64_t bytes = 0;
-    if (!r.readValue(bytes, "the manifest's length", error))
-      return false;
+    if (Status s = r.readValue(bytes, "the manifest's length"); !s.ok())
+      return s;
     if (bytes > kMaxManifestBytes || bytes > r.remaining())
       return r.fail("the manifest's length " + std::to_string(bytes) +
-                        " does not fit in the file (corrupt?)",
-                    error);
+                    " does not fit in the file (corrupt?)");
     c.manifest.resize(bytes);
-    if (!r.read(c.manifest.data(), bytes, "the manifest", error))
-      return false;
+    if (Status s = r.read(c.manifest.data(), bytes, "the manifest"); !s.ok())
+      return s;
   }
-  if (!r.readValue(c.seed, "the header", error) ||
-      !r.readValue(c.holdout, "the header", error) ||
-      !r.readValue(c.numSamples, "the header", error) ||
-      !r.readValue(c.epochsDone, "the header", error) ||
-      !r.readValue(c.iterationsDone, "the header", error) ||
-      !r.readValue(c.rngState, "the header", error) || !readTensorList(r, c.params, error) ||
-      !readTensorList(r, c.velocities, error))
-    return false;
+  // The header's fields, then the two tensor lists: the first failure.
+  Status body;
+  if (!(body = r.readValue(c.seed, "the header")).ok() ||
+      !(body = r.readValue(c.holdout, "the header")).ok() ||
+      !(body = r.readValue(c.numSamples, "the header")).ok() ||
+      !(body = r.readValue(c.epochsDone, "the header")).ok() ||
+      !(body = r.readValue(c.iterationsDone, "the header")).ok() ||
+      !(body = r.readValue(c.rngState, "the header")).ok() ||
+      !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok())
+    return body;
   if (!v1) {
     const uint32_t computed = r.crc();
     uint32_t stored = 0;
-    if (!r.readValue(stored, "the CRC", error))
-      return false;
+    if (Status s = r.readValue(stored, "the CRC"); !s.ok())
+      return s;
     if (stored != computed)
       return r.fail("corrupt: its CRC-32 does not match its contents (the file was changed "
-                    "after it was written)",
-                    error);
+                    "after it was written)");
   }
   if (r.remaining() != 0)
-    return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end", error);
-  return true;
+    return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end");
+  return Status::success();
 }
 
 } // namespace mgs::rt::driver

@@ -40,17 +40,15 @@ std::string lower(std::string s) {
   return s;
 }
 
-bool listDirectory(const std::string &dir, std::vector<std::string> &names, std::string &error) {
+Status listDirectory(const std::string &dir, std::vector<std::string> &names) {
   DIR *d = ::opendir(dir.c_str());
-  if (!d) {
-    error = "cannot read directory '" + dir + "': " + std::strerror(errno);
-    return false;
-  }
+  if (!d)
+    return ioError("cannot read directory '" + dir + "': " + std::strerror(errno));
   while (struct dirent *e = ::readdir(d))
     names.push_back(e->d_name);
   ::closedir(d);
   std::sort(names.begin(), names.end());
-  return true;
+  return Status::success();
 }
 
 // The first of `candidates` (each also tried with ".gz") present in `dir`.
@@ -65,10 +63,10 @@ std::string findIn(const std::string &dir, std::initializer_list<const char *> c
 }
 
 // CIFAR-10 training batches in `dir`, sorted by batch number.
-bool cifarBatches(const std::string &dir, std::vector<std::string> &files, std::string &error) {
+Status cifarBatches(const std::string &dir, std::vector<std::string> &files) {
   std::vector<std::string> names;
-  if (!listDirectory(dir, names, error))
-    return false;
+  if (Status s = listDirectory(dir, names); !s.ok())
+    return s;
   std::vector<std::pair<long, std::string>> batches;
   for (const std::string &n : names) {
     if (n.rfind("data_batch_", 0) != 0 || !(endsWith(n, ".bin") || endsWith(n, ".bin.gz")))
@@ -78,7 +76,7 @@ bool cifarBatches(const std::string &dir, std::vector<std::string> &files, std::
   std::sort(batches.begin(), batches.end());
   for (auto &b : batches)
     files.push_back(joinPath(dir, b.second));
-  return true;
+  return Status::success();
 }
 
 constexpr const char *kMnistImages[] = {"train-images-idx3-ubyte", "train-images.idx3-ubyte"};
@@ -89,11 +87,10 @@ uint32_t bigEndian32(const unsigned char *p) {
 }
 
 // An IDX file of unsigned bytes: its dims and the offset of its data.
-bool parseIdx(const std::string &path, const std::vector<unsigned char> &bytes, const char *what,
-              std::vector<uint32_t> &dims, size_t &dataOffset, std::string &error) {
+Status parseIdx(const std::string &path, const std::vector<unsigned char> &bytes, const char *what,
+                std::vector<uint32_t> &dims, size_t &dataOffset) {
   auto fail = [&](const std::string &msg) {
-    error = std::string("MNIST ") + what + " file '" + path + "': " + msg;
-    return false;
+    return badInput(std::string("MNIST ") + what + " file '" + path + "': " + msg);
   };
   if (bytes.size() < 4)
     return fail("truncated file (" + std::to_string(bytes.size()) + " bytes)");
@@ -119,7 +116,7 @@ bool parseIdx(const std::string &path, const std::vector<unsigned char> &bytes, 
                 std::to_string(have) + " present");
   if (have > elements)
     return fail(std::to_string(have - elements) + " unexpected bytes after the data");
-  return true;
+  return Status::success();
 }
 
 } // namespace
@@ -154,28 +151,25 @@ const char *dataFormatName(DataFormat format) {
   return "?";
 }
 
-bool guessDataFormat(const std::string &path, DataFormat &format, std::string &error) {
+Status guessDataFormat(const std::string &path, DataFormat &format) {
   if (isDirectory(path)) {
     if (!findIn(path, {kMnistImages[0], kMnistImages[1]}).empty()) {
       format = DataFormat::Mnist;
-      return true;
+      return Status::success();
     }
     std::vector<std::string> batches;
-    if (!cifarBatches(path, batches, error))
-      return false;
+    if (Status s = cifarBatches(path, batches); !s.ok())
+      return s;
     if (!batches.empty()) {
       format = DataFormat::Cifar10;
-      return true;
+      return Status::success();
     }
-    error = "cannot guess the data format of directory '" + path +
-            "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
-            "digits|mnist|cifar10|npy";
-    return false;
+    return badInput("cannot guess the data format of directory '" + path +
+                    "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
+                    "digits|mnist|cifar10|npy");
   }
-  if (!isRegularFile(path)) {
-    error = "data path '" + path + "' does not exist";
-    return false;
-  }
+  if (!isRegularFile(path))
+    return ioError("data path '" + path + "' does not exist");
   std::string name = lower(baseName(path));
   if (endsWith(name, ".csv") || endsWith(name, ".csv.gz"))
     format = DataFormat::Digits;
@@ -186,30 +180,30 @@ bool guessDataFormat(const std::string &path, DataFormat &format, std::string &e
   else if (endsWith(name, ".npy") || endsWith(name, ".npy.gz"))
     format = DataFormat::Npy;
   else {
-    error = "cannot guess the data format of '" + path +
-            "'; pass --data-format digits|mnist|cifar10|npy";
-    return false;
+    return badInput("cannot guess the data format of '" + path +
+                    "'; pass --data-format digits|mnist|cifar10|npy");
   }
-  return true;
+  return Status::success();
 }
 
 //===--- scikit-learn digits ----------------------------------------------===//
 
-bool loadDigits(const std::string &path, Dataset &data, std::string &error) {
+Status loadDigits(const std::string &path, Dataset &data) {
   data = Dataset();
   data.source = path;
   std::vector<unsigned char> bytes;
-  if (!readMaybeGzip(path, bytes, error))
-    return false;
+  if (Status s = readMaybeGzip(path, bytes); !s.ok())
+    return s;
   bytes.push_back('\0'); // strtod stops here at the latest
   const char *p = reinterpret_cast<const char *>(bytes.data());
   const char *end = p + bytes.size() - 1;
   int64_t lineNo = 0, fields = -1;
   std::vector<double> row;
   auto fail = [&](const std::string &msg) {
-    error = "digits file '" + path + "' line " + std::to_string(lineNo) + ": " + msg;
+    Status failure =
+        badInput("digits file '" + path + "' line " + std::to_string(lineNo) + ": " + msg);
     data = Dataset();
-    return false;
+    return failure;
   };
   while (p < end) {
     ++lineNo;
@@ -257,34 +251,28 @@ bool loadDigits(const std::string &path, Dataset &data, std::string &error) {
     p = eol + 1;
   }
   if (data.labels.empty()) {
-    error = "digits file '" + path + "' has no samples";
+    Status failure = badInput("digits file '" + path + "' has no samples");
     data = Dataset();
-    return false;
+    return failure;
   }
-  return true;
+  return Status::success();
 }
 
 //===--- MNIST IDX --------------------------------------------------------===//
 
-bool loadMnist(const std::string &path, Dataset &data, std::string &error) {
+Status loadMnist(const std::string &path, Dataset &data) {
   data = Dataset();
   std::string images, labels;
   if (isDirectory(path)) {
     images = findIn(path, {kMnistImages[0], kMnistImages[1]});
-    if (images.empty()) {
-      error = "MNIST directory '" + path + "' has no train-images-idx3-ubyte (or .gz)";
-      return false;
-    }
+    if (images.empty())
+      return ioError("MNIST directory '" + path + "' has no train-images-idx3-ubyte (or .gz)");
     labels = findIn(path, {kMnistLabels[0], kMnistLabels[1]});
-    if (labels.empty()) {
-      error = "MNIST directory '" + path + "' has no train-labels-idx1-ubyte (or .gz)";
-      return false;
-    }
+    if (labels.empty())
+      return ioError("MNIST directory '" + path + "' has no train-labels-idx1-ubyte (or .gz)");
   } else {
-    if (!isRegularFile(path)) {
-      error = "MNIST images file '" + path + "' does not exist";
-      return false;
-    }
+    if (!isRegularFile(path))
+      return ioError("MNIST images file '" + path + "' does not exist");
     images = path;
     size_t slash = path.find_last_of('/');
     std::string dir = slash == std::string::npos ? "" : path.substr(0, slash + 1);
@@ -301,8 +289,7 @@ bool loadMnist(const std::string &path, Dataset &data, std::string &error) {
       if (labels != images && isRegularFile(alt)) {
         labels = alt;
       } else {
-        error = "no MNIST labels file for '" + path + "' (looked for '" + labels + "')";
-        return false;
+        return ioError("no MNIST labels file for '" + path + "' (looked for '" + labels + "')");
       }
     }
   }
@@ -311,25 +298,28 @@ bool loadMnist(const std::string &path, Dataset &data, std::string &error) {
   std::vector<unsigned char> ib, lb;
   std::vector<uint32_t> idims, ldims;
   size_t ioff, loff;
-  if (!readMaybeGzip(images, ib, error) || !parseIdx(images, ib, "images", idims, ioff, error))
-    return false;
+  Status s = readMaybeGzip(images, ib);
+  if (s.ok())
+    s = parseIdx(images, ib, "images", idims, ioff);
+  if (!s.ok())
+    return s;
   if (idims.size() < 2) {
-    error = "MNIST images file '" + images + "': expected at least 2 dimensions, got " +
-            std::to_string(idims.size());
-    return false;
+    return badInput("MNIST images file '" + images + "': expected at least 2 dimensions, got " +
+                    std::to_string(idims.size()));
   }
-  if (!readMaybeGzip(labels, lb, error) || !parseIdx(labels, lb, "labels", ldims, loff, error))
-    return false;
+  s = readMaybeGzip(labels, lb);
+  if (s.ok())
+    s = parseIdx(labels, lb, "labels", ldims, loff);
+  if (!s.ok())
+    return s;
   if (ldims.size() != 1) {
-    error = "MNIST labels file '" + labels + "': expected 1 dimension, got " +
-            std::to_string(ldims.size());
-    return false;
+    return badInput("MNIST labels file '" + labels + "': expected 1 dimension, got " +
+                    std::to_string(ldims.size()));
   }
   if (ldims[0] != idims[0]) {
-    error = "MNIST labels file '" + labels + "' has " + std::to_string(ldims[0]) +
-            " labels but images file '" + images + "' has " + std::to_string(idims[0]) +
-            " images";
-    return false;
+    return badInput("MNIST labels file '" + labels + "' has " + std::to_string(ldims[0]) +
+                    " labels but images file '" + images + "' has " + std::to_string(idims[0]) +
+                    " images");
   }
   int64_t n = idims[0];
   data.sampleSize = 1;
@@ -341,29 +331,26 @@ bool loadMnist(const std::string &path, Dataset &data, std::string &error) {
     data.samples[i] = src[i] * (1.0f / 255.0f);
   data.labels.assign(lb.begin() + loff, lb.end());
   if (n == 0) {
-    error = "MNIST images file '" + images + "' has no samples";
+    Status failure = badInput("MNIST images file '" + images + "' has no samples");
     data = Dataset();
-    return false;
+    return failure;
   }
-  return true;
+  return Status::success();
 }
 
 //===--- CIFAR-10 binary --------------------------------------------------===//
 
-bool loadCifar10(const std::string &path, Dataset &data, std::string &error) {
+Status loadCifar10(const std::string &path, Dataset &data) {
   data = Dataset();
   data.source = path;
   std::vector<std::string> files;
   if (isDirectory(path)) {
-    if (!cifarBatches(path, files, error))
-      return false;
-    if (files.empty()) {
-      error = "CIFAR-10 directory '" + path + "' has no data_batch_*.bin files";
-      return false;
-    }
+    if (Status s = cifarBatches(path, files); !s.ok())
+      return s;
+    if (files.empty())
+      return ioError("CIFAR-10 directory '" + path + "' has no data_batch_*.bin files");
   } else if (!isRegularFile(path)) {
-    error = "CIFAR-10 file '" + path + "' does not exist";
-    return false;
+    return ioError("CIFAR-10 file '" + path + "' does not exist");
   } else {
     files.push_back(path);
   }
@@ -371,13 +358,14 @@ bool loadCifar10(const std::string &path, Dataset &data, std::string &error) {
   data.sampleSize = kPixels;
   std::vector<unsigned char> bytes;
   for (const std::string &file : files) {
-    if (!readMaybeGzip(file, bytes, error))
-      return false;
+    if (Status s = readMaybeGzip(file, bytes); !s.ok())
+      return s;
     if (bytes.empty() || bytes.size() % kRecord != 0) {
-      error = "CIFAR-10 file '" + file + "': " + std::to_string(bytes.size()) +
-              " bytes is not a whole number of 3073-byte records (truncated or not CIFAR-10)";
+      Status failure =
+          badInput("CIFAR-10 file '" + file + "': " + std::to_string(bytes.size()) +
+                   " bytes is not a whole number of 3073-byte records (truncated or not CIFAR-10)");
       data = Dataset();
-      return false;
+      return failure;
     }
     size_t n = bytes.size() / kRecord;
     size_t base = data.samples.size();
@@ -390,7 +378,7 @@ bool loadCifar10(const std::string &path, Dataset &data, std::string &error) {
         dst[j] = rec[1 + j] * (1.0f / 255.0f);
     }
   }
-  return true;
+  return Status::success();
 }
 
 //===--- NumPy .npy -------------------------------------------------------===//
@@ -424,11 +412,10 @@ size_t headerValue(std::string_view header, std::string_view key) {
   return at < header.size() ? at : std::string_view::npos;
 }
 
-bool parseNpy(const std::string &path, const char *what, const std::vector<unsigned char> &bytes,
-              NpyArray &a, std::string &error) {
+Status parseNpy(const std::string &path, const char *what, const std::vector<unsigned char> &bytes,
+                NpyArray &a) {
   auto fail = [&](const std::string &msg) {
-    error = std::string(what) + " '" + path + "': " + msg;
-    return false;
+    return badInput(std::string(what) + " '" + path + "': " + msg);
   };
   static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
@@ -519,7 +506,7 @@ bool parseNpy(const std::string &path, const char *what, const std::vector<unsig
     return fail("holds " + std::to_string(bytes.size() - dataOffset) + " bytes of data; its shape " +
                 "and dtype need " + std::to_string(want) + " (truncated?)");
   a.data = bytes.data() + dataOffset;
-  return true;
+  return Status::success();
 }
 
 template <typename T> T loadLittle(const unsigned char *p) {
@@ -556,48 +543,48 @@ bool npyInt(const NpyArray &a, uint64_t i, int64_t &v) {
 }
 } // namespace
 
-bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
-             std::string &error) {
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data) {
   data = Dataset();
   data.source = inputs;
   data.labelSource = labels;
   std::vector<unsigned char> xb, yb;
   NpyArray x, y;
-  if (!readMaybeGzip(inputs, xb, error) || !parseNpy(inputs, "NumPy inputs", xb, x, error) ||
-      !readMaybeGzip(labels, yb, error) || !parseNpy(labels, "NumPy labels", yb, y, error))
-    return false;
+  Status s = readMaybeGzip(inputs, xb);
+  if (s.ok())
+    s = parseNpy(inputs, "NumPy inputs", xb, x);
+  if (s.ok())
+    s = readMaybeGzip(labels, yb);
+  if (s.ok())
+    s = parseNpy(labels, "NumPy labels", yb, y);
+  if (!s.ok())
+    return s;
   const bool intInputs = x.kind == 'i' || x.kind == 'u';
   if (!intInputs && (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8))) {
-    error = "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
-            "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)";
-    return false;
+    return badInput(
+        "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
+        "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)");
   }
   if ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2) {
-    error = "NumPy labels '" + labels + "': must be integers of shape (N,) or, several per " +
-            "sample (one per token), (N, L)";
-    return false;
+    return badInput("NumPy labels '" + labels +
+                    "': must be integers of shape (N,) or, several per " +
+                    "sample (one per token), (N, L)");
   }
   if (x.shape[0] == 0 || y.shape[0] == 0) {
-    error = "NumPy " + std::string(x.shape[0] == 0 ? "inputs '" + inputs : "labels '" + labels) +
-            "' hold no samples";
-    return false;
+    return badInput("NumPy " +
+                    std::string(x.shape[0] == 0 ? "inputs '" + inputs : "labels '" + labels) +
+                    "' hold no samples");
   }
   if (x.shape[0] != y.shape[0]) {
-    error = "NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
-            " samples, labels '" + labels + "' " + std::to_string(y.shape[0]);
-    return false;
+    return badInput("NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
+                    " samples, labels '" + labels + "' " + std::to_string(y.shape[0]));
   }
   const int64_t n = x.shape[0];
   data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
-  if (data.sampleSize == 0) {
-    error = "NumPy inputs '" + inputs + "': a sample has no values";
-    return false;
-  }
+  if (data.sampleSize == 0)
+    return badInput("NumPy inputs '" + inputs + "': a sample has no values");
   data.labelsPerSample = y.shape.size() == 2 ? y.shape[1] : 1;
-  if (data.labelsPerSample == 0) {
-    error = "NumPy labels '" + labels + "': a sample has no labels";
-    return false;
-  }
+  if (data.labelsPerSample == 0)
+    return badInput("NumPy labels '" + labels + "': a sample has no labels");
   data.samples.resize(x.count);
   for (uint64_t i = 0; i < x.count; ++i) {
     auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };
@@ -606,11 +593,12 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
       // Integer inputs (token ids) travel as float32: exact up to 2^24.
       int64_t iv = 0;
       if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24)) {
-        error = "NumPy inputs '" + inputs + "': sample " + sample() +
-                " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
-                "mgs carries exactly";
+        Status failure =
+            badInput("NumPy inputs '" + inputs + "': sample " + sample() +
+                     " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
+                     "mgs carries exactly");
         data = Dataset();
-        return false;
+        return failure;
       }
       v = static_cast<float>(iv);
     } else {
@@ -618,11 +606,12 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
                           : static_cast<float>(loadLittle<double>(x.data + 8 * i));
     }
     if (!std::isfinite(v)) {
-      error = "NumPy inputs '" + inputs + "': sample " + sample() +
-              " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
-              "or a float64 beyond float32's range)";
+      Status failure =
+          badInput("NumPy inputs '" + inputs + "': sample " + sample() +
+                   " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
+                   "or a float64 beyond float32's range)");
       data = Dataset();
-      return false;
+      return failure;
     }
     data.samples[i] = v;
   }
@@ -630,47 +619,46 @@ bool loadNpy(const std::string &inputs, const std::string &labels, Dataset &data
   for (uint64_t i = 0; i < y.count; ++i) {
     int64_t v = 0;
     if (!npyInt(y, i, v)) {
-      error = "NumPy labels '" + labels + "': label " +
-              std::to_string(loadLittle<uint64_t>(y.data + 8 * i)) + " of sample " +
-              std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
-              " (counting from 0) is not a class number";
+      Status failure =
+          badInput("NumPy labels '" + labels + "': label " +
+                   std::to_string(loadLittle<uint64_t>(y.data + 8 * i)) + " of sample " +
+                   std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
+                   " (counting from 0) is not a class number");
       data = Dataset();
-      return false;
+      return failure;
     }
     data.labels[i] = v; // checkDataset checks the range
   }
-  return true;
+  return Status::success();
 }
 
-bool loadDataset(const std::string &path, DataFormat format, Dataset &data, std::string &error) {
+Status loadDataset(const std::string &path, DataFormat format, Dataset &data) {
   switch (format) {
   case DataFormat::Digits:
-    return loadDigits(path, data, error);
+    return loadDigits(path, data);
   case DataFormat::Mnist:
-    return loadMnist(path, data, error);
+    return loadMnist(path, data);
   case DataFormat::Cifar10:
-    return loadCifar10(path, data, error);
+    return loadCifar10(path, data);
   case DataFormat::Npy:
-    error = "NumPy data '" + path + "' needs its labels file (--labels FILE.npy)";
-    return false;
+    return badInput("NumPy data '" + path + "' needs its labels file (--labels FILE.npy)");
   }
-  error = "unknown data format";
-  return false;
+  return badInput("unknown data format");
 }
 
-bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                  int64_t classes, std::string &error) {
+Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
+                    int64_t classes) {
   if (data.sampleSize != sampleSize) {
-    error = "data '" + data.source + "': a sample has " + std::to_string(data.sampleSize) +
-            " values, but the model's input takes " + std::to_string(sampleSize) + " per sample";
-    return false;
+    return badInput("data '" + data.source + "': a sample has " + std::to_string(data.sampleSize) +
+                    " values, but the model's input takes " + std::to_string(sampleSize) +
+                    " per sample");
   }
   if (data.labelsPerSample != labelsPerSample) {
-    error = "data '" + (data.labelSource.empty() ? data.source : data.labelSource) + "': " +
-            std::to_string(data.labelsPerSample) + " label(s) per sample, but the model's loss " +
-            "takes " + std::to_string(labelsPerSample) +
-            " per sample (labels of shape (N, " + std::to_string(labelsPerSample) + "))";
-    return false;
+    return badInput("data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
+                    "': " + std::to_string(data.labelsPerSample) +
+                    " label(s) per sample, but the model's loss " + "takes " +
+                    std::to_string(labelsPerSample) + " per sample (labels of shape (N, " +
+                    std::to_string(labelsPerSample) + "))");
   }
   for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
     if (data.labels[k] < 0 || data.labels[k] >= classes) {
@@ -681,12 +669,11 @@ bool checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSamp
               : "sample " + std::to_string(i) + " (counting from 0)";
       if (data.labelsPerSample > 1)
         where += ", position " + std::to_string(k % data.labelsPerSample);
-      error = "data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
-              "': label " + std::to_string(data.labels[k]) + " at " +
-              where + " is out of range for the model's " + std::to_string(classes) + " classes";
-      return false;
+      return badInput("data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
+                      "': label " + std::to_string(data.labels[k]) + " at " + where +
+                      " is out of range for the model's " + std::to_string(classes) + " classes");
     }
-  return true;
+  return Status::success();
 }
 
 //===--- Deterministic order ----------------------------------------------===//

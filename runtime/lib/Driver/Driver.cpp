@@ -64,9 +64,8 @@ int Driver::usage(const std::string &msg) {
 
 int Driver::run() {
   manifestText = mgs_model_manifest() ? mgs_model_manifest() : "";
-  std::string err;
-  if (!parseManifest(manifestText, m, err))
-    return error("the compiled model's %s", err.c_str());
+  if (Status s = parseManifest(manifestText, m); !s.ok())
+    return error("the compiled model's %s", s.message.c_str());
   training = m.mode == Manifest::Mode::Train && !o.inference;
 
   if (o.batchSize && o.batchSize != m.batchSize)
@@ -237,14 +236,14 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
   }
   try {
     Driver driver(o);
-    std::string problem = parseOptions(argc, argv, o);
+    mgs::rt::Status parsed = parseOptions(argc, argv, o);
     if (o.help) {
       printUsage(stdout, o.program);
       return 0;
     }
-    if (!problem.empty()) {
+    if (!parsed.ok()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), problem.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
       printUsage(stderr, o.program);
       return 2;
     }

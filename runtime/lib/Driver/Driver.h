@@ -87,6 +87,8 @@ private:
   // Driver.cpp
   int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   int error(const std::string &msg) { return error("%s", msg.c_str()); }
+  /// Reports a failed Status (its message) and returns 1.
+  int error(const Status &s) { return error("%s", s.message.c_str()); }
   int usage(const std::string &msg);
   int allocate(bool training);
 

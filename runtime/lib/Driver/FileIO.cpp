@@ -53,50 +53,41 @@ Reader::~Reader() {
     std::fclose(file_);
 }
 
-bool Reader::open(const std::string &path, const char *what, std::string &error) {
+Status Reader::open(const std::string &path, const char *what) {
   path_ = path;
   kind_ = what;
-  if (isDirectory(path)) {
-    error = openError(path, what, EISDIR);
-    return false;
-  }
+  if (isDirectory(path))
+    return ioError(openError(path, what, EISDIR));
   file_ = std::fopen(path.c_str(), "rb");
-  if (!file_) {
-    error = openError(path, what, errno);
-    return false;
-  }
+  if (!file_)
+    return ioError(openError(path, what, errno));
   struct stat st;
-  if (::fstat(fileno(file_), &st) != 0) {
-    error = openError(path, what, errno);
-    return false;
-  }
+  if (::fstat(fileno(file_), &st) != 0)
+    return ioError(openError(path, what, errno));
   size_ = static_cast<uint64_t>(st.st_size);
-  return true;
+  return Status::success();
 }
 
-bool Reader::fail(const std::string &what, std::string &error) const {
-  error = kind_ + " '" + path_ + "': " + what;
-  return false;
+Status Reader::fail(const std::string &problem) const {
+  return badInput(kind_ + " '" + path_ + "': " + problem);
 }
 
-bool Reader::read(void *dst, uint64_t bytes, const char *what, std::string &error) {
+Status Reader::read(void *dst, uint64_t bytes, const char *what) {
   if (bytes > remaining())
     return fail(std::string("truncated file (") + std::to_string(size_) + " bytes) while reading " +
-                    what + " at offset " + std::to_string(offset_),
-                error);
+                what + " at offset " + std::to_string(offset_));
   unsigned char *out = static_cast<unsigned char *>(dst);
   uint64_t done = 0;
   while (done < bytes) {
     size_t got = std::fread(out + done, 1, bytes - done, file_);
     if (got == 0)
-      return fail(std::string("read error while reading ") + what + ": " +
-                      (std::ferror(file_) ? std::strerror(errno) : "unexpected end of file"),
-                  error);
+      return ioError(kind_ + " '" + path_ + "': read error while reading " + what + ": " +
+                     (std::ferror(file_) ? std::strerror(errno) : "unexpected end of file"));
     done += got;
   }
   offset_ += bytes;
   crc_ = crc32Of(crc_, out, bytes);
-  return true;
+  return Status::success();
 }
 
 //===--- AtomicWriter -----------------------------------------------------===//
@@ -108,138 +99,132 @@ AtomicWriter::~AtomicWriter() {
   }
 }
 
-bool AtomicWriter::open(const std::string &path, std::string &error) {
+void AtomicWriter::open(const std::string &path) {
   path_ = path;
   tmpPath_ = path + ".tmp." + std::to_string(::getpid());
   file_ = std::fopen(tmpPath_.c_str(), "wb");
-  if (!file_) {
-    error = "cannot write '" + tmpPath_ + "': " + std::strerror(errno);
-    return false;
-  }
-  return true;
+  if (!file_)
+    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(errno));
 }
 
-bool AtomicWriter::write(const void *src, uint64_t bytes, std::string &error) {
+void AtomicWriter::write(const void *src, uint64_t bytes) {
+  if (!status_.ok())
+    return;
   if (bytes && std::fwrite(src, 1, bytes, file_) != bytes) {
-    error = "cannot write '" + tmpPath_ + "': " + std::strerror(errno);
-    return false;
+    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(errno));
+    return;
   }
   crc_ = crc32Of(crc_, src, bytes);
-  return true;
 }
 
-bool AtomicWriter::commit(std::string &error) {
+Status AtomicWriter::commit() {
   std::FILE *f = file_;
   file_ = nullptr;
+  if (!status_.ok()) {
+    if (f) {
+      std::fclose(f);
+      std::remove(tmpPath_.c_str());
+    }
+    return status_;
+  }
   bool ok = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
   int err = errno;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
-    error = "cannot write '" + tmpPath_ + "': " + std::strerror(err ? err : errno);
+    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(err ? err : errno));
     std::remove(tmpPath_.c_str());
-    return false;
+    return status_;
   }
   if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) {
-    error = "cannot rename '" + tmpPath_ + "' to '" + path_ + "': " + std::strerror(errno);
+    status_ =
+        ioError("cannot rename '" + tmpPath_ + "' to '" + path_ + "': " + std::strerror(errno));
     std::remove(tmpPath_.c_str());
-    return false;
+    return status_;
   }
-  return true;
+  return status_;
 }
 
 //===--- Tensor records ---------------------------------------------------===//
 
-bool writeTensorRecord(AtomicWriter &w, const Tensor &t, std::string &error) {
+void writeTensorRecord(AtomicWriter &w, const Tensor &t) {
   uint32_t nameLen = static_cast<uint32_t>(t.name.size());
   uint32_t rank = static_cast<uint32_t>(t.dims.size());
-  return w.writeValue(nameLen, error) && w.write(t.name.data(), nameLen, error) &&
-         w.writeValue(rank, error) && w.write(t.dims.data(), rank * sizeof(int64_t), error) &&
-         w.write(t.data.data(), t.data.size() * sizeof(float), error);
+  w.writeValue(nameLen);
+  w.write(t.name.data(), nameLen);
+  w.writeValue(rank);
+  w.write(t.dims.data(), rank * sizeof(int64_t));
+  w.write(t.data.data(), t.data.size() * sizeof(float));
 }
 
-bool readTensorRecord(Reader &r, Tensor &t, std::string &error) {
+Status readTensorRecord(Reader &r, Tensor &t) {
   uint32_t nameLen;
-  if (!r.readValue(nameLen, "a tensor name length", error))
-    return false;
+  if (Status s = r.readValue(nameLen, "a tensor name length"); !s.ok())
+    return s;
   if (nameLen > r.remaining() || nameLen > (1u << 20))
     return r.fail("bad tensor name length " + std::to_string(nameLen) +
-                      " (corrupt or truncated file)",
-                  error);
+                  " (corrupt or truncated file)");
   t.name.resize(nameLen);
-  if (!r.read(t.name.data(), nameLen, "a tensor name", error))
-    return false;
+  if (Status s = r.read(t.name.data(), nameLen, "a tensor name"); !s.ok())
+    return s;
   uint32_t rank;
-  if (!r.readValue(rank, "a tensor rank", error))
-    return false;
+  if (Status s = r.readValue(rank, "a tensor rank"); !s.ok())
+    return s;
   if (rank > 64)
-    return r.fail("tensor '" + t.name + "' has rank " + std::to_string(rank) + " (corrupt file)",
-                  error);
+    return r.fail("tensor '" + t.name + "' has rank " + std::to_string(rank) + " (corrupt file)");
   t.dims.resize(rank);
-  if (!r.read(t.dims.data(), rank * sizeof(int64_t), "tensor dimensions", error))
-    return false;
+  if (Status s = r.read(t.dims.data(), rank * sizeof(int64_t), "tensor dimensions"); !s.ok())
+    return s;
   uint64_t elements = 1;
   for (int64_t d : t.dims) {
     if (d < 0)
-      return r.fail("tensor '" + t.name + "' has a negative dimension (corrupt file)", error);
+      return r.fail("tensor '" + t.name + "' has a negative dimension (corrupt file)");
     if (d && elements > r.remaining() / static_cast<uint64_t>(d))
       return r.fail("tensor '" + t.name + "' of shape " + formatShape(t.dims) +
-                        " does not fit in the file (truncated)",
-                    error);
+                    " does not fit in the file (truncated)");
     elements *= static_cast<uint64_t>(d);
   }
   if (elements * sizeof(float) > r.remaining())
     return r.fail("tensor '" + t.name + "' of shape " + formatShape(t.dims) +
-                      " does not fit in the file (truncated)",
-                  error);
+                  " does not fit in the file (truncated)");
   t.data.resize(elements);
-  return r.read(t.data.data(), elements * sizeof(float), "tensor data", error);
+  return r.read(t.data.data(), elements * sizeof(float), "tensor data");
 }
 
-bool writeTensorList(AtomicWriter &w, const std::vector<Tensor> &ts, std::string &error) {
+void writeTensorList(AtomicWriter &w, const std::vector<Tensor> &ts) {
   uint64_t count = ts.size();
-  if (!w.writeValue(count, error))
-    return false;
+  w.writeValue(count);
   for (const Tensor &t : ts)
-    if (!writeTensorRecord(w, t, error))
-      return false;
-  return true;
+    writeTensorRecord(w, t);
 }
 
-bool readTensorList(Reader &r, std::vector<Tensor> &ts, std::string &error) {
+Status readTensorList(Reader &r, std::vector<Tensor> &ts) {
   uint64_t count;
-  if (!r.readValue(count, "the tensor count", error))
-    return false;
+  if (Status s = r.readValue(count, "the tensor count"); !s.ok())
+    return s;
   // Each record takes at least 8 bytes.
   if (count > r.remaining() / 8)
     return r.fail("tensor count " + std::to_string(count) +
-                      " does not fit in the file (corrupt or truncated file)",
-                  error);
+                  " does not fit in the file (corrupt or truncated file)");
   ts.clear();
   ts.resize(count);
   for (Tensor &t : ts)
-    if (!readTensorRecord(r, t, error))
-      return false;
-  return true;
+    if (Status s = readTensorRecord(r, t); !s.ok())
+      return s;
+  return Status::success();
 }
 
 //===--- Whole files through zlib -----------------------------------------===//
 
-bool readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes, std::string &error) {
+Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes) {
   bytes.clear();
-  if (isDirectory(path)) {
-    error = "cannot open '" + path + "': it is a directory";
-    return false;
-  }
+  if (isDirectory(path))
+    return ioError("cannot open '" + path + "': it is a directory");
   struct stat st;
-  if (::stat(path.c_str(), &st) != 0) {
-    error = "cannot open '" + path + "': " + std::strerror(errno);
-    return false;
-  }
+  if (::stat(path.c_str(), &st) != 0)
+    return ioError("cannot open '" + path + "': " + std::strerror(errno));
   gzFile f = gzopen(path.c_str(), "rb");
-  if (!f) {
-    error = "cannot open '" + path + "': " + std::strerror(errno ? errno : ENOMEM);
-    return false;
-  }
+  if (!f)
+    return ioError("cannot open '" + path + "': " + std::strerror(errno ? errno : ENOMEM));
   gzbuffer(f, 1 << 20);
   bytes.reserve(static_cast<size_t>(st.st_size));
   constexpr unsigned kChunk = 1u << 22;
@@ -250,12 +235,14 @@ bool readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes, s
     if (got < 0) {
       int code;
       const char *msg = gzerror(f, &code);
-      error = "cannot read '" + path + "': " +
-              (code == Z_ERRNO ? std::string(std::strerror(errno)) : std::string(msg)) +
-              " (corrupt or truncated file)";
+      Status s = Status::error(
+          code == Z_ERRNO ? MGSRT_ERROR_IO : MGSRT_ERROR_INVALID_ARGUMENT,
+          "cannot read '" + path +
+              "': " + (code == Z_ERRNO ? std::string(std::strerror(errno)) : std::string(msg)) +
+              " (corrupt or truncated file)");
       gzclose(f);
       bytes.clear();
-      return false;
+      return s;
     }
     bytes.resize(old + static_cast<size_t>(got));
     if (got == 0)
@@ -264,13 +251,13 @@ bool readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes, s
   int code;
   const char *msg = gzerror(f, &code);
   if (code != Z_OK) {
-    error = "cannot read '" + path + "': " + msg + " (corrupt or truncated file)";
+    Status s = badInput("cannot read '" + path + "': " + msg + " (corrupt or truncated file)");
     gzclose(f);
     bytes.clear();
-    return false;
+    return s;
   }
   gzclose(f);
-  return true;
+  return Status::success();
 }
 
 } // namespace mgs::rt::driver

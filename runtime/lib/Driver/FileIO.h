@@ -3,6 +3,9 @@
 // Little-endian readers and writers over stdio with error messages that name
 // the file, the tensor-record encoding shared by weights files and
 // checkpoints, and atomic replacement (write a temporary, then rename).
+// Failures are Status values (mgsrt/status.h): MGSRT_ERROR_IO when the system
+// cannot open, read or write a file, MGSRT_ERROR_INVALID_ARGUMENT when its
+// contents are wrong.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +17,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
@@ -22,7 +26,7 @@
 
 namespace mgs::rt::driver {
 
-/// Reads a binary file sequentially; every failure becomes one message.
+/// Reads a binary file sequentially; every failure becomes one Status.
 class Reader {
 public:
   Reader() = default;
@@ -30,16 +34,19 @@ public:
   Reader &operator=(const Reader &) = delete;
   ~Reader();
 
-  bool open(const std::string &path, const char *what, std::string &error);
+  /// Opens `path`; `what` ("weights file") names it in messages.
+  Status open(const std::string &path, const char *what);
   const std::string &path() const { return path_; }
   /// Bytes left to read.
   uint64_t remaining() const { return size_ - offset_; }
 
-  bool read(void *dst, uint64_t bytes, const char *what, std::string &error);
-  template <typename T> bool readValue(T &v, const char *what, std::string &error) {
-    return read(&v, sizeof v, what, error);
+  /// Reads `bytes` bytes; `what` ("the magic") names them in messages.
+  Status read(void *dst, uint64_t bytes, const char *what);
+  template <typename T> Status readValue(T &v, const char *what) {
+    return read(&v, sizeof v, what);
   }
-  bool fail(const std::string &what, std::string &error) const;
+  /// An MGSRT_ERROR_INVALID_ARGUMENT status "<what> '<path>': <problem>".
+  Status fail(const std::string &problem) const;
   /// zlib's CRC-32 of every byte read so far.
   uint32_t crc() const { return crc_; }
 
@@ -52,6 +59,8 @@ private:
 
 /// Writes `path` through a temporary file in the same directory; commit()
 /// renames it over `path`. Abandoned (destroyed uncommitted) writes are removed.
+/// Its status is sticky: after the first failure (of open or a write) writes
+/// do nothing, and commit() returns that failure and removes the temporary.
 class AtomicWriter {
 public:
   AtomicWriter() = default;
@@ -59,12 +68,11 @@ public:
   AtomicWriter &operator=(const AtomicWriter &) = delete;
   ~AtomicWriter();
 
-  bool open(const std::string &path, std::string &error);
-  bool write(const void *src, uint64_t bytes, std::string &error);
-  template <typename T> bool writeValue(const T &v, std::string &error) {
-    return write(&v, sizeof v, error);
-  }
-  bool commit(std::string &error);
+  void open(const std::string &path);
+  void write(const void *src, uint64_t bytes);
+  template <typename T> void writeValue(const T &v) { write(&v, sizeof v); }
+  /// The first failure so far, or the rename's.
+  Status commit();
   /// zlib's CRC-32 of every byte written so far.
   uint32_t crc() const { return crc_; }
 
@@ -72,21 +80,32 @@ private:
   std::FILE *file_ = nullptr;
   std::string path_, tmpPath_;
   uint32_t crc_ = 0;
+  Status status_;
 };
 
+/// An MGSRT_ERROR_IO status: the system cannot find, open, read or write a file.
+inline Status ioError(std::string message) {
+  return Status::error(MGSRT_ERROR_IO, std::move(message));
+}
+/// An MGSRT_ERROR_INVALID_ARGUMENT status: a file holds what its reader does
+/// not take (corrupt, truncated, another format, not what the model expects).
+inline Status badInput(std::string message) {
+  return Status::error(MGSRT_ERROR_INVALID_ARGUMENT, std::move(message));
+}
+
 /// One tensor record: u32 name length, name, u32 rank, i64 dims[rank], f32 data.
-bool writeTensorRecord(AtomicWriter &w, const Tensor &t, std::string &error);
-bool readTensorRecord(Reader &r, Tensor &t, std::string &error);
+void writeTensorRecord(AtomicWriter &w, const Tensor &t);
+Status readTensorRecord(Reader &r, Tensor &t);
 /// u64 count, then the records.
-bool writeTensorList(AtomicWriter &w, const std::vector<Tensor> &ts, std::string &error);
-bool readTensorList(Reader &r, std::vector<Tensor> &ts, std::string &error);
+void writeTensorList(AtomicWriter &w, const std::vector<Tensor> &ts);
+Status readTensorList(Reader &r, std::vector<Tensor> &ts);
 
 /// matchWeights with `source` ("weights file 'x'", "checkpoint 'y'") in messages.
-bool matchParams(const Manifest &manifest, const std::string &source, std::vector<Tensor> &tensors,
-                 std::string &error);
+Status matchParams(const Manifest &manifest, const std::string &source,
+                   std::vector<Tensor> &tensors);
 
 /// Whole file contents, through zlib (so gzip-compressed or plain).
-bool readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes, std::string &error);
+Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes);
 
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);

@@ -16,7 +16,6 @@
 namespace mgs::rt::driver {
 
 int Driver::runInference() {
-  std::string err;
   std::map<std::string, std::string> inputFiles, outputFiles;
   // --input / --output NAME=FILE: each names one of the model's tensors, once.
   auto bind = [&](const std::string &flag, const std::string &kind,
@@ -50,16 +49,16 @@ int Driver::runInference() {
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     const std::string &file = inputFiles[m.inputs[i].name];
     Reader r;
-    if (!r.open(file, "input file", err))
-      return error(err);
+    if (Status s = r.open(file, "input file"); !s.ok())
+      return error(s);
     if (r.remaining() != inputs[i].bytes())
       return error("input file '%s' has %llu bytes; input '%s' %s takes %llu (%s)",
                    file.c_str(), static_cast<unsigned long long>(r.remaining()),
                    m.inputs[i].name.c_str(), formatShape(m.inputs[i].dims).c_str(),
                    static_cast<unsigned long long>(inputs[i].bytes()),
                    m.inputs[i].int64 ? "int64: token ids" : "float32");
-    if (!r.read(inputs[i].get(), inputs[i].bytes(), "the input", err))
-      return error(err);
+    if (Status s = r.read(inputs[i].get(), inputs[i].bytes(), "the input"); !s.ok())
+      return error(s);
     if (int rc = toDevice(inputs[i]))
       return rc;
   }
@@ -78,9 +77,10 @@ int Driver::runInference() {
       continue;
     }
     AtomicWriter w;
-    if (!w.open(it->second, err) || !w.write(outputs[i].get(), outputs[i].bytes(), err) ||
-        !w.commit(err))
-      return error(err);
+    w.open(it->second);
+    w.write(outputs[i].get(), outputs[i].bytes());
+    if (Status s = w.commit(); !s.ok())
+      return error(s);
     std::printf("output %s %s -> %s\n", m.outputs[i].name.c_str(),
                 formatShape(m.outputs[i].dims).c_str(), it->second.c_str());
   }

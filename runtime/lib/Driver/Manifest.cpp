@@ -88,11 +88,13 @@ bool parseInt(std::string_view word, int64_t &value) {
 constexpr int64_t kMaxDim = int64_t(1) << 40;
 constexpr int64_t kMaxElements = int64_t(1) << 48;
 
+/// The parser's helpers return whether to go on; the first failure is kept
+/// in `status`, which run() returns.
 class Parser {
 public:
-  Parser(Manifest &manifest, std::string &err) : m(manifest), error(err) {}
+  explicit Parser(Manifest &manifest) : m(manifest) {}
 
-  bool run(std::string_view text) {
+  Status run(std::string_view text) {
     size_t pos = 0;
     while (pos <= text.size()) {
       size_t end = text.find('\n', pos);
@@ -107,14 +109,17 @@ public:
       if (words.empty())
         continue;
       if (!parseLine(words))
-        return false;
+        return status;
     }
-    return finish();
+    finish();
+    return status;
   }
 
 private:
   bool fail(const std::string &what) {
-    error = "manifest line " + std::to_string(lineNo) + ": " + what + ": '" + std::string(line) + "'";
+    status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT, "manifest line " + std::to_string(lineNo) +
+                                                             ": " + what + ": '" +
+                                                             std::string(line) + "'");
     return false;
   }
 
@@ -316,7 +321,8 @@ private:
 
   bool finish() {
     auto missing = [&](std::string_view what) {
-      error = "manifest: missing '" + std::string(what) + "' line";
+      status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                             "manifest: missing '" + std::string(what) + "' line");
       return false;
     };
     auto saw = [&](std::string_view name) { return seen.count(std::string(name)) != 0; };
@@ -334,16 +340,18 @@ private:
     // One label per sample, or several (one per token): a multiple of it.
     if (!m.labelDims.empty() &&
         (m.labelDims[0] < m.batchSize || m.labelDims[0] % m.batchSize != 0)) {
-      error = "manifest line " + std::to_string(labelsLine) + ": labels dimension " +
-              std::to_string(m.labelDims[0]) + " is not a multiple of the batch size " +
-              std::to_string(m.batchSize) + ": '" + labelsText + "'";
+      status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                             "manifest line " + std::to_string(labelsLine) + ": labels dimension " +
+                                 std::to_string(m.labelDims[0]) +
+                                 " is not a multiple of the batch size " +
+                                 std::to_string(m.batchSize) + ": '" + labelsText + "'");
       return false;
     }
     return true;
   }
 
   Manifest &m;
-  std::string &error;
+  Status status;
   std::string_view line;
   int lineNo = 0;
   bool sawHeader = false;
@@ -354,9 +362,9 @@ private:
 
 } // namespace
 
-bool parseManifest(std::string_view text, Manifest &manifest, std::string &error) {
+Status parseManifest(std::string_view text, Manifest &manifest) {
   manifest = Manifest();
-  Parser parser(manifest, error);
+  Parser parser(manifest);
   return parser.run(text);
 }
 

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <utility>
 
 namespace mgs::rt::driver {
 
@@ -128,7 +129,10 @@ bool parseBinding(const std::string &s, std::pair<std::string, std::string> &b) 
 
 } // namespace
 
-std::string parseOptions(int argc, char **argv, Options &o) {
+Status parseOptions(int argc, char **argv, Options &o) {
+  auto problem = [](std::string message) {
+    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT, std::move(message));
+  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -155,15 +159,15 @@ std::string parseOptions(int argc, char **argv, Options &o) {
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
     if (!known.count(arg))
-      return "unknown option '" + std::string(argv[i]) + "'";
+      return problem("unknown option '" + std::string(argv[i]) + "'");
     if (!haveValue) {
       if (i + 1 >= argc)
-        return "option '" + arg + "' needs a value";
+        return problem("option '" + arg + "' needs a value");
       value = argv[++i];
     }
     o.given.insert(arg);
     auto bad = [&](const char *expected) {
-      return "bad value '" + value + "' for " + arg + " (expected " + expected + ")";
+      return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");
     };
     if (arg == "--data") {
       o.data = value;
@@ -244,7 +248,7 @@ std::string parseOptions(int argc, char **argv, Options &o) {
       (arg == "--input" ? o.inputs : o.outputs).push_back(b);
     }
   }
-  return "";
+  return Status::success();
 }
 
 } // namespace mgs::rt::driver

@@ -51,8 +51,9 @@ extern const std::set<std::string> kInferenceOnly;
 /// The usage for this executable's model (mgs_model_manifest()).
 void printUsage(std::FILE *f, const std::string &program);
 
-/// Parses argv into `o`. Returns "" or the problem.
-std::string parseOptions(int argc, char **argv, Options &o);
+/// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT
+/// with the problem as its message.
+Status parseOptions(int argc, char **argv, Options &o);
 
 } // namespace mgs::rt::driver
 

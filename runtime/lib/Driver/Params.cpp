@@ -76,19 +76,19 @@ std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
 
 // Params from --resume, else from the weights file.
 int Driver::loadParams() {
-  std::string err;
   if (training && !o.resume.empty()) {
-    if (!readCheckpoint(rankPath(o.resume), resumed, err))
-      return error(rank == 0 ? err
-                             : err + " (each worker resumes from its own file, <file>.rank<r>: "
-                                     "was the checkpoint written by fewer workers?)");
+    if (Status s = readCheckpoint(rankPath(o.resume), resumed); !s.ok())
+      return error(rank == 0 ? s.message
+                             : s.message + " (each worker resumes from its own file, "
+                                           "<file>.rank<r>: was the checkpoint written by fewer "
+                                           "workers?)");
     if (std::string diff = manifestDifference(resumed, manifestText); !diff.empty())
       return error("checkpoint '%s' was written by a differently compiled model (%s); resume "
                    "with an executable compiled as that one was",
                    o.resume.c_str(), diff.c_str());
     std::string source = "checkpoint '" + o.resume + "'";
-    if (!matchParams(m, source, resumed.params, err))
-      return error(err);
+    if (Status s = matchParams(m, source, resumed.params); !s.ok())
+      return error(s);
     size_t v = 0;
     for (const TensorSpec &p : m.params) {
       if (!p.trainable)
@@ -113,8 +113,11 @@ int Driver::loadParams() {
       return error("no weights file '%s' next to the executable (pass --weights FILE)",
                    path.c_str());
   }
-  if (!readWeights(path, loaded, err) || !matchWeights(m, path, loaded, err))
-    return error(err);
+  Status s = readWeights(path, loaded);
+  if (s.ok())
+    s = matchWeights(m, path, loaded);
+  if (!s.ok())
+    return error(s);
   return 0;
 }
 
@@ -139,11 +142,10 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
       c.velocities.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(vel, vel + n)});
     }
   }
-  std::string err;
   // Every worker writes its own (its error-feedback residuals and dropout
   // stream are its own): rank r > 0 writes <file>.rank<r>.
-  if (!writeCheckpoint(rankPath(o.checkpoint), c, err))
-    return error(err);
+  if (Status s = writeCheckpoint(rankPath(o.checkpoint), c); !s.ok())
+    return error(s);
   return 0;
 }
 
@@ -156,9 +158,8 @@ int Driver::saveWeights() {
     ts.push_back({m.params[i].name, m.params[i].dims,
                   std::vector<float>(p, p + m.params[i].numElements())});
   }
-  std::string err;
-  if (!writeWeights(o.saveWeights, ts, err))
-    return error(err);
+  if (Status s = writeWeights(o.saveWeights, ts); !s.ok())
+    return error(s);
   return 0;
 }
 

@@ -57,10 +57,11 @@ int Driver::writeTrace(int64_t iterations) {
   json += "\n]}\n";
   mgsrt_ctx_record_trace(ctx, 0);
   std::string path = rankPath(o.trace);
-  std::string err;
   AtomicWriter w;
-  if (!w.open(path, err) || !w.write(json.data(), json.size(), err) || !w.commit(err))
-    return error(err);
+  w.open(path);
+  w.write(json.data(), json.size());
+  if (Status s = w.commit(); !s.ok())
+    return error(s);
   traceWritten = true;
   std::printf("wrote the timeline of %lld iterations (%lld events) to %s%s\n",
               static_cast<long long>(iterations), static_cast<long long>(n), path.c_str(),

@@ -40,20 +40,22 @@ double secondsSince(Clock::time_point t) {
 } // namespace
 
 int Driver::loadData() {
-  std::string err;
   DataFormat format = o.format;
-  if (!o.haveFormat && !guessDataFormat(o.data, format, err))
-    return error(err);
+  if (!o.haveFormat) {
+    if (Status s = guessDataFormat(o.data, format); !s.ok())
+      return error(s);
+  }
   if (format == DataFormat::Npy && o.labels.empty())
     return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (its integer labels)");
   if (format != DataFormat::Npy && !o.labels.empty())
     return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
                  dataFormatName(format) + " data, whose labels come with it");
-  if (!(format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, err)
-                                  : loadDataset(o.data, format, data, err)))
-    return error(err);
-  if (!checkDataset(data, sampleSize, labelsPerSample, m.classes, err))
-    return error(err);
+  if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data)
+                                           : loadDataset(o.data, format, data);
+      !s.ok())
+    return error(s);
+  if (Status s = checkDataset(data, sampleSize, labelsPerSample, m.classes); !s.ok())
+    return error(s);
   if (m.inputs[0].int64) {
     // Token ids: the samples must be integers (within +-2^24, exact in the
     // float32 the data sets hold).

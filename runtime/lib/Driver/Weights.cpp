@@ -18,40 +18,41 @@ namespace {
 constexpr char kMagic[8] = {'M', 'G', 'S', 'W', '0', '0', '0', '1'};
 } // namespace
 
-bool readWeights(const std::string &path, std::vector<Tensor> &tensors, std::string &error) {
+Status readWeights(const std::string &path, std::vector<Tensor> &tensors) {
   Reader r;
-  if (!r.open(path, "weights file", error))
-    return false;
+  if (Status s = r.open(path, "weights file"); !s.ok())
+    return s;
   char magic[8];
-  if (!r.read(magic, 8, "the magic", error))
-    return false;
+  if (Status s = r.read(magic, 8, "the magic"); !s.ok())
+    return s;
   if (std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a weights file (the magic is not \"MGSW0001\")", error);
-  if (!readTensorList(r, tensors, error))
-    return false;
+    return r.fail("not a weights file (the magic is not \"MGSW0001\")");
+  if (Status s = readTensorList(r, tensors); !s.ok())
+    return s;
   if (r.remaining() != 0)
-    return r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last tensor", error);
+    return r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last tensor");
   std::map<std::string, int> seen;
   for (const Tensor &t : tensors)
     if (seen[t.name]++)
-      return r.fail("tensor '" + t.name + "' appears twice", error);
-  return true;
+      return r.fail("tensor '" + t.name + "' appears twice");
+  return Status::success();
 }
 
-bool writeWeights(const std::string &path, const std::vector<Tensor> &tensors,
-                  std::string &error) {
+Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors) {
   AtomicWriter w;
-  return w.open(path, error) && w.write(kMagic, 8, error) && writeTensorList(w, tensors, error) &&
-         w.commit(error);
+  w.open(path);
+  w.write(kMagic, 8);
+  writeTensorList(w, tensors);
+  return w.commit();
 }
 
-bool matchWeights(const Manifest &manifest, const std::string &path, std::vector<Tensor> &tensors,
-                  std::string &error) {
-  return matchParams(manifest, "weights file '" + path + "'", tensors, error);
+Status matchWeights(const Manifest &manifest, const std::string &path,
+                    std::vector<Tensor> &tensors) {
+  return matchParams(manifest, "weights file '" + path + "'", tensors);
 }
 
-bool matchParams(const Manifest &manifest, const std::string &source, std::vector<Tensor> &tensors,
-                 std::string &error) {
+Status matchParams(const Manifest &manifest, const std::string &source,
+                   std::vector<Tensor> &tensors) {
   std::map<std::string, size_t> byName;
   for (size_t i = 0; i < tensors.size(); ++i)
     byName[tensors[i].name] = i;
@@ -59,17 +60,13 @@ bool matchParams(const Manifest &manifest, const std::string &source, std::vecto
   ordered.reserve(manifest.params.size());
   for (const TensorSpec &p : manifest.params) {
     auto it = byName.find(p.name);
-    if (it == byName.end()) {
-      error = source + " has no tensor for param '" + p.name + "' (shape " +
-              formatShape(p.dims) + ")";
-      return false;
-    }
+    if (it == byName.end())
+      return badInput(source + " has no tensor for param '" + p.name + "' (shape " +
+                      formatShape(p.dims) + ")");
     Tensor &t = tensors[it->second];
-    if (t.dims != p.dims) {
-      error = source + ": param '" + p.name + "' has shape " +
-              formatShape(t.dims) + " but the model expects " + formatShape(p.dims);
-      return false;
-    }
+    if (t.dims != p.dims)
+      return badInput(source + ": param '" + p.name + "' has shape " + formatShape(t.dims) +
+                      " but the model expects " + formatShape(p.dims));
     byName.erase(it);
     ordered.push_back(std::move(t));
   }
@@ -78,13 +75,12 @@ bool matchParams(const Manifest &manifest, const std::string &source, std::vecto
     size_t first = tensors.size();
     for (auto &[name, index] : byName)
       first = std::min(first, index);
-    error = source + " has tensor '" + tensors[first].name +
-            "', which is not a param of the model" +
-            (byName.size() > 1 ? " (and " + std::to_string(byName.size() - 1) + " more)" : "");
-    return false;
+    return badInput(
+        source + " has tensor '" + tensors[first].name + "', which is not a param of the model" +
+        (byName.size() > 1 ? " (and " + std::to_string(byName.size() - 1) + " more)" : ""));
   }
   tensors = std::move(ordered);
-  return true;
+  return Status::success();
 }
 
 } // namespace mgs::rt::driver

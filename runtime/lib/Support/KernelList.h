@@ -12,8 +12,8 @@
 #define MGSRT_SUPPORT_KERNELLIST_H
 
 #include "mgsrt/contract.h" // MGSRT_COMPUTE_KERNELS, MGSRT_COMM_KERNELS
-#include "Support/Status.h"
 #include "mgsrt/mgsrt.h"
+#include "mgsrt/status.h"
 
 #include <cstddef>
 #include <cstdint>

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <set>
 
+using mgs::rt::Status;
 using namespace mgs::rt::driver;
 using namespace mgs::rt::driver::test;
 
@@ -25,8 +26,7 @@ TEST(Digits, ReadsPlainAndGzip) {
   writeGzip(dir / "d.csv.gz", csv);
   for (const char *name : {"d.csv", "d.csv.gz"}) {
     Dataset d;
-    std::string err;
-    ASSERT_TRUE(loadDigits(dir / name, d, err)) << err;
+    ASSERT_TRUE(succeeded(loadDigits(dir / name, d)));
     EXPECT_EQ(d.size(), 2);
     EXPECT_EQ(d.sampleSize, 3);
     EXPECT_EQ(d.samples, (std::vector<float>{0, 1, 0.5f, 0.25f, 0, 1}));
@@ -37,12 +37,11 @@ TEST(Digits, ReadsPlainAndGzip) {
 
 TEST(Digits, ReadsScikitLearnsFile) {
   Dataset d;
-  std::string err;
   FILE *f = std::fopen(MGS_DIGITS_CSV, "rb");
   if (!f)
     GTEST_SKIP() << MGS_DIGITS_CSV << " not installed";
   std::fclose(f);
-  ASSERT_TRUE(loadDigits(MGS_DIGITS_CSV, d, err)) << err;
+  ASSERT_TRUE(succeeded(loadDigits(MGS_DIGITS_CSV, d)));
   EXPECT_EQ(d.size(), 1797);
   EXPECT_EQ(d.sampleSize, 64);
   EXPECT_EQ(d.samples.size(), 1797u * 64);
@@ -52,37 +51,44 @@ TEST(Digits, ReadsScikitLearnsFile) {
   EXPECT_EQ(*std::min_element(d.samples.begin(), d.samples.end()), 0.0f);
   EXPECT_EQ(d.labels[0], 0);
   EXPECT_EQ(d.samples[2], 5.0f / 16); // the first row starts 0,0,5,13
-  EXPECT_TRUE(checkDataset(d, 64, 1, 10, err)) << err;
+  EXPECT_TRUE(succeeded(checkDataset(d, 64, 1, 10)));
 }
 
 TEST(Digits, Errors) {
   TempDir dir;
   Dataset d;
-  std::string err;
+  Status err;
 
-  EXPECT_FALSE(loadDigits(dir / "none.csv", d, err));
-  EXPECT_EQ(err, "cannot open '" + (dir / "none.csv") + "': No such file or directory");
+  err = loadDigits(dir / "none.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "cannot open '" + (dir / "none.csv") + "': No such file or directory");
 
   writeFile(dir / "bad.csv", "1,2,3\n1,x,3\n");
-  EXPECT_FALSE(loadDigits(dir / "bad.csv", d, err));
-  EXPECT_EQ(err, "digits file '" + (dir / "bad.csv") + "' line 2: field 2 is not a number");
+  err = loadDigits(dir / "bad.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "digits file '" + (dir / "bad.csv") + "' line 2: field 2 is not a number");
 
   writeFile(dir / "empty-field.csv", "1,2,\n");
-  EXPECT_FALSE(loadDigits(dir / "empty-field.csv", d, err));
-  EXPECT_EQ(err, "digits file '" + (dir / "empty-field.csv") + "' line 1: field 3 is not a number");
+  err = loadDigits(dir / "empty-field.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "digits file '" + (dir / "empty-field.csv") + "' line 1: field 3 is not a number");
 
   writeFile(dir / "ragged.csv", "1,2,3\n1,2\n");
-  EXPECT_FALSE(loadDigits(dir / "ragged.csv", d, err));
-  EXPECT_EQ(err, "digits file '" + (dir / "ragged.csv") +
-                     "' line 2: 2 fields, but the first row has 3");
+  err = loadDigits(dir / "ragged.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "digits file '" + (dir / "ragged.csv") + "' line 2: 2 fields, but the first row has 3");
 
   writeFile(dir / "label.csv", "1,2,3.5\n");
-  EXPECT_FALSE(loadDigits(dir / "label.csv", d, err));
-  EXPECT_TRUE(contains(err, "line 1: label 3.5")) << err;
+  err = loadDigits(dir / "label.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_TRUE(contains(err.message, "line 1: label 3.5")) << err.message;
 
   writeFile(dir / "empty.csv", "\n\n");
-  EXPECT_FALSE(loadDigits(dir / "empty.csv", d, err));
-  EXPECT_EQ(err, "digits file '" + (dir / "empty.csv") + "' has no samples");
+  err = loadDigits(dir / "empty.csv", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "digits file '" + (dir / "empty.csv") + "' has no samples");
 
   // A truncated gzip stream.
   std::string csv;
@@ -91,9 +97,10 @@ TEST(Digits, Errors) {
   writeGzip(dir / "full.csv.gz", csv);
   std::string gz = readFile(dir / "full.csv.gz");
   writeFile(dir / "cut.csv.gz", gz.substr(0, gz.size() / 2));
-  EXPECT_FALSE(loadDigits(dir / "cut.csv.gz", d, err));
-  EXPECT_TRUE(contains(err, "cannot read '" + (dir / "cut.csv.gz") + "'")) << err;
-  EXPECT_TRUE(contains(err, "truncated")) << err;
+  err = loadDigits(dir / "cut.csv.gz", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_TRUE(contains(err.message, "cannot read '" + (dir / "cut.csv.gz") + "'")) << err.message;
+  EXPECT_TRUE(contains(err.message, "truncated")) << err.message;
 }
 
 //===--- MNIST ------------------------------------------------------------===//
@@ -125,33 +132,33 @@ TEST(Mnist, ReadsADirectoryPlainOrGzip) {
   writeGzip(dir / "gz/train-labels-idx1-ubyte.gz", labels);
   for (const char *sub : {"plain", "gz"}) {
     Dataset d;
-    std::string err;
-    ASSERT_TRUE(loadMnist(dir / sub, d, err)) << err;
+    ASSERT_TRUE(succeeded(loadMnist(dir / sub, d)));
     EXPECT_EQ(d.size(), 3);
     EXPECT_EQ(d.sampleSize, 4);
     EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 0, 9}));
     EXPECT_FLOAT_EQ(d.samples[11], 55.0f / 255);
     DataFormat f;
-    ASSERT_TRUE(guessDataFormat(dir / sub, f, err)) << err;
+    ASSERT_TRUE(succeeded(guessDataFormat(dir / sub, f)));
     EXPECT_EQ(f, DataFormat::Mnist);
   }
   // The images file itself: the labels file is found next to it.
   Dataset d;
-  std::string err;
-  ASSERT_TRUE(loadMnist(dir / "gz/train-images-idx3-ubyte.gz", d, err)) << err;
+  ASSERT_TRUE(succeeded(loadMnist(dir / "gz/train-images-idx3-ubyte.gz", d)));
   EXPECT_EQ(d.size(), 3);
   DataFormat f;
-  ASSERT_TRUE(guessDataFormat(dir / "plain/train-images-idx3-ubyte", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "plain/train-images-idx3-ubyte", f)));
   EXPECT_EQ(f, DataFormat::Mnist);
 }
 
 TEST(Mnist, Errors) {
   TempDir dir;
   Dataset d;
-  std::string err;
+  Status err;
   makeDir(dir / "empty");
-  EXPECT_FALSE(loadMnist(dir / "empty", d, err));
-  EXPECT_EQ(err, "MNIST directory '" + (dir / "empty") + "' has no train-images-idx3-ubyte (or .gz)");
+  err = loadMnist(dir / "empty", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "MNIST directory '" + (dir / "empty") + "' has no train-images-idx3-ubyte (or .gz)");
 
   int cases = 0;
   auto check = [&](const std::string &images, const std::string &labels, const std::string &what) {
@@ -160,17 +167,19 @@ TEST(Mnist, Errors) {
     writeFile(sub + "/train-images-idx3-ubyte", images);
     if (!labels.empty())
       writeFile(sub + "/train-labels-idx1-ubyte", labels);
-    EXPECT_FALSE(loadMnist(sub, d, err));
-    EXPECT_TRUE(contains(err, what)) << err;
+    err = loadMnist(sub, d);
+    EXPECT_FALSE(err.ok());
+    EXPECT_TRUE(contains(err.message, what)) << err.message;
     return sub;
   };
   std::string good = idx({3, 2, 2}, ramp(12)), labels = idx({3}, {1, 2, 3});
   std::string sub = check(good, "", "has no train-labels-idx1-ubyte");
-  EXPECT_TRUE(contains(err, sub)) << err;
+  EXPECT_TRUE(contains(err.message, sub)) << err.message;
   sub = check("\x01\x02\x08\x03" + good.substr(4), labels, "not an IDX file (bad magic)");
-  EXPECT_EQ(err, "MNIST images file '" + sub + "/train-images-idx3-ubyte': not an IDX file (bad magic)");
+  EXPECT_EQ(err.message,
+            "MNIST images file '" + sub + "/train-images-idx3-ubyte': not an IDX file (bad magic)");
   sub = check(good.substr(0, good.size() - 1), labels, "truncated file: 12 data bytes expected, 11 present");
-  EXPECT_TRUE(contains(err, sub + "/train-images-idx3-ubyte")) << err;
+  EXPECT_TRUE(contains(err.message, sub + "/train-images-idx3-ubyte")) << err.message;
   check(good.substr(0, 6), labels, "truncated file (6 bytes)");
   check(good, idx({2}, {1, 2}), "has 2 labels but images file");
   check(good, idx({3}, {1, 2}), "MNIST labels file");
@@ -198,36 +207,39 @@ TEST(Cifar10, ReadsAFileOrADirectoryInBatchOrder) {
   writeFile(dir / "c/data_batch_1.bin", cifarRecords({3, 9}));
   writeFile(dir / "c/test_batch.bin", cifarRecords({1}));
   Dataset d;
-  std::string err;
-  ASSERT_TRUE(loadCifar10(dir / "c", d, err)) << err;
+  ASSERT_TRUE(succeeded(loadCifar10(dir / "c", d)));
   EXPECT_EQ(d.size(), 3);
   EXPECT_EQ(d.sampleSize, 3072);
   EXPECT_EQ(d.labels, (std::vector<int64_t>{3, 9, 5}));
   EXPECT_FLOAT_EQ(d.samples[3072 * 2 + 10], 15.0f / 255);
-  ASSERT_TRUE(loadCifar10(dir / "c/data_batch_2.bin", d, err)) << err;
+  ASSERT_TRUE(succeeded(loadCifar10(dir / "c/data_batch_2.bin", d)));
   EXPECT_EQ(d.labels, (std::vector<int64_t>{5}));
   DataFormat f;
-  ASSERT_TRUE(guessDataFormat(dir / "c", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "c", f)));
   EXPECT_EQ(f, DataFormat::Cifar10);
-  ASSERT_TRUE(guessDataFormat(dir / "c/data_batch_1.bin", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "c/data_batch_1.bin", f)));
   EXPECT_EQ(f, DataFormat::Cifar10);
 }
 
 TEST(Cifar10, Errors) {
   TempDir dir;
   Dataset d;
-  std::string err;
+  Status err;
   makeDir(dir / "c");
-  EXPECT_FALSE(loadCifar10(dir / "c", d, err));
-  EXPECT_EQ(err, "CIFAR-10 directory '" + (dir / "c") + "' has no data_batch_*.bin files");
-  EXPECT_FALSE(loadCifar10(dir / "c/data_batch_1.bin", d, err));
-  EXPECT_EQ(err, "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") + "' does not exist");
+  err = loadCifar10(dir / "c", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "CIFAR-10 directory '" + (dir / "c") + "' has no data_batch_*.bin files");
+  err = loadCifar10(dir / "c/data_batch_1.bin", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") + "' does not exist");
   std::string two = cifarRecords({1, 2});
   writeFile(dir / "c/data_batch_1.bin", two.substr(0, two.size() - 100));
-  EXPECT_FALSE(loadCifar10(dir / "c", d, err));
-  EXPECT_EQ(err, "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") +
-                     "': 6046 bytes is not a whole number of 3073-byte records (truncated or "
-                     "not CIFAR-10)");
+  err = loadCifar10(dir / "c", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "CIFAR-10 file '" + (dir / "c/data_batch_1.bin") +
+                "': 6046 bytes is not a whole number of 3073-byte records (truncated or "
+                "not CIFAR-10)");
 }
 
 //===--- Format guessing and checks ---------------------------------------===//
@@ -263,29 +275,29 @@ TEST(Npy, ReadsFloatInputsAndIntegerLabels) {
                                                                   10, 11})));
   writeFile(dir / "y.npy", npy("<i8", "(3,)", bytesOf<int64_t>({2, 0, 1})));
   Dataset d;
-  std::string err;
-  ASSERT_TRUE(loadNpy(dir / "x.npy", dir / "y.npy", d, err)) << err;
+  ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "y.npy", d)));
   EXPECT_EQ(d.sampleSize, 4);
   EXPECT_EQ(d.labels, (std::vector<int64_t>{2, 0, 1}));
   EXPECT_EQ(d.samples[5], 5.0f);
   // float64 inputs, uint8 labels (numpy's '|u1').
   writeFile(dir / "x64.npy", npy("<f8", "(2, 1)", bytesOf<double>({0.25, -1.5})));
   writeFile(dir / "y8.npy", npy("|u1", "(2,)", std::string("\x07\x03", 2)));
-  ASSERT_TRUE(loadNpy(dir / "x64.npy", dir / "y8.npy", d, err)) << err;
+  ASSERT_TRUE(succeeded(loadNpy(dir / "x64.npy", dir / "y8.npy", d)));
   EXPECT_EQ(d.samples, (std::vector<float>{0.25f, -1.5f}));
   EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 3}));
 }
 
 TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   TempDir dir;
-  std::string err;
+  Status err;
   Dataset d;
   std::string x = dir / "x.npy", y = dir / "y.npy";
   writeFile(y, npy("<i4", "(2,)", bytesOf<int32_t>({0, 1})));
   auto fails = [&](const std::string &xBytes, const std::string &want) {
     writeFile(x, xBytes);
-    EXPECT_FALSE(loadNpy(x, y, d, err));
-    EXPECT_TRUE(contains(err, want)) << err;
+    err = loadNpy(x, y, d);
+    EXPECT_FALSE(err.ok());
+    EXPECT_TRUE(contains(err.message, want)) << err.message;
   };
   fails("not numpy at all", "NumPy inputs '" + x + "': not a NumPy .npy file");
   fails(npy("<f4", "(2, 2)", bytesOf<float>({1, 2, 3, 4}), /*fortran=*/true),
@@ -309,24 +321,32 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   writeFile(x, npy("<f4", "(2, 1)", bytesOf<float>({1, 2})));
   // Labels: out of range names the labels file; beyond int64 is refused.
   writeFile(y, npy("<i4", "(2,)", bytesOf<int32_t>({0, 9})));
-  ASSERT_TRUE(loadNpy(x, y, d, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 1, 1, 5, err));
-  EXPECT_EQ(err, "data '" + y + "': label 9 at sample 1 (counting from 0) is out of range for "
-                 "the model's 5 classes");
+  ASSERT_TRUE(succeeded(loadNpy(x, y, d)));
+  err = checkDataset(d, 1, 1, 5);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + y +
+                             "': label 9 at sample 1 (counting from 0) is out of range for "
+                             "the model's 5 classes");
   writeFile(y, npy("<u8", "(2,)", bytesOf<uint64_t>({0, ~uint64_t(0)})));
-  EXPECT_FALSE(loadNpy(x, y, d, err));
-  EXPECT_EQ(err, "NumPy labels '" + y +
-                     "': label 18446744073709551615 of sample 1 (counting from 0) is not a class "
-                     "number");
+  err = loadNpy(x, y, d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "NumPy labels '" + y +
+                "': label 18446744073709551615 of sample 1 (counting from 0) is not a class "
+                "number");
   writeFile(y, npy("<f4", "(2,)", bytesOf<float>({0, 1})));
-  EXPECT_FALSE(loadNpy(x, y, d, err));
-  EXPECT_EQ(err, "NumPy labels '" + y + "': must be integers of shape (N,) or, several per "
-                 "sample (one per token), (N, L)");
-  EXPECT_FALSE(loadNpy(x, dir / "missing.npy", d, err));
-  EXPECT_TRUE(contains(err, "missing.npy")) << err;
+  err = loadNpy(x, y, d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "NumPy labels '" + y +
+                             "': must be integers of shape (N,) or, several per "
+                             "sample (one per token), (N, L)");
+  err = loadNpy(x, dir / "missing.npy", d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_TRUE(contains(err.message, "missing.npy")) << err.message;
   // loadDataset cannot read NumPy data without its labels.
-  EXPECT_FALSE(loadDataset(x, DataFormat::Npy, d, err));
-  EXPECT_TRUE(contains(err, "needs its labels file (--labels FILE.npy)")) << err;
+  err = loadDataset(x, DataFormat::Npy, d);
+  EXPECT_FALSE(err.ok());
+  EXPECT_TRUE(contains(err.message, "needs its labels file (--labels FILE.npy)")) << err.message;
 }
 
 TEST(Npy, TokenSequences) {
@@ -336,42 +356,49 @@ TEST(Npy, TokenSequences) {
   writeFile(x, npy("<i8", "(2, 3)", bytesOf<int64_t>({5, 0, 7, 1, 2, 3})));
   writeFile(y, npy("<i8", "(2, 3)", bytesOf<int64_t>({0, 7, 1, 2, 3, 4})));
   Dataset d;
-  std::string err;
-  ASSERT_TRUE(loadNpy(x, y, d, err)) << err;
+  Status err;
+  ASSERT_TRUE(succeeded(loadNpy(x, y, d)));
   EXPECT_EQ(d.size(), 2);
   EXPECT_EQ(d.sampleSize, 3);
   EXPECT_EQ(d.labelsPerSample, 3);
   EXPECT_EQ(d.samples, (std::vector<float>{5, 0, 7, 1, 2, 3}));
-  EXPECT_TRUE(checkDataset(d, 3, 3, 8, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 3, 1, 8, err));
-  EXPECT_EQ(err, "data '" + y + "': 3 label(s) per sample, but the model's loss takes 1 per "
-                 "sample (labels of shape (N, 1))");
-  EXPECT_FALSE(checkDataset(d, 3, 3, 7, err));
-  EXPECT_EQ(err, "data '" + y + "': label 7 at sample 0 (counting from 0), position 1 is out of "
-                 "range for the model's 7 classes");
+  EXPECT_TRUE(succeeded(checkDataset(d, 3, 3, 8)));
+  err = checkDataset(d, 3, 1, 8);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + y +
+                             "': 3 label(s) per sample, but the model's loss takes 1 per "
+                             "sample (labels of shape (N, 1))");
+  err = checkDataset(d, 3, 3, 7);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + y +
+                             "': label 7 at sample 0 (counting from 0), position 1 is out of "
+                             "range for the model's 7 classes");
 }
 
 TEST(DataFormat, GuessesFromThePath) {
   TempDir dir;
-  std::string err;
+  Status err;
   DataFormat f;
   writeFile(dir / "digits.csv.gz", "");
-  ASSERT_TRUE(guessDataFormat(dir / "digits.csv.gz", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "digits.csv.gz", f)));
   EXPECT_EQ(f, DataFormat::Digits);
   writeFile(dir / "x.CSV", "");
-  ASSERT_TRUE(guessDataFormat(dir / "x.CSV", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "x.CSV", f)));
   EXPECT_EQ(f, DataFormat::Digits);
   writeFile(dir / "data.txt", "");
-  EXPECT_FALSE(guessDataFormat(dir / "data.txt", f, err));
-  EXPECT_EQ(err, "cannot guess the data format of '" + (dir / "data.txt") +
-                     "'; pass --data-format digits|mnist|cifar10|npy");
+  err = guessDataFormat(dir / "data.txt", f);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "cannot guess the data format of '" + (dir / "data.txt") +
+                             "'; pass --data-format digits|mnist|cifar10|npy");
   writeFile(dir / "x.npy", "");
-  ASSERT_TRUE(guessDataFormat(dir / "x.npy", f, err)) << err;
+  ASSERT_TRUE(succeeded(guessDataFormat(dir / "x.npy", f)));
   EXPECT_EQ(f, DataFormat::Npy);
-  EXPECT_FALSE(guessDataFormat(dir / "nope", f, err));
-  EXPECT_EQ(err, "data path '" + (dir / "nope") + "' does not exist");
-  EXPECT_FALSE(guessDataFormat(dir.path(), f, err));
-  EXPECT_TRUE(contains(err, "cannot guess the data format of directory")) << err;
+  err = guessDataFormat(dir / "nope", f);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data path '" + (dir / "nope") + "' does not exist");
+  err = guessDataFormat(dir.path(), f);
+  EXPECT_FALSE(err.ok());
+  EXPECT_TRUE(contains(err.message, "cannot guess the data format of directory")) << err.message;
 
   EXPECT_TRUE(parseDataFormat("cifar10", f));
   EXPECT_EQ(f, DataFormat::Cifar10);
@@ -385,13 +412,17 @@ TEST(DataCheck, SampleSizeAndLabelRange) {
   d.sampleSize = 3;
   d.samples.assign(6, 0);
   d.labels = {1, 4};
-  std::string err;
-  EXPECT_TRUE(checkDataset(d, 3, 1, 5, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 4, 1, 5, err));
-  EXPECT_EQ(err, "data 'd.csv': a sample has 3 values, but the model's input takes 4 per sample");
-  EXPECT_FALSE(checkDataset(d, 3, 1, 4, err));
-  EXPECT_EQ(err, "data 'd.csv': label 4 at sample 1 (counting from 0) is out of range for the "
-                 "model's 4 classes");
+  Status err;
+  EXPECT_TRUE(succeeded(checkDataset(d, 3, 1, 5)));
+  err = checkDataset(d, 4, 1, 5);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "data 'd.csv': a sample has 3 values, but the model's input takes 4 per sample");
+  err = checkDataset(d, 3, 1, 4);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "data 'd.csv': label 4 at sample 1 (counting from 0) is out of range for the "
+            "model's 4 classes");
 }
 
 TEST(Data, LabelOutOfRangeNamesTheCsvLine) {
@@ -399,11 +430,12 @@ TEST(Data, LabelOutOfRangeNamesTheCsvLine) {
   TempDir dir;
   writeFile(dir / "d.csv", "0,0,1\n\n0,0,7\n");
   Dataset d;
-  std::string err;
-  ASSERT_TRUE(loadDigits(dir / "d.csv", d, err)) << err;
-  EXPECT_FALSE(checkDataset(d, 2, 1, 5, err));
-  EXPECT_EQ(err, "data '" + (dir / "d.csv") +
-                     "': label 7 at line 3 is out of range for the model's 5 classes");
+  Status err;
+  ASSERT_TRUE(succeeded(loadDigits(dir / "d.csv", d)));
+  err = checkDataset(d, 2, 1, 5);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + (dir / "d.csv") +
+                             "': label 7 at line 3 is out of range for the model's 5 classes");
 }
 
 //===--- Determinism ------------------------------------------------------===//

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <regex>
 
+using mgs::rt::Status;
 using namespace mgs::rt::driver;
 using namespace mgs::rt::driver::test;
 
@@ -148,8 +149,7 @@ protected:
     fake::manifest = fake::kTrainManifest;
     fake::failTrain = false;
     fake::hyper.clear();
-    std::string err;
-    ASSERT_TRUE(writeWeights(dir / "model.weights", initialWeights(), err)) << err;
+    ASSERT_TRUE(succeeded(writeWeights(dir / "model.weights", initialWeights())));
   }
 
   bool haveDigits() const { return isRegularFile(MGS_DIGITS_CSV); }
@@ -246,14 +246,13 @@ TEST_F(DriverMain, ResumeIsBitIdenticalToAnUninterruptedRun) {
 
   // The state param counted every sample once: 4 epochs x 44 x 32.
   std::vector<Tensor> ts;
-  std::string err;
-  ASSERT_TRUE(readWeights(dir / "resumed.weights", ts, err)) << err;
+  ASSERT_TRUE(succeeded(readWeights(dir / "resumed.weights", ts)));
   ASSERT_EQ(ts.size(), 3u);
   EXPECT_EQ(ts[2].name, "seen");
   EXPECT_EQ(ts[2].data[0], 4.0f * 44 * 32);
 
   Checkpoint c;
-  ASSERT_TRUE(readCheckpoint(dir / "ck", c, err)) << err;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", c)));
   EXPECT_EQ(c.epochsDone, 4u);
   EXPECT_EQ(c.iterationsDone, 4u * 44);
   EXPECT_EQ(c.seed, 7u);
@@ -385,8 +384,7 @@ TEST_F(DriverMain, WeightsProblemsExitOne) {
 
   std::vector<Tensor> ts = initialWeights();
   ts[0].dims = {64, 10};
-  std::string err;
-  ASSERT_TRUE(writeWeights(dir / "other.weights", ts, err)) << err;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "other.weights", ts)));
   r = run({"--data", MGS_DIGITS_CSV, "--weights", dir / "other.weights"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "param 'fc.weight' has shape [64, 10] but the model expects "

@@ -1,10 +1,13 @@
 //===- ManifestTest.cpp - The manifest parser -----------------------------===//
 
+#include "TestUtil.h"
 #include "mgsrt/driver.h"
 
 #include <gtest/gtest.h>
 
+using mgs::rt::Status;
 using namespace mgs::rt::driver;
+using namespace mgs::rt::driver::test;
 
 namespace {
 
@@ -23,8 +26,7 @@ classes 10
 
 TEST(Manifest, ParsesTrainMode) {
   Manifest m;
-  std::string err;
-  ASSERT_TRUE(parseManifest(kTrain, m, err)) << err;
+  ASSERT_TRUE(succeeded(parseManifest(kTrain, m)));
   EXPECT_EQ(m.mode, Manifest::Mode::Train);
   EXPECT_EQ(m.batchSize, 32);
   EXPECT_EQ(m.arenaBytes, 123456u);
@@ -45,11 +47,10 @@ TEST(Manifest, ParsesTrainMode) {
 
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
   Manifest m;
-  std::string err;
-  ASSERT_TRUE(parseManifest("mgs-manifest 2\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
-                            "param w trainable 0\ninput a 2 1 3\ninput b 0\noutput y 1 1",
-                            m, err))
-      << err;
+  ASSERT_TRUE(
+      succeeded(parseManifest("mgs-manifest 2\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
+                              "param w trainable 0\ninput a 2 1 3\ninput b 0\noutput y 1 1",
+                              m)));
   EXPECT_EQ(m.mode, Manifest::Mode::Inference);
   EXPECT_EQ(m.inputs.size(), 2u);
   EXPECT_TRUE(m.params[0].dims.empty());
@@ -71,9 +72,9 @@ class ManifestErrors : public ::testing::TestWithParam<BadManifest> {};
 
 TEST_P(ManifestErrors, NamesTheProblem) {
   Manifest m;
-  std::string err;
-  EXPECT_FALSE(parseManifest(GetParam().text, m, err));
-  EXPECT_EQ(err, GetParam().message);
+  Status err = parseManifest(GetParam().text, m);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, GetParam().message);
 }
 
 #define HEAD "mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 16\n"

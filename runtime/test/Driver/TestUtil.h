@@ -3,6 +3,8 @@
 #ifndef MGSRT_TEST_DRIVER_TESTUTIL_H
 #define MGSRT_TEST_DRIVER_TESTUTIL_H
 
+#include "mgsrt/status.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -61,6 +63,14 @@ inline void makeDir(const std::string &path) { ASSERT_EQ(::mkdir(path.c_str(), 0
 
 template <typename T> void append(std::string &s, const T &v) {
   s.append(reinterpret_cast<const char *>(&v), sizeof v);
+}
+
+/// Success, or a failure that shows the status's message:
+/// ASSERT_TRUE(succeeded(readWeights(path, tensors))).
+inline ::testing::AssertionResult succeeded(const Status &s) {
+  if (s.ok())
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure() << s.message;
 }
 
 } // namespace mgs::rt::driver::test

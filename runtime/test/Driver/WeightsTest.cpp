@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 
+using mgs::rt::Status;
 using namespace mgs::rt::driver;
 using namespace mgs::rt::driver::test;
 
@@ -16,33 +17,31 @@ std::vector<Tensor> sampleTensors() {
 
 Manifest sampleManifest() {
   Manifest m;
-  std::string err;
-  EXPECT_TRUE(parseManifest("mgs-manifest 2\nmode inference\nbatch_size 1\narena_bytes 0\n"
-                            "param scalar state 0\nparam fc.weight trainable 2 2 3\n"
-                            "param fc.bias trainable 1 2\noutput y 2 1 2\n",
-                            m, err))
-      << err;
+  EXPECT_TRUE(
+      succeeded(parseManifest("mgs-manifest 2\nmode inference\nbatch_size 1\narena_bytes 0\n"
+                              "param scalar state 0\nparam fc.weight trainable 2 2 3\n"
+                              "param fc.bias trainable 1 2\noutput y 2 1 2\n",
+                              m)));
   return m;
 }
 
 TEST(Weights, RoundTripsAndMatchesTheManifestInParamOrder) {
   TempDir dir;
-  std::string err;
-  ASSERT_TRUE(writeWeights(dir / "w", sampleTensors(), err)) << err;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
   std::string bytes = readFile(dir / "w");
   EXPECT_EQ(bytes.substr(0, 8), "MGSW0001");
   // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4)
   EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18);
 
   std::vector<Tensor> ts;
-  ASSERT_TRUE(readWeights(dir / "w", ts, err)) << err;
+  ASSERT_TRUE(succeeded(readWeights(dir / "w", ts)));
   ASSERT_EQ(ts.size(), 3u);
   EXPECT_EQ(ts[0].name, "fc.weight");
   EXPECT_EQ(ts[0].dims, (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(ts[1].data, (std::vector<float>{-1.5f, 0.25f}));
   EXPECT_TRUE(ts[2].dims.empty());
 
-  ASSERT_TRUE(matchWeights(sampleManifest(), dir / "w", ts, err)) << err;
+  ASSERT_TRUE(succeeded(matchWeights(sampleManifest(), dir / "w", ts)));
   EXPECT_EQ(ts[0].name, "scalar");
   EXPECT_EQ(ts[1].name, "fc.weight");
   EXPECT_EQ(ts[2].name, "fc.bias");
@@ -51,62 +50,72 @@ TEST(Weights, RoundTripsAndMatchesTheManifestInParamOrder) {
 TEST(Weights, MissingParamIsAnError) {
   std::vector<Tensor> ts = sampleTensors();
   ts.erase(ts.begin() + 1);
-  std::string err;
-  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
-  EXPECT_EQ(err, "weights file 'm.weights' has no tensor for param 'fc.bias' (shape [2])");
+  Status err = matchWeights(sampleManifest(), "m.weights", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "weights file 'm.weights' has no tensor for param 'fc.bias' (shape [2])");
 }
 
 TEST(Weights, ShapeMismatchNamesBothShapes) {
   std::vector<Tensor> ts = sampleTensors();
   ts[0].dims = {3, 2};
-  std::string err;
-  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
-  EXPECT_EQ(err, "weights file 'm.weights': param 'fc.weight' has shape [3, 2] but the model "
-                 "expects [2, 3]");
+  Status err = matchWeights(sampleManifest(), "m.weights", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "weights file 'm.weights': param 'fc.weight' has shape [3, 2] but the model "
+            "expects [2, 3]");
 }
 
 TEST(Weights, ExtraTensorIsAnError) {
   std::vector<Tensor> ts = sampleTensors();
   ts.push_back({"extra", {1}, {0}});
-  std::string err;
-  EXPECT_FALSE(matchWeights(sampleManifest(), "m.weights", ts, err));
-  EXPECT_EQ(err, "weights file 'm.weights' has tensor 'extra', which is not a param of the model");
+  Status err = matchWeights(sampleManifest(), "m.weights", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "weights file 'm.weights' has tensor 'extra', which is not a param of the model");
 }
 
 TEST(Weights, FileErrors) {
   TempDir dir;
-  std::string err;
+  Status err;
   std::vector<Tensor> ts;
-  EXPECT_FALSE(readWeights(dir / "missing", ts, err));
-  EXPECT_EQ(err, "cannot open weights file '" + (dir / "missing") +
-                     "': No such file or directory");
+  err = readWeights(dir / "missing", ts);
+  EXPECT_EQ(err.code, MGSRT_ERROR_IO); // the system cannot open it
+  EXPECT_EQ(err.message,
+            "cannot open weights file '" + (dir / "missing") + "': No such file or directory");
 
-  EXPECT_FALSE(readWeights(dir.path(), ts, err));
-  EXPECT_NE(err.find("it is a directory"), std::string::npos) << err;
+  err = readWeights(dir.path(), ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("it is a directory"), std::string::npos) << err.message;
 
   writeFile(dir / "magic", "NOTWEIGHTS0000000000");
-  EXPECT_FALSE(readWeights(dir / "magic", ts, err));
-  EXPECT_EQ(err, "weights file '" + (dir / "magic") +
-                     "': not a weights file (the magic is not \"MGSW0001\")");
+  err = readWeights(dir / "magic", ts);
+  EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT); // it holds something else
+  EXPECT_EQ(err.message, "weights file '" + (dir / "magic") +
+                             "': not a weights file (the magic is not \"MGSW0001\")");
 
-  ASSERT_TRUE(writeWeights(dir / "good", sampleTensors(), err)) << err;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "good", sampleTensors())));
   std::string good = readFile(dir / "good");
   for (size_t cut : {size_t(3), size_t(12), size_t(20), good.size() - 1}) {
     writeFile(dir / "cut", good.substr(0, cut));
-    EXPECT_FALSE(readWeights(dir / "cut", ts, err)) << cut;
-    EXPECT_NE(err.find("weights file '" + (dir / "cut") + "'"), std::string::npos) << err;
-    EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+    err = readWeights(dir / "cut", ts);
+    EXPECT_FALSE(err.ok()) << cut;
+    EXPECT_NE(err.message.find("weights file '" + (dir / "cut") + "'"), std::string::npos)
+        << err.message;
+    EXPECT_NE(err.message.find("truncated"), std::string::npos) << err.message;
   }
 
   writeFile(dir / "trailing", good + "x");
-  EXPECT_FALSE(readWeights(dir / "trailing", ts, err));
-  EXPECT_NE(err.find("1 unexpected bytes after the last tensor"), std::string::npos) << err;
+  err = readWeights(dir / "trailing", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("1 unexpected bytes after the last tensor"), std::string::npos)
+      << err.message;
 
   std::vector<Tensor> twice = sampleTensors();
   twice.push_back(twice[0]);
-  ASSERT_TRUE(writeWeights(dir / "twice", twice, err)) << err;
-  EXPECT_FALSE(readWeights(dir / "twice", ts, err));
-  EXPECT_NE(err.find("tensor 'fc.weight' appears twice"), std::string::npos) << err;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "twice", twice)));
+  err = readWeights(dir / "twice", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("tensor 'fc.weight' appears twice"), std::string::npos) << err.message;
 
   // A huge count or dimension in a small file is caught before allocating.
   std::string huge = "MGSW0001";
@@ -117,14 +126,15 @@ TEST(Weights, FileErrors) {
   append<int64_t>(huge, int64_t(1) << 40);
   append<int64_t>(huge, int64_t(1) << 40);
   writeFile(dir / "huge", huge);
-  EXPECT_FALSE(readWeights(dir / "huge", ts, err));
-  EXPECT_NE(err.find("does not fit in the file"), std::string::npos) << err;
+  err = readWeights(dir / "huge", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("does not fit in the file"), std::string::npos) << err.message;
 }
 
 TEST(Weights, WriteErrorNamesTheFile) {
-  std::string err;
-  EXPECT_FALSE(writeWeights("/nonexistent-dir/x.weights", sampleTensors(), err));
-  EXPECT_NE(err.find("/nonexistent-dir/x.weights"), std::string::npos) << err;
+  Status err = writeWeights("/nonexistent-dir/x.weights", sampleTensors());
+  EXPECT_EQ(err.code, MGSRT_ERROR_IO);
+  EXPECT_NE(err.message.find("/nonexistent-dir/x.weights"), std::string::npos) << err.message;
 }
 
 TEST(Checkpoint, RoundTrips) {
@@ -139,10 +149,10 @@ TEST(Checkpoint, RoundTrips) {
   c.rngState = 0x123456789abcdefull;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
-  std::string err;
-  ASSERT_TRUE(writeCheckpoint(dir / "ck", c, err)) << err;
+  Status err;
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "ck", c)));
   Checkpoint r;
-  ASSERT_TRUE(readCheckpoint(dir / "ck", r, err)) << err;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
   EXPECT_EQ(r.version, 2);
   EXPECT_EQ(r.seed, 42u);
@@ -158,28 +168,34 @@ TEST(Checkpoint, RoundTrips) {
 
   std::string bytes = readFile(dir / "ck");
   writeFile(dir / "cut", bytes.substr(0, bytes.size() - 2));
-  EXPECT_FALSE(readCheckpoint(dir / "cut", r, err));
-  EXPECT_NE(err.find("checkpoint '" + (dir / "cut") + "'"), std::string::npos) << err;
-  EXPECT_NE(err.find("truncated"), std::string::npos) << err;
+  err = readCheckpoint(dir / "cut", r);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("checkpoint '" + (dir / "cut") + "'"), std::string::npos)
+      << err.message;
+  EXPECT_NE(err.message.find("truncated"), std::string::npos) << err.message;
 
-  ASSERT_TRUE(writeWeights(dir / "w", sampleTensors(), err));
-  EXPECT_FALSE(readCheckpoint(dir / "w", r, err));
-  EXPECT_NE(err.find("not a checkpoint"), std::string::npos) << err;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
+  err = readCheckpoint(dir / "w", r);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("not a checkpoint"), std::string::npos) << err.message;
 
   // One flipped bit anywhere (here in a parameter's data) is found.
   std::string flipped = bytes;
   flipped[bytes.size() - 20] ^= 0x04;
   writeFile(dir / "flipped", flipped);
-  EXPECT_FALSE(readCheckpoint(dir / "flipped", r, err));
-  EXPECT_EQ(err, "checkpoint '" + (dir / "flipped") +
-                     "': corrupt: its CRC-32 does not match its contents (the file was changed "
-                     "after it was written)");
+  err = readCheckpoint(dir / "flipped", r);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message,
+            "checkpoint '" + (dir / "flipped") +
+                "': corrupt: its CRC-32 does not match its contents (the file was changed "
+                "after it was written)");
   // A manifest length beyond the file.
   std::string longManifest = bytes;
   longManifest[8 + 5] = 0x7f;
   writeFile(dir / "long", longManifest);
-  EXPECT_FALSE(readCheckpoint(dir / "long", r, err));
-  EXPECT_NE(err.find("does not fit in the file"), std::string::npos) << err;
+  err = readCheckpoint(dir / "long", r);
+  EXPECT_FALSE(err.ok());
+  EXPECT_NE(err.message.find("does not fit in the file"), std::string::npos) << err.message;
 }
 
 TEST(Checkpoint, ReadsTheFirstFormat) {
@@ -189,15 +205,14 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   c.manifest = "mgs-manifest 2\nmode train\n";
   c.seed = 5;
   c.params = sampleTensors();
-  std::string err;
-  ASSERT_TRUE(writeCheckpoint(dir / "v2", c, err)) << err;
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
                    v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 4);
   writeFile(dir / "v1", v1);
   Checkpoint r;
-  ASSERT_TRUE(readCheckpoint(dir / "v1", r, err)) << err;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
   EXPECT_TRUE(r.manifest.empty());
   EXPECT_EQ(r.version, 1);
   EXPECT_EQ(r.manifestHash, hash);
