@@ -20,6 +20,11 @@
 
 namespace mgs::onnx_import {
 
+/// The largest batch size a model is imported at: far beyond any real batch,
+/// and small enough that no tensor's size in bytes can overflow int64 (a
+/// larger one overflowed the compiled model's arena size).
+constexpr int64_t kMaxBatchSize = (int64_t(1) << 31) - 1;
+
 struct ImportOptions {
   /// Sets dimension 0 of the graph inputs and re-runs shape inference: of the
   /// inputs whose dimension 0 is symbolic, or of every input if none is.

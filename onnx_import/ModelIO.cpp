@@ -253,8 +253,11 @@ bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std:
       error = "cannot write '" + tmp + "': " + std::strerror(errno);
       return false;
     }
+    errno = 0;
     if (!model.SerializeToOstream(&out) || !out.flush()) {
-      error = "writing '" + tmp + "' failed";
+      // errno says why (ENOSPC on a full file system); the old file is kept.
+      error = "cannot write '" + tmp + "': " + std::strerror(errno ? errno : EIO) +
+              " (the old '" + path + "', if any, is unchanged)";
       std::remove(tmp.c_str());
       return false;
     }

@@ -273,7 +273,40 @@ Error Profile::validate() const {
   return Error::success();
 }
 
+/// A profile nests objects and arrays 4 levels deep ("topk": {"points":
+/// [[n, s]]}); llvm::json::parse recurses once a level, so a file nested tens
+/// of thousands deep would overflow the stack. Deeper is refused first.
+constexpr size_t kMaxProfileNesting = 64;
+
+/// The deepest nesting of objects and arrays in `text` (strings skipped;
+/// malformed text is left to the parser).
+static size_t nestingDepth(StringRef text) {
+  size_t depth = 0, deepest = 0;
+  bool inString = false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (inString) {
+      if (c == '\\')
+        ++i;
+      else if (c == '"')
+        inString = false;
+    } else if (c == '"') {
+      inString = true;
+    } else if (c == '[' || c == '{') {
+      deepest = std::max(deepest, ++depth);
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return deepest;
+}
+
 Expected<Profile> parseProfile(StringRef text) {
+  if (size_t depth = nestingDepth(text); depth > kMaxProfileNesting)
+    return createStringError(inconvertibleErrorCode(),
+                             "invalid JSON: objects and arrays nested " + Twine(depth) +
+                                 " levels deep (a profile nests 4; at most " +
+                                 Twine(kMaxProfileNesting) + " are read)");
   Expected<json::Value> doc = json::parse(text);
   if (!doc)
     return createStringError(inconvertibleErrorCode(),

@@ -79,6 +79,11 @@ int main(int argc, char **argv) {
              << "\n";
       return 1;
     }
+    if (batchSize > mgs::onnx_import::kMaxBatchSize) {
+      errs() << "mgs-import-onnx: --batch-size " << batchSize << " is too large (at most "
+             << mgs::onnx_import::kMaxBatchSize << ")\n";
+      return 1;
+    }
     options.batchSize = batchSize;
   }
   options.inlineWeights = inlineWeights;

@@ -315,6 +315,9 @@ int main(int argc, char **argv) {
                 "collectives; compile it without --strategy and --profile-use");
   if (batchSize.getNumOccurrences() && batchSize < 1)
     return fail("--batch-size must be a positive integer, got " + Twine(batchSize));
+  if (batchSize > mgs::onnx_import::kMaxBatchSize)
+    return fail("--batch-size " + Twine(batchSize) + " is too large (at most " +
+                Twine(mgs::onnx_import::kMaxBatchSize) + ")");
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
   if (output.empty())

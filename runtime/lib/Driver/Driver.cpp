@@ -19,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "FileIO.h"
 #include "Options.h"
 #include "mgsrt/driver.h"
 #include "mgsrt/mgsrt.h"
@@ -84,6 +85,22 @@ int Driver::run() {
   }
   if (training && o.data.empty())
     return usage("--data is required to train");
+  // The files the run will write, checked before it starts (a typo or a
+  // read-only folder would otherwise lose the run); --save writes through
+  // the ONNX writer, so it gets the resolved path.
+  for (auto [option, path] : {std::pair{"--save", &o.saveOnnx},
+                              std::pair{"--save-weights", &o.saveWeights},
+                              std::pair{"--checkpoint", &o.checkpoint},
+                              std::pair{"--trace", &o.trace},
+                              std::pair{"--calibrate", &o.calibrate}}) {
+    if (path->empty())
+      continue;
+    std::string resolved;
+    if (Status s = resolveOutputFile(*path, resolved); !s.ok())
+      return error("%s: %s", option, s.message.c_str());
+    if (path == &o.saveOnnx)
+      *path = resolved;
+  }
 
   return training ? runTraining() : runInference();
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -20,6 +21,49 @@ bool isDirectory(const std::string &path) {
 bool isRegularFile(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+namespace {
+const char *fileKind(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a regular file";
+}
+} // namespace
+
+Status resolveOutputFile(const std::string &path, std::string &resolved) {
+  resolved = path;
+  struct stat st;
+  if (::lstat(path.c_str(), &st) == 0) {
+    if (S_ISLNK(st.st_mode)) {
+      char *real = ::realpath(path.c_str(), nullptr);
+      if (!real)
+        return ioError("'" + path + "' is a link whose target cannot be resolved: " +
+                       std::strerror(errno));
+      resolved = real;
+      std::free(real);
+      if (::stat(resolved.c_str(), &st) != 0)
+        return ioError("cannot write '" + resolved + "': " + std::strerror(errno));
+    }
+    if (!S_ISREG(st.st_mode))
+      return ioError("'" + path + "' is " + fileKind(st.st_mode) +
+                     ": only a regular file is replaced by what is written");
+  } else if (errno != ENOENT) {
+    return ioError("cannot write '" + path + "': " + std::strerror(errno));
+  }
+  size_t slash = resolved.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : resolved.substr(0, slash);
+  if (::access(dir.c_str(), W_OK | X_OK) != 0)
+    return ioError("cannot write into '" + dir + "': " + std::strerror(errno));
+  return Status();
 }
 
 namespace {
@@ -100,8 +144,11 @@ AtomicWriter::~AtomicWriter() {
 }
 
 void AtomicWriter::open(const std::string &path) {
-  path_ = path;
-  tmpPath_ = path + ".tmp." + std::to_string(::getpid());
+  if (Status s = resolveOutputFile(path, path_); !s.ok()) {
+    status_ = s;
+    return;
+  }
+  tmpPath_ = path_ + ".tmp." + std::to_string(::getpid());
   file_ = std::fopen(tmpPath_.c_str(), "wb");
   if (!file_)
     status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(errno));

@@ -110,6 +110,13 @@ Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes)
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);
 
+/// Where a file written whole to `path` goes: `path` itself, or the file a
+/// link at `path` leads to (the link is kept). Refuses a path that is neither
+/// a regular file nor absent (a device, a directory, a FIFO: replacing it
+/// would destroy it) and a folder that cannot be written into, so that a
+/// run can check its outputs before it starts.
+Status resolveOutputFile(const std::string &path, std::string &resolved);
+
 } // namespace mgs::rt::driver
 
 #endif // MGSRT_DRIVER_FILEIO_H
