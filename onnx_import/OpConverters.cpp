@@ -9,6 +9,7 @@
 
 #include "OpConverters.h"
 #include "ConstantFolding.h"
+#include "converters/LayerNorm.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -695,6 +696,12 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},
       {"Identity", convertIdentity},
+      {"ReduceMean", convertReduceMean},
+      {"ReduceSum", convertReduceSum},
+      {"Pow", convertPow},
+      {"Sqrt", convertUnary<SqrtOp>},
+      {"Erf", convertUnary<ErfOp>},
+      {"LayerNormalization", convertLayerNormalization},
   };
   return table;
 }

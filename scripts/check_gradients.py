@@ -1,11 +1,11 @@
 #!/usr/bin/python3
 """Checks mgs's training step against PyTorch on one batch.
 
-    check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--vs-float32 F]
-                       [--float32-samples S] [--outliers FRACTION:FACTOR]
+    check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--opset N]
+                       [--vs-float32 F] [--float32-samples S] [--outliers FRACTION:FACTOR]
 
 Exports MODEL (lstmlm: a language model on int64 token ids, a label per
-token; mlp, lenet, cnn, lstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
+token; mlp, lenet, cnn, lstm, lngelu: digits-shaped; resnet20, googlenet: CIFAR-shaped;
 inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the
@@ -107,6 +107,9 @@ def main():
     ap.add_argument("--lr", type=float, default=None)
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--opset", type=int, default=15,
+                    help="the ONNX opset the model is exported at (lngelu: 17 exports "
+                         "LayerNormalization, 15 its decomposition)")
     ap.add_argument("--vs-float32", type=float, default=0.0,
                     help="also accept a tensor within this multiple of PyTorch's own float32 "
                          "error on it (for models whose float32 result is ill-conditioned)")
@@ -126,8 +129,8 @@ def main():
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
 
-    export_models.export(args.model, 15, args.workdir)
-    onnx_path = os.path.join(args.workdir, f"{args.model}-opset15.onnx")
+    export_models.export(args.model, args.opset, args.workdir)
+    onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
     exe = os.path.join(args.workdir, f"train_{args.model}")
     subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet"],
                    check=True)

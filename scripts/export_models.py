@@ -165,6 +165,27 @@ class TokenLSTM(nn.Module):
         return self.out(y.transpose(0, 1).reshape(-1, y.shape[-1]))
 
 
+class LayerNormGeluMLP(nn.Module):
+    """Digits MLP with LayerNorm and GELU: 64 -> 128 -> LayerNorm -> GELU -> 64 ->
+    LayerNorm -> GELU (tanh approximation) -> 10. Opset 15 exports LayerNorm as
+    its decomposition (ReduceMean, Sub, Pow, Sqrt, Div, ...), opset 17 as
+    LayerNormalization; GELU is Erf (exact) or Pow/Tanh (tanh) arithmetic."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128)
+        self.ln1 = nn.LayerNorm(128)
+        self.fc2 = nn.Linear(128, 64)
+        self.ln2 = nn.LayerNorm(64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        x = F.gelu(self.ln1(self.fc1(x)))
+        x = F.gelu(self.ln2(self.fc2(x)), approximate="tanh")
+        return self.fc3(x)
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -175,6 +196,7 @@ def build(name):
         "lenet": (LeNet, digits),
         "cnn": (SmallCNN, digits),
         "lstm": (DigitsLSTM, digits),
+        "lngelu": (LayerNormGeluMLP, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence

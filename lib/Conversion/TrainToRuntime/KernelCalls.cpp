@@ -134,6 +134,9 @@ int64_t unaryCode(StringRef kind) {
       .Case("relu", MGSRT_UNARY_RELU)
       .Case("leaky_relu", MGSRT_UNARY_LEAKY_RELU)
       .Case("sigmoid", MGSRT_UNARY_SIGMOID)
+      .Case("sqrt", MGSRT_UNARY_SQRT)
+      .Case("erf", MGSRT_UNARY_ERF)
+      .Case("pow", MGSRT_UNARY_POW)
       .Default(MGSRT_UNARY_TANH);
 }
 
@@ -239,6 +242,24 @@ SmallVector<int64_t> concatDesc(ArrayRef<int64_t> whole, int64_t axis, ValueRang
   return d;
 }
 
+/// A sum over `axes` of `in`, times 1 (sum) or 1 / the reduced count (mean).
+SmallVector<int64_t> reduceDesc(StringRef kind, ArrayRef<int64_t> in, ArrayRef<int64_t> axes) {
+  using D = ReduceDesc;
+  int64_t r = in.size();
+  SmallVector<int64_t> d(D::size(r), 0);
+  SmallVector<int64_t> out(in);
+  int64_t count = 1;
+  for (int64_t a : axes) {
+    count *= in[a];
+    out[a] = 1;
+  }
+  d[D::Rank] = r;
+  d[D::ScaleBits] = bitsOf(kind == "mean" && count > 0 ? 1.0 / static_cast<double>(count) : 1.0);
+  put(d, D::at(D::In, r), in);
+  put(d, D::at(D::Out, r), out);
+  return d;
+}
+
 SmallVector<int64_t> padDesc(ArrayRef<int64_t> in, ArrayRef<int64_t> pads, FloatAttr value) {
   using D = PadDesc;
   int64_t r = in.size();
@@ -273,11 +294,13 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
           return none();
         return call(Kernel::copy, countDesc(byteSize(g.getResult()) / 4), {{g.getGrad()}, {g.getResult()}});
       })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](Operation *) {
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp>([&](Operation *) {
         int64_t code = unaryCode(elementwiseKind(op));
         double alpha = 0;
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlpha().convertToDouble();
+        if (auto pow = dyn_cast<PowOp>(op))
+          alpha = pow.getExponent().convertToDouble();
         return call(Kernel::unary_fwd, unaryDesc(code, numel(op->getResult(0)), alpha),
                     {{op->getOperand(0)}, {op->getResult(0)}});
       })
@@ -395,6 +418,15 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     fields<SoftmaxCrossEntropyDesc>({{SoftmaxCrossEntropyDesc::Batch, s[0]},
                                                      {SoftmaxCrossEntropyDesc::Classes, s[1]}}),
                     {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+      })
+      .Case([&](ReduceOp r) {
+        return call(Kernel::reduce_fwd, reduceDesc(r.getKind(), shapeOf(r.getInput()), r.getAxes()),
+                    {{r.getInput()}, {r.getResult()}});
+      })
+      .Case([&](ReduceGradOp r) {
+        return call(Kernel::reduce_bwd,
+                    reduceDesc(r.getKind(), shapeOf(r.getResult()), r.getAxes()),
+                    {{r.getGrad()}, {r.getResult()}});
       })
       .Case([&](UnaryGradOp g) {
         return call(Kernel::unary_bwd,

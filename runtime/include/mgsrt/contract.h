@@ -68,7 +68,9 @@
   X(zero)                                                                                          \
   X(accumulate)                                                                                    \
   X(softmax_cross_entropy)                                                                         \
-  X(sgd_update)
+  X(sgd_update)                                                                                    \
+  X(reduce_fwd)                                                                                    \
+  X(reduce_bwd)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -307,6 +309,15 @@ struct BroadcastDesc {
 struct MarkDesc {
   enum : int64_t { Id, Size };
   static constexpr int64_t kBackpropStart = -1;
+};
+
+/// reduce_fwd / reduce_bwd: [rank, scale_bits, in[rank], out[rank]]; out is
+/// in with 1 on each reduced axis.
+struct ReduceDesc {
+  enum : int64_t { Rank, ScaleBits, Head };
+  enum Array : int64_t { In, Out, NumArrays };
+  static constexpr int64_t at(Array a, int64_t rank) { return Head + a * rank; }
+  static constexpr int64_t size(int64_t rank) { return Head + NumArrays * rank; }
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

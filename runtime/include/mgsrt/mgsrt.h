@@ -113,11 +113,12 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
  *===----------------------------------------------------------------------===*/
 
 /* Unary elementwise.  desc: [op, n, alpha_bits]
- *   op: 0 relu, 1 leaky_relu (alpha), 2 sigmoid, 3 tanh.
+ *   op: 0 relu, 1 leaky_relu (alpha), 2 sigmoid, 3 tanh, 4 sqrt, 5 erf,
+ *       6 pow (x to the constant power alpha).
  * fwd  bufs: x, y
- * bwd  bufs: x, y, dy, dx   (relu/leaky use x, sigmoid/tanh use y) */
+ * bwd  bufs: x, y, dy, dx   (relu/leaky/erf/pow use x, sigmoid/tanh/sqrt use y) */
 enum { MGSRT_UNARY_RELU = 0, MGSRT_UNARY_LEAKY_RELU = 1, MGSRT_UNARY_SIGMOID = 2,
-       MGSRT_UNARY_TANH = 3 };
+       MGSRT_UNARY_TANH = 3, MGSRT_UNARY_SQRT = 4, MGSRT_UNARY_ERF = 5, MGSRT_UNARY_POW = 6 };
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
@@ -271,6 +272,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const 
  * (lr, momentum, weight_decay from mgsrt_ctx_set_sgd).  desc: [n]
  * bufs: param (updated), grad, velocity (updated) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Sum over some axes, times a scale (1: ReduceSum, 1 / the reduced count:
+ * ReduceMean).  desc: [R, scale_bits, in[R], out[R]]
+ *   out[d] = in[d] on a kept axis, 1 on a reduced one (keepdims or not, the
+ *   data are the same). Sums are accumulated in double.
+ * fwd  bufs: x (in), y (out)      y = scale * sum of x over the reduced axes
+ * bwd  bufs: dy (out), dx (in)    dx = scale * dy broadcast back over them */
+MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus

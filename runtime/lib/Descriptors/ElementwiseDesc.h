@@ -32,14 +32,14 @@ struct UnaryParams {
   float alpha;
 };
 
-/// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu/leaky read
-/// x, sigmoid/tanh read y).
+/// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu/leaky/erf/pow
+/// read x, sigmoid/tanh/sqrt read y).
 inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_TANH)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 3]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_POW)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 6]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));
@@ -48,7 +48,8 @@ inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int
   if (!bwd) {
     check.require(0, "x", n).require(1, "y", n);
   } else {
-    if (p.op == MGSRT_UNARY_RELU || p.op == MGSRT_UNARY_LEAKY_RELU)
+    if (p.op == MGSRT_UNARY_RELU || p.op == MGSRT_UNARY_LEAKY_RELU ||
+        p.op == MGSRT_UNARY_ERF || p.op == MGSRT_UNARY_POW)
       check.require(0, "x", n);
     else
       check.require(1, "y", n);

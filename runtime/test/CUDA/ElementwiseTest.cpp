@@ -65,6 +65,31 @@ TEST_F(GpuElementwise, UnaryMatchesCpu) {
   }
 }
 
+// sqrt, erf and pow (LayerNorm and GELU), on positive inputs where every
+// exponent is real; pow with the exponents computed as products (2, 3), a
+// square root (0.5) and powf (1.7).
+TEST_F(GpuElementwise, LayerNormGeluUnaryMatchesCpu) {
+  const std::pair<int, double> cases[] = {{MGSRT_UNARY_SQRT, 0.0}, {MGSRT_UNARY_ERF, 0.0},
+                                          {MGSRT_UNARY_POW, 2.0},  {MGSRT_UNARY_POW, 3.0},
+                                          {MGSRT_UNARY_POW, 0.5},  {MGSRT_UNARY_POW, 1.7}};
+  for (auto [op, alpha] : cases) {
+    for (int64_t n : kSizes) {
+      SCOPED_TRACE("op " + std::to_string(op) + " alpha " + std::to_string(alpha) + " n " +
+                   std::to_string(n));
+      const int64_t desc[] = {op, n, bits(alpha)};
+      std::vector<float> x = randomVec(n, 0.1f, 4.0f);
+      Buffers fc = runCpu(cpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+      Buffers fg = runGpu(gpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+      EXPECT_LE(maxRelDiff(fg[1], fc[1]), 2e-6);
+      std::vector<float> dy = randomVec(n);
+      Buffers in = {x, fc[1], dy, std::vector<float>(n)};
+      Buffers bc = runCpu(cpu, mgsrt_unary_bwd, desc, in);
+      Buffers bg = runGpu(gpu, mgsrt_unary_bwd, desc, in);
+      EXPECT_LE(maxRelDiff(bg[3], bc[3]), 2e-6);
+    }
+  }
+}
+
 TEST_F(GpuElementwise, ReluBackwardReadsOnlyX) {
   const int64_t desc[] = {MGSRT_UNARY_LEAKY_RELU, 3, bits(0.5)};
   Buffers in = {{-1, 0, 2}, {}, {5, 6, 7}, {0, 0, 0}};

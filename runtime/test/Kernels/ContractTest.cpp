@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 42u); // 37 compute kernels, 4 collectives, mark
+  EXPECT_EQ(symbols.size(), 44u); // 39 compute kernels, 4 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -86,6 +86,10 @@ TEST(ContractTest, VariableDescriptorLayouts) {
   EXPECT_EQ(PadDesc::padsAt(2), 3);
   EXPECT_EQ(PadDesc::valueBitsAt(2), 7);
   EXPECT_EQ(PadDesc::size(2), 8);
+  // reduce, rank 3: [R, scale_bits, in[3], out[3]]
+  EXPECT_EQ(ReduceDesc::at(ReduceDesc::In, 3), 2);
+  EXPECT_EQ(ReduceDesc::at(ReduceDesc::Out, 3), 5);
+  EXPECT_EQ(ReduceDesc::size(3), 8);
 }
 
 // A descriptor built by field name is one the kernel reads as meant: a 2x3

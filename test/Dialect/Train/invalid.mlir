@@ -1172,3 +1172,51 @@ func.func @gather_grad_bad_grad(%i: tensor<3xi64>, %g: tensor<2x4xf32>) {
   %d = train.gather_grad %i, %g : (tensor<3xi64>, tensor<2x4xf32>) -> tensor<10x4xf32>
   return
 }
+
+// -----
+
+func.func @reduce_bad_kind(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'train.reduce' op unknown kind 'max'; expected one of sum mean}}
+  %m = train.reduce "max" %x {axes = array<i64: 1>, keepdims = true} : tensor<4x6xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axis_out_of_range(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'train.reduce' op axis 2 is out of range for rank 2}}
+  %m = train.reduce "sum" %x {axes = array<i64: 2>, keepdims = true} : tensor<4x6xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_axes_unsorted(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'train.reduce' op axes must be distinct and ascending}}
+  %m = train.reduce "sum" %x {axes = array<i64: 1, 0>, keepdims = false} : tensor<4x6xf32> -> tensor<f32>
+  return
+}
+
+// -----
+
+func.func @reduce_bad_result(%x: tensor<4x6xf32>) {
+  // expected-error @+1 {{'train.reduce' op result shape 4x1 does not match the expected 4}}
+  %m = train.reduce "mean" %x {axes = array<i64: 1>, keepdims = false} : tensor<4x6xf32> -> tensor<4x1xf32>
+  return
+}
+
+// -----
+
+func.func @reduce_grad_bad_grad(%g: tensor<6xf32>) {
+  // expected-error @+1 {{'train.reduce_grad' op grad shape 6 is not the reduction of 4x6 over its axes}}
+  %d = train.reduce_grad "mean" %g {axes = array<i64: 1>} : tensor<6xf32> -> tensor<4x6xf32>
+  return
+}
+
+// -----
+
+func.func @unary_grad_bad_kind(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow}}
+  %d = train.unary_grad "cbrt" %x, %x, %x : tensor<4xf32>
+  return
+}

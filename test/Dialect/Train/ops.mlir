@@ -498,3 +498,26 @@ func.func @gather(%t: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<10x4xf32>
   %d = train.gather_grad %i, %y : (tensor<2x3xi64>, tensor<2x3x4xf32>) -> tensor<10x4xf32>
   return %d : tensor<10x4xf32>
 }
+
+// LayerNorm and GELU pieces: sqrt, erf, pow with a constant exponent, and
+// reductions (keepdims or not) with their gradients.
+// CHECK-LABEL: func.func @layer_norm_pieces
+//       CHECK:   %[[S:.*]] = train.sqrt %{{.*}} : tensor<4x6xf32>
+//       CHECK:   %[[E:.*]] = train.erf %[[S]] : tensor<4x6xf32>
+//       CHECK:   %[[P:.*]] = train.pow %[[E]] {exponent = 5.000000e-01 : f32} : tensor<4x6xf32>
+//       CHECK:   train.unary_grad "pow" %[[E]], %[[P]], %[[P]] {alpha = 5.000000e-01 : f32} : tensor<4x6xf32>
+//       CHECK:   %[[M:.*]] = train.reduce "mean" %[[P]] {axes = array<i64: 1>, keepdims = true} : tensor<4x6xf32> -> tensor<4x1xf32>
+//       CHECK:   %[[T:.*]] = train.reduce "sum" %[[P]] {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x6xf32> -> tensor<f32>
+//       CHECK:   train.reduce_grad "mean" %[[M]] {axes = array<i64: 1>} : tensor<4x1xf32> -> tensor<4x6xf32>
+//       CHECK:   train.reduce_grad "sum" %[[T]] {axes = array<i64: 0, 1>} : tensor<f32> -> tensor<4x6xf32>
+func.func @layer_norm_pieces(%x: tensor<4x6xf32>) {
+  %s = train.sqrt %x : tensor<4x6xf32>
+  %e = train.erf %s : tensor<4x6xf32>
+  %p = train.pow %e {exponent = 0.5 : f32} : tensor<4x6xf32>
+  %dp = train.unary_grad "pow" %e, %p, %p {alpha = 0.5 : f32} : tensor<4x6xf32>
+  %m = train.reduce "mean" %p {axes = array<i64: 1>, keepdims = true} : tensor<4x6xf32> -> tensor<4x1xf32>
+  %t = train.reduce "sum" %p {axes = array<i64: 0, 1>, keepdims = false} : tensor<4x6xf32> -> tensor<f32>
+  %dm = train.reduce_grad "mean" %m {axes = array<i64: 1>} : tensor<4x1xf32> -> tensor<4x6xf32>
+  %dt = train.reduce_grad "sum" %t {axes = array<i64: 0, 1>} : tensor<f32> -> tensor<4x6xf32>
+  return
+}

@@ -487,7 +487,8 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 }
 
 LogicalResult UnaryGradOp::verify() {
-  return verifyKind(*this, getKind(), {"relu", "leaky_relu", "sigmoid", "tanh"});
+  return verifyKind(*this, getKind(),
+                    {"relu", "leaky_relu", "sigmoid", "tanh", "sqrt", "erf", "pow"});
 }
 
 LogicalResult BinaryGradOp::verify() {
@@ -544,6 +545,55 @@ LogicalResult GradientOp::verify() {
   return success();
 }
 
+namespace {
+
+/// Checks a reduction's kind and axes (distinct, ascending, in [0, rank)) and
+/// returns the shape it reduces `input` to, with the axes kept as 1s or
+/// dropped.
+FailureOr<SmallVector<int64_t>> reducedShape(Operation *op, StringRef kind,
+                                             ArrayRef<int64_t> input, ArrayRef<int64_t> axes,
+                                             bool keepdims) {
+  if (failed(verifyKind(op, kind, {"sum", "mean"})))
+    return failure();
+  int64_t rank = input.size();
+  for (auto [i, a] : llvm::enumerate(axes)) {
+    if (a < 0 || a >= rank)
+      return op->emitOpError() << "axis " << a << " is out of range for rank " << rank;
+    if (i > 0 && axes[i - 1] >= a)
+      return op->emitOpError() << "axes must be distinct and ascending";
+  }
+  SmallVector<int64_t> shape;
+  for (int64_t d = 0; d < rank; ++d) {
+    if (!llvm::is_contained(axes, d))
+      shape.push_back(input[d]);
+    else if (keepdims)
+      shape.push_back(1);
+  }
+  return shape;
+}
+
+} // namespace
+
+LogicalResult ReduceOp::verify() {
+  auto shape = reducedShape(*this, getKind(), shapeOf(getInput()), getAxes(), getKeepdims());
+  if (failed(shape))
+    return failure();
+  return checkResultShape(*this, getResult(), *shape);
+}
+
+LogicalResult ReduceGradOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getResult());
+  auto kept = reducedShape(*this, getKind(), in, getAxes(), true);
+  if (failed(kept))
+    return failure();
+  auto dropped = reducedShape(*this, getKind(), in, getAxes(), false);
+  if (shapeOf(getGrad()) == ArrayRef<int64_t>(*kept) ||
+      shapeOf(getGrad()) == ArrayRef<int64_t>(*dropped))
+    return success();
+  return emitOpError() << "grad shape " << shapeToString(shapeOf(getGrad()))
+                       << " is not the reduction of " << shapeToString(in) << " over its axes";
+}
+
 StringRef mgs::train::elementwiseKind(Operation *op) {
   return llvm::TypeSwitch<Operation *, StringRef>(op)
       .Case([](ReluOp) { return "relu"; })
@@ -554,6 +604,9 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](SubOp) { return "sub"; })
       .Case([](MulOp) { return "mul"; })
       .Case([](DivOp) { return "div"; })
+      .Case([](SqrtOp) { return "sqrt"; })
+      .Case([](ErfOp) { return "erf"; })
+      .Case([](PowOp) { return "pow"; })
       .Default([](Operation *) { return ""; });
 }
 

@@ -108,11 +108,13 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(bin.getRhs(), grads.getRhsGrad());
         return success();
       })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp>([&](auto un) {
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp>([&](auto un) {
         StringRef kind = elementwiseKind(op);
         FloatAttr alpha = b.getF32FloatAttr(0.0f);
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlphaAttr();
+        if (auto pow = dyn_cast<PowOp>(op))
+          alpha = pow.getExponentAttr();
         auto dx = create<UnaryGradOp>(loc, un.getInput().getType(), b.getStringAttr(kind),
                                       un.getInput(), un.getResult(), gradOf(un.getResult()), alpha);
         accumulate(un.getInput(), dx);
@@ -293,6 +295,12 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         auto dx = create<PadOp>(loc, pad.getInput().getType(), gradOf(pad.getResult()),
                                 b.getDenseI64ArrayAttr(negated), b.getF32FloatAttr(0.0f));
         accumulate(pad.getInput(), dx);
+        return success();
+      })
+      .Case([&](ReduceOp red) {
+        auto dx = create<ReduceGradOp>(loc, red.getInput().getType(), red.getKindAttr(),
+                                       gradOf(red.getResult()), red.getAxesAttr());
+        accumulate(red.getInput(), dx);
         return success();
       })
       .Default([&](Operation *other) -> LogicalResult {

@@ -17,6 +17,52 @@ namespace {
 // Unary
 //===----------------------------------------------------------------------===//
 
+/// y = x^p for a constant p; the exponents LayerNorm and GELU use (2, 3, 0.5,
+/// 1) as products or a square root, as exact as PyTorch's own.
+void unaryPow(const float *x, float *y, int64_t n, float p) {
+  if (p == 2.0f) {
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] * x[i];
+  } else if (p == 3.0f) {
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] * x[i] * x[i];
+  } else if (p == 0.5f) {
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::sqrt(x[i]);
+  } else if (p == 1.0f) {
+    std::memcpy(y, x, sizeof(float) * n);
+  } else {
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::pow(x[i], p);
+  }
+}
+
+/// dx = dy p x^(p-1).
+void unaryPowGrad(const float *x, const float *dy, float *dx, int64_t n, float p) {
+  if (p == 2.0f) {
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * 2.0f * x[i];
+  } else if (p == 3.0f) {
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * 3.0f * (x[i] * x[i]);
+  } else if (p == 1.0f) {
+    std::memcpy(dx, dy, sizeof(float) * n);
+  } else if (p == 0.0f) {
+    std::memset(dx, 0, sizeof(float) * n);
+  } else {
+    const float q = p - 1.0f;
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * p * std::pow(x[i], q);
+  }
+}
+
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p;
   if (parseUnary(ctx, kernelName(Kernel::unary_fwd), desc, bufs, false, p))
@@ -45,6 +91,19 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 #pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::tanh(x[i]);
+    break;
+  case MGSRT_UNARY_SQRT:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::sqrt(x[i]);
+    break;
+  case MGSRT_UNARY_ERF:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::erf(x[i]);
+    break;
+  case MGSRT_UNARY_POW:
+    unaryPow(x, y, n, alpha);
     break;
   }
   return MGSRT_OK;
@@ -84,6 +143,23 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       dx[i] = dy[i] * (1.0f - y[i] * y[i]);
+    break;
+  case MGSRT_UNARY_SQRT:
+    // d sqrt(x) = 1 / (2 sqrt(x)), from the forward output.
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * 0.5f / y[i];
+    break;
+  case MGSRT_UNARY_ERF: {
+    // d erf(x) = 2 / sqrt(pi) exp(-x^2).
+    const float c = static_cast<float>(1.1283791670955126);
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * c * std::exp(-x[i] * x[i]);
+    break;
+  }
+  case MGSRT_UNARY_POW:
+    unaryPowGrad(x, dy, dx, n, alpha);
     break;
   }
   return MGSRT_OK;

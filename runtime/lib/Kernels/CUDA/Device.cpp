@@ -168,6 +168,9 @@ MGSRT_CUDA_UNIMPLEMENTED(gather_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(gather_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
+// ReduceMean / ReduceSum likewise (LayerNorm's pieces).
+MGSRT_CUDA_UNIMPLEMENTED(reduce_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(reduce_bwd)
 
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;

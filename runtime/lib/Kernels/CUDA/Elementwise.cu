@@ -37,6 +37,17 @@ __global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ 
       y[i] = v < 0.0f ? alpha * v : v;
     else if constexpr (Op == MGSRT_UNARY_SIGMOID)
       y[i] = 1.0f / (1.0f + expf(-v));
+    else if constexpr (Op == MGSRT_UNARY_SQRT)
+      y[i] = sqrtf(v);
+    else if constexpr (Op == MGSRT_UNARY_ERF)
+      y[i] = erff(v);
+    else if constexpr (Op == MGSRT_UNARY_POW)
+      // The exponents LayerNorm and GELU use as products, as on the CPU.
+      y[i] = alpha == 2.0f   ? __fmul_rn(v, v)
+             : alpha == 3.0f ? __fmul_rn(__fmul_rn(v, v), v)
+             : alpha == 0.5f ? sqrtf(v)
+             : alpha == 1.0f ? v
+                             : powf(v, alpha);
     else
       y[i] = tanhf(v);
   }
@@ -55,6 +66,18 @@ __global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restr
     } else if constexpr (Op == MGSRT_UNARY_SIGMOID) {
       const float v = y[i];
       dx[i] = g * v * (1.0f - v);
+    } else if constexpr (Op == MGSRT_UNARY_SQRT) {
+      dx[i] = g * 0.5f / y[i];
+    } else if constexpr (Op == MGSRT_UNARY_ERF) {
+      const float v = x[i];
+      dx[i] = g * 1.1283791670955126f * expf(-v * v);
+    } else if constexpr (Op == MGSRT_UNARY_POW) {
+      const float v = x[i];
+      dx[i] = alpha == 2.0f   ? g * 2.0f * v
+              : alpha == 3.0f ? g * 3.0f * __fmul_rn(v, v)
+              : alpha == 1.0f ? g
+              : alpha == 0.0f ? 0.0f
+                              : g * alpha * powf(v, alpha - 1.0f);
     } else {
       const float v = y[i];
       dx[i] = g * (1.0f - __fmul_rn(v, v)); // y*y rounded, as on the CPU
@@ -81,6 +104,15 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_SIGMOID:
     unaryFwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_SQRT:
+    unaryFwdKernel<MGSRT_UNARY_SQRT><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_ERF:
+    unaryFwdKernel<MGSRT_UNARY_ERF><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_POW:
+    unaryFwdKernel<MGSRT_UNARY_POW><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
     break;
   default:
     unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
@@ -110,6 +142,15 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_SIGMOID:
     unaryBwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_SQRT:
+    unaryBwdKernel<MGSRT_UNARY_SQRT><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_ERF:
+    unaryBwdKernel<MGSRT_UNARY_ERF><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    break;
+  case MGSRT_UNARY_POW:
+    unaryBwdKernel<MGSRT_UNARY_POW><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
     break;
   default:
     unaryBwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);

@@ -666,4 +666,58 @@ def Train_AssignParamOp : Train_Op<"assign_param", [
   let assemblyFormat = "$param `,` $value attr-dict `:` type($value)";
 }
 
+//===----------------------------------------------------------------------===//
+// LayerNorm and GELU pieces: sqrt, erf, pow, reductions
+//===----------------------------------------------------------------------===//
+
+def Train_SqrtOp : Train_UnaryOp<"sqrt", "Sqrt">;
+def Train_ErfOp : Train_UnaryOp<"erf", "Erf">;
+def Train_PowOp : Train_UnaryOp<"pow", "Pow", (ins F32Attr:$exponent)> {
+  let summary = "Elementwise power to a constant exponent (ONNX Pow)";
+  let description = [{
+    x^exponent, elementwise; ONNX Pow whose exponent is a one-element
+    constant.
+
+    ```mlir
+    %y = train.pow %x {exponent = 2.0 : f32} : tensor<8x16xf32>
+    ```
+  }];
+}
+
+def Train_ReduceOp : Train_Op<"reduce", [Pure]> {
+  let summary = "Sum or mean over some axes (ONNX ReduceSum, ReduceMean)";
+  let description = [{
+    `kind` is "sum" or "mean"; `axes` are distinct, ascending and in [0, rank).
+    With `keepdims` each reduced axis stays with extent 1, else it is dropped.
+
+    ```mlir
+    %m = train.reduce "mean" %x {axes = array<i64: 1>, keepdims = true}
+        : tensor<8x16xf32> -> tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$input, DenseI64ArrayAttr:$axes,
+                       BoolAttr:$keepdims);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$kind $input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
+def Train_ReduceGradOp : Train_Op<"reduce_grad", [Pure]> {
+  let summary = "Gradient of reduce: the result's gradient broadcast back over the axes";
+  let description = [{
+    Each input element's gradient is the gradient of the result element it
+    was summed into, divided by the number of elements reduced for "mean".
+    `grad` has the reduce's result shape (with or without the kept axes).
+
+    ```mlir
+    %dx = train.reduce_grad "mean" %dm {axes = array<i64: 1>}
+        : tensor<8x1xf32> -> tensor<8x16xf32>
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$grad, DenseI64ArrayAttr:$axes);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$kind $grad attr-dict `:` type($grad) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,194 @@
+//===- LayerNorm.cpp - Converters of LayerNorm and GELU pieces ------------===//
+//
+// Reductions, Pow with a constant exponent and LayerNormalization. A
+// LayerNormalization becomes the ops PyTorch exports for LayerNorm at opset
+// 15 (mean, centred square, mean, + epsilon, sqrt, divide, scale, shift), so
+// both exports train through the same kernels and gradients.
+//
+//===----------------------------------------------------------------------===//
+
+#include "converters/LayerNorm.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// `axes` normalized into [0, rank) and sorted; an axis out of range or
+/// given twice is an error naming the node.
+FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t> axes,
+                                              int64_t rank) {
+  SmallVector<int64_t> out;
+  for (int64_t a : axes) {
+    if (a < -rank || a >= rank)
+      return n.emitError() << "axis " << a << " is out of range for rank " << rank;
+    int64_t norm = a < 0 ? a + rank : a;
+    if (llvm::is_contained(out, norm))
+      return n.emitError() << "axis " << a << " is given twice";
+    out.push_back(norm);
+  }
+  llvm::sort(out);
+  return out;
+}
+
+/// The reduction of input 0 of `n` over `axes` (already read; empty: every
+/// axis unless noop_with_empty_axes), as `kind`.
+LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  int64_t rank = shapeOf(*x).size();
+  bool keepdims = n.intAttr("keepdims", 1) != 0;
+  SmallVector<int64_t> all;
+  if (axes.empty()) {
+    if (n.intAttr("noop_with_empty_axes", 0) != 0) {
+      n.setOutput(0, *x);
+      return success();
+    }
+    for (int64_t d = 0; d < rank; ++d)
+      all.push_back(d);
+    axes = all;
+  }
+  auto norm = normalizeAxes(n, axes, rank);
+  if (failed(norm))
+    return failure();
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  OpBuilder &b = n.builder();
+  auto op = ReduceOp::create(b, n.loc(), *type, b.getStringAttr(kind), *x,
+                             b.getDenseI64ArrayAttr(*norm), b.getBoolAttr(keepdims));
+  n.setOutput(0, op.getResult());
+  return success();
+}
+
+/// The axes of a reduction: input 1 where the opset passes them as an input
+/// (a constant), else the attribute.
+FailureOr<SmallVector<int64_t>> reduceAxes(NodeImporter &n, bool axesAsInput) {
+  if (axesAsInput) {
+    if (n.findAttr("axes"))
+      return n.emitError() << "attribute 'axes' is not valid at opset " << n.opset()
+                           << " (axes are input 1)";
+    if (!n.hasInput(1))
+      return SmallVector<int64_t>();
+    return n.constantInts(1);
+  }
+  return n.intsAttr("axes").value_or(SmallVector<int64_t>());
+}
+
+/// A scalar f32 constant.
+Value scalar(NodeImporter &n, float value) {
+  auto type = RankedTensorType::get({}, n.builder().getF32Type());
+  return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, value));
+}
+
+} // namespace
+
+LogicalResult convertReduceMean(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 18);
+  if (failed(axes))
+    return failure();
+  return buildReduce(n, "mean", *axes);
+}
+
+LogicalResult convertReduceSum(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 13);
+  if (failed(axes))
+    return failure();
+  return buildReduce(n, "sum", *axes);
+}
+
+LogicalResult convertPow(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto exponent = n.constantFloats(1);
+  if (failed(exponent))
+    return failure();
+  if (exponent->size() != 1)
+    return n.emitError() << "the exponent (input 1) must be one value, got " << exponent->size()
+                         << "; mgs supports a constant exponent";
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  if (shapeOf(*x) != type->getShape())
+    return n.emitError() << "the exponent may not broadcast the base: result shape "
+                         << shapeToString(type->getShape()) << ", base "
+                         << shapeToString(shapeOf(*x));
+  auto op = PowOp::create(n.builder(), n.loc(), *type, *x,
+                          n.builder().getF32FloatAttr(exponent->front()));
+  n.setOutput(0, op.getResult());
+  return success();
+}
+
+LogicalResult convertLayerNormalization(NodeImporter &n) {
+  auto x = n.input(0), scale = n.input(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  Value bias;
+  if (n.hasInput(2)) {
+    auto given = n.input(2);
+    if (failed(given))
+      return failure();
+    bias = *given;
+  }
+  if (n.intAttr("stash_type", 1) != 1)
+    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
+                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  int64_t rank = shape.size();
+  int64_t axis = n.intAttr("axis", -1);
+  if (axis < -rank || axis >= rank)
+    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
+  if (axis < 0)
+    axis += rank;
+  SmallVector<int64_t> axes, statShape(shape);
+  for (int64_t d = axis; d < rank; ++d) {
+    axes.push_back(d);
+    statShape[d] = 1;
+  }
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  auto f32 = b.getF32Type();
+  auto xType = cast<RankedTensorType>(x->getType());
+  auto statType = RankedTensorType::get(statShape, f32);
+  auto mean = [&](Value v) {
+    return ReduceOp::create(b, loc, statType, b.getStringAttr("mean"), v,
+                            b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true))
+        .getResult();
+  };
+  // y = (x - E[x]) / sqrt(E[(x - E[x])^2] + epsilon) * scale + bias
+  Value mu = mean(*x);
+  Value centred = SubOp::create(b, loc, xType, *x, mu);
+  Value squared = PowOp::create(b, loc, xType, centred, b.getF32FloatAttr(2.0f));
+  Value var = mean(squared);
+  Value shifted = AddOp::create(b, loc, statType, var, scalar(n, n.floatAttr("epsilon", 1e-5f)));
+  Value stddev = SqrtOp::create(b, loc, statType, shifted);
+  Value normed = DivOp::create(b, loc, xType, centred, stddev);
+  auto yType = n.outputType(0);
+  if (failed(yType))
+    return failure();
+  if (!broadcastShapes(shape, shapeOf(*scale)) || (bias && !broadcastShapes(shape, shapeOf(bias))))
+    return n.emitError() << "Scale and B must broadcast to the normalized shape";
+  Value y = MulOp::create(b, loc, xType, normed, *scale);
+  if (bias)
+    y = AddOp::create(b, loc, xType, y, bias);
+  if (*yType != xType)
+    return n.emitError() << "output type " << *yType << " is not the input's " << xType;
+  n.setOutput(0, y);
+  if (n.hasOutput(1))
+    n.setOutput(1, mu);
+  if (n.hasOutput(2))
+    n.setOutput(2, DivOp::create(b, loc, statType, scalar(n, 1.0f), stddev).getResult());
+  return success();
+}
+
+} // namespace mgs::onnx_import

@@ -1,0 +1,28 @@
+//===- LayerNorm.h - Converters of LayerNorm and GELU pieces ----*- C++ -*-===//
+//
+// The ONNX ops a LayerNorm + GELU network exports to: ReduceMean/ReduceSum,
+// Pow with a constant exponent, and LayerNormalization (opset 17), imported
+// as its decomposition. Registered in the table of OpConverters.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_CONVERTERS_LAYERNORM_H
+#define MGS_ONNX_IMPORT_CONVERTERS_LAYERNORM_H
+
+#include "OpConverters.h"
+
+namespace mgs::onnx_import {
+
+/// ReduceMean (axes attribute before opset 18, an input from 18) and
+/// ReduceSum (axes a constant input from opset 13) as train.reduce.
+mlir::LogicalResult convertReduceMean(NodeImporter &n);
+mlir::LogicalResult convertReduceSum(NodeImporter &n);
+/// Pow whose exponent is a one-element constant, as train.pow.
+mlir::LogicalResult convertPow(NodeImporter &n);
+/// LayerNormalization as mean, variance, sqrt and the affine map over the
+/// axes from `axis` on: train.reduce, sub, pow, add, sqrt, div, mul, add.
+mlir::LogicalResult convertLayerNormalization(NodeImporter &n);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_CONVERTERS_LAYERNORM_H
