@@ -68,7 +68,9 @@
   X(zero)                                                                                          \
   X(accumulate)                                                                                    \
   X(softmax_cross_entropy)                                                                         \
-  X(sgd_update)
+  X(sgd_update)                                                                                    \
+  X(gru_fwd)                                                                                       \
+  X(gru_bwd)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -307,6 +309,12 @@ struct BroadcastDesc {
 struct MarkDesc {
   enum : int64_t { Id, Size };
   static constexpr int64_t kBackpropStart = -1;
+};
+
+/// gru_fwd / gru_bwd: x is steps x batch x input_size; hidden_size H;
+/// linear_before_reset as ONNX's attribute (1: what PyTorch exports).
+struct GruDesc {
+  enum : int64_t { Steps, Batch, InputSize, HiddenSize, LinearBeforeReset, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//
