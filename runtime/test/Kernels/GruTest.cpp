@@ -69,9 +69,9 @@ GruOut reference(const GruData &d) {
         rh[j] = rg[j] * hp[j];
       }
       for (int64_t j = 0; j < H; ++j) {
-        const double a = inputTerm(t, n, 2 * H + j) +
-                         (c.linearBeforeReset ? rg[j] * recurrentTerm(hp, 2 * H + j)
-                                              : recurrentTerm(rh.data(), 2 * H + j));
+        const double a = inputTerm(t, n, 2 * H + j) + (c.linearBeforeReset
+                                                           ? rg[j] * recurrentTerm(hp, 2 * H + j)
+                                                           : recurrentTerm(rh.data(), 2 * H + j));
         hNew[n * H + j] = (1.0 - z[j]) * std::tanh(a) + z[j] * hp[j];
       }
     }
@@ -133,10 +133,12 @@ TEST_P(GruTest, AbsentGradientsAreZero) {
     std::vector<std::vector<float>> g{
         std::vector<float>(d.x.size()), std::vector<float>(d.w.size()),
         std::vector<float>(d.r.size()), std::vector<float>(d.b.size())};
-    void *bufs[] = {d.x.data(),    d.w.data(),   d.r.data(),
-                    o.y.data(),    o.saved.data(), nulls ? nullptr : zy.data(),
-                    ch.data(),     nulls ? nullptr : g[0].data(), g[1].data(),
-                    g[2].data(),   g[3].data()};
+    void *bufs[] = {d.x.data(),     d.w.data(),
+                    d.r.data(),     o.y.data(),
+                    o.saved.data(), nulls ? nullptr : zy.data(),
+                    ch.data(),      nulls ? nullptr : g[0].data(),
+                    g[1].data(),    g[2].data(),
+                    g[3].data()};
     EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
     return g;
   };
@@ -148,8 +150,7 @@ TEST_P(GruTest, AbsentGradientsAreZero) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GruTest,
                          ::testing::Values(GruCase{1, 1, 1, 1, true}, GruCase{3, 2, 3, 4, true},
                                            GruCase{5, 3, 2, 3, true}, GruCase{1, 1, 1, 1, false},
-                                           GruCase{3, 2, 3, 4, false},
-                                           GruCase{5, 3, 2, 3, false}));
+                                           GruCase{3, 2, 3, 4, false}, GruCase{5, 3, 2, 3, false}));
 
 TEST(GruErrors, BadShapesFlagsAndNullBuffers) {
   Ctx ctx;

@@ -498,3 +498,21 @@ func.func @gather(%t: tensor<10x4xf32>, %i: tensor<2x3xi64>) -> tensor<10x4xf32>
   %d = train.gather_grad %i, %y : (tensor<2x3xi64>, tensor<2x3x4xf32>) -> tensor<10x4xf32>
   return %d : tensor<10x4xf32>
 }
+
+// The GRU and its gradient, whose result gradients are each optional.
+// CHECK-LABEL: func.func @gru
+//       CHECK:   %[[Y:.*]], %[[YH:.*]], %[[S:.*]] = train.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {linear_before_reset} : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>) -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+//       CHECK:   train.gru_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_h_grad %[[YH]] {linear_before_reset} :
+//       CHECK:   train.gru_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_grad %[[Y]] y_h_grad %[[YH]] :
+func.func @gru(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x12xf32>) {
+  %y, %yh, %s = train.gru %x, %w, %r, %b {linear_before_reset}
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_h_grad %yh {linear_before_reset}
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  %ex, %ew, %er, %eb = train.gru_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x2xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  return
+}

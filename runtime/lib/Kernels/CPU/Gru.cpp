@@ -27,7 +27,7 @@ struct GruShape {
 
 mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, GruShape &s) {
   using F = mgs::contract::GruDesc;
-  s = {desc[F::Steps],     desc[F::Batch], desc[F::InputSize], desc[F::HiddenSize],
+  s = {desc[F::Steps], desc[F::Batch], desc[F::InputSize], desc[F::HiddenSize],
        desc[F::LinearBeforeReset] != 0};
   if (s.t < 1 || s.n < 1 || s.i < 1 || s.h < 1)
     return invalidArg(ctx, kernel, "T=", s.t, " N=", s.n, " I=", s.i, " H=", s.h,
@@ -59,7 +59,7 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *saved = static_cast<float *>(bufs[6]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H;
-  const float *rh = r + 2 * H * H; // the candidate's recurrent weights
+  const float *rh = r + 2 * H * H;  // the candidate's recurrent weights
   std::vector<float> resetH(N * H); // r * h_prev (linear_before_reset = 0)
   for (int64_t t = 0; t < s.t; ++t) {
     const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
@@ -69,8 +69,8 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
     // the last H columns.
     if (!cpu::sgemm(ctx, kernel, false, true, N, G, I, 1.0f, x + t * N * I, I, w, I, 0.0f, st, S))
       return ctx->status;
-    if (prev && !cpu::sgemm(ctx, kernel, false, true, N, 2 * H, H, 1.0f, prev, H, r, H, 1.0f, st,
-                            S))
+    if (prev &&
+        !cpu::sgemm(ctx, kernel, false, true, N, 2 * H, H, 1.0f, prev, H, r, H, 1.0f, st, S))
       return ctx->status;
     for (int64_t n = 0; n < N; ++n) {
       float *row = st + n * S;
@@ -83,8 +83,7 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
       for (int64_t n = 0; n < N; ++n)
         std::fill(st + n * S + G, st + n * S + S, 0.0f);
     } else if (!cpu::sgemm(ctx, kernel, false, true, N, H, H, 1.0f,
-                           s.linearBeforeReset ? prev : resetH.data(), H, rh, H, 0.0f, st + G,
-                           S)) {
+                           s.linearBeforeReset ? prev : resetH.data(), H, rh, H, 0.0f, st + G, S)) {
       return ctx->status;
     }
     for (int64_t n = 0; n < N; ++n) {
@@ -125,8 +124,7 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   const float *x = static_cast<const float *>(bufs[0]), *w = static_cast<const float *>(bufs[1]),
               *r = static_cast<const float *>(bufs[2]), *y = static_cast<const float *>(bufs[3]),
               *saved = static_cast<const float *>(bufs[4]),
-              *dy = static_cast<const float *>(bufs[5]),
-              *dyh = static_cast<const float *>(bufs[6]);
+              *dy = static_cast<const float *>(bufs[5]), *dyh = static_cast<const float *>(bufs[6]);
   float *dx = static_cast<float *>(bufs[7]), *dw = static_cast<float *>(bufs[8]),
         *dr = static_cast<float *>(bufs[9]), *db = static_cast<float *>(bufs[10]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H;
@@ -206,8 +204,8 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
     if (dx && !cpu::sgemm(ctx, kernel, false, false, N, I, G, 1.0f, dgx.data(), G, w, I, 0.0f,
                           dx + t * N * I, I))
       return ctx->status;
-    if (prev && !cpu::sgemm(ctx, kernel, false, false, N, H, s.linearBeforeReset ? G : 2 * H,
-                            1.0f, dgh.data(), G, r, H, 1.0f, dhNext.data(), H))
+    if (prev && !cpu::sgemm(ctx, kernel, false, false, N, H, s.linearBeforeReset ? G : 2 * H, 1.0f,
+                            dgh.data(), G, r, H, 1.0f, dhNext.data(), H))
       return ctx->status;
   }
   return MGSRT_OK;
