@@ -573,95 +573,6 @@ LogicalResult convertSlice(NodeImporter &n) {
   return success();
 }
 
-/// LSTM: one forward layer with ONNX's default activations and a zero
-/// initial state (as PyTorch's nn.LSTM exports: its initial state is built
-/// from shapes and evaluated to zeros at import).
-LogicalResult convertLSTM(NodeImporter &n) {
-  auto x = n.input(0), w = n.input(1), r = n.input(2);
-  if (failed(x) || failed(w) || failed(r))
-    return failure();
-  std::string direction = n.stringAttr("direction", "forward");
-  if (direction != "forward")
-    return n.emitError() << "direction '" << direction
-                         << "' is not supported; mgs trains forward LSTMs (one direction)";
-  if (auto acts = n.findAttr("activations")) {
-    const char *defaults[] = {"Sigmoid", "Tanh", "Tanh"};
-    bool isDefault = acts->strings_size() == 3;
-    for (int i = 0; isDefault && i < 3; ++i)
-      isDefault = acts->strings(i) == defaults[i];
-    if (!isDefault)
-      return n.emitError() << "activations other than the default (Sigmoid, Tanh, Tanh) are not "
-                              "supported";
-  }
-  if (n.findAttr("clip"))
-    return n.emitError() << "attribute 'clip' is not supported";
-  if (n.intAttr("input_forget", 0) != 0)
-    return n.emitError() << "input_forget = 1 is not supported";
-  if (n.intAttr("layout", 0) != 0)
-    return n.emitError() << "layout = 1 (batch first) is not supported; export with the "
-                            "sequence first";
-  if (n.hasInput(7))
-    return n.emitError() << "peephole weights (input 7, P) are not supported";
-  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w), rs = shapeOf(*r);
-  if (xs.size() != 3 || ws.size() != 3 || ws[0] != 1 || ws[1] % 4 != 0 || ws[1] == 0 ||
-      ws[2] != xs[2])
-    return n.emitError() << "expected X of shape [seq, batch, input] and W of shape [1, 4 * "
-                            "hidden_size, input], got "
-                         << shapeToString(xs) << " and " << shapeToString(ws);
-  const int64_t t = xs[0], batch = xs[1], h = ws[1] / 4;
-  if (rs != ArrayRef<int64_t>{1, 4 * h, h})
-    return n.emitError() << "R must have shape 1x" << 4 * h << "x" << h << ", got "
-                         << shapeToString(rs);
-  if (int64_t given = n.intAttr("hidden_size", h); given != h)
-    return n.emitError() << "hidden_size " << given << " does not match W's " << ws[1]
-                         << " rows (4 * hidden_size)";
-  if (n.hasInput(4)) {
-    auto lens = n.constantInts(4);
-    if (failed(lens))
-      return failure();
-    if (llvm::any_of(*lens, [&](int64_t l) { return l != t; }))
-      return n.emitError() << "sequence_lens (input 4) must be " << t
-                           << " for every sequence; sequences of other lengths are not supported";
-  }
-  for (int i : {5, 6}) {
-    if (!n.hasInput(i))
-      continue;
-    if (n.inputIsParameter(i))
-      return n.emitError() << (i == 5 ? "initial_h" : "initial_c") << " (input " << i
-                           << ") is an initializer, which mgs would train; mgs supports a zero "
-                              "initial state only (a Constant)";
-    auto init = n.constantFloats(i);
-    if (failed(init))
-      return failure();
-    if (llvm::any_of(*init, [](float v) { return v != 0.0f; }))
-      return n.emitError() << (i == 5 ? "initial_h" : "initial_c")
-                           << " (input " << i << ") must be zero";
-  }
-  OpBuilder &b = n.builder();
-  Type f32 = b.getF32Type();
-  Value bias;
-  if (n.hasInput(3)) {
-    auto given = n.input(3);
-    if (failed(given))
-      return failure();
-    if (shapeOf(*given) != ArrayRef<int64_t>{1, 8 * h})
-      return n.emitError() << "B must have shape 1x" << 8 * h << ", got "
-                           << shapeToString(shapeOf(*given));
-    bias = *given;
-  } else {
-    auto type = RankedTensorType::get({1, 8 * h}, f32);
-    bias = arith::ConstantOp::create(b, n.loc(), type,
-                                     DenseElementsAttr::get(type, b.getFloatAttr(f32, 0.0)));
-  }
-  auto state = RankedTensorType::get({1, batch, h}, f32);
-  auto op = LSTMOp::create(b, n.loc(), RankedTensorType::get({t, 1, batch, h}, f32), state,
-                           state, RankedTensorType::get({t, batch, 5 * h}, f32), *x, *w, *r, bias);
-  for (int i = 0; i < 3; ++i)
-    if (n.hasOutput(i))
-      n.setOutput(i, op->getResult(i));
-  return success();
-}
-
 const llvm::StringMap<OpConverter> &opConverters() {
   // Constant is handled by the importer itself: its value is materialized
   // where it is used, or read at import time by the converters above.
@@ -702,6 +613,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Sqrt", convertUnary<SqrtOp>},
       {"Erf", convertUnary<ErfOp>},
       {"LayerNormalization", convertLayerNormalization},
+      {"GRU", convertGRU},
   };
   return table;
 }

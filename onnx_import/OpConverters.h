@@ -81,6 +81,11 @@ public:
 
 using OpConverter = mlir::LogicalResult (*)(NodeImporter &);
 
+/// Converters in their own files (converters/), registered in the table.
+/// LSTM and GRU (converters/Recurrent.cpp).
+mlir::LogicalResult convertLSTM(NodeImporter &n);
+mlir::LogicalResult convertGRU(NodeImporter &n);
+
 /// ONNX op type -> converter, for the default domain.
 const llvm::StringMap<OpConverter> &opConverters();
 

@@ -5,7 +5,7 @@
                        [--vs-float32 F] [--float32-samples S] [--outliers FRACTION:FACTOR]
 
 Exports MODEL (lstmlm: a language model on int64 token ids, a label per
-token; mlp, lenet, cnn, lstm, lngelu: digits-shaped; resnet20, googlenet: CIFAR-shaped;
+token; mlp, lenet, cnn, lstm, lngelu, gru, bilstm: digits-shaped; resnet20, googlenet: CIFAR-shaped;
 inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the

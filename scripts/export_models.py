@@ -147,6 +147,37 @@ class DigitsLSTM(nn.Module):
         return self.fc(h[-1])
 
 
+class DigitsGRU(nn.Module):
+    """DigitsLSTM with a GRU (8 -> 32, sequence first; PyTorch's GRU exports
+    linear_before_reset = 1): the last hidden state into a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(8, 32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        seq = x.reshape(-1, 8, 8).transpose(0, 1)
+        _, h = self.gru(seq)
+        return self.fc(h[-1])
+
+
+class DigitsBiLSTM(nn.Module):
+    """DigitsLSTM bidirectional (8 -> 16 each way): both directions' last
+    hidden states (y_h) and both directions' outputs at the last step (y),
+    side by side, into a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, bidirectional=True)
+        self.fc = nn.Linear(64, 10)
+
+    def forward(self, x):
+        seq = x.reshape(-1, 8, 8).transpose(0, 1)
+        y, (h, _) = self.lstm(seq)
+        return self.fc(torch.cat([h.transpose(0, 1).reshape(-1, 32), y[-1]], 1))
+
+
 class TokenLSTM(nn.Module):
     """A language model (the shape of the paper's 2-layer LSTM on PTB, small):
     token ids [N, T] into an embedding (50 -> 16), two LSTM layers (16 -> 32,
@@ -197,6 +228,8 @@ def build(name):
         "cnn": (SmallCNN, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
+        "gru": (DigitsGRU, digits),
+        "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence

@@ -206,6 +206,16 @@ SmallVector<int64_t> lstmDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r) {
       {{D::Steps, x[0]}, {D::Batch, x[1]}, {D::InputSize, x[2]}, {D::HiddenSize, r[2]}});
 }
 
+/// x: steps x batch x input; r: 1 x 3H x H.
+SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool linearBeforeReset) {
+  using D = GruDesc;
+  return fields<D>({{D::Steps, x[0]},
+                    {D::Batch, x[1]},
+                    {D::InputSize, x[2]},
+                    {D::HiddenSize, r[2]},
+                    {D::LinearBeforeReset, linearBeforeReset}});
+}
+
 SmallVector<int64_t> dropoutDesc(int64_t count, FloatAttr ratio, bool training) {
   using D = DropoutDesc;
   return fields<D>({{D::Count, count}, {D::RatioBits, bitsOf(ratio)}, {D::Training, training}});
@@ -585,6 +595,19 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](AssignParamOp a) {
         return call(Kernel::copy, countDesc(byteSize(a.getValue()) / 4),
                     {{a.getValue()}, {Value()}});
+      })
+      .Case([&](GRUOp g) {
+        ArrayRef<int64_t> x = shapeOf(g.getInput());
+        return call(Kernel::gru_fwd, gruDesc(x, shapeOf(g.getR()), g.getLinearBeforeReset()),
+                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getB()}, {g.getY()},
+                     {g.getYH(), true}, {g.getSaved()}});
+      })
+      .Case([&](GRUGradOp g) {
+        ArrayRef<int64_t> x = shapeOf(g.getInput());
+        return call(Kernel::gru_bwd, gruDesc(x, shapeOf(g.getR()), g.getLinearBeforeReset()),
+                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getY()}, {g.getSaved()},
+                     {g.getYGrad()}, {g.getYHGrad()}, {g.getInputGrad(), true}, {g.getWGrad()},
+                     {g.getRGrad()}, {g.getBGrad()}});
       })
       .Default([&](Operation *other) -> Result {
         return other->emitOpError() << "has no runtime kernel (convert-train-to-runtime)";

@@ -70,7 +70,9 @@
   X(softmax_cross_entropy)                                                                         \
   X(sgd_update)                                                                                    \
   X(reduce_fwd)                                                                                    \
-  X(reduce_bwd)
+  X(reduce_bwd)                                                                                    \
+  X(gru_fwd)                                                                                       \
+  X(gru_bwd)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -318,6 +320,12 @@ struct ReduceDesc {
   enum Array : int64_t { In, Out, NumArrays };
   static constexpr int64_t at(Array a, int64_t rank) { return Head + a * rank; }
   static constexpr int64_t size(int64_t rank) { return Head + NumArrays * rank; }
+};
+
+/// gru_fwd / gru_bwd: x is steps x batch x input_size; hidden_size H;
+/// linear_before_reset as ONNX's attribute (1: what PyTorch exports).
+struct GruDesc {
+  enum : int64_t { Steps, Batch, InputSize, HiddenSize, LinearBeforeReset, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

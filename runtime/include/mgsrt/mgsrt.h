@@ -43,7 +43,7 @@ enum {
   MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
   MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
   MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present, or a kernel has
-                                       no implementation on it (gather, lstm: CPU only) */
+                                       no implementation on it (gather, lstm, gru: CPU only) */
 };
 
 typedef struct mgsrt_ctx mgsrt_ctx_t;
@@ -281,6 +281,23 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *de
  * bwd  bufs: dy (out), dx (in)    dx = scale * dy broadcast back over them */
 MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* GRU, one layer, forward direction (CPU only: on a GPU context,
+ *   MGSRT_ERROR_UNAVAILABLE) (ONNX GRU with its default activations:
+ *   sigmoid gates, tanh candidate; zero initial state).
+ *   desc: [T, N, I, H, linear_before_reset]; x is T x N x I. Gate
+ *   order as ONNX: z, r, h. w is 3H x I, r is 3H x H, b is 6H (Wb, then Rb).
+ *   Per step: z, r = sigmoid(x_t w^T + h r^T + Wb + Rb) (their rows);
+ *   linear_before_reset = 1 (PyTorch): n = tanh(x_t Wh^T + Wbh + r (h Rh^T + Rbh));
+ *   linear_before_reset = 0: n = tanh(x_t Wh^T + Wbh + (r h) Rh^T + Rbh);
+ *   h = (1 - z) n + z h.
+ * fwd  bufs: x, w, r, b, y (T x N x H: every h), y_h (nullable, N x H: the
+ *            last h), saved (T x N x 4H: z, r, n and the recurrent
+ *            candidate term (h Rh^T + Rbh, or (r h) Rh^T + Rbh) of each step)
+ * bwd  bufs: x, w, r, y, saved, dy (nullable: zero), dy_h (nullable),
+ *            dx (nullable: not computed), dw, dr, db (overwritten) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_gru_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus

@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 44u); // 39 compute kernels, 4 collectives, mark
+  EXPECT_EQ(symbols.size(), 46u); // 41 compute kernels, 4 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -50,6 +50,7 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(BatchNormDesc::EpsilonBits, 4);
   EXPECT_EQ(GatherDesc::Size, 3);
   EXPECT_EQ(LstmDesc::Size, 4);
+  EXPECT_EQ(GruDesc::Size, 5);
   EXPECT_EQ(DropoutDesc::Size, 3);
   EXPECT_EQ(SoftmaxDesc::Size, 4);
   EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 2);

@@ -1220,3 +1220,43 @@ func.func @unary_grad_bad_kind(%x: tensor<4xf32>) {
   %d = train.unary_grad "cbrt" %x, %x, %x : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @gru_bad_w(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x12xf32>) {
+  // expected-error @+1 {{'train.gru' op w must be 1 x 3H x I with I = 4, got shape 1x8x4}}
+  %y, %yh, %s = train.gru %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_bad_b(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x8xf32>) {
+  // expected-error @+1 {{'train.gru' op b shape 1x8 does not match the expected 1x12}}
+  %y, %yh, %s = train.gru %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x8xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_bad_saved(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x12xf32>) {
+  // expected-error @+1 {{'train.gru' op saved shape 3x2x10 does not match the expected 3x2x8}}
+  %y, %yh, %s = train.gru %x, %w, %r, %b
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  return
+}
+
+// -----
+
+func.func @gru_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %y: tensor<3x1x2x2xf32>, %s: tensor<3x2x8xf32>, %dy: tensor<3x1x2x3xf32>) {
+  // expected-error @+1 {{'train.gru_grad' op y_grad shape 3x1x2x3 does not match the expected 3x1x2x2}}
+  %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_grad %dy
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x3xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  return
+}

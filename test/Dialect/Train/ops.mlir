@@ -521,3 +521,21 @@ func.func @layer_norm_pieces(%x: tensor<4x6xf32>) {
   %dt = train.reduce_grad "sum" %t {axes = array<i64: 0, 1>} : tensor<f32> -> tensor<4x6xf32>
   return
 }
+
+// The GRU and its gradient, whose result gradients are each optional.
+// CHECK-LABEL: func.func @gru
+//       CHECK:   %[[Y:.*]], %[[YH:.*]], %[[S:.*]] = train.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {linear_before_reset} : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>) -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+//       CHECK:   train.gru_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_h_grad %[[YH]] {linear_before_reset} :
+//       CHECK:   train.gru_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] y_grad %[[Y]] y_h_grad %[[YH]] :
+func.func @gru(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x12xf32>) {
+  %y, %yh, %s = train.gru %x, %w, %r, %b {linear_before_reset}
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_h_grad %yh {linear_before_reset}
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  %ex, %ew, %er, %eb = train.gru_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x2xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  return
+}

@@ -156,3 +156,29 @@ func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<2x2xf32> {
   %h = train.reshape %yh : (tensor<1x2x2xf32>) -> tensor<2x2xf32>
   return %h : tensor<2x2xf32>
 }
+
+// -----
+
+// GRU: one gru_grad from the gradients its results have (here y_h's alone;
+// y's is absent, so zero), keeping linear_before_reset, into all four of its
+// operands.
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<3x2x4xf32>
+// CHECK:         %[[Y:[a-z_0-9]+]], %[[YH:[a-z_0-9]+]], %[[S:[a-z_0-9]+]] = train.gru
+// CHECK:         train.softmax_cross_entropy
+// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]] = train.gru_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} {linear_before_reset} :
+// CHECK:         train.gradient @b, %[[DB]]
+// CHECK:         train.gradient @r, %[[DR]]
+// CHECK:         train.gradient @w, %[[DW]]
+train.parameter @w trainable : tensor<1x6x4xf32>
+train.parameter @r trainable : tensor<1x6x2xf32>
+train.parameter @b trainable : tensor<1x12xf32>
+func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<2x2xf32> {
+  %w = train.get_param @w : tensor<1x6x4xf32>
+  %r = train.get_param @r : tensor<1x6x2xf32>
+  %b = train.get_param @b : tensor<1x12xf32>
+  %y, %yh, %s = train.gru %x, %w, %r, %b {linear_before_reset}
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  %h = train.reshape %yh : (tensor<1x2x2xf32>) -> tensor<2x2xf32>
+  return %h : tensor<2x2xf32>
+}

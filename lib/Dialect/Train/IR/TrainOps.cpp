@@ -610,5 +610,50 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Default([](Operation *) { return ""; });
 }
 
+namespace {
+/// The GRU's T, N, I, H from its input and weights; checks w, r, b.
+FailureOr<std::array<int64_t, 4>> gruDims(Operation *op, Value input, Value w, Value r,
+                                           Value b) {
+  ArrayRef<int64_t> x = shapeOf(input), ws = shapeOf(w);
+  if (x.size() != 3)
+    return op->emitOpError() << "input must be T x N x I, got shape " << shapeToString(x);
+  if (ws.size() != 3 || ws[0] != 1 || ws[1] % 3 != 0 || ws[1] == 0 || ws[2] != x[2])
+    return op->emitOpError() << "w must be 1 x 3H x I with I = " << x[2] << ", got shape "
+                             << shapeToString(ws);
+  const int64_t h = ws[1] / 3;
+  if (failed(checkResultShape(op, r, {1, 3 * h, h}, "r")) ||
+      (b && failed(checkResultShape(op, b, {1, 6 * h}, "b"))))
+    return failure();
+  return std::array<int64_t, 4>{x[0], x[1], x[2], h};
+}
+} // namespace
+
+LogicalResult GRUOp::verify() {
+  auto d = gruDims(*this, getInput(), getW(), getR(), getB());
+  if (failed(d))
+    return failure();
+  auto [t, n, i, h] = *d;
+  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
+      failed(checkResultShape(*this, getYH(), {1, n, h}, "y_h")))
+    return failure();
+  return checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved");
+}
+
+LogicalResult GRUGradOp::verify() {
+  auto d = gruDims(*this, getInput(), getW(), getR(), Value());
+  if (failed(d))
+    return failure();
+  auto [t, n, i, h] = *d;
+  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
+      failed(checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved")) ||
+      (getYGrad() && failed(checkResultShape(*this, getYGrad(), {t, 1, n, h}, "y_grad"))) ||
+      (getYHGrad() && failed(checkResultShape(*this, getYHGrad(), {1, n, h}, "y_h_grad"))) ||
+      failed(checkResultShape(*this, getInputGrad(), {t, n, i}, "input_grad")) ||
+      failed(checkResultShape(*this, getWGrad(), {1, 3 * h, i}, "w_grad")) ||
+      failed(checkResultShape(*this, getRGrad(), {1, 3 * h, h}, "r_grad")))
+    return failure();
+  return checkResultShape(*this, getBGrad(), {1, 6 * h}, "b_grad");
+}
+
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.cpp.inc"

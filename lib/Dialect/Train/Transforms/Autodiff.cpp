@@ -278,6 +278,20 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(lstm.getB(), grads.getBGrad());
         return success();
       })
+      .Case([&](GRUOp gru) -> LogicalResult {
+        if (gradOf(gru.getSaved()))
+          return gru.emitOpError() << "cannot be differentiated through its saved states";
+        auto grads = create<GRUGradOp>(
+            loc, gru.getInput().getType(), gru.getW().getType(), gru.getR().getType(),
+            gru.getB().getType(), gru.getInput(), gru.getW(), gru.getR(), gru.getY(),
+            gru.getSaved(), gradOf(gru.getY()), gradOf(gru.getYH()),
+            gru.getLinearBeforeReset());
+        accumulate(gru.getInput(), grads.getInputGrad());
+        accumulate(gru.getW(), grads.getWGrad());
+        accumulate(gru.getR(), grads.getRGrad());
+        accumulate(gru.getB(), grads.getBGrad());
+        return success();
+      })
       .Case([&](SplitOp split) {
         // The pieces' gradients concatenated back; a piece nobody used
         // contributes zeros.
@@ -338,7 +352,7 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
     // Results without a gradient (unused, or not differentiable) count as zero:
     // every rule below only reads the gradient of the results that have one,
     // so give the main result a gradient or skip the op.
-    if (!gradOf(op->getResult(0)) && !isa<SplitOp, LSTMOp>(op))
+    if (!gradOf(op->getResult(0)) && !isa<SplitOp, LSTMOp, GRUOp>(op))
       return op->emitOpError() << "only gradients through its first result are supported";
     if (failed(differentiate(op)))
       return failure();

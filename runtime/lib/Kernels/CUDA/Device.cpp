@@ -161,7 +161,7 @@ const DeviceKernels kTable = {
 
 } // namespace
 
-// The LSTM and the embedding run on the CPU only for now: mgsc refuses
+// The LSTM, the GRU and the embedding run on the CPU only for now: mgsc refuses
 // --target=cuda for a model with one (convert-train-to-runtime), so these are
 // reached only by direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
 MGSRT_CUDA_UNIMPLEMENTED(gather_fwd)
@@ -171,6 +171,8 @@ MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
 // ReduceMean / ReduceSum likewise (LayerNorm's pieces).
 MGSRT_CUDA_UNIMPLEMENTED(reduce_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(reduce_bwd)
+MGSRT_CUDA_UNIMPLEMENTED(gru_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(gru_bwd)
 
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;

@@ -720,4 +720,48 @@ def Train_ReduceGradOp : Train_Op<"reduce_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_GRUOp : Train_Op<"gru", [Pure]> {
+  let summary = "One forward GRU layer over a sequence (ONNX GRU)";
+  let description = [{
+    ONNX's GRU with one direction (forward), its default activations
+    (sigmoid gates, tanh candidate) and a zero initial state. `input` is
+    T x N x I (sequence first); `w` is 1 x 3H x I, `r` 1 x 3H x H and `b`
+    1 x 6H, gates in ONNX's order z, r, h. `linear_before_reset` as ONNX's
+    attribute (PyTorch's nn.GRU exports it set). Results: every step's hidden
+    state `y` (T x 1 x N x H), the last hidden state `y_h` (1 x N x H), and
+    `saved` (T x N x 4H: each step's z, r, candidate and the candidate's
+    recurrent term, for gru_grad).
+
+    ```mlir
+    %y, %yh, %saved = train.gru %x, %w, %r, %b {linear_before_reset}
+        : (tensor<8x4x8xf32>, tensor<1x96x8xf32>, tensor<1x96x32xf32>, tensor<1x192xf32>)
+        -> (tensor<8x1x4x32xf32>, tensor<1x4x32xf32>, tensor<8x4x128xf32>)
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$b,
+                       UnitAttr:$linear_before_reset);
+  let results = (outs Train_Tensor:$y, Train_Tensor:$y_h, Train_Tensor:$saved);
+  let assemblyFormat = "$input `,` $w `,` $r `,` $b attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_GRUGradOp : Train_Op<"gru_grad", [Pure, AttrSizedOperandSegments]> {
+  let summary = "Gradients of gru (backpropagation through time)";
+  let description = [{
+    From the forward's `y` and `saved` and the gradients of its results
+    (each optional: an absent one is zero), the gradients of the input and
+    of w, r and b; `linear_before_reset` as the forward's.
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$y,
+                       Train_Tensor:$saved, Optional<Train_Tensor>:$y_grad,
+                       Optional<Train_Tensor>:$y_h_grad, UnitAttr:$linear_before_reset);
+  let results = (outs Train_Tensor:$input_grad, Train_Tensor:$w_grad, Train_Tensor:$r_grad,
+                      Train_Tensor:$b_grad);
+  let assemblyFormat = [{
+    $input `,` $w `,` $r `,` $y `,` $saved (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

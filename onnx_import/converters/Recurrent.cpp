@@ -1,0 +1,198 @@
+//===- Recurrent.cpp - ONNX LSTM and GRU ----------------------------------===//
+//
+// LSTM and GRU with ONNX's default activations and a zero initial state (as
+// PyTorch's nn.LSTM and nn.GRU export: their initial state is built from
+// shapes and evaluated to zeros at import), in any direction. Each direction
+// is one train.lstm / train.gru, which runs forward; the reverse direction
+// runs it over the sequence reversed (a split into steps concatenated in the
+// other order) and reverses its y back. A bidirectional node concatenates
+// the two directions' results as ONNX lays them out (y: T x 2 x N x H, the
+// states 2 x N x H); its W, R and B are split per direction.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OpConverters.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+/// What differs between the two cells.
+struct Cell {
+  int64_t gates;                            ///< LSTM 4, GRU 3
+  int64_t states;                           ///< the outputs after Y: y_h, y_c / y_h
+  const char *initial[2];                   ///< the initial states' names (inputs 5, 6)
+  llvm::ArrayRef<const char *> activations; ///< ONNX's default, one direction
+};
+
+/// `v` with its axis 0 (T steps) in reverse order.
+Value reverseSteps(OpBuilder &b, Location loc, Value v) {
+  SmallVector<int64_t> piece(shapeOf(v));
+  const int64_t t = piece[0];
+  if (t == 1)
+    return v;
+  piece[0] = 1;
+  auto type = RankedTensorType::get(piece, b.getF32Type());
+  auto split = SplitOp::create(b, loc, SmallVector<Type>(t, type), v, b.getI64IntegerAttr(0));
+  SmallVector<Value> reversed(llvm::reverse(split.getResults()));
+  return ConcatOp::create(b, loc, v.getType(), reversed, b.getI64IntegerAttr(0));
+}
+
+/// The pieces of `v` along axis 0, one per direction.
+SmallVector<Value> perDirection(OpBuilder &b, Location loc, Value v, int64_t dirs) {
+  if (dirs == 1)
+    return {v};
+  SmallVector<int64_t> piece(shapeOf(v));
+  piece[0] = 1;
+  auto type = RankedTensorType::get(piece, b.getF32Type());
+  auto split = SplitOp::create(b, loc, SmallVector<Type>(dirs, type), v, b.getI64IntegerAttr(0));
+  return SmallVector<Value>(split.getResults());
+}
+
+LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
+  auto x = n.input(0), w = n.input(1), r = n.input(2);
+  if (failed(x) || failed(w) || failed(r))
+    return failure();
+  const bool lstm = cell.gates == 4;
+  std::string direction = n.stringAttr("direction", "forward");
+  if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
+    return n.emitError() << "direction '" << direction
+                         << "' is not supported (forward, reverse or bidirectional)";
+  const int64_t dirs = direction == "bidirectional" ? 2 : 1;
+  if (auto acts = n.findAttr("activations")) {
+    bool isDefault = acts->strings_size() == static_cast<int>(dirs * cell.activations.size());
+    for (int i = 0; isDefault && i < acts->strings_size(); ++i)
+      isDefault = acts->strings(i) == cell.activations[i % cell.activations.size()];
+    if (!isDefault) {
+      auto diag = n.emitError() << "activations other than the default (";
+      llvm::interleaveComma(cell.activations, diag);
+      return diag << (dirs == 2 ? " per direction" : "") << ") are not supported";
+    }
+  }
+  if (n.findAttr("clip"))
+    return n.emitError() << "attribute 'clip' is not supported";
+  if (lstm && n.intAttr("input_forget", 0) != 0)
+    return n.emitError() << "input_forget = 1 is not supported";
+  if (n.intAttr("layout", 0) != 0)
+    return n.emitError() << "layout = 1 (batch first) is not supported; export with the "
+                            "sequence first";
+  if (lstm && n.hasInput(7))
+    return n.emitError() << "peephole weights (input 7, P) are not supported";
+  ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w), rs = shapeOf(*r);
+  const int64_t g = cell.gates;
+  if (xs.size() != 3 || ws.size() != 3 || ws[0] != dirs || ws[1] % g != 0 || ws[1] == 0 ||
+      ws[2] != xs[2])
+    return n.emitError() << "expected X of shape [seq, batch, input] and W of shape [" << dirs
+                         << ", " << g << " * hidden_size, input], got " << shapeToString(xs)
+                         << " and " << shapeToString(ws);
+  const int64_t t = xs[0], batch = xs[1], h = ws[1] / g;
+  if (rs != ArrayRef<int64_t>{dirs, g * h, h})
+    return n.emitError() << "R must have shape " << dirs << "x" << g * h << "x" << h << ", got "
+                         << shapeToString(rs);
+  if (int64_t given = n.intAttr("hidden_size", h); given != h)
+    return n.emitError() << "hidden_size " << given << " does not match W's " << ws[1] << " rows ("
+                         << g << " * hidden_size)";
+  if (n.hasInput(4)) {
+    auto lens = n.constantInts(4);
+    if (failed(lens))
+      return failure();
+    if (llvm::any_of(*lens, [&](int64_t l) { return l != t; }))
+      return n.emitError() << "sequence_lens (input 4) must be " << t
+                           << " for every sequence; sequences of other lengths are not supported";
+  }
+  for (int i = 5; i < 5 + cell.states; ++i) {
+    if (!n.hasInput(i))
+      continue;
+    const char *name = cell.initial[i - 5];
+    if (n.inputIsParameter(i))
+      return n.emitError() << name << " (input " << i
+                           << ") is an initializer, which mgs would train; mgs supports a zero "
+                              "initial state only (a Constant)";
+    auto init = n.constantFloats(i);
+    if (failed(init))
+      return failure();
+    if (llvm::any_of(*init, [](float v) { return v != 0.0f; }))
+      return n.emitError() << name << " (input " << i << ") must be zero";
+  }
+  const int64_t linearBeforeReset = lstm ? 0 : n.intAttr("linear_before_reset", 0);
+  if (linearBeforeReset != 0 && linearBeforeReset != 1)
+    return n.emitError() << "linear_before_reset must be 0 or 1, got " << linearBeforeReset;
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  Type f32 = b.getF32Type();
+  Value bias;
+  if (n.hasInput(3)) {
+    auto given = n.input(3);
+    if (failed(given))
+      return failure();
+    if (shapeOf(*given) != ArrayRef<int64_t>{dirs, 2 * g * h})
+      return n.emitError() << "B must have shape " << dirs << "x" << 2 * g * h << ", got "
+                           << shapeToString(shapeOf(*given));
+    bias = *given;
+  } else {
+    auto type = RankedTensorType::get({dirs, 2 * g * h}, f32);
+    bias = arith::ConstantOp::create(b, loc, type,
+                                     DenseElementsAttr::get(type, b.getFloatAttr(f32, 0.0)));
+  }
+  SmallVector<Value> wd = perDirection(b, loc, *w, dirs), rd = perDirection(b, loc, *r, dirs),
+                     bd = perDirection(b, loc, bias, dirs);
+  auto yType = RankedTensorType::get({t, 1, batch, h}, f32);
+  auto state = RankedTensorType::get({1, batch, h}, f32);
+  // results[k]: output k of each direction.
+  SmallVector<SmallVector<Value, 2>> results(1 + cell.states);
+  for (int64_t d = 0; d < dirs; ++d) {
+    const bool reverse = direction == "reverse" || d == 1;
+    Value input = reverse ? reverseSteps(b, loc, *x) : *x;
+    Operation *op;
+    if (lstm)
+      op =
+          LSTMOp::create(b, loc, yType, state, state, RankedTensorType::get({t, batch, 5 * h}, f32),
+                         input, wd[d], rd[d], bd[d]);
+    else
+      op = GRUOp::create(b, loc, yType, state, RankedTensorType::get({t, batch, 4 * h}, f32), input,
+                         wd[d], rd[d], bd[d], linearBeforeReset != 0);
+    results[0].push_back(reverse ? reverseSteps(b, loc, op->getResult(0)) : op->getResult(0));
+    for (int k = 1; k <= cell.states; ++k)
+      results[k].push_back(op->getResult(k));
+  }
+  for (int k = 0; k <= cell.states; ++k) {
+    if (!n.hasOutput(k))
+      continue;
+    Value v = results[k][0];
+    if (dirs == 2) {
+      // y: T x 2 x N x H (axis 1); the states: 2 x N x H (axis 0).
+      SmallVector<int64_t> shape(shapeOf(v));
+      const int64_t axis = k == 0 ? 1 : 0;
+      shape[axis] = 2;
+      v = ConcatOp::create(b, loc, RankedTensorType::get(shape, f32), results[k],
+                           b.getI64IntegerAttr(axis));
+    }
+    n.setOutput(k, v);
+  }
+  return success();
+}
+
+const char *const kLstmActivations[] = {"Sigmoid", "Tanh", "Tanh"};
+const char *const kGruActivations[] = {"Sigmoid", "Tanh"};
+
+} // namespace
+
+LogicalResult convertLSTM(NodeImporter &n) {
+  return convertRecurrent(n, {4, 2, {"initial_h", "initial_c"}, kLstmActivations});
+}
+
+LogicalResult convertGRU(NodeImporter &n) {
+  return convertRecurrent(n, {3, 1, {"initial_h", nullptr}, kGruActivations});
+}
+
+} // namespace mgs::onnx_import

@@ -1,0 +1,183 @@
+//===- GruTest.cpp - GRU forward and backward through time ----------------===//
+
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace mgsrt_test;
+
+namespace {
+
+struct GruCase {
+  int64_t t, n, i, h;
+  bool linearBeforeReset;
+};
+
+struct GruData {
+  GruCase c;
+  std::vector<float> x, w, r, b;
+  explicit GruData(const GruCase &gc)
+      : c(gc), x(randomVec(gc.t * gc.n * gc.i)), w(randomVec(3 * gc.h * gc.i, -0.7f, 0.7f)),
+        r(randomVec(3 * gc.h * gc.h, -0.7f, 0.7f)), b(randomVec(6 * gc.h, -0.5f, 0.5f)) {}
+  std::vector<int64_t> desc() const { return {c.t, c.n, c.i, c.h, c.linearBeforeReset}; }
+};
+
+struct GruOut {
+  std::vector<float> y, yh, saved;
+};
+
+GruOut forward(mgsrt_ctx_t *ctx, GruData &d) {
+  const GruCase &c = d.c;
+  GruOut o{std::vector<float>(c.t * c.n * c.h), std::vector<float>(c.n * c.h),
+           std::vector<float>(c.t * c.n * 4 * c.h)};
+  auto desc = d.desc();
+  void *bufs[] = {d.x.data(), d.w.data(),  d.r.data(),    d.b.data(),
+                  o.y.data(), o.yh.data(), o.saved.data()};
+  EXPECT_OK(ctx, mgsrt_gru_fwd(ctx, desc.data(), bufs));
+  return o;
+}
+
+/// ONNX's GRU equations in double, gate order z, r, h.
+GruOut reference(const GruData &d) {
+  const GruCase &c = d.c;
+  const int64_t H = c.h, I = c.i;
+  std::vector<double> h(c.n * H, 0.0);
+  GruOut o{std::vector<float>(c.t * c.n * H), std::vector<float>(c.n * H), {}};
+  auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
+  // Row `row` of x_t W^T (+ Wb) and of v R^T (+ Rb) for a hidden vector v.
+  auto inputTerm = [&](int64_t t, int64_t n, int64_t row) {
+    double s = d.b[row];
+    for (int64_t k = 0; k < I; ++k)
+      s += d.x[(t * c.n + n) * I + k] * d.w[row * I + k];
+    return s;
+  };
+  auto recurrentTerm = [&](const double *v, int64_t row) {
+    double s = d.b[3 * H + row];
+    for (int64_t k = 0; k < H; ++k)
+      s += v[k] * d.r[row * H + k];
+    return s;
+  };
+  for (int64_t t = 0; t < c.t; ++t) {
+    std::vector<double> hNew(c.n * H);
+    for (int64_t n = 0; n < c.n; ++n) {
+      const double *hp = h.data() + n * H;
+      std::vector<double> rh(H);
+      std::vector<double> z(H), rg(H);
+      for (int64_t j = 0; j < H; ++j) {
+        z[j] = sig(inputTerm(t, n, j) + recurrentTerm(hp, j));
+        rg[j] = sig(inputTerm(t, n, H + j) + recurrentTerm(hp, H + j));
+        rh[j] = rg[j] * hp[j];
+      }
+      for (int64_t j = 0; j < H; ++j) {
+        const double a = inputTerm(t, n, 2 * H + j) + (c.linearBeforeReset
+                                                           ? rg[j] * recurrentTerm(hp, 2 * H + j)
+                                                           : recurrentTerm(rh.data(), 2 * H + j));
+        hNew[n * H + j] = (1.0 - z[j]) * std::tanh(a) + z[j] * hp[j];
+      }
+    }
+    h = hNew;
+    for (int64_t k = 0; k < c.n * H; ++k)
+      o.y[t * c.n * H + k] = static_cast<float>(h[k]);
+  }
+  for (int64_t k = 0; k < c.n * H; ++k)
+    o.yh[k] = static_cast<float>(h[k]);
+  return o;
+}
+
+class GruTest : public ::testing::TestWithParam<GruCase> {};
+
+TEST_P(GruTest, ForwardMatchesTheEquations) {
+  Ctx ctx;
+  GruData d(GetParam());
+  GruOut got = forward(ctx, d), want = reference(d);
+  expectClose(got.y, want.y, 1e-5, 1e-6, "y");
+  expectClose(got.yh, want.yh, 1e-5, 1e-6, "y_h");
+}
+
+TEST_P(GruTest, BackwardMatchesFiniteDifferences) {
+  Ctx ctx;
+  GruData d(GetParam());
+  const GruCase c = d.c;
+  // L = <cy, y> + <ch, y_h>: both results' gradients at once.
+  std::vector<float> cy = randomVec(c.t * c.n * c.h), ch = randomVec(c.n * c.h);
+  std::vector<float> weights = cy;
+  weights.insert(weights.end(), ch.begin(), ch.end());
+  auto outputs = [&] {
+    GruOut o = forward(ctx, d);
+    std::vector<float> all = o.y;
+    all.insert(all.end(), o.yh.begin(), o.yh.end());
+    return all;
+  };
+  GruOut o = forward(ctx, d);
+  std::vector<float> dx(d.x.size()), dw(d.w.size()), dr(d.r.size()), db(d.b.size());
+  auto desc = d.desc();
+  void *bufs[] = {d.x.data(), d.w.data(), d.r.data(), o.y.data(), o.saved.data(), cy.data(),
+                  ch.data(),  dx.data(),  dw.data(),  dr.data(),  db.data()};
+  ASSERT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
+  checkGrad(dx, d.x, weights, outputs, 1e-2, 1e-2, "dx");
+  checkGrad(dw, d.w, weights, outputs, 1e-2, 1e-2, "dw");
+  checkGrad(dr, d.r, weights, outputs, 1e-2, 1e-2, "dr");
+  checkGrad(db, d.b, weights, outputs, 1e-2, 1e-2, "db");
+}
+
+TEST_P(GruTest, AbsentGradientsAreZero) {
+  // dy absent (null) gives what a zero-filled one gives; dx may be skipped
+  // (null) without changing the weights' gradients.
+  Ctx ctx;
+  GruData d(GetParam());
+  const GruCase c = d.c;
+  GruOut o = forward(ctx, d);
+  std::vector<float> zy(c.t * c.n * c.h, 0.0f), ch = randomVec(c.n * c.h);
+  auto desc = d.desc();
+  auto backward = [&](bool nulls) {
+    std::vector<std::vector<float>> g{
+        std::vector<float>(d.x.size()), std::vector<float>(d.w.size()),
+        std::vector<float>(d.r.size()), std::vector<float>(d.b.size())};
+    void *bufs[] = {d.x.data(),     d.w.data(),
+                    d.r.data(),     o.y.data(),
+                    o.saved.data(), nulls ? nullptr : zy.data(),
+                    ch.data(),      nulls ? nullptr : g[0].data(),
+                    g[1].data(),    g[2].data(),
+                    g[3].data()};
+    EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
+    return g;
+  };
+  auto withZeros = backward(false), withNulls = backward(true);
+  for (int k = 1; k < 4; ++k)
+    EXPECT_EQ(withZeros[k], withNulls[k]) << "gradient " << k;
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GruTest,
+                         ::testing::Values(GruCase{1, 1, 1, 1, true}, GruCase{3, 2, 3, 4, true},
+                                           GruCase{5, 3, 2, 3, true}, GruCase{1, 1, 1, 1, false},
+                                           GruCase{3, 2, 3, 4, false}, GruCase{5, 3, 2, 3, false}));
+
+TEST(GruErrors, BadShapesFlagsAndNullBuffers) {
+  Ctx ctx;
+  std::vector<float> buf(64);
+  void *bufs[11];
+  for (void *&p : bufs)
+    p = buf.data();
+  const int64_t bad[] = {0, 1, 1, 1, 1};
+  EXPECT_EQ(mgsrt_gru_fwd(ctx, bad, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx.message(), "gru_fwd: T=0 N=1 I=1 H=1 must all be positive");
+
+  Ctx ctx1;
+  const int64_t badFlag[] = {1, 1, 1, 1, 2};
+  EXPECT_EQ(mgsrt_gru_bwd(ctx1, badFlag, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx1.message(), "gru_bwd: linear_before_reset must be 0 or 1, got 2");
+
+  Ctx ctx2;
+  const int64_t ok[] = {1, 1, 1, 1, 1};
+  bufs[6] = nullptr;
+  EXPECT_EQ(mgsrt_gru_fwd(ctx2, ok, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx2.message(), "gru_fwd: buffer 6 (saved) is null");
+
+  Ctx ctx3;
+  bufs[6] = buf.data();
+  bufs[9] = nullptr;
+  EXPECT_EQ(mgsrt_gru_bwd(ctx3, ok, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx3.message(), "gru_bwd: buffer 9 (dr) is null");
+}
+
+} // namespace
