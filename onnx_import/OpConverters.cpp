@@ -9,6 +9,7 @@
 
 #include "OpConverters.h"
 #include "ConstantFolding.h"
+#include "converters/MobileNet.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -695,6 +696,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},
       {"Identity", convertIdentity},
+      {"HardSigmoid", convertHardSigmoid},
+      {"HardSwish", convertHardSwish},
   };
   return table;
 }

@@ -1018,7 +1018,7 @@ func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
 // -----
 
 func.func @unary_grad_unknown_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh hard_sigmoid hard_swish}}
   %d = train.unary_grad "gelu" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1170,5 +1170,13 @@ func.func @gather_bad_result(%t: tensor<10x4xf32>, %i: tensor<3xi64>) {
 func.func @gather_grad_bad_grad(%i: tensor<3xi64>, %g: tensor<2x4xf32>) {
   // expected-error @+1 {{'train.gather_grad' op grad shape 2x4 does not match the expected 3x4}}
   %d = train.gather_grad %i, %g : (tensor<3xi64>, tensor<2x4xf32>) -> tensor<10x4xf32>
+  return
+}
+
+// -----
+
+func.func @hard_sigmoid_infinite_alpha(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.hard_sigmoid' op alpha and beta must be finite, got alpha INF and beta 5.000000e-01}}
+  %y = train.hard_sigmoid %x {alpha = 0x7F800000 : f32, beta = 0.5 : f32} : tensor<4xf32>
   return
 }
