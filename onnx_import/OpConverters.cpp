@@ -10,6 +10,7 @@
 #include "OpConverters.h"
 #include "ConstantFolding.h"
 #include "converters/LayerNorm.h"
+#include "converters/MobileNet.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -614,6 +615,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Erf", convertUnary<ErfOp>},
       {"LayerNormalization", convertLayerNormalization},
       {"GRU", convertGRU},
+      {"HardSigmoid", convertHardSigmoid},
+      {"HardSwish", convertHardSwish},
   };
   return table;
 }

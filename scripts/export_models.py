@@ -259,6 +259,13 @@ def build(name):
                                                 transform_input=False, num_classes=10,
                                                 dropout=0.0),
                        torch.zeros(2, 3, 75, 75)),
+        # MobileNetV3-small (HardSwish, squeeze-excitation's HardSigmoid and
+        # GlobalAveragePool) on CIFAR-shaped input (its five stride-2 stages:
+        # 32 -> 1), ten classes, dropout 0 so that a training step is
+        # deterministic; torchvision's initialization. A batch of 2: BatchNorm
+        # needs more than one value per channel at 1x1.
+        "mobilenetv3": (lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0),
+                        torch.zeros(2, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")

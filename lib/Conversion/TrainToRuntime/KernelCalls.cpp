@@ -58,9 +58,11 @@ void put(SmallVectorImpl<int64_t> &d, int64_t at, ArrayRef<int64_t> values) {
   llvm::copy(values, d.begin() + at);
 }
 
-SmallVector<int64_t> unaryDesc(int64_t op, int64_t count, double alpha) {
-  return fields<UnaryDesc>(
-      {{UnaryDesc::Op, op}, {UnaryDesc::Count, count}, {UnaryDesc::AlphaBits, bitsOf(alpha)}});
+SmallVector<int64_t> unaryDesc(int64_t op, int64_t count, double alpha, double beta = 0) {
+  return fields<UnaryDesc>({{UnaryDesc::Op, op},
+                            {UnaryDesc::Count, count},
+                            {UnaryDesc::AlphaBits, bitsOf(alpha)},
+                            {UnaryDesc::BetaBits, bitsOf(beta)}});
 }
 
 SmallVector<int64_t> convDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> w, ArrayRef<int64_t> y,
@@ -137,6 +139,8 @@ int64_t unaryCode(StringRef kind) {
       .Case("sqrt", MGSRT_UNARY_SQRT)
       .Case("erf", MGSRT_UNARY_ERF)
       .Case("pow", MGSRT_UNARY_POW)
+      .Case("hard_sigmoid", MGSRT_UNARY_HARD_SIGMOID)
+      .Case("hard_swish", MGSRT_UNARY_HARD_SWISH)
       .Default(MGSRT_UNARY_TANH);
 }
 
@@ -304,14 +308,23 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
           return none();
         return call(Kernel::copy, countDesc(byteSize(g.getResult()) / 4), {{g.getGrad()}, {g.getResult()}});
       })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp>([&](Operation *) {
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
+            HardSwishOp>([&](Operation *) {
         int64_t code = unaryCode(elementwiseKind(op));
-        double alpha = 0;
+        double alpha = 0, beta = 0;
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlpha().convertToDouble();
         if (auto pow = dyn_cast<PowOp>(op))
           alpha = pow.getExponent().convertToDouble();
-        return call(Kernel::unary_fwd, unaryDesc(code, numel(op->getResult(0)), alpha),
+        if (auto hard = dyn_cast<HardSigmoidOp>(op)) {
+          alpha = hard.getAlpha().convertToDouble();
+          beta = hard.getBeta().convertToDouble();
+        }
+        if (isa<HardSwishOp>(op)) { // ONNX's constants, as float32
+          alpha = 1.0f / 6.0f;
+          beta = 0.5f;
+        }
+        return call(Kernel::unary_fwd, unaryDesc(code, numel(op->getResult(0)), alpha, beta),
                     {{op->getOperand(0)}, {op->getResult(0)}});
       })
       .Case([&](ClipOp c) {
@@ -441,7 +454,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](UnaryGradOp g) {
         return call(Kernel::unary_bwd,
                     unaryDesc(unaryCode(g.getKind()), numel(g.getResult()),
-                              g.getAlphaAttr().getValueAsDouble()),
+                              g.getAlphaAttr().getValueAsDouble(),
+                              g.getBetaAttr().getValueAsDouble()),
                     {{g.getInput()}, {g.getOutput()}, {g.getGrad()}, {g.getResult()}});
       })
       .Case([&](ClipGradOp g) {

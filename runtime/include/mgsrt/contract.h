@@ -147,9 +147,10 @@ inline constexpr const char *kEvalStep = "mgs_eval_step";
 // variable-length descriptors, at()/size() giving the arrays' offsets from the
 // length field. Read as the layouts mgsrt.h documents.
 
-/// unary_fwd / unary_bwd: [op (MGSRT_UNARY_*), count, alpha_bits].
+/// unary_fwd / unary_bwd: [op (MGSRT_UNARY_*), count, alpha_bits, beta_bits];
+/// beta_bits is read by the hard_sigmoid and hard_swish ops only.
 struct UnaryDesc {
-  enum : int64_t { Op, Count, AlphaBits, Size };
+  enum : int64_t { Op, Count, AlphaBits, BetaBits, Size };
 };
 
 /// clip_*, copy, zero, accumulate, sgd_update: [count].

@@ -30,26 +30,34 @@ inline mgsrt_status_t parseElementCount(mgsrt_ctx_t *ctx, const char *kernel, co
 struct UnaryParams {
   int64_t op, n;
   float alpha;
+  float beta; ///< hard_sigmoid and hard_swish only; 0 for the others.
 };
 
-/// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu/leaky/erf/pow
-/// read x, sigmoid/tanh/sqrt read y).
+/// Whether unary op `op`'s gradient reads x (else y).
+inline bool unaryGradReadsInput(int64_t op) {
+  return op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU || op == MGSRT_UNARY_ERF ||
+         op == MGSRT_UNARY_POW || op == MGSRT_UNARY_HARD_SIGMOID || op == MGSRT_UNARY_HARD_SWISH;
+}
+
+/// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu, leaky, erf,
+/// pow and the hard ops read x, sigmoid/tanh/sqrt read y).
 inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_POW)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 6]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_HARD_SWISH)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 8]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));
+  const bool hard = p.op == MGSRT_UNARY_HARD_SIGMOID || p.op == MGSRT_UNARY_HARD_SWISH;
+  p.beta = hard ? static_cast<float>(descF64(desc, F::BetaBits)) : 0.0f;
   const int64_t n = p.n;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd) {
     check.require(0, "x", n).require(1, "y", n);
   } else {
-    if (p.op == MGSRT_UNARY_RELU || p.op == MGSRT_UNARY_LEAKY_RELU ||
-        p.op == MGSRT_UNARY_ERF || p.op == MGSRT_UNARY_POW)
+    if (unaryGradReadsInput(p.op))
       check.require(0, "x", n);
     else
       check.require(1, "y", n);

@@ -41,8 +41,9 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
-  EXPECT_EQ(UnaryDesc::Size, 3);
+  EXPECT_EQ(UnaryDesc::Size, 4);
   EXPECT_EQ(UnaryDesc::AlphaBits, 2);
+  EXPECT_EQ(UnaryDesc::BetaBits, 3);
   EXPECT_EQ(CountDesc::Size, 1);
   EXPECT_EQ(GemmDesc::Size, 9);
   EXPECT_EQ(GemmDesc::C1, 8);

@@ -2,6 +2,8 @@
 
 #include "TestUtil.h"
 
+#include <array>
+
 using namespace mgsrt_test;
 
 namespace {
@@ -70,6 +72,85 @@ TEST(UnaryTest, ReluBackwardUsesOnlyX) {
   void *bufs[] = {x.data(), nullptr, dy.data(), dx.data()};
   ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, desc, bufs));
   EXPECT_EQ(dx, (std::vector<float>{2.5f, 3.0f, 7.0f}));
+}
+
+//===----------------------------------------------------------------------===//
+// HardSigmoid, HardSwish
+//===----------------------------------------------------------------------===//
+
+/// PyTorch's hardsigmoid and hardswish (ONNX's alpha 1/6, beta 1/2), in double.
+double hardRef(int op, double x) {
+  const double h = std::min(1.0, std::max(0.0, x / 6 + 0.5));
+  return op == MGSRT_UNARY_HARD_SIGMOID ? h : x * h;
+}
+
+/// The descriptor of `op` on n elements with PyTorch's alpha and beta.
+std::array<int64_t, 4> hardDesc(int op, int64_t n) { return {op, n, bits(1.0f / 6.0f), bits(0.5)}; }
+
+class HardUnaryTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(HardUnaryTest, ForwardMatchesReference) {
+  Ctx ctx;
+  const int op = GetParam();
+  const int64_t n = 100000; // large enough for the parallel path
+  std::vector<float> x = randomVec(n, -5, 5), y(n);
+  x[0] = -3.0f; // the kinks, and beyond them
+  x[1] = 3.0f;
+  x[2] = -30.0f;
+  x[3] = 30.0f;
+  const auto d = hardDesc(op, n);
+  void *bufs[] = {x.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_unary_fwd(ctx, d.data(), bufs));
+  std::vector<double> want(n);
+  for (int64_t i = 0; i < n; ++i)
+    want[i] = hardRef(op, x[i]);
+  expectClose(y, want, 1e-6, 1e-7, "y");
+}
+
+TEST_P(HardUnaryTest, BackwardMatchesFiniteDifferences) {
+  // Points at least 0.1 from the kinks at -3 and 3 (and in every piece).
+  Ctx ctx;
+  const int64_t n = 64;
+  std::vector<float> x = randomVec(n, 0.1f, 2.9f), y(n), dy = randomVec(n), dx(n);
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = i % 4 == 0 ? -x[i] : i % 4 == 1 ? x[i] + 3.2f : i % 4 == 2 ? -x[i] - 3.2f : x[i];
+  const auto d = hardDesc(GetParam(), n);
+  auto fwd = [&] {
+    std::vector<float> out(n);
+    void *bufs[] = {x.data(), out.data()};
+    EXPECT_OK(ctx, mgsrt_unary_fwd(ctx, d.data(), bufs));
+    return out;
+  };
+  y = fwd();
+  void *bufs[] = {x.data(), y.data(), dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, d.data(), bufs));
+  checkGrad(dx, x, dy, fwd, 1e-2, 2e-3, "dx");
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, HardUnaryTest,
+                         ::testing::Values(MGSRT_UNARY_HARD_SIGMOID, MGSRT_UNARY_HARD_SWISH));
+
+TEST(HardUnaryTest, GradientAtTheKinksIsPyTorchs) {
+  // PyTorch: hardsigmoid's gradient is 1/6 strictly inside (-3, 3), else 0;
+  // hardswish's is x / 3 + 1/2 on [-3, 3] (-1/2 at -3, 3/2 at 3), 0 below
+  // and 1 above. y is not read: it may be null.
+  Ctx ctx;
+  std::vector<float> x = {-3.0f, 3.0f, -3.5f, 3.5f, 0.0f}, dy = {2, 2, 2, 2, 2}, dx(5);
+  void *bufs[] = {x.data(), nullptr, dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, hardDesc(MGSRT_UNARY_HARD_SIGMOID, 5).data(), bufs));
+  EXPECT_EQ(dx, (std::vector<float>{0.0f, 0.0f, 0.0f, 0.0f, 2.0f / 6.0f}));
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, hardDesc(MGSRT_UNARY_HARD_SWISH, 5).data(), bufs));
+  EXPECT_EQ(dx, (std::vector<float>{-1.0f, 3.0f, 0.0f, 2.0f, 1.0f}));
+}
+
+TEST(HardUnaryTest, AlphaAndBetaAreRead) {
+  // ONNX HardSigmoid's defaults: alpha 0.2, beta 0.5.
+  Ctx ctx;
+  std::vector<float> x = {-3.0f, 0.0f, 1.0f, 3.0f}, y(4);
+  const int64_t d[] = {MGSRT_UNARY_HARD_SIGMOID, 4, bits(0.2f), bits(0.5f)};
+  void *bufs[] = {x.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_unary_fwd(ctx, d, bufs));
+  EXPECT_EQ(y, (std::vector<float>{0.0f, 0.5f, 0.2f * 1.0f + 0.5f, 1.0f}));
 }
 
 //===----------------------------------------------------------------------===//

@@ -1018,7 +1018,7 @@ func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
 // -----
 
 func.func @unary_grad_unknown_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish}}
   %d = train.unary_grad "gelu" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1216,7 +1216,7 @@ func.func @reduce_grad_bad_grad(%g: tensor<6xf32>) {
 // -----
 
 func.func @unary_grad_bad_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish}}
   %d = train.unary_grad "cbrt" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1258,5 +1258,13 @@ func.func @gru_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: ten
   %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_grad %dy
       : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x3xf32>)
       -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+  return
+}
+
+// -----
+
+func.func @hard_sigmoid_infinite_alpha(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.hard_sigmoid' op alpha and beta must be finite, got alpha INF and beta 5.000000e-01}}
+  %y = train.hard_sigmoid %x {alpha = 0x7F800000 : f32, beta = 0.5 : f32} : tensor<4xf32>
   return
 }

@@ -539,3 +539,18 @@ func.func @gru(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf3
       -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
   return
 }
+
+// MobileNetV3's activations; their gradient reads x, with hard_sigmoid's
+// alpha and beta (hard_swish's are ONNX's 1/6 and 1/2).
+// CHECK-LABEL: func.func @hard_activations
+//       CHECK:   %[[S:.*]] = train.hard_sigmoid %{{.*}} {alpha = 2.500000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<2x3xf32>
+//       CHECK:   %[[W:.*]] = train.hard_swish %[[S]] : tensor<2x3xf32>
+//       CHECK:   train.unary_grad "hard_sigmoid" %{{.*}}, %[[S]], %[[W]] {alpha = 2.500000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<2x3xf32>
+//       CHECK:   train.unary_grad "hard_swish" %[[S]], %[[W]], %[[W]] {alpha = 1.250000e-01 : f32, beta = 5.000000e-01 : f32} : tensor<2x3xf32>
+func.func @hard_activations(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3xf32>) {
+  %s = train.hard_sigmoid %x {alpha = 0.25 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
+  %w = train.hard_swish %s : tensor<2x3xf32>
+  %ds = train.unary_grad "hard_sigmoid" %x, %s, %w {alpha = 0.25 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
+  %dw = train.unary_grad "hard_swish" %s, %w, %w {alpha = 0.125 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
+  return %ds, %dw : tensor<2x3xf32>, tensor<2x3xf32>
+}

@@ -13,6 +13,7 @@
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <array>
+#include <cmath>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -488,7 +489,16 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 
 LogicalResult UnaryGradOp::verify() {
   return verifyKind(*this, getKind(),
-                    {"relu", "leaky_relu", "sigmoid", "tanh", "sqrt", "erf", "pow"});
+                    {"relu", "leaky_relu", "sigmoid", "tanh", "sqrt", "erf", "pow", "hard_sigmoid",
+                     "hard_swish"});
+}
+
+LogicalResult HardSigmoidOp::verify() {
+  float alpha = getAlpha().convertToFloat(), beta = getBeta().convertToFloat();
+  if (!std::isfinite(alpha) || !std::isfinite(beta))
+    return emitOpError() << "alpha and beta must be finite, got alpha " << alpha << " and beta "
+                         << beta;
+  return success();
 }
 
 LogicalResult BinaryGradOp::verify() {
@@ -600,6 +610,8 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](LeakyReluOp) { return "leaky_relu"; })
       .Case([](SigmoidOp) { return "sigmoid"; })
       .Case([](TanhOp) { return "tanh"; })
+      .Case([](HardSigmoidOp) { return "hard_sigmoid"; })
+      .Case([](HardSwishOp) { return "hard_swish"; })
       .Case([](AddOp) { return "add"; })
       .Case([](SubOp) { return "sub"; })
       .Case([](MulOp) { return "mul"; })

@@ -108,15 +108,25 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(bin.getRhs(), grads.getRhsGrad());
         return success();
       })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp>([&](auto un) {
+      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
+            HardSwishOp>([&](auto un) {
         StringRef kind = elementwiseKind(op);
-        FloatAttr alpha = b.getF32FloatAttr(0.0f);
+        FloatAttr alpha = b.getF32FloatAttr(0.0f), beta = b.getF32FloatAttr(0.0f);
         if (auto leaky = dyn_cast<LeakyReluOp>(op))
           alpha = leaky.getAlphaAttr();
         if (auto pow = dyn_cast<PowOp>(op))
           alpha = pow.getExponentAttr();
-        auto dx = create<UnaryGradOp>(loc, un.getInput().getType(), b.getStringAttr(kind),
-                                      un.getInput(), un.getResult(), gradOf(un.getResult()), alpha);
+        if (auto hard = dyn_cast<HardSigmoidOp>(op)) {
+          alpha = hard.getAlphaAttr();
+          beta = hard.getBetaAttr();
+        }
+        if (isa<HardSwishOp>(op)) {
+          alpha = b.getF32FloatAttr(1.0f / 6.0f);
+          beta = b.getF32FloatAttr(0.5f);
+        }
+        auto dx =
+            create<UnaryGradOp>(loc, un.getInput().getType(), b.getStringAttr(kind), un.getInput(),
+                                un.getResult(), gradOf(un.getResult()), alpha, beta);
         accumulate(un.getInput(), dx);
         return success();
       })

@@ -68,7 +68,7 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   if (parseUnary(ctx, kernelName(Kernel::unary_fwd), desc, bufs, false, p))
     return ctx->status;
   const int64_t n = p.n;
-  const float alpha = p.alpha;
+  const float alpha = p.alpha, beta = p.beta;
   const float *x = static_cast<const float *>(bufs[0]);
   float *y = static_cast<float *>(bufs[1]);
   switch (p.op) {
@@ -105,6 +105,16 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   case MGSRT_UNARY_POW:
     unaryPow(x, y, n, alpha);
     break;
+  case MGSRT_UNARY_HARD_SIGMOID:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
+    break;
+  case MGSRT_UNARY_HARD_SWISH:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = x[i] * std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
+    break;
   }
   return MGSRT_OK;
 }
@@ -114,7 +124,7 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   if (parseUnary(ctx, kernelName(Kernel::unary_bwd), desc, bufs, true, p))
     return ctx->status;
   const int64_t op = p.op, n = p.n;
-  const float alpha = p.alpha;
+  const float alpha = p.alpha, beta = p.beta;
   const float *x = static_cast<const float *>(bufs[0]);
   const float *y = static_cast<const float *>(bufs[1]);
   const float *dy = static_cast<const float *>(bufs[2]);
@@ -160,6 +170,20 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   }
   case MGSRT_UNARY_POW:
     unaryPowGrad(x, dy, dx, n, alpha);
+    break;
+  case MGSRT_UNARY_HARD_SIGMOID:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = dy[i], u = alpha * x[i] + beta;
+      dx[i] = (0.0f < u) & (u < 1.0f) ? alpha * g : 0.0f;
+    }
+    break;
+  case MGSRT_UNARY_HARD_SWISH:
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i) {
+      const float g = dy[i], u = alpha * x[i] + beta;
+      dx[i] = u < 0.0f ? 0.0f : u > 1.0f ? g : g * (u + alpha * x[i]);
+    }
     break;
   }
   return MGSRT_OK;

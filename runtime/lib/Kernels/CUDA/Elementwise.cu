@@ -26,12 +26,21 @@ constexpr unsigned kThreads = 256;
 // Unary
 //===----------------------------------------------------------------------===//
 
+/// alpha x + beta rounded after each operation (no FMA), as on the CPU.
+__device__ inline float hardLinear(float alpha, float v, float beta) {
+  return __fadd_rn(__fmul_rn(alpha, v), beta);
+}
+
 template <int Op>
 __global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ y, int64_t n,
-                               float alpha) {
+                               float alpha, float beta) {
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const float v = x[i];
-    if constexpr (Op == MGSRT_UNARY_RELU)
+    if constexpr (Op == MGSRT_UNARY_HARD_SIGMOID)
+      y[i] = fminf(1.0f, fmaxf(0.0f, hardLinear(alpha, v, beta)));
+    else if constexpr (Op == MGSRT_UNARY_HARD_SWISH)
+      y[i] = __fmul_rn(v, fminf(1.0f, fmaxf(0.0f, hardLinear(alpha, v, beta))));
+    else if constexpr (Op == MGSRT_UNARY_RELU)
       y[i] = v < 0.0f ? 0.0f : v;
     else if constexpr (Op == MGSRT_UNARY_LEAKY_RELU)
       y[i] = v < 0.0f ? alpha * v : v;
@@ -56,10 +65,16 @@ __global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ 
 template <int Op>
 __global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restrict__ y,
                                const float *__restrict__ dy, float *__restrict__ dx, int64_t n,
-                               float alpha) {
+                               float alpha, float beta) {
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const float g = dy[i];
-    if constexpr (Op == MGSRT_UNARY_RELU) {
+    if constexpr (Op == MGSRT_UNARY_HARD_SIGMOID) {
+      const float u = hardLinear(alpha, x[i], beta);
+      dx[i] = 0.0f < u && u < 1.0f ? __fmul_rn(alpha, g) : 0.0f;
+    } else if constexpr (Op == MGSRT_UNARY_HARD_SWISH) {
+      const float u = hardLinear(alpha, x[i], beta);
+      dx[i] = u < 0.0f ? 0.0f : u > 1.0f ? g : __fmul_rn(g, __fadd_rn(u, __fmul_rn(alpha, x[i])));
+    } else if constexpr (Op == MGSRT_UNARY_RELU) {
       dx[i] = x[i] > 0.0f ? g : 0.0f;
     } else if constexpr (Op == MGSRT_UNARY_LEAKY_RELU) {
       dx[i] = x[i] > 0.0f ? g : alpha * g;
@@ -97,25 +112,31 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   cudaStream_t s = state(ctx).stream;
   switch (p.op) {
   case MGSRT_UNARY_RELU:
-    unaryFwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_LEAKY_RELU:
-    unaryFwdKernel<MGSRT_UNARY_LEAKY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_LEAKY_RELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_SIGMOID:
-    unaryFwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_HARD_SIGMOID:
+    unaryFwdKernel<MGSRT_UNARY_HARD_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_HARD_SWISH:
+    unaryFwdKernel<MGSRT_UNARY_HARD_SWISH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_SQRT:
-    unaryFwdKernel<MGSRT_UNARY_SQRT><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_SQRT><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_ERF:
-    unaryFwdKernel<MGSRT_UNARY_ERF><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_ERF><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_POW:
-    unaryFwdKernel<MGSRT_UNARY_POW><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_POW><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   default:
-    unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha);
+    unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   }
   return MGSRT_OK;
@@ -135,25 +156,38 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   cudaStream_t s = state(ctx).stream;
   switch (p.op) {
   case MGSRT_UNARY_RELU:
-    unaryBwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_RELU><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_LEAKY_RELU:
-    unaryBwdKernel<MGSRT_UNARY_LEAKY_RELU><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_LEAKY_RELU>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_SIGMOID:
-    unaryBwdKernel<MGSRT_UNARY_SIGMOID><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_SIGMOID>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_HARD_SIGMOID:
+    unaryBwdKernel<MGSRT_UNARY_HARD_SIGMOID>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_HARD_SWISH:
+    unaryBwdKernel<MGSRT_UNARY_HARD_SWISH>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_SQRT:
-    unaryBwdKernel<MGSRT_UNARY_SQRT><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_SQRT>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_ERF:
-    unaryBwdKernel<MGSRT_UNARY_ERF><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_ERF>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_POW:
-    unaryBwdKernel<MGSRT_UNARY_POW><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_POW>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   default:
-    unaryBwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha);
+    unaryBwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   }
   return MGSRT_OK;

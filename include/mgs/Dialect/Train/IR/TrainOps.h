@@ -16,8 +16,9 @@
 
 namespace mgs::train {
 /// The kind an elementwise op's gradient op names it by ("relu",
-/// "leaky_relu", "sigmoid", "tanh"; "add", "sub", "mul", "div"), or "" for
-/// other ops. The one mapping shared by autodiff and the lowering.
+/// "leaky_relu", "sigmoid", "tanh", "hard_sigmoid", "hard_swish"; "add", "sub",
+/// "mul", "div"), or "" for other ops. The one mapping shared by autodiff and
+/// the lowering.
 llvm::StringRef elementwiseKind(mlir::Operation *op);
 } // namespace mgs::train
 

@@ -107,6 +107,19 @@ def Train_ReluOp : Train_UnaryOp<"relu", "Relu">;
 def Train_SigmoidOp : Train_UnaryOp<"sigmoid", "Sigmoid">;
 def Train_TanhOp : Train_UnaryOp<"tanh", "Tanh">;
 def Train_LeakyReluOp : Train_UnaryOp<"leaky_relu", "LeakyRelu", (ins F32Attr:$alpha)>;
+def Train_HardSigmoidOp : Train_UnaryOp<"hard_sigmoid", "HardSigmoid",
+                                        (ins F32Attr:$alpha, F32Attr:$beta)> {
+  let description = [{
+    ONNX `HardSigmoid`: y = max(0, min(1, alpha x + beta)), alpha and beta
+    finite (PyTorch's hardsigmoid exports alpha 1/6, beta 1/2).
+  }];
+  let hasVerifier = 1;
+}
+def Train_HardSwishOp : Train_UnaryOp<"hard_swish", "HardSwish"> {
+  let description = [{
+    ONNX `HardSwish`: y = x max(0, min(1, x / 6 + 1/2)).
+  }];
+}
 def Train_ClipOp : Train_Op<"clip", [Pure, AllTypesMatch<["input", "result"]>]> {
   let summary = "Elementwise clamp to [min, max] (ONNX Clip)";
   let description = [{
@@ -467,17 +480,19 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
 
 def Train_UnaryGradOp : Train_Op<"unary_grad", [Pure,
     AllTypesMatch<["input", "output", "grad", "result"]>]> {
-  let summary = "Gradient of relu, leaky_relu, sigmoid or tanh";
+  let summary = "Gradient of relu, leaky_relu, sigmoid, tanh, hard_sigmoid or hard_swish";
   let description = [{
-    `kind` names the forward op; relu and leaky_relu read `input`, sigmoid and
-    tanh read the forward `output`.
+    `kind` names the forward op; relu, leaky_relu, hard_sigmoid and hard_swish
+    read `input`, sigmoid and tanh read the forward `output`. `alpha` is
+    leaky_relu's slope and, with `beta`, the hard ops' alpha x + beta.
 
     ```mlir
     %dx = train.unary_grad "relu" %x, %y, %dy : tensor<8x16xf32>
     ```
   }];
   let arguments = (ins StrAttr:$kind, Train_Tensor:$input, Train_Tensor:$output,
-                       Train_Tensor:$grad, DefaultValuedAttr<F32Attr, "0.0f">:$alpha);
+                       Train_Tensor:$grad, DefaultValuedAttr<F32Attr, "0.0f">:$alpha,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$beta);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$kind $input `,` $output `,` $grad attr-dict `:` type($result)";
   let hasVerifier = 1;
