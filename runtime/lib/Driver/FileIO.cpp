@@ -62,7 +62,7 @@ Status resolveOutputFile(const std::string &path, std::string &resolved) {
   size_t slash = resolved.rfind('/');
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : resolved.substr(0, slash);
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
-    return ioError("cannot write into '" + dir + "': " + std::strerror(errno));
+    return ioError("cannot write '" + resolved + "': " + std::strerror(errno));
   return Status();
 }
 
