@@ -4,8 +4,8 @@
 // [op, count, alpha_bits, beta_bits], hard_swish (5) with ONNX's alpha 1/6
 // (as f32) and beta 1/2, hard_sigmoid (4) with its own; the gradients read x
 // and carry the same alpha and beta.
-// CHECK-DAG: llvm.mlir.global internal constant @[[SWISH:__mgs_desc_[0-9]+]](dense<[5, 10, 4595172819972653056, 4602678819172646912]> : tensor<4xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @[[SIG:__mgs_desc_[0-9]+]](dense<[4, 10, 4596373779801702400, 4602678819172646912]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[SWISH:__mgs_desc_[0-9]+]](dense<[8, 10, 4595172819972653056, 4602678819172646912]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[SIG:__mgs_desc_[0-9]+]](dense<[7, 10, 4596373779801702400, 4602678819172646912]> : tensor<4xi64>)
 // CHECK-LABEL: llvm.func @mgs_train_step(
 // CHECK:         %[[D1:.*]] = llvm.mlir.addressof @[[SWISH]]
 // CHECK:         llvm.call @mgsrt_unary_fwd(%{{.*}}, %[[D1]], %{{.*}})

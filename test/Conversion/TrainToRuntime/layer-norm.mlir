@@ -6,9 +6,9 @@
 // descriptor. pow is unary op 6 with the exponent 2.0 as alpha; sqrt and erf
 // are unary ops 4 and 5.
 // CHECK-DAG: llvm.mlir.global internal constant @[[RED:__mgs_desc_[0-9]+]](dense<[2, 4596373779694328218, 2, 5, 2, 1]> : tensor<6xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @[[POW:__mgs_desc_[0-9]+]](dense<[6, 10, 4611686018427387904]> : tensor<3xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 10, 0]> : tensor<3xi64>)
-// CHECK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[5, 10, 0]> : tensor<3xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @[[POW:__mgs_desc_[0-9]+]](dense<[6, 10, 4611686018427387904, 0]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 10, 0, 0]> : tensor<4xi64>)
+// CHECK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[5, 10, 0, 0]> : tensor<4xi64>)
 
 // CHECK-LABEL: llvm.func @mgs_train_step(
 // CHECK:         llvm.call @mgsrt_gemm_fwd
