@@ -61,18 +61,6 @@ namespace {
 
 ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
-/// Builds `OpTy` from `operands` with the single result type ONNX inferred
-/// for output 0, then binds output 0.
-template <typename OpTy, typename... Args>
-LogicalResult buildSingle(NodeImporter &n, Args &&...args) {
-  auto type = n.outputType(0);
-  if (failed(type))
-    return failure();
-  auto op = OpTy::create(n.builder(), n.loc(), *type, std::forward<Args>(args)...);
-  n.setOutput(0, op.getResult());
-  return success();
-}
-
 /// Reads an attribute that must, if present, have a fixed size.
 FailureOr<SmallVector<int64_t>> sizedInts(NodeImporter &n, StringRef name, size_t size,
                                           int64_t dflt) {
@@ -140,14 +128,6 @@ LogicalResult convertBinary(NodeImporter &n) {
   if (failed(lhs) || failed(rhs))
     return failure();
   return buildSingle<OpTy>(n, *lhs, *rhs);
-}
-
-template <typename OpTy>
-LogicalResult convertUnary(NodeImporter &n) {
-  auto x = n.input(0);
-  if (failed(x))
-    return failure();
-  return buildSingle<OpTy>(n, *x);
 }
 
 LogicalResult convertLeakyRelu(NodeImporter &n) {
@@ -616,7 +596,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"LayerNormalization", convertLayerNormalization},
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},
-      {"HardSwish", convertHardSwish},
+      {"HardSwish", convertUnary<HardSwishOp>},
   };
   return table;
 }

@@ -81,6 +81,26 @@ public:
 
 using OpConverter = mlir::LogicalResult (*)(NodeImporter &);
 
+/// Builds `OpTy` from `args` with the single result type ONNX inferred for
+/// output 0, then binds output 0.
+template <typename OpTy, typename... Args>
+mlir::LogicalResult buildSingle(NodeImporter &n, Args &&...args) {
+  auto type = n.outputType(0);
+  if (mlir::failed(type))
+    return mlir::failure();
+  auto op = OpTy::create(n.builder(), n.loc(), *type, std::forward<Args>(args)...);
+  n.setOutput(0, op.getResult());
+  return mlir::success();
+}
+
+/// An op of one input and one output, no attributes.
+template <typename OpTy> mlir::LogicalResult convertUnary(NodeImporter &n) {
+  auto x = n.input(0);
+  if (mlir::failed(x))
+    return mlir::failure();
+  return buildSingle<OpTy>(n, *x);
+}
+
 /// Converters in their own files (converters/), registered in the table.
 /// LSTM and GRU (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);

@@ -24,25 +24,8 @@ LogicalResult convertHardSigmoid(NodeImporter &n) {
   if (!std::isfinite(alpha) || !std::isfinite(beta))
     return n.emitError() << "alpha and beta must be finite, got alpha " << alpha << " and beta "
                          << beta;
-  auto type = n.outputType(0);
-  if (failed(type))
-    return failure();
   OpBuilder &b = n.builder();
-  auto op = HardSigmoidOp::create(b, n.loc(), *type, *x, b.getF32FloatAttr(alpha),
-                                  b.getF32FloatAttr(beta));
-  n.setOutput(0, op.getResult());
-  return success();
-}
-
-LogicalResult convertHardSwish(NodeImporter &n) {
-  auto x = n.input(0);
-  if (failed(x))
-    return failure();
-  auto type = n.outputType(0);
-  if (failed(type))
-    return failure();
-  n.setOutput(0, HardSwishOp::create(n.builder(), n.loc(), *type, *x).getResult());
-  return success();
+  return buildSingle<HardSigmoidOp>(n, *x, b.getF32FloatAttr(alpha), b.getF32FloatAttr(beta));
 }
 
 } // namespace mgs::onnx_import

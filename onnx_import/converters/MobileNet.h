@@ -14,8 +14,7 @@ namespace mgs::onnx_import {
 /// HardSigmoid (alpha 0.2, beta 0.5 by default): train.hard_sigmoid; a
 /// non-finite alpha or beta is an error naming the node.
 mlir::LogicalResult convertHardSigmoid(NodeImporter &n);
-/// HardSwish: train.hard_swish.
-mlir::LogicalResult convertHardSwish(NodeImporter &n);
+// HardSwish (no attributes) is convertUnary<HardSwishOp>.
 
 } // namespace mgs::onnx_import
 
