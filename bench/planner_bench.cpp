@@ -1,9 +1,11 @@
 //===- planner_bench.cpp - Exact planner speed and greedy gap -------------===//
 //
 //   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
+//                 [--workers P] [--cpu-time] [--first-buckets N] [--label-budget N]
 //                 [PROFILE.json ...]
 //
-// 1. Planning time of omgs and auto for L = 500 (default) model-shaped
+// 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
+//    and allreduce only) for L = 500 (default) model-shaped
 //    layers, the median of R runs on each of T (default 30) random profiles,
 //    against the issue's 50 ms goal: the median over profiles, how many
 //    profiles meet it, and the slowest.
@@ -32,6 +34,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 #include <functional>
 
 using namespace llvm;
@@ -41,6 +44,11 @@ static cl::opt<int64_t> numLayers("layers", cl::desc("Layers of the timed profil
                                   cl::init(500));
 static cl::opt<int> numProfiles("profiles", cl::desc("Random profiles for the ratios"),
                                 cl::init(100));
+static cl::opt<unsigned> firstBuckets("first-buckets",
+                                      cl::desc("OptimalTuning::firstBuckets"), cl::init(512));
+static cl::opt<unsigned> labelBudget("label-budget",
+                                     cl::desc("OptimalTuning::labelBudgetPerLayer"),
+                                     cl::init(16));
 static cl::opt<int> reps("reps", cl::desc("Timed runs per profile"), cl::init(3));
 static cl::opt<int> timedProfiles("timed", cl::desc("Random profiles timed at --layers"),
                                   cl::init(30));
@@ -48,16 +56,37 @@ static cl::opt<double> cpuPerByte("cpu-per-byte",
                                   cl::desc("cpu_per_byte of both collectives in the random "
                                            "profiles (seconds per byte)"),
                                   cl::init(0.0));
+static cl::opt<int64_t> workers("workers",
+                                 cl::desc("Workers P of the timed profiles (default: each "
+                                          "profile's own, 2-64)"),
+                                 cl::init(0));
 static cl::list<std::string> files(cl::Positional, cl::desc("[profile.json...]"));
 
 /// A random model-shaped profile, with --cpu-per-byte applied.
 static Profile randomProfile(int64_t layers, uint64_t seed) {
   Profile p = makeModelShapedProfile(layers, seed);
   p.allgather.cpuPerByte = p.allreduce.cpuPerByte = cpuPerByte;
+  if (workers > 0)
+    p.workers = workers;
   return p;
 }
 
+static cl::opt<bool> cpuTime("cpu-time",
+                            cl::desc("Time planning by the thread's CPU time instead of the "
+                                     "wall clock (for a machine other jobs share)"));
+
+static double threadSeconds() {
+  timespec t;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) + 1e-9 * static_cast<double>(t.tv_nsec);
+}
+
 static double millisecondsOf(const std::function<void()> &fn) {
+  if (cpuTime) {
+    double t0 = threadSeconds();
+    fn();
+    return 1e3 * (threadSeconds() - t0);
+  }
   auto t0 = std::chrono::steady_clock::now();
   fn();
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
@@ -91,10 +120,17 @@ int main(int argc, char **argv) {
   if (cpuPerByte > 0)
     outs() << ", collectives' cpu_per_byte " << cpuPerByte;
   outs() << "\n";
-  std::vector<std::pair<bool, bool>> kinds = {{true, false}, {true, true}}; // omgs, auto
+  // omgs, auto (all four collectives), auto over allgather + allreduce only.
+  std::vector<std::pair<const char *, CollectiveSet>> kinds = {
+      {"omgs", {Collective::AllGather}},
+      {"auto", CollectiveSet::all()},
+      {"auto2", {Collective::AllGather, Collective::AllReduce}}};
   if (cpuPerByte > 0)
-    kinds.push_back({false, true}); // mgwfbp
-  for (auto [allowSparse, allowDense] : kinds) {
+    kinds.push_back({"mgwfbp", {Collective::AllReduce}});
+  OptimalTuning tuning;
+  tuning.firstBuckets = firstBuckets;
+  tuning.labelBudgetPerLayer = labelBudget;
+  for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;
     double labelsPerBoundary = 0;
@@ -106,7 +142,7 @@ int main(int argc, char **argv) {
       OptimalStats stats;
       for (int r = 0; r < reps; ++r)
         times.push_back(
-            millisecondsOf([&] { planOptimal(p, allowSparse, allowDense, &stats); }));
+            millisecondsOf([&] { planOptimal(p, allowed, &stats, tuning); }));
       perProfile.push_back(median(times));
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
@@ -118,7 +154,7 @@ int main(int argc, char **argv) {
     size_t withinGoal = llvm::count_if(perProfile, [&](double ms) { return ms < kGoalMs; });
     outs() << format("   %-6s median %.2f ms = %.3f of the goal; %zu of %zu under it; slowest "
                      "%.1f ms (seed %llu)\n",
-                     !allowSparse ? "mgwfbp" : allowDense ? "auto" : "omgs", median(perProfile), median(perProfile) / kGoalMs,
+                     kindName, median(perProfile), median(perProfile) / kGoalMs,
                      withinGoal, perProfile.size(), worst, (unsigned long long)slowestSeed);
     outs() << format("         Pareto labels per boundary: mean %.1f, max %zu; finer bounds "
                      "needed on %zu profiles\n",
@@ -141,7 +177,7 @@ int main(int argc, char **argv) {
     for (const Strategy &s : others)
       ratios.push_back({s.name(), Ratio()});
     for (const Profile &p : profiles) {
-      double opt = plan(p, Strategy{StrategyKind::OMGS, 0}).predictedSeconds;
+      double opt = plan(p, Strategy{StrategyKind::OMGS, 0, CollectiveSet::all()}).predictedSeconds;
       for (auto [i, s] : enumerate(others))
         ratios[i].second.add(plan(p, s).predictedSeconds / opt);
     }

@@ -10,6 +10,7 @@
 #include "PlannerSupport.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -21,7 +22,24 @@ namespace mgs::planner {
 using namespace detail;
 
 StringRef stringifyCollective(Collective c) {
-  return c == Collective::AllGather ? "allgather" : "allreduce";
+  switch (c) {
+  case Collective::AllGather:
+    return "allgather";
+  case Collective::AllReduce:
+    return "allreduce";
+  case Collective::GTopK:
+    return "gtopk";
+  case Collective::SparseAllReduce:
+    return "sparse-allreduce";
+  }
+  llvm_unreachable("unknown collective");
+}
+
+std::optional<Collective> parseCollective(StringRef name) {
+  for (Collective c : CollectiveSet::all().members())
+    if (name == stringifyCollective(c))
+      return c;
+  return std::nullopt;
 }
 
 Error verifyGroups(const Profile &profile, ArrayRef<Group> groups) {

@@ -30,7 +30,8 @@ using namespace detail;
 //
 // Model. In backprop order, positions 0..L-1 with backward times b_p and
 // boundaries 0..L; a grouping is a path 0 = i_0 < i_1 < ... < i_G = L and
-// each group [i_{g-1}, i_g) picks a collective. With the compute-stream time
+// each group [i_{g-1}, i_g) picks one of the allowed collectives (up to four:
+// nothing below depends on how many or which). With the compute-stream time
 // s_g of group g (its top-k, none when dense, plus the CPU time its
 // collective takes, cpu_per_byte) and its collective time c_g, and B(i) the backward
 // time of positions [0, i), the pipeline is the recurrence over (X, Y) =
@@ -66,6 +67,14 @@ using namespace detail;
 // label's extension by [j, i) is a candidate of front[i] dominating the
 // grouping's (by (1)); filtering keeps a label dominating every candidate.
 // Hence min Y over front[L] is the optimum.
+//
+// Choices. For one group, a collective whose compute-stream and comm-stream
+// times are both at most another's makes the other unnecessary (by (1), any
+// grouping using the other is matched by the same grouping using it), so only
+// the non-dominated collectives of each group are extended (ties: the first).
+// Without cpu_per_byte the three sparse collectives share the top-k time, so
+// each group keeps at most one of them besides the all-reduce: auto over four
+// collectives searches about as much as over two.
 //
 // Prunings, each keeping some optimal grouping (all but the first hold in
 // exact arithmetic and are applied with a 1e-9 relative margin against
@@ -109,8 +118,8 @@ namespace {
 struct Label {
   double x, y;
   int32_t from;    ///< boundary j of the previous label
-  int32_t fromIdx; ///< its index in front[j]
-  bool dense;      ///< the group [j, i) is all-reduced
+  int32_t fromIdx;       ///< its index in front[j]
+  Collective collective; ///< of the group [j, i)
 };
 
 /// A lower-bound point of a boundary's suffix frontier: every grouping of
@@ -121,19 +130,50 @@ struct SuffixPoint {
 
 class OptimalPlanner {
 public:
-  OptimalPlanner(const Profile &p, bool allowSparse, bool allowDense, const OptimalTuning &tuning)
-      : view(p), tuning(tuning) {
-    if (allowSparse)
-      collectives.push_back(Collective::AllGather);
-    if (allowDense)
-      collectives.push_back(Collective::AllReduce);
+  OptimalPlanner(const Profile &p, CollectiveSet allowed, const OptimalTuning &tuning)
+      : view(p), tuning(tuning), collectives(allowed.members()) {
     assert(!collectives.empty());
     int64_t L = view.L;
-    costs.resize(collectives.size() * (L + 1) * (L + 1));
+    size_t K = collectives.size(), groups = static_cast<size_t>((L + 1) * (L + 1));
+    std::vector<GroupCost> all(K * groups);
+    std::vector<uint8_t> kindAll(K * groups);
+    liveCount.assign(groups, 0);
+    size_t most = 1;
     for (int64_t j = 0; j < L; ++j)
-      for (int64_t i = j + 1; i <= L; ++i)
-        for (size_t c = 0; c < collectives.size(); ++c)
-          costAt(j, i, c) = groupCost(p, view.numel(j, i), collectives[c]);
+      for (int64_t i = j + 1; i <= L; ++i) {
+        size_t at = static_cast<size_t>(j * (L + 1) + i);
+        GroupCost cost[4];
+        for (size_t c = 0; c < K; ++c)
+          cost[c] = groupCost(p, view.numel(j, i), collectives[c]);
+        // A collective at least as costly as another in both streams is never
+        // needed for this group (the step is monotone): drop it (of equal
+        // ones, keep the first).
+        uint8_t &live = liveCount[at];
+        for (size_t c = 0; c < K; ++c) {
+          bool dominated = false;
+          for (size_t d = 0; d < K && !dominated; ++d) {
+            const GroupCost &a = cost[d], &b = cost[c];
+            bool atMost = a.topk <= b.topk && a.comm <= b.comm;
+            bool equal = a.topk == b.topk && a.comm == b.comm;
+            dominated = d != c && atMost && (!equal || d < c);
+          }
+          if (!dominated) {
+            all[at * K + live] = cost[c];
+            kindAll[at * K + live++] = static_cast<uint8_t>(c);
+          }
+        }
+        most = std::max<size_t>(most, live);
+      }
+    // Stored with the stride of the most choices any group keeps (usually 2
+    // of 4), so that a group's choices share a cache line.
+    stride = most;
+    costs.resize(stride * groups);
+    kinds.resize(stride * groups);
+    for (size_t at = 0; at < groups; ++at)
+      for (size_t m = 0; m < liveCount[at]; ++m) {
+        costs[at * stride + m] = all[at * K + m];
+        kinds[at * stride + m] = kindAll[at * K + m];
+      }
   }
 
   std::vector<Group> run() {
@@ -184,8 +224,14 @@ private:
 
   BackpropView view;
   OptimalTuning tuning;
-  SmallVector<Collective, 2> collectives;
+  SmallVector<Collective, 4> collectives;
+  /// Per group [j, i) (index j * (L + 1) + i): its liveCount non-dominated
+  /// choices' costs and their collectives (indices into `collectives`),
+  /// `stride` entries a group.
   std::vector<GroupCost> costs;
+  std::vector<uint8_t> kinds;
+  std::vector<uint8_t> liveCount;
+  size_t stride = 1;
   /// minComm[i]: least total collective time of a grouping of [i, L).
   /// minRest[i]: a lower bound of F over the groupings of [i, L).
   std::vector<double> minComm, minRest;
@@ -200,8 +246,14 @@ private:
   /// Coarse suffix frontiers: a ascending, f strictly descending.
   std::vector<std::vector<SuffixPoint>> suffix;
 
-  GroupCost &costAt(int64_t j, int64_t i, size_t c) {
-    return costs[(c * (view.L + 1) + j) * (view.L + 1) + i];
+  /// The costs of the collectives worth trying for the group [j, i).
+  ArrayRef<GroupCost> choicesAt(int64_t j, int64_t i) const {
+    size_t at = static_cast<size_t>(j * (view.L + 1) + i);
+    return {&costs[at * stride], liveCount[at]};
+  }
+  /// The collective of choicesAt(j, i)[m].
+  Collective collectiveAt(int64_t j, int64_t i, size_t m) const {
+    return collectives[kinds[static_cast<size_t>(j * (view.L + 1) + i) * stride + m]];
   }
 
   void computeSimpleBounds() {
@@ -215,8 +267,7 @@ private:
     for (int64_t j = L - 1; j >= 0; --j) {
       double comm = inf, rest = inf, lowSlack = inf, slack = -inf, commF = inf;
       for (int64_t e = j + 1; e <= L; ++e)
-        for (size_t c = 0; c < collectives.size(); ++c) {
-          GroupCost gc = costAt(j, e, c);
+        for (const GroupCost &gc : choicesAt(j, e)) {
           double viaE = gc.comm + minComm[e];
           double fViaE = std::max(view.prefixBackward[e] + gc.topk + viaE, gc.topk + minCommF[e]);
           if (viaE < comm || (viaE == comm && fViaE < commF)) {
@@ -252,8 +303,7 @@ private:
     for (int64_t i = 1; i <= L; ++i) {
       double x = inf, comm = inf, last = inf;
       for (int64_t j = 0; j < i; ++j)
-        for (size_t c = 0; c < collectives.size(); ++c) {
-          GroupCost gc = costAt(j, i, c);
+        for (const GroupCost &gc : choicesAt(j, i)) {
           x = std::min(x, prefixMinX[j] + gc.topk);
           comm = std::min(comm, commBefore[j] + gc.comm);
           last = std::min(last, gc.comm);
@@ -289,8 +339,7 @@ private:
       std::fill(bucketF.begin(), bucketF.end(), inf);
       for (int64_t e = j + 1; e <= L; ++e) {
         double be = view.prefixBackward[e];
-        for (size_t c = 0; c < collectives.size(); ++c) {
-          GroupCost gc = costAt(j, e, c);
+        for (const GroupCost &gc : choicesAt(j, e)) {
           for (const SuffixPoint &pt : suffix[e]) {
             double first = be + gc.topk + gc.comm + pt.a;
             double later = gc.topk + pt.f;
@@ -426,7 +475,7 @@ private:
                                                        std::optional<size_t> budget) {
     int64_t L = view.L;
     std::vector<std::vector<Label>> front(L + 1);
-    front[0].push_back({0.0, 0.0, -1, -1, false});
+    front[0].push_back({0.0, 0.0, -1, -1, Collective::AllGather});
     // Mode::Exact: the Pareto frontier of the candidates so far, by
     // dominance X strictly ascending with dominance Y strictly descending.
     struct Keyed {
@@ -444,11 +493,13 @@ private:
       double prefixB = view.prefixBackward[i];
       for (int64_t j = 0; j < i; ++j) {
         const std::vector<Label> &from = front[j];
-        for (size_t c = 0; c < collectives.size(); ++c) {
-          GroupCost gc = costAt(j, i, c);
+        ArrayRef<GroupCost> choices = choicesAt(j, i);
+        for (size_t m = 0; m < choices.size(); ++m) {
+          GroupCost gc = choices[m];
+          Collective collective = collectiveAt(j, i, m);
           for (size_t k = 0; k < from.size(); ++k) {
             Label l{from[k].x, from[k].y, static_cast<int32_t>(j), static_cast<int32_t>(k),
-                    collectives[c] == Collective::AllReduce};
+                    collective};
             bool crossed = prefixB + (l.x + gc.topk) >= l.y;
             step(l.x, l.y, prefixB, gc);
             if (mode != Mode::Exact) {
@@ -514,8 +565,7 @@ private:
     int64_t i = view.L;
     while (i > 0) {
       const Label &l = front[i][idx];
-      groups.push_back(
-          view.group(l.from, i, l.dense ? Collective::AllReduce : Collective::AllGather));
+      groups.push_back(view.group(l.from, i, l.collective));
       i = l.from;
       idx = l.fromIdx;
     }
@@ -526,9 +576,9 @@ private:
 
 } // namespace
 
-std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool allowDense,
-                               OptimalStats *stats, const OptimalTuning &tuning) {
-  OptimalPlanner planner(profile, allowSparse, allowDense, tuning);
+std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, OptimalStats *stats,
+                               const OptimalTuning &tuning) {
+  OptimalPlanner planner(profile, allowed, tuning);
   std::vector<Group> groups = planner.run();
   if (stats)
     *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts};

@@ -55,9 +55,17 @@ struct GroupCost {
 
 /// A group of n elements with collective c.
 inline GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
-  if (c == Collective::AllReduce)
+  switch (c) {
+  case Collective::AllReduce:
     return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
-  return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
+  case Collective::AllGather:
+    return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
+  case Collective::GTopK:
+    return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
+  case Collective::SparseAllReduce:
+    return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n), p.sparseAllreduceSeconds(n)};
+  }
+  return {0.0, 0.0};
 }
 
 /// One step of the pipeline recurrence; every planner and predict() use it.

@@ -75,6 +75,77 @@ double Profile::allreduceComputeSeconds(int64_t n) const {
   return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
 }
 
+namespace {
+int64_t floorLog2(int64_t p) {
+  int64_t r = 0;
+  while ((int64_t(1) << (r + 1)) <= p)
+    ++r;
+  return r;
+}
+int64_t ceilLog2(int64_t p) { return p <= 1 ? 0 : floorLog2(p - 1) + 1; }
+bool isPowerOfTwo(int64_t p) { return (p & (p - 1)) == 0; }
+
+/// What one worker sends of a balanced sparse all-reduce of n elements: the
+/// messages' count (the alpha terms) and bytes.
+struct Messages {
+  double count, bytes;
+};
+Messages sparseAllreduceMessages(int64_t workers, int64_t k, int64_t n) {
+  double p = static_cast<double>(workers), rounds = static_cast<double>(ceilLog2(workers));
+  double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
+  double reduce = std::min(entries, dense) / p; // one region's share of the selection
+  double gather = std::min(entries, dense / p); // one reduced region
+  return {rounds + 2.0 * (p - 1.0), rounds * 4.0 * (p - 1.0) + (p - 1.0) * (reduce + gather)};
+}
+} // namespace
+
+int64_t Profile::gtopkRounds(int64_t workers) {
+  if (workers <= 1)
+    return 0;
+  return floorLog2(workers) + (isPowerOfTwo(workers) ? 0 : 2);
+}
+
+int64_t Profile::gtopkMerges(int64_t workers) {
+  if (workers <= 1)
+    return 0;
+  return floorLog2(workers) + (isPowerOfTwo(workers) ? 0 : 1);
+}
+
+AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const {
+  if (measured)
+    return *measured;
+  int64_t pc = measuredWorkers ? measuredWorkers : workers;
+  if (pc <= 1)
+    return allgather;
+  double ring = static_cast<double>(pc - 1);
+  return {allgather.alpha / ring, allgather.beta * static_cast<double>(pc) / ring,
+          allgather.cpuPerByte};
+}
+
+double Profile::gtopkSeconds(int64_t n) const {
+  AlphaBeta ab = pointToPoint(gtopk);
+  int64_t k = topkK(n);
+  return static_cast<double>(gtopkRounds(workers)) *
+             (ab.alpha + ab.beta * 8.0 * static_cast<double>(k)) +
+         static_cast<double>(gtopkMerges(workers)) * topkSeconds(2 * k);
+}
+
+double Profile::gtopkComputeSeconds(int64_t n) const {
+  return pointToPoint(gtopk).cpuPerByte * static_cast<double>(gtopkRounds(workers)) * 8.0 *
+         static_cast<double>(topkK(n));
+}
+
+double Profile::sparseAllreduceSeconds(int64_t n) const {
+  AlphaBeta ab = pointToPoint(sparseAllreduce);
+  Messages m = sparseAllreduceMessages(workers, topkK(n), n);
+  return m.count * ab.alpha + m.bytes * ab.beta;
+}
+
+double Profile::sparseAllreduceComputeSeconds(int64_t n) const {
+  return pointToPoint(sparseAllreduce).cpuPerByte *
+         sparseAllreduceMessages(workers, topkK(n), n).bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Profile: parsing and validation
 //===----------------------------------------------------------------------===//
@@ -216,6 +287,9 @@ Error Profile::validate() const {
                                          kMaxWorkers, workers));
   if (!(density > 0.0 && density <= 1.0))
     return fieldError("density", "expected a number in (0, 1], got " + describeNumber(density));
+  if (measuredWorkers < 0 || measuredWorkers > kMaxWorkers)
+    return fieldError("workers", formatv("the measured workers must be at most {0}, got {1}",
+                                         kMaxWorkers, measuredWorkers));
   if (batchSize < 0 || batchSize > kMaxNumel)
     return fieldError("batch_size", formatv("expected a positive integer, got {0}", batchSize));
   if (topkPoints.empty())
@@ -233,7 +307,11 @@ Error Profile::validate() const {
                                 i, p.n, topkPoints[i - 1].n));
   }
   for (auto [key, ab] : {std::pair<const char *, const AlphaBeta *>{"allgather", &allgather},
-                         {"allreduce", &allreduce}}) {
+                         {"allreduce", &allreduce},
+                         {"gtopk", gtopk ? &*gtopk : nullptr},
+                         {"sparse_allreduce", sparseAllreduce ? &*sparseAllreduce : nullptr}}) {
+    if (!ab)
+      continue;
     if (Error e = checkNonNegative(ab->alpha, Twine(key) + ".alpha", "seconds"))
       return e;
     if (Error e = checkNonNegative(ab->beta, Twine(key) + ".beta", "seconds per byte"))
@@ -322,6 +400,7 @@ Expected<Profile> parseProfile(StringRef text) {
   if (!workers)
     return workers.takeError();
   p.workers = *workers;
+  p.measuredWorkers = *workers;
 
   auto density = root.get("density");
   if (!density)
@@ -378,6 +457,14 @@ Expected<Profile> parseProfile(StringRef text) {
   if (!allreduce)
     return allreduce.takeError();
   p.allreduce = *allreduce;
+  // Optional: the new collectives' point-to-point costs.
+  for (auto [key, field] : {std::pair{"gtopk", &p.gtopk}, {"sparse_allreduce", &p.sparseAllreduce}})
+    if (rootObj->get(key)) {
+      auto ab = parseAlphaBeta(root, key);
+      if (!ab)
+        return ab.takeError();
+      *field = *ab;
+    }
 
   auto layers = root.get("layers");
   if (!layers)
@@ -449,6 +536,10 @@ json::Value profileToJSON(const Profile &p) {
   };
   if (p.batchSize)
     o["batch_size"] = p.batchSize;
+  if (p.gtopk)
+    o["gtopk"] = alphaBetaToJSON(*p.gtopk);
+  if (p.sparseAllreduce)
+    o["sparse_allreduce"] = alphaBetaToJSON(*p.sparseAllreduce);
   return o;
 }
 

@@ -55,7 +55,7 @@ Expected<Strategy> parseName(StringRef name, bool allowNone) {
   for (const StrategyInfo &s : kStrategies)
     if (s.kind != StrategyKind::Threshold && (allowNone || s.kind != StrategyKind::None) &&
         name == s.name)
-      return Strategy{s.kind, 0};
+      return Strategy{s.kind, 0, CollectiveSet::all()};
   if (name.consume_front("threshold:")) {
     int64_t bytes = 0;
     if (name.empty() || !llvm::all_of(name, isDigit) || name.getAsInteger(10, bytes) || bytes < 1)
@@ -63,7 +63,7 @@ Expected<Strategy> parseName(StringRef name, bool allowNone) {
                                "strategy 'threshold:" + name +
                                    "': BYTES must be a positive integer (bytes of float32 "
                                    "gradients per bucket)");
-    return Strategy{StrategyKind::Threshold, bytes};
+    return Strategy{StrategyKind::Threshold, bytes, CollectiveSet::all()};
   }
   return createStringError(inconvertibleErrorCode(),
                            "unknown strategy '" + name + "'; expected one of " + strategyNames());
@@ -89,7 +89,8 @@ std::vector<Strategy> allStrategies() {
   for (const StrategyInfo &s : kStrategies)
     if (s.kind != StrategyKind::None)
       all.push_back(
-          {s.kind, s.kind == StrategyKind::Threshold ? kDefaultThresholdBytes : int64_t(0)});
+          {s.kind, s.kind == StrategyKind::Threshold ? kDefaultThresholdBytes : int64_t(0),
+           CollectiveSet::all()});
   return all;
 }
 
@@ -141,8 +142,14 @@ Plan plan(const Profile &profile, const Strategy &strategy) {
   case StrategyKind::OMGS:
     result.groups = planOptimal(profile, /*allowSparse=*/true, /*allowDense=*/false);
     break;
+  case StrategyKind::GTopK:
+    result.groups = planOptimal(profile, {Collective::GTopK});
+    break;
+  case StrategyKind::SparseAllReduce:
+    result.groups = planOptimal(profile, {Collective::SparseAllReduce});
+    break;
   case StrategyKind::Auto:
-    result.groups = planOptimal(profile, /*allowSparse=*/true, /*allowDense=*/true);
+    result.groups = planOptimal(profile, strategy.autoCollectives);
     break;
   }
   result.predictedSeconds = predict(profile, result.groups);

@@ -59,7 +59,7 @@
 
 // Options are checked when the pipeline is parsed.
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=fastest workers=4' 2>&1 | FileCheck %s --check-prefix=BAD-STRATEGY
-// BAD-STRATEGY: error: mgs-train-pipeline: strategy: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto
+// BAD-STRATEGY: error: mgs-train-pipeline: strategy: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=threshold:0 workers=4' 2>&1 | FileCheck %s --check-prefix=BAD-THRESHOLD
 // BAD-THRESHOLD: error: mgs-train-pipeline: strategy: strategy 'threshold:0': BYTES must be a positive integer
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=layerwise' 2>&1 | FileCheck %s --check-prefix=NO-WORKERS

@@ -10,6 +10,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
+#include <optional>
 #include <random>
 
 using namespace mgs::planner;
@@ -151,6 +153,15 @@ Profile randomProfile(std::mt19937_64 &rng, int64_t layers, int family) {
     p.layers.push_back(
         {"l" + std::to_string(i), 1 + static_cast<int64_t>(rng() % 64), double(rng() % 3)});
   return p;
+}
+
+/// The one sparse collective of a sparse strategy without a per-group choice.
+Collective namedCollective(const Strategy &s) {
+  if (s.kind == StrategyKind::GTopK)
+    return Collective::GTopK;
+  if (s.kind == StrategyKind::SparseAllReduce)
+    return Collective::SparseAllReduce;
+  return Collective::AllGather;
 }
 
 bool sameCost(double a, double b) { return std::abs(a - b) <= 1e-12 * std::max(a, b); }
@@ -466,11 +477,11 @@ TEST(PlannerStrategy, NamesRoundTrip) {
     ASSERT_TRUE(bool(back)) << s.name();
     EXPECT_EQ(back->name(), s.name());
   }
-  EXPECT_EQ(allStrategies().size(), 8u);
+  EXPECT_EQ(allStrategies().size(), 10u);
   EXPECT_EQ(Strategy::parse("threshold:4096")->thresholdBytes, 4096);
   EXPECT_EQ(llvm::toString(Strategy::parse("omgs2").takeError()),
             "unknown strategy 'omgs2'; expected one of dense, mgwfbp, single, layerwise, "
-            "threshold:BYTES, greedy, omgs, auto");
+            "threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto");
   for (const char *bad : {"threshold:", "threshold:-1", "threshold:0", "threshold:1e6",
                           "threshold:99999999999999999999999"})
     EXPECT_EQ(llvm::toString(Strategy::parse(bad).takeError()),
@@ -489,6 +500,7 @@ TEST(PlannerStrategy, Traits) {
       {"mgwfbp", true, true, false, false},    {"single", true, true, true, false},
       {"layerwise", true, false, true, false}, {"threshold:4096", true, true, true, false},
       {"greedy", true, true, true, false},     {"omgs", true, true, true, false},
+      {"gtopk", true, true, true, false},      {"sparse-allreduce", true, true, true, false},
       {"auto", true, true, true, true},
   };
   for (const Row &row : rows) {
@@ -506,9 +518,9 @@ TEST(PlannerStrategy, Traits) {
   // `none` is the compiler's: the planner has no plan for it.
   EXPECT_EQ(llvm::toString(Strategy::parse("none").takeError()),
             "unknown strategy 'none'; expected one of dense, mgwfbp, single, layerwise, "
-            "threshold:BYTES, greedy, omgs, auto");
-  EXPECT_EQ(strategyNames(),
-            "dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto");
+            "threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto");
+  EXPECT_EQ(strategyNames(), "dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, "
+                            "gtopk, sparse-allreduce, auto");
   EXPECT_TRUE(strategyHelp().starts_with(
       "Gradient communication between data-parallel workers: none (one process, no "
       "communication), dense ("));
@@ -525,7 +537,7 @@ TEST(PlannerStrategy, Traits) {
       if (!s.isSparse()) {
         EXPECT_EQ(g.collective, Collective::AllReduce) << s.name();
       } else if (!s.choosesPerGroup()) {
-        EXPECT_EQ(g.collective, Collective::AllGather) << s.name();
+        EXPECT_EQ(g.collective, namedCollective(s)) << s.name();
       }
     }
   }
@@ -554,7 +566,7 @@ TEST(PlannerStrategy, GroupingRules) {
     bool mixed = s.kind == StrategyKind::Auto;
     for (const Group &g : plan.groups) {
       if (!mixed) {
-        EXPECT_EQ(g.collective, denseOnly ? Collective::AllReduce : Collective::AllGather)
+        EXPECT_EQ(g.collective, denseOnly ? Collective::AllReduce : namedCollective(s))
             << s.name();
       }
     }
@@ -712,6 +724,178 @@ TEST(PlannerExact, GreedyIsNotOptimal) {
     worse += greedy > omgs * (1 + 1e-9);
   }
   EXPECT_GE(worse, 10);
+}
+
+//===----------------------------------------------------------------------===//
+// The global top-k and the balanced sparse all-reduce (issue 14)
+//===----------------------------------------------------------------------===//
+
+TEST(PlannerCollectives, GlobalTopKRounds) {
+  // Powers of two: log2 P butterfly rounds, a merge each; otherwise the
+  // fold and the unfold add a round each, and the fold a merge.
+  const std::pair<int64_t, std::pair<int64_t, int64_t>> rows[] = {
+      {1, {0, 0}}, {2, {1, 1}}, {3, {3, 2}},   {4, {2, 2}},    {5, {4, 3}},
+      {7, {4, 3}}, {8, {3, 3}}, {9, {5, 4}},   {1024, {10, 10}}, {1025, {12, 11}},
+      {4096, {12, 12}}};
+  for (auto [p, rm] : rows) {
+    EXPECT_EQ(Profile::gtopkRounds(p), rm.first) << p;
+    EXPECT_EQ(Profile::gtopkMerges(p), rm.second) << p;
+  }
+}
+
+TEST(PlannerCollectives, PointToPointDerivedFromTheAllGather) {
+  Profile p = small(); // measured on P_c = 2: a_p = alpha, b_p = 2 beta
+  AlphaBeta ab = p.pointToPoint(p.gtopk);
+  EXPECT_EQ(ab.alpha, 0.25);
+  EXPECT_EQ(ab.beta, 2 * 0.000244140625);
+  p.workers = 64; // planning for another P keeps the measured P_c
+  EXPECT_EQ(p.pointToPoint(std::nullopt).alpha, 0.25);
+  p.measuredWorkers = 5; // ring of 5: alpha / 4, beta * 5 / 4
+  EXPECT_EQ(p.pointToPoint(std::nullopt).alpha, 0.0625);
+  EXPECT_EQ(p.pointToPoint(std::nullopt).beta, 0.00030517578125);
+  p.measuredWorkers = 1; // one worker: the fit itself
+  EXPECT_EQ(p.pointToPoint(std::nullopt).alpha, 0.25);
+  AlphaBeta measured{1.0, 2.0, 3.0};
+  EXPECT_EQ(p.pointToPoint(measured).beta, 2.0);
+}
+
+TEST(PlannerCollectives, CostsByHand) {
+  Profile p = small(); // rho = 1/2; t_s(n) = 1/16 + (n - 1) / 2^14
+  p.gtopk = AlphaBeta{0.5, 0.0078125, 0.0};
+  p.sparseAllreduce = AlphaBeta{0.25, 0.00390625, 0.0};
+  p.workers = 4;
+  // n = 257, k = 128: 2 rounds of (1/2 + 8 * 128 / 128) + 2 merges of t_s(256).
+  EXPECT_EQ(p.gtopkSeconds(257), 2 * (0.5 + 8.0) + 2 * (0.0625 + 255.0 / 16384));
+  // sparse all-reduce, P = 4, k = 128, n = 257: ceil(log2 4) = 2 rounds of
+  // 4 * 3 bytes; 3 messages of min(1024, 1028) / 4 = 256 bytes; 3 of
+  // min(1024, 1028 / 4 = 257) = 257 bytes (the region dense: its union would
+  // be larger).
+  EXPECT_EQ(p.sparseAllreduceSeconds(257),
+            (2 + 2 * 3) * 0.25 + (2 * 12 + 3 * (256 + 257)) * 0.00390625);
+  // A group so sparse that no region fills: 3 messages of 8k / P both ways.
+  p.density = 0.001;
+  p.workers = 2; // k = 4 of n = 4000: 1 round, 1 + 1 messages of 16 and 32 bytes
+  EXPECT_EQ(p.sparseAllreduceSeconds(4000), 3 * 0.25 + (4 + 16 + 32) * 0.00390625);
+  // One worker: nothing to exchange.
+  p.workers = 1;
+  EXPECT_EQ(p.gtopkSeconds(4000), 0.0);
+  EXPECT_EQ(p.sparseAllreduceSeconds(4000), 0.0);
+  // Their compute-stream share: cpu_per_byte times the received bytes.
+  p.workers = 4;
+  p.gtopk->cpuPerByte = 1.0;
+  EXPECT_EQ(p.gtopkComputeSeconds(4000), 2 * 8 * 4.0);
+}
+
+TEST(PlannerCollectives, OptionalProfileKeys) {
+  Profile p = small();
+  EXPECT_FALSE(p.gtopk.has_value());
+  EXPECT_FALSE(p.sparseAllreduce.has_value());
+  EXPECT_EQ(p.measuredWorkers, 2);
+  std::string json = smallWith(R"("layers")", R"("gtopk": {"alpha": 1e-5, "beta": 2e-9},
+      "sparse_allreduce": {"alpha": 3e-5, "beta": 4e-9, "cpu_per_byte": 1e-10}, "layers")");
+  llvm::Expected<Profile> q = parseProfile(json);
+  ASSERT_TRUE(bool(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->gtopk->alpha, 1e-5);
+  EXPECT_EQ(q->sparseAllreduce->cpuPerByte, 1e-10);
+  llvm::Expected<Profile> back = parseProfile(llvm::formatv("{0}", profileToJSON(*q)).str());
+  ASSERT_TRUE(bool(back));
+  EXPECT_EQ(back->sparseAllreduce->beta, 4e-9);
+  EXPECT_EQ(parseError(smallWith(R"("layers")", R"("gtopk": {"alpha": -1, "beta": 0}, "layers")")),
+            "gtopk.alpha: expected a non-negative number of seconds, got -1");
+  EXPECT_EQ(parseError(smallWith(R"("layers")", R"("sparse_allreduce": 3, "layers")")),
+            "sparse_allreduce: expected an object, got 3");
+  EXPECT_EQ(parseError(smallWith(R"("layers")", R"("gtopk": {"alpha": 1}, "layers")")),
+            "gtopk.beta: missing field");
+}
+
+/// The least predict() over every contiguous grouping and every choice of
+/// an allowed collective for each group.
+double bruteForceOver(const Profile &p, CollectiveSet allowed) {
+  llvm::SmallVector<Collective, 4> cs = allowed.members();
+  int64_t L = static_cast<int64_t>(p.layers.size());
+  double best = INFINITY;
+  for (uint32_t cuts = 0; cuts < (1u << (L - 1)); ++cuts) {
+    std::vector<int64_t> sizes;
+    int64_t run = 0;
+    for (int64_t q = 0; q < L; ++q)
+      if (++run, q == L - 1 || (cuts >> q & 1)) {
+        sizes.push_back(run);
+        run = 0;
+      }
+    uint64_t choices = 1;
+    for (size_t g = 0; g < sizes.size(); ++g)
+      choices *= cs.size();
+    for (uint64_t pick = 0; pick < choices; ++pick) {
+      std::vector<Collective> chosen;
+      for (uint64_t rest = pick, g = 0; g < sizes.size(); ++g, rest /= cs.size())
+        chosen.push_back(cs[rest % cs.size()]);
+      best = std::min(best, predict(p, fromSizes(p, sizes, chosen)));
+    }
+  }
+  return best;
+}
+
+/// A random profile with P anywhere in 1..4096 (powers of two and not) and,
+/// for some, measured point-to-point costs of the new collectives.
+Profile randomWideProfile(std::mt19937_64 &rng, int64_t layers, int family) {
+  Profile p = randomProfile(rng, layers, family);
+  const int64_t ps[] = {1, 2, 3, 4, 5, 7, 8, 12, 16, 33, 64, 100, 256, 1000, 4096};
+  p.workers = ps[rng() % std::size(ps)];
+  p.measuredWorkers = 1 + static_cast<int64_t>(rng() % 32);
+  auto draw = [&]() -> std::optional<AlphaBeta> {
+    if (rng() % 2)
+      return std::nullopt;
+    double scale = std::exp(std::uniform_real_distribution<double>(-3, 3)(rng));
+    return AlphaBeta{p.allgather.alpha * scale / 10, p.allgather.beta * scale, 0.0};
+  };
+  p.gtopk = draw();
+  p.sparseAllreduce = draw();
+  return p;
+}
+
+// Every grouping and every per-group choice among the four collectives, for
+// L = 1..7, equals the exact planner; each collective is somewhere optimal.
+TEST_P(PlannerExact, FourCollectivesEqualBruteForce) {
+  std::mt19937_64 rng(4242 + GetParam().family);
+  std::map<Collective, int> chosen;
+  int checked = 0;
+  for (int64_t L = 1; L <= 7; ++L)
+    for (int t = 0; t < (L <= 5 ? 30 : 8); ++t) {
+      Profile p = randomWideProfile(rng, L, GetParam().family);
+      ASSERT_FALSE(bool(p.validate()));
+      for (CollectiveSet allowed :
+           {CollectiveSet::all(), CollectiveSet{Collective::GTopK},
+            CollectiveSet{Collective::SparseAllReduce},
+            CollectiveSet{Collective::GTopK, Collective::AllReduce}}) {
+        std::vector<Group> groups = planOptimal(p, allowed);
+        double got = predict(p, groups), expected = bruteForceOver(p, allowed);
+        ASSERT_TRUE(sameCost(got, expected))
+            << "L=" << L << " profile " << t << ": planner " << got << ", brute force "
+            << expected;
+        for (const Group &g : groups) {
+          ASSERT_TRUE(allowed.contains(g.collective));
+          chosen[g.collective] += allowed.members().size() == 4;
+        }
+        ++checked;
+      }
+    }
+  EXPECT_EQ(checked, 4 * (5 * 30 + 2 * 8));
+  if (GetParam().family != 2) // the degenerate family has P <= 4 costs and ties
+    for (Collective c : CollectiveSet::all().members())
+      EXPECT_GT(chosen[c], 0) << stringifyCollective(c).str();
+}
+
+// auto over four collectives is never worse than over any subset.
+TEST(PlannerExact, AutoNeverWorseThanEachCollective) {
+  std::mt19937_64 rng(77);
+  for (int t = 0; t < 30; ++t) {
+    int64_t L = 13 + static_cast<int64_t>(rng() % 100);
+    Profile p = randomWideProfile(rng, L, t % 2);
+    double all = predict(p, planOptimal(p, CollectiveSet::all()));
+    for (Collective c : CollectiveSet::all().members())
+      EXPECT_LE(all, predict(p, planOptimal(p, {c})) * (1 + 1e-12)) << t;
+    EXPECT_LE(all, predict(p, planOptimal(p, true, true)) * (1 + 1e-12)) << t;
+  }
 }
 
 TEST(PlannerSynthetic, ModelShapedProfilesAreValidAndDeterministic) {

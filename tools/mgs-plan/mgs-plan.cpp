@@ -4,10 +4,12 @@
 //            [--allgather-alpha A] [--allgather-beta B]
 //            [--allreduce-alpha A] [--allreduce-beta B]
 //            [--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--compare]
+//            [--sweep | --sweep-workers P[,P...]]
 //
 // Prints each strategy's plan and predicted iteration time in docs/design.md's
 // Plan JSON (one object for one strategy, an array for several; every
-// strategy without --strategy), or with --compare a table of them. The
+// strategy without --strategy), or with --compare a table of them, or with
+// --sweep a table of their predicted times against P. The
 // options replace the profile's values. Errors name the file and the field
 // and exit 1.
 //
@@ -16,6 +18,7 @@
 #include "mgs/Planner/Planner.h"
 #include "mgs/Support/CommandLine.h"
 
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
@@ -63,6 +66,32 @@ static cl::opt<double> allreduceCpu("allreduce-cpu-per-byte",
                                     cl::desc("Compute time an all-reduce takes from backprop, "
                                              "per byte (seconds)"),
                                     cl::value_desc("C"), cl::cat(category));
+static cl::list<int64_t> sweepWorkers(
+    "sweep-workers",
+    cl::desc("Print a table of every listed strategy's predicted time for each of these P "
+             "(comma-separated), and auto's collectives"),
+    cl::value_desc("P[,P...]"), cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool> sweep("sweep", cl::desc("--sweep-workers 4,8,16,...,4096"),
+                           cl::cat(category));
+static cl::opt<double> gtopkAlpha("gtopk-alpha",
+                                  cl::desc("Global top-k: start-up of one message (seconds)"),
+                                  cl::value_desc("A"), cl::cat(category));
+static cl::opt<double> gtopkBeta("gtopk-beta",
+                                 cl::desc("Global top-k: time per byte of a message (seconds)"),
+                                 cl::value_desc("B"), cl::cat(category));
+static cl::opt<double> sparseAlpha(
+    "sparse-allreduce-alpha",
+    cl::desc("Balanced sparse all-reduce: start-up of one message (seconds)"),
+    cl::value_desc("A"), cl::cat(category));
+static cl::opt<double> sparseBeta(
+    "sparse-allreduce-beta",
+    cl::desc("Balanced sparse all-reduce: time per byte of a message (seconds)"),
+    cl::value_desc("B"), cl::cat(category));
+static cl::list<std::string>
+    autoCollectives("auto-collectives",
+                    cl::desc("The collectives auto chooses from, comma-separated (default: all): "
+                             "allgather, allreduce, gtopk, sparse-allreduce"),
+                    cl::value_desc("C[,C...]"), cl::CommaSeparated, cl::cat(category));
 static cl::opt<bool> compare("compare",
                              cl::desc("Print a table (groups, predicted time, ratio to the "
                                       "best) instead of JSON"),
@@ -71,7 +100,10 @@ static cl::opt<bool> compare("compare",
 static constexpr const char *kUsage =
     "usage: mgs-plan PROFILE.json [--strategy S[,S...]] [--workers P] [--density RHO] "
     "[--allgather-alpha A] [--allgather-beta B] [--allreduce-alpha A] [--allreduce-beta B] "
-    "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--compare]; see --help";
+    "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--gtopk-alpha A] "
+    "[--gtopk-beta B] [--sparse-allreduce-alpha A] [--sparse-allreduce-beta B] "
+    "[--auto-collectives C[,C...]] [--compare] "
+    "[--sweep | --sweep-workers P[,P...]]; see --help";
 
 static int usageError(const Twine &message) {
   errs() << "mgs-plan: " << message << "\n" << kUsage << "\n";
@@ -88,6 +120,17 @@ static bool checkNonNegative(const cl::opt<double> &opt, const char *flag) {
   return false;
 }
 
+/// "3 gtopk, 1 allreduce": how many groups use each collective.
+static std::string collectiveCounts(const Plan &p) {
+  std::string out;
+  for (Collective c : CollectiveSet::all().members()) {
+    size_t n = llvm::count_if(p.groups, [&](const Group &g) { return g.collective == c; });
+    if (n)
+      out += (out.empty() ? "" : ", ") + std::to_string(n) + " " + stringifyCollective(c).str();
+  }
+  return out;
+}
+
 static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan> plans) {
   int64_t total = 0;
   for (const LayerProfile &l : profile.layers)
@@ -98,16 +141,45 @@ static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan>
   double best = INFINITY;
   for (const Plan &p : plans)
     best = std::min(best, p.predictedSeconds);
-  os << format("%-20s %7s %7s %7s %16s %9s\n", "strategy", "groups", "sparse", "dense",
-               "predicted (s)", "vs best");
+  os << format("%-20s %7s %7s %7s %16s %9s", "strategy", "groups", "sparse", "dense",
+               "predicted (s)", "vs best")
+     << "  collectives\n";
   for (const Plan &p : plans) {
     int64_t sparse = 0, dense = 0;
     for (const Group &g : p.groups)
-      (g.collective == Collective::AllGather ? sparse : dense)++;
-    os << format("%-20s %7lld %7lld %7lld %16.9f %8.4fx\n", p.strategy.c_str(),
+      (isSparse(g.collective) ? sparse : dense)++;
+    os << format("%-20s %7lld %7lld %7lld %16.9f %8.4fx  ", p.strategy.c_str(),
                  static_cast<long long>(p.groups.size()), static_cast<long long>(sparse),
                  static_cast<long long>(dense), p.predictedSeconds,
-                 best > 0 ? p.predictedSeconds / best : 1.0);
+                 best > 0 ? p.predictedSeconds / best : 1.0)
+       << collectiveCounts(p) << "\n";
+  }
+}
+
+/// One row per P: each plan's predicted seconds, then the last plan's
+/// collectives (auto's, when it is listed last as by default).
+static void printSweep(raw_ostream &os, Profile profile, ArrayRef<Strategy> selected,
+                       ArrayRef<int64_t> ps) {
+  os << "profile: " << profile.layers.size() << " layers, rho = "
+     << formatSeconds(profile.density) << ", collectives measured on P = "
+     << (profile.measuredWorkers ? profile.measuredWorkers : profile.workers)
+     << "; predicted seconds\n";
+  std::vector<int> widths;
+  os << format("%-6s", "P");
+  for (const Strategy &s : selected) {
+    widths.push_back(std::max<int>(11, static_cast<int>(s.name().size()) + 1));
+    os << format("%*s", widths.back(), s.name().c_str());
+  }
+  os << "  " << selected.back().name() << "'s groups\n";
+  for (int64_t p : ps) {
+    profile.workers = p;
+    os << format("%-6lld", static_cast<long long>(p));
+    Plan last;
+    for (auto [i, s] : enumerate(selected)) {
+      last = plan(profile, s);
+      os << format("%*.6g", widths[i], last.predictedSeconds);
+    }
+    os << "  " << collectiveCounts(last) << "\n";
   }
 }
 
@@ -132,8 +204,30 @@ int main(int argc, char **argv) {
   }
   if (selected.empty())
     selected = allStrategies();
+  if (!autoCollectives.empty()) {
+    CollectiveSet allowed;
+    for (const std::string &name : autoCollectives) {
+      std::optional<Collective> c = parseCollective(name);
+      if (!c)
+        return usageError("--auto-collectives: unknown collective '" + name +
+                          "'; expected allgather, allreduce, gtopk or sparse-allreduce");
+      allowed.insert(*c);
+    }
+    for (Strategy &s : selected)
+      s.autoCollectives = allowed;
+  }
   if (workers.getNumOccurrences() && workers < 1)
     return usageError("--workers must be a positive integer, got " + Twine(workers));
+  std::vector<int64_t> sweepPs(sweepWorkers.begin(), sweepWorkers.end());
+  if (sweep && sweepPs.empty())
+    for (int64_t p = 4; p <= 4096; p *= 2)
+      sweepPs.push_back(p);
+  for (int64_t p : sweepPs)
+    if (p < 1)
+      return usageError("--sweep-workers must list positive integers, got " + Twine(p));
+  if (!sweepPs.empty() && (compare || workers.getNumOccurrences()))
+    return usageError("--sweep and --sweep-workers print their own table: not with --compare "
+                      "or --workers");
   if (density.getNumOccurrences() && !(density > 0.0 && density <= 1.0))
     return usageError("--density must be in (0, 1], got " + formatSeconds(density));
   // The collective-cost options and the profile fields they replace.
@@ -141,15 +235,24 @@ int main(int argc, char **argv) {
     cl::opt<double> &option;
     const char *name;
     double AlphaBeta::*field;
-    bool allgather;
+    std::optional<AlphaBeta> Profile::*derived; ///< the new collectives' costs
+    AlphaBeta Profile::*measured;               ///< allgather and allreduce
   };
   const CostOption costOptions[] = {
-      {allgatherAlpha, "allgather-alpha", &AlphaBeta::alpha, true},
-      {allgatherBeta, "allgather-beta", &AlphaBeta::beta, true},
-      {allgatherCpu, "allgather-cpu-per-byte", &AlphaBeta::cpuPerByte, true},
-      {allreduceAlpha, "allreduce-alpha", &AlphaBeta::alpha, false},
-      {allreduceBeta, "allreduce-beta", &AlphaBeta::beta, false},
-      {allreduceCpu, "allreduce-cpu-per-byte", &AlphaBeta::cpuPerByte, false},
+      {allgatherAlpha, "allgather-alpha", &AlphaBeta::alpha, nullptr, &Profile::allgather},
+      {allgatherBeta, "allgather-beta", &AlphaBeta::beta, nullptr, &Profile::allgather},
+      {allgatherCpu, "allgather-cpu-per-byte", &AlphaBeta::cpuPerByte, nullptr,
+       &Profile::allgather},
+      {allreduceAlpha, "allreduce-alpha", &AlphaBeta::alpha, nullptr, &Profile::allreduce},
+      {allreduceBeta, "allreduce-beta", &AlphaBeta::beta, nullptr, &Profile::allreduce},
+      {allreduceCpu, "allreduce-cpu-per-byte", &AlphaBeta::cpuPerByte, nullptr,
+       &Profile::allreduce},
+      // After the all-gather's: a cost not given is derived from the all-gather's.
+      {gtopkAlpha, "gtopk-alpha", &AlphaBeta::alpha, &Profile::gtopk, nullptr},
+      {gtopkBeta, "gtopk-beta", &AlphaBeta::beta, &Profile::gtopk, nullptr},
+      {sparseAlpha, "sparse-allreduce-alpha", &AlphaBeta::alpha, &Profile::sparseAllreduce,
+       nullptr},
+      {sparseBeta, "sparse-allreduce-beta", &AlphaBeta::beta, &Profile::sparseAllreduce, nullptr},
   };
   for (const CostOption &o : costOptions)
     if (!checkNonNegative(o.option, o.name))
@@ -167,12 +270,27 @@ int main(int argc, char **argv) {
     profile.density = density;
   for (const CostOption &o : costOptions)
     if (o.option.getNumOccurrences()) {
-      AlphaBeta &ab = o.allgather ? profile.allgather : profile.allreduce;
-      ab.*o.field = o.option.getValue();
+      if (o.derived) {
+        std::optional<AlphaBeta> &costs = profile.*o.derived;
+        costs = profile.pointToPoint(costs);
+        (*costs).*o.field = o.option.getValue();
+      } else {
+        (profile.*o.measured).*o.field = o.option.getValue();
+      }
     }
   if (Error e = profile.validate()) // e.g. --workers above the limit
     return usageError(toString(std::move(e)));
 
+  if (!sweepPs.empty()) {
+    for (int64_t p : sweepPs) { // each P must be a valid profile, e.g. not above the limit
+      Profile atP = profile;
+      atP.workers = p;
+      if (Error e = atP.validate())
+        return usageError(toString(std::move(e)));
+    }
+    printSweep(outs(), profile, selected, sweepPs);
+    return 0;
+  }
   std::vector<Plan> plans;
   for (const Strategy &s : selected)
     plans.push_back(plan(profile, s));

@@ -15,20 +15,62 @@
 #include "mgs/Planner/Profile.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <initializer_list>
+#include <optional>
 #include <vector>
 
 namespace mgs::planner {
 
-/// How a group's gradients are exchanged.
+/// How a group's gradients are exchanged (docs/design.md, "The cost model").
 enum class Collective {
-  AllGather, ///< sparse: top-k, then values + indices gathered from all workers
-  AllReduce, ///< dense: no top-k, the whole gradient all-reduced
+  AllGather,       ///< sparse: top-k, then values + indices gathered from all workers
+  AllReduce,       ///< dense: no top-k, the whole gradient all-reduced
+  GTopK,           ///< sparse: top-k, then the global top-k by pairwise exchanges
+  SparseAllReduce, ///< sparse: top-k, reduced by index region at its owner, regions gathered
 };
-llvm::StringRef stringifyCollective(Collective c); // "allgather" | "allreduce"
+/// "allgather" | "allreduce" | "gtopk" | "sparse-allreduce" (the plan JSON's
+/// "collective", the comm.collective attribute's value).
+llvm::StringRef stringifyCollective(Collective c);
+/// The collective named by stringifyCollective's spelling; none if unknown.
+std::optional<Collective> parseCollective(llvm::StringRef name);
+/// Whether the group is top-k sparsified (all but AllReduce).
+inline bool isSparse(Collective c) { return c != Collective::AllReduce; }
+
+/// A set of collectives a planner may choose from for each group.
+class CollectiveSet {
+public:
+  constexpr CollectiveSet() = default;
+  constexpr CollectiveSet(std::initializer_list<Collective> cs) {
+    for (Collective c : cs)
+      bits |= bit(c);
+  }
+  /// All four.
+  static constexpr CollectiveSet all() {
+    return {Collective::AllGather, Collective::AllReduce, Collective::GTopK,
+            Collective::SparseAllReduce};
+  }
+  constexpr bool contains(Collective c) const { return bits & bit(c); }
+  constexpr void insert(Collective c) { bits |= bit(c); }
+  constexpr bool empty() const { return bits == 0; }
+  /// The members in enum order.
+  llvm::SmallVector<Collective, 4> members() const {
+    llvm::SmallVector<Collective, 4> out;
+    for (Collective c : {Collective::AllGather, Collective::AllReduce, Collective::GTopK,
+                         Collective::SparseAllReduce})
+      if (contains(c))
+        out.push_back(c);
+    return out;
+  }
+
+private:
+  static constexpr unsigned bit(Collective c) { return 1u << static_cast<unsigned>(c); }
+  unsigned bits = 0;
+};
 
 /// Layers [begin, end) in forward indices, merged into one gradient buffer.
 struct Group {
@@ -54,7 +96,9 @@ struct GroupTimes {
 /// is charged the CPU time its collective takes from it
 /// (allgatherComputeSeconds / allreduceComputeSeconds, 0 unless calibrated); its
 /// collective starts at max(end of the previous collective, end of that
-/// top-k) and lasts allgatherSeconds(n) (allreduceSeconds(n) if dense).
+/// top-k) and lasts allgatherSeconds(n) (allreduceSeconds(n) if dense;
+/// gtopkSeconds(n), sparseAllreduceSeconds(n) for the other two, whose
+/// compute-stream share is gtopkComputeSeconds / sparseAllreduceComputeSeconds).
 /// Returns the end of the last collective. `groups` must pass verifyGroups.
 ///
 /// Evaluated as X += t_s(group); C = B(i) + X; Y = max(Y, C) + t_c(group),

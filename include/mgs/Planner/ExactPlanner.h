@@ -31,14 +31,26 @@ struct OptimalTuning {
   size_t lastBuckets = 32768;      ///< the run at or past this has no budget
   size_t labelBudgetPerLayer = 16; ///< escalate past this many labels per layer
 };
-/// The exact optimum of predict() over contiguous groupings whose groups use
-/// one of the allowed collectives (omgs: sparse only; mgwfbp: dense only;
-/// auto: both), up to floating-point rounding of the sums (1e-12 relative in
-/// the tests against brute force). See ExactPlanner.cpp for the algorithm, the
-/// proof and the running time (typically milliseconds for 500 layers;
-/// seconds on rare profiles where very many groupings tie).
-std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool allowDense,
+/// The exact optimum of predict() over contiguous groupings whose groups each
+/// use one of the allowed collectives (omgs: allgather; mgwfbp: allreduce;
+/// gtopk, sparse-allreduce: that one; auto: all four), up to floating-point
+/// rounding of the sums (1e-12 relative in the tests against brute force).
+/// See ExactPlanner.cpp for the algorithm, the proof and the running time
+/// (typically milliseconds for 500 layers; seconds on rare profiles where
+/// very many groupings tie). `allowed` must not be empty.
+std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed,
                                OptimalStats *stats = nullptr, const OptimalTuning &tuning = {});
+/// The same over the all-gather (sparse) and the all-reduce (dense).
+inline std::vector<Group> planOptimal(const Profile &profile, bool allowSparse, bool allowDense,
+                                      OptimalStats *stats = nullptr,
+                                      const OptimalTuning &tuning = {}) {
+  CollectiveSet allowed;
+  if (allowSparse && allowDense)
+    allowed = {Collective::AllGather, Collective::AllReduce};
+  else
+    allowed = {allowSparse ? Collective::AllGather : Collective::AllReduce};
+  return planOptimal(profile, allowed, stats, tuning);
+}
 
 } // namespace mgs::planner
 

@@ -19,6 +19,7 @@
 #include "llvm/Support/JSON.h"
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,16 @@ struct Profile {
   std::vector<TopKPoint> topkPoints;
   AlphaBeta allgather;
   AlphaBeta allreduce;
+  /// Point-to-point message costs of the global top-k and the balanced sparse
+  /// all-reduce (keys "gtopk" and "sparse_allreduce", optional: a message of
+  /// m bytes costs alpha + beta * m). Absent: derived from the all-gather's
+  /// fit (pointToPoint()).
+  std::optional<AlphaBeta> gtopk;
+  std::optional<AlphaBeta> sparseAllreduce;
+  /// The number of workers the collectives were measured on: the file's
+  /// "workers", kept when a tool plans for another P by changing `workers`
+  /// (0: the same as `workers`).
+  int64_t measuredWorkers = 0;
   /// Forward order.
   std::vector<LayerProfile> layers;
 
@@ -79,6 +90,37 @@ struct Profile {
   /// the same bytes (8 * k * P, 4 * n).
   double allgatherComputeSeconds(int64_t n) const;
   double allreduceComputeSeconds(int64_t n) const;
+
+  /// The point-to-point message costs of a new collective: `measured` when
+  /// the profile has them, else the all-gather's fit read as a ring at the
+  /// measured P_c: alpha / (P_c - 1) a message, beta * P_c / (P_c - 1) a byte,
+  /// the same cpu_per_byte (P_c = 1: alpha and beta themselves).
+  AlphaBeta pointToPoint(const std::optional<AlphaBeta> &measured) const;
+  /// Global top-k of a group of n elements (P = workers, a_p, b_p from
+  /// pointToPoint(gtopk)): R rounds of one 8k-byte message each, R = log2 P
+  /// for P a power of two and floor(log2 P) + 2 otherwise (the workers past
+  /// the largest power of two fold into it first and get the result back
+  /// last), and M = floor(log2 P) (+1 when folding) merges, each a top-k of
+  /// 2k entries, on the collective's critical path:
+  ///   R * (a_p + b_p * 8k) + M * topkSeconds(2k).
+  double gtopkSeconds(int64_t n) const;
+  /// Balanced sparse all-reduce of a group of n elements: region boundaries
+  /// by ceil(log2 P) rounds of a (P-1)-float message, then P-1 messages of
+  /// one region's share of the worker's selection (min(8k, 4n) / P bytes:
+  /// k/P entries, or the region dense when that is smaller), then the
+  /// reduced regions gathered, P-1 messages of min(8k, 4n/P) bytes (a
+  /// region's union holds at most k entries; it is sent dense once it fills
+  /// half the region):
+  ///   ceil(log2 P) * (a_p + b_p * 4(P-1))
+  ///     + (P-1) * (2 a_p + b_p * (min(8k, 4n) / P + min(8k, 4n / P))).
+  double sparseAllreduceSeconds(int64_t n) const;
+  /// Their compute-stream share: cpu_per_byte times the bytes each worker
+  /// receives (the b_p terms' bytes).
+  double gtopkComputeSeconds(int64_t n) const;
+  double sparseAllreduceComputeSeconds(int64_t n) const;
+  /// Rounds and merges of the global top-k on P workers (see gtopkSeconds).
+  static int64_t gtopkRounds(int64_t workers);
+  static int64_t gtopkMerges(int64_t workers);
 
   /// Checks every field (what parseProfile checks, for profiles built or
   /// changed in code); the error names the field, e.g.

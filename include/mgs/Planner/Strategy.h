@@ -11,6 +11,8 @@
 #ifndef MGS_PLANNER_STRATEGY_H
 #define MGS_PLANNER_STRATEGY_H
 
+#include "mgs/Planner/CostModel.h"
+
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -25,7 +27,8 @@ namespace mgs::planner {
 /// - merged: the planner groups the gradients (the compiler runs
 ///   comm-merge-buckets); dense and layerwise keep one group per gradient.
 /// - sparse: some gradient may be top-k sparsified and all-gathered.
-/// - perGroup: the planner chooses dense or sparse for each group.
+/// - perGroup: the planner chooses each group's collective (allgather,
+///   allreduce, gtopk, sparse-allreduce).
 /// `none` (no communication) is the compiler's; the planner plans the others.
 /// Threshold takes a parameter: "threshold:BYTES".
 #define MGS_STRATEGIES(X)                                                                          \
@@ -41,7 +44,12 @@ namespace mgs::planner {
     "sparse buckets of at least BYTES of gradients, like Horovod and DDP")                         \
   X(Greedy, "greedy", true, true, false, "the OMGS paper's greedy merge rule, sparse")             \
   X(OMGS, "omgs", true, true, false, "the exact optimum over sparse groupings")                    \
-  X(Auto, "auto", true, true, true, "the exact optimum when each group may also stay dense")
+  X(GTopK, "gtopk", true, true, false,                                                             \
+    "the exact optimum over sparse groupings, each exchanged by a global top-k")                   \
+  X(SparseAllReduce, "sparse-allreduce", true, true, false,                                        \
+    "the exact optimum over sparse groupings, each by a balanced sparse all-reduce")               \
+  X(Auto, "auto", true, true, true,                                                                \
+    "the exact optimum when each group may use any of the four collectives")
 
 enum class StrategyKind {
 #define MGS_STRATEGY_KIND(Kind, Name, Merged, Sparse, PerGroup, Help) Kind,
@@ -54,6 +62,9 @@ struct Strategy {
   StrategyKind kind = StrategyKind::OMGS;
   /// Threshold only: a bucket closes once its gradients hold this many bytes.
   int64_t thresholdBytes = 0;
+  /// Auto only: the collectives each group may use (mgs-plan
+  /// --auto-collectives; the compiler uses all four).
+  CollectiveSet autoCollectives = CollectiveSet::all();
 
   /// "none", "dense", ..., "threshold:26214400".
   std::string name() const;
@@ -63,7 +74,7 @@ struct Strategy {
   bool isMerged() const;
   /// Whether some gradient may be top-k sparsified.
   bool isSparse() const;
-  /// Whether the planner chooses dense or sparse for each group.
+  /// Whether the planner chooses each group's collective.
   bool choosesPerGroup() const;
 
   /// Parses a strategy the planner plans with (not `none`); errors say what is
@@ -77,11 +88,12 @@ struct Strategy {
 constexpr int64_t kDefaultThresholdBytes = 25 * 1024 * 1024;
 
 /// Every strategy the planner plans with, in the order mgs-plan prints them:
-/// dense, mgwfbp, single, layerwise, threshold:26214400, greedy, omgs, auto.
+/// dense, mgwfbp, single, layerwise, threshold:26214400, greedy, omgs, gtopk,
+/// sparse-allreduce, auto.
 std::vector<Strategy> allStrategies();
 
 /// The planner's strategy names, comma-separated: "dense, mgwfbp, single,
-/// layerwise, threshold:BYTES, greedy, omgs, auto".
+/// layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto".
 llvm::StringRef strategyNames();
 /// The help text of a --strategy option: "Gradient communication between
 /// data-parallel workers: none (one process, no communication), dense (...),

@@ -22,7 +22,7 @@
 // LAYERWISE-COUNT-3: comm.all_reduce_start
 // LAYERWISE-NOT: train.concat
 // MISMATCH: error: comm-merge-buckets: profile '{{.*}}wrong-profile.json': layers: the profile has 1 layers, the model has 3 trainable parameters
-// STRATEGY: error: comm-merge-buckets: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, auto
+// STRATEGY: error: comm-merge-buckets: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto
 // expected-remark @below {{comm-merge-buckets: no profile; planning with an analytic estimate (calibrate for a better plan)}}
 module {
   train.parameter @w1 trainable : tensor<2x3xf32>

@@ -65,14 +65,28 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
 
     for (const planner::Group &g : plan.groups) {
       SmallVector<Member> members(layers.begin() + g.begin, layers.begin() + g.end);
-      bool dense = g.collective == planner::Collective::AllReduce;
-      if (members.size() == 1) {
-        if (dense)
-          commDialect(&getContext()).getDenseAttrHelper().setAttr(members.front().start, UnitAttr::get(&getContext()));
-        continue;
-      }
-      bucket(members, dense);
-      ++numBuckets;
+      AllReduceStartOp start = members.size() == 1 ? members.front().start : bucket(members);
+      markCollective(start, g.collective);
+      numBuckets += members.size() > 1;
+    }
+  }
+
+  /// Tells comm-sparsify-topk the plan's collective: `comm.dense` for an
+  /// all-reduce, `comm.collective` for the global top-k and the balanced
+  /// sparse all-reduce, nothing for the all-gather.
+  void markCollective(AllReduceStartOp start, planner::Collective c) {
+    CommDialect &dialect = commDialect(&getContext());
+    switch (c) {
+    case planner::Collective::AllGather:
+      return;
+    case planner::Collective::AllReduce:
+      dialect.getDenseAttrHelper().setAttr(start, UnitAttr::get(&getContext()));
+      return;
+    case planner::Collective::GTopK:
+    case planner::Collective::SparseAllReduce:
+      dialect.getCollectiveAttrHelper().setAttr(
+          start, StringAttr::get(&getContext(), planner::stringifyCollective(c)));
+      return;
     }
   }
 
@@ -137,8 +151,8 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
   }
 
   /// One all-reduce for the members' concatenated gradients, split back
-  /// after the wait.
-  void bucket(MutableArrayRef<Member> members, bool dense) {
+  /// after the wait; returns its start.
+  AllReduceStartOp bucket(MutableArrayRef<Member> members) {
     OpBuilder b(&getContext());
     Operation *lastGrad = members.front().grad;
     Operation *firstWait = members.front().wait;
@@ -166,8 +180,6 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     commDialect(&getContext()).getBucketAttrHelper().setAttr(concat, b.getStringAttr(name));
     auto request = RequestType::get(&getContext(), {flatType});
     auto start = AllReduceStartOp::create(b, loc, request, concat.getResult());
-    if (dense)
-      commDialect(&getContext()).getDenseAttrHelper().setAttr(start, b.getUnitAttr());
 
     // The wait right after the start (comm-schedule sinks it); the members'
     // updates, which may come earlier, move after it: an update only writes its
@@ -195,6 +207,7 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
       m.wait->erase();
       m.start->erase();
     }
+    return start;
   }
 };
 
