@@ -84,6 +84,10 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     merge.workers = options.workers;
     merge.density = options.density;
     merge.batchSize = options.batchSize;
+    // The global top-k and the balanced sparse all-reduce have neither an
+    // NCCL form nor fp16 values yet: auto chooses without them there.
+    if (options.target == "cuda" || options.fp16Values)
+      merge.autoCollectives = "allgather,allreduce";
     pm.addPass(comm::createCommMergeBuckets(merge));
   }
   if (runsTopK(strategy)) {

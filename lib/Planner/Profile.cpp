@@ -85,17 +85,21 @@ int64_t floorLog2(int64_t p) {
 int64_t ceilLog2(int64_t p) { return p <= 1 ? 0 : floorLog2(p - 1) + 1; }
 bool isPowerOfTwo(int64_t p) { return (p & (p - 1)) == 0; }
 
-/// What one worker sends of a balanced sparse all-reduce of n elements: the
-/// messages' count (the alpha terms) and bytes.
+/// Messages one worker sends: their count (the alpha terms) and bytes.
 struct Messages {
   double count, bytes;
 };
+
+/// What one worker sends of a balanced sparse all-reduce of n elements.
 Messages sparseAllreduceMessages(int64_t workers, int64_t k, int64_t n) {
-  double p = static_cast<double>(workers), rounds = static_cast<double>(ceilLog2(workers));
+  double p = static_cast<double>(workers);
+  double rounds = static_cast<double>(Profile::gtopkRounds(workers)); // the boundaries
+  double gatherRounds = static_cast<double>(ceilLog2(workers));
   double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
-  double reduce = std::min(entries, dense) / p; // one region's share of the selection
+  double reduce = entries / p;                  // one region's share of the selection
   double gather = std::min(entries, dense / p); // one reduced region
-  return {rounds + 2.0 * (p - 1.0), rounds * 4.0 * (p - 1.0) + (p - 1.0) * (reduce + gather)};
+  return {rounds + (p - 1.0) + gatherRounds,
+          rounds * 8.0 * (p - 1.0) + (p - 1.0) * (reduce + gather)};
 }
 } // namespace
 

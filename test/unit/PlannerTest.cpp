@@ -766,16 +766,21 @@ TEST(PlannerCollectives, CostsByHand) {
   p.workers = 4;
   // n = 257, k = 128: 2 rounds of (1/2 + 8 * 128 / 128) + 2 merges of t_s(256).
   EXPECT_EQ(p.gtopkSeconds(257), 2 * (0.5 + 8.0) + 2 * (0.0625 + 255.0 / 16384));
-  // sparse all-reduce, P = 4, k = 128, n = 257: ceil(log2 4) = 2 rounds of
-  // 4 * 3 bytes; 3 messages of min(1024, 1028) / 4 = 256 bytes; 3 of
-  // min(1024, 1028 / 4 = 257) = 257 bytes (the region dense: its union would
-  // be larger).
+  // sparse all-reduce, P = 4, k = 128, n = 257: boundaries in 2 messages of
+  // 8 * 3 bytes; 3 reduce messages of 8 * 128 / 4 = 256 bytes; the gather in
+  // ceil(log2 4) = 2 messages, 3 regions of min(1024, 1028 / 4 = 257) = 257
+  // bytes (dense: the union would be larger).
   EXPECT_EQ(p.sparseAllreduceSeconds(257),
-            (2 + 2 * 3) * 0.25 + (2 * 12 + 3 * (256 + 257)) * 0.00390625);
-  // A group so sparse that no region fills: 3 messages of 8k / P both ways.
+            (2 + 3 + 2) * 0.25 + (2 * 24 + 3 * 256 + 3 * 257) * 0.00390625);
+  // A group so sparse that no region fills: sparse both ways.
   p.density = 0.001;
-  p.workers = 2; // k = 4 of n = 4000: 1 round, 1 + 1 messages of 16 and 32 bytes
-  EXPECT_EQ(p.sparseAllreduceSeconds(4000), 3 * 0.25 + (4 + 16 + 32) * 0.00390625);
+  p.workers = 2; // k = 4 of n = 4000: 1 + 1 + 1 messages of 8, 16 and 32 bytes
+  EXPECT_EQ(p.sparseAllreduceSeconds(4000), 3 * 0.25 + (8 + 16 + 32) * 0.00390625);
+  // P = 5: the boundaries fold like the global top-k (4 messages), the
+  // gather takes 3.
+  p.workers = 5; // k = 4: 4 * 8 * 4 + 4 * (32 / 5 + 32) bytes
+  EXPECT_EQ(p.sparseAllreduceSeconds(4000),
+            (4 + 4 + 3) * 0.25 + (4 * 32 + 4 * (32.0 / 5 + 32)) * 0.00390625);
   // One worker: nothing to exchange.
   p.workers = 1;
   EXPECT_EQ(p.gtopkSeconds(4000), 0.0);

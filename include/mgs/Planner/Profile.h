@@ -104,15 +104,15 @@ struct Profile {
   /// 2k entries, on the collective's critical path:
   ///   R * (a_p + b_p * 8k) + M * topkSeconds(2k).
   double gtopkSeconds(int64_t n) const;
-  /// Balanced sparse all-reduce of a group of n elements: region boundaries
-  /// by ceil(log2 P) rounds of a (P-1)-float message, then P-1 messages of
-  /// one region's share of the worker's selection (min(8k, 4n) / P bytes:
-  /// k/P entries, or the region dense when that is smaller), then the
-  /// reduced regions gathered, P-1 messages of min(8k, 4n/P) bytes (a
-  /// region's union holds at most k entries; it is sent dense once it fills
-  /// half the region):
-  ///   ceil(log2 P) * (a_p + b_p * 4(P-1))
-  ///     + (P-1) * (2 a_p + b_p * (min(8k, 4n) / P + min(8k, 4n / P))).
+  /// Balanced sparse all-reduce of a group of n elements: the region
+  /// boundaries (a sum of the P-1 index quantiles, gtopkRounds(P) messages of
+  /// 8(P-1) bytes), then P-1 messages of one region's share of the worker's
+  /// selection (8k / P bytes), then the reduced regions gathered (Bruck:
+  /// ceil(log2 P) messages, P-1 regions of min(8k, 4n/P) bytes: a region's
+  /// union holds at most k entries, and is sent dense once it fills half the
+  /// region):
+  ///   (R + P - 1 + ceil(log2 P)) * a_p
+  ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P))).
   double sparseAllreduceSeconds(int64_t n) const;
   /// Their compute-stream share: cpu_per_byte times the bytes each worker
   /// receives (the b_p terms' bytes).

@@ -2,6 +2,10 @@
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=layerwise workers=4" | FileCheck %s --check-prefix=LAYERWISE
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=4 profile=%S/Inputs/wrong-profile.json" 2>&1 | FileCheck %s --check-prefix=MISMATCH
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: mgs-opt %s --comm-merge-buckets="strategy=gtopk workers=8" 2>/dev/null | FileCheck %s --check-prefix=GTOPK
+// RUN: mgs-opt %s --comm-merge-buckets="strategy=sparse-allreduce workers=8" 2>/dev/null | FileCheck %s --check-prefix=SPARSE
+// RUN: mgs-opt %s --comm-merge-buckets="strategy=auto workers=8 auto-collectives=allreduce" 2>/dev/null | FileCheck %s --check-prefix=AUTO-DENSE
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=auto auto-collectives=allgather,ring" 2>&1 | FileCheck %s --check-prefix=AUTO-BAD
 
 // strategy=single: the three gradients form one bucket, concatenated after
 // the last of them, all-reduced once and split back for the updates.
@@ -22,6 +26,14 @@
 // LAYERWISE-COUNT-3: comm.all_reduce_start
 // LAYERWISE-NOT: train.concat
 // MISMATCH: error: comm-merge-buckets: profile '{{.*}}wrong-profile.json': layers: the profile has 1 layers, the model has 3 trainable parameters
+// Every group's start carries the collective of strategies that name one.
+// GTOPK: comm.all_reduce_start {{.*}}{comm.collective = "gtopk"}
+// GTOPK-NOT: comm.all_reduce_start %{{[a-z0-9]+}} :
+// SPARSE: comm.all_reduce_start {{.*}}{comm.collective = "sparse-allreduce"}
+// SPARSE-NOT: comm.all_reduce_start %{{[a-z0-9]+}} :
+// AUTO-DENSE: comm.all_reduce_start {{.*}}{comm.dense}
+// AUTO-DENSE-NOT: comm.collective
+// AUTO-BAD: error: comm-merge-buckets: auto-collectives: unknown collective 'ring'; expected allgather, allreduce, gtopk or sparse-allreduce
 // STRATEGY: error: comm-merge-buckets: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto
 // expected-remark @below {{comm-merge-buckets: no profile; planning with an analytic estimate (calibrate for a better plan)}}
 module {

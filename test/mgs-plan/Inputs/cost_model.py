@@ -34,6 +34,24 @@ def topk_seconds(points, n):
     return max(0.0, t0 + (n - n0) / (n1 - n0) * (t1 - t0))
 
 
+def largest_power_of_two(P):
+    f = 0
+    while 2 ** (f + 1) <= P:
+        f += 1
+    return f
+
+
+def gtopk_rounds(P):
+    """Butterfly rounds, plus the fold and the unfold when P is not a power of two."""
+    f = largest_power_of_two(P)
+    return 0 if P == 1 else f if 2 ** f == P else f + 2
+
+
+def gtopk_merges(P):
+    f = largest_power_of_two(P)
+    return 0 if P == 1 else f if 2 ** f == P else f + 1
+
+
 class Model:
     def __init__(self, profile, workers, density):
         self.p = profile
@@ -66,21 +84,17 @@ class Model:
                     c["alpha"] + c["beta"] * nbytes)
         if collective == "gtopk":
             a, b, cpu = self.p2p("gtopk")
-            low = int(math.log2(P)) if P > 1 else 0
-            while 2 ** (low + 1) <= P:
-                low += 1
-            power = P == 2 ** low
-            rounds = 0 if P == 1 else (low if power else low + 2)
-            merges = 0 if P == 1 else (low if power else low + 1)
+            rounds, merges = gtopk_rounds(P), gtopk_merges(P)
             return (topk_seconds(pts, n) + cpu * rounds * 8 * k,
                     rounds * (a + b * 8 * k) + merges * topk_seconds(pts, 2 * k))
         if collective == "sparse-allreduce":
             a, b, cpu = self.p2p("sparse_allreduce")
+            rounds = gtopk_rounds(P)                  # the boundaries, folded like gtopk
             up = math.ceil(math.log2(P)) if P > 1 else 0
-            reduce_msg = min(8 * k, 4 * n) / P    # one region's share of the selection
-            gather_msg = min(8 * k, 4 * n / P)    # one reduced region, dense once half full
-            nbytes = up * 4 * (P - 1) + (P - 1) * (reduce_msg + gather_msg)
-            messages = up + 2 * (P - 1)
+            reduce_msg = 8 * k / P                    # one region's share of the selection
+            gather_msg = min(8 * k, 4 * n / P)        # one reduced region, dense once half full
+            nbytes = rounds * 8 * (P - 1) + (P - 1) * (reduce_msg + gather_msg)
+            messages = rounds + (P - 1) + up
             return topk_seconds(pts, n) + cpu * nbytes, messages * a + nbytes * b
         raise ValueError(collective)
 

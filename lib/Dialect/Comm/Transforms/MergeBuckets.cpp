@@ -58,6 +58,22 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
       module.emitError() << "comm-merge-buckets: " << llvm::toString(parsed.takeError());
       return signalPassFailure();
     }
+    if (!autoCollectives.empty()) {
+      planner::CollectiveSet allowed;
+      SmallVector<StringRef> names;
+      StringRef(autoCollectives).split(names, ',');
+      for (StringRef name : names) {
+        std::optional<planner::Collective> c = planner::parseCollective(name.trim());
+        if (!c) {
+          module.emitError() << "comm-merge-buckets: auto-collectives: unknown collective '"
+                             << name.trim()
+                             << "'; expected allgather, allreduce, gtopk or sparse-allreduce";
+          return signalPassFailure();
+        }
+        allowed.insert(*c);
+      }
+      parsed->autoCollectives = allowed;
+    }
     FailureOr<planner::Profile> prof = makeProfile(layers);
     if (failed(prof))
       return signalPassFailure();

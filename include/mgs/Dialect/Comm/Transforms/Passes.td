@@ -41,7 +41,9 @@ def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
     group of two or more gradients is concatenated into one bucket with one
     `comm.all_reduce_start`, and split back after its wait. Groups the plan
     keeps dense get the `comm.dense` attribute, which comm-sparsify-topk
-    respects. Run after comm-insert-allreduce, before comm-sparsify-topk.
+    respects; groups exchanged by the global top-k or the balanced sparse
+    all-reduce get `comm.collective` ("gtopk", "sparse-allreduce"). Run after
+    comm-insert-allreduce, before comm-sparsify-topk.
   }];
   let dependentDialects = ["mgs::comm::CommDialect", "mgs::train::TrainDialect"];
   let options = [
@@ -54,6 +56,9 @@ def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
     Option<"batchSize", "batch-size", "int64_t", /*default=*/"0",
            "Per-worker batch size the step is compiled for (0: unknown); a profile "
            "measured at another one is used with a warning">,
+    Option<"autoCollectives", "auto-collectives", "std::string", /*default=*/"\"\"",
+           "The collectives strategy auto chooses from, comma-separated (allgather, "
+           "allreduce, gtopk, sparse-allreduce); empty: all four">,
   ];
   let statistics = [
     Statistic<"numBuckets", "num-buckets", "Buckets of two or more gradients">,
