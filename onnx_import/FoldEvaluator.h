@@ -114,7 +114,9 @@ private:
   bool concat(HostTensor &r);
   bool expand(HostTensor &r);
   bool constantOfShape(HostTensor &r);
+  /// Slice, with any non-zero steps (ONNX's clamping of starts and ends).
   bool slice(HostTensor &r);
+  bool transpose(HostTensor &r);
 
   // Arithmetic (ConstantFoldingArith.cpp).
   /// Add, Sub, Mul, Div, Mod, Min, Max, the comparisons and the logical ops,
