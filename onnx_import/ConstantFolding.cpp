@@ -467,6 +467,8 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = reshape(r);
   else if (op == "Identity")
     ok = identity(r);
+  else if (op == "ScatterND")
+    ok = scatterND(r);
   else
     ok = fail("not a foldable op");
   if (!ok)
@@ -537,7 +539,7 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
-      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose"};
+      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

@@ -129,6 +129,9 @@ private:
   bool range(HostTensor &r);
   bool reshape(HostTensor &r);
   bool identity(HostTensor &r);
+  /// ScatterND of constant updates into a constant (Swin's shifted-window
+  /// mask), with any of ONNX's reductions.
+  bool scatterND(HostTensor &r);
   /// The broadcast shape of `parts` into `dims`; false with an error when
   /// they do not broadcast.
   bool broadcastShape(llvm::ArrayRef<const HostTensor *> parts, llvm::SmallVector<int64_t> &dims);
