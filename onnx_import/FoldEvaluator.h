@@ -1,4 +1,4 @@
-//===- FoldEvaluator.h - The import-time evaluator of ONNX nodes -*- C++ -*-===//
+//===- FoldEvaluator.h - The import-time evaluator of ONNX nodes *- C++ -*-===//
 //
 // The evaluator behind foldNode (ConstantFolding.h), shared by its two
 // files: ConstantFolding.cpp evaluates the shape and layout ops (Shape,

@@ -1,4 +1,4 @@
-//===- Split.cpp - Converter of ONNX Split ---------------------------------===//
+//===- Split.cpp - Converter of ONNX Split --------------------------------===//
 //
 // ONNX Split becomes train.split, the op whose gradient is a concatenation
 // (the Slice converter already splits with it).
@@ -81,7 +81,8 @@ LogicalResult convertSplit(NodeImporter &n) {
     }
     types.push_back(type);
   }
-  auto split = SplitOp::create(n.builder(), n.loc(), types, *x, n.builder().getI64IntegerAttr(axis));
+  OpBuilder &b = n.builder();
+  auto split = SplitOp::create(b, n.loc(), types, *x, b.getI64IntegerAttr(axis));
   for (int64_t i = 0; i < outputs; ++i)
     if (n.hasOutput(i))
       n.setOutput(i, split.getResult(i));

@@ -1,4 +1,4 @@
-//===- Split.h - Converter of ONNX Split -------------------------*- C++ -*-===//
+//===- Split.h - Converter of ONNX Split ------------------------*- C++ -*-===//
 //
 // ONNX Split, registered in opConverters()'s table.
 //
