@@ -11,6 +11,7 @@
 #include "ConstantFolding.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
+#include "converters/Split.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -597,6 +598,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertUnary<HardSwishOp>},
+      {"Split", convertSplit},
   };
   return table;
 }

@@ -217,6 +217,12 @@ class LayerNormGeluMLP(nn.Module):
         return self.fc3(x)
 
 
+def shufflenet_small():
+    """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
+    import torchvision.models as tvm
+    return tvm.ShuffleNetV2([2, 2, 2], [24, 48, 96, 192, 1024], num_classes=10)
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -266,11 +272,25 @@ def build(name):
         # needs more than one value per channel at 1x1.
         "mobilenetv3": (lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0),
                         torch.zeros(2, 3, 32, 32)),
+        # A reduced ShuffleNetV2 (torchvision's class, x0.5 widths, two blocks a
+        # stage instead of 4, 8, 4; 10 classes) on CIFAR-shaped input (32 -> 1
+        # over its five stride-2 stages). Its channel shuffle (a 5-D view and
+        # transpose) and chunk are shape arithmetic on x.size(), which mgs
+        # folds at import (exported with a dynamic batch, DYNAMIC_BATCH). A
+        # batch of 2: BatchNorm needs more than one value per channel at 1x1.
+        "shufflenetv2": (shufflenet_small, torch.zeros(2, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
     ctor, example = table[name]
     return ctor(), example
+
+
+# Models exported with a symbolic batch dimension: their shape arithmetic reads
+# the batch from x.size(), which torch would otherwise fold into constants
+# holding the example's batch size (mgs evaluates it at import for the batch
+# size it compiles for).
+DYNAMIC_BATCH = {"shufflenetv2"}
 
 
 def export(name, opset, out_dir):
@@ -281,7 +301,9 @@ def export(name, opset, out_dir):
     tmp = path + ".tmp"
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["input"], output_names=["logits"])
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}}
+                      if name in DYNAMIC_BATCH else None)
     os.replace(tmp, path)  # never leave a half-written model behind
     count = sum(p.numel() for p in model.parameters())
     print(f"exported {path} ({count:,} parameters)")
