@@ -3,6 +3,7 @@
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--opset N]
                        [--vs-float32 F] [--float32-samples S] [--outliers FRACTION:FACTOR]
+                       [--optimizer sgd|adamw] [--clip-grad-norm C]
 
 Exports MODEL (lstmlm: a language model on int64 token ids, a label per
 token; mlp, lenet, cnn, lstm, lngelu, gru, bilstm: digits-shaped; resnet20, googlenet, mobilenetv3,
@@ -27,6 +28,13 @@ further, see its help) (but never 0.75 or more: a tensor that was not updated is
 GoogLeNet, PyTorch's float32 gradients are up to 2e-3 from float64 (its
 BatchNorm biases after 3 steps up to 0.5: they start at 0 and their gradients
 cancel), and mgs's errors above 1e-4 are within 1.13x of PyTorch's.
+With --optimizer adamw the executable runs K steps of AdamW (lr 0.01,
+decoupled weight decay 0.01, torch's betas and eps) and what is compared, for
+K = 1 too, is each tensor's displacement w_K - w0 against torch.optim.AdamW's
+(the weights themselves would hide the update's error behind w0).
+With --clip-grad-norm C, mgsc compiles the step with global gradient-norm
+clipping and the reference calls torch.nn.utils.clip_grad_norm_(C) before each
+update: with K = 1 and SGD, the gradient recovered is the clipped one.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -45,11 +53,10 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
 
 
-def read_weights(path):
-    """The runtime's weights format: MGSW0001, u64 count, (u32 len, name, u32 rank, i64 dims, f32 data)*."""
-    data = open(path, "rb").read()
-    assert data[:8] == b"MGSW0001", f"{path}: not a weights file"
-    (count,), pos, out = struct.unpack_from("<Q", data, 8), 16, {}
+def read_records(data, pos):
+    """A u64 count and that many tensor records (u32 len, name, u32 rank, i64 dims, f32 data)
+    from `pos`: ({name: array}, the position after them)."""
+    (count,), pos, out = struct.unpack_from("<Q", data, pos), pos + 8, {}
     for _ in range(count):
         (n,) = struct.unpack_from("<I", data, pos)
         name = data[pos + 4:pos + 4 + n].decode()
@@ -60,7 +67,14 @@ def read_weights(path):
         size = int(np.prod(dims)) if rank else 1
         out[name] = np.frombuffer(data, np.float32, size, pos).reshape(dims)
         pos += 4 * size
-    return out
+    return out, pos
+
+
+def read_weights(path):
+    """The runtime's weights format: MGSW0001, then the tensor records."""
+    data = open(path, "rb").read()
+    assert data[:8] == b"MGSW0001", f"{path}: not a weights file"
+    return read_records(data, 8)[0]
 
 
 # Models fed NumPy data, and one sample's shape (their export's).
@@ -128,15 +142,21 @@ def main():
                          "the median of mgs's error over PyTorch's is within F (a few tensors "
                          "whose float32 gradient is a sum that nearly cancels: their error "
                          "follows the summation order of the CPU's kernels)")
+    ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="sgd")
+    ap.add_argument("--clip-grad-norm", type=float, default=0.0,
+                    help="compile with mgsc --clip-grad-norm C; the reference clips with "
+                         "torch.nn.utils.clip_grad_norm_ before each update")
     args = ap.parse_args()
+    adamw = args.optimizer == "adamw"
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
 
     export_models.export(args.model, args.opset, args.workdir)
     onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
     exe = os.path.join(args.workdir, f"train_{args.model}")
-    subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet"],
-                   check=True)
+    clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
+    subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet",
+                    *clip_args], check=True)
 
     # The same initial weights: the export's (the build with the same seed).
     torch.manual_seed(0)
@@ -149,12 +169,16 @@ def main():
 
     path, fmt, x, labels = make_batch(args.model, args.batch, args.workdir)
     y = torch.tensor(labels, dtype=torch.long)
-    lr = args.lr if args.lr is not None else (1000.0 if args.steps == 1 else 0.01)
+    lr = args.lr if args.lr is not None else (1000.0 if args.steps == 1 and not adamw else 0.01)
+    if adamw:
+        opt_args = ["--optimizer", "adamw", "--weight-decay", "0.01"]
+    else:
+        opt_args = ["--momentum", "0" if args.steps == 1 else "0.9",
+                    "--weight-decay", "0" if args.steps == 1 else "1e-4"]
     trained = os.path.join(args.workdir, f"{args.model}-trained.onnx")
     labels_args = ["--labels", path.replace("-batch.npy", "-labels.npy")] if fmt == "npy" else []
     subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args, "--epochs", str(args.steps),
-                    "--holdout", "0", "--lr", str(lr), "--momentum", "0" if args.steps == 1 else "0.9",
-                    "--weight-decay", "0" if args.steps == 1 else "1e-4",
+                    "--holdout", "0", "--lr", str(lr), *opt_args,
                     "--progress-every", "0", "--save", trained],
                    check=True, stdout=subprocess.DEVNULL)
     saved = onnx.load(trained)
@@ -180,21 +204,46 @@ def main():
             g = torch.Generator().manual_seed(perturb)
             u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
             xs = (x.double() * (1 + u)).to(dtype)
-        if args.steps == 1:
+        def clip():
+            if args.clip_grad_norm > 0:
+                norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
+                                                                  args.clip_grad_norm)))
+        if args.steps == 1 and not adamw:
             F.cross_entropy(ref(xs), y).backward()
+            clip()
             return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
-        opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
+        if adamw:
+            opt = torch.optim.AdamW(ref.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
+                                    weight_decay=0.01)
+        else:
+            opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
         for _ in range(args.steps):
             opt.zero_grad()
             F.cross_entropy(ref(xs), y).backward()
+            clip()
             opt.step()
+        if adamw:  # the displacement from the start
+            return {n: t.detach().double().numpy() - w0[n].astype(np.float64)
+                    for n, t in ref.state_dict().items() if n in w0}
         return {n: t.detach().double().numpy() for n, t in ref.state_dict().items()
                 if not n.endswith("num_batches_tracked")}
 
+    norms = []
     exact = reference(torch.float64)
+    if args.clip_grad_norm > 0:
+        # The test means something only if the clipping changed the update.
+        shown = ", ".join(f"{n:.4g}" for n in norms[:args.steps])
+        print(f"gradient norms before clipping (float64), step by step: {shown}")
+        if norms[0] <= args.clip_grad_norm:
+            print(f"MISMATCH: the first gradient norm {norms[0]:.4g} is within --clip-grad-norm "
+                  f"{args.clip_grad_norm:g}: nothing was clipped")
+            sys.exit(1)
     samples32 = [reference(torch.float32)] + [reference(torch.float32, perturb=s)
                                               for s in range(1, args.float32_samples)]
-    if args.steps == 1:
+    if adamw:
+        ours = {n: w1[n].astype(np.float64) - w0[n].astype(np.float64) for n in exact}
+        what = f"AdamW displacement (w{args.steps} - w0) after {args.steps} step(s)"
+    elif args.steps == 1:
         ours = {n: (w0[n].astype(np.float64) - w1[n]) / lr for n in exact}
         what = "gradient"
     else:
@@ -246,6 +295,8 @@ def main():
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:
         bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor, at most 0.75"
+    if args.clip_grad_norm > 0:
+        what += f", gradient norm clipped to {args.clip_grad_norm:g}"
     print(f"{args.model}: {what} of {len(pairs)} tensors vs PyTorch (float64): max rel err {worst:.2e} "
           f"({bound}; PyTorch's own float32 run: {torch_worst:.2e})")
     if bad:

@@ -1,7 +1,10 @@
 #!/usr/bin/python3
 """Compares two weights files (the runtime's MGSW format) tensor by tensor.
 
-    compare_weights.py A.weights B.weights [--tol T]
+    compare_weights.py A.weights B.weights [--tol T] [--exclude REGEX]
+
+Either file may be a checkpoint (MGSCKPT2): its params are compared (the
+workers' checkpoints of one run hold the same params when they stay in step).
 
 Prints the largest relative difference ||a - b|| / ||b|| over the tensors and
 exits 1 if it exceeds --tol (default 1e-5) or the tensors differ in names or
@@ -9,12 +12,24 @@ shapes.
 """
 import argparse
 import os
+import re
+import struct
 import sys
 
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from check_gradients import read_weights  # noqa: E402
+from check_gradients import read_records, read_weights  # noqa: E402
+
+
+def read_params(path):
+    """A weights file's tensors, or a checkpoint's params (its first tensor list)."""
+    data = open(path, "rb").read()
+    if data[:8] != b"MGSCKPT2":
+        return read_weights(path)
+    (length,) = struct.unpack_from("<Q", data, 8)
+    pos = 16 + length + 6 * 8  # seed, holdout, samples, epochs, iterations, rng state
+    return read_records(data, pos)[0]
 
 
 def main():
@@ -22,8 +37,14 @@ def main():
     ap.add_argument("a")
     ap.add_argument("b")
     ap.add_argument("--tol", type=float, default=1e-5)
+    ap.add_argument("--exclude", default=None,
+                    help="leave out the tensors whose name this regular expression finds "
+                         "(each worker's own state: mgs.residual/ for the error-feedback "
+                         "residuals, running_ for BatchNorm's statistics of its batches)")
     args = ap.parse_args()
-    a, b = read_weights(args.a), read_weights(args.b)
+    a, b = read_params(args.a), read_params(args.b)
+    if args.exclude:
+        a, b = ({n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in (a, b))
     if list(a) != list(b) or any(a[n].shape != b[n].shape for n in a):
         print("the files hold different tensors")
         return 1

@@ -17,6 +17,7 @@
 #include "llvm/ADT/Twine.h"
 
 #include <algorithm>
+#include <cmath>
 #include <string>
 
 using namespace mlir;
@@ -59,12 +60,30 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("target must be cpu or cuda, got '" + options.target + "'");
     return failure();
   }
+  if (options.clipGradNorm < 0 || !std::isfinite(options.clipGradNorm.getValue())) {
+    emitError("clip-grad-norm must be a positive number (0: no clipping), got " +
+              std::to_string(options.clipGradNorm.getValue()));
+    return failure();
+  }
+  if (options.clipGradNorm > 0 && options.inference) {
+    emitError("clip-grad-norm applies to training; inference builds the forward alone");
+    return failure();
+  }
   return success();
 }
 
 planner::Strategy getStrategy(const TrainPipelineOptions &options) {
   return llvm::cantFail(planner::Strategy::parseWithNone(options.strategy),
                         "mgs-train-pipeline: verifyTrainPipelineOptions checks the strategy");
+}
+
+/// train-clip-grad-norm when clipping: last, on the exchanged gradients.
+static void addGradientClipping(OpPassManager &pm, const TrainPipelineOptions &options) {
+  if (options.clipGradNorm <= 0 || options.inference)
+    return;
+  train::TrainClipGradNormOptions clip;
+  clip.maxNorm = options.clipGradNorm;
+  pm.addNestedPass<func::FuncOp>(train::createTrainClipGradNorm(clip));
 }
 
 void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
@@ -75,7 +94,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.evalMode = options.evalMode;
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
-    return;
+    return addGradientClipping(pm, options);
   pm.addNestedPass<func::FuncOp>(comm::createCommInsertAllReduce());
   if (strategy.isMerged()) {
     comm::CommMergeBucketsOptions merge;
@@ -102,6 +121,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     pm.addPass(comm::createCommSparsifyTopK(sparse));
   }
   pm.addNestedPass<func::FuncOp>(comm::createCommSchedule());
+  addGradientClipping(pm, options);
 }
 
 void buildLoweringPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {

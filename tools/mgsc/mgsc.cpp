@@ -48,6 +48,8 @@
 #include "llvm/TargetParser/Host.h"
 
 #include <chrono>
+#include <cmath>
+#include <cstdio>
 
 using namespace llvm;
 
@@ -112,6 +114,12 @@ cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on"),
                             cl::value_desc("P"), cl::init(0), cl::cat(category));
+cl::opt<double> clipGradNorm(
+    "clip-grad-norm",
+    cl::desc("Clip the global 2-norm of the averaged gradients to MAX before the optimizer's "
+             "updates (torch.nn.utils.clip_grad_norm_; after the gradient exchange, the updates "
+             "wait for every gradient)"),
+    cl::value_desc("MAX"), cl::init(0.0), cl::cat(category));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -318,6 +326,13 @@ int main(int argc, char **argv) {
   if (batchSize > mgs::onnx_import::kMaxBatchSize)
     return fail("--batch-size " + Twine(batchSize) + " is too large (at most " +
                 Twine(mgs::onnx_import::kMaxBatchSize) + ")");
+  if (clipGradNorm.getNumOccurrences() && !(clipGradNorm > 0 && std::isfinite(clipGradNorm))) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", clipGradNorm.getValue());
+    return fail("--clip-grad-norm must be a positive number, got " + Twine(given));
+  }
+  if (clipGradNorm.getNumOccurrences() && inference)
+    return fail("--clip-grad-norm applies to training; --inference compiles the forward alone");
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
   if (output.empty())
@@ -372,6 +387,7 @@ int main(int argc, char **argv) {
   pipeline.evalMode = evalMode;
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
   pipeline.instrument = profileGenerate;
+  pipeline.clipGradNorm = clipGradNorm;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

@@ -7,7 +7,7 @@
 //   train-fuse-batch-norm-relu, train-build-step,
 //   [comm-insert-allreduce, comm-merge-buckets (merged strategies),
 //    comm-sparsify-topk (sparse and merged strategies), comm-schedule],
-//   convert-train-to-runtime
+//   [train-clip-grad-norm (clip-grad-norm > 0)], convert-train-to-runtime
 //
 // mgsc writes the weights file between the step and the lowering, so the two
 // halves have their own builders; the registered pipeline runs both:
@@ -67,6 +67,11 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
   Option<bool> instrument{*this, "instrument",
                           llvm::cl::desc("Calibration build (mgsc --profile-generate)"),
                           llvm::cl::init(false)};
+  Option<double> clipGradNorm{
+      *this, "clip-grad-norm",
+      llvm::cl::desc("Clip the global norm of the averaged gradients to this (0: no clipping); "
+                     "the updates then wait for every gradient"),
+      llvm::cl::init(0.0)};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

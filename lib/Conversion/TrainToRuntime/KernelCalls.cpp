@@ -606,6 +606,18 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         return call(Kernel::sgd_update, countDesc(numel(u.getGrad())),
                     {{Value()}, {u.getGrad()}, {Value()}});
       })
+      .Case([&](ClipGradNormOp c) {
+        using D = ClipGradNormDesc;
+        SmallVector<int64_t> d(D::size(c.getGrads().size()), 0);
+        d[D::Count] = c.getGrads().size();
+        d[D::MaxNormBits] = bitsOf(c.getMaxNorm().convertToDouble());
+        SmallVector<BufArg> bufs;
+        for (auto [i, g] : llvm::enumerate(c.getGrads())) {
+          d[D::sizeAt(i)] = numel(g);
+          bufs.push_back({g});
+        }
+        return call(Kernel::clip_grad_norm, d, bufs);
+      })
       .Case([&](AssignParamOp a) {
         return call(Kernel::copy, countDesc(byteSize(a.getValue()) / 4),
                     {{a.getValue()}, {Value()}});

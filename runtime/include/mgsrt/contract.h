@@ -72,7 +72,8 @@
   X(reduce_fwd)                                                                                    \
   X(reduce_bwd)                                                                                    \
   X(gru_fwd)                                                                                       \
-  X(gru_bwd)
+  X(gru_bwd)                                                                                       \
+  X(clip_grad_norm)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -327,6 +328,14 @@ struct ReduceDesc {
 /// linear_before_reset as ONNX's attribute (1: what PyTorch exports).
 struct GruDesc {
   enum : int64_t { Steps, Batch, InputSize, HiddenSize, LinearBeforeReset, Size };
+};
+
+/// clip_grad_norm: [count C, max_norm_bits, n[C]]: the sizes of the C
+/// gradients whose global norm is clipped to max_norm.
+struct ClipGradNormDesc {
+  enum : int64_t { Count, MaxNormBits, Head };
+  static constexpr int64_t sizeAt(int64_t grad) { return Head + grad; }
+  static constexpr int64_t size(int64_t count) { return Head + count; }
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

@@ -68,9 +68,16 @@ MGSRT_EXPORT void mgsrt_ctx_clear(mgsrt_ctx_t *ctx);
 /* Records an error (keeps the first one). Returns `status`. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_fail(mgsrt_ctx_t *ctx, mgsrt_status_t status,
                                            const char *message);
-/* Hyper-parameters read by mgsrt_sgd_update; they may change every step. */
+/* Hyper-parameters read by mgsrt_sgd_update; they may change every step.
+ * With AdamW (mgsrt_ctx_set_adamw), lr and weight_decay are AdamW's and
+ * momentum is unused. */
 MGSRT_EXPORT void mgsrt_ctx_set_sgd(mgsrt_ctx_t *ctx, float lr, float momentum,
                                     float weight_decay);
+/* Makes mgsrt_sgd_update apply AdamW from now on (the context never goes back
+ * to SGD): betas in [0, 1), eps >= 0, and `step` the 1-based number of the
+ * update about to run (bias correction 1 - beta^step); call before each step. */
+MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2, float eps,
+                                      int64_t step);
 /* The dropout random stream: its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
@@ -275,11 +282,26 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
  * A label outside [0, C) is an MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* SGD with momentum and weight decay, in place, as torch.optim.SGD:
- *   g = grad + weight_decay * param; v = momentum * v + g; param -= lr * v
+/* The optimizer's update of one parameter, in place. g = grad * s, where s
+ * is the scale the step's last mgsrt_clip_grad_norm set (1 without one).
+ * SGD with momentum and weight decay, as torch.optim.SGD:
+ *   g += weight_decay * param; v = momentum * v + g; param -= lr * v
  * (lr, momentum, weight_decay from mgsrt_ctx_set_sgd).  desc: [n]
- * bufs: param (updated), grad, velocity (updated) */
+ * bufs: param (updated), grad, velocity (n floats, updated)
+ * After mgsrt_ctx_set_adamw, AdamW as torch.optim.AdamW (t = step):
+ *   param *= 1 - lr * weight_decay; m = beta1 * m + (1 - beta1) * g;
+ *   v = beta2 * v + (1 - beta2) * g * g;
+ *   param -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)
+ * and the velocity buffer holds 2n floats: m (exp_avg), then v (exp_avg_sq). */
 MGSRT_EXPORT mgsrt_status_t mgsrt_sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Global gradient-norm clipping, as torch.nn.utils.clip_grad_norm_ (norm 2):
+ * norm = sqrt(sum of g^2 over every buffer), accumulated in double in a fixed
+ * order (the same norm on every worker for the same gradients); sets the
+ * scale the following mgsrt_sgd_update calls apply to their gradient:
+ * min(1, max_norm / (norm + 1e-6)). The buffers are not changed.
+ * desc: [count C, max_norm_bits, n[C]]   bufs: grad 0 .. grad C-1 */
+MGSRT_EXPORT mgsrt_status_t mgsrt_clip_grad_norm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* Sum over some axes, times a scale (1: ReduceSum, 1 / the reduced count:
  * ReduceMean).  desc: [R, scale_bits, in[R], out[R]]
@@ -486,7 +508,8 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  * state, but not the model's (--save leaves them out of the ONNX file).
  *
  * mgs_train_step (mode train) io: arena, every param, one velocity buffer per
- *   trainable param (same shape, in param order), every input, labels,
+ *   trainable param (in param order: the param's size with SGD, twice it with
+ *   AdamW, see mgsrt_sgd_update), every input, labels,
  *   loss (1 float, written: mean cross-entropy), every output (written).
  *   Runs forward (BatchNorm batch statistics, dropout on), loss, backward and
  *   the SGD update; updates trainable params, velocities and BatchNorm

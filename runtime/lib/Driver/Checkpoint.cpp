@@ -13,8 +13,10 @@
 //   iterations_done  u64      training iterations completed, all epochs
 //   rng_state        u64      the context's dropout stream (mgsrt_ctx_rng_state)
 //   params           u64 count + tensor records (every manifest param, in order)
-//   velocities       u64 count + tensor records (one per trainable param, in
-//                    param order, named like the param)
+//   velocities       u64 count + tensor records: the optimizer's state, in
+//                    param order: SGD's velocity of each trainable param,
+//                    named like it, or AdamW's moments, two records a param:
+//                    exp_avg/NAME then exp_avg_sq/NAME
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
 // The first format, "MGSCKPT1", is still read: a u64 FNV-1a 64 of the

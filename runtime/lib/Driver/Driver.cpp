@@ -124,15 +124,17 @@ int Driver::allocate(bool forTraining) {
   for (size_t i = 0; forTraining && i < m.params.size(); ++i) {
     if (!m.params[i].trainable)
       continue;
-    uint64_t bytes = m.params[i].numElements() * sizeof(float);
+    // SGD's velocity, or AdamW's two moments one after the other.
+    const uint64_t bytes = m.params[i].numElements() * sizeof(float);
+    const int states = o.optimizer == Optimizer::AdamW ? 2 : 1;
     velocities.emplace_back();
-    if (!velocities.back().allocate(bytes))
-      return oom("the velocity of '" + m.params[i].name + "'", bytes);
-    if (haveResumed) {
-      std::memcpy(velocities.back().get(), resumed.velocities[vi].data.data(), bytes);
+    if (!velocities.back().allocate(states * bytes))
+      return oom("the optimizer state of '" + m.params[i].name + "'", states * bytes);
+    for (int k = 0; k < states && haveResumed; ++k, ++vi) {
+      std::memcpy(static_cast<char *>(velocities.back().get()) + k * bytes,
+                  resumed.velocities[vi].data.data(), bytes);
       resumed.velocities[vi].data = std::vector<float>();
     }
-    ++vi;
   }
   for (auto [specs, bufs] : {std::pair{&m.inputs, &inputs}, std::pair{&m.outputs, &outputs}}) {
     bufs->resize(specs->size());

@@ -35,6 +35,10 @@
 
 namespace mgs::rt::driver {
 
+/// AdamW's moments in a checkpoint's velocity list: exp_avg/NAME, then
+/// exp_avg_sq/NAME (torch.optim.AdamW's state names) for each trainable param.
+inline const std::string kExpAvgPrefix = "exp_avg/", kExpAvgSqPrefix = "exp_avg_sq/";
+
 /// 64-byte aligned, zero-filled memory.
 class Buffer {
 public:
@@ -106,6 +110,8 @@ private:
   int loadData();
   bool evaluate(int64_t &correct, int64_t &total, int &status);
   double learningRate(int64_t epoch, int64_t iteration) const;
+  /// The epochs a cosine schedule spans: --cosine-epochs, else --epochs.
+  int64_t scheduleEpochs() const { return o.cosineEpochs > 0 ? o.cosineEpochs : o.epochs; }
   bool fillBatch(const int64_t *indices, int64_t count);
 
   // Workers.cpp

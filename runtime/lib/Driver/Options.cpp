@@ -7,10 +7,12 @@
 #include "Options.h"
 #include "mgsrt/mgsrt.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <initializer_list>
 #include <utility>
 
 namespace mgs::rt::driver {
@@ -30,12 +32,23 @@ constexpr const char *kUsageTraining =
     "  --data-format F          digits|mnist|cifar10|npy (default: guessed from PATH)\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
-    "  --lr F                   learning rate (default 0.1)\n"
+    "  --optimizer O            sgd (torch.optim.SGD) or adamw (torch.optim.AdamW)\n"
+    "                           (default sgd); a checkpoint's is kept on --resume\n"
+    "  --lr F                   learning rate (default 0.1; AdamW usually wants ~1e-3)\n"
     "  --momentum F             SGD momentum (default 0.9)\n"
-    "  --weight-decay F         L2 weight decay (default 0)\n"
+    "  --beta1 F, --beta2 F     AdamW's betas, in [0, 1) (default 0.9, 0.999)\n"
+    "  --eps F                  AdamW's eps, >= 0 (default 1e-8)\n"
+    "  --weight-decay F         SGD: L2 weight decay added to the gradient; AdamW:\n"
+    "                           decoupled decay, p -= lr * F * p (default 0)\n"
     "  --warmup-epochs E        linear lr warm-up over the first E epochs (default 0)\n"
+    "  --lr-schedule S          step (--lr-steps) or cosine: per iteration, from the\n"
+    "                           lr after the warm-up to 0 at the end of --epochs\n"
+    "                           (default step)\n"
+    "  --cosine-epochs E        the epochs the cosine spans (default --epochs: give it to\n"
+    "                           stop a run early and resume it on the same curve)\n"
     "  --lr-steps E1,E2,...     multiply the lr by --lr-gamma from these epochs on\n"
     "  --lr-gamma G             (default 0.1)\n"
+    "  (--clip-grad-norm is mgsc's: the step waits for every gradient)\n"
     "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
     "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2)\n"
     "  --progress-every N       progress line every N iterations, 0 = never (default 10)\n"
@@ -79,7 +92,8 @@ const std::set<std::string> kTrainOnly = {
     "--data",  "--data-format", "--labels", "--epochs",    "--lr",         "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
-    "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
+    "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
+    "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -117,6 +131,18 @@ bool parseF64(const std::string &s, double min, double &v) {
     return false;
   v = x;
   return true;
+}
+
+/// `s` as one of the named choices.
+template <typename E>
+bool parseChoice(const std::string &s, std::initializer_list<std::pair<const char *, E>> choices,
+                 E &v) {
+  for (const auto &[name, value] : choices)
+    if (s == name) {
+      v = value;
+      return true;
+    }
+  return false;
 }
 
 bool parseBinding(const std::string &s, std::pair<std::string, std::string> &b) {
@@ -157,7 +183,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
-        "--calibrate", "--calibrate-density", "--trace", "--trace-steps"};
+        "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
+        "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
+        "--cosine-epochs"};
     if (!known.count(arg))
       return problem("unknown option '" + std::string(argv[i]) + "'");
     if (!haveValue) {
@@ -241,6 +269,24 @@ Status parseOptions(int argc, char **argv, Options &o) {
       if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
           o.calibrateDensity > 1)
         return bad("a density in (0, 1]");
+    } else if (arg == "--optimizer") {
+      if (!parseChoice(value, {{"sgd", Optimizer::Sgd}, {"adamw", Optimizer::AdamW}},
+                       o.optimizer))
+        return bad("sgd or adamw");
+    } else if (arg == "--beta1" || arg == "--beta2") {
+      double &beta = arg == "--beta1" ? o.beta1 : o.beta2;
+      if (!parseF64(value, 0, beta) || beta >= 1)
+        return bad("a number in [0, 1)");
+    } else if (arg == "--eps") {
+      if (!parseF64(value, 0, o.eps))
+        return bad("a number >= 0");
+    } else if (arg == "--lr-schedule") {
+      if (!parseChoice(value, {{"step", LrSchedule::Step}, {"cosine", LrSchedule::Cosine}},
+                       o.lrSchedule))
+        return bad("step or cosine");
+    } else if (arg == "--cosine-epochs") {
+      if (!parseI64(value, 1, o.cosineEpochs))
+        return bad("an integer >= 1");
     } else if (arg == "--input" || arg == "--output") {
       std::pair<std::string, std::string> b;
       if (!parseBinding(value, b))
@@ -248,7 +294,57 @@ Status parseOptions(int argc, char **argv, Options &o) {
       (arg == "--input" ? o.inputs : o.outputs).push_back(b);
     }
   }
+  // Known only after reading the checkpoint when resuming without --optimizer.
+  if (o.given.count("--optimizer") || !o.given.count("--resume"))
+    if (Status s = checkOptimizerOptions(o); !s.ok())
+      return s;
+  if (o.lrSchedule == LrSchedule::Cosine)
+    for (const char *stepOnly : {"--lr-steps", "--lr-gamma"})
+      if (o.given.count(stepOnly))
+        return problem(std::string(stepOnly) + " is for --lr-schedule step, not cosine");
+  if (o.lrSchedule != LrSchedule::Cosine && o.given.count("--cosine-epochs"))
+    return problem("--cosine-epochs is for --lr-schedule cosine");
   return Status::success();
+}
+
+Status checkOptimizerOptions(const Options &o) {
+  // Options of the other optimizer would be silently ignored.
+  const bool adamw = o.optimizer == Optimizer::AdamW;
+  if (adamw && o.given.count("--momentum"))
+    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                         "--momentum is SGD's; AdamW takes --beta1 and --beta2");
+  for (const char *adamOnly : {"--beta1", "--beta2", "--eps"})
+    if (!adamw && o.given.count(adamOnly))
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           std::string(adamOnly) +
+                               " is AdamW's (--optimizer adamw); the optimizer is sgd");
+  return Status::success();
+}
+
+const char *optimizerName(Optimizer optimizer) {
+  return optimizer == Optimizer::AdamW ? "adamw" : "sgd";
+}
+
+double scheduledLearningRate(const Options &o, int64_t iteration, int64_t itersPerEpoch,
+                             int64_t totalIterations) {
+  double lr = o.lr;
+  const double warmup = o.warmupEpochs * static_cast<double>(itersPerEpoch);
+  if (o.lrSchedule == LrSchedule::Step) {
+    const int64_t epoch = itersPerEpoch > 0 ? iteration / itersPerEpoch : 0;
+    for (int64_t step : o.lrSteps)
+      if (epoch >= step)
+        lr *= o.lrGamma;
+  } else if (static_cast<double>(totalIterations) > warmup) {
+    const double t = std::max(0.0, static_cast<double>(iteration) - warmup) /
+                     (static_cast<double>(totalIterations) - warmup);
+    lr *= 0.5 * (1.0 + std::cos(M_PI * std::min(1.0, t)));
+  }
+  if (warmup > 0) {
+    const double progress = (static_cast<double>(iteration) + 1) / warmup;
+    if (progress < 1)
+      lr *= progress;
+  }
+  return lr;
 }
 
 } // namespace mgs::rt::driver

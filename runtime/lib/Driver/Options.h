@@ -20,6 +20,13 @@
 
 namespace mgs::rt::driver {
 
+/// --optimizer: the update every trainable parameter gets (a run-time choice:
+/// the compiled update kernel dispatches on the context's setting).
+enum class Optimizer { Sgd, AdamW };
+
+/// --lr-schedule: the learning rate's decay after the warm-up.
+enum class LrSchedule { Step, Cosine };
+
 /// The command line as parsed: the defaults where an option is not given.
 struct Options {
   std::string program = "mgs-model";
@@ -36,6 +43,10 @@ struct Options {
   double warmupEpochs = 0.0;
   std::vector<int64_t> lrSteps;
   double lrGamma = 0.1;
+  Optimizer optimizer = Optimizer::Sgd;
+  double beta1 = 0.9, beta2 = 0.999, eps = 1e-8; // AdamW's, as torch.optim.AdamW's defaults
+  LrSchedule lrSchedule = LrSchedule::Step;
+  int64_t cosineEpochs = 0; // the epochs the cosine spans; 0: --epochs
   uint64_t seed = 1;
   double holdout = 0.2;
   int64_t progressEvery = 10;
@@ -54,6 +65,24 @@ void printUsage(std::FILE *f, const std::string &program);
 /// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT
 /// with the problem as its message.
 Status parseOptions(int argc, char **argv, Options &o);
+
+/// A bad pairing of the optimizer with another one's options (--momentum
+/// with AdamW, --beta1/--beta2/--eps with SGD).
+Status checkOptimizerOptions(const Options &o);
+
+/// "sgd" / "adamw": --optimizer's spelling.
+const char *optimizerName(Optimizer optimizer);
+
+/// The learning rate of 0-based training iteration `iteration` (counted over
+/// every epoch) of a run of `totalIterations`, `itersPerEpoch` an epoch:
+/// o.lr, times the linear warm-up (iteration + 1) / W while below 1 (W =
+/// --warmup-epochs x itersPerEpoch), times the schedule's factor: step:
+/// --lr-gamma for each --lr-steps epoch reached; cosine: 0.5 (1 + cos(pi
+/// min(1, max(0, iteration - W) / (totalIterations - W)))), per iteration,
+/// as torch's CosineAnnealingLR (eta_min 0, T_max = the iterations after the
+/// warm-up) stepped every iteration.
+double scheduledLearningRate(const Options &o, int64_t iteration, int64_t itersPerEpoch,
+                             int64_t totalIterations);
 
 } // namespace mgs::rt::driver
 

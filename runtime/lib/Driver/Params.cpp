@@ -89,19 +89,38 @@ int Driver::loadParams() {
     std::string source = "checkpoint '" + o.resume + "'";
     if (Status s = matchParams(m, source, resumed.params); !s.ok())
       return error(s);
+    // The optimizer's state: SGD's velocity (named like its param) or AdamW's
+    // two moments (exp_avg/NAME, exp_avg_sq/NAME); without --optimizer the
+    // checkpoint's optimizer is kept.
+    const bool adamState = !resumed.velocities.empty() &&
+                           resumed.velocities[0].name.rfind(kExpAvgPrefix, 0) == 0;
+    const Optimizer theirs = adamState ? Optimizer::AdamW : Optimizer::Sgd;
+    if (!o.given.count("--optimizer"))
+      o.optimizer = theirs;
+    else if (o.optimizer != theirs && !resumed.velocities.empty())
+      return error("checkpoint '%s' was written with --optimizer %s, not %s", o.resume.c_str(),
+                   optimizerName(theirs), optimizerName(o.optimizer));
+    if (Status s = checkOptimizerOptions(o); !s.ok())
+      return usage(s.message);
+    const std::vector<std::string> prefixes =
+        adamState ? std::vector<std::string>{kExpAvgPrefix, kExpAvgSqPrefix}
+                  : std::vector<std::string>{""};
     size_t v = 0;
     for (const TensorSpec &p : m.params) {
       if (!p.trainable)
         continue;
-      if (v >= resumed.velocities.size() || resumed.velocities[v].name != p.name ||
-          resumed.velocities[v].dims != p.dims)
-        return error("checkpoint '%s': no velocity for param '%s' of shape %s (corrupt file?)",
-                     o.resume.c_str(), p.name.c_str(), formatShape(p.dims).c_str());
-      ++v;
+      for (const std::string &prefix : prefixes) {
+        if (v >= resumed.velocities.size() || resumed.velocities[v].name != prefix + p.name ||
+            resumed.velocities[v].dims != p.dims)
+          return error("checkpoint '%s': no %s for param '%s' of shape %s (corrupt file?)",
+                       o.resume.c_str(), adamState ? "AdamW moment" : "velocity",
+                       p.name.c_str(), formatShape(p.dims).c_str());
+        ++v;
+      }
     }
     if (v != resumed.velocities.size())
       return error("checkpoint '%s' has %zu velocities, the model %zu trainable params",
-                   o.resume.c_str(), resumed.velocities.size(), v);
+                   o.resume.c_str(), resumed.velocities.size(), v / prefixes.size());
     loaded = std::move(resumed.params);
     haveResumed = true;
     return 0;
@@ -137,8 +156,15 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
     const float *p = params[i].f32();
     int64_t n = m.params[i].numElements();
     c.params.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(p, p + n)});
-    if (m.params[i].trainable) {
-      const float *vel = velocities[v++].f32();
+    if (!m.params[i].trainable)
+      continue;
+    const float *vel = velocities[v++].f32();
+    if (o.optimizer == Optimizer::AdamW) {
+      c.velocities.push_back({kExpAvgPrefix + m.params[i].name, m.params[i].dims,
+                              std::vector<float>(vel, vel + n)});
+      c.velocities.push_back({kExpAvgSqPrefix + m.params[i].name, m.params[i].dims,
+                              std::vector<float>(vel + n, vel + 2 * n)});
+    } else {
       c.velocities.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(vel, vel + n)});
     }
   }

@@ -132,17 +132,8 @@ bool Driver::fillBatch(const int64_t *indices, int64_t count) {
 }
 
 double Driver::learningRate(int64_t epoch, int64_t iteration) const {
-  double lr = o.lr;
-  for (int64_t step : o.lrSteps)
-    if (epoch >= step)
-      lr *= o.lrGamma;
-  if (o.warmupEpochs > 0) {
-    double progress = (static_cast<double>(epoch * itersPerEpoch + iteration) + 1) /
-                      (o.warmupEpochs * static_cast<double>(itersPerEpoch));
-    if (progress < 1)
-      lr *= progress;
-  }
-  return lr;
+  return scheduledLearningRate(o, epoch * itersPerEpoch + iteration, itersPerEpoch,
+                               scheduleEpochs() * itersPerEpoch);
 }
 
 // Accuracy on the held-out set: argmax of each row of the first output
@@ -242,6 +233,13 @@ int Driver::runTraining() {
                                     " thread(s) each (set OMP_NUM_THREADS to change)")
                                        .c_str()
                                  : "");
+  if (o.optimizer == Optimizer::AdamW)
+    std::printf("optimizer adamw: betas %g, %g, eps %g, decoupled weight decay %g\n", o.beta1,
+                o.beta2, o.eps, o.weightDecay);
+  if (o.lrSchedule == LrSchedule::Cosine)
+    std::printf("lr schedule cosine: from %g after %g warm-up epoch(s) to 0 at the end of epoch "
+                "%lld, per iteration\n",
+                o.lr, o.warmupEpochs, static_cast<long long>(scheduleEpochs()));
   std::fflush(stdout);
 
   bool haveAccuracy = false;
@@ -279,6 +277,9 @@ int Driver::runTraining() {
         return rc;
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
+      if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t
+        mgsrt_ctx_set_adamw(ctx, static_cast<float>(o.beta1), static_cast<float>(o.beta2),
+                            static_cast<float>(o.eps), static_cast<int64_t>(iterationsDone) + 1);
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),

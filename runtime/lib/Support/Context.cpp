@@ -70,6 +70,14 @@ void mgsrt_ctx_set_sgd(mgsrt_ctx_t *ctx, float lr, float momentum, float weight_
   ctx->weightDecay = weight_decay;
 }
 
+void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2, float eps, int64_t step) {
+  ctx->adamw = true;
+  ctx->beta1 = beta1;
+  ctx->beta2 = beta2;
+  ctx->eps = eps;
+  ctx->adamStep = step;
+}
+
 uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx) { return ctx->rngState; }
 
 void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state) { ctx->rngState = state; }

@@ -83,6 +83,14 @@ struct mgsrt_ctx {
   mgsrt_status_t status = MGSRT_OK;
   std::string message;
   float lr = 0.01f, momentum = 0.0f, weightDecay = 0.0f;
+  /// mgsrt_ctx_set_adamw: the update is AdamW's, with these betas, eps and
+  /// the 1-based number of the update (bias correction).
+  bool adamw = false;
+  float beta1 = 0.9f, beta2 = 0.999f, eps = 1e-8f;
+  int64_t adamStep = 1;
+  /// What mgsrt_clip_grad_norm last set: the factor every update applies to
+  /// its gradient (1: no clipping).
+  float gradScale = 1.0f;
   uint64_t rngState = 0;
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set

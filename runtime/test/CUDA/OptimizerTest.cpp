@@ -1,4 +1,4 @@
-//===- OptimizerTest.cpp - GPU sgd_update against the CPU, bit for bit ----===//
+//===- OptimizerTest.cpp - GPU SGD/AdamW updates and clipping vs the CPU --===//
 
 #include "GpuTestUtil.h"
 
@@ -59,6 +59,34 @@ TEST_F(SgdGpu, NullBufferIsRejectedLikeTheCpu) {
   void *gpuBufs[] = {d.ptr, nullptr, d.ptr};
   EXPECT_EQ(mgsrt_sgd_update(gpu, desc, gpuBufs), mgsrt_sgd_update(cpu, desc, cpuBufs));
   EXPECT_EQ(gpu.message(), cpu.message());
+}
+
+TEST_F(SgdGpu, AdamWWithClippingMatchesTheCpuBitForBit) {
+  for (int64_t n : {int64_t(7), int64_t(1 << 20) + 5}) {
+    std::vector<float> param = randomVec(n, -2.0f, 2.0f), state(2 * n, 0.0f);
+    DeviceBuffer<float> dp(gpu, param), ds(gpu, state), dg(gpu, n);
+    for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx})
+      mgsrt_ctx_set_sgd(c, 1e-3f, 0.0f, 0.01f);
+    const int64_t desc[] = {n};
+    const int64_t clip[] = {1, bits(0.5), n};
+    for (int step = 1; step <= 3; ++step) { // moments and params carried over
+      std::vector<float> grad = randomVec(n, -1.0f, 1.0f);
+      dg.upload(grad);
+      void *cpuGrad[] = {grad.data()};
+      void *gpuGrad[] = {dg.ptr};
+      ASSERT_OK(cpu, mgsrt_clip_grad_norm(cpu, clip, cpuGrad));
+      ASSERT_OK(gpu, mgsrt_clip_grad_norm(gpu, clip, gpuGrad));
+      for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx})
+        mgsrt_ctx_set_adamw(c, 0.9f, 0.999f, 1e-8f, step);
+      void *cpuBufs[] = {param.data(), grad.data(), state.data()};
+      void *gpuBufs[] = {dp.ptr, dg.ptr, ds.ptr};
+      ASSERT_OK(cpu, mgsrt_sgd_update(cpu, desc, cpuBufs));
+      ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, gpuBufs));
+      const std::string what = "n=" + std::to_string(n) + " step=" + std::to_string(step);
+      EXPECT_TRUE(bitsEqual(dp.download(), param)) << what << " (param)";
+      EXPECT_TRUE(bitsEqual(ds.download(), state)) << what << " (moments)";
+    }
+  }
 }
 
 } // namespace

@@ -45,6 +45,8 @@ std::string manifest = kTrainManifest;
 bool failTrain = false;
 /// (lr, momentum, weight decay) of every training step.
 std::vector<std::array<float, 3>> hyper;
+/// AdamW's (beta1, beta2, eps, step) of every training step that had it.
+std::vector<std::array<double, 4>> adamw;
 
 void forward(const float *w, const float *b, const float *x, float *logits) {
   for (int n = 0; n < N; ++n)
@@ -101,7 +103,15 @@ mgsrt_status_t mgs_train_step(mgsrt_ctx_t *ctx, void *const *io) {
     }
   }
   *loss = static_cast<float>(total / N);
+  if (ctx->adamw)
+    adamw.push_back({ctx->beta1, ctx->beta2, ctx->eps, static_cast<double>(ctx->adamStep)});
   auto sgd = [&](float *param, const float *grad, float *velocity, int n) {
+    if (ctx->adamw) { // the runtime's kernel, on the driver's 2n-float state
+      const int64_t desc[] = {n};
+      void *bufs[] = {param, const_cast<float *>(grad), velocity};
+      mgsrt_sgd_update(ctx, desc, bufs);
+      return;
+    }
     for (int i = 0; i < n; ++i) {
       float g = grad[i] + ctx->weightDecay * param[i];
       velocity[i] = ctx->momentum * velocity[i] + g;
@@ -149,6 +159,7 @@ protected:
     fake::manifest = fake::kTrainManifest;
     fake::failTrain = false;
     fake::hyper.clear();
+    fake::adamw.clear();
     ASSERT_TRUE(succeeded(writeWeights(dir / "model.weights", initialWeights())));
   }
 
@@ -318,6 +329,130 @@ TEST_F(DriverMain, LearningRateScheduleWarmsUpAndSteps) {
     EXPECT_EQ(step[1], 0.5f);
     EXPECT_EQ(step[2], 0.01f);
   }
+}
+
+TEST_F(DriverMain, AdamWResumeIsBitIdenticalToAnUninterruptedRun) {
+  REQUIRE_DIGITS();
+  std::vector<std::string> common = {
+      "--data",      MGS_DIGITS_CSV, "--progress-every", "0",     "--lr",           "0.01",
+      "--beta2",     "0.99",         "--eps",            "1e-7",  "--weight-decay", "0.01",
+      "--lr-schedule", "cosine",     "--warmup-epochs",  "0.5"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> a = common;
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+  };
+  Result full =
+      run(with({"--optimizer", "adamw", "--epochs", "4", "--save-weights", dir / "full.weights"}));
+  ASSERT_EQ(full.rc, 0) << full.err;
+  EXPECT_TRUE(contains(full.out, "optimizer adamw: betas 0.9, 0.99, eps 1e-07, decoupled weight "
+                                 "decay 0.01"))
+      << full.out;
+  // Bias correction counts every update: 1 .. 4 x 44.
+  ASSERT_EQ(fake::adamw.size(), 4u * 44);
+  for (size_t i = 0; i < fake::adamw.size(); ++i)
+    ASSERT_EQ(fake::adamw[i][3], static_cast<double>(i + 1));
+  EXPECT_FLOAT_EQ(static_cast<float>(fake::adamw[0][1]), 0.99f);
+  EXPECT_FLOAT_EQ(static_cast<float>(fake::adamw[0][2]), 1e-7f);
+
+  // Stopped after 2 epochs on the 4-epoch curve (--cosine-epochs).
+  Result first = run(with({"--optimizer", "adamw", "--epochs", "2", "--cosine-epochs", "4",
+                           "--checkpoint", dir / "ck"}));
+  ASSERT_EQ(first.rc, 0) << first.err;
+  Checkpoint c;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", c)));
+  ASSERT_EQ(c.velocities.size(), 4u);
+  EXPECT_EQ(c.velocities[0].name, "exp_avg/fc.weight");
+  EXPECT_EQ(c.velocities[1].name, "exp_avg_sq/fc.weight");
+  EXPECT_EQ(c.velocities[3].name, "exp_avg_sq/fc.bias");
+  // The optimizer comes from the checkpoint when --optimizer is not given.
+  fake::adamw.clear();
+  Result second =
+      run(with({"--epochs", "4", "--resume", dir / "ck", "--save-weights", dir / "resumed.weights"}));
+  ASSERT_EQ(second.rc, 0) << second.err;
+  ASSERT_EQ(fake::adamw.size(), 2u * 44);
+  EXPECT_EQ(fake::adamw[0][3], 2.0 * 44 + 1);
+  std::string a = readFile(dir / "full.weights"), b = readFile(dir / "resumed.weights");
+  ASSERT_FALSE(a.empty());
+  EXPECT_TRUE(a == b) << "resumed AdamW training diverged from the uninterrupted run";
+
+  // The other optimizer's checkpoint is refused, in both directions.
+  Result wrong = run(with({"--optimizer", "sgd", "--epochs", "4", "--resume", dir / "ck"}));
+  EXPECT_EQ(wrong.rc, 2) << wrong.err; // --beta2 given with sgd: a usage error
+  EXPECT_TRUE(contains(wrong.err, "--beta2 is AdamW's (--optimizer adamw); the optimizer is sgd"))
+      << wrong.err;
+  Result sgdRun = run({"--data", MGS_DIGITS_CSV, "--progress-every", "0", "--epochs", "1",
+                       "--checkpoint", dir / "sgd-ck"});
+  ASSERT_EQ(sgdRun.rc, 0) << sgdRun.err;
+  Result toAdam = run({"--data", MGS_DIGITS_CSV, "--progress-every", "0", "--epochs", "2",
+                       "--optimizer", "adamw", "--resume", dir / "sgd-ck"});
+  EXPECT_EQ(toAdam.rc, 1);
+  EXPECT_TRUE(contains(toAdam.err, "was written with --optimizer sgd, not adamw")) << toAdam.err;
+  Result sgdBetas = run({"--data", MGS_DIGITS_CSV, "--progress-every", "0", "--epochs", "2",
+                         "--beta1", "0.5", "--resume", dir / "sgd-ck"});
+  EXPECT_EQ(sgdBetas.rc, 2);
+  EXPECT_TRUE(contains(sgdBetas.err, "--beta1 is AdamW's (--optimizer adamw); the optimizer is sgd"))
+      << sgdBetas.err;
+}
+
+TEST_F(DriverMain, CosineScheduleFollowsItsFormulaPerIteration) {
+  REQUIRE_DIGITS();
+  Result r = run({"--data", MGS_DIGITS_CSV, "--epochs", "3", "--lr", "0.2", "--warmup-epochs",
+                  "0.5", "--lr-schedule", "cosine", "--progress-every", "0"});
+  ASSERT_EQ(r.rc, 0) << r.err;
+  EXPECT_TRUE(contains(r.out, "lr schedule cosine: from 0.2 after 0.5 warm-up epoch(s) to 0 at "
+                              "the end of epoch 3, per iteration"))
+      << r.out;
+  const std::vector<std::array<float, 3>> &h = fake::hyper;
+  ASSERT_EQ(h.size(), 3u * 44);
+  // 44 iterations an epoch: W = 22 warm-up iterations, T = 132 in all.
+  const double W = 22, T = 132, pi = std::acos(-1.0);
+  for (size_t t = 0; t < h.size(); ++t) {
+    const double it = static_cast<double>(t);
+    const double want = it + 1 < W ? 0.2 * (it + 1) / W
+                                   : 0.2 * 0.5 * (1 + std::cos(pi * std::max(0.0, it - W) / (T - W)));
+    EXPECT_FLOAT_EQ(h[t][0], static_cast<float>(want)) << "iteration " << t;
+  }
+  EXPECT_FLOAT_EQ(h[21][0], 0.2f); // the warm-up's end: the cosine's start
+  EXPECT_FLOAT_EQ(h[77][0], static_cast<float>(0.1 * (1 + std::cos(pi * 55 / 110))));
+  EXPECT_LT(h.back()[0], 1e-4f);
+  EXPECT_GT(h.back()[0], 0.0f);
+}
+
+TEST_F(DriverMain, OptimizerOptionErrorsNameTheOption) {
+  struct Case {
+    std::vector<std::string> args;
+    const char *message;
+  };
+  for (const Case &c : std::vector<Case>{
+           {{"--optimizer", "adam"}, "bad value 'adam' for --optimizer (expected sgd or adamw)"},
+           {{"--optimizer", "adamw", "--beta1", "1"},
+            "bad value '1' for --beta1 (expected a number in [0, 1))"},
+           {{"--optimizer", "adamw", "--beta2", "-0.1"},
+            "bad value '-0.1' for --beta2 (expected a number in [0, 1))"},
+           {{"--optimizer", "adamw", "--eps", "-1e-8"},
+            "bad value '-1e-8' for --eps (expected a number >= 0)"},
+           {{"--lr-schedule", "linear"},
+            "bad value 'linear' for --lr-schedule (expected step or cosine)"},
+           {{"--optimizer", "adamw", "--momentum", "0.9"},
+            "--momentum is SGD's; AdamW takes --beta1 and --beta2"},
+           {{"--eps", "1e-8"}, "--eps is AdamW's (--optimizer adamw); the optimizer is sgd"},
+           {{"--lr-schedule", "cosine", "--lr-steps", "2"},
+            "--lr-steps is for --lr-schedule step, not cosine"},
+           {{"--lr-schedule", "cosine", "--lr-gamma", "0.5"},
+            "--lr-gamma is for --lr-schedule step, not cosine"},
+           {{"--cosine-epochs", "4"}, "--cosine-epochs is for --lr-schedule cosine"},
+           {{"--lr-schedule", "cosine", "--cosine-epochs", "0"},
+            "bad value '0' for --cosine-epochs (expected an integer >= 1)"},
+       }) {
+    std::vector<std::string> args = {"--data", "x.csv"};
+    args.insert(args.end(), c.args.begin(), c.args.end());
+    Result r = run(args);
+    EXPECT_EQ(r.rc, 2) << c.message;
+    EXPECT_TRUE(contains(r.err, c.message)) << r.err;
+  }
+  Result help = run({"--help"});
+  EXPECT_TRUE(contains(help.out, "decoupled decay, p -= lr * F * p")) << help.out;
 }
 
 TEST_F(DriverMain, WrongBatchSizeSaysWhichWasCompiled) {

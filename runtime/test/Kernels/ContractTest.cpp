@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 46u); // 41 compute kernels, 4 collectives, mark
+  EXPECT_EQ(symbols.size(), 47u); // 42 compute kernels, 4 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {

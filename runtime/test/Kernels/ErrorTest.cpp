@@ -54,6 +54,7 @@ std::vector<BadCall> badCalls() {
       {"sgd_update", mgsrt_sgd_update, {-5}},
       {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}}, // k > n
       {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},  // no workers
+      {"clip_grad_norm", mgsrt_clip_grad_norm, {1, bits(-1.0), 4}}, // max_norm <= 0
   };
 }
 

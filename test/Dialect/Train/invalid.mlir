@@ -1268,3 +1268,19 @@ func.func @hard_sigmoid_infinite_alpha(%x: tensor<4xf32>) {
   %y = train.hard_sigmoid %x {alpha = 0x7F800000 : f32, beta = 0.5 : f32} : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @clip_grad_norm_not_positive(%g: tensor<4xf32>) {
+  // expected-error @+1 {{'train.clip_grad_norm' op max_norm must be a positive number, got -1.000000e+00}}
+  train.clip_grad_norm %g {max_norm = -1.0 : f64} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_grad_norm_no_gradient() {
+  // expected-error @+1 {{'train.clip_grad_norm' op needs at least one gradient}}
+  "train.clip_grad_norm"() {max_norm = 1.0 : f64} : () -> ()
+  return
+}

@@ -133,6 +133,15 @@ LogicalResult SGDUpdateOp::verifySymbolUses(SymbolTableCollection &symbolTable) 
   return verifyTrainableUse(*this, symbolTable, getParamAttr(), getGrad());
 }
 
+LogicalResult ClipGradNormOp::verify() {
+  double maxNorm = getMaxNorm().convertToDouble();
+  if (!(maxNorm > 0) || !std::isfinite(maxNorm))
+    return emitOpError() << "max_norm must be a positive number, got " << maxNorm;
+  if (getGrads().empty())
+    return emitOpError() << "needs at least one gradient";
+  return success();
+}
+
 LogicalResult AssignParamOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
   auto param = lookupParameter(*this, symbolTable, getParamAttr(), getValue().getType(), "value");
   if (failed(param))

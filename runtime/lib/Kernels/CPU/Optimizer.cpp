@@ -1,39 +1,101 @@
-//===- Optimizer.cpp - SGD update as torch.optim.SGD ----------------------===//
+//===- Optimizer.cpp - SGD and AdamW updates, gradient-norm clipping -------===//
+//
+// The update of one parameter as torch.optim.SGD or torch.optim.AdamW (which
+// one the context says: mgsrt_ctx_set_adamw), its gradient scaled by what the
+// step's clip_grad_norm set (torch.nn.utils.clip_grad_norm_).
+//
+//===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
-#include "mgsrt/contract.h"
+#include "Descriptors/OptimizerDesc.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
 
 using namespace mgs::rt;
 
 namespace {
 
-mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = kernelName(Kernel::sgd_update);
-  const int64_t n = desc[mgs::contract::CountDesc::Count];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "param", n).require(1, "grad", n).require(2, "velocity", n).ok)
-    return ctx->status;
-  float *__restrict param = static_cast<float *>(bufs[0]);
-  const float *__restrict grad = static_cast<const float *>(bufs[1]);
-  float *__restrict vel = static_cast<float *>(bufs[2]);
-  const float lr = ctx->lr, momentum = ctx->momentum, wd = ctx->weightDecay;
+void sgd(float *__restrict param, const float *__restrict grad, float *__restrict vel, int64_t n,
+         const mgsrt_ctx_t &c) {
+  const float lr = c.lr, momentum = c.momentum, wd = c.weightDecay, scale = c.gradScale;
   // torch.optim.SGD (dampening 0, no nesterov): d = grad + wd * p;
   // buf = momentum * buf + d (buf = d on the first step, the same from a zero
-  // buffer); p -= lr * buf.
+  // buffer); p -= lr * buf. A scale of 1 leaves the gradient's bits as they are.
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
-    float d = grad[i] + wd * param[i];
+    float d = grad[i] * scale + wd * param[i];
     float v = momentum * vel[i] + d;
     vel[i] = v;
     param[i] = param[i] - lr * v;
   }
+}
+
+void adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
+           float *__restrict v, int64_t n, const mgsrt_ctx_t &c) {
+  const AdamWStep s = adamwStep(c);
+  const float scale = c.gradScale;
+  // torch.optim.AdamW (single tensor): p *= 1 - lr * wd; m = b1 m + (1 - b1) g;
+  // v = b2 v + (1 - b2) g^2; p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = grad[i] * scale;
+    const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
+    const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * (g * g);
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = std::sqrt(vi) / s.bc2Sqrt + s.eps;
+    param[i] = param[i] * s.decay - s.stepSize * (mi / denom);
+  }
+}
+
+mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const int64_t n = checkUpdateDesc(ctx, desc, bufs);
+  if (n < 0)
+    return ctx->status;
+  float *param = static_cast<float *>(bufs[0]), *state = static_cast<float *>(bufs[2]);
+  const float *grad = static_cast<const float *>(bufs[1]);
+  if (ctx->adamw)
+    adamw(param, grad, state, state + n, n, *ctx);
+  else
+    sgd(param, grad, state, n, *ctx);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  using D = mgs::contract::ClipGradNormDesc;
+  if (checkClipGradNormDesc(ctx, desc, bufs) < 0)
+    return ctx->status;
+  double total = 0;
+  std::vector<double> partial;
+  for (int64_t g = 0; g < desc[D::Count]; ++g) {
+    const float *x = static_cast<const float *>(bufs[g]);
+    const int64_t n = desc[D::sizeAt(g)], chunks = normChunks(n);
+    partial.assign(static_cast<size_t>(chunks), 0.0);
+#pragma omp parallel for if (n >= kParallelGrain) schedule(static)
+    for (int64_t c = 0; c < chunks; ++c) {
+      double s = 0;
+      for (int64_t i = c * kNormChunk; i < std::min(n, (c + 1) * kNormChunk); ++i)
+        s += static_cast<double>(x[i]) * x[i];
+      partial[static_cast<size_t>(c)] = s;
+    }
+    for (double s : partial)
+      total += s;
+  }
+  setClipScale(ctx, desc, total);
   return MGSRT_OK;
 }
 
 } // namespace
 
 mgsrt_status_t mgs::rt::cpu::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
+  return runKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs,
+                   [&] { return optimizerUpdate(ctx, desc, bufs); });
+}
+
+mgsrt_status_t mgs::rt::cpu::clip_grad_norm(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                            void *const *bufs) {
+  return runKernel(ctx, kernelName(Kernel::clip_grad_norm), desc, bufs,
+                   [&] { return clipGradNorm(ctx, desc, bufs); });
 }

@@ -1,14 +1,18 @@
-//===- Optimizer.cu - SGD update as torch.optim.SGD on a GPU --------------===//
+//===- Optimizer.cu - SGD and AdamW updates, norm clipping on a GPU -------===//
 //
-// The CPU kernel's math in its order, each operation rounded on its own
+// The CPU kernels' math in their order, each operation rounded on its own
 // (__fmul_rn / __fadd_rn are never contracted into FMAs), so the results
-// equal the CPU's bit for bit (the CPU build has no FMA contraction).
+// equal the CPU's bit for bit (the CPU build has no FMA contraction). The
+// gradient norm is summed in double over the CPU's chunks, in its order.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
 
-#include "mgsrt/contract.h"
+#include "Descriptors/OptimizerDesc.h"
+
+#include <cmath>
+#include <vector>
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;
@@ -17,31 +21,93 @@ namespace {
 
 __global__ void sgdKernel(float *__restrict__ param, const float *__restrict__ grad,
                           float *__restrict__ vel, int64_t n, float lr, float momentum,
-                          float wd) {
-  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n;
-       i += static_cast<int64_t>(gridDim.x) * blockDim.x) {
+                          float wd, float scale) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const float p = param[i];
-    // d = grad + wd * p; v = momentum * v + d; p -= lr * v
-    const float d = __fadd_rn(grad[i], __fmul_rn(wd, p));
+    // d = grad * scale + wd * p; v = momentum * v + d; p -= lr * v
+    const float d = __fadd_rn(__fmul_rn(grad[i], scale), __fmul_rn(wd, p));
     const float v = __fadd_rn(__fmul_rn(momentum, vel[i]), d);
     vel[i] = v;
     param[i] = __fsub_rn(p, __fmul_rn(lr, v));
   }
 }
 
-mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = kernelName(Kernel::sgd_update);
-  const int64_t n = desc[mgs::contract::CountDesc::Count];
+__global__ void adamwKernel(float *__restrict__ param, const float *__restrict__ grad,
+                            float *__restrict__ m, float *__restrict__ v, int64_t n,
+                            AdamWStep s, float scale) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    const float g = __fmul_rn(grad[i], scale);
+    const float mi = __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(s.oneMinusBeta1, g));
+    const float vi = __fadd_rn(__fmul_rn(s.beta2, v[i]), __fmul_rn(s.oneMinusBeta2, __fmul_rn(g, g)));
+    m[i] = mi;
+    v[i] = vi;
+    const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), s.bc2Sqrt), s.eps);
+    param[i] = __fsub_rn(__fmul_rn(param[i], s.decay), __fmul_rn(s.stepSize, __fdiv_rn(mi, denom)));
+  }
+}
+
+mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const int64_t n = checkUpdateDesc(ctx, desc, bufs);
   if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "param", n).require(1, "grad", n).require(2, "velocity", n).ok)
     return ctx->status;
   if (n == 0)
     return MGSRT_OK;
-  sgdKernel<<<gridFor(n), 256, 0, state(ctx).stream>>>(
-      static_cast<float *>(bufs[0]), static_cast<const float *>(bufs[1]),
-      static_cast<float *>(bufs[2]), n, ctx->lr, ctx->momentum, ctx->weightDecay);
+  float *param = static_cast<float *>(bufs[0]), *state = static_cast<float *>(bufs[2]);
+  const float *grad = static_cast<const float *>(bufs[1]);
+  cudaStream_t stream = cuda::state(ctx).stream;
+  if (ctx->adamw)
+    adamwKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, state + n, n,
+                                                adamwStep(*ctx), ctx->gradScale);
+  else
+    sgdKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, n, ctx->lr, ctx->momentum,
+                                              ctx->weightDecay, ctx->gradScale);
+  return MGSRT_OK;
+}
+
+/// The CPU kernel's chunks (OptimizerDesc.h): each thread sums one, in
+/// order, in double.
+__global__ void chunkSquares(const float *__restrict__ x, int64_t n, double *__restrict__ out) {
+  const int64_t chunks = (n + kNormChunk - 1) / kNormChunk;
+  for (int64_t c = firstIndex(); c < chunks; c += gridStride()) {
+    double s = 0;
+    const int64_t end = min(n, (c + 1) * kNormChunk);
+    for (int64_t i = c * kNormChunk; i < end; ++i)
+      s = __dadd_rn(s, __dmul_rn(static_cast<double>(x[i]), static_cast<double>(x[i])));
+    out[c] = s;
+  }
+}
+
+mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  using D = mgs::contract::ClipGradNormDesc;
+  const char *kernel = kernelName(Kernel::clip_grad_norm);
+  const int64_t chunks = checkClipGradNormDesc(ctx, desc, bufs);
+  if (chunks < 0)
+    return ctx->status;
+  double total = 0;
+  if (chunks > 0) {
+    void *scratch = nullptr;
+    if (mgsrt_status_t s = workspace(ctx, kernel, chunks * sizeof(double), &scratch))
+      return s;
+    double *partial = static_cast<double *>(scratch);
+    cudaStream_t stream = cuda::state(ctx).stream;
+    int64_t at = 0;
+    for (int64_t g = 0; g < desc[D::Count]; ++g) {
+      const int64_t n = desc[D::sizeAt(g)], c = normChunks(n);
+      if (c > 0)
+        chunkSquares<<<gridFor(c), 256, 0, stream>>>(static_cast<const float *>(bufs[g]), n,
+                                                     partial + at);
+      at += c;
+    }
+    std::vector<double> host(static_cast<size_t>(chunks));
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMemcpyAsync(host.data(), partial, chunks * sizeof(double),
+                                     cudaMemcpyDeviceToHost, stream));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+    for (double s : host)
+      total += s;
+  }
+  // Read by the updates that follow, on the host, when they launch.
+  setClipScale(ctx, desc, total);
   return MGSRT_OK;
 }
 
@@ -49,5 +115,12 @@ mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
 
 mgsrt_status_t mgs::rt::cuda::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc,
                                          void *const *bufs) {
-  return runCudaKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs, [&] { return sgdUpdate(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::sgd_update), desc, bufs,
+                       [&] { return optimizerUpdate(ctx, desc, bufs); });
+}
+
+mgsrt_status_t mgs::rt::cuda::clip_grad_norm(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                             void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::clip_grad_norm), desc, bufs,
+                       [&] { return clipGradNorm(ctx, desc, bufs); });
 }

@@ -660,11 +660,15 @@ def Train_GradientOp : Train_Op<"gradient", [Pure, AllTypesMatch<["grad", "resul
 
 def Train_SGDUpdateOp : Train_Op<"sgd_update", [
     DeclareOpInterfaceMethods<SymbolUserOpInterface>]> {
-  let summary = "SGD with momentum and weight decay on a parameter, in place";
+  let summary = "The optimizer's update of a parameter (SGD or AdamW), in place";
   let description = [{
     As torch.optim.SGD: g = grad + wd * p; v = momentum * v + g; p -= lr * v,
     with the learning rate, momentum and weight decay read at run time and a
-    velocity buffer per parameter kept by the runtime.
+    velocity buffer per parameter kept by the runtime. The optimizer is the
+    runtime's choice too: with AdamW (the executable's `--optimizer adamw`)
+    the same op runs torch.optim.AdamW, its two moments in that state buffer.
+    After a `train.clip_grad_norm`, the gradient is first multiplied by its
+    factor.
 
     ```mlir
     train.sgd_update @fc.weight, %g : tensor<10x64xf32>
@@ -776,6 +780,32 @@ def Train_GRUGradOp : Train_Op<"gru_grad", [Pure, AttrSizedOperandSegments]> {
     $input `,` $w `,` $r `,` $y `,` $saved (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)?
     attr-dict `:` functional-type(operands, results)
   }];
+  let hasVerifier = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// Optimizer
+//===----------------------------------------------------------------------===//
+
+def Train_ClipGradNormOp : Train_Op<"clip_grad_norm"> {
+  let summary = "Clips the global norm of the gradients the following updates apply";
+  let description = [{
+    As torch.nn.utils.clip_grad_norm_(max_norm): the 2-norm of all `grads`
+    together (every trainable parameter's averaged gradient), and from it
+    the factor min(1, max_norm / (norm + 1e-6)) that every `train.sgd_update`
+    after this op multiplies its gradient by. The gradients are not changed
+    and nothing is returned: the factor is the runtime's (the op has side
+    effects, so it keeps its place between the last gradient and the first
+    update, where `train-clip-grad-norm` puts it).
+
+    ```mlir
+    train.clip_grad_norm %g0, %g1 {max_norm = 1.0 : f64} : tensor<10x64xf32>, tensor<10xf32>
+    train.sgd_update @fc.weight, %g0 : tensor<10x64xf32>
+    train.sgd_update @fc.bias, %g1 : tensor<10xf32>
+    ```
+  }];
+  let arguments = (ins Variadic<Train_Tensor>:$grads, F64Attr:$max_norm);
+  let assemblyFormat = "$grads attr-dict `:` type($grads)";
   let hasVerifier = 1;
 }
 

@@ -80,4 +80,35 @@ def TrainFuseBatchNormRelu : Pass<"train-fuse-batch-norm-relu", "mlir::func::Fun
   ];
 }
 
+def TrainClipGradNorm : Pass<"train-clip-grad-norm", "mlir::func::FuncOp"> {
+  let summary = "Clip the global gradient norm before the parameter updates";
+  let description = [{
+    Global gradient-norm clipping as torch.nn.utils.clip_grad_norm_: one
+    `train.clip_grad_norm` over the gradients of every `train.sgd_update` of
+    the function, placed after the last update, and every update moved after
+    it (in its order). Run after the communication passes: the norm is that
+    of the averaged gradients (with top-k sparsification, of what the sparse
+    exchange delivers, error feedback included), the same on every worker.
+    The updates no longer overlap the backward pass, and every gradient lives
+    until the norm is known.
+
+    ```mlir
+    // before
+    train.sgd_update @w1, %g1 : tensor<10xf32>
+    %g0 = ...
+    train.sgd_update @w0, %g0 : tensor<4xf32>
+    // after
+    %g0 = ...
+    train.clip_grad_norm %g1, %g0 {max_norm = 1.0 : f64} : tensor<10xf32>, tensor<4xf32>
+    train.sgd_update @w1, %g1 : tensor<10xf32>
+    train.sgd_update @w0, %g0 : tensor<4xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let options = [
+    Option<"maxNorm", "max-norm", "double", /*default=*/"1.0",
+           "The largest global 2-norm of the gradients (> 0)">,
+  ];
+}
+
 #endif // MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD

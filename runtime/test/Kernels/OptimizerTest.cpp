@@ -1,0 +1,101 @@
+//===- OptimizerTest.cpp - AdamW and gradient-norm clipping kernels --------===//
+//
+// mgsrt_sgd_update in AdamW mode against torch.optim.AdamW's formulas in
+// double, and mgsrt_clip_grad_norm against clip_grad_norm_'s.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <cmath>
+
+using namespace mgsrt_test;
+
+namespace {
+
+TEST(AdamWTest, ThreeStepsMatchTorchsFormulas) {
+  const int64_t n = 50000;
+  const double lr = 0.01, wd = 0.05, b1 = 0.8, b2 = 0.99, eps = 1e-6;
+  Ctx ctx;
+  mgsrt_ctx_set_sgd(ctx, static_cast<float>(lr), 0.0f, static_cast<float>(wd));
+  std::vector<float> p = randomVec(n), state(2 * n, 0.0f);
+  std::vector<double> pd(p.begin(), p.end()), m(n, 0.0), v(n, 0.0);
+  const int64_t desc[] = {n};
+  for (int step = 1; step <= 3; ++step) {
+    std::vector<float> g = randomVec(n, -2, 2);
+    mgsrt_ctx_set_adamw(ctx, static_cast<float>(b1), static_cast<float>(b2),
+                        static_cast<float>(eps), step);
+    void *bufs[] = {p.data(), g.data(), state.data()};
+    ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, bufs));
+    // The betas the kernel saw are float's.
+    const double fb1 = static_cast<float>(b1), fb2 = static_cast<float>(b2);
+    const double bc1 = 1 - std::pow(fb1, step), bc2 = 1 - std::pow(fb2, step);
+    for (int64_t i = 0; i < n; ++i) {
+      pd[i] *= 1 - lr * wd;
+      m[i] = fb1 * m[i] + (1 - fb1) * g[i];
+      v[i] = fb2 * v[i] + (1 - fb2) * g[i] * g[i];
+      pd[i] -= lr / bc1 * m[i] / (std::sqrt(v[i]) / std::sqrt(bc2) + eps);
+    }
+    for (int64_t i = 0; i < n; i += 101) {
+      ASSERT_NEAR(p[i], pd[i], 1e-6) << "step " << step << " p[" << i << "]";
+      ASSERT_NEAR(state[i], m[i], 1e-6) << "step " << step << " exp_avg[" << i << "]";
+      ASSERT_NEAR(state[n + i], v[i], 1e-6) << "step " << step << " exp_avg_sq[" << i << "]";
+    }
+  }
+}
+
+TEST(ClipGradNormTest, ScalesTheNextUpdatesAsClipGradNorm) {
+  // Two gradients of global norm sqrt(3^2 + 4^2 + 12^2) = 13.
+  std::vector<float> g0 = {3.0f, 4.0f}, g1 = {12.0f};
+  const int64_t desc[] = {2, bits(6.5), 2, 1};
+  void *bufs[] = {g0.data(), g1.data()};
+  Ctx ctx;
+  ASSERT_OK(ctx, mgsrt_clip_grad_norm(ctx, desc, bufs));
+  // p -= lr * g * 6.5 / (13 + 1e-6), plain SGD with lr 1.
+  mgsrt_ctx_set_sgd(ctx, 1.0f, 0.0f, 0.0f);
+  std::vector<float> p = {0.0f, 0.0f}, vel = {0.0f, 0.0f};
+  const int64_t update[] = {2};
+  void *ubufs[] = {p.data(), g0.data(), vel.data()};
+  ASSERT_OK(ctx, mgsrt_sgd_update(ctx, update, ubufs));
+  const double scale = 6.5 / (13 + 1e-6);
+  EXPECT_FLOAT_EQ(p[0], static_cast<float>(-3 * scale));
+  EXPECT_FLOAT_EQ(p[1], static_cast<float>(-4 * scale));
+  EXPECT_EQ(g0[0], 3.0f) << "the gradients themselves are not changed";
+
+  // Below the limit: a factor of exactly 1, the update bit-identical to none.
+  const int64_t loose[] = {2, bits(100.0), 2, 1};
+  ASSERT_OK(ctx, mgsrt_clip_grad_norm(ctx, loose, bufs));
+  std::vector<float> q = {0.5f, -0.25f}, qv = {0.0f, 0.0f};
+  void *qbufs[] = {q.data(), g0.data(), qv.data()};
+  ASSERT_OK(ctx, mgsrt_sgd_update(ctx, update, qbufs));
+  EXPECT_EQ(q[0], 0.5f - 3.0f);
+  EXPECT_EQ(q[1], -0.25f - 4.0f);
+}
+
+TEST(ClipGradNormTest, NormDoesNotDependOnTheThreads) {
+  // A gradient large enough to be summed in parallel chunks: the same scale
+  // bit for bit whatever the chunks' completion order.
+  const int64_t n = 3 * (1 << 16) + 17;
+  std::vector<float> g = randomVec(n);
+  const int64_t desc[] = {1, bits(1.0), n};
+  void *bufs[] = {g.data()};
+  double sum = 0;
+  for (float x : g)
+    sum += static_cast<double>(x) * x;
+  std::vector<float> seen;
+  for (int run = 0; run < 3; ++run) {
+    Ctx ctx;
+    ASSERT_OK(ctx, mgsrt_clip_grad_norm(ctx, desc, bufs));
+    mgsrt_ctx_set_sgd(ctx, 1.0f, 0.0f, 0.0f);
+    std::vector<float> p = {0.0f}, vel = {0.0f}, one = {1.0f};
+    const int64_t update[] = {1};
+    void *ubufs[] = {p.data(), one.data(), vel.data()};
+    ASSERT_OK(ctx, mgsrt_sgd_update(ctx, update, ubufs));
+    seen.push_back(-p[0]);
+  }
+  EXPECT_NEAR(seen[0], 1.0 / (std::sqrt(sum) + 1e-6), 1e-7);
+  EXPECT_EQ(seen[0], seen[1]);
+  EXPECT_EQ(seen[0], seen[2]);
+}
+
+} // namespace
