@@ -101,6 +101,31 @@ func.func @dense_on_wrong_op(%g: tensor<10xf32>) {
 
 // -----
 
+func.func @collective_unknown(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.all_reduce_start' op 'comm.collective' must be "gtopk" or "sparse-allreduce"}}
+  %r = comm.all_reduce_start %g {comm.collective = "allgather"} : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @collective_not_string(%g: tensor<10xf32>) {
+  // expected-error @+1 {{'comm.all_reduce_start' op 'comm.collective' must be "gtopk" or "sparse-allreduce"}}
+  %r = comm.all_reduce_start %g {comm.collective = 1 : i64} : tensor<10xf32>
+  return
+}
+
+// -----
+
+func.func @collective_on_wrong_op(%g: tensor<10xf32>) {
+  %r = comm.all_reduce_start %g {comm.collective = "gtopk"} : tensor<10xf32>
+  // expected-error @+1 {{'comm.wait' op 'comm.collective' belongs on a comm.all_reduce_start}}
+  %a = comm.wait %r {comm.collective = "sparse-allreduce"} : !comm.request<tensor<10xf32>>
+  return
+}
+
+// -----
+
 func.func @bucket_not_string(%a: tensor<2xf32>, %b: tensor<3xf32>) {
   // expected-error @+1 {{'train.concat' op 'comm.bucket' must be a string (the bucket's name)}}
   %c = train.concat %a, %b {axis = 0 : i64, comm.bucket = 3 : i64} : (tensor<2xf32>, tensor<3xf32>) -> tensor<5xf32>

@@ -43,6 +43,16 @@ LogicalResult CommDialect::verifyOperationAttribute(Operation *op, NamedAttribut
                                << "' belongs on a comm.all_reduce_start";
     return success();
   }
+  if (name == getCollectiveAttrHelper().getName()) {
+    auto value = dyn_cast<StringAttr>(attribute.getValue());
+    if (!value || (value.getValue() != "gtopk" && value.getValue() != "sparse-allreduce"))
+      return op->emitOpError() << "'" << name.getValue()
+                               << "' must be \"gtopk\" or \"sparse-allreduce\"";
+    if (!isa<AllReduceStartOp>(op))
+      return op->emitOpError() << "'" << name.getValue()
+                               << "' belongs on a comm.all_reduce_start";
+    return success();
+  }
   return op->emitOpError() << "unknown comm dialect attribute '" << name.getValue() << "'";
 }
 

@@ -32,7 +32,12 @@ def Comm_Dialect : Dialect {
     "::mlir::StringAttr":$bucket,
     // On a comm.all_reduce_start that the plan keeps dense: comm-sparsify-topk
     // leaves it alone.
-    "::mlir::UnitAttr":$dense
+    "::mlir::UnitAttr":$dense,
+    // On a comm.all_reduce_start whose plan exchanges it by another sparse
+    // collective than the all-gather: "gtopk" (global top-k) or
+    // "sparse-allreduce" (balanced sparse all-reduce); comm-sparsify-topk
+    // lowers it to that collective.
+    "::mlir::StringAttr":$collective
   );
   let hasOperationAttrVerify = 1;
 }
