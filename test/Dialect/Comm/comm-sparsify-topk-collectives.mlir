@@ -32,3 +32,31 @@ func.func @step(%dw: tensor<16xf32>) {
   train.sgd_update @w, %a : tensor<16xf32>
   return
 }
+
+// -----
+
+// A plan's comm.collective on a group's all-reduce overrides the option for
+// that gradient; the others keep the option's exchange.
+// RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 workers=4" | FileCheck %s --check-prefix=PLAN
+// PLAN-LABEL: func.func @planned
+//       PLAN:   comm.gtopk_start %{{.*}}, %{{.*}}, @"mgs.residual/p" {workers = 4 : i64}
+//       PLAN:   comm.sparse_all_reduce_start %{{.*}}, %{{.*}} {balanced, workers = 4 : i64}
+//       PLAN:   comm.all_gather_start %{{.*}}, %{{.*}} {workers = 4 : i64}
+train.parameter @p trainable : tensor<16xf32>
+train.parameter @q trainable : tensor<16xf32>
+train.parameter @s trainable : tensor<16xf32>
+func.func @planned(%dp: tensor<16xf32>, %dq: tensor<16xf32>, %ds: tensor<16xf32>) {
+  %gp = train.gradient @p, %dp {backprop_index = 0 : i64} : tensor<16xf32>
+  %rp = comm.all_reduce_start %gp {comm.collective = "gtopk"} : tensor<16xf32>
+  %ap = comm.wait %rp : !comm.request<tensor<16xf32>>
+  train.sgd_update @p, %ap : tensor<16xf32>
+  %gq = train.gradient @q, %dq {backprop_index = 1 : i64} : tensor<16xf32>
+  %rq = comm.all_reduce_start %gq {comm.collective = "sparse-allreduce"} : tensor<16xf32>
+  %aq = comm.wait %rq : !comm.request<tensor<16xf32>>
+  train.sgd_update @q, %aq : tensor<16xf32>
+  %gs = train.gradient @s, %ds {backprop_index = 2 : i64} : tensor<16xf32>
+  %rs = comm.all_reduce_start %gs : tensor<16xf32>
+  %as = comm.wait %rs : !comm.request<tensor<16xf32>>
+  train.sgd_update @s, %as : tensor<16xf32>
+  return
+}

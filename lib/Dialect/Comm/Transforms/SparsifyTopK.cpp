@@ -59,8 +59,6 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
 
   static constexpr const char *kAllGather = "allgather", *kGTopK = "gtopk",
                               *kSparseAllReduce = "sparse-allreduce";
-  /// The attribute by which a plan chooses a group's exchange.
-  static constexpr const char *kCollectiveAttr = "comm.collective";
 
   LogicalResult sparsify(AllReduceStartOp start) {
     // The residual is named after the gradient's parameter or the bucket.
@@ -101,9 +99,11 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
                                        start.getInput(), FlatSymbolRefAttr::get(&getContext(), name),
                                        b.getI64IntegerAttr(k));
     std::string exchange = collective;
-    if (auto chosen = start->getAttrOfType<StringAttr>(kCollectiveAttr)) {
+    // The plan's choice for this group (comm-merge-buckets), if it made one.
+    auto chosenAttr = commDialect(&getContext()).getCollectiveAttrHelper();
+    if (StringAttr chosen = chosenAttr.getAttr(start)) {
       exchange = chosen.getValue().str();
-      if (failed(checkCollective(start, exchange, kCollectiveAttr)))
+      if (failed(checkCollective(start, exchange, chosenAttr.getName().getValue())))
         return failure();
     }
     Value average;
