@@ -11,6 +11,7 @@
 #include "CommConformance.h"
 #include "SparseCollectivesConformance.h"
 #include "Comm/Loopback/LoopbackBackend.h"
+#include "Comm/SparseCollectives.h"
 
 using namespace mgs::rt;
 using namespace mgsrt_comm_test;
@@ -234,6 +235,33 @@ TEST(SparseCollectiveErrorsTest, BackendWithoutMessagesSaysSo) {
                              "on loopback and mpi)");
   }
   mgsrt_comm_destroy(comm);
+}
+
+/// Balanced regions follow the selected indices: with every rank's entries in
+/// the first eighth of n, the boundaries fall inside it (equal ranges would
+/// give rank 0 all of them), and each region holds a quarter of the entries.
+TEST(SparseCollectiveRegionsTest, BalancedRegionsFollowTheIndices) {
+  LoopbackRunner<4>::runOnAllRanks([](RankEnv &env) {
+    const int64_t n = 8000, k = 100;
+    std::vector<int32_t> indices(k);
+    for (int64_t j = 0; j < k; ++j)
+      indices[j] = static_cast<int32_t>(j * 10 + env.rank); // sorted, all below 1000
+    std::vector<int64_t> balanced, equal;
+    EXPECT_STATUS_OK(env.backend
+                         .startTask("regions", [&] {
+                           if (Status s = sparseRegions(env.backend, n, indices.data(), k,
+                                                        /*balanced=*/true, balanced);
+                               !s.ok())
+                             return s;
+                           return sparseRegions(env.backend, n, indices.data(), k,
+                                                /*balanced=*/false, equal);
+                         })
+                         ->wait());
+    EXPECT_EQ(equal, (std::vector<int64_t>{0, 2000, 4000, 6000, 8000}));
+    // Local quantiles at entries 25, 50, 75: 250 + r, 500 + r, 750 + r; means
+    // 251, 501, 751 (rank numbers 0..3 average to 1.5, floored).
+    EXPECT_EQ(balanced, (std::vector<int64_t>{0, 251, 501, 751, 8000}));
+  });
 }
 
 } // namespace
