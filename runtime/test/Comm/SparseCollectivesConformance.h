@@ -136,20 +136,26 @@ inline uint32_t bitsOf(float x) {
   return b;
 }
 
+/// One size of the tests: n entries, k selected, exact or arbitrary data.
+struct SparseCase {
+  int64_t n, k;
+  bool exact;
+  std::string describe(int rank) const {
+    return "n=" + std::to_string(n) + " k=" + std::to_string(k) + (exact ? " exact" : " float") +
+           " rank " + std::to_string(rank);
+  }
+};
+
 template <typename Runner> class SparseCollectiveTest : public ::testing::Test {};
 TYPED_TEST_SUITE_P(SparseCollectiveTest);
 
 TYPED_TEST_P(SparseCollectiveTest, GlobalTopKIsTheReferenceAndErrorFeedbackIsExact) {
   TypeParam::runOnAllRanks([](RankEnv &env) {
     const int P = env.size;
-    struct Case {
-      int64_t n, k;
-      bool exact;
-    };
-    for (Case c : {Case{1000, 10, true}, Case{1000, 10, false}, Case{64, 16, true},
-                   Case{37, 37, false}, Case{5, 1, true}, Case{2000, 3, false}}) {
-      SCOPED_TRACE("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
-                   (c.exact ? " exact" : " float") + " rank " + std::to_string(env.rank));
+    using C = SparseCase;
+    for (C c : {C{1000, 10, true}, C{1000, 10, false}, C{64, 16, true}, C{37, 37, false},
+                C{5, 1, true}, C{2000, 3, false}}) {
+      SCOPED_TRACE(c.describe(env.rank));
       CommCtx ctx(env.comm);
       // Every rank's residual, simulated; this rank's is also the real one.
       std::vector<std::vector<float>> residual(P);
@@ -222,18 +228,13 @@ TYPED_TEST_P(SparseCollectiveTest, GlobalTopKIsTheReferenceAndErrorFeedbackIsExa
 TYPED_TEST_P(SparseCollectiveTest, SparseAllReduceIsTheDenseSum) {
   TypeParam::runOnAllRanks([](RankEnv &env) {
     const int P = env.size;
-    struct Case {
-      int64_t n, k;
-      bool exact;
-    };
+    using C = SparseCase;
     // 64/32: regions fill up and go dense; 7/3: with 8 ranks some regions
     // are empty.
-    for (Case c : {Case{1000, 10, true}, Case{1000, 10, false}, Case{64, 32, false},
-                   Case{7, 3, true}, Case{100, 100, true}, Case{5000, 50, false}}) {
+    for (C c : {C{1000, 10, true}, C{1000, 10, false}, C{64, 32, false}, C{7, 3, true},
+                C{100, 100, true}, C{5000, 50, false}}) {
       for (int balanced : {0, 1}) {
-        SCOPED_TRACE("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
-                     (c.exact ? " exact" : " float") + " balanced=" + std::to_string(balanced) +
-                     " rank " + std::to_string(env.rank));
+        SCOPED_TRACE(c.describe(env.rank) + " balanced=" + std::to_string(balanced));
         CommCtx ctx(env.comm);
         std::vector<Selection> sel(P);
         std::vector<float> acc, residual;
