@@ -69,6 +69,27 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("clip-grad-norm applies to training; inference builds the forward alone");
     return failure();
   }
+  const std::string &collective = options.sparseCollective;
+  if (collective != "allgather" && collective != "gtopk" && collective != "sparse-allreduce") {
+    emitError("sparse-collective must be allgather, gtopk or sparse-allreduce, got '" +
+              collective + "'");
+    return failure();
+  }
+  if (collective != "allgather" && !topk) {
+    emitError("sparse-collective " + collective +
+              " needs a sparse strategy (layerwise, omgs, ...); the strategy is " +
+              options.strategy);
+    return failure();
+  }
+  if (collective != "allgather" && options.fp16Values) {
+    emitError("fp16-values applies to the allgather, not to sparse-collective " + collective);
+    return failure();
+  }
+  if (collective != "allgather" && options.target == "cuda") {
+    emitError("sparse-collective " + collective +
+              " has no NCCL implementation yet; compile for the cpu target");
+    return failure();
+  }
   return success();
 }
 
@@ -118,6 +139,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     sparse.workers = options.workers;
     sparse.maxDensity = options.densityWarmup.empty() ? 0.0 : maxDensity;
     sparse.halfValues = options.fp16Values;
+    sparse.collective = options.sparseCollective;
     pm.addPass(comm::createCommSparsifyTopK(sparse));
   }
   pm.addNestedPass<func::FuncOp>(comm::createCommSchedule());

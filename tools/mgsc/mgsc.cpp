@@ -110,6 +110,13 @@ cl::opt<bool> fp16Values("fp16-values",
                          cl::desc("Sparse strategies: send the top-k values as IEEE half "
                                   "precision (6 bytes per entry instead of 8)"),
                          cl::cat(category));
+cl::opt<std::string> sparseCollective(
+    "sparse-collective",
+    cl::desc("Sparse strategies: how the sparse gradients are exchanged: allgather (the "
+             "default; k P entries a worker), gtopk (global top-k, Shi et al.: log2 P rounds "
+             "of k entries; what the global top-k drops goes back into the residual) or "
+             "sparse-allreduce (balanced sparse all-reduce, Ok-Topk style)"),
+    cl::value_desc("name"), cl::init("allgather"), cl::cat(category));
 cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on"),
@@ -381,6 +388,7 @@ int main(int argc, char **argv) {
   pipeline.density = density;
   pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
   pipeline.fp16Values = fp16Values;
+  pipeline.sparseCollective = sparseCollective;
   pipeline.profile = profileUse;
   pipeline.batchSize = compiledBatchSize(*module);
   pipeline.inference = inference;

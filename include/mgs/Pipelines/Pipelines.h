@@ -46,6 +46,12 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
   Option<bool> fp16Values{*this, "fp16-values",
                           llvm::cl::desc("Sparse strategies: top-k values as IEEE half"),
                           llvm::cl::init(false)};
+  Option<std::string> sparseCollective{
+      *this, "sparse-collective",
+      llvm::cl::desc("Sparse strategies: the exchange of the sparse gradients the plan does not "
+                     "choose one for: allgather, gtopk (global top-k) or sparse-allreduce "
+                     "(balanced sparse all-reduce)"),
+      llvm::cl::init("allgather")};
   Option<std::string> profile{
       *this, "profile",
       llvm::cl::desc("Merged strategies: the calibration profile (empty: an estimate)"),

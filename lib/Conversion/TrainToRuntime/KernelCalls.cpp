@@ -541,7 +541,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     concatDesc(whole, normalizedAxis(s.getAxis(), whole.size()), s.getResults()),
                     bufs);
       })
-      .Case<comm::AllReduceStartOp, comm::AllGatherStartOp>([&](Operation *start) -> Result {
+      .Case<comm::AllReduceStartOp, comm::AllGatherStartOp, comm::GTopKStartOp,
+            comm::SparseAllReduceStartOp>([&](Operation *start) -> Result {
         // A slot of the runtime's request table, free again after the wait.
         int64_t slot = 0;
         while (llvm::is_contained(llvm::make_second_range(slots), slot))
@@ -557,12 +558,33 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                       fields<AllReduceDesc>({{AllReduceDesc::Count, numel(reduce.getInput())},
                                              {AllReduceDesc::Slot, slot}}),
                       {{reduce.getInput()}});
-        auto gather = cast<comm::AllGatherStartOp>(start);
-        Value request = gather.getRequest();
+        Value request = start->getResult(0);
         if (!request.hasOneUse() || !isa<comm::WaitOp>(*request.getUsers().begin()))
-          return gather.emitOpError() << "needs exactly one comm.wait (convert-train-to-runtime)";
-        // The gathered buffers are the wait's results, written from the start on.
+          return start->emitOpError() << "needs exactly one comm.wait (convert-train-to-runtime)";
+        // The received buffers are the wait's results, written from the start on.
         auto wait = cast<comm::WaitOp>(*request.getUsers().begin());
+        if (auto global = dyn_cast<comm::GTopKStartOp>(start)) {
+          // Buffer 2 (the residual, updated at the wait) is its parameter's io slot.
+          auto topk = global.getValues().getDefiningOp<comm::TopKSparsifyOp>();
+          if (!topk)
+            return global.emitOpError() << "sends values that no comm.topk_sparsify produced "
+                                           "directly; the residual's size is unknown";
+          return call(Kernel::gtopk_start,
+                      fields<GTopKDesc>({{GTopKDesc::K, numel(global.getValues())},
+                                         {GTopKDesc::Slot, slot},
+                                         {GTopKDesc::Count, numel(topk.getGrad())}}),
+                      {{global.getValues()}, {global.getIndices()}, {Value()},
+                       {wait.getResults()[0]}, {wait.getResults()[1]}});
+        }
+        if (auto sparse = dyn_cast<comm::SparseAllReduceStartOp>(start))
+          return call(Kernel::sparse_allreduce_start,
+                      fields<SparseAllReduceDesc>(
+                          {{SparseAllReduceDesc::K, numel(sparse.getValues())},
+                           {SparseAllReduceDesc::Slot, slot},
+                           {SparseAllReduceDesc::Count, numel(wait.getResults()[0])},
+                           {SparseAllReduceDesc::Balanced, sparse.getBalanced() ? 1 : 0}}),
+                      {{sparse.getValues()}, {sparse.getIndices()}, {wait.getResults()[0]}});
+        auto gather = cast<comm::AllGatherStartOp>(start);
         // n: the gradient the values were selected from (the density warm-up's k).
         int64_t source = 0;
         if (auto topk = gather.getValues().getDefiningOp<comm::TopKSparsifyOp>())

@@ -182,10 +182,15 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   for (Operation &op : body.without_terminator()) {
     if (freeOps.contains(&op))
       continue;
-    if (isa<comm::AllReduceStartOp, comm::AllGatherStartOp>(op))
+    if (isa<comm::AllReduceStartOp, comm::AllGatherStartOp, comm::GTopKStartOp,
+            comm::SparseAllReduceStartOp>(op))
       ++numCollectives;
     if (auto gather = dyn_cast<comm::AllGatherStartOp>(op))
       compiledWorkers = static_cast<int64_t>(gather.getWorkers());
+    else if (auto global = dyn_cast<comm::GTopKStartOp>(op))
+      compiledWorkers = static_cast<int64_t>(global.getWorkers());
+    else if (auto sparse = dyn_cast<comm::SparseAllReduceStartOp>(op))
+      compiledWorkers = static_cast<int64_t>(sparse.getWorkers());
     auto described = describe(&op, slots);
     if (failed(described))
       return failure();
@@ -308,6 +313,8 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       pointers[1] = slotPointer(1 + paramIndex.lookup(assign.getParam()));
     } else if (auto topk = dyn_cast<comm::TopKSparsifyOp>(c.op)) {
       pointers[1] = slotPointer(1 + paramIndex.lookup(topk.getResidual()));
+    } else if (auto global = dyn_cast<comm::GTopKStartOp>(c.op)) {
+      pointers[2] = slotPointer(1 + paramIndex.lookup(global.getResidual()));
     }
     emitCall(c.op->getLoc(), c.kernel, c.desc, pointers);
   }

@@ -97,6 +97,18 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       });
       if (walk.wasInterrupted())
         return signalPassFailure();
+      // The sparse collectives have no NCCL form yet (the runtime's GPU
+      // contexts would fail at the first step): refuse at compile time.
+      walk = module.walk([&](Operation *op) {
+        if (!isa<comm::GTopKStartOp, comm::SparseAllReduceStartOp>(op))
+          return WalkResult::advance();
+        op->emitError() << "'" << op->getName()
+                        << "' has no NCCL implementation yet; the CPU target runs it "
+                           "(--target=cpu), or use the allgather";
+        return WalkResult::interrupt();
+      });
+      if (walk.wasInterrupted())
+        return signalPassFailure();
     }
     if (target != "cpu" && target != "cuda") {
       module.emitError() << "convert-train-to-runtime: unknown target '" << target

@@ -85,6 +85,8 @@
 #define MGSRT_COMM_KERNELS(X)                                                                      \
   X(allreduce_start)                                                                               \
   X(allgather_start)                                                                               \
+  X(gtopk_start)                                                                                   \
+  X(sparse_allreduce_start)                                                                        \
   X(comm_wait)                                                                                     \
   X(broadcast)
 
@@ -297,6 +299,20 @@ struct AllReduceDesc {
 /// none); half = 1: values travel as IEEE half.
 struct AllGatherDesc {
   enum : int64_t { K, Slot, SourceCount, Half, Size };
+};
+
+/// gtopk_start: the global top-k of every rank's k entries selected from a
+/// gradient of count entries (its residual's size; also the density
+/// warm-up's n), in request slot `slot`.
+struct GTopKDesc {
+  enum : int64_t { K, Slot, Count, Size };
+};
+
+/// sparse_allreduce_start: every rank's k entries summed into a dense
+/// tensor of count entries, in request slot `slot`; balanced = 1: regions
+/// from the entries' index quantiles, 0: equal ranges.
+struct SparseAllReduceDesc {
+  enum : int64_t { K, Slot, Count, Balanced, Size };
 };
 
 /// comm_wait.

@@ -340,8 +340,9 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc,
  * every top-k exchange sends k_eff = min(k, max(1, floor(rho * n))) entries
  * instead of its compiled k (k is then the most it may send; n the size of
  * the gradient): topk_sparsify selects k_eff (values/indices past k_eff are
- * left untouched), allgather_start sends k_eff per rank (recv_*[r * k_eff + j])
- * and scatter_add adds P * k_eff. Every rank must use the same rho. */
+ * left untouched), allgather_start sends k_eff per rank (recv_*[r * k_eff + j]),
+ * gtopk_start and sparse_allreduce_start read k_eff entries (gtopk_start writes
+ * k_eff) and scatter_add adds P * k_eff. Every rank must use the same rho. */
 MGSRT_EXPORT void mgsrt_ctx_set_density(mgsrt_ctx_t *ctx, double density);
 
 /* Top-k sparsification with error feedback.  desc: [n, k]   (1 <= k <= n < 2^31)
@@ -427,6 +428,32 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *c
  *   After the wait, recv_*[r*k + j] is rank r's values/indices[j]. values and
  *   indices are copied by the start and may be reused at once (the two are
  *   sent as one message of 8k bytes per rank).
+ * Global top-k (gTop-k).  desc: [k, slot, n]   (0 <= k <= n; the indices in [0, n))
+ *   bufs: values (k, in), indices (k int32, in), residual (n, in/out),
+ *         out_values (k, out), out_indices (k int32, out)
+ *   The ranks beyond the largest power of two P2 <= P fold their entries
+ *   into rank r - P2; the P2 ranks run log2(P2) rounds of recursive doubling
+ *   (k entries to and from rank r ^ 2^i), each keeping the top k of the union
+ *   (values at a shared index summed); the result goes back to the folded
+ *   ranks. Top-k order: larger |value| first (NaN above inf), then the
+ *   smaller index. After the wait, out_* hold the same k entries on every rank,
+ *   sorted by index, values summed over the ranks and divided by P (apply
+ *   with scatter_add over 1 worker), and each of this rank's entries that the
+ *   merges dropped is added back into residual[index] (error feedback stays
+ *   exact: the values that made it plus the residual are the accumulated
+ *   gradient). At most 2 ceil(log2 P) messages of 8k + 8 bytes a rank.
+ * Balanced sparse all-reduce.  desc: [k, slot, n, balanced]   (indices in [0, n))
+ *   bufs: values (k, in), indices (k int32, in), out (n, out)
+ *   The index space is split into P regions (balanced = 1: at the mean over
+ *   the ranks of each rank's index quantiles, one all-reduce of P - 1
+ *   integers more; 0: equal ranges); rank q sums the entries in region q (rank order, then
+ *   entry order) and the reduced regions are all-gathered, each sent dense
+ *   when more than half of it is touched. After the wait, out is the sum of
+ *   every rank's sparse vector divided by P, bit for bit what scatter_add
+ *   over every rank's entries gives.
+ *   Both copy values and indices at the start; out_*, residual and out must
+ *   not be touched until the wait. On the "nccl" backend (GPU contexts) both
+ *   are MGSRT_ERROR_UNAVAILABLE.
  * Wait.  desc: [slot]   bufs: none (may be NULL)
  *   Blocks until the slot's collective completes, frees the slot and returns
  *   its status. On a context that has already failed it still completes and
@@ -435,6 +462,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *c
  *   Every rank's data becomes root's. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 

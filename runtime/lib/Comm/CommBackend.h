@@ -22,6 +22,7 @@
 
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -74,6 +75,21 @@ public:
   /// one process has nothing to end: it returns.
   virtual void abortGroup(int code) {}
 
+  // Point-to-point messages, for the collectives built from them
+  // (SparseCollectives.h). A task runs on the backend's communication thread
+  // after every task and collective started before it; sendRecv may be
+  // called only from a task, where the messages between two ranks arrive in
+  // the order they were sent. Backends without them (nccl) return requests
+  // and statuses that are MGSRT_ERROR_UNAVAILABLE errors saying so.
+
+  /// Starts `task` (named `what` in errors); the request completes with the
+  /// status it returns.
+  virtual CommRequestPtr startTask(const char *what, std::function<Status()> task);
+  /// Sends `send` to rank `dest` and receives the next message from rank
+  /// `source` into `recv` (resized to its length); -1: no send, no receive.
+  virtual Status sendRecv(int dest, const std::vector<char> &send, int source,
+                          std::vector<char> &recv);
+
   // Blocking forms.
   Status allReduceSum(float *data, size_t n) { return iallReduce(data, n, ReduceOp::Sum)->wait(); }
   Status allReduce(float *data, size_t n, ReduceOp op) { return iallReduce(data, n, op)->wait(); }
@@ -100,6 +116,22 @@ private:
 
 inline CommRequestPtr completedRequest(Status s) {
   return std::make_unique<CompletedRequest>(std::move(s));
+}
+
+/// Why a backend without point-to-point messages refuses a task.
+inline Status noMessages(const CommBackend &backend, const char *what) {
+  return Status::error(MGSRT_ERROR_UNAVAILABLE,
+                       std::string(what) + ": the " + std::string(backend.name()) +
+                           " backend has no point-to-point messages (the sparse collectives "
+                           "gtopk and sparse-allreduce run on loopback and mpi)");
+}
+
+inline CommRequestPtr CommBackend::startTask(const char *what, std::function<Status()>) {
+  return completedRequest(noMessages(*this, what));
+}
+
+inline Status CommBackend::sendRecv(int, const std::vector<char> &, int, std::vector<char> &) {
+  return noMessages(*this, "sendRecv");
 }
 
 class LoopbackGroup;

@@ -5,11 +5,15 @@
 // it. Allreduce averages in the backend (on MPI's communication thread, so
 // the division overlaps too); allgather sends values and indices as one
 // message of 8k bytes per rank (one start-up cost) and unpacks at the wait.
+// The sparse collectives (gtopk, sparse allreduce) copy their entries and run
+// as a task on the backend's communication thread (SparseCollectives.h); the
+// global top-k's results and error feedback are written at the wait.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Comm/CommCAPI.h"
 #include "Comm/CommChecks.h"
+#include "Comm/SparseCollectives.h"
 #include "Support/Common.h"
 #include "Support/KernelList.h"
 
@@ -21,15 +25,30 @@ using namespace mgs::rt;
 using mgs::contract::AllGatherDesc;
 using mgs::contract::AllReduceDesc;
 using mgs::contract::BroadcastDesc;
+using mgs::contract::GTopKDesc;
+using mgs::contract::SparseAllReduceDesc;
 using mgs::contract::WaitDesc;
 
-// The timeline keys a collective by its slot, at one place in both starts.
+// The timeline keys a collective by its slot, at one place in every start.
 static_assert(AllReduceDesc::Slot == AllGatherDesc::Slot);
+static_assert(int64_t(AllReduceDesc::Slot) == int64_t(GTopKDesc::Slot));
+static_assert(int64_t(AllReduceDesc::Slot) == int64_t(SparseAllReduceDesc::Slot));
 
 namespace {
 
+/// A sparse collective's copies of its entries, where its results go, and
+/// (global top-k) what its task leaves for the wait.
+struct SparseJob {
+  std::vector<float> values;
+  std::vector<int32_t> indices;
+  GlobalTopKResult gtopk;
+  float *outValues = nullptr;
+  int32_t *outIndices = nullptr;
+  float *residual = nullptr;
+};
+
 struct Slot {
-  enum class Kind { AllReduce, AllGather };
+  enum class Kind { AllReduce, AllGather, GTopK, SparseAllReduce };
   // Declared first so it is destroyed last; ~CommSlots waits before anyway.
   CommRequestPtr request; // null: free
   Kind kind = Kind::AllReduce;
@@ -40,6 +59,8 @@ struct Slot {
   int64_t k = 0;
   int ranks = 0;
   bool half = false; // values as IEEE half precision
+  // gtopk, sparse allreduce: shared with the task until it completes.
+  std::shared_ptr<SparseJob> job;
   // When the last wait's collective completed (CommRequest::completedAt).
   double completedAt = -1.0;
 };
@@ -144,6 +165,96 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   return MGSRT_OK;
 }
 
+/// The checks and copies both sparse collectives start with: k entries with
+/// indices in [0, n), a free slot; null (error recorded) otherwise.
+Slot *startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n, int64_t slot,
+                  void *const *bufs) {
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative"), nullptr;
+  if (n < 0 || n > std::numeric_limits<int32_t>::max())
+    return invalidArg(ctx, kernel, "element count ", n, " is outside [0, 2^31)"), nullptr;
+  if (k > n)
+    return invalidArg(ctx, kernel, "k = ", k, " exceeds the element count ", n), nullptr;
+  Slot *s = startSlot(ctx, kernel, slot);
+  if (!s || !BufferCheck(ctx, kernel, bufs).require(0, "values", k).require(1, "indices", k).ok)
+    return nullptr;
+  const int32_t *indices = static_cast<const int32_t *>(bufs[1]);
+  for (int64_t j = 0; j < k; ++j)
+    if (indices[j] < 0 || indices[j] >= n)
+      return invalidArg(ctx, kernel, "indices[", j, "] = ", indices[j], " is outside [0, ", n,
+                        ")"),
+             nullptr;
+  auto job = std::make_shared<SparseJob>();
+  const float *values = static_cast<const float *>(bufs[0]);
+  job->values.assign(values, values + k);
+  job->indices.assign(indices, indices + k);
+  s->job = std::move(job);
+  s->k = k;
+  s->ranks = ctx->comm->backend->size();
+  return s;
+}
+
+mgsrt_status_t gtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::gtopk_start);
+  const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
+  if (!BufferCheck(ctx, kernel, bufs)
+           .require(2, "residual", n)
+           .require(3, "out_values", k)
+           .require(4, "out_indices", k)
+           .ok)
+    return ctx->status;
+  Slot *s = startSparse(ctx, kernel, k, n, desc[GTopKDesc::Slot], bufs);
+  if (!s)
+    return ctx->status;
+  SparseJob &job = *s->job;
+  job.residual = static_cast<float *>(bufs[2]);
+  job.outValues = static_cast<float *>(bufs[3]);
+  job.outIndices = static_cast<int32_t *>(bufs[4]);
+  s->kind = Slot::Kind::GTopK;
+  CommBackend &backend = *ctx->comm->backend;
+  s->request = backend.startTask("gtopk", [&backend, job = s->job, k] {
+    return globalTopK(backend, k, job->values.data(), job->indices.data(), k, job->gtopk);
+  });
+  return MGSRT_OK;
+}
+
+mgsrt_status_t sparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::sparse_allreduce_start);
+  const int64_t k = desc[SparseAllReduceDesc::K], n = desc[SparseAllReduceDesc::Count];
+  if (!BufferCheck(ctx, kernel, bufs).require(2, "out", n).ok)
+    return ctx->status;
+  Slot *s = startSparse(ctx, kernel, k, n, desc[SparseAllReduceDesc::Slot], bufs);
+  if (!s)
+    return ctx->status;
+  s->kind = Slot::Kind::SparseAllReduce;
+  CommBackend &backend = *ctx->comm->backend;
+  float *out = static_cast<float *>(bufs[2]);
+  const bool balanced = desc[SparseAllReduceDesc::Balanced] != 0;
+  s->request = backend.startTask("sparse_allreduce", [&backend, job = s->job, k, n, balanced,
+                                                      out] {
+    return sparseAllReduce(backend, n, job->values.data(), job->indices.data(), k, balanced,
+                           /*average=*/true, out);
+  });
+  return MGSRT_OK;
+}
+
+/// The global top-k's results: the entries averaged over the ranks (padded
+/// with zeros at index 0 where fewer than k: only when the ranks' entries
+/// repeat indices), and this rank's dropped entries back into its residual.
+void finishGTopK(const Slot &s) {
+  const SparseJob &job = *s.job;
+  const SparseEntries &g = job.gtopk.global;
+  const float P = static_cast<float>(s.ranks);
+  for (int64_t j = 0; j < s.k; ++j) {
+    const bool real = static_cast<size_t>(j) < g.size();
+    job.outValues[j] = real ? (s.ranks > 1 ? g.values[j] / P : g.values[j]) : 0.0f;
+    job.outIndices[j] = real ? g.indices[j] : 0;
+  }
+  for (int64_t p = 0; p < s.k; ++p)
+    if (job.gtopk.dropped[p])
+      job.residual[job.indices[p]] += job.values[p];
+}
+
 mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   const char *kernel = kernelName(Kernel::comm_wait);
   const int64_t slot = desc[WaitDesc::Slot];
@@ -155,6 +266,9 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   Status status = s->request->wait();
   s->completedAt = s->request->completedAt();
   s->request.reset();
+  if (status.ok() && s->kind == Slot::Kind::GTopK)
+    finishGTopK(*s);
+  s->job.reset();
   if (!status.ok())
     return backendFailure(ctx, kernel, status);
   if (s->kind == Slot::Kind::AllGather && s->k) {
@@ -329,6 +443,30 @@ mgsrt_status_t mgsrt_allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void
   return noteStart(ctx, "allgather", desc, started, s);
 }
 
+mgsrt_status_t mgsrt_gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  if (ctx && !ctx->failed())
+    desc = ctx->effectiveDesc(desc, GTopKDesc::K, GTopKDesc::Count, GTopKDesc::Size);
+  const double started = startTime(ctx);
+  mgsrt_status_t s = ctx && ctx->deviceKernels
+                         ? ctx->deviceKernels->gtopk_start(ctx, desc, bufs)
+                         : runKernel(ctx, kernelName(Kernel::gtopk_start), desc, bufs,
+                                     [&] { return gtopkStart(ctx, desc, bufs); });
+  return noteStart(ctx, "gtopk", desc, started, s);
+}
+
+mgsrt_status_t mgsrt_sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                            void *const *bufs) {
+  if (ctx && !ctx->failed())
+    desc = ctx->effectiveDesc(desc, SparseAllReduceDesc::K, SparseAllReduceDesc::Count,
+                              SparseAllReduceDesc::Size);
+  const double started = startTime(ctx);
+  mgsrt_status_t s = ctx && ctx->deviceKernels
+                         ? ctx->deviceKernels->sparse_allreduce_start(ctx, desc, bufs)
+                         : runKernel(ctx, kernelName(Kernel::sparse_allreduce_start), desc, bufs,
+                                     [&] { return sparseAllreduceStart(ctx, desc, bufs); });
+  return noteStart(ctx, "sparse_allreduce", desc, started, s);
+}
+
 mgsrt_status_t mgsrt_comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return traceWait(ctx, desc, waitSlot(ctx, desc, bufs));
 }
@@ -349,6 +487,7 @@ mgsrt_status_t waitSlot(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
       if (s.request) {
         s.request->wait();
         s.request.reset();
+        s.job.reset();
       }
     }
     return ctx->status;

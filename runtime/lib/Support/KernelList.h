@@ -56,7 +56,7 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 6;
+constexpr int kDeviceKernelsVersion = 7; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

@@ -62,6 +62,19 @@ TEST_F(GpuComm, AllGatherSendsWhatWasThereAtTheStart) {
   EXPECT_EQ(ri.download(), indices);
 }
 
+// The sparse collectives have no NCCL form yet: a GPU context says so (mgsc
+// refuses to compile them for --target=cuda).
+TEST_F(GpuComm, SparseCollectivesAreUnavailable) {
+  DeviceBuffer<float> v(gpu, std::vector<float>{1.0f}), res(gpu, 2), out(gpu, 2);
+  DeviceBuffer<int32_t> ix(gpu, std::vector<int32_t>{1}), oi(gpu, 1);
+  int64_t start[3] = {1, 0, 2};
+  void *bufs[5] = {v, ix, res, out, oi};
+  EXPECT_EQ(mgsrt_gtopk_start(gpu, start, bufs), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_STREQ(mgsrt_ctx_message(gpu),
+               "gtopk_start: the global top-k is not implemented on NCCL (GPU contexts) yet; it "
+               "runs on the CPU target (loopback, mpi)");
+}
+
 TEST_F(GpuComm, HalfValuesArriveRoundedToNearestEven) {
   const int64_t k = 1000;
   std::vector<float> values = randomVec(k, -100.0f, 100.0f);

@@ -9,7 +9,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommConformance.h"
+#include "SparseCollectivesConformance.h"
 #include "Comm/Loopback/LoopbackBackend.h"
+#include "Comm/SparseCollectives.h"
 
 using namespace mgs::rt;
 using namespace mgsrt_comm_test;
@@ -88,6 +90,10 @@ struct NcclNames {
 
 namespace mgsrt_comm_test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Loopback, CommConformanceTest, LoopbackRunners, RankCountNames);
+// The sparse collectives on 1 to 8 ranks, powers of two and not.
+using SparseRunners = ::testing::Types<LoopbackRunner<1>, LoopbackRunner<2>, LoopbackRunner<3>,
+                                       LoopbackRunner<4>, LoopbackRunner<5>, LoopbackRunner<8>>;
+INSTANTIATE_TYPED_TEST_SUITE_P(Loopback, SparseCollectiveTest, SparseRunners, RankCountNames);
 #ifdef MGSRT_WITH_NCCL
 INSTANTIATE_TYPED_TEST_SUITE_P(Nccl, CommConformanceTest, ::testing::Types<NcclRunner>, NcclNames);
 #endif
@@ -178,6 +184,84 @@ TEST(CommCreateTest, LoopbackWaitTimesOutWhenARankNeverStarts) {
   EXPECT_EQ(rank1->allReduceSum(&y, 1).message, s.message);
   EXPECT_EQ(x, 1.0f);
   EXPECT_EQ(y, 2.0f);
+}
+
+TEST(SparseCollectiveErrorsTest, BadArgumentsAreRefusedAtTheStart) {
+  mgsrt_comm_t *comm = nullptr;
+  ASSERT_EQ(mgsrt_comm_create("loopback", &comm, nullptr, 0), MGSRT_OK);
+  float values[2] = {1.0f, 2.0f}, residual[4] = {}, outV[2], out[4];
+  int32_t indices[2] = {1, 4}, outI[2];
+  void *gBufs[] = {values, indices, residual, outV, outI};
+  void *sBufs[] = {values, indices, out};
+  auto expectError = [&](auto start, const int64_t *desc, void *const *bufs, const char *want) {
+    CommCtx ctx(comm);
+    EXPECT_EQ(start(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(ctx.message(), want);
+  };
+  const int64_t g[] = {2, 0, 4}, s[] = {2, 0, 4, 1};
+  expectError(mgsrt_gtopk_start, g, gBufs, "gtopk_start: indices[1] = 4 is outside [0, 4)");
+  expectError(mgsrt_sparse_allreduce_start, s, sBufs,
+              "sparse_allreduce_start: indices[1] = 4 is outside [0, 4)");
+  const int64_t gBig[] = {5, 0, 4}, gSlot[] = {2, MGSRT_COMM_MAX_SLOTS, 4};
+  expectError(mgsrt_gtopk_start, gBig, gBufs, "gtopk_start: k = 5 exceeds the element count 4");
+  expectError(mgsrt_gtopk_start, gSlot, gBufs, "gtopk_start: slot 1024 is outside [0, 1024)");
+  void *noResidual[] = {values, indices, nullptr, outV, outI};
+  expectError(mgsrt_gtopk_start, g, noResidual, "gtopk_start: buffer 2 (residual) is null");
+  mgsrt_comm_destroy(comm);
+}
+
+/// A backend without point-to-point messages (like nccl) refuses tasks.
+TEST(SparseCollectiveErrorsTest, BackendWithoutMessagesSaysSo) {
+  struct NoMessages final : CommBackend {
+    std::string_view name() const override { return "nomsg"; }
+    int rank() const override { return 0; }
+    int size() const override { return 1; }
+    CommRequestPtr iallReduce(float *, size_t, ReduceOp) override { return nullptr; }
+    CommRequestPtr iallGather(const void *, size_t, void *) override { return nullptr; }
+    CommRequestPtr ibroadcast(void *, size_t, int) override { return nullptr; }
+    CommRequestPtr ibarrier() override { return nullptr; }
+  };
+  mgsrt_comm_t *comm = wrapCommBackend(std::make_unique<NoMessages>());
+  {
+    CommCtx ctx(comm);
+    float values[1] = {1.0f}, residual[2] = {}, outV[1];
+    int32_t indices[1] = {1}, outI[1];
+    void *bufs[] = {values, indices, residual, outV, outI};
+    const int64_t start[] = {1, 0, 2}, wait[] = {0};
+    EXPECT_EQ(mgsrt_gtopk_start(ctx, start, bufs), MGSRT_OK);
+    EXPECT_EQ(mgsrt_comm_wait(ctx, wait, nullptr), MGSRT_ERROR_UNAVAILABLE);
+    EXPECT_EQ(ctx.message(), "comm_wait: gtopk: the nomsg backend has no point-to-point "
+                             "messages (the sparse collectives gtopk and sparse-allreduce run "
+                             "on loopback and mpi)");
+  }
+  mgsrt_comm_destroy(comm);
+}
+
+/// Balanced regions follow the selected indices: with every rank's entries in
+/// the first eighth of n, the boundaries fall inside it (equal ranges would
+/// give rank 0 all of them), and each region holds a quarter of the entries.
+TEST(SparseCollectiveRegionsTest, BalancedRegionsFollowTheIndices) {
+  LoopbackRunner<4>::runOnAllRanks([](RankEnv &env) {
+    const int64_t n = 8000, k = 100;
+    std::vector<int32_t> indices(k);
+    for (int64_t j = 0; j < k; ++j)
+      indices[j] = static_cast<int32_t>(j * 10 + env.rank); // sorted, all below 1000
+    std::vector<int64_t> balanced, equal;
+    EXPECT_STATUS_OK(env.backend
+                         .startTask("regions", [&] {
+                           if (Status s = sparseRegions(env.backend, n, indices.data(), k,
+                                                        /*balanced=*/true, balanced);
+                               !s.ok())
+                             return s;
+                           return sparseRegions(env.backend, n, indices.data(), k,
+                                                /*balanced=*/false, equal);
+                         })
+                         ->wait());
+    EXPECT_EQ(equal, (std::vector<int64_t>{0, 2000, 4000, 6000, 8000}));
+    // Local quantiles at entries 25, 50, 75: 250 + r, 500 + r, 750 + r; means
+    // 251, 501, 751 (rank numbers 0..3 average to 1.5, floored).
+    EXPECT_EQ(balanced, (std::vector<int64_t>{0, 251, 501, 751, 8000}));
+  });
 }
 
 } // namespace

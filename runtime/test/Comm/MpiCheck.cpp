@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CommConformance.h"
+#include "SparseCollectivesConformance.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -169,6 +170,7 @@ int measureOverlap(int64_t floats, int reps, bool sleep) {
 
 namespace mgsrt_comm_test {
 INSTANTIATE_TYPED_TEST_SUITE_P(Mpi, CommConformanceTest, ::testing::Types<MpiRunner>, MpiNames);
+INSTANTIATE_TYPED_TEST_SUITE_P(Mpi, SparseCollectiveTest, ::testing::Types<MpiRunner>, MpiNames);
 } // namespace mgsrt_comm_test
 
 int main(int argc, char **argv) {

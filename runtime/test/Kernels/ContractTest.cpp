@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 47u); // 42 compute kernels, 4 collectives, mark
+  EXPECT_EQ(symbols.size(), 49u); // 42 compute kernels, 6 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -60,6 +60,12 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(AllReduceDesc::Size, 2);
   EXPECT_EQ(AllGatherDesc::Size, 4);
   EXPECT_EQ(AllGatherDesc::Half, 3);
+  EXPECT_EQ(GTopKDesc::Size, 3);
+  EXPECT_EQ(GTopKDesc::Slot, 1);
+  EXPECT_EQ(GTopKDesc::Count, 2);
+  EXPECT_EQ(SparseAllReduceDesc::Size, 4);
+  EXPECT_EQ(SparseAllReduceDesc::Slot, 1);
+  EXPECT_EQ(SparseAllReduceDesc::Balanced, 3);
   EXPECT_EQ(WaitDesc::Size, 1);
   EXPECT_EQ(BroadcastDesc::Size, 2);
   EXPECT_EQ(MarkDesc::Size, 1);

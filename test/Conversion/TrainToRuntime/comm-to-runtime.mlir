@@ -1,6 +1,40 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce,comm-schedule),convert-train-to-runtime)' | FileCheck %s
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 half-values=true},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSE
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-merge-buckets{strategy=single workers=2},func.func(comm-schedule),convert-train-to-runtime)' 2>/dev/null | FileCheck %s --check-prefix=BUCKET
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=GTOPK
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=sparse-allreduce},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSEAR
+// RUN: not mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime{target=cuda})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA
+
+// Global top-k: top-k [n, k], gtopk [k, slot, n] (buffers: values, indices,
+// the residual parameter, the global values and indices), scatter-add over
+// one worker [n, k, 1].
+// GTOPK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3]> : tensor<2xi64>)
+// GTOPK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[3, 0, 15]> : tensor<3xi64>)
+// GTOPK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3, 1]> : tensor<3xi64>)
+// GTOPK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 1, 20]> : tensor<3xi64>)
+// GTOPK-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[20, 4, 1]> : tensor<3xi64>)
+// GTOPK-LABEL: llvm.func @mgs_train_step(
+// GTOPK:         llvm.call @mgsrt_topk_sparsify
+// GTOPK:         llvm.call @mgsrt_gtopk_start
+// GTOPK:         llvm.call @mgsrt_comm_wait
+// GTOPK:         llvm.call @mgsrt_scatter_add
+// GTOPK:         llvm.call @mgsrt_sgd_update
+
+// Balanced sparse all-reduce: [k, slot, n, balanced]; the wait's buffer is
+// the average, read by the update with no scatter-add.
+// SPARSEAR-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[3, 0, 15, 1]> : tensor<4xi64>)
+// SPARSEAR-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 1, 20, 1]> : tensor<4xi64>)
+// SPARSEAR-LABEL: llvm.func @mgs_train_step(
+// SPARSEAR:         llvm.call @mgsrt_topk_sparsify
+// SPARSEAR:         llvm.call @mgsrt_sparse_allreduce_start
+// SPARSEAR-NOT:     mgsrt_scatter_add
+// SPARSEAR:         llvm.call @mgsrt_comm_wait
+// SPARSEAR-NOT:     mgsrt_scatter_add
+// SPARSEAR:         llvm.call @mgsrt_sgd_update
+// SPARSEAR-LABEL: llvm.func @mgs_eval_step(
+
+// CUDA: error: 'comm.gtopk_start' has no NCCL implementation yet; the CPU target runs it (--target=cpu), or use the allgather
+
 
 // A bucket costs no copy: both gradients are computed into their slices of
 // the bucket (15 + 20 floats), which is all-reduced once; no concat or split

@@ -147,3 +147,51 @@ func.func @unknown_comm_attribute(%g: tensor<10xf32>) {
   %r = comm.all_reduce_start %g {comm.sparse} : tensor<10xf32>
   return
 }
+
+// -----
+
+func.func @gtopk_request_types(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.gtopk_start' op the request must carry the global values and indices, typed as the values and indices sent}}
+  %r = comm.gtopk_start %v, %i, @res {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<8xf32>, tensor<8xi32>>
+  return
+}
+
+// -----
+
+func.func @gtopk_sizes(%v: tensor<2xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{'comm.gtopk_start' op values and indices differ in size}}
+  %r = comm.gtopk_start %v, %i, @res {workers = 4 : i64} : tensor<2xf32>, tensor<3xi32> -> !comm.request<tensor<2xf32>, tensor<3xi32>>
+  return
+}
+
+// -----
+
+func.func @gtopk_residual_not_a_parameter(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.gtopk_start' op residual 'nowhere' does not name a train.parameter}}
+  %r = comm.gtopk_start %v, %i, @nowhere {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<2xf32>, tensor<2xi32>>
+  return
+}
+
+// -----
+
+func.func @sparse_all_reduce_result(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.sparse_all_reduce_start' op the request must carry one dense f32 tensor}}
+  %r = comm.sparse_all_reduce_start %v, %i {workers = 4 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<10xf32>, tensor<10xf32>>
+  return
+}
+
+// -----
+
+func.func @sparse_all_reduce_too_small(%v: tensor<4xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{'comm.sparse_all_reduce_start' op the dense result (3 elements) is smaller than the 4 entries sent}}
+  %r = comm.sparse_all_reduce_start %v, %i {workers = 4 : i64} : tensor<4xf32>, tensor<4xi32> -> !comm.request<tensor<3xf32>>
+  return
+}
+
+// -----
+
+func.func @sparse_all_reduce_workers(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.sparse_all_reduce_start' op workers must be positive}}
+  %r = comm.sparse_all_reduce_start %v, %i {workers = 0 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<10xf32>>
+  return
+}

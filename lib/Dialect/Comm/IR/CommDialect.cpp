@@ -109,6 +109,52 @@ LogicalResult AllGatherStartOp::verify() {
   return success();
 }
 
+/// values and indices: one 1-D size k; returns k, or -1 after the error.
+static int64_t sparsePairSize(Operation *op, Value values, Value indices) {
+  int64_t k = numElementsOf(values);
+  if (numElementsOf(indices) != k) {
+    op->emitOpError() << "values and indices differ in size";
+    return -1;
+  }
+  return k;
+}
+
+LogicalResult GTopKStartOp::verify() {
+  if (static_cast<int64_t>(getWorkers()) < 1)
+    return emitOpError() << "workers must be positive";
+  if (sparsePairSize(*this, getValues(), getIndices()) < 0)
+    return failure();
+  ArrayRef<Type> carried = getRequest().getType().getResultTypes();
+  if (carried.size() != 2 || carried[0] != getValues().getType() ||
+      carried[1] != getIndices().getType())
+    return emitOpError() << "the request must carry the global values and indices, typed as "
+                            "the values and indices sent";
+  return success();
+}
+
+LogicalResult GTopKStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  Operation *residual = symbolTable.lookupNearestSymbolFrom(*this, getResidualAttr());
+  if (!residual || residual->getName().getStringRef() != "train.parameter")
+    return emitOpError() << "residual '" << getResidual() << "' does not name a train.parameter";
+  return success();
+}
+
+LogicalResult SparseAllReduceStartOp::verify() {
+  if (static_cast<int64_t>(getWorkers()) < 1)
+    return emitOpError() << "workers must be positive";
+  int64_t k = sparsePairSize(*this, getValues(), getIndices());
+  if (k < 0)
+    return failure();
+  ArrayRef<Type> carried = getRequest().getType().getResultTypes();
+  auto dense = carried.size() == 1 ? dyn_cast<RankedTensorType>(carried[0]) : nullptr;
+  if (!dense || !dense.getElementType().isF32())
+    return emitOpError() << "the request must carry one dense f32 tensor";
+  if (dense.getNumElements() < k)
+    return emitOpError() << "the dense result (" << dense.getNumElements()
+                         << " elements) is smaller than the " << k << " entries sent";
+  return success();
+}
+
 LogicalResult ScatterAddOp::verify() {
   if (static_cast<int64_t>(getWorkers()) < 1)
     return emitOpError() << "workers must be positive";

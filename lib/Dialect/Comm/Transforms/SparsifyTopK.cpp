@@ -35,12 +35,30 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       module.emitError() << "comm-sparsify-topk: workers must be positive, got " << workers;
       return signalPassFailure();
     }
+    if (failed(checkCollective(module, collective, "collective")))
+      return signalPassFailure();
     SmallVector<AllReduceStartOp> starts;
     module.walk([&](AllReduceStartOp start) { starts.push_back(start); });
     for (AllReduceStartOp start : starts)
       if (failed(sparsify(start)))
         return signalPassFailure();
   }
+
+  /// Whether `name` is a sparse exchange this pass builds (with half values:
+  /// the allgather alone).
+  LogicalResult checkCollective(Operation *where, StringRef name, StringRef what) {
+    if (name != kAllGather && name != kGTopK && name != kSparseAllReduce)
+      return where->emitError() << "comm-sparsify-topk: " << what << " must be " << kAllGather
+                                << ", " << kGTopK << " or " << kSparseAllReduce << ", got '"
+                                << name << "'";
+    if (halfValues && name != kAllGather)
+      return where->emitError() << "comm-sparsify-topk: half-values applies to the "
+                                << kAllGather << ", not to " << name;
+    return success();
+  }
+
+  static constexpr const char *kAllGather = "allgather", *kGTopK = "gtopk",
+                              *kSparseAllReduce = "sparse-allreduce";
 
   LogicalResult sparsify(AllReduceStartOp start) {
     // The residual is named after the gradient's parameter or the bucket.
@@ -80,17 +98,47 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
     auto topk = TopKSparsifyOp::create(b, loc, k1(b.getF32Type()), k1(b.getI32Type()),
                                        start.getInput(), FlatSymbolRefAttr::get(&getContext(), name),
                                        b.getI64IntegerAttr(k));
-    auto requestType = RequestType::get(
-        &getContext(), {gathered(b.getF32Type()), gathered(b.getI32Type())});
-    auto gather = AllGatherStartOp::create(b, loc, requestType, topk.getValues(),
-                                           topk.getIndices(), b.getI64IntegerAttr(workers),
-                                           halfValues ? b.getUnitAttr() : UnitAttr());
-    b.setInsertionPoint(wait);
-    auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(),
-                                  gather.getRequest());
-    auto average = ScatterAddOp::create(b, wait.getLoc(), type, newWait.getResults()[0],
-                                        newWait.getResults()[1], b.getI64IntegerAttr(workers));
-    wait.getResults().front().replaceAllUsesWith(average.getResult());
+    std::string exchange = collective;
+    // The plan's choice for this group (comm-merge-buckets), if it made one.
+    auto chosenAttr = commDialect(&getContext()).getCollectiveAttrHelper();
+    if (StringAttr chosen = chosenAttr.getAttr(start)) {
+      exchange = chosen.getValue().str();
+      if (failed(checkCollective(start, exchange, chosenAttr.getName().getValue())))
+        return failure();
+    }
+    Value average;
+    if (exchange == kSparseAllReduce) {
+      // The wait gives the dense average itself.
+      auto requestType = RequestType::get(&getContext(), {type});
+      auto reduce = SparseAllReduceStartOp::create(b, loc, requestType, topk.getValues(),
+                                                   topk.getIndices(), b.getI64IntegerAttr(workers),
+                                                   /*balanced=*/b.getUnitAttr());
+      b.setInsertionPoint(wait);
+      average = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(), reduce.getRequest())
+                    .getResults()[0];
+    } else {
+      // gtopk: the k global entries, averaged, scatter-added over 1 worker.
+      bool global = exchange == kGTopK;
+      auto requestType =
+          global ? RequestType::get(&getContext(), {k1(b.getF32Type()), k1(b.getI32Type())})
+                 : RequestType::get(&getContext(),
+                                    {gathered(b.getF32Type()), gathered(b.getI32Type())});
+      Value request =
+          global ? GTopKStartOp::create(b, loc, requestType, topk.getValues(), topk.getIndices(),
+                                        FlatSymbolRefAttr::get(&getContext(), name),
+                                        b.getI64IntegerAttr(workers))
+                       .getRequest()
+                 : AllGatherStartOp::create(b, loc, requestType, topk.getValues(),
+                                            topk.getIndices(), b.getI64IntegerAttr(workers),
+                                            halfValues ? b.getUnitAttr() : UnitAttr())
+                       .getRequest();
+      b.setInsertionPoint(wait);
+      auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(), request);
+      average = ScatterAddOp::create(b, wait.getLoc(), type, newWait.getResults()[0],
+                                     newWait.getResults()[1],
+                                     b.getI64IntegerAttr(global ? 1 : workers));
+    }
+    wait.getResults().front().replaceAllUsesWith(average);
     wait.erase();
     start.erase();
     ++numSparsified;

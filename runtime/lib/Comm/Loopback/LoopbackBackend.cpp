@@ -4,9 +4,12 @@
 
 #include <condition_variable>
 #include <cstring>
+#include <deque>
+#include <future>
 #include <map>
 #include <mutex>
 #include <sstream>
+#include <thread>
 
 namespace mgs::rt {
 
@@ -59,6 +62,8 @@ public:
   std::condition_variable cv;
   /// Collectives some but not all ranks have started, by sequence number.
   std::map<uint64_t, std::shared_ptr<Op>> open;
+  /// Point-to-point messages sent and not yet received, by (source, dest).
+  std::map<std::pair<int, int>, std::deque<std::vector<char>>> mail;
 };
 
 std::shared_ptr<LoopbackGroup> createLoopbackGroup(int size) {
@@ -172,6 +177,73 @@ private:
   std::chrono::milliseconds timeout;
 };
 
+/// A task's request: its future.
+class TaskRequest final : public CommRequest {
+public:
+  explicit TaskRequest(std::shared_future<Status> result) : result(std::move(result)) {}
+  ~TaskRequest() override { result.wait(); }
+  Status wait() override { return result.get(); }
+  bool test() override {
+    return result.wait_for(std::chrono::seconds(0)) == std::future_status::ready;
+  }
+
+private:
+  std::shared_future<Status> result;
+};
+
+/// The rank's communication thread: runs the tasks in the order started.
+class TaskThread {
+public:
+  ~TaskThread() {
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      stopping = true;
+    }
+    cv.notify_one();
+    if (thread.joinable())
+      thread.join();
+  }
+  CommRequestPtr start(std::function<Status()> task) {
+    std::packaged_task<Status()> job([task = std::move(task)] {
+      try {
+        return task();
+      } catch (const std::bad_alloc &) {
+        return Status::error(MGSRT_ERROR_OUT_OF_MEMORY, "loopback task: out of memory");
+      }
+    });
+    std::shared_future<Status> result = job.get_future().share();
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!thread.joinable())
+        thread = std::thread([this] { loop(); });
+      queue.push_back(std::move(job));
+    }
+    cv.notify_one();
+    return std::make_unique<TaskRequest>(std::move(result));
+  }
+
+private:
+  void loop() {
+    std::unique_lock<std::mutex> lock(mu);
+    for (;;) {
+      cv.wait(lock, [&] { return stopping || !queue.empty(); });
+      if (queue.empty())
+        return; // stopping, every task run
+      std::packaged_task<Status()> job = std::move(queue.front());
+      queue.pop_front();
+      lock.unlock();
+      job();
+      lock.lock();
+    }
+  }
+
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::packaged_task<Status()>> queue;
+  bool stopping = false;
+  std::thread thread;
+};
+
 class LoopbackBackend final : public CommBackend {
 public:
   LoopbackBackend(std::shared_ptr<LoopbackGroup> group, int rank,
@@ -207,6 +279,35 @@ public:
     return start(p);
   }
   CommRequestPtr ibarrier() override { return start(Part{}); }
+
+  CommRequestPtr startTask(const char *, std::function<Status()> task) override {
+    return tasks.start(std::move(task));
+  }
+
+  Status sendRecv(int dest, const std::vector<char> &send, int source,
+                  std::vector<char> &recv) override {
+    const int P = group->size;
+    if (dest >= P || source >= P)
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           "loopback sendRecv: rank " + std::to_string(std::max(dest, source)) +
+                               " is outside [0, " + std::to_string(P) + ")");
+    std::unique_lock<std::mutex> lock(group->mu);
+    if (dest >= 0) {
+      group->mail[{rank_, dest}].push_back(send);
+      group->cv.notify_all();
+    }
+    if (source < 0)
+      return Status::success();
+    std::deque<std::vector<char>> &box = group->mail[{source, rank_}];
+    if (!group->cv.wait_for(lock, timeout, [&] { return !box.empty(); }))
+      return Status::error(MGSRT_ERROR_BACKEND,
+                           "loopback message from rank " + std::to_string(source) + " to rank " +
+                               std::to_string(rank_) + ": timed out after " +
+                               std::to_string(timeout.count()) + " ms");
+    recv = std::move(box.front());
+    box.pop_front();
+    return Status::success();
+  }
 
 private:
   CommRequestPtr start(const Part &part) {
@@ -249,6 +350,8 @@ private:
   int rank_;
   std::chrono::milliseconds timeout;
   uint64_t nextSeq = 0;
+  // Declared last: joined first, while the members its tasks use exist.
+  TaskThread tasks;
 };
 
 } // namespace

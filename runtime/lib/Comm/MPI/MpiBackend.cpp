@@ -134,6 +134,10 @@ public:
     return stopping;
   }
 
+  /// How long the engine sleeps between tests (also while a task waits for a
+  /// message).
+  std::chrono::microseconds pollInterval() const { return poll; }
+
 private:
   MpiEngine() {
     if (const char *env = std::getenv("MGSRT_MPI_POLL_US"); env && *env)
@@ -356,7 +360,66 @@ public:
     }));
   }
 
+  /// The task runs on the engine thread, in submission order; its
+  /// blocking waits poll (sendRecv), so it holds up the engine's other
+  /// requests no longer than it runs.
+  CommRequestPtr startTask(const char *what, std::function<Status()> task) override {
+    return wrap(MpiEngine::get().submit(what, [task = std::move(task)](MPI_Request *) {
+      try {
+        return task();
+      } catch (const std::bad_alloc &) {
+        return Status::error(MGSRT_ERROR_OUT_OF_MEMORY, "mpi task: out of memory");
+      }
+    }));
+  }
+
+  /// On the engine thread (a task): MPI_Isend, then MPI_Iprobe until the
+  /// message from `source` is there, MPI_Recv, and MPI_Test until the send
+  /// is done, sleeping the poll interval between tries so that no core spins.
+  Status sendRecv(int dest, const std::vector<char> &send, int source,
+                  std::vector<char> &recv) override {
+    if (send.size() > static_cast<size_t>(INT_MAX))
+      return tooLarge("sendRecv", send.size());
+    const std::chrono::microseconds poll = MpiEngine::get().pollInterval();
+    auto pause = [&] {
+      if (poll.count() > 0)
+        std::this_thread::sleep_for(poll);
+    };
+    MPI_Request sent = MPI_REQUEST_NULL;
+    int rc;
+    if (dest >= 0 && (rc = MPI_Isend(send.data(), static_cast<int>(send.size()), MPI_BYTE, dest,
+                                     kMessageTag, comm, &sent)) != MPI_SUCCESS)
+      return mpiError("MPI_Isend", rc);
+    if (source >= 0) {
+      MPI_Status status;
+      int flag = 0;
+      for (;;) {
+        if ((rc = MPI_Iprobe(source, kMessageTag, comm, &flag, &status)) != MPI_SUCCESS)
+          return mpiError("MPI_Iprobe", rc);
+        if (flag)
+          break;
+        pause();
+      }
+      int bytes = 0;
+      MPI_Get_count(&status, MPI_BYTE, &bytes);
+      recv.resize(bytes);
+      if ((rc = MPI_Recv(recv.data(), bytes, MPI_BYTE, source, kMessageTag, comm,
+                         MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return mpiError("MPI_Recv", rc);
+    }
+    for (int done = 0; !done;) {
+      if ((rc = MPI_Test(&sent, &done, MPI_STATUS_IGNORE)) != MPI_SUCCESS)
+        return mpiError("MPI_Test", rc);
+      if (!done)
+        pause();
+    }
+    return Status::success();
+  }
+
 private:
+  /// The tag of the point-to-point messages (the collectives use none).
+  static constexpr int kMessageTag = 4711;
+
   static CommRequestPtr wrap(std::shared_ptr<MpiOp> op) {
     return std::make_unique<MpiRequest>(std::move(op));
   }

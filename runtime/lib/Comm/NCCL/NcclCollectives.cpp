@@ -1,7 +1,8 @@
 //===- NcclCollectives.cpp - The collectives of a GPU context on NCCL -----===//
 //
 // The device table's allreduce_start, allgather_start, comm_wait and
-// broadcast (KernelList.h's MGSRT_COMM_KERNELS). One NCCL backend
+// broadcast (KernelList.h's MGSRT_COMM_KERNELS; gtopk_start and
+// sparse_allreduce_start are MGSRT_ERROR_UNAVAILABLE here). One NCCL backend
 // (NcclBackend.h) per context, made on the first collective over the
 // context's host communicator (mgsrt_ctx_set_comm: MPI under mpirun). The
 // collectives run on their own stream: a start records an event on the
@@ -306,6 +307,25 @@ mgsrt_status_t allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::allgather_start), desc, bufs,
                        [&] { return allgatherStart(ctx, desc, bufs); });
+}
+
+// The sparse collectives (global top-k, balanced sparse all-reduce) are
+// not built on NCCL yet (they need ncclSend/ncclRecv rounds and merges of the
+// entries on the device): a GPU context gets MGSRT_ERROR_UNAVAILABLE.
+mgsrt_status_t gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::gtopk_start), desc, bufs, [&] {
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     "gtopk_start: the global top-k is not implemented on NCCL (GPU contexts) "
+                     "yet; it runs on the CPU target (loopback, mpi)");
+  });
+}
+
+mgsrt_status_t sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::sparse_allreduce_start), desc, bufs, [&] {
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     "sparse_allreduce_start: the balanced sparse all-reduce is not implemented "
+                     "on NCCL (GPU contexts) yet; it runs on the CPU target (loopback, mpi)");
+  });
 }
 
 mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {

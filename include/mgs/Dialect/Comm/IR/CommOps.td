@@ -135,6 +135,53 @@ def Comm_AllGatherStartOp : Comm_Op<"all_gather_start", [MemoryEffects<[MemWrite
   let hasVerifier = 1;
 }
 
+def Comm_GTopKStartOp : Comm_Op<"gtopk_start", [
+    DeclareOpInterfaceMethods<SymbolUserOpInterface>, MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts the global top-k of every worker's sparse gradient";
+  let description = [{
+    gTop-k (Shi et al., ICDCS 2019): log2(P) rounds of pairwise exchange of k
+    entries, each keeping the top k of the merge (values at a shared index
+    summed), the workers beyond a power of two folded in first. After the
+    wait, the results are the k global entries (values summed over the
+    workers and divided by `workers`, indices ascending), the same on every
+    worker; each of this worker's entries the global top-k dropped is added
+    back into the `residual` parameter (error feedback stays exact). Apply
+    with `comm.scatter_add` over 1 worker.
+
+    ```mlir
+    %r = comm.gtopk_start %v, %i, @"mgs.residual/fc.weight" {workers = 4 : i64}
+        : tensor<8xf32>, tensor<8xi32> -> !comm.request<tensor<8xf32>, tensor<8xi32>>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices,
+                       FlatSymbolRefAttr:$residual, I64Attr:$workers);
+  let results = (outs Comm_RequestType:$request);
+  let assemblyFormat = "$values `,` $indices `,` $residual attr-dict `:` type($values) `,` type($indices) `->` type($request)";
+  let hasVerifier = 1;
+}
+
+def Comm_SparseAllReduceStartOp : Comm_Op<"sparse_all_reduce_start", [MemoryEffects<[MemWrite]>]> {
+  let summary = "Starts the balanced sparse all-reduce of every worker's sparse gradient";
+  let description = [{
+    Ok-Topk / SparCML: the index space is split into one region a worker
+    (`balanced`: at the workers' mean index quantiles; else equal ranges),
+    each worker sums its region's entries and the reduced regions (sparse, or
+    dense when more than half full) are gathered. The wait's result is the
+    dense average over the workers of their sparse gradients, bit for bit
+    what `comm.scatter_add` of every worker's entries gives.
+
+    ```mlir
+    %r = comm.sparse_all_reduce_start %v, %i {workers = 4 : i64, balanced}
+        : tensor<8xf32>, tensor<8xi32> -> !comm.request<tensor<10x64xf32>>
+    ```
+  }];
+  let arguments = (ins StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices,
+                       I64Attr:$workers, UnitAttr:$balanced);
+  let results = (outs Comm_RequestType:$request);
+  let assemblyFormat = "$values `,` $indices attr-dict `:` type($values) `,` type($indices) `->` type($request)";
+  let hasVerifier = 1;
+}
+
 def Comm_ScatterAddOp : Comm_Op<"scatter_add", [Pure]> {
   let summary = "The average of the workers' sparse gradients, as a dense tensor";
   let description = [{

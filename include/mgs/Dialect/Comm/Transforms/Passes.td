@@ -100,6 +100,13 @@ def CommSparsifyTopK : Pass<"comm-sparsify-topk", "mlir::ModuleOp"> {
     %gv, %gi = comm.wait %r : !comm.request<tensor<40xf32>, tensor<40xi32>>
     %avg = comm.scatter_add %gv, %gi {workers = 4 : i64} : tensor<40xf32>, tensor<40xi32> -> tensor<1000xf32>
     ```
+
+    `collective` chooses the exchange of the sparse gradients: `allgather`
+    (above), `gtopk` (comm.gtopk_start, whose k global entries are
+    scatter-added over 1 worker) or `sparse-allreduce`
+    (comm.sparse_all_reduce_start, balanced regions, whose wait gives the
+    average itself). A `comm.collective` string attribute on an all-reduce
+    (the plan's choice for its group) overrides it for that gradient.
   }];
   let dependentDialects = ["mgs::comm::CommDialect", "mgs::train::TrainDialect"];
   let options = [
@@ -114,6 +121,9 @@ def CommSparsifyTopK : Pass<"comm-sparsify-topk", "mlir::ModuleOp"> {
     Option<"maxDensity", "max-density", "double", /*default=*/"0",
            "The largest density a run-time warm-up may ask for (0: density); "
            "the exchange buffers hold floor(max-density * n) entries">,
+    Option<"collective", "collective", "std::string", /*default=*/"\"allgather\"",
+           "The exchange of the sparse gradients: allgather, gtopk (global top-k) or "
+           "sparse-allreduce (balanced sparse all-reduce)">,
   ];
   let statistics = [
     Statistic<"numSparsified", "num-sparsified", "Gradients sent as top-k values and indices">,
