@@ -9,6 +9,7 @@
 
 #include "OpConverters.h"
 #include "ConstantFolding.h"
+#include "converters/Attention.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
 
@@ -597,6 +598,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertUnary<HardSwishOp>},
+      {"Where", convertWhere},
+      {"Expand", convertExpand},
   };
   return table;
 }
