@@ -1,6 +1,7 @@
 //===- ConstantFolding.cpp - Shape arithmetic evaluated at import ---------===//
 
 #include "ConstantFolding.h"
+#include "FoldEvaluator.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -10,36 +11,10 @@
 #include <cstdint>
 
 namespace mgs::onnx_import {
-namespace {
+namespace fold {
 
 using llvm::SmallVector;
 
-/// A constant on the host: integers (INT64/INT32, kept as int64) or FLOAT.
-struct HostTensor {
-  bool isFloat = false;
-  SmallVector<int64_t> dims;
-  std::vector<int64_t> ints;
-  std::vector<float> floats;
-
-  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
-  int64_t size() const {
-    return static_cast<int64_t>(isFloat ? floats.size() : ints.size());
-  }
-  /// Appends element `i` of `src` (of the same dtype).
-  void append(const HostTensor &src, int64_t i) {
-    if (isFloat)
-      floats.push_back(src.floats[i]);
-    else
-      ints.push_back(src.ints[i]);
-  }
-};
-
-/// The most values, and dimensions, the folder computes: shape arithmetic
-/// is small; anything larger is a model mgs cannot mean to fold.
-constexpr int64_t kMaxValues = int64_t(1) << 24;
-constexpr int64_t kMaxRank = 64;
-
-/// The number of elements, saturating at INT64_MAX (dims are non-negative).
 int64_t countOf(llvm::ArrayRef<int64_t> dims) {
   int64_t n = 1;
   for (int64_t d : dims)
@@ -48,7 +23,6 @@ int64_t countOf(llvm::ArrayRef<int64_t> dims) {
   return n;
 }
 
-/// Row-major strides of `dims`.
 SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
   SmallVector<int64_t> s(dims.size(), 1);
   for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
@@ -56,69 +30,30 @@ SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims) {
   return s;
 }
 
-class Folder {
-public:
-  Folder(const onnx::NodeProto &node, const FoldContext &ctx, std::string &error)
-      : node(node), ctx(ctx), error(error) {}
+bool Folder::normalize(int64_t &axis, int64_t rank, const char *what, bool inclusive) {
+  const int64_t hi = inclusive ? rank : rank - 1;
+  if (axis < -rank - (inclusive ? 1 : 0) || axis > hi)
+    return fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
+                std::to_string(rank));
+  if (axis < 0)
+    axis += rank + (inclusive ? 1 : 0);
+  return true;
+}
 
-  FoldResult run(onnx::TensorProto &out);
-
-private:
-  bool hasInput(int i) const { return i < node.input_size() && !node.input(i).empty(); }
-  /// Input `i` as a host tensor; false (error empty) when it is not a
-  /// constant, false with `error` set when it has an unsupported dtype.
-  bool input(int i, HostTensor &t);
-  /// Input `i` as integers (a constant of an integer dtype).
-  bool ints(int i, SmallVector<int64_t> &v);
-  const onnx::AttributeProto *attr(llvm::StringRef name) const {
-    for (const auto &a : node.attribute())
-      if (a.name() == name)
-        return &a;
-    return nullptr;
-  }
-  int64_t intAttr(llvm::StringRef name, int64_t dflt) const {
-    const onnx::AttributeProto *a = attr(name);
-    return a ? a->i() : dflt;
-  }
-  bool fail(const std::string &message) {
-    error = message;
-    return false;
-  }
-  /// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive`), made
-  /// non-negative; false with an error otherwise.
-  bool normalize(int64_t &axis, int64_t rank, const char *what, bool inclusive = false) {
-    const int64_t hi = inclusive ? rank : rank - 1;
-    if (axis < -rank - (inclusive ? 1 : 0) || axis > hi)
-      return fail(std::string(what) + " " + std::to_string(axis) + " is out of range for rank " +
-                  std::to_string(rank));
-    if (axis < 0)
-      axis += rank + (inclusive ? 1 : 0);
+bool Folder::checkSize(llvm::ArrayRef<int64_t> dims) {
+  const int64_t count = countOf(dims);
+  if (count <= kMaxValues)
     return true;
-  }
+  return fail("the result would hold " + std::to_string(count) +
+              " values; mgs evaluates at most 2^24 at import");
+}
 
-  /// False with an error when a result of `dims` would exceed kMaxValues.
-  bool checkSize(llvm::ArrayRef<int64_t> dims) {
-    const int64_t count = countOf(dims);
-    if (count <= kMaxValues)
-      return true;
-    return fail("the result would hold " + std::to_string(count) +
-                " values; mgs evaluates at most 2^24 at import");
-  }
-
-  bool shape(HostTensor &r);
-  bool gather(HostTensor &r);
-  bool unsqueeze(HostTensor &r);
-  bool squeeze(HostTensor &r);
-  bool concat(HostTensor &r);
-  bool expand(HostTensor &r);
-  bool constantOfShape(HostTensor &r);
-  bool slice(HostTensor &r);
-
-  const onnx::NodeProto &node;
-  const FoldContext &ctx;
-  std::string &error;
-  bool notConstant = false;
-};
+bool Folder::checkRank(int64_t rank) {
+  if (rank <= kMaxRank)
+    return true;
+  return fail("the result would have rank " + std::to_string(rank) +
+              "; mgs evaluates at most rank " + std::to_string(kMaxRank) + " at import");
+}
 
 bool Folder::input(int i, HostTensor &t) {
   if (!hasInput(i))
@@ -140,11 +75,22 @@ bool Folder::input(int i, HostTensor &t) {
   }
   case onnx::TensorProto::FLOAT:
     t.floats = onnx::ParseData<float>(p);
-    t.isFloat = true;
+    t.kind = Kind::Float;
+    break;
+  case onnx::TensorProto::BOOL:
+    // One byte a value in raw_data, else one int32 a value.
+    if (p->has_raw_data())
+      t.ints.assign(p->raw_data().begin(), p->raw_data().end());
+    else
+      t.ints.assign(p->int32_data().begin(), p->int32_data().end());
+    for (int64_t &v : t.ints)
+      v = v != 0;
+    t.kind = Kind::Bool;
     break;
   default:
     return fail("input " + std::to_string(i) + " ('" + node.input(i) +
-                "') has a dtype mgs does not evaluate at import (INT64, INT32 and FLOAT only)");
+                "') has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT and BOOL "
+                "only)");
   }
   if (t.size() != countOf(t.dims))
     return fail("input " + std::to_string(i) + " ('" + node.input(i) + "') holds " +
@@ -157,27 +103,43 @@ bool Folder::ints(int i, SmallVector<int64_t> &v) {
   HostTensor t;
   if (!input(i, t))
     return false;
-  if (t.isFloat)
+  if (t.kind != Kind::Int)
     return fail("input " + std::to_string(i) + " must be integers");
   v.assign(t.ints.begin(), t.ints.end());
   return true;
 }
 
-bool Folder::shape(HostTensor &r) {
-  std::optional<SmallVector<int64_t>> dims;
+bool Folder::staticDims(SmallVector<int64_t> &dims) {
+  std::optional<SmallVector<int64_t>> found;
   if (const onnx::TensorProto *p = hasInput(0) ? ctx.constant(node.input(0)) : nullptr)
-    dims = SmallVector<int64_t>(p->dims().begin(), p->dims().end());
+    found = SmallVector<int64_t>(p->dims().begin(), p->dims().end());
   else if (hasInput(0))
-    dims = ctx.staticShape(node.input(0));
-  if (!dims)
+    found = ctx.staticShape(node.input(0));
+  if (!found)
     return fail("the shape of input 0 ('" + (hasInput(0) ? node.input(0) : std::string()) +
                 "') is not static after ONNX shape inference");
-  const int64_t rank = static_cast<int64_t>(dims->size());
+  dims = std::move(*found);
+  return true;
+}
+
+bool Folder::shape(HostTensor &r) {
+  SmallVector<int64_t> dims;
+  if (!staticDims(dims))
+    return false;
+  const int64_t rank = static_cast<int64_t>(dims.size());
   auto clampAxis = [&](int64_t a) { return std::clamp(a < 0 ? a + rank : a, int64_t(0), rank); };
   const int64_t start = clampAxis(intAttr("start", 0)), end = clampAxis(intAttr("end", rank));
   r.dims = {std::max<int64_t>(0, end - start)};
   for (int64_t d = start; d < end; ++d)
-    r.ints.push_back((*dims)[d]);
+    r.ints.push_back(dims[d]);
+  return true;
+}
+
+bool Folder::size(HostTensor &r) {
+  SmallVector<int64_t> dims;
+  if (!staticDims(dims))
+    return false;
+  r.ints = {countOf(dims)};
   return true;
 }
 
@@ -201,7 +163,7 @@ bool Folder::gather(HostTensor &r) {
   }
   const int64_t outer = countOf(llvm::ArrayRef<int64_t>(data.dims).take_front(axis));
   const int64_t inner = countOf(llvm::ArrayRef<int64_t>(data.dims).drop_front(axis + 1));
-  r.isFloat = data.isFloat;
+  r.kind = data.kind;
   r.dims.assign(data.dims.begin(), data.dims.begin() + axis);
   r.dims.append(idxDims.begin(), idxDims.end());
   r.dims.append(data.dims.begin() + axis + 1, data.dims.end());
@@ -225,9 +187,8 @@ bool Folder::unsqueeze(HostTensor &r) {
     axes.assign(a->ints().begin(), a->ints().end());
   }
   const int64_t outRank = r.rank() + static_cast<int64_t>(axes.size());
-  if (outRank > kMaxRank)
-    return fail("the result would have rank " + std::to_string(outRank) +
-                "; mgs evaluates at most rank " + std::to_string(kMaxRank) + " at import");
+  if (!checkRank(outRank))
+    return false;
   for (int64_t &a : axes)
     if (!normalize(a, outRank, "axis"))
       return false;
@@ -276,11 +237,11 @@ bool Folder::concat(HostTensor &r) {
   int64_t axis = intAttr("axis", 0);
   if (!normalize(axis, parts[0].rank(), "axis"))
     return false;
-  r.isFloat = parts[0].isFloat;
+  r.kind = parts[0].kind;
   r.dims = parts[0].dims;
   r.dims[axis] = 0;
   for (const HostTensor &p : parts) {
-    bool same = p.rank() == parts[0].rank() && p.isFloat == parts[0].isFloat;
+    bool same = p.rank() == parts[0].rank() && p.kind == parts[0].kind;
     for (int64_t d = 0; same && d < p.rank(); ++d)
       same = d == axis || p.dims[d] == parts[0].dims[d];
     if (!same)
@@ -306,10 +267,9 @@ bool Folder::expand(HostTensor &r) {
     return false;
   // NumPy broadcasting of data's shape against `shape`.
   const int64_t rank = std::max<int64_t>(data.rank(), static_cast<int64_t>(shape.size()));
-  if (rank > kMaxRank)
-    return fail("the result would have rank " + std::to_string(rank) +
-                "; mgs evaluates at most rank " + std::to_string(kMaxRank) + " at import");
-  r.isFloat = data.isFloat;
+  if (!checkRank(rank))
+    return false;
+  r.kind = data.kind;
   r.dims.assign(rank, 1);
   SmallVector<int64_t> inDims(rank, 1);
   for (int64_t d = 0; d < data.rank(); ++d)
@@ -349,7 +309,7 @@ bool Folder::constantOfShape(HostTensor &r) {
       return fail("shape holds a negative dimension " + std::to_string(s));
   float floatValue = 0.0f;
   int64_t intValue = 0;
-  r.isFloat = true;
+  r.kind = Kind::Float;
   if (const onnx::AttributeProto *a = attr("value")) {
     const onnx::TensorProto &t = a->t();
     if (t.data_type() == onnx::TensorProto::FLOAT) {
@@ -358,16 +318,16 @@ bool Folder::constantOfShape(HostTensor &r) {
     } else if (t.data_type() == onnx::TensorProto::INT64) {
       std::vector<int64_t> v = onnx::ParseData<int64_t>(&t);
       intValue = v.empty() ? 0 : v[0];
-      r.isFloat = false;
+      r.kind = Kind::Int;
     } else {
       return fail("its value has a dtype mgs does not evaluate at import (INT64 and FLOAT only)");
     }
   }
   r.dims = shape;
-  if (static_cast<int64_t>(shape.size()) > kMaxRank || !checkSize(r.dims))
+  if (!checkRank(static_cast<int64_t>(shape.size())) || !checkSize(r.dims))
     return false;
   const int64_t count = countOf(shape);
-  if (r.isFloat)
+  if (r.isFloat())
     r.floats.assign(count, floatValue);
   else
     r.ints.assign(count, intValue);
@@ -387,7 +347,7 @@ bool Folder::slice(HostTensor &r) {
   if (std::string problem = sliceBounds(data.dims, starts, ends, axes, steps, lo, hi);
       !problem.empty())
     return fail(problem);
-  r.isFloat = data.isFloat;
+  r.kind = data.kind;
   r.dims.resize(data.rank());
   for (int64_t d = 0; d < data.rank(); ++d)
     r.dims[d] = hi[d] - lo[d];
@@ -405,39 +365,72 @@ bool Folder::slice(HostTensor &r) {
 FoldResult Folder::run(onnx::TensorProto &out) {
   HostTensor r;
   const std::string &op = node.op_type();
-  bool ok = op == "Shape"             ? shape(r)
-            : op == "Gather"          ? gather(r)
-            : op == "Unsqueeze"       ? unsqueeze(r)
-            : op == "Squeeze"         ? squeeze(r)
-            : op == "Concat"          ? concat(r)
-            : op == "Expand"          ? expand(r)
-            : op == "ConstantOfShape" ? constantOfShape(r)
-            : op == "Slice"           ? slice(r)
-                                      : fail("not a foldable op");
+  bool ok;
+  if (op == "Shape")
+    ok = shape(r);
+  else if (op == "Size")
+    ok = size(r);
+  else if (op == "Gather")
+    ok = gather(r);
+  else if (op == "Unsqueeze")
+    ok = unsqueeze(r);
+  else if (op == "Squeeze")
+    ok = squeeze(r);
+  else if (op == "Concat")
+    ok = concat(r);
+  else if (op == "Expand")
+    ok = expand(r);
+  else if (op == "ConstantOfShape")
+    ok = constantOfShape(r);
+  else if (op == "Slice")
+    ok = slice(r);
+  else if (llvm::is_contained(kElementwiseOps, op))
+    ok = elementwise(r);
+  else if (llvm::is_contained(kUnaryOps, op))
+    ok = unary(r);
+  else if (op == "Cast")
+    ok = cast(r);
+  else if (op == "Where")
+    ok = where(r);
+  else if (op == "Range")
+    ok = range(r);
+  else if (op == "Reshape")
+    ok = reshape(r);
+  else if (op == "Identity")
+    ok = identity(r);
+  else
+    ok = fail("not a foldable op");
   if (!ok)
     return error.empty() && notConstant ? FoldResult::NotConstant : FoldResult::Failed;
   out.Clear();
   out.set_name(node.output_size() ? node.output(0) : std::string());
   for (int64_t d : r.dims)
     out.add_dims(d);
-  if (r.isFloat) {
+  switch (r.kind) {
+  case Kind::Float:
     out.set_data_type(onnx::TensorProto::FLOAT);
     out.mutable_float_data()->Add(r.floats.begin(), r.floats.end());
-  } else {
+    break;
+  case Kind::Int:
     out.set_data_type(onnx::TensorProto::INT64);
     out.mutable_int64_data()->Add(r.ints.begin(), r.ints.end());
+    break;
+  case Kind::Bool:
+    out.set_data_type(onnx::TensorProto::BOOL);
+    out.mutable_int32_data()->Add(r.ints.begin(), r.ints.end());
+    break;
   }
   return FoldResult::Folded;
 }
 
-} // namespace
+} // namespace fold
 
 std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
                         llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
                         llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
                         llvm::SmallVectorImpl<int64_t> &hi) {
   const int64_t rank = static_cast<int64_t>(dims.size());
-  SmallVector<int64_t> axisList(axes);
+  llvm::SmallVector<int64_t> axisList(axes);
   if (axes.empty())
     for (int64_t a = 0; a < static_cast<int64_t>(starts.size()); ++a)
       axisList.push_back(a);
@@ -450,7 +443,7 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
     return "steps other than 1 are not supported";
   lo.assign(rank, 0);
   hi.assign(dims.begin(), dims.end());
-  SmallVector<bool> seen(rank, false);
+  llvm::SmallVector<bool> seen(rank, false);
   for (auto [k, axisIn] : llvm::enumerate(axisList)) {
     int64_t axis = axisIn;
     if (axis < -rank || axis >= rank)
@@ -474,13 +467,43 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
 
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
-      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice"};
-  return llvm::is_contained(kOps, opType);
+      "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
+      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity"};
+  return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
+         llvm::is_contained(fold::kUnaryOps, opType);
+}
+
+std::string scalarConstant(const onnx::NodeProto &node, onnx::TensorProto &out) {
+  if (node.attribute_size() != 1)
+    return "expected exactly one value attribute";
+  const onnx::AttributeProto &attr = node.attribute(0);
+  out.Clear();
+  if (node.output_size())
+    out.set_name(node.output(0));
+  if (attr.name() == "value_float") {
+    out.set_data_type(onnx::TensorProto::FLOAT);
+    out.add_float_data(attr.f());
+  } else if (attr.name() == "value_floats") {
+    out.set_data_type(onnx::TensorProto::FLOAT);
+    out.add_dims(attr.floats_size());
+    out.mutable_float_data()->CopyFrom(attr.floats());
+  } else if (attr.name() == "value_int") {
+    out.set_data_type(onnx::TensorProto::INT64);
+    out.add_int64_data(attr.i());
+  } else if (attr.name() == "value_ints") {
+    out.set_data_type(onnx::TensorProto::INT64);
+    out.add_dims(attr.ints_size());
+    out.mutable_int64_data()->CopyFrom(attr.ints());
+  } else {
+    return "unsupported attribute '" + attr.name() +
+           "'; supported: value, value_float, value_floats, value_int, value_ints";
+  }
+  return "";
 }
 
 FoldResult foldNode(const onnx::NodeProto &node, const FoldContext &ctx, onnx::TensorProto &out,
                     std::string &error) {
-  return Folder(node, ctx, error).run(out);
+  return fold::Folder(node, ctx, error).run(out);
 }
 
 } // namespace mgs::onnx_import

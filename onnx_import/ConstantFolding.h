@@ -4,9 +4,11 @@
 // initial state with Shape -> Gather -> Unsqueeze -> Concat -> Expand. With
 // the static shapes mgs needs, every such node's inputs are known at import,
 // so the importer evaluates it into a constant instead of converting it.
-// Integer (INT64/INT32, results INT64) and FLOAT tensors (ConstantOfShape's
-// value: INT64 or FLOAT); Shape reads the static shape ONNX shape inference
-// gave its input.
+// Integer (INT64/INT32, results INT64), FLOAT and BOOL tensors
+// (ConstantOfShape's value: INT64 or FLOAT); Shape and Size read the static
+// shape ONNX shape inference gave their input. Besides shape and layout ops,
+// the elementwise arithmetic, comparisons, Cast, Where and Range exporters
+// compute on shapes (FoldEvaluator.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -53,6 +55,11 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
                         llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
                         llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
                         llvm::SmallVectorImpl<int64_t> &hi);
+
+/// The tensor of a Constant node whose attribute is value_float(s) or
+/// value_int(s) into `out`; returns the problem, or an empty string. (A
+/// `value` attribute is the tensor itself: callers read it in place.)
+std::string scalarConstant(const onnx::NodeProto &node, onnx::TensorProto &out);
 
 /// Evaluates `node` (of a foldable type) into `out`, named as its output 0.
 FoldResult foldNode(const onnx::NodeProto &node, const FoldContext &ctx, onnx::TensorProto &out,

@@ -136,6 +136,17 @@ private:
   /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
   /// sets `folded` when it did.
   LogicalResult foldConstant(bool &folded);
+  /// The constant `name` the folder may read (a Constant node, a folded
+  /// node, a non-FLOAT initializer), or null.
+  const onnx::TensorProto *foldableConstant(const std::string &name) const;
+  /// The error for a foldable node left with an input computed at run time
+  /// where mgs needs a constant: it names the input, by its ONNX schema name,
+  /// and where its value comes from.
+  LogicalResult emitNotStatic(bool hasConverter, int outputType);
+  /// The ONNX element type of the value `name` (FLOAT when unknown).
+  int valueTypeOf(const std::string &name) const;
+  /// Where the run-time value `name` comes from, for emitNotStatic.
+  std::string originOf(const std::string &name);
   FailureOr<Value> lookup(const std::string &name, Location useLoc, bool forNode);
 
   MLIRContext &ctx;
@@ -365,53 +376,34 @@ FailureOr<RankedTensorType> GraphImporter::outputType(int i, Type elementType) {
 LogicalResult GraphImporter::recordConstant() {
   if (!hasOutput(0))
     return success();
-  const onnx::AttributeProto *attr =
-      curNode->attribute_size() == 1 ? &curNode->attribute(0) : nullptr;
-  if (!attr)
-    return emitError() << "expected exactly one value attribute";
   const std::string &output = curNode->output(0);
-  if (attr->name() == "value") {
-    constants[output] = &attr->t();
+  if (curNode->attribute_size() == 1 && curNode->attribute(0).name() == "value") {
+    constants[output] = &curNode->attribute(0).t();
     return success();
   }
   onnx::TensorProto &t = ownedConstants.emplace_back();
-  t.set_name(output);
-  if (attr->name() == "value_float") {
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    t.add_float_data(attr->f());
-  } else if (attr->name() == "value_floats") {
-    t.set_data_type(onnx::TensorProto::FLOAT);
-    t.add_dims(attr->floats_size());
-    t.mutable_float_data()->CopyFrom(attr->floats());
-  } else if (attr->name() == "value_int") {
-    t.set_data_type(onnx::TensorProto::INT64);
-    t.add_int64_data(attr->i());
-  } else if (attr->name() == "value_ints") {
-    t.set_data_type(onnx::TensorProto::INT64);
-    t.add_dims(attr->ints_size());
-    t.mutable_int64_data()->CopyFrom(attr->ints());
-  } else {
-    return emitError() << "unsupported attribute '" << attr->name()
-                       << "'; supported: value, value_float, value_floats, value_int, value_ints";
-  }
+  if (std::string problem = scalarConstant(*curNode, t); !problem.empty())
+    return emitError() << problem;
   constants[output] = &t;
   return success();
+}
+
+const onnx::TensorProto *GraphImporter::foldableConstant(const std::string &name) const {
+  if (auto it = constants.find(name); it != constants.end())
+    return it->second;
+  // FLOAT initializers are parameters: computing with them is training
+  // them, so they are never folded away (unless no gradient reaches them).
+  if (auto it = initializers.find(name);
+      it != initializers.end() && (it->second->data_type() != onnx::TensorProto::FLOAT ||
+                                   bufferInitializers.contains(name)))
+    return it->second;
+  return nullptr;
 }
 
 LogicalResult GraphImporter::foldConstant(bool &folded) {
   FoldContext fc;
   fc.opset = opsetVersion;
-  fc.constant = [&](const std::string &name) -> const onnx::TensorProto * {
-    if (auto it = constants.find(name); it != constants.end())
-      return it->second;
-    // FLOAT initializers are parameters: computing with them is training
-    // them, so they are never folded away (unless no gradient reaches them).
-    if (auto it = initializers.find(name);
-        it != initializers.end() && (it->second->data_type() != onnx::TensorProto::FLOAT ||
-                                     bufferInitializers.contains(name)))
-      return it->second;
-    return nullptr;
-  };
+  fc.constant = [&](const std::string &name) { return foldableConstant(name); };
   fc.staticShape = [&](const std::string &name) -> std::optional<SmallVector<int64_t>> {
     if (auto it = values.find(name); it != values.end())
       if (auto type = dyn_cast<RankedTensorType>(it->second.getType()); type && type.hasStaticShape())
@@ -446,6 +438,66 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   ownedConstants.push_back(std::move(result));
   constants[curNode->output(0)] = &ownedConstants.back();
   return success();
+}
+
+int GraphImporter::valueTypeOf(const std::string &name) const {
+  if (auto it = initializers.find(name); it != initializers.end())
+    return it->second->data_type();
+  if (auto it = valueTypes.find(name); it != valueTypes.end() && it->second->has_tensor_type())
+    return it->second->tensor_type().elem_type();
+  return onnx::TensorProto::FLOAT;
+}
+
+std::string GraphImporter::originOf(const std::string &name) {
+  if (auto it = initializers.find(name); it != initializers.end())
+    return "is a parameter (a FLOAT initializer, trained)";
+  if (indexValues.count(name) || rejected.count(name))
+    return "is a graph input";
+  auto it = values.find(name);
+  if (it == values.end())
+    return "is computed at run time";
+  if (isa<BlockArgument>(it->second))
+    return "is a graph input";
+  // Does the value depend on a function argument (the input data)?
+  SmallVector<Value> work{it->second};
+  llvm::DenseSet<Operation *> seen;
+  while (!work.empty()) {
+    Value v = work.pop_back_val();
+    if (isa<BlockArgument>(v))
+      return "depends on the input data";
+    if (Operation *def = v.getDefiningOp(); def && seen.insert(def).second)
+      llvm::append_range(work, def->getOperands());
+  }
+  return "is computed at run time from the parameters";
+}
+
+LogicalResult GraphImporter::emitNotStatic(bool hasConverter, int outputType) {
+  int i = 0;
+  while (i < curNode->input_size() && (!hasInput(i) || foldableConstant(curNode->input(i))))
+    ++i;
+  if (i == curNode->input_size()) // not expected: the folder saw a non-constant input
+    return emitError() << "mgs evaluates " << curNode->op_type() << " only at import";
+  // The input's name in the op's schema (the last one for variadic inputs).
+  std::string role = "input " + std::to_string(i);
+  if (const onnx::OpSchema *schema =
+          onnx::OpSchemaRegistry::Schema(curNode->op_type(), opsetVersion, "");
+      schema && !schema->inputs().empty())
+    role = "'" + schema->inputs()[std::min<size_t>(i, schema->inputs().size() - 1)].GetName() +
+           "' input";
+  InFlightDiagnostic diag = emitError();
+  if (hasConverter)
+    diag << "it computes " << dtypeName(outputType) << " values at run time: ";
+  diag << "its " << role << " ('" << curNode->input(i) << "') " << originOf(curNode->input(i))
+       << "; mgs evaluates "
+       << (hasConverter ? std::string("integer and BOOL values") : curNode->op_type());
+  // A FLOAT tensor computed at run time where the op has no converter is not
+  // a shape problem: the op is supported on constants only.
+  if (!hasConverter && outputType == onnx::TensorProto::FLOAT && valueTypeOf(curNode->input(i)) ==
+                                                                   onnx::TensorProto::FLOAT)
+    diag << " only at import, on constants (there is no conversion of it for computed tensors)";
+  else
+    diag << " only at import and needs shapes static once the batch size is fixed";
+  return diag;
 }
 
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
@@ -535,11 +587,13 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return failure();
       if (folded)
         continue;
-      if (!converters.count(curNode->op_type()))
-        return emitError() << "mgs evaluates " << curNode->op_type()
-                           << " only at import, on constant inputs (initializers other than "
-                              "FLOAT ones, Constant nodes, static shapes); here an input is "
-                              "computed by the graph or is a parameter";
+      // Converters compute FLOAT tensors: integer and BOOL ones (shapes,
+      // masks) exist only as constants.
+      const int outputType =
+          hasOutput(0) ? valueTypeOf(curNode->output(0)) : int(onnx::TensorProto::FLOAT);
+      const bool hasConverter = converters.count(curNode->op_type());
+      if (!hasConverter || outputType != onnx::TensorProto::FLOAT)
+        return emitNotStatic(hasConverter, outputType);
     }
     auto it = converters.find(curNode->op_type());
     if (it == converters.end())
@@ -644,22 +698,26 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     if (options.batchSize)
       setBatchSize(model, *options.batchSize);
     stage = "ONNX shape inference";
-    {
-      // First without data propagation, on a copy whose initializers are
-      // graph inputs of their types (no data copied): ONNX 1.12's data
-      // propagation crashes (SIGSEGV in Shape's) on shapes it cannot infer,
-      // such as a Reshape whose element count does not fit, which the plain
-      // pass reports as errors.
-      onnx::ModelProto probe = shapeOnlyCopy(model);
+    auto inferShapes = [](onnx::ModelProto &m) {
+      {
+        // First without data propagation, on a copy whose initializers are
+        // graph inputs of their types (no data copied): ONNX 1.12's data
+        // propagation crashes (SIGSEGV in Shape's) on shapes it cannot infer,
+        // such as a Reshape whose element count does not fit, which the plain
+        // pass reports as errors.
+        onnx::ModelProto probe = shapeOnlyCopy(m);
+        onnx::shape_inference::InferShapes(
+            probe, onnx::OpSchemaRegistry::Instance(),
+            onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/false));
+      }
       onnx::shape_inference::InferShapes(
-          probe, onnx::OpSchemaRegistry::Instance(),
+          m, onnx::OpSchemaRegistry::Instance(),
           onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
-                                      /*enable_data_propagation=*/false));
-    }
-    onnx::shape_inference::InferShapes(
-        model, onnx::OpSchemaRegistry::Instance(),
-        onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
-                                    /*enable_data_propagation=*/true));
+                                      /*enable_data_propagation=*/true));
+    };
+    inferShapes(model);
+    foldShapeArithmetic(model, *opset, inferShapes);
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

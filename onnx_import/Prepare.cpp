@@ -1,11 +1,13 @@
 //===- Prepare.cpp - The ONNX model before the graph walk -----------------===//
 //
 // The checks run before ONNX's version converter and shape inference, the
-// opset, the batch size and the shape-only copy (Prepare.h).
+// opset, the batch size, the shape-only copy and the folding of shape
+// arithmetic (Prepare.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Prepare.h"
+#include "ConstantFolding.h"
 #include "Importer.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
@@ -16,6 +18,7 @@
 
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <deque>
 #include <vector>
 
 using namespace mlir;
@@ -173,6 +176,74 @@ void setBatchSize(onnx::ModelProto &model, int64_t batch) {
   for (auto &vi : *graph->mutable_output())
     if (vi.type().has_tensor_type())
       vi.mutable_type()->mutable_tensor_type()->clear_shape();
+}
+
+void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,
+                         llvm::function_ref<void(onnx::ModelProto &)> inferShapes) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  for (bool changed = true; changed;) {
+    changed = false;
+    llvm::StringMap<const onnx::TensorProto *> constants;
+    llvm::StringMap<SmallVector<int64_t>> shapes;
+    std::deque<onnx::TensorProto> owned;
+    for (const auto &init : graph->initializer()) {
+      shapes[init.name()] = SmallVector<int64_t>(init.dims().begin(), init.dims().end());
+      if (init.data_type() != onnx::TensorProto::FLOAT) // FLOAT ones are parameters
+        constants[init.name()] = &init;
+    }
+    auto addShapes = [&](const auto &infos) {
+      for (const onnx::ValueInfoProto &vi : infos) {
+        if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape())
+          continue;
+        SmallVector<int64_t> dims;
+        for (const auto &dim : vi.type().tensor_type().shape().dim())
+          if (dim.has_dim_value() && dim.dim_value() >= 0)
+            dims.push_back(dim.dim_value());
+        if (static_cast<int>(dims.size()) == vi.type().tensor_type().shape().dim_size())
+          shapes.try_emplace(vi.name(), std::move(dims));
+      }
+    };
+    addShapes(graph->input());
+    addShapes(graph->value_info());
+    FoldContext ctx;
+    ctx.opset = opset;
+    ctx.constant = [&](const std::string &name) { return constants.lookup(name); };
+    ctx.staticShape = [&](const std::string &name) -> std::optional<SmallVector<int64_t>> {
+      if (auto it = shapes.find(name); it != shapes.end())
+        return it->second;
+      return std::nullopt;
+    };
+    for (onnx::NodeProto &node : *graph->mutable_node()) {
+      if ((!node.domain().empty() && node.domain() != "ai.onnx") || node.output_size() != 1)
+        continue;
+      if (node.op_type() == "Constant") {
+        if (node.attribute_size() == 1 && node.attribute(0).name() == "value")
+          constants[node.output(0)] = &node.attribute(0).t();
+        else if (scalarConstant(node, owned.emplace_back()).empty())
+          constants[node.output(0)] = &owned.back();
+        continue;
+      }
+      onnx::TensorProto value;
+      std::string error;
+      if (!isFoldableOp(node.op_type()) ||
+          foldNode(node, ctx, value, error) != FoldResult::Folded)
+        continue;
+      // The node becomes the Constant of its value (its name kept for errors).
+      node.clear_input();
+      node.clear_attribute();
+      node.set_op_type("Constant");
+      onnx::AttributeProto *attr = node.add_attribute();
+      attr->set_name("value");
+      attr->set_type(onnx::AttributeProto::TENSOR);
+      *attr->mutable_t() = std::move(value);
+      constants[node.output(0)] = &attr->t();
+      changed = true;
+    }
+    if (changed) {
+      graph->clear_value_info();
+      inferShapes(model);
+    }
+  }
 }
 
 } // namespace mgs::onnx_import

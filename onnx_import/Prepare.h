@@ -13,6 +13,7 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
 #include <onnx/onnx_pb.h>
 
@@ -55,6 +56,16 @@ mlir::LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, mlir::Lo
 /// others, e.g. weights passed as inputs, keep their shape); otherwise every
 /// input is (torch exports fix the batch at the example's size).
 void setBatchSize(onnx::ModelProto &model, int64_t batch);
+
+/// Folds the shape arithmetic of the graph (ConstantFolding.h) into
+/// Constant nodes, in graph order, then re-runs `inferShapes` so that the
+/// nodes whose output shapes depended on it (a Reshape to a computed shape)
+/// get static ones, and folds again, until a pass folds nothing: ONNX's data
+/// propagation alone stops at the first op it does not propagate through.
+/// Nodes that do not fold are left for the graph walk, which folds them or
+/// reports why it cannot.
+void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,
+                         llvm::function_ref<void(onnx::ModelProto &)> inferShapes);
 
 } // namespace mgs::onnx_import
 

@@ -27,7 +27,7 @@ flags=(-std=gnu++17 -g -O1 -fexceptions -fsanitize=address,undefined -fno-saniti
        -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import" -I "$root/runtime/fuzz"
        -isystem /usr/lib/llvm-22/include)
 echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
-for src in ConstantFolding Importer OpConverters; do
+for src in ConstantFolding ConstantFoldingArith Importer OpConverters; do
   "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$work/obj/$src.o"
 done
 "$cxx" "${flags[@]}" -fsanitize=fuzzer -c "$here/ImportFuzzer.cpp" -o "$work/obj/ImportFuzzer.o"

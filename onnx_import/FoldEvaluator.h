@@ -1,0 +1,142 @@
+//===- FoldEvaluator.h - The import-time evaluator of ONNX nodes -*- C++ -*-===//
+//
+// The evaluator behind foldNode (ConstantFolding.h), shared by its two
+// files: ConstantFolding.cpp evaluates the shape and layout ops (Shape,
+// Gather, Concat, Slice, ...), ConstantFoldingArith.cpp the elementwise
+// arithmetic, comparisons, Cast, Where, Range and Reshape that exporters
+// compute on shapes.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_FOLDEVALUATOR_H
+#define MGS_ONNX_IMPORT_FOLDEVALUATOR_H
+
+#include "ConstantFolding.h"
+
+#include "llvm/ADT/StringRef.h"
+
+#include <cstdint>
+#include <vector>
+
+namespace mgs::onnx_import::fold {
+
+/// A host tensor's element kind: integers (any ONNX integer dtype, kept as
+/// int64), FLOAT (float32 arithmetic, as ONNX computes on FLOAT tensors), or
+/// BOOL (kept as 0/1 in `ints`).
+enum class Kind { Int, Float, Bool };
+
+/// A constant on the host.
+struct HostTensor {
+  Kind kind = Kind::Int;
+  llvm::SmallVector<int64_t> dims;
+  std::vector<int64_t> ints; // Int and Bool
+  std::vector<float> floats; // Float
+
+  bool isFloat() const { return kind == Kind::Float; }
+  int64_t rank() const { return static_cast<int64_t>(dims.size()); }
+  int64_t size() const {
+    return static_cast<int64_t>(isFloat() ? floats.size() : ints.size());
+  }
+  /// Appends element `i` of `src` (of the same kind).
+  void append(const HostTensor &src, int64_t i) {
+    if (isFloat())
+      floats.push_back(src.floats[i]);
+    else
+      ints.push_back(src.ints[i]);
+  }
+};
+
+/// The most values, and dimensions, the folder computes: shape arithmetic
+/// is small; anything larger is a model mgs cannot mean to fold.
+constexpr int64_t kMaxValues = int64_t(1) << 24;
+constexpr int64_t kMaxRank = 64;
+
+/// The elementwise ops of two or more inputs with ONNX's broadcasting, and
+/// those of one input, the folder evaluates (ConstantFoldingArith.cpp).
+inline constexpr llvm::StringLiteral kElementwiseOps[] = {
+    "Add", "Sub",  "Mul",     "Div",  "Mod",            "Min",         "Max",
+    "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
+inline constexpr llvm::StringLiteral kUnaryOps[] = {"Neg",   "Abs",  "Not",       "Sqrt",
+                                                    "Floor", "Ceil", "Reciprocal"};
+
+/// The number of elements, saturating at INT64_MAX (dims are non-negative).
+int64_t countOf(llvm::ArrayRef<int64_t> dims);
+/// Row-major strides of `dims`.
+llvm::SmallVector<int64_t> stridesOf(llvm::ArrayRef<int64_t> dims);
+
+/// Evaluates one node; each op's method reads the inputs it needs and
+/// fills the result, or returns false with `error` set (malformed node) or
+/// with `notConstant` set (an input is computed by the graph).
+class Folder {
+public:
+  Folder(const onnx::NodeProto &node, const FoldContext &ctx, std::string &error)
+      : node(node), ctx(ctx), error(error) {}
+
+  FoldResult run(onnx::TensorProto &out);
+
+private:
+  bool hasInput(int i) const { return i < node.input_size() && !node.input(i).empty(); }
+  /// Input `i` as a host tensor; false (error empty) when it is not a
+  /// constant, false with `error` set when it has an unsupported dtype.
+  bool input(int i, HostTensor &t);
+  /// Input `i` as integers (a constant of an integer dtype).
+  bool ints(int i, llvm::SmallVector<int64_t> &v);
+  const onnx::AttributeProto *attr(llvm::StringRef name) const {
+    for (const auto &a : node.attribute())
+      if (a.name() == name)
+        return &a;
+    return nullptr;
+  }
+  int64_t intAttr(llvm::StringRef name, int64_t dflt) const {
+    const onnx::AttributeProto *a = attr(name);
+    return a ? a->i() : dflt;
+  }
+  bool fail(const std::string &message) {
+    error = message;
+    return false;
+  }
+  /// `axis` in [-rank, rank) (or [-rank, rank] with `inclusive`), made
+  /// non-negative; false with an error otherwise.
+  bool normalize(int64_t &axis, int64_t rank, const char *what, bool inclusive = false);
+  /// False with an error when a result of `dims` would exceed kMaxValues.
+  bool checkSize(llvm::ArrayRef<int64_t> dims);
+  /// False with an error when a result would have a rank above kMaxRank.
+  bool checkRank(int64_t rank);
+
+  // Shape and layout (ConstantFolding.cpp).
+  /// The static shape of input 0 (a constant's, or ONNX shape inference's).
+  bool staticDims(llvm::SmallVector<int64_t> &dims);
+  bool shape(HostTensor &r);
+  bool size(HostTensor &r);
+  bool gather(HostTensor &r);
+  bool unsqueeze(HostTensor &r);
+  bool squeeze(HostTensor &r);
+  bool concat(HostTensor &r);
+  bool expand(HostTensor &r);
+  bool constantOfShape(HostTensor &r);
+  bool slice(HostTensor &r);
+
+  // Arithmetic (ConstantFoldingArith.cpp).
+  /// Add, Sub, Mul, Div, Mod, Min, Max, the comparisons and the logical ops,
+  /// with ONNX's multidirectional broadcasting of all inputs.
+  bool elementwise(HostTensor &r);
+  /// Neg, Abs, Not, Sqrt, Floor, Ceil, Reciprocal.
+  bool unary(HostTensor &r);
+  bool cast(HostTensor &r);
+  bool where(HostTensor &r);
+  bool range(HostTensor &r);
+  bool reshape(HostTensor &r);
+  bool identity(HostTensor &r);
+  /// The broadcast shape of `parts` into `dims`; false with an error when
+  /// they do not broadcast.
+  bool broadcastShape(llvm::ArrayRef<const HostTensor *> parts, llvm::SmallVector<int64_t> &dims);
+
+  const onnx::NodeProto &node;
+  const FoldContext &ctx;
+  std::string &error;
+  bool notConstant = false;
+};
+
+} // namespace mgs::onnx_import::fold
+
+#endif // MGS_ONNX_IMPORT_FOLDEVALUATOR_H
