@@ -257,24 +257,26 @@ class GPTBlock(nn.Module):
 
 class TokenGPT(nn.Module):
     """A GPT-style causal language model: token ids [N, T] into an embedding
-    (50 -> 32) plus a learned position embedding, two decoder blocks (4
-    heads) under a causal mask, a final LayerNorm and a linear layer back to
-    the 50 tokens at every position: logits [N * T, 50], sample-major, as
-    TokenLSTM's. The causal mask is a float buffer (0 on and below the
+    (50 -> 32) plus a position embedding (a table of T rows read at the
+    position ids 0..T-1, an INT64 buffer: a constant in ONNX), two decoder
+    blocks (4 heads) under a causal mask, a final LayerNorm and a linear layer
+    back to the 50 tokens at every position: logits [N * T, 50], sample-major,
+    as TokenLSTM's. The causal mask is a float buffer (0 on and below the
     diagonal, -inf above), added to the attention scores: an ONNX
     initializer like the weights, so mgsc is told to keep it (--freeze mask)."""
 
     def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12):
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
-        self.pos = nn.Parameter(torch.randn(1, length, width) * 0.1)
+        self.pos = nn.Embedding(length, width)
         self.blocks = nn.ModuleList([GPTBlock(width, heads) for _ in range(layers)])
         self.ln = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
+        self.register_buffer("pos_ids", torch.arange(length))
         self.register_buffer("mask", torch.triu(torch.full((length, length), float("-inf")), 1))
 
     def forward(self, tokens):
-        x = self.embed(tokens) + self.pos
+        x = self.embed(tokens) + self.pos(self.pos_ids)
         for block in self.blocks:
             x = block(x, self.mask)
         return self.out(self.ln(x)).reshape(-1, self.out.out_features)
