@@ -501,10 +501,15 @@ LogicalResult convertGather(NodeImporter &n) {
   OpBuilder &b = n.builder();
   Value slice = *x;
   if (count < shape[axis]) {
+    // One index: unit pieces, as mgs has always split (h[-1]); a range: the
+    // rows before, the range, the rows after.
     SmallVector<int64_t> sizes;
-    for (int64_t size : {at[0], count, shape[axis] - at[0] - count})
-      if (size > 0)
-        sizes.push_back(size);
+    if (count == 1)
+      sizes.assign(shape[axis], 1);
+    else
+      for (int64_t size : {at[0], count, shape[axis] - at[0] - count})
+        if (size > 0)
+          sizes.push_back(size);
     SmallVector<Type> pieces;
     for (int64_t size : sizes) {
       SmallVector<int64_t> pieceShape(shape);
@@ -512,7 +517,7 @@ LogicalResult convertGather(NodeImporter &n) {
       pieces.push_back(RankedTensorType::get(pieceShape, b.getF32Type()));
     }
     slice = SplitOp::create(b, n.loc(), pieces, *x, b.getI64IntegerAttr(axis))
-                .getResult(at[0] > 0 ? 1 : 0);
+                .getResult(count == 1 ? at[0] : at[0] > 0 ? 1 : 0);
   }
   n.setOutput(0, ReshapeOp::create(b, n.loc(), *type, slice));
   return success();
