@@ -343,21 +343,88 @@ bool Folder::slice(HostTensor &r) {
     return false;
   if (hasInput(4) && !ints(4, steps))
     return false;
+  if (!steps.empty() && steps.size() != starts.size())
+    return fail("starts and steps must have the same length, got " +
+                std::to_string(starts.size()) + " and " + std::to_string(steps.size()));
+  // The unit-step bounds (and the checks of axes), then the strided axes.
   SmallVector<int64_t> lo, hi;
-  if (std::string problem = sliceBounds(data.dims, starts, ends, axes, steps, lo, hi);
+  if (std::string problem = sliceBounds(data.dims, starts, ends, axes, {}, lo, hi);
       !problem.empty())
     return fail(problem);
+  const int64_t rank = data.rank();
+  SmallVector<int64_t> first(lo), step(rank, 1);
   r.kind = data.kind;
-  r.dims.resize(data.rank());
-  for (int64_t d = 0; d < data.rank(); ++d)
+  r.dims.resize(rank);
+  for (int64_t d = 0; d < rank; ++d)
     r.dims[d] = hi[d] - lo[d];
+  for (auto [k, st] : llvm::enumerate(steps)) {
+    if (st == 1)
+      continue;
+    if (st == 0)
+      return fail("steps must be non-zero");
+    int64_t axis = axes.empty() ? static_cast<int64_t>(k) : axes[k];
+    if (axis < 0)
+      axis += rank;
+    // ONNX's clamping: [0, dim] going forward, [-1, dim - 1] going backward.
+    const int64_t dim = data.dims[axis];
+    int64_t s = starts[k] < 0 ? starts[k] + dim : starts[k];
+    int64_t e = ends[k] < 0 ? ends[k] + dim : ends[k];
+    int64_t n = 0;
+    if (st > 0) {
+      s = std::clamp<int64_t>(s, 0, dim);
+      e = std::clamp<int64_t>(e, 0, dim);
+      n = e > s ? (e - s - 1) / st + 1 : 0;
+    } else if (dim > 0) {
+      s = std::clamp<int64_t>(s, 0, dim - 1);
+      e = std::clamp<int64_t>(e, -1, dim - 1);
+      n = s > e ? (st == INT64_MIN ? 1 : (s - e - 1) / -st + 1) : 0;
+    }
+    first[axis] = s;
+    step[axis] = st;
+    r.dims[axis] = n;
+  }
   const int64_t count = countOf(r.dims);
   SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(data.dims);
   for (int64_t i = 0; i < count; ++i) {
     int64_t src = 0;
-    for (int64_t d = 0; d < data.rank(); ++d)
-      src += (lo[d] + (i / outStrides[d]) % r.dims[d]) * inStrides[d];
+    for (int64_t d = 0; d < rank; ++d)
+      src += (first[d] + (i / outStrides[d]) % r.dims[d] * step[d]) * inStrides[d];
     r.append(data, src);
+  }
+  return true;
+}
+
+bool Folder::transpose(HostTensor &r) {
+  HostTensor x;
+  if (!input(0, x))
+    return false;
+  const int64_t rank = x.rank();
+  SmallVector<int64_t> perm;
+  if (const onnx::AttributeProto *a = attr("perm"))
+    perm.assign(a->ints().begin(), a->ints().end());
+  else
+    for (int64_t d = rank - 1; d >= 0; --d)
+      perm.push_back(d);
+  SmallVector<bool> seen(rank, false);
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return fail("perm has " + std::to_string(perm.size()) + " entries for rank " +
+                std::to_string(rank));
+  for (int64_t p : perm) {
+    if (p < 0 || p >= rank || seen[p])
+      return fail("perm is not a permutation of the " + std::to_string(rank) + " dimensions");
+    seen[p] = true;
+  }
+  r.kind = x.kind;
+  r.dims.resize(rank);
+  for (int64_t d = 0; d < rank; ++d)
+    r.dims[d] = x.dims[perm[d]];
+  const int64_t count = countOf(r.dims);
+  SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(x.dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < rank; ++d)
+      src += (i / outStrides[d]) % r.dims[d] * inStrides[perm[d]];
+    r.append(x, src);
   }
   return true;
 }
@@ -384,6 +451,8 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = constantOfShape(r);
   else if (op == "Slice")
     ok = slice(r);
+  else if (op == "Transpose")
+    ok = transpose(r);
   else if (llvm::is_contained(kElementwiseOps, op))
     ok = elementwise(r);
   else if (llvm::is_contained(kUnaryOps, op))
@@ -398,6 +467,8 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = reshape(r);
   else if (op == "Identity")
     ok = identity(r);
+  else if (op == "ScatterND")
+    ok = scatterND(r);
   else
     ok = fail("not a foldable op");
   if (!ok)
@@ -468,7 +539,7 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
-      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity"};
+      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

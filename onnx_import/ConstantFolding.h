@@ -8,7 +8,7 @@
 // (ConstantOfShape's value: INT64 or FLOAT); Shape and Size read the static
 // shape ONNX shape inference gave their input. Besides shape and layout ops,
 // the elementwise arithmetic, comparisons, Cast, Where and Range exporters
-// compute on shapes (FoldEvaluator.h).
+// compute on shapes, and ScatterND (FoldEvaluator.h).
 //
 //===----------------------------------------------------------------------===//
 

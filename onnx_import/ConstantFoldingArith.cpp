@@ -402,4 +402,52 @@ bool Folder::reshape(HostTensor &r) {
 
 bool Folder::identity(HostTensor &r) { return input(0, r); }
 
+bool Folder::scatterND(HostTensor &r) {
+  HostTensor indices, updates;
+  if (!input(0, r) || !input(1, indices) || !input(2, updates))
+    return false;
+  const std::string reduction = attr("reduction") ? attr("reduction")->s() : "none";
+  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
+      reduction != "min")
+    return fail("unsupported reduction '" + reduction + "'");
+  if (indices.kind != Kind::Int || updates.kind != r.kind)
+    return fail("indices must be integers and updates of the data's dtype");
+  const int64_t k = indices.rank() ? indices.dims.back() : -1;
+  if (k < 1 || k > r.rank())
+    return fail("the indices' last dimension must be in [1, " + std::to_string(r.rank()) + "]");
+  // updates: indices.shape[:-1] + data.shape[k:].
+  SmallVector<int64_t> want(indices.dims.begin(), indices.dims.end() - 1);
+  want.append(r.dims.begin() + k, r.dims.end());
+  if (llvm::ArrayRef<int64_t>(want) != llvm::ArrayRef<int64_t>(updates.dims))
+    return fail("updates do not have the shape indices.shape[:-1] + data.shape[k:]");
+  const int64_t slice = countOf(llvm::ArrayRef<int64_t>(r.dims).drop_front(k));
+  SmallVector<int64_t> strides = stridesOf(r.dims);
+  const int64_t tuples = countOf(llvm::ArrayRef<int64_t>(indices.dims).drop_back());
+  for (int64_t t = 0; t < tuples; ++t) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < k; ++d) {
+      int64_t i = indices.ints[t * k + d];
+      if (i < -r.dims[d] || i >= r.dims[d])
+        return fail("index " + std::to_string(i) + " is out of range for dimension " +
+                    std::to_string(d) + " of size " + std::to_string(r.dims[d]));
+      at += (i < 0 ? i + r.dims[d] : i) * strides[d];
+    }
+    for (int64_t e = 0; e < slice; ++e) {
+      const int64_t src = t * slice + e;
+      auto combine = [&](auto &out, auto v) {
+        out = reduction == "none" ? v
+              : reduction == "add" ? out + v
+              : reduction == "mul" ? out * v
+              : reduction == "max" ? std::max(out, v)
+                                   : std::min(out, v);
+      };
+      if (r.isFloat())
+        combine(r.floats[at + e], updates.floats[src]);
+      else
+        combine(r.ints[at + e], updates.ints[src]);
+    }
+  }
+  return true;
+}
+
 } // namespace mgs::onnx_import::fold

@@ -114,7 +114,9 @@ private:
   bool concat(HostTensor &r);
   bool expand(HostTensor &r);
   bool constantOfShape(HostTensor &r);
+  /// Slice, with any non-zero steps (ONNX's clamping of starts and ends).
   bool slice(HostTensor &r);
+  bool transpose(HostTensor &r);
 
   // Arithmetic (ConstantFoldingArith.cpp).
   /// Add, Sub, Mul, Div, Mod, Min, Max, the comparisons and the logical ops,
@@ -127,6 +129,9 @@ private:
   bool range(HostTensor &r);
   bool reshape(HostTensor &r);
   bool identity(HostTensor &r);
+  /// ScatterND of constant updates into a constant (Swin's shifted-window
+  /// mask), with any of ONNX's reductions.
+  bool scatterND(HostTensor &r);
   /// The broadcast shape of `parts` into `dims`; false with an error when
   /// they do not broadcast.
   bool broadcastShape(llvm::ArrayRef<const HostTensor *> parts, llvm::SmallVector<int64_t> &dims);

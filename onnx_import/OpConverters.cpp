@@ -12,6 +12,7 @@
 #include "converters/Attention.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
+#include "converters/Split.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -622,6 +623,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"HardSwish", convertUnary<HardSwishOp>},
       {"Where", convertWhere},
       {"Expand", convertExpand},
+      {"Split", convertSplit},
   };
   return table;
 }

@@ -282,10 +282,10 @@ class TokenGPT(nn.Module):
         return self.out(self.ln(x)).reshape(-1, self.out.out_features)
 
 
-# Models whose export traces the batch size through the graph's shape
-# arithmetic (attention's head split): exported with a symbolic batch
-# dimension, so that the shapes follow --batch-size instead of the example's.
-DYNAMIC_BATCH = {"transformer", "gpt", "vit"}
+def shufflenet_small():
+    """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
+    import torchvision.models as tvm
+    return tvm.ShuffleNetV2([2, 2, 2], [24, 48, 96, 192, 1024], num_classes=10)
 
 
 def build(name):
@@ -337,6 +337,13 @@ def build(name):
         # needs more than one value per channel at 1x1.
         "mobilenetv3": (lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0),
                         torch.zeros(2, 3, 32, 32)),
+        # A reduced ShuffleNetV2 (torchvision's class, x0.5 widths, two blocks a
+        # stage instead of 4, 8, 4; 10 classes) on CIFAR-shaped input (32 -> 1
+        # over its five stride-2 stages). Its channel shuffle (a 5-D view and
+        # transpose) and chunk are shape arithmetic on x.size(), which mgs
+        # folds at import (exported with a dynamic batch, DYNAMIC_BATCH). A
+        # batch of 2: BatchNorm needs more than one value per channel at 1x1.
+        "shufflenetv2": (shufflenet_small, torch.zeros(2, 3, 32, 32)),
         # Transformers (12 tokens a sequence, as lstmlm's): a TransformerEncoder
         # classifier, a GPT-style language model with a label per token.
         "transformer": (TokenTransformer, torch.zeros(1, 12, dtype=torch.long)),
@@ -354,13 +361,22 @@ def build(name):
     return ctor(), example
 
 
+# Models exported with a symbolic batch dimension: their shape arithmetic reads
+# the batch from x.size(), which torch would otherwise fold into constants
+# holding the example's batch size (mgs evaluates it at import for the batch
+# size it compiles for). Attention's head split does so too.
+DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit"}
+
+
 def export(name, opset, out_dir):
     torch.manual_seed(0)
     model, example = build(name)
     model.train()
     path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
     tmp = path + ".tmp"
-    dynamic = {"input": {0: "batch"}, "logits": {0: "rows"}} if name in DYNAMIC_BATCH else None
+    # (The GPT's logits have a row per token: a symbol of their own.)
+    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name == "gpt" else "N"}} \
+        if name in DYNAMIC_BATCH else None
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"], dynamic_axes=dynamic)
