@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "Buffers.h"
 #include "ConstantFolding.h"
 #include "ModelIO.h"
 #include "OpConverters.h"
@@ -109,11 +110,14 @@ public:
   FailureOr<std::vector<float>> constantFloats(int i) override;
   FailureOr<bool> constantBool(int i) override;
   void markStateParameter(int i) override;
+  bool inputIsConstant(int i) const override;
+  FailureOr<const onnx::TensorProto *> constantInput(int i) override;
   bool inputIsParameter(int i) const override {
     if (!hasInput(i))
       return false;
     auto it = initializers.find(curNode->input(i));
-    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT;
+    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT &&
+           !bufferInitializers.contains(curNode->input(i));
   }
   FailureOr<RankedTensorType> outputType(int i, Type elementType) override;
   void setOutput(int i, Value value) override { values[curNode->output(i)] = value; }
@@ -128,8 +132,6 @@ private:
   FailureOr<RankedTensorType> initializerType(const onnx::TensorProto &t, Location loc);
   FailureOr<Value> parameterValue(StringRef name, const onnx::TensorProto &t);
   FailureOr<Value> constantValue(StringRef name, const onnx::TensorProto &t);
-  /// The constant tensor (initializer or Constant node) feeding input `i`.
-  FailureOr<const onnx::TensorProto *> constantInput(int i);
   LogicalResult recordConstant();
   /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
   /// sets `folded` when it did.
@@ -163,6 +165,9 @@ private:
   SmallVector<std::pair<std::string, size_t>> indexArgs;
   llvm::StringMap<Value> indexValues;
   llvm::StringMap<const onnx::TensorProto *> initializers, constants;
+  /// FLOAT initializers used only where no gradient flows (Buffers.h):
+  /// constants, not parameters.
+  llvm::StringSet<> bufferInitializers;
   std::deque<onnx::TensorProto> ownedConstants;
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
   llvm::StringMap<std::string> rejected;
@@ -261,7 +266,8 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
   if (auto it = constants.find(name); it != constants.end())
     v = constantValue(name, *it->second);
   else if (auto it = initializers.find(name); it != initializers.end())
-    v = parameterValue(name, *it->second);
+    v = bufferInitializers.contains(name) ? constantValue(name, *it->second)
+                                          : parameterValue(name, *it->second);
   else
     return mlir::emitError(useLoc)
            << user << name
@@ -338,6 +344,17 @@ FailureOr<bool> GraphImporter::constantBool(int i) {
   return tensor.has_raw_data() ? tensor.raw_data()[0] != 0 : tensor.int32_data(0) != 0;
 }
 
+bool GraphImporter::inputIsConstant(int i) const {
+  if (!hasInput(i))
+    return false;
+  const std::string &name = curNode->input(i);
+  if (constants.count(name))
+    return true;
+  auto it = initializers.find(name);
+  return it != initializers.end() && (it->second->data_type() != onnx::TensorProto::FLOAT ||
+                                      bufferInitializers.contains(name));
+}
+
 void GraphImporter::markStateParameter(int i) {
   if (!hasInput(i))
     return;
@@ -375,9 +392,10 @@ const onnx::TensorProto *GraphImporter::foldableConstant(const std::string &name
   if (auto it = constants.find(name); it != constants.end())
     return it->second;
   // FLOAT initializers are parameters: computing with them is training
-  // them, so they are never folded away.
+  // them, so they are never folded away (unless no gradient reaches them).
   if (auto it = initializers.find(name);
-      it != initializers.end() && it->second->data_type() != onnx::TensorProto::FLOAT)
+      it != initializers.end() && (it->second->data_type() != onnx::TensorProto::FLOAT ||
+                                   bufferInitializers.contains(name)))
     return it->second;
   return nullptr;
 }
@@ -485,6 +503,7 @@ LogicalResult GraphImporter::emitNotStatic(bool hasConverter, int outputType) {
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
+  bufferInitializers = nonDifferentiableInitializers(graph);
   for (const auto &vi : graph.input())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.value_info())
@@ -638,6 +657,8 @@ SmallVector<StringRef> supportedOpTypes() {
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);
+  // Expand is folded or converted: listed once.
+  ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   return ops;
 }
 

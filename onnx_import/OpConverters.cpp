@@ -9,6 +9,7 @@
 
 #include "OpConverters.h"
 #include "ConstantFolding.h"
+#include "converters/Attention.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
 #include "converters/Split.h"
@@ -451,7 +452,9 @@ LogicalResult convertReshapeLike(NodeImporter &n) { return convertReshape(n); }
 
 /// Gather at an INT64 graph input's indices (an embedding, axis 0), or of a
 /// computed tensor at one constant index (PyTorch's h[-1]: the slice at that
-/// index, the axis dropped). Constant data is evaluated at import.
+/// index, the axis dropped) or at consecutive constant indices (position ids,
+/// arange(T): the slice, reshaped to the result). Constant data is evaluated
+/// at import.
 LogicalResult convertGather(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -473,29 +476,49 @@ LogicalResult convertGather(NodeImporter &n) {
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   const int64_t rank = static_cast<int64_t>(shape.size());
-  if (index->size() != 1 || type->getRank() != rank - 1)
-    return n.emitError() << "mgs gathers a computed tensor at one index given as a scalar "
-                            "(rank 0) only; input 1 holds "
-                         << index->size() << " value(s) of rank "
-                         << type->getRank() - (rank - 1);
   int64_t axis = n.intAttr("axis", 0);
   if (axis < -rank || axis >= rank)
     return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
-  int64_t i = (*index)[0];
-  if (i < -shape[axis] || i >= shape[axis])
-    return n.emitError() << "index " << i << " is out of range for dimension " << axis
-                         << " of size " << shape[axis];
-  if (i < 0)
-    i += shape[axis];
+  SmallVector<int64_t> at(*index);
+  for (int64_t &i : at) {
+    if (i < -shape[axis] || i >= shape[axis])
+      return n.emitError() << "index " << i << " is out of range for dimension " << axis
+                           << " of size " << shape[axis];
+    if (i < 0)
+      i += shape[axis];
+  }
+  const int64_t count = static_cast<int64_t>(at.size());
+  if (count == 0)
+    return n.emitError() << "input 1 holds no index";
+  for (int64_t j = 1; j < count; ++j)
+    if (at[j] != at[0] + j)
+      return n.emitError() << "mgs gathers a computed tensor at one constant index or at "
+                              "consecutive ones (a range: position ids) only; input 1 holds "
+                           << count << " values, " << at[j - 1] << " then " << at[j];
+  // The slice [at[0], at[0] + count) along the axis, reshaped to the result
+  // (the axis dropped for a scalar index, replaced by the indices' shape).
   OpBuilder &b = n.builder();
   Value slice = *x;
-  if (shape[axis] > 1) {
-    SmallVector<int64_t> pieceShape(shape);
-    pieceShape[axis] = 1;
-    SmallVector<Type> pieces(shape[axis], RankedTensorType::get(pieceShape, b.getF32Type()));
-    slice = SplitOp::create(b, n.loc(), pieces, *x, b.getI64IntegerAttr(axis)).getResult(i);
+  if (count < shape[axis]) {
+    // One index: unit pieces, as mgs has always split (h[-1]); a range: the
+    // rows before, the range, the rows after.
+    SmallVector<int64_t> sizes;
+    if (count == 1)
+      sizes.assign(shape[axis], 1);
+    else
+      for (int64_t size : {at[0], count, shape[axis] - at[0] - count})
+        if (size > 0)
+          sizes.push_back(size);
+    SmallVector<Type> pieces;
+    for (int64_t size : sizes) {
+      SmallVector<int64_t> pieceShape(shape);
+      pieceShape[axis] = size;
+      pieces.push_back(RankedTensorType::get(pieceShape, b.getF32Type()));
+    }
+    slice = SplitOp::create(b, n.loc(), pieces, *x, b.getI64IntegerAttr(axis))
+                .getResult(count == 1 ? at[0] : at[0] > 0 ? 1 : 0);
   }
   n.setOutput(0, ReshapeOp::create(b, n.loc(), *type, slice));
   return success();
@@ -598,6 +621,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertUnary<HardSwishOp>},
+      {"Where", convertWhere},
+      {"Expand", convertExpand},
       {"Split", convertSplit},
   };
   return table;

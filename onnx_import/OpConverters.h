@@ -59,6 +59,11 @@ public:
   virtual bool inputIsParameter(int i) const = 0;
   /// Marks the parameter feeding input `i` as state (not trained).
   virtual void markStateParameter(int i) = 0;
+  /// True when input `i` is a constant known at import (a Constant node, a
+  /// folded node, an initializer other than a FLOAT parameter).
+  virtual bool inputIsConstant(int i) const = 0;
+  /// The constant tensor feeding input `i` (an error if it is not one).
+  virtual mlir::FailureOr<const onnx::TensorProto *> constantInput(int i) = 0;
 
   /// The static type ONNX shape inference gave output `i`; `elementType` is
   /// the element type the converter produces (checked against ONNX's).

@@ -217,6 +217,71 @@ class LayerNormGeluMLP(nn.Module):
         return self.fc3(x)
 
 
+class TokenTransformer(nn.Module):
+    """An nn.TransformerEncoder classifier over token ids [N, T]: an
+    embedding (50 -> 32) plus a learned position embedding, two encoder
+    layers (4 heads, feed-forward 64, ReLU, dropout 0, batch first), the mean
+    over the positions and a linear layer to 4 classes (make_token_data.py's
+    progression steps: steps.npy)."""
+
+    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12, classes=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.randn(1, length, width) * 0.1)
+        layer = nn.TransformerEncoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0,
+                                           batch_first=True)
+        self.encoder = nn.TransformerEncoder(layer, layers)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        return self.fc(self.encoder(self.embed(tokens) + self.pos).mean(1))
+
+
+class GPTBlock(nn.Module):
+    """A pre-LayerNorm decoder block: x + attention(LN(x)) under the causal
+    mask, then x + MLP(LN(x)) with GELU."""
+
+    def __init__(self, width, heads):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(width)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.ln2 = nn.LayerNorm(width)
+        self.fc1 = nn.Linear(width, 4 * width)
+        self.fc2 = nn.Linear(4 * width, width)
+
+    def forward(self, x, mask):
+        y = self.ln1(x)
+        x = x + self.attn(y, y, y, attn_mask=mask, need_weights=False)[0]
+        return x + self.fc2(F.gelu(self.fc1(self.ln2(x))))
+
+
+class TokenGPT(nn.Module):
+    """A GPT-style causal language model: token ids [N, T] into an embedding
+    (50 -> 32) plus a position embedding (a table of T rows read at the
+    position ids 0..T-1, an INT64 buffer: a constant in ONNX), two decoder
+    blocks (4 heads) under a causal mask, a final LayerNorm and a linear layer
+    back to the 50 tokens at every position: logits [N * T, 50], sample-major,
+    as TokenLSTM's. The causal mask is a float buffer (0 on and below the
+    diagonal, -inf above), added to the attention scores: an ONNX
+    initializer like the weights, so mgsc is told to keep it (--freeze mask)."""
+
+    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(length, width)
+        self.blocks = nn.ModuleList([GPTBlock(width, heads) for _ in range(layers)])
+        self.ln = nn.LayerNorm(width)
+        self.out = nn.Linear(width, vocab)
+        self.register_buffer("pos_ids", torch.arange(length))
+        self.register_buffer("mask", torch.triu(torch.full((length, length), float("-inf")), 1))
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos(self.pos_ids)
+        for block in self.blocks:
+            x = block(x, self.mask)
+        return self.out(self.ln(x)).reshape(-1, self.out.out_features)
+
+
 def shufflenet_small():
     """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
     import torchvision.models as tvm
@@ -279,6 +344,16 @@ def build(name):
         # folds at import (exported with a dynamic batch, DYNAMIC_BATCH). A
         # batch of 2: BatchNorm needs more than one value per channel at 1x1.
         "shufflenetv2": (shufflenet_small, torch.zeros(2, 3, 32, 32)),
+        # Transformers (12 tokens a sequence, as lstmlm's): a TransformerEncoder
+        # classifier, a GPT-style language model with a label per token.
+        "transformer": (TokenTransformer, torch.zeros(1, 12, dtype=torch.long)),
+        "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
+        # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
+        # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
+        # 128, 10 classes, dropout 0.
+        "vit": (lambda: tvm.VisionTransformer(image_size=32, patch_size=4, num_layers=2, num_heads=4,
+                                              hidden_dim=64, mlp_dim=128, num_classes=10),
+                torch.zeros(1, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
@@ -289,8 +364,8 @@ def build(name):
 # Models exported with a symbolic batch dimension: their shape arithmetic reads
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
-# size it compiles for).
-DYNAMIC_BATCH = {"shufflenetv2"}
+# size it compiles for). Attention's head split does so too.
+DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit"}
 
 
 def export(name, opset, out_dir):
@@ -299,11 +374,12 @@ def export(name, opset, out_dir):
     model.train()
     path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
     tmp = path + ".tmp"
+    # (The GPT's logits have a row per token: a symbol of their own.)
+    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name == "gpt" else "N"}} \
+        if name in DYNAMIC_BATCH else None
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "N"}, "logits": {0: "N"}}
-                      if name in DYNAMIC_BATCH else None)
+                      input_names=["input"], output_names=["logits"], dynamic_axes=dynamic)
     os.replace(tmp, path)  # never leave a half-written model behind
     count = sum(p.numel() for p in model.parameters())
     print(f"exported {path} ({count:,} parameters)")

@@ -6,8 +6,10 @@ before once the step is seen.
 
     make_token_data.py OUT_DIR [--samples N] [--length T] [--vocab V] [--seed S]
 
-Writes OUT_DIR/tokens.npy (int64, N x T: the inputs) and OUT_DIR/next.npy
-(int64, N x T: the token after each, the labels).
+Writes OUT_DIR/tokens.npy (int64, N x T: the inputs), OUT_DIR/next.npy
+(int64, N x T: the token after each, the labels) and OUT_DIR/steps.npy
+(int64, N: each sequence's step as a class, 0..3 for 1, 2, 3, 5: labels for
+a sequence classifier).
 """
 import argparse
 import os
@@ -26,10 +28,13 @@ def main():
     os.makedirs(args.out_dir, exist_ok=True)
     rng = np.random.default_rng(args.seed)
     start = rng.integers(0, args.vocab, args.samples)
-    step = rng.choice([1, 2, 3, 5], args.samples)
+    steps = np.array([1, 2, 3, 5])
+    step_class = rng.integers(0, len(steps), args.samples)
+    step = steps[step_class]
     seq = (start[:, None] + step[:, None] * np.arange(args.length + 1)[None, :]) % args.vocab
     np.save(os.path.join(args.out_dir, "tokens.npy"), seq[:, :-1].astype(np.int64))
     np.save(os.path.join(args.out_dir, "next.npy"), seq[:, 1:].astype(np.int64))
+    np.save(os.path.join(args.out_dir, "steps.npy"), step_class.astype(np.int64))
 
 
 if __name__ == "__main__":

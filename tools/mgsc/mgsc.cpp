@@ -1,7 +1,7 @@
 //===- mgsc.cpp - The mgs compiler driver: ONNX -> training executable ----===//
 //
 //   mgsc MODEL.onnx -o train_model [--batch-size N] [--inference]
-//        [--emit=exe|obj|llvm|mlir]
+//        [--emit=exe|obj|llvm|mlir] [--freeze NAME|GLOB,...]
 //
 // Imports the model and runs mgs-train-pipeline (lib/Pipelines) on it: the
 // step's passes (train-fuse-batch-norm-relu, train-build-step and, for
@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Importer.h"
+#include "mgs/Analysis/ModelSummary.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/InitAllDialects.h"
 #include "mgs/Pipelines/Pipelines.h"
@@ -38,6 +39,7 @@
 #include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
@@ -86,6 +88,12 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
+cl::list<std::string>
+    freeze("freeze",
+           cl::desc("Parameters (ONNX initializers) kept at their initial values: never updated, "
+                    "never exchanged between workers; names or globs (mask, *.pos_*), e.g. a "
+                    "buffer such as a causal mask that an ONNX file cannot tell from a weight"),
+           cl::value_desc("name,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<std::string> strategy("strategy", cl::desc(mgs::planner::strategyHelp()),
                               cl::value_desc("S"), cl::init("none"), cl::cat(category));
 cl::opt<std::string> profileUse("profile-use",
@@ -178,6 +186,54 @@ bool hasTrainingModeOps(mlir::ModuleOp module) {
                    : mlir::WalkResult::advance();
       })
       .wasInterrupted();
+}
+
+/// Marks the trainable parameters matched by --freeze's patterns as frozen
+/// (not trainable: the step neither updates nor exchanges them) and, unless
+/// --quiet, prints which are trainable and which frozen. A pattern that
+/// matches no trainable parameter is an error naming it.
+bool freezeParameters(mlir::ModuleOp module) {
+  SmallVector<std::pair<std::string, GlobPattern>> patterns;
+  for (const std::string &text : freeze) {
+    Expected<GlobPattern> glob = GlobPattern::create(text);
+    if (!glob) {
+      fail("--freeze '" + text + "': " + toString(glob.takeError()));
+      return false;
+    }
+    patterns.push_back({text, std::move(*glob)});
+  }
+  SmallVector<bool> used(patterns.size(), false);
+  int64_t trainable = 0, trainableValues = 0;
+  std::string frozen;
+  for (auto param : module.getOps<mgs::train::ParameterOp>()) {
+    if (!param.getTrainable())
+      continue;
+    bool match = false;
+    for (auto [i, pattern] : llvm::enumerate(patterns))
+      if (pattern.second.match(param.getSymName())) {
+        used[i] = true;
+        match = true;
+      }
+    int64_t values = param.getTensorType().getNumElements();
+    if (!match) {
+      ++trainable;
+      trainableValues += values;
+      continue;
+    }
+    param.setTrainable(false);
+    frozen += (frozen.empty() ? "" : ", ") + param.getSymName().str() + " (" +
+              mgs::withThousandsSeparators(values) + " values)";
+  }
+  for (auto [i, pattern] : llvm::enumerate(patterns))
+    if (!used[i]) {
+      fail("--freeze '" + pattern.first + "' matches no trainable parameter of the model");
+      return false;
+    }
+  if (!quiet)
+    errs() << "mgsc: " << trainable << " trainable parameters ("
+           << mgs::withThousandsSeparators(trainableValues) << " values); frozen (--freeze): "
+           << frozen << "\n";
+  return true;
 }
 
 /// The batch size the step was built for: dimension 0 of forward's input.
@@ -373,6 +429,8 @@ int main(int argc, char **argv) {
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
+  if (!freeze.empty() && !freezeParameters(*module))
+    return 1;
   if (inference && !evalMode && hasTrainingModeOps(*module))
     warn("the graph's BatchNorm or Dropout is in training mode (batch statistics, random "
          "masks: ONNX's semantics, followed); --eval-mode evaluates with the running "
