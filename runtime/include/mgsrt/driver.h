@@ -176,8 +176,12 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 Status loadDataset(const std::string &path, DataFormat format, Dataset &data);
 
+/// The largest magnitude a sample value may have (checkDataset).
+inline constexpr float kMaxAbsSample = 1e15f;
+
 /// Checks the samples against the model: per-sample element count, labels
-/// per sample, and labels in [0, classes).
+/// per sample, labels in [0, classes), and every value finite and within
+/// +-kMaxAbsSample (naming the sample, or the line of a CSV).
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
                     int64_t classes);
 

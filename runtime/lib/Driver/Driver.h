@@ -111,6 +111,28 @@ private:
   // Workers.cpp
   int setupWorkers();
   int broadcastParams();
+  /// `all` gets every worker's `mine` (the same size on each, at most
+  /// kMaxGather), rank 0's first: one collective. One worker: `mine` itself.
+  int gatherFromWorkers(const std::vector<int32_t> &mine, std::vector<int32_t> &all);
+  static constexpr size_t kMaxGather = 8;
+  Buffer gatherBufs[4]; // values, indices, received values, received indices
+
+  // Nonfinite.cpp
+  /// --on-nonfinite skip: the params and velocities before the step, to go
+  /// back to when it is dropped.
+  int snapshotParams();
+  /// After a step: its loss, its gradients (mgsrt_ctx_take_nonfinite) and
+  /// the running statistics must be finite. Else an error naming the
+  /// iteration and the param (--on-nonfinite stop) or, on every worker alike,
+  /// the step undone (`skipped` set, counted in skippedSteps).
+  int checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossValue, bool &skipped);
+  /// Before a checkpoint or save: every param finite, else an error.
+  int checkFiniteBeforeSave(const char *what);
+  /// `found`: "NAME' (element i: v)" for the first param (state params but
+  /// the residuals alone, if `stateOnly`) holding NaN or infinity, or "".
+  int findNonfiniteParam(bool stateOnly, std::string &found);
+  std::vector<std::vector<float>> snapshot; // params, then velocities
+  int64_t skippedSteps = 0;
 
   // Calibrate.cpp
   int runCalibration();

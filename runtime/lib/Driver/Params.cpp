@@ -122,7 +122,7 @@ int Driver::loadParams() {
 }
 
 int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("the checkpoint"))
     return rc;
   Checkpoint c;
   c.manifest = manifestText;
@@ -150,7 +150,7 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
 }
 
 int Driver::saveWeights() {
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("--save-weights"))
     return rc;
   std::vector<Tensor> ts;
   for (size_t i = 0; i < m.params.size(); ++i) {
@@ -170,7 +170,7 @@ int Driver::saveOnnx() {
   if (m.source.empty())
     return error("--save: the model does not say which ONNX file it was compiled from "
                  "(compiled with inline weights?); use --save-weights");
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("--save"))
     return rc;
   std::vector<const char *> names;
   std::vector<const float *> values;

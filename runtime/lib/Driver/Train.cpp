@@ -265,7 +265,7 @@ int Driver::runTraining() {
     order = trainSet;
     shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
     double lossSum = 0, windowLoss = 0;
-    int64_t windowIters = 0;
+    int64_t windowIters = 0, skippedThisEpoch = 0;
     Clock::time_point windowStart = Clock::now();
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
@@ -279,6 +279,9 @@ int Driver::runTraining() {
         return rc;
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
+      if (o.skipNonfinite)
+        if (int rc = snapshotParams())
+          return rc;
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
@@ -286,11 +289,18 @@ int Driver::runTraining() {
       if (int rc = toHost(loss))
         return rc;
       float l = *loss.f32();
-      lossSum += l;
-      windowLoss += l;
-      ++windowIters;
       ++iterationsDone;
       ++itersThisRun;
+      bool skipped = false;
+      if (int rc = checkStep(epoch, it, iterationsDone, l, skipped))
+        return rc;
+      if (skipped) {
+        ++skippedThisEpoch;
+      } else {
+        lossSum += l;
+        windowLoss += l;
+        ++windowIters;
+      }
       if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
         if (int rc = writeTrace(o.traceSteps))
           return rc;
@@ -304,7 +314,7 @@ int Driver::runTraining() {
         std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",
                     static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs),
                     static_cast<long long>(it + 1), static_cast<long long>(itersPerEpoch),
-                    windowLoss / static_cast<double>(windowIters), rate,
+                    windowLoss / static_cast<double>(std::max<int64_t>(windowIters, 1)), rate,
                     formatDuration(eta).c_str());
         std::fflush(stdout);
         windowLoss = 0;
@@ -312,7 +322,10 @@ int Driver::runTraining() {
         windowStart = Clock::now();
       }
     }
-    double meanLoss = lossSum / static_cast<double>(itersPerEpoch);
+    // NaN when every step of the epoch was dropped.
+    double meanLoss = itersPerEpoch > skippedThisEpoch
+                          ? lossSum / static_cast<double>(itersPerEpoch - skippedThisEpoch)
+                          : std::nan("");
     int status = 0;
     if (!heldOutSet.empty()) {
       if (!evaluate(correct, total, status))
@@ -347,6 +360,10 @@ int Driver::runTraining() {
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
       return rc;
+  if (skippedSteps > 0)
+    std::printf("dropped %lld step(s) whose loss or gradient was not finite "
+                "(--on-nonfinite skip)\n",
+                static_cast<long long>(skippedSteps));
   if (!heldOutSet.empty()) {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))

@@ -83,6 +83,10 @@ struct mgsrt_ctx {
   mgsrt_status_t status = MGSRT_OK;
   std::string message;
   float lr = 0.01f, momentum = 0.0f, weightDecay = 0.0f;
+  /// sgd_update calls whose gradient held a NaN or an infinity since the
+  /// last mgsrt_ctx_take_nonfinite, and the first one's param buffer.
+  int64_t nonfiniteUpdates = 0;
+  const void *firstNonfiniteParam = nullptr;
   uint64_t rngState = 0;
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set

@@ -21,13 +21,20 @@ mgsrt_status_t sgdUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float lr = ctx->lr, momentum = ctx->momentum, wd = ctx->weightDecay;
   // torch.optim.SGD (dampening 0, no nesterov): d = grad + wd * p;
   // buf = momentum * buf + d (buf = d on the first step, the same from a zero
-  // buffer); p -= lr * buf.
-#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  // buffer); p -= lr * buf. `probe` sums 0 * grad: NaN iff some gradient
+  // is NaN or infinite, found as the gradient is read (no extra pass).
+  float probe = 0.0f;
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static) reduction(+ : probe)
   for (int64_t i = 0; i < n; ++i) {
+    probe += 0.0f * grad[i];
     float d = grad[i] + wd * param[i];
     float v = momentum * vel[i] + d;
     vel[i] = v;
     param[i] = param[i] - lr * v;
+  }
+  if (probe != 0.0f) { // NaN
+    if (ctx->nonfiniteUpdates++ == 0)
+      ctx->firstNonfiniteParam = param;
   }
   return MGSRT_OK;
 }
