@@ -94,6 +94,10 @@ private:
 
   // Params.cpp
   int loadParams();
+  /// The run id (a fresh one, or the resumed checkpoints' once every
+  /// worker's file is found to be of the same run and epoch).
+  int agreeOnRun();
+  uint64_t runId = 0;
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
   int saveOnnx();

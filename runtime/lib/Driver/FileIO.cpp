@@ -7,6 +7,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -136,12 +137,7 @@ Status Reader::read(void *dst, uint64_t bytes, const char *what) {
 
 //===--- AtomicWriter -----------------------------------------------------===//
 
-AtomicWriter::~AtomicWriter() {
-  if (file_) {
-    std::fclose(file_);
-    std::remove(tmpPath_.c_str());
-  }
-}
+AtomicWriter::~AtomicWriter() { discard(); }
 
 void AtomicWriter::open(const std::string &path) {
   if (Status s = resolveOutputFile(path, path_); !s.ok()) {
@@ -164,7 +160,7 @@ void AtomicWriter::write(const void *src, uint64_t bytes) {
   crc_ = crc32Of(crc_, src, bytes);
 }
 
-Status AtomicWriter::commit() {
+Status AtomicWriter::finish() {
   std::FILE *f = file_;
   file_ = nullptr;
   if (!status_.ok()) {
@@ -174,6 +170,8 @@ Status AtomicWriter::commit() {
     }
     return status_;
   }
+  if (!f)
+    return status_ = ioError("internal error: '" + path_ + "' written twice");
   bool ok = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
   int err = errno;
   ok = (std::fclose(f) == 0) && ok;
@@ -182,13 +180,53 @@ Status AtomicWriter::commit() {
     std::remove(tmpPath_.c_str());
     return status_;
   }
+  finished_ = true;
+  return status_;
+}
+
+Status AtomicWriter::publish() {
+  if (!status_.ok() || !finished_)
+    return status_;
+  finished_ = false;
   if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) {
     status_ =
         ioError("cannot rename '" + tmpPath_ + "' to '" + path_ + "': " + std::strerror(errno));
     std::remove(tmpPath_.c_str());
     return status_;
   }
+  if (!syncParentDirectory(path_))
+    status_ = ioError("cannot sync the folder of '" + path_ + "' after writing it: " +
+                      std::strerror(errno));
   return status_;
+}
+
+void AtomicWriter::discard() {
+  if (file_)
+    std::fclose(file_);
+  if (file_ || finished_)
+    std::remove(tmpPath_.c_str());
+  file_ = nullptr;
+  finished_ = false;
+}
+
+Status AtomicWriter::commit() {
+  if (Status s = finish(); !s.ok())
+    return s;
+  return publish();
+}
+
+bool syncParentDirectory(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return false;
+  // Some file systems cannot sync a folder (EINVAL): nothing more to do there.
+  bool ok = ::fsync(fd) == 0 || errno == EINVAL;
+  int err = errno;
+  ::close(fd);
+  errno = err;
+  return ok;
 }
 
 //===--- Tensor records ---------------------------------------------------===//

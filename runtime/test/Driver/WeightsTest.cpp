@@ -3,6 +3,8 @@
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 
+#include <zlib.h>
+
 using mgs::rt::Status;
 using namespace mgs::rt::driver;
 using namespace mgs::rt::driver::test;
@@ -147,6 +149,7 @@ TEST(Checkpoint, RoundTrips) {
   c.epochsDone = 3;
   c.iterationsDone = 132;
   c.rngState = 0x123456789abcdefull;
+  c.runId = 0xfeedface12345678ull;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -154,7 +157,8 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 2);
+  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(r.runId, c.runId);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -208,8 +212,9 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
+  // (What MGSCKPT3 writes, less its run id and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 4);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 12);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -219,6 +224,29 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.seed, 5u);
   ASSERT_EQ(r.params.size(), 3u);
   EXPECT_EQ(r.params[2].data, c.params[2].data);
+}
+
+TEST(Checkpoint, ReadsTheSecondFormat) {
+  // MGSCKPT2: MGSCKPT3 without the run id (read as 0, unknown).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.epochsDone = 2;
+  c.runId = 77;
+  c.params = sampleTensors();
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v3", c)));
+  std::string v3 = readFile(dir / "v3");
+  std::string v2 = "MGSCKPT2" + v3.substr(8, v3.size() - 8 - 12);
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef *>(v2.data()), static_cast<uInt>(v2.size())));
+  v2 += std::string(reinterpret_cast<const char *>(&crc), 4);
+  writeFile(dir / "v2", v2);
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v2", r)));
+  EXPECT_EQ(r.version, 2);
+  EXPECT_EQ(r.runId, 0u);
+  EXPECT_EQ(r.epochsDone, 2u);
+  EXPECT_EQ(r.manifest, c.manifest);
 }
 
 } // namespace
