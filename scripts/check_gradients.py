@@ -33,6 +33,7 @@ import os
 import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnx
@@ -45,9 +46,14 @@ import export_models  # noqa: E402
 
 
 def read_weights(path):
-    """The runtime's weights format: MGSW0001, u64 count, (u32 len, name, u32 rank, i64 dims, f32 data)*."""
+    """The runtime's weights format: MGSW0002, u64 count, (u32 len, name, u32 rank, i64 dims,
+    f32 data)*, u32 CRC-32 of all before it (MGSW0001: the same without the CRC)."""
     data = open(path, "rb").read()
-    assert data[:8] == b"MGSW0001", f"{path}: not a weights file"
+    assert data[:8] in (b"MGSW0001", b"MGSW0002"), f"{path}: not a weights file"
+    if data[:8] == b"MGSW0002":
+        (crc,) = struct.unpack_from("<I", data, len(data) - 4)
+        assert zlib.crc32(data[:-4]) == crc, f"{path}: corrupt (its CRC-32 does not match)"
+        data = data[:-4]
     (count,), pos, out = struct.unpack_from("<Q", data, 8), 16, {}
     for _ in range(count):
         (n,) = struct.unpack_from("<I", data, pos)
@@ -59,6 +65,7 @@ def read_weights(path):
         size = int(np.prod(dims)) if rank else 1
         out[name] = np.frombuffer(data, np.float32, size, pos).reshape(dims)
         pos += 4 * size
+    assert pos == len(data), f"{path}: {len(data) - pos} bytes after the last tensor"
     return out
 
 

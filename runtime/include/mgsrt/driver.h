@@ -86,8 +86,10 @@ std::string formatShape(const std::vector<int64_t> &dims);
 
 //===--- Weights files ----------------------------------------------------===//
 //
-// Little-endian: magic "MGSW0001", u64 count, then per tensor: u32 name
-// length, name bytes, u32 rank, i64 dims[rank], float32 data.
+// Little-endian: magic "MGSW0002", u64 count, then per tensor: u32 name
+// length, name bytes, u32 rank, i64 dims[rank], float32 data; a u32 CRC-32
+// of all that last ("MGSW0001", without it, is still read). Every value
+// must be finite.
 
 struct Tensor {
   std::string name;

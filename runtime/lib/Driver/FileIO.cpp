@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <fcntl.h>
@@ -292,9 +293,19 @@ Status readTensorList(Reader &r, std::vector<Tensor> &ts) {
                   " does not fit in the file (corrupt or truncated file)");
   ts.clear();
   ts.resize(count);
-  for (Tensor &t : ts)
+  for (Tensor &t : ts) {
     if (Status s = readTensorRecord(r, t); !s.ok())
       return s;
+    // A NaN or an infinity is a diverged run's (or a corrupt file's): training
+    // from it would only go on producing NaN.
+    for (size_t i = 0; i < t.data.size(); ++i)
+      if (!std::isfinite(t.data[i])) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", static_cast<double>(t.data[i]));
+        return r.fail("tensor '" + t.name + "' holds " + value + " at element " +
+                      std::to_string(i) + " (not finite: a diverged or corrupt file)");
+      }
+  }
   return Status::success();
 }
 

@@ -25,7 +25,8 @@ namespace mgs::rt::driver {
 namespace {
 
 /// A manifest's lines that identify the compiled model: all but `source`
-/// (where the .onnx was, which moving or copying it changes).
+/// (where the .onnx was, which moving or copying it changes) and the
+/// checksum (of all lines, `source` included).
 std::vector<std::string> identityLines(const std::string &manifest) {
   std::vector<std::string> lines;
   size_t pos = 0;
@@ -34,7 +35,7 @@ std::vector<std::string> identityLines(const std::string &manifest) {
     if (end == std::string::npos)
       end = manifest.size();
     std::string line = manifest.substr(pos, end - pos);
-    if (!line.empty() && line.rfind("source ", 0) != 0)
+    if (!line.empty() && line.rfind("source ", 0) != 0 && line.rfind("checksum ", 0) != 0)
       lines.push_back(std::move(line));
     pos = end + 1;
   }

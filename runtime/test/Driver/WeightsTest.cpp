@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 
+#include <cmath>
 #include <zlib.h>
 
 using mgs::rt::Status;
@@ -31,9 +32,9 @@ TEST(Weights, RoundTripsAndMatchesTheManifestInParamOrder) {
   TempDir dir;
   ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
   std::string bytes = readFile(dir / "w");
-  EXPECT_EQ(bytes.substr(0, 8), "MGSW0001");
-  // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4)
-  EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18);
+  EXPECT_EQ(bytes.substr(0, 8), "MGSW0002");
+  // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4) + 4 CRC
+  EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18 + 4);
 
   std::vector<Tensor> ts;
   ASSERT_TRUE(succeeded(readWeights(dir / "w", ts)));
@@ -93,7 +94,8 @@ TEST(Weights, FileErrors) {
   err = readWeights(dir / "magic", ts);
   EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT); // it holds something else
   EXPECT_EQ(err.message, "weights file '" + (dir / "magic") +
-                             "': not a weights file (the magic is not \"MGSW0001\")");
+                             "': not a weights file (the magic is not \"MGSW0002\" or "
+                             "\"MGSW0001\")");
 
   ASSERT_TRUE(succeeded(writeWeights(dir / "good", sampleTensors())));
   std::string good = readFile(dir / "good");
@@ -137,6 +139,35 @@ TEST(Weights, WriteErrorNamesTheFile) {
   Status err = writeWeights("/nonexistent-dir/x.weights", sampleTensors());
   EXPECT_EQ(err.code, MGSRT_ERROR_IO);
   EXPECT_NE(err.message.find("/nonexistent-dir/x.weights"), std::string::npos) << err.message;
+}
+
+// A flipped bit is found by the CRC; the first version (no CRC) is still read;
+// a NaN or an infinity is refused naming the tensor and the element.
+TEST(Weights, ChecksumVersionOneAndFiniteness) {
+  TempDir dir;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
+  std::string bytes = readFile(dir / "w");
+  std::vector<Tensor> ts;
+  std::string flipped = bytes;
+  flipped[52] ^= 0x10; // in fc.weight's data (from byte 49)
+  writeFile(dir / "flipped", flipped);
+  Status err = readWeights(dir / "flipped", ts);
+  EXPECT_EQ(err.message, "weights file '" + (dir / "flipped") +
+                             "': corrupt: its CRC-32 does not match its contents (the file was "
+                             "changed after it was written)");
+  std::string v1 = "MGSW0001" + bytes.substr(8, bytes.size() - 12);
+  writeFile(dir / "v1", v1);
+  ASSERT_TRUE(succeeded(readWeights(dir / "v1", ts)));
+  EXPECT_EQ(ts[1].data, (std::vector<float>{-1.5f, 0.25f}));
+
+  std::vector<Tensor> bad = sampleTensors();
+  bad[1].data[1] = std::nanf("");
+  ASSERT_TRUE(succeeded(writeWeights(dir / "nan", bad)));
+  err = readWeights(dir / "nan", ts);
+  EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(err.message, "weights file '" + (dir / "nan") +
+                             "': tensor 'fc.bias' holds nan at element 1 (not finite: a "
+                             "diverged or corrupt file)");
 }
 
 TEST(Checkpoint, RoundTrips) {
