@@ -389,6 +389,18 @@ MGSRT_EXPORT void mgsrt_comm_destroy(mgsrt_comm_t *comm);
  * ("mpi": MPI_Abort), for a failure on one rank that the others cannot see
  * and would wait for forever. Returns only for groups within one process. */
 MGSRT_EXPORT void mgsrt_comm_abort(mgsrt_comm_t *comm, int code);
+/* Liveness. The progress (a count the caller advances: iterations done) this
+ * rank's heartbeat sends the others: "mpi" starts, at the first call, a
+ * heartbeat on its communication thread (every 0.25 s each rank sends every
+ * other its progress on a communicator of its own), so a rank can tell a
+ * stopped peer (silent) from a slow one (beating, behind). Other backends
+ * ignore it. */
+MGSRT_EXPORT void mgsrt_comm_set_progress(mgsrt_comm_t *comm, int64_t progress);
+/* What this rank last heard from `peer`: 1 with its progress and how many
+ * seconds ago, or 0 when nothing was heard (or the backend keeps no
+ * heartbeat). */
+MGSRT_EXPORT int mgsrt_comm_peer_status(const mgsrt_comm_t *comm, int peer, int64_t *progress,
+                                        double *seconds_ago);
 MGSRT_EXPORT int mgsrt_comm_rank(const mgsrt_comm_t *comm);
 MGSRT_EXPORT int mgsrt_comm_size(const mgsrt_comm_t *comm);
 /* Sets the communicator the context's collectives use (NULL: none; not

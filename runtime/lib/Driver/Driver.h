@@ -25,12 +25,16 @@
 #include "mgsrt/mgsrt.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mgs::rt::driver {
@@ -72,6 +76,7 @@ class Driver {
 public:
   explicit Driver(Options &options) : o(options) {}
   ~Driver() {
+    stopWatchdog();
     for (void *p : deviceMemory)
       mgsrt_free(ctx, p);
     if (ctx)
@@ -145,6 +150,23 @@ private:
   std::string rankPath(const std::string &path) const {
     return rank == 0 ? path : path + ".rank" + std::to_string(rank);
   }
+
+  // Watchdog.cpp: with several workers, ends the job when no progress was
+  // marked for --timeout seconds (kLongAllowance times that for the set-up,
+  // the first iteration, checkpoints and the final saves).
+  static constexpr double kLongAllowance = 3;
+  void startWatchdog();
+  void stopWatchdog();
+  /// Progress: `what` is under way (names it in the error); the next mark
+  /// must come within `allowance` x --timeout. `step` goes to the heartbeat.
+  void markProgress(const char *what, int64_t step, double allowance = 1);
+  [[noreturn]] void reportHang();
+  std::thread watchdog;
+  std::mutex watchdogMutex;
+  std::condition_variable watchdogCv;
+  bool watchdogStop = false; // guarded by watchdogMutex
+  std::atomic<int64_t> watchdogDeadlineNs{0}, watchdogProgress{0};
+  std::atomic<const char *> watchdogWhat{"the set-up"};
 
   // Trace.cpp
   int writeTrace(int64_t iterations);

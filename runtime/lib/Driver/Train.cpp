@@ -156,6 +156,7 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     fillBatch(heldOutSet.data() + start, count);
     if ((status = toDevice(inputs[0])))
       return false;
+    markProgress("the held-out evaluation", watchdogProgress.load());
     if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
       status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
       return false;
@@ -207,6 +208,8 @@ int Driver::runTraining() {
     return rc;
   if (int rc = setupWorkers())
     return rc;
+  if (o.calibrate.empty())
+    startWatchdog(); // the set-up included
   if (int rc = loadParams())
     return rc;
   if (int rc = loadData())
@@ -269,6 +272,8 @@ int Driver::runTraining() {
     Clock::time_point windowStart = Clock::now();
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
+      markProgress("a training step", static_cast<int64_t>(iterationsDone),
+                   itersThisRun == 0 ? kLongAllowance : 1);
       // --trace: iterations 3 .. 2 + N of this run.
       if (!o.trace.empty() && itersThisRun == kTraceWarmup)
         mgsrt_ctx_record_trace(ctx, 1);
@@ -341,6 +346,7 @@ int Driver::runTraining() {
     }
     std::fflush(stdout);
     if (!o.checkpoint.empty()) {
+      markProgress("a checkpoint", static_cast<int64_t>(iterationsDone), kLongAllowance);
       if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
         return rc;
       checkpointCurrent = true;
@@ -356,6 +362,8 @@ int Driver::runTraining() {
     else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
       return rc;
   }
+  markProgress("the final checkpoint and saves", static_cast<int64_t>(iterationsDone),
+               kLongAllowance);
   if (!o.checkpoint.empty() && !checkpointCurrent)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
