@@ -73,8 +73,7 @@ Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, 
   writeTensorList(w, c.params);
   writeTensorList(w, c.velocities);
   w.writeValue(c.runId);
-  const uint32_t crc = w.crc();
-  w.writeValue(crc);
+  w.writeCrc();
   return w.finish();
 }
 
@@ -120,13 +119,8 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       (c.version == 3 && !(body = r.readValue(c.runId, "the run id")).ok()))
     return body;
   if (!v1) {
-    const uint32_t computed = r.crc();
-    uint32_t stored = 0;
-    if (Status s = r.readValue(stored, "the CRC"); !s.ok())
+    if (Status s = r.readCrc(); !s.ok())
       return s;
-    if (stored != computed)
-      return r.fail("corrupt: its CRC-32 does not match its contents (the file was changed "
-                    "after it was written)");
   }
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end");

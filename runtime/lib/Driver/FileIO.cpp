@@ -136,6 +136,17 @@ Status Reader::read(void *dst, uint64_t bytes, const char *what) {
   return Status::success();
 }
 
+Status Reader::readCrc() {
+  const uint32_t computed = crc_;
+  uint32_t stored = 0;
+  if (Status s = readValue(stored, "the CRC"); !s.ok())
+    return s;
+  if (stored != computed)
+    return fail("corrupt: its CRC-32 does not match its contents (the file was changed after it "
+                "was written)");
+  return Status::success();
+}
+
 //===--- AtomicWriter -----------------------------------------------------===//
 
 AtomicWriter::~AtomicWriter() { discard(); }

@@ -49,6 +49,8 @@ public:
   Status fail(const std::string &problem) const;
   /// zlib's CRC-32 of every byte read so far.
   uint32_t crc() const { return crc_; }
+  /// Reads a u32 CRC-32 and checks it against every byte before it.
+  Status readCrc();
 
 private:
   std::FILE *file_ = nullptr;
@@ -86,6 +88,11 @@ public:
   void discard();
   /// zlib's CRC-32 of every byte written so far.
   uint32_t crc() const { return crc_; }
+  /// Writes that CRC-32 (u32), which Reader::readCrc checks.
+  void writeCrc() {
+    const uint32_t crc = crc_;
+    writeValue(crc);
+  }
 
 private:
   std::FILE *file_ = nullptr;

@@ -34,13 +34,8 @@ Status readWeights(const std::string &path, std::vector<Tensor> &tensors) {
   if (Status s = readTensorList(r, tensors); !s.ok())
     return s;
   if (!v1) {
-    const uint32_t computed = r.crc();
-    uint32_t stored = 0;
-    if (Status s = r.readValue(stored, "the CRC"); !s.ok())
+    if (Status s = r.readCrc(); !s.ok())
       return s;
-    if (stored != computed)
-      return r.fail("corrupt: its CRC-32 does not match its contents (the file was changed "
-                    "after it was written)");
   }
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last tensor");
@@ -56,8 +51,7 @@ Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors)
   w.open(path);
   w.write(kMagic, 8);
   writeTensorList(w, tensors);
-  const uint32_t crc = w.crc();
-  w.writeValue(crc);
+  w.writeCrc();
   return w.commit();
 }
 
