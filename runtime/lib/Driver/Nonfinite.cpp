@@ -2,8 +2,8 @@
 //
 // After every step the driver looks at what it already has: the loss (one
 // float), whether an SGD update met a gradient that was not finite (the CPU
-// kernel notes it as it reads the gradient: mgsrt_ctx_take_nonfinite) and the
-// running statistics (BatchNorm's: a few floats a channel). A step that fails
+// kernel notes it as it reads the gradient: mgsrt_ctx_take_nonfinite) and,
+// on the CPU, the running statistics (BatchNorm's: a few floats a channel). A step that fails
 // either ends the run with an error naming the iteration and the param
 // (--on-nonfinite stop, the default) or is undone on every worker alike
 // (--on-nonfinite skip: the workers agree with one small allgather, then go
@@ -93,7 +93,9 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
       what += " (and " + std::to_string(badUpdates - 1) + " more param(s) after it)";
   } else if (!std::isfinite(lossValue)) {
     what = "the loss is " + std::to_string(lossValue);
-  } else {
+  } else if (!m.cuda) {
+    // (On a GPU that would be a copy a statistic each step: there, a
+    // non-finite statistic is caught before a checkpoint or save.)
     std::string stat;
     if (int rc = findNonfiniteParam(/*stateOnly=*/true, stat))
       return rc;
