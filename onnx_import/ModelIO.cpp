@@ -246,26 +246,53 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
 }
 
 bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std::string &error) {
+  // A temporary beside it, synced to the disk, renamed over it, then the
+  // folder synced: a crash leaves the old file or the new one, never part.
   std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+  if (fd < 0) {
+    error = "cannot write '" + tmp + "': " + std::strerror(errno);
+    return false;
+  }
+  bool ok;
+  int err = 0;
   {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) {
-      error = "cannot write '" + tmp + "': " + std::strerror(errno);
-      return false;
-    }
+    google::protobuf::io::FileOutputStream stream(fd);
     errno = 0;
-    if (!model.SerializeToOstream(&out) || !out.flush()) {
-      // errno says why (ENOSPC on a full file system); the old file is kept.
-      error = "cannot write '" + tmp + "': " + std::strerror(errno ? errno : EIO) +
-              " (the old '" + path + "', if any, is unchanged)";
-      std::remove(tmp.c_str());
-      return false;
-    }
+    ok = model.SerializeToZeroCopyStream(&stream) && stream.Flush();
+    err = stream.GetErrno() ? stream.GetErrno() : errno;
+  }
+  if (ok && ::fsync(fd) != 0) {
+    ok = false;
+    err = errno;
+  }
+  if (::close(fd) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    // errno says why (ENOSPC on a full file system); the old file is kept.
+    error = "cannot write '" + tmp + "': " + std::strerror(err ? err : EIO) + " (the old '" +
+            path + "', if any, is unchanged)";
+    std::remove(tmp.c_str());
+    return false;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
     error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
     std::remove(tmp.c_str());
     return false;
+  }
+  std::string dir = std::filesystem::path(path).parent_path().string();
+  int dirFd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dirFd >= 0) {
+    // Some file systems cannot sync a folder (EINVAL): the rename stands.
+    bool synced = ::fsync(dirFd) == 0 || errno == EINVAL;
+    err = errno;
+    ::close(dirFd);
+    if (!synced) {
+      error = "cannot sync the folder of '" + path + "' after writing it: " + std::strerror(err);
+      return false;
+    }
   }
   return true;
 }

@@ -42,6 +42,7 @@ import os
 import struct
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnx
@@ -71,10 +72,17 @@ def read_records(data, pos):
 
 
 def read_weights(path):
-    """The runtime's weights format: MGSW0001, then the tensor records."""
+    """The runtime's weights format: MGSW0002, the tensor records, a u32 CRC-32 of all before
+    it (MGSW0001: the same without the CRC)."""
     data = open(path, "rb").read()
-    assert data[:8] == b"MGSW0001", f"{path}: not a weights file"
-    return read_records(data, 8)[0]
+    assert data[:8] in (b"MGSW0001", b"MGSW0002"), f"{path}: not a weights file"
+    if data[:8] == b"MGSW0002":
+        (crc,) = struct.unpack_from("<I", data, len(data) - 4)
+        assert zlib.crc32(data[:-4]) == crc, f"{path}: corrupt (its CRC-32 does not match)"
+        data = data[:-4]
+    out, pos = read_records(data, 8)
+    assert pos == len(data), f"{path}: {len(data) - pos} bytes after the last tensor"
+    return out
 
 
 # mgsc's options per model: the GPT's causal mask is a buffer (an ONNX

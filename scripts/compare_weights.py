@@ -3,12 +3,13 @@
 
     compare_weights.py A.weights B.weights [--tol T] [--exclude REGEX]
 
-Either file may be a checkpoint (MGSCKPT2): its params are compared (the
+Either file may be a checkpoint (MGSCKPT2 or MGSCKPT3): its params are compared (the
 workers' checkpoints of one run hold the same params when they stay in step).
 
 Prints the largest relative difference ||a - b|| / ||b|| over the tensors and
-exits 1 if it exceeds --tol (default 1e-5) or the tensors differ in names or
-shapes.
+exits 1 if it exceeds --tol (default 1e-5), if the tensors differ in names or
+shapes, or if any value of either file is NaN or infinite (a NaN compares as
+no difference at all, so it must fail on its own).
 """
 import argparse
 import os
@@ -25,7 +26,7 @@ from check_gradients import read_records, read_weights  # noqa: E402
 def read_params(path):
     """A weights file's tensors, or a checkpoint's params (its first tensor list)."""
     data = open(path, "rb").read()
-    if data[:8] != b"MGSCKPT2":
+    if data[:8] not in (b"MGSCKPT2", b"MGSCKPT3"):
         return read_weights(path)
     (length,) = struct.unpack_from("<Q", data, 8)
     pos = 16 + length + 6 * 8  # seed, holdout, samples, epochs, iterations, rng state
@@ -45,11 +46,26 @@ def main():
     a, b = read_params(args.a), read_params(args.b)
     if args.exclude:
         a, b = ({n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in (a, b))
-    if list(a) != list(b) or any(a[n].shape != b[n].shape for n in a):
-        print("the files hold different tensors")
+    if list(a) != list(b):
+        print(f"the files hold different tensors: {list(a)} vs {list(b)}")
         return 1
-    worst = max((float(np.linalg.norm(a[n] - b[n]) / max(np.linalg.norm(b[n]), 1e-30)), n)
-                for n in a)
+    for n in a:
+        if a[n].shape != b[n].shape:
+            print(f"tensor {n} has shape {a[n].shape} in {args.a}, {b[n].shape} in {args.b}")
+            return 1
+        for path, t in ((args.a, a[n]), (args.b, b[n])):
+            if not np.all(np.isfinite(t)):
+                print(f"tensor {n} of {path} holds NaN or infinity")
+                return 1
+    if not a:
+        print("the files hold no tensors")
+        return 1
+    diffs = [(float(np.linalg.norm(a[n] - b[n]) / max(np.linalg.norm(b[n]), 1e-30)), n)
+             for n in a]
+    if not all(np.isfinite(d) for d, _ in diffs):  # an overflow in the norms
+        print("a difference is not finite")
+        return 1
+    worst = max(diffs)
     print(f"max relative difference {worst[0]:.2e} ({worst[1]}), tolerance {args.tol:g}")
     return 0 if worst[0] <= args.tol else 1
 

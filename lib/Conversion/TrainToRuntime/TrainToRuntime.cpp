@@ -221,6 +221,11 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (!source.getValue().contains('\n'))
         manifest += item(manifest::kSource) + " " + source.getValue().str();
     manifest += "\n";
+    // Last, the checksum of all the above (the runtime refuses a patched one).
+    char sum[17];
+    std::snprintf(sum, sizeof sum, "%016llx",
+                  static_cast<unsigned long long>(manifest::checksum(manifest)));
+    manifest += std::string(manifest::kChecksum) + " " + sum + "\n";
     emitManifest(module, manifest);
     if (!train)
       emitNoTrainStep(module);

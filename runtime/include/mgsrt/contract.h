@@ -400,6 +400,20 @@ inline constexpr std::string_view kDensitySchedule = "density_schedule";
 inline constexpr std::string_view kInstrumented = "instrumented"; ///< always "1"
 inline constexpr std::string_view kMark = "mark";                 ///< B NAME
 inline constexpr std::string_view kSource = "source";             ///< the rest of the line
+/// "checksum HEX", the last line (optional: older executables lack it): 16
+/// hex digits of checksum() over every byte before the line, so an
+/// executable whose manifest was patched (an arena size) is refused before
+/// anything is allocated from it.
+inline constexpr std::string_view kChecksum = "checksum";
+/// FNV-1a 64.
+inline constexpr uint64_t checksum(std::string_view text) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (char c : text) {
+    h ^= static_cast<unsigned char>(c);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
 /// Parameters named with this prefix are the compiler's error-feedback
 /// residuals (state, not the model's: --save leaves them out).
 inline constexpr std::string_view kResidualPrefix = "mgs.residual/";

@@ -86,8 +86,10 @@ std::string formatShape(const std::vector<int64_t> &dims);
 
 //===--- Weights files ----------------------------------------------------===//
 //
-// Little-endian: magic "MGSW0001", u64 count, then per tensor: u32 name
-// length, name bytes, u32 rank, i64 dims[rank], float32 data.
+// Little-endian: magic "MGSW0002", u64 count, then per tensor: u32 name
+// length, name bytes, u32 rank, i64 dims[rank], float32 data; a u32 CRC-32
+// of all that last ("MGSW0001", without it, is still read). Every value
+// must be finite.
 
 struct Tensor {
   std::string name;
@@ -109,16 +111,17 @@ Status matchWeights(const Manifest &manifest, const std::string &path,
 struct Checkpoint {
   /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
   /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
-  /// then empty and `manifestHash` set (written files are always MGSCKPT2).
+  /// then empty and `manifestHash` set (written files are always MGSCKPT3).
   std::string manifest;
   uint64_t manifestHash = 0;
-  int version = 2; // the format read: 1 (MGSCKPT1) or 2
+  int version = 3; // the format read: 1 (MGSCKPT1), 2 or 3
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
   uint64_t epochsDone = 0;      // the next epoch to run (0-based)
   uint64_t iterationsDone = 0;  // training iterations run so far, all epochs
   uint64_t rngState = 0;        // the context's dropout stream
+  uint64_t runId = 0;           // the run that wrote it (0: unknown, MGSCKPT1/2)
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };
@@ -176,8 +179,12 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 Status loadDataset(const std::string &path, DataFormat format, Dataset &data);
 
+/// The largest magnitude a sample value may have (checkDataset).
+inline constexpr float kMaxAbsSample = 1e15f;
+
 /// Checks the samples against the model: per-sample element count, labels
-/// per sample, and labels in [0, classes).
+/// per sample, labels in [0, classes), and every value finite and within
+/// +-kMaxAbsSample (naming the sample, or the line of a CSV).
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
                     int64_t classes);
 

@@ -81,6 +81,12 @@ MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2
 /* The dropout random stream: its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
+/* Non-finite gradients: the CPU's mgsrt_sgd_update notes, as it reads each
+ * gradient (no extra pass), whether it held a NaN or an infinity. Returns how
+ * many updates met one since the last call, sets *param (may be NULL) to the
+ * param buffer of the first of them (NULL if none), and starts counting
+ * afresh. A GPU context's updates are not watched: it returns 0. */
+MGSRT_EXPORT int64_t mgsrt_ctx_take_nonfinite(mgsrt_ctx_t *ctx, const void **param);
 
 /*===--- Devices ----------------------------------------------------------===*
  * A context runs its kernels on the CPU (the default) or on a GPU. On a GPU
@@ -406,6 +412,18 @@ MGSRT_EXPORT void mgsrt_comm_destroy(mgsrt_comm_t *comm);
  * ("mpi": MPI_Abort), for a failure on one rank that the others cannot see
  * and would wait for forever. Returns only for groups within one process. */
 MGSRT_EXPORT void mgsrt_comm_abort(mgsrt_comm_t *comm, int code);
+/* Liveness. The progress (a count the caller advances: iterations done) this
+ * rank's heartbeat sends the others: "mpi" starts, at the first call, a
+ * heartbeat on its communication thread (every 0.25 s each rank sends every
+ * other its progress on a communicator of its own), so a rank can tell a
+ * stopped peer (silent) from a slow one (beating, behind). Other backends
+ * ignore it. */
+MGSRT_EXPORT void mgsrt_comm_set_progress(mgsrt_comm_t *comm, int64_t progress);
+/* What this rank last heard from `peer`: 1 with its progress and how many
+ * seconds ago, or 0 when nothing was heard (or the backend keeps no
+ * heartbeat). */
+MGSRT_EXPORT int mgsrt_comm_peer_status(const mgsrt_comm_t *comm, int peer, int64_t *progress,
+                                        double *seconds_ago);
 MGSRT_EXPORT int mgsrt_comm_rank(const mgsrt_comm_t *comm);
 MGSRT_EXPORT int mgsrt_comm_size(const mgsrt_comm_t *comm);
 /* Sets the communicator the context's collectives use (NULL: none; not

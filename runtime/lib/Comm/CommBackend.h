@@ -74,6 +74,15 @@ public:
   /// cannot see would leave them waiting in a collective). A group living in
   /// one process has nothing to end: it returns.
   virtual void abortGroup(int code) {}
+  /// Liveness: the progress (a count the caller advances, e.g. iterations)
+  /// this rank's heartbeat sends the others. "mpi" starts a heartbeat on its
+  /// communication thread at the first call; other backends ignore it.
+  virtual void setProgress(int64_t progress) {}
+  /// What this rank last heard from `peer`: its progress and how long ago;
+  /// false when nothing was heard (or the backend keeps no heartbeat).
+  virtual bool peerStatus(int peer, int64_t &progress, double &secondsAgo) const {
+    return false;
+  }
 
   // Point-to-point messages, for the collectives built from them
   // (SparseCollectives.h). A task runs on the backend's communication thread

@@ -398,6 +398,24 @@ void mgsrt_comm_abort(mgsrt_comm_t *comm, int code) {
     comm->backend->abortGroup(code);
 }
 
+void mgsrt_comm_set_progress(mgsrt_comm_t *comm, int64_t progress) {
+  if (comm)
+    comm->backend->setProgress(progress);
+}
+
+int mgsrt_comm_peer_status(const mgsrt_comm_t *comm, int peer, int64_t *progress,
+                           double *seconds_ago) {
+  int64_t p = 0;
+  double ago = 0;
+  if (!comm || !comm->backend->peerStatus(peer, p, ago))
+    return 0;
+  if (progress)
+    *progress = p;
+  if (seconds_ago)
+    *seconds_ago = ago;
+  return 1;
+}
+
 int mgsrt_comm_rank(const mgsrt_comm_t *comm) { return comm ? comm->backend->rank() : -1; }
 
 int mgsrt_comm_size(const mgsrt_comm_t *comm) { return comm ? comm->backend->size() : -1; }

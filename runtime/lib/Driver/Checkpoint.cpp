@@ -3,7 +3,7 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT2"
+//   magic            8 bytes  "MGSCKPT3"
 //   manifest         u64 length + the bytes of mgs_model_manifest()'s text
 //                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
@@ -17,10 +17,13 @@
 //                    param order: SGD's velocity of each trainable param,
 //                    named like it, or AdamW's moments, two records a param:
 //                    exp_avg/NAME then exp_avg_sq/NAME
+//   run_id           u64      the run that wrote it (every worker's file of
+//                             one run has the same; a resumed run keeps it)
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
-// The first format, "MGSCKPT1", is still read: a u64 FNV-1a 64 of the
-// manifest in place of its text, and no CRC.
+// The earlier formats are still read: "MGSCKPT2" (no run_id: read as 0,
+// unknown) and "MGSCKPT1" (also a u64 FNV-1a 64 of the manifest in place of
+// its text, and no CRC).
 //
 // A tensor record is the weights-file record: u32 name length, name bytes,
 // u32 rank, i64 dims[rank], float32 data.
@@ -35,7 +38,8 @@ namespace mgs::rt::driver {
 
 namespace {
 constexpr char kMagicV1[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
+constexpr char kMagicV2[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
 /// A manifest longer than this is not one mgsc wrote.
 constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 } // namespace
@@ -51,6 +55,12 @@ uint64_t fnv1a64(std::string_view text) {
 
 Status writeCheckpoint(const std::string &path, const Checkpoint &c) {
   AtomicWriter w;
+  if (Status s = writeCheckpointUnpublished(path, c, w); !s.ok())
+    return s;
+  return w.publish();
+}
+
+Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, AtomicWriter &w) {
   const uint64_t manifestBytes = c.manifest.size();
   w.open(path);
   w.write(kMagic, 8);
@@ -64,9 +74,9 @@ Status writeCheckpoint(const std::string &path, const Checkpoint &c) {
   w.writeValue(c.rngState);
   writeTensorList(w, c.params);
   writeTensorList(w, c.velocities);
-  const uint32_t crc = w.crc();
-  w.writeValue(crc);
-  return w.commit();
+  w.writeValue(c.runId);
+  w.writeCrc();
+  return w.finish();
 }
 
 Status readCheckpoint(const std::string &path, Checkpoint &c) {
@@ -77,11 +87,14 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   if (Status s = r.read(magic, 8, "the magic"); !s.ok())
     return s;
   const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
-  if (!v1 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT2\" or \"MGSCKPT1\")");
+  const bool v2 = std::memcmp(magic, kMagicV2, 8) == 0;
+  if (!v1 && !v2 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT3\", \"MGSCKPT2\" or "
+                  "\"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
-  c.version = v1 ? 1 : 2;
+  c.runId = 0;
+  c.version = v1 ? 1 : v2 ? 2 : 3;
   if (v1) {
     if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
       return s;
@@ -104,16 +117,12 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       !(body = r.readValue(c.epochsDone, "the header")).ok() ||
       !(body = r.readValue(c.iterationsDone, "the header")).ok() ||
       !(body = r.readValue(c.rngState, "the header")).ok() ||
-      !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok())
+      !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok() ||
+      (c.version == 3 && !(body = r.readValue(c.runId, "the run id")).ok()))
     return body;
   if (!v1) {
-    const uint32_t computed = r.crc();
-    uint32_t stored = 0;
-    if (Status s = r.readValue(stored, "the CRC"); !s.ok())
+    if (Status s = r.readCrc(); !s.ok())
       return s;
-    if (stored != computed)
-      return r.fail("corrupt: its CRC-32 does not match its contents (the file was changed "
-                    "after it was written)");
   }
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end");

@@ -660,6 +660,23 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                     std::to_string(labelsPerSample) + " per sample (labels of shape (N, " +
                     std::to_string(labelsPerSample) + "))");
   }
+  // NaN, infinity and absurd magnitudes (a float64 1e39 becomes float32
+  // infinity; 1e20 squared overflows BatchNorm's variance) name their sample.
+  for (size_t k = 0; k < data.samples.size(); ++k) {
+    const float v = data.samples[k];
+    if (std::fabs(v) <= kMaxAbsSample) // false for NaN
+      continue;
+    const int64_t i = static_cast<int64_t>(k) / data.sampleSize;
+    std::string where = static_cast<size_t>(i) < data.lines.size()
+                            ? "line " + std::to_string(data.lines[i])
+                            : "sample " + std::to_string(i) + " (counting from 0)";
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", static_cast<double>(v));
+    return badInput("data '" + data.source + "': " + where + ", value " +
+                    std::to_string(k % static_cast<size_t>(data.sampleSize)) + " is " + value +
+                    " (after scaling), beyond the +-1e15 a sample value may hold (NaN and "
+                    "infinity included)");
+  }
   for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
     if (data.labels[k] < 0 || data.labels[k] >= classes) {
       const int64_t i = k / data.labelsPerSample;

@@ -25,12 +25,16 @@
 #include "mgsrt/mgsrt.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
+#include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace mgs::rt::driver {
@@ -76,6 +80,7 @@ class Driver {
 public:
   explicit Driver(Options &options) : o(options) {}
   ~Driver() {
+    stopWatchdog();
     for (void *p : deviceMemory)
       mgsrt_free(ctx, p);
     if (ctx)
@@ -98,6 +103,10 @@ private:
 
   // Params.cpp
   int loadParams();
+  /// The run id (a fresh one, or the resumed checkpoints' once every
+  /// worker's file is found to be of the same run and epoch).
+  int agreeOnRun();
+  uint64_t runId = 0;
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
   int saveOnnx();
@@ -117,6 +126,28 @@ private:
   // Workers.cpp
   int setupWorkers();
   int broadcastParams();
+  /// `all` gets every worker's `mine` (the same size on each, at most
+  /// kMaxGather), rank 0's first: one collective. One worker: `mine` itself.
+  int gatherFromWorkers(const std::vector<int32_t> &mine, std::vector<int32_t> &all);
+  static constexpr size_t kMaxGather = 8;
+  Buffer gatherBufs[4]; // values, indices, received values, received indices
+
+  // Nonfinite.cpp
+  /// --on-nonfinite skip: the params and velocities before the step, to go
+  /// back to when it is dropped.
+  int snapshotParams();
+  /// After a step: its loss, its gradients (mgsrt_ctx_take_nonfinite) and
+  /// the running statistics must be finite. Else an error naming the
+  /// iteration and the param (--on-nonfinite stop) or, on every worker alike,
+  /// the step undone (`skipped` set, counted in skippedSteps).
+  int checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossValue, bool &skipped);
+  /// Before a checkpoint or save: every param finite, else an error.
+  int checkFiniteBeforeSave(const char *what);
+  /// `found`: "NAME' (element i: v)" for the first param (state params but
+  /// the residuals alone, if `stateOnly`) holding NaN or infinity, or "".
+  int findNonfiniteParam(bool stateOnly, std::string &found);
+  std::vector<std::vector<float>> snapshot; // params, then velocities
+  int64_t skippedSteps = 0;
 
   // Calibrate.cpp
   int runCalibration();
@@ -125,6 +156,23 @@ private:
   std::string rankPath(const std::string &path) const {
     return rank == 0 ? path : path + ".rank" + std::to_string(rank);
   }
+
+  // Watchdog.cpp: with several workers, ends the job when no progress was
+  // marked for --timeout seconds (kLongAllowance times that for the set-up,
+  // the first iteration, checkpoints and the final saves).
+  static constexpr double kLongAllowance = 3;
+  void startWatchdog();
+  void stopWatchdog();
+  /// Progress: `what` is under way (names it in the error); the next mark
+  /// must come within `allowance` x --timeout. `step` goes to the heartbeat.
+  void markProgress(const char *what, int64_t step, double allowance = 1);
+  [[noreturn]] void reportHang();
+  std::thread watchdog;
+  std::mutex watchdogMutex;
+  std::condition_variable watchdogCv;
+  bool watchdogStop = false; // guarded by watchdogMutex
+  std::atomic<int64_t> watchdogDeadlineNs{0}, watchdogProgress{0};
+  std::atomic<const char *> watchdogWhat{"the set-up"};
 
   // Trace.cpp
   int writeTrace(int64_t iterations);

@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -134,14 +136,20 @@ Status Reader::read(void *dst, uint64_t bytes, const char *what) {
   return Status::success();
 }
 
+Status Reader::readCrc() {
+  const uint32_t computed = crc_;
+  uint32_t stored = 0;
+  if (Status s = readValue(stored, "the CRC"); !s.ok())
+    return s;
+  if (stored != computed)
+    return fail("corrupt: its CRC-32 does not match its contents (the file was changed after it "
+                "was written)");
+  return Status::success();
+}
+
 //===--- AtomicWriter -----------------------------------------------------===//
 
-AtomicWriter::~AtomicWriter() {
-  if (file_) {
-    std::fclose(file_);
-    std::remove(tmpPath_.c_str());
-  }
-}
+AtomicWriter::~AtomicWriter() { discard(); }
 
 void AtomicWriter::open(const std::string &path) {
   if (Status s = resolveOutputFile(path, path_); !s.ok()) {
@@ -164,7 +172,7 @@ void AtomicWriter::write(const void *src, uint64_t bytes) {
   crc_ = crc32Of(crc_, src, bytes);
 }
 
-Status AtomicWriter::commit() {
+Status AtomicWriter::finish() {
   std::FILE *f = file_;
   file_ = nullptr;
   if (!status_.ok()) {
@@ -174,6 +182,8 @@ Status AtomicWriter::commit() {
     }
     return status_;
   }
+  if (!f)
+    return status_ = ioError("internal error: '" + path_ + "' written twice");
   bool ok = std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
   int err = errno;
   ok = (std::fclose(f) == 0) && ok;
@@ -182,13 +192,53 @@ Status AtomicWriter::commit() {
     std::remove(tmpPath_.c_str());
     return status_;
   }
+  finished_ = true;
+  return status_;
+}
+
+Status AtomicWriter::publish() {
+  if (!status_.ok() || !finished_)
+    return status_;
+  finished_ = false;
   if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) {
     status_ =
         ioError("cannot rename '" + tmpPath_ + "' to '" + path_ + "': " + std::strerror(errno));
     std::remove(tmpPath_.c_str());
     return status_;
   }
+  if (!syncParentDirectory(path_))
+    status_ = ioError("cannot sync the folder of '" + path_ + "' after writing it: " +
+                      std::strerror(errno));
   return status_;
+}
+
+void AtomicWriter::discard() {
+  if (file_)
+    std::fclose(file_);
+  if (file_ || finished_)
+    std::remove(tmpPath_.c_str());
+  file_ = nullptr;
+  finished_ = false;
+}
+
+Status AtomicWriter::commit() {
+  if (Status s = finish(); !s.ok())
+    return s;
+  return publish();
+}
+
+bool syncParentDirectory(const std::string &path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY);
+  if (fd < 0)
+    return false;
+  // Some file systems cannot sync a folder (EINVAL): nothing more to do there.
+  bool ok = ::fsync(fd) == 0 || errno == EINVAL;
+  int err = errno;
+  ::close(fd);
+  errno = err;
+  return ok;
 }
 
 //===--- Tensor records ---------------------------------------------------===//
@@ -254,9 +304,19 @@ Status readTensorList(Reader &r, std::vector<Tensor> &ts) {
                   " does not fit in the file (corrupt or truncated file)");
   ts.clear();
   ts.resize(count);
-  for (Tensor &t : ts)
+  for (Tensor &t : ts) {
     if (Status s = readTensorRecord(r, t); !s.ok())
       return s;
+    // A NaN or an infinity is a diverged run's (or a corrupt file's): training
+    // from it would only go on producing NaN.
+    for (size_t i = 0; i < t.data.size(); ++i)
+      if (!std::isfinite(t.data[i])) {
+        char value[32];
+        std::snprintf(value, sizeof value, "%g", static_cast<double>(t.data[i]));
+        return r.fail("tensor '" + t.name + "' holds " + value + " at element " +
+                      std::to_string(i) + " (not finite: a diverged or corrupt file)");
+      }
+  }
   return Status::success();
 }
 

@@ -49,6 +49,8 @@ public:
   Status fail(const std::string &problem) const;
   /// zlib's CRC-32 of every byte read so far.
   uint32_t crc() const { return crc_; }
+  /// Reads a u32 CRC-32 and checks it against every byte before it.
+  Status readCrc();
 
 private:
   std::FILE *file_ = nullptr;
@@ -71,17 +73,43 @@ public:
   void open(const std::string &path);
   void write(const void *src, uint64_t bytes);
   template <typename T> void writeValue(const T &v) { write(&v, sizeof v); }
-  /// The first failure so far, or the rename's.
+  /// The first failure so far, or the rename's: finish() then publish().
   Status commit();
+  /// Flushes the temporary to the disk (fsync) and closes it, without
+  /// renaming it: several writers (the workers' checkpoints) can agree that
+  /// every one finished before any publishes. On failure the temporary is
+  /// removed.
+  Status finish();
+  /// Renames the finished temporary over the target, then syncs the folder
+  /// (so the rename survives a crash). Destroyed unpublished, the temporary
+  /// is removed.
+  Status publish();
+  /// Removes the temporary (open or finished) without publishing it.
+  void discard();
   /// zlib's CRC-32 of every byte written so far.
   uint32_t crc() const { return crc_; }
+  /// Writes that CRC-32 (u32), which Reader::readCrc checks.
+  void writeCrc() {
+    const uint32_t crc = crc_;
+    writeValue(crc);
+  }
 
 private:
   std::FILE *file_ = nullptr;
   std::string path_, tmpPath_;
+  bool finished_ = false; // the temporary is complete and closed, not yet renamed
   uint32_t crc_ = 0;
   Status status_;
 };
+
+/// Syncs the folder holding `path` (after a rename into it); false if it
+/// cannot (errno says why).
+bool syncParentDirectory(const std::string &path);
+
+/// writeCheckpoint without its last step: the temporary is finished in `w`
+/// and published by the caller (Driver::saveCheckpoint, once every worker's
+/// write succeeded).
+Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, AtomicWriter &w);
 
 /// An MGSRT_ERROR_IO status: the system cannot find, open, read or write a file.
 inline Status ioError(std::string message) {

@@ -104,10 +104,20 @@ public:
       if (!line.empty() && line.back() == '\r')
         line.remove_suffix(1);
       ++lineNo;
+      const std::string_view before = text.substr(0, pos);
       pos = end + 1;
       std::vector<std::string_view> words = splitWords(line);
       if (words.empty())
         continue;
+      if (sawChecksum) {
+        fail("a line after the checksum");
+        return status;
+      }
+      if (words[0] == key::kChecksum) {
+        if (!checkChecksum(words, before))
+          return status;
+        continue;
+      }
       if (!parseLine(words))
         return status;
     }
@@ -121,6 +131,21 @@ private:
                                                              ": " + what + ": '" +
                                                              std::string(line) + "'");
     return false;
+  }
+
+  // "checksum HEX" against the text before its line.
+  bool checkChecksum(const std::vector<std::string_view> &words, std::string_view before) {
+    sawChecksum = true;
+    uint64_t stored = 0;
+    if (words.size() != 2 || words[1].size() != 16 ||
+        words[1].find_first_not_of("0123456789abcdef") != std::string_view::npos)
+      return fail("expected 16 hex digits after 'checksum'");
+    for (char c : words[1])
+      stored = stored << 4 | static_cast<uint64_t>(c <= '9' ? c - '0' : c - 'a' + 10);
+    if (stored != contract::manifest::checksum(before))
+      return fail("the manifest does not match its checksum: the executable was changed after "
+                  "mgsc built it (recompile it)");
+    return true;
   }
 
   bool once(std::string_view name) {
@@ -354,7 +379,7 @@ private:
   Status status;
   std::string_view line;
   int lineNo = 0;
-  bool sawHeader = false;
+  bool sawHeader = false, sawChecksum = false;
   std::set<std::string> seen, paramNames, inputNames, outputNames;
   int labelsLine = 0;
   std::string labelsText;

@@ -64,6 +64,13 @@ constexpr const char *kUsageTraining =
     "                           collective (start to completion) and mark; rank r > 0\n"
     "                           writes FILE.rank<r>\n"
     "  --trace-steps N          (default 3)\n"
+    "  --on-nonfinite stop|skip a NaN or infinite loss or gradient: stop with an error\n"
+    "                           naming the iteration and the param (default), or drop\n"
+    "                           that step on every worker, count it and go on\n"
+    "  --timeout SECONDS        end the job, naming the workers that did not arrive, when\n"
+    "                           a step or collective makes no progress for this long\n"
+    "                           (MPI workers; default 300; the set-up, the first\n"
+    "                           iteration and checkpoints get 3x; 0: never)\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
     "with the workers the model will train on):\n"
     "  --calibrate FILE         instead of training, measure each layer's backward on\n"
@@ -93,7 +100,8 @@ const std::set<std::string> kTrainOnly = {
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
-    "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs"};
+    "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
+    "--on-nonfinite", "--timeout"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -185,7 +193,7 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
         "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
-        "--cosine-epochs"};
+        "--cosine-epochs", "--on-nonfinite", "--timeout"};
     if (!known.count(arg))
       return problem("unknown option '" + std::string(argv[i]) + "'");
     if (!haveValue) {
@@ -265,6 +273,13 @@ Status parseOptions(int argc, char **argv, Options &o) {
     } else if (arg == "--trace-steps") {
       if (!parseI64(value, 1, o.traceSteps))
         return bad("an integer >= 1");
+    } else if (arg == "--on-nonfinite") {
+      if (value != "stop" && value != "skip")
+        return bad("stop or skip");
+      o.skipNonfinite = value == "skip";
+    } else if (arg == "--timeout") {
+      if (!parseF64(value, 0, o.timeout))
+        return bad("a number of seconds >= 0");
     } else if (arg == "--calibrate-density") {
       if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
           o.calibrateDensity > 1)

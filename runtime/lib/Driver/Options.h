@@ -50,6 +50,11 @@ struct Options {
   uint64_t seed = 1;
   double holdout = 0.2;
   int64_t progressEvery = 10;
+  /// --on-nonfinite skip: drop a step whose loss or gradient is not finite
+  /// (else stop with an error).
+  bool skipNonfinite = false;
+  /// --timeout: seconds without progress before the job is ended (0: never).
+  double timeout = 300;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

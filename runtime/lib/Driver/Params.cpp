@@ -12,15 +12,21 @@
 #include "FileIO.h"
 
 #include <algorithm>
+#include <cerrno>
+#include <climits>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <iterator>
+#include <random>
 
 namespace mgs::rt::driver {
 
 namespace {
 
 /// A manifest's lines that identify the compiled model: all but `source`
-/// (where the .onnx was, which moving or copying it changes).
+/// (where the .onnx was, which moving or copying it changes) and the
+/// checksum (of all lines, `source` included).
 std::vector<std::string> identityLines(const std::string &manifest) {
   std::vector<std::string> lines;
   size_t pos = 0;
@@ -29,7 +35,7 @@ std::vector<std::string> identityLines(const std::string &manifest) {
     if (end == std::string::npos)
       end = manifest.size();
     std::string line = manifest.substr(pos, end - pos);
-    if (!line.empty() && line.rfind("source ", 0) != 0)
+    if (!line.empty() && line.rfind("source ", 0) != 0 && line.rfind("checksum ", 0) != 0)
       lines.push_back(std::move(line));
     pos = end + 1;
   }
@@ -123,7 +129,7 @@ int Driver::loadParams() {
                    o.resume.c_str(), resumed.velocities.size(), v / prefixes.size());
     loaded = std::move(resumed.params);
     haveResumed = true;
-    return 0;
+    return agreeOnRun();
   }
   std::string path = o.weights;
   if (path.empty()) {
@@ -137,11 +143,50 @@ int Driver::loadParams() {
     s = matchWeights(m, path, loaded);
   if (!s.ok())
     return error(s);
-  return 0;
+  return training ? agreeOnRun() : 0;
+}
+
+// The run id every worker's checkpoints carry: rank 0's fresh one, or, on a
+// resume, the checkpoints' own, once every worker's file has been found to
+// be of the same run and epoch (one allgather, before training).
+int Driver::agreeOnRun() {
+  uint64_t mine = haveResumed ? resumed.runId : 0;
+  if (!haveResumed || mine == 0) {
+    std::random_device device;
+    mine = (static_cast<uint64_t>(device()) << 32 | device()) | 1; // never 0 (unknown)
+  }
+  const uint64_t epoch = haveResumed ? resumed.epochsDone : 0;
+  std::vector<int32_t> all;
+  if (int rc = gatherFromWorkers({static_cast<int32_t>(mine), static_cast<int32_t>(mine >> 32),
+                                  static_cast<int32_t>(std::min<uint64_t>(epoch, INT32_MAX))},
+                                 all))
+    return rc;
+  auto runOf = [&](int r) {
+    return static_cast<uint32_t>(all[3 * r]) | static_cast<uint64_t>(all[3 * r + 1]) << 32;
+  };
+  runId = runOf(0);
+  if (!haveResumed)
+    return 0;
+  std::string differ;
+  for (int r = 1; r < workers; ++r)
+    if (all[3 * r + 2] != all[2] || (resumed.runId && runOf(r) != runOf(0)))
+      differ += (differ.empty() ? "" : ", ") + std::to_string(r);
+  if (differ.empty())
+    return 0;
+  std::string files;
+  for (int r = 0; r < workers; ++r) {
+    char line[160];
+    std::snprintf(line, sizeof line, "%sworker %d: epoch %d of run %016llx", r ? "; " : "", r,
+                  all[3 * r + 2], static_cast<unsigned long long>(runOf(r)));
+    files += line;
+  }
+  return error("checkpoint '%s': the workers' files are not one consistent set (worker(s) %s "
+               "differ from worker 0's: %s); not resuming. Resume from a set written together",
+               o.resume.c_str(), differ.c_str(), files.c_str());
 }
 
 int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("the checkpoint"))
     return rc;
   Checkpoint c;
   c.manifest = manifestText;
@@ -168,15 +213,42 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
       c.velocities.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(vel, vel + n)});
     }
   }
+  c.runId = runId;
   // Every worker writes its own (its error-feedback residuals and dropout
-  // stream are its own): rank r > 0 writes <file>.rank<r>.
-  if (Status s = writeCheckpoint(rankPath(o.checkpoint), c); !s.ok())
-    return error(s);
+  // stream are its own): rank r > 0 writes <file>.rank<r>. Then the workers
+  // agree: every file is renamed into place, or none is (a failed write
+  // never leaves a set of files of different epochs behind).
+  AtomicWriter w;
+  Status s = writeCheckpointUnpublished(rankPath(o.checkpoint), c, w);
+  if (const char *fault = std::getenv("MGSRT_FAULT_CHECKPOINT")) {
+    // Tests: "R:E" makes worker R's checkpoint of epoch E fail as a full disk.
+    int r = -1, e = -1;
+    if (std::sscanf(fault, "%d:%d", &r, &e) == 2 && r == rank &&
+        static_cast<uint64_t>(e) == epochsDone)
+      s = ioError("cannot write '" + rankPath(o.checkpoint) + "': " + std::strerror(ENOSPC));
+  }
+  std::vector<int32_t> all;
+  if (int rc = gatherFromWorkers({s.ok() ? 1 : 0}, all))
+    return rc;
+  std::string failed;
+  for (int r = 0; r < workers; ++r)
+    if (!all[r])
+      failed += (failed.empty() ? "" : ", ") + std::to_string(r);
+  if (!failed.empty()) {
+    w.discard();
+    // This worker's own reason first, when it is the one that failed.
+    return error("%sthe checkpoint of epoch %llu failed on worker(s) %s; no worker's file was "
+                 "replaced (any earlier set is kept)",
+                 s.ok() ? "" : (s.message + "; ").c_str(),
+                 static_cast<unsigned long long>(epochsDone), failed.c_str());
+  }
+  if (Status p = w.publish(); !p.ok())
+    return error(p);
   return 0;
 }
 
 int Driver::saveWeights() {
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("--save-weights"))
     return rc;
   std::vector<Tensor> ts;
   for (size_t i = 0; i < m.params.size(); ++i) {
@@ -196,7 +268,7 @@ int Driver::saveOnnx() {
   if (m.source.empty())
     return error("--save: the model does not say which ONNX file it was compiled from "
                  "(compiled with inline weights?); use --save-weights");
-  if (int rc = paramsToHost())
+  if (int rc = checkFiniteBeforeSave("--save"))
     return rc;
   std::vector<const char *> names;
   std::vector<const float *> values;

@@ -147,6 +147,7 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     fillBatch(heldOutSet.data() + start, count);
     if ((status = toDevice(inputs[0])))
       return false;
+    markProgress("the held-out evaluation", watchdogProgress.load());
     if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
       status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
       return false;
@@ -198,6 +199,8 @@ int Driver::runTraining() {
     return rc;
   if (int rc = setupWorkers())
     return rc;
+  if (o.calibrate.empty())
+    startWatchdog(); // the set-up included
   if (int rc = loadParams())
     return rc;
   if (int rc = loadData())
@@ -263,10 +266,12 @@ int Driver::runTraining() {
     order = trainSet;
     shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
     double lossSum = 0, windowLoss = 0;
-    int64_t windowIters = 0;
+    int64_t windowIters = 0, skippedThisEpoch = 0;
     Clock::time_point windowStart = Clock::now();
     for (int64_t it = 0; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
+      markProgress("a training step", static_cast<int64_t>(iterationsDone),
+                   itersThisRun == 0 ? kLongAllowance : 1);
       // --trace: iterations 3 .. 2 + N of this run.
       if (!o.trace.empty() && itersThisRun == kTraceWarmup)
         mgsrt_ctx_record_trace(ctx, 1);
@@ -280,6 +285,9 @@ int Driver::runTraining() {
       if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t
         mgsrt_ctx_set_adamw(ctx, static_cast<float>(o.beta1), static_cast<float>(o.beta2),
                             static_cast<float>(o.eps), static_cast<int64_t>(iterationsDone) + 1);
+      if (o.skipNonfinite)
+        if (int rc = snapshotParams())
+          return rc;
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
@@ -287,11 +295,18 @@ int Driver::runTraining() {
       if (int rc = toHost(loss))
         return rc;
       float l = *loss.f32();
-      lossSum += l;
-      windowLoss += l;
-      ++windowIters;
       ++iterationsDone;
       ++itersThisRun;
+      bool skipped = false;
+      if (int rc = checkStep(epoch, it, iterationsDone, l, skipped))
+        return rc;
+      if (skipped) {
+        ++skippedThisEpoch;
+      } else {
+        lossSum += l;
+        windowLoss += l;
+        ++windowIters;
+      }
       if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
         if (int rc = writeTrace(o.traceSteps))
           return rc;
@@ -305,7 +320,7 @@ int Driver::runTraining() {
         std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",
                     static_cast<long long>(epoch + 1), static_cast<long long>(o.epochs),
                     static_cast<long long>(it + 1), static_cast<long long>(itersPerEpoch),
-                    windowLoss / static_cast<double>(windowIters), rate,
+                    windowLoss / static_cast<double>(std::max<int64_t>(windowIters, 1)), rate,
                     formatDuration(eta).c_str());
         std::fflush(stdout);
         windowLoss = 0;
@@ -313,7 +328,10 @@ int Driver::runTraining() {
         windowStart = Clock::now();
       }
     }
-    double meanLoss = lossSum / static_cast<double>(itersPerEpoch);
+    // NaN when every step of the epoch was dropped.
+    double meanLoss = itersPerEpoch > skippedThisEpoch
+                          ? lossSum / static_cast<double>(itersPerEpoch - skippedThisEpoch)
+                          : std::nan("");
     int status = 0;
     if (!heldOutSet.empty()) {
       if (!evaluate(correct, total, status))
@@ -329,6 +347,7 @@ int Driver::runTraining() {
     }
     std::fflush(stdout);
     if (!o.checkpoint.empty()) {
+      markProgress("a checkpoint", static_cast<int64_t>(iterationsDone), kLongAllowance);
       if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
         return rc;
       checkpointCurrent = true;
@@ -344,10 +363,16 @@ int Driver::runTraining() {
     else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
       return rc;
   }
+  markProgress("the final checkpoint and saves", static_cast<int64_t>(iterationsDone),
+               kLongAllowance);
   if (!o.checkpoint.empty() && !checkpointCurrent)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
       return rc;
+  if (skippedSteps > 0)
+    std::printf("dropped %lld step(s) whose loss or gradient was not finite "
+                "(--on-nonfinite skip)\n",
+                static_cast<long long>(skippedSteps));
   if (!heldOutSet.empty()) {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))

@@ -1,9 +1,11 @@
 //===- Weights.cpp - The <executable>.weights file ------------------------===//
 //
-// Little-endian: magic "MGSW0001" (8 bytes), u64 count, then per tensor: u32
-// name length, name bytes, u32 rank, i64 dims[rank], float32 data. mgsc
-// writes one entry per param of the manifest; the driver reads it at start
-// and writes the trained params in the same format (--save-weights).
+// Little-endian: magic "MGSW0002" (8 bytes), u64 count, then per tensor: u32
+// name length, name bytes, u32 rank, i64 dims[rank], float32 data; last, u32
+// zlib's CRC-32 of every byte before it. mgsc writes one entry per param of
+// the manifest; the driver reads it at start and writes the trained params
+// in the same format (--save-weights). The first version, "MGSW0001", is the
+// same without the CRC and is still read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,7 +17,8 @@
 namespace mgs::rt::driver {
 
 namespace {
-constexpr char kMagic[8] = {'M', 'G', 'S', 'W', '0', '0', '0', '1'};
+constexpr char kMagicV1[8] = {'M', 'G', 'S', 'W', '0', '0', '0', '1'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'W', '0', '0', '0', '2'};
 } // namespace
 
 Status readWeights(const std::string &path, std::vector<Tensor> &tensors) {
@@ -25,10 +28,15 @@ Status readWeights(const std::string &path, std::vector<Tensor> &tensors) {
   char magic[8];
   if (Status s = r.read(magic, 8, "the magic"); !s.ok())
     return s;
-  if (std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a weights file (the magic is not \"MGSW0001\")");
+  const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
+  if (!v1 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a weights file (the magic is not \"MGSW0002\" or \"MGSW0001\")");
   if (Status s = readTensorList(r, tensors); !s.ok())
     return s;
+  if (!v1) {
+    if (Status s = r.readCrc(); !s.ok())
+      return s;
+  }
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes after the last tensor");
   std::map<std::string, int> seen;
@@ -43,6 +51,7 @@ Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors)
   w.open(path);
   w.write(kMagic, 8);
   writeTensorList(w, tensors);
+  w.writeCrc();
   return w.commit();
 }
 

@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <omp.h>
 #include <sched.h>
 #include <thread>
@@ -89,6 +90,46 @@ int Driver::broadcastParams() {
         (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
       return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
   }
+  return 0;
+}
+
+// One allgather of a few int32 a worker (the request slot 0 is free between
+// steps): on a GPU through device copies made once.
+int Driver::gatherFromWorkers(const std::vector<int32_t> &mine, std::vector<int32_t> &all) {
+  const size_t k = mine.size();
+  if (workers == 1 || !comm) {
+    all = mine;
+    return 0;
+  }
+  if (k == 0 || k > kMaxGather)
+    return error("internal error: gathering %zu values from the workers", k);
+  if (!gatherBufs[0].get()) {
+    const uint64_t bytes[4] = {kMaxGather * sizeof(float), kMaxGather * sizeof(int32_t),
+                               kMaxGather * workers * sizeof(float),
+                               kMaxGather * workers * sizeof(int32_t)};
+    for (int b = 0; b < 4; ++b) {
+      if (!gatherBufs[b].allocate(bytes[b]))
+        return error("out of memory gathering from the workers");
+      if (m.cuda)
+        if (int rc = mirror(gatherBufs[b], "the workers' agreement"))
+          return rc;
+    }
+  }
+  std::memcpy(gatherBufs[1].get(), mine.data(), k * sizeof(int32_t));
+  if (int rc = toDevice(gatherBufs[1]))
+    return rc;
+  int64_t desc[contract::AllGatherDesc::Size] = {};
+  desc[contract::AllGatherDesc::K] = static_cast<int64_t>(k);
+  int64_t wait[contract::WaitDesc::Size] = {};
+  void *bufs[4] = {gatherBufs[0].io(), gatherBufs[1].io(), gatherBufs[2].io(),
+                   gatherBufs[3].io()};
+  if (mgsrt_allgather_start(ctx, desc, bufs) != MGSRT_OK ||
+      mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK)
+    return error("agreeing with the other workers: %s", mgsrt_ctx_message(ctx));
+  if (int rc = toHost(gatherBufs[3]))
+    return rc;
+  const int32_t *got = static_cast<const int32_t *>(gatherBufs[3].get());
+  all.assign(got, got + k * static_cast<size_t>(workers));
   return 0;
 }
 

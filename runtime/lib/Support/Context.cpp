@@ -82,4 +82,13 @@ uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx) { return ctx->rngState; }
 
 void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state) { ctx->rngState = state; }
 
+int64_t mgsrt_ctx_take_nonfinite(mgsrt_ctx_t *ctx, const void **param) {
+  const int64_t count = ctx->nonfiniteUpdates;
+  if (param)
+    *param = ctx->firstNonfiniteParam;
+  ctx->nonfiniteUpdates = 0;
+  ctx->firstNonfiniteParam = nullptr;
+  return count;
+}
+
 } // extern "C"

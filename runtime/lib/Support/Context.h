@@ -91,6 +91,10 @@ struct mgsrt_ctx {
   /// What mgsrt_clip_grad_norm last set: the factor every update applies to
   /// its gradient (1: no clipping).
   float gradScale = 1.0f;
+  /// sgd_update calls whose gradient held a NaN or an infinity since the
+  /// last mgsrt_ctx_take_nonfinite, and the first one's param buffer.
+  int64_t nonfiniteUpdates = 0;
+  const void *firstNonfiniteParam = nullptr;
   uint64_t rngState = 0;
   std::unordered_map<const int64_t *, std::unique_ptr<mgs::rt::KernelCache>> caches;
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set

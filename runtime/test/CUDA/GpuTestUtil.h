@@ -12,7 +12,9 @@
 
 #include "../Kernels/TestUtil.h"
 
+#include <cmath>
 #include <cstring>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -83,12 +85,23 @@ inline ::testing::AssertionResult bitsEqual(const std::vector<float> &a,
   return ::testing::AssertionSuccess();
 }
 
-/// Largest |a - b| / max(1, |b|) (b is the oracle).
+/// Largest |a - b| / max(1, |b|) (b is the oracle). Infinite, so that any
+/// bound fails, when the lengths differ or a NaN appears on either side (a
+/// NaN would otherwise compare as no difference: std::max drops it); equal
+/// infinities agree.
 inline double maxRelDiff(const std::vector<float> &a, const std::vector<float> &b) {
+  const double kFail = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size())
+    return kFail;
   double worst = 0;
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i]))
+      return kFail;
+    if (a[i] == b[i])
+      continue; // equal infinities included
     double d = std::fabs(double(a[i]) - double(b[i])) / std::max(1.0, std::fabs(double(b[i])));
-    worst = std::max(worst, d);
+    if (!(d <= worst))
+      worst = d; // an infinity against a finite value: infinite
   }
   return worst;
 }

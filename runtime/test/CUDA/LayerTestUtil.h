@@ -12,6 +12,8 @@
 
 #include "GpuTestUtil.h"
 
+#include <cmath>
+#include <limits>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,14 +57,22 @@ inline Buffers runGpu(mgsrt_ctx_t *ctx, KernelFn fn, const int64_t *desc, const 
 
 /// Largest |a - b| over max(1, largest |b|): the error relative to the
 /// tensor's scale (for long float sums, whose order differs by device).
+/// Infinite, so that any bound fails, when the lengths differ or either side
+/// holds a NaN or an infinity (std::max would drop a NaN: an all-NaN result
+/// would score 0).
 inline double relToMax(const std::vector<float> &a, const std::vector<float> &b) {
-  double scale = 1.0, worst = 0.0;
-  for (float v : b)
-    scale = std::max(scale, std::fabs(double(v)));
-  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
-    worst = std::max(worst, std::fabs(double(a[i]) - double(b[i])));
-  if (a.size() != b.size())
+  const double kFail = std::numeric_limits<double>::infinity();
+  if (a.size() != b.size()) {
     ADD_FAILURE() << "sizes " << a.size() << " vs " << b.size();
+    return kFail;
+  }
+  double scale = 1.0, worst = 0.0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!std::isfinite(a[i]) || !std::isfinite(b[i]))
+      return kFail;
+    scale = std::max(scale, std::fabs(double(b[i])));
+    worst = std::max(worst, std::fabs(double(a[i]) - double(b[i])));
+  }
   return worst / scale;
 }
 

@@ -1,7 +1,11 @@
 //===- ManifestTest.cpp - The manifest parser -----------------------------===//
 
 #include "TestUtil.h"
+#include "mgsrt/contract.h"
 #include "mgsrt/driver.h"
+
+#include <cstdio>
+#include <cstring>
 
 #include <gtest/gtest.h>
 
@@ -125,5 +129,29 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "output y 2 4 3\nlabels 1 4\n", "manifest: missing 'classes' line"},
         BadManifest{HEAD TAIL "mgs-manifest 2\n",
                     "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 2'"}));
+
+// The checksum line (what mgsc writes last) is checked: a patched arena size
+// is refused before anything is allocated from it.
+TEST(Manifest, ChecksumLine) {
+  std::string text = kTrain;
+  char sum[40];
+  std::snprintf(sum, sizeof sum, "checksum %016llx\n",
+                static_cast<unsigned long long>(mgs::contract::manifest::checksum(text)));
+  Manifest m;
+  ASSERT_TRUE(succeeded(parseManifest(text + sum, m)));
+  EXPECT_EQ(m.arenaBytes, 123456u);
+
+  std::string patched = text + sum;
+  patched.replace(patched.find("123456"), 6, "000016");
+  Status err = parseManifest(patched, m);
+  EXPECT_EQ(err.message, "manifest line 12: the manifest does not match its checksum: the "
+                         "executable was changed after mgsc built it (recompile it): '" +
+                             std::string(sum, std::strlen(sum) - 1) + "'");
+  err = parseManifest(text + sum + "classes 10\n", m);
+  EXPECT_EQ(err.message, "manifest line 13: a line after the checksum: 'classes 10'");
+  err = parseManifest(text + "checksum 12\n", m);
+  EXPECT_EQ(err.message,
+            "manifest line 12: expected 16 hex digits after 'checksum': 'checksum 12'");
+}
 
 } // namespace

@@ -3,6 +3,9 @@
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 
+#include <cmath>
+#include <zlib.h>
+
 using mgs::rt::Status;
 using namespace mgs::rt::driver;
 using namespace mgs::rt::driver::test;
@@ -29,9 +32,9 @@ TEST(Weights, RoundTripsAndMatchesTheManifestInParamOrder) {
   TempDir dir;
   ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
   std::string bytes = readFile(dir / "w");
-  EXPECT_EQ(bytes.substr(0, 8), "MGSW0001");
-  // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4)
-  EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18);
+  EXPECT_EQ(bytes.substr(0, 8), "MGSW0002");
+  // 8 magic + 8 count + (4+9+4+16+24) + (4+7+4+8+8) + (4+6+4+0+4) + 4 CRC
+  EXPECT_EQ(bytes.size(), 8u + 8 + 57 + 31 + 18 + 4);
 
   std::vector<Tensor> ts;
   ASSERT_TRUE(succeeded(readWeights(dir / "w", ts)));
@@ -91,7 +94,8 @@ TEST(Weights, FileErrors) {
   err = readWeights(dir / "magic", ts);
   EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT); // it holds something else
   EXPECT_EQ(err.message, "weights file '" + (dir / "magic") +
-                             "': not a weights file (the magic is not \"MGSW0001\")");
+                             "': not a weights file (the magic is not \"MGSW0002\" or "
+                             "\"MGSW0001\")");
 
   ASSERT_TRUE(succeeded(writeWeights(dir / "good", sampleTensors())));
   std::string good = readFile(dir / "good");
@@ -137,6 +141,35 @@ TEST(Weights, WriteErrorNamesTheFile) {
   EXPECT_NE(err.message.find("/nonexistent-dir/x.weights"), std::string::npos) << err.message;
 }
 
+// A flipped bit is found by the CRC; the first version (no CRC) is still read;
+// a NaN or an infinity is refused naming the tensor and the element.
+TEST(Weights, ChecksumVersionOneAndFiniteness) {
+  TempDir dir;
+  ASSERT_TRUE(succeeded(writeWeights(dir / "w", sampleTensors())));
+  std::string bytes = readFile(dir / "w");
+  std::vector<Tensor> ts;
+  std::string flipped = bytes;
+  flipped[52] ^= 0x10; // in fc.weight's data (from byte 49)
+  writeFile(dir / "flipped", flipped);
+  Status err = readWeights(dir / "flipped", ts);
+  EXPECT_EQ(err.message, "weights file '" + (dir / "flipped") +
+                             "': corrupt: its CRC-32 does not match its contents (the file was "
+                             "changed after it was written)");
+  std::string v1 = "MGSW0001" + bytes.substr(8, bytes.size() - 12);
+  writeFile(dir / "v1", v1);
+  ASSERT_TRUE(succeeded(readWeights(dir / "v1", ts)));
+  EXPECT_EQ(ts[1].data, (std::vector<float>{-1.5f, 0.25f}));
+
+  std::vector<Tensor> bad = sampleTensors();
+  bad[1].data[1] = std::nanf("");
+  ASSERT_TRUE(succeeded(writeWeights(dir / "nan", bad)));
+  err = readWeights(dir / "nan", ts);
+  EXPECT_EQ(err.code, MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(err.message, "weights file '" + (dir / "nan") +
+                             "': tensor 'fc.bias' holds nan at element 1 (not finite: a "
+                             "diverged or corrupt file)");
+}
+
 TEST(Checkpoint, RoundTrips) {
   TempDir dir;
   Checkpoint c;
@@ -147,6 +180,7 @@ TEST(Checkpoint, RoundTrips) {
   c.epochsDone = 3;
   c.iterationsDone = 132;
   c.rngState = 0x123456789abcdefull;
+  c.runId = 0xfeedface12345678ull;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -154,7 +188,8 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 2);
+  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(r.runId, c.runId);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -208,8 +243,9 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
+  // (What MGSCKPT3 writes, less its run id and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 4);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 12);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -219,6 +255,29 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.seed, 5u);
   ASSERT_EQ(r.params.size(), 3u);
   EXPECT_EQ(r.params[2].data, c.params[2].data);
+}
+
+TEST(Checkpoint, ReadsTheSecondFormat) {
+  // MGSCKPT2: MGSCKPT3 without the run id (read as 0, unknown).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.epochsDone = 2;
+  c.runId = 77;
+  c.params = sampleTensors();
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v3", c)));
+  std::string v3 = readFile(dir / "v3");
+  std::string v2 = "MGSCKPT2" + v3.substr(8, v3.size() - 8 - 12);
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef *>(v2.data()), static_cast<uInt>(v2.size())));
+  v2 += std::string(reinterpret_cast<const char *>(&crc), 4);
+  writeFile(dir / "v2", v2);
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v2", r)));
+  EXPECT_EQ(r.version, 2);
+  EXPECT_EQ(r.runId, 0u);
+  EXPECT_EQ(r.epochsDone, 2u);
+  EXPECT_EQ(r.manifest, c.manifest);
 }
 
 } // namespace

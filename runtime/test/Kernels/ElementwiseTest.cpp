@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include <array>
+#include <cmath>
 
 using namespace mgsrt_test;
 
@@ -506,6 +507,31 @@ TEST(SgdTest, PlainSgdWithoutMomentum) {
   ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, bufs));
   for (int64_t i = 0; i < n; i += 997)
     ASSERT_FLOAT_EQ(p[i], p0[i] - 0.5f * g[i]);
+}
+
+// The update notes a gradient holding NaN or infinity (large ones are read
+// in parallel) and names the first param; finite gradients leave no note.
+TEST(SgdTest, NotesNonfiniteGradients) {
+  Ctx ctx;
+  mgsrt_ctx_set_sgd(ctx, 0.1f, 0.0f, 0.0f);
+  const int64_t n = 100000;
+  std::vector<float> p1 = randomVec(n), p2 = randomVec(n), g = randomVec(n), v(n, 0.0f);
+  const int64_t desc[] = {n};
+  void *finite[] = {p1.data(), g.data(), v.data()};
+  ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, finite));
+  const void *first = &ctx;
+  EXPECT_EQ(mgsrt_ctx_take_nonfinite(ctx, &first), 0);
+  EXPECT_EQ(first, nullptr);
+  for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+    g[n - 3] = bad;
+    void *b1[] = {p1.data(), g.data(), v.data()};
+    void *b2[] = {p2.data(), g.data(), v.data()};
+    ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, b2));
+    ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, b1));
+    EXPECT_EQ(mgsrt_ctx_take_nonfinite(ctx, &first), 2) << bad;
+    EXPECT_EQ(first, p2.data()) << bad;
+    EXPECT_EQ(mgsrt_ctx_take_nonfinite(ctx, nullptr), 0) << bad; // taken: counting afresh
+  }
 }
 
 } // namespace

@@ -3,11 +3,11 @@
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=target=tpu 2>&1 | FileCheck %s --check-prefix=BADTARGET
 
 // target=cuda changes only the manifest (the runtime dispatches the same calls).
-// CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Atarget cuda\0A\00")
+// CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Atarget cuda\0Achecksum {{[0-9a-f]+}}\0A\00")
 // BADTARGET: error: convert-train-to-runtime: unknown target 'tpu' (expected cpu or cuda)
 
 // The manifest describes the io layout the runtime's driver fills.
-// CHECK: llvm.mlir.global internal constant @__mgs_manifest("mgs-manifest 2\0Amode train\0Abatch_size 2\0Aarena_bytes [[ARENA:[0-9]+]]\0Aparam w1 trainable 2 5 4\0Aparam w2 trainable 2 3 5\0Ainput x 2 2 4\0Aoutput y 2 2 3\0Alabels 1 2\0Aclasses 3\0A\00")
+// CHECK: llvm.mlir.global internal constant @__mgs_manifest("mgs-manifest 2\0Amode train\0Abatch_size 2\0Aarena_bytes [[ARENA:[0-9]+]]\0Aparam w1 trainable 2 5 4\0Aparam w2 trainable 2 3 5\0Ainput x 2 2 4\0Aoutput y 2 2 3\0Alabels 1 2\0Aclasses 3\0Achecksum {{[0-9a-f]+}}\0A\00")
 
 // Descriptors are constants, one per call site: the first gemm is
 // [M, N, K, trans_a, trans_b, alpha, beta, c0, c1] with alpha = beta = 1.0.

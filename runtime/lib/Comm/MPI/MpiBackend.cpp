@@ -22,8 +22,10 @@
 #include <cstdlib>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 #ifdef __linux__
 #include <sys/prctl.h>
@@ -70,6 +72,30 @@ struct MpiOp {
   Status status; // written by the engine before `done`
   double doneAt = -1.0; // steady_clock seconds the engine saw it complete; likewise
   bool done = false; // guarded by the engine's mutex
+};
+
+double steadySeconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+
+/// The liveness heartbeat (started by the first setProgress): every
+/// kBeatSeconds the engine thread sends every other rank this rank's progress
+/// on a communicator of its own, and keeps a receive posted from each. A
+/// stopped process (SIGSTOP, a hung driver call) stops beating, so the others
+/// can tell "stopped" from "slow" (beating, but behind).
+struct Heartbeat {
+  static constexpr double kBeatSeconds = 0.25;
+  static constexpr double kTickSeconds = 0.05; ///< receives tested this often
+  MPI_Comm comm = MPI_COMM_NULL;
+  int rank = 0, size = 0;
+  double nextBeat = 0;
+  std::vector<int64_t> sendBuf, recvBuf;
+  std::vector<MPI_Request> sends, recvs;
+  // Guarded by the engine's mutex: what the caller set and what was heard.
+  int64_t progress = 0;
+  std::vector<int64_t> peerProgress;
+  std::vector<double> heardAt; // steady seconds; < 0: never
 };
 
 class MpiEngine {
@@ -138,6 +164,55 @@ public:
   /// message).
   std::chrono::microseconds pollInterval() const { return poll; }
 
+  /// Sets the progress the heartbeat sends; the first call starts it on a
+  /// duplicate of `comm` (made on the engine thread).
+  void setProgress(MPI_Comm comm, int64_t progress) {
+    bool start = false;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      if (beat) {
+        beat->progress = progress;
+        return;
+      }
+      start = !beatStarting;
+      beatStarting = true;
+    }
+    if (!start)
+      return;
+    run("heartbeat setup", [this, comm, progress]() -> Status {
+      auto b = std::make_unique<Heartbeat>();
+      int rc = MPI_Comm_dup(comm, &b->comm);
+      if (rc != MPI_SUCCESS)
+        return mpiError("MPI_Comm_dup", rc);
+      MPI_Comm_set_errhandler(b->comm, MPI_ERRORS_RETURN);
+      MPI_Comm_rank(b->comm, &b->rank);
+      MPI_Comm_size(b->comm, &b->size);
+      b->sendBuf.assign(b->size, 0);
+      b->recvBuf.assign(b->size, 0);
+      b->sends.assign(b->size, MPI_REQUEST_NULL);
+      b->recvs.assign(b->size, MPI_REQUEST_NULL);
+      b->peerProgress.assign(b->size, 0);
+      b->heardAt.assign(b->size, -1.0);
+      b->progress = progress;
+      for (int p = 0; p < b->size; ++p)
+        if (p != b->rank)
+          MPI_Irecv(&b->recvBuf[p], 1, MPI_INT64_T, p, 0, b->comm, &b->recvs[p]);
+      std::lock_guard<std::mutex> lock(mu);
+      beat = std::move(b);
+      return Status::success();
+    });
+  }
+
+  /// What the heartbeat last heard from `peer`; false if nothing yet.
+  bool peerStatus(int peer, int64_t &progress, double &secondsAgo) {
+    std::lock_guard<std::mutex> lock(mu);
+    if (!beat || peer < 0 || peer >= beat->size || beat->heardAt[peer] < 0)
+      return false;
+    progress = beat->peerProgress[peer];
+    secondsAgo = steadySeconds() - beat->heardAt[peer];
+    return true;
+  }
+
 private:
   MpiEngine() {
     if (const char *env = std::getenv("MGSRT_MPI_POLL_US"); env && *env)
@@ -199,10 +274,20 @@ private:
     std::vector<std::shared_ptr<MpiOp>> active, finished;
     std::unique_lock<std::mutex> lock(mu);
     for (;;) {
+      // The heartbeat's own MPI calls every 50 ms, not every poll (50 us):
+      // the collectives' polling stays as cheap as without it.
+      if (beat && steadySeconds() >= nextTick) {
+        tickHeartbeat(lock);
+        nextTick = steadySeconds() + Heartbeat::kTickSeconds;
+      }
       if (queue.empty() && active.empty()) {
         if (stopping)
           break;
-        wakeCv.wait(lock, [&] { return stopping || !queue.empty(); });
+        if (beat)
+          wakeCv.wait_for(lock, std::chrono::milliseconds(50),
+                          [&] { return stopping || !queue.empty(); });
+        else
+          wakeCv.wait(lock, [&] { return stopping || !queue.empty(); });
         continue;
       }
       std::deque<std::shared_ptr<MpiOp>> fresh;
@@ -248,6 +333,7 @@ private:
         wakeCv.wait_for(lock, poll, [&] { return !queue.empty(); });
     }
     lock.unlock();
+    stopHeartbeat();
     if (weInitialized) {
       int finalized = 0;
       MPI_Finalized(&finalized);
@@ -256,6 +342,64 @@ private:
     }
   }
 
+  // Engine thread, `lock` held on entry and exit (released around MPI calls).
+  void tickHeartbeat(std::unique_lock<std::mutex> &lock) {
+    Heartbeat &b = *beat;
+    const double now = steadySeconds();
+    const int64_t progress = b.progress;
+    lock.unlock();
+    std::vector<std::pair<int, int64_t>> heard;
+    for (int p = 0; p < b.size; ++p) {
+      int flag = 0;
+      if (p == b.rank || b.recvs[p] == MPI_REQUEST_NULL ||
+          MPI_Test(&b.recvs[p], &flag, MPI_STATUS_IGNORE) != MPI_SUCCESS || !flag)
+        continue;
+      heard.emplace_back(p, b.recvBuf[p]);
+      MPI_Irecv(&b.recvBuf[p], 1, MPI_INT64_T, p, 0, b.comm, &b.recvs[p]);
+    }
+    const bool beatNow = now >= b.nextBeat;
+    if (beatNow) {
+      b.nextBeat = now + Heartbeat::kBeatSeconds;
+      for (int p = 0; p < b.size; ++p) {
+        int flag = 1;
+        if (p == b.rank)
+          continue;
+        if (b.sends[p] != MPI_REQUEST_NULL)
+          MPI_Test(&b.sends[p], &flag, MPI_STATUS_IGNORE);
+        if (!flag)
+          continue; // the last beat to p has not left (p stopped reading)
+        b.sendBuf[p] = progress;
+        MPI_Isend(&b.sendBuf[p], 1, MPI_INT64_T, p, 0, b.comm, &b.sends[p]);
+      }
+    }
+    lock.lock();
+    for (auto [p, value] : heard) {
+      b.peerProgress[p] = value;
+      b.heardAt[p] = now;
+    }
+  }
+
+  // Engine thread, at exit: nothing left pending before MPI_Finalize.
+  void stopHeartbeat() {
+    std::unique_ptr<Heartbeat> b;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      b = std::move(beat);
+    }
+    if (!b)
+      return;
+    for (std::vector<MPI_Request> *reqs : {&b->recvs, &b->sends})
+      for (MPI_Request &r : *reqs)
+        if (r != MPI_REQUEST_NULL) {
+          MPI_Cancel(&r);
+          MPI_Request_free(&r);
+        }
+    MPI_Comm_free(&b->comm);
+  }
+
+  std::unique_ptr<Heartbeat> beat; // guarded by mu; its MPI state: the engine thread's
+  bool beatStarting = false;
+  double nextTick = 0; // the engine thread's
   std::mutex mu;
   std::condition_variable wakeCv, doneCv;
   std::deque<std::shared_ptr<MpiOp>> queue;
@@ -306,6 +450,12 @@ public:
   void abortGroup(int code) override { MPI_Abort(MPI_COMM_WORLD, code); }
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  void setProgress(int64_t progress) override {
+    MpiEngine::get().setProgress(comm, progress);
+  }
+  bool peerStatus(int peer, int64_t &progress, double &secondsAgo) const override {
+    return MpiEngine::get().peerStatus(peer, progress, secondsAgo);
+  }
 
   CommRequestPtr iallReduce(float *data, size_t n, ReduceOp op) override {
     if (n > static_cast<size_t>(INT_MAX))

@@ -17,29 +17,36 @@ using namespace mgs::rt;
 
 namespace {
 
-void sgd(float *__restrict param, const float *__restrict grad, float *__restrict vel, int64_t n,
-         const mgsrt_ctx_t &c) {
+/// Each update returns its `probe`, the sum of 0 * grad: NaN iff some
+/// gradient is NaN or infinite, found as the gradient is read (no extra pass).
+float sgd(float *__restrict param, const float *__restrict grad, float *__restrict vel,
+          int64_t n, const mgsrt_ctx_t &c) {
   const float lr = c.lr, momentum = c.momentum, wd = c.weightDecay, scale = c.gradScale;
   // torch.optim.SGD (dampening 0, no nesterov): d = grad + wd * p;
   // buf = momentum * buf + d (buf = d on the first step, the same from a zero
   // buffer); p -= lr * buf. A scale of 1 leaves the gradient's bits as they are.
-#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  float probe = 0.0f;
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static) reduction(+ : probe)
   for (int64_t i = 0; i < n; ++i) {
+    probe += 0.0f * grad[i];
     float d = grad[i] * scale + wd * param[i];
     float v = momentum * vel[i] + d;
     vel[i] = v;
     param[i] = param[i] - lr * v;
   }
+  return probe;
 }
 
-void adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
+float adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
            float *__restrict v, int64_t n, const mgsrt_ctx_t &c) {
   const AdamWStep s = adamwStep(c);
   const float scale = c.gradScale;
   // torch.optim.AdamW (single tensor): p *= 1 - lr * wd; m = b1 m + (1 - b1) g;
   // v = b2 v + (1 - b2) g^2; p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
-#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+  float probe = 0.0f;
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static) reduction(+ : probe)
   for (int64_t i = 0; i < n; ++i) {
+    probe += 0.0f * grad[i];
     const float g = grad[i] * scale;
     const float mi = s.beta1 * m[i] + s.oneMinusBeta1 * g;
     const float vi = s.beta2 * v[i] + s.oneMinusBeta2 * (g * g);
@@ -48,6 +55,7 @@ void adamw(float *__restrict param, const float *__restrict grad, float *__restr
     const float denom = std::sqrt(vi) / s.bc2Sqrt + s.eps;
     param[i] = param[i] * s.decay - s.stepSize * (mi / denom);
   }
+  return probe;
 }
 
 mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -56,10 +64,10 @@ mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
     return ctx->status;
   float *param = static_cast<float *>(bufs[0]), *state = static_cast<float *>(bufs[2]);
   const float *grad = static_cast<const float *>(bufs[1]);
-  if (ctx->adamw)
-    adamw(param, grad, state, state + n, n, *ctx);
-  else
-    sgd(param, grad, state, n, *ctx);
+  const float probe = ctx->adamw ? adamw(param, grad, state, state + n, n, *ctx)
+                                 : sgd(param, grad, state, n, *ctx);
+  if (probe != 0.0f && ctx->nonfiniteUpdates++ == 0) // NaN: the gradient was not finite
+    ctx->firstNonfiniteParam = param;
   return MGSRT_OK;
 }
 

@@ -1,0 +1,155 @@
+//===- Nonfinite.cpp - Training that stops (or skips) on NaN and infinity -===//
+//
+// After every step the driver looks at what it already has: the loss (one
+// float), whether an SGD update met a gradient that was not finite (the CPU
+// kernel notes it as it reads the gradient: mgsrt_ctx_take_nonfinite) and,
+// on the CPU, the running statistics (BatchNorm's: a few floats a channel). A step that fails
+// either ends the run with an error naming the iteration and the param
+// (--on-nonfinite stop, the default) or is undone on every worker alike
+// (--on-nonfinite skip: the workers agree with one small allgather, then go
+// back to the params and velocities from before the step) and counted.
+//
+// Saves check the params too (finiteParams): nothing that holds a NaN is
+// written over the last good checkpoint or weights file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include "mgsrt/contract.h"
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+/// The first element of `p[0..n)` that is NaN or infinite, or -1.
+int64_t firstNonfinite(const float *p, int64_t n) {
+  float probe = 0.0f;
+  for (int64_t i = 0; i < n; ++i)
+    probe += 0.0f * p[i]; // NaN iff some element is NaN or infinite
+  if (probe == 0.0f)
+    return -1;
+  for (int64_t i = 0; i < n; ++i)
+    if (!std::isfinite(p[i]))
+      return i;
+  return -1;
+}
+
+bool isResidual(const TensorSpec &p) {
+  return p.name.rfind(contract::manifest::kResidualPrefix, 0) == 0;
+}
+
+} // namespace
+
+int Driver::findNonfiniteParam(bool stateOnly, std::string &found) {
+  found.clear();
+  for (size_t i = 0; i < m.params.size(); ++i) {
+    const TensorSpec &p = m.params[i];
+    if (stateOnly && (p.trainable || isResidual(p)))
+      continue;
+    if (stateOnly)
+      if (int rc = toHost(params[i]))
+        return rc;
+    int64_t at = firstNonfinite(params[i].f32(), p.numElements());
+    if (at >= 0) {
+      found = p.name + "' (element " + std::to_string(at) + ": " +
+              std::to_string(params[i].f32()[at]) + ")";
+      return 0;
+    }
+  }
+  return 0;
+}
+
+int Driver::snapshotParams() {
+  if (int rc = paramsToHost())
+    return rc;
+  snapshot.resize(params.size() + velocities.size());
+  size_t s = 0;
+  for (std::vector<Buffer> *bufs : {&params, &velocities})
+    for (Buffer &b : *bufs) {
+      const float *p = b.f32();
+      snapshot[s++].assign(p, p + b.bytes() / sizeof(float));
+    }
+  return 0;
+}
+
+int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossValue,
+                      bool &skipped) {
+  skipped = false;
+  const void *first = nullptr;
+  const int64_t badUpdates = mgsrt_ctx_take_nonfinite(ctx, &first);
+  std::string what;
+  if (badUpdates > 0) {
+    std::string name = "?";
+    for (size_t i = 0; i < params.size(); ++i)
+      if (params[i].io() == first)
+        name = m.params[i].name;
+    what = "the gradient of param '" + name + "' holds NaN or infinity";
+    if (badUpdates > 1)
+      what += " (and " + std::to_string(badUpdates - 1) + " more param(s) after it)";
+  } else if (!std::isfinite(lossValue)) {
+    what = "the loss is " + std::to_string(lossValue);
+  } else if (!m.cuda) {
+    // (On a GPU that would be a copy a statistic each step: there, a
+    // non-finite statistic is caught before a checkpoint or save.)
+    std::string stat;
+    if (int rc = findNonfiniteParam(/*stateOnly=*/true, stat))
+      return rc;
+    if (!stat.empty())
+      what = "the running statistic '" + stat + " is not finite";
+  }
+  bool anyBad = !what.empty();
+  std::string where;
+  if (o.skipNonfinite && workers > 1) {
+    // Every worker drops the step or none does.
+    std::vector<int32_t> all;
+    if (int rc = gatherFromWorkers({what.empty() ? 0 : 1}, all))
+      return rc;
+    anyBad = false;
+    for (int r = 0; r < workers; ++r)
+      if (all[r]) {
+        where += (anyBad ? ", " : " on worker(s) ") + std::to_string(r);
+        anyBad = true;
+      }
+  }
+  if (!anyBad)
+    return 0;
+  if (!o.skipNonfinite)
+    return error("training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
+                 "run): %s; stopped without writing over any earlier save or checkpoint (lower "
+                 "--lr, or pass --on-nonfinite skip to drop such steps)",
+                 static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+                 static_cast<unsigned long long>(iteration), what.c_str());
+  // Back to the params and velocities from before the step.
+  size_t s = 0;
+  for (std::vector<Buffer> *bufs : {&params, &velocities})
+    for (Buffer &b : *bufs) {
+      std::memcpy(b.get(), snapshot[s++].data(), b.bytes());
+      if (int rc = toDevice(b))
+        return rc;
+    }
+  ++skippedSteps;
+  skipped = true;
+  std::printf("epoch %lld, iteration %lld: step dropped (--on-nonfinite skip)%s: %s\n",
+              static_cast<long long>(epoch + 1), static_cast<long long>(it + 1), where.c_str(),
+              what.empty() ? "another worker's loss or gradient is not finite" : what.c_str());
+  return 0;
+}
+
+int Driver::checkFiniteBeforeSave(const char *what) {
+  if (int rc = paramsToHost())
+    return rc;
+  std::string bad;
+  if (int rc = findNonfiniteParam(/*stateOnly=*/false, bad))
+    return rc;
+  if (!bad.empty())
+    return error("not writing %s: param '%s is not finite (the earlier file, if any, is kept)",
+                 what, bad.c_str());
+  return 0;
+}
+
+} // namespace mgs::rt::driver
