@@ -134,14 +134,22 @@ public:
       : view(p), tuning(tuning), collectives(allowed.members()) {
     assert(!collectives.empty());
     int64_t L = view.L;
-    size_t K = collectives.size(), groups = static_cast<size_t>((L + 1) * (L + 1));
-    std::vector<GroupCost> all(K * groups);
-    std::vector<uint8_t> kindAll(K * groups);
+    size_t K = collectives.size();
+    // Groups [j, i), j < i, row by row: row j starts at rowStart[j].
+    rowStart.assign(L + 1, 0);
+    for (int64_t j = 0; j < L; ++j)
+      rowStart[j + 1] = rowStart[j] + static_cast<size_t>(L - j);
+    size_t groups = rowStart[L];
+    // Filled with stride K, then compacted in place to the most choices any
+    // group keeps (usually 2 of 4), so that a group's choices share a cache
+    // line.
+    costs.resize(K * groups);
+    kinds.resize(K * groups);
     liveCount.assign(groups, 0);
     size_t most = 1;
     for (int64_t j = 0; j < L; ++j)
       for (int64_t i = j + 1; i <= L; ++i) {
-        size_t at = static_cast<size_t>(j * (L + 1) + i);
+        size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
         GroupCost cost[4];
         for (size_t c = 0; c < K; ++c)
           cost[c] = groupCost(p, view.numel(j, i), collectives[c]);
@@ -158,22 +166,20 @@ public:
             dominated = d != c && atMost && (!equal || d < c);
           }
           if (!dominated) {
-            all[at * K + live] = cost[c];
-            kindAll[at * K + live++] = static_cast<uint8_t>(c);
+            costs[at * K + live] = cost[c];
+            kinds[at * K + live++] = static_cast<uint8_t>(c);
           }
         }
         most = std::max<size_t>(most, live);
       }
-    // Stored with the stride of the most choices any group keeps (usually 2
-    // of 4), so that a group's choices share a cache line.
     stride = most;
-    costs.resize(stride * groups);
-    kinds.resize(stride * groups);
     for (size_t at = 0; at < groups; ++at)
       for (size_t m = 0; m < liveCount[at]; ++m) {
-        costs[at * stride + m] = all[at * K + m];
-        kinds[at * stride + m] = kindAll[at * K + m];
+        costs[at * stride + m] = costs[at * K + m];
+        kinds[at * stride + m] = kinds[at * K + m];
       }
+    costs.resize(stride * groups);
+    kinds.resize(stride * groups);
   }
 
   std::vector<Group> run() {
@@ -225,7 +231,9 @@ private:
   BackpropView view;
   OptimalTuning tuning;
   SmallVector<Collective, 4> collectives;
-  /// Per group [j, i) (index j * (L + 1) + i): its liveCount non-dominated
+  /// rowStart[j] + (i - j - 1): the index of the group [j, i).
+  std::vector<size_t> rowStart;
+  /// Per group [j, i) (index above): its liveCount non-dominated
   /// choices' costs and their collectives (indices into `collectives`),
   /// `stride` entries a group.
   std::vector<GroupCost> costs;
@@ -248,12 +256,12 @@ private:
 
   /// The costs of the collectives worth trying for the group [j, i).
   ArrayRef<GroupCost> choicesAt(int64_t j, int64_t i) const {
-    size_t at = static_cast<size_t>(j * (view.L + 1) + i);
+    size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
     return {&costs[at * stride], liveCount[at]};
   }
   /// The collective of choicesAt(j, i)[m].
   Collective collectiveAt(int64_t j, int64_t i, size_t m) const {
-    return collectives[kinds[static_cast<size_t>(j * (view.L + 1) + i) * stride + m]];
+    return collectives[kinds[(rowStart[j] + static_cast<size_t>(i - j - 1)) * stride + m]];
   }
 
   void computeSimpleBounds() {
@@ -339,12 +347,27 @@ private:
       std::fill(bucketF.begin(), bucketF.end(), inf);
       for (int64_t e = j + 1; e <= L; ++e) {
         double be = view.prefixBackward[e];
+        const std::vector<SuffixPoint> &pts = suffix[e];
         for (const GroupCost &gc : choicesAt(j, e)) {
-          for (const SuffixPoint &pt : suffix[e]) {
-            double first = be + gc.topk + gc.comm + pt.a;
+          auto firstOf = [&](const SuffixPoint &pt) { return be + gc.topk + gc.comm + pt.a; };
+          // The points are a ascending, f descending: skip those whose F
+          // already exceeds fCap through the later groups (unless the loop
+          // below would have stopped among them).
+          size_t k = std::partition_point(pts.begin(), pts.end(),
+                                          [&](const SuffixPoint &pt) {
+                                            return gc.topk + pt.f > fCap;
+                                          }) -
+                     pts.begin();
+          if (k > 0 && firstOf(pts[k - 1]) >= gc.topk + pts[k - 1].f)
+            continue;
+          for (; k < pts.size(); ++k) {
+            const SuffixPoint &pt = pts[k];
+            double first = firstOf(pt);
             double later = gc.topk + pt.f;
             double a = gc.comm + pt.a, f = std::max(first, later);
-            if (a <= hi && f <= fCap) {
+            if (a > hi)
+              break; // so are the later points' A
+            if (f <= fCap) {
               size_t m =
                   a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
               bucketA[m] = std::min(bucketA[m], a);

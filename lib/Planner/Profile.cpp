@@ -15,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 
 #include <algorithm>
@@ -76,11 +77,9 @@ double Profile::allreduceComputeSeconds(int64_t n) const {
 }
 
 namespace {
+/// floor(log2 p) for p >= 1 (the cost functions call it per group).
 int64_t floorLog2(int64_t p) {
-  int64_t r = 0;
-  while ((int64_t(1) << (r + 1)) <= p)
-    ++r;
-  return r;
+  return static_cast<int64_t>(llvm::Log2_64(static_cast<uint64_t>(p)));
 }
 int64_t ceilLog2(int64_t p) { return p <= 1 ? 0 : floorLog2(p - 1) + 1; }
 bool isPowerOfTwo(int64_t p) { return (p & (p - 1)) == 0; }

@@ -9,10 +9,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
 #include <random>
+#include <vector>
 
 using namespace mgs::planner;
 
@@ -900,6 +902,72 @@ TEST(PlannerExact, AutoNeverWorseThanEachCollective) {
     for (Collective c : CollectiveSet::all().members())
       EXPECT_LE(all, predict(p, planOptimal(p, {c})) * (1 + 1e-12)) << t;
     EXPECT_LE(all, predict(p, planOptimal(p, true, true)) * (1 + 1e-12)) << t;
+  }
+}
+
+/// The least predict() by the plain Pareto DP over (top-k time, end of the
+/// last collective) with no bounds and no pruning but dominance: every
+/// grouping of [0, i) and every collective per group is matched by a label
+/// of boundary i. Slow (every label extended by every group) but simple.
+double paretoOptimum(const Profile &p, CollectiveSet allowed) {
+  int64_t L = static_cast<int64_t>(p.layers.size());
+  std::vector<int64_t> prefixNumel(L + 1, 0);
+  std::vector<double> prefixBackward(L + 1, 0.0);
+  for (int64_t i = 0; i < L; ++i) { // backprop order
+    prefixNumel[i + 1] = prefixNumel[i] + p.layers[L - 1 - i].numel;
+    prefixBackward[i + 1] = prefixBackward[i] + p.layers[L - 1 - i].backward;
+  }
+  auto costOf = [&](int64_t n, Collective c) -> std::pair<double, double> {
+    switch (c) {
+    case Collective::AllReduce:
+      return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
+    case Collective::AllGather:
+      return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
+    case Collective::GTopK:
+      return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
+    case Collective::SparseAllReduce:
+      return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n),
+              p.sparseAllreduceSeconds(n)};
+    }
+    return {0.0, 0.0};
+  };
+  // front[i]: (X, Y) labels, X ascending and Y descending.
+  std::vector<std::vector<std::pair<double, double>>> front(L + 1);
+  front[0] = {{0.0, 0.0}};
+  for (int64_t i = 1; i <= L; ++i) {
+    std::vector<std::pair<double, double>> all;
+    for (int64_t j = 0; j < i; ++j)
+      for (Collective c : allowed.members()) {
+        auto [s, comm] = costOf(prefixNumel[i] - prefixNumel[j], c);
+        for (auto [x, y] : front[j]) {
+          double nx = x + s;
+          all.push_back({nx, std::max(y, prefixBackward[i] + nx) + comm});
+        }
+      }
+    std::sort(all.begin(), all.end());
+    for (auto [x, y] : all)
+      if (front[i].empty() || y < front[i].back().second)
+        front[i].push_back({x, y});
+  }
+  return front[L].back().second;
+}
+
+// The exact planner with its bounds, prunings and escalations gives the
+// same cost as the plain Pareto DP on the planner benchmark's profiles
+// (bench/planner_bench draws seeds 1000..1029) at L = 60, for omgs, auto
+// over all four collectives and auto over the all-gather and the all-reduce.
+TEST(PlannerExact, FastEqualsPlainParetoOnBenchProfiles) {
+  const CollectiveSet sets[] = {{Collective::AllGather},
+                                CollectiveSet::all(),
+                                {Collective::AllGather, Collective::AllReduce}};
+  for (uint64_t seed = 1000; seed < 1030; seed += 3) {
+    Profile p = makeModelShapedProfile(60, seed);
+    for (CollectiveSet allowed : sets) {
+      double fast = predict(p, planOptimal(p, allowed));
+      double slow = paretoOptimum(p, allowed);
+      EXPECT_TRUE(sameCost(fast, slow))
+          << "seed " << seed << ": planner " << fast << ", Pareto DP " << slow;
+    }
   }
 }
 
