@@ -143,10 +143,15 @@ private:
   int checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossValue, bool &skipped);
   /// Before a checkpoint or save: every param finite, else an error.
   int checkFiniteBeforeSave(const char *what);
+  /// Fills loadedInfinite from `loaded` (the params as read).
+  void noteInfiniteBuffers();
   /// `found`: "NAME' (element i: v)" for the first param (state params but
   /// the residuals alone, if `stateOnly`) holding NaN or infinity, or "".
   int findNonfiniteParam(bool stateOnly, std::string &found);
   std::vector<std::vector<float>> snapshot; // params, then velocities
+  /// Per param: a buffer loaded holding infinities (an attention mask's
+  /// -inf), which the finiteness checks leave alone (it is never updated).
+  std::vector<char> loadedInfinite;
   int64_t skippedSteps = 0;
 
   // Calibrate.cpp

@@ -307,10 +307,11 @@ Status readTensorList(Reader &r, std::vector<Tensor> &ts) {
   for (Tensor &t : ts) {
     if (Status s = readTensorRecord(r, t); !s.ok())
       return s;
-    // A NaN or an infinity is a diverged run's (or a corrupt file's): training
-    // from it would only go on producing NaN.
+    // A NaN is a diverged run's (or a corrupt file's): training from it would
+    // only go on producing NaN. An infinity may be a buffer's (an attention
+    // mask's -inf): matchParams refuses it in what is trained.
     for (size_t i = 0; i < t.data.size(); ++i)
-      if (!std::isfinite(t.data[i])) {
+      if (std::isnan(t.data[i])) {
         char value[32];
         std::snprintf(value, sizeof value, "%g", static_cast<double>(t.data[i]));
         return r.fail("tensor '" + t.name + "' holds " + value + " at element " +

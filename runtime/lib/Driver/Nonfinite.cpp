@@ -45,12 +45,22 @@ bool isResidual(const TensorSpec &p) {
 
 } // namespace
 
+void Driver::noteInfiniteBuffers() {
+  loadedInfinite.assign(m.params.size(), 0);
+  for (size_t i = 0; i < m.params.size() && i < loaded.size(); ++i)
+    if (!m.params[i].trainable)
+      loadedInfinite[i] = firstNonfinite(loaded[i].data.data(),
+                                         static_cast<int64_t>(loaded[i].data.size())) >= 0;
+}
+
 int Driver::findNonfiniteParam(bool stateOnly, std::string &found) {
   found.clear();
   for (size_t i = 0; i < m.params.size(); ++i) {
     const TensorSpec &p = m.params[i];
     if (stateOnly && (p.trainable || isResidual(p)))
       continue;
+    if (i < loadedInfinite.size() && loadedInfinite[i])
+      continue; // a frozen buffer that holds infinities by design (a mask)
     if (stateOnly)
       if (int rc = toHost(params[i]))
         return rc;

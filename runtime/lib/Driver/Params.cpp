@@ -129,6 +129,7 @@ int Driver::loadParams() {
                    o.resume.c_str(), resumed.velocities.size(), v / prefixes.size());
     loaded = std::move(resumed.params);
     haveResumed = true;
+    noteInfiniteBuffers();
     return agreeOnRun();
   }
   std::string path = o.weights;
@@ -143,6 +144,7 @@ int Driver::loadParams() {
     s = matchWeights(m, path, loaded);
   if (!s.ok())
     return error(s);
+  noteInfiniteBuffers();
   return training ? agreeOnRun() : 0;
 }
 

@@ -11,6 +11,9 @@
 
 #include "FileIO.h"
 
+#include "mgsrt/contract.h"
+
+#include <cmath>
 #include <cstring>
 #include <map>
 
@@ -76,6 +79,14 @@ Status matchParams(const Manifest &manifest, const std::string &source,
     if (t.dims != p.dims)
       return badInput(source + ": param '" + p.name + "' has shape " + formatShape(t.dims) +
                       " but the model expects " + formatShape(p.dims));
+    // What is trained (and each worker's residual) must be finite; a frozen
+    // buffer may hold infinities (a causal mask's -inf).
+    if (p.trainable || p.name.rfind(contract::manifest::kResidualPrefix, 0) == 0)
+      for (size_t i = 0; i < t.data.size(); ++i)
+        if (!std::isfinite(t.data[i]))
+          return badInput(source + ": tensor '" + p.name + "' holds " +
+                          (t.data[i] > 0 ? "inf" : "-inf") + " at element " + std::to_string(i) +
+                          " (not finite: a diverged or corrupt file)");
     byName.erase(it);
     ordered.push_back(std::move(t));
   }
