@@ -2,7 +2,8 @@
 """An independent model of docs/design.md's cost model, to check mgs-plan.
 
     mgs-plan PROFILE [options] | cost_model.py PROFILE [--workers P] [--density RHO]
-                                               [--brute-force] [--expect S=SECONDS ...]
+                                               [--brute-force] [--optimum]
+                                               [--expect S=SECONDS ...]
 
 Reads mgs-plan's Plan JSON (one plan or an array) from stdin and, written
 from docs/design.md's formulas without the C++ planner library, recomputes
@@ -11,8 +12,11 @@ each plan's predicted time from its groups; exits 1 unless every plan's
 no grouping of the profile's layers with any collective per group (every
 plan of at most 10 layers) beats the plan of a strategy that searches them
 (auto: all four; omgs, mgwfbp, gtopk, sparse-allreduce: that one).
---expect S=SECONDS checks strategy S's predicted time against a number
-computed by hand.
+--optimum does the same for a profile of any size, by an exact dynamic
+program over the groupings (see optimum()), and prints the optimal grouping it
+found as comm-merge-buckets labels the buckets, so a test can check a plan's
+golden bucket boundaries against it. --expect S=SECONDS checks strategy S's
+predicted time against a number computed by hand.
 """
 import itertools
 import json
@@ -144,6 +148,45 @@ def best_plan(model, layers, collectives):
     return best
 
 
+def optimum(model, layers, collectives):
+    """The least predicted time over every grouping and every per-group choice, and a grouping
+    that reaches it: (seconds, [(run in backprop order, collective)]).
+
+    Exact for any number of layers: after the groups that end at a layer, the rest of the
+    pipeline depends only on (x, y) (the compute and communication streams' clocks; backward is
+    the same for every grouping), and predict() never decreases in either, so a state that is no
+    better in both than another (dominated) is dropped. The Pareto front of (x, y) at each cut
+    replaces brute force's 2^(L-1) groupings."""
+    order = list(reversed(layers))  # backprop order
+    L = len(order)
+    backward = [0.0]
+    for layer in order:
+        backward.append(backward[-1] + layer["backward"])
+    fronts = [[(0.0, 0.0, None)]]  # per cut: (x, y, (previous cut, state index, collective))
+    for i in range(1, L + 1):
+        states = []
+        for j in range(i):
+            n = sum(l["numel"] for l in order[j:i])
+            for c in collectives:
+                s, comm = model.group(n, c)
+                for q, (x, y, _) in enumerate(fronts[j]):
+                    x2 = x + s
+                    states.append((x2, max(y, backward[i] + x2) + comm, (j, q, c)))
+        states.sort(key=lambda t: (t[0], t[1]))
+        front = []
+        for st in states:  # increasing x: keep each state whose y is below every earlier one
+            if not front or st[1] < front[-1][1]:
+                front.append(st)
+        fronts.append(front)
+    q = min(range(len(fronts[L])), key=lambda k: fronts[L][k][1])
+    best, runs, i = fronts[L][q][1], [], L
+    while i > 0:
+        j, q, c = fronts[i][q][2]
+        runs.append((order[j:i], c))
+        i = j
+    return best, runs[::-1]
+
+
 SEARCHED = {"auto": ["allgather", "allreduce", "gtopk", "sparse-allreduce"],
             "omgs": ["allgather"], "mgwfbp": ["allreduce"], "gtopk": ["gtopk"],
             "sparse-allreduce": ["sparse-allreduce"]}
@@ -151,7 +194,8 @@ SEARCHED = {"auto": ["allgather", "allreduce", "gtopk", "sparse-allreduce"],
 
 def main(argv):
     profile = json.load(open(argv[1]))
-    workers, density, brute, expect = profile["workers"], profile["density"], False, {}
+    workers, density, brute, exact, expect = (profile["workers"], profile["density"], False,
+                                              False, {})
     args = iter(argv[2:])
     for a in args:
         if a == "--workers":
@@ -160,6 +204,8 @@ def main(argv):
             density = float(next(args))
         elif a == "--brute-force":
             brute = True
+        elif a == "--optimum":
+            exact = True
         elif a == "--expect":
             name, value = next(args).split("=")
             expect[name] = float(value)
@@ -186,6 +232,21 @@ def main(argv):
             best = best_plan(model, profile["layers"], SEARCHED[plan["strategy"]])
             if theirs > best * (1 + 1e-12):
                 print(f"NOT OPTIMAL {plan['strategy']}: brute force finds {best!r}")
+                ok = False
+        if exact and plan["strategy"] in SEARCHED:
+            best, runs = optimum(model, profile["layers"], SEARCHED[plan["strategy"]])
+            # the grouping found, recomputed as a plan is (the cut's sums round differently)
+            seconds = model.predict([(sum(l["backward"] for l in reversed(run)),
+                                      sum(l["numel"] for l in run), c) for run, c in runs])
+            print(f"optimum {plan['strategy']}: {seconds!r} in {len(runs)} groups")
+            for run, c in runs:
+                label = (f'comm.bucket = "{run[-1]["name"]}..{run[0]["name"]}"' if len(run) > 1
+                         else run[0]["name"])
+                print(f'  {label} comm.collective = "{c}"')
+            if abs(theirs - seconds) > 1e-12 * seconds:
+                print(f"NOT OPTIMAL {plan['strategy']}: mgs-plan {theirs!r}, the optimum {seconds!r}"
+                      if theirs > seconds else
+                      f"MISMATCH {plan['strategy']}: mgs-plan {theirs!r} beats the optimum {seconds!r}")
                 ok = False
     sys.exit(0 if ok else 1)
 
