@@ -4,7 +4,8 @@ the same model, batch and threads, in one run.
 
     bench/recurrent_step.py [BUILD_DIR] [--models lstmlm_medium,gru,bilstm]
         [--batch-size 16] [--threads 2] [--iters 60] [--rounds 3]
-        [--python /usr/bin/python3,VENV/bin/python] [--mgsc PATH] [--out FILE]
+        [--python /usr/bin/python3,VENV/bin/python] [--mgsc PATH]
+        [--baseline-mgsc PATH] [--out FILE]
 
 mgs: mgsc compiles the model of scripts/export_models.py (opset 15) into a
 training executable, which trains on synthetic data (lstmlm*: token
@@ -14,7 +15,8 @@ first (which includes primitive creation). PyTorch: the module itself, same
 seed, SGD with momentum, --iters steps timed after 3 warm-up steps, with
 torch.set_num_threads(--threads), under each interpreter of --python (one
 PyTorch version each). --mgsc: another build's mgsc (its runtime is the one
-the executables link), e.g. to measure a baseline. Both run with OMP_NUM_THREADS=--threads. Runs of a
+the executables link); --baseline-mgsc: a second one measured in the same
+rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
 round alternate; the table shows each model's median over --rounds rounds
 and the ratio mgs/PyTorch (goal <= 1.0) of the medians.
 """
@@ -120,6 +122,7 @@ def main():
     ap.add_argument("--python", default="/usr/bin/python3",
                     help="comma-separated interpreters, one PyTorch each")
     ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD/bin/mgsc)")
+    ap.add_argument("--baseline-mgsc", help="a second mgsc measured alongside")
     ap.add_argument("--out", help="also write the table to this file")
     ap.add_argument("--torch-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
@@ -135,40 +138,54 @@ def main():
     models = args.models.split(",")
     pythons = args.python.split(",")
     cmds = {m: prepare(m, args.build, mgsc, work, args.batch_size, args.iters) for m in models}
-    times = {(m, s): [] for m in models for s in ["mgs"] + pythons}
-    versions = {}
+    sides = ["mgs"]
+    if args.baseline_mgsc:
+        sides.append("mgs base")
+        base_work = os.path.join(work, "baseline")
+        os.makedirs(base_work, exist_ok=True)
+        base_cmds = {m: prepare(m, args.build, os.path.abspath(args.baseline_mgsc), base_work,
+                                args.batch_size, args.iters) for m in models}
+    times = {(m, s): [] for m in models for s in sides + pythons}
+    versions = {s: s for s in sides}
     for rnd in range(args.rounds):
         for m in models:
             times[(m, "mgs")].append(mgs_ms(cmds[m], args.batch_size, env))
+            if args.baseline_mgsc:
+                times[(m, "mgs base")].append(mgs_ms(base_cmds[m], args.batch_size, env))
             for py in pythons:
                 out = run([py, os.path.abspath(__file__), args.build, "--batch-size",
                            str(args.batch_size), "--threads", str(args.threads), "--iters",
                            str(args.iters), "--torch-child", m], env).split()
                 times[(m, py)].append(float(out[-2]))
-                versions[py] = out[-1]
+                versions[py] = "torch " + out[-1]
             print(f"round {rnd + 1} {m}: " + ", ".join(
-                f"{'mgs' if s == 'mgs' else 'torch ' + versions[s]} {times[(m, s)][-1]:.2f}"
-                for s in ["mgs"] + pythons), flush=True)
+                f"{versions[s]} {times[(m, s)][-1]:.2f}" for s in sides + pythons), flush=True)
 
     lines = [f"# bench/recurrent_step.py --models {args.models} --batch-size {args.batch_size} "
              f"--threads {args.threads} --iters {args.iters} --rounds {args.rounds} "
-             f"--python {args.python}" + (f" --mgsc {mgsc}" if args.mgsc else ""),
+             f"--python {args.python}" + (f" --mgsc {mgsc}" if args.mgsc else "") +
+             (f" --baseline-mgsc {args.baseline_mgsc}" if args.baseline_mgsc else ""),
              f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs; "
              f"ms per training step, median of {args.rounds} rounds (each round's values in [])"]
     header = f"{'model':15} {'mgs ms':>8}"
+    if args.baseline_mgsc:
+        header += f" {'mgs base ms':>11} {'mgs/base':>8}"
     for py in pythons:
-        header += f" {'torch ' + versions[py] + ' ms':>22} {'mgs/torch':>9}"
+        header += f" {versions[py] + ' ms':>22} {'mgs/torch':>9}"
     lines.append(header)
     for m in models:
         med = statistics.median(times[(m, "mgs")])
         row = f"{m:15} {med:8.2f}"
+        if args.baseline_mgsc:
+            bmed = statistics.median(times[(m, "mgs base")])
+            row += f" {bmed:11.2f} {med / bmed:8.3f}"
         for py in pythons:
             tmed = statistics.median(times[(m, py)])
             row += f" {tmed:22.2f} {med / tmed:9.3f}"
         lines.append(row)
         lines.append("  rounds: " + "; ".join(
-            f"{'mgs' if s == 'mgs' else 'torch ' + versions[s]} "
-            f"[{' '.join(f'{v:.2f}' for v in times[(m, s)])}]" for s in ["mgs"] + pythons))
+            f"{versions[s]} [{' '.join(f'{v:.2f}' for v in times[(m, s)])}]"
+            for s in sides + pythons))
     lines.append("mgs/torch <= 1.0: mgs is as fast or faster (the goal).")
     print("\n".join(lines))
     if args.out:

@@ -4,7 +4,7 @@
 // activations and a zero initial state, with either linear_before_reset
 // (1 is what PyTorch's nn.GRU exports), forward direction. Like the LSTM
 // (Lstm.cpp) the input products of all steps are one GEMM, each step adds its
-// recurrent products and runs the gates as vectorized loops (Recurrent.h);
+// recurrent products and runs the gates as loops over gate blocks (Recurrent.h);
 // the forward pass keeps every step's gate activations and the recurrent
 // term of the candidate (`saved`, sized from the shapes), from which the
 // backward pass runs backpropagation through time, keeping every step's gate

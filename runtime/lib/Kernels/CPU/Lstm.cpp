@@ -3,7 +3,7 @@
 // mgsrt_lstm_* (mgsrt.h): ONNX's LSTM (gate order i, o, f, c) with its
 // default activations and a zero initial state. The input products of all
 // steps are one GEMM (dnnl_sgemm), each step adds its recurrent product and
-// runs the gates as vectorized loops (Recurrent.h). The forward pass keeps
+// runs the gates as loops over whole gate blocks (Recurrent.h). The forward pass keeps
 // every step's gate activations and cell state (`saved`), from which the
 // backward pass runs backpropagation through time without recomputing; it
 // keeps every step's gate gradients, so that the weight gradients and dx are

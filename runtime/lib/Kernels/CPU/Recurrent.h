@@ -2,8 +2,7 @@
 //
 // The shape check, the per-call scratch memory, the gate activations and the
 // products over all time steps of Lstm.cpp and Gru.cpp. The activations are
-// branch-free loops over whole gate blocks that the compiler vectorizes: exp
-// is Cephes' expf (range reduction by ln 2, a degree-6 polynomial, within
+// loops over whole gate blocks without libm calls: exp is Cephes' expf (range reduction by ln 2, a degree-6 polynomial, within
 // 2 ulp of std::exp), tanh a [13/6] rational approximation (within a few
 // ulp of std::tanh), so the results differ from the scalar libm loops only
 // in float rounding.
@@ -49,9 +48,15 @@ inline float *scratch(size_t count) {
   return buffer.data();
 }
 
-/// exp(x) for x in float range (Cephes' expf), branch-free.
+/// x clamped to [-bound, bound] (NaN stays NaN).
+inline float clamp(float x, float bound) {
+  x = x > bound ? bound : x;
+  return x < -bound ? -bound : x;
+}
+
+/// exp(x) for x in float range (Cephes' expf).
 inline float fastExp(float x) {
-  x = std::min(88.3762626647949f, std::max(-88.3762626647949f, x));
+  x = clamp(x, 88.3762626647949f);
   float fx = x * 1.44269504088896341f + 0.5f;
   float n = static_cast<float>(static_cast<int32_t>(fx));
   n = n > fx ? n - 1.0f : n; // floor
@@ -75,7 +80,7 @@ inline float sigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
 /// tanh(x): a [13/6] rational approximation, exact to float rounding on the
 /// clamped range |x| <= 7.9 (tanh is 1 to float precision beyond).
 inline float fastTanh(float x) {
-  const float c = std::min(7.90531110763549805f, std::max(-7.90531110763549805f, x));
+  const float c = clamp(x, 7.90531110763549805f);
   const float x2 = c * c;
   float p = -2.76076847742355e-16f;
   p = p * x2 + 2.00018790482477e-13f;
@@ -89,7 +94,7 @@ inline float fastTanh(float x) {
   q = q * x2 + 2.26843463243900e-03f;
   q = q * x2 + 4.89352518554385e-03f;
   const float r = c * p / q;
-  return std::abs(x) < 0.0004f ? x : r;
+  return x * x < 1.6e-7f ? x : r;
 }
 
 /// v[j] = sigmoid(v[j] + bias[j]) for j < count.
