@@ -3,47 +3,42 @@
 // mgsrt_gru_* (mgsrt.h): ONNX's GRU (gate order z, r, h) with its default
 // activations and a zero initial state, with either linear_before_reset
 // (1 is what PyTorch's nn.GRU exports), forward direction. Like the LSTM
-// (Lstm.cpp) the matrix products of each step run on dnnl_sgemm and the
-// gates are elementwise loops; the forward pass keeps every step's gate
-// activations and the recurrent term of the candidate (`saved`, sized from
-// the shapes), from which the backward pass runs backpropagation through time.
+// (Lstm.cpp) the input products of all steps are one GEMM, each step adds its
+// recurrent products and runs the gates as loops over gate blocks (Recurrent.h);
+// the forward pass keeps every step's gate activations and the recurrent
+// term of the candidate (`saved`, sized from the shapes), from which the
+// backward pass runs backpropagation through time, keeping every step's gate
+// gradients for one GEMM over all steps per weight gradient and for dx.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Support/Common.h"
-#include "Descriptors/GemmDesc.h"
+#include "Kernels/CPU/Recurrent.h"
 
-#include <cmath>
-#include <vector>
+#include <algorithm>
 
 using namespace mgs::rt;
+using namespace mgs::rt::cpu::recurrent;
 
 namespace {
 
-struct GruShape {
-  int64_t t, n, i, h;
-  bool linearBeforeReset;
-};
-
-mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, GruShape &s) {
+/// The shape and linear_before_reset of a GRU descriptor.
+mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, Shape &s,
+                        bool &linearBeforeReset) {
   using F = mgs::contract::GruDesc;
-  s = {desc[F::Steps], desc[F::Batch], desc[F::InputSize], desc[F::HiddenSize],
-       desc[F::LinearBeforeReset] != 0};
-  if (s.t < 1 || s.n < 1 || s.i < 1 || s.h < 1)
-    return invalidArg(ctx, kernel, "T=", s.t, " N=", s.n, " I=", s.i, " H=", s.h,
-                      " must all be positive");
+  if (parseShape(ctx, kernel, desc, s))
+    return ctx->status;
   if (desc[F::LinearBeforeReset] != 0 && desc[F::LinearBeforeReset] != 1)
     return invalidArg(ctx, kernel, "linear_before_reset must be 0 or 1, got ",
                       desc[F::LinearBeforeReset]);
+  linearBeforeReset = desc[F::LinearBeforeReset] != 0;
   return MGSRT_OK;
 }
 
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
 mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_fwd);
-  GruShape s;
-  if (parseGru(ctx, kernel, desc, s))
+  Shape s;
+  bool lbr;
+  if (parseGru(ctx, kernel, desc, s, lbr))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "x")
@@ -58,46 +53,49 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *saved = static_cast<float *>(bufs[6]);
-  const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H;
-  const float *rh = r + 2 * H * H;  // the candidate's recurrent weights
-  std::vector<float> resetH(N * H); // r * h_prev (linear_before_reset = 0)
+  const int64_t N = s.n, H = s.h, G = 3 * H, S = 4 * H;
+  const float *rh = r + 2 * H * H; // the candidate's recurrent weights
+  // z and r's summed biases; r * h_prev (linear_before_reset = 0).
+  float *bias = scratch(2 * H + N * H), *resetH = bias + 2 * H;
+  sumBiases(b, G, 2 * H, bias);
+  const float *bx = b + 2 * H, *bh = b + G + 2 * H; // the candidate's biases
+  // Input pre-activations of z, r, h of all steps into the first 3H columns;
+  // each step adds the recurrent ones of z and r and puts the candidate's
+  // recurrent term into the last H columns.
+  if (!inputProducts(ctx, kernel, s, G, x, w, saved, S))
+    return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
     const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
     float *st = saved + t * N * S;
-    // Input pre-activations of z, r, h into the first 3H columns, the
-    // recurrent ones of z and r added; the candidate's recurrent term into
-    // the last H columns.
-    if (!cpu::sgemm(ctx, kernel, false, true, N, G, I, 1.0f, x + t * N * I, I, w, I, 0.0f, st, S))
-      return ctx->status;
-    if (prev &&
-        !cpu::sgemm(ctx, kernel, false, true, N, 2 * H, H, 1.0f, prev, H, r, H, 1.0f, st, S))
+    if (prev && !recurrentProduct(ctx, kernel, s, 2 * H, prev, r, st, S))
       return ctx->status;
     for (int64_t n = 0; n < N; ++n) {
       float *row = st + n * S;
-      for (int64_t j = 0; j < 2 * H; ++j)
-        row[j] = sigmoid(row[j] + b[j] + b[G + j]);
-      for (int64_t j = 0; j < H; ++j)
-        resetH[n * H + j] = prev ? row[H + j] * prev[n * H + j] : 0.0f;
+      sigmoidBias(row, bias, 2 * H);
+      if (prev && !lbr)
+        for (int64_t j = 0; j < H; ++j)
+          resetH[n * H + j] = row[H + j] * prev[n * H + j];
     }
     if (!prev) {
       for (int64_t n = 0; n < N; ++n)
         std::fill(st + n * S + G, st + n * S + S, 0.0f);
-    } else if (!cpu::sgemm(ctx, kernel, false, true, N, H, H, 1.0f,
-                           s.linearBeforeReset ? prev : resetH.data(), H, rh, H, 0.0f, st + G, S)) {
+    } else if (!recurrentProduct(ctx, kernel, s, H, lbr ? prev : resetH, rh, st + G, S, 0.0f)) {
       return ctx->status;
     }
     for (int64_t n = 0; n < N; ++n) {
-      float *row = st + n * S;
+      float *row = st + n * S, *hn = row + G, *cand = row + 2 * H;
+      const float *z = row, *rg = row + H;
       float *hOut = y + (t * N + n) * H;
       for (int64_t j = 0; j < H; ++j) {
-        const float z = row[j], rg = row[H + j];
-        const float hn = row[G + j] + b[G + 2 * H + j];
-        const float a = row[2 * H + j] + b[2 * H + j] + (s.linearBeforeReset ? rg * hn : hn);
-        const float cand = std::tanh(a);
-        row[2 * H + j] = cand;
-        row[G + j] = hn;
-        hOut[j] = (1.0f - z) * cand + z * (prev ? prev[n * H + j] : 0.0f);
+        hn[j] += bh[j];
+        cand[j] = fastTanh(cand[j] + bx[j] + (lbr ? rg[j] * hn[j] : hn[j]));
       }
+      if (prev)
+        for (int64_t j = 0; j < H; ++j)
+          hOut[j] = (1.0f - z[j]) * cand[j] + z[j] * prev[n * H + j];
+      else
+        for (int64_t j = 0; j < H; ++j)
+          hOut[j] = (1.0f - z[j]) * cand[j];
     }
   }
   if (yh)
@@ -107,8 +105,9 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 
 mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_bwd);
-  GruShape s;
-  if (parseGru(ctx, kernel, desc, s))
+  Shape s;
+  bool lbr;
+  if (parseGru(ctx, kernel, desc, s, lbr))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "x")
@@ -127,87 +126,84 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
               *dy = static_cast<const float *>(bufs[5]), *dyh = static_cast<const float *>(bufs[6]);
   float *dx = static_cast<float *>(bufs[7]), *dw = static_cast<float *>(bufs[8]),
         *dr = static_cast<float *>(bufs[9]), *db = static_cast<float *>(bufs[10]);
-  const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H;
+  const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H, TN = s.t * N;
   const float *rh = r + 2 * H * H;
-  // dh flowing back from step t + 1 (the last one's from y_h); the
-  // gradients of the input pre-activations (dgx) and of the recurrent ones
-  // (dgh: z, r, and the candidate's recurrent term).
-  std::vector<float> dhNext(N * H, 0.0f), dgx(N * G), dgh(N * G), resetH(N * H), dResetH(N * H);
+  // The gradients of all steps' input pre-activations (dgx) and recurrent
+  // ones (dgh: z, r, and the candidate's recurrent term), all steps' r h_prev
+  // (linear_before_reset = 0), then d(r h_prev) and the dh flowing back from
+  // step t + 1 (the last one's from y_h).
+  float *dgx = scratch(2 * TN * G + TN * H + 2 * N * H), *dgh = dgx + TN * G;
+  float *resetH = dgh + TN * G, *dResetH = resetH + TN * H, *dhNext = dResetH + N * H;
   if (dyh)
-    std::copy(dyh, dyh + N * H, dhNext.begin());
-  std::fill(dw, dw + G * I, 0.0f);
-  std::fill(dr, dr + G * H, 0.0f);
-  std::fill(db, db + 2 * G, 0.0f);
+    std::copy(dyh, dyh + N * H, dhNext);
+  else
+    std::fill(dhNext, dhNext + N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
     const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
     for (int64_t n = 0; n < N; ++n) {
       const float *row = saved + (t * N + n) * S;
+      const float *z = row, *rg = row + H, *cand = row + 2 * H, *hn = row + G;
       const float *dyRow = dy ? dy + (t * N + n) * H : nullptr;
-      float *gx = dgx.data() + n * G, *gh = dgh.data() + n * G;
+      float *gx = dgx + (t * N + n) * G, *gh = dgh + (t * N + n) * G, *dhn = dhNext + n * H;
+      float *rhp = resetH + (t * N + n) * H;
+      if (dyRow)
+        for (int64_t j = 0; j < H; ++j)
+          dhn[j] += dyRow[j];
       for (int64_t j = 0; j < H; ++j) {
-        const float z = row[j], rg = row[H + j], cand = row[2 * H + j], hn = row[G + j];
-        const float hp = prev ? prev[n * H + j] : 0.0f;
-        const float dh = dhNext[n * H + j] + (dyRow ? dyRow[j] : 0.0f);
-        const float da = dh * (1.0f - z) * (1.0f - cand * cand);
-        gx[j] = gh[j] = dh * (hp - cand) * z * (1.0f - z);
+        const float hp = prev ? prev[n * H + j] : 0.0f, dh = dhn[j];
+        const float da = dh * (1.0f - z[j]) * (1.0f - cand[j] * cand[j]);
+        gx[j] = gh[j] = dh * (hp - cand[j]) * z[j] * (1.0f - z[j]);
         gx[2 * H + j] = da;
-        if (s.linearBeforeReset) {
-          gx[H + j] = gh[H + j] = da * hn * rg * (1.0f - rg);
-          gh[2 * H + j] = da * rg;
+        if (lbr) {
+          gx[H + j] = gh[H + j] = da * hn[j] * rg[j] * (1.0f - rg[j]);
+          gh[2 * H + j] = da * rg[j];
         } else {
           gh[2 * H + j] = da; // r's gradient waits for d(r h_prev) below
-          resetH[n * H + j] = rg * hp;
+          rhp[j] = rg[j] * hp;
         }
-        dhNext[n * H + j] = dh * z;
+        dhn[j] = dh * z[j];
       }
     }
-    if (!s.linearBeforeReset) {
+    float *ght = dgh + t * N * G, *gxt = dgx + t * N * G;
+    if (!lbr) {
       // d(r h_prev) = da Rh; then r's gradient and h_prev's share through it.
-      if (prev && !cpu::sgemm(ctx, kernel, false, false, N, H, H, 1.0f, dgh.data() + 2 * H, G, rh,
-                              H, 0.0f, dResetH.data(), H))
+      if (prev && !backProduct(ctx, kernel, N, H, H, ght + 2 * H, G, rh, 0.0f, dResetH))
         return ctx->status;
       for (int64_t n = 0; n < N; ++n) {
-        const float *row = saved + (t * N + n) * S;
+        const float *rg = saved + (t * N + n) * S + H;
+        float *gx = gxt + n * G + H, *gh = ght + n * G + H, *dhn = dhNext + n * H;
+        if (!prev) {
+          std::fill(gx, gx + H, 0.0f);
+          std::fill(gh, gh + H, 0.0f);
+          continue;
+        }
+        const float *drh = dResetH + n * H, *hp = prev + n * H;
         for (int64_t j = 0; j < H; ++j) {
-          const float rg = row[H + j];
-          const float drh = prev ? dResetH[n * H + j] : 0.0f;
-          const float hp = prev ? prev[n * H + j] : 0.0f;
-          dgx[n * G + H + j] = dgh[n * G + H + j] = drh * hp * rg * (1.0f - rg);
-          dhNext[n * H + j] += drh * rg;
+          gx[j] = gh[j] = drh[j] * hp[j] * rg[j] * (1.0f - rg[j]);
+          dhn[j] += drh[j] * rg[j];
         }
       }
     }
-    // Weights: dW += dgx^T x_t, dR += dgh^T h_prev (its last H rows from
-    // r h_prev when linear_before_reset = 0); the biases: column sums.
-    if (!cpu::sgemm(ctx, kernel, true, false, G, I, N, 1.0f, dgx.data(), G, x + t * N * I, I, 1.0f,
-                    dw, I))
-      return ctx->status;
-    if (prev) {
-      if (s.linearBeforeReset) {
-        if (!cpu::sgemm(ctx, kernel, true, false, G, H, N, 1.0f, dgh.data(), G, prev, H, 1.0f, dr,
-                        H))
-          return ctx->status;
-      } else if (!cpu::sgemm(ctx, kernel, true, false, 2 * H, H, N, 1.0f, dgh.data(), G, prev, H,
-                             1.0f, dr, H) ||
-                 !cpu::sgemm(ctx, kernel, true, false, H, H, N, 1.0f, dgh.data() + 2 * H, G,
-                             resetH.data(), H, 1.0f, dr + 2 * H * H, H)) {
-        return ctx->status;
-      }
-    }
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t j = 0; j < G; ++j) {
-        db[j] += dgx[n * G + j];
-        db[G + j] += dgh[n * G + j];
-      }
-    // Into the inputs: dx_t = dgx W, dh_prev += dgh R (z and r's rows only
-    // when linear_before_reset = 0: the candidate's went through r above).
-    if (dx && !cpu::sgemm(ctx, kernel, false, false, N, I, G, 1.0f, dgx.data(), G, w, I, 0.0f,
-                          dx + t * N * I, I))
-      return ctx->status;
-    if (prev && !cpu::sgemm(ctx, kernel, false, false, N, H, s.linearBeforeReset ? G : 2 * H, 1.0f,
-                            dgh.data(), G, r, H, 1.0f, dhNext.data(), H))
+    // dh_prev += dgh R (z and r's rows only when linear_before_reset = 0: the
+    // candidate's went through r above).
+    if (prev && !backProduct(ctx, kernel, N, H, lbr ? G : 2 * H, ght, G, r, 1.0f, dhNext))
       return ctx->status;
   }
+  // Over all steps at once: dW = dgx^T x, dR = dgh^T h_prev (its last H rows
+  // from r h_prev when linear_before_reset = 0; h_{-1} is zero), dx = dgx W;
+  // the biases: column sums.
+  if (!weightGradient(ctx, kernel, TN, G, I, dgx, G, x, I, dw, I))
+    return ctx->status;
+  if (lbr ? !weightGradient(ctx, kernel, TN - N, G, H, dgh + N * G, G, y, H, dr, H)
+          : !weightGradient(ctx, kernel, TN - N, 2 * H, H, dgh + N * G, G, y, H, dr, H) ||
+                !weightGradient(ctx, kernel, TN - N, H, H, dgh + N * G + 2 * H, G, resetH + N * H,
+                                H, dr + 2 * H * H, H))
+    return ctx->status;
+  if (dx && !backProduct(ctx, kernel, TN, I, G, dgx, G, w, 0.0f, dx))
+    return ctx->status;
+  std::fill(db, db + 2 * G, 0.0f);
+  addColumnSums(dgx, TN, G, G, db);
+  addColumnSums(dgh, TN, G, G, db + G);
   return MGSRT_OK;
 }
 

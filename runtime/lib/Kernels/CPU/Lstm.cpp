@@ -1,10 +1,13 @@
 //===- Lstm.cpp - One LSTM layer, forward and backward through time -------===//
 //
 // mgsrt_lstm_* (mgsrt.h): ONNX's LSTM (gate order i, o, f, c) with its
-// default activations and a zero initial state. The matrix products of each
-// step run on dnnl_sgemm; the gates are elementwise loops. The forward pass
-// keeps every step's gate activations and cell state (`saved`), from which
-// the backward pass runs backpropagation through time without recomputing.
+// default activations and a zero initial state. The input products of all
+// steps are one GEMM (dnnl_sgemm), each step adds its recurrent product and
+// runs the gates as loops over whole gate blocks (Recurrent.h). The forward pass keeps
+// every step's gate activations and cell state (`saved`), from which the
+// backward pass runs backpropagation through time without recomputing; it
+// keeps every step's gate gradients, so that the weight gradients and dx are
+// one GEMM each over all steps.
 //
 // oneDNN's own LSTM primitive would do the products in one call, but its
 // training workspace has a size known only once the primitive exists, while
@@ -12,36 +15,19 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Support/Common.h"
-#include "Descriptors/GemmDesc.h"
+#include "Kernels/CPU/Recurrent.h"
 
-#include <cmath>
-#include <vector>
+#include <algorithm>
 
 using namespace mgs::rt;
+using namespace mgs::rt::cpu::recurrent;
 
 namespace {
 
-struct LstmShape {
-  int64_t t, n, i, h;
-};
-
-mgsrt_status_t parseLstm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                         LstmShape &s) {
-  using F = mgs::contract::LstmDesc;
-  s = {desc[F::Steps], desc[F::Batch], desc[F::InputSize], desc[F::HiddenSize]};
-  if (s.t < 1 || s.n < 1 || s.i < 1 || s.h < 1)
-    return invalidArg(ctx, kernel, "T=", s.t, " N=", s.n, " I=", s.i, " H=", s.h,
-                      " must all be positive");
-  return MGSRT_OK;
-}
-
-float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
-
 mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::lstm_fwd);
-  LstmShape s;
-  if (parseLstm(ctx, kernel, desc, s))
+  Shape s;
+  if (parseShape(ctx, kernel, desc, s))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "x")
@@ -56,32 +42,31 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *yc = static_cast<float *>(bufs[6]), *saved = static_cast<float *>(bufs[7]);
-  const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H;
+  const int64_t N = s.n, H = s.h, G = 4 * H, S = 5 * H;
+  float *bias = scratch(G);
+  sumBiases(b, G, G, bias);
+  // Pre-activations of all steps into the first 4H columns of the saved rows.
+  if (!inputProducts(ctx, kernel, s, G, x, w, saved, S))
+    return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
     float *st = saved + t * N * S;
-    // Pre-activations into the first 4H columns of this step's saved rows.
-    if (!cpu::sgemm(ctx, kernel, false, true, N, G, I, 1.0f, x + t * N * I, I, w, I, 0.0f, st, S))
-      return ctx->status;
-    if (t > 0 && !cpu::sgemm(ctx, kernel, false, true, N, G, H, 1.0f, y + (t - 1) * N * H, H, r,
-                             H, 1.0f, st, S))
+    if (t > 0 && !recurrentProduct(ctx, kernel, s, G, y + (t - 1) * N * H, r, st, S))
       return ctx->status;
     for (int64_t n = 0; n < N; ++n) {
-      float *row = st + n * S;
-      const float *prev = t > 0 ? saved + ((t - 1) * N + n) * S + G : nullptr;
-      float *hOut = y + (t * N + n) * H;
-      for (int64_t j = 0; j < H; ++j) {
-        const float gi = sigmoid(row[j] + b[j] + b[G + j]);
-        const float go = sigmoid(row[H + j] + b[H + j] + b[G + H + j]);
-        const float gf = sigmoid(row[2 * H + j] + b[2 * H + j] + b[G + 2 * H + j]);
-        const float gc = std::tanh(row[3 * H + j] + b[3 * H + j] + b[G + 3 * H + j]);
-        const float c = gf * (prev ? prev[j] : 0.0f) + gi * gc;
-        row[j] = gi;
-        row[H + j] = go;
-        row[2 * H + j] = gf;
-        row[3 * H + j] = gc;
-        row[G + j] = c;
-        hOut[j] = go * std::tanh(c);
+      float *row = st + n * S, *c = row + G, *hOut = y + (t * N + n) * H;
+      sigmoidBias(row, bias, 3 * H); // i, o, f
+      tanhBias(row + 3 * H, bias + 3 * H, H);
+      const float *gi = row, *go = row + H, *gf = row + 2 * H, *gc = row + 3 * H;
+      if (t > 0) {
+        const float *prev = saved + ((t - 1) * N + n) * S + G;
+        for (int64_t j = 0; j < H; ++j)
+          c[j] = gf[j] * prev[j] + gi[j] * gc[j];
+      } else {
+        for (int64_t j = 0; j < H; ++j)
+          c[j] = gi[j] * gc[j];
       }
+      for (int64_t j = 0; j < H; ++j)
+        hOut[j] = go[j] * fastTanh(c[j]);
     }
   }
   for (int64_t n = 0; n < N; ++n)
@@ -96,8 +81,8 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 
 mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::lstm_bwd);
-  LstmShape s;
-  if (parseLstm(ctx, kernel, desc, s))
+  Shape s;
+  if (parseShape(ctx, kernel, desc, s))
     return ctx->status;
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "x")
@@ -118,55 +103,52 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *dyc = static_cast<const float *>(bufs[7]);
   float *dx = static_cast<float *>(bufs[8]), *dw = static_cast<float *>(bufs[9]),
         *dr = static_cast<float *>(bufs[10]), *db = static_cast<float *>(bufs[11]);
-  const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H;
-  // dh and dc flowing back from step t + 1 (the last step's from y_h, y_c).
-  std::vector<float> dhNext(N * H, 0.0f), dcNext(N * H, 0.0f), dgates(N * G);
+  const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H, TN = s.t * N;
+  // The gate gradients of all steps (T*N x 4H), then dh and dc flowing back
+  // from step t + 1 (the last step's from y_h, y_c).
+  float *dgates = scratch(TN * G + 2 * N * H);
+  float *dhNext = dgates + TN * G, *dcNext = dhNext + N * H;
   if (dyh)
-    std::copy(dyh, dyh + N * H, dhNext.begin());
+    std::copy(dyh, dyh + N * H, dhNext);
+  else
+    std::fill(dhNext, dhNext + N * H, 0.0f);
   if (dyc)
-    std::copy(dyc, dyc + N * H, dcNext.begin());
-  std::fill(db, db + 2 * G, 0.0f);
+    std::copy(dyc, dyc + N * H, dcNext);
+  else
+    std::fill(dcNext, dcNext + N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
     for (int64_t n = 0; n < N; ++n) {
       const float *row = saved + (t * N + n) * S;
+      const float *gi = row, *go = row + H, *gf = row + 2 * H, *gc = row + 3 * H, *c = row + G;
       const float *prev = t > 0 ? saved + ((t - 1) * N + n) * S + G : nullptr;
       const float *dyRow = dy ? dy + (t * N + n) * H : nullptr;
-      float *dg = dgates.data() + n * G;
+      float *dg = dgates + (t * N + n) * G, *dhn = dhNext + n * H, *dcn = dcNext + n * H;
+      if (dyRow)
+        for (int64_t j = 0; j < H; ++j)
+          dhn[j] += dyRow[j];
       for (int64_t j = 0; j < H; ++j) {
-        const float gi = row[j], go = row[H + j], gf = row[2 * H + j], gc = row[3 * H + j],
-                    c = row[G + j], tc = std::tanh(c);
-        const float dh = dhNext[n * H + j] + (dyRow ? dyRow[j] : 0.0f);
-        const float dc = dcNext[n * H + j] + dh * go * (1.0f - tc * tc);
-        dg[j] = dc * gc * gi * (1.0f - gi);
-        dg[H + j] = dh * tc * go * (1.0f - go);
-        dg[2 * H + j] = dc * (prev ? prev[j] : 0.0f) * gf * (1.0f - gf);
-        dg[3 * H + j] = dc * gi * (1.0f - gc * gc);
-        dcNext[n * H + j] = dc * gf;
+        const float tc = fastTanh(c[j]), dh = dhn[j];
+        const float dc = dcn[j] + dh * go[j] * (1.0f - tc * tc);
+        dg[j] = dc * gc[j] * gi[j] * (1.0f - gi[j]);
+        dg[H + j] = dh * tc * go[j] * (1.0f - go[j]);
+        dg[2 * H + j] = dc * (prev ? prev[j] : 0.0f) * gf[j] * (1.0f - gf[j]);
+        dg[3 * H + j] = dc * gi[j] * (1.0f - gc[j] * gc[j]);
+        dcn[j] = dc * gf[j];
       }
     }
-    // Weights: dW += dG^T x_t, dR += dG^T h_{t-1} (overwritten at the last step).
-    const float beta = t == s.t - 1 ? 0.0f : 1.0f;
-    if (!cpu::sgemm(ctx, kernel, true, false, G, I, N, 1.0f, dgates.data(), G, x + t * N * I, I,
-                    beta, dw, I))
-      return ctx->status;
-    if (t > 0) {
-      if (!cpu::sgemm(ctx, kernel, true, false, G, H, N, 1.0f, dgates.data(), G,
-                      y + (t - 1) * N * H, H, beta, dr, H))
-        return ctx->status;
-    } else if (s.t == 1) {
-      std::fill(dr, dr + G * H, 0.0f); // one step: h_{-1} is zero
-    }
-    for (int64_t n = 0; n < N; ++n)
-      for (int64_t j = 0; j < G; ++j)
-        db[j] += dgates[n * G + j];
-    // Into the inputs: dx_t = dG W, dh_{t-1} = dG R.
-    if (dx && !cpu::sgemm(ctx, kernel, false, false, N, I, G, 1.0f, dgates.data(), G, w, I, 0.0f,
-                          dx + t * N * I, I))
-      return ctx->status;
-    if (t > 0 && !cpu::sgemm(ctx, kernel, false, false, N, H, G, 1.0f, dgates.data(), G, r, H,
-                             0.0f, dhNext.data(), H))
+    // dh_{t-1} = dG_t R.
+    if (t > 0 && !backProduct(ctx, kernel, N, H, G, dgates + t * N * G, G, r, 0.0f, dhNext))
       return ctx->status;
   }
+  // Over all steps at once: dW = dG^T x, dR = dG^T h_{t-1} (h_{-1} is zero),
+  // dx = dG W; the biases' gradient is dG's column sums, the same for both.
+  if (!weightGradient(ctx, kernel, TN, G, I, dgates, G, x, I, dw, I) ||
+      !weightGradient(ctx, kernel, TN - N, G, H, dgates + N * G, G, y, H, dr, H))
+    return ctx->status;
+  if (dx && !backProduct(ctx, kernel, TN, I, G, dgates, G, w, 0.0f, dx))
+    return ctx->status;
+  std::fill(db, db + G, 0.0f);
+  addColumnSums(dgates, TN, G, G, db);
   std::copy(db, db + G, db + G); // the recurrent bias gets the same gradient
   return MGSRT_OK;
 }

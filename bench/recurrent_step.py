@@ -1,0 +1,197 @@
+#!/usr/bin/python3
+"""Training-step time of the recurrent models: mgs against PyTorch CPU with
+the same model, batch and threads, in one run.
+
+    bench/recurrent_step.py [BUILD_DIR] [--models lstmlm_medium,gru,bilstm]
+        [--batch-size 16] [--threads 2] [--iters 60] [--rounds 3]
+        [--python /usr/bin/python3,VENV/bin/python] [--mgsc PATH]
+        [--baseline-mgsc PATH] [--out FILE]
+
+mgs: mgsc compiles the model of scripts/export_models.py (opset 15) into a
+training executable, which trains on synthetic data (lstmlm*: token
+sequences with a label per token; the digits models: sklearn's digits); its
+ms/step comes from its own samples/s over the progress windows after the
+first (which includes primitive creation). PyTorch: the module itself, same
+seed, SGD with momentum, --iters steps timed after 3 warm-up steps, with
+torch.set_num_threads(--threads), under each interpreter of --python (one
+PyTorch version each). --mgsc: another build's mgsc (its runtime is the one
+the executables link); --baseline-mgsc: a second one measured in the same
+rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
+round alternate; the table shows each model's median over --rounds rounds
+and the ratio mgs/PyTorch (goal <= 1.0) of the medians.
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
+
+
+def torch_child(model_name, batch, threads, iters):
+    """Runs in a child process: prints PyTorch's ms/step and its version."""
+    import torch
+    import torch.nn.functional as F
+    sys.path.insert(0, os.path.join(ROOT, "scripts"))
+    import export_models
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model, _ = export_models.build(model_name)
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    gen = torch.Generator().manual_seed(1)
+    if model_name in TOKEN_MODELS:
+        vocab, length = TOKEN_MODELS[model_name]
+        batches = [(torch.randint(0, vocab, (batch, length), generator=gen),
+                    torch.randint(0, vocab, (batch * length,), generator=gen)) for _ in range(8)]
+    else:
+        batches = [(torch.rand(batch, 1, 8, 8, generator=gen),
+                    torch.randint(0, 10, (batch,), generator=gen)) for _ in range(8)]
+
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for x, y in batches[:3]:
+        step(x, y)
+    start = time.perf_counter()
+    for i in range(iters):
+        step(*batches[i % len(batches)])
+    print(f"{(time.perf_counter() - start) / iters * 1000:.4f} {torch.__version__}")
+
+
+def run(cmd, env=None):
+    r = subprocess.run(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       universal_newlines=True)
+    if r.returncode:
+        sys.exit(f"recurrent_step: failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout[-3000:]}")
+    return r.stdout
+
+
+def prepare(model_name, build, mgsc, work, batch, iters):
+    """Exports and compiles the model; returns the executable's command."""
+    models = os.path.join(build, "test", "models")
+    onnx = os.path.join(models, f"{model_name}-opset15.onnx")
+    if not os.path.exists(onnx):
+        os.makedirs(work, exist_ok=True)
+        onnx = os.path.join(work, f"{model_name}-opset15.onnx")
+        if not os.path.exists(onnx):
+            run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"), work,
+                 f"{model_name}:15"])
+    exe = os.path.join(work, f"train_{model_name}")
+    run([mgsc, onnx, "--batch-size", str(batch), "-o", exe,
+         "--quiet"])
+    if model_name in TOKEN_MODELS:
+        vocab, length = TOKEN_MODELS[model_name]
+        data = os.path.join(work, f"tokens-{model_name}")
+        run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_token_data.py"), data,
+             "--samples", str(batch * (iters + 8)), "--vocab", str(vocab), "--length",
+             str(length)])
+        args = ["--data", os.path.join(data, "tokens.npy"), "--labels",
+                os.path.join(data, "next.npy"), "--data-format", "npy"]
+        epochs = 1
+    else:
+        args = ["--data", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"]
+        # 1797 digits, 10% held out: enough epochs for --iters steps
+        epochs = max(1, -(-iters * batch // 1617))
+    return [exe] + args + ["--epochs", str(epochs), "--holdout", "0", "--lr", "0.01",
+                           "--progress-every", "10"]
+
+
+def mgs_ms(cmd, batch, env):
+    out = run(cmd, env)
+    rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", out)]
+    if not rates:
+        sys.exit(f"recurrent_step: no samples/s in the output of {' '.join(cmd)}:\n{out[-2000:]}")
+    steady = rates[1:] if len(rates) > 1 else rates
+    return batch / statistics.median(steady) * 1000
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--models", default="lstmlm_medium,gru,bilstm")
+    ap.add_argument("--batch-size", type=int, default=16)
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="comma-separated interpreters, one PyTorch each")
+    ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD/bin/mgsc)")
+    ap.add_argument("--baseline-mgsc", help="a second mgsc measured alongside")
+    ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument("--torch-child", help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_child:
+        torch_child(args.torch_child, args.batch_size, args.threads, args.iters)
+        return
+
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
+               OPENBLAS_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
+    mgsc = os.path.abspath(args.mgsc or os.path.join(args.build, "bin", "mgsc"))
+    work = os.path.join(args.build, "bench", "recurrent")
+    os.makedirs(work, exist_ok=True)
+    models = args.models.split(",")
+    pythons = args.python.split(",")
+    cmds = {m: prepare(m, args.build, mgsc, work, args.batch_size, args.iters) for m in models}
+    sides = ["mgs"]
+    if args.baseline_mgsc:
+        sides.append("mgs base")
+        base_work = os.path.join(work, "baseline")
+        os.makedirs(base_work, exist_ok=True)
+        base_cmds = {m: prepare(m, args.build, os.path.abspath(args.baseline_mgsc), base_work,
+                                args.batch_size, args.iters) for m in models}
+    times = {(m, s): [] for m in models for s in sides + pythons}
+    versions = {s: s for s in sides}
+    for rnd in range(args.rounds):
+        for m in models:
+            times[(m, "mgs")].append(mgs_ms(cmds[m], args.batch_size, env))
+            if args.baseline_mgsc:
+                times[(m, "mgs base")].append(mgs_ms(base_cmds[m], args.batch_size, env))
+            for py in pythons:
+                out = run([py, os.path.abspath(__file__), args.build, "--batch-size",
+                           str(args.batch_size), "--threads", str(args.threads), "--iters",
+                           str(args.iters), "--torch-child", m], env).split()
+                times[(m, py)].append(float(out[-2]))
+                versions[py] = "torch " + out[-1]
+            print(f"round {rnd + 1} {m}: " + ", ".join(
+                f"{versions[s]} {times[(m, s)][-1]:.2f}" for s in sides + pythons), flush=True)
+
+    lines = [f"# bench/recurrent_step.py --models {args.models} --batch-size {args.batch_size} "
+             f"--threads {args.threads} --iters {args.iters} --rounds {args.rounds} "
+             f"--python {args.python}" + (f" --mgsc {mgsc}" if args.mgsc else "") +
+             (f" --baseline-mgsc {args.baseline_mgsc}" if args.baseline_mgsc else ""),
+             f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs; "
+             f"ms per training step, median of {args.rounds} rounds (each round's values in [])"]
+    header = f"{'model':15} {'mgs ms':>8}"
+    if args.baseline_mgsc:
+        header += f" {'mgs base ms':>11} {'mgs/base':>8}"
+    for py in pythons:
+        header += f" {versions[py] + ' ms':>22} {'mgs/torch':>9}"
+    lines.append(header)
+    for m in models:
+        med = statistics.median(times[(m, "mgs")])
+        row = f"{m:15} {med:8.2f}"
+        if args.baseline_mgsc:
+            bmed = statistics.median(times[(m, "mgs base")])
+            row += f" {bmed:11.2f} {med / bmed:8.3f}"
+        for py in pythons:
+            tmed = statistics.median(times[(m, py)])
+            row += f" {tmed:22.2f} {med / tmed:9.3f}"
+        lines.append(row)
+        lines.append("  rounds: " + "; ".join(
+            f"{versions[s]} [{' '.join(f'{v:.2f}' for v in times[(m, s)])}]"
+            for s in sides + pythons))
+    lines.append("mgs/torch <= 1.0: mgs is as fast or faster (the goal).")
+    print("\n".join(lines))
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    main()
