@@ -15,8 +15,9 @@ token; its causal mask frozen: mgsc --freeze mask). Both sides train with
 AdamW (lr 1e-3, no weight decay) on the same synthetic batches.
 
 mgs: mgsc compiles the torch export; the executable trains 1 + K windows of W
-steps, printing its samples/s every W steps: the step time is the median over
-the K windows after the first (which includes oneDNN's primitive creation).
+steps, printing a progress line every W steps: the step time is the median over
+the K windows after the first (which includes oneDNN's primitive creation),
+each timed by when its line arrives.
 PyTorch: the same model from export_models.build, W warm-up steps, then the
 median of K timed windows of W steps; with --torch2 PYTHON (a Python with
 PyTorch 2.x) that PyTorch eager and torch.compile (default mode; its compile
@@ -112,13 +113,24 @@ def run_torch(python, name, args, compile_, data, labels, env):
 
 
 def run_mgs(exe, name, args, data, labels, env):
+    """The executable's windows timed by when each progress line arrives (its
+    samples/s has one decimal: too coarse at a few samples/s)."""
     cmd = ["/usr/bin/time", "-f", "maxrss_kb %M", exe, "--data", data, "--labels", labels,
            "--epochs", "1", "--holdout", "0", "--optimizer", "adamw", "--lr", str(LR),
            "--seed", "1", "--progress-every", str(args.window)]
-    out = benchlib.run_checked(cmd, f"mgs on {name}", timeout=1800, env=env)
-    times = benchlib.window_ms(out, BATCH[name])
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, env=env)
+    arrivals, out = [], []
+    for line in p.stdout:
+        out.append(line)
+        if benchlib.RATE_RE.search(line):
+            arrivals.append(time.perf_counter())
+    err = p.stderr.read()
+    if p.wait() != 0 or len(arrivals) < 2:
+        raise RuntimeError(f"mgs on {name}: exit status {p.returncode}: {err.strip()[-500:]}")
+    times = [(b - a) / args.window * 1000 for a, b in zip(arrivals, arrivals[1:])]
     return {"ms": statistics.median(times), "windows": times,
-            "rss_kb": int(re.search(r"maxrss_kb (\d+)", out).group(1))}
+            "rss_kb": int(re.search(r"maxrss_kb (\d+)", err).group(1))}
 
 
 def main():

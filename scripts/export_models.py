@@ -265,7 +265,7 @@ class TokenGPT(nn.Module):
     diagonal, -inf above), added to the attention scores: an ONNX
     initializer like the weights, so mgsc is told to keep it (--freeze mask)."""
 
-    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12):
+    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12, masked=float("-inf")):
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
         self.pos = nn.Embedding(length, width)
@@ -273,7 +273,7 @@ class TokenGPT(nn.Module):
         self.ln = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
         self.register_buffer("pos_ids", torch.arange(length))
-        self.register_buffer("mask", torch.triu(torch.full((length, length), float("-inf")), 1))
+        self.register_buffer("mask", torch.triu(torch.full((length, length), masked), 1))
 
     def forward(self, tokens):
         x = self.embed(tokens) + self.pos(self.pos_ids)
@@ -362,7 +362,10 @@ def build(name):
                                                     num_heads=3, hidden_dim=192, mlp_dim=768,
                                                     num_classes=10),
                       torch.zeros(1, 3, 32, 32)),
-        "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128),
+        # (Its mask holds -1e9, not -inf: the same softmax, since the weights
+        # file's loader refuses a non-finite value, the frozen -inf mask too.)
+        "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128,
+                                        masked=-1e9),
                        torch.zeros(1, 128, dtype=torch.long)),
     }
     if name not in table:
