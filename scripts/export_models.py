@@ -265,7 +265,7 @@ class TokenGPT(nn.Module):
     diagonal, -inf above), added to the attention scores: an ONNX
     initializer like the weights, so mgsc is told to keep it (--freeze mask)."""
 
-    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12):
+    def __init__(self, vocab=50, width=32, heads=4, layers=2, length=12, masked=float("-inf")):
         super().__init__()
         self.embed = nn.Embedding(vocab, width)
         self.pos = nn.Embedding(length, width)
@@ -273,7 +273,7 @@ class TokenGPT(nn.Module):
         self.ln = nn.LayerNorm(width)
         self.out = nn.Linear(width, vocab)
         self.register_buffer("pos_ids", torch.arange(length))
-        self.register_buffer("mask", torch.triu(torch.full((length, length), float("-inf")), 1))
+        self.register_buffer("mask", torch.triu(torch.full((length, length), masked), 1))
 
     def forward(self, tokens):
         x = self.embed(tokens) + self.pos(self.pos_ids)
@@ -354,6 +354,19 @@ def build(name):
         "vit": (lambda: tvm.VisionTransformer(image_size=32, patch_size=4, num_layers=2, num_heads=4,
                                               hidden_dim=64, mlp_dim=128, num_classes=10),
                 torch.zeros(1, 3, 32, 32)),
+        # Larger ones for bench/transformer_step.py (not in the tests): a
+        # ViT-small-sized VisionTransformer (6 layers, width 192, 3 heads, MLP
+        # 768, patches of 4 on CIFAR-shaped input) and the GPT at 6 blocks,
+        # width 256, 4 heads, 128 tokens a sequence, 2,000 tokens.
+        "vit_small": (lambda: tvm.VisionTransformer(image_size=32, patch_size=4, num_layers=6,
+                                                    num_heads=3, hidden_dim=192, mlp_dim=768,
+                                                    num_classes=10),
+                      torch.zeros(1, 3, 32, 32)),
+        # (Its mask holds -1e9, not -inf: the same softmax, since the weights
+        # file's loader refuses a non-finite value, the frozen -inf mask too.)
+        "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128,
+                                        masked=-1e9),
+                       torch.zeros(1, 128, dtype=torch.long)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
@@ -365,7 +378,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit"}
+DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small"}
 
 
 def export(name, opset, out_dir):
@@ -374,8 +387,8 @@ def export(name, opset, out_dir):
     model.train()
     path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
     tmp = path + ".tmp"
-    # (The GPT's logits have a row per token: a symbol of their own.)
-    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name == "gpt" else "N"}} \
+    # (The GPTs' logits have a row per token: a symbol of their own.)
+    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name.startswith("gpt") else "N"}} \
         if name in DYNAMIC_BATCH else None
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,

@@ -1,0 +1,214 @@
+#!/usr/bin/python3
+"""Transformer training-step time and peak memory on the CPU: mgs against
+PyTorch eager (and torch.compile where the PyTorch has it) on the same model,
+batch and thread count, in one run.
+
+    bench/transformer_step.py [BUILD_DIR] [--threads T] [--window W] [--windows K]
+                              [--repeats R] [--models vit_small,gpt_medium]
+                              [--torch2 PYTHON] [--mgsc MGSC]
+
+Models (scripts/export_models.py): vit_small, a VisionTransformer (image 32,
+patch 4, 6 layers, width 192, 3 heads, MLP 768; batch 16 of CIFAR-shaped
+float data) and gpt_medium, the GPT-style causal LM (6 blocks, width 256, 4
+heads, 128 tokens a sequence, 2,000 tokens; batch 4 sequences, a label per
+token; its causal mask frozen: mgsc --freeze mask). Both sides train with
+AdamW (lr 1e-3, no weight decay) on the same synthetic batches.
+
+mgs: mgsc compiles the torch export; the executable trains 1 + K windows of W
+steps, printing a progress line every W steps: the step time is the median over
+the K windows after the first (which includes oneDNN's primitive creation),
+each timed by when its line arrives.
+PyTorch: the same model from export_models.build, W warm-up steps, then the
+median of K timed windows of W steps; with --torch2 PYTHON (a Python with
+PyTorch 2.x) that PyTorch eager and torch.compile (default mode; its compile
+time is in the warm-up and reported apart) run too. Peak RSS: GNU time's
+maximum resident set of the mgs executable, getrusage's of each PyTorch child
+(the whole process, interpreter and libraries included, as for mgs).
+
+Each of the R repeats runs every side once, one after the other (the machine
+may be shared): the table gives each side's median over the repeats and the
+median of the per-repeat ratios mgs/PyTorch (goal: time <= 1.0, peak RSS
+<= 0.5 against Debian's PyTorch eager).
+"""
+import argparse
+import json
+import os
+import re
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+import benchlib  # noqa: E402
+
+BATCH = {"vit_small": 16, "gpt_medium": 4}
+MGSC_ARGS = {"gpt_medium": ["--freeze", "mask"]}
+LR = 1e-3
+
+
+def make_data(name, n, work):
+    """n synthetic samples for model name: (data .npy, labels .npy)."""
+    rng = np.random.default_rng(0)
+    if name.startswith("gpt"):
+        tokens = rng.integers(0, 2000, (n, 129))
+        x, y = tokens[:, :-1], tokens[:, 1:]
+    else:
+        x = rng.standard_normal((n, 3, 32, 32)).astype(np.float32)
+        y = rng.integers(0, 10, n)
+    paths = (os.path.join(work, f"{name}-x.npy"), os.path.join(work, f"{name}-y.npy"))
+    np.save(paths[0], x)
+    np.save(paths[1], y.astype(np.int64))
+    return paths
+
+
+def torch_child(name, threads, window, windows, compile_, data, labels):
+    """Runs in a child process: prints a JSON line with PyTorch's median step
+    time over the timed windows, every window, the warm-up time and the peak
+    RSS."""
+    import torch
+    import torch.nn.functional as F
+    import export_models
+    torch.set_num_threads(threads)
+    torch.manual_seed(0)
+    model, _ = export_models.build(name)
+    model.train()
+    opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)
+    run = torch.compile(model) if compile_ else model
+    xs, ys = torch.from_numpy(np.load(data)), torch.from_numpy(np.load(labels))
+    b = BATCH[name]
+
+    def step(i):
+        j = (i * b) % (len(ys) - b + 1)
+        x, y = xs[j:j + b], ys[j:j + b].reshape(-1)
+        opt.zero_grad()
+        F.cross_entropy(run(x), y).backward()
+        opt.step()
+    start = time.perf_counter()
+    for i in range(window):
+        step(i)
+    warmup = time.perf_counter() - start
+    times = []
+    for k in range(windows):
+        start = time.perf_counter()
+        for i in range(window):
+            step(window * (k + 1) + i)
+        times.append((time.perf_counter() - start) / window * 1000)
+    print(json.dumps({"ms": statistics.median(times), "windows": times, "warmup_s": warmup,
+                      "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+                      "torch": torch.__version__}))
+
+
+def run_torch(python, name, args, compile_, data, labels, env):
+    cmd = [python, os.path.abspath(__file__), args.build, "--threads", str(args.threads),
+           "--window", str(args.window), "--windows", str(args.windows),
+           "--torch-child", name, "1" if compile_ else "0", data, labels]
+    out = benchlib.run_checked(cmd, f"PyTorch ({python}) on {name}", timeout=1800, env=env)
+    return json.loads(out.strip().splitlines()[-1])
+
+
+def run_mgs(exe, name, args, data, labels, env):
+    """The executable's windows timed by when each progress line arrives (its
+    samples/s has one decimal: too coarse at a few samples/s)."""
+    cmd = ["/usr/bin/time", "-f", "maxrss_kb %M", exe, "--data", data, "--labels", labels,
+           "--epochs", "1", "--holdout", "0", "--optimizer", "adamw", "--lr", str(LR),
+           "--seed", "1", "--progress-every", str(args.window)]
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                         universal_newlines=True, env=env)
+    arrivals, out = [], []
+    for line in p.stdout:
+        out.append(line)
+        if benchlib.RATE_RE.search(line):
+            arrivals.append(time.perf_counter())
+    err = p.stderr.read()
+    if p.wait() != 0 or len(arrivals) < 2:
+        raise RuntimeError(f"mgs on {name}: exit status {p.returncode}: {err.strip()[-500:]}")
+    times = [(b - a) / args.window * 1000 for a, b in zip(arrivals, arrivals[1:])]
+    return {"ms": statistics.median(times), "windows": times,
+            "rss_kb": int(re.search(r"maxrss_kb (\d+)", err).group(1))}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--threads", type=int, default=2)
+    ap.add_argument("--window", type=int, default=5, help="steps a timed window")
+    ap.add_argument("--windows", type=int, default=4, help="timed windows after the warm-up")
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--models", default="vit_small,gpt_medium")
+    ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD_DIR/bin/mgsc)")
+    ap.add_argument("--torch2", help="a Python with PyTorch 2.x: its eager and torch.compile too")
+    ap.add_argument("--torch-child", nargs=4, help=argparse.SUPPRESS)
+    args = ap.parse_args()
+    if args.torch_child:
+        name, comp, data, labels = args.torch_child
+        torch_child(name, args.threads, args.window, args.windows, comp == "1", data, labels)
+        return
+
+    work = os.path.join(args.build, "bench")
+    os.makedirs(work, exist_ok=True)
+    env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
+    models = args.models.split(",")
+    mgsc = args.mgsc or os.path.join(args.build, "bin", "mgsc")
+    setups = {}
+    for name in models:
+        if name not in BATCH:
+            sys.exit(f"transformer_step.py: unknown model '{name}'; known: {', '.join(BATCH)}")
+        model, params = benchlib.export_model(name, os.path.join(work, "models"))
+        exe = os.path.join(work, f"train_{name}")
+        benchlib.run_checked([mgsc, model, "--batch-size",
+                              str(BATCH[name]), *MGSC_ARGS.get(name, []), "-o", exe, "--quiet"],
+                             f"mgsc {name}")
+        data = make_data(name, BATCH[name] * args.window * (args.windows + 1), work)
+        setups[name] = (exe, params, data)
+
+    sides = [("mgs", None, False), ("torch-1.13", "/usr/bin/python3", False)]
+    if args.torch2:
+        sides += [("torch2-eager", args.torch2, False), ("torch2-compile", args.torch2, True)]
+    results = {name: {side: [] for side, _, _ in sides} for name in models}
+    for r in range(args.repeats):
+        for name in models:
+            exe, _, (data, labels) = setups[name]
+            for side, python, comp in sides:
+                try:
+                    res = (run_mgs(exe, name, args, data, labels, env) if python is None else
+                           run_torch(python, name, args, comp, data, labels, env))
+                except RuntimeError as e:
+                    res = {"error": str(e).splitlines()[0]}
+                results[name][side].append(res)
+                print(f"repeat {r + 1} {name} {side}: {json.dumps(res)}", flush=True)
+
+    print(f"\nTraining step on the CPU, {args.threads} threads, AdamW; medians over "
+          f"{args.repeats} repeats of {args.windows} windows of {args.window} steps:")
+    for name in models:
+        _, params, _ = setups[name]
+        print(f"\n{name} ({params:,} parameters), batch {BATCH[name]}:")
+        base = results[name]["torch-1.13"]
+        for side, _, _ in sides:
+            runs = [x for x in results[name][side] if "ms" in x]
+            if not runs:
+                print(f"  {side:15s} failed: {results[name][side][0]['error']}")
+                continue
+            ms = statistics.median(x["ms"] for x in runs)
+            rss = statistics.median(x["rss_kb"] for x in runs) / 1024
+            line = f"  {side:15s} {ms:9.1f} ms/step   peak RSS {rss:7.1f} MiB"
+            if side != "torch-1.13":
+                pairs = [(x, y) for x, y in zip(results[name][side], base)
+                         if "ms" in x and "ms" in y]
+                if pairs:
+                    tr = statistics.median(x["ms"] / y["ms"] for x, y in pairs)
+                    mr = statistics.median(x["rss_kb"] / y["rss_kb"] for x, y in pairs)
+                    line += f"   vs torch-1.13: time {tr:.3f}x  RSS {mr:.3f}x"
+            if "warmup_s" in runs[0]:
+                line += f"   (warm-up {statistics.median(x['warmup_s'] for x in runs):.1f} s, "
+                line += f"torch {runs[0]['torch']})"
+            print(line)
+
+
+if __name__ == "__main__":
+    main()
