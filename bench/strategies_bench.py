@@ -7,7 +7,7 @@ the measured one, for one model trained on 4 MPI ranks, on one network.
         [--density 0.001] [--strategies dense,mgwfbp,layerwise,single,greedy,omgs,auto]
         [--iters 24] [--progress-every 4] [--rounds 3] [--rate 1gbit]
         [--coll ring|default] [--omp-threads 1] [--work DIR] [--plot FILE.png]
-        [--netcluster PATH/netcluster.sh]
+        [--netcluster PATH/netcluster.sh] [--json FILE.json]
 
 Models: NAME = BUILD/test/models/NAME-opset15.onnx (default resnet20: 0.27 M
 parameters, communication negligible); lstmlm (in the build tree) and
@@ -160,6 +160,9 @@ def main():
                     help="bar chart of predicted vs measured ms per strategy (matplotlib)")
     ap.add_argument("--netcluster", metavar="PATH",
                     help=f"netcluster.sh for --network netcluster (default: ${NETCLUSTER_ENV})")
+    ap.add_argument("--json", metavar="FILE.json",
+                    help="also write the results (per strategy: predicted, measured, round means; "
+                    "the offset and the profile) as JSON")
     args = ap.parse_args()
 
     try:
@@ -246,7 +249,7 @@ def main():
             groups = plan.get("groups", [])
             plans[s] = {"predicted_ms": plan["predicted_seconds"] * 1e3,
                         "groups": len(groups),
-                        "sparse": sum(g.get("collective") == "allgather" for g in groups),
+                        "sparse": sum(g.get("collective") != "allreduce" for g in groups),
                         "dense": sum(g.get("collective") == "allreduce" for g in groups)}
             exes[s] = os.path.join(work, f"train-{s.replace(':', '-')}")
             try:
@@ -351,7 +354,8 @@ def main():
         vs = f"{m / dense_ms:8.3f}" if dense_ms else f"{'n/a':>8s}"
         print(f"{s:10s} {gtxt:>10s} {pred:8.1f} {po:8.1f} {m:8.1f} {rtxt:>15s} "
               f"{m / pred:9.3f} {m / po:10.3f} {vs}")
-    print("groups s/d: sparse (allgather) / dense (allreduce) groups of the plan; pred: "
+    print("groups s/d: sparse (allgather, gtopk or sparse-allreduce) / dense (allreduce) groups "
+          "of the plan; pred: "
           "mgs-plan predicted_seconds (backprop pipeline only); pred+off: plus the measured "
           "forward/update offset; meas: mean ms/iteration of rank 0 over the windows, rounds: "
           "each round's mean")
@@ -372,6 +376,17 @@ def main():
     print(f"  (S in {', '.join(strategies)}; data: {data_text}, "
           f"{gb * args.iters} and {B * (args.iters + args.progress_every)} samples; the none "
           f"copies' first and last windows are left out)")
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"model": os.path.basename(model), "network": cluster.text,
+                       "rate": args.rate if args.network == "netcluster" else None,
+                       "workers": P, "density": rho, "batch_size": B, "profile": profile,
+                       "profile_data": prof, "backward_ms": backward_ms,
+                       "compute_only_ms": mean.get("(none)"), "offset_ms": offset,
+                       "strategies": {s: dict(plans[s], measured_ms=mean.get(s),
+                                              round_means=round_means.get(s, []))
+                                      for s in strategies if s in plans}}, f, indent=1)
+        print(f"json: {os.path.abspath(args.json)}")
     if args.plot:
         model_name = os.path.basename(model).replace("-opset15.onnx", "").replace(".onnx", "")
         net_name = f"netcluster {args.rate}" if args.network == "netcluster" else "loopback"

@@ -52,56 +52,120 @@ private:
   void *ptr_ = nullptr;
 };
 
-/// One collective the calibration times: its zeroed buffers on the
-/// context's device, its descriptor and the bytes the cost model counts.
-/// Allgather: k values and k indices sent, k * P of each received (8 k P
-/// bytes); allreduce: n floats (4 n bytes).
+/// One collective the calibration times: its buffers on the context's
+/// device, its descriptor and the bytes the cost model counts. Allgather: k
+/// values and k indices sent, k * P of each received (8 k P bytes); allreduce:
+/// n floats (4 n bytes); the global top-k and the balanced sparse all-reduce:
+/// the bytes of the planner's messages (MessageShape), with this rank's k
+/// entries spread over n (one random index in each n/k stretch, random values).
 class CalibrationCollective {
 public:
+  enum class Kind { AllGather, AllReduce, GTopK, SparseAllReduce };
   static CalibrationCollective allgather(mgsrt_ctx_t *ctx, int64_t k, int workers) {
-    CalibrationCollective c(ctx, true, 8.0 * static_cast<double>(k) * workers);
+    CalibrationCollective c(ctx, Kind::AllGather, 8.0 * static_cast<double>(k) * workers);
     c.desc_[mgs::contract::AllGatherDesc::K] = k;
     for (int64_t count : {k, k, k * workers, k * workers})
       c.add(count);
     return c;
   }
   static CalibrationCollective allreduce(mgsrt_ctx_t *ctx, int64_t n) {
-    CalibrationCollective c(ctx, false, 4.0 * static_cast<double>(n));
+    CalibrationCollective c(ctx, Kind::AllReduce, 4.0 * static_cast<double>(n));
     c.desc_[mgs::contract::AllReduceDesc::Count] = n;
     c.add(n);
     return c;
   }
-  /// Whether every buffer was allocated and zeroed.
+  static CalibrationCollective gtopk(mgsrt_ctx_t *ctx, int64_t k, int64_t n, int workers,
+                                     int rank) {
+    CalibrationCollective c(ctx, Kind::GTopK, gtopkShape(workers, k).bytes);
+    c.desc_[mgs::contract::GTopKDesc::K] = k;
+    c.desc_[mgs::contract::GTopKDesc::Count] = n;
+    c.addEntries(k, n, rank);
+    for (int64_t count : {n, k, k})
+      c.add(count);
+    return c;
+  }
+  static CalibrationCollective sparseAllreduce(mgsrt_ctx_t *ctx, int64_t k, int64_t n, int workers,
+                                               int rank) {
+    CalibrationCollective c(ctx, Kind::SparseAllReduce, sparseAllreduceShape(workers, k, n).bytes);
+    c.desc_[mgs::contract::SparseAllReduceDesc::K] = k;
+    c.desc_[mgs::contract::SparseAllReduceDesc::Count] = n;
+    c.desc_[mgs::contract::SparseAllReduceDesc::Balanced] = 1;
+    c.addEntries(k, n, rank);
+    c.add(n);
+    return c;
+  }
+  /// Whether every buffer was allocated and initialized.
   bool ok() const { return ok_; }
   double bytes() const { return bytes_; }
   /// Starts it in slot 0 (mgsrt_comm_wait with slot 0 completes it).
   mgsrt_status_t start() {
-    return gather_ ? mgsrt_allgather_start(ctx_, desc_, bufs_)
-                   : mgsrt_allreduce_start(ctx_, desc_, bufs_);
+    switch (kind_) {
+    case Kind::AllGather:
+      return mgsrt_allgather_start(ctx_, desc_, bufs_);
+    case Kind::AllReduce:
+      return mgsrt_allreduce_start(ctx_, desc_, bufs_);
+    case Kind::GTopK:
+      return mgsrt_gtopk_start(ctx_, desc_, bufs_);
+    case Kind::SparseAllReduce:
+      return mgsrt_sparse_allreduce_start(ctx_, desc_, bufs_);
+    }
+    return MGSRT_ERROR_INVALID_ARGUMENT;
   }
 
 private:
-  CalibrationCollective(mgsrt_ctx_t *ctx, bool gather, double bytes)
-      : ctx_(ctx), gather_(gather), bytes_(bytes) {}
-  void add(int64_t floats) {
+  CalibrationCollective(mgsrt_ctx_t *ctx, Kind kind, double bytes)
+      : ctx_(ctx), kind_(kind), bytes_(bytes) {}
+  /// A buffer of `floats` 4-byte elements holding `data` (zeros when null).
+  void add(int64_t floats, const void *data = nullptr) {
     mem_.push_back(std::make_unique<DeviceMemory>(ctx_, floats * 4));
     void *p = mem_.back()->get();
-    std::vector<float> zeros(floats, 0.0f);
-    ok_ = ok_ && p && mgsrt_copy_to_device(ctx_, p, zeros.data(), floats * 4) == MGSRT_OK;
+    std::vector<float> zeros(data ? 0 : floats, 0.0f);
+    ok_ = ok_ && p &&
+          mgsrt_copy_to_device(ctx_, p, data ? data : zeros.data(), floats * 4) == MGSRT_OK;
     bufs_[mem_.size() - 1] = p;
+  }
+  /// k values and k distinct int32 indices of n: one in each stretch of
+  /// n / k, drawn with this rank's seed.
+  void addEntries(int64_t k, int64_t n, int rank) {
+    std::mt19937 rng(1000 + rank);
+    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
+    const int64_t stretch = n / k;
+    std::vector<float> values(k);
+    std::vector<int32_t> indices(k);
+    for (int64_t j = 0; j < k; ++j) {
+      values[j] = value(rng);
+      indices[j] = static_cast<int32_t>(j * stretch + static_cast<int64_t>(rng() % stretch));
+    }
+    add(k, values.data());
+    add(k, indices.data());
   }
 
   mgsrt_ctx_t *ctx_;
-  bool gather_;
+  Kind kind_;
   double bytes_;
   bool ok_ = true;
   std::vector<std::unique_ptr<DeviceMemory>> mem_;
-  /// An allgather (slot 0, no warm-up source, full precision) or an
-  /// allreduce (slot 0) descriptor: the larger one's size, zeros but the count.
-  int64_t desc_[mgs::contract::AllGatherDesc::Size] = {};
-  static_assert(mgs::contract::AllGatherDesc::Size >= mgs::contract::AllReduceDesc::Size);
-  void *bufs_[4] = {nullptr, nullptr, nullptr, nullptr};
+  /// The descriptor (slot 0, no warm-up source, full precision): the largest
+  /// one's size, zeros but the counts.
+  int64_t desc_[mgs::contract::AllGatherDesc::Size + mgs::contract::SparseAllReduceDesc::Size] = {};
+  void *bufs_[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
 };
+
+/// Times `reps` runs of `c` after a warm-up one, into `t`; false on failure.
+bool timeCollective(mgsrt_ctx_t *ctx, CalibrationCollective &c, int reps, std::vector<double> &t) {
+  int64_t wait[1] = {0};
+  for (int r = 0; r <= reps; ++r) {
+    if (mgsrt_synchronize(ctx) != MGSRT_OK)
+      return false;
+    double t0 = now();
+    if (c.start() != MGSRT_OK || mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
+        mgsrt_synchronize(ctx) != MGSRT_OK)
+      return false;
+    if (r > 0)
+      t.push_back(now() - t0);
+  }
+  return true;
+}
 
 /// The ctx's sticky failure, its message prefixed by `what`.
 Status ctxError(mgsrt_ctx_t *ctx, const std::string &what) {
@@ -236,37 +300,103 @@ Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
 Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
                           LinearCost &allreduce) {
   const int reps = 7;
-  auto timeIt = [&](auto start, std::vector<double> &t) {
-    int64_t wait[1] = {0};
-    for (int r = 0; r <= reps; ++r) {
-      if (mgsrt_synchronize(ctx) != MGSRT_OK)
-        return false;
-      double t0 = now();
-      if (start() != MGSRT_OK || mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
-          mgsrt_synchronize(ctx) != MGSRT_OK)
-        return false;
-      if (r > 0)
-        t.push_back(now() - t0);
-    }
-    return true;
-  };
   std::vector<std::pair<double, double>> gather, reduce;
   for (int64_t k : {1, 64, 1024, 16384, 131072}) {
     CalibrationCollective c = CalibrationCollective::allgather(ctx, k, workers);
     std::vector<double> t;
-    if (!c.ok() || !timeIt([&] { return c.start(); }, t))
+    if (!c.ok() || !timeCollective(ctx, c, reps, t))
       return ctxError(ctx, "calibrating the allgather");
     gather.emplace_back(c.bytes(), median(t));
   }
   for (int64_t n : {1, 256, 4096, 65536, 1048576}) {
     CalibrationCollective c = CalibrationCollective::allreduce(ctx, n);
     std::vector<double> t;
-    if (!c.ok() || !timeIt([&] { return c.start(); }, t))
+    if (!c.ok() || !timeCollective(ctx, c, reps, t))
       return ctxError(ctx, "calibrating the allreduce");
     reduce.emplace_back(c.bytes(), median(t));
   }
   allgather = fit(gather);
   allreduce = fit(reduce);
+  return Status::success();
+}
+
+namespace {
+int64_t floorLog2(int64_t p) {
+  int64_t r = 0;
+  while ((int64_t(1) << (r + 1)) <= p)
+    ++r;
+  return r;
+}
+} // namespace
+
+MessageShape gtopkShape(int workers, int64_t k) {
+  if (workers <= 1)
+    return {};
+  const bool pow2 = (workers & (workers - 1)) == 0;
+  const double rounds = static_cast<double>(floorLog2(workers) + (pow2 ? 0 : 2));
+  return {rounds, rounds * 8.0 * static_cast<double>(k),
+          static_cast<double>(floorLog2(workers) + (pow2 ? 0 : 1))};
+}
+
+MessageShape sparseAllreduceShape(int workers, int64_t k, int64_t n) {
+  if (workers <= 1)
+    return {};
+  const double p = workers, rounds = gtopkShape(workers, k).messages;
+  const double gatherRounds = static_cast<double>(floorLog2(workers - 1) + 1);
+  const double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
+  return {rounds + (p - 1.0) + gatherRounds,
+          rounds * 8.0 * (p - 1.0) + (p - 1.0) * (entries / p + std::min(entries, dense / p)), 0};
+}
+
+double topkSecondsAt(const std::vector<std::pair<int64_t, double>> &topk, int64_t n) {
+  if (topk.empty())
+    return 0;
+  if (n <= topk.front().first || topk.size() == 1)
+    return topk.front().second;
+  size_t hi = 1;
+  while (hi + 1 < topk.size() && topk[hi].first < n)
+    ++hi;
+  const auto &[an, at] = topk[hi - 1];
+  const auto &[bn, bt] = topk[hi];
+  const double v = at + static_cast<double>(n - an) / static_cast<double>(bn - an) * (bt - at);
+  return std::max(0.0, v);
+}
+
+LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs) {
+  std::vector<std::pair<double, double>> points;
+  for (const auto &[shape, seconds] : runs)
+    points.emplace_back(shape.bytes, seconds);
+  LinearCost c = fit(points);
+  const double messages = runs.empty() ? 0 : runs.front().first.messages;
+  c.alpha = messages > 0 ? c.alpha / messages : 0;
+  return c;
+}
+
+Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
+                                const std::vector<std::pair<int64_t, double>> &topk,
+                                LinearCost &gtopk, LinearCost &sparseAllreduce) {
+  const int reps = 7;
+  std::vector<std::pair<MessageShape, double>> g, s;
+  for (int64_t k : {1, 64, 1024, 16384, 131072}) {
+    // Regions of 4k elements: each region's union (at most k entries) stays
+    // sparse.
+    const int64_t n = 4 * workers * k;
+    CalibrationCollective c = CalibrationCollective::gtopk(ctx, k, n, workers, rank);
+    std::vector<double> t;
+    if (!c.ok() || !timeCollective(ctx, c, reps, t))
+      return ctxError(ctx, "calibrating the global top-k");
+    const MessageShape shape = gtopkShape(workers, k);
+    // The planner charges the merges as top-k of 2k entries: the rest is
+    // messages.
+    g.emplace_back(shape, median(t) - shape.merges * topkSecondsAt(topk, 2 * k));
+    CalibrationCollective a = CalibrationCollective::sparseAllreduce(ctx, k, n, workers, rank);
+    t.clear();
+    if (!a.ok() || !timeCollective(ctx, a, reps, t))
+      return ctxError(ctx, "calibrating the sparse all-reduce");
+    s.emplace_back(sparseAllreduceShape(workers, k, n), median(t));
+  }
+  gtopk = fitMessages(g);
+  sparseAllreduce = fitMessages(s);
   return Status::success();
 }
 
@@ -341,14 +471,17 @@ std::string profileJson(const Calibration &c) {
     os << (i ? ", " : "") << "[" << c.topk[i].first << ", " << c.topk[i].second << "]";
   os << "]},\n";
   for (auto [key, cost] : {std::pair<const char *, const LinearCost *>{"allgather", &c.allgather},
-                           {"allreduce", &c.allreduce}})
-    os << " \"" << key << "\": {\"alpha\": " << cost->alpha << ", \"beta\": " << cost->beta
-       << ", \"cpu_per_byte\": " << cost->cpuPerByte << "},\n";
+                           {"allreduce", &c.allreduce},
+                           {"gtopk", c.gtopk ? &*c.gtopk : nullptr},
+                           {"sparse_allreduce", c.sparseAllreduce ? &*c.sparseAllreduce : nullptr}})
+    if (cost)
+      os << " \"" << key << "\": {\"alpha\": " << cost->alpha << ", \"beta\": " << cost->beta
+         << ", \"cpu_per_byte\": " << cost->cpuPerByte << "},\n";
   os << " \"layers\": [\n";
   for (size_t i = 0; i < c.layers.size(); ++i)
-    os << "  {\"name\": \"" << jsonEscape(c.layers[i].name) << "\", \"numel\": " << c.layers[i].numel
-       << ", \"backward\": " << c.layers[i].backward << "}"
-       << (i + 1 < c.layers.size() ? ",\n" : "\n");
+    os << "  {\"name\": \"" << jsonEscape(c.layers[i].name)
+       << "\", \"numel\": " << c.layers[i].numel << ", \"backward\": " << c.layers[i].backward
+       << "}" << (i + 1 < c.layers.size() ? ",\n" : "\n");
   os << " ]\n}\n";
   return os.str();
 }
@@ -358,10 +491,12 @@ std::string profileJson(const Calibration &c) {
 // --calibrate: measures this machine for the planner and writes the profile.
 int Driver::runCalibration() {
   if (!m.instrumented)
-    return error("--calibrate needs a calibration build of the model: compile it with mgsc "
+    return error("--calibrate needs a calibration build of the model: compile "
+                 "it with mgsc "
                  "--profile-generate");
   const int warmup = 3, steps = 10;
-  std::printf("calibrating on %d worker(s): %d steps of backprop (after %d warm-up steps), "
+  std::printf("calibrating on %d worker(s): %d steps of backprop (after %d "
+              "warm-up steps), "
               "top-k, collectives\n",
               workers, steps, warmup);
   std::fflush(stdout);
@@ -386,7 +521,8 @@ int Driver::runCalibration() {
     if (!runStep(s))
       return 1;
   Calibration c;
-  Status st = measureLayers(ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers);
+  Status st = measureLayers(
+      ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers);
   if (!st.ok())
     return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
   int64_t total = 0;
@@ -412,6 +548,15 @@ int Driver::runCalibration() {
     st = measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce);
     if (!st.ok())
       return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
+    // The global top-k's and the sparse all-reduce's messages (the CPU
+    // runtime has them; a GPU profile leaves them out: the planner derives
+    // them from the allgather). Their compute per byte is the allgather's.
+    c.gtopk.emplace();
+    c.sparseAllreduce.emplace();
+    st = measureSparseCollectives(ctx, workers, rank, c.topk, *c.gtopk, *c.sparseAllreduce);
+    if (!st.ok())
+      return error("--calibrate: %s", st.message.c_str());
+    c.gtopk->cpuPerByte = c.sparseAllreduce->cpuPerByte = c.allgather.cpuPerByte;
   }
   c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
              (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
@@ -419,13 +564,20 @@ int Driver::runCalibration() {
   double backward = 0;
   for (const Calibration::Layer &l : c.layers)
     backward += l.backward;
-  std::printf("backward: %.3f ms over %zu layers; top-k at n = %lld: %.3f ms; allgather "
-              "alpha %.3g s beta %.3g s/B cpu %.3g s/B; allreduce alpha %.3g s beta %.3g s/B "
-              "cpu %.3g s/B\n",
+  std::printf("backward: %.3f ms over %zu layers; top-k at n = %lld: %.3f ms; "
+              "allgather "
+              "alpha %.3g s beta %.3g s/B cpu %.3g s/B; allreduce alpha %.3g s "
+              "beta %.3g s/B "
+              "cpu %.3g s/B",
               backward * 1e3, c.layers.size(), static_cast<long long>(c.topk.back().first),
               c.topk.back().second * 1e3, c.allgather.alpha, c.allgather.beta,
-              c.allgather.cpuPerByte, c.allreduce.alpha, c.allreduce.beta,
-              c.allreduce.cpuPerByte);
+              c.allgather.cpuPerByte, c.allreduce.alpha, c.allreduce.beta, c.allreduce.cpuPerByte);
+  if (c.gtopk && c.sparseAllreduce)
+    std::printf("; a message of the gtopk alpha %.3g s beta %.3g s/B, of the "
+                "sparse_allreduce "
+                "alpha %.3g s beta %.3g s/B",
+                c.gtopk->alpha, c.gtopk->beta, c.sparseAllreduce->alpha, c.sparseAllreduce->beta);
+  std::printf("\n");
   if (rank != 0)
     return 0;
   AtomicWriter w;

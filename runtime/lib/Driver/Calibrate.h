@@ -1,10 +1,12 @@
-//===- Calibrate.h - Measuring a machine for the planner (internal) -*- C++ -*-===//
+//===- Calibrate.h - Measuring a machine for the planner (internal) -*- C++
+//-*-===//
 //
 // The executable's --calibrate (a model built by mgsc --profile-generate):
 // per-layer backward times from the step's marks, top-k times over a range of
-// sizes, and the start-up and per-byte cost of the allgather and allreduce on
-// the workers' communicator, written as a profile (docs/design.md's format) that
-// mgsc --profile-use and mgs-plan read.
+// sizes, the start-up and per-byte cost of the allgather and allreduce on the
+// workers' communicator, and of one message of the global top-k and the
+// balanced sparse all-reduce, written as a profile (docs/design.md's format)
+// that mgsc --profile-use and mgs-plan read.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 #include "mgsrt/mgsrt.h"
 
 #include <functional>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,6 +35,10 @@ struct Calibration {
   double density = 0.001;
   std::vector<std::pair<int64_t, double>> topk; // (n, seconds)
   LinearCost allgather, allreduce;
+  /// One message of the global top-k and of the balanced sparse all-reduce
+  /// (profile keys "gtopk", "sparse_allreduce"); unset: not measured (one
+  /// worker, a GPU), the planner derives them from the allgather.
+  std::optional<LinearCost> gtopk, sparseAllreduce;
   struct Layer {
     std::string name;
     int64_t numel = 0;
@@ -51,7 +58,8 @@ Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
                      const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out);
 
 /// Top-k sparsification times at sizes 16, 64, ... up to `maxN` (rounded up to
-/// a power of 4), k = mgs::contract::topkCount(n, density), on the ctx's device.
+/// a power of 4), k = mgs::contract::topkCount(n, density), on the ctx's
+/// device.
 Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
                    std::vector<std::pair<int64_t, double>> &out);
 
@@ -60,6 +68,36 @@ Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
 /// to alpha + beta * bytes by least squares. Every rank must call it.
 Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
                           LinearCost &allreduce);
+
+/// The planner's terms for one sparse collective of k entries a worker out of
+/// n elements on `workers` workers (docs/design.md): the messages on a
+/// worker's critical path, their bytes, and the global top-k's merges (each
+/// charged as a top-k of 2k entries). One worker: all zero.
+struct MessageShape {
+  double messages = 0, bytes = 0, merges = 0;
+};
+MessageShape gtopkShape(int workers, int64_t k);
+MessageShape sparseAllreduceShape(int workers, int64_t k, int64_t n);
+
+/// The top-k time at n from (n, seconds) points sorted by n, as the planner
+/// reads them: the first point's below it, linear between points, the last
+/// segment's line beyond the last one (at least 0).
+double topkSecondsAt(const std::vector<std::pair<int64_t, double>> &topk, int64_t n);
+
+/// One message's cost a_p + b_p * bytes from timed runs of one collective,
+/// each (its shape, seconds less its merges): fitted to alpha + b_p * bytes
+/// as `measureCollectives` fits, then a_p = alpha / messages (the same count
+/// in every run).
+LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs);
+
+/// The global top-k's and the balanced sparse all-reduce's message costs
+/// (a_p, b_p), from runs of each with k = 1 ... 131072 entries of n = 4 k P
+/// (this `rank`'s own random entries, one in each stretch of 4 P; regions
+/// stay sparse), less the merges' top-k time read from `topk`. Every rank
+/// must call it; workers > 1.
+Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
+                                const std::vector<std::pair<int64_t, double>> &topk,
+                                LinearCost &gtopk, LinearCost &sparseAllreduce);
 
 /// The compute time each collective takes from a training step running
 /// beside it, per byte (the planner's cpu_per_byte): `runStep(i)` runs step
