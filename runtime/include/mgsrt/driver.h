@@ -111,10 +111,10 @@ Status matchWeights(const Manifest &manifest, const std::string &path,
 struct Checkpoint {
   /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
   /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
-  /// then empty and `manifestHash` set (written files are always MGSCKPT3).
+  /// then empty and `manifestHash` set (written files are always MGSCKPT4).
   std::string manifest;
   uint64_t manifestHash = 0;
-  int version = 3; // the format read: 1 (MGSCKPT1), 2 or 3
+  int version = 4; // the format read: 1 (MGSCKPT1), 2, 3 or 4
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
@@ -122,6 +122,10 @@ struct Checkpoint {
   uint64_t iterationsDone = 0;  // training iterations run so far, all epochs
   uint64_t rngState = 0;        // the context's dropout stream
   uint64_t runId = 0;           // the run that wrote it (0: unknown, MGSCKPT1/2)
+  /// Iterations whose step was dropped (--on-nonfinite skip), all epochs:
+  /// iterationsDone less these is the optimizer's update count (AdamW's bias
+  /// correction). 0 in the earlier formats.
+  uint64_t stepsSkipped = 0;
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };

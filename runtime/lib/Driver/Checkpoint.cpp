@@ -3,7 +3,7 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT3"
+//   magic            8 bytes  "MGSCKPT4"
 //   manifest         u64 length + the bytes of mgs_model_manifest()'s text
 //                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
@@ -19,9 +19,12 @@
 //                    exp_avg/NAME then exp_avg_sq/NAME
 //   run_id           u64      the run that wrote it (every worker's file of
 //                             one run has the same; a resumed run keeps it)
+//   steps_skipped    u64      iterations whose step was dropped
+//                             (--on-nonfinite skip), all epochs
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
-// The earlier formats are still read: "MGSCKPT2" (no run_id: read as 0,
+// The earlier formats are still read: "MGSCKPT3" (no steps_skipped: read
+// as 0), "MGSCKPT2" (no run_id either: read as 0,
 // unknown) and "MGSCKPT1" (also a u64 FNV-1a 64 of the manifest in place of
 // its text, and no CRC).
 //
@@ -39,7 +42,8 @@ namespace mgs::rt::driver {
 namespace {
 constexpr char kMagicV1[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
 constexpr char kMagicV2[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
+constexpr char kMagicV3[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '4'};
 /// A manifest longer than this is not one mgsc wrote.
 constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 } // namespace
@@ -75,6 +79,7 @@ Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, 
   writeTensorList(w, c.params);
   writeTensorList(w, c.velocities);
   w.writeValue(c.runId);
+  w.writeValue(c.stepsSkipped);
   w.writeCrc();
   return w.finish();
 }
@@ -88,13 +93,15 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
     return s;
   const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
   const bool v2 = std::memcmp(magic, kMagicV2, 8) == 0;
-  if (!v1 && !v2 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT3\", \"MGSCKPT2\" or "
-                  "\"MGSCKPT1\")");
+  const bool v3 = std::memcmp(magic, kMagicV3, 8) == 0;
+  if (!v1 && !v2 && !v3 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT4\", \"MGSCKPT3\", "
+                  "\"MGSCKPT2\" or \"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
   c.runId = 0;
-  c.version = v1 ? 1 : v2 ? 2 : 3;
+  c.stepsSkipped = 0;
+  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : 4;
   if (v1) {
     if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
       return s;
@@ -118,7 +125,8 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       !(body = r.readValue(c.iterationsDone, "the header")).ok() ||
       !(body = r.readValue(c.rngState, "the header")).ok() ||
       !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok() ||
-      (c.version == 3 && !(body = r.readValue(c.runId, "the run id")).ok()))
+      (c.version >= 3 && !(body = r.readValue(c.runId, "the run id")).ok()) ||
+      (c.version >= 4 && !(body = r.readValue(c.stepsSkipped, "the skipped steps")).ok()))
     return body;
   if (!v1) {
     if (Status s = r.readCrc(); !s.ok())

@@ -153,6 +153,8 @@ private:
   /// -inf), which the finiteness checks leave alone (it is never updated).
   std::vector<char> loadedInfinite;
   int64_t skippedSteps = 0;
+  /// Steps dropped before this run (the resumed checkpoint's count).
+  uint64_t skippedBefore = 0;
 
   // Calibrate.cpp
   int runCalibration();

@@ -20,6 +20,7 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 
 namespace mgs::rt::driver {
@@ -37,6 +38,25 @@ int64_t firstNonfinite(const float *p, int64_t n) {
     if (!std::isfinite(p[i]))
       return i;
   return -1;
+}
+
+/// Tests: MGSRT_FAULT_NONFINITE="I,J,..." makes iterations I, J, ... of the
+/// run (1-based, all epochs) count as non-finite, as if their loss were NaN.
+bool faultAt(uint64_t iteration) {
+  const char *list = std::getenv("MGSRT_FAULT_NONFINITE");
+  if (!list)
+    return false;
+  for (const char *p = list;;) {
+    char *end = nullptr;
+    const unsigned long long v = std::strtoull(p, &end, 10);
+    if (end == p)
+      return false;
+    if (v == iteration)
+      return true;
+    if (*end != ',')
+      return false;
+    p = end + 1;
+  }
 }
 
 bool isResidual(const TensorSpec &p) {
@@ -103,6 +123,8 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
       what += " (and " + std::to_string(badUpdates - 1) + " more param(s) after it)";
   } else if (!std::isfinite(lossValue)) {
     what = "the loss is " + std::to_string(lossValue);
+  } else if (faultAt(iteration)) {
+    what = "the loss is nan (MGSRT_FAULT_NONFINITE)";
   } else if (!m.cuda) {
     // (On a GPU that would be a copy a statistic each step: there, a
     // non-finite statistic is caught before a checkpoint or save.)

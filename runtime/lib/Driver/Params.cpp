@@ -216,6 +216,7 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
     }
   }
   c.runId = runId;
+  c.stepsSkipped = skippedBefore + static_cast<uint64_t>(skippedSteps);
   // Every worker writes its own (its error-feedback residuals and dropout
   // stream are its own): rank r > 0 writes <file>.rank<r>. Then the workers
   // agree: every file is renamed into place, or none is (a failed write

@@ -218,6 +218,7 @@ int Driver::runTraining() {
     mgsrt_ctx_set_rng_state(ctx, resumed.rngState);
     firstEpoch = static_cast<int64_t>(resumed.epochsDone);
     iterationsDone = resumed.iterationsDone;
+    skippedBefore = resumed.stepsSkipped;
     std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
                 static_cast<long long>(firstEpoch));
     if (firstEpoch >= o.epochs)
@@ -282,9 +283,11 @@ int Driver::runTraining() {
         return rc;
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
-      if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t
+      if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t,
         mgsrt_ctx_set_adamw(ctx, static_cast<float>(o.beta1), static_cast<float>(o.beta2),
-                            static_cast<float>(o.eps), static_cast<int64_t>(iterationsDone) + 1);
+                            static_cast<float>(o.eps), // dropped steps not counted
+                            static_cast<int64_t>(iterationsDone - skippedBefore) -
+                                skippedSteps + 1);
       if (o.skipNonfinite)
         if (int rc = snapshotParams())
           return rc;

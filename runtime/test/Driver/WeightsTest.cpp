@@ -181,6 +181,7 @@ TEST(Checkpoint, RoundTrips) {
   c.iterationsDone = 132;
   c.rngState = 0x123456789abcdefull;
   c.runId = 0xfeedface12345678ull;
+  c.stepsSkipped = 7;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -188,8 +189,9 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(r.version, 4);
   EXPECT_EQ(r.runId, c.runId);
+  EXPECT_EQ(r.stepsSkipped, 7u);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -243,9 +245,9 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
-  // (What MGSCKPT3 writes, less its run id and CRC.)
+  // (What MGSCKPT4 writes, less its run id, skipped steps and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 12);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 20);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -257,6 +259,39 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.params[2].data, c.params[2].data);
 }
 
+/// `c` written as MGSCKPT4 with its last `drop` bytes before the CRC cut,
+/// under `magic`, with a new CRC: the earlier formats.
+std::string olderFormat(const TempDir &dir, const Checkpoint &c, const char *magic, size_t drop) {
+  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v4", c)));
+  std::string v4 = readFile(dir / "v4");
+  std::string old = magic + v4.substr(8, v4.size() - 8 - 4 - drop);
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef *>(old.data()), static_cast<uInt>(old.size())));
+  return old + std::string(reinterpret_cast<const char *>(&crc), 4);
+}
+
+TEST(Checkpoint, ReadsTheThirdFormat) {
+  // MGSCKPT3: MGSCKPT4 without the skipped steps (read as 0).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.epochsDone = 3;
+  c.runId = 78;
+  c.stepsSkipped = 5;
+  c.params = sampleTensors();
+  writeFile(dir / "v3", olderFormat(dir, c, "MGSCKPT3", 8));
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v3", r)));
+  EXPECT_EQ(r.version, 3);
+  EXPECT_EQ(r.runId, 78u);
+  EXPECT_EQ(r.stepsSkipped, 0u);
+  EXPECT_EQ(r.epochsDone, 3u);
+  // The current format keeps the count.
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v4", r)));
+  EXPECT_EQ(r.version, 4);
+  EXPECT_EQ(r.stepsSkipped, 5u);
+}
+
 TEST(Checkpoint, ReadsTheSecondFormat) {
   // MGSCKPT2: MGSCKPT3 without the run id (read as 0, unknown).
   TempDir dir;
@@ -265,13 +300,7 @@ TEST(Checkpoint, ReadsTheSecondFormat) {
   c.epochsDone = 2;
   c.runId = 77;
   c.params = sampleTensors();
-  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v3", c)));
-  std::string v3 = readFile(dir / "v3");
-  std::string v2 = "MGSCKPT2" + v3.substr(8, v3.size() - 8 - 12);
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef *>(v2.data()), static_cast<uInt>(v2.size())));
-  v2 += std::string(reinterpret_cast<const char *>(&crc), 4);
-  writeFile(dir / "v2", v2);
+  writeFile(dir / "v2", olderFormat(dir, c, "MGSCKPT2", 16));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v2", r)));
   EXPECT_EQ(r.version, 2);
