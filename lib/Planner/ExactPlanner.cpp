@@ -214,7 +214,8 @@ public:
         continue; // over budget: finer bounds
       // The exact run keeps an optimal grouping unless rounding beat the
       // margin; then the known grouping is as good.
-      if ((*front)[view.L].empty() || bestY((*front)[view.L]) > upper)
+      returnedHeuristic = (*front)[view.L].empty() || bestY((*front)[view.L]) > upper;
+      if (returnedHeuristic)
         return reconstruct(best);
       return reconstruct(*front);
     }
@@ -222,6 +223,7 @@ public:
 
   /// Statistics of the exact run (for the benchmark).
   size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0;
+  bool returnedHeuristic = false;
 
 private:
   enum class Mode { Exact, KeepLeastY, KeepLeastBound };
@@ -604,7 +606,8 @@ std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, Op
   OptimalPlanner planner(profile, allowed, tuning);
   std::vector<Group> groups = planner.run();
   if (stats)
-    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts};
+    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts,
+              planner.returnedHeuristic};
   return groups;
 }
 
