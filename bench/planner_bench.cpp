@@ -2,6 +2,7 @@
 //
 //   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
 //                 [--workers P] [--cpu-time] [--first-buckets N] [--label-budget N]
+//                 [--last-buckets N] [--first-seed S]
 //                 [PROFILE.json ...]
 //
 // 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
@@ -49,6 +50,11 @@ static cl::opt<unsigned> firstBuckets("first-buckets",
 static cl::opt<unsigned> labelBudget("label-budget",
                                      cl::desc("OptimalTuning::labelBudgetPerLayer"),
                                      cl::init(16));
+static cl::opt<unsigned> lastBuckets("last-buckets",
+                                     cl::desc("OptimalTuning::lastBuckets"), cl::init(32768));
+static cl::opt<uint64_t> firstSeed("first-seed",
+                                   cl::desc("Seed of the first timed profile (then +1 each)"),
+                                   cl::init(1000));
 static cl::opt<int> reps("reps", cl::desc("Timed runs per profile"), cl::init(3));
 static cl::opt<int> timedProfiles("timed", cl::desc("Random profiles timed at --layers"),
                                   cl::init(30));
@@ -130,13 +136,14 @@ int main(int argc, char **argv) {
   OptimalTuning tuning;
   tuning.firstBuckets = firstBuckets;
   tuning.labelBudgetPerLayer = labelBudget;
+  tuning.lastBuckets = lastBuckets;
   for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;
     double labelsPerBoundary = 0;
     uint64_t slowestSeed = 0;
     for (int t = 0; t < timedProfiles; ++t) {
-      uint64_t seed = 1000 + t;
+      uint64_t seed = firstSeed + t;
       Profile p = randomProfile(numLayers, seed);
       std::vector<double> times;
       OptimalStats stats;

@@ -111,6 +111,28 @@ using namespace detail;
 // time, much like PARTITION), and profiles whose top-k and collective costs
 // trade almost exactly 1:1 have very many groupings within 1e-5 of the
 // optimum: there F grows to thousands and planning takes seconds.
+//
+// What limits the search there (measured on bench/planner_bench's seed 1017,
+// auto over four collectives, L = 500). With D = Y - X the cost through a
+// label is X + h_i(D), h_i(d) = min over suffixes of max(d + A, F): a
+// non-decreasing function with slopes 0 and 1 whose breakpoints are the
+// suffix frontier. The labels that survive at a boundary sit in a narrow
+// band of D (1e-4..6e-4 wide), differ by 2e-7..1e-5 s in X and their
+// lower bounds lie within 3e-6 s (3e-5 relative) of the optimum: telling
+// them apart needs h_i to about 1e-7 s, while the bucket corners lose up to
+// a bucket's width per group on a path. The frontier is large (thousands of
+// points a boundary) and so are the candidates (269 M at 32768 buckets):
+// 32768 / 262144 / 2097152 buckets leave 412 / 62 / 1.9 labels a boundary
+// but take 1.9 / 5.4 / 17.5 s. A perfect upper bound (the optimum itself)
+// prunes no more than the heuristics' one. Tried and measured, not kept:
+// windows of A narrowed to the frontier's extent (more points, slower);
+// pruning suffix points by a coarse prefix frontier, the mirror of the
+// suffix bounds (16x fewer suffix points once both are fine, but computing
+// the prefix frontier costs as much as it saves); buckets by the hinge
+// F - A with half of them around the D of the heuristics' grouping (a
+// corner is exact for every D outside its bucket's hinges: 0.3 instead of
+// 11 labels a boundary on seed 1010 at the last level, but the coarse
+// levels still overflow their budgets and the finest costs as before).
 
 namespace {
 
@@ -214,7 +236,8 @@ public:
         continue; // over budget: finer bounds
       // The exact run keeps an optimal grouping unless rounding beat the
       // margin; then the known grouping is as good.
-      if ((*front)[view.L].empty() || bestY((*front)[view.L]) > upper)
+      returnedHeuristic = (*front)[view.L].empty() || bestY((*front)[view.L]) > upper;
+      if (returnedHeuristic)
         return reconstruct(best);
       return reconstruct(*front);
     }
@@ -222,6 +245,7 @@ public:
 
   /// Statistics of the exact run (for the benchmark).
   size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0;
+  bool returnedHeuristic = false;
 
 private:
   enum class Mode { Exact, KeepLeastY, KeepLeastBound };
@@ -604,7 +628,8 @@ std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, Op
   OptimalPlanner planner(profile, allowed, tuning);
   std::vector<Group> groups = planner.run();
   if (stats)
-    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts};
+    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts,
+              planner.returnedHeuristic};
   return groups;
 }
 

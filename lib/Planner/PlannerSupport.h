@@ -47,27 +47,6 @@ struct BackpropView {
   Group group(int64_t j, int64_t i, Collective c) const { return {L - i, L - j, c}; }
 };
 
-/// Compute-stream and comm-stream time of one group.
-struct GroupCost {
-  double topk; ///< on the compute stream: top-k (none when dense) + the collective's CPU time
-  double comm;
-};
-
-/// A group of n elements with collective c.
-inline GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
-  switch (c) {
-  case Collective::AllReduce:
-    return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
-  case Collective::AllGather:
-    return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
-  case Collective::GTopK:
-    return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
-  case Collective::SparseAllReduce:
-    return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n), p.sparseAllreduceSeconds(n)};
-  }
-  return {0.0, 0.0};
-}
-
 /// One step of the pipeline recurrence; every planner and predict() use it.
 inline void step(double &x, double &y, double prefixBackward, GroupCost cost) {
   x = x + cost.topk;

@@ -917,20 +917,6 @@ double paretoOptimum(const Profile &p, CollectiveSet allowed) {
     prefixNumel[i + 1] = prefixNumel[i] + p.layers[L - 1 - i].numel;
     prefixBackward[i + 1] = prefixBackward[i] + p.layers[L - 1 - i].backward;
   }
-  auto costOf = [&](int64_t n, Collective c) -> std::pair<double, double> {
-    switch (c) {
-    case Collective::AllReduce:
-      return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
-    case Collective::AllGather:
-      return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
-    case Collective::GTopK:
-      return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
-    case Collective::SparseAllReduce:
-      return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n),
-              p.sparseAllreduceSeconds(n)};
-    }
-    return {0.0, 0.0};
-  };
   // front[i]: (X, Y) labels, X ascending and Y descending.
   std::vector<std::vector<std::pair<double, double>>> front(L + 1);
   front[0] = {{0.0, 0.0}};
@@ -938,7 +924,7 @@ double paretoOptimum(const Profile &p, CollectiveSet allowed) {
     std::vector<std::pair<double, double>> all;
     for (int64_t j = 0; j < i; ++j)
       for (Collective c : allowed.members()) {
-        auto [s, comm] = costOf(prefixNumel[i] - prefixNumel[j], c);
+        auto [s, comm] = groupCost(p, prefixNumel[i] - prefixNumel[j], c);
         for (auto [x, y] : front[j]) {
           double nx = x + s;
           all.push_back({nx, std::max(y, prefixBackward[i] + nx) + comm});
@@ -967,6 +953,61 @@ TEST(PlannerExact, FastEqualsPlainParetoOnBenchProfiles) {
       double slow = paretoOptimum(p, allowed);
       EXPECT_TRUE(sameCost(fast, slow))
           << "seed " << seed << ": planner " << fast << ", Pareto DP " << slow;
+    }
+  }
+}
+
+/// A model-shaped profile whose dense and sparse groups trade start-up for
+/// start-up exactly: every collective's start-up equals the top-k launch
+/// time (the all-reduce's is twice it), the top-k time is the launch alone
+/// and, when `noBandwidth`, the links cost nothing per byte, so that very
+/// many groupings tie exactly (dyadic times: sums are exact).
+Profile tiedStartUpProfile(int64_t layers, uint64_t seed, bool noBandwidth) {
+  Profile p = makeModelShapedProfile(layers, seed);
+  double launch = std::ldexp(1.0, -14 - static_cast<int>(seed % 4));
+  p.topkPoints = {{1, launch}, {int64_t(1) << 32, launch}};
+  p.allgather.alpha = launch;
+  p.allreduce.alpha = 2 * launch;
+  if (noBandwidth)
+    p.allgather.beta = p.allreduce.beta = 0.0;
+  for (LayerProfile &layer : p.layers) // dyadic backward times
+    layer.backward = std::ldexp(std::round(std::ldexp(layer.backward, 20)), -20);
+  return p;
+}
+
+// Every pruning rule (suffix bounds, the wider dominance rules, the label
+// budget's escalations) keeps an optimal plan: the fast search equals the
+// plain Pareto DP on all 30 benchmark seeds at L = 40 and on profiles where
+// the start-up costs equal the top-k launch time (near and exact ties), with
+// the default search knobs and with knobs shrunk to take every escalation.
+TEST(PlannerExact, PruningKeepsTheOptimum) {
+  const CollectiveSet sets[] = {{Collective::AllGather},
+                                CollectiveSet::all(),
+                                {Collective::AllGather, Collective::AllReduce}};
+  OptimalTuning tiny{/*firstBuckets=*/1, /*bucketGrowth=*/2, /*lastBuckets=*/8,
+                     /*labelBudgetPerLayer=*/0};
+  std::vector<std::pair<std::string, Profile>> profiles;
+  for (uint64_t seed = 1000; seed < 1030; ++seed)
+    profiles.push_back({llvm::formatv("bench seed {0}", seed).str(),
+                        makeModelShapedProfile(40, seed)});
+  for (uint64_t seed = 0; seed < 8; ++seed)
+    for (bool noBandwidth : {false, true})
+      profiles.push_back({llvm::formatv("tied seed {0} noBandwidth {1}", seed, noBandwidth).str(),
+                          tiedStartUpProfile(30, seed, noBandwidth)});
+  for (const auto &[name, p] : profiles) {
+    ASSERT_FALSE(bool(p.validate())) << name;
+    for (CollectiveSet allowed : sets) {
+      double slow = paretoOptimum(p, allowed);
+      OptimalStats stats, tinyStats;
+      double fast = predict(p, planOptimal(p, allowed, &stats));
+      double escalated = predict(p, planOptimal(p, allowed, &tinyStats, tiny));
+      EXPECT_TRUE(sameCost(fast, slow)) << name << ": planner " << fast << ", Pareto DP " << slow;
+      EXPECT_TRUE(sameCost(escalated, slow))
+          << name << ": escalating planner " << escalated << ", Pareto DP " << slow;
+      // The exact search itself kept an optimal plan (the heuristics' plan,
+      // its fallback, may be optimal and hide a cut).
+      EXPECT_FALSE(stats.returnedHeuristic) << name;
+      EXPECT_FALSE(tinyStats.returnedHeuristic) << name;
     }
   }
 }

@@ -90,6 +90,27 @@ struct GroupTimes {
   double commEnd;
 };
 
+/// Compute-stream and comm-stream time of one group.
+struct GroupCost {
+  double topk; ///< on the compute stream: top-k (none when dense) + the collective's CPU time
+  double comm; ///< on the comm stream: the collective
+};
+
+/// A group of n elements exchanged with c: what predict() charges it.
+inline GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
+  switch (c) {
+  case Collective::AllReduce:
+    return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
+  case Collective::AllGather:
+    return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
+  case Collective::GTopK:
+    return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
+  case Collective::SparseAllReduce:
+    return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n), p.sparseAllreduceSeconds(n)};
+  }
+  return {0.0, 0.0};
+}
+
 /// The pipeline model of docs/design.md. Backprop visits the layers L..1; for
 /// each group in backprop order the compute stream runs the backward of its
 /// layers then one top-k over its n elements (none for a dense group), and

@@ -22,6 +22,11 @@ struct OptimalStats {
   size_t totalLabels = 0; ///< labels kept over all boundaries
   size_t buckets = 0;     ///< suffix-bound buckets of the run that finished
   size_t attempts = 0;    ///< exact runs (1 + escalations)
+  /// The exact run lost the heuristics' grouping (only rounding beyond the
+  /// prunings' margin may do that), so that grouping was returned: tests
+  /// assert it stays false, since a pruning that cuts an optimal plan shows
+  /// here even when the heuristics happened to find the optimum.
+  bool returnedHeuristic = false;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
 /// exercise every path). The result is exact for every setting.
