@@ -102,7 +102,8 @@ void printUsage(std::FILE *f, const std::string &program) {
 }
 
 const std::set<std::string> kTrainOnly = {
-    "--data",  "--data-format", "--labels", "--test-data", "--test-labels", "--epochs",    "--lr",         "--momentum",
+    "--data",  "--data-format", "--labels", "--test-data", "--test-labels", "--epochs",
+    "--lr",    "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
