@@ -35,6 +35,22 @@ class MLP(nn.Module):
         return self.fc3(x)
 
 
+class FashionMLP(nn.Module):
+    """Fashion-MNIST (and MNIST) MLP: 784 -> 128 -> 64 -> 10."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(784, 128)
+        self.fc2 = nn.Linear(128, 64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
 class LeNet(nn.Module):
     """LeNet-5 shaped for 1x8x8 digits."""
 
@@ -296,6 +312,8 @@ def build(name):
     table = {
         "mlp": (MLP, digits),
         "lenet": (LeNet, digits),
+        # 28x28 images (Fashion-MNIST); zeros, as widemlp's
+        "fashionmlp": (FashionMLP, torch.zeros(1, 1, 28, 28)),
         "cnn": (SmallCNN, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),

@@ -23,6 +23,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   libopenmpi-dev openmpi-bin libdnnl-dev
   python3-torch python3-torchvision python3-onnx python3-sklearn
+  dataset-fashion-mnist
 )
 if ((bench)); then
   packages+=(libopenblas0-pthread iproute2 iputils-ping python3-matplotlib time xz-utils)

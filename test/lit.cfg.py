@@ -20,6 +20,9 @@ config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscr
 config.substitutions.append(("%mgs_src", config.mgs_src_root))
 config.substitutions.append(
     ("%digits", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"))
+# Fashion-MNIST's IDX files (train-* and t10k-*, gzip): Debian's
+# dataset-fashion-mnist, which scripts/setup.sh installs.
+config.substitutions.append(("%fashion_mnist", "/usr/share/datasets/fashion-mnist"))
 
 # The runtime's MPI check runs under mpirun (test/runtime/mpi.test).
 config.substitutions.append(

@@ -139,6 +139,11 @@ uint64_t fnv1a64(std::string_view text);
 
 enum class DataFormat { Digits, Mnist, Cifar10, Npy };
 
+/// Which split a directory of a standard data set gives: the training files
+/// (MNIST train-*, CIFAR-10 data_batch_*) or the test ones (MNIST t10k-*,
+/// CIFAR-10 test_batch.bin). A path naming a file is read as it is.
+enum class DataSplit { Train, Test };
+
 /// Samples as one contiguous float32 array (sample i at i * sampleSize),
 /// normalized to [0, 1] (NumPy inputs: as stored); labels as int64.
 struct Dataset {
@@ -165,15 +170,16 @@ Status guessDataFormat(const std::string &path, DataFormat &format);
 /// scikit-learn digits: CSV (gzip or plain), 64 values 0..16 then the label
 /// per row, no header. Values are divided by 16.
 Status loadDigits(const std::string &path, Dataset &data);
-/// MNIST IDX: `path` is a directory holding train-images-idx3-ubyte and
-/// train-labels-idx1-ubyte (each optionally .gz), or the images file itself
-/// (the labels file is found by replacing "images" by "labels" and "idx3" by
-/// "idx1" in its name). Values are divided by 255.
-Status loadMnist(const std::string &path, Dataset &data);
+/// MNIST IDX (Fashion-MNIST too): `path` is a directory holding
+/// train-images-idx3-ubyte and train-labels-idx1-ubyte (each optionally .gz;
+/// t10k-images-idx3-ubyte and t10k-labels-idx1-ubyte for the test split), or
+/// the images file itself (the labels file is found by replacing "images" by
+/// "labels" and "idx3" by "idx1" in its name). Values are divided by 255.
+Status loadMnist(const std::string &path, Dataset &data, DataSplit split = DataSplit::Train);
 /// CIFAR-10 binary: one data_batch_*.bin file, or a directory of them (read
-/// in name order). Records are 1 label byte + 3072 bytes (CHW). Values are
-/// divided by 255.
-Status loadCifar10(const std::string &path, Dataset &data);
+/// in name order; its test_batch.bin for the test split). Records are 1 label
+/// byte + 3072 bytes (CHW). Values are divided by 255.
+Status loadCifar10(const std::string &path, Dataset &data, DataSplit split = DataSplit::Train);
 /// NumPy .npy files (format 1.0-3.0, C order; gzip also read): `inputs` of
 /// shape (N, ...) in float32 or float64, taken as stored (one sample is the
 /// product of the other dimensions), or integers within +-2^24 (token ids),
@@ -181,16 +187,18 @@ Status loadCifar10(const std::string &path, Dataset &data);
 /// token), in any integer type. What users bring for models of any input shape.
 Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data);
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
-Status loadDataset(const std::string &path, DataFormat format, Dataset &data);
+Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
+                   DataSplit split = DataSplit::Train);
 
 /// The largest magnitude a sample value may have (checkDataset).
 inline constexpr float kMaxAbsSample = 1e15f;
 
 /// Checks the samples against the model: per-sample element count, labels
 /// per sample, labels in [0, classes), and every value finite and within
-/// +-kMaxAbsSample (naming the sample, or the line of a CSV).
+/// +-kMaxAbsSample (naming the sample, or the line of a CSV). Messages begin
+/// with `what` and the file ("data '...'", "test data '...'").
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes);
+                    int64_t classes, const char *what = "data");
 
 //===--- Determinism helpers ----------------------------------------------===//
 

@@ -81,6 +81,9 @@ Status cifarBatches(const std::string &dir, std::vector<std::string> &files) {
 
 constexpr const char *kMnistImages[] = {"train-images-idx3-ubyte", "train-images.idx3-ubyte"};
 constexpr const char *kMnistLabels[] = {"train-labels-idx1-ubyte", "train-labels.idx1-ubyte"};
+// The test split's (t10k: MNIST's and Fashion-MNIST's names for it).
+constexpr const char *kMnistTestImages[] = {"t10k-images-idx3-ubyte", "t10k-images.idx3-ubyte"};
+constexpr const char *kMnistTestLabels[] = {"t10k-labels-idx1-ubyte", "t10k-labels.idx1-ubyte"};
 
 uint32_t bigEndian32(const unsigned char *p) {
   return (uint32_t(p[0]) << 24) | (uint32_t(p[1]) << 16) | (uint32_t(p[2]) << 8) | uint32_t(p[3]);
@@ -260,16 +263,22 @@ Status loadDigits(const std::string &path, Dataset &data) {
 
 //===--- MNIST IDX --------------------------------------------------------===//
 
-Status loadMnist(const std::string &path, Dataset &data) {
+Status loadMnist(const std::string &path, Dataset &data, DataSplit split) {
   data = Dataset();
   std::string images, labels;
   if (isDirectory(path)) {
-    images = findIn(path, {kMnistImages[0], kMnistImages[1]});
+    const bool test = split == DataSplit::Test;
+    const char *const *imageNames = test ? kMnistTestImages : kMnistImages;
+    const char *const *labelNames = test ? kMnistTestLabels : kMnistLabels;
+    const char *what = test ? " (the test split)" : "";
+    images = findIn(path, {imageNames[0], imageNames[1]});
     if (images.empty())
-      return ioError("MNIST directory '" + path + "' has no train-images-idx3-ubyte (or .gz)");
-    labels = findIn(path, {kMnistLabels[0], kMnistLabels[1]});
+      return ioError("MNIST directory '" + path + "' has no " + imageNames[0] + " (or .gz)" +
+                     what);
+    labels = findIn(path, {labelNames[0], labelNames[1]});
     if (labels.empty())
-      return ioError("MNIST directory '" + path + "' has no train-labels-idx1-ubyte (or .gz)");
+      return ioError("MNIST directory '" + path + "' has no " + labelNames[0] + " (or .gz)" +
+                     what);
   } else {
     if (!isRegularFile(path))
       return ioError("MNIST images file '" + path + "' does not exist");
@@ -340,11 +349,15 @@ Status loadMnist(const std::string &path, Dataset &data) {
 
 //===--- CIFAR-10 binary --------------------------------------------------===//
 
-Status loadCifar10(const std::string &path, Dataset &data) {
+Status loadCifar10(const std::string &path, Dataset &data, DataSplit split) {
   data = Dataset();
   data.source = path;
   std::vector<std::string> files;
-  if (isDirectory(path)) {
+  if (isDirectory(path) && split == DataSplit::Test) {
+    files.push_back(findIn(path, {"test_batch.bin"}));
+    if (files.back().empty())
+      return ioError("CIFAR-10 directory '" + path + "' has no test_batch.bin (the test split)");
+  } else if (isDirectory(path)) {
     if (Status s = cifarBatches(path, files); !s.ok())
       return s;
     if (files.empty())
@@ -632,14 +645,14 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
   return Status::success();
 }
 
-Status loadDataset(const std::string &path, DataFormat format, Dataset &data) {
+Status loadDataset(const std::string &path, DataFormat format, Dataset &data, DataSplit split) {
   switch (format) {
   case DataFormat::Digits:
     return loadDigits(path, data);
   case DataFormat::Mnist:
-    return loadMnist(path, data);
+    return loadMnist(path, data, split);
   case DataFormat::Cifar10:
-    return loadCifar10(path, data);
+    return loadCifar10(path, data, split);
   case DataFormat::Npy:
     return badInput("NumPy data '" + path + "' needs its labels file (--labels FILE.npy)");
   }
@@ -647,14 +660,15 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data) {
 }
 
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes) {
+                    int64_t classes, const char *what) {
+  const std::string prefix = std::string(what) + " '";
   if (data.sampleSize != sampleSize) {
-    return badInput("data '" + data.source + "': a sample has " + std::to_string(data.sampleSize) +
+    return badInput(prefix + data.source + "': a sample has " + std::to_string(data.sampleSize) +
                     " values, but the model's input takes " + std::to_string(sampleSize) +
                     " per sample");
   }
   if (data.labelsPerSample != labelsPerSample) {
-    return badInput("data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
+    return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
                     "': " + std::to_string(data.labelsPerSample) +
                     " label(s) per sample, but the model's loss " + "takes " +
                     std::to_string(labelsPerSample) + " per sample (labels of shape (N, " +
@@ -672,7 +686,7 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                             : "sample " + std::to_string(i) + " (counting from 0)";
     char value[32];
     std::snprintf(value, sizeof value, "%g", static_cast<double>(v));
-    return badInput("data '" + data.source + "': " + where + ", value " +
+    return badInput(prefix + data.source + "': " + where + ", value " +
                     std::to_string(k % static_cast<size_t>(data.sampleSize)) + " is " + value +
                     " (after scaling), beyond the +-1e15 a sample value may hold (NaN and "
                     "infinity included)");
@@ -686,7 +700,7 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
               : "sample " + std::to_string(i) + " (counting from 0)";
       if (data.labelsPerSample > 1)
         where += ", position " + std::to_string(k % data.labelsPerSample);
-      return badInput("data '" + (data.labelSource.empty() ? data.source : data.labelSource) +
+      return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
                       "': label " + std::to_string(data.labels[k]) + " at " + where +
                       " is out of range for the model's " + std::to_string(classes) + " classes");
     }

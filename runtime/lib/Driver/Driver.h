@@ -117,11 +117,17 @@ private:
   // Train.cpp
   int runTraining();
   int loadData();
+  /// Accuracy on the evaluation set: --test-data's samples, else the
+  /// held-out part of --data.
   bool evaluate(int64_t &correct, int64_t &total, int &status);
+  bool haveTestSet() const { return !o.testData.empty(); }
+  const std::vector<int64_t> &evalSet() const { return haveTestSet() ? testIndices : heldOutSet; }
+  /// The samples' checks against the model (checkDataset, integer token ids).
+  int checkSamples(const Dataset &d, const std::string &path, const char *what);
   double learningRate(int64_t epoch, int64_t iteration) const;
   /// The epochs a cosine schedule spans: --cosine-epochs, else --epochs.
   int64_t scheduleEpochs() const { return o.cosineEpochs > 0 ? o.cosineEpochs : o.epochs; }
-  bool fillBatch(const int64_t *indices, int64_t count);
+  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count);
 
   // Workers.cpp
   int setupWorkers();
@@ -218,6 +224,8 @@ private:
   int64_t sampleSize = 0;
   int64_t labelsPerSample = 1; // labels (and first-output rows) a sample: > 1 per token
   std::vector<int64_t> trainSet, heldOutSet;
+  Dataset testSet;                  // --test-data's samples
+  std::vector<int64_t> testIndices; // all of them, in order
   int64_t itersPerEpoch = 0;
 };
 

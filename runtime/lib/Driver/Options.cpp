@@ -30,6 +30,11 @@ constexpr const char *kUsageTraining =
     "                           (N, L) for a model with a label per token (its first output\n"
     "                           then has a row per label, sample by sample: row j*L + k)\n"
     "  --data-format F          digits|mnist|cifar10|npy (default: guessed from PATH)\n"
+    "  --test-data PATH         evaluate on this test set (read in --data's format; an\n"
+    "                           MNIST directory gives its t10k-* files, a CIFAR-10 one its\n"
+    "                           test_batch.bin) instead of a held-out part of --data:\n"
+    "                           --holdout is then 0 and may not be given otherwise\n"
+    "  --test-labels FILE.npy   with .npy test inputs: their labels\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
     "  --optimizer O            sgd (torch.optim.SGD) or adamw (torch.optim.AdamW)\n"
@@ -50,7 +55,8 @@ constexpr const char *kUsageTraining =
     "  --lr-gamma G             (default 0.1)\n"
     "  (--clip-grad-norm is mgsc's: the step waits for every gradient)\n"
     "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
-    "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2)\n"
+    "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2;\n"
+    "                           0 with --test-data)\n"
     "  --progress-every N       progress line every N iterations, 0 = never (default 10)\n"
     "  --checkpoint FILE        write a checkpoint after every epoch (MPI rank r > 0:\n"
     "                           FILE.rank<r>, with its own residuals and dropout stream)\n"
@@ -96,7 +102,8 @@ void printUsage(std::FILE *f, const std::string &program) {
 }
 
 const std::set<std::string> kTrainOnly = {
-    "--data",  "--data-format", "--labels", "--epochs",    "--lr",         "--momentum",
+    "--data",  "--data-format", "--labels", "--test-data", "--test-labels", "--epochs",
+    "--lr",    "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
@@ -187,7 +194,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
       haveValue = true;
     }
     static const std::set<std::string> known = {
-        "--data",      "--data-format",    "--labels",     "--epochs",     "--batch-size",   "--lr",
+        "--data",      "--data-format",    "--labels",     "--test-data",  "--test-labels",
+        "--epochs",    "--batch-size",     "--lr",
         "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
         "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
@@ -209,6 +217,10 @@ Status parseOptions(int argc, char **argv, Options &o) {
       o.data = value;
     } else if (arg == "--labels") {
       o.labels = value;
+    } else if (arg == "--test-data") {
+      o.testData = value;
+    } else if (arg == "--test-labels") {
+      o.testLabels = value;
     } else if (arg == "--data-format") {
       if (!parseDataFormat(value, o.format))
         return bad("digits, mnist, cifar10 or npy");
@@ -319,6 +331,16 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return problem(std::string(stepOnly) + " is for --lr-schedule step, not cosine");
   if (o.lrSchedule != LrSchedule::Cosine && o.given.count("--cosine-epochs"))
     return problem("--cosine-epochs is for --lr-schedule cosine");
+  // --test-data replaces the held-out part: none unless asked, and asking is
+  // a contradiction.
+  if (!o.testData.empty()) {
+    if (o.given.count("--holdout") && o.holdout != 0)
+      return problem("--holdout and --test-data both choose the evaluation set; with --test-data "
+                     "nothing is held out (leave --holdout out, or give 0)");
+    o.holdout = 0;
+  } else if (!o.testLabels.empty()) {
+    return problem("--test-labels goes with --test-data (the test set's .npy inputs)");
+  }
   return Status::success();
 }
 

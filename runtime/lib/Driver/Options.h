@@ -32,6 +32,8 @@ struct Options {
   std::string program = "mgs-model";
   std::string executable;
   std::string data, labels, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
+  /// --test-data, --test-labels: the evaluation set (none: the held-out part).
+  std::string testData, testLabels;
   double calibrateDensity = 0.001;
   std::string trace;
   int64_t traceSteps = 3;

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "FileIO.h"
 
 #include <algorithm>
 #include <chrono>
@@ -39,6 +40,24 @@ double secondsSince(Clock::time_point t) {
 
 } // namespace
 
+int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
+  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what); !s.ok())
+    return error(s);
+  if (!m.inputs[0].int64)
+    return 0;
+  // Token ids: the samples must be integers (within +-2^24, exact in the
+  // float32 the data sets hold).
+  for (size_t i = 0; i < d.samples.size(); ++i) {
+    const float v = d.samples[i];
+    if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
+      return error("%s '%s': sample %lld holds %g, but the model's input '%s' takes token ids "
+                   "(integers)",
+                   what, path.c_str(), static_cast<long long>(i / sampleSize), v,
+                   m.inputs[0].name.c_str());
+  }
+  return 0;
+}
+
 int Driver::loadData() {
   DataFormat format = o.format;
   if (!o.haveFormat) {
@@ -54,19 +73,28 @@ int Driver::loadData() {
                                            : loadDataset(o.data, format, data);
       !s.ok())
     return error(s);
-  if (Status s = checkDataset(data, sampleSize, labelsPerSample, m.classes); !s.ok())
-    return error(s);
-  if (m.inputs[0].int64) {
-    // Token ids: the samples must be integers (within +-2^24, exact in the
-    // float32 the data sets hold).
-    for (size_t i = 0; i < data.samples.size(); ++i) {
-      const float v = data.samples[i];
-      if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
-        return error("data '%s': sample %lld holds %g, but the model's input '%s' takes token "
-                     "ids (integers)",
-                     o.data.c_str(), static_cast<long long>(i / sampleSize), v,
-                     m.inputs[0].name.c_str());
-    }
+  if (int rc = checkSamples(data, o.data, "data"))
+    return rc;
+  if (haveTestSet()) {
+    // The test set is read in the training data's format.
+    if (format == DataFormat::Npy && o.testLabels.empty())
+      return usage("NumPy test data '" + o.testData +
+                   "' needs --test-labels FILE.npy (its integer labels)");
+    if (format != DataFormat::Npy && !o.testLabels.empty())
+      return usage("--test-labels is for NumPy (.npy) data; '" + o.testData + "' is read as " +
+                   dataFormatName(format) + " data (--data's format), whose labels come with it");
+    if (!isDirectory(o.testData) && !isRegularFile(o.testData))
+      return error("test data '%s' does not exist", o.testData.c_str());
+    if (Status s = format == DataFormat::Npy
+                       ? loadNpy(o.testData, o.testLabels, testSet)
+                       : loadDataset(o.testData, format, testSet, DataSplit::Test);
+        !s.ok())
+      return error("--test-data: %s", s.message.c_str());
+    if (int rc = checkSamples(testSet, o.testData, "test data"))
+      return rc;
+    testIndices.resize(static_cast<size_t>(testSet.size()));
+    for (size_t i = 0; i < testIndices.size(); ++i)
+      testIndices[i] = static_cast<int64_t>(i);
   }
 
   uint64_t seed = o.seed;
@@ -85,6 +113,10 @@ int Driver::loadData() {
       return error("checkpoint '%s' was written for a data set of %llu samples; '%s' has %lld",
                    o.resume.c_str(), static_cast<unsigned long long>(resumed.numSamples),
                    o.data.c_str(), static_cast<long long>(data.size()));
+    if (haveTestSet() && resumed.holdout != 0)
+      return error("checkpoint '%s' was written with --holdout %g (a held-out evaluation set); "
+                   "--test-data holds nothing out",
+                   o.resume.c_str(), resumed.holdout);
     seed = o.seed = resumed.seed;
     holdout = o.holdout = resumed.holdout;
   }
@@ -103,21 +135,21 @@ int Driver::loadData() {
 
 // Copies `count` samples (and labels) into the batch; the rest is zero. An
 // int64 input (token ids) gets the samples' values as integers.
-bool Driver::fillBatch(const int64_t *indices, int64_t count) {
+bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count) {
   int64_t *lab = labels.get() ? static_cast<int64_t *>(labels.get()) : nullptr;
   const int64_t L = labelsPerSample;
   const bool ints = m.inputs[0].int64;
   float *in = inputs[0].f32();
   int64_t *inInts = static_cast<int64_t *>(inputs[0].get());
   for (int64_t j = 0; j < count; ++j) {
-    const float *sample = data.samples.data() + indices[j] * sampleSize;
+    const float *sample = from.samples.data() + indices[j] * sampleSize;
     if (ints)
       for (int64_t k = 0; k < sampleSize; ++k)
         inInts[j * sampleSize + k] = static_cast<int64_t>(sample[k]);
     else
       std::memcpy(in + j * sampleSize, sample, static_cast<size_t>(sampleSize) * sizeof(float));
     if (lab)
-      std::copy_n(data.labels.data() + indices[j] * L, L, lab + j * L);
+      std::copy_n(from.labels.data() + indices[j] * L, L, lab + j * L);
   }
   if (count < m.batchSize) {
     const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
@@ -136,18 +168,21 @@ double Driver::learningRate(int64_t epoch, int64_t iteration) const {
                                scheduleEpochs() * itersPerEpoch);
 }
 
-// Accuracy on the held-out set: argmax of each row of the first output
+// Accuracy on the evaluation set: argmax of each row of the first output
 // (labelsPerSample rows a sample: one per token) against its label.
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   correct = total = 0;
   const TensorSpec &out = m.outputs[0];
   const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
-  for (size_t start = 0; start < heldOutSet.size(); start += m.batchSize) {
-    int64_t count = std::min<int64_t>(m.batchSize, heldOutSet.size() - start);
-    fillBatch(heldOutSet.data() + start, count);
+  const Dataset &from = haveTestSet() ? testSet : data;
+  const std::vector<int64_t> &set = evalSet();
+  for (size_t start = 0; start < set.size(); start += m.batchSize) {
+    int64_t count = std::min<int64_t>(m.batchSize, set.size() - start);
+    fillBatch(from, set.data() + start, count);
     if ((status = toDevice(inputs[0])))
       return false;
-    markProgress("the held-out evaluation", watchdogProgress.load());
+    markProgress(haveTestSet() ? "the test-set evaluation" : "the held-out evaluation",
+                 watchdogProgress.load());
     if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {
       status = error("mgs_eval_step failed: %s", mgsrt_ctx_message(ctx));
       return false;
@@ -159,7 +194,7 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
       for (int64_t k = 0; k < L; ++k) {
         const float *row = y + (j * L + k) * perRow;
         int64_t best = std::max_element(row, row + perRow) - row;
-        correct += best == data.labels[heldOutSet[start + j] * L + k];
+        correct += best == from.labels[set[start + j] * L + k];
       }
     total += count * L;
   }
@@ -230,6 +265,9 @@ int Driver::runTraining() {
               "per epoch\n",
               data.source.c_str(), trainSet.size(), heldOutSet.size(),
               static_cast<long long>(m.batchSize), static_cast<long long>(itersPerEpoch));
+  if (haveTestSet())
+    std::printf("evaluating on the test set '%s': %lld samples\n", testSet.source.c_str(),
+                static_cast<long long>(testSet.size()));
   if (workers > 1)
     std::printf("%d workers (MPI), global batch size %lld%s\n", workers,
                 static_cast<long long>(m.batchSize * workers),
@@ -246,6 +284,7 @@ int Driver::runTraining() {
                 o.lr, o.warmupEpochs, static_cast<long long>(scheduleEpochs()));
   std::fflush(stdout);
 
+  const char *evalName = haveTestSet() ? "test" : "held-out";
   bool haveAccuracy = false;
   int64_t correct = 0, total = 0;
   bool checkpointCurrent = false;
@@ -276,7 +315,7 @@ int Driver::runTraining() {
       // --trace: iterations 3 .. 2 + N of this run.
       if (!o.trace.empty() && itersThisRun == kTraceWarmup)
         mgsrt_ctx_record_trace(ctx, 1);
-      fillBatch(order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+      fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
       if (int rc = toDevice(inputs[0]))
         return rc;
       if (int rc = toDevice(labels))
@@ -336,12 +375,12 @@ int Driver::runTraining() {
                           ? lossSum / static_cast<double>(itersPerEpoch - skippedThisEpoch)
                           : std::nan("");
     int status = 0;
-    if (!heldOutSet.empty()) {
+    if (!evalSet().empty()) {
       if (!evaluate(correct, total, status))
         return status;
       haveAccuracy = true;
-      std::printf("epoch %lld: train loss %.4f (mean), held-out accuracy %.2f%% (%lld/%lld)\n",
-                  static_cast<long long>(epoch + 1), meanLoss,
+      std::printf("epoch %lld: train loss %.4f (mean), %s accuracy %.2f%% (%lld/%lld)\n",
+                  static_cast<long long>(epoch + 1), meanLoss, evalName,
                   100.0 * static_cast<double>(correct) / static_cast<double>(total),
                   static_cast<long long>(correct), static_cast<long long>(total));
     } else {
@@ -376,11 +415,11 @@ int Driver::runTraining() {
     std::printf("dropped %lld step(s) whose loss or gradient was not finite "
                 "(--on-nonfinite skip)\n",
                 static_cast<long long>(skippedSteps));
-  if (!heldOutSet.empty()) {
+  if (!evalSet().empty()) {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))
       return status;
-    std::printf("final held-out accuracy: %.2f%%\n",
+    std::printf("final %s accuracy: %.2f%%\n", evalName,
                 100.0 * static_cast<double>(correct) / static_cast<double>(total));
   } else {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");

@@ -150,6 +150,36 @@ TEST(Mnist, ReadsADirectoryPlainOrGzip) {
   EXPECT_EQ(f, DataFormat::Mnist);
 }
 
+TEST(Mnist, TheTestSplitOfADirectoryIsItsT10kFiles) {
+  // Fashion-MNIST's layout (Debian's dataset-fashion-mnist): both splits,
+  // gzip, in one directory.
+  TempDir dir;
+  writeGzip(dir / "train-images-idx3-ubyte.gz", idx({3, 2, 2}, ramp(12)));
+  writeGzip(dir / "train-labels-idx1-ubyte.gz", idx({3}, {7, 0, 9}));
+  writeGzip(dir / "t10k-images-idx3-ubyte.gz", idx({2, 2, 2}, ramp(8)));
+  writeGzip(dir / "t10k-labels-idx1-ubyte.gz", idx({2}, {4, 5}));
+  Dataset d;
+  ASSERT_TRUE(succeeded(loadMnist(dir.path(), d)));
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 0, 9}));
+  ASSERT_TRUE(succeeded(loadDataset(dir.path(), DataFormat::Mnist, d, DataSplit::Test)));
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(d.source, dir / "t10k-images-idx3-ubyte.gz");
+  // A file is read as it is, whichever split is asked for.
+  ASSERT_TRUE(succeeded(loadMnist(dir / "train-images-idx3-ubyte.gz", d, DataSplit::Test)));
+  EXPECT_EQ(d.size(), 3);
+
+  TempDir trainOnly;
+  writeFile(trainOnly / "train-images-idx3-ubyte", idx({3, 2, 2}, ramp(12)));
+  writeFile(trainOnly / "train-labels-idx1-ubyte", idx({3}, {7, 0, 9}));
+  Status err = loadMnist(trainOnly.path(), d, DataSplit::Test);
+  EXPECT_EQ(err.message, "MNIST directory '" + trainOnly.path() +
+                             "' has no t10k-images-idx3-ubyte (or .gz) (the test split)");
+  writeFile(trainOnly / "t10k-images-idx3-ubyte", idx({2, 2, 2}, ramp(8)));
+  err = loadMnist(trainOnly.path(), d, DataSplit::Test);
+  EXPECT_EQ(err.message, "MNIST directory '" + trainOnly.path() +
+                             "' has no t10k-labels-idx1-ubyte (or .gz) (the test split)");
+}
+
 TEST(Mnist, Errors) {
   TempDir dir;
   Dataset d;
@@ -219,6 +249,18 @@ TEST(Cifar10, ReadsAFileOrADirectoryInBatchOrder) {
   EXPECT_EQ(f, DataFormat::Cifar10);
   ASSERT_TRUE(succeeded(guessDataFormat(dir / "c/data_batch_1.bin", f)));
   EXPECT_EQ(f, DataFormat::Cifar10);
+}
+
+TEST(Cifar10, TheTestSplitOfADirectoryIsItsTestBatch) {
+  TempDir dir;
+  writeFile(dir / "data_batch_1.bin", cifarRecords({3, 9}));
+  Dataset d;
+  Status err = loadCifar10(dir.path(), d, DataSplit::Test);
+  EXPECT_EQ(err.message,
+            "CIFAR-10 directory '" + dir.path() + "' has no test_batch.bin (the test split)");
+  writeGzip(dir / "test_batch.bin.gz", cifarRecords({1, 2, 4}));
+  ASSERT_TRUE(succeeded(loadDataset(dir.path(), DataFormat::Cifar10, d, DataSplit::Test)));
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{1, 2, 4}));
 }
 
 TEST(Cifar10, Errors) {
