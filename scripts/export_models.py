@@ -372,6 +372,25 @@ def build(name):
         "vit": (lambda: tvm.VisionTransformer(image_size=32, patch_size=4, num_layers=2, num_heads=4,
                                               hidden_dim=64, mlp_dim=128, num_classes=10),
                 torch.zeros(1, 3, 32, 32)),
+        # A small ConvNeXt (torchvision's class: a 4x4 stride-4 stem, one block
+        # of 16 channels, a LayerNorm2d and 2x2 stride-2 downsampling, one
+        # block of 32; each block a 7x7 depthwise convolution, a permute to
+        # NHWC, LayerNorm, Linear, GELU, Linear, a permute back and the layer
+        # scale) on CIFAR-shaped input, 10 classes, no stochastic depth. Layer
+        # scales start at 1: at torchvision's 1e-6 a block's gradients are
+        # ~1e-6 of the others', its parameters barely move in the tests' steps,
+        # and check_gradients.py's (w0 - w1) / lr loses them to float32
+        # rounding (3.7e-2 off on a LayerNorm scale, measured).
+        "convnext": (lambda: tvm.convnext.ConvNeXt(
+            [tvm.convnext.CNBlockConfig(16, 32, 1), tvm.convnext.CNBlockConfig(32, None, 1)],
+            stochastic_depth_prob=0.0, layer_scale=1.0, num_classes=10),
+            torch.zeros(1, 3, 32, 32)),
+        # torchvision's MNASNet at 0.5 width on CIFAR-shaped input (its five
+        # stride-2 stages: 32 -> 1; the head is a mean over H and W, a
+        # ReduceMean), 10 classes, dropout 0. A batch of 2: BatchNorm needs
+        # more than one value per channel at 1x1.
+        "mnasnet": (lambda: tvm.MNASNet(0.5, num_classes=10, dropout=0.0),
+                    torch.zeros(2, 3, 32, 32)),
         # Larger ones for bench/transformer_step.py (not in the tests): a
         # ViT-small-sized VisionTransformer (6 layers, width 192, 3 heads, MLP
         # 768, patches of 4 on CIFAR-shaped input) and the GPT at 6 blocks,
