@@ -499,7 +499,7 @@ FoldResult Folder::run(onnx::TensorProto &out) {
 std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
                         llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
                         llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
-                        llvm::SmallVectorImpl<int64_t> &hi) {
+                        llvm::SmallVectorImpl<int64_t> &hi, llvm::SmallVectorImpl<int64_t> *step) {
   const int64_t rank = static_cast<int64_t>(dims.size());
   llvm::SmallVector<int64_t> axisList(axes);
   if (axes.empty())
@@ -510,9 +510,13 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
     return "starts, ends, axes and steps must have the same length, got " +
            std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
            std::to_string(axisList.size()) + " and " + std::to_string(steps.size());
-  if (llvm::any_of(steps, [](int64_t st) { return st != 1; }))
-    return "steps other than 1 are not supported";
+  for (int64_t st : steps)
+    if (st < 1 || (st != 1 && !step))
+      return "step " + std::to_string(st) + " is not supported: " +
+             (step ? "positive steps only" : "steps of 1 only");
   lo.assign(rank, 0);
+  if (step)
+    step->assign(rank, 1);
   hi.assign(dims.begin(), dims.end());
   llvm::SmallVector<bool> seen(rank, false);
   for (auto [k, axisIn] : llvm::enumerate(axisList)) {
@@ -530,6 +534,8 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
         i = i < -dim ? 0 : i + dim;
       return std::min(i, dim);
     };
+    if (step && !steps.empty())
+      (*step)[axis] = steps[k];
     lo[axis] = clampIndex(starts[k]);
     hi[axis] = std::max(lo[axis], clampIndex(ends[k]));
   }

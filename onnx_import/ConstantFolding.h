@@ -46,15 +46,17 @@ enum class FoldResult {
   Failed,      // the node is malformed; `error` says why
 };
 
-/// ONNX Slice's bounds on a tensor of shape `dims`, unit steps only: per
-/// dimension [lo, hi), whole where not in `axes` (empty `axes`: the first
-/// starts.size() dimensions). Starts and ends are clamped as ONNX does.
-/// Returns the problem, or an empty string. Shared by the folder (constant
-/// data) and the Slice converter (computed data).
+/// ONNX Slice's bounds on a tensor of shape `dims`: per dimension [lo, hi),
+/// whole where not in `axes` (empty `axes`: the first starts.size()
+/// dimensions). Starts and ends are clamped as ONNX does for positive steps.
+/// Without `step`, steps must be 1; with it, positive, and `step` gets each
+/// dimension's. Returns the problem, or an empty string. Shared by the folder
+/// (constant data) and the Slice converter (computed data).
 std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
                         llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,
                         llvm::ArrayRef<int64_t> steps, llvm::SmallVectorImpl<int64_t> &lo,
-                        llvm::SmallVectorImpl<int64_t> &hi);
+                        llvm::SmallVectorImpl<int64_t> &hi,
+                        llvm::SmallVectorImpl<int64_t> *step = nullptr);
 
 /// The tensor of a Constant node whose attribute is value_float(s) or
 /// value_int(s) into `out`; returns the problem, or an empty string. (A

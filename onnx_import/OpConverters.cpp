@@ -10,6 +10,7 @@
 #include "OpConverters.h"
 #include "ConstantFolding.h"
 #include "converters/Attention.h"
+#include "converters/Indexing.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
 #include "converters/Split.h"
@@ -450,26 +451,15 @@ LogicalResult convertIdentity(NodeImporter &n) {
 /// shape inference gave (constant ones are evaluated at import).
 LogicalResult convertReshapeLike(NodeImporter &n) { return convertReshape(n); }
 
-/// Gather at an INT64 graph input's indices (an embedding, axis 0), or of a
-/// computed tensor at one constant index (PyTorch's h[-1]: the slice at that
-/// index, the axis dropped) or at consecutive constant indices (position ids,
-/// arange(T): the slice, reshaped to the result). Constant data is evaluated
-/// at import.
+/// Gather at an INT64 graph input's indices (an embedding on axis 0, or any
+/// other axis), or of a computed tensor at one constant index (PyTorch's
+/// h[-1]: the slice at that index, the axis dropped), at consecutive constant
+/// indices (position ids, arange(T): the slice, reshaped to the result) or at
+/// any other constant indices (a gather at an index constant). Constant data
+/// is evaluated at import.
 LogicalResult convertGather(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
-    return failure();
-  if (std::optional<Value> indices = n.indexInput(1)) {
-    // An embedding: rows of the table at the graph's integer inputs.
-    const int64_t rank = shapeOf(*x).size();
-    if (int64_t axis = n.intAttr("axis", 0); axis != 0 && axis != -rank)
-      return n.emitError() << "gathering at computed indices is supported on axis 0 (rows), "
-                              "got axis "
-                           << axis;
-    return buildSingle<GatherOp>(n, *x, *indices);
-  }
-  auto index = n.constantInts(1);
-  if (failed(index))
     return failure();
   auto type = n.outputType(0);
   if (failed(type))
@@ -481,6 +471,22 @@ LogicalResult convertGather(NodeImporter &n) {
     return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
   if (axis < 0)
     axis += rank;
+  OpBuilder &b = n.builder();
+  // A gather at `indices` along the axis, of ONNX's shape.
+  auto gather = [&](Value indices) -> LogicalResult {
+    Value y = gatherAlongAxis(b, n.loc(), *x, axis, indices);
+    if (shapeOf(y) != type->getShape())
+      return n.emitError() << "the gather has shape " << shapeToString(shapeOf(y))
+                           << ", ONNX shape inference says " << shapeToString(type->getShape());
+    n.setOutput(0, y);
+    return success();
+  };
+  // An embedding: rows of the table at the graph's integer inputs.
+  if (std::optional<Value> indices = n.indexInput(1))
+    return gather(*indices);
+  auto index = n.constantInts(1);
+  if (failed(index))
+    return failure();
   SmallVector<int64_t> at(*index);
   for (int64_t &i : at) {
     if (i < -shape[axis] || i >= shape[axis])
@@ -492,14 +498,20 @@ LogicalResult convertGather(NodeImporter &n) {
   const int64_t count = static_cast<int64_t>(at.size());
   if (count == 0)
     return n.emitError() << "input 1 holds no index";
-  for (int64_t j = 1; j < count; ++j)
-    if (at[j] != at[0] + j)
-      return n.emitError() << "mgs gathers a computed tensor at one constant index or at "
-                              "consecutive ones (a range: position ids) only; input 1 holds "
-                           << count << " values, " << at[j - 1] << " then " << at[j];
+  for (int64_t j = 1; j < count; ++j) {
+    if (at[j] == at[0] + j)
+      continue;
+    // Any other indices (Swin's relative position bias): a gather at them.
+    auto proto = n.constantInput(1);
+    if (failed(proto))
+      return failure();
+    auto indexType = RankedTensorType::get(
+        SmallVector<int64_t>((*proto)->dims().begin(), (*proto)->dims().end()), b.getI64Type());
+    return gather(arith::ConstantOp::create(
+        b, n.loc(), indexType, DenseElementsAttr::get(indexType, ArrayRef<int64_t>(at))));
+  }
   // The slice [at[0], at[0] + count) along the axis, reshaped to the result
   // (the axis dropped for a scalar index, replaced by the indices' shape).
-  OpBuilder &b = n.builder();
   Value slice = *x;
   if (count < shape[axis]) {
     // One index: unit pieces, as mgs has always split (h[-1]); a range: the
@@ -524,9 +536,11 @@ LogicalResult convertGather(NodeImporter &n) {
   return success();
 }
 
-/// Slice with constant starts/ends/axes and unit steps: per sliced axis, a
-/// split into the part before, the slice and the part after, keeping the
-/// slice (PyTorch re-slices an LSTM's weights into ONNX's gate order so).
+/// Slice with constant starts/ends/axes and positive steps: per sliced axis,
+/// a split into the part before, the slice and the part after, keeping the
+/// slice (PyTorch re-slices an LSTM's weights into ONNX's gate order so);
+/// with a step, every step-th element of the slice (Swin's patch merging,
+/// x[:, 0::2]: strideAxis).
 LogicalResult convertSlice(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -543,30 +557,22 @@ LogicalResult convertSlice(NodeImporter &n) {
       return failure();
     *list = *given;
   }
-  SmallVector<int64_t> los, his;
-  if (std::string problem = sliceBounds(shapeOf(*x), *starts, *ends, axes, steps, los, his);
+  SmallVector<int64_t> los, his, stepOf;
+  if (std::string problem = sliceBounds(shapeOf(*x), *starts, *ends, axes, steps, los, his,
+                                        &stepOf);
       !problem.empty())
     return n.emitError() << problem;
+  const int64_t rank = static_cast<int64_t>(los.size());
   OpBuilder &b = n.builder();
   Value v = *x;
-  for (int64_t axis = 0; axis < static_cast<int64_t>(los.size()); ++axis) {
-    SmallVector<int64_t> shape(shapeOf(v));
-    const int64_t dim = shape[axis], lo = los[axis], hi = his[axis];
-    if (lo == 0 && hi == dim)
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t lo = los[axis], hi = his[axis], step = stepOf[axis];
+    if (lo == 0 && hi == shapeOf(v)[axis] && step == 1)
       continue;
     if (lo == hi)
       return n.emitError() << "the slice of axis " << axis << " is empty";
-    SmallVector<Type> pieces;
-    int keep = 0;
-    for (auto [from, to] : {std::pair{int64_t(0), lo}, {lo, hi}, {hi, dim}}) {
-      if (from == to)
-        continue;
-      if (from == lo)
-        keep = pieces.size();
-      shape[axis] = to - from;
-      pieces.push_back(RankedTensorType::get(shape, b.getF32Type()));
-    }
-    v = SplitOp::create(b, n.loc(), pieces, v, b.getI64IntegerAttr(axis)).getResult(keep);
+    v = step == 1 ? sliceAxis(b, n.loc(), v, axis, lo, hi)
+                  : strideAxis(b, n.loc(), v, axis, lo, (hi - lo + step - 1) / step, step);
   }
   auto type = n.outputType(0);
   if (failed(type))

@@ -404,6 +404,16 @@ def build(name):
         "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128,
                                         masked=-1e9),
                        torch.zeros(1, 128, dtype=torch.long)),
+        # torchvision's SwinTransformer on CIFAR-shaped input: patches of 4 (8x8),
+        # width 32, two stages of 2 blocks (2 then 4 heads), windows of 4x4
+        # (the second block of each stage shifted: torch.roll, an attention
+        # mask), one patch merging (strided slices), 10 classes, no stochastic
+        # depth. Its relative position bias gathers a trainable table at
+        # constant indices.
+        "swin": (lambda: tvm.swin_transformer.SwinTransformer(
+                     patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+                     window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10),
+                 torch.zeros(1, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
@@ -415,7 +425,8 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small"}
+DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+                 "swin"}
 
 
 def export(name, opset, out_dir):

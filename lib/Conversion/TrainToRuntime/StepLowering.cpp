@@ -92,6 +92,16 @@ LLVM::GlobalOp StepLowering::constantGlobal(arith::ConstantOp c) {
   const int64_t count = attr.getNumElements();
   OpBuilder::InsertionGuard guard(b);
   b.setInsertionPointToStart(module.getBody());
+  if (attr.getElementType().isInteger(64)) {
+    // Constant indices (a gather's at import-known positions).
+    auto tensorType = RankedTensorType::get({count}, b.getI64Type());
+    return LLVM::GlobalOp::create(
+        b, c.getLoc(), LLVM::LLVMArrayType::get(b.getI64Type(), count), /*isConstant=*/true,
+        LLVM::Linkage::Internal, "__mgs_const_" + std::to_string(globals.counter++),
+        DenseElementsAttr::get(tensorType, ArrayRef<int64_t>(SmallVector<int64_t>(
+                                               attr.getValues<int64_t>()))),
+        /*alignment=*/64);
+  }
   auto type = LLVM::LLVMArrayType::get(b.getF32Type(), count);
   auto tensorType = RankedTensorType::get({count}, b.getF32Type());
   // All +0 (the zero gradients of unused pieces, an LSTM's absent bias): a

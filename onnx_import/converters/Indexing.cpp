@@ -1,0 +1,121 @@
+//===- Indexing.cpp - Gather and strided Slice of computed data -----------===//
+//
+// Built from ops mgs already differentiates and runs: train.gather (the
+// embedding's kernel; its gradient adds rows back), train.split,
+// train.reshape, train.transpose and train.concat.
+//
+//===----------------------------------------------------------------------===//
+
+#include "converters/Indexing.h"
+
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include <algorithm>
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+
+namespace {
+
+ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
+
+RankedTensorType f32Tensor(OpBuilder &b, ArrayRef<int64_t> shape) {
+  return RankedTensorType::get(shape, b.getF32Type());
+}
+
+Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
+  return ReshapeOp::create(b, loc, f32Tensor(b, shape), v);
+}
+
+/// `v` with its dimensions permuted (result dimension i is v's perm[i]).
+Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+  ArrayRef<int64_t> shape = shapeOf(v);
+  SmallVector<int64_t> out;
+  for (int64_t p : perm)
+    out.push_back(shape[p]);
+  return TransposeOp::create(b, loc, f32Tensor(b, out), v, b.getDenseI64ArrayAttr(perm));
+}
+
+} // namespace
+
+Value gatherAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, Value indices) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  ArrayRef<int64_t> indexShape = cast<RankedTensorType>(indices.getType()).getShape();
+  const int64_t indexRank = static_cast<int64_t>(indexShape.size());
+  // The axis first: the table's rows.
+  Value table = x;
+  if (axis != 0) {
+    SmallVector<int64_t> perm{axis};
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        perm.push_back(d);
+    table = transpose(b, loc, x, perm);
+  }
+  SmallVector<int64_t> gathered(indexShape);
+  llvm::append_range(gathered, shapeOf(table).drop_front());
+  Value y = GatherOp::create(b, loc, f32Tensor(b, gathered), table, indices);
+  if (axis == 0)
+    return y;
+  // gathered is indices..., x's before the axis, x's after it: back to
+  // x's before, indices..., x's after.
+  SmallVector<int64_t> perm;
+  for (int64_t d = 0; d < axis; ++d)
+    perm.push_back(indexRank + d);
+  for (int64_t d = 0; d < indexRank; ++d)
+    perm.push_back(d);
+  for (int64_t d = axis + 1; d < rank; ++d)
+    perm.push_back(indexRank + d - 1);
+  return transpose(b, loc, y, perm);
+}
+
+Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis, int64_t lo, int64_t hi) {
+  SmallVector<int64_t> shape(shapeOf(v));
+  const int64_t dim = shape[axis];
+  if (lo == 0 && hi == dim)
+    return v;
+  SmallVector<Type> pieces;
+  int keep = 0;
+  for (auto [from, to] : {std::pair{int64_t(0), lo}, {lo, hi}, {hi, dim}}) {
+    if (from == to)
+      continue;
+    if (from == lo)
+      keep = pieces.size();
+    shape[axis] = to - from;
+    pieces.push_back(f32Tensor(b, shape));
+  }
+  return SplitOp::create(b, loc, pieces, v, b.getI64IntegerAttr(axis)).getResult(keep);
+}
+
+Value strideAxis(OpBuilder &b, Location loc, Value v, int64_t axis, int64_t lo, int64_t count,
+                 int64_t step) {
+  SmallVector<int64_t> shape(shapeOf(v));
+  const int64_t dim = shape[axis];
+  if (count == 1)
+    return sliceAxis(b, loc, v, axis, lo, lo + 1);
+  // A window [lo - k, lo - k + count * step) inside the axis: the elements
+  // are at offset k of each group of step.
+  const int64_t kMin = std::max<int64_t>(0, lo + count * step - dim);
+  const int64_t kMax = std::min(step - 1, lo);
+  if (kMin > kMax) {
+    // No window fits: the first count - 1 so, then the last one.
+    Value head = strideAxis(b, loc, v, axis, lo, count - 1, step);
+    const int64_t last = lo + (count - 1) * step;
+    Value tail = sliceAxis(b, loc, v, axis, last, last + 1);
+    shape[axis] = count;
+    return ConcatOp::create(b, loc, f32Tensor(b, shape), ValueRange{head, tail},
+                            b.getI64IntegerAttr(axis));
+  }
+  const int64_t k = kMin;
+  Value window = sliceAxis(b, loc, v, axis, lo - k, lo - k + count * step);
+  SmallVector<int64_t> grouped(shape);
+  grouped[axis] = count;
+  grouped.insert(grouped.begin() + axis + 1, step);
+  Value picked = sliceAxis(b, loc, reshape(b, loc, window, grouped), axis + 1, k, k + 1);
+  shape[axis] = count;
+  return reshape(b, loc, picked, shape);
+}
+
+} // namespace mgs::onnx_import

@@ -1,0 +1,42 @@
+//===- Indexing.h - Gather and strided Slice of computed data --*- C++ -*-===//
+//
+// The parts of ONNX Gather and Slice on computed (or trained) data that are
+// not a plain split: a gather along any axis, at constant indices of any
+// rank too (Swin's relative position bias), a slice with steps (Swin's patch
+// merging).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_CONVERTERS_INDEXING_H
+#define MGS_ONNX_IMPORT_CONVERTERS_INDEXING_H
+
+#include "OpConverters.h"
+
+namespace mgs::onnx_import {
+
+/// `x` gathered along `axis` at `indices` (INT64: a graph input, or a
+/// constant such as Swin's relative position index): one train.gather (rows
+/// of a table; its gradient adds each row back, duplicates accumulating), the
+/// axis moved to the front and back by transposes when it is not the first.
+/// The result has ONNX's shape: x's dimensions before the axis, the
+/// indices', then x's after it.
+mlir::Value gatherAlongAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis,
+                            mlir::Value indices);
+
+/// The part [lo, hi) of `v` along `axis` (a non-empty range): a split into
+/// the part before, the part and the part after, keeping the part; `v`
+/// itself when the range is the whole axis.
+mlir::Value sliceAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int64_t axis,
+                      int64_t lo, int64_t hi);
+
+/// The `count` elements lo, lo + step, ... of `v` along `axis` (step > 1,
+/// all in range): a window of count * step elements that holds them at the
+/// same offset of each group of `step`, reshaped to count x step, split to
+/// that offset and reshaped back; when no window fits the axis, the first
+/// count - 1 so and the last one sliced, concatenated.
+mlir::Value strideAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int64_t axis,
+                       int64_t lo, int64_t count, int64_t step);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_CONVERTERS_INDEXING_H
