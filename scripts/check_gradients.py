@@ -2,8 +2,8 @@
 """Checks mgs's training step against PyTorch on one batch.
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--opset N]
-                       [--vs-float32 F] [--float32-samples S] [--outliers FRACTION:FACTOR]
-                       [--optimizer sgd|adamw] [--clip-grad-norm C]
+                       [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
+                       [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
 Exports MODEL (lstmlm, gpt: language models on int64 token ids, a label per
 token; transformer: a classifier of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
@@ -20,15 +20,13 @@ compared with torch's autograd; with K > 1 the parameters after K steps, and
 the BatchNorm running statistics, are compared with torch.optim.SGD's. The reference runs in float64: on ResNet-20
 torch's own float32 run is up to 5e-3 away from it after a step (its BatchNorm
 statistics are accumulated in float32), while mgs stays within ~1e-5. The
-error of a tensor is ||mgs - ref|| / ||ref|| (/ the largest ||ref|| of all
-tensors where ||ref|| is below 1e-10 of it: zero in exact arithmetic, as a
-BatchNorm's bias is when the next BatchNorm cancels it); every tensor must be within --tol,
-or, with --vs-float32 F, within F times PyTorch's own float32 error on it
-(the largest over --float32-samples runs; --outliers lets a few tensors be
-further, see its help) (but never 0.75 or more: a tensor that was not updated is 1 away): on
-GoogLeNet, PyTorch's float32 gradients are up to 2e-3 from float64 (its
-BatchNorm biases after 3 steps up to 0.5: they start at 0 and their gradients
-cancel), and mgs's errors above 1e-4 are within 1.13x of PyTorch's.
+whole model's error (all tensors at once) must be within --tol or, with --vs-float32 F,
+within F times PyTorch's own float32 whole-model error (the largest over --float32-samples
+runs), and every tensor's within --tensor-factor times that, relative to the larger of its
+norm and the norm it has at the model's scale: a bound that holds on any x86
+machine (the reasons: compare()). On GoogLeNet PyTorch's float32 gradients are 1.03e-3 from
+float64 over the model and mgs's the same. --inject NAME:FACTOR scales one tensor of mgs's
+before comparing (test/e2e/gradients-inject.test: the bound catches a 1% error).
 With --optimizer adamw the executable runs K steps of AdamW (lr 0.01,
 decoupled weight decay 0.01, torch's betas and eps) and what is compared, for
 K = 1 too, is each tensor's displacement w_K - w0 against torch.optim.AdamW's
@@ -39,6 +37,7 @@ update: with K = 1 and SGD, the gradient recovered is the clipped one.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
+import json
 import os
 import struct
 import subprocess
@@ -145,26 +144,30 @@ def main():
                     help="the ONNX opset the model is exported at (lngelu: 17 exports "
                          "LayerNormalization, 15 its decomposition)")
     ap.add_argument("--vs-float32", type=float, default=0.0,
-                    help="also accept a tensor within this multiple of PyTorch's own float32 "
-                         "error on it (for models whose float32 result is ill-conditioned)")
+                    help="the whole model's error may also be this multiple of PyTorch's own "
+                         "float32 whole-model error (for models whose float32 result is "
+                         "ill-conditioned)")
     ap.add_argument("--float32-samples", type=int, default=1,
-                    help="PyTorch float32 runs whose largest error on a tensor is its float32 "
+                    help="PyTorch float32 runs whose largest whole-model error is its float32 "
                          "error: the first on the batch itself, the others on the batch with "
-                         "each input moved by at most one float32 rounding (what a float32 "
-                         "error is on an ill-conditioned tensor depends on the rounding's luck; "
-                         "the largest of several samples does not)")
-    ap.add_argument("--outliers", default="",
-                    help="FRACTION:FACTOR: with --vs-float32 F, up to this fraction of the tensors "
-                         "may be within FACTOR (instead of F) times PyTorch's float32 error, if "
-                         "the median of mgs's error over PyTorch's is within F (a few tensors "
-                         "whose float32 gradient is a sum that nearly cancels: their error "
-                         "follows the summation order of the CPU's kernels)")
+                         "each input moved by at most one float32 rounding")
+    ap.add_argument("--tensor-factor", type=float, default=None,
+                    help="a tensor's error may be this multiple of the whole model's bound, "
+                         "relative to the larger of its norm and the norm it would have at the "
+                         "model's root-mean-square value (see compare()); 4 with "
+                         "--vs-float32, else 1")
+    ap.add_argument("--inject", default="",
+                    help="NAME:FACTOR: scale mgs's value of tensor NAME by FACTOR before "
+                         "comparing (to show that the bound catches a real error)")
+    ap.add_argument("--dump", default="", help="write the figures per tensor to this JSON file")
     ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="sgd")
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
                          "torch.nn.utils.clip_grad_norm_ before each update")
     args = ap.parse_args()
     adamw = args.optimizer == "adamw"
+    if args.tensor_factor is None:
+        args.tensor_factor = 4.0 if args.vs_float32 else 1.0
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
 
@@ -268,61 +271,115 @@ def main():
     else:
         ours = {n: w1[n].astype(np.float64) for n in exact}
         what = f"parameters and running statistics after {args.steps} steps"
-    pairs = [(n, ours[n], exact[n]) for n in exact]
+    if args.inject:
+        # A deliberate error (the tests' proof that the bound catches one): mgs's value of one
+        # tensor, as compared, scaled.
+        name, factor = args.inject.rsplit(":", 1)
+        if name not in ours:
+            sys.exit(f"--inject: no tensor {name!r}")
+        ours[name] = ours[name] * float(factor)
+        print(f"injected: {what} of {name} scaled by {factor}")
+    finite = {n for n, t in exact.items() if np.isfinite(t).all()}
+    result = compare(ours, exact, samples32, finite, args)
 
-    # A tensor whose reference is zero in exact arithmetic (within float64
-    # rounding of the largest tensor: the bias of a BatchNorm whose every path
-    # to the loss runs through another training-mode BatchNorm, which is
-    # invariant to a shift of its input, as in MobileNetV3's blocks) has no
-    # relative error: its error is measured against the largest reference
-    # tensor instead, i.e. it must be zero up to rounding.
-    largest = max(float(np.linalg.norm(t)) for t in exact.values() if np.isfinite(t).all())
-    zero_floor = 1e-10 * largest
-    zeros = {n for n, t in exact.items() if np.linalg.norm(t) <= zero_floor}
-
-    def rel(a, b):
-        if not np.isfinite(b).all():
-            return 0.0 if np.array_equal(a, b) else float("inf")
-        norm = np.linalg.norm(b)
-        return float(np.linalg.norm(a - b) / (largest if norm <= zero_floor else max(norm, 1e-30)))
-    def err32_of(name):
-        return max(rel(t[name], exact[name]) for t in samples32)
-    torch_worst = max(err32_of(n) for n in exact)
-
-    out_fraction, out_factor = (float(v) for v in args.outliers.split(":")) if args.outliers else (0.0, 0.0)
-    worst, bad, outliers, ratios = 0.0, [], [], []
-    for name, ours, ref in pairs:
-        err, err32 = rel(ours, ref), err32_of(name)
-        worst = max(worst, err)
-        # Capped: a tensor never updated (error 1) or of the wrong sign never passes.
-        allowed = max(args.tol, min(args.vs_float32 * err32, 0.75))
-        zero = " (zero in exact arithmetic: error relative to the largest tensor)" \
-            if name in zeros else ""
-        print(f"  {name:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e}){zero}")
-        if err > args.tol and err32 > 0:
-            ratios.append(err / err32)
-        if err <= allowed:
-            continue
-        if err <= max(args.tol, min(out_factor * err32, 0.75)):
-            outliers.append(f"{name} ({err / err32:.1f}x)")
-        else:
-            bad.append(name)
-    if outliers:
-        median = float(np.median(ratios)) if ratios else 0.0
-        print(f"outliers within {out_factor:g}x PyTorch float32's error: {', '.join(outliers)}; "
-              f"median of mgs's error over PyTorch's: {median:.2f}")
-        if len(outliers) > out_fraction * len(pairs) or median > args.vs_float32:
-            bad += [o.split(" ")[0] for o in outliers]
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:
-        bound += f" or {args.vs_float32:g}x PyTorch float32's error on the tensor, at most 0.75"
+        bound += f" or {args.vs_float32:g}x PyTorch float32's whole-model error"
     if args.clip_grad_norm > 0:
         what += f", gradient norm clipped to {args.clip_grad_norm:g}"
-    print(f"{args.model}: {what} of {len(pairs)} tensors vs PyTorch (float64): max rel err {worst:.2e} "
-          f"({bound}; PyTorch's own float32 run: {torch_worst:.2e})")
-    if bad:
-        print("MISMATCH: " + ", ".join(bad))
+    summary = (f"{args.model}: {what} of {len(exact)} tensors vs PyTorch (float64): max rel err "
+               f"{result['worst']:.2e} (whole model {result['model']:.2e}, PyTorch float32's "
+               f"{result['model32']:.2e}; {bound}; a tensor within {args.tensor_factor:g}x "
+               f"that; PyTorch's own float32 run: max rel err {result['worst32']:.2e})\n"
+               f"slack: whole model at {result['model_ratio']:.3f} of its bound, worst tensor "
+               f"at {result['tensor_ratio']:.3f} of its bound ({result['tensor_worst']})")
+    print(summary)
+    # Kept beside the run's files (a test's FileCheck swallows the output).
+    with open(os.path.join(args.workdir, "check_gradients.log"), "a") as f:
+        f.write(summary + "\n")
+    if args.dump:
+        with open(args.dump, "w") as f:
+            json.dump(result, f, indent=1)
+    if result["bad"]:
+        print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def compare(ours, exact, samples32, finite, args):
+    """Checks mgs's tensors `ours` against the float64 reference `exact` (`samples32`: PyTorch
+    float32 runs' tensors). Returns the figures, with the names of the tensors that fail.
+
+    Why the bound holds on any x86 machine of this kind. A float32 result is off float64 by
+    roundings whose sizes follow the summation order of the CPU's kernels (oneDNN's and the
+    BLAS's blocking differ by ISA and library). On a tensor whose gradient is a sum that nearly
+    cancels (a BatchNorm bias behind another BatchNorm, an Inception branch's 1x7 convolution)
+    the error relative to that tensor's own norm is ill-conditioned: the rounding of large terms
+    over a small sum, which moves by 10x between kernels, so "F times PyTorch float32's error on
+    this tensor" flips with the CPU (it did, on inception3 with OpenBLAS's Haswell kernel).
+    What is bounded instead:
+    - the whole model's error E = ||mgs - float64|| / ||float64|| over all tensors at once: a
+      sum of squares over millions of roundings, dominated by the large well-conditioned
+      tensors, which no kernel choice moves by much. E <= R = max(--tol, --vs-float32 x
+      PyTorch float32's E) (without --vs-float32 R = --tol: no float32 figure is used at all);
+    - each tensor's error in absolute terms: ||mgs_t - float64_t|| <= T x R x max(||float64_t||,
+      scale x sqrt(n_t)), T = --tensor-factor, scale = ||float64|| / sqrt(N) the model's
+      root-mean-square value (N values in all, n_t in the tensor), so scale x sqrt(n_t) is the
+      norm a tensor of its size has at the model's scale. A rounding error is relative to the
+      terms summed, not to how far they cancel: a tensor below the model's scale (one that
+      cancels to 0 in exact arithmetic, a BatchNorm bias that starts at 0) is allowed the error
+      the model's scale gives, any other is held to T x R of itself. Both
+      come from the float64 reference and R, not from a float32 tensor's luck; T allows for
+      errors that gather on some tensors (on GoogLeNet mgs's and PyTorch float32's errors are
+      the same per tensor, up to 2x the model's).
+    A tensor that holds infinities (a mask) must be equal; NaN anywhere fails."""
+    names = [n for n in exact if n in finite]
+    bad = [n for n in exact if n not in finite and not np.array_equal(ours[n], exact[n])]
+
+    def flat(d):
+        return np.concatenate([np.asarray(d[n], np.float64).ravel() for n in names])
+
+    def finite_or_inf(v):
+        return float(v) if np.isfinite(v) else float("inf")
+
+    ref_all = flat(exact)
+    ref_norm = float(np.linalg.norm(ref_all))
+    scale = ref_norm / np.sqrt(ref_all.size)
+    model = finite_or_inf(np.linalg.norm(flat(ours) - ref_all) / ref_norm)
+    model32 = max(float(np.linalg.norm(flat(t) - ref_all) / ref_norm) for t in samples32)
+    bound = max(args.tol, args.vs_float32 * model32)
+    if model > bound:
+        bad.append(f"the whole model ({model:.2e} > {bound:.2e})")
+    result = {"model": model, "model32": model32, "bound": bound, "scale": scale,
+              "model_ratio": model / bound, "tensors": {}}
+    worst = worst32 = tensor_ratio = 0.0
+    tensor_worst = ""
+    for n in exact:
+        ref = exact[n]
+        if n not in finite:
+            equal = np.array_equal(ours[n], ref)
+            print(f"  {n:40s} rel err {0.0 if equal else float('inf'):.2e} (holds infinities: "
+                  f"compared for equality)")
+            continue
+        norm = float(np.linalg.norm(ref))
+        # The norm the tensor is measured against: its own, or the model's scale at its size.
+        against = max(norm, scale * np.sqrt(ref.size))
+        diff = finite_or_inf(np.linalg.norm(ours[n] - ref))
+        diff32 = max(float(np.linalg.norm(t[n] - ref)) for t in samples32)
+        err, err32 = diff / against, diff32 / against
+        ratio = err / (args.tensor_factor * bound)
+        worst, worst32 = max(worst, err), max(worst32, err32)
+        if ratio >= tensor_ratio:
+            tensor_ratio, tensor_worst = ratio, n
+        small = " (below the model's scale: relative to it)" if norm < against else ""
+        print(f"  {n:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e}), "
+              f"{ratio:.3f} of its bound{small}")
+        result["tensors"][n] = {"n": int(ref.size), "norm": norm, "diff": diff,
+                                "diff32": diff32, "ratio": ratio}
+        if not ratio <= 1:
+            bad.append(n)
+    result.update(worst=worst, worst32=worst32, tensor_ratio=tensor_ratio,
+                  tensor_worst=tensor_worst, bad=bad)
+    return result
 
 
 if __name__ == "__main__":
