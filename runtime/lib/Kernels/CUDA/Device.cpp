@@ -173,6 +173,9 @@ MGSRT_CUDA_UNIMPLEMENTED(reduce_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(reduce_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(gru_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(gru_bwd)
+// The fused LayerNorm too (the decomposed one's reductions already are).
+MGSRT_CUDA_UNIMPLEMENTED(layer_norm_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(layer_norm_bwd)
 
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;
