@@ -148,6 +148,14 @@ class NetCluster:
         return False
 
 
+def torch2_python():
+    """The Python of the PyTorch 2.x venv that `scripts/setup.sh --bench` makes
+    ($MGS_TORCH2_VENV, default ~/.cache/mgs-torch2), or None when there is none."""
+    venv = os.environ.get("MGS_TORCH2_VENV", os.path.expanduser("~/.cache/mgs-torch2"))
+    python = os.path.join(venv, "bin", "python")
+    return python if os.path.exists(python) else None
+
+
 def require_matplotlib(option):
     """Raises RuntimeError, naming `option` and the set-up step, when
     matplotlib cannot be imported (checked at start-up, not after the run)."""

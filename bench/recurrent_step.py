@@ -14,7 +14,9 @@ ms/step comes from its own samples/s over the progress windows after the
 first (which includes primitive creation). PyTorch: the module itself, same
 seed, SGD with momentum, --iters steps timed after 3 warm-up steps, with
 torch.set_num_threads(--threads), under each interpreter of --python (one
-PyTorch version each). --mgsc: another build's mgsc (its runtime is the one
+PyTorch version each; by default Debian's torch 1.13 and the PyTorch 2.x venv
+that scripts/setup.sh --bench makes, when there is one; columns named by
+their torch version). --mgsc: another build's mgsc (its runtime is the one
 the executables link); --baseline-mgsc: a second one measured in the same
 rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
 round alternate; the table shows each model's median over --rounds rounds
@@ -29,6 +31,8 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402
 TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
 
 
@@ -119,8 +123,11 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--python", default="/usr/bin/python3",
-                    help="comma-separated interpreters, one PyTorch each")
+    torch2 = benchlib.torch2_python()
+    ap.add_argument("--python", default="/usr/bin/python3" + (f",{torch2}" if torch2 else ""),
+                    help="comma-separated interpreters, one PyTorch each (default: Debian's "
+                         "torch 1.13 and the PyTorch 2.x venv of scripts/setup.sh --bench, when "
+                         "there is one)")
     ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD/bin/mgsc)")
     ap.add_argument("--baseline-mgsc", help="a second mgsc measured alongside")
     ap.add_argument("--out", help="also write the table to this file")

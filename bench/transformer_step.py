@@ -11,7 +11,7 @@ Models (scripts/export_models.py): vit_small, a VisionTransformer (image 32,
 patch 4, 6 layers, width 192, 3 heads, MLP 768; batch 16 of CIFAR-shaped
 float data) and gpt_medium, the GPT-style causal LM (6 blocks, width 256, 4
 heads, 128 tokens a sequence, 2,000 tokens; batch 4 sequences, a label per
-token; its causal mask frozen: mgsc --freeze mask). Both sides train with
+token; its causal -inf mask frozen: mgsc --freeze mask). Both sides train with
 AdamW (lr 1e-3, no weight decay) on the same synthetic batches.
 
 mgs: mgsc compiles the torch export; the executable trains 1 + K windows of W
@@ -19,8 +19,9 @@ steps, printing a progress line every W steps: the step time is the median over
 the K windows after the first (which includes oneDNN's primitive creation),
 each timed by when its line arrives.
 PyTorch: the same model from export_models.build, W warm-up steps, then the
-median of K timed windows of W steps; with --torch2 PYTHON (a Python with
-PyTorch 2.x) that PyTorch eager and torch.compile (default mode; its compile
+median of K timed windows of W steps: Debian's PyTorch 1.13 and, with --torch2
+PYTHON (a Python with PyTorch 2.x; by default the venv that scripts/setup.sh
+--bench makes, if present) that PyTorch eager and torch.compile (default mode; its compile
 time is in the warm-up and reported apart) run too. Peak RSS: GNU time's
 maximum resident set of the mgs executable, getrusage's of each PyTorch child
 (the whole process, interpreter and libraries included, as for mgs).
@@ -142,7 +143,9 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--models", default="vit_small,gpt_medium")
     ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD_DIR/bin/mgsc)")
-    ap.add_argument("--torch2", help="a Python with PyTorch 2.x: its eager and torch.compile too")
+    ap.add_argument("--torch2", default=benchlib.torch2_python(),
+                    help="a Python with PyTorch 2.x: its eager and torch.compile too (default: "
+                         "the venv of scripts/setup.sh --bench, when there is one; 'none': skip)")
     ap.add_argument("--torch-child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
@@ -167,6 +170,11 @@ def main():
         data = make_data(name, BATCH[name] * args.window * (args.windows + 1), work)
         setups[name] = (exe, params, data)
 
+    if args.torch2 == "none":
+        args.torch2 = None
+    print("PyTorch sides: torch-1.13 is Debian's (/usr/bin/python3); " +
+          (f"torch2-* is {args.torch2}'s" if args.torch2 else
+           "no PyTorch 2.x (scripts/setup.sh --bench makes one)"), flush=True)
     sides = [("mgs", None, False), ("torch-1.13", "/usr/bin/python3", False)]
     if args.torch2:
         sides += [("torch2-eager", args.torch2, False), ("torch2-compile", args.torch2, True)]

@@ -315,6 +315,14 @@ LogicalResult convertDropout(NodeImporter &n) {
   auto type = n.outputType(0);
   if (failed(type))
     return failure();
+  if (ratio == 0.0f || !training) {
+    // The output is the input: no op, no mask, no copy. The mask (all true) is not kept.
+    n.setOutput(0, *x);
+    if (n.hasOutput(1))
+      n.rejectOutput(1, "it is the mask of a Dropout with ratio 0 or in inference mode, which "
+                        "imports as the identity without one");
+    return success();
+  }
   OpBuilder &bld = n.builder();
   auto maskType = RankedTensorType::get(type->getShape(), bld.getI1Type());
   if (n.hasOutput(1)) {

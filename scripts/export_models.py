@@ -399,10 +399,8 @@ def build(name):
                                                     num_heads=3, hidden_dim=192, mlp_dim=768,
                                                     num_classes=10),
                       torch.zeros(1, 3, 32, 32)),
-        # (Its mask holds -1e9, not -inf: the same softmax, since the weights
-        # file's loader refuses a non-finite value, the frozen -inf mask too.)
-        "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128,
-                                        masked=-1e9),
+        # (Its causal mask holds -inf, as the test GPT's: a frozen buffer may.)
+        "gpt_medium": (lambda: TokenGPT(vocab=2000, width=256, heads=4, layers=6, length=128),
                        torch.zeros(1, 128, dtype=torch.long)),
         # torchvision's SwinTransformer on CIFAR-shaped input: patches of 4 (8x8),
         # width 32, two stages of 2 blocks (2 then 4 heads), windows of 4x4

@@ -6,7 +6,10 @@
 # (docs/benchmarks.md): a tuned BLAS for Debian's PyTorch (libopenblas0-pthread;
 # its libblas.so.3 alternative outranks the reference BLAS), ip/tc/ping for the
 # netcluster (iproute2, iputils-ping), matplotlib for --plot, GNU time for
-# bench/import_vgg16.sh and xz for bench/gpu_bundle.sh.
+# bench/import_vgg16.sh and xz for bench/gpu_bundle.sh; and the PyTorch 2.x
+# that bench/transformer_step.py and recurrent_step.py compare against beside
+# Debian's torch 1.13: a venv (torch, its CPU wheel where reachable; torchvision, NumPy)
+# in $MGS_TORCH2_VENV, default ~/.cache/mgs-torch2, made once.
 set -euo pipefail
 
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
@@ -52,4 +55,20 @@ if [ ! -f "$build/build.ninja" ]; then
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
     -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; exit 1; }
+fi
+
+if ((bench)); then
+  venv=${MGS_TORCH2_VENV:-$HOME/.cache/mgs-torch2}
+  if ! "$venv/bin/python" -c "import torch, torchvision, numpy" 2>/dev/null; then
+    echo "setup: making the PyTorch 2.x venv $venv (torch, torchvision, numpy)"
+    /usr/bin/python3 -m venv "$venv"
+    # PyTorch's CPU-only wheels when its index is reachable, else PyPI's (which bundle CUDA
+    # libraries: several GB, but the CPU runs are the same).
+    "$venv/bin/pip" install -q --retries 0 --timeout 20 \
+      --index-url https://download.pytorch.org/whl/cpu torch torchvision 2>/dev/null \
+      || "$venv/bin/pip" install -q torch torchvision
+    "$venv/bin/pip" install -q numpy
+  fi
+  echo "setup: PyTorch 2.x for the benches: $venv/bin/python ($("$venv/bin/python" -c \
+    'import torch; print("torch", torch.__version__)'))"
 fi

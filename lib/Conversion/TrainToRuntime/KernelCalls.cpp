@@ -210,6 +210,14 @@ SmallVector<int64_t> lstmDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r) {
       {{D::Steps, x[0]}, {D::Batch, x[1]}, {D::InputSize, x[2]}, {D::HiddenSize, r[2]}});
 }
 
+/// A layer norm of x over its dimensions from `axis` on: rows x cols.
+SmallVector<int64_t> layerNormDesc(ArrayRef<int64_t> x, int64_t axis, int64_t epsilonBits) {
+  using D = LayerNormDesc;
+  return fields<D>({{D::Rows, numElements(x.take_front(axis))},
+                    {D::Cols, train::numElements(x.drop_front(axis))},
+                    {D::EpsilonBits, epsilonBits}});
+}
+
 /// x: steps x batch x input; r: 1 x 3H x H.
 SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool linearBeforeReset) {
   using D = GruDesc;
@@ -656,6 +664,20 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getY()}, {g.getSaved()},
                      {g.getYGrad()}, {g.getYHGrad()}, {g.getInputGrad(), true}, {g.getWGrad()},
                      {g.getRGrad()}, {g.getBGrad()}});
+      })
+      .Case([&](LayerNormOp l) {
+        ArrayRef<int64_t> x = shapeOf(l.getInput());
+        return call(Kernel::layer_norm_fwd,
+                    layerNormDesc(x, l.getAxis(), bitsOf(l.getEpsilonAttr())),
+                    {{l.getInput()}, {l.getScale()}, {l.getBias()}, {l.getResult()},
+                     {l.getMean()}, {l.getInvStd()}});
+      })
+      .Case([&](LayerNormGradOp g) {
+        ArrayRef<int64_t> x = shapeOf(g.getInput());
+        return call(Kernel::layer_norm_bwd, layerNormDesc(x, g.getAxis(), bitsOf(0.0)),
+                    {{g.getInput()}, {g.getScale()}, {g.getMean()}, {g.getInvStd()}, {g.getGrad()},
+                     {g.getInputGrad(), true}, {g.getScaleGrad(), true},
+                     {g.getBiasGrad(), true}});
       })
       .Default([&](Operation *other) -> Result {
         return other->emitOpError() << "has no runtime kernel (convert-train-to-runtime)";

@@ -79,7 +79,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
     if (target == "cuda") {
       WalkResult walk = module.walk([&](Operation *op) {
-        if (!isa<LSTMOp, LSTMGradOp, GatherOp, GatherGradOp, GRUOp, GRUGradOp>(op))
+        if (!isa<LSTMOp, LSTMGradOp, GatherOp, GatherGradOp, GRUOp, GRUGradOp, LayerNormOp,
+                 LayerNormGradOp>(op))
           return WalkResult::advance();
         // The ONNX node it was imported from, when the location names one.
         std::string node;

@@ -73,7 +73,9 @@
   X(reduce_bwd)                                                                                    \
   X(gru_fwd)                                                                                       \
   X(gru_bwd)                                                                                       \
-  X(clip_grad_norm)
+  X(clip_grad_norm)                                                                                \
+  X(layer_norm_fwd)                                                                                \
+  X(layer_norm_bwd)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -352,6 +354,11 @@ struct ClipGradNormDesc {
   enum : int64_t { Count, MaxNormBits, Head };
   static constexpr int64_t sizeAt(int64_t grad) { return Head + grad; }
   static constexpr int64_t size(int64_t count) { return Head + count; }
+};
+
+/// layer_norm_fwd / layer_norm_bwd: x is rows x cols, each row normalized.
+struct LayerNormDesc {
+  enum : int64_t { Rows, Cols, EpsilonBits, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

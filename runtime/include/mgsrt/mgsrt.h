@@ -43,7 +43,8 @@ enum {
   MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
   MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
   MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present, or a kernel has
-                                       no implementation on it (gather, lstm, gru: CPU only) */
+                                       no implementation on it (gather, lstm, gru, layer_norm:
+                                       CPU only) */
 };
 
 typedef struct mgsrt_ctx mgsrt_ctx_t;
@@ -334,6 +335,17 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *de
  *            dx (nullable: not computed), dw, dr, db (overwritten) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Layer normalization over the last dimension of a rows x cols x
+ *   (CPU only: on a GPU context, MGSRT_ERROR_UNAVAILABLE).
+ *   desc: [rows, cols, epsilon_bits (double)]. Per row:
+ *   mean = E[x], inv_std = 1 / sqrt(E[(x - mean)^2] + epsilon),
+ *   y = (x - mean) * inv_std * scale + bias (scale, bias: cols each).
+ * fwd  bufs: x, scale, bias, y, mean (rows), inv_std (rows)
+ * bwd  bufs: x, scale, mean, inv_std, dy, dx, dscale, dbias (the gradients
+ *            nullable: not computed; overwritten) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_layer_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_layer_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus

@@ -201,6 +201,8 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                                            MatmulCase{{4}, {1}, 3, 2, 5},   // rhs shared
                                            MatmulCase{{1}, {4}, 3, 2, 5},   // lhs shared
                                            MatmulCase{{2, 1}, {1, 3}, 2, 4, 3}, // both sides
-                                           MatmulCase{{3, 2}, {1, 1}, 4, 3, 2}));
+                                           MatmulCase{{3, 2}, {1, 1}, 4, 3, 2},
+                                           // attention-like: batches split across threads
+                                           MatmulCase{{8}, {8}, 17, 16, 17}));
 
 } // namespace

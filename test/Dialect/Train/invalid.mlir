@@ -1284,3 +1284,31 @@ func.func @clip_grad_norm_no_gradient() {
   "train.clip_grad_norm"() {max_norm = 1.0 : f64} : () -> ()
   return
 }
+
+// -----
+
+func.func @layer_norm_axis(%x: tensor<2x8xf32>, %s: tensor<8xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op axis 2 is out of range [0, 2)}}
+  %y, %m, %i = train.layer_norm %x, %s, %s {axis = 2 : i64, epsilon = 0.25 : f32}
+      : (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_scale(%x: tensor<2x8xf32>, %s: tensor<2x8xf32>, %b: tensor<8xf32>) {
+  // expected-error @+1 {{'train.layer_norm' op scale shape 2x8 does not match the expected 8}}
+  %y, %m, %i = train.layer_norm %x, %s, %b {axis = 1 : i64, epsilon = 0.25 : f32}
+      : (tensor<2x8xf32>, tensor<2x8xf32>, tensor<8xf32>) -> (tensor<2x8xf32>, tensor<2x1xf32>, tensor<2x1xf32>)
+  return
+}
+
+// -----
+
+func.func @layer_norm_grad_stats(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %m: tensor<2xf32>) {
+  // expected-error @+1 {{'train.layer_norm_grad' op mean shape 2 does not match the expected 2x1}}
+  %dx, %ds, %db = train.layer_norm_grad %x, %s, %m, %m, %x {axis = 1 : i64}
+      : (tensor<2x8xf32>, tensor<8xf32>, tensor<2xf32>, tensor<2xf32>, tensor<2x8xf32>)
+      -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}

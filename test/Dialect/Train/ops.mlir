@@ -554,3 +554,17 @@ func.func @hard_activations(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3
   %dw = train.unary_grad "hard_swish" %s, %w, %w {alpha = 0.125 : f32, beta = 0.5 : f32} : tensor<2x3xf32>
   return %ds, %dw : tensor<2x3xf32>, tensor<2x3xf32>
 }
+
+// A layer norm over the last dimension and its gradient.
+// CHECK-LABEL: func.func @layer_norm
+//       CHECK:   %[[Y:.*]], %[[M:.*]], %[[I:.*]] = train.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 2.500000e-01 : f32} : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+//       CHECK:   train.layer_norm_grad %{{.*}}, %{{.*}}, %[[M]], %[[I]], %[[Y]] {axis = 2 : i64} : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>, tensor<2x5x8xf32>) -> (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>)
+func.func @layer_norm(%x: tensor<2x5x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32>) {
+  %y, %m, %i = train.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 0.25 : f32}
+      : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>)
+      -> (tensor<2x5x8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+  %dx, %ds, %db = train.layer_norm_grad %x, %s, %m, %i, %y {axis = 2 : i64}
+      : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>, tensor<2x5x8xf32>)
+      -> (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>)
+  return
+}

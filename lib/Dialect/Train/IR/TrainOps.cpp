@@ -676,5 +676,38 @@ LogicalResult GRUGradOp::verify() {
   return checkResultShape(*this, getBGrad(), {1, 6 * h}, "b_grad");
 }
 
+namespace {
+/// Checks a layer norm's input, axis, scale and saved statistics.
+LogicalResult verifyLayerNorm(Operation *op, Value input, int64_t axis, Value scale, Value mean,
+                              Value invStd) {
+  ArrayRef<int64_t> x = shapeOf(input);
+  const int64_t rank = x.size();
+  if (axis < 0 || axis >= rank)
+    return op->emitOpError() << "axis " << axis << " is out of range [0, " << rank << ")";
+  SmallVector<int64_t> stats(x.take_front(axis));
+  stats.append(rank - axis, 1);
+  if (failed(checkResultShape(op, scale, x.drop_front(axis), "scale")) ||
+      failed(checkResultShape(op, mean, stats, "mean")))
+    return failure();
+  return checkResultShape(op, invStd, stats, "inv_std");
+}
+} // namespace
+
+LogicalResult LayerNormOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), getAxis(), getScale(), getMean(), getInvStd())) ||
+      failed(checkResultShape(*this, getBias(), shapeOf(getScale()), "bias")))
+    return failure();
+  return checkResultShape(*this, getResult(), shapeOf(getInput()));
+}
+
+LogicalResult LayerNormGradOp::verify() {
+  if (failed(verifyLayerNorm(*this, getInput(), getAxis(), getScale(), getMean(), getInvStd())) ||
+      failed(checkResultShape(*this, getGrad(), shapeOf(getInput()), "grad")) ||
+      failed(checkResultShape(*this, getInputGrad(), shapeOf(getInput()), "input_grad")) ||
+      failed(checkResultShape(*this, getScaleGrad(), shapeOf(getScale()), "scale_grad")))
+    return failure();
+  return checkResultShape(*this, getBiasGrad(), shapeOf(getScale()), "bias_grad");
+}
+
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.cpp.inc"

@@ -327,6 +327,18 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(red.getInput(), dx);
         return success();
       })
+      .Case([&](LayerNormOp ln) -> LogicalResult {
+        if (gradOf(ln.getMean()) || gradOf(ln.getInvStd()))
+          return ln.emitOpError() << "cannot be differentiated through its statistics outputs";
+        auto grads = create<LayerNormGradOp>(
+            loc, ln.getInput().getType(), ln.getScale().getType(), ln.getBias().getType(),
+            ln.getInput(), ln.getScale(), ln.getMean(), ln.getInvStd(), gradOf(ln.getResult()),
+            ln.getAxisAttr());
+        accumulate(ln.getInput(), grads.getInputGrad());
+        accumulate(ln.getScale(), grads.getScaleGrad());
+        accumulate(ln.getBias(), grads.getBiasGrad());
+        return success();
+      })
       .Default([&](Operation *other) -> LogicalResult {
         return other->emitOpError() << "has no gradient rule in mgs";
       });

@@ -6,6 +6,7 @@
 #include <dnnl.h>
 
 #include <cstring>
+#include <tuple>
 #include <vector>
 
 using namespace mgs::rt;
@@ -34,6 +35,37 @@ bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb,
 }
 
 namespace {
+
+/// Runs count GEMMs C_o = op(A_o) op(B_o) + beta C_o, each m x n x k, whose operands ptrs(o)
+/// gives as {A_o, B_o, C_o}. When the C_o are distinct (disjoint) the batches split across the
+/// OpenMP threads, each running a single-threaded dnnl_sgemm (oneDNN does not nest): at
+/// attention's shapes (many GEMMs of ~64x64x64) that beats threading each small GEMM in turn.
+/// Otherwise (C_o repeat: broadcast batches accumulating) they run one after another.
+template <typename Ptrs>
+void batchedSgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
+                  int64_t k, int64_t count, bool disjoint, float beta, Ptrs ptrs) {
+  const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  if (!disjoint || count == 1 || m == 0 || n == 0 || k == 0) {
+    for (int64_t o = 0; o < count && !ctx->failed(); ++o) {
+      auto [a, b, c] = ptrs(o);
+      sgemm(ctx, kernel, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
+    }
+    return;
+  }
+  int bad = dnnl_success;
+#pragma omp parallel for schedule(static)
+  for (int64_t o = 0; o < count; ++o) {
+    auto [a, b, c] = ptrs(o);
+    dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
+                                  beta, c, n);
+    if (st != dnnl_success) {
+#pragma omp atomic write
+      bad = static_cast<int>(st);
+    }
+  }
+  if (bad != dnnl_success)
+    ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": dnnl_sgemm failed with status ", bad));
+}
 
 //===----------------------------------------------------------------------===//
 // Gemm
@@ -150,9 +182,9 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   }
   std::vector<int64_t> li, ri;
   batchMaps(d, li, ri);
-  for (int64_t o = 0; o < d.outCount && !ctx->failed(); ++o)
-    sgemm(ctx, kernel, false, false, m, n, k, 1.0f, lhs + li[o] * m * k, k, rhs + ri[o] * k * n,
-          n, 0.0f, out + o * m * n, n);
+  batchedSgemm(ctx, kernel, false, false, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
+    return std::tuple(lhs + li[o] * m * k, rhs + ri[o] * k * n, out + o * m * n);
+  });
   return ctx->status;
 }
 
@@ -183,18 +215,20 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   if (dl) {
     if (stackLhs) // dL (B*M x K) = dOut (B*M x N) R^T
       sgemm(ctx, kernel, false, true, d.outCount * m, k, n, 1.0f, dout, n, rhs, n, 0.0f, dl, k);
-    else
-      for (int64_t o = 0; o < d.outCount && !ctx->failed(); ++o)
-        sgemm(ctx, kernel, false, true, m, k, n, 1.0f, dout + o * m * n, n, rhs + ri[o] * k * n,
-              n, 1.0f, dl + li[o] * m * k, k);
+    else // dL_l += dOut_o R_o^T; the l distinct when lhs does not broadcast
+      batchedSgemm(ctx, kernel, false, true, m, k, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
+                   [&](int64_t o) {
+                     return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
+                   });
   }
   if (dr && !ctx->failed()) {
     if (stackLhs) // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
       sgemm(ctx, kernel, true, false, k, n, d.outCount * m, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
-    else
-      for (int64_t o = 0; o < d.outCount && !ctx->failed(); ++o)
-        sgemm(ctx, kernel, true, false, k, n, m, 1.0f, lhs + li[o] * m * k, k, dout + o * m * n,
-              n, 1.0f, dr + ri[o] * k * n, n);
+    else // dR_r += L_o^T dOut_o; the r distinct when rhs does not broadcast
+      batchedSgemm(ctx, kernel, true, false, k, n, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
+                   [&](int64_t o) {
+                     return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
+                   });
   }
   return ctx->status;
 }

@@ -170,6 +170,9 @@ MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(gru_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(gru_bwd)
+// The fused LayerNorm too (the decomposed one's reductions already are).
+MGSRT_CUDA_UNIMPLEMENTED(layer_norm_fwd)
+MGSRT_CUDA_UNIMPLEMENTED(layer_norm_bwd)
 
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;

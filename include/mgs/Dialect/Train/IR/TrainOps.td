@@ -809,4 +809,41 @@ def Train_ClipGradNormOp : Train_Op<"clip_grad_norm"> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Layer normalization
+//===----------------------------------------------------------------------===//
+
+def Train_LayerNormOp : Train_Op<"layer_norm", [Pure]> {
+  let summary = "Layer normalization over the trailing dimensions (ONNX LayerNormalization)";
+  let description = [{
+    Each slice of `input` over the dimensions from `axis` on is normalized:
+    y = (x - mean) * inv_std * scale + bias with inv_std = 1 / sqrt(var +
+    epsilon) (the biased variance). `scale` and `bias` have the normalized
+    dimensions' shape; `mean` and `inv_std` the input's shape with those
+    dimensions 1 (ONNX's Mean and InvStdDev), saved for layer_norm_grad.
+    `train-fuse-layer-norm` forms it from the ops ONNX LayerNormalization
+    imports as and PyTorch's opset-15 export of nn.LayerNorm.
+
+    ```mlir
+    %y, %mean, %inv_std = train.layer_norm %x, %s, %b {axis = 2 : i64, epsilon = 9.99999974E-6 : f32}
+        : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>)
+        -> (tensor<2x5x8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$bias,
+                       I64Attr:$axis, F32Attr:$epsilon);
+  let results = (outs Train_Tensor:$result, Train_Tensor:$mean, Train_Tensor:$inv_std);
+  let assemblyFormat = "$input `,` $scale `,` $bias attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure]> {
+  let summary = "Gradients of layer_norm from its saved mean and inv_std";
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$scale, Train_Tensor:$mean,
+                       Train_Tensor:$inv_std, Train_Tensor:$grad, I64Attr:$axis);
+  let results = (outs Train_Tensor:$input_grad, Train_Tensor:$scale_grad, Train_Tensor:$bias_grad);
+  let assemblyFormat = "$input `,` $scale `,` $mean `,` $inv_std `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -111,4 +111,31 @@ def TrainClipGradNorm : Pass<"train-clip-grad-norm", "mlir::func::FuncOp"> {
   ];
 }
 
+def TrainFuseLayerNorm : Pass<"train-fuse-layer-norm", "mlir::func::FuncOp"> {
+  let summary = "Fuse a decomposed layer normalization into train.layer_norm";
+  let description = [{
+    The ops PyTorch's opset-15 export of nn.LayerNorm is made of, which ONNX
+    LayerNormalization also imports as (mean, subtract, square, mean, add
+    epsilon, sqrt, divide, scale, shift; the means over the same trailing
+    dimensions), become one `train.layer_norm` when no intermediate value has
+    another user and scale and shift have the normalized dimensions' shape:
+    one kernel forward and one backward (from the saved mean and inverse
+    standard deviation) instead of about eight of each. A pattern that does
+    not match exactly is left as it is. The location fuses the ops'.
+
+    ```mlir
+    // before
+    %mu = train.reduce "mean" %x {axes = array<i64: 1>, keepdims = true} : tensor<4x8xf32> -> tensor<4x1xf32>
+    %c = train.sub %x, %mu : ...
+    ... (pow 2, mean, add epsilon, sqrt, div, mul %scale, add %bias)
+    // after
+    %y, %mean, %inv_std = train.layer_norm %x, %scale, %bias {axis = 1 : i64, epsilon = ...} : ...
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "Layer norms fused">,
+  ];
+}
+
 #endif // MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
