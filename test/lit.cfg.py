@@ -29,6 +29,8 @@ config.substitutions.append(
     ("%mgsrt_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgsrt_fuzz_replay")))
 config.substitutions.append(
     ("%mgs_import_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgs_import_fuzz_replay")))
+config.substitutions.append(
+    ("%mgs_profile_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgs_profile_fuzz_replay")))
 
 llvm_config.use_default_substitutions()
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
