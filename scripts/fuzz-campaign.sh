@@ -112,7 +112,8 @@ for t in "${targets[@]}"; do
   log=$work/$t.log
   execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
   rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-  crashers=$(find "$work" -maxdepth 1 -name "$t-*" -type f | sort)
+  crashers=$(find "$work" -maxdepth 1 -type f \( -name "$t-crash-*" -o -name "$t-leak-*" -o \
+    -name "$t-timeout-*" -o -name "$t-oom-*" \) | sort)
   crashes=$(printf '%s' "$crashers" | grep -c . || true)
   printf '%-9s %12s %9s %9s %8s\n' "$t" "${execs:-?}" "${rate:-?}" "$(cat "$work/$t.wall")" \
     "$crashes" | tee -a "$results"
