@@ -68,4 +68,5 @@ done
 echo "fuzz: running for $seconds s (seeds: onnx_import/fuzz/corpus)"
 cd "$work"
 ASAN_OPTIONS=detect_leaks=0 ./import-fuzzer -max_total_time="$seconds" -rss_limit_mb=4096 \
-  -timeout=20 -max_len=200000 -print_final_stats=1 -dict="$here/onnx.dict" "$@" corpus "$here/corpus"
+  -timeout=20 -max_len=200000 -print_final_stats=1 -dict="$here/onnx.dict" "$@" corpus \
+  "$here/corpus"

@@ -39,7 +39,8 @@ newer=$(find "${srcs[@]}" "$here"/*.h "$lib"/*.h "$here/../include" -newer "$exe
 if [[ ! -x $exe || -n $newer ]]; then
   echo "fuzz: building $exe with $cxx (libFuzzer, ASan, UBSan)"
   "$cxx" -std=c++17 -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
-    -fexceptions -DMGS_FUZZ_KINDS="$kinds" -I "$here/../include" -I "$lib" "${srcs[@]}" -lz -o "$exe"
+    -fexceptions -DMGS_FUZZ_KINDS="$kinds" -I "$here/../include" -I "$lib" "${srcs[@]}" -lz \
+    -o "$exe"
 fi
 [[ $seconds == 0 ]] && exit 0
 echo "fuzz: running for $seconds s (seeds: runtime/fuzz/corpus)"

@@ -17,7 +17,8 @@ seconds=${1:-300}
 work=${2:-/tmp/mgs-profile-fuzz}
 shift $(($# < 2 ? $# : 2))
 cxx=${CXX_FUZZ:-clang++-14}
-command -v "$cxx" >/dev/null || { echo "run.sh: $cxx not found (apt-get install clang-14)"; exit 1; }
+command -v "$cxx" >/dev/null ||
+  { echo "run.sh: $cxx not found (apt-get install clang-14)"; exit 1; }
 llvm=/usr/lib/llvm-22
 mkdir -p "$work/corpus"
 exe=$work/profile-fuzzer
