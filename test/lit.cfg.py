@@ -32,6 +32,8 @@ config.substitutions.append(
     ("%mgsrt_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgsrt_fuzz_replay")))
 config.substitutions.append(
     ("%mgs_import_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgs_import_fuzz_replay")))
+config.substitutions.append(
+    ("%mgs_profile_fuzz_replay", os.path.join(config.mgs_tools_dir, "mgs_profile_fuzz_replay")))
 
 # OpenMP threads that spin while they wait make a loaded machine many times
 # slower (2 lit workers of 2 threads each on 2 cores: a ShuffleNetV2 step

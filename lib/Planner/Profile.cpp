@@ -233,7 +233,7 @@ public:
     if (!d || !std::isfinite(*d) || *d < 0.0)
       return fieldError(field, Twine("expected a non-negative number of ") + what + ", got " +
                                    (d ? describeNumber(*d) : describe(v)));
-    return *d;
+    return *d + 0.0; // -0 reads as 0: the JSON written back ("-0") would read as 0 again
   }
 
 private:

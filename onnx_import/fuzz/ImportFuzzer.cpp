@@ -24,7 +24,34 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
+
+namespace {
+
+/// The MLIR context the imports share, made once rather than once an input
+/// (making one and loading its dialects took most of an execution), without
+/// a thread pool. What an import leaves in it (uniqued types, attributes,
+/// names) only grows, so a new one replaces it every kInputsPerContext inputs.
+mlir::MLIRContext &sharedContext() {
+  constexpr unsigned kInputsPerContext = 4096;
+  static mlir::DialectRegistry registry = [] {
+    mlir::DialectRegistry r;
+    mgs::registerAllDialects(r);
+    return r;
+  }();
+  static std::unique_ptr<mlir::MLIRContext> context;
+  static unsigned inputs = 0;
+  if (!context || ++inputs % kInputsPerContext == 0) {
+    context.reset(); // one context at a time
+    context = std::make_unique<mlir::MLIRContext>(registry,
+                                                  mlir::MLIRContext::Threading::DISABLED);
+    context->printOpOnDiagnostic(false);
+  }
+  return *context;
+}
+
+} // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (size < 1)
@@ -32,10 +59,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   const bool text = data[0] & 1;
   std::string path = mgs::fuzz::writeInput("mgs-import-fuzz", text ? "model.onnxtext" : "model.onnx",
                                            data + 1, size - 1);
-  mlir::DialectRegistry registry;
-  mgs::registerAllDialects(registry);
-  mlir::MLIRContext context(registry);
-  context.printOpOnDiagnostic(false);
+  mlir::MLIRContext &context = sharedContext();
   std::string firstError;
   mlir::ScopedDiagnosticHandler handler(&context, [&](mlir::Diagnostic &d) {
     if (d.getSeverity() == mlir::DiagnosticSeverity::Error && firstError.empty())

@@ -5,8 +5,11 @@
 # from the build tree (ninja -C BUILD mgs-import-onnx first). Not part of
 # ./test.sh, which replays the committed corpus (test/onnx_import/fuzz-replay.test).
 #
-#   onnx_import/fuzz/run.sh [SECONDS=300] [WORKDIR=/tmp/mgs-import-fuzz] [BUILD=build]
+#   onnx_import/fuzz/run.sh [SECONDS=300] [WORKDIR=/tmp/mgs-import-fuzz] [BUILD=build] \
+#                           [LIBFUZZER_ARGS...]
 #
+# SECONDS=0 only builds (WORKDIR/import-fuzzer). The inputs are written to
+# $TMPDIR (a tmpfs such as /dev/shm makes that cheap).
 # onnx.dict holds ONNX op, attribute and syntax words for the mutator.
 # New inputs go to WORKDIR/corpus; a crash leaves WORKDIR/crash-* and exits
 # non-zero. Copy a crasher, once fixed, into onnx_import/fuzz/corpus/.
@@ -16,6 +19,7 @@ root=$(cd "$here/../.." && pwd)
 seconds=${1:-300}
 work=${2:-/tmp/mgs-import-fuzz}
 build=$(cd "${3:-$root/build}" && pwd)
+shift $(($# < 3 ? $# : 3))
 cxx=${CXX_FUZZ:-clang++-14}
 command -v "$cxx" >/dev/null || { echo "run.sh: $cxx not found (apt-get install clang-14)"; exit 1; }
 for lib in onnx_import/libMGSOnnxModelIO.a lib/Dialect/Train/IR/libMGSTrainIR.a \
@@ -26,11 +30,23 @@ mkdir -p "$work/corpus" "$work/obj"
 flags=(-std=gnu++17 -g -O1 -fexceptions -fsanitize=address,undefined -fno-sanitize-recover=undefined
        -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import" -I "$root/runtime/fuzz"
        -isystem /usr/lib/llvm-22/include)
+# Whether OBJ is newer than SRC and every header it may include.
+fresh() {
+  [[ -f $2 && $2 -nt $1 ]] || return 1
+  [[ -z $(find "$root/onnx_import" "$root/include" "$here" -name '*.h' -newer "$2" | head -1) ]]
+}
 echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
-for src in ConstantFolding ConstantFoldingArith Importer OpConverters; do
-  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$work/obj/$src.o"
+# The importer's sources (MGSOnnxImport in onnx_import/CMakeLists.txt); an
+# object newer than its source and the headers is kept from an earlier run.
+for src in Buffers ConstantFolding ConstantFoldingArith Importer OpConverters Prepare \
+           converters/LayerNorm converters/Recurrent converters/MobileNet converters/Attention \
+           converters/Split; do
+  obj=$work/obj/${src//\//-}.o
+  fresh "$root/onnx_import/$src.cpp" "$obj" && continue
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$obj"
 done
-"$cxx" "${flags[@]}" -fsanitize=fuzzer -c "$here/ImportFuzzer.cpp" -o "$work/obj/ImportFuzzer.o"
+fresh "$here/ImportFuzzer.cpp" "$work/obj/ImportFuzzer.o" ||
+  "$cxx" "${flags[@]}" -fsanitize=fuzzer -c "$here/ImportFuzzer.cpp" -o "$work/obj/ImportFuzzer.o"
 llvm=/usr/lib/llvm-22/lib
 mlir_libs=()
 for l in MLIRLLVMDialect MLIRFuncDialect MLIRArithDialect MLIRCastInterfaces MLIRDialect \
@@ -40,6 +56,7 @@ for l in MLIRLLVMDialect MLIRFuncDialect MLIRArithDialect MLIRCastInterfaces MLI
          MLIRPtrMemorySpaceInterfaces MLIRIR MLIRSupport; do
   mlir_libs+=("$llvm/lib$l.a")
 done
+[[ -x $work/import-fuzzer && -z $(find "$work/obj" -newer "$work/import-fuzzer") ]] ||
 "$cxx" -fsanitize=fuzzer,address,undefined "$work"/obj/*.o \
   "$build/lib/Analysis/libMGSTrainAnalysis.a" "$build/lib/Support/libMGSSupport.a" \
   "$build/lib/Dialect/Comm/IR/libMGSCommIR.a" "$build/onnx_import/libMGSOnnxModelIO.a" \
@@ -47,7 +64,9 @@ done
   -Wl,--start-group "${mlir_libs[@]}" -Wl,--end-group \
   /usr/lib/x86_64-linux-gnu/libonnx.so.1 /usr/lib/x86_64-linux-gnu/libonnx_proto.so.1 \
   -lprotobuf "$llvm/libLLVM.so.1" -Wl,-rpath,"$llvm" -o "$work/import-fuzzer"
+[[ $seconds == 0 ]] && exit 0
 echo "fuzz: running for $seconds s (seeds: onnx_import/fuzz/corpus)"
 cd "$work"
 ASAN_OPTIONS=detect_leaks=0 ./import-fuzzer -max_total_time="$seconds" -rss_limit_mb=4096 \
-  -timeout=20 -max_len=200000 -print_final_stats=1 -dict="$here/onnx.dict" corpus "$here/corpus"
+  -timeout=20 -max_len=200000 -print_final_stats=1 -dict="$here/onnx.dict" "$@" corpus \
+  "$here/corpus"

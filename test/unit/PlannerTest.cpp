@@ -225,6 +225,21 @@ TEST(PlannerProfile, CollectiveComputeTimeIsOptional) {
             "allreduce.cpu_per_byte: expected a non-negative number of seconds per byte, got -1");
 }
 
+// Found by lib/Planner/fuzz (corpus/crash-negative-zero-seconds): a time of -0
+// passed as non-negative and was written back as "-0", which JSON reads as the
+// integer 0, so a profile's JSON did not read back to itself. -0 reads as 0.
+TEST(PlannerProfile, NegativeZeroSecondsReadAsZero) {
+  llvm::Expected<Profile> q = parseProfile(
+      smallWith("[1025, 0.125]", "[1025, -0e-4]"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->topkPoints[1].seconds, 0.0);
+  EXPECT_FALSE(std::signbit(q->topkPoints[1].seconds));
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(*q);
+  EXPECT_EQ(text.find("-0"), std::string::npos) << text;
+}
+
 TEST(PlannerProfile, BatchSizeIsOptional) {
   EXPECT_EQ(small().batchSize, 0);
   llvm::Expected<Profile> q =

@@ -333,13 +333,18 @@ Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes)
   gzFile f = gzopen(path.c_str(), "rb");
   if (!f)
     return ioError("cannot open '" + path + "': " + std::strerror(errno ? errno : ENOMEM));
-  gzbuffer(f, 1 << 20);
+  // zlib's buffers (this size in, twice it out) and the chunks read grow with
+  // the file: a small file costs no megabytes to allocate and clear, a large
+  // one reads in 4 MiB steps.
+  gzbuffer(f, static_cast<unsigned>(std::clamp<off_t>(st.st_size, 1 << 13, 1 << 20)));
   bytes.reserve(static_cast<size_t>(st.st_size));
-  constexpr unsigned kChunk = 1u << 22;
+  constexpr size_t kMinChunk = size_t(1) << 12, kMaxChunk = size_t(1) << 22;
   for (;;) {
     size_t old = bytes.size();
-    bytes.resize(old + kChunk);
-    int got = gzread(f, bytes.data() + old, kChunk);
+    size_t chunk = old == 0 ? static_cast<size_t>(st.st_size) + 1 : old; // +1: sees the end
+    chunk = std::clamp(chunk, kMinChunk, kMaxChunk);
+    bytes.resize(old + chunk);
+    int got = gzread(f, bytes.data() + old, static_cast<unsigned>(chunk));
     if (got < 0) {
       int code;
       const char *msg = gzerror(f, &code);

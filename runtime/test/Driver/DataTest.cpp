@@ -35,6 +35,33 @@ TEST(Digits, ReadsPlainAndGzip) {
   }
 }
 
+// readMaybeGzip reads in chunks that start at the file's size and double: a
+// gzip file that inflates to many times its size and past several 4 MiB
+// chunks, and plain files around the first chunk's size, read whole.
+TEST(Digits, ReadsFilesLargerThanTheirFirstChunk) {
+  TempDir dir;
+  std::string csv;
+  const int64_t lines = 700000; // 10 bytes a line: about 7 MB inflated
+  for (int64_t i = 0; i < lines; ++i)
+    csv += "16,0,8," + std::to_string(i % 10) + "\n";
+  writeGzip(dir / "big.csv.gz", csv);
+  ASSERT_LT(readFile(dir / "big.csv.gz").size(), csv.size() / 10);
+  Dataset d;
+  ASSERT_TRUE(succeeded(loadDigits(dir / "big.csv.gz", d)));
+  EXPECT_EQ(d.size(), lines);
+  EXPECT_EQ(d.labels.back(), (lines - 1) % 10);
+  for (size_t n : {size_t(4095), size_t(4096), size_t(4097), size_t(70000)}) {
+    std::string small;
+    while (small.size() + 8 <= n)
+      small += "1,2,3,4\n";
+    small.resize(n, '\n');
+    writeFile(dir / "s.csv", small);
+    Dataset s;
+    ASSERT_TRUE(succeeded(loadDigits(dir / "s.csv", s))) << n;
+    EXPECT_EQ(s.size(), static_cast<int64_t>(n / 8)) << n;
+  }
+}
+
 TEST(Digits, ReadsScikitLearnsFile) {
   Dataset d;
   FILE *f = std::fopen(MGS_DIGITS_CSV, "rb");
