@@ -79,8 +79,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     }
     if (target == "cuda") {
       WalkResult walk = module.walk([&](Operation *op) {
-        if (!isa<LSTMOp, LSTMGradOp, GatherOp, GatherGradOp, GRUOp, GRUGradOp, LayerNormOp,
-                 LayerNormGradOp>(op))
+        if (!isa<LSTMOp, LSTMGradOp, GRUOp, GRUGradOp, LayerNormOp, LayerNormGradOp>(op))
           return WalkResult::advance();
         // The ONNX node it was imported from, when the location names one.
         std::string node;

@@ -6,7 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Support/Common.h"
+#include "Descriptors/GatherDesc.h"
 #include "mgsrt/contract.h"
 
 #include <algorithm>
@@ -16,22 +16,14 @@ using namespace mgs::rt;
 
 namespace {
 
-struct GatherShape {
-  int64_t rows, rowSize, count;
-};
-
 /// Parses the descriptor and checks every index against the table.
 mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                            const int64_t *indices, GatherShape &g) {
-  using F = mgs::contract::GatherDesc;
-  g = {desc[F::Rows], desc[F::RowSize], desc[F::Count]};
-  if (g.rows < 1 || g.rowSize < 0 || g.count < 0)
-    return invalidArg(ctx, kernel, "rows=", g.rows, " row_size=", g.rowSize, " count=", g.count,
-                      ": rows must be positive, the others non-negative");
+  if (parseGatherShape(ctx, kernel, desc, g))
+    return ctx->status;
   for (int64_t i = 0; i < g.count; ++i)
     if (indices[i] < -g.rows || indices[i] >= g.rows)
-      return invalidArg(ctx, kernel, "index ", i, " is ", indices[i],
-                        ", outside the table's rows [-", g.rows, ", ", g.rows, ")");
+      return badGatherIndex(ctx, kernel, i, indices[i], g.rows);
   return MGSRT_OK;
 }
 

@@ -161,11 +161,9 @@ const DeviceKernels kTable = {
 
 } // namespace
 
-// The LSTM, the GRU and the embedding run on the CPU only for now: mgsc refuses
+// The LSTM and the GRU run on the CPU only for now: mgsc refuses
 // --target=cuda for a model with one (convert-train-to-runtime), so these are
 // reached only by direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
-MGSRT_CUDA_UNIMPLEMENTED(gather_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(gather_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
 MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
 MGSRT_CUDA_UNIMPLEMENTED(gru_fwd)
