@@ -7,34 +7,11 @@
 
 #include "GpuTestUtil.h"
 
-#include "mgsrt/contract.h"
-
 using namespace mgsrt_test;
-using mgs::contract::ReduceDesc;
 
 namespace {
 
 using GpuReduce = GpuTest;
-
-std::vector<int64_t> reduceDesc(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
-                                double scale) {
-  const int64_t r = static_cast<int64_t>(in.size());
-  std::vector<int64_t> d(ReduceDesc::size(r));
-  d[ReduceDesc::Rank] = r;
-  d[ReduceDesc::ScaleBits] = bits(scale);
-  for (int64_t i = 0; i < r; ++i) {
-    d[ReduceDesc::at(ReduceDesc::In, r) + i] = in[i];
-    d[ReduceDesc::at(ReduceDesc::Out, r) + i] = out[i];
-  }
-  return d;
-}
-
-int64_t product(const std::vector<int64_t> &v) {
-  int64_t p = 1;
-  for (int64_t e : v)
-    p *= e;
-  return p;
-}
 
 std::vector<float> runCpu(mgsrt_ctx_t *ctx, bool bwd, const std::vector<int64_t> &desc,
                           std::vector<float> in, size_t n) {

@@ -100,19 +100,6 @@ TEST(NewUnaryTest, OpOutOfRange) {
 // Reduce
 //===----------------------------------------------------------------------===//
 
-std::vector<int64_t> reduceDesc(const std::vector<int64_t> &in, const std::vector<int64_t> &out,
-                                double scale) {
-  const int64_t r = in.size();
-  std::vector<int64_t> d(ReduceDesc::size(r));
-  d[ReduceDesc::Rank] = r;
-  d[ReduceDesc::ScaleBits] = bits(scale);
-  for (int64_t i = 0; i < r; ++i) {
-    d[ReduceDesc::at(ReduceDesc::In, r) + i] = in[i];
-    d[ReduceDesc::at(ReduceDesc::Out, r) + i] = out[i];
-  }
-  return d;
-}
-
 struct ReduceCase {
   std::vector<int64_t> in, out;
 };

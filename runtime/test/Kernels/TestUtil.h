@@ -3,6 +3,7 @@
 #ifndef MGSRT_TEST_KERNELS_TESTUTIL_H
 #define MGSRT_TEST_KERNELS_TESTUTIL_H
 
+#include "mgsrt/contract.h"
 #include "mgsrt/mgsrt.h"
 
 #include <gtest/gtest.h>
@@ -85,6 +86,21 @@ inline int64_t product(const std::vector<int64_t> &dims) {
   for (int64_t d : dims)
     p *= d;
   return p;
+}
+
+/// A reduce_fwd / reduce_bwd descriptor: input and output extents, scale.
+inline std::vector<int64_t> reduceDesc(const std::vector<int64_t> &in,
+                                       const std::vector<int64_t> &out, double scale) {
+  using F = mgs::contract::ReduceDesc;
+  const int64_t r = static_cast<int64_t>(in.size());
+  std::vector<int64_t> d(F::size(r));
+  d[F::Rank] = r;
+  d[F::ScaleBits] = bits(scale);
+  for (int64_t i = 0; i < r; ++i) {
+    d[F::at(F::In, r) + i] = in[i];
+    d[F::at(F::Out, r) + i] = out[i];
+  }
+  return d;
 }
 
 /// |got - want| <= atol + rtol * |want|, elementwise.
