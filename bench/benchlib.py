@@ -63,6 +63,29 @@ def window_ms(output, global_batch, drop_last=False):
     return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
 
 
+def torch_sgd_step_ms(model, batches, iters, warmup=3):
+    """PyTorch's ms per training step of model (cross-entropy, SGD with
+    momentum 0.9, lr 0.01): warmup steps on the first batches, then iters
+    timed steps cycling through batches, a list of (input, label) pairs.
+    Imports torch here, so that it runs in whichever interpreter calls it."""
+    import time
+    import torch
+    import torch.nn.functional as F
+    model.train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+
+    def step(x, y):
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for x, y in batches[:warmup]:
+        step(x, y)
+    start = time.perf_counter()
+    for i in range(iters):
+        step(*batches[i % len(batches)])
+    return (time.perf_counter() - start) / iters * 1000
+
+
 def write_cifar(path, n, seed=0):
     """n synthetic CIFAR-10 binary records (1 label byte + 3072 pixel bytes)."""
     rng = np.random.default_rng(seed)

@@ -39,14 +39,11 @@ TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
 def torch_child(model_name, batch, threads, iters):
     """Runs in a child process: prints PyTorch's ms/step and its version."""
     import torch
-    import torch.nn.functional as F
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import export_models
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model, _ = export_models.build(model_name)
-    model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     gen = torch.Generator().manual_seed(1)
     if model_name in TOKEN_MODELS:
         vocab, length = TOKEN_MODELS[model_name]
@@ -55,17 +52,8 @@ def torch_child(model_name, batch, threads, iters):
     else:
         batches = [(torch.rand(batch, 1, 8, 8, generator=gen),
                     torch.randint(0, 10, (batch,), generator=gen)) for _ in range(8)]
-
-    def step(x, y):
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-    for x, y in batches[:3]:
-        step(x, y)
-    start = time.perf_counter()
-    for i in range(iters):
-        step(*batches[i % len(batches)])
-    print(f"{(time.perf_counter() - start) / iters * 1000:.4f} {torch.__version__}")
+    ms = benchlib.torch_sgd_step_ms(model, batches, iters)
+    print(f"{ms:.4f} {torch.__version__}")
 
 
 def run(cmd, env=None):

@@ -18,39 +18,27 @@ import re
 import resource
 import subprocess
 import sys
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402
 
 
 def torch_child(threads, iters, data_path):
     """Runs in a child process: PyTorch's step time and peak RSS."""
     import torch
-    import torch.nn.functional as F
     import export_models
     torch.set_num_threads(threads)
     torch.manual_seed(0)
     model, _ = export_models.build("resnet20")
-    model.train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     raw = np.fromfile(data_path, np.uint8).reshape(-1, 3073)
     xs = torch.tensor(raw[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
     ys = torch.tensor(raw[:, 0].astype(np.int64))
     batches = [(xs[i:i + 32], ys[i:i + 32]) for i in range(0, len(ys) - 31, 32)]
-
-    def step(x, y):
-        opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
-        opt.step()
-    for x, y in batches[:3]:
-        step(x, y)
-    start = time.perf_counter()
-    for i in range(iters):
-        step(*batches[i % len(batches)])
-    ms = (time.perf_counter() - start) / iters * 1000
+    ms = benchlib.torch_sgd_step_ms(model, batches, iters)
     print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
 

@@ -43,6 +43,12 @@ int64_t NodeImporter::intAttr(llvm::StringRef name, int64_t dflt) const {
   return attr ? attr->i() : dflt;
 }
 
+FailureOr<int64_t> NodeImporter::normalizeAxis(int64_t axis, int64_t rank) {
+  if (axis < -rank || axis >= rank)
+    return emitError() << "axis " << axis << " is out of range for rank " << rank;
+  return axis < 0 ? axis + rank : axis;
+}
+
 float NodeImporter::floatAttr(llvm::StringRef name, float dflt) const {
   const auto *attr = findAttr(name);
   return attr ? attr->f() : dflt;
@@ -348,11 +354,10 @@ LogicalResult convertSoftmax(NodeImporter &n) {
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   int64_t rank = shape.size();
-  int64_t axis = n.intAttr("axis", n.opset() >= 13 ? -1 : 1);
-  if (axis < -rank || axis >= rank)
-    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  auto normAxis = n.axisAttr("axis", n.opset() >= 13 ? -1 : 1, rank);
+  if (failed(normAxis))
+    return failure();
+  const int64_t axis = *normAxis;
   OpBuilder &bld = n.builder();
   if (n.opset() >= 13 || axis == rank - 1)
     return buildSingle<OpTy>(n, *x, bld.getI64IntegerAttr(axis));
@@ -473,12 +478,10 @@ LogicalResult convertGather(NodeImporter &n) {
   if (failed(type))
     return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
-  const int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = n.intAttr("axis", 0);
-  if (axis < -rank || axis >= rank)
-    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  auto normAxis = n.axisAttr("axis", 0, static_cast<int64_t>(shape.size()));
+  if (failed(normAxis))
+    return failure();
+  const int64_t axis = *normAxis;
   OpBuilder &b = n.builder();
   // A gather at `indices` along the axis, of ONNX's shape.
   auto gather = [&](Value indices) -> LogicalResult {

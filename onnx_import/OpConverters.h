@@ -82,6 +82,15 @@ public:
   float floatAttr(llvm::StringRef name, float dflt) const;
   std::string stringAttr(llvm::StringRef name, llvm::StringRef dflt) const;
   std::optional<llvm::SmallVector<int64_t>> intsAttr(llvm::StringRef name) const;
+
+  /// `axis` of a tensor of `rank` dimensions normalized into [0, rank); out
+  /// of range is an error naming the node.
+  mlir::FailureOr<int64_t> normalizeAxis(int64_t axis, int64_t rank);
+  /// The integer attribute `name` (default `dflt`) read as an axis of a
+  /// tensor of `rank` dimensions, normalized into [0, rank).
+  mlir::FailureOr<int64_t> axisAttr(llvm::StringRef name, int64_t dflt, int64_t rank) {
+    return normalizeAxis(intAttr(name, dflt), rank);
+  }
 };
 
 using OpConverter = mlir::LogicalResult (*)(NodeImporter &);

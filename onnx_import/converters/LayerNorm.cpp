@@ -28,12 +28,12 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t>
                                               int64_t rank) {
   SmallVector<int64_t> out;
   for (int64_t a : axes) {
-    if (a < -rank || a >= rank)
-      return n.emitError() << "axis " << a << " is out of range for rank " << rank;
-    int64_t norm = a < 0 ? a + rank : a;
-    if (llvm::is_contained(out, norm))
+    auto norm = n.normalizeAxis(a, rank);
+    if (failed(norm))
+      return failure();
+    if (llvm::is_contained(out, *norm))
       return n.emitError() << "axis " << a << " is given twice";
-    out.push_back(norm);
+    out.push_back(*norm);
   }
   llvm::sort(out);
   return out;
@@ -145,11 +145,10 @@ LogicalResult convertLayerNormalization(NodeImporter &n) {
                          << " of attribute 'stash_type'; supported: 1 (float32)";
   ArrayRef<int64_t> shape = shapeOf(*x);
   int64_t rank = shape.size();
-  int64_t axis = n.intAttr("axis", -1);
-  if (axis < -rank || axis >= rank)
-    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  auto normAxis = n.axisAttr("axis", -1, rank);
+  if (failed(normAxis))
+    return failure();
+  const int64_t axis = *normAxis;
   SmallVector<int64_t> axes, statShape(shape);
   for (int64_t d = axis; d < rank; ++d) {
     axes.push_back(d);

@@ -21,11 +21,10 @@ LogicalResult convertSplit(NodeImporter &n) {
     return failure();
   ArrayRef<int64_t> shape = cast<RankedTensorType>(x->getType()).getShape();
   const int64_t rank = static_cast<int64_t>(shape.size());
-  int64_t axis = n.intAttr("axis", 0);
-  if (axis < -rank || axis >= rank)
-    return n.emitError() << "axis " << axis << " is out of range for rank " << rank;
-  if (axis < 0)
-    axis += rank;
+  auto normAxis = n.axisAttr("axis", 0, rank);
+  if (failed(normAxis))
+    return failure();
+  const int64_t axis = *normAxis;
   const int64_t size = shape[axis];
   const int64_t outputs = n.node().output_size();
 
