@@ -1,12 +1,18 @@
 //===- Recurrent.cu - LSTM and GRU layers on the GPU ---------------------===//
 //
-// The gate activations of CPU/Recurrent.h on the device, operation for
-// operation: every float step is an _rn intrinsic, which nvcc never contracts
-// into an FMA (the CPU build has no FMA contraction either), so equal inputs
-// give the CPU's results bit for bit. The products (cuBLAS, Gemm.cpp's sgemm)
-// sum in another order than oneDNN's, so the layers as a whole agree with the
-// CPU to rounding, not bit for bit. Also: the per-step launch geometry and the
-// column sums of the bias gradients in the CPU's row order.
+// mgsrt_lstm_* and mgsrt_gru_* (mgsrt.h) as CPU/Lstm.cpp and CPU/Gru.cpp run
+// them, with the same `saved` layout and checks (Descriptors/RecurrentDesc.h):
+// the input products of all steps are one cuBLAS GEMM (Gemm.cpp's sgemm), each
+// step adds its recurrent product and runs its gates in one kernel; the
+// backward pass keeps every step's gate gradients (in the context's
+// workspace) for one GEMM over all steps per weight gradient and for dx.
+//
+// The gate arithmetic is CPU/Recurrent.h's operation for operation (Cephes'
+// exp, the rational tanh): every float step is an _rn intrinsic, which nvcc
+// never contracts into an FMA (the CPU build has no FMA contraction either),
+// so equal inputs give the CPU's results bit for bit, and the bias gradients
+// are column sums in the CPU's row order. cuBLAS sums the products in another
+// order than oneDNN, so the layers as a whole agree with the CPU to rounding.
 //
 //===----------------------------------------------------------------------===//
 
