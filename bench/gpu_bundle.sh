@@ -5,7 +5,9 @@
 # top-k benchmark, training executables compiled by mgsc for --target=cuda
 # (and their CPU twins, the oracle), the digits data, and the non-CUDA
 # shared libraries they load. The CUDA libraries (cuBLAS, cuDNN, NCCL) are
-# the GPU machine's own.
+# the GPU machine's own. Also the commit it was built from (COMMIT, with
+# "-dirty" for uncommitted changes) and what changed on the GPU side since the
+# last GPU run (CHANGES.txt, bench/gpu_changes.sh), which gpu_check.sh prints.
 #
 #   bench/gpu_bundle.sh [BUILD_DIR] [OUT.tar.xz]
 set -euo pipefail
@@ -23,6 +25,11 @@ mkdir -p "$B/bin" "$B/lib" "$B/data"
 cp "$BUILD/test/unit/MGSRuntimeCudaTests" "$BUILD/bin/mgsrt_topk_cuda_bench" "$B/bin/"
 cp "$BUILD/runtime/lib/Kernels/CUDA/libmgsrt_cuda.so" "$B/lib/"
 cp "$DIGITS" "$B/data/"
+if git -C "$ROOT" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+  echo "$(git -C "$ROOT" rev-parse --short=12 HEAD)$([[ -n $(git -C "$ROOT" status --porcelain \
+    --untracked-files=no) ]] && echo -dirty)" > "$B/COMMIT"
+  "$ROOT/bench/gpu_changes.sh" > "$B/CHANGES.txt" || true
+fi
 
 MODELS=$BUILD/test/models
 compile() { # NAME MODEL ARGS...
@@ -42,6 +49,11 @@ compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda 
   --strategy omgs --workers 1 --density 0.001 --density-warmup 0.25,0.0625,0.015625,0.004
 compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
 compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
+# The recurrent layers (digits rows as sequences), GPU and CPU.
+for m in lstm gru bilstm; do
+  compile "$m-gpu" "$MODELS/$m-opset15.onnx" --batch-size 16 --target=cuda
+  compile "$m-cpu" "$MODELS/$m-opset15.onnx" --batch-size 16
+done
 
 # The shared libraries the binaries load, except the C/C++ runtime (the GPU
 # machine's own is as new or newer) and CUDA's.

@@ -11,7 +11,13 @@
 #   5. calibration of the CNN on the GPU (mgsc --profile-generate, --calibrate);
 #   6. the density warm-up on the GPU;
 #   7. the ResNet-20 training step against PyTorch on the same GPU
-#      (bench/resnet20_gpu_step.py).
+#      (bench/resnet20_gpu_step.py);
+#   8. the LSTM, GRU and bidirectional LSTM trained on digits by --target=cuda
+#      executables: their parameters after one epoch against the CPU's.
+# First, before the GPU is needed, the bundle's commit and the table of what
+# changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
+# with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
+# that never ran on a GPU.
 #
 #   bench/gpu_check.sh [BUNDLE.tar.xz | BUNDLE_DIR]
 #
@@ -33,6 +39,16 @@ else
   B=$(realpath "$ARG")
 fi
 [[ -x $B/bin/MGSRuntimeCudaTests ]] || { echo "gpu_check: $B is not a bundle"; exit 1; }
+
+echo "gpu_check: bundle of commit $(cat "$B/COMMIT" 2>/dev/null || echo unknown)"
+if [[ -f $B/CHANGES.txt ]]; then
+  cat "$B/CHANGES.txt"
+elif git -C "$ROOT" rev-parse -q --verify HEAD >/dev/null 2>&1; then
+  "$ROOT/bench/gpu_changes.sh" || true
+else
+  echo "gpu_check: no table of changes (the bundle has none and $ROOT is no git checkout)"
+fi
+echo
 
 if ! nvidia-smi -L; then
   echo "gpu_check: no NVIDIA GPU here (nvidia-smi -L failed): nothing to check"
@@ -73,9 +89,20 @@ accuracy_at_least() { # LOG MIN
                    END { if (!found) exit 1 }' "$1"
 }
 
+# Every GPU test, unfiltered; on a GPU machine none may skip (a test skips
+# only when it finds no GPU).
 gpu_tests() {
-  "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 2>&1 | tail -40
-  return "${PIPESTATUS[0]}"
+  local listed rc
+  listed=$("$B/bin/MGSRuntimeCudaTests" --gtest_list_tests | grep -c '^  ')
+  "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 > "$RUN/gpu-tests.log" 2>&1
+  rc=$?
+  tail -40 "$RUN/gpu-tests.log"
+  echo "$listed tests listed"
+  if grep -q '^\[  SKIPPED \]' "$RUN/gpu-tests.log"; then
+    echo "gpu_check: GPU tests skipped on a GPU machine"
+    return 1
+  fi
+  return "$rc"
 }
 
 # The convolutions again with cuDNN's algorithms ranked by measurement
@@ -95,6 +122,21 @@ mlp() {
     accuracy_at_least "$RUN/mlp-gpu10.log" 95
   local rc=$?
   tail -n 3 "$RUN"/mlp-*.log
+  return $rc
+}
+
+# The recurrent models: GPU parameters after one epoch against the CPU's
+# (their products sum in another order than oneDNN's: 1e-3 relative).
+recurrent() {
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.1 --seed 1 --progress-every 0 --epochs 1)
+  local rc=0 m
+  for m in lstm gru bilstm; do
+    echo "$m:"
+    "$B/bin/$m-gpu" "${args[@]}" --save-weights "$RUN/$m-gpu.w" > "$RUN/$m-gpu.log" &&
+      "$B/bin/$m-cpu" "${args[@]}" --save-weights "$RUN/$m-cpu.w" > "$RUN/$m-cpu.log" &&
+      $PY "$ROOT/scripts/compare_weights.py" "$RUN/$m-gpu.w" "$RUN/$m-cpu.w" --tol 1e-3 || rc=1
+    grep -h '^final' "$RUN/$m-gpu.log" "$RUN/$m-cpu.log"
+  done
   return $rc
 }
 
@@ -129,6 +171,7 @@ step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "density warm-up on the GPU" warmup
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
+step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
 
 echo
 if ((${#FAILED[@]})); then

@@ -78,27 +78,9 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
         return signalPassFailure();
     }
     if (target == "cuda") {
-      WalkResult walk = module.walk([&](Operation *op) {
-        if (!isa<LSTMOp, LSTMGradOp, GRUOp, GRUGradOp, LayerNormOp, LayerNormGradOp>(op))
-          return WalkResult::advance();
-        // The ONNX node it was imported from, when the location names one.
-        std::string node;
-        op->getLoc()->walk([&](Location inner) {
-          if (auto name = dyn_cast<NameLoc>(inner)) {
-            node = "node '" + name.getName().str() + "': ";
-            return WalkResult::interrupt();
-          }
-          return WalkResult::advance();
-        });
-        op->emitError() << node << "'" << op->getName()
-                        << "' has no CUDA kernel yet; the CPU target runs it (--target=cpu)";
-        return WalkResult::interrupt();
-      });
-      if (walk.wasInterrupted())
-        return signalPassFailure();
       // The sparse collectives have no NCCL form yet (the runtime's GPU
       // contexts would fail at the first step): refuse at compile time.
-      walk = module.walk([&](Operation *op) {
+      WalkResult walk = module.walk([&](Operation *op) {
         if (!isa<comm::GTopKStartOp, comm::SparseAllReduceStartOp>(op))
           return WalkResult::advance();
         op->emitError() << "'" << op->getName()

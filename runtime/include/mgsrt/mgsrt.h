@@ -43,8 +43,7 @@ enum {
   MGSRT_ERROR_BACKEND = 3,          /* oneDNN (or another library) failed */
   MGSRT_ERROR_IO = 4,               /* a file could not be read or written */
   MGSRT_ERROR_UNAVAILABLE = 5,      /* the device asked for is not present, or a kernel has
-                                       no implementation on it (gather, lstm, gru, layer_norm:
-                                       CPU only) */
+                                       no implementation on it */
 };
 
 typedef struct mgsrt_ctx mgsrt_ctx_t;
@@ -217,8 +216,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_pool_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Gather of table rows (an embedding; CPU only: on a GPU context,
- *   MGSRT_ERROR_UNAVAILABLE).  desc: [rows, row_size, count]
+/* Gather of table rows (an embedding).  desc: [rows, row_size, count]
  * fwd  bufs: table (rows x row_size), indices (int64, count), y (count x row_size):
  *      y[i] = table[indices[i]] (a negative index counts from the end, as in ONNX);
  *      an index outside [-rows, rows) is an error naming it.
@@ -227,8 +225,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_batch_norm_bwd(mgsrt_ctx_t *ctx, const int64_t
 MGSRT_EXPORT mgsrt_status_t mgsrt_gather_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gather_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* LSTM, one layer, forward direction (CPU only: on a GPU context,
- *   MGSRT_ERROR_UNAVAILABLE) (ONNX LSTM with its default
+/* LSTM, one layer, forward direction (ONNX LSTM with its default
  *   activations: sigmoid gates, tanh cell and output; zero initial state).
  *   desc: [T, N, I, H]; x is T x N x I (sequence first). Gate order as ONNX:
  *   i, o, f, c. w is 4H x I, r is 4H x H, b is 8H (input then recurrent
@@ -319,8 +316,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_clip_grad_norm(mgsrt_ctx_t *ctx, const int64_t
 MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* GRU, one layer, forward direction (CPU only: on a GPU context,
- *   MGSRT_ERROR_UNAVAILABLE) (ONNX GRU with its default activations:
+/* GRU, one layer, forward direction (ONNX GRU with its default activations:
  *   sigmoid gates, tanh candidate; zero initial state).
  *   desc: [T, N, I, H, linear_before_reset]; x is T x N x I. Gate
  *   order as ONNX: z, r, h. w is 3H x I, r is 3H x H, b is 6H (Wb, then Rb).
@@ -336,8 +332,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *de
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Layer normalization over the last dimension of a rows x cols x
- *   (CPU only: on a GPU context, MGSRT_ERROR_UNAVAILABLE).
+/* Layer normalization over the last dimension of a rows x cols x.
  *   desc: [rows, cols, epsilon_bits (double)]. Per row:
  *   mean = E[x], inv_std = 1 / sqrt(E[(x - mean)^2] + epsilon),
  *   y = (x - mean) * inv_std * scale + bias (scale, bias: cols each).

@@ -18,36 +18,18 @@
 
 using namespace mgs::rt;
 using namespace mgs::rt::cpu::recurrent;
+using mgs::rt::recurrent::checkGruBwdBufs;
+using mgs::rt::recurrent::checkGruFwdBufs;
 
 namespace {
-
-/// The shape and linear_before_reset of a GRU descriptor.
-mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, Shape &s,
-                        bool &linearBeforeReset) {
-  using F = mgs::contract::GruDesc;
-  if (parseShape(ctx, kernel, desc, s))
-    return ctx->status;
-  if (desc[F::LinearBeforeReset] != 0 && desc[F::LinearBeforeReset] != 1)
-    return invalidArg(ctx, kernel, "linear_before_reset must be 0 or 1, got ",
-                      desc[F::LinearBeforeReset]);
-  linearBeforeReset = desc[F::LinearBeforeReset] != 0;
-  return MGSRT_OK;
-}
 
 mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_fwd);
   Shape s;
-  bool lbr;
+  bool lbr = false;
   if (parseGru(ctx, kernel, desc, s, lbr))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x")
-           .require(1, "w")
-           .require(2, "r")
-           .require(3, "b")
-           .require(4, "y")
-           .require(6, "saved")
-           .ok)
+  if (!checkGruFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]), *w = static_cast<const float *>(bufs[1]),
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
@@ -106,19 +88,10 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_bwd);
   Shape s;
-  bool lbr;
+  bool lbr = false;
   if (parseGru(ctx, kernel, desc, s, lbr))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x")
-           .require(1, "w")
-           .require(2, "r")
-           .require(3, "y")
-           .require(4, "saved")
-           .require(8, "dw")
-           .require(9, "dr")
-           .require(10, "db")
-           .ok)
+  if (!checkGruBwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]), *w = static_cast<const float *>(bufs[1]),
               *r = static_cast<const float *>(bufs[2]), *y = static_cast<const float *>(bufs[3]),

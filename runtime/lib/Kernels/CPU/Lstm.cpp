@@ -21,6 +21,8 @@
 
 using namespace mgs::rt;
 using namespace mgs::rt::cpu::recurrent;
+using mgs::rt::recurrent::checkLstmBwdBufs;
+using mgs::rt::recurrent::checkLstmFwdBufs;
 
 namespace {
 
@@ -29,14 +31,7 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   Shape s;
   if (parseShape(ctx, kernel, desc, s))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x")
-           .require(1, "w")
-           .require(2, "r")
-           .require(3, "b")
-           .require(4, "y")
-           .require(7, "saved")
-           .ok)
+  if (!checkLstmFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]), *w = static_cast<const float *>(bufs[1]),
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
@@ -84,16 +79,7 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   Shape s;
   if (parseShape(ctx, kernel, desc, s))
     return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(0, "x")
-           .require(1, "w")
-           .require(2, "r")
-           .require(3, "y")
-           .require(4, "saved")
-           .require(9, "dw")
-           .require(10, "dr")
-           .require(11, "db")
-           .ok)
+  if (!checkLstmBwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *x = static_cast<const float *>(bufs[0]), *w = static_cast<const float *>(bufs[1]),
               *r = static_cast<const float *>(bufs[2]), *y = static_cast<const float *>(bufs[3]),

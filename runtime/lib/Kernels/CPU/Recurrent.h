@@ -1,6 +1,6 @@
 //===- Recurrent.h - What the CPU LSTM and GRU kernels share -*- C++ -*-===//
 //
-// The shape check, the per-call scratch memory, the gate activations and the
+// The per-call scratch memory, the gate activations and the
 // products over all time steps of Lstm.cpp and Gru.cpp. The activations are
 // loops over whole gate blocks without libm calls: exp is Cephes' expf (range reduction by ln 2, a degree-6 polynomial, within
 // 2 ulp of std::exp), tanh a [13/6] rational approximation (within a few
@@ -14,6 +14,7 @@
 
 #include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
+#include "Descriptors/RecurrentDesc.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -22,21 +23,9 @@
 
 namespace mgs::rt::cpu::recurrent {
 
-/// Steps, batch, input and hidden size of one recurrent layer.
-struct Shape {
-  int64_t t, n, i, h;
-};
-
-/// Reads T, N, I, H from the first four descriptor fields (LstmDesc and
-/// GruDesc share their order) and rejects a non-positive one.
-inline mgsrt_status_t parseShape(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                                 Shape &s) {
-  s = {desc[0], desc[1], desc[2], desc[3]};
-  if (s.t < 1 || s.n < 1 || s.i < 1 || s.h < 1)
-    return invalidArg(ctx, kernel, "T=", s.t, " N=", s.n, " I=", s.i, " H=", s.h,
-                      " must all be positive");
-  return MGSRT_OK;
-}
+using ::mgs::rt::recurrent::parseGru;
+using ::mgs::rt::recurrent::parseShape;
+using ::mgs::rt::recurrent::Shape;
 
 /// `count` floats of this thread's scratch memory, kept between calls so that
 /// a training step allocates only on its first call (the contents are

@@ -161,17 +161,6 @@ const DeviceKernels kTable = {
 
 } // namespace
 
-// The LSTM and the GRU run on the CPU only for now: mgsc refuses
-// --target=cuda for a model with one (convert-train-to-runtime), so these are
-// reached only by direct calls of the C ABI, which get MGSRT_ERROR_UNAVAILABLE.
-MGSRT_CUDA_UNIMPLEMENTED(lstm_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(lstm_bwd)
-MGSRT_CUDA_UNIMPLEMENTED(gru_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(gru_bwd)
-// The fused LayerNorm too (the decomposed one's reductions already are).
-MGSRT_CUDA_UNIMPLEMENTED(layer_norm_fwd)
-MGSRT_CUDA_UNIMPLEMENTED(layer_norm_bwd)
-
 extern "C" __attribute__((visibility("default"))) const DeviceKernels *mgsrt_device_kernels(void) {
   return &kTable;
 }

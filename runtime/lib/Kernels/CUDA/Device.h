@@ -109,6 +109,13 @@ inline unsigned gridFor(int64_t n, unsigned threads = 256) {
 
 mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel);
 
+/// Row-major C = alpha op(A) op(B) + beta C on the context's cuBLAS handle, C
+/// m x n, A m x k, B k x n before op (Gemm.cpp; as CPU/Gemm.cpp's sgemm: k = 0
+/// scales C by beta, zeroing it when beta is 0).
+mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m,
+                     int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                     const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
+
 /// n floats to IEEE half (round to nearest even) and back, on `stream`
 /// (lib/Comm/NCCL/NcclKernels.cu).
 cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);

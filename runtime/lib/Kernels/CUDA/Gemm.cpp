@@ -48,10 +48,13 @@ mgsrt_status_t scaleRows(mgsrt_ctx_t *ctx, const char *kernel, int64_t m, int64_
   return MGSRT_OK;
 }
 
+} // namespace
+
 /// Row-major C = alpha op(A) op(B) + beta C, C m x n (as CPU/Gemm.cpp's sgemm).
-mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m,
-                     int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
-                     const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+mgsrt_status_t mgs::rt::cuda::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb,
+                                    int64_t m, int64_t n, int64_t k, float alpha, const float *a,
+                                    int64_t lda, const float *b, int64_t ldb, float beta, float *c,
+                                    int64_t ldc) {
   if (m == 0 || n == 0)
     return MGSRT_OK;
   if (k == 0)
@@ -60,6 +63,8 @@ mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int
                                                  &alpha, b, ldb, a, lda, &beta, c, ldc));
   return MGSRT_OK;
 }
+
+namespace {
 
 /// `count` row-major products C_i = alpha op(A_i) op(B_i) + beta C_i with
 /// the given element strides between batches (C's must not overlap).
