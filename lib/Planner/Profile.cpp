@@ -122,7 +122,7 @@ AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const 
     return allgather;
   double ring = static_cast<double>(pc - 1);
   return {allgather.alpha / ring, allgather.beta * static_cast<double>(pc) / ring,
-          allgather.cpuPerByte};
+          allgather.cpuPerByte, allgather.cpuFraction};
 }
 
 double Profile::gtopkSeconds(int64_t n) const {
@@ -272,6 +272,13 @@ Expected<AlphaBeta> parseAlphaBeta(const FieldReader &root, StringRef key) {
       return v.takeError();
     ab.cpuPerByte = *v;
   }
+  if (const json::Value *fraction = (*obj)->get("cpu_fraction")) { // optional
+    auto v = FieldReader::readNonNegative(*fraction, r.fieldPath("cpu_fraction"),
+                                          "seconds per second");
+    if (!v)
+      return v.takeError();
+    ab.cpuFraction = *v;
+  }
   return ab;
 }
 
@@ -295,6 +302,9 @@ Error Profile::validate() const {
                                          kMaxWorkers, measuredWorkers));
   if (batchSize < 0 || batchSize > kMaxNumel)
     return fieldError("batch_size", formatv("expected a positive integer, got {0}", batchSize));
+  if (stepOffset)
+    if (Error e = checkNonNegative(*stepOffset, "step_offset", "seconds"))
+      return e;
   if (topkPoints.empty())
     return fieldError("topk.points", "must not be empty");
   for (auto [i, p] : enumerate(topkPoints)) {
@@ -322,6 +332,10 @@ Error Profile::validate() const {
     if (Error e = checkNonNegative(ab->cpuPerByte, Twine(key) + ".cpu_per_byte",
                                    "seconds per byte"))
       return e;
+    if (ab->cpuFraction)
+      if (Error e = checkNonNegative(*ab->cpuFraction, Twine(key) + ".cpu_fraction",
+                                     "seconds per second"))
+        return e;
   }
   if (layers.empty())
     return fieldError("layers", "must not be empty");
@@ -418,6 +432,12 @@ Expected<Profile> parseProfile(StringRef text) {
     if (!b)
       return b.takeError();
     p.batchSize = *b;
+  }
+  if (const json::Value *offset = rootObj->get("step_offset")) { // optional
+    auto v = FieldReader::readNonNegative(*offset, "step_offset", "seconds");
+    if (!v)
+      return v.takeError();
+    p.stepOffset = *v;
   }
 
   // topk.points
@@ -519,6 +539,8 @@ static json::Object alphaBetaToJSON(const AlphaBeta &ab) {
   json::Object o{{"alpha", ab.alpha}, {"beta", ab.beta}};
   if (ab.cpuPerByte != 0.0)
     o["cpu_per_byte"] = ab.cpuPerByte;
+  if (ab.cpuFraction)
+    o["cpu_fraction"] = *ab.cpuFraction;
   return o;
 }
 
@@ -543,6 +565,8 @@ json::Value profileToJSON(const Profile &p) {
     o["gtopk"] = alphaBetaToJSON(*p.gtopk);
   if (p.sparseAllreduce)
     o["sparse_allreduce"] = alphaBetaToJSON(*p.sparseAllreduce);
+  if (p.stepOffset)
+    o["step_offset"] = *p.stepOffset;
   return o;
 }
 
