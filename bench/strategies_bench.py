@@ -48,6 +48,10 @@ run starts; scripts/setup.sh --bench installs it).
    hidden under backprop). The offset is more than the forward: the profile's
    backward is a sum of per-layer medians, which on time-shared cores leaves
    out most of the time a rank spends descheduled, while a step does not.
+   Where the profile has step_offset (the calibration's median step on the
+   same ranks less its median rank's summed backward: measured with the
+   backward, on the MPI ranks themselves), that is the offset used; the none
+   copies' is still printed.
 
 Networks: loopback = plain `mpirun --oversubscribe -np P` on this machine
 (Open MPI's default transports: shared memory); netcluster = P network

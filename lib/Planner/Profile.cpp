@@ -141,7 +141,8 @@ double Profile::gtopkComputeSeconds(int64_t n) const {
 double Profile::sparseAllreduceSeconds(int64_t n) const {
   AlphaBeta ab = pointToPoint(sparseAllreduce);
   Messages m = sparseAllreduceMessages(workers, topkK(n), n);
-  return m.count * ab.alpha + m.bytes * ab.beta;
+  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(n) : 0.0;
+  return m.count * ab.alpha + m.bytes * ab.beta + dense;
 }
 
 double Profile::sparseAllreduceComputeSeconds(int64_t n) const {
@@ -272,6 +273,13 @@ Expected<AlphaBeta> parseAlphaBeta(const FieldReader &root, StringRef key) {
       return v.takeError();
     ab.cpuPerByte = *v;
   }
+  if (const json::Value *dense = (*obj)->get("per_element"); dense && key == "sparse_allreduce") {
+    auto v = FieldReader::readNonNegative(*dense, r.fieldPath("per_element"),
+                                          "seconds per element");
+    if (!v)
+      return v.takeError();
+    ab.perElement = *v;
+  }
   if (const json::Value *fraction = (*obj)->get("cpu_fraction")) { // optional
     auto v = FieldReader::readNonNegative(*fraction, r.fieldPath("cpu_fraction"),
                                           "seconds per second");
@@ -336,6 +344,9 @@ Error Profile::validate() const {
       if (Error e = checkNonNegative(*ab->cpuFraction, Twine(key) + ".cpu_fraction",
                                      "seconds per second"))
         return e;
+    if (Error e = checkNonNegative(ab->perElement, Twine(key) + ".per_element",
+                                   "seconds per element"))
+      return e;
   }
   if (layers.empty())
     return fieldError("layers", "must not be empty");
@@ -541,6 +552,8 @@ static json::Object alphaBetaToJSON(const AlphaBeta &ab) {
     o["cpu_per_byte"] = ab.cpuPerByte;
   if (ab.cpuFraction)
     o["cpu_fraction"] = *ab.cpuFraction;
+  if (ab.perElement != 0.0)
+    o["per_element"] = ab.perElement;
   return o;
 }
 

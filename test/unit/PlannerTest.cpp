@@ -252,6 +252,35 @@ TEST(PlannerProfile, CpuFractionIsOptional) {
             "allgather.cpu_fraction: expected a non-negative number of seconds per second, got NaN");
 }
 
+// per_element (optional, the sparse all-reduce's): n times it on the comm
+// stream; read, validated, written back; ignored in the other collectives.
+TEST(PlannerProfile, SparseAllreducePerElementIsOptional) {
+  Profile p = small();
+  double before = p.sparseAllreduceSeconds(771);
+  p.sparseAllreduce = p.pointToPoint(std::nullopt);
+  EXPECT_EQ(p.sparseAllreduceSeconds(771), before);
+  p.sparseAllreduce->perElement = 1.0 / 1024;
+  EXPECT_EQ(p.sparseAllreduceSeconds(771), before + 771.0 / 1024);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(p);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->sparseAllreduce->perElement, 1.0 / 1024);
+  EXPECT_EQ(r->sparseAllreduceSeconds(771), p.sparseAllreduceSeconds(771));
+  const char *entry = "\"allreduce\": {\"alpha\": 0.5, \"beta\": 0.0009765625}";
+  EXPECT_EQ(parseError(smallWith(entry, std::string(entry) +
+                                            ", \"sparse_allreduce\": {\"alpha\": 0, \"beta\": 0, "
+                                            "\"per_element\": -1}")),
+            "sparse_allreduce.per_element: expected a non-negative number of seconds per element, "
+            "got -1");
+  // Only the sparse all-reduce reads it.
+  llvm::Expected<Profile> q =
+      parseProfile(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"per_element\": -1"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->allreduce.perElement, 0.0);
+}
+
 // step_offset (optional): read, validated, written back; plans and their
 // predicted_seconds do not depend on it, predicted_step_seconds adds it.
 TEST(PlannerProfile, StepOffsetIsOptional) {

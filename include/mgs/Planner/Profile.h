@@ -46,6 +46,11 @@ struct AlphaBeta {
   /// this fraction of the backward still to run beside its collective
   /// (groupCost). Absent: no cap, as every profile before it.
   std::optional<double> cpuFraction;
+  /// Sparse all-reduce only (key "per_element" of "sparse_allreduce",
+  /// optional, default 0): comm-stream seconds per element of the group, the
+  /// dense n-element result every worker zeroes and fills on the
+  /// collective's critical path.
+  double perElement = 0.0;
 };
 
 /// A top-k timing sample: one top-k over `n` elements took `seconds`.
@@ -123,7 +128,8 @@ struct Profile {
   /// union holds at most k entries, and is sent dense once it fills half the
   /// region):
   ///   (R + P - 1 + ceil(log2 P)) * a_p
-  ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P))).
+  ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P)))
+  ///     + per_element * n   (0 unless the profile's sparse_allreduce has it).
   double sparseAllreduceSeconds(int64_t n) const;
   /// Their compute-stream share: cpu_per_byte times the bytes each worker
   /// receives (the b_p terms' bytes).

@@ -13,6 +13,7 @@
 #include "mgsrt/contract.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -493,8 +494,23 @@ Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
       return ctxError(ctx, "calibrating the sparse all-reduce");
     s.emplace_back(sparseAllreduceShape(workers, k, n), median(t));
   }
+  // The dense result's cost per element: k = 1024 (s[2]) at n = 2^22, the
+  // same messages (each region's union stays below half of it).
+  const int64_t k = 1024, small = 4 * workers * k, large = int64_t(1) << 22;
+  double perElement = 0;
+  if (large > small) {
+    CalibrationCollective a = CalibrationCollective::sparseAllreduce(ctx, k, large, workers, rank);
+    std::vector<double> t;
+    if (!a.ok() || !timeCollective(ctx, a, 3, t))
+      return ctxError(ctx, "calibrating the sparse all-reduce");
+    perElement = std::max(0.0, (median(t) - s[2].second) / static_cast<double>(large - small));
+  }
+  for (auto [i, k] : std::array<std::pair<size_t, int64_t>, 5>{
+           {{0, 1}, {1, 64}, {2, 1024}, {3, 16384}, {4, 131072}}})
+    s[i].second -= perElement * static_cast<double>(4 * workers * k);
   gtopk = fitMessages(g);
   sparseAllreduce = fitMessages(s);
+  sparseAllreduce.perElement = perElement;
   return Status::success();
 }
 
@@ -585,6 +601,8 @@ std::string profileJson(const Calibration &c) {
          << ", \"cpu_per_byte\": " << cost->cpuPerByte;
       if (cost->cpuFraction)
         os << ", \"cpu_fraction\": " << *cost->cpuFraction;
+      if (cost->perElement != 0)
+        os << ", \"per_element\": " << cost->perElement;
       os << "},\n";
     }
   if (c.stepOffset)
@@ -698,9 +716,10 @@ int Driver::runCalibration() {
                 "alpha %.3g s beta %.3g s/B",
                 c.gtopk->alpha, c.gtopk->beta, c.sparseAllreduce->alpha, c.sparseAllreduce->beta);
   if (c.stepOffset)
-    std::printf("; cpu fraction: allgather %.3g, allreduce %.3g; step offset %.3f ms",
+    std::printf("; cpu fraction: allgather %.3g, allreduce %.3g; step offset %.3f ms; "
+                "sparse_allreduce per element %.3g s",
                 c.allgather.cpuFraction.value_or(0), c.allreduce.cpuFraction.value_or(0),
-                *c.stepOffset * 1e3);
+                *c.stepOffset * 1e3, c.sparseAllreduce ? c.sparseAllreduce->perElement : 0.0);
   std::printf("\n");
   if (rank != 0)
     return 0;

@@ -30,6 +30,9 @@ struct LinearCost {
   /// That compute time per second the collective runs (profile key
   /// "cpu_fraction"); unset: not measured.
   std::optional<double> cpuFraction;
+  /// The sparse all-reduce's seconds per element of the group (profile key
+  /// "per_element"): its dense result, zeroed and filled on its critical path.
+  double perElement = 0;
 };
 
 struct Calibration {
@@ -125,8 +128,11 @@ LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs)
 /// The global top-k's and the balanced sparse all-reduce's message costs
 /// (a_p, b_p), from runs of each with k = 1 ... 131072 entries of n = 4 k P
 /// (this `rank`'s own random entries, one in each stretch of 4 P; regions
-/// stay sparse), less the merges' top-k time read from `topk`. Every rank
-/// must call it; workers > 1.
+/// stay sparse), less the merges' top-k time read from `topk`. The sparse
+/// all-reduce's per-element cost: one more run at k = 1024 with n = 2^22
+/// (the same messages), its time less the n = 4kP run's over the extra
+/// elements; the fit's times are less per_element * n. Every rank must call
+/// it; workers > 1.
 Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
                                 const std::vector<std::pair<int64_t, double>> &topk,
                                 LinearCost &gtopk, LinearCost &sparseAllreduce);

@@ -101,6 +101,13 @@ TEST(CalibrateTest, ProfileJsonWritesTheOptionalKeysWhenMeasured) {
             std::string::npos)
       << full;
   EXPECT_NE(full.find("\"step_offset\": 0.125,"), std::string::npos) << full;
+  c.sparseAllreduce = LinearCost{};
+  c.sparseAllreduce->perElement = 2e-9;
+  full = profileJson(c);
+  EXPECT_NE(full.find("\"sparse_allreduce\": {\"alpha\": 0, \"beta\": 0, \"cpu_per_byte\": 0, "
+                      "\"per_element\": 2e-09}"),
+            std::string::npos)
+      << full;
 }
 
 } // namespace
