@@ -115,14 +115,18 @@ def main():
             share = f"{min(refm / meas, 1.0):9.2f}" if refm else f"{'n/a':>9s}"
             print(f"{rate:>8s} {s:16s} {groups:>10s} {pred:8.1f} {po:8.1f} {meas:8.1f} "
                   f"{meas / po:10.3f} {'yes' if ok else 'NO':>6s} {share}")
+        src = ("the calibration's step_offset" if res.get("calibration_offset_ms") is not None
+               else "the none copies'")
         print(f"{'':8s} compute-only step {res.get('compute_only_ms') or float('nan'):.1f} ms, "
-              f"summed backward (profile) {res['backward_ms']:.1f} ms, offset {off:.1f} ms")
+              f"summed backward (profile) {res['backward_ms']:.1f} ms, offset {off:.1f} ms "
+              f"({src}; the none copies' {res.get('none_offset_ms') or float('nan'):.1f} ms)")
         prof = res.get("profile_data", {})
         for key in ("allgather", "allreduce", "gtopk", "sparse_allreduce"):
             if key in prof:
                 c = prof[key]
                 print(f"{'':8s} profile {key}: alpha {c['alpha']:.3g} s, beta {c['beta']:.3g} s/B, "
-                      f"cpu_per_byte {c.get('cpu_per_byte', 0):.3g} s/B")
+                      f"cpu_per_byte {c.get('cpu_per_byte', 0):.3g} s/B, cpu_fraction "
+                      f"{c.get('cpu_fraction', float('nan')):.3g}")
     print(f"within: |meas / (pred + offset) - 1| <= {args.tolerance}; cpu share: the same "
           f"strategy's measured ms at {ref} / this rate's (the part of the time the CPU "
           f"bounds: {args.workers} ranks share this machine's cores)")

@@ -48,6 +48,10 @@ run starts; scripts/setup.sh --bench installs it).
    hidden under backprop). The offset is more than the forward: the profile's
    backward is a sum of per-layer medians, which on time-shared cores leaves
    out most of the time a rank spends descheduled, while a step does not.
+   Where the profile has step_offset (the calibration's median step on the
+   same ranks less its median rank's summed backward: measured with the
+   backward, on the MPI ranks themselves), that is the offset used; the none
+   copies' is still printed.
 
 Networks: loopback = plain `mpirun --oversubscribe -np P` on this machine
 (Open MPI's default transports: shared memory); netcluster = P network
@@ -311,7 +315,12 @@ def main():
 
     # 4. The table.
     mean = {n: statistics.mean(w) for n, w in windows.items() if w}
-    offset = mean["(none)"] - backward_ms if "(none)" in mean else None
+    none_offset = mean["(none)"] - backward_ms if "(none)" in mean else None
+    # The calibration's own offset (profile key step_offset: its median step
+    # on the same ranks less its summed backward) where it measured one; else
+    # the --strategy none copies'.
+    cal_offset = prof["step_offset"] * 1e3 if "step_offset" in prof else None
+    offset = cal_offset if cal_offset is not None else none_offset
     dense_ms = mean.get("dense")
     print()
     print(f"=== {os.path.basename(model)}, batch {B}/worker (global {gb}), P = {P}, "
@@ -328,12 +337,15 @@ def main():
     if nonmono:
         print(f"  WARNING: top-k points not monotone (a later size is < half an earlier one's "
               f"time): {nonmono}")
-    if offset is not None:
+    if none_offset is not None:
         print(f"compute-only step ({P} x --strategy none side by side, same cores): "
               f"{mean['(none)']:.1f} ms (rounds: "
               f"{', '.join(f'{v:.1f}' for v in round_means['(none)'])}) -> offset for "
               f"forward+loss+update+batch = {mean['(none)']:.1f} - {backward_ms:.1f} = "
-              f"{offset:.1f} ms")
+              f"{none_offset:.1f} ms" + ("" if cal_offset is not None else " (used)"))
+    if cal_offset is not None:
+        print(f"calibration's offset (profile step_offset: its median step on the same ranks "
+              f"less its summed backward): {cal_offset:.1f} ms (used)")
     hdr = (f"{'strategy':10s} {'groups s/d':>10s} {'pred ms':>8s} {'pred+off':>8s} "
            f"{'meas ms':>8s} {'rounds':>15s} {'meas/pred':>9s} {'meas/(p+o)':>10s} "
            f"{'vs dense':>8s}")
@@ -383,6 +395,7 @@ def main():
                        "workers": P, "density": rho, "batch_size": B, "profile": profile,
                        "profile_data": prof, "backward_ms": backward_ms,
                        "compute_only_ms": mean.get("(none)"), "offset_ms": offset,
+                       "none_offset_ms": none_offset, "calibration_offset_ms": cal_offset,
                        "strategies": {s: dict(plans[s], measured_ms=mean.get(s),
                                               round_means=round_means.get(s, []))
                                       for s in strategies if s in plans}}, f, indent=1)

@@ -65,7 +65,8 @@ double predict(const Profile &profile, ArrayRef<Group> groups, std::vector<Group
   double x = 0.0, y = 0.0;
   for (const Group &g : groups) {
     int64_t i = view.L - g.begin; // boundary after the group
-    GroupCost cost = groupCost(profile, view.numel(view.L - g.end, i), g.collective);
+    GroupCost cost =
+        groupCost(profile, view.numel(view.L - g.end, i), g.collective, view.backwardAfter(i));
     double prevY = y;
     step(x, y, view.prefixBackward[i], cost);
     if (times) {

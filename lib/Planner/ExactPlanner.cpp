@@ -174,7 +174,7 @@ public:
         size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
         GroupCost cost[4];
         for (size_t c = 0; c < K; ++c)
-          cost[c] = groupCost(p, view.numel(j, i), collectives[c]);
+          cost[c] = groupCost(p, view.numel(j, i), collectives[c], view.backwardAfter(i));
         // A collective at least as costly as another in both streams is never
         // needed for this group (the step is monotone): drop it (of equal
         // ones, keep the first).

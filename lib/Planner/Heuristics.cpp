@@ -81,7 +81,8 @@ std::vector<Group> planGreedy(const Profile &profile) {
       if (tw < tsave)
         continue; // merge l into G
     }
-    step(x, y, view.prefixBackward[next], groupCost(profile, nG, Collective::AllGather));
+    step(x, y, view.prefixBackward[next],
+         groupCost(profile, nG, Collective::AllGather, view.backwardAfter(next)));
     groups.push_back(view.group(start, next, Collective::AllGather));
     start = next;
   }

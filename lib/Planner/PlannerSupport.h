@@ -43,6 +43,8 @@ struct BackpropView {
     }
   }
   int64_t numel(int64_t j, int64_t i) const { return prefixNumel[i] - prefixNumel[j]; }
+  /// The backward after boundary i (groupCost's backwardAfter).
+  double backwardAfter(int64_t i) const { return prefixBackward[L] - prefixBackward[i]; }
   /// The group of positions [j, i) as forward indices.
   Group group(int64_t j, int64_t i, Collective c) const { return {L - i, L - j, c}; }
 };

@@ -122,7 +122,7 @@ AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const 
     return allgather;
   double ring = static_cast<double>(pc - 1);
   return {allgather.alpha / ring, allgather.beta * static_cast<double>(pc) / ring,
-          allgather.cpuPerByte};
+          allgather.cpuPerByte, allgather.cpuFraction};
 }
 
 double Profile::gtopkSeconds(int64_t n) const {
@@ -141,7 +141,8 @@ double Profile::gtopkComputeSeconds(int64_t n) const {
 double Profile::sparseAllreduceSeconds(int64_t n) const {
   AlphaBeta ab = pointToPoint(sparseAllreduce);
   Messages m = sparseAllreduceMessages(workers, topkK(n), n);
-  return m.count * ab.alpha + m.bytes * ab.beta;
+  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(n) : 0.0;
+  return m.count * ab.alpha + m.bytes * ab.beta + dense;
 }
 
 double Profile::sparseAllreduceComputeSeconds(int64_t n) const {
@@ -272,6 +273,20 @@ Expected<AlphaBeta> parseAlphaBeta(const FieldReader &root, StringRef key) {
       return v.takeError();
     ab.cpuPerByte = *v;
   }
+  if (const json::Value *dense = (*obj)->get("per_element"); dense && key == "sparse_allreduce") {
+    auto v = FieldReader::readNonNegative(*dense, r.fieldPath("per_element"),
+                                          "seconds per element");
+    if (!v)
+      return v.takeError();
+    ab.perElement = *v;
+  }
+  if (const json::Value *fraction = (*obj)->get("cpu_fraction")) { // optional
+    auto v = FieldReader::readNonNegative(*fraction, r.fieldPath("cpu_fraction"),
+                                          "seconds per second");
+    if (!v)
+      return v.takeError();
+    ab.cpuFraction = *v;
+  }
   return ab;
 }
 
@@ -295,6 +310,9 @@ Error Profile::validate() const {
                                          kMaxWorkers, measuredWorkers));
   if (batchSize < 0 || batchSize > kMaxNumel)
     return fieldError("batch_size", formatv("expected a positive integer, got {0}", batchSize));
+  if (stepOffset)
+    if (Error e = checkNonNegative(*stepOffset, "step_offset", "seconds"))
+      return e;
   if (topkPoints.empty())
     return fieldError("topk.points", "must not be empty");
   for (auto [i, p] : enumerate(topkPoints)) {
@@ -321,6 +339,13 @@ Error Profile::validate() const {
       return e;
     if (Error e = checkNonNegative(ab->cpuPerByte, Twine(key) + ".cpu_per_byte",
                                    "seconds per byte"))
+      return e;
+    if (ab->cpuFraction)
+      if (Error e = checkNonNegative(*ab->cpuFraction, Twine(key) + ".cpu_fraction",
+                                     "seconds per second"))
+        return e;
+    if (Error e = checkNonNegative(ab->perElement, Twine(key) + ".per_element",
+                                   "seconds per element"))
       return e;
   }
   if (layers.empty())
@@ -418,6 +443,12 @@ Expected<Profile> parseProfile(StringRef text) {
     if (!b)
       return b.takeError();
     p.batchSize = *b;
+  }
+  if (const json::Value *offset = rootObj->get("step_offset")) { // optional
+    auto v = FieldReader::readNonNegative(*offset, "step_offset", "seconds");
+    if (!v)
+      return v.takeError();
+    p.stepOffset = *v;
   }
 
   // topk.points
@@ -519,6 +550,10 @@ static json::Object alphaBetaToJSON(const AlphaBeta &ab) {
   json::Object o{{"alpha", ab.alpha}, {"beta", ab.beta}};
   if (ab.cpuPerByte != 0.0)
     o["cpu_per_byte"] = ab.cpuPerByte;
+  if (ab.cpuFraction)
+    o["cpu_fraction"] = *ab.cpuFraction;
+  if (ab.perElement != 0.0)
+    o["per_element"] = ab.perElement;
   return o;
 }
 
@@ -543,6 +578,8 @@ json::Value profileToJSON(const Profile &p) {
     o["gtopk"] = alphaBetaToJSON(*p.gtopk);
   if (p.sparseAllreduce)
     o["sparse_allreduce"] = alphaBetaToJSON(*p.sparseAllreduce);
+  if (p.stepOffset)
+    o["step_offset"] = *p.stepOffset;
   return o;
 }
 

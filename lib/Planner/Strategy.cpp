@@ -164,6 +164,9 @@ void printPlanJSON(raw_ostream &os, const Profile &profile, const Plan &plan, un
   os << pad << "{\n";
   os << pad << "  \"strategy\": " << json::Value(plan.strategy) << ",\n";
   os << pad << "  \"predicted_seconds\": " << formatSeconds(plan.predictedSeconds) << ",\n";
+  if (profile.stepOffset)
+    os << pad << "  \"predicted_step_seconds\": "
+       << formatSeconds(plan.predictedSeconds + *profile.stepOffset) << ",\n";
   os << pad << "  \"groups\": [\n";
   for (auto [gi, g] : enumerate(plan.groups)) {
     os << pad << "    {\"layers\": [";
@@ -185,9 +188,12 @@ json::Value planToJSON(const Profile &profile, const Plan &plan) {
     groups.push_back(json::Object{{"layers", std::move(names)},
                                   {"collective", stringifyCollective(g.collective)}});
   }
-  return json::Object{{"strategy", plan.strategy},
-                      {"predicted_seconds", plan.predictedSeconds},
-                      {"groups", std::move(groups)}};
+  json::Object o{{"strategy", plan.strategy},
+                 {"predicted_seconds", plan.predictedSeconds},
+                 {"groups", std::move(groups)}};
+  if (profile.stepOffset)
+    o["predicted_step_seconds"] = plan.predictedSeconds + *profile.stepOffset;
+  return o;
 }
 
 } // namespace mgs::planner

@@ -225,6 +225,86 @@ TEST(PlannerProfile, CollectiveComputeTimeIsOptional) {
             "allreduce.cpu_per_byte: expected a non-negative number of seconds per byte, got -1");
 }
 
+// cpu_fraction (optional, each collective): read, validated, written back.
+TEST(PlannerProfile, CpuFractionIsOptional) {
+  EXPECT_FALSE(small().allreduce.cpuFraction.has_value());
+  llvm::Expected<Profile> q = parseProfile(
+      smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"cpu_per_byte\": 2e-9, \"cpu_fraction\": 0.5"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  ASSERT_TRUE(q->allreduce.cpuFraction.has_value());
+  EXPECT_EQ(*q->allreduce.cpuFraction, 0.5);
+  EXPECT_FALSE(q->allgather.cpuFraction.has_value());
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(*q);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->allreduce.cpuFraction, q->allreduce.cpuFraction);
+  EXPECT_EQ(parseError(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"cpu_fraction\": -0.5")),
+            "allreduce.cpu_fraction: expected a non-negative number of seconds per second, got "
+            "-0.5");
+  EXPECT_EQ(parseError(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"cpu_fraction\": \"x\"")),
+            "allreduce.cpu_fraction: expected a non-negative number of seconds per second, got "
+            "\"x\"");
+  Profile bad = small();
+  bad.allgather.cpuFraction = std::nan("");
+  EXPECT_EQ(llvm::toString(bad.validate()),
+            "allgather.cpu_fraction: expected a non-negative number of seconds per second, got NaN");
+}
+
+// per_element (optional, the sparse all-reduce's): n times it on the comm
+// stream; read, validated, written back; ignored in the other collectives.
+TEST(PlannerProfile, SparseAllreducePerElementIsOptional) {
+  Profile p = small();
+  double before = p.sparseAllreduceSeconds(771);
+  p.sparseAllreduce = p.pointToPoint(std::nullopt);
+  EXPECT_EQ(p.sparseAllreduceSeconds(771), before);
+  p.sparseAllreduce->perElement = 1.0 / 1024;
+  EXPECT_EQ(p.sparseAllreduceSeconds(771), before + 771.0 / 1024);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(p);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->sparseAllreduce->perElement, 1.0 / 1024);
+  EXPECT_EQ(r->sparseAllreduceSeconds(771), p.sparseAllreduceSeconds(771));
+  const char *entry = "\"allreduce\": {\"alpha\": 0.5, \"beta\": 0.0009765625}";
+  EXPECT_EQ(parseError(smallWith(entry, std::string(entry) +
+                                            ", \"sparse_allreduce\": {\"alpha\": 0, \"beta\": 0, "
+                                            "\"per_element\": -1}")),
+            "sparse_allreduce.per_element: expected a non-negative number of seconds per element, "
+            "got -1");
+  // Only the sparse all-reduce reads it.
+  llvm::Expected<Profile> q =
+      parseProfile(smallWith("\"alpha\": 0.5", "\"alpha\": 0.5, \"per_element\": -1"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->allreduce.perElement, 0.0);
+}
+
+// step_offset (optional): read, validated, written back; plans and their
+// predicted_seconds do not depend on it, predicted_step_seconds adds it.
+TEST(PlannerProfile, StepOffsetIsOptional) {
+  EXPECT_FALSE(small().stepOffset.has_value());
+  llvm::Expected<Profile> q =
+      parseProfile(smallWith("\"workers\": 2,", "\"workers\": 2, \"step_offset\": 0.125,"));
+  ASSERT_TRUE(static_cast<bool>(q)) << llvm::toString(q.takeError());
+  EXPECT_EQ(q->stepOffset, 0.125);
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << profileToJSON(*q);
+  llvm::Expected<Profile> r = parseProfile(text);
+  ASSERT_TRUE(static_cast<bool>(r)) << llvm::toString(r.takeError());
+  EXPECT_EQ(r->stepOffset, 0.125);
+  Plan with = plan(*q, Strategy{StrategyKind::OMGS});
+  Plan without = plan(small(), Strategy{StrategyKind::OMGS});
+  EXPECT_EQ(with.predictedSeconds, without.predictedSeconds);
+  llvm::json::Value v = planToJSON(*q, with);
+  EXPECT_EQ(v.getAsObject()->getNumber("predicted_step_seconds"), with.predictedSeconds + 0.125);
+  EXPECT_FALSE(planToJSON(small(), without).getAsObject()->get("predicted_step_seconds"));
+  EXPECT_EQ(parseError(smallWith("\"workers\": 2,", "\"workers\": 2, \"step_offset\": -1,")),
+            "step_offset: expected a non-negative number of seconds, got -1");
+}
+
 // Found by lib/Planner/fuzz (corpus/crash-negative-zero-seconds): a time of -0
 // passed as non-negative and was written back as "-0", which JSON reads as the
 // integer 0, so a profile's JSON did not read back to itself. -0 reads as 0.
@@ -464,6 +544,31 @@ TEST(PlannerPredict, CollectiveComputeTimeByHand) {
   };
   EXPECT_GT(denseGroups(cheap), 0);
   EXPECT_EQ(denseGroups(dear), 0);
+}
+
+TEST(PlannerPredict, CpuFractionCapsTheComputeCharge) {
+  // The groups of CollectiveComputeTimeByHand. The dense {b.bias} would take
+  // 4 s of compute at 1 s a byte, but only half of the 0.8125 s of backward
+  // after it runs beside its collective: 0.40625 s. Nothing runs after the
+  // last group: its allgather's 385/512 s go.
+  Profile p = small();
+  p.allreduce.cpuPerByte = 1.0;
+  p.allreduce.cpuFraction = 0.5;
+  p.allgather.cpuPerByte = 1.0 / 8192;
+  p.allgather.cpuFraction = 0.25;
+  std::vector<Group> groups = fromSizes(p, {1, 3}, {Collective::AllReduce, Collective::AllGather});
+  EXPECT_DOUBLE_EQ(predict(p, groups),
+                   0.875 + 0.40625 + (0.0625 + 770.0 / 16384) + (0.25 + 385.0 / 256));
+  EXPECT_EQ(groupCost(p, 1, Collective::AllReduce, 0.8125).topk, 0.40625);
+  EXPECT_EQ(groupCost(p, 1, Collective::AllReduce, 100.0).topk, 4.0);
+  // The global top-k and the sparse all-reduce derive theirs from the
+  // allgather's when the profile has no message costs of their own.
+  EXPECT_EQ(groupCost(p, 771, Collective::GTopK, 0.0).topk, p.topkSeconds(771));
+  p.gtopk = AlphaBeta{1e-3, 1e-6, 1e-3, 0.125};
+  EXPECT_EQ(groupCost(p, 771, Collective::GTopK, 1.0).topk, p.topkSeconds(771) + 0.125);
+  // Without cpu_fraction nothing is capped (every profile before it).
+  p.allreduce.cpuFraction.reset();
+  EXPECT_EQ(groupCost(p, 1, Collective::AllReduce, 0.8125).topk, 4.0);
 }
 
 TEST(PlannerPredict, OneLayer) {
@@ -907,6 +1012,47 @@ TEST_P(PlannerExact, FourCollectivesEqualBruteForce) {
       EXPECT_GT(chosen[c], 0) << stringifyCollective(c).str();
 }
 
+double paretoOptimum(const Profile &p, CollectiveSet allowed);
+
+// With every collective's CPU charge capped by its cpu_fraction of the
+// backward after the group, the exact planner still equals brute force over
+// every grouping and per-group choice, and the plain Pareto DP.
+TEST_P(PlannerExact, CappedCpuEqualsBruteForce) {
+  std::mt19937_64 rng(5151 + GetParam().family);
+  int checked = 0, capped = 0;
+  for (int64_t L = 1; L <= 6; ++L)
+    for (int t = 0; t < 12; ++t) {
+      Profile p = randomWideProfile(rng, L, GetParam().family);
+      std::uniform_real_distribution<double> unit(0.0, 1.0);
+      for (AlphaBeta *ab : {&p.allgather, &p.allreduce}) {
+        ab->cpuPerByte = ab->beta * 2 * unit(rng);
+        ab->cpuFraction = unit(rng);
+      }
+      for (std::optional<AlphaBeta> *ab : {&p.gtopk, &p.sparseAllreduce})
+        if (*ab) {
+          (*ab)->cpuPerByte = (*ab)->beta * unit(rng);
+          (*ab)->cpuFraction = unit(rng);
+        }
+      ASSERT_FALSE(bool(p.validate()));
+      double total = 0;
+      for (const LayerProfile &l : p.layers)
+        total += l.backward;
+      capped += p.allreduceComputeSeconds(p.layers[0].numel) > *p.allreduce.cpuFraction * total;
+      for (CollectiveSet allowed : {CollectiveSet::all(), CollectiveSet{Collective::AllReduce},
+                                    CollectiveSet{Collective::AllGather, Collective::GTopK}}) {
+        double got = predict(p, planOptimal(p, allowed)), expected = bruteForceOver(p, allowed);
+        ASSERT_TRUE(sameCost(got, expected))
+            << "L=" << L << " profile " << t << ": planner " << got << ", brute force "
+            << expected;
+        ASSERT_TRUE(sameCost(got, paretoOptimum(p, allowed))) << "L=" << L << " profile " << t;
+        ++checked;
+      }
+    }
+  EXPECT_EQ(checked, 3 * 6 * 12);
+  if (GetParam().family != 2)
+    EXPECT_GT(capped, 0);
+}
+
 // auto over four collectives is never worse than over any subset.
 TEST(PlannerExact, AutoNeverWorseThanEachCollective) {
   std::mt19937_64 rng(77);
@@ -939,7 +1085,8 @@ double paretoOptimum(const Profile &p, CollectiveSet allowed) {
     std::vector<std::pair<double, double>> all;
     for (int64_t j = 0; j < i; ++j)
       for (Collective c : allowed.members()) {
-        auto [s, comm] = groupCost(p, prefixNumel[i] - prefixNumel[j], c);
+        auto [s, comm] = groupCost(p, prefixNumel[i] - prefixNumel[j], c,
+                                    prefixBackward[L] - prefixBackward[i]);
         for (auto [x, y] : front[j]) {
           double nx = x + s;
           all.push_back({nx, std::max(y, prefixBackward[i] + nx) + comm});

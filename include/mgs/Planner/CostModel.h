@@ -19,6 +19,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <optional>
@@ -96,17 +97,33 @@ struct GroupCost {
   double comm; ///< on the comm stream: the collective
 };
 
-/// A group of n elements exchanged with c: what predict() charges it.
-inline GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
+/// A collective's CPU charge `share` on the compute stream, capped at its
+/// cpu_fraction of `backwardAfter` (the backward still to run once the group's
+/// gradients are complete: all the compute its collective can slow) when the
+/// profile gives a cpu_fraction.
+inline double cappedCpu(double share, const AlphaBeta &ab, double backwardAfter) {
+  return ab.cpuFraction ? std::min(share, *ab.cpuFraction * backwardAfter) : share;
+}
+
+/// A group of n elements exchanged with c, with `backwardAfter` seconds of
+/// backward after it in backprop order: what predict() charges it.
+inline GroupCost groupCost(const Profile &p, int64_t n, Collective c, double backwardAfter) {
   switch (c) {
   case Collective::AllReduce:
-    return {p.allreduceComputeSeconds(n), p.allreduceSeconds(n)};
+    return {cappedCpu(p.allreduceComputeSeconds(n), p.allreduce, backwardAfter),
+            p.allreduceSeconds(n)};
   case Collective::AllGather:
-    return {p.topkSeconds(n) + p.allgatherComputeSeconds(n), p.allgatherSeconds(n)};
+    return {p.topkSeconds(n) +
+                cappedCpu(p.allgatherComputeSeconds(n), p.allgather, backwardAfter),
+            p.allgatherSeconds(n)};
   case Collective::GTopK:
-    return {p.topkSeconds(n) + p.gtopkComputeSeconds(n), p.gtopkSeconds(n)};
+    return {p.topkSeconds(n) +
+                cappedCpu(p.gtopkComputeSeconds(n), p.pointToPoint(p.gtopk), backwardAfter),
+            p.gtopkSeconds(n)};
   case Collective::SparseAllReduce:
-    return {p.topkSeconds(n) + p.sparseAllreduceComputeSeconds(n), p.sparseAllreduceSeconds(n)};
+    return {p.topkSeconds(n) + cappedCpu(p.sparseAllreduceComputeSeconds(n),
+                                         p.pointToPoint(p.sparseAllreduce), backwardAfter),
+            p.sparseAllreduceSeconds(n)};
   }
   return {0.0, 0.0};
 }
@@ -119,8 +136,9 @@ inline GroupCost groupCost(const Profile &p, int64_t n, Collective c) {
 /// collective starts at max(end of the previous collective, end of that
 /// top-k) and lasts allgatherSeconds(n) (allreduceSeconds(n) if dense;
 /// gtopkSeconds(n), sparseAllreduceSeconds(n) for the other two, whose
-/// compute-stream share is gtopkComputeSeconds / sparseAllreduceComputeSeconds).
-/// Returns the end of the last collective. `groups` must pass verifyGroups.
+/// compute-stream share is gtopkComputeSeconds / sparseAllreduceComputeSeconds;
+/// each share capped by the collective's cpu_fraction of the backward after
+/// the group, where the profile gives one). Returns the end of the last collective. `groups` must pass verifyGroups.
 ///
 /// Evaluated as X += t_s(group); C = B(i) + X; Y = max(Y, C) + t_c(group),
 /// with B(i) the backward time of the first i layers in backprop order

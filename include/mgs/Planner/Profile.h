@@ -41,6 +41,16 @@ struct AlphaBeta {
   double alpha = 0.0;      ///< seconds
   double beta = 0.0;       ///< seconds per byte
   double cpuPerByte = 0.0; ///< compute-stream seconds per byte
+  /// The share of the compute stream a running collective takes (profile key
+  /// "cpu_fraction", optional): when set, a group's CPU charge is at most
+  /// this fraction of the backward still to run beside its collective
+  /// (groupCost). Absent: no cap, as every profile before it.
+  std::optional<double> cpuFraction;
+  /// Sparse all-reduce only (key "per_element" of "sparse_allreduce",
+  /// optional, default 0): comm-stream seconds per element of the group, the
+  /// dense n-element result every worker zeroes and fills on the
+  /// collective's critical path.
+  double perElement = 0.0;
 };
 
 /// A top-k timing sample: one top-k over `n` elements took `seconds`.
@@ -73,6 +83,12 @@ struct Profile {
   int64_t measuredWorkers = 0;
   /// Forward order.
   std::vector<LayerProfile> layers;
+  /// What a training step spends outside the backprop pipeline (forward,
+  /// loss, optimizer update, filling the batch), measured on the same ranks
+  /// as the backward (key "step_offset", optional, seconds). It is the same
+  /// for every plan: plans do not depend on it; mgs-plan adds it to a plan's
+  /// predicted time as "predicted_step_seconds".
+  std::optional<double> stepOffset;
 
   /// k = max(1, floor(density * n)), never above n.
   int64_t topkK(int64_t n) const;
@@ -112,7 +128,8 @@ struct Profile {
   /// union holds at most k entries, and is sent dense once it fills half the
   /// region):
   ///   (R + P - 1 + ceil(log2 P)) * a_p
-  ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P))).
+  ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P)))
+  ///     + per_element * n   (0 unless the profile's sparse_allreduce has it).
   double sparseAllreduceSeconds(int64_t n) const;
   /// Their compute-stream share: cpu_per_byte times the bytes each worker
   /// receives (the b_p terms' bytes).

@@ -13,6 +13,7 @@
 #include "mgsrt/contract.h"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -220,17 +221,46 @@ std::string jsonEscape(const std::string &s) {
   return out;
 }
 
+Status allGatherValues(mgsrt_ctx_t *ctx, int workers, int rank, const std::vector<double> &mine,
+                       std::vector<double> &all) {
+  const size_t m = mine.size();
+  std::vector<float> host(m * workers, 0.0f);
+  for (size_t j = 0; j < m; ++j)
+    host[rank * m + j] = static_cast<float>(mine[j]);
+  DeviceMemory buf(ctx, std::max<size_t>(4, host.size() * 4));
+  int64_t desc[mgs::contract::AllReduceDesc::Size] = {}; // slot 0
+  desc[mgs::contract::AllReduceDesc::Count] = static_cast<int64_t>(host.size());
+  void *bufs[1] = {buf.get()};
+  int64_t wait[1] = {0};
+  if (!buf.get() ||
+      mgsrt_copy_to_device(ctx, buf.get(), host.data(), host.size() * 4) != MGSRT_OK ||
+      mgsrt_allreduce_start(ctx, desc, bufs) != MGSRT_OK ||
+      mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
+      mgsrt_copy_to_host(ctx, host.data(), buf.get(), host.size() * 4) != MGSRT_OK)
+    return ctxError(ctx, "exchanging the ranks' times");
+  // The allreduce averages: a sum of one rank's value and zeros, over P.
+  all.resize(host.size());
+  for (size_t i = 0; i < host.size(); ++i)
+    all[i] = static_cast<double>(host[i]) * workers;
+  return Status::success();
+}
+
 Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
-                     const std::function<bool(int)> &runStep,
-                     std::vector<Calibration::Layer> &out) {
+                     const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
+                     int workers, int rank, double *rankBackward) {
   std::map<int64_t, std::string> nameOf(m.marks.begin(), m.marks.end());
   std::map<std::string, int64_t> numelOf;
   for (const TensorSpec &p : m.params)
     numelOf[p.name] = p.numElements();
   std::map<int64_t, std::vector<double>> times; // backprop index -> per-step seconds
-  std::vector<int64_t> ids;
-  std::vector<double> secs;
+  std::vector<int64_t> ids, order;              // order: the first step's mark ids
+  std::vector<double> secs, fromStart;          // fromStart: per step, per mark
   for (int s = 0; s < steps; ++s) {
+    std::vector<double> ignored;
+    if (workers > 1)
+      if (Status st = allGatherValues(ctx, workers, rank, {0.0}, ignored); !st.ok())
+        return st;
+    const double start = now();
     mgsrt_ctx_record_marks(ctx, 1);
     if (!runStep(s))
       return reported(ctx);
@@ -243,8 +273,15 @@ Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
       return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
                            "the step recorded no start-of-backprop mark (was it built with mgsc "
                            "--profile-generate?)");
+    if (s == 0)
+      order = ids;
+    if (ids != order)
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           "the steps recorded their marks in different orders");
     for (int64_t i = 1; i < n; ++i)
       times[ids[i]].push_back(secs[i] - secs[i - 1]);
+    for (int64_t i = 0; i < n; ++i)
+      fromStart.push_back(secs[i] - start);
   }
   out.clear();
   // Forward order: the reverse of backprop order.
@@ -255,11 +292,42 @@ Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
                            "no mark was recorded for the gradient of '" + it->second + "'");
     out.push_back({it->second, numelOf[it->second], median(t->second)});
   }
+  double summed = 0;
+  for (const Calibration::Layer &l : out)
+    summed += l.backward;
+  if (rankBackward)
+    *rankBackward = summed;
+  if (workers <= 1)
+    return Status::success();
+
+  // The slowest rank's marks: per step and mark, the maximum over the ranks
+  // of the time from the step's start; the first mark (backprop starts) is
+  // taken at the median rank.
+  std::vector<double> all;
+  if (Status st = allGatherValues(ctx, workers, rank, fromStart, all); !st.ok())
+    return st;
+  const size_t marks = order.size(), per = fromStart.size();
+  std::vector<double> edge(marks);
+  for (size_t i = 0; i < marks; ++i) {
+    std::vector<double> perStep;
+    for (int s = 0; s < steps; ++s) {
+      std::vector<double> ranks;
+      for (int r = 0; r < workers; ++r)
+        ranks.push_back(all[r * per + s * marks + i]);
+      perStep.push_back(i == 0 ? median(ranks) : *std::max_element(ranks.begin(), ranks.end()));
+    }
+    edge[i] = median(perStep);
+  }
+  std::map<int64_t, double> slowest; // mark id -> its backward
+  for (size_t i = 1; i < marks; ++i)
+    slowest[order[i]] = std::max(0.0, edge[i] - std::max(edge[i - 1], edge[0]));
+  for (auto [i, it] = std::pair{size_t(0), nameOf.rbegin()}; it != nameOf.rend(); ++it, ++i)
+    out[i].backward = slowest[it->first];
   return Status::success();
 }
 
 Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
-                   std::vector<std::pair<int64_t, double>> &out) {
+                   std::vector<std::pair<int64_t, double>> &out, int workers, int rank) {
   out.clear();
   std::mt19937 rng(7);
   std::normal_distribution<float> dist;
@@ -280,6 +348,10 @@ Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
     // Repetitions: enough for ~0.2 s at the largest sizes, at least 5.
     const int reps = n >= (1 << 22) ? 5 : n >= (1 << 16) ? 11 : 31;
     std::vector<double> t;
+    if (workers > 1) // the ranks start each size together
+      if (Status st = allGatherValues(ctx, workers, rank, {0.0}, t); !st.ok())
+        return st;
+    t.clear();
     for (int r = 0; r <= reps; ++r) {
       if (mgsrt_copy_to_device(ctx, residual.get(), zeros.data(), n * 4) != MGSRT_OK ||
           mgsrt_synchronize(ctx) != MGSRT_OK)
@@ -290,6 +362,15 @@ Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
       if (r > 0) // the first is a warm-up
         t.push_back(now() - t0);
     }
+    if (workers > 1) {
+      // Each repetition at its slowest rank.
+      std::vector<double> all;
+      if (Status st = allGatherValues(ctx, workers, rank, t, all); !st.ok())
+        return st;
+      for (size_t r = 0; r < t.size(); ++r)
+        for (int q = 0; q < workers; ++q)
+          t[r] = std::max(t[r], all[q * t.size() + r]);
+    }
     out.emplace_back(n, median(t));
     if (n >= maxN)
       break;
@@ -297,8 +378,15 @@ Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
   return Status::success();
 }
 
-Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
-                          LinearCost &allreduce) {
+LinearCost anchorBeta(LinearCost c, double bytes, double seconds) {
+  const double slope = bytes > 0 ? (seconds - c.alpha) / bytes : 0;
+  if (slope > 0)
+    c.beta = slope;
+  return c;
+}
+
+Status measureCollectives(mgsrt_ctx_t *ctx, int workers, int64_t largestN,
+                          LinearCost &allgather, LinearCost &allreduce) {
   const int reps = 7;
   std::vector<std::pair<double, double>> gather, reduce;
   for (int64_t k : {1, 64, 1024, 16384, 131072}) {
@@ -308,15 +396,26 @@ Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
       return ctxError(ctx, "calibrating the allgather");
     gather.emplace_back(c.bytes(), median(t));
   }
-  for (int64_t n : {1, 256, 4096, 65536, 1048576}) {
+  const int64_t largestFitted = 1048576;
+  std::vector<int64_t> sizes = {1, 256, 4096, 65536, largestFitted};
+  if (largestN > largestFitted)
+    sizes.push_back(largestN);
+  for (int64_t n : sizes) {
     CalibrationCollective c = CalibrationCollective::allreduce(ctx, n);
     std::vector<double> t;
-    if (!c.ok() || !timeCollective(ctx, c, reps, t))
+    // The model's largest gradient: 3 runs (it may take seconds on a slow link).
+    if (!c.ok() || !timeCollective(ctx, c, n > largestFitted ? 3 : reps, t))
       return ctxError(ctx, "calibrating the allreduce");
     reduce.emplace_back(c.bytes(), median(t));
   }
   allgather = fit(gather);
-  allreduce = fit(reduce);
+  if (largestN > largestFitted) {
+    auto [bytes, seconds] = reduce.back();
+    reduce.pop_back();
+    allreduce = anchorBeta(fit(reduce), bytes, seconds);
+  } else {
+    allreduce = fit(reduce);
+  }
   return Status::success();
 }
 
@@ -395,16 +494,31 @@ Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
       return ctxError(ctx, "calibrating the sparse all-reduce");
     s.emplace_back(sparseAllreduceShape(workers, k, n), median(t));
   }
+  // The dense result's cost per element: k = 1024 (s[2]) at n = 2^22, the
+  // same messages (each region's union stays below half of it).
+  const int64_t k = 1024, small = 4 * workers * k, large = int64_t(1) << 22;
+  double perElement = 0;
+  if (large > small) {
+    CalibrationCollective a = CalibrationCollective::sparseAllreduce(ctx, k, large, workers, rank);
+    std::vector<double> t;
+    if (!a.ok() || !timeCollective(ctx, a, 3, t))
+      return ctxError(ctx, "calibrating the sparse all-reduce");
+    perElement = std::max(0.0, (median(t) - s[2].second) / static_cast<double>(large - small));
+  }
+  for (auto [i, k] : std::array<std::pair<size_t, int64_t>, 5>{
+           {{0, 1}, {1, 64}, {2, 1024}, {3, 16384}, {4, 131072}}})
+    s[i].second -= perElement * static_cast<double>(4 * workers * k);
   gtopk = fitMessages(g);
   sparseAllreduce = fitMessages(s);
+  sparseAllreduce.perElement = perElement;
   return Status::success();
 }
 
 Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
                             const std::function<double(int)> &runStep, LinearCost &allgather,
-                            LinearCost &allreduce) {
+                            LinearCost &allreduce, double &stepSeconds) {
   int stepIndex = 0;
-  std::vector<double> alone;
+  std::vector<double> alone, unloadedSteps;
   for (int r = 0; r < 3; ++r) {
     double t = runStep(stepIndex++);
     if (t < 0)
@@ -412,6 +526,7 @@ Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
     alone.push_back(t);
   }
   const double step = median(alone);
+  unloadedSteps = alone;
   // Bytes whose fitted time is half a step: the collective's CPU work then
   // falls inside the step it runs beside.
   auto bytesFor = [&](const LinearCost &c) {
@@ -428,6 +543,7 @@ Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
       const double unloaded = runStep(stepIndex++);
       if (unloaded < 0)
         return reported(ctx);
+      unloadedSteps.push_back(unloaded);
       if (c.start() != MGSRT_OK)
         return ctxError(ctx, failure);
       const double loaded = runStep(stepIndex++);
@@ -438,6 +554,8 @@ Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
       stolen.push_back(loaded - unloaded);
     }
     cost.cpuPerByte = std::max(0.0, median(stolen)) / c.bytes();
+    const double running = cost.alpha + cost.beta * c.bytes();
+    cost.cpuFraction = running > 0 ? cost.cpuPerByte * c.bytes() / running : 0.0;
     return Status::success();
   };
 
@@ -457,7 +575,11 @@ Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
           measure("allgather", CalibrationCollective::allgather(ctx, sizes[0], workers), allgather);
       !s.ok())
     return s;
-  return measure("allreduce", CalibrationCollective::allreduce(ctx, sizes[1]), allreduce);
+  if (Status s = measure("allreduce", CalibrationCollective::allreduce(ctx, sizes[1]), allreduce);
+      !s.ok())
+    return s;
+  stepSeconds = median(unloadedSteps);
+  return Status::success();
 }
 
 std::string profileJson(const Calibration &c) {
@@ -474,9 +596,17 @@ std::string profileJson(const Calibration &c) {
                            {"allreduce", &c.allreduce},
                            {"gtopk", c.gtopk ? &*c.gtopk : nullptr},
                            {"sparse_allreduce", c.sparseAllreduce ? &*c.sparseAllreduce : nullptr}})
-    if (cost)
+    if (cost) {
       os << " \"" << key << "\": {\"alpha\": " << cost->alpha << ", \"beta\": " << cost->beta
-         << ", \"cpu_per_byte\": " << cost->cpuPerByte << "},\n";
+         << ", \"cpu_per_byte\": " << cost->cpuPerByte;
+      if (cost->cpuFraction)
+        os << ", \"cpu_fraction\": " << *cost->cpuFraction;
+      if (cost->perElement != 0)
+        os << ", \"per_element\": " << cost->perElement;
+      os << "},\n";
+    }
+  if (c.stepOffset)
+    os << " \"step_offset\": " << *c.stepOffset << ",\n";
   os << " \"layers\": [\n";
   for (size_t i = 0; i < c.layers.size(); ++i)
     os << "  {\"name\": \"" << jsonEscape(c.layers[i].name)
@@ -521,19 +651,23 @@ int Driver::runCalibration() {
     if (!runStep(s))
       return 1;
   Calibration c;
+  double rankBackward = 0;
   Status st = measureLayers(
-      ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers);
+      ctx, m, steps, [&](int s) { return runStep(warmup + s); }, c.layers, workers, rank,
+      &rankBackward);
   if (!st.ok())
     return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
-  int64_t total = 0;
-  for (const Calibration::Layer &l : c.layers)
+  int64_t total = 0, largest = 0;
+  for (const Calibration::Layer &l : c.layers) {
     total += l.numel;
+    largest = std::max(largest, l.numel);
+  }
   c.workers = workers;
   c.batchSize = m.batchSize;
   c.density = o.calibrateDensity;
-  st = measureTopK(ctx, o.calibrateDensity, total, c.topk);
+  st = measureTopK(ctx, o.calibrateDensity, total, c.topk, workers, rank);
   if (st.ok())
-    st = measureCollectives(ctx, workers, c.allgather, c.allreduce);
+    st = measureCollectives(ctx, workers, largest, c.allgather, c.allreduce);
   if (!st.ok())
     return error("--calibrate: %s", st.message.c_str());
   // What the collectives take from backprop on the same cores (on a GPU the
@@ -545,9 +679,12 @@ int Driver::runCalibration() {
         return -1.0;
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     };
-    st = measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce);
+    double step = 0;
+    st = measureCollectiveCpu(ctx, workers, timedStep, c.allgather, c.allreduce, step);
     if (!st.ok())
       return st.message.empty() ? 1 : error("--calibrate: %s", st.message.c_str());
+    // Against the median rank's backward: the ranks' skew is the pipeline's.
+    c.stepOffset = std::max(0.0, step - rankBackward);
     // The global top-k's and the sparse all-reduce's messages (the CPU
     // runtime has them; a GPU profile leaves them out: the planner derives
     // them from the allgather). Their compute per byte is the allgather's.
@@ -557,6 +694,7 @@ int Driver::runCalibration() {
     if (!st.ok())
       return error("--calibrate: %s", st.message.c_str());
     c.gtopk->cpuPerByte = c.sparseAllreduce->cpuPerByte = c.allgather.cpuPerByte;
+    c.gtopk->cpuFraction = c.sparseAllreduce->cpuFraction = c.allgather.cpuFraction;
   }
   c.source = "mgs --calibrate: " + o.program + " on " + std::to_string(workers) + " worker(s)" +
              (m.cuda ? " (GPU)" : " (CPU)") + ", batch " + std::to_string(m.batchSize) +
@@ -577,6 +715,11 @@ int Driver::runCalibration() {
                 "sparse_allreduce "
                 "alpha %.3g s beta %.3g s/B",
                 c.gtopk->alpha, c.gtopk->beta, c.sparseAllreduce->alpha, c.sparseAllreduce->beta);
+  if (c.stepOffset)
+    std::printf("; cpu fraction: allgather %.3g, allreduce %.3g; step offset %.3f ms; "
+                "sparse_allreduce per element %.3g s",
+                c.allgather.cpuFraction.value_or(0), c.allreduce.cpuFraction.value_or(0),
+                *c.stepOffset * 1e3, c.sparseAllreduce ? c.sparseAllreduce->perElement : 0.0);
   std::printf("\n");
   if (rank != 0)
     return 0;

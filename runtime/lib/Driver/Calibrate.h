@@ -27,6 +27,12 @@ namespace mgs::rt::driver {
 struct LinearCost {
   double alpha = 0, beta = 0; // seconds, seconds per byte
   double cpuPerByte = 0;      // compute time taken from a step running beside it
+  /// That compute time per second the collective runs (profile key
+  /// "cpu_fraction"); unset: not measured.
+  std::optional<double> cpuFraction;
+  /// The sparse all-reduce's seconds per element of the group (profile key
+  /// "per_element"): its dense result, zeroed and filled on its critical path.
+  double perElement = 0;
 };
 
 struct Calibration {
@@ -45,29 +51,58 @@ struct Calibration {
     double backward = 0; // seconds
   };
   std::vector<Layer> layers; // forward order
-  std::string source;        // what measured it
+  /// A step's time outside backprop (forward, loss, update, batch): the
+  /// median step less the summed backward (profile key "step_offset");
+  /// unset: not measured (one worker, a GPU).
+  std::optional<double> stepOffset;
+  std::string source; // what measured it
 };
 
 // The measurements return a Status; one whose message is empty means that
 // `runStep` failed and reported it already.
 
 /// Per-layer backward times from `steps` runs of the step: `runStep(i)` runs
-/// step i with marks recorded (the ctx's). Median over the steps of the time
-/// from the previous mark to each gradient's mark.
+/// step i with marks recorded (the ctx's). One worker: the median over the
+/// steps of the time from the previous mark to each gradient's mark. More
+/// workers (every rank must call it): the steps start together (an
+/// allreduce before each) and a gradient's collective can start only once
+/// the slowest rank has it, so each mark's time from the step's start is
+/// taken at its maximum over the ranks (exchanged by an allreduce); a layer's
+/// backward is the difference of those maxima's medians over the steps from
+/// the previous mark's, the first from the median rank's start of backprop
+/// (the ranks' skew by then is the first layer's). `rankBackward`, when not
+/// null: the summed backward of the median rank (the per-rank medians'
+/// sum, which a step's forward and update are measured against).
 Status measureLayers(mgsrt_ctx_t *ctx, const Manifest &m, int steps,
-                     const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out);
+                     const std::function<bool(int)> &runStep, std::vector<Calibration::Layer> &out,
+                     int workers = 1, int rank = 0, double *rankBackward = nullptr);
+
+/// Every rank's `mine` (the same length on every rank), rank after rank, into
+/// `all`, by an allreduce (in float). Every rank must call it.
+Status allGatherValues(mgsrt_ctx_t *ctx, int workers, int rank, const std::vector<double> &mine,
+                       std::vector<double> &all);
 
 /// Top-k sparsification times at sizes 16, 64, ... up to `maxN` (rounded up to
 /// a power of 4), k = mgs::contract::topkCount(n, density), on the ctx's
-/// device.
+/// device. More workers (every rank must call it): the ranks start each size
+/// together and a repetition counts at its slowest rank (the collective after
+/// a top-k waits for it); the median over the repetitions.
 Status measureTopK(mgsrt_ctx_t *ctx, double density, int64_t maxN,
-                   std::vector<std::pair<int64_t, double>> &out);
+                   std::vector<std::pair<int64_t, double>> &out, int workers = 1, int rank = 0);
 
 /// Allgather (k values and indices per rank: 8 k P bytes) and allreduce
 /// (4 n bytes) times over a range of sizes on the ctx's communicator, fitted
-/// to alpha + beta * bytes by least squares. Every rank must call it.
-Status measureCollectives(mgsrt_ctx_t *ctx, int workers, LinearCost &allgather,
-                          LinearCost &allreduce);
+/// to alpha + beta * bytes by least squares. The allreduce is also timed at
+/// `largestN` elements (the model's largest gradient) when that is beyond the
+/// range, and its beta is then the line from the fit's alpha through that
+/// time (anchorBeta): a dense group's cost is decided by its largest
+/// messages, which the small sizes' fit misses. Every rank must call it.
+Status measureCollectives(mgsrt_ctx_t *ctx, int workers, int64_t largestN,
+                          LinearCost &allgather, LinearCost &allreduce);
+
+/// `c` with beta replaced by the slope from (0, c.alpha) to (bytes, seconds),
+/// kept when that is not positive.
+LinearCost anchorBeta(LinearCost c, double bytes, double seconds);
 
 /// The planner's terms for one sparse collective of k entries a worker out of
 /// n elements on `workers` workers (docs/design.md): the messages on a
@@ -93,8 +128,11 @@ LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs)
 /// The global top-k's and the balanced sparse all-reduce's message costs
 /// (a_p, b_p), from runs of each with k = 1 ... 131072 entries of n = 4 k P
 /// (this `rank`'s own random entries, one in each stretch of 4 P; regions
-/// stay sparse), less the merges' top-k time read from `topk`. Every rank
-/// must call it; workers > 1.
+/// stay sparse), less the merges' top-k time read from `topk`. The sparse
+/// all-reduce's per-element cost: one more run at k = 1024 with n = 2^22
+/// (the same messages), its time less the n = 4kP run's over the extra
+/// elements; the fit's times are less per_element * n. Every rank must call
+/// it; workers > 1.
 Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
                                 const std::vector<std::pair<int64_t, double>> &topk,
                                 LinearCost &gtopk, LinearCost &sparseAllreduce);
@@ -106,11 +144,13 @@ Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
 /// about half a step is started before a step and waited for after it;
 /// (that step's time - an unloaded step's) / bytes, the median of 5 pairs,
 /// at least 0. The collective's packing and unpacking on the caller's
-/// thread (a copy of the sent and received entries) is left out. Every rank
-/// must call it; CPU contexts only.
+/// thread (a copy of the sent and received entries) is left out.
+/// cpuFraction: that compute time over the collective's fitted time (the
+/// share of the step it took while running). `stepSeconds`: the median of
+/// every unloaded step. Every rank must call it; CPU contexts only.
 Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
                             const std::function<double(int)> &runStep, LinearCost &allgather,
-                            LinearCost &allreduce);
+                            LinearCost &allreduce, double &stepSeconds);
 
 /// `s` inside a JSON string: quotes and backslashes escaped.
 std::string jsonEscape(const std::string &s);

@@ -2,7 +2,9 @@
 //
 // --calibrate's message costs of the global top-k and the balanced sparse
 // all-reduce: the planner's message counts and bytes (docs/design.md), the
-// top-k curve as the planner reads it, and the fit recovering a_p and b_p.
+// top-k curve as the planner reads it, the fit recovering a_p and b_p, the
+// all-reduce's beta anchored at the model's largest gradient, and the
+// optional profile keys.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +71,43 @@ TEST(CalibrateTest, FitMessagesRecoversTheMessageCost) {
     }
   }
   EXPECT_EQ(fitMessages({}).alpha, 0);
+}
+
+TEST(CalibrateTest, AnchorBetaGoesThroughTheLargestSize) {
+  LinearCost small{0.01, 3e-8, 1e-8, 0.5};
+  // 25 MB in 0.51 s: (0.51 - 0.01) / 25e6 = 2e-8 s/B; alpha and the CPU terms stay.
+  LinearCost c = anchorBeta(small, 25e6, 0.51);
+  EXPECT_EQ(c.alpha, 0.01);
+  EXPECT_NEAR(c.beta, 2e-8, 1e-20);
+  EXPECT_EQ(c.cpuPerByte, 1e-8);
+  EXPECT_EQ(c.cpuFraction, 0.5);
+  // A time below the start-up keeps the fit's slope.
+  EXPECT_EQ(anchorBeta(small, 25e6, 0.005).beta, 3e-8);
+  EXPECT_EQ(anchorBeta(small, 0, 1.0).beta, 3e-8);
+}
+
+TEST(CalibrateTest, ProfileJsonWritesTheOptionalKeysWhenMeasured) {
+  Calibration c;
+  c.topk = {{16, 1e-6}};
+  c.layers = {{"w", 4, 0.5}};
+  std::string plain = profileJson(c);
+  EXPECT_EQ(plain.find("cpu_fraction"), std::string::npos);
+  EXPECT_EQ(plain.find("step_offset"), std::string::npos);
+  c.allreduce.cpuFraction = 0.25;
+  c.stepOffset = 0.125;
+  std::string full = profileJson(c);
+  EXPECT_NE(full.find("\"allreduce\": {\"alpha\": 0, \"beta\": 0, \"cpu_per_byte\": 0, "
+                      "\"cpu_fraction\": 0.25}"),
+            std::string::npos)
+      << full;
+  EXPECT_NE(full.find("\"step_offset\": 0.125,"), std::string::npos) << full;
+  c.sparseAllreduce = LinearCost{};
+  c.sparseAllreduce->perElement = 2e-9;
+  full = profileJson(c);
+  EXPECT_NE(full.find("\"sparse_allreduce\": {\"alpha\": 0, \"beta\": 0, \"cpu_per_byte\": 0, "
+                      "\"per_element\": 2e-09}"),
+            std::string::npos)
+      << full;
 }
 
 } // namespace
