@@ -18,6 +18,8 @@
 
 using namespace mgs::rt;
 using namespace mgs::rt::cpu::recurrent;
+using mgs::rt::cpu::fastTanh;
+using mgs::rt::cpu::sigmoid;
 
 namespace {
 
@@ -34,7 +36,8 @@ mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *des
   return MGSRT_OK;
 }
 
-mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+MGSRT_SIMD_CLONES mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                         void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_fwd);
   Shape s;
   bool lbr;
@@ -103,7 +106,8 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   return MGSRT_OK;
 }
 
-mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                         void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_bwd);
   Shape s;
   bool lbr;
