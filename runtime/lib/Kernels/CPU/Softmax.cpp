@@ -7,14 +7,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "Descriptors/SoftmaxDesc.h"
-#include "Kernels/CPU/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
-
-#include <omp.h>
 
 using namespace mgs::rt;
 
@@ -148,35 +144,6 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
-/// One row of softmax cross-entropy: returns log(sum(exp(row))) - row[label]
-/// and, when `drow` is not null, writes (softmax(row) - onehot(label)) * invN
-/// into it. One exp per logit (VectorMath.h's, summed in double), kept in
-/// `drow` (else in `tmp`) between the two passes.
-MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t label, int64_t c,
-                                         float invN, float *__restrict drow,
-                                         float *__restrict tmp) {
-  float mx = -std::numeric_limits<float>::infinity();
-#pragma omp simd reduction(max : mx)
-  for (int64_t j = 0; j < c; ++j)
-    mx = row[j] > mx ? row[j] : mx;
-  float *e = drow ? drow : tmp;
-  double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < c; ++j) {
-    const float v = mgs::rt::cpu::fastExp(row[j] - mx);
-    e[j] = v;
-    sum += v;
-  }
-  if (drow) {
-    const float scale = static_cast<float>(invN / sum);
-#pragma omp simd
-    for (int64_t j = 0; j < c; ++j)
-      drow[j] *= scale;
-    drow[label] -= invN;
-  }
-  return mx + std::log(sum) - row[label];
-}
-
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   int64_t n, c;
@@ -190,14 +157,25 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     if (labels[i] < 0 || labels[i] >= c)
       return badLabel(ctx, kernel, labels[i], i, c);
   const double invN = 1.0 / static_cast<double>(n);
-  // Without dlogits, the exps go to a row of scratch memory per thread.
-  std::vector<float> tmp(dlogits ? 0 : static_cast<size_t>(c) * omp_get_max_threads());
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    total += crossEntropyRow(logits + i * c, labels[i], c, static_cast<float>(invN),
-                             dlogits ? dlogits + i * c : nullptr,
-                             dlogits ? nullptr : tmp.data() + omp_get_thread_num() * c);
+  for (int64_t i = 0; i < n; ++i) {
+    const float *row = logits + i * c;
+    float mx = -std::numeric_limits<float>::infinity();
+    for (int64_t j = 0; j < c; ++j)
+      mx = std::max(mx, row[j]);
+    double sum = 0.0;
+    for (int64_t j = 0; j < c; ++j)
+      sum += std::exp(static_cast<double>(row[j]) - mx);
+    const double lse = mx + std::log(sum);
+    total += lse - row[labels[i]];
+    if (dlogits) {
+      float *drow = dlogits + i * c;
+      for (int64_t j = 0; j < c; ++j)
+        drow[j] = static_cast<float>(std::exp(row[j] - lse) * invN);
+      drow[labels[i]] -= static_cast<float>(invN);
+    }
+  }
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;
 }
