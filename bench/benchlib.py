@@ -64,10 +64,11 @@ def window_ms(output, global_batch, drop_last=False):
 
 
 def torch_sgd_step_ms(model, batches, iters, warmup=3):
-    """PyTorch's ms per training step of model (cross-entropy, SGD with
-    momentum 0.9, lr 0.01): warmup steps on the first batches, then iters
-    timed steps cycling through batches, a list of (input, label) pairs.
-    Imports torch here, so that it runs in whichever interpreter calls it."""
+    """PyTorch's wall-clock and CPU (user + system, all threads) ms per
+    training step of model (cross-entropy, SGD with momentum 0.9, lr 0.01):
+    warmup steps on the first batches, then iters timed steps cycling
+    through batches, a list of (input, label) pairs. Imports torch here, so
+    that it runs in whichever interpreter calls it."""
     import time
     import torch
     import torch.nn.functional as F
@@ -80,10 +81,11 @@ def torch_sgd_step_ms(model, batches, iters, warmup=3):
         opt.step()
     for x, y in batches[:warmup]:
         step(x, y)
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for i in range(iters):
         step(*batches[i % len(batches)])
-    return (time.perf_counter() - start) / iters * 1000
+    return ((time.perf_counter() - start) / iters * 1000,
+            (time.process_time() - cpu) / iters * 1000)
 
 
 def write_cifar(path, n, seed=0):

@@ -21,10 +21,18 @@ the executables link); --baseline-mgsc: a second one measured in the same
 rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
 round alternate; the table shows each model's median over --rounds rounds
 and the ratio mgs/PyTorch (goal <= 1.0) of the medians.
+
+Each model's "cpu" line gives the CPU time (user + system, all threads) per
+step, medians over the rounds: PyTorch's over its timed steps, mgs's over its
+whole run (start-up, data loading and the first step included, so it is an
+upper bound). On a machine shared with other work the wall times vary with
+the load while the CPU times mostly do not; with 1 thread the CPU time is the
+work itself, with more it also counts the time threads spin at barriers.
 """
 import argparse
 import os
 import re
+import resource
 import statistics
 import subprocess
 import sys
@@ -37,7 +45,7 @@ TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
 
 
 def torch_child(model_name, batch, threads, iters):
-    """Runs in a child process: prints PyTorch's ms/step and its version."""
+    """Runs in a child process: prints PyTorch's ms/step, its CPU ms/step and its version."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
     import export_models
@@ -52,8 +60,8 @@ def torch_child(model_name, batch, threads, iters):
     else:
         batches = [(torch.rand(batch, 1, 8, 8, generator=gen),
                     torch.randint(0, 10, (batch,), generator=gen)) for _ in range(8)]
-    ms = benchlib.torch_sgd_step_ms(model, batches, iters)
-    print(f"{ms:.4f} {torch.__version__}")
+    ms, cpu_ms = benchlib.torch_sgd_step_ms(model, batches, iters)
+    print(f"{ms:.4f} {cpu_ms:.4f} {torch.__version__}")
 
 
 def run(cmd, env=None):
@@ -62,6 +70,12 @@ def run(cmd, env=None):
     if r.returncode:
         sys.exit(f"recurrent_step: failed ({r.returncode}): {' '.join(cmd)}\n{r.stdout[-3000:]}")
     return r.stdout
+
+
+def children_cpu():
+    """CPU seconds (user + system) of the children waited for so far."""
+    u = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return u.ru_utime + u.ru_stime
 
 
 def prepare(model_name, build, mgsc, work, batch, iters):
@@ -95,12 +109,17 @@ def prepare(model_name, build, mgsc, work, batch, iters):
 
 
 def mgs_ms(cmd, batch, env):
+    """The executable's ms/step (steady windows) and CPU ms/step (whole run)."""
+    cpu = children_cpu()
     out = run(cmd, env)
+    cpu = children_cpu() - cpu
     rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", out)]
     if not rates:
         sys.exit(f"recurrent_step: no samples/s in the output of {' '.join(cmd)}:\n{out[-2000:]}")
+    per_epoch = re.search(r"(\d+) iterations per epoch", out)
+    steps = int(per_epoch.group(1)) * int(cmd[cmd.index("--epochs") + 1]) if per_epoch else 1
     steady = rates[1:] if len(rates) > 1 else rates
-    return batch / statistics.median(steady) * 1000
+    return batch / statistics.median(steady) * 1000, cpu / steps * 1000
 
 
 def main():
@@ -141,17 +160,21 @@ def main():
         base_cmds = {m: prepare(m, args.build, os.path.abspath(args.baseline_mgsc), base_work,
                                 args.batch_size, args.iters) for m in models}
     times = {(m, s): [] for m in models for s in sides + pythons}
+    cpus = {(m, s): [] for m in models for s in sides + pythons}
     versions = {s: s for s in sides}
     for rnd in range(args.rounds):
         for m in models:
-            times[(m, "mgs")].append(mgs_ms(cmds[m], args.batch_size, env))
-            if args.baseline_mgsc:
-                times[(m, "mgs base")].append(mgs_ms(base_cmds[m], args.batch_size, env))
+            for side, side_cmds in [("mgs", cmds)] + (
+                    [("mgs base", base_cmds)] if args.baseline_mgsc else []):
+                wall, cpu = mgs_ms(side_cmds[m], args.batch_size, env)
+                times[(m, side)].append(wall)
+                cpus[(m, side)].append(cpu)
             for py in pythons:
                 out = run([py, os.path.abspath(__file__), args.build, "--batch-size",
                            str(args.batch_size), "--threads", str(args.threads), "--iters",
                            str(args.iters), "--torch-child", m], env).split()
-                times[(m, py)].append(float(out[-2]))
+                times[(m, py)].append(float(out[-3]))
+                cpus[(m, py)].append(float(out[-2]))
                 versions[py] = "torch " + out[-1]
             print(f"round {rnd + 1} {m}: " + ", ".join(
                 f"{versions[s]} {times[(m, s)][-1]:.2f}" for s in sides + pythons), flush=True)
@@ -180,6 +203,11 @@ def main():
         lines.append(row)
         lines.append("  rounds: " + "; ".join(
             f"{versions[s]} [{' '.join(f'{v:.2f}' for v in times[(m, s)])}]"
+            for s in sides + pythons))
+        mgs_cpu = statistics.median(cpus[(m, "mgs")])
+        lines.append("  cpu ms/step: " + "; ".join(
+            f"{versions[s]} {statistics.median(cpus[(m, s)]):.2f}" +
+            ("" if s == "mgs" else f" (mgs/that {mgs_cpu / statistics.median(cpus[(m, s)]):.3f})")
             for s in sides + pythons))
     lines.append("mgs/torch <= 1.0: mgs is as fast or faster (the goal).")
     print("\n".join(lines))

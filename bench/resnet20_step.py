@@ -38,7 +38,7 @@ def torch_child(threads, iters, data_path):
     xs = torch.tensor(raw[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
     ys = torch.tensor(raw[:, 0].astype(np.int64))
     batches = [(xs[i:i + 32], ys[i:i + 32]) for i in range(0, len(ys) - 31, 32)]
-    ms = benchlib.torch_sgd_step_ms(model, batches, iters)
+    ms, _ = benchlib.torch_sgd_step_ms(model, batches, iters)
     print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
 
 

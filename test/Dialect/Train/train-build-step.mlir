@@ -134,6 +134,30 @@ func.func @forward(%x: tensor<1x3xf32>) -> tensor<1x3xf32> {
 
 // -----
 
+// Several splits of one parameter reassembled in another order (PyTorch's
+// LSTM gates, i f g o to ONNX's i o f c): the pieces' gradients become one
+// concatenation in the parameter's order, with no zeros and no adds.
+// CHECK-LABEL: func.func @train_step(%arg0: tensor<4x3xf32>
+// CHECK:         train.softmax_cross_entropy
+// CHECK-NOT:     arith.constant
+// CHECK-NOT:     train.add
+// CHECK:         %[[G:.*]]:3 = train.split %{{.*}} {axis = 0 : i64} : (tensor<4x3xf32>) -> (tensor<1x3xf32>, tensor<1x3xf32>, tensor<2x3xf32>)
+// CHECK-NEXT:    %[[DW:.*]] = train.concat %[[G]]#0, %[[G]]#2, %[[G]]#1 {axis = 0 : i64} : (tensor<1x3xf32>, tensor<2x3xf32>, tensor<1x3xf32>) -> tensor<4x3xf32>
+// CHECK-NOT:     train.add
+// CHECK:         train.gradient @w, %[[DW]]
+train.parameter @w trainable : tensor<4x3xf32>
+func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  %w = train.get_param @w : tensor<4x3xf32>
+  %a:2 = train.split %w {axis = 0 : i64} : (tensor<4x3xf32>) -> (tensor<1x3xf32>, tensor<3x3xf32>)
+  %b:2 = train.split %w {axis = 0 : i64} : (tensor<4x3xf32>) -> (tensor<3x3xf32>, tensor<1x3xf32>)
+  %c:3 = train.split %w {axis = 0 : i64} : (tensor<4x3xf32>) -> (tensor<1x3xf32>, tensor<2x3xf32>, tensor<1x3xf32>)
+  %p = train.concat %a#0, %b#1, %c#1 {axis = 0 : i64} : (tensor<1x3xf32>, tensor<1x3xf32>, tensor<2x3xf32>) -> tensor<4x3xf32>
+  %y = train.mul %x, %p : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %y : tensor<4x3xf32>
+}
+
+// -----
+
 // LSTM: one lstm_grad from the gradients its results have (here y_h's
 // alone; y and y_c are absent, so zero), into all four of its operands.
 // CHECK-LABEL: func.func @train_step(%arg0: tensor<3x2x4xf32>

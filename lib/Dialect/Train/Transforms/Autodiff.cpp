@@ -15,7 +15,11 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+
+#include <algorithm>
+#include <optional>
 
 using namespace mlir;
 
@@ -53,6 +57,16 @@ private:
     return zeros;
   }
   llvm::DenseMap<Type, Value> zeroConstants;
+  /// `lhs + rhs` as one concatenation when both are concatenations along one
+  /// axis whose non-zero pieces (zerosLike's are zero) line up, each either
+  /// matched by zeros or by a piece of the same extent (the gradients of
+  /// several splits of one tensor, such as PyTorch's LSTM gate reordering
+  /// makes: every piece of the weight once, the rest zeros); null otherwise.
+  Value addConcats(Location loc, Value lhs, Value rhs);
+  /// Erases the concatenations addConcats replaced, and zero constants, that
+  /// nothing uses once the backward pass is built.
+  void eraseReplaced();
+  SmallVector<Operation *> replaced;
   LogicalResult finishParameter(GetParamOp op);
 
   OpBuilder &b;
@@ -70,8 +84,98 @@ void Differentiator::accumulate(Value v, Value g) {
     slot = g;
     return;
   }
+  if (Value merged = addConcats(g.getLoc(), slot, g)) {
+    slot = merged;
+    return;
+  }
   ++result.numBackwardOps;
   slot = AddOp::create(b, g.getLoc(), v.getType(), slot, g);
+}
+
+Value Differentiator::addConcats(Location loc, Value lhs, Value rhs) {
+  auto ca = lhs.getDefiningOp<ConcatOp>(), cb = rhs.getDefiningOp<ConcatOp>();
+  if (!ca || !cb || lhs.getType() != rhs.getType())
+    return {};
+  auto type = cast<RankedTensorType>(lhs.getType());
+  const int64_t axis = normalizedAxis(ca.getAxis(), type.getRank());
+  if (normalizedAxis(cb.getAxis(), type.getRank()) != axis)
+    return {};
+  // Each side's pieces: [begin, end) along the axis, the value (null: zeros).
+  struct Piece {
+    int64_t begin, end;
+    Value value;
+  };
+  auto piecesOf = [&](ConcatOp cat) {
+    SmallVector<Piece> pieces;
+    int64_t offset = 0;
+    for (Value in : cat.getInputs()) {
+      int64_t size = cast<RankedTensorType>(in.getType()).getDimSize(axis);
+      bool zero = zeroConstants.lookup(in.getType()) == in;
+      pieces.push_back({offset, offset + size, zero ? Value() : in});
+      offset += size;
+    }
+    return pieces;
+  };
+  SmallVector<Piece> pa = piecesOf(ca), pb = piecesOf(cb);
+  SmallVector<int64_t> cuts;
+  for (const Piece &p : llvm::concat<Piece>(pa, pb))
+    cuts.push_back(p.end);
+  llvm::sort(cuts);
+  cuts.erase(std::unique(cuts.begin(), cuts.end()), cuts.end());
+  // The sum's pieces between consecutive cuts; a non-zero piece split by a cut fails.
+  SmallVector<Piece> sum;
+  SmallVector<std::pair<Value, Value>> operands;
+  int64_t begin = 0;
+  for (int64_t end : cuts) {
+    auto covering = [&](ArrayRef<Piece> pieces) -> std::optional<Value> {
+      for (const Piece &p : pieces)
+        if (p.begin <= begin && end <= p.end) {
+          if (p.value && (p.begin != begin || p.end != end))
+            return std::nullopt;
+          return p.value;
+        }
+      return std::nullopt;
+    };
+    std::optional<Value> x = covering(pa), y = covering(pb);
+    if (!x || !y)
+      return {};
+    if (!*x && !*y && !sum.empty() && !sum.back().value) {
+      sum.back().end = end; // zeros next to zeros: one piece
+    } else {
+      sum.push_back({begin, end, *x ? *x : *y});
+      operands.push_back({*x, *y});
+    }
+    begin = end;
+  }
+  SmallVector<Value> inputs;
+  for (auto [piece, xy] : llvm::zip(sum, operands)) {
+    auto [x, y] = xy;
+    SmallVector<int64_t> shape(type.getShape());
+    shape[axis] = piece.end - piece.begin;
+    auto pieceType = RankedTensorType::get(shape, type.getElementType());
+    if (x && y)
+      inputs.push_back(create<AddOp>(loc, pieceType, x, y));
+    else
+      inputs.push_back(x ? x : y ? y : zerosLike(loc, pieceType));
+  }
+  replaced.push_back(ca);
+  replaced.push_back(cb);
+  if (inputs.size() == 1)
+    return inputs.front();
+  return create<ConcatOp>(loc, type, inputs, b.getI64IntegerAttr(axis));
+}
+
+void Differentiator::eraseReplaced() {
+  for (Operation *op : llvm::reverse(replaced))
+    if (op->use_empty()) {
+      op->erase();
+      --result.numBackwardOps;
+    }
+  for (auto &[type, zeros] : zeroConstants)
+    if (zeros.use_empty()) {
+      zeros.getDefiningOp()->erase();
+      --result.numBackwardOps;
+    }
 }
 
 LogicalResult Differentiator::finishParameter(GetParamOp op) {
@@ -379,6 +483,7 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
     if (failed(differentiate(op)))
       return failure();
   }
+  eraseReplaced();
   return result;
 }
 

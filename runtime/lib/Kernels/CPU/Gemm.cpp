@@ -5,6 +5,7 @@
 
 #include <dnnl.h>
 
+#include <algorithm>
 #include <cstring>
 #include <tuple>
 #include <vector>
@@ -133,12 +134,21 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
       for (int64_t i = 0; i < m * n; ++i)
         dc[i] = g.beta * dy[i];
     } else if (c0 == 1 && c1 == n) {
+      // Column sums, a block of columns at a time walking dY's rows (each
+      // column still summed in row order, in double).
+      constexpr int64_t kBlock = 256;
 #pragma omp parallel for if (m * n >= kParallelGrain) schedule(static)
-      for (int64_t j = 0; j < n; ++j) {
-        double s = 0.0;
-        for (int64_t i = 0; i < m; ++i)
-          s += dy[i * n + j];
-        dc[j] = static_cast<float>(g.beta * s);
+      for (int64_t j0 = 0; j0 < n; j0 += kBlock) {
+        const int64_t width = std::min(kBlock, n - j0);
+        double s[kBlock] = {};
+        for (int64_t i = 0; i < m; ++i) {
+          const float *row = dy + i * n + j0;
+#pragma omp simd
+          for (int64_t j = 0; j < width; ++j)
+            s[j] += row[j];
+        }
+        for (int64_t j = 0; j < width; ++j)
+          dc[j0 + j] = static_cast<float>(g.beta * s[j]);
       }
     } else if (c1 == 1 && c0 == m) {
 #pragma omp parallel for if (m * n >= kParallelGrain) schedule(static)

@@ -18,12 +18,15 @@
 
 using namespace mgs::rt;
 using namespace mgs::rt::cpu::recurrent;
+using mgs::rt::cpu::fastTanh;
+using mgs::rt::cpu::sigmoid;
 using mgs::rt::recurrent::checkGruBwdBufs;
 using mgs::rt::recurrent::checkGruFwdBufs;
 
 namespace {
 
-mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+MGSRT_SIMD_CLONES mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                         void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_fwd);
   Shape s;
   bool lbr = false;
@@ -85,7 +88,8 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   return MGSRT_OK;
 }
 
-mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                         void *const *bufs) {
   const char *kernel = kernelName(Kernel::gru_bwd);
   Shape s;
   bool lbr = false;

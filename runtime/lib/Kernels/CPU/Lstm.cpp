@@ -23,8 +23,71 @@ using namespace mgs::rt;
 using namespace mgs::rt::cpu::recurrent;
 using mgs::rt::recurrent::checkLstmBwdBufs;
 using mgs::rt::recurrent::checkLstmFwdBufs;
+using mgs::rt::cpu::fastTanh;
+using mgs::rt::cpu::sigmoid;
 
 namespace {
+
+/// One step's cells, forward: `st` holds N rows of 5H (the gates' pre-activations without
+/// their bias in the first 4H columns); turns them into the activations i, o, f, c~ (the
+/// summed `bias` added), writes the cell state c into the last H columns and the output
+/// h = o tanh(c) into N x H `h`. `prev` is the previous step's c, row n at
+/// prev + n * prevLd (H zeros and prevLd 0 at the first step: the zero state).
+MGSRT_SIMD_CLONES void cellsForward(float *__restrict st, const float *__restrict prev,
+                                    int64_t prevLd, const float *__restrict bias,
+                                    float *__restrict h, int64_t N, int64_t H) {
+  const int64_t S = 5 * H;
+  for (int64_t n = 0; n < N; ++n) {
+    float *row = st + n * S, *c = row + 4 * H, *hOut = h + n * H;
+    const float *cPrev = prev + n * prevLd;
+#pragma omp simd
+    for (int64_t j = 0; j < H; ++j) {
+      const float gi = sigmoid(row[j] + bias[j]);
+      const float go = sigmoid(row[H + j] + bias[H + j]);
+      const float gf = sigmoid(row[2 * H + j] + bias[2 * H + j]);
+      const float gc = fastTanh(row[3 * H + j] + bias[3 * H + j]);
+      row[j] = gi;
+      row[H + j] = go;
+      row[2 * H + j] = gf;
+      row[3 * H + j] = gc;
+      const float cj = gf * cPrev[j] + gi * gc;
+      c[j] = cj;
+      hOut[j] = go * fastTanh(cj);
+    }
+  }
+}
+
+/// One step's cells, backward: from the saved activations `st` (N rows of 5H),
+/// the previous step's c (as cellsForward's), this step's output gradient
+/// (row n at dy + n * dyLd: H zeros and 0 when the step has none) and the
+/// gradients flowing back from the next step (`dhNext`, `dcNext`, N x H
+/// each), writes the gate gradients (N x 4H `dg`) and replaces `dcNext` by the
+/// gradient of the previous c; `dhNext` gets dy added (the caller then
+/// replaces it by dG R).
+MGSRT_SIMD_CLONES void cellsBackward(const float *__restrict st, const float *__restrict prev,
+                                     int64_t prevLd, const float *__restrict dy, int64_t dyLd,
+                                     float *__restrict dg, float *__restrict dhNext,
+                                     float *__restrict dcNext, int64_t N, int64_t H) {
+  const int64_t S = 5 * H, G = 4 * H;
+  for (int64_t n = 0; n < N; ++n) {
+    const float *row = st + n * S;
+    const float *gi = row, *go = row + H, *gf = row + 2 * H, *gc = row + 3 * H, *c = row + G;
+    const float *cPrev = prev + n * prevLd, *dyRow = dy + n * dyLd;
+    float *d = dg + n * G, *dhn = dhNext + n * H, *dcn = dcNext + n * H;
+#pragma omp simd
+    for (int64_t j = 0; j < H; ++j) {
+      const float dh = dhn[j] + dyRow[j];
+      const float tc = fastTanh(c[j]);
+      const float dc = dcn[j] + dh * go[j] * (1.0f - tc * tc);
+      d[j] = dc * gc[j] * gi[j] * (1.0f - gi[j]);
+      d[H + j] = dh * tc * go[j] * (1.0f - go[j]);
+      d[2 * H + j] = dc * cPrev[j] * gf[j] * (1.0f - gf[j]);
+      d[3 * H + j] = dc * gi[j] * (1.0f - gc[j] * gc[j]);
+      dhn[j] = dh;
+      dcn[j] = dc * gf[j];
+    }
+  }
+}
 
 mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::lstm_fwd);
@@ -38,8 +101,9 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *yc = static_cast<float *>(bufs[6]), *saved = static_cast<float *>(bufs[7]);
   const int64_t N = s.n, H = s.h, G = 4 * H, S = 5 * H;
-  float *bias = scratch(G);
+  float *bias = scratch(G + H), *zeros = bias + G;
   sumBiases(b, G, G, bias);
+  std::fill(zeros, zeros + H, 0.0f);
   // Pre-activations of all steps into the first 4H columns of the saved rows.
   if (!inputProducts(ctx, kernel, s, G, x, w, saved, S))
     return ctx->status;
@@ -47,22 +111,10 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     float *st = saved + t * N * S;
     if (t > 0 && !recurrentProduct(ctx, kernel, s, G, y + (t - 1) * N * H, r, st, S))
       return ctx->status;
-    for (int64_t n = 0; n < N; ++n) {
-      float *row = st + n * S, *c = row + G, *hOut = y + (t * N + n) * H;
-      sigmoidBias(row, bias, 3 * H); // i, o, f
-      tanhBias(row + 3 * H, bias + 3 * H, H);
-      const float *gi = row, *go = row + H, *gf = row + 2 * H, *gc = row + 3 * H;
-      if (t > 0) {
-        const float *prev = saved + ((t - 1) * N + n) * S + G;
-        for (int64_t j = 0; j < H; ++j)
-          c[j] = gf[j] * prev[j] + gi[j] * gc[j];
-      } else {
-        for (int64_t j = 0; j < H; ++j)
-          c[j] = gi[j] * gc[j];
-      }
-      for (int64_t j = 0; j < H; ++j)
-        hOut[j] = go[j] * fastTanh(c[j]);
-    }
+    if (t > 0)
+      cellsForward(st, st - N * S + G, S, bias, y + t * N * H, N, H);
+    else
+      cellsForward(st, zeros, 0, bias, y, N, H);
   }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t j = 0; j < H; ++j) {
@@ -91,9 +143,10 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
         *dr = static_cast<float *>(bufs[10]), *db = static_cast<float *>(bufs[11]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H, TN = s.t * N;
   // The gate gradients of all steps (T*N x 4H), then dh and dc flowing back
-  // from step t + 1 (the last step's from y_h, y_c).
-  float *dgates = scratch(TN * G + 2 * N * H);
-  float *dhNext = dgates + TN * G, *dcNext = dhNext + N * H;
+  // from step t + 1 (the last step's from y_h, y_c), then H zeros.
+  float *dgates = scratch(TN * G + 2 * N * H + H);
+  float *dhNext = dgates + TN * G, *dcNext = dhNext + N * H, *zeros = dcNext + N * H;
+  std::fill(zeros, zeros + H, 0.0f);
   if (dyh)
     std::copy(dyh, dyh + N * H, dhNext);
   else
@@ -103,25 +156,10 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   else
     std::fill(dcNext, dcNext + N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
-    for (int64_t n = 0; n < N; ++n) {
-      const float *row = saved + (t * N + n) * S;
-      const float *gi = row, *go = row + H, *gf = row + 2 * H, *gc = row + 3 * H, *c = row + G;
-      const float *prev = t > 0 ? saved + ((t - 1) * N + n) * S + G : nullptr;
-      const float *dyRow = dy ? dy + (t * N + n) * H : nullptr;
-      float *dg = dgates + (t * N + n) * G, *dhn = dhNext + n * H, *dcn = dcNext + n * H;
-      if (dyRow)
-        for (int64_t j = 0; j < H; ++j)
-          dhn[j] += dyRow[j];
-      for (int64_t j = 0; j < H; ++j) {
-        const float tc = fastTanh(c[j]), dh = dhn[j];
-        const float dc = dcn[j] + dh * go[j] * (1.0f - tc * tc);
-        dg[j] = dc * gc[j] * gi[j] * (1.0f - gi[j]);
-        dg[H + j] = dh * tc * go[j] * (1.0f - go[j]);
-        dg[2 * H + j] = dc * (prev ? prev[j] : 0.0f) * gf[j] * (1.0f - gf[j]);
-        dg[3 * H + j] = dc * gi[j] * (1.0f - gc[j] * gc[j]);
-        dcn[j] = dc * gf[j];
-      }
-    }
+    const float *st = saved + t * N * S;
+    cellsBackward(st, t > 0 ? st - N * S + G : zeros, t > 0 ? S : 0,
+                  dy ? dy + t * N * H : zeros, dy ? H : 0, dgates + t * N * G, dhNext, dcNext, N,
+                  H);
     // dh_{t-1} = dG_t R.
     if (t > 0 && !backProduct(ctx, kernel, N, H, G, dgates + t * N * G, G, r, 0.0f, dhNext))
       return ctx->status;

@@ -1,11 +1,10 @@
 //===- Recurrent.h - What the CPU LSTM and GRU kernels share -*- C++ -*-===//
 //
-// The per-call scratch memory, the gate activations and the
-// products over all time steps of Lstm.cpp and Gru.cpp. The activations are
-// loops over whole gate blocks without libm calls: exp is Cephes' expf (range reduction by ln 2, a degree-6 polynomial, within
-// 2 ulp of std::exp), tanh a [13/6] rational approximation (within a few
-// ulp of std::tanh), so the results differ from the scalar libm loops only
-// in float rounding.
+// The per-call scratch memory, the gate activations and the products over
+// all time steps of Lstm.cpp and Gru.cpp (the descriptor and buffer checks
+// are in Descriptors/RecurrentDesc.h, shared with the CUDA kernels). The
+// activations (VectorMath.h) are loops over whole gate blocks without libm
+// calls, which vectorize in the kernels' MGSRT_SIMD_CLONES functions.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +14,7 @@
 #include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
 #include "Descriptors/RecurrentDesc.h"
+#include "Kernels/CPU/VectorMath.h"
 
 #include <algorithm>
 #include <cstdint>
@@ -37,65 +37,11 @@ inline float *scratch(size_t count) {
   return buffer.data();
 }
 
-/// x clamped to [-bound, bound] (NaN stays NaN).
-inline float clamp(float x, float bound) {
-  x = x > bound ? bound : x;
-  return x < -bound ? -bound : x;
-}
-
-/// exp(x) for x in float range (Cephes' expf).
-inline float fastExp(float x) {
-  x = clamp(x, 88.3762626647949f);
-  float fx = x * 1.44269504088896341f + 0.5f;
-  float n = static_cast<float>(static_cast<int32_t>(fx));
-  n = n > fx ? n - 1.0f : n; // floor
-  x = x - n * 0.693359375f + n * 2.12194440e-4f;
-  float y = 1.9875691500e-4f;
-  y = y * x + 1.3981999507e-3f;
-  y = y * x + 8.3334519073e-3f;
-  y = y * x + 4.1665795894e-2f;
-  y = y * x + 1.6666665459e-1f;
-  y = y * x + 5.0000001201e-1f;
-  y = y * x * x + x + 1.0f;
-  int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
-  float scale;
-  std::memcpy(&scale, &bits, sizeof(scale));
-  return y * scale;
-}
-
-/// The logistic function on a float.
-inline float sigmoid(float x) { return 1.0f / (1.0f + fastExp(-x)); }
-
-/// tanh(x): a [13/6] rational approximation, exact to float rounding on the
-/// clamped range |x| <= 7.9 (tanh is 1 to float precision beyond).
-inline float fastTanh(float x) {
-  const float c = clamp(x, 7.90531110763549805f);
-  const float x2 = c * c;
-  float p = -2.76076847742355e-16f;
-  p = p * x2 + 2.00018790482477e-13f;
-  p = p * x2 + -8.60467152213735e-11f;
-  p = p * x2 + 5.12229709037114e-08f;
-  p = p * x2 + 1.48572235717979e-05f;
-  p = p * x2 + 6.37261928875436e-04f;
-  p = p * x2 + 4.89352455891786e-03f;
-  float q = 1.19825839466702e-06f;
-  q = q * x2 + 1.18534705686654e-04f;
-  q = q * x2 + 2.26843463243900e-03f;
-  q = q * x2 + 4.89352518554385e-03f;
-  const float r = c * p / q;
-  return x * x < 1.6e-7f ? x : r;
-}
-
 /// v[j] = sigmoid(v[j] + bias[j]) for j < count.
-inline void sigmoidBias(float *v, const float *bias, int64_t count) {
+inline void sigmoidBias(float *__restrict v, const float *__restrict bias, int64_t count) {
+#pragma omp simd
   for (int64_t j = 0; j < count; ++j)
     v[j] = sigmoid(v[j] + bias[j]);
-}
-
-/// v[j] = tanh(v[j] + bias[j]) for j < count.
-inline void tanhBias(float *v, const float *bias, int64_t count) {
-  for (int64_t j = 0; j < count; ++j)
-    v[j] = fastTanh(v[j] + bias[j]);
 }
 
 /// bias[j] = b[j] + b[gates + j] for j < count: ONNX's input and recurrent
