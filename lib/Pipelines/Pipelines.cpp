@@ -110,6 +110,9 @@ static void addGradientClipping(OpPassManager &pm, const TrainPipelineOptions &o
 void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
   planner::Strategy strategy = getStrategy(options);
   pm.addNestedPass<func::FuncOp>(train::createTrainFuseBatchNormRelu());
+  // The fused layer norm has no CUDA kernel yet: the GPU runs its pieces.
+  if (options.target == "cpu")
+    pm.addNestedPass<func::FuncOp>(train::createTrainFuseLayerNorm());
   train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = options.inference;
   stepOptions.evalMode = options.evalMode;
