@@ -4,7 +4,8 @@
 //        [--emit=exe|obj|llvm|mlir] [--freeze NAME|GLOB,...]
 //
 // Imports the model and runs mgs-train-pipeline (lib/Pipelines) on it: the
-// step's passes (train-fuse-batch-norm-relu, train-build-step and, for
+// step's passes (train-fuse-batch-norm-relu, on the CPU train-fuse-layer-norm
+// and train-fold-transpose-into-matmul, train-build-step and, for
 // --strategy, the communication passes), then, once the parameters' initial
 // values (the ONNX initializers) are written to OUT.weights, the lowering to
 // calls into the runtime (convert-train-to-runtime). Translates to LLVM IR,

@@ -4,7 +4,8 @@
 // into a data-parallel training step and lower it to runtime calls, in the
 // order mgsc runs them:
 //
-//   train-fuse-batch-norm-relu, train-build-step,
+//   train-fuse-batch-norm-relu, [train-fuse-layer-norm,
+//   train-fold-transpose-into-matmul (target cpu)], train-build-step,
 //   [comm-insert-allreduce, comm-merge-buckets (merged strategies),
 //    comm-sparsify-topk (sparse and merged strategies), comm-schedule],
 //   [train-clip-grad-norm (clip-grad-norm > 0)], convert-train-to-runtime

@@ -160,14 +160,20 @@ SmallVector<int64_t> gemmDesc(ArrayRef<int64_t> a, ArrayRef<int64_t> b, bool tra
 }
 
 /// Batched matmul, with numpy's 1-D promotion resolved and the batch shapes
-/// left-padded with 1s to the broadcast batch rank.
-SmallVector<int64_t> matmulDesc(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
+/// left-padded with 1s to the broadcast batch rank; a transposed operand
+/// (rank >= 2) is stored with its last two dimensions swapped.
+SmallVector<int64_t> matmulDesc(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs, bool transLhs,
+                                bool transRhs) {
   using D = MatMulDesc;
   SmallVector<int64_t> l(lhs), r(rhs);
   if (l.size() == 1)
     l.insert(l.begin(), 1);
   if (r.size() == 1)
     r.push_back(1);
+  if (transLhs)
+    std::swap(l[l.size() - 2], l.back());
+  if (transRhs)
+    std::swap(r[r.size() - 2], r.back());
   ArrayRef<int64_t> lb = ArrayRef<int64_t>(l).drop_back(2), rb = ArrayRef<int64_t>(r).drop_back(2);
   SmallVector<int64_t> ob = *broadcastShapes(lb, rb);
   int64_t batch = ob.size();
@@ -179,6 +185,8 @@ SmallVector<int64_t> matmulDesc(ArrayRef<int64_t> lhs, ArrayRef<int64_t> rhs) {
   d[D::at(D::M, batch)] = l[l.size() - 2];
   d[D::at(D::K, batch)] = l.back();
   d[D::at(D::N, batch)] = r.back();
+  d[D::at(D::TransLhs, batch)] = transLhs;
+  d[D::at(D::TransRhs, batch)] = transRhs;
   return d;
 }
 
@@ -352,7 +360,9 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     {{g.getA()}, {g.getB()}, {g.getC()}, {g.getResult()}});
       })
       .Case([&](MatMulOp m) {
-        return call(Kernel::matmul_fwd, matmulDesc(shapeOf(m.getLhs()), shapeOf(m.getRhs())),
+        return call(Kernel::matmul_fwd,
+                    matmulDesc(shapeOf(m.getLhs()), shapeOf(m.getRhs()), m.getTransLhs(),
+                               m.getTransRhs()),
                     {{m.getLhs()}, {m.getRhs()}, {m.getResult()}});
       })
       .Case([&](ConvOp c) {
@@ -485,7 +495,9 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                      {g.getBGrad(), true}, {g.getCGrad(), true}});
       })
       .Case([&](MatMulGradOp g) {
-        return call(Kernel::matmul_bwd, matmulDesc(shapeOf(g.getLhs()), shapeOf(g.getRhs())),
+        return call(Kernel::matmul_bwd,
+                    matmulDesc(shapeOf(g.getLhs()), shapeOf(g.getRhs()), g.getTransLhs(),
+                               g.getTransRhs()),
                     {{g.getLhs()}, {g.getRhs()}, {g.getGrad()}, {g.getLhsGrad(), true},
                      {g.getRhsGrad(), true}});
       })

@@ -179,11 +179,13 @@ struct GemmDesc {
 };
 
 /// matmul_fwd / matmul_bwd: [batch_rank, out_batch[B], lhs_batch[B],
-/// rhs_batch[B], m, k, n] (lhs batch x m x k, rhs batch x k x n).
+/// rhs_batch[B], m, k, n, trans_lhs, trans_rhs] (lhs batch x m x k, rhs
+/// batch x k x n; trans_lhs = 1: lhs stored batch x k x m, trans_rhs = 1: rhs
+/// stored batch x n x k).
 struct MatMulDesc {
   enum : int64_t { BatchRank, Head };
   enum Array : int64_t { OutBatch, LhsBatch, RhsBatch, NumArrays };
-  enum Tail : int64_t { M, K, N, NumTail };
+  enum Tail : int64_t { M, K, N, TransLhs, TransRhs, NumTail };
   static constexpr int64_t at(Array a, int64_t batchRank) { return Head + a * batchRank; }
   static constexpr int64_t at(Tail t, int64_t batchRank) {
     return Head + NumArrays * batchRank + t;

@@ -86,6 +86,7 @@ struct MatmulDesc {
   int64_t b;
   const int64_t *outB, *lhsB, *rhsB;
   int64_t m, k, n;
+  bool tl, tr; ///< lhs stored k x m, rhs stored n x k (each batch)
   int64_t outCount, lhsCount, rhsCount;
 };
 
@@ -113,6 +114,11 @@ inline mgsrt_status_t parseMatmul(mgsrt_ctx_t *ctx, const char *kernel, const in
   d.outCount = product(d.outB, d.b);
   d.lhsCount = product(d.lhsB, d.b);
   d.rhsCount = product(d.rhsB, d.b);
+  const int64_t tl = desc[F::at(F::TransLhs, d.b)], tr = desc[F::at(F::TransRhs, d.b)];
+  if ((tl != 0 && tl != 1) || (tr != 0 && tr != 1))
+    return invalidArg(ctx, kernel, "trans_lhs ", tl, " and trans_rhs ", tr, " must be 0 or 1");
+  d.tl = tl;
+  d.tr = tr;
   return MGSRT_OK;
 }
 

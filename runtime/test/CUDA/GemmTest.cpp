@@ -109,11 +109,12 @@ TEST_F(GpuGemm, ErrorsMatchCpu) {
 struct MatmulCase {
   std::vector<int64_t> out, lhs, rhs;
   int64_t m, k, n;
+  bool tl = false, tr = false; // lhs stored k x m, rhs stored n x k
   std::vector<int64_t> desc() const {
     std::vector<int64_t> d = {static_cast<int64_t>(out.size())};
     for (const auto *v : {&out, &lhs, &rhs})
       d.insert(d.end(), v->begin(), v->end());
-    d.insert(d.end(), {m, k, n});
+    d.insert(d.end(), {m, k, n, tl, tr});
     return d;
   }
   std::string name() const {
@@ -124,7 +125,8 @@ struct MatmulCase {
       return s + "]";
     };
     return "out" + dims(out) + " lhs" + dims(lhs) + " rhs" + dims(rhs) + " " +
-           std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n);
+           std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
+           (tl ? " trans_lhs" : "") + (tr ? " trans_rhs" : "");
   }
 };
 
@@ -143,6 +145,12 @@ TEST_F(GpuMatmul, BroadcastBatchesMatchCpu) {
       {{0}, {0}, {1}, 3, 4, 5},                       // no batches
       {{0}, {1}, {0}, 3, 4, 5},                       // no batches, dlhs summed over none
       {{3}, {3}, {3}, 4, 0, 5},                       // K = 0
+      {{}, {}, {}, 7, 5, 3, true, true},              // transposed operands
+      {{4}, {4}, {1}, 6, 5, 7, false, true},          // W^T: stacked
+      {{4}, {4}, {1}, 6, 5, 7, true, false},          // lhs transposed: not stacked
+      {{4}, {1}, {4}, 6, 5, 7, true, true},           // one lhs, summed
+      {{2, 3}, {2, 1}, {1, 3}, 4, 3, 5, false, true}, // both broadcast
+      {{8, 4}, {8, 4}, {8, 4}, 16, 16, 16, false, true}, // attention's K^T
   };
   for (const MatmulCase &mc : cases) {
     SCOPED_TRACE(mc.name());
@@ -182,11 +190,13 @@ TEST_F(GpuMatmul, ErrorsMatchCpu) {
   expectSameError(cpu, gpu, mgsrt_matmul_fwd, {1, 3, 2, 1, 2, 2, 2}, all, "2 vs 3");
   expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, -2, 2, 2}, all, "negative M");
   expectSameError(cpu, gpu, mgsrt_matmul_bwd, {1, 2, -2, 2, 2, 2, 2}, all, "negative batch");
-  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2}, {true, false, true}, "null rhs");
-  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2}, {false, true, true, true, true},
-                  "drhs without lhs");
-  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2}, {true, true, false, true, false},
-                  "null dout");
+  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 0, 0}, {true, false, true},
+                  "null rhs");
+  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0},
+                  {false, true, true, true, true}, "drhs without lhs");
+  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0},
+                  {true, true, false, true, false}, "null dout");
+  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 2, 0}, all, "trans_lhs 2");
 }
 
 } // namespace

@@ -85,10 +85,11 @@ TEST(ContractTest, VariableDescriptorLayouts) {
   // binary, rank 4: [op, R, out[4], lhs[4], rhs[4]]
   EXPECT_EQ(BinaryDesc::at(BinaryDesc::Rhs, 4), 10);
   EXPECT_EQ(BinaryDesc::size(4), 14);
-  // matmul, batch rank 2: m, k, n after the three batch shapes.
+  // matmul, batch rank 2: m, k, n and the two trans flags after the three batch shapes.
   EXPECT_EQ(MatMulDesc::at(MatMulDesc::LhsBatch, 2), 3);
   EXPECT_EQ(MatMulDesc::at(MatMulDesc::N, 2), 9);
-  EXPECT_EQ(MatMulDesc::size(2), 10);
+  EXPECT_EQ(MatMulDesc::at(MatMulDesc::TransRhs, 2), 11);
+  EXPECT_EQ(MatMulDesc::size(2), 12);
   EXPECT_EQ(TransposeDesc::at(TransposeDesc::Perm, 3), 4);
   EXPECT_EQ(ConcatDesc::extentAt(2), 5);
   EXPECT_EQ(ConcatDesc::size(2), 5);

@@ -122,6 +122,7 @@ TEST(GemmTest, EmptyInnerDimension) {
 struct MatmulCase {
   std::vector<int64_t> lhsB, rhsB; // same rank
   int64_t m, k, n;
+  bool tl = false, tr = false; // lhs stored k x m, rhs stored n x k
 };
 
 std::vector<int64_t> outBatch(const MatmulCase &c) {
@@ -137,7 +138,7 @@ std::vector<int64_t> matmulDesc(const MatmulCase &c) {
   d.insert(d.end(), o.begin(), o.end());
   d.insert(d.end(), c.lhsB.begin(), c.lhsB.end());
   d.insert(d.end(), c.rhsB.begin(), c.rhsB.end());
-  d.insert(d.end(), {c.m, c.k, c.n});
+  d.insert(d.end(), {c.m, c.k, c.n, c.tl, c.tr});
   return d;
 }
 
@@ -168,7 +169,9 @@ TEST_P(MatmulTest, ForwardMatchesReference) {
       for (int64_t j = 0; j < c.n; ++j) {
         double s = 0;
         for (int64_t p = 0; p < c.k; ++p)
-          s += static_cast<double>(l[(li * c.m + i) * c.k + p]) * r[(ri * c.k + p) * c.n + j];
+          s += static_cast<double>(c.tl ? l[(li * c.k + p) * c.m + i]
+                                        : l[(li * c.m + i) * c.k + p]) *
+               (c.tr ? r[(ri * c.n + j) * c.k + p] : r[(ri * c.k + p) * c.n + j]);
         want[(o * c.m + i) * c.n + j] = s;
       }
   }
@@ -203,6 +206,22 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                                            MatmulCase{{2, 1}, {1, 3}, 2, 4, 3}, // both sides
                                            MatmulCase{{3, 2}, {1, 1}, 4, 3, 2},
                                            // attention-like: batches split across threads
-                                           MatmulCase{{8}, {8}, 17, 16, 17}));
+                                           MatmulCase{{8}, {8}, 17, 16, 17},
+                                           // transposed operands (trans_lhs / trans_rhs)
+                                           MatmulCase{{}, {}, 3, 4, 5, true, true},
+                                           MatmulCase{{4}, {1}, 3, 2, 5, false, true}, // W^T
+                                           MatmulCase{{4}, {1}, 3, 2, 5, true, false},
+                                           MatmulCase{{1}, {4}, 3, 2, 5, true, true},
+                                           MatmulCase{{2, 1}, {1, 3}, 2, 4, 3, true, false},
+                                           MatmulCase{{8}, {8}, 17, 16, 17, false, true})); // K^T
+
+TEST(MatmulErrors, TransFlagsAreZeroOrOne) {
+  Ctx ctx;
+  std::vector<float> l(6), r(6), y(4);
+  void *bufs[] = {l.data(), r.data(), y.data()};
+  const int64_t desc[] = {0, 2, 3, 2, 0, 2};
+  EXPECT_EQ(mgsrt_matmul_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.message().find("trans_rhs 2"), std::string::npos) << ctx.message();
+}
 
 } // namespace

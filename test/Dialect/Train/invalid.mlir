@@ -233,6 +233,22 @@ func.func @matmul_1d_result_keeps_promoted_dim(%v: tensor<4xf32>, %m: tensor<4x5
   return %y : tensor<1x5xf32>
 }
 
+// -----
+
+func.func @matmul_trans_1d(%v: tensor<4xf32>, %m: tensor<4x5xf32>) -> tensor<5xf32> {
+  // expected-error @+1 {{'train.matmul' op trans_lhs needs an operand of rank >= 2, got rank 1}}
+  %y = train.matmul %v, %m {trans_lhs = true} : (tensor<4xf32>, tensor<4x5xf32>) -> tensor<5xf32>
+  return %y : tensor<5xf32>
+}
+
+// -----
+
+func.func @matmul_trans_inner_differ(%a: tensor<3x4xf32>, %b: tensor<4x5xf32>) -> tensor<3x4xf32> {
+  // expected-error @+1 {{'train.matmul' op operand shapes 3x4 and 4x5 (transposed) do not match for matmul}}
+  %y = train.matmul %a, %b {trans_rhs = true} : (tensor<3x4xf32>, tensor<4x5xf32>) -> tensor<3x4xf32>
+  return %y : tensor<3x4xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution
 //===----------------------------------------------------------------------===//

@@ -153,6 +153,18 @@ func.func @matmul_batched(%a: tensor<2x3x4xf32>, %b: tensor<4x5xf32>, %c: tensor
   return %y, %z : tensor<2x3x5xf32>, tensor<7x2x3x5xf32>
 }
 
+// trans_lhs / trans_rhs: the operand's last two dimensions swapped; false
+// (the default) is not printed.
+// CHECK-LABEL: func.func @matmul_transposed
+//       CHECK:   train.matmul %{{.*}}, %{{.*}} {trans_lhs = true, trans_rhs = true} : (tensor<2x4x3xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+//       CHECK:   train.matmul %{{.*}}, %{{.*}} : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+func.func @matmul_transposed(%a: tensor<2x4x3xf32>, %b: tensor<5x4xf32>, %c: tensor<2x3x4xf32>,
+                             %d: tensor<4x5xf32>) -> (tensor<2x3x5xf32>, tensor<2x3x5xf32>) {
+  %y = train.matmul %a, %b {trans_lhs = true, trans_rhs = true} : (tensor<2x4x3xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+  %z = train.matmul %c, %d {trans_lhs = false} : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+  return %y, %z : tensor<2x3x5xf32>, tensor<2x3x5xf32>
+}
+
 //===----------------------------------------------------------------------===//
 // Convolution and pooling
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cmath>
+#include <tuple>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -200,10 +201,21 @@ LogicalResult GemmOp::verify() {
 }
 
 LogicalResult MatMulOp::verify() {
-  auto expected = matmulShape(shapeOf(getLhs()), shapeOf(getRhs()));
+  SmallVector<int64_t> lhs(shapeOf(getLhs())), rhs(shapeOf(getRhs()));
+  for (auto [shape, trans, name] : {std::tuple(&lhs, getTransLhs(), "trans_lhs"),
+                                    std::tuple(&rhs, getTransRhs(), "trans_rhs")}) {
+    if (!trans)
+      continue;
+    if (shape->size() < 2)
+      return emitOpError() << name << " needs an operand of rank >= 2, got rank " << shape->size();
+    std::swap((*shape)[shape->size() - 2], shape->back());
+  }
+  auto expected = matmulShape(lhs, rhs);
   if (!expected)
-    return emitOpError() << "operand shapes " << shapeToString(shapeOf(getLhs())) << " and "
-                         << shapeToString(shapeOf(getRhs())) << " do not match for matmul";
+    return emitOpError() << "operand shapes " << shapeToString(shapeOf(getLhs()))
+                         << (getTransLhs() ? " (transposed)" : "") << " and "
+                         << shapeToString(shapeOf(getRhs()))
+                         << (getTransRhs() ? " (transposed)" : "") << " do not match for matmul";
   return checkResultShape(*this, getResult(), *expected);
 }
 

@@ -254,7 +254,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
       })
       .Case([&](MatMulOp mm) {
         auto grads = create<MatMulGradOp>(loc, mm.getLhs().getType(), mm.getRhs().getType(),
-                                          mm.getLhs(), mm.getRhs(), gradOf(mm.getResult()));
+                                          mm.getLhs(), mm.getRhs(), gradOf(mm.getResult()),
+                                          mm.getTransLhs(), mm.getTransRhs());
         accumulate(mm.getLhs(), grads.getLhsGrad());
         accumulate(mm.getRhs(), grads.getRhsGrad());
         return success();

@@ -185,14 +185,15 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t m = d.m, k = d.k, n = d.n;
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.rhsCount == 1 && d.lhsCount == d.outCount) {
+  if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
-    sgemm(ctx, kernel, false, false, d.outCount * m, n, k, 1.0f, lhs, k, rhs, n, 0.0f, out, n);
+    sgemm(ctx, kernel, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n, 0.0f,
+          out, n);
     return ctx->status;
   }
   std::vector<int64_t> li, ri;
   batchMaps(d, li, ri);
-  batchedSgemm(ctx, kernel, false, false, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
+  batchedSgemm(ctx, kernel, d.tl, d.tr, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
     return std::tuple(lhs + li[o] * m * k, rhs + ri[o] * k * n, out + o * m * n);
   });
   return ctx->status;
@@ -211,6 +212,7 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *rhs = static_cast<const float *>(bufs[1]);
   const float *dout = static_cast<const float *>(bufs[2]);
   const int64_t m = d.m, k = d.k, n = d.n;
+  const bool tl = d.tl, tr = d.tr;
   // Batches that broadcast accumulate: start from zero, add with beta = 1.
   if (dl)
     std::memset(dl, 0, sizeof(float) * d.lhsCount * m * k);
@@ -218,26 +220,41 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     std::memset(dr, 0, sizeof(float) * d.rhsCount * k * n);
   if (d.outCount == 0)
     return MGSRT_OK;
-  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount;
+  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
+  const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
   if (!stackLhs)
     batchMaps(d, li, ri);
+  // With opL = op(lhs) (M x K) and opR = op(rhs) (K x N): d opL = dOut opR^T,
+  // d opR = opL^T dOut; a transposed operand's gradient is their transpose.
   if (dl) {
-    if (stackLhs) // dL (B*M x K) = dOut (B*M x N) R^T
-      sgemm(ctx, kernel, false, true, d.outCount * m, k, n, 1.0f, dout, n, rhs, n, 0.0f, dl, k);
-    else // dL_l += dOut_o R_o^T; the l distinct when lhs does not broadcast
-      batchedSgemm(ctx, kernel, false, true, m, k, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
+    if (stackLhs) // dL (B*M x K) = dOut (B*M x N) opR^T
+      sgemm(ctx, kernel, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
+    else if (!tl) // dL_l (M x K) += dOut_o opR_o^T; the l distinct when lhs does not broadcast
+      batchedSgemm(ctx, kernel, false, !tr, m, k, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
                    [&](int64_t o) {
                      return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
                    });
+    else // dL_l (K x M) += opR_o dOut_o^T
+      batchedSgemm(ctx, kernel, tr, true, k, m, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
+                   [&](int64_t o) {
+                     return std::tuple(rhs + ri[o] * k * n, dout + o * m * n, dl + li[o] * m * k);
+                   });
   }
   if (dr && !ctx->failed()) {
-    if (stackLhs) // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
-      sgemm(ctx, kernel, true, false, k, n, d.outCount * m, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
-    else // dR_r += L_o^T dOut_o; the r distinct when rhs does not broadcast
-      batchedSgemm(ctx, kernel, true, false, k, n, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
+    if (stackLhs && !tr) // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
+      sgemm(ctx, kernel, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
+    else if (stackLhs) // dR (N x K) = dOut^T (N x B*M) L (B*M x K)
+      sgemm(ctx, kernel, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
+    else if (!tr) // dR_r (K x N) += opL_o^T dOut_o; the r distinct when rhs does not broadcast
+      batchedSgemm(ctx, kernel, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
                    [&](int64_t o) {
                      return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
+                   });
+    else // dR_r (N x K) += dOut_o^T opL_o
+      batchedSgemm(ctx, kernel, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
+                   [&](int64_t o) {
+                     return std::tuple(dout + o * m * n, lhs + li[o] * m * k, dr + ri[o] * k * n);
                    });
   }
   return ctx->status;

@@ -316,19 +316,63 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *rhs = static_cast<const float *>(bufs[1]);
   float *out = static_cast<float *>(bufs[2]);
   const int64_t m = d.m, k = d.k, n = d.n;
+  const int64_t lda = d.tl ? m : k, ldb = d.tr ? k : n;
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.rhsCount == 1 && d.lhsCount == d.outCount) {
+  if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
-    return sgemm(ctx, kernel, false, false, d.outCount * m, n, k, 1.0f, lhs, k, rhs, n, 0.0f,
+    return sgemm(ctx, kernel, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, ldb, 0.0f,
                  out, n);
   }
   std::vector<int64_t> li, ri;
   batchMaps(d, li, ri);
   for (const Run &r : linearRuns(li, ri))
-    if (sgemmStrided(ctx, kernel, false, false, m, n, k, 1.0f, lhs + r.l0 * m * k, k,
-                     r.lStep * m * k, rhs + r.r0 * k * n, n, r.rStep * k * n, 0.0f,
+    if (sgemmStrided(ctx, kernel, d.tl, d.tr, m, n, k, 1.0f, lhs + r.l0 * m * k, lda,
+                     r.lStep * m * k, rhs + r.r0 * k * n, ldb, r.rStep * k * n, 0.0f,
                      out + r.first * m * n, n, m * n, r.count))
+      return ctx->status;
+  return MGSRT_OK;
+}
+
+/// An operand of one of matmul_bwd's products: its batches (each `size`
+/// floats, leading dimension `ld`) and which one out batch o takes: o itself
+/// (Out), li[o] (Lhs) or ri[o] (Rhs).
+struct Operand {
+  enum Map { Out, Lhs, Rhs };
+  const float *base;
+  int64_t ld, size;
+  Map map;
+};
+
+/// The batched product C = op(A) op(B) (pm x pn x pk) of matmul_bwd for
+/// every out batch: strided runs writing C once when C's batches are
+/// `distinct`, else one product at a time, accumulating (C starts at zero).
+mgsrt_status_t gradProduct(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t pm,
+                           int64_t pn, int64_t pk, Operand a, Operand b, Operand c, bool distinct,
+                           const std::vector<int64_t> &li, const std::vector<int64_t> &ri,
+                           const std::vector<Run> &runs) {
+  auto index = [&](const Operand &x, int64_t o) {
+    return x.map == Operand::Out ? o : x.map == Operand::Lhs ? li[o] : ri[o];
+  };
+  auto start = [](const Operand &x, const Run &r) {
+    return x.map == Operand::Out ? r.first : x.map == Operand::Lhs ? r.l0 : r.r0;
+  };
+  auto step = [](const Operand &x, const Run &r) {
+    return x.map == Operand::Out ? 1 : x.map == Operand::Lhs ? r.lStep : r.rStep;
+  };
+  float *cBase = const_cast<float *>(c.base);
+  if (distinct) {
+    for (const Run &r : runs)
+      if (sgemmStrided(ctx, kernel, ta, tb, pm, pn, pk, 1.0f, a.base + start(a, r) * a.size, a.ld,
+                       step(a, r) * a.size, b.base + start(b, r) * b.size, b.ld,
+                       step(b, r) * b.size, 0.0f, cBase + start(c, r) * c.size, c.ld,
+                       step(c, r) * c.size, r.count))
+        return ctx->status;
+    return MGSRT_OK;
+  }
+  for (int64_t o = 0; o < static_cast<int64_t>(li.size()); ++o)
+    if (sgemm(ctx, kernel, ta, tb, pm, pn, pk, 1.0f, a.base + index(a, o) * a.size, a.ld,
+              b.base + index(b, o) * b.size, b.ld, 1.0f, cBase + index(c, o) * c.size, c.ld))
       return ctx->status;
   return MGSRT_OK;
 }
@@ -346,6 +390,7 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   float *dl = static_cast<float *>(bufs[3]);
   float *dr = static_cast<float *>(bufs[4]);
   const int64_t m = d.m, k = d.k, n = d.n;
+  const bool tl = d.tl, tr = d.tr;
   cudaStream_t s = state(ctx).stream;
   // Batches that broadcast accumulate: start from zero (also what a
   // gradient summed over no batch is).
@@ -355,48 +400,42 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
   if (d.outCount == 0)
     return MGSRT_OK;
-  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount;
+  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
+  const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
   std::vector<Run> runs;
   if (!stackLhs) {
     batchMaps(d, li, ri);
     runs = linearRuns(li, ri);
   }
+  // With opL = op(lhs) (M x K) and opR = op(rhs) (K x N): d opL = dOut opR^T,
+  // d opR = opL^T dOut; a transposed operand's gradient is their transpose.
+  const Operand gOut{dout, n, m * n, Operand::Out};
+  const Operand l{lhs, tl ? m : k, m * k, Operand::Lhs}, r{rhs, tr ? k : n, k * n, Operand::Rhs};
   if (dl) {
-    if (stackLhs) { // dL (B*M x K) = dOut (B*M x N) R^T
-      if (sgemm(ctx, kernel, false, true, d.outCount * m, k, n, 1.0f, dout, n, rhs, n, 0.0f, dl,
-                k))
+    const Operand g{dl, tl ? m : k, m * k, Operand::Lhs};
+    const bool distinct = bijective(li, d.lhsCount);
+    if (stackLhs) { // dL (B*M x K) = dOut (B*M x N) opR^T
+      if (sgemm(ctx, kernel, false, !tr, bm, k, n, 1.0f, dout, n, rhs, r.ld, 0.0f, dl, k))
         return ctx->status;
-    } else if (bijective(li, d.lhsCount)) { // every lhs batch once: no sums
-      for (const Run &r : runs)
-        if (sgemmStrided(ctx, kernel, false, true, m, k, n, 1.0f, dout + r.first * m * n, n,
-                         m * n, rhs + r.r0 * k * n, n, r.rStep * k * n, 0.0f,
-                         dl + r.l0 * m * k, k, r.lStep * m * k, r.count))
-          return ctx->status;
-    } else {
-      for (int64_t o = 0; o < d.outCount; ++o)
-        if (sgemm(ctx, kernel, false, true, m, k, n, 1.0f, dout + o * m * n, n,
-                  rhs + ri[o] * k * n, n, 1.0f, dl + li[o] * m * k, k))
-          return ctx->status;
-    }
+    } else if (!tl ? gradProduct(ctx, kernel, false, !tr, m, k, n, gOut, r, g, distinct, li, ri,
+                                 runs) // dL_l (M x K) += dOut_o opR_o^T
+                   : gradProduct(ctx, kernel, tr, true, k, m, n, r, gOut, g, distinct, li, ri,
+                                 runs)) // dL_l (K x M) += opR_o dOut_o^T
+      return ctx->status;
   }
   if (dr) {
-    if (stackLhs) { // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
-      if (sgemm(ctx, kernel, true, false, k, n, d.outCount * m, 1.0f, lhs, k, dout, n, 0.0f, dr,
-                n))
+    const Operand g{dr, tr ? k : n, k * n, Operand::Rhs};
+    const bool distinct = bijective(ri, d.rhsCount);
+    if (stackLhs) { // dR (K x N) = L^T dOut, or dR (N x K) = dOut^T L (L: B*M x K)
+      if (!tr ? sgemm(ctx, kernel, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n)
+              : sgemm(ctx, kernel, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k))
         return ctx->status;
-    } else if (bijective(ri, d.rhsCount)) {
-      for (const Run &r : runs)
-        if (sgemmStrided(ctx, kernel, true, false, k, n, m, 1.0f, lhs + r.l0 * m * k, k,
-                         r.lStep * m * k, dout + r.first * m * n, n, m * n, 0.0f,
-                         dr + r.r0 * k * n, n, r.rStep * k * n, r.count))
-          return ctx->status;
-    } else {
-      for (int64_t o = 0; o < d.outCount; ++o)
-        if (sgemm(ctx, kernel, true, false, k, n, m, 1.0f, lhs + li[o] * m * k, k,
-                  dout + o * m * n, n, 1.0f, dr + ri[o] * k * n, n))
-          return ctx->status;
-    }
+    } else if (!tr ? gradProduct(ctx, kernel, !tl, false, k, n, m, l, gOut, g, distinct, li, ri,
+                                 runs) // dR_r (K x N) += opL_o^T dOut_o
+                   : gradProduct(ctx, kernel, true, tl, n, k, m, gOut, l, g, distinct, li, ri,
+                                 runs)) // dR_r (N x K) += dOut_o^T opL_o
+      return ctx->status;
   }
   return MGSRT_OK;
 }

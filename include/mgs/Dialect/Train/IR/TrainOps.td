@@ -162,13 +162,18 @@ def Train_MatMulOp : Train_Op<"matmul", [Pure]> {
   let summary = "Matrix product with numpy.matmul semantics";
   let description = [{
     ONNX `MatMul`: 1-D operands are promoted (and the added dimension removed
-    from the result); leading dimensions broadcast.
+    from the result); leading dimensions broadcast. `trans_lhs` / `trans_rhs`
+    take that operand's last two dimensions swapped (rank >= 2), as a
+    transpose of them would give (train-fold-transpose-into-matmul sets them).
 
     ```mlir
     %y = train.matmul %a, %b : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+    %z = train.matmul %a, %w {trans_rhs = true} : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
     ```
   }];
-  let arguments = (ins Train_Tensor:$lhs, Train_Tensor:$rhs);
+  let arguments = (ins Train_Tensor:$lhs, Train_Tensor:$rhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_lhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_rhs);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$lhs `,` $rhs attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
@@ -533,7 +538,9 @@ def Train_GemmGradOp : Train_Op<"gemm_grad", [Pure]> {
 
 def Train_MatMulGradOp : Train_Op<"matmul_grad", [Pure]> {
   let summary = "Gradients of matmul with respect to both operands";
-  let arguments = (ins Train_Tensor:$lhs, Train_Tensor:$rhs, Train_Tensor:$grad);
+  let arguments = (ins Train_Tensor:$lhs, Train_Tensor:$rhs, Train_Tensor:$grad,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_lhs,
+                       DefaultValuedAttr<BoolAttr, "false">:$trans_rhs);
   let results = (outs Train_Tensor:$lhs_grad, Train_Tensor:$rhs_grad);
   let assemblyFormat = "$lhs `,` $rhs `,` $grad attr-dict `:` functional-type(operands, results)";
 }

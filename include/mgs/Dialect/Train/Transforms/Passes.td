@@ -138,4 +138,33 @@ def TrainFuseLayerNorm : Pass<"train-fuse-layer-norm", "mlir::func::FuncOp"> {
   ];
 }
 
+def TrainFoldTransposeIntoMatMul : Pass<"train-fold-transpose-into-matmul",
+                                        "mlir::func::FuncOp"> {
+  let summary = "Fold a transpose of a matmul operand's last two dimensions into its trans flag";
+  let description = [{
+    A `train.transpose` feeding a `train.matmul` operand (rank >= 2) whose
+    permutation, its last two entries swapped, keeps the last dimension
+    becomes the matmul's `trans_lhs` / `trans_rhs` (toggled): when the
+    swapped permutation is the identity (a linear layer's W^T, a swap of the
+    last two axes) the operand is the transpose's input and no transposed
+    copy is made; otherwise (attention's K^T, perm [1, 2, 0] of
+    sequence x batch*heads x head) a transpose by the swapped permutation,
+    which moves whole rows, replaces the strided one (only when the matmul is
+    its only user). The gradient follows: matmul_grad takes the same flags
+    and writes each operand's gradient in the layout it is stored in.
+
+    ```mlir
+    // before
+    %wt = train.transpose %w {perm = array<i64: 1, 0>} : (tensor<5x4xf32>) -> tensor<4x5xf32>
+    %y = train.matmul %x, %wt : (tensor<2x3x4xf32>, tensor<4x5xf32>) -> tensor<2x3x5xf32>
+    // after
+    %y = train.matmul %x, %w {trans_rhs = true} : (tensor<2x3x4xf32>, tensor<5x4xf32>) -> tensor<2x3x5xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numFolded", "num-folded", "Transposes folded into matmul operands">,
+  ];
+}
+
 #endif // MGS_DIALECT_TRAIN_TRANSFORMS_PASSES_TD
