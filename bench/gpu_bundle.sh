@@ -42,6 +42,10 @@ compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda 
   --strategy omgs --workers 1 --density 0.001 --density-warmup 0.25,0.0625,0.015625,0.004
 compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
 compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
+# Several ranks on one GPU over MPI (--comm mpi): dense and OMGS for 4 ranks.
+compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
+compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
+  --strategy omgs --workers 4 --density 0.01
 
 # The shared libraries the binaries load, except the C/C++ runtime (the GPU
 # machine's own is as new or newer) and CUDA's.

@@ -141,9 +141,8 @@ Status StagedCollectives::allGatherStart(int slot, const float *values, const in
       return st;
   char *send = static_cast<char *>(s.send.data);
   if (k) {
-    std::vector<StagedCopy> copies = {
-        {half ? s.out.data : send, values, k * sizeof(float)},
-        {send + valuesBytes, indices, k * sizeof(int32_t)}};
+    std::vector<StagedCopy> copies = {{half ? s.out.data : send, values, k * sizeof(float)},
+                                      {send + valuesBytes, indices, k * sizeof(int32_t)}};
     if (Status st = engine.toHost(slot, copies, true); !st.ok())
       return named("allgather", st);
   }
@@ -182,8 +181,8 @@ Status StagedCollectives::wait(int slot) {
   }
   if (!s.k)
     return Status::success();
-  const size_t k = s.k, P = static_cast<size_t>(host.size()),
-               valuesBytes = k * valueBytes(s.half), message = valuesBytes + k * sizeof(int32_t);
+  const size_t k = s.k, P = static_cast<size_t>(host.size()), valuesBytes = k * valueBytes(s.half),
+               message = valuesBytes + k * sizeof(int32_t);
   float *values = static_cast<float *>(s.out.data);
   char *indices = static_cast<char *>(s.out.data) + P * k * sizeof(float);
   for (size_t r = 0; r < P; ++r) {
@@ -197,9 +196,9 @@ Status StagedCollectives::wait(int slot) {
     }
     std::memcpy(indices + k * r * sizeof(int32_t), msg + valuesBytes, k * sizeof(int32_t));
   }
-  return named("allgather", engine.toDevice(slot, {{s.recvValues, values, P * k * sizeof(float)},
-                                                   {s.recvIndices, indices,
-                                                    P * k * sizeof(int32_t)}}));
+  return named("allgather",
+               engine.toDevice(slot, {{s.recvValues, values, P * k * sizeof(float)},
+                                      {s.recvIndices, indices, P * k * sizeof(int32_t)}}));
 }
 
 Status StagedCollectives::broadcast(void *data, size_t bytes, int root) {

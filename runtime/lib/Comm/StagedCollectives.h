@@ -82,8 +82,8 @@ public:
   /// rank order, into recvValues / recvIndices (P * k each, on the device).
   /// The sent buffers may be reused once this returns, as mgsrt.h promises
   /// (the compute stream's later kernels wait for their copy).
-  Status allGatherStart(int slot, const float *values, const int32_t *indices, size_t k,
-                        bool half, float *recvValues, int32_t *recvIndices);
+  Status allGatherStart(int slot, const float *values, const int32_t *indices, size_t k, bool half,
+                        float *recvValues, int32_t *recvIndices);
   /// Completes the slot's collective: its result copied back, the compute
   /// stream waiting for it. The slot is free again, whatever the status.
   Status wait(int slot);

@@ -9,8 +9,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Comm/Loopback/LoopbackBackend.h"
 #include "Comm/StagedCollectives.h"
+#include "Comm/Loopback/LoopbackBackend.h"
 
 #include <gtest/gtest.h>
 
@@ -264,5 +264,19 @@ TEST(StagedCollectivesErrorsTest, FailuresNameTheCollective) {
 
 INSTANTIATE_TEST_SUITE_P(Loopback, StagedCollectivesTest, ::testing::Values(1, 2, 4),
                          [](const auto &info) { return std::to_string(info.param) + "ranks"; });
+
+} // namespace
+
+namespace {
+
+TEST(StagedCommChoiceTest, ACpuContextRefusesStaging) {
+  mgsrt_ctx_t *ctx = mgsrt_ctx_create(1);
+  EXPECT_EQ(mgsrt_ctx_set_staged_comm(ctx, 1), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(mgsrt_ctx_message(ctx),
+               "ctx_set_staged_comm: a CPU context's collectives run on its communicator's "
+               "backend already; staging is for GPU contexts");
+  mgsrt_ctx_destroy(ctx);
+  EXPECT_EQ(mgsrt_ctx_set_staged_comm(nullptr, 1), MGSRT_ERROR_INVALID_ARGUMENT);
+}
 
 } // namespace
