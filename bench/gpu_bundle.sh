@@ -54,6 +54,10 @@ for m in lstm gru bilstm; do
   compile "$m-gpu" "$MODELS/$m-opset15.onnx" --batch-size 16 --target=cuda
   compile "$m-cpu" "$MODELS/$m-opset15.onnx" --batch-size 16
 done
+# Several ranks on one GPU over MPI (--comm mpi): dense and OMGS for 4 ranks.
+compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
+compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
+  --strategy omgs --workers 4 --density 0.01
 
 # The shared libraries the binaries load, except the C/C++ runtime (the GPU
 # machine's own is as new or newer) and CUDA's.

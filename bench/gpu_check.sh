@@ -14,6 +14,7 @@
 #      (bench/resnet20_gpu_step.py);
 #   8. the LSTM, GRU and bidirectional LSTM trained on digits by --target=cuda
 #      executables: their parameters after one epoch against the CPU's.
+#   9. 4 ranks on one GPU, their collectives over MPI (--comm mpi).
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -162,6 +163,28 @@ warmup() {
   return $rc
 }
 
+# 4 ranks on GPU 0, their collectives over MPI through pinned host memory
+# (--comm mpi): dense against the CPU's whole batch, and OMGS's accuracy.
+# Without an mpirun here it says so and is skipped (unverified, not failed).
+ranks_on_one_gpu() {
+  if ! command -v mpirun > /dev/null; then
+    echo "skipped: no mpirun on this machine (several ranks on one GPU are unverified)"
+    return 0
+  fi
+  local mpi=(mpirun --allow-run-as-root --oversubscribe -np 4 -x LD_LIBRARY_PATH
+             -x MGSRT_CUDA_LIBRARY -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0)
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
+  "${mpi[@]}" "$B/bin/mlp-dense8-gpu" --comm mpi "${args[@]}" --epochs 1 \
+    --save-weights "$RUN/four.w" > "$RUN/four.log" &&
+    "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/one.w" > /dev/null &&
+    $PY "$ROOT/scripts/compare_weights.py" "$RUN/four.w" "$RUN/one.w" --tol 1e-4 &&
+    "${mpi[@]}" "$B/bin/mlp-omgs4-gpu" --comm mpi "${args[@]}" --epochs 10 > "$RUN/omgs4.log" &&
+    accuracy_at_least "$RUN/omgs4.log" 94
+  local rc=$?
+  tail -n 2 "$RUN/four.log" "$RUN/omgs4.log" 2> /dev/null
+  return $rc
+}
+
 step "GPU kernel tests" gpu_tests
 step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
@@ -169,6 +192,7 @@ step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "density warm-up on the GPU" warmup
+step "4 ranks on one GPU over MPI (--comm mpi)" ranks_on_one_gpu
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent

@@ -437,6 +437,13 @@ MGSRT_EXPORT int mgsrt_comm_size(const mgsrt_comm_t *comm);
  * owned). With requests pending, fails with MGSRT_ERROR_INVALID_ARGUMENT
  * (recorded in the context) and keeps the old one. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm);
+/* A GPU context's collectives: 0 (the default) on NCCL, made over the
+ * context's communicator at its first collective (one GPU per rank); 1 on the
+ * communicator's own backend (mpi), the device buffers staged through pinned
+ * host memory, asynchronously (several ranks may share a GPU). Set it before
+ * the first collective. A CPU context, and a GPU context whose collectives
+ * already run, fail with MGSRT_ERROR_INVALID_ARGUMENT (recorded). */
+MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_staged_comm(mgsrt_ctx_t *ctx, int staged);
 
 /* The collective kernels. A context without a communicator, a slot outside
  * [0, MGSRT_COMM_MAX_SLOTS), a start on a slot that is pending and a wait on

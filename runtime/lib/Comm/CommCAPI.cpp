@@ -433,8 +433,23 @@ mgsrt_status_t mgsrt_ctx_set_comm(mgsrt_ctx_t *ctx, mgsrt_comm_t *comm) {
   if (ctx->deviceCommBound && comm != ctx->comm)
     return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
                      "ctx_set_comm: a GPU context keeps the communicator its first collective "
-                     "built NCCL on");
+                     "built NCCL (or its staged collectives) on");
   ctx->comm = comm;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t mgsrt_ctx_set_staged_comm(mgsrt_ctx_t *ctx, int staged) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (!ctx->deviceKernels)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     "ctx_set_staged_comm: a CPU context's collectives run on its "
+                     "communicator's backend already; staging is for GPU contexts");
+  if (ctx->deviceCommBound && (staged != 0) != ctx->stagedComm)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                     "ctx_set_staged_comm: the context's collectives have started; choose "
+                     "before the first one");
+  ctx->stagedComm = staged != 0;
   return MGSRT_OK;
 }
 

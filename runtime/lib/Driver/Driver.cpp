@@ -83,6 +83,10 @@ int Driver::run() {
                                    ? " (the model was compiled for inference)"
                                    : " (--inference)"));
   }
+  if (o.given.count("--comm") && !m.cuda)
+    return usage("--comm chooses how a GPU model's collectives run; this model was compiled "
+                 "for the CPU, whose collectives always run on MPI (mgsc --target=cuda "
+                 "compiles it for a GPU)");
   if (training && o.data.empty())
     return usage("--data is required to train");
   // The files the run will write, checked before it starts (a typo or a

@@ -77,6 +77,10 @@ constexpr const char *kUsageTraining =
     "                           a step or collective makes no progress for this long\n"
     "                           (MPI workers; default 300; the set-up, the first\n"
     "                           iteration and checkpoints get 3x; 0: never)\n"
+    "  --comm nccl|mpi          a GPU model's collectives: NCCL, one GPU per rank\n"
+    "                           (default), or MPI with the device buffers staged\n"
+    "                           through pinned host memory (several ranks may share a\n"
+    "                           GPU); not for a CPU model, whose collectives run on MPI\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
     "with the workers the model will train on):\n"
     "  --calibrate FILE         instead of training, measure each layer's backward on\n"
@@ -108,7 +112,7 @@ const std::set<std::string> kTrainOnly = {
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
     "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
-    "--on-nonfinite", "--timeout"};
+    "--on-nonfinite", "--timeout", "--comm"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -201,7 +205,7 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
         "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
-        "--cosine-epochs", "--on-nonfinite", "--timeout"};
+        "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm"};
     if (!known.count(arg))
       return problem("unknown option '" + std::string(argv[i]) + "'");
     if (!haveValue) {
@@ -292,6 +296,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
     } else if (arg == "--timeout") {
       if (!parseF64(value, 0, o.timeout))
         return bad("a number of seconds >= 0");
+    } else if (arg == "--comm") {
+      if (!parseChoice(value, {{"nccl", DeviceComm::Nccl}, {"mpi", DeviceComm::Mpi}}, o.comm))
+        return bad("nccl or mpi");
     } else if (arg == "--calibrate-density") {
       if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
           o.calibrateDensity > 1)

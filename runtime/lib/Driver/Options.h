@@ -27,6 +27,9 @@ enum class Optimizer { Sgd, AdamW };
 /// --lr-schedule: the learning rate's decay after the warm-up.
 enum class LrSchedule { Step, Cosine };
 
+/// --comm: how a GPU model's collectives run (a CPU model's run on MPI).
+enum class DeviceComm { Nccl, Mpi };
+
 /// The command line as parsed: the defaults where an option is not given.
 struct Options {
   std::string program = "mgs-model";
@@ -57,6 +60,8 @@ struct Options {
   bool skipNonfinite = false;
   /// --timeout: seconds without progress before the job is ended (0: never).
   double timeout = 300;
+  /// --comm: NCCL (one GPU per rank), or MPI through pinned host memory.
+  DeviceComm comm = DeviceComm::Nccl;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

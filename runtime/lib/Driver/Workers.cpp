@@ -34,6 +34,9 @@ int Driver::setupWorkers() {
     return error("cannot start the workers' communication: %s", message);
   if (mgsrt_ctx_set_comm(ctx, comm) != MGSRT_OK)
     return error("%s", mgsrt_ctx_message(ctx));
+  // --comm mpi: the GPU's collectives over this communicator, through host memory.
+  if (m.cuda && o.comm == DeviceComm::Mpi && mgsrt_ctx_set_staged_comm(ctx, 1) != MGSRT_OK)
+    return error("--comm mpi: %s", mgsrt_ctx_message(ctx));
   rank = mgsrt_comm_rank(comm);
   workers = mgsrt_comm_size(comm);
   // Each worker draws its own dropout masks (its checkpoint keeps its stream).

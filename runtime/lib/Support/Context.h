@@ -100,6 +100,7 @@ struct mgsrt_ctx {
   std::unique_ptr<mgs::rt::KernelProfile> profile; // null unless MGSRT_PROFILE is set
   mgsrt_comm_t *comm = nullptr;                    // mgsrt_ctx_set_comm; not owned
   bool deviceCommBound = false; // a GPU context's collectives built NCCL on `comm`
+  bool stagedComm = false; // mgsrt_ctx_set_staged_comm: over `comm`'s backend, not NCCL
   std::unique_ptr<mgs::rt::CommState> commState;   // pending collectives (lib/Comm)
   /// MGSRT_DEVICE_CPU, or the device whose library `deviceKernels` runs every
   /// kernel (mgsrt_ctx_set_device).

@@ -17,10 +17,12 @@
 #include "Comm/CommChecks.h"
 #include "Comm/NCCL/NcclBackend.h"
 #include "Kernels/CUDA/Device.h"
+#include "Kernels/CUDA/StagedComm.h"
 
 #include "mgsrt/contract.h"
 
 #include <array>
+#include <cstdlib>
 #include <limits>
 
 using namespace mgs::rt;
@@ -98,6 +100,25 @@ mgsrt_status_t ncclFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *cal
       return ncclFailure(ctx, kernel, #call, mgsrt_r_);                                            \
   } while (0)
 
+/// NCCL refuses two ranks on one GPU, with a message that does not say what
+/// to do: more ranks on this node (the launcher's local size) than visible
+/// GPUs is refused here, naming both counts and the way out.
+mgsrt_status_t checkGpuPerRank(mgsrt_ctx_t *ctx, const char *kernel) {
+  int local = 0, devices = 0;
+  for (const char *var : {"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"})
+    if (const char *v = std::getenv(var); v && *v) {
+      local = std::atoi(v);
+      break;
+    }
+  if (local <= 1 || cudaGetDeviceCount(&devices) != cudaSuccess || local <= devices)
+    return MGSRT_OK;
+  return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                   strCat(kernel, ": ", local, " ranks on this node share ", devices,
+                          " visible GPU(s), and NCCL needs a GPU per rank; run the collectives "
+                          "over MPI through host memory (the executable's --comm mpi; "
+                          "mgsrt_ctx_set_staged_comm) or start one rank per GPU"));
+}
+
 /// The context's NCCL state, made on first use (every rank's first
 /// collective: ncclCommInitRank is itself collective).
 mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
@@ -108,6 +129,8 @@ mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
   }
   if (!ctx->comm)
     return noComm(ctx, kernel);
+  if (mgsrt_status_t r = checkGpuPerRank(ctx, kernel); r != MGSRT_OK)
+    return r;
   auto n = std::make_unique<NcclState>();
   if (Status s = NcclBackend::create(*ctx->comm->backend, st.ordinal, n->backend); !s.ok())
     return ctx->fail(s.code, strCat(kernel, ": ", s.message));
@@ -300,13 +323,17 @@ mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 namespace mgs::rt::cuda {
 
 mgsrt_status_t allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, kernelName(Kernel::allreduce_start), desc, bufs,
-                       [&] { return allreduceStart(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::allreduce_start), desc, bufs, [&] {
+    return ctx->stagedComm ? stagedAllreduceStart(ctx, desc, bufs)
+                           : allreduceStart(ctx, desc, bufs);
+  });
 }
 
 mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, kernelName(Kernel::allgather_start), desc, bufs,
-                       [&] { return allgatherStart(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::allgather_start), desc, bufs, [&] {
+    return ctx->stagedComm ? stagedAllgatherStart(ctx, desc, bufs)
+                           : allgatherStart(ctx, desc, bufs);
+  });
 }
 
 // The sparse collectives (global top-k, balanced sparse all-reduce) are
@@ -330,6 +357,11 @@ mgsrt_status_t sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, voi
 
 mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   static void *const kNoBuffers[1] = {nullptr};
+  if (ctx && ctx->failed() && ctx->stagedComm) {
+    if (desc)
+      stagedRelease(ctx, desc[WaitDesc::Slot]);
+    return ctx->status;
+  }
   if (ctx && ctx->failed()) {
     // Sticky error: still release a pending slot (its buffers become free).
     if (desc && validSlot(desc[WaitDesc::Slot]))
@@ -339,12 +371,15 @@ mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
       }
     return ctx->status;
   }
-  return runCudaKernel(ctx, kernelName(Kernel::comm_wait), desc, bufs ? bufs : kNoBuffers,
-                       [&] { return commWait(ctx, desc); });
+  return runCudaKernel(ctx, kernelName(Kernel::comm_wait), desc, bufs ? bufs : kNoBuffers, [&] {
+    return ctx->stagedComm ? stagedWait(ctx, desc) : commWait(ctx, desc);
+  });
 }
 
 mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  return runCudaKernel(ctx, kernelName(Kernel::broadcast), desc, bufs, [&] { return broadcastBytes(ctx, desc, bufs); });
+  return runCudaKernel(ctx, kernelName(Kernel::broadcast), desc, bufs, [&] {
+    return ctx->stagedComm ? stagedBroadcast(ctx, desc, bufs) : broadcastBytes(ctx, desc, bufs);
+  });
 }
 
 } // namespace mgs::rt::cuda

@@ -1,0 +1,243 @@
+//===- StagedComm.cpp - A GPU context's collectives over MPI --------------===//
+//
+// StagedComm.h. The CUDA copy engine of StagedCollectives: its own copy
+// stream, an event recorded on the compute stream that the copy stream waits
+// for before copying to host, one event per tag marking the copies to host
+// (the staging thread synchronizes on it) and one marking the copies back
+// (the compute stream waits for it); pinned host buffers from cudaHostAlloc,
+// sized at the first use of each slot and kept (grown only when a collective
+// is larger). The state is made on the first collective, over the context's
+// communicator, which the context then keeps (deviceCommBound).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Kernels/CUDA/StagedComm.h"
+#include "Comm/CommCAPI.h"
+#include "Comm/CommChecks.h"
+#include "Comm/StagedCollectives.h"
+#include "Kernels/CUDA/Device.h"
+
+#include "mgsrt/contract.h"
+
+using namespace mgs::rt;
+using mgs::contract::AllGatherDesc;
+using mgs::contract::AllReduceDesc;
+using mgs::contract::BroadcastDesc;
+using mgs::contract::WaitDesc;
+
+namespace {
+
+Status cudaStatus(const char *call, cudaError_t err) {
+  if (err == cudaSuccess)
+    return Status::success();
+  return Status::error(
+      err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND,
+      strCat(call, " failed: ", cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
+}
+
+#define MGSRT_STAGED_CHECK(call)                                                                   \
+  do {                                                                                             \
+    if (Status mgsrt_s_ = cudaStatus(#call, (call)); !mgsrt_s_.ok())                               \
+      return mgsrt_s_;                                                                             \
+  } while (0)
+
+constexpr int kTags = StagedCollectives::kSlots + 1;
+
+class CudaCopyEngine final : public CopyEngine {
+public:
+  CudaCopyEngine(int ordinal, cudaStream_t compute) : ordinal(ordinal), compute(compute) {}
+  ~CudaCopyEngine() override {
+    if (copy)
+      cudaStreamSynchronize(copy);
+    for (cudaEvent_t e : toHostDone)
+      if (e)
+        cudaEventDestroy(e);
+    for (cudaEvent_t e : toDeviceDone)
+      if (e)
+        cudaEventDestroy(e);
+    if (ready)
+      cudaEventDestroy(ready);
+    if (copy)
+      cudaStreamDestroy(copy);
+  }
+
+  Status init() {
+    MGSRT_STAGED_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+    MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    for (int t = 0; t < kTags; ++t) {
+      MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&toHostDone[t], cudaEventDisableTiming));
+      MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&toDeviceDone[t], cudaEventDisableTiming));
+    }
+    return Status::success();
+  }
+
+  Status toHost(int tag, const std::vector<StagedCopy> &copies, bool computeWaits) override {
+    MGSRT_STAGED_CHECK(cudaEventRecord(ready, compute));
+    MGSRT_STAGED_CHECK(cudaStreamWaitEvent(copy, ready, 0));
+    for (const StagedCopy &c : copies)
+      MGSRT_STAGED_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToHost, copy));
+    MGSRT_STAGED_CHECK(cudaEventRecord(toHostDone[tag], copy));
+    if (computeWaits)
+      MGSRT_STAGED_CHECK(cudaStreamWaitEvent(compute, toHostDone[tag], 0));
+    return Status::success();
+  }
+
+  Status waitToHost(int tag) override {
+    // The staging thread's current device is its own: this context's.
+    MGSRT_STAGED_CHECK(cudaSetDevice(ordinal));
+    MGSRT_STAGED_CHECK(cudaEventSynchronize(toHostDone[tag]));
+    return Status::success();
+  }
+
+  Status toDevice(int tag, const std::vector<StagedCopy> &copies) override {
+    for (const StagedCopy &c : copies)
+      MGSRT_STAGED_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, copy));
+    MGSRT_STAGED_CHECK(cudaEventRecord(toDeviceDone[tag], copy));
+    MGSRT_STAGED_CHECK(cudaStreamWaitEvent(compute, toDeviceDone[tag], 0));
+    return Status::success();
+  }
+
+  Status synchronize() override {
+    MGSRT_STAGED_CHECK(cudaStreamSynchronize(copy));
+    return Status::success();
+  }
+
+  Status allocHost(size_t bytes, void **out) override {
+    MGSRT_STAGED_CHECK(cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocDefault));
+    return Status::success();
+  }
+
+  void freeHost(void *p) override { cudaFreeHost(p); }
+
+private:
+  int ordinal;
+  cudaStream_t compute;
+  cudaStream_t copy = nullptr;
+  cudaEvent_t ready = nullptr;
+  cudaEvent_t toHostDone[kTags] = {};
+  cudaEvent_t toDeviceDone[kTags] = {};
+};
+
+/// A staged context's collectives: the copy engine, then (destroyed first)
+/// the collectives that use it.
+struct StagedState final : cuda::CommDeviceState {
+  std::unique_ptr<CudaCopyEngine> engine;
+  std::unique_ptr<StagedCollectives> staged;
+};
+
+/// The context's staged collectives, made on first use.
+mgsrt_status_t stagedOf(mgsrt_ctx_t *ctx, const char *kernel, StagedCollectives *&out) {
+  cuda::CudaState &st = cuda::state(ctx);
+  if (st.comm) {
+    out = static_cast<StagedState *>(st.comm.get())->staged.get();
+    return MGSRT_OK;
+  }
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  auto n = std::make_unique<StagedState>();
+  n->engine = std::make_unique<CudaCopyEngine>(st.ordinal, st.stream);
+  if (Status s = n->engine->init(); !s.ok())
+    return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+  n->staged = std::make_unique<StagedCollectives>(*ctx->comm->backend, *n->engine);
+  out = n->staged.get();
+  st.comm = std::move(n);
+  ctx->deviceCommBound = true; // the staged collectives keep the communicator
+  return MGSRT_OK;
+}
+
+StagedCollectives *existingStaged(mgsrt_ctx_t *ctx) {
+  cuda::CudaState &st = cuda::state(ctx);
+  return st.comm ? static_cast<StagedState *>(st.comm.get())->staged.get() : nullptr;
+}
+
+/// The staged collectives with `slot` free, or an error recorded.
+mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot,
+                         StagedCollectives *&out) {
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  if (mgsrt_status_t r = stagedOf(ctx, kernel, out); r != MGSRT_OK)
+    return r;
+  if (out->pending(static_cast<int>(slot)))
+    return slotBusy(ctx, kernel, slot);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t result(mgsrt_ctx_t *ctx, const char *kernel, const Status &s) {
+  return s.ok() ? MGSRT_OK : ctx->fail(s.code, strCat(kernel, ": ", s.message));
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t stagedAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::allreduce_start);
+  const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  StagedCollectives *staged = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
+    return r;
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
+    return ctx->status;
+  return result(ctx, kernel,
+                staged->allReduceStart(static_cast<int>(slot), static_cast<float *>(bufs[0]),
+                                       static_cast<size_t>(n)));
+}
+
+mgsrt_status_t stagedAllgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::allgather_start);
+  const int64_t k = desc[AllGatherDesc::K], slot = desc[AllGatherDesc::Slot];
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative");
+  StagedCollectives *staged = nullptr;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
+    return r;
+  if (!checkAllgather(ctx, kernel, k, staged->size(), bufs))
+    return ctx->status;
+  return result(ctx, kernel,
+                staged->allGatherStart(static_cast<int>(slot), static_cast<const float *>(bufs[0]),
+                                       static_cast<const int32_t *>(bufs[1]),
+                                       static_cast<size_t>(k), desc[AllGatherDesc::Half] != 0,
+                                       static_cast<float *>(bufs[2]),
+                                       static_cast<int32_t *>(bufs[3])));
+}
+
+mgsrt_status_t stagedWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
+  const char *kernel = kernelName(Kernel::comm_wait);
+  const int64_t slot = desc[WaitDesc::Slot];
+  if (!validSlot(slot))
+    return badSlot(ctx, kernel, slot);
+  StagedCollectives *staged = existingStaged(ctx);
+  if (!staged || !staged->pending(static_cast<int>(slot)))
+    return slotIdle(ctx, kernel, slot);
+  return result(ctx, kernel, staged->wait(static_cast<int>(slot)));
+}
+
+mgsrt_status_t stagedBroadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::broadcast);
+  const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
+  if (bytes < 0)
+    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
+  if (!ctx->comm)
+    return noComm(ctx, kernel);
+  StagedCollectives *staged = nullptr;
+  if (mgsrt_status_t r = stagedOf(ctx, kernel, staged); r != MGSRT_OK)
+    return r;
+  if (root < 0 || root >= staged->size())
+    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", staged->size(), ")");
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
+    return ctx->status;
+  return result(ctx, kernel,
+                staged->broadcast(bufs[0], static_cast<size_t>(bytes), static_cast<int>(root)));
+}
+
+void stagedRelease(mgsrt_ctx_t *ctx, int64_t slot) {
+  if (StagedCollectives *staged = existingStaged(ctx);
+      staged && validSlot(slot) && staged->pending(static_cast<int>(slot)))
+    staged->wait(static_cast<int>(slot));
+}
+
+} // namespace mgs::rt::cuda

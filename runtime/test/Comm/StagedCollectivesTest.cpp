@@ -1,0 +1,282 @@
+//===- StagedCollectivesTest.cpp - Staged device collectives on the CPU ---===//
+//
+// StagedCollectives (a GPU context's collectives over a host backend) driven
+// by a host copy engine (memcpy, with a log and injected failures) over
+// loopback groups of 1, 2 and 4 ranks: results equal the host collective's,
+// the start does not wait for the other ranks (the collective overlaps what
+// the rank does before its wait), and failures come back as statuses naming
+// the collective. The CUDA copy engine is Kernels/CUDA/StagedComm.cpp.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Comm/StagedCollectives.h"
+#include "Comm/Loopback/LoopbackBackend.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <cstring>
+#include <thread>
+
+using namespace mgs::rt;
+
+namespace {
+
+/// "Device" memory is host memory: copies are memcpy, done when queued.
+class HostCopyEngine final : public CopyEngine {
+public:
+  Status toHost(int tag, const std::vector<StagedCopy> &copies, bool computeWaits) override {
+    note("toHost " + std::to_string(tag) + (computeWaits ? " computeWaits" : ""));
+    if (failToHost)
+      return Status::error(MGSRT_ERROR_BACKEND, "cudaMemcpyAsync failed: injected");
+    for (const StagedCopy &c : copies)
+      std::memcpy(c.dst, c.src, c.bytes);
+    return Status::success();
+  }
+  Status waitToHost(int tag) override {
+    note("waitToHost " + std::to_string(tag));
+    return failWait ? Status::error(MGSRT_ERROR_BACKEND, "cudaEventSynchronize failed: injected")
+                    : Status::success();
+  }
+  Status toDevice(int tag, const std::vector<StagedCopy> &copies) override {
+    note("toDevice " + std::to_string(tag));
+    if (failToDevice)
+      return Status::error(MGSRT_ERROR_BACKEND, "cudaMemcpyAsync failed: injected");
+    for (const StagedCopy &c : copies)
+      std::memcpy(c.dst, c.src, c.bytes);
+    return Status::success();
+  }
+  Status synchronize() override { return Status::success(); }
+  Status allocHost(size_t bytes, void **out) override {
+    *out = std::malloc(bytes ? bytes : 1);
+    ++allocations;
+    return Status::success();
+  }
+  void freeHost(void *p) override {
+    std::free(p);
+    --allocations;
+  }
+
+  void note(const std::string &what) {
+    std::lock_guard<std::mutex> lock(mu);
+    log.push_back(what);
+  }
+  std::vector<std::string> events() {
+    std::lock_guard<std::mutex> lock(mu);
+    return log;
+  }
+
+  bool failToHost = false, failWait = false, failToDevice = false;
+  int allocations = 0;
+
+private:
+  std::mutex mu;
+  std::vector<std::string> log;
+};
+
+/// Runs `body(rank, size, backend)` on every rank of a loopback group of
+/// `size`, each on its own thread.
+void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
+  std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(size);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < size; ++r)
+    threads.emplace_back([&, r] {
+      CommConfig config;
+      config.loopbackGroup = group;
+      config.loopbackRank = r;
+      config.loopbackTimeout = std::chrono::seconds(30); // a broken test fails, not hangs
+      std::unique_ptr<CommBackend> backend;
+      Status s = createCommBackend("loopback", config, backend);
+      ASSERT_TRUE(s.ok()) << s.message;
+      body(r, *backend);
+    });
+  for (auto &t : threads)
+    t.join();
+}
+
+std::vector<float> rankData(int rank, size_t n) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i)
+    v[i] = 0.25f * static_cast<float>(rank + 1) - 0.125f * static_cast<float>(i % 7) + 1e-3f * i;
+  return v;
+}
+
+class StagedCollectivesTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(StagedCollectivesTest, AllReduceEqualsTheHostCollective) {
+  const int P = GetParam();
+  const size_t n = 1000;
+  // The host collective's result on the same data, for comparison.
+  std::vector<std::vector<float>> want(P);
+  onRanks(P, [&](int r, CommBackend &host) {
+    want[r] = rankData(r, n);
+    ASSERT_TRUE(host.allReduce(want[r].data(), n, ReduceOp::Average).ok());
+  });
+  onRanks(P, [&](int r, CommBackend &host) {
+    HostCopyEngine engine;
+    std::vector<float> a = rankData(r, n), b = rankData(r + 5, 3);
+    {
+      StagedCollectives staged(host, engine);
+      // Two slots pending at once, waited for in the other order.
+      ASSERT_TRUE(staged.allReduceStart(0, a.data(), n).ok());
+      ASSERT_TRUE(staged.allReduceStart(3, b.data(), 3).ok());
+      EXPECT_TRUE(staged.pending(0) && staged.pending(3));
+      Status s3 = staged.wait(3), s0 = staged.wait(0);
+      EXPECT_TRUE(s3.ok()) << s3.message;
+      EXPECT_TRUE(s0.ok()) << s0.message;
+      EXPECT_FALSE(staged.pending(0));
+      // A slot is reused with its buffer, and an empty collective stays in step.
+      ASSERT_TRUE(staged.allReduceStart(0, nullptr, 0).ok());
+      EXPECT_TRUE(staged.wait(0).ok());
+    }
+    EXPECT_EQ(a, want[r]); // bit for bit
+    EXPECT_EQ(engine.allocations, 0);
+  });
+}
+
+TEST_P(StagedCollectivesTest, AllGatherFloatAndHalfValues) {
+  const int P = GetParam();
+  const size_t k = 5;
+  onRanks(P, [&](int r, CommBackend &host) {
+    HostCopyEngine engine;
+    StagedCollectives staged(host, engine);
+    for (bool half : {false, true}) {
+      std::vector<float> values = rankData(r, k), gotValues(P * k, -1.0f);
+      values[0] = 1.0f / 3.0f; // not a half: rounded
+      std::vector<int32_t> indices(k), gotIndices(P * k, -1);
+      for (size_t j = 0; j < k; ++j)
+        indices[j] = static_cast<int32_t>(100 * r + j);
+      ASSERT_TRUE(staged
+                      .allGatherStart(1, values.data(), indices.data(), k, half, gotValues.data(),
+                                      gotIndices.data())
+                      .ok());
+      // The sent buffers may be reused at once.
+      std::fill(values.begin(), values.end(), 99.0f);
+      std::fill(indices.begin(), indices.end(), 99);
+      Status s = staged.wait(1);
+      ASSERT_TRUE(s.ok()) << s.message;
+      for (int q = 0; q < P; ++q) {
+        std::vector<float> sent = rankData(q, k);
+        sent[0] = 1.0f / 3.0f;
+        for (size_t j = 0; j < k; ++j) {
+          const float want = half ? static_cast<float>(static_cast<_Float16>(sent[j])) : sent[j];
+          EXPECT_EQ(gotValues[q * k + j], want) << "rank " << q << " entry " << j;
+          EXPECT_EQ(gotIndices[q * k + j], static_cast<int32_t>(100 * q + j));
+        }
+      }
+    }
+    // The values' copy made the compute stream wait: they could be overwritten.
+    std::vector<std::string> log = engine.events();
+    EXPECT_EQ(log.front(), "toHost 1 computeWaits");
+  });
+}
+
+TEST_P(StagedCollectivesTest, BroadcastFromEveryRoot) {
+  const int P = GetParam();
+  onRanks(P, [&](int r, CommBackend &host) {
+    HostCopyEngine engine;
+    StagedCollectives staged(host, engine);
+    for (int root = 0; root < P; ++root) {
+      std::vector<float> data = rankData(r, 17);
+      Status s = staged.broadcast(data.data(), data.size() * sizeof(float), root);
+      ASSERT_TRUE(s.ok()) << s.message;
+      EXPECT_EQ(data, rankData(root, 17));
+    }
+  });
+}
+
+// The start returns before the other ranks have started (the host collective
+// runs meanwhile), and the copies come in order: to host, the staging
+// thread's wait for them, back to the device at the wait.
+TEST(StagedCollectivesOrderTest, StartDoesNotWaitForTheOtherRanks) {
+  std::atomic<bool> rank0Started{false};
+  std::vector<std::string> log0;
+  onRanks(2, [&](int r, CommBackend &host) {
+    HostCopyEngine engine;
+    StagedCollectives staged(host, engine);
+    std::vector<float> data = rankData(r, 8);
+    if (r == 1)
+      while (!rank0Started)
+        std::this_thread::yield();
+    ASSERT_TRUE(staged.allReduceStart(2, data.data(), data.size()).ok());
+    if (r == 0) {
+      engine.note("backprop kernel"); // queued between start and wait
+      rank0Started = true;
+    }
+    ASSERT_TRUE(staged.wait(2).ok());
+    if (r == 0)
+      log0 = engine.events();
+  });
+  // "waitToHost" runs on the staging thread, any time after the copy is queued.
+  ASSERT_EQ(log0.size(), 4u);
+  EXPECT_EQ(log0[0], "toHost 2");
+  EXPECT_EQ(log0[3], "toDevice 2");
+  EXPECT_TRUE((log0[1] == "backprop kernel" && log0[2] == "waitToHost 2") ||
+              (log0[2] == "backprop kernel" && log0[1] == "waitToHost 2"));
+}
+
+TEST(StagedCollectivesErrorsTest, FailuresNameTheCollective) {
+  onRanks(2, [&](int r, CommBackend &host) {
+    HostCopyEngine engine;
+    StagedCollectives staged(host, engine);
+    float x[4] = {1, 2, 3, 4};
+    int32_t idx[1] = {0}, gotIdx[2];
+    float gotValues[2];
+    // A copy that cannot be queued: refused at the start, nothing started.
+    engine.failToHost = r == 0;
+    if (r == 0) {
+      Status s = staged.allReduceStart(0, x, 4);
+      EXPECT_EQ(s.code, MGSRT_ERROR_BACKEND);
+      EXPECT_EQ(s.message, "allreduce: cudaMemcpyAsync failed: injected");
+      EXPECT_FALSE(staged.pending(0));
+    }
+    engine.failToHost = false;
+    // A copy that failed on the device: its collective still runs (the other
+    // rank does not wait forever), and this rank's wait reports it.
+    engine.failWait = r == 1;
+    ASSERT_TRUE(staged.allGatherStart(0, x, idx, 1, false, gotValues, gotIdx).ok());
+    Status g = staged.wait(0);
+    if (r == 1) {
+      EXPECT_EQ(g.code, MGSRT_ERROR_BACKEND);
+      EXPECT_EQ(g.message, "allgather: cudaEventSynchronize failed: injected");
+    } else {
+      EXPECT_TRUE(g.ok()) << g.message;
+    }
+    engine.failWait = false;
+    // The copy back.
+    engine.failToDevice = r == 0;
+    ASSERT_TRUE(staged.allReduceStart(1, x, 4).ok());
+    Status d = staged.wait(1);
+    EXPECT_EQ(d.ok(), r == 1) << d.message;
+    if (r == 0) {
+      EXPECT_EQ(d.message, "allreduce: cudaMemcpyAsync failed: injected");
+    }
+    engine.failToDevice = false;
+    // The host collective's own error (the ranks disagree on the count).
+    ASSERT_TRUE(staged.allReduceStart(2, x, r == 0 ? 4 : 3).ok());
+    Status h = staged.wait(2);
+    EXPECT_EQ(h.code, MGSRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(h.message.rfind("allreduce: loopback allreduce", 0), 0u) << h.message;
+    Status b = staged.broadcast(x, sizeof x, 0);
+    EXPECT_TRUE(b.ok()) << b.message; // the group is usable again
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, StagedCollectivesTest, ::testing::Values(1, 2, 4),
+                         [](const auto &info) { return std::to_string(info.param) + "ranks"; });
+
+} // namespace
+
+namespace {
+
+TEST(StagedCommChoiceTest, ACpuContextRefusesStaging) {
+  mgsrt_ctx_t *ctx = mgsrt_ctx_create(1);
+  EXPECT_EQ(mgsrt_ctx_set_staged_comm(ctx, 1), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_STREQ(mgsrt_ctx_message(ctx),
+               "ctx_set_staged_comm: a CPU context's collectives run on its communicator's "
+               "backend already; staging is for GPU contexts");
+  mgsrt_ctx_destroy(ctx);
+  EXPECT_EQ(mgsrt_ctx_set_staged_comm(nullptr, 1), MGSRT_ERROR_INVALID_ARGUMENT);
+}
+
+} // namespace
