@@ -3,8 +3,11 @@
 # ./test.sh, it takes long): builds build-asan with -DMGS_SANITIZE=ON
 # (AddressSanitizer and UBSan on the runtime, its tests, the tools' mains and
 # the training executables mgsc links; MLIR/LLVM, ONNX, MPI, oneDNN and the
-# compiler's libraries stay uninstrumented) and runs the runtime's unit tests,
-# test/runtime and the e2e lit tests under it.
+# compiler's libraries stay uninstrumented) and runs under it the unit tests
+# (the runtime's kernel, driver and comm gtests among them), test/runtime (the
+# readers' fuzz replay included), the e2e lit tests, and the importer's and
+# the profile reader's fuzz replays (their targets are built with ASan and
+# UBSan in every build). Ends with the wall time.
 #   scripts/sanitize.sh [lit options, e.g. --filter gradients]
 # Every sanitizer report goes to a file under build-asan/sanitizer-reports
 # (so one in a test that expects a failure is not hidden by it); the job fails
@@ -34,7 +37,7 @@ if [ -z "${MGS_SANITIZE_NO_BUILD:-}" ]; then
   echo "sanitize: building (ninja -j$jobs)"
   ninja -C "$build" -j"$jobs" mgsc mgs-opt mgs-import-onnx mgs-plan
   ninja -C "$build" -j"$jobs" MGSRuntimeCommTests MGSRuntimeDriverTests MGSRuntimeKernelTests \
-    mgsrt_mpi_check mgsrt_fuzz_replay mgs_import_fuzz_replay MGSUnitTests
+    mgsrt_mpi_check mgsrt_fuzz_replay mgs_import_fuzz_replay mgs_profile_fuzz_replay MGSUnitTests
 fi
 # The test models are torch exports, the same in both builds: taken from the
 # default build when it has them.
@@ -56,10 +59,13 @@ export UBSAN_OPTIONS="$UBSAN_OPTIONS:halt_on_error=1"
 export OMPI_MCA_mca_base_component_disable_dlclose=1
 echo "sanitize: running the tests (reports go to $reports)"
 status=0
+# (lit finds a test by its source; the folders are made for the paths below.)
+mkdir -p "$build/test/onnx_import" "$build/test/mgs-plan"
 /usr/lib/llvm-22/bin/lit -sv "$@" "$build/test/unit" "$build/test/runtime" "$build/test/e2e" \
+  "$build/test/onnx_import/fuzz-replay.test" "$build/test/mgs-plan/fuzz-replay.test" \
   || status=$?
 if [ -n "$(ls -A "$reports")" ]; then
-  echo "sanitize: the sanitizers reported (one file a report):"
+  echo "sanitize: the sanitizers reported (one file a report; wall ${SECONDS} s):"
   for f in "$reports"/*; do
     echo "=== $f"
     cat "$f"
@@ -67,7 +73,7 @@ if [ -n "$(ls -A "$reports")" ]; then
   exit 1
 fi
 if ((status)); then
-  echo "sanitize: tests failed (no sanitizer report)"
+  echo "sanitize: tests failed (no sanitizer report; wall ${SECONDS} s)"
   exit "$status"
 fi
-echo "sanitize: clean (no sanitizer report, every test passed)"
+echo "sanitize: clean (no sanitizer report, every test passed; wall ${SECONDS} s)"

@@ -81,11 +81,11 @@ MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2
 /* The dropout random stream: its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
-/* Non-finite gradients: the CPU's mgsrt_sgd_update notes, as it reads each
- * gradient (no extra pass), whether it held a NaN or an infinity. Returns how
- * many updates met one since the last call, sets *param (may be NULL) to the
- * param buffer of the first of them (NULL if none), and starts counting
- * afresh. A GPU context's updates are not watched: it returns 0. */
+/* Non-finite gradients: mgsrt_sgd_update notes, as it reads each gradient
+ * (no extra pass), whether it held a NaN or an infinity (a GPU's notes come
+ * back with its next copy to or from the host, or mgsrt_synchronize). Returns
+ * how many updates met one since the last call, sets *param (may be NULL) to
+ * the first one's param buffer (NULL if none), and starts counting afresh. */
 MGSRT_EXPORT int64_t mgsrt_ctx_take_nonfinite(mgsrt_ctx_t *ctx, const void **param);
 
 /*===--- Devices ----------------------------------------------------------===*

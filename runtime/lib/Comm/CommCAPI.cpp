@@ -394,8 +394,10 @@ mgsrt_status_t mgsrt_comm_create(const char *backend, mgsrt_comm_t **out, char *
 void mgsrt_comm_destroy(mgsrt_comm_t *comm) { delete comm; }
 
 void mgsrt_comm_abort(mgsrt_comm_t *comm, int code) {
-  if (comm)
-    comm->backend->abortGroup(code);
+  if (!comm)
+    return;
+  comm->dependents->runAll(); // (a GPU context's NCCL group: ncclCommAbort)
+  comm->backend->abortGroup(code);
 }
 
 void mgsrt_comm_set_progress(mgsrt_comm_t *comm, int64_t progress) {

@@ -24,15 +24,23 @@
 #include "mgsrt/driver.h"
 #include "mgsrt/mgsrt.h"
 
+#include <chrono>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
 #include <new>
+#include <thread>
 #include <unistd.h>
 
 namespace mgs::rt::driver {
 
 int Driver::error(const char *fmt, ...) {
+  // The watchdog is ending the job (its error names the workers, and it
+  // aborted the NCCL collectives this thread may have waited in): an error
+  // here is only the consequence. Wait for the end (the watchdog exits).
+  if (watchdogEnding.load() && std::this_thread::get_id() != watchdog.get_id())
+    for (;;)
+      std::this_thread::sleep_for(std::chrono::seconds(1));
   std::fflush(stdout);
   // One write per message: under mpirun several workers may fail at once, and
   // pieces of their messages would interleave. A worker other than rank 0
@@ -220,13 +228,13 @@ int Driver::mirror(Buffer &b, const std::string &what) {
 
 int Driver::toDevice(Buffer &b) {
   if (b.device && mgsrt_copy_to_device(ctx, b.device, b.get(), b.bytes()) != MGSRT_OK)
-    return error("copying to the GPU: %s", mgsrt_ctx_message(ctx));
+    return error("copying to the GPU: %s%s", mgsrt_ctx_message(ctx), peersNote().c_str());
   return 0;
 }
 
 int Driver::toHost(Buffer &b) {
   if (b.device && mgsrt_copy_to_host(ctx, b.get(), b.device, b.bytes()) != MGSRT_OK)
-    return error("copying from the GPU: %s", mgsrt_ctx_message(ctx));
+    return error("copying from the GPU: %s%s", mgsrt_ctx_message(ctx), peersNote().c_str());
   return 0;
 }
 

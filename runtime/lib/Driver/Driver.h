@@ -180,6 +180,14 @@ private:
   /// must come within `allowance` x --timeout. `step` goes to the heartbeat.
   void markProgress(const char *what, int64_t step, double allowance = 1);
   [[noreturn]] void reportHang();
+  /// What the heartbeat says of the other workers, for an error: those
+  /// silent (stopped or hung) and those behind `mine`; "" if none is either.
+  std::string describePeers(int64_t mine);
+  /// "; " + describePeers(current step) with several workers, if not "".
+  std::string peersNote();
+  /// Set by the watchdog as it ends the job: another thread's error is then
+  /// a consequence (its collectives were aborted), not reported.
+  std::atomic<bool> watchdogEnding{false};
   std::thread watchdog;
   std::mutex watchdogMutex;
   std::condition_variable watchdogCv;

@@ -1,8 +1,9 @@
 //===- Nonfinite.cpp - Training that stops (or skips) on NaN and infinity -===//
 //
 // After every step the driver looks at what it already has: the loss (one
-// float), whether an SGD update met a gradient that was not finite (the CPU
-// kernel notes it as it reads the gradient: mgsrt_ctx_take_nonfinite) and,
+// float), whether an SGD update met a gradient that was not finite (the
+// kernel notes it as it reads the gradient, on a GPU in a device flag that
+// comes back with the loss's copy: mgsrt_ctx_take_nonfinite) and,
 // on the CPU, the running statistics (BatchNorm's: a few floats a channel). A step that fails
 // either ends the run with an error naming the iteration and the param
 // (--on-nonfinite stop, the default) or is undone on every worker alike

@@ -331,9 +331,9 @@ int Driver::runTraining() {
         if (int rc = snapshotParams())
           return rc;
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
-        return error("mgs_train_step failed (epoch %lld, iteration %lld): %s",
+        return error("mgs_train_step failed (epoch %lld, iteration %lld): %s%s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
-                     mgsrt_ctx_message(ctx));
+                     mgsrt_ctx_message(ctx), peersNote().c_str());
       if (int rc = toHost(loss))
         return rc;
       float l = *loss.f32();

@@ -78,8 +78,7 @@ void Driver::stopWatchdog() {
   watchdog.join();
 }
 
-void Driver::reportHang() {
-  const int64_t mine = watchdogProgress.load();
+std::string Driver::describePeers(int64_t mine) {
   std::string stopped, behind;
   for (int r = 0; r < workers; ++r) {
     if (r == rank)
@@ -104,8 +103,24 @@ void Driver::reportHang() {
     who = "worker(s) " + stopped + " did not arrive: stopped or hung";
   if (!behind.empty())
     who += (who.empty() ? "" : "; ") + ("worker(s) " + behind + " are behind, still working");
+  return who;
+}
+
+std::string Driver::peersNote() {
+  if (workers <= 1 || !comm)
+    return "";
+  std::string who = describePeers(watchdogProgress.load());
+  return who.empty() ? "" : "; " + who;
+}
+
+void Driver::reportHang() {
+  const int64_t mine = watchdogProgress.load();
+  std::string who = describePeers(mine);
   if (who.empty())
     who = "every other worker is alive at the same step (a collective that cannot complete?)";
+  // From here on this thread's error is the one: the NCCL collectives it
+  // aborts (mgsrt_comm_abort) fail the main thread's waits.
+  watchdogEnding.store(true);
   error("no progress for %g s (--timeout) in %s, after step %lld: %s; ending the job", o.timeout,
         watchdogWhat.load(), static_cast<long long>(mine), who.c_str());
   // error() ended every process of the group; a group within one process

@@ -62,6 +62,31 @@ TEST_F(GpuComm, AllGatherSendsWhatWasThereAtTheStart) {
   EXPECT_EQ(ri.download(), indices);
 }
 
+// mgsrt_comm_abort on the host communicator first aborts the NCCL group made
+// over it (ncclCommAbort: what the driver's watchdog relies on to end a
+// collective stuck on a stopped peer). Later collectives are refused saying
+// so; the context still goes away cleanly (the aborted communicator is not
+// destroyed again). Loopback's own abortGroup returns (one process).
+TEST_F(GpuComm, AbortEndsTheNcclGroupMadeOverTheCommunicator) {
+  std::vector<float> host = randomVec(1000);
+  DeviceBuffer<float> d(gpu, host);
+  int64_t start[2] = {1000, 0}, wait[1] = {0}, bcast[2] = {16, 0};
+  void *bufs[1] = {d};
+  ASSERT_OK(gpu, mgsrt_allreduce_start(gpu, start, bufs));
+  ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
+  mgsrt_comm_abort(comm, 1);
+  EXPECT_TRUE(bitsEqual(d.download(), host)); // the compute stream still works
+  EXPECT_EQ(mgsrt_allreduce_start(gpu, start, bufs), MGSRT_ERROR_BACKEND);
+  EXPECT_STREQ(mgsrt_ctx_message(gpu),
+               "allreduce_start: the NCCL communicator was aborted (ncclCommAbort): a peer "
+               "failed or stopped, or the job is ending");
+  mgsrt_ctx_clear(gpu);
+  EXPECT_EQ(mgsrt_broadcast(gpu, bcast, bufs), MGSRT_ERROR_BACKEND);
+  EXPECT_STREQ(mgsrt_ctx_message(gpu),
+               "broadcast: the NCCL communicator was aborted (ncclCommAbort): a peer failed or "
+               "stopped, or the job is ending");
+}
+
 // The sparse collectives have no NCCL form yet: a GPU context says so (mgsc
 // refuses to compile them for --target=cuda).
 TEST_F(GpuComm, SparseCollectivesAreUnavailable) {

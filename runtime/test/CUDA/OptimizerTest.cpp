@@ -89,4 +89,63 @@ TEST_F(SgdGpu, AdamWWithClippingMatchesTheCpuBitForBit) {
   }
 }
 
+// As the CPU update (Kernels/ElementwiseTest's NotesNonfiniteGradients): a
+// gradient holding NaN or infinity is noted and the first such param named,
+// for SGD and AdamW. The flags come back with the next copy to the host (the
+// driver's loss) or mgsrt_synchronize.
+TEST_F(SgdGpu, NotesNonfiniteGradientsLikeTheCpu) {
+  const int64_t n = 100000;
+  const int64_t desc[] = {n};
+  std::vector<float> g = randomVec(n);
+  DeviceBuffer<float> p1(gpu, randomVec(n)), p2(gpu, randomVec(n)), dg(gpu, g),
+      state(gpu, std::vector<float>(2 * n, 0.0f));
+  mgsrt_ctx_set_sgd(gpu, 0.1f, 0.0f, 0.0f);
+  void *finite[] = {p1.ptr, dg.ptr, state.ptr};
+  ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, finite));
+  ASSERT_OK(gpu, mgsrt_synchronize(gpu));
+  const void *first = &gpu;
+  EXPECT_EQ(mgsrt_ctx_take_nonfinite(gpu, &first), 0);
+  EXPECT_EQ(first, nullptr);
+  for (bool adamw : {false, true})
+    for (bool copyBack : {false, true})
+      for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+        if (adamw)
+          mgsrt_ctx_set_adamw(gpu, 0.9f, 0.999f, 1e-8f, 1);
+        g[n - 3] = bad;
+        dg.upload(g);
+        void *b1[] = {p1.ptr, dg.ptr, state.ptr};
+        void *b2[] = {p2.ptr, dg.ptr, state.ptr};
+        ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, b2));
+        ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, b1));
+        if (copyBack)
+          (void)p1.download(); // the flags come back with it
+        else
+          ASSERT_OK(gpu, mgsrt_synchronize(gpu));
+        const std::string what = std::string(adamw ? "adamw " : "sgd ") +
+                                 (copyBack ? "after a copy " : "after a synchronize ") +
+                                 std::to_string(bad);
+        EXPECT_EQ(mgsrt_ctx_take_nonfinite(gpu, &first), 2) << what;
+        EXPECT_EQ(first, p2.ptr) << what;
+        EXPECT_EQ(mgsrt_ctx_take_nonfinite(gpu, nullptr), 0) << what; // taken: afresh
+      }
+}
+
+// More updates between two read-backs than the flags hold (4096): the ones
+// beyond are still counted, the first still named.
+TEST_F(SgdGpu, NotesNonfiniteGradientsBeyondTheFlagsCapacity) {
+  const int64_t n = 3;
+  const int64_t desc[] = {n};
+  DeviceBuffer<float> p(gpu, randomVec(n)), q(gpu, randomVec(n)), v(gpu, n),
+      good(gpu, randomVec(n)), bad(gpu, std::vector<float>{1.0f, std::nanf(""), 2.0f});
+  mgsrt_ctx_set_sgd(gpu, 0.1f, 0.0f, 0.0f);
+  void *ok[] = {p.ptr, good.ptr, v.ptr};
+  void *nan[] = {q.ptr, bad.ptr, v.ptr};
+  for (int i = 0; i < 5000; ++i)
+    ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, i == 4500 || i == 4999 ? nan : ok));
+  ASSERT_OK(gpu, mgsrt_synchronize(gpu));
+  const void *first = nullptr;
+  EXPECT_EQ(mgsrt_ctx_take_nonfinite(gpu, &first), 2);
+  EXPECT_EQ(first, q.ptr);
+}
+
 } // namespace

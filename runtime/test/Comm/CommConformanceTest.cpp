@@ -186,6 +186,27 @@ TEST(CommCreateTest, LoopbackWaitTimesOutWhenARankNeverStarts) {
   EXPECT_EQ(y, 2.0f);
 }
 
+// mgsrt_comm_abort first ends what was made over the communicator (a GPU
+// context's NCCL group registers its ncclCommAbort, lib/Comm/NCCL): each
+// registered abort runs, a removed one does not, and either side may go first.
+TEST(CommAbortTest, RunsTheAbortsOfCommunicatorsMadeOverIt) {
+  char message[256] = "";
+  mgsrt_comm_t *comm = nullptr;
+  ASSERT_EQ(mgsrt_comm_create("loopback", &comm, message, sizeof message), MGSRT_OK) << message;
+  std::shared_ptr<AbortHooks> hooks = comm->dependents;
+  int a = 0, b = 0;
+  hooks->add(&a, [&] { ++a; });
+  hooks->add(&b, [&] { ++b; });
+  hooks->remove(&b);
+  mgsrt_comm_abort(comm, 1); // loopback: a group within one process; it returns
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, 0);
+  mgsrt_comm_destroy(comm);
+  hooks->remove(&a); // the hooks outlive the communicator
+  hooks->runAll();
+  EXPECT_EQ(a, 1);
+}
+
 TEST(SparseCollectiveErrorsTest, BadArgumentsAreRefusedAtTheStart) {
   mgsrt_comm_t *comm = nullptr;
   ASSERT_EQ(mgsrt_comm_create("loopback", &comm, nullptr, 0), MGSRT_OK);

@@ -10,6 +10,9 @@
 #include "Kernels/CUDA/Device.h"
 #include "Support/Common.h"
 
+#include <chrono>
+#include <thread>
+
 namespace mgs::rt {
 
 namespace {
@@ -82,15 +85,11 @@ public:
 private:
   Status complete() {
     MGSRT_CUDA_TRY(cudaSetDevice(backend.ordinal));
-    if (done)
-      MGSRT_CUDA_TRY(cudaEventSynchronize(done));
+    if (Status s = backend.waitFor(backend.stream, done); !s.ok())
+      return s;
     if (hostOut && outBytes)
       MGSRT_CUDA_TRY(cudaMemcpy(hostOut, stagedOut, outBytes, cudaMemcpyDeviceToHost));
-    ncclResult_t async = ncclSuccess;
-    MGSRT_NCCL_TRY(ncclCommGetAsyncError(backend.comm, &async));
-    if (async != ncclSuccess && async != ncclInProgress)
-      return ncclError("a collective", async);
-    return Status::success();
+    return backend.asyncError();
   }
   void release() {
     if (stagedIn || stagedOut)
@@ -135,14 +134,57 @@ Status NcclBackend::create(CommBackend &host, int ordinal, std::unique_ptr<NcclB
 NcclBackend::~NcclBackend() {
   if (stream)
     cudaStreamSynchronize(stream);
-  if (comm)
-    ncclCommDestroy(comm);
+  if (comm && !aborted.load())
+    ncclCommDestroy(comm); // (ncclCommAbort freed an aborted one)
   if (barrierScratch)
     cudaFree(barrierScratch);
   if (ready)
     cudaEventDestroy(ready);
   if (stream)
     cudaStreamDestroy(stream);
+}
+
+void NcclBackend::abort() {
+  std::lock_guard<std::mutex> lock(abortMutex);
+  if (!comm || aborted.exchange(true))
+    return;
+  ncclCommAbort(comm);
+}
+
+Status NcclBackend::asyncError() {
+  std::lock_guard<std::mutex> lock(abortMutex);
+  if (aborted.load())
+    return Status::error(MGSRT_ERROR_BACKEND, kNcclAborted);
+  ncclResult_t async = ncclSuccess;
+  MGSRT_NCCL_TRY(ncclCommGetAsyncError(comm, &async));
+  if (async != ncclSuccess && async != ncclInProgress)
+    return ncclError("a collective (ncclCommGetAsyncError)", async);
+  return Status::success();
+}
+
+Status NcclBackend::waitFor(cudaStream_t waitStream, cudaEvent_t event) {
+  // Spin first (a short wait, the common case, returns at once), then sleep
+  // between polls so that a long one leaves the core to others.
+  for (int polls = 0;; ++polls) {
+    const cudaError_t q = event ? cudaEventQuery(event) : cudaStreamQuery(waitStream);
+    if (q == cudaSuccess)
+      return Status::success();
+    if (q != cudaErrorNotReady)
+      return cudaError(event ? "cudaEventQuery" : "cudaStreamQuery", q);
+    // Every 64th poll: NCCL's error check takes a lock of its own.
+    if (polls % 64 == 0)
+      if (Status s = asyncError(); !s.ok()) {
+        if (isAborted())
+          return s;
+        abort(); // its kernels end, so nothing waits on them any more
+        return Status::error(s.code, s.message + "; the NCCL communicator was aborted "
+                                                 "(ncclCommAbort)");
+      }
+    if (polls < 4096)
+      std::this_thread::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 template <typename Enqueue>

@@ -16,6 +16,14 @@
 //     GPU's default stream; buffers may be device or host memory (host
 //     buffers are staged through device memory).
 //
+// A failed or stuck peer: every host wait here polls NCCL's asynchronous
+// error (waitFor) and, when NCCL reports one (a peer died, the network
+// failed), aborts the communicator (ncclCommAbort, which ends its kernels on
+// this GPU) and returns the error instead of waiting forever. abort() does the
+// same from any thread: mgsrt_comm_abort on the host communicator a GPU
+// context's NCCL group was made over calls it (the driver's watchdog, when a
+// peer stopped: NCCL itself has no timeout).
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef MGSRT_COMM_NCCL_NCCLBACKEND_H
@@ -25,6 +33,9 @@
 
 #include <cuda_runtime.h>
 #include <nccl.h>
+
+#include <atomic>
+#include <mutex>
 
 namespace mgs::rt {
 
@@ -45,6 +56,20 @@ public:
   CommRequestPtr iallGather(const void *send, size_t bytesPerRank, void *recv) override;
   CommRequestPtr ibroadcast(void *data, size_t bytes, int root) override;
   CommRequestPtr ibarrier() override;
+  /// Aborts the communicator (the other ranks' collectives with this one then
+  /// fail rather than hang); a group of processes cannot be ended from here.
+  void abortGroup(int) override { abort(); }
+
+  /// ncclCommAbort, once (any thread; later calls and the destructor do
+  /// nothing more). Every later wait fails saying so.
+  void abort();
+  bool isAborted() const { return aborted.load(); }
+  /// NCCL's asynchronous error as a Status (an error once aborted).
+  Status asyncError();
+  /// Waits for `event` (or, if null, `stream`) as cudaEventSynchronize or
+  /// cudaStreamSynchronize would, polling asyncError() meanwhile: on an error
+  /// the communicator is aborted and the error returned.
+  Status waitFor(cudaStream_t stream, cudaEvent_t event = nullptr);
 
   // What the collective kernels queue their NCCL calls with.
   ncclComm_t comm = nullptr;
@@ -65,7 +90,15 @@ private:
   CommRequestPtr start(const char *what, const void *in, size_t inBytes, void *out,
                        size_t outBytes, Enqueue &&enqueue);
   float *barrierScratch = nullptr; ///< one device float, summed by ibarrier
+  /// Guards `comm` between abort() and asyncError() (the abort frees it).
+  std::mutex abortMutex;
+  std::atomic<bool> aborted{false};
 };
+
+/// Why a wait or collective fails on an aborted communicator.
+inline constexpr const char *kNcclAborted =
+    "the NCCL communicator was aborted (ncclCommAbort): a peer failed or stopped, or the job is "
+    "ending";
 
 /// The "nccl" entry of BackendRegistry.cpp (through the device library):
 /// needs config.ncclBootstrap, a host communicator of the same group, and

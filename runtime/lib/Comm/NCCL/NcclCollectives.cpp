@@ -11,6 +11,12 @@
 // compute stream wait for that event (the host does not block), so the
 // collectives overlap the kernels queued between start and wait.
 //
+// The NCCL group is registered with the host communicator it was made over,
+// so that mgsrt_comm_abort on it (the driver's watchdog, an error on this
+// rank) aborts the NCCL communicator first (ncclCommAbort: a collective stuck
+// on a stopped peer ends) and the context's host waits (CudaState::comm's
+// waitFor) give up on a failed peer instead of hanging.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Comm/CommCAPI.h"
@@ -71,8 +77,14 @@ mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collect
 struct NcclState final : cuda::CommDeviceState {
   std::unique_ptr<NcclBackend> backend;
   std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
+  /// The host communicator's abort hooks, which hold this group's abort.
+  std::shared_ptr<AbortHooks> hooks;
+
+  Status waitFor(cudaStream_t stream) override { return backend->waitFor(stream); }
 
   ~NcclState() override {
+    if (hooks)
+      hooks->remove(this); // (waits for an abort under way)
     if (backend)
       cudaStreamSynchronize(backend->stream);
     for (Slot &s : slots) {
@@ -134,12 +146,20 @@ mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
   auto n = std::make_unique<NcclState>();
   if (Status s = NcclBackend::create(*ctx->comm->backend, st.ordinal, n->backend); !s.ok())
     return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+  n->hooks = ctx->comm->dependents;
+  n->hooks->add(n.get(), [b = n->backend.get()] { b->abort(); });
   out = n.get();
   st.comm = std::move(n);
   // Every later collective uses this NCCL group (mgsrt_ctx_set_comm refuses
   // another communicator): a broadcast builds it too, not only a start.
   ctx->deviceCommBound = true;
   return MGSRT_OK;
+}
+
+/// A collective after the communicator was aborted (mgsrt_comm_abort, a
+/// failed peer): refused, as NCCL may not be called on it any more.
+mgsrt_status_t aborted(mgsrt_ctx_t *ctx, const char *kernel) {
+  return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": ", kNcclAborted));
 }
 
 /// The free slot `slot` and the NCCL backend, or an error recorded.
@@ -153,6 +173,8 @@ mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot, Ncc
   if (mgsrt_status_t r = ncclOf(ctx, kernel, st); r != MGSRT_OK)
     return r;
   n = st->backend.get();
+  if (n->isAborted())
+    return aborted(ctx, kernel);
   s = &st->slots[slot];
   if (s->pending)
     return slotBusy(ctx, kernel, slot);
@@ -269,10 +291,8 @@ mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, 
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
   s.recvValues = nullptr;
-  ncclResult_t async = ncclSuccess;
-  MGSRT_NCCL_CHECK(ctx, kernel, ncclCommGetAsyncError(n.comm, &async));
-  if (async != ncclSuccess && async != ncclInProgress)
-    return ncclFailure(ctx, kernel, "a collective", async);
+  if (Status e = n.asyncError(); !e.ok())
+    return ctx->fail(e.code, strCat(kernel, ": ", e.message));
   return MGSRT_OK;
 }
 
@@ -303,6 +323,8 @@ mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (mgsrt_status_t r = ncclOf(ctx, kernel, st); r != MGSRT_OK)
     return r;
   NcclBackend *n = st->backend.get();
+  if (n->isAborted())
+    return aborted(ctx, kernel);
   if (root < 0 || root >= n->ranks)
     return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", n->ranks, ")");
   if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
@@ -314,7 +336,8 @@ mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   MGSRT_NCCL_CHECK(ctx, kernel,
                    ncclBroadcast(bufs[0], bufs[0], static_cast<size_t>(bytes), ncclChar,
                                  static_cast<int>(root), n->comm, compute));
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(compute));
+  if (Status w = n->waitFor(compute); !w.ok())
+    return ctx->fail(w.code, strCat(kernel, ": ", w.message));
   return MGSRT_OK;
 }
 
@@ -366,7 +389,7 @@ mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     // Sticky error: still release a pending slot (its buffers become free).
     if (desc && validSlot(desc[WaitDesc::Slot]))
       if (NcclState *n = existingNccl(ctx); n && n->slots[desc[WaitDesc::Slot]].pending) {
-        cudaStreamSynchronize(n->backend->stream);
+        n->backend->waitFor(n->backend->stream); // (a failed peer: aborted, not hung)
         n->slots[desc[WaitDesc::Slot]].pending = false;
       }
     return ctx->status;

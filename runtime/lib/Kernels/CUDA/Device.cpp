@@ -50,6 +50,20 @@ mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel) {
                    strCat(kernel, ": no CUDA implementation of this kernel yet"));
 }
 
+mgsrt_status_t synchronizeStream(mgsrt_ctx_t *ctx, const char *kernel) {
+  CudaState &st = state(ctx);
+  if (mgsrt_status_t s = queueNonfiniteReadback(ctx, kernel))
+    return s;
+  if (st.comm) {
+    if (Status s = st.comm->waitFor(st.stream); !s.ok())
+      return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+  } else {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
+  }
+  noteNonfiniteReadback(ctx);
+  return MGSRT_OK;
+}
+
 mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out) {
   CudaState &st = state(ctx);
   if (bytes > st.workspaceBytes) {
@@ -135,16 +149,14 @@ mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, 
                      : kind == 1 ? cudaMemcpyDeviceToHost
                                  : cudaMemcpyDeviceToDevice;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dst, src, bytes, k, s));
-  // The host side may be pageable memory that the caller reuses at once.
+  // The host side may be pageable memory that the caller reuses at once. The
+  // updates' finiteness flags come back with this wait (the loss's copy).
   if (kind != 2)
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(s));
+    return synchronizeStream(ctx, kernel);
   return MGSRT_OK;
 }
 
-mgsrt_status_t synchronize(mgsrt_ctx_t *ctx) {
-  MGSRT_CUDA_CHECK(ctx, "synchronize", cudaStreamSynchronize(state(ctx).stream));
-  return MGSRT_OK;
-}
+mgsrt_status_t synchronize(mgsrt_ctx_t *ctx) { return synchronizeStream(ctx, "synchronize"); }
 
 const DeviceKernels kTable = {
     kDeviceKernelsVersion,

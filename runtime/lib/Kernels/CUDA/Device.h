@@ -20,6 +20,7 @@
 #include <cudnn.h>
 
 #include <memory>
+#include <vector>
 
 namespace mgs::rt::cuda {
 
@@ -32,6 +33,29 @@ MGSRT_COMM_KERNELS(MGSRT_DECLARE_KERNEL)
 /// NCCL backend, the request slots).
 struct CommDeviceState {
   virtual ~CommDeviceState() = default;
+  /// Waits for `stream` as cudaStreamSynchronize does, but ends the wait with
+  /// an error, the NCCL communicator aborted (ncclCommAbort), when NCCL reports
+  /// a failed peer instead of waiting for a collective that cannot complete.
+  virtual Status waitFor(cudaStream_t stream) = 0;
+};
+
+/// The updates' finiteness flags (Optimizer.cu): the CPU notes a non-finite
+/// gradient as its update reads it (mgsrt_ctx_take_nonfinite); on the GPU each
+/// update sets its bit in device memory (one bit an update, in launch order,
+/// since the last read-back), and the bits come back to the host with the
+/// next wait for the stream (synchronizeStream: a copy to or from the host,
+/// mgsrt_synchronize; the loss's copy each step), so the check costs no
+/// synchronization of its own.
+struct NonfiniteFlags {
+  /// Updates flagged between two read-backs (a step with more reads its bits
+  /// back, synchronizing, every this many updates).
+  static constexpr int kCapacity = 4096;
+  unsigned *device = nullptr; // kCapacity bits
+  unsigned *host = nullptr;   // pinned: the copy queued by queueNonfiniteReadback
+  /// The param of each update since the last read-back, in launch order.
+  std::vector<const void *> params;
+  bool copyQueued = false; // `host` receives the bits of `params` at the next synchronization
+  ~NonfiniteFlags();
 };
 
 struct CudaState final : DeviceState {
@@ -42,6 +66,7 @@ struct CudaState final : DeviceState {
   void *workspace = nullptr; // scratch shared by the kernels of one stream
   size_t workspaceBytes = 0;
   std::unique_ptr<CommDeviceState> comm; // created by the first collective
+  NonfiniteFlags nonfinite;
   ~CudaState() override;
 };
 
@@ -79,6 +104,17 @@ mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *ca
       return ::mgs::rt::cuda::cudnnFailure(ctx, kernel, #call, mgsrt_err_);                       \
   } while (0)
 
+/// Waits for the context's compute stream (CommDeviceState::waitFor once the
+/// context has collectives), reading the updates' finiteness flags back with
+/// it: the bits are copied before the wait and noted in the context after it
+/// (nonfiniteUpdates, firstNonfiniteParam, as the CPU update notes them).
+mgsrt_status_t synchronizeStream(mgsrt_ctx_t *ctx, const char *kernel);
+/// Queues the copy of the flags to the host (and their reset) on the compute
+/// stream, if updates ran since the last one (Optimizer.cu).
+mgsrt_status_t queueNonfiniteReadback(mgsrt_ctx_t *ctx, const char *kernel);
+/// After the stream was synchronized: notes the flags read back in the context.
+void noteNonfiniteReadback(mgsrt_ctx_t *ctx);
+
 /// runKernel (Support/Common.h) for a CUDA kernel: the same guard, plus a check
 /// that the launches `body` queued were accepted. With MGSRT_PROFILE the
 /// stream is synchronized after the kernel so its time is the GPU's.
@@ -94,7 +130,7 @@ mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
     if (cudaError_t err = cudaPeekAtLastError(); err != cudaSuccess)
       return cudaFailure(ctx, kernel, "kernel launch", cudaGetLastError());
     if (ctx->profile || ctx->tracing)
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
+      return synchronizeStream(ctx, kernel);
     return MGSRT_OK;
   });
 }

@@ -72,7 +72,8 @@ mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
   unsigned long long bad = none;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&bad, first, sizeof bad,
                                                 cudaMemcpyDeviceToHost, st));
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
   if (bad == none)
     return MGSRT_OK;
   int64_t value = 0;

@@ -4,6 +4,9 @@
 // (__fmul_rn / __fadd_rn are never contracted into FMAs), so the results
 // equal the CPU's bit for bit (the CPU build has no FMA contraction). The
 // gradient norm is summed in double over the CPU's chunks, in its order.
+// Each update flags a gradient that holds NaN or infinity (Device.h's
+// NonfiniteFlags): read back with the next synchronizing copy, as the CPU's
+// note of it (mgsrt_ctx_take_nonfinite).
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,23 +22,34 @@ using namespace mgs::rt::cuda;
 
 namespace {
 
+/// Sets bit `ordinal` of `flags` when this thread met a non-finite gradient.
+__device__ inline void flagIf(bool bad, unsigned *flags, int ordinal) {
+  if (bad)
+    atomicOr(flags + (ordinal >> 5), 1u << (ordinal & 31));
+}
+
 __global__ void sgdKernel(float *__restrict__ param, const float *__restrict__ grad,
                           float *__restrict__ vel, int64_t n, float lr, float momentum,
-                          float wd, float scale) {
+                          float wd, float scale, unsigned *flags, int ordinal) {
+  bool bad = false;
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const float p = param[i];
+    bad |= !isfinite(grad[i]);
     // d = grad * scale + wd * p; v = momentum * v + d; p -= lr * v
     const float d = __fadd_rn(__fmul_rn(grad[i], scale), __fmul_rn(wd, p));
     const float v = __fadd_rn(__fmul_rn(momentum, vel[i]), d);
     vel[i] = v;
     param[i] = __fsub_rn(p, __fmul_rn(lr, v));
   }
+  flagIf(bad, flags, ordinal);
 }
 
 __global__ void adamwKernel(float *__restrict__ param, const float *__restrict__ grad,
                             float *__restrict__ m, float *__restrict__ v, int64_t n,
-                            AdamWStep s, float scale) {
+                            AdamWStep s, float scale, unsigned *flags, int ordinal) {
+  bool bad = false;
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    bad |= !isfinite(grad[i]);
     const float g = __fmul_rn(grad[i], scale);
     const float mi = __fadd_rn(__fmul_rn(s.beta1, m[i]), __fmul_rn(s.oneMinusBeta1, g));
     const float vi = __fadd_rn(__fmul_rn(s.beta2, v[i]), __fmul_rn(s.oneMinusBeta2, __fmul_rn(g, g)));
@@ -44,6 +58,26 @@ __global__ void adamwKernel(float *__restrict__ param, const float *__restrict__
     const float denom = __fadd_rn(__fdiv_rn(__fsqrt_rn(vi), s.bc2Sqrt), s.eps);
     param[i] = __fsub_rn(__fmul_rn(param[i], s.decay), __fmul_rn(s.stepSize, __fdiv_rn(mi, denom)));
   }
+  flagIf(bad, flags, ordinal);
+}
+
+/// The bit of the next update: its ordinal among the updates since the last
+/// read-back (allocating the flags on first use; reading them back, with a
+/// synchronization, when they are full).
+mgsrt_status_t nextFlag(mgsrt_ctx_t *ctx, const char *kernel, const void *param, int &ordinal) {
+  NonfiniteFlags &f = cuda::state(ctx).nonfinite;
+  constexpr size_t kBytes = NonfiniteFlags::kCapacity / 32 * sizeof(unsigned);
+  if (!f.device) {
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&f.device, kBytes));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMallocHost(&f.host, kBytes));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(f.device, 0, kBytes, cuda::state(ctx).stream));
+  }
+  if (f.params.size() == NonfiniteFlags::kCapacity)
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
+  ordinal = static_cast<int>(f.params.size());
+  f.params.push_back(param);
+  return MGSRT_OK;
 }
 
 mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -54,13 +88,17 @@ mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
     return MGSRT_OK;
   float *param = static_cast<float *>(bufs[0]), *state = static_cast<float *>(bufs[2]);
   const float *grad = static_cast<const float *>(bufs[1]);
+  int ordinal = 0;
+  if (mgsrt_status_t s = nextFlag(ctx, kernelName(Kernel::sgd_update), param, ordinal))
+    return s;
+  unsigned *flags = cuda::state(ctx).nonfinite.device;
   cudaStream_t stream = cuda::state(ctx).stream;
   if (ctx->adamw)
     adamwKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, state + n, n,
-                                                adamwStep(*ctx), ctx->gradScale);
+                                                adamwStep(*ctx), ctx->gradScale, flags, ordinal);
   else
     sgdKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, n, ctx->lr, ctx->momentum,
-                                              ctx->weightDecay, ctx->gradScale);
+                                              ctx->weightDecay, ctx->gradScale, flags, ordinal);
   return MGSRT_OK;
 }
 
@@ -102,7 +140,8 @@ mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMemcpyAsync(host.data(), partial, chunks * sizeof(double),
                                      cudaMemcpyDeviceToHost, stream));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
     for (double s : host)
       total += s;
   }
@@ -112,6 +151,38 @@ mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
 }
 
 } // namespace
+
+mgs::rt::cuda::NonfiniteFlags::~NonfiniteFlags() {
+  if (device)
+    cudaFree(device);
+  if (host)
+    cudaFreeHost(host);
+}
+
+mgsrt_status_t mgs::rt::cuda::queueNonfiniteReadback(mgsrt_ctx_t *ctx, const char *kernel) {
+  NonfiniteFlags &f = cuda::state(ctx).nonfinite;
+  if (f.params.empty() || f.copyQueued)
+    return MGSRT_OK;
+  const size_t bytes = (f.params.size() + 31) / 32 * sizeof(unsigned);
+  cudaStream_t stream = cuda::state(ctx).stream;
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpyAsync(f.host, f.device, bytes, cudaMemcpyDeviceToHost, stream));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(f.device, 0, bytes, stream));
+  f.copyQueued = true;
+  return MGSRT_OK;
+}
+
+void mgs::rt::cuda::noteNonfiniteReadback(mgsrt_ctx_t *ctx) {
+  NonfiniteFlags &f = cuda::state(ctx).nonfinite;
+  if (!f.copyQueued)
+    return;
+  for (size_t i = 0; i < f.params.size(); ++i)
+    if ((f.host[i / 32] >> (i % 32)) & 1u)
+      if (ctx->nonfiniteUpdates++ == 0)
+        ctx->firstNonfiniteParam = f.params[i];
+  f.params.clear();
+  f.copyQueued = false;
+}
 
 mgsrt_status_t mgs::rt::cuda::sgd_update(mgsrt_ctx_t *ctx, const int64_t *desc,
                                          void *const *bufs) {

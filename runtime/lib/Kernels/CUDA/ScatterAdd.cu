@@ -104,13 +104,15 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     u64 badHost = 0;
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMemcpyAsync(&badHost, bad, sizeof badHost, cudaMemcpyDeviceToHost, stream));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
     if (badHost < static_cast<u64>(total)) {
       int32_t index = 0;
       MGSRT_CUDA_CHECK(ctx, kernel,
                        cudaMemcpyAsync(&index, indices + badHost, sizeof index,
                                        cudaMemcpyDeviceToHost, stream));
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(stream));
+      if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+        return s;
       return scatterAddBadIndex(ctx, n, k, static_cast<int64_t>(badHost), index);
     }
   }

@@ -321,14 +321,16 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   unsigned long long bad = 0;
   MGSRT_CUDA_CHECK(ctx, kernel,
                    cudaMemcpyAsync(&bad, firstBad, sizeof bad, cudaMemcpyDeviceToHost, st));
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
   if (bad < static_cast<unsigned long long>(n)) {
     const int64_t sample = static_cast<int64_t>(bad);
     int64_t label = 0;
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMemcpyAsync(&label, labels + sample, sizeof label,
                                      cudaMemcpyDeviceToHost, st));
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st));
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
     return badLabel(ctx, kernel, label, sample, c);
   }
 
