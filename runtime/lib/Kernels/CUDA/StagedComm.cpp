@@ -123,6 +123,11 @@ private:
 struct StagedState final : cuda::CommDeviceState {
   std::unique_ptr<CudaCopyEngine> engine;
   std::unique_ptr<StagedCollectives> staged;
+  /// No NCCL communicator to watch: a failed peer surfaces in the host
+  /// backend's collective (its wait), so waiting for the stream is plain.
+  Status waitFor(cudaStream_t stream) override {
+    return cudaStatus("cudaStreamSynchronize", cudaStreamSynchronize(stream));
+  }
 };
 
 /// The context's staged collectives, made on first use.
