@@ -114,12 +114,10 @@ mgsrt_status_t backendFailure(mgsrt_ctx_t *ctx, const char *kernel, const Status
 mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::allreduce_start);
   const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  if (!checkAllreduce(ctx, kernel, n, bufs))
+    return ctx->status;
   Slot *s = startSlot(ctx, kernel, slot);
   if (!s)
-    return ctx->status;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
     return ctx->status;
   s->kind = Slot::Kind::AllReduce;
   s->request = ctx->comm->backend->iallReduce(static_cast<float *>(bufs[0]),
@@ -293,14 +291,7 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 mgsrt_status_t broadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::broadcast);
   const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
-  if (bytes < 0)
-    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
-  if (!ctx->comm)
-    return noComm(ctx, kernel);
-  const int P = ctx->comm->backend->size();
-  if (root < 0 || root >= P)
-    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", P, ")");
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
+  if (!checkBroadcast(ctx, kernel, bytes, root, bufs))
     return ctx->status;
   Status s = ctx->comm->backend->broadcast(bufs[0], static_cast<size_t>(bytes),
                                            static_cast<int>(root));

@@ -1,14 +1,16 @@
 //===- CommChecks.h - Checks every collective makes (internal) --*- C++ -*-===//
 //
-// The slot and communicator checks of the collective kernels, with their
-// messages, shared by the CPU collectives (CommCAPI.cpp) and NCCL's
-// (NCCL/NcclCollectives.cpp).
+// The slot, communicator, descriptor and buffer checks of the collective
+// kernels, with their messages, shared by the CPU collectives (CommCAPI.cpp),
+// NCCL's (NCCL/NcclCollectives.cpp) and the GPU's staged ones
+// (Kernels/CUDA/StagedComm.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef MGSRT_COMM_COMMCHECKS_H
 #define MGSRT_COMM_COMMCHECKS_H
 
+#include "Comm/CommCAPI.h"
 #include "Support/Common.h"
 
 #include <limits>
@@ -47,6 +49,29 @@ inline bool checkAllgather(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int 
       .require(2, "recv_values", P * k)
       .require(3, "recv_indices", P * k)
       .ok;
+}
+
+/// allreduce_start's element count and buffer. Returns false after
+/// recording the error.
+inline bool checkAllreduce(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, void *const *bufs) {
+  if (n < 0)
+    return invalidArg(ctx, kernel, "element count ", n, " is negative"), false;
+  return BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok;
+}
+
+/// broadcast's byte count, root and buffer, against the context's
+/// communicator (every backend's group has its ranks). Returns false after
+/// recording the error.
+inline bool checkBroadcast(mgsrt_ctx_t *ctx, const char *kernel, int64_t bytes, int64_t root,
+                           void *const *bufs) {
+  if (bytes < 0)
+    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative"), false;
+  if (!ctx->comm)
+    return noComm(ctx, kernel), false;
+  const int P = ctx->comm->backend->size();
+  if (root < 0 || root >= P)
+    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", P, ")"), false;
+  return BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok;
 }
 
 } // namespace mgs::rt

@@ -193,14 +193,12 @@ mgsrt_status_t afterCompute(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n
 mgsrt_status_t allreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::allreduce_start);
   const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  if (!checkAllreduce(ctx, kernel, n, bufs))
+    return ctx->status;
   NcclBackend *nc = nullptr;
   Slot *s = nullptr;
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
     return r;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
-    return ctx->status;
   if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
     return r;
   if (n) {
@@ -315,20 +313,14 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 mgsrt_status_t broadcastBytes(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::broadcast);
   const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
-  if (bytes < 0)
-    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
-  if (!ctx->comm)
-    return noComm(ctx, kernel);
+  if (!checkBroadcast(ctx, kernel, bytes, root, bufs))
+    return ctx->status;
   NcclState *st = nullptr;
   if (mgsrt_status_t r = ncclOf(ctx, kernel, st); r != MGSRT_OK)
     return r;
   NcclBackend *n = st->backend.get();
   if (n->isAborted())
     return aborted(ctx, kernel);
-  if (root < 0 || root >= n->ranks)
-    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", n->ranks, ")");
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
-    return ctx->status;
   if (bytes == 0)
     return MGSRT_OK;
   // Blocking, as on the CPU: on the compute stream, then waited for.

@@ -180,13 +180,11 @@ namespace mgs::rt::cuda {
 mgsrt_status_t stagedAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::allreduce_start);
   const int64_t n = desc[AllReduceDesc::Count], slot = desc[AllReduceDesc::Slot];
-  if (n < 0)
-    return invalidArg(ctx, kernel, "element count ", n, " is negative");
+  if (!checkAllreduce(ctx, kernel, n, bufs))
+    return ctx->status;
   StagedCollectives *staged = nullptr;
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
     return r;
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", n).ok)
-    return ctx->status;
   return result(ctx, kernel,
                 staged->allReduceStart(static_cast<int>(slot), static_cast<float *>(bufs[0]),
                                        static_cast<size_t>(n)));
@@ -224,17 +222,11 @@ mgsrt_status_t stagedWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
 mgsrt_status_t stagedBroadcast(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::broadcast);
   const int64_t bytes = desc[BroadcastDesc::Bytes], root = desc[BroadcastDesc::Root];
-  if (bytes < 0)
-    return invalidArg(ctx, kernel, "byte count ", bytes, " is negative");
-  if (!ctx->comm)
-    return noComm(ctx, kernel);
+  if (!checkBroadcast(ctx, kernel, bytes, root, bufs))
+    return ctx->status;
   StagedCollectives *staged = nullptr;
   if (mgsrt_status_t r = stagedOf(ctx, kernel, staged); r != MGSRT_OK)
     return r;
-  if (root < 0 || root >= staged->size())
-    return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", staged->size(), ")");
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok)
-    return ctx->status;
   return result(ctx, kernel,
                 staged->broadcast(bufs[0], static_cast<size_t>(bytes), static_cast<int>(root)));
 }
