@@ -21,23 +21,10 @@ Status ncclError(const char *call, ncclResult_t r) {
   return Status::error(MGSRT_ERROR_BACKEND, strCat(call, " failed: ", ncclGetErrorString(r)));
 }
 
-/// The words and code of cuda::cudaFailure (Device.cpp).
-Status cudaError(const char *call, cudaError_t err) {
-  return Status::error(err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY
-                                                        : MGSRT_ERROR_BACKEND,
-                       strCat(call, " failed: ", cudaGetErrorName(err), " (",
-                              cudaGetErrorString(err), ")"));
-}
-
 #define MGSRT_NCCL_TRY(call)                                                                       \
   do {                                                                                             \
     if (ncclResult_t mgsrt_r_ = (call); mgsrt_r_ != ncclSuccess)                                   \
       return ncclError(#call, mgsrt_r_);                                                           \
-  } while (0)
-#define MGSRT_CUDA_TRY(call)                                                                       \
-  do {                                                                                             \
-    if (cudaError_t mgsrt_e_ = (call); mgsrt_e_ != cudaSuccess)                                    \
-      return cudaError(#call, mgsrt_e_);                                                           \
   } while (0)
 
 /// Whether the GPU can use `p` as it is (device or managed memory); other
@@ -170,7 +157,7 @@ Status NcclBackend::waitFor(cudaStream_t waitStream, cudaEvent_t event) {
     if (q == cudaSuccess)
       return Status::success();
     if (q != cudaErrorNotReady)
-      return cudaError(event ? "cudaEventQuery" : "cudaStreamQuery", q);
+      return cuda::cudaStatus(event ? "cudaEventQuery" : "cudaStreamQuery", q);
     // Every 64th poll: NCCL's error check takes a lock of its own.
     if (polls % 64 == 0)
       if (Status s = asyncError(); !s.ok()) {
@@ -273,10 +260,7 @@ CommRequestPtr NcclBackend::ibarrier() {
     if (e == cudaSuccess)
       e = cudaMalloc(&barrierScratch, sizeof(float));
     if (e != cudaSuccess)
-      return completedRequest(Status::error(
-          e == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND,
-          strCat("nccl barrier: cudaMalloc failed: ", cudaGetErrorName(e), " (",
-                 cudaGetErrorString(e), ")")));
+      return completedRequest(cuda::cudaStatus("nccl barrier: cudaMalloc", e));
   }
   return start("barrier", nullptr, 0, nullptr, 0, [&](const void *, void *) -> Status {
     MGSRT_NCCL_TRY(
@@ -292,8 +276,8 @@ Status createNcclBackend(const CommConfig &config, std::unique_ptr<CommBackend> 
   int count = 0;
   if (cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess)
     return Status::error(MGSRT_ERROR_UNAVAILABLE,
-                         strCat("no CUDA device is available: cudaGetDeviceCount failed: ",
-                                cudaGetErrorName(e), " (", cudaGetErrorString(e), ")"));
+                         strCat("no CUDA device is available: ",
+                                cuda::cudaStatus("cudaGetDeviceCount", e).message));
   if (count == 0)
     return Status::error(MGSRT_ERROR_UNAVAILABLE, "no CUDA device is available (0 devices)");
   const int ordinal = config.ncclDevice;

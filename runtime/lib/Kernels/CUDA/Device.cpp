@@ -24,12 +24,18 @@ CudaState::~CudaState() {
     cudaStreamDestroy(stream);
 }
 
+Status cudaStatus(const char *call, cudaError_t err) {
+  if (err == cudaSuccess)
+    return Status::success();
+  return Status::error(
+      err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND,
+      strCat(call, " failed: ", cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
+}
+
 mgsrt_status_t cudaFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
                            cudaError_t err) {
-  mgsrt_status_t code =
-      err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND;
-  return ctx->fail(code, strCat(kernel, ": ", call, " failed: ", cudaGetErrorName(err), " (",
-                                cudaGetErrorString(err), ")"));
+  Status s = cudaStatus(call, err);
+  return ctx->fail(s.code, strCat(kernel, ": ", s.message));
 }
 
 mgsrt_status_t cublasFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
@@ -92,8 +98,8 @@ mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
   cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess)
     return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                     strCat("no CUDA device is available: cudaGetDeviceCount failed: ",
-                            cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
+                     strCat("no CUDA device is available: ",
+                            cudaStatus("cudaGetDeviceCount", err).message));
   if (count == 0)
     return ctx->fail(MGSRT_ERROR_UNAVAILABLE, "no CUDA device is available (0 devices)");
   if (ordinal < 0) {

@@ -84,6 +84,17 @@ mgsrt_status_t cublasFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *c
                              cublasStatus_t err);
 mgsrt_status_t cudnnFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,
                             cudnnStatus_t err);
+/// A CUDA call's result as a Status, for code outside a kernel (the
+/// communication backends): success, or "<call> failed: <name> (<message>)"
+/// with cudaFailure's code (MGSRT_ERROR_OUT_OF_MEMORY for an allocation).
+Status cudaStatus(const char *call, cudaError_t err);
+
+/// Returns cudaStatus's error from a function returning Status.
+#define MGSRT_CUDA_TRY(call)                                                                       \
+  do {                                                                                             \
+    if (cudaError_t mgsrt_e_ = (call); mgsrt_e_ != cudaSuccess)                                    \
+      return ::mgs::rt::cuda::cudaStatus(#call, mgsrt_e_);                                         \
+  } while (0)
 
 #define MGSRT_CUDA_CHECK(ctx, kernel, call)                                                        \
   do {                                                                                             \

@@ -27,20 +27,6 @@ using mgs::contract::WaitDesc;
 
 namespace {
 
-Status cudaStatus(const char *call, cudaError_t err) {
-  if (err == cudaSuccess)
-    return Status::success();
-  return Status::error(
-      err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY : MGSRT_ERROR_BACKEND,
-      strCat(call, " failed: ", cudaGetErrorName(err), " (", cudaGetErrorString(err), ")"));
-}
-
-#define MGSRT_STAGED_CHECK(call)                                                                   \
-  do {                                                                                             \
-    if (Status mgsrt_s_ = cudaStatus(#call, (call)); !mgsrt_s_.ok())                               \
-      return mgsrt_s_;                                                                             \
-  } while (0)
-
 constexpr int kTags = StagedCollectives::kSlots + 1;
 
 class CudaCopyEngine final : public CopyEngine {
@@ -62,48 +48,48 @@ public:
   }
 
   Status init() {
-    MGSRT_STAGED_CHECK(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
-    MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
+    MGSRT_CUDA_TRY(cudaStreamCreateWithFlags(&copy, cudaStreamNonBlocking));
+    MGSRT_CUDA_TRY(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming));
     for (int t = 0; t < kTags; ++t) {
-      MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&toHostDone[t], cudaEventDisableTiming));
-      MGSRT_STAGED_CHECK(cudaEventCreateWithFlags(&toDeviceDone[t], cudaEventDisableTiming));
+      MGSRT_CUDA_TRY(cudaEventCreateWithFlags(&toHostDone[t], cudaEventDisableTiming));
+      MGSRT_CUDA_TRY(cudaEventCreateWithFlags(&toDeviceDone[t], cudaEventDisableTiming));
     }
     return Status::success();
   }
 
   Status toHost(int tag, const std::vector<StagedCopy> &copies, bool computeWaits) override {
-    MGSRT_STAGED_CHECK(cudaEventRecord(ready, compute));
-    MGSRT_STAGED_CHECK(cudaStreamWaitEvent(copy, ready, 0));
+    MGSRT_CUDA_TRY(cudaEventRecord(ready, compute));
+    MGSRT_CUDA_TRY(cudaStreamWaitEvent(copy, ready, 0));
     for (const StagedCopy &c : copies)
-      MGSRT_STAGED_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToHost, copy));
-    MGSRT_STAGED_CHECK(cudaEventRecord(toHostDone[tag], copy));
+      MGSRT_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyDeviceToHost, copy));
+    MGSRT_CUDA_TRY(cudaEventRecord(toHostDone[tag], copy));
     if (computeWaits)
-      MGSRT_STAGED_CHECK(cudaStreamWaitEvent(compute, toHostDone[tag], 0));
+      MGSRT_CUDA_TRY(cudaStreamWaitEvent(compute, toHostDone[tag], 0));
     return Status::success();
   }
 
   Status waitToHost(int tag) override {
     // The staging thread's current device is its own: this context's.
-    MGSRT_STAGED_CHECK(cudaSetDevice(ordinal));
-    MGSRT_STAGED_CHECK(cudaEventSynchronize(toHostDone[tag]));
+    MGSRT_CUDA_TRY(cudaSetDevice(ordinal));
+    MGSRT_CUDA_TRY(cudaEventSynchronize(toHostDone[tag]));
     return Status::success();
   }
 
   Status toDevice(int tag, const std::vector<StagedCopy> &copies) override {
     for (const StagedCopy &c : copies)
-      MGSRT_STAGED_CHECK(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, copy));
-    MGSRT_STAGED_CHECK(cudaEventRecord(toDeviceDone[tag], copy));
-    MGSRT_STAGED_CHECK(cudaStreamWaitEvent(compute, toDeviceDone[tag], 0));
+      MGSRT_CUDA_TRY(cudaMemcpyAsync(c.dst, c.src, c.bytes, cudaMemcpyHostToDevice, copy));
+    MGSRT_CUDA_TRY(cudaEventRecord(toDeviceDone[tag], copy));
+    MGSRT_CUDA_TRY(cudaStreamWaitEvent(compute, toDeviceDone[tag], 0));
     return Status::success();
   }
 
   Status synchronize() override {
-    MGSRT_STAGED_CHECK(cudaStreamSynchronize(copy));
+    MGSRT_CUDA_TRY(cudaStreamSynchronize(copy));
     return Status::success();
   }
 
   Status allocHost(size_t bytes, void **out) override {
-    MGSRT_STAGED_CHECK(cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocDefault));
+    MGSRT_CUDA_TRY(cudaHostAlloc(out, bytes ? bytes : 1, cudaHostAllocDefault));
     return Status::success();
   }
 
@@ -126,7 +112,7 @@ struct StagedState final : cuda::CommDeviceState {
   /// No NCCL communicator to watch: a failed peer surfaces in the host
   /// backend's collective (its wait), so waiting for the stream is plain.
   Status waitFor(cudaStream_t stream) override {
-    return cudaStatus("cudaStreamSynchronize", cudaStreamSynchronize(stream));
+    return cuda::cudaStatus("cudaStreamSynchronize", cudaStreamSynchronize(stream));
   }
 };
 
