@@ -7,9 +7,10 @@
 // backward pass keeps every step's gate gradients (in the context's
 // workspace) for one GEMM over all steps per weight gradient and for dx.
 //
-// The gate arithmetic is CPU/Recurrent.h's operation for operation (Cephes'
+// The gate arithmetic is CPU/VectorMath.h's operation for operation (Cephes'
 // exp, the rational tanh): every float step is an _rn intrinsic, which nvcc
-// never contracts into an FMA (the CPU build has no FMA contraction either),
+// never contracts into an FMA (the CPU's Lstm.cpp and Gru.cpp are built with
+// -ffp-contract=off, runtime/lib/Kernels/CMakeLists.txt),
 // so equal inputs give the CPU's results bit for bit, and the bias gradients
 // are column sums in the CPU's row order. cuBLAS sums the products in another
 // order than oneDNN, so the layers as a whole agree with the CPU to rounding.
@@ -36,7 +37,7 @@ __device__ inline float clampTo(float x, float bound) {
   return x < -bound ? -bound : x;
 }
 
-/// exp(x) for x in float range: CPU/Recurrent.h's fastExp (Cephes' expf).
+/// exp(x) for x in float range: CPU/VectorMath.h's fastExp (Cephes' expf).
 __device__ inline float fastExp(float x) {
   x = clampTo(x, 88.3762626647949f);
   const float fx = __fadd_rn(__fmul_rn(x, 1.44269504088896341f), 0.5f);
@@ -54,10 +55,10 @@ __device__ inline float fastExp(float x) {
   return __fmul_rn(y, __int_as_float(bits));
 }
 
-/// The logistic function: CPU/Recurrent.h's sigmoid.
+/// The logistic function: CPU/VectorMath.h's sigmoid.
 __device__ inline float sigmoid(float x) { return __fdiv_rn(1.0f, __fadd_rn(1.0f, fastExp(-x))); }
 
-/// tanh(x): CPU/Recurrent.h's fastTanh ([13/6] rational, clamped to 7.9).
+/// tanh(x): CPU/VectorMath.h's fastTanh ([13/6] rational, clamped to 7.9).
 __device__ inline float fastTanh(float x) {
   const float c = clampTo(x, 7.90531110763549805f);
   const float x2 = __fmul_rn(c, c);
