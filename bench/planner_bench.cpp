@@ -52,6 +52,10 @@ static cl::opt<unsigned> labelBudget("label-budget",
                                      cl::init(16));
 static cl::opt<unsigned> lastBuckets("last-buckets",
                                      cl::desc("OptimalTuning::lastBuckets"), cl::init(32768));
+static cl::opt<double> relativeGap("gap", cl::desc("OptimalTuning::relativeGap"),
+                                   cl::init(0.0));
+static cl::opt<unsigned> exactAttempts("exact-attempts",
+                                       cl::desc("OptimalTuning::exactAttempts"), cl::init(2));
 static cl::opt<uint64_t> firstSeed("first-seed",
                                    cl::desc("Seed of the first timed profile (then +1 each)"),
                                    cl::init(1000));
@@ -137,6 +141,8 @@ int main(int argc, char **argv) {
   tuning.firstBuckets = firstBuckets;
   tuning.labelBudgetPerLayer = labelBudget;
   tuning.lastBuckets = lastBuckets;
+  tuning.relativeGap = relativeGap;
+  tuning.exactAttempts = exactAttempts;
   for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;

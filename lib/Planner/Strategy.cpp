@@ -115,9 +115,17 @@ StringRef strategyHelp() {
   return help;
 }
 
-Plan plan(const Profile &profile, const Strategy &strategy) {
+Plan plan(const Profile &profile, const Strategy &strategy, double relativeGap) {
   Plan result;
   result.strategy = strategy.name();
+  OptimalTuning tuning;
+  tuning.relativeGap = relativeGap;
+  OptimalStats stats;
+  auto optimal = [&](CollectiveSet allowed) {
+    std::vector<Group> groups = planOptimal(profile, allowed, &stats, tuning);
+    result.gap = stats.gap;
+    return groups;
+  };
   switch (strategy.kind) {
   case StrategyKind::None:
     llvm_unreachable("'none' has no plan: no gradient is exchanged");
@@ -125,7 +133,7 @@ Plan plan(const Profile &profile, const Strategy &strategy) {
     result.groups = planDense(profile);
     break;
   case StrategyKind::MGWFBP:
-    result.groups = planOptimal(profile, /*allowSparse=*/false, /*allowDense=*/true);
+    result.groups = optimal({Collective::AllReduce});
     break;
   case StrategyKind::Single:
     result.groups = planSingle(profile);
@@ -140,16 +148,16 @@ Plan plan(const Profile &profile, const Strategy &strategy) {
     result.groups = planGreedy(profile);
     break;
   case StrategyKind::OMGS:
-    result.groups = planOptimal(profile, /*allowSparse=*/true, /*allowDense=*/false);
+    result.groups = optimal({Collective::AllGather});
     break;
   case StrategyKind::GTopK:
-    result.groups = planOptimal(profile, {Collective::GTopK});
+    result.groups = optimal({Collective::GTopK});
     break;
   case StrategyKind::SparseAllReduce:
-    result.groups = planOptimal(profile, {Collective::SparseAllReduce});
+    result.groups = optimal({Collective::SparseAllReduce});
     break;
   case StrategyKind::Auto:
-    result.groups = planOptimal(profile, strategy.autoCollectives);
+    result.groups = optimal(strategy.autoCollectives);
     break;
   }
   result.predictedSeconds = predict(profile, result.groups);
@@ -164,6 +172,8 @@ void printPlanJSON(raw_ostream &os, const Profile &profile, const Plan &plan, un
   os << pad << "{\n";
   os << pad << "  \"strategy\": " << json::Value(plan.strategy) << ",\n";
   os << pad << "  \"predicted_seconds\": " << formatSeconds(plan.predictedSeconds) << ",\n";
+  if (plan.gap > 0.0)
+    os << pad << "  \"gap\": " << formatSeconds(plan.gap) << ",\n";
   if (profile.stepOffset)
     os << pad << "  \"predicted_step_seconds\": "
        << formatSeconds(plan.predictedSeconds + *profile.stepOffset) << ",\n";
@@ -193,6 +203,8 @@ json::Value planToJSON(const Profile &profile, const Plan &plan) {
                  {"groups", std::move(groups)}};
   if (profile.stepOffset)
     o["predicted_step_seconds"] = plan.predictedSeconds + *profile.stepOffset;
+  if (plan.gap > 0.0)
+    o["gap"] = plan.gap;
   return o;
 }
 

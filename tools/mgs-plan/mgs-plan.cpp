@@ -92,6 +92,12 @@ static cl::list<std::string>
                     cl::desc("The collectives auto chooses from, comma-separated (default: all): "
                              "allgather, allreduce, gtopk, sparse-allreduce"),
                     cl::value_desc("C[,C...]"), cl::CommaSeparated, cl::cat(category));
+static cl::opt<double> relativeGap(
+    "gap",
+    cl::desc("Let the exact strategies stop at a plan certified within this relative gap of "
+             "the optimum (e.g. 0.001) where the exact search is long; the plan then "
+             "carries \"gap\" (default 0: the optimum)"),
+    cl::value_desc("G"), cl::init(0.0), cl::cat(category));
 static cl::opt<bool> compare("compare",
                              cl::desc("Print a table (groups, predicted time, ratio to the "
                                       "best) instead of JSON"),
@@ -102,7 +108,7 @@ static constexpr const char *kUsage =
     "[--allgather-alpha A] [--allgather-beta B] [--allreduce-alpha A] [--allreduce-beta B] "
     "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--gtopk-alpha A] "
     "[--gtopk-beta B] [--sparse-allreduce-alpha A] [--sparse-allreduce-beta B] "
-    "[--auto-collectives C[,C...]] [--compare] "
+    "[--auto-collectives C[,C...]] [--gap G] [--compare] "
     "[--sweep | --sweep-workers P[,P...]]; see --help";
 
 static int usageError(const Twine &message) {
@@ -152,7 +158,10 @@ static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan>
                  static_cast<long long>(p.groups.size()), static_cast<long long>(sparse),
                  static_cast<long long>(dense), p.predictedSeconds,
                  best > 0 ? p.predictedSeconds / best : 1.0)
-       << collectiveCounts(p) << "\n";
+       << collectiveCounts(p);
+    if (p.gap > 0.0)
+      os << " (within " << formatSeconds(p.gap) << " of its optimum)";
+    os << "\n";
   }
 }
 
@@ -176,7 +185,7 @@ static void printSweep(raw_ostream &os, Profile profile, ArrayRef<Strategy> sele
     os << format("%-6lld", static_cast<long long>(p));
     Plan last;
     for (auto [i, s] : enumerate(selected)) {
-      last = plan(profile, s);
+      last = plan(profile, s, relativeGap);
       os << format("%*.6g", widths[i], last.predictedSeconds);
     }
     os << "  " << collectiveCounts(last) << "\n";
@@ -204,6 +213,8 @@ int main(int argc, char **argv) {
   }
   if (selected.empty())
     selected = allStrategies();
+  if (!(relativeGap >= 0.0 && relativeGap < 1.0)) // NaN too
+    return usageError("--gap must be a number in [0, 1), got " + formatSeconds(relativeGap));
   if (!autoCollectives.empty()) {
     CollectiveSet allowed;
     for (const std::string &name : autoCollectives) {
@@ -293,7 +304,7 @@ int main(int argc, char **argv) {
   }
   std::vector<Plan> plans;
   for (const Strategy &s : selected)
-    plans.push_back(plan(profile, s));
+    plans.push_back(plan(profile, s, relativeGap));
 
   if (compare) {
     printCompare(outs(), profile, plans);

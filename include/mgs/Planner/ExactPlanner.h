@@ -27,6 +27,13 @@ struct OptimalStats {
   /// assert it stays false, since a pruning that cuts an optimal plan shows
   /// here even when the heuristics happened to find the optimum.
   bool returnedHeuristic = false;
+  /// The result's certified relative gap: 0 when it is the optimum, else the
+  /// `relativeGap` it was planned with (its predicted time is then at most
+  /// the optimum / (1 - gap)).
+  double gap = 0.0;
+  /// The suffix bounds alone showed the heuristics' grouping optimal (or
+  /// within the gap): no exact search ran.
+  bool certifiedByBounds = false;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
 /// exercise every path). The result is exact for every setting.
@@ -35,6 +42,20 @@ struct OptimalTuning {
   size_t bucketGrowth = 8;         ///< factor per escalation
   size_t lastBuckets = 32768;      ///< the run at or past this has no budget
   size_t labelBudgetPerLayer = 16; ///< escalate past this many labels per layer
+  /// 0: the optimum. gap in (0, 1): a grouping whose predicted time is at most
+  /// the optimum / (1 - gap), certified: the search keeps only the groupings
+  /// that would beat the best known one by more than `gap` of its time, and
+  /// when none is left the known one is within the gap. It is used only once
+  /// the exact search outgrows its first two label budgets (profiles where
+  /// very many groupings tie within the gap), so typical profiles still get
+  /// the exact optimum.
+  double relativeGap = 0.0;
+  /// Bucket levels whose exact search runs before the gap is used (the
+  /// search with the gap then starts at the same level).
+  size_t exactAttempts = 2;
+  /// Stop as soon as the suffix bounds certify the known grouping (tests turn
+  /// it off to run the search itself).
+  bool certifyByBounds = true;
 };
 /// The exact optimum of predict() over contiguous groupings whose groups each
 /// use one of the allowed collectives (omgs: allgather; mgwfbp: allreduce;

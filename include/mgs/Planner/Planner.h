@@ -32,11 +32,17 @@ struct Plan {
   /// groups[i + 1].end == groups[i].begin.
   std::vector<Group> groups;
   double predictedSeconds = 0.0;
+  /// The exact planner's certified gap: predictedSeconds <= the strategy's
+  /// optimum / (1 - gap); 0 when the plan is optimal (or the strategy is a
+  /// rule, not an optimum).
+  double gap = 0.0;
 };
 
 /// Plans with a strategy; the profile must be valid. Plan::predictedSeconds
-/// is predict() of the groups.
-Plan plan(const Profile &profile, const Strategy &strategy);
+/// is predict() of the groups. `relativeGap` (in [0, 1)) lets the exact
+/// strategies stop at a grouping certified within it of the optimum where the
+/// exact search is long (OptimalTuning::relativeGap).
+Plan plan(const Profile &profile, const Strategy &strategy, double relativeGap = 0.0);
 
 /// docs/design.md's Plan JSON, one group a line:
 ///   {
