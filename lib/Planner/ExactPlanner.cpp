@@ -241,7 +241,10 @@ public:
         ++attempts;
         // Keep what can finish within `limit`: the known grouping plus a
         // rounding margin, or the gap below it.
-        double limit = withGap ? upper * (1.0 - tuning.relativeGap) : upper + kMargin * std::abs(upper);
+        auto limitOf = [&](double known) {
+          return withGap ? known * (1.0 - tuning.relativeGap) : known + kMargin * std::abs(known);
+        };
+        double limit = limitOf(upper);
         computeSuffixBounds(limit, buckets);
         // The suffix bounds guide a second heuristic grouping.
         std::vector<std::vector<Label>> guided =
@@ -249,8 +252,7 @@ public:
         if (bestY(guided[view.L]) < upper) {
           upper = bestY(guided[view.L]);
           best = std::move(guided);
-          if (withGap)
-            limit = upper * (1.0 - tuning.relativeGap);
+          limit = limitOf(upper);
         }
         // The suffix bounds of boundary 0 bound every grouping within the
         // limit: when they show none can beat the known grouping (exact: by
