@@ -188,11 +188,7 @@ Slot *startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n, in
 mgsrt_status_t gtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gtopk_start);
   const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(2, "residual", n)
-           .require(3, "out_values", k)
-           .require(4, "out_indices", k)
-           .ok)
+  if (!checkGTopKOutputs(ctx, kernel, k, n, bufs))
     return ctx->status;
   Slot *s = startSparse(ctx, kernel, k, n, desc[GTopKDesc::Slot], bufs);
   if (!s)

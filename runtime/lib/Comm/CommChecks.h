@@ -86,6 +86,17 @@ inline bool checkSparseCounts(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, i
   return true;
 }
 
+/// gtopk_start's residual (n) and outputs (k values, k indices). Returns
+/// false after recording the error.
+inline bool checkGTopKOutputs(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n,
+                              void *const *bufs) {
+  return BufferCheck(ctx, kernel, bufs)
+      .require(2, "residual", n)
+      .require(3, "out_values", k)
+      .require(4, "out_indices", k)
+      .ok;
+}
+
 /// The k entries (values, indices) both sparse collectives send. Returns
 /// false after recording the error.
 inline bool checkSparseEntries(mgsrt_ctx_t *ctx, const char *kernel, int64_t k,

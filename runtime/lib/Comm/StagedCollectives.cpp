@@ -179,6 +179,15 @@ Status StagedCollectives::stageEntries(const char *what, int slot, const float *
                                    true));
 }
 
+void StagedCollectives::submitTask(int slot, const char *what, std::function<Status()> task) {
+  auto job = std::make_shared<Job>();
+  job->what = what;
+  job->tag = slot;
+  job->start = [this, what, task = std::move(task)] { return host.startTask(what, task); };
+  slots[slot].job = job;
+  submit(std::move(job));
+}
+
 Status StagedCollectives::gtopkStart(int slot, const float *values, const int32_t *indices,
                                      size_t k, size_t n, float *residual, float *outValues,
                                      int32_t *outIndices) {
@@ -196,26 +205,18 @@ Status StagedCollectives::gtopkStart(int slot, const float *values, const int32_
   s.recvValues = outValues;
   s.recvIndices = outIndices;
   s.gtopk = std::make_shared<GlobalTopKResult>();
-  auto job = std::make_shared<Job>();
-  job->what = "gtopk";
-  job->tag = slot;
-  const char *send = static_cast<const char *>(s.send.data);
-  job->start = [this, send, k, n, result = s.gtopk] {
-    return host.startTask("gtopk", [this, send, k, n, result] {
-      const float *v = reinterpret_cast<const float *>(send);
-      const int32_t *ix = reinterpret_cast<const int32_t *>(send + k * sizeof(float));
-      const int64_t count = static_cast<int64_t>(k);
-      // Bad indices (checked here: they were on the device at the start):
-      // this rank still takes part, with no entries, so the others finish.
-      if (Status bad = checkSparseIndices(ix, count, static_cast<int64_t>(n)); !bad.ok()) {
-        globalTopK(host, count, v, ix, 0, *result);
-        return bad;
-      }
-      return globalTopK(host, count, v, ix, count, *result);
-    });
-  };
-  s.job = job;
-  submit(std::move(job));
+  const float *v = static_cast<const float *>(s.send.data);
+  const int32_t *ix = reinterpret_cast<const int32_t *>(v + k);
+  const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
+  submitTask(slot, "gtopk", [this, v, ix, count, size, result = s.gtopk] {
+    // Bad indices (checked here: they were on the device at the start):
+    // this rank still takes part, with no entries, so the others finish.
+    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
+      globalTopK(host, count, v, ix, 0, *result);
+      return bad;
+    }
+    return globalTopK(host, count, v, ix, count, *result);
+  });
   return Status::success();
 }
 
@@ -234,25 +235,17 @@ Status StagedCollectives::sparseAllReduceStart(int slot, const float *values,
   s.kind = Slot::Kind::SparseAllReduce;
   s.device = out;
   s.count = n;
-  auto job = std::make_shared<Job>();
-  job->what = "sparse_allreduce";
-  job->tag = slot;
-  const char *send = static_cast<const char *>(s.send.data);
+  const float *v = static_cast<const float *>(s.send.data);
+  const int32_t *ix = reinterpret_cast<const int32_t *>(v + k);
+  const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
   float *dense = static_cast<float *>(s.out.data);
-  job->start = [this, send, k, n, balanced, dense] {
-    return host.startTask("sparse_allreduce", [this, send, k, n, balanced, dense] {
-      const float *v = reinterpret_cast<const float *>(send);
-      const int32_t *ix = reinterpret_cast<const int32_t *>(send + k * sizeof(float));
-      const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
-      if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
-        sparseAllReduce(host, size, v, ix, 0, balanced, true, dense); // (as gtopk's)
-        return bad;
-      }
-      return sparseAllReduce(host, size, v, ix, count, balanced, /*average=*/true, dense);
-    });
-  };
-  s.job = job;
-  submit(std::move(job));
+  submitTask(slot, "sparse_allreduce", [this, v, ix, count, size, balanced, dense] {
+    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
+      sparseAllReduce(host, size, v, ix, 0, balanced, true, dense); // (as gtopk's)
+      return bad;
+    }
+    return sparseAllReduce(host, size, v, ix, count, balanced, /*average=*/true, dense);
+  });
   return Status::success();
 }
 
@@ -310,12 +303,11 @@ Status StagedCollectives::finishGTopK(int slot, const GlobalTopKResult &result) 
   int32_t *indices = reinterpret_cast<int32_t *>(values + k);
   int32_t *droppedIndices = indices + k;
   float *droppedValues = reinterpret_cast<float *>(droppedIndices + k);
-  const char *send = static_cast<const char *>(s.send.data);
+  const float *sent = static_cast<const float *>(s.send.data); // [values k][indices k]
   writeGlobalTopK(result, host.size(), static_cast<int64_t>(k), values, indices);
-  const int64_t dropped = droppedEntries(
-      result, reinterpret_cast<const float *>(send),
-      reinterpret_cast<const int32_t *>(send + k * sizeof(float)), static_cast<int64_t>(k),
-      droppedIndices, droppedValues);
+  const int64_t dropped =
+      droppedEntries(result, sent, reinterpret_cast<const int32_t *>(sent + k),
+                     static_cast<int64_t>(k), droppedIndices, droppedValues);
   if (Status st = engine.toDevice(slot, {{s.recvValues, values, k * sizeof(float)},
                                          {s.recvIndices, indices, k * sizeof(int32_t)}});
       !st.ok())

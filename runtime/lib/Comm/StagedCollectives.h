@@ -159,6 +159,10 @@ private:
                       size_t k);
   /// The global top-k's results and error feedback, queued at its wait.
   Status finishGTopK(int slot, const GlobalTopKResult &result);
+  /// Hands the staging thread a job of `slot` that starts `task` as a task of
+  /// the host backend (SparseCollectives.h) once the slot's copies to host
+  /// have completed.
+  void submitTask(int slot, const char *what, std::function<Status()> task);
   /// Hands `job` to the staging thread.
   void submit(std::shared_ptr<Job> job);
   /// The job's host collective, once started, waited for.

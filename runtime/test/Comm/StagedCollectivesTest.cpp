@@ -88,9 +88,9 @@ private:
   std::vector<std::string> log;
 };
 
-/// Runs `body(rank, size, backend)` on every rank of a loopback group of
-/// `size`, each on its own thread.
-void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
+/// Runs `body(rank, comm)` on every rank of a loopback group of `size`, each
+/// on its own thread; `comm` holds the rank's backend.
+void onRankComms(int size, const std::function<void(int, mgsrt_comm_t *)> &body) {
   std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(size);
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
@@ -102,10 +102,17 @@ void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
       std::unique_ptr<CommBackend> backend;
       Status s = createCommBackend("loopback", config, backend);
       ASSERT_TRUE(s.ok()) << s.message;
-      body(r, *backend);
+      mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
+      body(r, comm);
+      mgsrt_comm_destroy(comm);
     });
   for (auto &t : threads)
     t.join();
+}
+
+/// `body(rank, backend)` on every rank of a loopback group of `size`.
+void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
+  onRankComms(size, [&](int r, mgsrt_comm_t *comm) { body(r, *comm->backend); });
 }
 
 std::vector<float> rankData(int rank, size_t n) {
@@ -283,26 +290,12 @@ INSTANTIATE_TEST_SUITE_P(Loopback, StagedCollectivesTest, ::testing::Values(1, 2
 /// rank's communicator and a CPU context on it, whose collectives are the
 /// host collectives the staged ones must match.
 void onCommRanks(int size, const std::function<void(int, mgsrt_comm_t *, mgsrt_ctx_t *)> &body) {
-  std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(size);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < size; ++r)
-    threads.emplace_back([&, r] {
-      CommConfig config;
-      config.loopbackGroup = group;
-      config.loopbackRank = r;
-      config.loopbackTimeout = std::chrono::seconds(30);
-      std::unique_ptr<CommBackend> backend;
-      Status s = createCommBackend("loopback", config, backend);
-      ASSERT_TRUE(s.ok()) << s.message;
-      mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
-      mgsrt_ctx_t *cpu = mgsrt_ctx_create(1);
-      ASSERT_EQ(mgsrt_ctx_set_comm(cpu, comm), MGSRT_OK);
-      body(r, comm, cpu);
-      mgsrt_ctx_destroy(cpu);
-      mgsrt_comm_destroy(comm);
-    });
-  for (auto &t : threads)
-    t.join();
+  onRankComms(size, [&](int r, mgsrt_comm_t *comm) {
+    mgsrt_ctx_t *cpu = mgsrt_ctx_create(1);
+    ASSERT_EQ(mgsrt_ctx_set_comm(cpu, comm), MGSRT_OK);
+    body(r, comm, cpu);
+    mgsrt_ctx_destroy(cpu);
+  });
 }
 
 using mgsrt_comm_test::bitsOf;

@@ -195,6 +195,18 @@ mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot,
   return MGSRT_OK;
 }
 
+/// A sparse collective's checks (as the CPU's, CommCAPI.cpp) and its free
+/// slot; the indices are on the device: checked on the host after their
+/// copy, an error at the wait.
+mgsrt_status_t startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n,
+                           int64_t slot, void *const *bufs, StagedCollectives *&out) {
+  if (!checkSparseCounts(ctx, kernel, k, n))
+    return ctx->status;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, out); r != MGSRT_OK)
+    return r;
+  return checkSparseEntries(ctx, kernel, k, bufs) ? MGSRT_OK : ctx->status;
+}
+
 mgsrt_status_t result(mgsrt_ctx_t *ctx, const char *kernel, const Status &s) {
   return s.ok() ? MGSRT_OK : ctx->fail(s.code, strCat(kernel, ": ", s.message));
 }
@@ -236,23 +248,16 @@ mgsrt_status_t stagedAllgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
 
 mgsrt_status_t stagedGtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gtopk_start);
-  const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count], slot = desc[GTopKDesc::Slot];
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(2, "residual", n)
-           .require(3, "out_values", k)
-           .require(4, "out_indices", k)
-           .ok ||
-      !checkSparseCounts(ctx, kernel, k, n))
+  const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
+  if (!checkGTopKOutputs(ctx, kernel, k, n, bufs))
     return ctx->status;
   StagedCollectives *staged = nullptr;
-  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
+  if (mgsrt_status_t r = startSparse(ctx, kernel, k, n, desc[GTopKDesc::Slot], bufs, staged);
+      r != MGSRT_OK)
     return r;
-  if (!checkSparseEntries(ctx, kernel, k, bufs))
-    return ctx->status;
-  // The indices are on the device: checked on the host after their copy, an
-  // error at the wait.
   return result(ctx, kernel,
-                staged->gtopkStart(static_cast<int>(slot), static_cast<const float *>(bufs[0]),
+                staged->gtopkStart(static_cast<int>(desc[GTopKDesc::Slot]),
+                                   static_cast<const float *>(bufs[0]),
                                    static_cast<const int32_t *>(bufs[1]), static_cast<size_t>(k),
                                    static_cast<size_t>(n), static_cast<float *>(bufs[2]),
                                    static_cast<float *>(bufs[3]),
@@ -264,14 +269,11 @@ mgsrt_status_t stagedSparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc,
   const char *kernel = kernelName(Kernel::sparse_allreduce_start);
   const int64_t k = desc[SparseAllReduceDesc::K], n = desc[SparseAllReduceDesc::Count],
                 slot = desc[SparseAllReduceDesc::Slot];
-  if (!BufferCheck(ctx, kernel, bufs).require(2, "out", n).ok ||
-      !checkSparseCounts(ctx, kernel, k, n))
+  if (!BufferCheck(ctx, kernel, bufs).require(2, "out", n).ok)
     return ctx->status;
   StagedCollectives *staged = nullptr;
-  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
+  if (mgsrt_status_t r = startSparse(ctx, kernel, k, n, slot, bufs, staged); r != MGSRT_OK)
     return r;
-  if (!checkSparseEntries(ctx, kernel, k, bufs))
-    return ctx->status;
   return result(ctx, kernel,
                 staged->sparseAllReduceStart(
                     static_cast<int>(slot), static_cast<const float *>(bufs[0]),
