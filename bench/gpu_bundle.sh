@@ -58,6 +58,12 @@ done
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
 compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
   --strategy omgs --workers 4 --density 0.01
+# The sparse collectives, which a GPU runs over MPI only: at density 1 on 4
+# ranks (every entry exchanged: the dense run's parameters within rounding).
+for c in gtopk sparse-allreduce; do
+  compile "mlp-$c-d1-gpu" "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
+    --strategy layerwise --workers 4 --density 1 --sparse-collective "$c"
+done
 
 # The shared libraries the binaries load, except the C/C++ runtime (the GPU
 # machine's own is as new or newer) and CUDA's.

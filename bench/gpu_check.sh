@@ -14,7 +14,8 @@
 #      (bench/resnet20_gpu_step.py);
 #   8. the LSTM, GRU and bidirectional LSTM trained on digits by --target=cuda
 #      executables: their parameters after one epoch against the CPU's.
-#   9. 4 ranks on one GPU, their collectives over MPI (--comm mpi).
+#   9. 4 ranks on one GPU, their collectives over MPI (--comm mpi), the sparse
+#      collectives (gtopk, sparse-allreduce) at density 1 against dense.
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -163,6 +164,19 @@ warmup() {
   return $rc
 }
 
+# gtopk and sparse-allreduce staged over MPI on 4 ranks at density 1: every
+# entry is exchanged, so each ends with the dense run's parameters (four.w)
+# within rounding (sparse-density-one.test's check, on the GPU).
+sparse_collectives_at_density_one() {
+  local c
+  for c in gtopk sparse-allreduce; do
+    "${mpi[@]}" "$B/bin/mlp-$c-d1-gpu" --comm mpi "${args[@]}" --epochs 1 \
+      --save-weights "$RUN/$c-d1.w" > "$RUN/$c-d1.log" &&
+      $PY "$ROOT/scripts/compare_weights.py" "$RUN/$c-d1.w" "$RUN/four.w" --tol 1e-5 \
+        --exclude mgs.residual/ || return 1
+  done
+}
+
 # 4 ranks on GPU 0, their collectives over MPI through pinned host memory
 # (--comm mpi): dense against the CPU's whole batch, and OMGS's accuracy.
 # Without an mpirun here it says so and is skipped (unverified, not failed).
@@ -179,7 +193,8 @@ ranks_on_one_gpu() {
     "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/one.w" > /dev/null &&
     $PY "$ROOT/scripts/compare_weights.py" "$RUN/four.w" "$RUN/one.w" --tol 1e-4 &&
     "${mpi[@]}" "$B/bin/mlp-omgs4-gpu" --comm mpi "${args[@]}" --epochs 10 > "$RUN/omgs4.log" &&
-    accuracy_at_least "$RUN/omgs4.log" 94
+    accuracy_at_least "$RUN/omgs4.log" 94 &&
+    sparse_collectives_at_density_one
   local rc=$?
   tail -n 2 "$RUN/four.log" "$RUN/omgs4.log" 2> /dev/null
   return $rc
@@ -192,7 +207,7 @@ step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "density warm-up on the GPU" warmup
-step "4 ranks on one GPU over MPI (--comm mpi)" ranks_on_one_gpu
+step "4 ranks on one GPU over MPI (--comm mpi; gtopk, sparse-allreduce)" ranks_on_one_gpu
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent

@@ -401,6 +401,12 @@ inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0
 inline constexpr std::string_view kLabels = "labels";          ///< RANK D0
 inline constexpr std::string_view kClasses = "classes";
 inline constexpr std::string_view kCollectives = "collectives";
+/// "sparse_collectives NAME ..." (target cuda): the sparse collectives the
+/// step runs, named as mgsc's --sparse-collective (kGTopK, kSparseAllReduce);
+/// a GPU runs them only staged over MPI (the executable's --comm mpi).
+inline constexpr std::string_view kSparseCollectives = "sparse_collectives";
+inline constexpr std::string_view kGTopK = "gtopk";
+inline constexpr std::string_view kSparseAllReduce = "sparse-allreduce";
 inline constexpr std::string_view kWorkers = "workers";
 inline constexpr std::string_view kTarget = "target"; ///< kTargetCpu | kTargetCuda
 inline constexpr std::string_view kTargetCpu = "cpu";

@@ -65,6 +65,8 @@ struct Manifest {
   int64_t classes = 0;            // train mode
   std::string source;             // the ONNX model compiled (for --save), if known
   int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
+  /// `sparse_collectives NAME ...` (GPU models): gtopk, sparse-allreduce.
+  std::vector<std::string> sparseCollectives;
   int64_t workers = 0;            // workers a sparse exchange was compiled for (0: any)
   bool cuda = false;              // `target cuda`: kernels run on a GPU
   bool instrumented = false;      // `instrumented 1`: the step calls mgsrt_mark

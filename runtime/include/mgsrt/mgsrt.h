@@ -484,8 +484,12 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_staged_comm(mgsrt_ctx_t *ctx, int stag
  *   every rank's sparse vector divided by P, bit for bit what scatter_add
  *   over every rank's entries gives.
  *   Both copy values and indices at the start; out_*, residual and out must
- *   not be touched until the wait. On the "nccl" backend (GPU contexts) both
- *   are MGSRT_ERROR_UNAVAILABLE.
+ *   not be touched until the wait. A GPU context runs both staged
+ *   (mgsrt_ctx_set_staged_comm(ctx, 1)), with the same results bit for bit;
+ *   there its indices are checked on the host after their copy, so an index
+ *   outside [0, n) is the wait's error (the rank still takes part, with no
+ *   entries). On NCCL (a GPU context's default) both are
+ *   MGSRT_ERROR_UNAVAILABLE.
  * Wait.  desc: [slot]   bufs: none (may be NULL)
  *   Blocks until the slot's collective completes, frees the slot and returns
  *   its status. On a context that has already failed it still completes and

@@ -167,21 +167,14 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 /// indices in [0, n), a free slot; null (error recorded) otherwise.
 Slot *startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n, int64_t slot,
                   void *const *bufs) {
-  if (k < 0)
-    return invalidArg(ctx, kernel, "k = ", k, " is negative"), nullptr;
-  if (n < 0 || n > std::numeric_limits<int32_t>::max())
-    return invalidArg(ctx, kernel, "element count ", n, " is outside [0, 2^31)"), nullptr;
-  if (k > n)
-    return invalidArg(ctx, kernel, "k = ", k, " exceeds the element count ", n), nullptr;
+  if (!checkSparseCounts(ctx, kernel, k, n))
+    return nullptr;
   Slot *s = startSlot(ctx, kernel, slot);
-  if (!s || !BufferCheck(ctx, kernel, bufs).require(0, "values", k).require(1, "indices", k).ok)
+  if (!s || !checkSparseEntries(ctx, kernel, k, bufs))
     return nullptr;
   const int32_t *indices = static_cast<const int32_t *>(bufs[1]);
-  for (int64_t j = 0; j < k; ++j)
-    if (indices[j] < 0 || indices[j] >= n)
-      return invalidArg(ctx, kernel, "indices[", j, "] = ", indices[j], " is outside [0, ", n,
-                        ")"),
-             nullptr;
+  if (Status bad = checkSparseIndices(indices, k, n); !bad.ok())
+    return backendFailure(ctx, kernel, bad), nullptr;
   auto job = std::make_shared<SparseJob>();
   const float *values = static_cast<const float *>(bufs[0]);
   job->values.assign(values, values + k);
@@ -195,11 +188,7 @@ Slot *startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n, in
 mgsrt_status_t gtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::gtopk_start);
   const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
-  if (!BufferCheck(ctx, kernel, bufs)
-           .require(2, "residual", n)
-           .require(3, "out_values", k)
-           .require(4, "out_indices", k)
-           .ok)
+  if (!checkGTopKOutputs(ctx, kernel, k, n, bufs))
     return ctx->status;
   Slot *s = startSparse(ctx, kernel, k, n, desc[GTopKDesc::Slot], bufs);
   if (!s)
@@ -236,21 +225,17 @@ mgsrt_status_t sparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
   return MGSRT_OK;
 }
 
-/// The global top-k's results: the entries averaged over the ranks (padded
-/// with zeros at index 0 where fewer than k: only when the ranks' entries
-/// repeat indices), and this rank's dropped entries back into its residual.
+/// The global top-k's results (writeGlobalTopK), and this rank's dropped
+/// entries back into its residual.
 void finishGTopK(const Slot &s) {
-  const SparseJob &job = *s.job;
-  const SparseEntries &g = job.gtopk.global;
-  const float P = static_cast<float>(s.ranks);
-  for (int64_t j = 0; j < s.k; ++j) {
-    const bool real = static_cast<size_t>(j) < g.size();
-    job.outValues[j] = real ? (s.ranks > 1 ? g.values[j] / P : g.values[j]) : 0.0f;
-    job.outIndices[j] = real ? g.indices[j] : 0;
-  }
-  for (int64_t p = 0; p < s.k; ++p)
-    if (job.gtopk.dropped[p])
-      job.residual[job.indices[p]] += job.values[p];
+  SparseJob &job = *s.job;
+  writeGlobalTopK(job.gtopk, s.ranks, s.k, job.outValues, job.outIndices);
+  std::vector<int32_t> indices(s.k);
+  std::vector<float> values(s.k);
+  const int64_t dropped = droppedEntries(job.gtopk, job.values.data(), job.indices.data(), s.k,
+                                         indices.data(), values.data());
+  for (int64_t j = 0; j < dropped; ++j)
+    job.residual[indices[j]] += values[j];
 }
 
 mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {

@@ -3,7 +3,7 @@
 // The slot, communicator, descriptor and buffer checks of the collective
 // kernels, with their messages, shared by the CPU collectives (CommCAPI.cpp),
 // NCCL's (NCCL/NcclCollectives.cpp) and the GPU's staged ones
-// (Kernels/CUDA/StagedComm.cpp).
+// (Kernels/CUDA/StagedComm.cpp), the sparse collectives' included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -72,6 +72,36 @@ inline bool checkBroadcast(mgsrt_ctx_t *ctx, const char *kernel, int64_t bytes, 
   if (root < 0 || root >= P)
     return invalidArg(ctx, kernel, "root ", root, " is outside [0, ", P, ")"), false;
   return BufferCheck(ctx, kernel, bufs).require(0, "data", bytes).ok;
+}
+
+/// gtopk_start's and sparse_allreduce_start's k and element count
+/// (0 <= k <= n < 2^31). Returns false after recording the error.
+inline bool checkSparseCounts(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n) {
+  if (k < 0)
+    return invalidArg(ctx, kernel, "k = ", k, " is negative"), false;
+  if (n < 0 || n > std::numeric_limits<int32_t>::max())
+    return invalidArg(ctx, kernel, "element count ", n, " is outside [0, 2^31)"), false;
+  if (k > n)
+    return invalidArg(ctx, kernel, "k = ", k, " exceeds the element count ", n), false;
+  return true;
+}
+
+/// gtopk_start's residual (n) and outputs (k values, k indices). Returns
+/// false after recording the error.
+inline bool checkGTopKOutputs(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n,
+                              void *const *bufs) {
+  return BufferCheck(ctx, kernel, bufs)
+      .require(2, "residual", n)
+      .require(3, "out_values", k)
+      .require(4, "out_indices", k)
+      .ok;
+}
+
+/// The k entries (values, indices) both sparse collectives send. Returns
+/// false after recording the error.
+inline bool checkSparseEntries(mgsrt_ctx_t *ctx, const char *kernel, int64_t k,
+                               void *const *bufs) {
+  return BufferCheck(ctx, kernel, bufs).require(0, "values", k).require(1, "indices", k).ok;
 }
 
 } // namespace mgs::rt

@@ -301,6 +301,41 @@ Status globalTopK(CommBackend &comm, int64_t k, const float *values, const int32
   return Status::success();
 }
 
+Status checkSparseIndices(const int32_t *indices, int64_t count, int64_t n) {
+  for (int64_t j = 0; j < count; ++j)
+    if (indices[j] < 0 || indices[j] >= n)
+      return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                           "indices[" + std::to_string(j) + "] = " + std::to_string(indices[j]) +
+                               " is outside [0, " + std::to_string(n) + ")");
+  return Status::success();
+}
+
+void writeGlobalTopK(const GlobalTopKResult &result, int P, int64_t k, float *outValues,
+                     int32_t *outIndices) {
+  const SparseEntries &g = result.global;
+  for (int64_t j = 0; j < k; ++j) {
+    const bool real = static_cast<size_t>(j) < g.size();
+    outValues[j] = real ? (P > 1 ? g.values[j] / static_cast<float>(P) : g.values[j]) : 0.0f;
+    outIndices[j] = real ? g.indices[j] : 0;
+  }
+}
+
+int64_t droppedEntries(const GlobalTopKResult &result, const float *values,
+                       const int32_t *indices, int64_t count, int32_t *droppedIndices,
+                       float *droppedValues) {
+  std::vector<int64_t> order;
+  for (int64_t p = 0; p < count; ++p)
+    if (result.dropped[p])
+      order.push_back(p);
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t x, int64_t y) { return indices[x] < indices[y]; });
+  for (size_t j = 0; j < order.size(); ++j) {
+    droppedIndices[j] = indices[order[j]];
+    droppedValues[j] = values[order[j]];
+  }
+  return static_cast<int64_t>(order.size());
+}
+
 Status sparseRegions(CommBackend &comm, int64_t n, const int32_t *sortedIndices, int64_t count,
                      bool balanced, std::vector<int64_t> &bounds) {
   const int P = comm.size();

@@ -68,6 +68,26 @@ struct GlobalTopKResult {
 Status globalTopK(CommBackend &comm, int64_t k, const float *values, const int32_t *indices,
                   int64_t count, GlobalTopKResult &out);
 
+/// Whether every one of `count` indices is in [0, n): else an
+/// MGSRT_ERROR_INVALID_ARGUMENT status "indices[j] = v is outside [0, n)"
+/// naming the first that is not.
+Status checkSparseIndices(const int32_t *indices, int64_t count, int64_t n);
+
+/// What mgsrt_gtopk_start writes (mgsrt.h): the k entries of `result.global`
+/// averaged over the P ranks, sorted by index, padded with zeros at index 0
+/// where there are fewer than k (only when the ranks' entries repeat indices).
+void writeGlobalTopK(const GlobalTopKResult &result, int P, int64_t k, float *outValues,
+                     int32_t *outIndices);
+
+/// The error feedback of a global top-k: the input entries it dropped
+/// (result.dropped) as `count` = their number of pairs in droppedIndices /
+/// droppedValues (room for every input entry), sorted by index, a repeated
+/// index's entries in entry order. residual[droppedIndices[j]] +=
+/// droppedValues[j] in this order is the residual the CPU path leaves.
+int64_t droppedEntries(const GlobalTopKResult &result, const float *values,
+                       const int32_t *indices, int64_t count, int32_t *droppedIndices,
+                       float *droppedValues);
+
 /// out (n floats) = the sum over the ranks of their sparse vectors (rank
 /// order, then entry order), divided by P when `average` (every element
 /// once, in float). balanced: region boundaries at the ranks' mean local

@@ -114,7 +114,7 @@ Status StagedCollectives::allReduceStart(int slot, float *data, size_t n) {
   if (n)
     if (Status st = engine.toHost(slot, {{s.send.data, data, bytes}}, false); !st.ok())
       return named("allreduce", st);
-  s.gather = false;
+  s.kind = Slot::Kind::AllReduce;
   s.device = data;
   s.count = n;
   auto job = std::make_shared<Job>();
@@ -146,7 +146,7 @@ Status StagedCollectives::allGatherStart(int slot, const float *values, const in
     if (Status st = engine.toHost(slot, copies, true); !st.ok())
       return named("allgather", st);
   }
-  s.gather = true;
+  s.kind = Slot::Kind::AllGather;
   s.recvValues = recvValues;
   s.recvIndices = recvIndices;
   s.k = k;
@@ -168,16 +168,108 @@ Status StagedCollectives::allGatherStart(int slot, const float *values, const in
   return Status::success();
 }
 
+Status StagedCollectives::stageEntries(const char *what, int slot, const float *values,
+                                       const int32_t *indices, size_t k) {
+  char *send = static_cast<char *>(slots[slot].send.data);
+  if (!k)
+    return Status::success();
+  return named(what, engine.toHost(slot,
+                                   {{send, values, k * sizeof(float)},
+                                    {send + k * sizeof(float), indices, k * sizeof(int32_t)}},
+                                   true));
+}
+
+void StagedCollectives::submitTask(int slot, const char *what, std::function<Status()> task) {
+  auto job = std::make_shared<Job>();
+  job->what = what;
+  job->tag = slot;
+  job->start = [this, what, task = std::move(task)] { return host.startTask(what, task); };
+  slots[slot].job = job;
+  submit(std::move(job));
+}
+
+Status StagedCollectives::gtopkStart(int slot, const float *values, const int32_t *indices,
+                                     size_t k, size_t n, float *residual, float *outValues,
+                                     int32_t *outIndices) {
+  Slot &s = slots[slot];
+  const size_t entries = k * (sizeof(float) + sizeof(int32_t));
+  // send: the entries as sent; out: the results, then the dropped entries.
+  for (HostBuffer *b : {&s.send, &s.out})
+    if (Status st = ensure("gtopk", *b, b == &s.send ? entries : 2 * entries); !st.ok())
+      return st;
+  if (Status st = stageEntries("gtopk", slot, values, indices, k); !st.ok())
+    return st;
+  s.kind = Slot::Kind::GTopK;
+  s.k = k;
+  s.residual = residual;
+  s.recvValues = outValues;
+  s.recvIndices = outIndices;
+  s.gtopk = std::make_shared<GlobalTopKResult>();
+  const float *v = static_cast<const float *>(s.send.data);
+  const int32_t *ix = reinterpret_cast<const int32_t *>(v + k);
+  const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
+  submitTask(slot, "gtopk", [this, v, ix, count, size, result = s.gtopk] {
+    // Bad indices (checked here: they were on the device at the start):
+    // this rank still takes part, with no entries, so the others finish.
+    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
+      globalTopK(host, count, v, ix, 0, *result);
+      return bad;
+    }
+    return globalTopK(host, count, v, ix, count, *result);
+  });
+  return Status::success();
+}
+
+Status StagedCollectives::sparseAllReduceStart(int slot, const float *values,
+                                               const int32_t *indices, size_t k, size_t n,
+                                               bool balanced, float *out) {
+  Slot &s = slots[slot];
+  // send: the entries as sent; out: the dense result.
+  if (Status st = ensure("sparse_allreduce", s.send, k * (sizeof(float) + sizeof(int32_t)));
+      !st.ok())
+    return st;
+  if (Status st = ensure("sparse_allreduce", s.out, n * sizeof(float)); !st.ok())
+    return st;
+  if (Status st = stageEntries("sparse_allreduce", slot, values, indices, k); !st.ok())
+    return st;
+  s.kind = Slot::Kind::SparseAllReduce;
+  s.device = out;
+  s.count = n;
+  const float *v = static_cast<const float *>(s.send.data);
+  const int32_t *ix = reinterpret_cast<const int32_t *>(v + k);
+  const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
+  float *dense = static_cast<float *>(s.out.data);
+  submitTask(slot, "sparse_allreduce", [this, v, ix, count, size, balanced, dense] {
+    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
+      sparseAllReduce(host, size, v, ix, 0, balanced, true, dense); // (as gtopk's)
+      return bad;
+    }
+    return sparseAllReduce(host, size, v, ix, count, balanced, /*average=*/true, dense);
+  });
+  return Status::success();
+}
+
 Status StagedCollectives::wait(int slot) {
   Slot &s = slots[slot];
   std::shared_ptr<Job> job = std::move(s.job);
+  std::shared_ptr<GlobalTopKResult> gtopk = std::move(s.gtopk);
   if (Status st = finish(*job); !st.ok())
     return st;
-  if (!s.gather) {
+  switch (s.kind) {
+  case Slot::Kind::AllReduce:
     if (!s.count)
       return Status::success();
     return named("allreduce",
                  engine.toDevice(slot, {{s.device, s.send.data, s.count * sizeof(float)}}));
+  case Slot::Kind::SparseAllReduce:
+    if (!s.count)
+      return Status::success();
+    return named("sparse_allreduce",
+                 engine.toDevice(slot, {{s.device, s.out.data, s.count * sizeof(float)}}));
+  case Slot::Kind::GTopK:
+    return finishGTopK(slot, *gtopk);
+  case Slot::Kind::AllGather:
+    break;
   }
   if (!s.k)
     return Status::success();
@@ -199,6 +291,31 @@ Status StagedCollectives::wait(int slot) {
   return named("allgather",
                engine.toDevice(slot, {{s.recvValues, values, P * k * sizeof(float)},
                                       {s.recvIndices, indices, P * k * sizeof(int32_t)}}));
+}
+
+Status StagedCollectives::finishGTopK(int slot, const GlobalTopKResult &result) {
+  Slot &s = slots[slot];
+  const size_t k = s.k;
+  if (!k)
+    return Status::success();
+  // out: [values k][indices k][dropped indices <= k][dropped values <= k].
+  float *values = static_cast<float *>(s.out.data);
+  int32_t *indices = reinterpret_cast<int32_t *>(values + k);
+  int32_t *droppedIndices = indices + k;
+  float *droppedValues = reinterpret_cast<float *>(droppedIndices + k);
+  const float *sent = static_cast<const float *>(s.send.data); // [values k][indices k]
+  writeGlobalTopK(result, host.size(), static_cast<int64_t>(k), values, indices);
+  const int64_t dropped =
+      droppedEntries(result, sent, reinterpret_cast<const int32_t *>(sent + k),
+                     static_cast<int64_t>(k), droppedIndices, droppedValues);
+  if (Status st = engine.toDevice(slot, {{s.recvValues, values, k * sizeof(float)},
+                                         {s.recvIndices, indices, k * sizeof(int32_t)}});
+      !st.ok())
+    return named("gtopk", st);
+  if (!dropped)
+    return Status::success();
+  return named("gtopk", engine.addToDevice(slot, s.residual, droppedIndices, droppedValues,
+                                           static_cast<size_t>(dropped)));
 }
 
 Status StagedCollectives::broadcast(void *data, size_t bytes, int root) {

@@ -10,6 +10,13 @@
 // compute stream wait for it. So the collective overlaps the kernels queued
 // between start and wait, as NCCL's stream does.
 //
+// The sparse collectives (global top-k, balanced sparse all-reduce) stage
+// their k entries the same way and run SparseCollectives.h as a task of the
+// host backend; their results come back at the wait, and the entries the
+// global top-k dropped go back into the device residual there, added in the
+// CPU path's order (CopyEngine::addToDevice), so error feedback is the CPU's
+// bit for bit.
+//
 // The device side is a CopyEngine: CUDA's (Kernels/CUDA/StagedComm.cpp:
 // cudaMemcpyAsync on a stream of its own, cudaHostAlloc'd buffers, events)
 // or a host one (memcpy) that drives this class in the CPU tests. No vendor
@@ -21,6 +28,7 @@
 #define MGSRT_COMM_STAGEDCOLLECTIVES_H
 
 #include "Comm/CommBackend.h"
+#include "Comm/SparseCollectives.h"
 
 #include <array>
 #include <condition_variable>
@@ -53,6 +61,13 @@ public:
   virtual Status waitToHost(int tag) = 0;
   /// Queues `copies` (host to device) and makes the compute stream wait for them.
   virtual Status toDevice(int tag, const std::vector<StagedCopy> &copies) = 0;
+  /// Queues residual[indices[j]] += values[j] for j = 0 .. count - 1 (host
+  /// arrays from allocHost, sorted by index, a repeated index's entries in
+  /// the order they are added) on the compute stream, after its work so far
+  /// and before its later kernels; each addition is one float addition, as
+  /// on the CPU.
+  virtual Status addToDevice(int tag, float *residual, const int32_t *indices,
+                             const float *values, size_t count) = 0;
   /// Blocks until every queued copy has completed.
   virtual Status synchronize() = 0;
   /// Host memory the copies may use asynchronously (pinned).
@@ -84,6 +99,18 @@ public:
   /// (the compute stream's later kernels wait for their copy).
   Status allGatherStart(int slot, const float *values, const int32_t *indices, size_t k, bool half,
                         float *recvValues, int32_t *recvIndices);
+  /// The global top-k (SparseCollectives.h) of every rank's k entries
+  /// (values, indices on the device; indices in [0, n)): outValues /
+  /// outIndices (k each, on the device) get mgsrt_gtopk_start's results
+  /// (writeGlobalTopK) and the entries it dropped are added back into
+  /// `residual` (n floats on the device) at the wait. The sent buffers may be
+  /// reused once this returns.
+  Status gtopkStart(int slot, const float *values, const int32_t *indices, size_t k, size_t n,
+                    float *residual, float *outValues, int32_t *outIndices);
+  /// out (n floats on the device) = the average over the ranks of their k
+  /// entries (sparseAllReduce; balanced: regions at the index quantiles).
+  Status sparseAllReduceStart(int slot, const float *values, const int32_t *indices, size_t k,
+                              size_t n, bool balanced, float *out);
   /// Completes the slot's collective: its result copied back, the compute
   /// stream waiting for it. The slot is free again, whatever the status.
   Status wait(int slot);
@@ -108,19 +135,34 @@ private:
     size_t bytes = 0;
   };
   struct Slot {
+    enum class Kind { AllReduce, AllGather, GTopK, SparseAllReduce };
     std::shared_ptr<Job> job; // null: free
+    Kind kind = Kind::AllReduce;
     HostBuffer send, recv, out;
-    // allreduce: the device buffer; allgather: where the results go.
+    // allreduce: the device buffer; sparse allreduce: its output.
     void *device = nullptr;
     size_t count = 0;
+    // allgather: where the results go; gtopk: its outputs.
     float *recvValues = nullptr;
     int32_t *recvIndices = nullptr;
     size_t k = 0;
     bool half = false;
-    bool gather = false;
+    // gtopk: the device residual and what the task leaves for the wait.
+    float *residual = nullptr;
+    std::shared_ptr<GlobalTopKResult> gtopk;
   };
 
   Status ensure(const char *what, HostBuffer &b, size_t bytes);
+  /// Copies a sparse collective's k entries into the slot's send buffer
+  /// ([values][indices]); the compute stream's later kernels wait for it.
+  Status stageEntries(const char *what, int slot, const float *values, const int32_t *indices,
+                      size_t k);
+  /// The global top-k's results and error feedback, queued at its wait.
+  Status finishGTopK(int slot, const GlobalTopKResult &result);
+  /// Hands the staging thread a job of `slot` that starts `task` as a task of
+  /// the host backend (SparseCollectives.h) once the slot's copies to host
+  /// have completed.
+  void submitTask(int slot, const char *what, std::function<Status()> task);
   /// Hands `job` to the staging thread.
   void submit(std::shared_ptr<Job> job);
   /// The job's host collective, once started, waited for.

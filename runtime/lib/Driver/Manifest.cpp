@@ -279,6 +279,17 @@ private:
       m.collectives = v;
       return true;
     }
+    if (item == key::kSparseCollectives) {
+      if (!once(item) || words.size() < 2)
+        return fail("sparse_collectives needs at least one name");
+      for (size_t i = 1; i < words.size(); ++i) {
+        if (words[i] != key::kGTopK && words[i] != key::kSparseAllReduce)
+          return fail("sparse_collectives: '" + std::string(words[i]) +
+                      "' is not gtopk or sparse-allreduce");
+        m.sparseCollectives.emplace_back(words[i]);
+      }
+      return true;
+    }
     if (item == key::kWorkers) {
       if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 1, v))
         return false;

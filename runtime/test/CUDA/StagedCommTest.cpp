@@ -3,12 +3,15 @@
 // mgsrt_ctx_set_staged_comm: 2 and 4 ranks (threads of a loopback group,
 // the executable's --comm mpi in one process) on one GPU, each its own GPU
 // context, their collectives staged through pinned host memory. Results equal
-// the host collectives'; the errors that need a GPU to reach (the choice
-// made too late, NCCL asked for more ranks than GPUs). Skips without a GPU.
+// the host collectives' (the sparse collectives' bit for bit, error feedback
+// included); the errors that need a GPU to reach (the choice made too late,
+// NCCL asked for more ranks than GPUs or for a sparse collective). Skips
+// without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "../Comm/SparseTestData.h"
 
 #include "Comm/CommCAPI.h"
 #include "Comm/Loopback/LoopbackBackend.h"
@@ -22,9 +25,11 @@ using namespace mgs::rt;
 
 namespace {
 
-/// `body(rank, ctx)` on every rank of a loopback group of `size`, each a
-/// thread with its own GPU context on GPU 0, staged over its rank's backend.
-void onGpuRanks(int size, const std::function<void(int, mgsrt_ctx_t *)> &body) {
+/// `body(rank, ctx, comm)` on every rank of a loopback group of `size`, each
+/// a thread with its own GPU context on GPU 0, staged over its rank's
+/// backend (`comm`, which a CPU context may share for the host's results).
+void onGpuRanks(int size,
+                const std::function<void(int, mgsrt_ctx_t *, mgsrt_comm_t *)> &body) {
   std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(size);
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
@@ -42,7 +47,7 @@ void onGpuRanks(int size, const std::function<void(int, mgsrt_ctx_t *)> &body) {
         ASSERT_EQ(attachGpu(gpu), "");
         ASSERT_OK(gpu, mgsrt_ctx_set_comm(gpu, comm));
         ASSERT_OK(gpu, mgsrt_ctx_set_staged_comm(gpu, 1));
-        body(r, gpu);
+        body(r, gpu, comm);
       }
       mgsrt_comm_destroy(comm);
     });
@@ -62,7 +67,7 @@ class GpuStagedComm : public GpuTest, public ::testing::WithParamInterface<int> 
 TEST_P(GpuStagedComm, AllReduceAllGatherBroadcast) {
   const int P = GetParam();
   const int64_t n = 100003, k = 1000;
-  onGpuRanks(P, [&](int r, mgsrt_ctx_t *gpu) {
+  onGpuRanks(P, [&](int r, mgsrt_ctx_t *gpu, mgsrt_comm_t *) {
     // All-reduce (average), two slots pending at once.
     DeviceBuffer<float> a(gpu, rankData(r, n)), b(gpu, rankData(r + 3, 7));
     int64_t startA[2] = {n, 4}, startB[2] = {7, 9}, waitA[1] = {4}, waitB[1] = {9};
@@ -115,6 +120,57 @@ TEST_P(GpuStagedComm, AllReduceAllGatherBroadcast) {
 INSTANTIATE_TEST_SUITE_P(OneGpu, GpuStagedComm, ::testing::Values(2, 4),
                          [](const auto &info) { return std::to_string(info.param) + "ranks"; });
 
+using mgsrt_comm_test::Selection;
+using mgsrt_comm_test::selectTopK;
+using mgsrt_comm_test::sparseGradient;
+
+class GpuStagedSparse : public GpuTest, public ::testing::WithParamInterface<int> {};
+
+// The global top-k and the balanced sparse all-reduce of a GPU context, staged
+// over the host backend, against a CPU context's on the same communicator:
+// outputs and the residual (the dropped entries added back on the device,
+// a repeated index's in order) bit for bit.
+TEST_P(GpuStagedSparse, GlobalTopKAndSparseAllReduceEqualTheCpu) {
+  const int64_t n = 100003, k = 1000;
+  onGpuRanks(GetParam(), [&](int r, mgsrt_ctx_t *gpu, mgsrt_comm_t *comm) {
+    Ctx cpu(7);
+    ASSERT_OK(cpu, mgsrt_ctx_set_comm(cpu, comm));
+    std::vector<float> residual = sparseGradient(r, 99, n, false),
+                       grad = sparseGradient(r, 0, n, false);
+    Selection sel = selectTopK(grad, residual, k);
+    for (int64_t j = 1; j < 64; j += 2)
+      sel.indices[j] = sel.indices[j - 1];
+
+    std::vector<float> wantResidual = residual, wantValues(k), wantDense(n);
+    std::vector<int32_t> wantIndices(k);
+    const int64_t gStart[] = {k, 3, n}, sStart[] = {k, 5, n, 1}, gWait[] = {3}, sWait[] = {5};
+    void *cpuG[] = {sel.values.data(), sel.indices.data(), wantResidual.data(),
+                    wantValues.data(), wantIndices.data()};
+    void *cpuS[] = {sel.values.data(), sel.indices.data(), wantDense.data()};
+    ASSERT_OK(cpu, mgsrt_gtopk_start(cpu, gStart, cpuG));
+    ASSERT_OK(cpu, mgsrt_comm_wait(cpu, gWait, nullptr));
+    ASSERT_OK(cpu, mgsrt_sparse_allreduce_start(cpu, sStart, cpuS));
+    ASSERT_OK(cpu, mgsrt_comm_wait(cpu, sWait, nullptr));
+
+    DeviceBuffer<float> v(gpu, sel.values), res(gpu, residual), ov(gpu, k), dense(gpu, n);
+    DeviceBuffer<int32_t> ix(gpu, sel.indices), oi(gpu, k);
+    void *gpuG[] = {v, ix, res, ov, oi}, *gpuS[] = {v, ix, dense}, *zv[] = {v};
+    const int64_t zero[] = {k};
+    ASSERT_OK(gpu, mgsrt_gtopk_start(gpu, gStart, gpuG));
+    ASSERT_OK(gpu, mgsrt_sparse_allreduce_start(gpu, sStart, gpuS));
+    ASSERT_OK(gpu, mgsrt_zero(gpu, zero, zv)); // the sent values may be reused at once
+    ASSERT_OK(gpu, mgsrt_comm_wait(gpu, sWait, nullptr));
+    ASSERT_OK(gpu, mgsrt_comm_wait(gpu, gWait, nullptr));
+    EXPECT_TRUE(bitsEqual(ov.download(), wantValues));
+    EXPECT_EQ(oi.download(), wantIndices);
+    EXPECT_TRUE(bitsEqual(res.download(), wantResidual));
+    EXPECT_TRUE(bitsEqual(dense.download(), wantDense));
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(OneGpu, GpuStagedSparse, ::testing::Values(2, 3, 4),
+                         [](const auto &info) { return std::to_string(info.param) + "ranks"; });
+
 class GpuCommChoice : public GpuTest {
 protected:
   mgsrt_comm_t *comm = nullptr;
@@ -143,6 +199,22 @@ TEST_F(GpuCommChoice, ChosenBeforeTheFirstCollective) {
                            "choose before the first one");
   mgsrt_ctx_clear(gpu);
   EXPECT_EQ(mgsrt_ctx_set_staged_comm(gpu, 0), MGSRT_OK); // the same choice: fine
+}
+
+TEST_F(GpuCommChoice, NcclRefusesTheSparseCollectivesNamingCommMpi) {
+  DeviceBuffer<float> v(gpu, 4), res(gpu, 16), ov(gpu, 4), dense(gpu, 16);
+  DeviceBuffer<int32_t> ix(gpu, std::vector<int32_t>{0, 1, 2, 3}), oi(gpu, 4);
+  const int64_t gStart[] = {4, 0, 16}, sStart[] = {4, 1, 16, 1};
+  void *g[] = {v, ix, res, ov, oi}, *s[] = {v, ix, dense};
+  EXPECT_EQ(mgsrt_gtopk_start(gpu, gStart, g), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_EQ(gpu.message(),
+            "gtopk_start: the sparse collectives (gtopk, sparse-allreduce) have no NCCL form "
+            "yet; a GPU context runs them over MPI through host memory (the executable's --comm "
+            "mpi; mgsrt_ctx_set_staged_comm)");
+  mgsrt_ctx_clear(gpu);
+  EXPECT_EQ(mgsrt_sparse_allreduce_start(gpu, sStart, s), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_EQ(gpu.message().rfind("sparse_allreduce_start: the sparse collectives", 0), 0u)
+      << gpu.message();
 }
 
 TEST_F(GpuCommChoice, NcclRefusesMoreRanksThanGpus) {

@@ -2,20 +2,27 @@
 //
 // StagedCollectives (a GPU context's collectives over a host backend) driven
 // by a host copy engine (memcpy, with a log and injected failures) over
-// loopback groups of 1, 2 and 4 ranks: results equal the host collective's,
+// loopback groups of 1, 2 and 4 ranks (the sparse collectives 1 to 5):
+// results equal the host collective's (the CPU context's, bit for bit),
 // the start does not wait for the other ranks (the collective overlaps what
 // the rank does before its wait), and failures come back as statuses naming
 // the collective. The CUDA copy engine is Kernels/CUDA/StagedComm.cpp.
 //
 //===----------------------------------------------------------------------===//
 
-#include "Comm/StagedCollectives.h"
+#include "SparseTestData.h"
+
+#include "Comm/CommCAPI.h"
 #include "Comm/Loopback/LoopbackBackend.h"
+#include "Comm/StagedCollectives.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <functional>
+#include <string>
 #include <thread>
 
 using namespace mgs::rt;
@@ -46,6 +53,13 @@ public:
       std::memcpy(c.dst, c.src, c.bytes);
     return Status::success();
   }
+  Status addToDevice(int tag, float *residual, const int32_t *indices, const float *values,
+                     size_t count) override {
+    note("addToDevice " + std::to_string(tag));
+    for (size_t j = 0; j < count; ++j)
+      residual[indices[j]] += values[j];
+    return Status::success();
+  }
   Status synchronize() override { return Status::success(); }
   Status allocHost(size_t bytes, void **out) override {
     *out = std::malloc(bytes ? bytes : 1);
@@ -74,9 +88,9 @@ private:
   std::vector<std::string> log;
 };
 
-/// Runs `body(rank, size, backend)` on every rank of a loopback group of
-/// `size`, each on its own thread.
-void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
+/// Runs `body(rank, comm)` on every rank of a loopback group of `size`, each
+/// on its own thread; `comm` holds the rank's backend.
+void onRankComms(int size, const std::function<void(int, mgsrt_comm_t *)> &body) {
   std::shared_ptr<LoopbackGroup> group = createLoopbackGroup(size);
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
@@ -88,10 +102,17 @@ void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
       std::unique_ptr<CommBackend> backend;
       Status s = createCommBackend("loopback", config, backend);
       ASSERT_TRUE(s.ok()) << s.message;
-      body(r, *backend);
+      mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
+      body(r, comm);
+      mgsrt_comm_destroy(comm);
     });
   for (auto &t : threads)
     t.join();
+}
+
+/// `body(rank, backend)` on every rank of a loopback group of `size`.
+void onRanks(int size, const std::function<void(int, CommBackend &)> &body) {
+  onRankComms(size, [&](int r, mgsrt_comm_t *comm) { body(r, *comm->backend); });
 }
 
 std::vector<float> rankData(int rank, size_t n) {
@@ -263,6 +284,175 @@ TEST(StagedCollectivesErrorsTest, FailuresNameTheCollective) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Loopback, StagedCollectivesTest, ::testing::Values(1, 2, 4),
+                         [](const auto &info) { return std::to_string(info.param) + "ranks"; });
+
+/// `body(rank, comm, cpu)` on every rank of a loopback group of `size`: the
+/// rank's communicator and a CPU context on it, whose collectives are the
+/// host collectives the staged ones must match.
+void onCommRanks(int size, const std::function<void(int, mgsrt_comm_t *, mgsrt_ctx_t *)> &body) {
+  onRankComms(size, [&](int r, mgsrt_comm_t *comm) {
+    mgsrt_ctx_t *cpu = mgsrt_ctx_create(1);
+    ASSERT_EQ(mgsrt_ctx_set_comm(cpu, comm), MGSRT_OK);
+    body(r, comm, cpu);
+    mgsrt_ctx_destroy(cpu);
+  });
+}
+
+using mgsrt_comm_test::bitsOf;
+using mgsrt_comm_test::Selection;
+using mgsrt_comm_test::selectTopK;
+using mgsrt_comm_test::sparseGradient;
+
+/// Where two float vectors first differ in their bits; "" when they do not.
+std::string firstBitDifference(const std::vector<float> &got, const std::vector<float> &want) {
+  if (got.size() != want.size())
+    return "sizes " + std::to_string(got.size()) + " vs " + std::to_string(want.size());
+  for (size_t i = 0; i < got.size(); ++i)
+    if (bitsOf(got[i]) != bitsOf(want[i]))
+      return "[" + std::to_string(i) + "]: " + std::to_string(got[i]) + " vs " +
+             std::to_string(want[i]);
+  return "";
+}
+
+/// One case: n entries, k selected, exact or arbitrary data; `repeat`: every
+/// odd entry's index repeats the one before it (the API allows it; the
+/// residual then takes two additions at one index, in entry order).
+struct StagedSparseCase {
+  int64_t n, k;
+  bool exact, repeat;
+};
+
+const StagedSparseCase kSparseCases[] = {{1000, 10, true, false}, {1000, 10, false, false},
+                                         {64, 16, true, false},   {37, 37, false, false},
+                                         {5, 1, true, false},     {2000, 40, false, true},
+                                         {64, 16, true, true}};
+
+/// Rank r's entries of a case at `step`, selected from its gradient plus
+/// `residual` (updated as the step does).
+Selection caseEntries(const StagedSparseCase &c, int r, int step, std::vector<float> &residual) {
+  std::vector<float> grad = sparseGradient(r, step, c.n, c.exact);
+  Selection sel = selectTopK(grad, residual, c.k);
+  if (c.repeat)
+    for (int64_t j = 1; j < c.k; j += 2)
+      sel.indices[j] = sel.indices[j - 1];
+  return sel;
+}
+
+class StagedSparseTest : public ::testing::TestWithParam<int> {};
+
+TEST_P(StagedSparseTest, GlobalTopKEqualsTheHostCollectiveBitForBit) {
+  onCommRanks(GetParam(), [&](int r, mgsrt_comm_t *comm, mgsrt_ctx_t *cpu) {
+    HostCopyEngine engine;
+    {
+      StagedCollectives staged(*comm->backend, engine);
+      for (const StagedSparseCase &c : kSparseCases) {
+        SCOPED_TRACE("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                     (c.exact ? " exact" : " float") + (c.repeat ? " repeated" : "") + " rank " +
+                     std::to_string(r));
+        // Two steps: the second starts from the residual the first left.
+        std::vector<float> residual = sparseGradient(r, 99, c.n, c.exact);
+        for (int step = 0; step < 2; ++step) {
+          Selection sel = caseEntries(c, r, step, residual);
+          // The host collective (a CPU context), then the staged one.
+          std::vector<float> wantResidual = residual, wantValues(c.k, -7.0f);
+          std::vector<int32_t> wantIndices(c.k, -7);
+          const int64_t start[] = {c.k, 3, c.n}, wait[] = {3};
+          void *bufs[] = {sel.values.data(), sel.indices.data(), wantResidual.data(),
+                          wantValues.data(), wantIndices.data()};
+          ASSERT_EQ(mgsrt_gtopk_start(cpu, start, bufs), MGSRT_OK) << mgsrt_ctx_message(cpu);
+          ASSERT_EQ(mgsrt_comm_wait(cpu, wait, nullptr), MGSRT_OK) << mgsrt_ctx_message(cpu);
+
+          std::vector<float> values = sel.values, gotValues(c.k, -7.0f);
+          std::vector<int32_t> indices = sel.indices, gotIndices(c.k, -7);
+          ASSERT_TRUE(staged
+                          .gtopkStart(5, values.data(), indices.data(), c.k, c.n,
+                                      residual.data(), gotValues.data(), gotIndices.data())
+                          .ok());
+          // The sent entries may be reused at once.
+          std::fill(values.begin(), values.end(), 99.0f);
+          std::fill(indices.begin(), indices.end(), 0);
+          Status s = staged.wait(5);
+          ASSERT_TRUE(s.ok()) << s.message;
+          EXPECT_EQ(gotIndices, wantIndices);
+          EXPECT_EQ(firstBitDifference(gotValues, wantValues), "");
+          EXPECT_EQ(firstBitDifference(residual, wantResidual), "") << "residual";
+        }
+      }
+    }
+    EXPECT_EQ(engine.allocations, 0);
+    // The entries' copy made the compute stream wait; with several ranks the
+    // merges dropped entries, which went back through addToDevice.
+    std::vector<std::string> log = engine.events();
+    EXPECT_EQ(log.front(), "toHost 5 computeWaits");
+    EXPECT_EQ(std::count(log.begin(), log.end(), "addToDevice 5") > 0, GetParam() > 1);
+  });
+}
+
+TEST_P(StagedSparseTest, SparseAllReduceEqualsTheHostCollectiveBitForBit) {
+  onCommRanks(GetParam(), [&](int r, mgsrt_comm_t *comm, mgsrt_ctx_t *cpu) {
+    HostCopyEngine engine;
+    StagedCollectives staged(*comm->backend, engine);
+    for (const StagedSparseCase &c : kSparseCases)
+      for (int balanced : {0, 1}) {
+        SCOPED_TRACE("n=" + std::to_string(c.n) + " k=" + std::to_string(c.k) +
+                     " balanced=" + std::to_string(balanced) + " rank " + std::to_string(r));
+        std::vector<float> residual = sparseGradient(r, 50, c.n, c.exact);
+        Selection sel = caseEntries(c, r, balanced, residual);
+        std::vector<float> want(c.n, -7.0f), got(c.n, -7.0f);
+        const int64_t start[] = {c.k, 4, c.n, balanced}, wait[] = {4};
+        void *bufs[] = {sel.values.data(), sel.indices.data(), want.data()};
+        ASSERT_EQ(mgsrt_sparse_allreduce_start(cpu, start, bufs), MGSRT_OK)
+            << mgsrt_ctx_message(cpu);
+        ASSERT_EQ(mgsrt_comm_wait(cpu, wait, nullptr), MGSRT_OK) << mgsrt_ctx_message(cpu);
+        ASSERT_TRUE(staged
+                        .sparseAllReduceStart(6, sel.values.data(), sel.indices.data(), c.k, c.n,
+                                              balanced != 0, got.data())
+                        .ok());
+        Status s = staged.wait(6);
+        ASSERT_TRUE(s.ok()) << s.message;
+        EXPECT_EQ(firstBitDifference(got, want), "");
+      }
+  });
+}
+
+// An index outside [0, n) reaches the host only with the copy: the wait
+// says so, and the rank took part with no entries, so the other ranks
+// finish (without its entries) and the group stays usable.
+TEST_P(StagedSparseTest, BadIndexIsTheWaitsErrorAndTheOthersFinish) {
+  const int P = GetParam();
+  onCommRanks(P, [&](int r, mgsrt_comm_t *comm, mgsrt_ctx_t *) {
+    HostCopyEngine engine;
+    StagedCollectives staged(*comm->backend, engine);
+    const int64_t n = 64, k = 2;
+    float values[2] = {1.0f + r, 2.0f}, residual[64] = {}, outV[2], dense[64];
+    int32_t indices[2] = {3, r == 0 ? 70 : 5}, outI[2];
+    ASSERT_TRUE(staged.gtopkStart(0, values, indices, k, n, residual, outV, outI).ok());
+    ASSERT_TRUE(staged.sparseAllReduceStart(1, values, indices, k, n, true, dense).ok());
+    for (int slot : {0, 1}) {
+      Status s = staged.wait(slot);
+      if (r == 0) {
+        EXPECT_EQ(s.code, MGSRT_ERROR_INVALID_ARGUMENT);
+        EXPECT_EQ(s.message, std::string(slot == 0 ? "gtopk" : "sparse_allreduce") +
+                                 ": indices[1] = 70 is outside [0, 64)");
+      } else {
+        EXPECT_TRUE(s.ok()) << s.message;
+      }
+    }
+    if (r != 0) {
+      // Rank 0 sent nothing: index 3 holds the others' values.
+      float sum = 0.0f;
+      for (int q = 1; q < P; ++q)
+        sum += 1.0f + q;
+      EXPECT_EQ(dense[3], sum / static_cast<float>(P));
+    }
+    float x[1] = {1.0f};
+    EXPECT_TRUE(staged.allReduceStart(2, x, 1).ok());
+    Status a = staged.wait(2);
+    EXPECT_TRUE(a.ok()) << a.message;
+  });
+}
+
+INSTANTIATE_TEST_SUITE_P(Loopback, StagedSparseTest, ::testing::Values(1, 2, 3, 4, 5),
                          [](const auto &info) { return std::to_string(info.param) + "ranks"; });
 
 } // namespace

@@ -62,6 +62,15 @@ TEST(Manifest, ParsesInferenceModeWithoutLabels) {
   EXPECT_TRUE(m.labelDims.empty());
 }
 
+TEST(Manifest, ParsesSparseCollectives) {
+  Manifest m;
+  ASSERT_TRUE(succeeded(
+      parseManifest(std::string(kTrain) + "target cuda\nsparse_collectives gtopk sparse-allreduce\n",
+                    m)));
+  EXPECT_TRUE(m.cuda);
+  EXPECT_EQ(m.sparseCollectives, (std::vector<std::string>{"gtopk", "sparse-allreduce"}));
+}
+
 TEST(Manifest, FormatsShapes) {
   EXPECT_EQ(formatShape({}), "[]");
   EXPECT_EQ(formatShape({10, 64}), "[10, 64]");
@@ -127,6 +136,12 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "labels 1 4\nclasses 3\n", "manifest: missing 'output' line"},
         BadManifest{HEAD "output y 2 4 3\nclasses 3\n", "manifest: missing 'labels' line"},
         BadManifest{HEAD "output y 2 4 3\nlabels 1 4\n", "manifest: missing 'classes' line"},
+        BadManifest{HEAD "sparse_collectives\n",
+                    "manifest line 5: sparse_collectives needs at least one name: "
+                    "'sparse_collectives'"},
+        BadManifest{HEAD "sparse_collectives gtopk ring\n",
+                    "manifest line 5: sparse_collectives: 'ring' is not gtopk or "
+                    "sparse-allreduce: 'sparse_collectives gtopk ring'"},
         BadManifest{HEAD TAIL "mgs-manifest 2\n",
                     "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 2'"}));
 

@@ -3,7 +3,8 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-merge-buckets{strategy=single workers=2},func.func(comm-schedule),convert-train-to-runtime)' 2>/dev/null | FileCheck %s --check-prefix=BUCKET
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=GTOPK
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=sparse-allreduce},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSEAR
-// RUN: not mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime{target=cuda})' -o /dev/null 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime{target=cuda})' | FileCheck %s --check-prefix=CUDA
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=sparse-allreduce},func.func(comm-schedule),convert-train-to-runtime{target=cuda})' | FileCheck %s --check-prefix=CUDA-SAR
 
 // Global top-k: top-k [n, k], gtopk [k, slot, n] (buffers: values, indices,
 // the residual parameter, the global values and indices), scatter-add over
@@ -33,7 +34,16 @@
 // SPARSEAR:         llvm.call @mgsrt_sgd_update
 // SPARSEAR-LABEL: llvm.func @mgs_eval_step(
 
-// CUDA: error: 'comm.gtopk_start' has no NCCL implementation yet; the CPU target runs it (--target=cpu), or use the allgather
+// For a GPU the sparse collectives lower to the same calls (a GPU context
+// runs them staged over MPI), and the manifest names them: the executable
+// refuses NCCL for them at start-up (--comm mpi).
+// CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives gtopk\0Achecksum
+// CUDA-LABEL: llvm.func @mgs_train_step(
+// CUDA:         llvm.call @mgsrt_gtopk_start
+// CUDA:         llvm.call @mgsrt_comm_wait
+// CUDA-SAR: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives sparse-allreduce\0Achecksum
+// CUDA-SAR-LABEL: llvm.func @mgs_train_step(
+// CUDA-SAR:       llvm.call @mgsrt_sparse_allreduce_start
 
 
 // A bucket costs no copy: both gradients are computed into their slices of

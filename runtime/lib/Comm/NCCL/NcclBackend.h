@@ -100,6 +100,12 @@ inline constexpr const char *kNcclAborted =
     "the NCCL communicator was aborted (ncclCommAbort): a peer failed or stopped, or the job is "
     "ending";
 
+/// Why a GPU context on NCCL refuses the sparse collectives (gtopk,
+/// sparse allreduce): they run staged over MPI only.
+inline constexpr const char *kNoNcclSparse =
+    "the sparse collectives (gtopk, sparse-allreduce) have no NCCL form yet; a GPU context runs "
+    "them over MPI through host memory (the executable's --comm mpi; mgsrt_ctx_set_staged_comm)";
+
 /// The "nccl" entry of BackendRegistry.cpp (through the device library):
 /// needs config.ncclBootstrap, a host communicator of the same group, and
 /// uses GPU config.ncclDevice.

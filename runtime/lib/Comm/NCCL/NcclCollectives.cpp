@@ -2,7 +2,8 @@
 //
 // The device table's allreduce_start, allgather_start, comm_wait and
 // broadcast (KernelList.h's MGSRT_COMM_KERNELS; gtopk_start and
-// sparse_allreduce_start are MGSRT_ERROR_UNAVAILABLE here). One NCCL backend
+// sparse_allreduce_start run only staged, StagedComm.cpp: on NCCL they are
+// MGSRT_ERROR_UNAVAILABLE). One NCCL backend
 // (NcclBackend.h) per context, made on the first collective over the
 // context's host communicator (mgsrt_ctx_set_comm: MPI under mpirun). The
 // collectives run on their own stream: a start records an event on the
@@ -351,22 +352,24 @@ mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   });
 }
 
-// The sparse collectives (global top-k, balanced sparse all-reduce) are
-// not built on NCCL yet (they need ncclSend/ncclRecv rounds and merges of the
-// entries on the device): a GPU context gets MGSRT_ERROR_UNAVAILABLE.
+// The sparse collectives (global top-k, balanced sparse all-reduce) run
+// staged over the host backend (StagedComm.cpp); they are not built on NCCL
+// yet (ncclSend/ncclRecv rounds and merges of the entries on the device), so
+// a context on NCCL gets MGSRT_ERROR_UNAVAILABLE naming the way that works.
 mgsrt_status_t gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::gtopk_start), desc, bufs, [&] {
-    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                     "gtopk_start: the global top-k is not implemented on NCCL (GPU contexts) "
-                     "yet; it runs on the CPU target (loopback, mpi)");
+    if (ctx->stagedComm)
+      return stagedGtopkStart(ctx, desc, bufs);
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE, strCat("gtopk_start: ", kNoNcclSparse));
   });
 }
 
 mgsrt_status_t sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::sparse_allreduce_start), desc, bufs, [&] {
+    if (ctx->stagedComm)
+      return stagedSparseAllreduceStart(ctx, desc, bufs);
     return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                     "sparse_allreduce_start: the balanced sparse all-reduce is not implemented "
-                     "on NCCL (GPU contexts) yet; it runs on the CPU target (loopback, mpi)");
+                     strCat("sparse_allreduce_start: ", kNoNcclSparse));
   });
 }
 

@@ -169,6 +169,11 @@ cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stre
 cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
 /// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.
 cudaError_t divideBy(float *data, int64_t n, float divisor, cudaStream_t stream);
+/// residual[indices[j]] += values[j] for j = 0 .. count - 1, indices sorted
+/// (a repeated index's entries added in order, one float addition each, as
+/// the CPU), on `stream` (SparseComm.cu: the global top-k's error feedback).
+cudaError_t addSortedEntries(float *residual, const int32_t *indices, const float *values,
+                             int64_t count, cudaStream_t stream);
 
 #ifdef __CUDACC__
 /// Grid-stride loops: the first element of this thread and the stride.

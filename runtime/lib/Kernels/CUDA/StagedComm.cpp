@@ -6,7 +6,8 @@
 // (the staging thread synchronizes on it) and one marking the copies back
 // (the compute stream waits for it); pinned host buffers from cudaHostAlloc,
 // sized at the first use of each slot and kept (grown only when a collective
-// is larger). The state is made on the first collective, over the context's
+// is larger). The global top-k's dropped entries go to a device scratch of the
+// slot and are added into the residual on the compute stream (SparseComm.cu). The state is made on the first collective, over the context's
 // communicator, which the context then keeps (deviceCommBound).
 //
 //===----------------------------------------------------------------------===//
@@ -23,6 +24,8 @@ using namespace mgs::rt;
 using mgs::contract::AllGatherDesc;
 using mgs::contract::AllReduceDesc;
 using mgs::contract::BroadcastDesc;
+using mgs::contract::GTopKDesc;
+using mgs::contract::SparseAllReduceDesc;
 using mgs::contract::WaitDesc;
 
 namespace {
@@ -43,6 +46,11 @@ public:
         cudaEventDestroy(e);
     if (ready)
       cudaEventDestroy(ready);
+    if (compute)
+      cudaStreamSynchronize(compute); // (the additions read the scratch)
+    for (void *p : scratch)
+      if (p)
+        cudaFree(p);
     if (copy)
       cudaStreamDestroy(copy);
   }
@@ -83,6 +91,35 @@ public:
     return Status::success();
   }
 
+  Status addToDevice(int tag, float *residual, const int32_t *indices, const float *values,
+                     size_t count) override {
+    const size_t indexBytes = count * sizeof(int32_t), bytes = indexBytes + count * sizeof(float);
+    if (scratchBytes[tag] < bytes) {
+      // The last addition's kernel may still read the old scratch.
+      MGSRT_CUDA_TRY(cudaStreamSynchronize(compute));
+      if (scratch[tag])
+        MGSRT_CUDA_TRY(cudaFree(scratch[tag]));
+      scratch[tag] = nullptr;
+      scratchBytes[tag] = 0;
+      MGSRT_CUDA_TRY(cudaMalloc(&scratch[tag], bytes));
+      scratchBytes[tag] = bytes;
+    }
+    // The entries to the device once the compute stream is done with the
+    // scratch, then the additions on the compute stream.
+    char *d = static_cast<char *>(scratch[tag]);
+    MGSRT_CUDA_TRY(cudaEventRecord(ready, compute));
+    MGSRT_CUDA_TRY(cudaStreamWaitEvent(copy, ready, 0));
+    MGSRT_CUDA_TRY(cudaMemcpyAsync(d, indices, indexBytes, cudaMemcpyHostToDevice, copy));
+    MGSRT_CUDA_TRY(
+        cudaMemcpyAsync(d + indexBytes, values, bytes - indexBytes, cudaMemcpyHostToDevice, copy));
+    MGSRT_CUDA_TRY(cudaEventRecord(toDeviceDone[tag], copy));
+    MGSRT_CUDA_TRY(cudaStreamWaitEvent(compute, toDeviceDone[tag], 0));
+    MGSRT_CUDA_TRY(cuda::addSortedEntries(residual, reinterpret_cast<const int32_t *>(d),
+                                          reinterpret_cast<const float *>(d + indexBytes),
+                                          static_cast<int64_t>(count), compute));
+    return Status::success();
+  }
+
   Status synchronize() override {
     MGSRT_CUDA_TRY(cudaStreamSynchronize(copy));
     return Status::success();
@@ -102,6 +139,9 @@ private:
   cudaEvent_t ready = nullptr;
   cudaEvent_t toHostDone[kTags] = {};
   cudaEvent_t toDeviceDone[kTags] = {};
+  // addToDevice: the dropped entries on the device, per tag, grown on demand.
+  void *scratch[kTags] = {};
+  size_t scratchBytes[kTags] = {};
 };
 
 /// A staged context's collectives: the copy engine, then (destroyed first)
@@ -155,6 +195,18 @@ mgsrt_status_t startSlot(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot,
   return MGSRT_OK;
 }
 
+/// A sparse collective's checks (as the CPU's, CommCAPI.cpp) and its free
+/// slot; the indices are on the device: checked on the host after their
+/// copy, an error at the wait.
+mgsrt_status_t startSparse(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int64_t n,
+                           int64_t slot, void *const *bufs, StagedCollectives *&out) {
+  if (!checkSparseCounts(ctx, kernel, k, n))
+    return ctx->status;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, out); r != MGSRT_OK)
+    return r;
+  return checkSparseEntries(ctx, kernel, k, bufs) ? MGSRT_OK : ctx->status;
+}
+
 mgsrt_status_t result(mgsrt_ctx_t *ctx, const char *kernel, const Status &s) {
   return s.ok() ? MGSRT_OK : ctx->fail(s.code, strCat(kernel, ": ", s.message));
 }
@@ -192,6 +244,42 @@ mgsrt_status_t stagedAllgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
                                        static_cast<size_t>(k), desc[AllGatherDesc::Half] != 0,
                                        static_cast<float *>(bufs[2]),
                                        static_cast<int32_t *>(bufs[3])));
+}
+
+mgsrt_status_t stagedGtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::gtopk_start);
+  const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
+  if (!checkGTopKOutputs(ctx, kernel, k, n, bufs))
+    return ctx->status;
+  StagedCollectives *staged = nullptr;
+  if (mgsrt_status_t r = startSparse(ctx, kernel, k, n, desc[GTopKDesc::Slot], bufs, staged);
+      r != MGSRT_OK)
+    return r;
+  return result(ctx, kernel,
+                staged->gtopkStart(static_cast<int>(desc[GTopKDesc::Slot]),
+                                   static_cast<const float *>(bufs[0]),
+                                   static_cast<const int32_t *>(bufs[1]), static_cast<size_t>(k),
+                                   static_cast<size_t>(n), static_cast<float *>(bufs[2]),
+                                   static_cast<float *>(bufs[3]),
+                                   static_cast<int32_t *>(bufs[4])));
+}
+
+mgsrt_status_t stagedSparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                          void *const *bufs) {
+  const char *kernel = kernelName(Kernel::sparse_allreduce_start);
+  const int64_t k = desc[SparseAllReduceDesc::K], n = desc[SparseAllReduceDesc::Count],
+                slot = desc[SparseAllReduceDesc::Slot];
+  if (!BufferCheck(ctx, kernel, bufs).require(2, "out", n).ok)
+    return ctx->status;
+  StagedCollectives *staged = nullptr;
+  if (mgsrt_status_t r = startSparse(ctx, kernel, k, n, slot, bufs, staged); r != MGSRT_OK)
+    return r;
+  return result(ctx, kernel,
+                staged->sparseAllReduceStart(
+                    static_cast<int>(slot), static_cast<const float *>(bufs[0]),
+                    static_cast<const int32_t *>(bufs[1]), static_cast<size_t>(k),
+                    static_cast<size_t>(n), desc[SparseAllReduceDesc::Balanced] != 0,
+                    static_cast<float *>(bufs[2])));
 }
 
 mgsrt_status_t stagedWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
