@@ -149,16 +149,33 @@ int64_t batchIndex(const std::vector<int64_t> &idx, const std::vector<int64_t> &
   return f;
 }
 
-class MatmulTest : public ::testing::TestWithParam<MatmulCase> {};
+/// Each test's case, descriptor, output batch and random operands.
+class MatmulTest : public ::testing::TestWithParam<MatmulCase> {
+protected:
+  void SetUp() override {
+    c = GetParam();
+    desc = matmulDesc(c);
+    ob = outBatch(c);
+    l = randomVec(product(c.lhsB) * c.m * c.k);
+    r = randomVec(product(c.rhsB) * c.k * c.n);
+  }
+  /// Where op(lhs)[i][p] of lhs batch li is stored.
+  int64_t lhsAt(int64_t li, int64_t i, int64_t p) const {
+    return c.tl ? (li * c.k + p) * c.m + i : (li * c.m + i) * c.k + p;
+  }
+  /// Where op(rhs)[p][j] of rhs batch ri is stored.
+  int64_t rhsAt(int64_t ri, int64_t p, int64_t j) const {
+    return c.tr ? (ri * c.n + j) * c.k + p : (ri * c.k + p) * c.n + j;
+  }
+
+  Ctx ctx;
+  MatmulCase c;
+  std::vector<int64_t> desc, ob;
+  std::vector<float> l, r;
+};
 
 TEST_P(MatmulTest, ForwardMatchesReference) {
-  Ctx ctx;
-  const MatmulCase c = GetParam();
-  auto desc = matmulDesc(c);
-  auto ob = outBatch(c);
-  std::vector<float> l = randomVec(product(c.lhsB) * c.m * c.k),
-                     r = randomVec(product(c.rhsB) * c.k * c.n),
-                     y(product(ob) * c.m * c.n);
+  std::vector<float> y(product(ob) * c.m * c.n);
   void *bufs[] = {l.data(), r.data(), y.data()};
   ASSERT_OK(ctx, mgsrt_matmul_fwd(ctx, desc.data(), bufs));
   std::vector<double> want(y.size());
@@ -169,9 +186,7 @@ TEST_P(MatmulTest, ForwardMatchesReference) {
       for (int64_t j = 0; j < c.n; ++j) {
         double s = 0;
         for (int64_t p = 0; p < c.k; ++p)
-          s += static_cast<double>(c.tl ? l[(li * c.k + p) * c.m + i]
-                                        : l[(li * c.m + i) * c.k + p]) *
-               (c.tr ? r[(ri * c.n + j) * c.k + p] : r[(ri * c.k + p) * c.n + j]);
+          s += static_cast<double>(l[lhsAt(li, i, p)]) * r[rhsAt(ri, p, j)];
         want[(o * c.m + i) * c.n + j] = s;
       }
   }
@@ -179,12 +194,6 @@ TEST_P(MatmulTest, ForwardMatchesReference) {
 }
 
 TEST_P(MatmulTest, BackwardMatchesFiniteDifferences) {
-  Ctx ctx;
-  const MatmulCase c = GetParam();
-  auto desc = matmulDesc(c);
-  auto ob = outBatch(c);
-  std::vector<float> l = randomVec(product(c.lhsB) * c.m * c.k),
-                     r = randomVec(product(c.rhsB) * c.k * c.n);
   std::vector<float> dy = randomVec(product(ob) * c.m * c.n), dl(l.size()), dr(r.size());
   auto fwd = [&] {
     std::vector<float> y(dy.size());
@@ -196,6 +205,31 @@ TEST_P(MatmulTest, BackwardMatchesFiniteDifferences) {
   ASSERT_OK(ctx, mgsrt_matmul_bwd(ctx, desc.data(), bufs));
   checkGrad(dl, l, dy, fwd, 0.5, 1e-3, "dlhs");
   checkGrad(dr, r, dy, fwd, 0.5, 1e-3, "drhs");
+}
+
+// The gradients against a double reference, their buffers filled with NaN
+// first: a gradient whose operand does not broadcast is written without
+// being read or cleared, one that broadcasts is cleared and accumulated.
+TEST_P(MatmulTest, BackwardOverwritesGradients) {
+  std::vector<float> dy = randomVec(product(ob) * c.m * c.n);
+  std::vector<float> dl(l.size(), NAN), dr(r.size(), NAN);
+  void *bufs[] = {l.data(), r.data(), dy.data(), dl.data(), dr.data()};
+  ASSERT_OK(ctx, mgsrt_matmul_bwd(ctx, desc.data(), bufs));
+  std::vector<double> wantL(l.size()), wantR(r.size());
+  for (int64_t o = 0; o < product(ob); ++o) {
+    auto idx = unflatten(o, ob);
+    const int64_t li = batchIndex(idx, c.lhsB), ri = batchIndex(idx, c.rhsB);
+    for (int64_t i = 0; i < c.m; ++i)
+      for (int64_t j = 0; j < c.n; ++j) {
+        const double g = dy[(o * c.m + i) * c.n + j];
+        for (int64_t p = 0; p < c.k; ++p) {
+          wantL[lhsAt(li, i, p)] += g * r[rhsAt(ri, p, j)];
+          wantR[rhsAt(ri, p, j)] += g * l[lhsAt(li, i, p)];
+        }
+      }
+  }
+  expectClose(dl, wantL, 1e-5, 1e-5, "dlhs");
+  expectClose(dr, wantR, 1e-5, 1e-5, "drhs");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,

@@ -44,6 +44,62 @@ TEST(AdamWTest, ThreeStepsMatchTorchsFormulas) {
   }
 }
 
+// The update's vector loop (AVX-512 or AVX2 clones, blocks split across the
+// threads) rounds as the float formula written out one operation at a time:
+// equal bits on every element, tails of the vector width and of a block
+// included, so the CUDA kernel, which repeats these operations unfused, can
+// match it bit for bit. A non-finite gradient in the last block is noticed.
+TEST(AdamWTest, VectorLoopRoundsAsTheScalarFormula) {
+  const int64_t n = 3 * 16384 + 37;
+  const float lr = 0.003f, wd = 0.1f, b1 = 0.9f, b2 = 0.999f, eps = 1e-8f;
+  const int64_t step = 5;
+  Ctx ctx;
+  mgsrt_ctx_set_sgd(ctx, lr, 0.0f, wd);
+  mgsrt_ctx_set_adamw(ctx, b1, b2, eps, step);
+  std::vector<float> p = randomVec(n), g = randomVec(n, -2, 2), state(2 * n);
+  for (int64_t i = 0; i < n; ++i) {
+    state[i] = 0.1f * g[(i * 7) % n];
+    state[n + i] = 0.01f * g[(i * 13) % n] * g[(i * 13) % n];
+  }
+  std::vector<float> wantP = p, wantM(state.begin(), state.begin() + n),
+                     wantV(state.begin() + n, state.end());
+  const double bc1 = 1.0 - std::pow(static_cast<double>(b1), static_cast<double>(step));
+  const double bc2 = 1.0 - std::pow(static_cast<double>(b2), static_cast<double>(step));
+  const float decay = static_cast<float>(1.0 - static_cast<double>(lr) * wd);
+  const float stepSize = static_cast<float>(lr / bc1), bc2Sqrt = static_cast<float>(std::sqrt(bc2));
+  const float omb1 = static_cast<float>(1.0 - b1), omb2 = static_cast<float>(1.0 - b2);
+  for (int64_t i = 0; i < n; ++i) {
+    volatile float t; // one rounding per operation, as written
+    t = b1 * wantM[i];
+    const float mi = t + omb1 * g[i];
+    t = g[i] * g[i];
+    t = omb2 * t;
+    const float vi = b2 * wantV[i] + t;
+    wantM[i] = mi;
+    wantV[i] = vi;
+    t = std::sqrt(vi);
+    const float denom = t / bc2Sqrt + eps;
+    t = mi / denom;
+    t = stepSize * t;
+    const float pd = wantP[i] * decay;
+    wantP[i] = pd - t;
+  }
+  const int64_t desc[] = {n};
+  void *bufs[] = {p.data(), g.data(), state.data()};
+  ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, bufs));
+  for (int64_t i = 0; i < n; ++i) {
+    ASSERT_EQ(p[i], wantP[i]) << "p[" << i << "]";
+    ASSERT_EQ(state[i], wantM[i]) << "exp_avg[" << i << "]";
+    ASSERT_EQ(state[n + i], wantV[i]) << "exp_avg_sq[" << i << "]";
+  }
+  const void *param = nullptr;
+  EXPECT_EQ(mgsrt_ctx_take_nonfinite(ctx, &param), 0);
+  g[n - 2] = INFINITY;
+  ASSERT_OK(ctx, mgsrt_sgd_update(ctx, desc, bufs));
+  EXPECT_EQ(mgsrt_ctx_take_nonfinite(ctx, &param), 1);
+  EXPECT_EQ(param, p.data());
+}
+
 TEST(ClipGradNormTest, ScalesTheNextUpdatesAsClipGradNorm) {
   // Two gradients of global norm sqrt(3^2 + 4^2 + 12^2) = 13.
   std::vector<float> g0 = {3.0f, 4.0f}, g1 = {12.0f};

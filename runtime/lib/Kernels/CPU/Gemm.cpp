@@ -213,14 +213,19 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *dout = static_cast<const float *>(bufs[2]);
   const int64_t m = d.m, k = d.k, n = d.n;
   const bool tl = d.tl, tr = d.tr;
-  // Batches that broadcast accumulate: start from zero, add with beta = 1.
-  if (dl)
+  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
+  // A gradient whose operand broadcasts over the batches accumulates: it
+  // starts from zero and each batch adds with beta = 1. One that does not
+  // (each slice written by one GEMM, or the stacked lhs's one GEMM) is
+  // written with beta = 0, never cleared or read.
+  const bool lhsOwn = d.lhsCount == d.outCount, rhsOwn = d.rhsCount == d.outCount || stackLhs;
+  if (dl && (!lhsOwn || d.outCount == 0))
     std::memset(dl, 0, sizeof(float) * d.lhsCount * m * k);
-  if (dr)
+  if (dr && (!rhsOwn || d.outCount == 0))
     std::memset(dr, 0, sizeof(float) * d.rhsCount * k * n);
   if (d.outCount == 0)
     return MGSRT_OK;
-  const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
+  const float betaL = lhsOwn ? 0.0f : 1.0f, betaR = rhsOwn ? 0.0f : 1.0f;
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
   if (!stackLhs)
@@ -231,12 +236,12 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     if (stackLhs) // dL (B*M x K) = dOut (B*M x N) opR^T
       sgemm(ctx, kernel, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
     else if (!tl) // dL_l (M x K) += dOut_o opR_o^T; the l distinct when lhs does not broadcast
-      batchedSgemm(ctx, kernel, false, !tr, m, k, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
+      batchedSgemm(ctx, kernel, false, !tr, m, k, n, d.outCount, lhsOwn, betaL,
                    [&](int64_t o) {
                      return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
                    });
     else // dL_l (K x M) += opR_o dOut_o^T
-      batchedSgemm(ctx, kernel, tr, true, k, m, n, d.outCount, d.lhsCount == d.outCount, 1.0f,
+      batchedSgemm(ctx, kernel, tr, true, k, m, n, d.outCount, lhsOwn, betaL,
                    [&](int64_t o) {
                      return std::tuple(rhs + ri[o] * k * n, dout + o * m * n, dl + li[o] * m * k);
                    });
@@ -247,12 +252,12 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     else if (stackLhs) // dR (N x K) = dOut^T (N x B*M) L (B*M x K)
       sgemm(ctx, kernel, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
     else if (!tr) // dR_r (K x N) += opL_o^T dOut_o; the r distinct when rhs does not broadcast
-      batchedSgemm(ctx, kernel, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
+      batchedSgemm(ctx, kernel, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount, betaR,
                    [&](int64_t o) {
                      return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
                    });
     else // dR_r (N x K) += dOut_o^T opL_o
-      batchedSgemm(ctx, kernel, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount, 1.0f,
+      batchedSgemm(ctx, kernel, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount, betaR,
                    [&](int64_t o) {
                      return std::tuple(dout + o * m * n, lhs + li[o] * m * k, dr + ri[o] * k * n);
                    });

@@ -8,6 +8,7 @@
 
 #include "Support/Common.h"
 #include "Descriptors/OptimizerDesc.h"
+#include "Kernels/CPU/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -37,14 +38,13 @@ float sgd(float *__restrict param, const float *__restrict grad, float *__restri
   return probe;
 }
 
-float adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
-           float *__restrict v, int64_t n, const mgsrt_ctx_t &c) {
-  const AdamWStep s = adamwStep(c);
-  const float scale = c.gradScale;
-  // torch.optim.AdamW (single tensor): p *= 1 - lr * wd; m = b1 m + (1 - b1) g;
-  // v = b2 v + (1 - b2) g^2; p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps).
+/// AdamW on n elements, one vector loop (its square root and divisions are
+/// scalar instructions otherwise); returns the probe.
+MGSRT_SIMD_CLONES float adamwRange(float *__restrict param, const float *__restrict grad,
+                                   float *__restrict m, float *__restrict v, int64_t n,
+                                   const AdamWStep &s, float scale) {
   float probe = 0.0f;
-#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static) reduction(+ : probe)
+#pragma omp simd reduction(+ : probe)
   for (int64_t i = 0; i < n; ++i) {
     probe += 0.0f * grad[i];
     const float g = grad[i] * scale;
@@ -54,6 +54,24 @@ float adamw(float *__restrict param, const float *__restrict grad, float *__rest
     v[i] = vi;
     const float denom = std::sqrt(vi) / s.bc2Sqrt + s.eps;
     param[i] = param[i] * s.decay - s.stepSize * (mi / denom);
+  }
+  return probe;
+}
+
+float adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
+           float *__restrict v, int64_t n, const mgsrt_ctx_t &c) {
+  const AdamWStep s = adamwStep(c);
+  const float scale = c.gradScale;
+  // torch.optim.AdamW (single tensor): p *= 1 - lr * wd; m = b1 m + (1 - b1) g;
+  // v = b2 v + (1 - b2) g^2; p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps),
+  // each operation rounded on its own (no FMA: Kernels/CMakeLists.txt).
+  constexpr int64_t kBlock = 1 << 14;
+  const int64_t blocks = (n + kBlock - 1) / kBlock;
+  float probe = 0.0f;
+#pragma omp parallel for if (n >= kParallelGrain) schedule(static) reduction(+ : probe)
+  for (int64_t b = 0; b < blocks; ++b) {
+    const int64_t lo = b * kBlock;
+    probe += adamwRange(param + lo, grad + lo, m + lo, v + lo, std::min(kBlock, n - lo), s, scale);
   }
   return probe;
 }

@@ -1,16 +1,23 @@
 //===- Softmax.cpp - Softmax, log-softmax, softmax cross-entropy ----------===//
 //
 // The tensor is outer x axis x inner. With inner == 1 each row is
-// contiguous; otherwise a task handles one outer index and a chunk of inner
-// positions, walking the axis with vectors of the chunk's width.
+// contiguous and one function does it (softmaxRow, softmaxGradRow,
+// crossEntropyRow: VectorMath.h's exp, sums in double, cloned for AVX-512 and
+// AVX2 so their loops run in vectors); otherwise a task handles one outer
+// index and a chunk of inner positions, walking the axis with vectors of the
+// chunk's width.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Descriptors/SoftmaxDesc.h"
+#include "Kernels/CPU/VectorMath.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <vector>
+
+#include <omp.h>
 
 using namespace mgs::rt;
 
@@ -18,27 +25,67 @@ namespace {
 
 constexpr int64_t kChunk = 256;
 
-/// One contiguous row: y = softmax(x) or log_softmax(x).
-inline void softmaxRow(const float *x, float *y, int64_t n, bool log) {
+using mgs::rt::cpu::fastExp;
+
+/// The largest of a row's n >= 1 values.
+MGSRT_SIMD_CLONES float rowMax(const float *__restrict x, int64_t n) {
   float mx = -std::numeric_limits<float>::infinity();
+#pragma omp simd reduction(max : mx)
   for (int64_t i = 0; i < n; ++i)
-    mx = std::max(mx, x[i]);
+    mx = x[i] > mx ? x[i] : mx;
+  return mx;
+}
+
+/// One contiguous row: y = softmax(x) or log_softmax(x). The exps are
+/// float (fastExp: 0 for a masked -inf score), their sum double.
+MGSRT_SIMD_CLONES void softmaxRow(const float *__restrict x, float *__restrict y, int64_t n,
+                                  bool log) {
+  const float mx = rowMax(x, n);
   double sum = 0.0;
   if (log) {
+#pragma omp simd reduction(+ : sum)
     for (int64_t i = 0; i < n; ++i)
-      sum += std::exp(x[i] - mx);
+      sum += fastExp(x[i] - mx);
     const float lse = mx + static_cast<float>(std::log(sum));
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] - lse;
   } else {
+#pragma omp simd reduction(+ : sum)
     for (int64_t i = 0; i < n; ++i) {
-      float e = std::exp(x[i] - mx);
+      const float e = fastExp(x[i] - mx);
       y[i] = e;
       sum += e;
     }
     const float inv = static_cast<float>(1.0 / sum);
+#pragma omp simd
     for (int64_t i = 0; i < n; ++i)
       y[i] *= inv;
+  }
+}
+
+/// One contiguous row of the backward, the sum in double:
+///   softmax:     dx = y * (dy - sum(dy * y))
+///   log-softmax: dx = dy - exp(y) * sum(dy)
+MGSRT_SIMD_CLONES void softmaxGradRow(const float *__restrict y, const float *__restrict dy,
+                                      float *__restrict dx, int64_t n, bool log) {
+  double sum = 0.0;
+  if (log) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i)
+      sum += dy[i];
+    const float s = static_cast<float>(sum);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] - fastExp(y[i]) * s;
+  } else {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t i = 0; i < n; ++i)
+      sum += dy[i] * y[i];
+    const float s = static_cast<float>(sum);
+#pragma omp simd
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = y[i] * (dy[i] - s);
   }
 }
 
@@ -76,7 +123,7 @@ mgsrt_status_t softmaxFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
         mx[j] = std::max(mx[j], xb[a * inner + j]);
     for (int64_t a = 0; a < axis; ++a)
       for (int64_t j = 0; j < w; ++j) {
-        float e = std::exp(xb[a * inner + j] - mx[j]);
+        const float e = fastExp(xb[a * inner + j] - mx[j]);
         if (!p.log)
           yb[a * inner + j] = e;
         sum[j] += e;
@@ -111,14 +158,18 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   const int64_t total = outer * axis * inner;
   if (total == 0)
     return MGSRT_OK;
-  // softmax:     dx = y * (dy - sum(dy * y))
-  // log-softmax: dx = dy - exp(y) * sum(dy)
-  const int64_t chunk = inner == 1 ? 1 : kChunk;
-  const int64_t chunks = (inner + chunk - 1) / chunk;
+  if (inner == 1) {
+#pragma omp parallel for if (total >= kParallelGrain / 4 && outer > 1) schedule(static)
+    for (int64_t o = 0; o < outer; ++o)
+      softmaxGradRow(y + o * axis, dy + o * axis, dx + o * axis, axis, p.log);
+    return MGSRT_OK;
+  }
+  // As softmaxGradRow, a chunk of inner positions at a time.
+  const int64_t chunks = (inner + kChunk - 1) / kChunk;
 #pragma omp parallel for if (total >= kParallelGrain / 4 && outer * chunks > 1) schedule(static)
   for (int64_t task = 0; task < outer * chunks; ++task) {
-    const int64_t o = task / chunks, i0 = (task % chunks) * chunk;
-    const int64_t w = std::min(chunk, inner - i0);
+    const int64_t o = task / chunks, i0 = (task % chunks) * kChunk;
+    const int64_t w = std::min(kChunk, inner - i0);
     const int64_t base = o * axis * inner + i0;
     const float *yb = y + base, *gb = dy + base;
     float *ob = dx + base;
@@ -134,7 +185,7 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     if (p.log) {
       for (int64_t a = 0; a < axis; ++a)
         for (int64_t j = 0; j < w; ++j)
-          ob[a * inner + j] = gb[a * inner + j] - std::exp(yb[a * inner + j]) * s[j];
+          ob[a * inner + j] = gb[a * inner + j] - fastExp(yb[a * inner + j]) * s[j];
     } else {
       for (int64_t a = 0; a < axis; ++a)
         for (int64_t j = 0; j < w; ++j)
@@ -142,6 +193,32 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     }
   }
   return MGSRT_OK;
+}
+
+/// One row of softmax cross-entropy: returns log(sum(exp(row))) - row[label]
+/// and, when `drow` is not null, writes (softmax(row) - onehot(label)) * invN
+/// into it. One float exp per logit (fastExp), summed in double, kept in
+/// `drow` (else in `tmp`) between the two passes.
+MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t label, int64_t c,
+                                         double invN, float *__restrict drow,
+                                         float *__restrict tmp) {
+  const float mx = rowMax(row, c);
+  float *e = drow ? drow : tmp;
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < c; ++j) {
+    const float v = fastExp(row[j] - mx);
+    e[j] = v;
+    sum += v;
+  }
+  if (drow) {
+    const float scale = static_cast<float>(invN / sum);
+#pragma omp simd
+    for (int64_t j = 0; j < c; ++j)
+      drow[j] *= scale;
+    drow[label] -= static_cast<float>(invN);
+  }
+  return mx + std::log(sum) - row[label];
 }
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -157,25 +234,14 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     if (labels[i] < 0 || labels[i] >= c)
       return badLabel(ctx, kernel, labels[i], i, c);
   const double invN = 1.0 / static_cast<double>(n);
+  // Without dlogits, the exps go to a row of scratch memory per thread.
+  std::vector<float> tmp(dlogits ? 0 : static_cast<size_t>(c) * omp_get_max_threads());
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    const float *row = logits + i * c;
-    float mx = -std::numeric_limits<float>::infinity();
-    for (int64_t j = 0; j < c; ++j)
-      mx = std::max(mx, row[j]);
-    double sum = 0.0;
-    for (int64_t j = 0; j < c; ++j)
-      sum += std::exp(static_cast<double>(row[j]) - mx);
-    const double lse = mx + std::log(sum);
-    total += lse - row[labels[i]];
-    if (dlogits) {
-      float *drow = dlogits + i * c;
-      for (int64_t j = 0; j < c; ++j)
-        drow[j] = static_cast<float>(std::exp(row[j] - lse) * invN);
-      drow[labels[i]] -= static_cast<float>(invN);
-    }
-  }
+  for (int64_t i = 0; i < n; ++i)
+    total += crossEntropyRow(logits + i * c, labels[i], c, invN,
+                             dlogits ? dlogits + i * c : nullptr,
+                             dlogits ? nullptr : tmp.data() + omp_get_thread_num() * c);
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;
 }

@@ -1,10 +1,11 @@
 //===- VectorMath.h - exp, sigmoid, tanh that vectorize -------*- C++ -*-===//
 //
 // Float exp, sigmoid and tanh without libm calls, for loops over whole rows
-// (the LSTM and GRU gates): exp is Cephes' expf (range reduction by ln 2, a
-// degree-6 polynomial, within 2 ulp of std::exp), tanh a [13/6] rational
-// approximation (within a few ulp of std::tanh), so results
-// differ from libm's only in float rounding. They have no branches, so a loop
+// (the LSTM and GRU gates, softmax and its cross-entropy): exp is Cephes'
+// expf (range reduction by ln 2, a degree-6 polynomial, within 2 ulp of
+// std::exp; 0 below about -87.7, -inf included), tanh a [13/6] rational
+// approximation (within a few ulp of std::tanh), so results differ from
+// libm's only in float rounding. They have no branches, so a loop
 // over them vectorizes when its file is compiled with -fno-trapping-math
 // -fno-thread-jumps (runtime/lib/Kernels/CMakeLists.txt; otherwise GCC keeps
 // the selects as branches); a function holding such a loop carries

@@ -2,7 +2,8 @@
 //
 // The CPU kernels' semantics (CPU/Softmax.cpp) and checks (Descriptors/SoftmaxDesc.h),
 // with the same precision: float max and exponentials, sums in double
-// (cross-entropy entirely in double). The tensor is outer x axis x inner.
+// (cross-entropy entirely in double here; the CPU's exps are float since
+// its rows became vector loops). The tensor is outer x axis x inner.
 // With inner == 1 a group of threads (a warp, or a block for long rows)
 // handles each contiguous row; otherwise one thread handles one (outer,
 // inner) column, the threads of a warp taking adjacent columns. Every
