@@ -105,10 +105,12 @@ static void addGradientClipping(OpPassManager &pm, const TrainPipelineOptions &o
 void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
   planner::Strategy strategy = getStrategy(options);
   pm.addNestedPass<func::FuncOp>(train::createTrainFuseBatchNormRelu());
-  // The fused layer norm has no CUDA kernel yet, and the CUDA matmul's trans
-  // flags have not run on a GPU: the GPU runs the pieces and the transposes.
+  // The CUDA kernels of the fused layer norm and GELU and the CUDA matmul's
+  // trans flags have not run on a GPU: the GPU runs the pieces and the
+  // transposes.
   if (options.target == "cpu") {
     pm.addNestedPass<func::FuncOp>(train::createTrainFuseLayerNorm());
+    pm.addNestedPass<func::FuncOp>(train::createTrainFuseGelu());
     pm.addNestedPass<func::FuncOp>(train::createTrainFoldTransposeIntoMatMul());
   }
   train::TrainBuildStepOptions stepOptions;

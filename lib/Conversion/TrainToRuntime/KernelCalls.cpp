@@ -226,6 +226,13 @@ SmallVector<int64_t> layerNormDesc(ArrayRef<int64_t> x, int64_t axis, int64_t ep
                     {D::EpsilonBits, epsilonBits}});
 }
 
+/// A GELU of `count` elements, exact ("none") or the tanh approximation.
+SmallVector<int64_t> geluDesc(int64_t count, StringRef approximate) {
+  using D = GeluDesc;
+  return fields<D>({{D::Count, count},
+                    {D::Approximate, approximate == "tanh" ? MGSRT_GELU_TANH : MGSRT_GELU_NONE}});
+}
+
 /// x: steps x batch x input; r: 1 x 3H x H.
 SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool linearBeforeReset) {
   using D = GruDesc;
@@ -405,6 +412,10 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                      {bn.getResult()}, {bn.getRunningMean()}, {bn.getRunningVar()},
                      {bn.getSavedMean(), true}, {bn.getSavedInvStd(), true}});
       })
+      .Case([&](GeluOp g) {
+        return call(Kernel::gelu_fwd, geluDesc(numel(g.getResult()), g.getApproximate()),
+                    {{g.getInput()}, {g.getResult()}});
+      })
       .Case([&](GatherOp g) {
         ArrayRef<int64_t> t = shapeOf(g.getTable());
         return call(Kernel::gather_fwd, gatherDesc(t, g.getIndices()),
@@ -475,6 +486,10 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                               g.getAlphaAttr().getValueAsDouble(),
                               g.getBetaAttr().getValueAsDouble()),
                     {{g.getInput()}, {g.getOutput()}, {g.getGrad()}, {g.getResult()}});
+      })
+      .Case([&](GeluGradOp g) {
+        return call(Kernel::gelu_bwd, geluDesc(numel(g.getResult()), g.getApproximate()),
+                    {{g.getInput()}, {g.getGrad()}, {g.getResult()}});
       })
       .Case([&](ClipGradOp g) {
         return call(Kernel::clip_bwd, countDesc(numel(g.getResult())),

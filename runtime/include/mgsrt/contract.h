@@ -75,7 +75,9 @@
   X(gru_bwd)                                                                                       \
   X(clip_grad_norm)                                                                                \
   X(layer_norm_fwd)                                                                                \
-  X(layer_norm_bwd)
+  X(layer_norm_bwd)                                                                                \
+  X(gelu_fwd)                                                                                      \
+  X(gelu_bwd)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -361,6 +363,12 @@ struct ClipGradNormDesc {
 /// layer_norm_fwd / layer_norm_bwd: x is rows x cols, each row normalized.
 struct LayerNormDesc {
   enum : int64_t { Rows, Cols, EpsilonBits, Size };
+};
+
+/// gelu_fwd / gelu_bwd: count elements, approximate MGSRT_GELU_NONE (erf) or
+/// MGSRT_GELU_TANH.
+struct GeluDesc {
+  enum : int64_t { Count, Approximate, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

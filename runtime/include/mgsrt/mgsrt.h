@@ -342,6 +342,16 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc,
 MGSRT_EXPORT mgsrt_status_t mgsrt_layer_norm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_layer_norm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* GELU, elementwise (ONNX Gelu, PyTorch's nn.GELU): y = x Phi(x).
+ *   desc: [count, approximate (MGSRT_GELU_*)]. MGSRT_GELU_NONE: Phi is the
+ *   standard normal distribution function, 0.5 (1 + erf(x / sqrt(2)));
+ *   MGSRT_GELU_TANH: 0.5 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))).
+ * fwd  bufs: x, y
+ * bwd  bufs: x, dy, dx      dx = dy dy/dx, recomputed from x */
+enum { MGSRT_GELU_NONE = 0, MGSRT_GELU_TANH = 1 };
+MGSRT_EXPORT mgsrt_status_t mgsrt_gelu_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+MGSRT_EXPORT mgsrt_status_t mgsrt_gelu_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus
  * residual and carries the rest over (error feedback); the workers' values

@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 51u); // 44 compute kernels, 6 collectives, mark
+  EXPECT_EQ(symbols.size(), 53u); // 46 compute kernels, 6 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -53,6 +53,7 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(LstmDesc::Size, 4);
   EXPECT_EQ(GruDesc::Size, 5);
   EXPECT_EQ(LayerNormDesc::Size, 3);
+  EXPECT_EQ(GeluDesc::Size, 2);
   EXPECT_EQ(DropoutDesc::Size, 3);
   EXPECT_EQ(SoftmaxDesc::Size, 4);
   EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 2);

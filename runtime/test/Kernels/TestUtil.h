@@ -103,6 +103,15 @@ inline std::vector<int64_t> reduceDesc(const std::vector<int64_t> &in,
   return d;
 }
 
+/// A gelu_fwd / gelu_bwd descriptor: n elements, MGSRT_GELU_NONE or _TANH.
+inline std::vector<int64_t> geluDesc(int64_t n, int64_t approximate) {
+  using F = mgs::contract::GeluDesc;
+  std::vector<int64_t> d(F::Size);
+  d[F::Count] = n;
+  d[F::Approximate] = approximate;
+  return d;
+}
+
 /// |got - want| <= atol + rtol * |want|, elementwise.
 template <typename A, typename B>
 void expectClose(const A &got, const B &want, double rtol, double atol,

@@ -1328,3 +1328,27 @@ func.func @layer_norm_grad_stats(%x: tensor<2x8xf32>, %s: tensor<8xf32>, %m: ten
       -> (tensor<2x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
+
+// -----
+
+func.func @gelu_bad_approximate(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.gelu' op approximate 'sigmoid' is not "none" or "tanh"}}
+  %y = train.gelu %x {approximate = "sigmoid"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_bad_approximate(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'train.gelu_grad' op approximate 'erf' is not "none" or "tanh"}}
+  %d = train.gelu_grad %x, %x {approximate = "erf"} : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @gelu_grad_type_mismatch(%x: tensor<4xf32>, %g: tensor<2x2xf32>) {
+  // expected-error @+1 {{'train.gelu_grad' op failed to verify that all of {input, grad, result} have same type}}
+  %d = "train.gelu_grad"(%x, %g) : (tensor<4xf32>, tensor<2x2xf32>) -> tensor<4xf32>
+  return
+}

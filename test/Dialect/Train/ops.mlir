@@ -567,6 +567,20 @@ func.func @hard_activations(%x: tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<2x3
   return %ds, %dw : tensor<2x3xf32>, tensor<2x3xf32>
 }
 
+// GELU, exact and tanh form, and its gradient (the default "none" not printed).
+// CHECK-LABEL: func.func @gelu
+//       CHECK:   %[[Y:.*]] = train.gelu %[[X:.*]] : tensor<2x8xf32>
+//       CHECK:   %[[T:.*]] = train.gelu %[[X]] {approximate = "tanh"} : tensor<2x8xf32>
+//       CHECK:   train.gelu_grad %[[X]], %[[Y]] : tensor<2x8xf32>
+//       CHECK:   train.gelu_grad %[[X]], %[[T]] {approximate = "tanh"} : tensor<2x8xf32>
+func.func @gelu(%x: tensor<2x8xf32>) {
+  %y = train.gelu %x {approximate = "none"} : tensor<2x8xf32>
+  %t = train.gelu %x {approximate = "tanh"} : tensor<2x8xf32>
+  %dy = train.gelu_grad %x, %y : tensor<2x8xf32>
+  %dt = train.gelu_grad %x, %t {approximate = "tanh"} : tensor<2x8xf32>
+  return
+}
+
 // A layer norm over the last dimension and its gradient.
 // CHECK-LABEL: func.func @layer_norm
 //       CHECK:   %[[Y:.*]], %[[M:.*]], %[[I:.*]] = train.layer_norm %{{.*}}, %{{.*}}, %{{.*}} {axis = 2 : i64, epsilon = 2.500000e-01 : f32} : (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>) -> (tensor<2x5x8xf32>, tensor<2x5x1xf32>, tensor<2x5x1xf32>)

@@ -721,5 +721,16 @@ LogicalResult LayerNormGradOp::verify() {
   return checkResultShape(*this, getBiasGrad(), shapeOf(getScale()), "bias_grad");
 }
 
+/// GELU's `approximate`: ONNX Gelu's values.
+static LogicalResult verifyGeluApproximate(Operation *op, StringRef approximate) {
+  if (approximate == "none" || approximate == "tanh")
+    return success();
+  return op->emitOpError() << "approximate '" << approximate << "' is not \"none\" or \"tanh\"";
+}
+
+LogicalResult GeluOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
+
+LogicalResult GeluGradOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
+
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.cpp.inc"

@@ -234,6 +234,13 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(un.getInput(), dx);
         return success();
       })
+      .Case([&](GeluOp gelu) {
+        // Recomputed from x: the forward keeps nothing else for it.
+        auto dx = create<GeluGradOp>(loc, gelu.getInput().getType(), gelu.getInput(),
+                                     gradOf(gelu.getResult()), gelu.getApproximateAttr());
+        accumulate(gelu.getInput(), dx);
+        return success();
+      })
       .Case([&](ClipOp clip) {
         auto dx = create<ClipGradOp>(loc, clip.getInput().getType(), clip.getInput(),
                                      clip.getMin(), clip.getMax(), gradOf(clip.getResult()));

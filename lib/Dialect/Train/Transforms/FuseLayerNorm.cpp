@@ -16,9 +16,10 @@
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
+#include "FusionMatchers.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/IR/Matchers.h"
 #include "mlir/IR/PatternMatch.h"
 #include "mlir/Transforms/GreedyPatternRewriteDriver.h"
 
@@ -30,13 +31,6 @@ namespace mgs::train {
 #include "mgs/Dialect/Train/Transforms/Passes.h.inc"
 
 namespace {
-
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
-
-/// The op of type OpTy defining v when v has no other user.
-template <typename OpTy> OpTy soleDef(Value v) {
-  return v.hasOneUse() ? v.getDefiningOp<OpTy>() : OpTy();
-}
 
 /// The first dimension of a keepdims mean over the trailing dimensions of a
 /// rank-`rank` input (axes axis..rank-1), or -1.
@@ -50,24 +44,6 @@ int64_t trailingMeanAxis(ReduceOp red) {
     if (a != axis + static_cast<int64_t>(i))
       return -1;
   return axis;
-}
-
-/// The single f32 value of a constant `v` (any shape, one value), if it is one.
-std::optional<float> splatValue(Value v) {
-  DenseElementsAttr attr;
-  if (!matchPattern(v, m_Constant(&attr)) || !attr.isSplat() ||
-      !attr.getElementType().isF32())
-    return std::nullopt;
-  return attr.getSplatValue<float>();
-}
-
-/// For a commutative a op b: the operand that is not `known`, or null.
-Value otherOperand(Operation *op, Value known) {
-  if (op->getOperand(0) == known)
-    return op->getOperand(1);
-  if (op->getOperand(1) == known)
-    return op->getOperand(0);
-  return Value();
 }
 
 struct FuseLayerNorm : OpRewritePattern<AddOp> {

@@ -853,4 +853,45 @@ def Train_LayerNormGradOp : Train_Op<"layer_norm_grad", [Pure]> {
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// GELU
+//===----------------------------------------------------------------------===//
+
+def Train_GeluOp : Train_Op<"gelu", [Pure, SameOperandsAndResultType]> {
+  let summary = "Elementwise GELU, exact or tanh approximation (ONNX Gelu)";
+  let description = [{
+    y = x Phi(x), Phi the standard normal distribution function (`approximate`
+    "none": 0.5 (1 + erf(x / sqrt(2)))), or with Phi(x) approximated by
+    0.5 (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (`approximate` "tanh"),
+    as ONNX Gelu and PyTorch's nn.GELU. `train-fuse-gelu` forms it from the
+    ops PyTorch's opset-15 export of nn.GELU is made of; its gradient,
+    `train.gelu_grad`, recomputes from x, so x is all the backward keeps.
+
+    ```mlir
+    %y = train.gelu %x {approximate = "tanh"} : tensor<4x768xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure, AllTypesMatch<["input", "grad", "result"]>]> {
+  let summary = "Gradient of gelu, recomputed from its input";
+  let description = [{
+    dx = dy (Phi(x) + x Phi'(x)) for `approximate` "none", the derivative of
+    the tanh form for "tanh" (Phi as in `train.gelu`).
+
+    ```mlir
+    %dx = train.gelu_grad %x, %dy {approximate = "none"} : tensor<4x768xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$grad,
+                       DefaultValuedStrAttr<StrAttr, "none">:$approximate);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -138,6 +138,36 @@ def TrainFuseLayerNorm : Pass<"train-fuse-layer-norm", "mlir::func::FuncOp"> {
   ];
 }
 
+def TrainFuseGelu : Pass<"train-fuse-gelu", "mlir::func::FuncOp"> {
+  let summary = "Fuse a decomposed GELU into train.gelu";
+  let description = [{
+    The ops PyTorch's opset-15 export of nn.GELU is made of become one
+    `train.gelu`: 0.5 x (1 + erf(x / sqrt(2))) (the division may be a
+    multiplication by 1 / sqrt(2)) with `approximate` "none", and
+    0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))) (x^3 as x (x x) or
+    pow(x, 3)) with "tanh"; 0.5, x and the sum multiplied in any order,
+    commutative operands either way. Only when every x is the same value,
+    no intermediate value has another user and every op has x's type: one
+    kernel forward and one backward that recomputes from x, where the pieces
+    kept four or more tensors of x's size for their gradients. A pattern
+    that does not match exactly is left as it is. The location fuses the
+    ops'.
+
+    ```mlir
+    // before
+    %u = train.div %x, %sqrt2 : tensor<4x8xf32>, tensor<f32> -> tensor<4x8xf32>
+    %e = train.erf %u : tensor<4x8xf32>
+    ... (add 1, mul x, mul 0.5)
+    // after
+    %y = train.gelu %x : tensor<4x8xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect"];
+  let statistics = [
+    Statistic<"numFused", "num-fused", "GELUs fused">,
+  ];
+}
+
 def TrainFoldTransposeIntoMatMul : Pass<"train-fold-transpose-into-matmul",
                                         "mlir::func::FuncOp"> {
   let summary = "Fold a transpose of a matmul operand's last two dimensions into its trans flag";
