@@ -1233,10 +1233,12 @@ TEST(PlannerExact, PlanCarriesTheGap) {
   Plan withGap = plan(p, autoAll, 0.01);
   EXPECT_EQ(withGap.gap, 0.01);
   EXPECT_DOUBLE_EQ(withGap.predictedSeconds, predict(p, withGap.groups));
-  for (const Strategy &s : allStrategies())
-    if (s.kind != StrategyKind::None)
+  for (const Strategy &s : allStrategies()) {
+    if (s.kind != StrategyKind::None) {
       EXPECT_LE(withGap.predictedSeconds * (1.0 - 0.01), plan(p, s, 0.01).predictedSeconds)
           << s.name();
+    }
+  }
   std::string json;
   llvm::raw_string_ostream os(json);
   printPlanJSON(os, p, withGap);
