@@ -1050,9 +1050,10 @@ TEST_P(PlannerExact, FourCollectivesEqualBruteForce) {
       }
     }
   EXPECT_EQ(checked, 4 * (5 * 30 + 2 * 8));
-  if (GetParam().family != 2) // the degenerate family has P <= 4 costs and ties
+  if (GetParam().family != 2) { // the degenerate family has P <= 4 costs and ties
     for (Collective c : CollectiveSet::all().members())
       EXPECT_GT(chosen[c], 0) << stringifyCollective(c).str();
+  }
 }
 
 double paretoOptimum(const Profile &p, CollectiveSet allowed);
@@ -1092,8 +1093,9 @@ TEST_P(PlannerExact, CappedCpuEqualsBruteForce) {
       }
     }
   EXPECT_EQ(checked, 3 * 6 * 12);
-  if (GetParam().family != 2)
+  if (GetParam().family != 2) {
     EXPECT_GT(capped, 0);
+  }
 }
 
 // auto over four collectives is never worse than over any subset.
