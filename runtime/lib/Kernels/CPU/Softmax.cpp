@@ -15,9 +15,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <vector>
-
-#include <omp.h>
 
 using namespace mgs::rt;
 
@@ -198,26 +195,28 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 /// One row of softmax cross-entropy: returns log(sum(exp(row))) - row[label]
 /// and, when `drow` is not null, writes (softmax(row) - onehot(label)) * invN
 /// into it. One float exp per logit (fastExp), summed in double, kept in
-/// `drow` (else in `tmp`) between the two passes.
+/// `drow` between the two passes (without it, only summed).
 MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t label, int64_t c,
-                                         double invN, float *__restrict drow,
-                                         float *__restrict tmp) {
+                                         double invN, float *__restrict drow) {
   const float mx = rowMax(row, c);
-  float *e = drow ? drow : tmp;
   double sum = 0.0;
+  if (!drow) {
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < c; ++j)
+      sum += fastExp(row[j] - mx);
+    return mx + std::log(sum) - row[label];
+  }
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < c; ++j) {
     const float v = fastExp(row[j] - mx);
-    e[j] = v;
+    drow[j] = v;
     sum += v;
   }
-  if (drow) {
-    const float scale = static_cast<float>(invN / sum);
+  const float scale = static_cast<float>(invN / sum);
 #pragma omp simd
-    for (int64_t j = 0; j < c; ++j)
-      drow[j] *= scale;
-    drow[label] -= static_cast<float>(invN);
-  }
+  for (int64_t j = 0; j < c; ++j)
+    drow[j] *= scale;
+  drow[label] -= static_cast<float>(invN);
   return mx + std::log(sum) - row[label];
 }
 
@@ -234,14 +233,11 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     if (labels[i] < 0 || labels[i] >= c)
       return badLabel(ctx, kernel, labels[i], i, c);
   const double invN = 1.0 / static_cast<double>(n);
-  // Without dlogits, the exps go to a row of scratch memory per thread.
-  std::vector<float> tmp(dlogits ? 0 : static_cast<size_t>(c) * omp_get_max_threads());
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
   for (int64_t i = 0; i < n; ++i)
     total += crossEntropyRow(logits + i * c, labels[i], c, invN,
-                             dlogits ? dlogits + i * c : nullptr,
-                             dlogits ? nullptr : tmp.data() + omp_get_thread_num() * c);
+                             dlogits ? dlogits + i * c : nullptr);
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;
 }
