@@ -188,6 +188,22 @@ void StagedCollectives::submitTask(int slot, const char *what, std::function<Sta
   submit(std::move(job));
 }
 
+namespace {
+/// Runs `collective` on the rank's `count` staged entries, checking their
+/// indices against [0, n) first (they were on the device when the collective
+/// started). With a bad one the rank still takes part, with no entries, so
+/// the other ranks finish, and the bad index's error is the result.
+template <typename Collective>
+Status withCheckedIndices(const int32_t *indices, int64_t count, int64_t n,
+                          Collective collective) {
+  if (Status bad = checkSparseIndices(indices, count, n); !bad.ok()) {
+    collective(int64_t{0});
+    return bad;
+  }
+  return collective(count);
+}
+} // namespace
+
 Status StagedCollectives::gtopkStart(int slot, const float *values, const int32_t *indices,
                                      size_t k, size_t n, float *residual, float *outValues,
                                      int32_t *outIndices) {
@@ -209,13 +225,9 @@ Status StagedCollectives::gtopkStart(int slot, const float *values, const int32_
   const int32_t *ix = reinterpret_cast<const int32_t *>(v + k);
   const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
   submitTask(slot, "gtopk", [this, v, ix, count, size, result = s.gtopk] {
-    // Bad indices (checked here: they were on the device at the start):
-    // this rank still takes part, with no entries, so the others finish.
-    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
-      globalTopK(host, count, v, ix, 0, *result);
-      return bad;
-    }
-    return globalTopK(host, count, v, ix, count, *result);
+    return withCheckedIndices(ix, count, size, [&](int64_t entries) {
+      return globalTopK(host, count, v, ix, entries, *result);
+    });
   });
   return Status::success();
 }
@@ -240,11 +252,9 @@ Status StagedCollectives::sparseAllReduceStart(int slot, const float *values,
   const int64_t count = static_cast<int64_t>(k), size = static_cast<int64_t>(n);
   float *dense = static_cast<float *>(s.out.data);
   submitTask(slot, "sparse_allreduce", [this, v, ix, count, size, balanced, dense] {
-    if (Status bad = checkSparseIndices(ix, count, size); !bad.ok()) {
-      sparseAllReduce(host, size, v, ix, 0, balanced, true, dense); // (as gtopk's)
-      return bad;
-    }
-    return sparseAllReduce(host, size, v, ix, count, balanced, /*average=*/true, dense);
+    return withCheckedIndices(ix, count, size, [&](int64_t entries) {
+      return sparseAllReduce(host, size, v, ix, entries, balanced, /*average=*/true, dense);
+    });
   });
   return Status::success();
 }
