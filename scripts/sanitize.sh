@@ -28,6 +28,7 @@ if [ ! -f "$build/build.ninja" ]; then
   cmake "${launcher[@]}" -G Ninja -S "$root" -B "$build" \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DONNX_DIR:PATH="$("$root/scripts/build_onnx.sh")" \
     -DCMAKE_BUILD_TYPE=Release -DMGS_SANITIZE=ON -DMGSRT_ENABLE_CUDA=OFF \
     >"$build.configure.log" 2>&1 || { cat "$build.configure.log"; exit 1; }
 fi

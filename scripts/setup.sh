@@ -23,7 +23,7 @@ build=${1:-$root/build}
 packages=(
   cmake ninja-build g++ libgtest-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
-  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata curl ca-certificates
   libopenmpi-dev openmpi-bin libdnnl-dev
   python3-torch python3-torchvision python3-onnx python3-sklearn
   dataset-fashion-mnist
@@ -48,11 +48,25 @@ if ((${#missing[@]})); then
   echo "setup: packages installed"
 fi
 
+# ONNX's C++ library (checker, shape inference, parser): Debian's libonnx (1.12) knows opsets
+# up to 17 and IR version 8, but today's PyTorch exports opset 20 with IR version 9 or 10. So
+# scripts/build_onnx.sh builds a current ONNX from its source release on PyPI once, with
+# Debian's protobuf, into $MGS_DEPS (default ~/.cache/mgs-deps), and the build uses that. Where
+# PyPI cannot be reached it says so and the build uses Debian's (models up to opset 17 only).
+onnx_dir=$("$root/scripts/build_onnx.sh")
+
+if [ -f "$build/build.ninja" ] &&
+   ! grep -qxF "ONNX_DIR:PATH=$onnx_dir" "$build/CMakeCache.txt" 2>/dev/null; then
+  echo "setup: $build was configured with another ONNX; reconfiguring with $onnx_dir"
+  cmake -S "$root" -B "$build" -DONNX_DIR:PATH="$onnx_dir" >"$build.configure.log" 2>&1 \
+    || { cat "$build.configure.log"; exit 1; }
+fi
 if [ ! -f "$build/build.ninja" ]; then
   echo "setup: configuring $build"
   cmake -G Ninja -S "$root" -B "$build" \
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit \
+    -DONNX_DIR:PATH="$onnx_dir" \
     -DCMAKE_BUILD_TYPE=Release >"$build.configure.log" 2>&1 \
     || { cat "$build.configure.log"; exit 1; }
 fi

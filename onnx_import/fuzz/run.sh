@@ -26,10 +26,20 @@ for lib in onnx_import/libMGSOnnxModelIO.a lib/Dialect/Train/IR/libMGSTrainIR.a 
            lib/Dialect/Comm/IR/libMGSCommIR.a; do
   [[ -f $build/$lib ]] || { echo "run.sh: $build/$lib missing (ninja -C $build mgs-import-onnx)"; exit 1; }
 done
+# The ONNX the build links (scripts/build_onnx.sh's, or Debian's).
+onnx_dir=$(sed -n 's/^ONNX_DIR:PATH=//p' "$build/CMakeCache.txt")
+onnx_prefix=$(cd "$onnx_dir/../../.." && pwd)
+onnx_version=$(sed -n 's/^set(ONNX_VERSION "\(.*\)")$/\1/p' "$onnx_dir/ONNXConfig.cmake")
+if [[ -f $onnx_prefix/lib/libonnx.a ]]; then
+  onnx_libs=("$onnx_prefix/lib/libonnx.a" "$onnx_prefix/lib/libonnx_proto.a")
+else
+  onnx_libs=(/usr/lib/x86_64-linux-gnu/libonnx.so.1 /usr/lib/x86_64-linux-gnu/libonnx_proto.so.1)
+fi
 mkdir -p "$work/corpus" "$work/obj"
 flags=(-std=gnu++17 -g -O1 -fexceptions -fsanitize=address,undefined -fno-sanitize-recover=undefined
-       -DONNX_ML=1 -DONNX_NAMESPACE=onnx -I "$root/include" -I "$build/include" -I "$root/onnx_import" -I "$root/runtime/fuzz"
-       -isystem /usr/lib/llvm-22/include)
+       -DONNX_ML=1 -DONNX_NAMESPACE=onnx "-DMGS_ONNX_VERSION=\"$onnx_version\""
+       -I "$root/include" -I "$build/include" -I "$root/onnx_import" -I "$root/runtime/fuzz"
+       -isystem "$onnx_prefix/include" -isystem /usr/lib/llvm-22/include)
 # Whether OBJ is newer than SRC and every header it may include.
 fresh() {
   [[ -f $2 && $2 -nt $1 ]] || return 1
@@ -40,7 +50,7 @@ echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
 # object newer than its source and the headers is kept from an earlier run.
 for src in Buffers ConstantFolding ConstantFoldingArith Importer OpConverters Prepare \
            converters/LayerNorm converters/Recurrent converters/MobileNet converters/Attention \
-           converters/Split; do
+           converters/Split converters/Indexing; do
   obj=$work/obj/${src//\//-}.o
   fresh "$root/onnx_import/$src.cpp" "$obj" && continue
   "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$obj"
@@ -62,7 +72,7 @@ done
   "$build/lib/Dialect/Comm/IR/libMGSCommIR.a" "$build/onnx_import/libMGSOnnxModelIO.a" \
   "$build/lib/Dialect/Train/IR/libMGSTrainIR.a" "${mlir_libs[@]}" \
   -Wl,--start-group "${mlir_libs[@]}" -Wl,--end-group \
-  /usr/lib/x86_64-linux-gnu/libonnx.so.1 /usr/lib/x86_64-linux-gnu/libonnx_proto.so.1 \
+  "${onnx_libs[@]}" \
   -lprotobuf "$llvm/libLLVM.so.1" -Wl,-rpath,"$llvm" -o "$work/import-fuzzer"
 [[ $seconds == 0 ]] && exit 0
 echo "fuzz: running for $seconds s (seeds: onnx_import/fuzz/corpus)"
