@@ -29,7 +29,10 @@ bool isNonDifferentiableInput(const onnx::NodeProto &node, int index) {
   // Inputs after the first: indices, shapes, axes, bounds.
   if (llvm::is_contained({"Gather", "GatherElements", "GatherND", "Reshape", "Expand", "Tile",
                           "Slice", "Pad", "Unsqueeze", "Squeeze", "Split", "ReduceSum", "TopK",
-                          "Resize", "OneHot"},
+                          "Resize", "OneHot",
+                          // Opset 18 moved the other reductions' axes to an input.
+                          "ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                          "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"},
                          op))
     return index >= 1;
   if (op == "Where")

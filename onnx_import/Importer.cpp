@@ -652,6 +652,18 @@ LogicalResult readInitializers(
   }
 }
 
+int64_t maxSupportedOpset() {
+  const auto &ranges = onnx::OpSchemaRegistry::DomainToVersionRange::Instance().Map();
+  auto it = ranges.find(onnx::ONNX_DOMAIN);
+  int64_t known = it == ranges.end() ? kMaxOpset : it->second.second;
+  return std::min(kMaxOpset, known);
+}
+
+std::string onnxLibraryDescription() {
+  return std::string("ONNX ") + MGS_ONNX_VERSION + " (opsets " +
+         std::to_string(kMinOpset) + "-" + std::to_string(maxSupportedOpset()) + ")";
+}
+
 SmallVector<StringRef> supportedOpTypes() {
   SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Expand", "Shape"};
   for (const auto &entry : opConverters())
@@ -684,10 +696,11 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     auto opset = defaultOpset(model, fileLoc);
     if (failed(opset))
       return failure();
-    if (*opset > kMaxOpset)
+    if (*opset > maxSupportedOpset())
       return emitError(fileLoc) << "the model uses opset " << *opset
                                 << " of the default domain; mgs supports " << kMinOpset << " to "
-                                << kMaxOpset;
+                                << maxSupportedOpset() << " (with " << onnxLibraryDescription()
+                                << ")";
     if (*opset < kMinOpset) {
       stage = "ONNX's version converter (opset " + std::to_string(*opset) + " -> " +
               std::to_string(kMinOpset) + ")";

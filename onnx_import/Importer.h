@@ -55,9 +55,18 @@ mlir::LogicalResult readInitializers(
 llvm::SmallVector<llvm::StringRef> supportedOpTypes();
 
 /// The ONNX opset range (default domain) the converters implement. Older
-/// models are upgraded with ONNX's version converter first.
+/// models are upgraded with ONNX's version converter first. Opsets 21 and 22
+/// changed none of the converted ops but for new element types.
 inline constexpr int64_t kMinOpset = 11;
-inline constexpr int64_t kMaxOpset = 17;
+inline constexpr int64_t kMaxOpset = 22;
+
+/// The newest opset the importer reads: kMaxOpset, or the newest the linked
+/// ONNX library (checker, shape inference) knows if that is older.
+int64_t maxSupportedOpset();
+
+/// "ONNX <version> (opsets <min>-<max>)": the linked ONNX library and the
+/// opsets the importer reads with it, for --version.
+std::string onnxLibraryDescription();
 
 } // namespace mgs::onnx_import
 

@@ -104,8 +104,10 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   auto pads = sizedInts(n, "pads", 2 * spatial, 0);
   if (failed(strides) || failed(dilations) || failed(pads))
     return failure();
-  if (!hasDilations && n.findAttr("dilations"))
-    return n.emitError() << "attribute 'dilations' is not supported on " << n.node().op_type();
+  // AveragePool has dilations from opset 19; PyTorch writes ones.
+  if (!hasDilations && llvm::any_of(*dilations, [](int64_t d) { return d != 1; }))
+    return n.emitError() << "attribute 'dilations' other than 1 is not supported on "
+                         << n.node().op_type();
   w.strides = *strides;
   w.dilations = *dilations;
   w.pads = *pads;
@@ -431,14 +433,37 @@ LogicalResult convertPad(NodeImporter &n) {
   if (mode != "constant")
     return n.emitError() << "unsupported value '" << mode
                          << "' of attribute 'mode'; supported: constant";
-  if (n.hasInput(3))
-    return n.emitError() << "the 'axes' input of Pad is not supported";
   auto x = n.input(0);
   if (failed(x))
     return failure();
   auto pads = n.constantInts(1);
   if (failed(pads))
     return failure();
+  // Opset 18's `axes` input: the pads given are those of these axes, in their order (begins,
+  // then ends); every other axis is not padded.
+  if (n.hasInput(3)) {
+    auto axes = n.constantInts(3);
+    if (failed(axes))
+      return failure();
+    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
+    if (pads->size() != 2 * axes->size())
+      return n.emitError() << "input 'pads' has " << pads->size() << " values for "
+                           << axes->size() << " axes; expected " << 2 * axes->size();
+    SmallVector<int64_t> full(2 * rank, 0);
+    SmallVector<bool> seen(rank, false);
+    for (auto [i, axis] : llvm::enumerate(*axes)) {
+      if (axis < -rank || axis >= rank)
+        return n.emitError() << "axis " << axis << " of input 'axes' is out of range for rank "
+                             << rank;
+      int64_t a = axis < 0 ? axis + rank : axis;
+      if (seen[a])
+        return n.emitError() << "axis " << axis << " appears twice in input 'axes'";
+      seen[a] = true;
+      full[a] = (*pads)[i];
+      full[a + rank] = (*pads)[i + axes->size()];
+    }
+    *pads = std::move(full);
+  }
   float value = 0.0f;
   if (n.hasInput(2)) {
     auto v = n.constantFloat(2);
@@ -448,6 +473,18 @@ LogicalResult convertPad(NodeImporter &n) {
   }
   OpBuilder &bld = n.builder();
   return buildSingle<PadOp>(n, *x, bld.getDenseI64ArrayAttr(*pads), bld.getF32FloatAttr(value));
+}
+
+/// Gelu (opset 20): train.gelu, exact or with the tanh approximation.
+LogicalResult convertGelu(NodeImporter &n) {
+  std::string approximate = n.stringAttr("approximate", "none");
+  if (approximate != "none" && approximate != "tanh")
+    return n.emitError() << "unsupported value '" << approximate
+                         << "' of attribute 'approximate'; supported: none, tanh";
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<GeluOp>(n, *x, n.builder().getStringAttr(approximate));
 }
 
 LogicalResult convertIdentity(NodeImporter &n) {
@@ -634,6 +671,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Pow", convertPow},
       {"Sqrt", convertUnary<SqrtOp>},
       {"Erf", convertUnary<ErfOp>},
+      {"Gelu", convertGelu},
       {"LayerNormalization", convertLayerNormalization},
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},

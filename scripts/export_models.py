@@ -10,6 +10,7 @@ kept as an initializer and BatchNorm keeps its training form.
 The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15). Nothing is
 downloaded: torchvision models are built with random weights (seeded).
 """
+import inspect
 import os
 import sys
 import warnings
@@ -421,9 +422,14 @@ def export(name, opset, out_dir):
     # (The GPTs' logits have a row per token: a symbol of their own.)
     dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name.startswith("gpt") else "N"}} \
         if name in DYNAMIC_BATCH else None
+    # PyTorch 2.9+ defaults to the torch.export-based exporter, which exports the inference
+    # graph (BatchNorm folded, dropout gone); the TorchScript one keeps the training graph.
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
+        else {}
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["input"], output_names=["logits"], dynamic_axes=dynamic)
+                      input_names=["input"], output_names=["logits"], dynamic_axes=dynamic,
+                      **legacy)
     os.replace(tmp, path)  # never leave a half-written model behind
     count = sum(p.numel() for p in model.parameters())
     print(f"exported {path} ({count:,} parameters)")

@@ -254,9 +254,10 @@ def main():
     ap.add_argument("-j", "--jobs", type=int, default=JOBS)
     ap.add_argument("--filter", help="only the tests whose name matches this regex "
                     "(for debugging; the expected-failures check is skipped)")
+    ap.add_argument("--min-opset", type=int, default=0,
+                    help="only the tests of this opset or newer are in scope")
     args = ap.parse_args()
 
-    supported = nt.supported_ops(args.importer)
     tests = sorted(d for d in os.listdir(args.data_dir)
                    if os.path.isfile(os.path.join(args.data_dir, d, "model.onnx")))
     if not tests:
@@ -264,14 +265,7 @@ def main():
     if args.filter:
         tests = [t for t in tests if re.search(args.filter, t)]
 
-    scope = []
-    for name in tests:
-        try:
-            ops = nt.model_ops(os.path.join(args.data_dir, name, "model.onnx"))
-        except Exception:  # noqa: BLE001  (a model onnx cannot read is out of scope)
-            continue
-        if nt.in_scope(ops, supported):
-            scope.append(name)
+    scope, _ = nt.scope_of(args.data_dir, tests, args.importer, args.min_opset)
 
     os.makedirs(args.work_dir, exist_ok=True)
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:

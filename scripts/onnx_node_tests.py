@@ -75,8 +75,43 @@ def model_ops(path):
     return graph_ops(model.graph)
 
 
+def model_opset(path):
+    """The model's opset of the default domain (0 if it names none)."""
+    model = onnx.load(path, load_external_data=False)
+    return max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+
+
+def supported_opsets(tool):
+    """(min, max) of the default domain's opsets the importer reads, from its --version."""
+    out = subprocess.run([tool, "--version"], check=True, stdout=subprocess.PIPE,
+                         universal_newlines=True).stdout
+    m = re.search(r"ONNX \S+ \(opsets (\d+)-(\d+)\)", out)
+    if not m:
+        raise SystemExit("%s --version names no opset range:\n%s" % (tool, out))
+    return int(m.group(1)), int(m.group(2))
+
+
 def in_scope(ops, supported):
     return all(domain in ("", "ai.onnx") and op in supported for domain, op in ops)
+
+
+def scope_of(data_dir, tests, tool, min_opset=0):
+    """(in-scope tests, {unreadable test: why}): a test is in scope when every op of its model
+    is supported and its opset is at least min_opset and at most the newest the importer
+    reads (a newer release's tests of newer opsets are out of scope, not failures)."""
+    supported = supported_ops(tool)
+    newest = supported_opsets(tool)[1]
+    scope, unreadable = [], {}
+    for name in tests:
+        path = os.path.join(data_dir, name, "model.onnx")
+        try:
+            ops, opset = model_ops(path), model_opset(path)
+        except Exception as e:  # a model this onnx cannot read is out of scope
+            unreadable[name] = first_line(str(e))
+            continue
+        if in_scope(ops, supported) and min_opset <= opset <= newest:
+            scope.append(name)
+    return scope, unreadable
 
 
 def first_line(text):
@@ -222,24 +257,15 @@ def main():
     ap.add_argument("--write-expected", action="store_true",
                     help="rewrite the expected-failures file from this run")
     ap.add_argument("-j", "--jobs", type=int, default=JOBS)
+    ap.add_argument("--min-opset", type=int, default=0,
+                    help="only the tests of this opset or newer are in scope")
     args = ap.parse_args()
 
-    supported = supported_ops(args.tool)
     tests = sorted(d for d in os.listdir(args.data_dir)
                    if os.path.isfile(os.path.join(args.data_dir, d, "model.onnx")))
     if not tests:
         raise SystemExit("no node tests (*/model.onnx) under %s" % args.data_dir)
-
-    scope = []
-    unreadable = {}
-    for name in tests:
-        try:
-            ops = model_ops(os.path.join(args.data_dir, name, "model.onnx"))
-        except Exception as e:  # a model onnx 1.12 cannot read is out of scope
-            unreadable[name] = first_line(str(e))
-            continue
-        if in_scope(ops, supported):
-            scope.append(name)
+    scope, unreadable = scope_of(args.data_dir, tests, args.tool, args.min_opset)
 
     with concurrent.futures.ThreadPoolExecutor(max_workers=args.jobs) as pool:
         results = dict(zip(scope, pool.map(

@@ -51,6 +51,8 @@ int main(int argc, char **argv) {
   mlir::registerMLIRContextCLOptions();
   mgs::showOnlyInHelp(category);
   mgs::addVersionPrinter();
+  cl::AddExtraVersionPrinter(
+      [](raw_ostream &os) { os << mgs::onnx_import::onnxLibraryDescription() << "\n"; });
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs ONNX importer: an ONNX model into the mgs dialects\n\n"
                               "  mgs-import-onnx MODEL.onnx [-o OUT.mlir] [options]\n"

@@ -61,6 +61,11 @@ int64_t slidingWindowSize(int64_t input, int64_t kernel, int64_t stride, int64_t
   if (span < 0)
     return 0;
   int64_t positions = ceilMode ? (span + stride - 1) / stride : span / stride;
+  // In ceil mode the last window must start inside the input or its begin padding, as in
+  // PyTorch and in ONNX's shape inference from 1.16 on: one starting in the end padding would
+  // see only padding.
+  if (ceilMode && positions * stride >= input + padBegin)
+    --positions;
   return positions + 1;
 }
 

@@ -28,7 +28,8 @@ std::optional<llvm::SmallVector<int64_t>> matmulShape(llvm::ArrayRef<int64_t> a,
                                                       llvm::ArrayRef<int64_t> b);
 
 /// Number of positions of a sliding window (Conv, MaxPool, AveragePool) as
-/// ONNX shape inference computes it. May be <= 0 when the window does not fit.
+/// ONNX shape inference computes it (in ceil mode, no window starts in the end
+/// padding, as in PyTorch). May be <= 0 when the window does not fit.
 int64_t slidingWindowSize(int64_t input, int64_t kernel, int64_t stride, int64_t padBegin,
                           int64_t padEnd, int64_t dilation, bool ceilMode);
 
