@@ -175,23 +175,24 @@ public:
     for (int64_t j = 0; j < L; ++j)
       rowStart[j + 1] = rowStart[j] + static_cast<size_t>(L - j);
     size_t groups = rowStart[L];
-    // Filled with stride K, then compacted in place to the most choices any
-    // group keeps (usually 2 of 4), so that a group's choices share a cache
-    // line.
-    costs.resize(K * groups);
-    kinds.resize(K * groups);
-    liveCount.assign(groups, 0);
-    size_t most = 1;
-    for (int64_t j = 0; j < L; ++j)
+    // Each group's non-dominated choices, one after another (usually 2 of 4,
+    // sharing a cache line); firstChoice[g]..firstChoice[g + 1] are group g's.
+    firstChoice.assign(groups + 1, 0);
+    costs.reserve(2 * groups);
+    kinds.reserve(2 * groups);
+    for (int64_t j = 0; j < L; ++j) {
+      // The group [j, i) grows with i, and so do n, k and 2k: walk the top-k
+      // curve instead of searching it, once per group for all collectives.
+      TopKWalk topkOfN(p), topkOf2K(p);
       for (int64_t i = j + 1; i <= L; ++i) {
-        size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
+        int64_t n = view.numel(j, i), k = p.topkK(n);
+        GroupSize size{n, k, topkOfN(n), topkOf2K(2 * k)};
         GroupCost cost[4];
         for (size_t c = 0; c < K; ++c)
-          cost[c] = groupCost(p, view.numel(j, i), collectives[c], view.backwardAfter(i));
+          cost[c] = groupCost(p, size, collectives[c], view.backwardAfter(i));
         // A collective at least as costly as another in both streams is never
         // needed for this group (the step is monotone): drop it (of equal
         // ones, keep the first).
-        uint8_t &live = liveCount[at];
         for (size_t c = 0; c < K; ++c) {
           bool dominated = false;
           for (size_t d = 0; d < K && !dominated; ++d) {
@@ -201,20 +202,13 @@ public:
             dominated = d != c && atMost && (!equal || d < c);
           }
           if (!dominated) {
-            costs[at * K + live] = cost[c];
-            kinds[at * K + live++] = static_cast<uint8_t>(c);
+            costs.push_back(cost[c]);
+            kinds.push_back(static_cast<uint8_t>(c));
           }
         }
-        most = std::max<size_t>(most, live);
+        firstChoice[rowStart[j] + static_cast<size_t>(i - j)] = static_cast<uint32_t>(costs.size());
       }
-    stride = most;
-    for (size_t at = 0; at < groups; ++at)
-      for (size_t m = 0; m < liveCount[at]; ++m) {
-        costs[at * stride + m] = costs[at * K + m];
-        kinds[at * stride + m] = kinds[at * K + m];
-      }
-    costs.resize(stride * groups);
-    kinds.resize(stride * groups);
+    }
   }
 
   std::vector<Group> run() {
@@ -305,13 +299,12 @@ private:
   SmallVector<Collective, 4> collectives;
   /// rowStart[j] + (i - j - 1): the index of the group [j, i).
   std::vector<size_t> rowStart;
-  /// Per group [j, i) (index above): its liveCount non-dominated
-  /// choices' costs and their collectives (indices into `collectives`),
-  /// `stride` entries a group.
+  /// Per group [j, i) (index g above): its non-dominated choices' costs and
+  /// their collectives (indices into `collectives`), entries
+  /// [firstChoice[g], firstChoice[g + 1]).
   std::vector<GroupCost> costs;
   std::vector<uint8_t> kinds;
-  std::vector<uint8_t> liveCount;
-  size_t stride = 1;
+  std::vector<uint32_t> firstChoice;
   /// minComm[i]: least total collective time of a grouping of [i, L).
   /// minRest[i]: a lower bound of F over the groupings of [i, L).
   std::vector<double> minComm, minRest;
@@ -329,11 +322,11 @@ private:
   /// The costs of the collectives worth trying for the group [j, i).
   ArrayRef<GroupCost> choicesAt(int64_t j, int64_t i) const {
     size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
-    return {&costs[at * stride], liveCount[at]};
+    return {&costs[firstChoice[at]], firstChoice[at + 1] - firstChoice[at]};
   }
   /// The collective of choicesAt(j, i)[m].
   Collective collectiveAt(int64_t j, int64_t i, size_t m) const {
-    return collectives[kinds[(rowStart[j] + static_cast<size_t>(i - j - 1)) * stride + m]];
+    return collectives[kinds[firstChoice[rowStart[j] + static_cast<size_t>(i - j - 1)] + m]];
   }
 
   void computeSimpleBounds() {

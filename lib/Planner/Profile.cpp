@@ -39,6 +39,19 @@ int64_t Profile::topkK(int64_t n) const {
   return std::max<int64_t>(1, std::min(n, contract::topkCount(n, density)));
 }
 
+namespace {
+/// The top-k time at n on the segment [hi - 1, hi] of `pts` (hi >= 1): what
+/// topkSeconds and TopKWalk return once they have found the segment.
+double topkOnSegment(ArrayRef<TopKPoint> pts, size_t hi, int64_t n) {
+  const TopKPoint &a = pts[hi - 1], &b = pts[hi];
+  if (n == b.n)
+    return b.seconds;
+  double t = static_cast<double>(n - a.n) / static_cast<double>(b.n - a.n);
+  double v = a.seconds + t * (b.seconds - a.seconds);
+  return v < 0.0 ? 0.0 : v;
+}
+} // namespace
+
 double Profile::topkSeconds(int64_t n) const {
   const std::vector<TopKPoint> &pts = topkPoints;
   assert(!pts.empty() && "validated profile has top-k points");
@@ -50,25 +63,35 @@ double Profile::topkSeconds(int64_t n) const {
               pts.begin();
   if (hi == pts.size())
     hi = pts.size() - 1;
-  const TopKPoint &a = pts[hi - 1], &b = pts[hi];
-  if (n == b.n)
-    return b.seconds;
-  double t = static_cast<double>(n - a.n) / static_cast<double>(b.n - a.n);
-  double v = a.seconds + t * (b.seconds - a.seconds);
-  return v < 0.0 ? 0.0 : v;
+  return topkOnSegment(pts, hi, n);
 }
 
-double Profile::allgatherSeconds(int64_t n) const {
+double TopKWalk::operator()(int64_t n) {
+  assert(!points.empty() && "validated profile has top-k points");
+  if (n <= points.front().n || points.size() == 1)
+    return points.front().seconds;
+  // topkSeconds' upper_bound, clamped to the last segment, found by walking.
+  while (hi + 1 < points.size() && points[hi].n <= n)
+    ++hi;
+  return topkOnSegment(points, hi, n);
+}
+
+GroupSize Profile::groupSize(int64_t n) const {
+  int64_t k = topkK(n);
+  return {n, k, topkSeconds(n), topkSeconds(2 * k)};
+}
+
+double Profile::allgatherSeconds(const GroupSize &g) const {
   return allgather.alpha +
-         allgather.beta * 8.0 * static_cast<double>(topkK(n)) * static_cast<double>(workers);
+         allgather.beta * 8.0 * static_cast<double>(g.k) * static_cast<double>(workers);
 }
 
 double Profile::allreduceSeconds(int64_t n) const {
   return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
 }
 
-double Profile::allgatherComputeSeconds(int64_t n) const {
-  return allgather.cpuPerByte * 8.0 * static_cast<double>(topkK(n)) *
+double Profile::allgatherComputeSeconds(const GroupSize &g) const {
+  return allgather.cpuPerByte * 8.0 * static_cast<double>(g.k) *
          static_cast<double>(workers);
 }
 
@@ -125,29 +148,28 @@ AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const 
           allgather.cpuPerByte, allgather.cpuFraction};
 }
 
-double Profile::gtopkSeconds(int64_t n) const {
+double Profile::gtopkSeconds(const GroupSize &g) const {
   AlphaBeta ab = pointToPoint(gtopk);
-  int64_t k = topkK(n);
   return static_cast<double>(gtopkRounds(workers)) *
-             (ab.alpha + ab.beta * 8.0 * static_cast<double>(k)) +
-         static_cast<double>(gtopkMerges(workers)) * topkSeconds(2 * k);
+             (ab.alpha + ab.beta * 8.0 * static_cast<double>(g.k)) +
+         static_cast<double>(gtopkMerges(workers)) * g.mergeTopk;
 }
 
-double Profile::gtopkComputeSeconds(int64_t n) const {
+double Profile::gtopkComputeSeconds(const GroupSize &g) const {
   return pointToPoint(gtopk).cpuPerByte * static_cast<double>(gtopkRounds(workers)) * 8.0 *
-         static_cast<double>(topkK(n));
+         static_cast<double>(g.k);
 }
 
-double Profile::sparseAllreduceSeconds(int64_t n) const {
+double Profile::sparseAllreduceSeconds(const GroupSize &g) const {
   AlphaBeta ab = pointToPoint(sparseAllreduce);
-  Messages m = sparseAllreduceMessages(workers, topkK(n), n);
-  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(n) : 0.0;
+  Messages m = sparseAllreduceMessages(workers, g.k, g.n);
+  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(g.n) : 0.0;
   return m.count * ab.alpha + m.bytes * ab.beta + dense;
 }
 
-double Profile::sparseAllreduceComputeSeconds(int64_t n) const {
+double Profile::sparseAllreduceComputeSeconds(const GroupSize &g) const {
   return pointToPoint(sparseAllreduce).cpuPerByte *
-         sparseAllreduceMessages(workers, topkK(n), n).bytes;
+         sparseAllreduceMessages(workers, g.k, g.n).bytes;
 }
 
 //===----------------------------------------------------------------------===//

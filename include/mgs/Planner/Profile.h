@@ -59,6 +59,16 @@ struct TopKPoint {
   double seconds = 0.0;
 };
 
+/// What the cost functions read of a group of n elements: computed once per
+/// group and shared by its collectives' costs (Profile::groupSize; the exact
+/// planner builds them incrementally as a group grows, with TopKWalk).
+struct GroupSize {
+  int64_t n = 0;
+  int64_t k = 0;          ///< topkK(n)
+  double topk = 0.0;      ///< topkSeconds(n)
+  double mergeTopk = 0.0; ///< topkSeconds(2k): one merge of the global top-k
+};
+
 /// A calibration profile (docs/design.md "Profile (JSON)").
 struct Profile {
   int64_t workers = 1;
@@ -97,14 +107,20 @@ struct Profile {
   /// last point (a single point: constant). Clamped at 0 (a falling last
   /// segment extrapolated far enough would go negative).
   double topkSeconds(int64_t n) const;
+  /// n, topkK(n), topkSeconds(n) and topkSeconds(2 topkK(n)).
+  GroupSize groupSize(int64_t n) const;
   /// Sparse collective of a group of n elements: alpha + beta * 8 * k * P
   /// (k float32 values + k int32 indices from each of P workers).
-  double allgatherSeconds(int64_t n) const;
+  double allgatherSeconds(int64_t n) const { return allgatherSeconds(groupSize(n)); }
+  double allgatherSeconds(const GroupSize &g) const;
   /// Dense collective of a group of n elements: alpha + beta * 4 * n.
   double allreduceSeconds(int64_t n) const;
   /// What those collectives take from the compute stream: cpuPerByte times
   /// the same bytes (8 * k * P, 4 * n).
-  double allgatherComputeSeconds(int64_t n) const;
+  double allgatherComputeSeconds(int64_t n) const {
+    return allgatherComputeSeconds(groupSize(n));
+  }
+  double allgatherComputeSeconds(const GroupSize &g) const;
   double allreduceComputeSeconds(int64_t n) const;
 
   /// The point-to-point message costs of a new collective: `measured` when
@@ -119,7 +135,8 @@ struct Profile {
   /// last), and M = floor(log2 P) (+1 when folding) merges, each a top-k of
   /// 2k entries, on the collective's critical path:
   ///   R * (a_p + b_p * 8k) + M * topkSeconds(2k).
-  double gtopkSeconds(int64_t n) const;
+  double gtopkSeconds(int64_t n) const { return gtopkSeconds(groupSize(n)); }
+  double gtopkSeconds(const GroupSize &g) const;
   /// Balanced sparse all-reduce of a group of n elements: the region
   /// boundaries (a sum of the P-1 index quantiles, gtopkRounds(P) messages of
   /// 8(P-1) bytes), then P-1 messages of one region's share of the worker's
@@ -130,11 +147,16 @@ struct Profile {
   ///   (R + P - 1 + ceil(log2 P)) * a_p
   ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P)))
   ///     + per_element * n   (0 unless the profile's sparse_allreduce has it).
-  double sparseAllreduceSeconds(int64_t n) const;
+  double sparseAllreduceSeconds(int64_t n) const { return sparseAllreduceSeconds(groupSize(n)); }
+  double sparseAllreduceSeconds(const GroupSize &g) const;
   /// Their compute-stream share: cpu_per_byte times the bytes each worker
   /// receives (the b_p terms' bytes).
-  double gtopkComputeSeconds(int64_t n) const;
-  double sparseAllreduceComputeSeconds(int64_t n) const;
+  double gtopkComputeSeconds(int64_t n) const { return gtopkComputeSeconds(groupSize(n)); }
+  double gtopkComputeSeconds(const GroupSize &g) const;
+  double sparseAllreduceComputeSeconds(int64_t n) const {
+    return sparseAllreduceComputeSeconds(groupSize(n));
+  }
+  double sparseAllreduceComputeSeconds(const GroupSize &g) const;
   /// Rounds and merges of the global top-k on P workers (see gtopkSeconds).
   static int64_t gtopkRounds(int64_t workers);
   static int64_t gtopkMerges(int64_t workers);
@@ -143,6 +165,20 @@ struct Profile {
   /// changed in code); the error names the field, e.g.
   /// "layers[3].numel: expected a positive integer, got -5".
   llvm::Error validate() const;
+};
+
+/// Profile::topkSeconds over a non-decreasing sequence of n without its
+/// binary search: each call moves on from the previous call's segment (the
+/// same segment and arithmetic as topkSeconds, so the same value).
+class TopKWalk {
+public:
+  explicit TopKWalk(const Profile &profile) : points(profile.topkPoints) {}
+  /// topkSeconds(n); n must not be below the previous call's.
+  double operator()(int64_t n);
+
+private:
+  llvm::ArrayRef<TopKPoint> points;
+  size_t hi = 1; ///< the segment [hi - 1, hi] of the previous n
 };
 
 /// Parses and validates a profile. Every error names the field path, e.g.
