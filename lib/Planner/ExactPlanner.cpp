@@ -180,6 +180,7 @@ public:
     firstChoice.assign(groups + 1, 0);
     costs.reserve(2 * groups);
     kinds.reserve(2 * groups);
+    CollectiveConstants constants(p);
     for (int64_t j = 0; j < L; ++j) {
       // The group [j, i) grows with i, and so do n, k and 2k: walk the top-k
       // curve instead of searching it, once per group for all collectives.
@@ -189,7 +190,7 @@ public:
         GroupSize size{n, k, topkOfN(n), topkOf2K(2 * k)};
         GroupCost cost[4];
         for (size_t c = 0; c < K; ++c)
-          cost[c] = groupCost(p, size, collectives[c], view.backwardAfter(i));
+          cost[c] = groupCost(constants, size, collectives[c], view.backwardAfter(i));
         // A collective at least as costly as another in both streams is never
         // needed for this group (the step is monotone): drop it (of equal
         // ones, keep the first).
@@ -414,33 +415,36 @@ private:
         double be = view.prefixBackward[e];
         const std::vector<SuffixPoint> &pts = suffix[e];
         for (const GroupCost &gc : choicesAt(j, e)) {
-          auto firstOf = [&](const SuffixPoint &pt) { return be + gc.topk + gc.comm + pt.a; };
-          // The points are a ascending, f descending: skip those whose F
-          // already exceeds fCap through the later groups (unless the loop
-          // below would have stopped among them).
+          const double s = gc.topk, c = gc.comm, base = be + s + c;
+          // Point (a, f) gives (c + a, max(base + a, s + f)). The points are
+          // a ascending, f descending: skip those whose F already exceeds
+          // fCap through the later groups; stop past A's cap; and once the
+          // first group's term reaches the later ones' (`cross`), every later
+          // point gives a point that one dominates.
+          auto beforeCross = [&](const SuffixPoint &pt) { return base + pt.a < s + pt.f; };
           size_t k = std::partition_point(pts.begin(), pts.end(),
-                                          [&](const SuffixPoint &pt) {
-                                            return gc.topk + pt.f > fCap;
-                                          }) -
+                                          [&](const SuffixPoint &pt) { return s + pt.f > fCap; }) -
                      pts.begin();
-          if (k > 0 && firstOf(pts[k - 1]) >= gc.topk + pts[k - 1].f)
-            continue;
-          for (; k < pts.size(); ++k) {
-            const SuffixPoint &pt = pts[k];
-            double first = firstOf(pt);
-            double later = gc.topk + pt.f;
-            double a = gc.comm + pt.a, f = std::max(first, later);
-            if (a > hi)
-              break; // so are the later points' A
-            if (f <= fCap) {
-              size_t m =
-                  a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
-              bucketA[m] = std::min(bucketA[m], a);
-              bucketF[m] = std::min(bucketF[m], f);
-            }
-            if (first >= later)
-              break; // later points (larger A) give points this one dominates
-          }
+          if (k > 0 && !beforeCross(pts[k - 1]))
+            continue; // dominated by a point already past fCap
+          auto from = pts.begin() + static_cast<std::ptrdiff_t>(k);
+          size_t cross = std::partition_point(from, pts.end(), beforeCross) - pts.begin();
+          size_t stop = std::partition_point(from, pts.end(), [&](const SuffixPoint &pt) {
+                          return c + pt.a <= hi;
+                        }) -
+                        pts.begin();
+          auto add = [&](double a, double f) {
+            size_t m =
+                a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
+            bucketA[m] = std::min(bucketA[m], a);
+            bucketF[m] = std::min(bucketF[m], f);
+          };
+          // Before the crossing F' = s + f (within fCap by the choice of k):
+          // the points shifted by (c, s).
+          for (size_t end = std::min(cross, stop); k < end; ++k)
+            add(c + pts[k].a, s + pts[k].f);
+          if (cross < stop && base + pts[cross].a <= fCap)
+            add(c + pts[cross].a, base + pts[cross].a);
         }
       }
       double lastF = inf;

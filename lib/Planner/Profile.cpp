@@ -82,47 +82,28 @@ GroupSize Profile::groupSize(int64_t n) const {
 }
 
 double Profile::allgatherSeconds(const GroupSize &g) const {
-  return allgather.alpha +
-         allgather.beta * 8.0 * static_cast<double>(g.k) * static_cast<double>(workers);
+  return CollectiveConstants(*this).allgatherSeconds(g);
 }
 
 double Profile::allreduceSeconds(int64_t n) const {
-  return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
+  return CollectiveConstants(*this).allreduceSeconds(n);
 }
 
 double Profile::allgatherComputeSeconds(const GroupSize &g) const {
-  return allgather.cpuPerByte * 8.0 * static_cast<double>(g.k) *
-         static_cast<double>(workers);
+  return CollectiveConstants(*this).allgatherComputeSeconds(g);
 }
 
 double Profile::allreduceComputeSeconds(int64_t n) const {
-  return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+  return CollectiveConstants(*this).allreduceComputeSeconds(n);
 }
 
 namespace {
-/// floor(log2 p) for p >= 1 (the cost functions call it per group).
+/// floor(log2 p) for p >= 1.
 int64_t floorLog2(int64_t p) {
   return static_cast<int64_t>(llvm::Log2_64(static_cast<uint64_t>(p)));
 }
 int64_t ceilLog2(int64_t p) { return p <= 1 ? 0 : floorLog2(p - 1) + 1; }
 bool isPowerOfTwo(int64_t p) { return (p & (p - 1)) == 0; }
-
-/// Messages one worker sends: their count (the alpha terms) and bytes.
-struct Messages {
-  double count, bytes;
-};
-
-/// What one worker sends of a balanced sparse all-reduce of n elements.
-Messages sparseAllreduceMessages(int64_t workers, int64_t k, int64_t n) {
-  double p = static_cast<double>(workers);
-  double rounds = static_cast<double>(Profile::gtopkRounds(workers)); // the boundaries
-  double gatherRounds = static_cast<double>(ceilLog2(workers));
-  double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
-  double reduce = entries / p;                  // one region's share of the selection
-  double gather = std::min(entries, dense / p); // one reduced region
-  return {rounds + (p - 1.0) + gatherRounds,
-          rounds * 8.0 * (p - 1.0) + (p - 1.0) * (reduce + gather)};
-}
 } // namespace
 
 int64_t Profile::gtopkRounds(int64_t workers) {
@@ -148,28 +129,34 @@ AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const 
           allgather.cpuPerByte, allgather.cpuFraction};
 }
 
+CollectiveConstants::CollectiveConstants(const Profile &p)
+    : workers(static_cast<double>(p.workers)), allgather(p.allgather), allreduce(p.allreduce),
+      gtopk(p.pointToPoint(p.gtopk)), sparseAllreduce(p.pointToPoint(p.sparseAllreduce)),
+      gtopkRounds(static_cast<double>(Profile::gtopkRounds(p.workers))),
+      gtopkMerges(static_cast<double>(Profile::gtopkMerges(p.workers))),
+      perElement(p.sparseAllreduce ? p.sparseAllreduce->perElement : 0.0) {
+  // The sparse all-reduce: the region boundaries (a sum of the P-1 index
+  // quantiles in R = gtopkRounds messages), P-1 messages of one region's
+  // share, the reduced regions gathered in ceil(log2 P) messages.
+  double gatherRounds = static_cast<double>(ceilLog2(p.workers));
+  sparseMessages = gtopkRounds + (workers - 1.0) + gatherRounds;
+  boundaryBytes = gtopkRounds * 8.0 * (workers - 1.0);
+}
+
 double Profile::gtopkSeconds(const GroupSize &g) const {
-  AlphaBeta ab = pointToPoint(gtopk);
-  return static_cast<double>(gtopkRounds(workers)) *
-             (ab.alpha + ab.beta * 8.0 * static_cast<double>(g.k)) +
-         static_cast<double>(gtopkMerges(workers)) * g.mergeTopk;
+  return CollectiveConstants(*this).gtopkSeconds(g);
 }
 
 double Profile::gtopkComputeSeconds(const GroupSize &g) const {
-  return pointToPoint(gtopk).cpuPerByte * static_cast<double>(gtopkRounds(workers)) * 8.0 *
-         static_cast<double>(g.k);
+  return CollectiveConstants(*this).gtopkComputeSeconds(g);
 }
 
 double Profile::sparseAllreduceSeconds(const GroupSize &g) const {
-  AlphaBeta ab = pointToPoint(sparseAllreduce);
-  Messages m = sparseAllreduceMessages(workers, g.k, g.n);
-  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(g.n) : 0.0;
-  return m.count * ab.alpha + m.bytes * ab.beta + dense;
+  return CollectiveConstants(*this).sparseAllreduceSeconds(g);
 }
 
 double Profile::sparseAllreduceComputeSeconds(const GroupSize &g) const {
-  return pointToPoint(sparseAllreduce).cpuPerByte *
-         sparseAllreduceMessages(workers, g.k, g.n).bytes;
+  return CollectiveConstants(*this).sparseAllreduceComputeSeconds(g);
 }
 
 //===----------------------------------------------------------------------===//

@@ -489,10 +489,11 @@ TEST(PlannerCost, TopKWalkEqualsTopKSeconds) {
   }
 }
 
-// What the exact planner caches per group (n, k and the two top-k times,
-// built incrementally as the group grows) gives every collective the cost
-// groupCost computes from n directly, bit for bit, on model-shaped profiles
-// with and without the collectives' CPU time and its cap.
+// What the exact planner caches (the profile's CollectiveConstants, once;
+// per group n, k and the two top-k times, built incrementally as the group
+// grows) gives every collective the cost groupCost computes from n directly,
+// bit for bit, on model-shaped profiles with and without the collectives' CPU
+// time, its cap and measured point-to-point costs.
 TEST(PlannerCost, CachedGroupSizesEqualTheDirectCosts) {
   for (uint64_t seed : {11, 12, 13}) {
     Profile p = makeModelShapedProfile(60, seed);
@@ -505,6 +506,7 @@ TEST(PlannerCost, CachedGroupSizesEqualTheDirectCosts) {
       p.sparseAllreduce = AlphaBeta{2e-5, 1e-9, 0.0, std::nullopt, 1e-10};
     }
     int64_t L = static_cast<int64_t>(p.layers.size());
+    const CollectiveConstants constants(p);
     for (int64_t end = L; end > 0; --end) {
       // The group [begin, end) grows as begin falls (backprop order).
       TopKWalk topkOfN(p), topkOf2K(p);
@@ -516,7 +518,7 @@ TEST(PlannerCost, CachedGroupSizesEqualTheDirectCosts) {
         double backwardAfter = 1e-3 * static_cast<double>(begin);
         for (Collective c : CollectiveSet::all().members()) {
           GroupCost direct = groupCost(p, n, c, backwardAfter);
-          GroupCost fromCache = groupCost(p, cached, c, backwardAfter);
+          GroupCost fromCache = groupCost(constants, cached, c, backwardAfter);
           EXPECT_EQ(fromCache.topk, direct.topk) << stringifyCollective(c).str() << " n = " << n;
           EXPECT_EQ(fromCache.comm, direct.comm) << stringifyCollective(c).str() << " n = " << n;
         }

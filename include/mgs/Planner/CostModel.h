@@ -107,24 +107,28 @@ inline double cappedCpu(double share, const AlphaBeta &ab, double backwardAfter)
 
 /// A group exchanged with c, with `backwardAfter` seconds of backward after
 /// it in backprop order: what predict() charges it.
-inline GroupCost groupCost(const Profile &p, const GroupSize &g, Collective c,
+inline GroupCost groupCost(const CollectiveConstants &k, const GroupSize &g, Collective c,
                            double backwardAfter) {
   switch (c) {
   case Collective::AllReduce:
-    return {cappedCpu(p.allreduceComputeSeconds(g.n), p.allreduce, backwardAfter),
-            p.allreduceSeconds(g.n)};
+    return {cappedCpu(k.allreduceComputeSeconds(g.n), k.allreduce, backwardAfter),
+            k.allreduceSeconds(g.n)};
   case Collective::AllGather:
-    return {g.topk + cappedCpu(p.allgatherComputeSeconds(g), p.allgather, backwardAfter),
-            p.allgatherSeconds(g)};
+    return {g.topk + cappedCpu(k.allgatherComputeSeconds(g), k.allgather, backwardAfter),
+            k.allgatherSeconds(g)};
   case Collective::GTopK:
-    return {g.topk + cappedCpu(p.gtopkComputeSeconds(g), p.pointToPoint(p.gtopk), backwardAfter),
-            p.gtopkSeconds(g)};
+    return {g.topk + cappedCpu(k.gtopkComputeSeconds(g), k.gtopk, backwardAfter),
+            k.gtopkSeconds(g)};
   case Collective::SparseAllReduce:
-    return {g.topk + cappedCpu(p.sparseAllreduceComputeSeconds(g),
-                               p.pointToPoint(p.sparseAllreduce), backwardAfter),
-            p.sparseAllreduceSeconds(g)};
+    return {g.topk +
+                cappedCpu(k.sparseAllreduceComputeSeconds(g), k.sparseAllreduce, backwardAfter),
+            k.sparseAllreduceSeconds(g)};
   }
   return {0.0, 0.0};
+}
+inline GroupCost groupCost(const Profile &p, const GroupSize &g, Collective c,
+                           double backwardAfter) {
+  return groupCost(CollectiveConstants(p), g, c, backwardAfter);
 }
 /// The same for a group of n elements.
 inline GroupCost groupCost(const Profile &p, int64_t n, Collective c, double backwardAfter) {

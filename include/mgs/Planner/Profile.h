@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -165,6 +166,59 @@ struct Profile {
   /// changed in code); the error names the field, e.g.
   /// "layers[3].numel: expected a positive integer, got -5".
   llvm::Error validate() const;
+};
+
+/// What the collectives' cost functions read of a profile besides the group:
+/// the alpha-beta fits (pointToPoint() for the new collectives), the global
+/// top-k's rounds and merges and the sparse all-reduce's message count.
+/// Profile's cost functions build one per call; the exact planner builds one
+/// per profile for its O(L^2) groups. Both evaluate the same expressions, so
+/// their values agree bit for bit.
+struct CollectiveConstants {
+  explicit CollectiveConstants(const Profile &profile);
+
+  double workers;                   ///< P
+  AlphaBeta allgather, allreduce;   ///< the profile's
+  AlphaBeta gtopk, sparseAllreduce; ///< Profile::pointToPoint of each
+  double gtopkRounds, gtopkMerges;  ///< Profile::gtopkRounds, gtopkMerges of P
+  double sparseMessages;            ///< messages a sparse all-reduce sends (alpha terms)
+  double boundaryBytes;             ///< its region boundaries' bytes: 8 R (P - 1)
+  double perElement;                ///< sparse_allreduce.per_element (0 when absent)
+
+  double allgatherSeconds(const GroupSize &g) const {
+    return allgather.alpha + allgather.beta * 8.0 * static_cast<double>(g.k) * workers;
+  }
+  double allreduceSeconds(int64_t n) const {
+    return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
+  }
+  double allgatherComputeSeconds(const GroupSize &g) const {
+    return allgather.cpuPerByte * 8.0 * static_cast<double>(g.k) * workers;
+  }
+  double allreduceComputeSeconds(int64_t n) const {
+    return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+  }
+  double gtopkSeconds(const GroupSize &g) const {
+    return gtopkRounds * (gtopk.alpha + gtopk.beta * 8.0 * static_cast<double>(g.k)) +
+           gtopkMerges * g.mergeTopk;
+  }
+  double gtopkComputeSeconds(const GroupSize &g) const {
+    return gtopk.cpuPerByte * gtopkRounds * 8.0 * static_cast<double>(g.k);
+  }
+  /// The bytes one worker sends of a sparse all-reduce (see
+  /// Profile::sparseAllreduceSeconds).
+  double sparseAllreduceBytes(const GroupSize &g) const {
+    double entries = 8.0 * static_cast<double>(g.k), dense = 4.0 * static_cast<double>(g.n);
+    double reduce = entries / workers;                  // one region's share of the selection
+    double gather = std::min(entries, dense / workers); // one reduced region
+    return boundaryBytes + (workers - 1.0) * (reduce + gather);
+  }
+  double sparseAllreduceSeconds(const GroupSize &g) const {
+    return sparseMessages * sparseAllreduce.alpha + sparseAllreduceBytes(g) * sparseAllreduce.beta +
+           perElement * static_cast<double>(g.n);
+  }
+  double sparseAllreduceComputeSeconds(const GroupSize &g) const {
+    return sparseAllreduce.cpuPerByte * sparseAllreduceBytes(g);
+  }
 };
 
 /// Profile::topkSeconds over a non-decreasing sequence of n without its
