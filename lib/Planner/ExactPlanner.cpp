@@ -113,7 +113,11 @@ using namespace detail;
 //
 // Cost: O(L^2) group costs and bounds, O(L^2 * F) label extensions for
 // frontier size F, plus the coarse envelopes: O(L^2) batches over their
-// corners, usually a few each (stopping as above). The bucket count starts at
+// corners (stopping as above). The group costs are computed once per group
+// for all collectives, from the profile's CollectiveConstants and the group's
+// n, k and top-k times (the top-k curve walked as a group grows); in a batch
+// of the envelopes the corners before the crossing are shifted copies, so
+// only the crossing and A's cap are searched for. The bucket count starts at
 // 512 and grows 8x (to 32768) whenever the exact search keeps more than
 // 16 * L labels. F is small on most model-shaped profiles (bench/planner_bench
 // prints it); with one collective and no compute-stream time (mgwfbp without
@@ -146,7 +150,26 @@ using namespace detail;
 // corner is exact for every D outside its bucket's hinges: 0.3 instead of
 // 11 labels a boundary on seed 1010 at the last level, but the coarse
 // levels still overflow their budgets and the finest costs as before).
-
+//
+// Why the bounds are loose there (seed 1017 again: P = 64, density 0.005).
+// The optimum (93.19 ms) has 88 groups, 81 of them global top-k and 7
+// all-reduces (two of them 13.8 and 31.7 ms of comm that save 0.7 and
+// 1.8 ms of top-k); its comm stream is busy from the first group on (each
+// collective but the last starts when the previous one ends) and the last
+// one starts as the compute stream ends (1 us apart): the two streams are
+// balanced. So along every good path Y >= B + X, the
+// labels are plain sums (X, Y) = (sum s, sum c), and the cost is how well
+// the two sums balance at the end: a subset-sum over which groups are
+// merged (each merge saves an alpha on the comm stream and changes the
+// top-k time) and which are all-reduced. Such sums have very many near-ties,
+// and the bound of a label is only as good as h_i near its D: each
+// bucketing step lowers a corner by up to a bucket's width, and the steps
+// add up along the ~88 groups of a path (0.56% / 0.039% / 0.0058% of the
+// optimum left at the root at 512 / 4096 / 32768 buckets: about 3 / buckets,
+// i.e. a few buckets' widths per path). The loss is in the coarsening alone:
+// the split max(Y + A, X + F) itself is exact, and no term of the model is
+// relaxed. Coarsening that does not add up along a path (corners kept as
+// real points) is no longer a lower bound, so the fix is not a cheap one.
 namespace {
 
 /// A label of the forward DP: a grouping of the first i positions.
