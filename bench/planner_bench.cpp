@@ -2,7 +2,7 @@
 //
 //   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
 //                 [--workers P] [--cpu-time] [--first-buckets N] [--label-budget N]
-//                 [--last-buckets N] [--first-seed S]
+//                 [--bucket-growth G] [--last-buckets N] [--first-seed S] [--per-profile]
 //                 [PROFILE.json ...]
 //
 // 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
@@ -50,6 +50,8 @@ static cl::opt<unsigned> firstBuckets("first-buckets",
 static cl::opt<unsigned> labelBudget("label-budget",
                                      cl::desc("OptimalTuning::labelBudgetPerLayer"),
                                      cl::init(16));
+static cl::opt<unsigned> bucketGrowth("bucket-growth",
+                                      cl::desc("OptimalTuning::bucketGrowth"), cl::init(8));
 static cl::opt<unsigned> lastBuckets("last-buckets",
                                      cl::desc("OptimalTuning::lastBuckets"), cl::init(32768));
 static cl::opt<double> relativeGap("gap", cl::desc("OptimalTuning::relativeGap"),
@@ -70,6 +72,9 @@ static cl::opt<int64_t> workers("workers",
                                  cl::desc("Workers P of the timed profiles (default: each "
                                           "profile's own, 2-64)"),
                                  cl::init(0));
+static cl::opt<bool> printEachProfile("per-profile",
+                                cl::desc("Also print each timed profile's time, labels and "
+                                         "bucket level"));
 static cl::list<std::string> files(cl::Positional, cl::desc("[profile.json...]"));
 
 /// A random model-shaped profile, with --cpu-per-byte applied.
@@ -141,6 +146,7 @@ int main(int argc, char **argv) {
   tuning.firstBuckets = firstBuckets;
   tuning.labelBudgetPerLayer = labelBudget;
   tuning.lastBuckets = lastBuckets;
+  tuning.bucketGrowth = bucketGrowth;
   tuning.relativeGap = relativeGap;
   tuning.exactAttempts = exactAttempts;
   for (auto [kindName, allowed] : kinds) {
@@ -157,6 +163,13 @@ int main(int argc, char **argv) {
         times.push_back(
             millisecondsOf([&] { planOptimal(p, allowed, &stats, tuning); }));
       perProfile.push_back(median(times));
+      if (printEachProfile)
+        outs() << format("     %-6s seed %llu: %.1f ms, labels per boundary %.1f (max %zu), "
+                         "%zu buckets, %zu runs%s\n",
+                         kindName, (unsigned long long)seed, perProfile.back(),
+                         double(stats.totalLabels) / double(numLayers), stats.maxFrontier,
+                         stats.buckets, stats.attempts,
+                         stats.certifiedByBounds ? ", certified by bounds" : "");
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
       maxFrontier = std::max(maxFrontier, stats.maxFrontier);

@@ -113,7 +113,11 @@ using namespace detail;
 //
 // Cost: O(L^2) group costs and bounds, O(L^2 * F) label extensions for
 // frontier size F, plus the coarse envelopes: O(L^2) batches over their
-// corners, usually a few each (stopping as above). The bucket count starts at
+// corners (stopping as above). The group costs are computed once per group
+// for all collectives, from the profile's CollectiveConstants and the group's
+// n, k and top-k times (the top-k curve walked as a group grows); in a batch
+// of the envelopes the corners before the crossing are shifted copies, so
+// only the crossing and A's cap are searched for. The bucket count starts at
 // 512 and grows 8x (to 32768) whenever the exact search keeps more than
 // 16 * L labels. F is small on most model-shaped profiles (bench/planner_bench
 // prints it); with one collective and no compute-stream time (mgwfbp without
@@ -145,8 +149,31 @@ using namespace detail;
 // F - A with half of them around the D of the heuristics' grouping (a
 // corner is exact for every D outside its bucket's hinges: 0.3 instead of
 // 11 labels a boundary on seed 1010 at the last level, but the coarse
-// levels still overflow their budgets and the finest costs as before).
-
+// levels still overflow their budgets and the finest costs as before);
+// other bucket schedules (first level 64..512, growth 2..8: no profile
+// fewer over 50 ms); Pareto dominance with a 1e-14 relative tolerance (half
+// of seed 1017's labels differ from another by rounding only, but the rest
+// still need the 32768-bucket level).
+//
+// Why the bounds are loose there (seed 1017 again: P = 64, density 0.005).
+// The optimum (93.19 ms) has 88 groups, 81 of them global top-k and 7
+// all-reduces (two of them 13.8 and 31.7 ms of comm that save 0.7 and
+// 1.8 ms of top-k); its comm stream is busy from the first group on (each
+// collective but the last starts when the previous one ends) and the last
+// one starts as the compute stream ends (1 us apart): the two streams are
+// balanced. So along every good path Y >= B + X, the
+// labels are plain sums (X, Y) = (sum s, sum c), and the cost is how well
+// the two sums balance at the end: a subset-sum over which groups are
+// merged (each merge saves an alpha on the comm stream and changes the
+// top-k time) and which are all-reduced. Such sums have very many near-ties,
+// and the bound of a label is only as good as h_i near its D: each
+// bucketing step lowers a corner by up to a bucket's width, and the steps
+// add up along the ~88 groups of a path (0.56% / 0.039% / 0.0058% of the
+// optimum left at the root at 512 / 4096 / 32768 buckets: about 3 / buckets,
+// i.e. a few buckets' widths per path). The loss is in the coarsening alone:
+// the split max(Y + A, X + F) itself is exact, and no term of the model is
+// relaxed. Coarsening that does not add up along a path (corners kept as
+// real points) is no longer a lower bound, so the fix is not a cheap one.
 namespace {
 
 /// A label of the forward DP: a grouping of the first i positions.
@@ -175,23 +202,25 @@ public:
     for (int64_t j = 0; j < L; ++j)
       rowStart[j + 1] = rowStart[j] + static_cast<size_t>(L - j);
     size_t groups = rowStart[L];
-    // Filled with stride K, then compacted in place to the most choices any
-    // group keeps (usually 2 of 4), so that a group's choices share a cache
-    // line.
-    costs.resize(K * groups);
-    kinds.resize(K * groups);
-    liveCount.assign(groups, 0);
-    size_t most = 1;
-    for (int64_t j = 0; j < L; ++j)
+    // Each group's non-dominated choices, one after another (usually 2 of 4,
+    // sharing a cache line); firstChoice[g]..firstChoice[g + 1] are group g's.
+    firstChoice.assign(groups + 1, 0);
+    costs.reserve(2 * groups);
+    kinds.reserve(2 * groups);
+    CollectiveConstants constants(p);
+    for (int64_t j = 0; j < L; ++j) {
+      // The group [j, i) grows with i, and so do n, k and 2k: walk the top-k
+      // curve instead of searching it, once per group for all collectives.
+      TopKWalk topkOfN(p), topkOf2K(p);
       for (int64_t i = j + 1; i <= L; ++i) {
-        size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
+        int64_t n = view.numel(j, i), k = p.topkK(n);
+        GroupSize size{n, k, topkOfN(n), topkOf2K(2 * k)};
         GroupCost cost[4];
         for (size_t c = 0; c < K; ++c)
-          cost[c] = groupCost(p, view.numel(j, i), collectives[c], view.backwardAfter(i));
+          cost[c] = groupCost(constants, size, collectives[c], view.backwardAfter(i));
         // A collective at least as costly as another in both streams is never
         // needed for this group (the step is monotone): drop it (of equal
         // ones, keep the first).
-        uint8_t &live = liveCount[at];
         for (size_t c = 0; c < K; ++c) {
           bool dominated = false;
           for (size_t d = 0; d < K && !dominated; ++d) {
@@ -201,20 +230,13 @@ public:
             dominated = d != c && atMost && (!equal || d < c);
           }
           if (!dominated) {
-            costs[at * K + live] = cost[c];
-            kinds[at * K + live++] = static_cast<uint8_t>(c);
+            costs.push_back(cost[c]);
+            kinds.push_back(static_cast<uint8_t>(c));
           }
         }
-        most = std::max<size_t>(most, live);
+        firstChoice[rowStart[j] + static_cast<size_t>(i - j)] = static_cast<uint32_t>(costs.size());
       }
-    stride = most;
-    for (size_t at = 0; at < groups; ++at)
-      for (size_t m = 0; m < liveCount[at]; ++m) {
-        costs[at * stride + m] = costs[at * K + m];
-        kinds[at * stride + m] = kinds[at * K + m];
-      }
-    costs.resize(stride * groups);
-    kinds.resize(stride * groups);
+    }
   }
 
   std::vector<Group> run() {
@@ -305,13 +327,12 @@ private:
   SmallVector<Collective, 4> collectives;
   /// rowStart[j] + (i - j - 1): the index of the group [j, i).
   std::vector<size_t> rowStart;
-  /// Per group [j, i) (index above): its liveCount non-dominated
-  /// choices' costs and their collectives (indices into `collectives`),
-  /// `stride` entries a group.
+  /// Per group [j, i) (index g above): its non-dominated choices' costs and
+  /// their collectives (indices into `collectives`), entries
+  /// [firstChoice[g], firstChoice[g + 1]).
   std::vector<GroupCost> costs;
   std::vector<uint8_t> kinds;
-  std::vector<uint8_t> liveCount;
-  size_t stride = 1;
+  std::vector<uint32_t> firstChoice;
   /// minComm[i]: least total collective time of a grouping of [i, L).
   /// minRest[i]: a lower bound of F over the groupings of [i, L).
   std::vector<double> minComm, minRest;
@@ -329,11 +350,11 @@ private:
   /// The costs of the collectives worth trying for the group [j, i).
   ArrayRef<GroupCost> choicesAt(int64_t j, int64_t i) const {
     size_t at = rowStart[j] + static_cast<size_t>(i - j - 1);
-    return {&costs[at * stride], liveCount[at]};
+    return {&costs[firstChoice[at]], firstChoice[at + 1] - firstChoice[at]};
   }
   /// The collective of choicesAt(j, i)[m].
   Collective collectiveAt(int64_t j, int64_t i, size_t m) const {
-    return collectives[kinds[(rowStart[j] + static_cast<size_t>(i - j - 1)) * stride + m]];
+    return collectives[kinds[firstChoice[rowStart[j] + static_cast<size_t>(i - j - 1)] + m]];
   }
 
   void computeSimpleBounds() {
@@ -421,33 +442,36 @@ private:
         double be = view.prefixBackward[e];
         const std::vector<SuffixPoint> &pts = suffix[e];
         for (const GroupCost &gc : choicesAt(j, e)) {
-          auto firstOf = [&](const SuffixPoint &pt) { return be + gc.topk + gc.comm + pt.a; };
-          // The points are a ascending, f descending: skip those whose F
-          // already exceeds fCap through the later groups (unless the loop
-          // below would have stopped among them).
+          const double s = gc.topk, c = gc.comm, base = be + s + c;
+          // Point (a, f) gives (c + a, max(base + a, s + f)). The points are
+          // a ascending, f descending: skip those whose F already exceeds
+          // fCap through the later groups; stop past A's cap; and once the
+          // first group's term reaches the later ones' (`cross`), every later
+          // point gives a point that one dominates.
+          auto beforeCross = [&](const SuffixPoint &pt) { return base + pt.a < s + pt.f; };
           size_t k = std::partition_point(pts.begin(), pts.end(),
-                                          [&](const SuffixPoint &pt) {
-                                            return gc.topk + pt.f > fCap;
-                                          }) -
+                                          [&](const SuffixPoint &pt) { return s + pt.f > fCap; }) -
                      pts.begin();
-          if (k > 0 && firstOf(pts[k - 1]) >= gc.topk + pts[k - 1].f)
-            continue;
-          for (; k < pts.size(); ++k) {
-            const SuffixPoint &pt = pts[k];
-            double first = firstOf(pt);
-            double later = gc.topk + pt.f;
-            double a = gc.comm + pt.a, f = std::max(first, later);
-            if (a > hi)
-              break; // so are the later points' A
-            if (f <= fCap) {
-              size_t m =
-                  a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
-              bucketA[m] = std::min(bucketA[m], a);
-              bucketF[m] = std::min(bucketF[m], f);
-            }
-            if (first >= later)
-              break; // later points (larger A) give points this one dominates
-          }
+          if (k > 0 && !beforeCross(pts[k - 1]))
+            continue; // dominated by a point already past fCap
+          auto from = pts.begin() + static_cast<std::ptrdiff_t>(k);
+          size_t cross = std::partition_point(from, pts.end(), beforeCross) - pts.begin();
+          size_t stop = std::partition_point(from, pts.end(), [&](const SuffixPoint &pt) {
+                          return c + pt.a <= hi;
+                        }) -
+                        pts.begin();
+          auto add = [&](double a, double f) {
+            size_t m =
+                a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
+            bucketA[m] = std::min(bucketA[m], a);
+            bucketF[m] = std::min(bucketF[m], f);
+          };
+          // Before the crossing F' = s + f (within fCap by the choice of k):
+          // the points shifted by (c, s).
+          for (size_t end = std::min(cross, stop); k < end; ++k)
+            add(c + pts[k].a, s + pts[k].f);
+          if (cross < stop && base + pts[cross].a <= fCap)
+            add(c + pts[cross].a, base + pts[cross].a);
         }
       }
       double lastF = inf;

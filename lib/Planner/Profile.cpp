@@ -39,6 +39,19 @@ int64_t Profile::topkK(int64_t n) const {
   return std::max<int64_t>(1, std::min(n, contract::topkCount(n, density)));
 }
 
+namespace {
+/// The top-k time at n on the segment [hi - 1, hi] of `pts` (hi >= 1): what
+/// topkSeconds and TopKWalk return once they have found the segment.
+double topkOnSegment(ArrayRef<TopKPoint> pts, size_t hi, int64_t n) {
+  const TopKPoint &a = pts[hi - 1], &b = pts[hi];
+  if (n == b.n)
+    return b.seconds;
+  double t = static_cast<double>(n - a.n) / static_cast<double>(b.n - a.n);
+  double v = a.seconds + t * (b.seconds - a.seconds);
+  return v < 0.0 ? 0.0 : v;
+}
+} // namespace
+
 double Profile::topkSeconds(int64_t n) const {
   const std::vector<TopKPoint> &pts = topkPoints;
   assert(!pts.empty() && "validated profile has top-k points");
@@ -50,56 +63,47 @@ double Profile::topkSeconds(int64_t n) const {
               pts.begin();
   if (hi == pts.size())
     hi = pts.size() - 1;
-  const TopKPoint &a = pts[hi - 1], &b = pts[hi];
-  if (n == b.n)
-    return b.seconds;
-  double t = static_cast<double>(n - a.n) / static_cast<double>(b.n - a.n);
-  double v = a.seconds + t * (b.seconds - a.seconds);
-  return v < 0.0 ? 0.0 : v;
+  return topkOnSegment(pts, hi, n);
 }
 
-double Profile::allgatherSeconds(int64_t n) const {
-  return allgather.alpha +
-         allgather.beta * 8.0 * static_cast<double>(topkK(n)) * static_cast<double>(workers);
+double TopKWalk::operator()(int64_t n) {
+  assert(!points.empty() && "validated profile has top-k points");
+  if (n <= points.front().n || points.size() == 1)
+    return points.front().seconds;
+  // topkSeconds' upper_bound, clamped to the last segment, found by walking.
+  while (hi + 1 < points.size() && points[hi].n <= n)
+    ++hi;
+  return topkOnSegment(points, hi, n);
+}
+
+GroupSize Profile::groupSize(int64_t n) const {
+  int64_t k = topkK(n);
+  return {n, k, topkSeconds(n), topkSeconds(2 * k)};
+}
+
+double Profile::allgatherSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).allgatherSeconds(g);
 }
 
 double Profile::allreduceSeconds(int64_t n) const {
-  return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
+  return CollectiveConstants(*this).allreduceSeconds(n);
 }
 
-double Profile::allgatherComputeSeconds(int64_t n) const {
-  return allgather.cpuPerByte * 8.0 * static_cast<double>(topkK(n)) *
-         static_cast<double>(workers);
+double Profile::allgatherComputeSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).allgatherComputeSeconds(g);
 }
 
 double Profile::allreduceComputeSeconds(int64_t n) const {
-  return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+  return CollectiveConstants(*this).allreduceComputeSeconds(n);
 }
 
 namespace {
-/// floor(log2 p) for p >= 1 (the cost functions call it per group).
+/// floor(log2 p) for p >= 1.
 int64_t floorLog2(int64_t p) {
   return static_cast<int64_t>(llvm::Log2_64(static_cast<uint64_t>(p)));
 }
 int64_t ceilLog2(int64_t p) { return p <= 1 ? 0 : floorLog2(p - 1) + 1; }
 bool isPowerOfTwo(int64_t p) { return (p & (p - 1)) == 0; }
-
-/// Messages one worker sends: their count (the alpha terms) and bytes.
-struct Messages {
-  double count, bytes;
-};
-
-/// What one worker sends of a balanced sparse all-reduce of n elements.
-Messages sparseAllreduceMessages(int64_t workers, int64_t k, int64_t n) {
-  double p = static_cast<double>(workers);
-  double rounds = static_cast<double>(Profile::gtopkRounds(workers)); // the boundaries
-  double gatherRounds = static_cast<double>(ceilLog2(workers));
-  double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
-  double reduce = entries / p;                  // one region's share of the selection
-  double gather = std::min(entries, dense / p); // one reduced region
-  return {rounds + (p - 1.0) + gatherRounds,
-          rounds * 8.0 * (p - 1.0) + (p - 1.0) * (reduce + gather)};
-}
 } // namespace
 
 int64_t Profile::gtopkRounds(int64_t workers) {
@@ -125,29 +129,34 @@ AlphaBeta Profile::pointToPoint(const std::optional<AlphaBeta> &measured) const 
           allgather.cpuPerByte, allgather.cpuFraction};
 }
 
-double Profile::gtopkSeconds(int64_t n) const {
-  AlphaBeta ab = pointToPoint(gtopk);
-  int64_t k = topkK(n);
-  return static_cast<double>(gtopkRounds(workers)) *
-             (ab.alpha + ab.beta * 8.0 * static_cast<double>(k)) +
-         static_cast<double>(gtopkMerges(workers)) * topkSeconds(2 * k);
+CollectiveConstants::CollectiveConstants(const Profile &p)
+    : workers(static_cast<double>(p.workers)), allgather(p.allgather), allreduce(p.allreduce),
+      gtopk(p.pointToPoint(p.gtopk)), sparseAllreduce(p.pointToPoint(p.sparseAllreduce)),
+      gtopkRounds(static_cast<double>(Profile::gtopkRounds(p.workers))),
+      gtopkMerges(static_cast<double>(Profile::gtopkMerges(p.workers))),
+      perElement(p.sparseAllreduce ? p.sparseAllreduce->perElement : 0.0) {
+  // The sparse all-reduce: the region boundaries (a sum of the P-1 index
+  // quantiles in R = gtopkRounds messages), P-1 messages of one region's
+  // share, the reduced regions gathered in ceil(log2 P) messages.
+  double gatherRounds = static_cast<double>(ceilLog2(p.workers));
+  sparseMessages = gtopkRounds + (workers - 1.0) + gatherRounds;
+  boundaryBytes = gtopkRounds * 8.0 * (workers - 1.0);
 }
 
-double Profile::gtopkComputeSeconds(int64_t n) const {
-  return pointToPoint(gtopk).cpuPerByte * static_cast<double>(gtopkRounds(workers)) * 8.0 *
-         static_cast<double>(topkK(n));
+double Profile::gtopkSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).gtopkSeconds(g);
 }
 
-double Profile::sparseAllreduceSeconds(int64_t n) const {
-  AlphaBeta ab = pointToPoint(sparseAllreduce);
-  Messages m = sparseAllreduceMessages(workers, topkK(n), n);
-  double dense = sparseAllreduce ? sparseAllreduce->perElement * static_cast<double>(n) : 0.0;
-  return m.count * ab.alpha + m.bytes * ab.beta + dense;
+double Profile::gtopkComputeSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).gtopkComputeSeconds(g);
 }
 
-double Profile::sparseAllreduceComputeSeconds(int64_t n) const {
-  return pointToPoint(sparseAllreduce).cpuPerByte *
-         sparseAllreduceMessages(workers, topkK(n), n).bytes;
+double Profile::sparseAllreduceSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).sparseAllreduceSeconds(g);
+}
+
+double Profile::sparseAllreduceComputeSeconds(const GroupSize &g) const {
+  return CollectiveConstants(*this).sparseAllreduceComputeSeconds(g);
 }
 
 //===----------------------------------------------------------------------===//

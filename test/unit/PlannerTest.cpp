@@ -466,6 +466,67 @@ TEST(PlannerCost, TopKInterpolation) {
   EXPECT_EQ(p.topkSeconds(1000), 0.0);
 }
 
+// The exact planner walks the top-k curve as its groups grow: every n of a
+// non-decreasing sequence gets topkSeconds' value, bit for bit, on every kind
+// of curve (points, between, beyond, one point, a falling last segment).
+TEST(PlannerCost, TopKWalkEqualsTopKSeconds) {
+  Profile p = small();
+  const std::vector<std::vector<TopKPoint>> curves = {
+      {{100, 1.0}, {200, 3.0}, {400, 4.0}},
+      {{100, 2.0}},
+      {{100, 2.0}, {200, 1.0}},
+      {{1, 1e-5}, {1000, 3e-5}, {100000, 7e-4}, {1000000, 9e-3}}};
+  std::mt19937_64 rng(7);
+  for (const std::vector<TopKPoint> &curve : curves) {
+    p.topkPoints = curve;
+    std::vector<int64_t> ns = {1, 100, 150, 200, 200, 300, 400, 401, 600, 1000, 1200, 5000};
+    for (int r = 0; r < 200; ++r)
+      ns.push_back(std::uniform_int_distribution<int64_t>(1, 3000000)(rng));
+    std::sort(ns.begin(), ns.end());
+    TopKWalk walk(p);
+    for (int64_t n : ns)
+      EXPECT_EQ(walk(n), p.topkSeconds(n)) << "n = " << n;
+  }
+}
+
+// What the exact planner caches (the profile's CollectiveConstants, once;
+// per group n, k and the two top-k times, built incrementally as the group
+// grows) gives every collective the cost groupCost computes from n directly,
+// bit for bit, on model-shaped profiles with and without the collectives' CPU
+// time, its cap and measured point-to-point costs.
+TEST(PlannerCost, CachedGroupSizesEqualTheDirectCosts) {
+  for (uint64_t seed : {11, 12, 13}) {
+    Profile p = makeModelShapedProfile(60, seed);
+    if (seed == 12)
+      p.allgather.cpuPerByte = p.allreduce.cpuPerByte = 2e-9;
+    if (seed == 13) {
+      p.allgather.cpuPerByte = 3e-9;
+      p.allgather.cpuFraction = 0.25;
+      p.gtopk = AlphaBeta{1e-5, 2e-9, 1e-9, 0.5, 0.0};
+      p.sparseAllreduce = AlphaBeta{2e-5, 1e-9, 0.0, std::nullopt, 1e-10};
+    }
+    int64_t L = static_cast<int64_t>(p.layers.size());
+    const CollectiveConstants constants(p);
+    for (int64_t end = L; end > 0; --end) {
+      // The group [begin, end) grows as begin falls (backprop order).
+      TopKWalk topkOfN(p), topkOf2K(p);
+      int64_t n = 0;
+      for (int64_t begin = end - 1; begin >= 0; --begin) {
+        n += p.layers[begin].numel;
+        int64_t k = p.topkK(n);
+        GroupSize cached{n, k, topkOfN(n), topkOf2K(2 * k)};
+        double backwardAfter = 1e-3 * static_cast<double>(begin);
+        for (Collective c : CollectiveSet::all().members()) {
+          GroupCost direct = groupCost(p, n, c, backwardAfter);
+          GroupCost fromCache = groupCost(constants, cached, c, backwardAfter);
+          EXPECT_EQ(fromCache.topk, direct.topk) << stringifyCollective(c).str() << " n = " << n;
+          EXPECT_EQ(fromCache.comm, direct.comm) << stringifyCollective(c).str() << " n = " << n;
+        }
+      }
+    }
+  }
+}
+
 TEST(PlannerCost, CollectiveTimes) {
   Profile p = small();          // P = 2, rho = 1/2
   EXPECT_EQ(p.topkK(1), 1);     // max(1, floor(0.5))

@@ -105,27 +105,34 @@ inline double cappedCpu(double share, const AlphaBeta &ab, double backwardAfter)
   return ab.cpuFraction ? std::min(share, *ab.cpuFraction * backwardAfter) : share;
 }
 
-/// A group of n elements exchanged with c, with `backwardAfter` seconds of
-/// backward after it in backprop order: what predict() charges it.
-inline GroupCost groupCost(const Profile &p, int64_t n, Collective c, double backwardAfter) {
+/// A group exchanged with c, with `backwardAfter` seconds of backward after
+/// it in backprop order: what predict() charges it.
+inline GroupCost groupCost(const CollectiveConstants &k, const GroupSize &g, Collective c,
+                           double backwardAfter) {
   switch (c) {
   case Collective::AllReduce:
-    return {cappedCpu(p.allreduceComputeSeconds(n), p.allreduce, backwardAfter),
-            p.allreduceSeconds(n)};
+    return {cappedCpu(k.allreduceComputeSeconds(g.n), k.allreduce, backwardAfter),
+            k.allreduceSeconds(g.n)};
   case Collective::AllGather:
-    return {p.topkSeconds(n) +
-                cappedCpu(p.allgatherComputeSeconds(n), p.allgather, backwardAfter),
-            p.allgatherSeconds(n)};
+    return {g.topk + cappedCpu(k.allgatherComputeSeconds(g), k.allgather, backwardAfter),
+            k.allgatherSeconds(g)};
   case Collective::GTopK:
-    return {p.topkSeconds(n) +
-                cappedCpu(p.gtopkComputeSeconds(n), p.pointToPoint(p.gtopk), backwardAfter),
-            p.gtopkSeconds(n)};
+    return {g.topk + cappedCpu(k.gtopkComputeSeconds(g), k.gtopk, backwardAfter),
+            k.gtopkSeconds(g)};
   case Collective::SparseAllReduce:
-    return {p.topkSeconds(n) + cappedCpu(p.sparseAllreduceComputeSeconds(n),
-                                         p.pointToPoint(p.sparseAllreduce), backwardAfter),
-            p.sparseAllreduceSeconds(n)};
+    return {g.topk +
+                cappedCpu(k.sparseAllreduceComputeSeconds(g), k.sparseAllreduce, backwardAfter),
+            k.sparseAllreduceSeconds(g)};
   }
   return {0.0, 0.0};
+}
+inline GroupCost groupCost(const Profile &p, const GroupSize &g, Collective c,
+                           double backwardAfter) {
+  return groupCost(CollectiveConstants(p), g, c, backwardAfter);
+}
+/// The same for a group of n elements.
+inline GroupCost groupCost(const Profile &p, int64_t n, Collective c, double backwardAfter) {
+  return groupCost(p, p.groupSize(n), c, backwardAfter);
 }
 
 /// The pipeline model of docs/design.md. Backprop visits the layers L..1; for

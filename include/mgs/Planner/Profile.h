@@ -18,6 +18,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -59,6 +60,16 @@ struct TopKPoint {
   double seconds = 0.0;
 };
 
+/// What the cost functions read of a group of n elements: computed once per
+/// group and shared by its collectives' costs (Profile::groupSize; the exact
+/// planner builds them incrementally as a group grows, with TopKWalk).
+struct GroupSize {
+  int64_t n = 0;
+  int64_t k = 0;          ///< topkK(n)
+  double topk = 0.0;      ///< topkSeconds(n)
+  double mergeTopk = 0.0; ///< topkSeconds(2k): one merge of the global top-k
+};
+
 /// A calibration profile (docs/design.md "Profile (JSON)").
 struct Profile {
   int64_t workers = 1;
@@ -97,14 +108,20 @@ struct Profile {
   /// last point (a single point: constant). Clamped at 0 (a falling last
   /// segment extrapolated far enough would go negative).
   double topkSeconds(int64_t n) const;
+  /// n, topkK(n), topkSeconds(n) and topkSeconds(2 topkK(n)).
+  GroupSize groupSize(int64_t n) const;
   /// Sparse collective of a group of n elements: alpha + beta * 8 * k * P
   /// (k float32 values + k int32 indices from each of P workers).
-  double allgatherSeconds(int64_t n) const;
+  double allgatherSeconds(int64_t n) const { return allgatherSeconds(groupSize(n)); }
+  double allgatherSeconds(const GroupSize &g) const;
   /// Dense collective of a group of n elements: alpha + beta * 4 * n.
   double allreduceSeconds(int64_t n) const;
   /// What those collectives take from the compute stream: cpuPerByte times
   /// the same bytes (8 * k * P, 4 * n).
-  double allgatherComputeSeconds(int64_t n) const;
+  double allgatherComputeSeconds(int64_t n) const {
+    return allgatherComputeSeconds(groupSize(n));
+  }
+  double allgatherComputeSeconds(const GroupSize &g) const;
   double allreduceComputeSeconds(int64_t n) const;
 
   /// The point-to-point message costs of a new collective: `measured` when
@@ -119,7 +136,8 @@ struct Profile {
   /// last), and M = floor(log2 P) (+1 when folding) merges, each a top-k of
   /// 2k entries, on the collective's critical path:
   ///   R * (a_p + b_p * 8k) + M * topkSeconds(2k).
-  double gtopkSeconds(int64_t n) const;
+  double gtopkSeconds(int64_t n) const { return gtopkSeconds(groupSize(n)); }
+  double gtopkSeconds(const GroupSize &g) const;
   /// Balanced sparse all-reduce of a group of n elements: the region
   /// boundaries (a sum of the P-1 index quantiles, gtopkRounds(P) messages of
   /// 8(P-1) bytes), then P-1 messages of one region's share of the worker's
@@ -130,11 +148,16 @@ struct Profile {
   ///   (R + P - 1 + ceil(log2 P)) * a_p
   ///     + b_p * (8 R (P-1) + (P-1) * (8k / P + min(8k, 4n / P)))
   ///     + per_element * n   (0 unless the profile's sparse_allreduce has it).
-  double sparseAllreduceSeconds(int64_t n) const;
+  double sparseAllreduceSeconds(int64_t n) const { return sparseAllreduceSeconds(groupSize(n)); }
+  double sparseAllreduceSeconds(const GroupSize &g) const;
   /// Their compute-stream share: cpu_per_byte times the bytes each worker
   /// receives (the b_p terms' bytes).
-  double gtopkComputeSeconds(int64_t n) const;
-  double sparseAllreduceComputeSeconds(int64_t n) const;
+  double gtopkComputeSeconds(int64_t n) const { return gtopkComputeSeconds(groupSize(n)); }
+  double gtopkComputeSeconds(const GroupSize &g) const;
+  double sparseAllreduceComputeSeconds(int64_t n) const {
+    return sparseAllreduceComputeSeconds(groupSize(n));
+  }
+  double sparseAllreduceComputeSeconds(const GroupSize &g) const;
   /// Rounds and merges of the global top-k on P workers (see gtopkSeconds).
   static int64_t gtopkRounds(int64_t workers);
   static int64_t gtopkMerges(int64_t workers);
@@ -143,6 +166,73 @@ struct Profile {
   /// changed in code); the error names the field, e.g.
   /// "layers[3].numel: expected a positive integer, got -5".
   llvm::Error validate() const;
+};
+
+/// What the collectives' cost functions read of a profile besides the group:
+/// the alpha-beta fits (pointToPoint() for the new collectives), the global
+/// top-k's rounds and merges and the sparse all-reduce's message count.
+/// Profile's cost functions build one per call; the exact planner builds one
+/// per profile for its O(L^2) groups. Both evaluate the same expressions, so
+/// their values agree bit for bit.
+struct CollectiveConstants {
+  explicit CollectiveConstants(const Profile &profile);
+
+  double workers;                   ///< P
+  AlphaBeta allgather, allreduce;   ///< the profile's
+  AlphaBeta gtopk, sparseAllreduce; ///< Profile::pointToPoint of each
+  double gtopkRounds, gtopkMerges;  ///< Profile::gtopkRounds, gtopkMerges of P
+  double sparseMessages;            ///< messages a sparse all-reduce sends (alpha terms)
+  double boundaryBytes;             ///< its region boundaries' bytes: 8 R (P - 1)
+  double perElement;                ///< sparse_allreduce.per_element (0 when absent)
+
+  double allgatherSeconds(const GroupSize &g) const {
+    return allgather.alpha + allgather.beta * 8.0 * static_cast<double>(g.k) * workers;
+  }
+  double allreduceSeconds(int64_t n) const {
+    return allreduce.alpha + allreduce.beta * 4.0 * static_cast<double>(n);
+  }
+  double allgatherComputeSeconds(const GroupSize &g) const {
+    return allgather.cpuPerByte * 8.0 * static_cast<double>(g.k) * workers;
+  }
+  double allreduceComputeSeconds(int64_t n) const {
+    return allreduce.cpuPerByte * 4.0 * static_cast<double>(n);
+  }
+  double gtopkSeconds(const GroupSize &g) const {
+    return gtopkRounds * (gtopk.alpha + gtopk.beta * 8.0 * static_cast<double>(g.k)) +
+           gtopkMerges * g.mergeTopk;
+  }
+  double gtopkComputeSeconds(const GroupSize &g) const {
+    return gtopk.cpuPerByte * gtopkRounds * 8.0 * static_cast<double>(g.k);
+  }
+  /// The bytes one worker sends of a sparse all-reduce (see
+  /// Profile::sparseAllreduceSeconds).
+  double sparseAllreduceBytes(const GroupSize &g) const {
+    double entries = 8.0 * static_cast<double>(g.k), dense = 4.0 * static_cast<double>(g.n);
+    double reduce = entries / workers;                  // one region's share of the selection
+    double gather = std::min(entries, dense / workers); // one reduced region
+    return boundaryBytes + (workers - 1.0) * (reduce + gather);
+  }
+  double sparseAllreduceSeconds(const GroupSize &g) const {
+    return sparseMessages * sparseAllreduce.alpha + sparseAllreduceBytes(g) * sparseAllreduce.beta +
+           perElement * static_cast<double>(g.n);
+  }
+  double sparseAllreduceComputeSeconds(const GroupSize &g) const {
+    return sparseAllreduce.cpuPerByte * sparseAllreduceBytes(g);
+  }
+};
+
+/// Profile::topkSeconds over a non-decreasing sequence of n without its
+/// binary search: each call moves on from the previous call's segment (the
+/// same segment and arithmetic as topkSeconds, so the same value).
+class TopKWalk {
+public:
+  explicit TopKWalk(const Profile &profile) : points(profile.topkPoints) {}
+  /// topkSeconds(n); n must not be below the previous call's.
+  double operator()(int64_t n);
+
+private:
+  llvm::ArrayRef<TopKPoint> points;
+  size_t hi = 1; ///< the segment [hi - 1, hi] of the previous n
 };
 
 /// Parses and validates a profile. Every error names the field path, e.g.
