@@ -283,6 +283,32 @@ class TokenGPT(nn.Module):
         return self.out(self.ln(x)).reshape(-1, self.out.out_features)
 
 
+class TokenDecoder(nn.Module):
+    """nn.TransformerDecoder as a language model: token ids [N, T] into an
+    embedding (50 -> 32), two decoder layers (4 heads, feed-forward 64, ReLU,
+    dropout 0, batch first) under the causal mask nn.Transformer generates
+    in forward (torch.triu of a -inf square: ConstantOfShape and Trilu,
+    evaluated at import), their memory a linear map of the embeddings, read
+    under the same mask (else every position sees the next token), and a
+    linear layer back to the 50 tokens at every position: logits [N * T, 50],
+    sample-major, as TokenGPT's."""
+
+    def __init__(self, vocab=50, width=32, heads=4, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.memory = nn.Linear(width, width)
+        layer = nn.TransformerDecoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0,
+                                           batch_first=True)
+        self.decoder = nn.TransformerDecoder(layer, layers)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        causal = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        y = self.decoder(x, self.memory(x), tgt_mask=causal, memory_mask=causal)
+        return self.out(y).reshape(-1, self.out.out_features)
+
+
 def shufflenet_small():
     """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
     import torchvision.models as tvm
@@ -351,6 +377,7 @@ def build(name):
         # classifier, a GPT-style language model with a label per token.
         "transformer": (TokenTransformer, torch.zeros(1, 12, dtype=torch.long)),
         "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
+        "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -370,6 +397,15 @@ def build(name):
             [tvm.convnext.CNBlockConfig(16, 32, 1), tvm.convnext.CNBlockConfig(32, None, 1)],
             stochastic_depth_prob=0.0, layer_scale=1.0, num_classes=10),
             torch.zeros(1, 3, 32, 32)),
+        # torchvision's MobileNetV2 at 0.5 width (ReLU6, a Clip; inverted
+        # residuals with depthwise convolutions), 10 classes, dropout 0, on
+        # 64x64 input (NumPy data in the tests): its five stride-2 stages end
+        # at 2x2. At 32x32 they end at 1x1, where a BatchNorm over a channel
+        # that a ReLU6 zeroed for the whole batch puts values within float32
+        # rounding of the next ReLU6's kink: PyTorch's own float32 gradient is
+        # then ~1e-2 from float64 (measured: 9.8e-3; mgs's 2.2e-3).
+        "mobilenetv2": (lambda: tvm.MobileNetV2(num_classes=10, width_mult=0.5, dropout=0.0),
+                        torch.zeros(2, 3, 64, 64)),
         # torchvision's MNASNet at 0.5 width on CIFAR-shaped input (its five
         # stride-2 stages: 32 -> 1; the head is a mean over H and W, a
         # ReduceMean), 10 classes, dropout 0. A batch of 2: BatchNorm needs
@@ -409,7 +445,9 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin"}
+                 "swin", "decoder"}
+# Language models: their logits have a row per token (a symbol of their own).
+TOKEN_ROWS = {"gpt", "gpt_medium", "decoder"}
 
 
 def export(name, opset, out_dir):
@@ -418,8 +456,7 @@ def export(name, opset, out_dir):
     model.train()
     path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
     tmp = path + ".tmp"
-    # (The GPTs' logits have a row per token: a symbol of their own.)
-    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name.startswith("gpt") else "N"}} \
+    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
         if name in DYNAMIC_BATCH else None
     torch.onnx.export(model, example, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
