@@ -16,6 +16,7 @@
 #include "ConstantFolding.h"
 #include "ModelIO.h"
 #include "OpConverters.h"
+#include "Einsum.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -653,7 +654,8 @@ LogicalResult readInitializers(
 }
 
 SmallVector<StringRef> supportedOpTypes() {
-  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Expand", "Shape"};
+  // (Einsum is rewritten into MatMul and Transposes before the graph walk.)
+  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Einsum", "Expand", "Shape"};
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);
@@ -718,6 +720,21 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     };
     inferShapes(model);
     foldShapeArithmetic(model, *opset, inferShapes);
+    // Einsums become MatMul and Transposes once their operands' ranks are
+    // known (often only after folding: attention's head split), and the
+    // shapes after them are inferred and folded again.
+    for (bool rewrote = true; rewrote;) {
+      if (failed(lowerEinsums(model, fileLoc, /*strict=*/false, rewrote)))
+        return failure();
+      if (rewrote) {
+        model.mutable_graph()->clear_value_info();
+        inferShapes(model);
+        foldShapeArithmetic(model, *opset, inferShapes);
+      }
+    }
+    bool rewrote = false;
+    if (failed(lowerEinsums(model, fileLoc, /*strict=*/true, rewrote)))
+      return failure();
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

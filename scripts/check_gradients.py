@@ -8,7 +8,7 @@
 Exports MODEL (lstmlm, gpt, decoder: language models on int64 token ids, a label per
 token; transformer: a classifier of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
-swin: CIFAR-shaped;
+swin, maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the
@@ -115,7 +115,7 @@ def make_batch(name, n, workdir):
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(x), labels
     if name in ("resnet20", "googlenet", "mobilenetv3", "shufflenetv2", "vit", "convnext",
-                "mnasnet", "swin"):
+                "mnasnet", "swin", "maxvit"):
         pixels = rng.integers(0, 256, (n, 3 * 32 * 32)).astype(np.uint8)
         path = os.path.join(workdir, f"{name}-batch.bin")
         with open(path, "wb") as f:

@@ -433,6 +433,16 @@ def build(name):
                      patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
                      window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10),
                  torch.zeros(1, 3, 32, 32)),
+        # torchvision's MaxVit on CIFAR-shaped input: a stem of 16 channels,
+        # two stages of one block (16 and 32 channels; an MBConv with
+        # squeeze-excitation, then window and grid attention with partitions
+        # of 2 and heads of 8), 10 classes, no stochastic depth. Its attention
+        # is torch.einsum: Einsums rewritten at import into MatMul and
+        # Transposes.
+        "maxvit": (lambda: tvm.MaxVit(input_size=(32, 32), stem_channels=16, partition_size=2,
+                                      block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                                      stochastic_depth_prob=0.0, num_classes=10),
+                   torch.zeros(1, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
@@ -445,7 +455,7 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin", "decoder"}
+                 "swin", "decoder", "maxvit"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder"}
 
