@@ -6,7 +6,7 @@
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
 Exports MODEL (lstmlm, gpt, decoder: language models on int64 token ids, a label per
-token; transformer: a classifier of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
+token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
@@ -97,13 +97,16 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder"):
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn"):
         # Token ids and the next token at every position (NumPy, int64), or
-        # one of 4 classes a sequence (transformer).
+        # one of 4 classes a sequence (transformer, padattn).
         tokens = rng.integers(0, 50, (n, 13))
+        if name == "padattn":  # padding (id 0): the last 1 to 5 of every other sequence
+            for i in range(0, n, 2):
+                tokens[i, 11 - (i // 2) % 5:12] = 0
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, tokens[:, :12].astype(np.int64))
-        labels = rng.integers(0, 4, n) if name == "transformer" else tokens[:, 1:]
+        labels = rng.integers(0, 4, n) if name in ("transformer", "padattn") else tokens[:, 1:]
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(tokens[:, :12]), labels.reshape(-1)
     labels = rng.integers(0, 10, n)

@@ -238,6 +238,27 @@ class TokenTransformer(nn.Module):
         return self.fc(self.encoder(self.embed(tokens) + self.pos).mean(1))
 
 
+class PaddedAttention(nn.Module):
+    """nn.MultiheadAttention over token ids [N, T] with padding: an embedding
+    (50 -> 32) plus a learned position embedding, one attention layer (4
+    heads, batch first) whose key_padding_mask is computed from the ids
+    (id 0 is padding: `tokens == 0`, a mask made at run time), the mean over
+    the positions and a linear layer to 4 classes (make_token_data.py's
+    steps.npy)."""
+
+    def __init__(self, vocab=50, width=32, heads=4, length=12, classes=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.randn(1, length, width) * 0.1)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos
+        y = self.attn(x, x, x, key_padding_mask=tokens == 0, need_weights=False)[0]
+        return self.fc(y.mean(1))
+
+
 class GPTBlock(nn.Module):
     """A pre-LayerNorm decoder block: x + attention(LN(x)) under the causal
     mask, then x + MLP(LN(x)) with GELU."""
@@ -378,6 +399,7 @@ def build(name):
         "transformer": (TokenTransformer, torch.zeros(1, 12, dtype=torch.long)),
         "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
         "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
+        "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -455,7 +477,7 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin", "decoder", "maxvit"}
+                 "swin", "decoder", "maxvit", "padattn"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder"}
 
