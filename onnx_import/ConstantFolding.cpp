@@ -469,6 +469,8 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = identity(r);
   else if (op == "ScatterND")
     ok = scatterND(r);
+  else if (op == "Trilu")
+    ok = trilu(r);
   else
     ok = fail("not a foldable op");
   if (!ok)
@@ -545,7 +547,8 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
 bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
-      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND"};
+      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
+      "Trilu"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

@@ -402,6 +402,36 @@ bool Folder::reshape(HostTensor &r) {
 
 bool Folder::identity(HostTensor &r) { return input(0, r); }
 
+bool Folder::trilu(HostTensor &r) {
+  if (!input(0, r))
+    return false;
+  if (r.rank() < 2)
+    return fail("input 0 must have rank 2 or more, got rank " + std::to_string(r.rank()));
+  int64_t k = 0;
+  if (hasInput(1)) {
+    HostTensor kt;
+    if (!input(1, kt))
+      return false;
+    if (kt.kind != Kind::Int || kt.size() != 1)
+      return fail("k must be an integer scalar");
+    k = kt.ints[0];
+  }
+  // Element (i, j) of each matrix is kept where j - i >= k (upper) or
+  // j - i <= k (lower), else zeroed.
+  const bool upper = intAttr("upper", 1) != 0;
+  const int64_t rows = r.dims[r.rank() - 2], cols = r.dims.back();
+  for (int64_t at = 0, n = r.size(); at < n; ++at) {
+    const int64_t j = at % cols, i = at / cols % rows;
+    if (upper ? j - i >= k : j - i <= k)
+      continue;
+    if (r.isFloat())
+      r.floats[at] = 0.0f;
+    else
+      r.ints[at] = 0;
+  }
+  return true;
+}
+
 bool Folder::scatterND(HostTensor &r) {
   HostTensor indices, updates;
   if (!input(0, r) || !input(1, indices) || !input(2, updates))

@@ -129,6 +129,9 @@ private:
   bool range(HostTensor &r);
   bool reshape(HostTensor &r);
   bool identity(HostTensor &r);
+  /// Trilu of a constant (nn.Transformer.generate_square_subsequent_mask's
+  /// torch.triu of a filled square).
+  bool trilu(HostTensor &r);
   /// ScatterND of constant updates into a constant (Swin's shifted-window
   /// mask), with any of ONNX's reductions.
   bool scatterND(HostTensor &r);

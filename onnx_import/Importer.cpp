@@ -16,6 +16,7 @@
 #include "ConstantFolding.h"
 #include "ModelIO.h"
 #include "OpConverters.h"
+#include "Einsum.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -33,6 +34,7 @@
 #include <onnx/shape_inference/implementation.h>
 #include <onnx/version_converter/convert.h>
 
+#include <cstring>
 #include <deque>
 
 using namespace mlir;
@@ -147,6 +149,25 @@ private:
   int valueTypeOf(const std::string &name) const;
   /// Where the run-time value `name` comes from, for emitNotStatic.
   std::string originOf(const std::string &name);
+
+  /// A BOOL value computed at run time from token ids (an attention
+  /// key-padding mask, `tokens == pad`): its value where an id is v is
+  /// truth[v] (the ids are bounded by the rows of the embedding that reads
+  /// them), laid out in the ids' shape and then reshaped or expanded by
+  /// `steps` (each the shape it gives, and whether it is an Expand).
+  struct RuntimeMask {
+    Value ids;
+    std::vector<bool> truth;
+    SmallVector<std::pair<SmallVector<int64_t>, bool>> steps;
+  };
+  /// Imports the node when it makes a RuntimeMask (Equal of token ids and a
+  /// constant) or reads one (Not, Reshape, Unsqueeze, Squeeze, Identity,
+  /// Expand, Cast, Where): sets `handled`. A mask reaching any other op is an
+  /// error naming the node.
+  LogicalResult importRuntimeMask(bool &handled);
+  /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
+  /// a constant table (exact, infinities included), reshaped and broadcast.
+  Value gatherMask(const RuntimeMask &mask, ArrayRef<float> table);
   FailureOr<Value> lookup(const std::string &name, Location useLoc, bool forNode);
 
   MLIRContext &ctx;
@@ -172,6 +193,10 @@ private:
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
   llvm::StringMap<std::string> rejected;
   llvm::StringMap<ParameterOp> params;
+  /// Token ids -> the rows of the embedding (a Gather of an initializer)
+  /// that reads them.
+  llvm::StringMap<int64_t> embeddingRows;
+  llvm::StringMap<RuntimeMask> runtimeMasks;
 };
 
 FailureOr<RankedTensorType> GraphImporter::toTensorType(const onnx::TypeProto &type, StringRef what,
@@ -440,6 +465,153 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   return success();
 }
 
+Value GraphImporter::gatherMask(const RuntimeMask &mask, ArrayRef<float> table) {
+  auto f32 = b.getF32Type();
+  auto tableType = RankedTensorType::get({static_cast<int64_t>(table.size())}, f32);
+  Value cst = arith::ConstantOp::create(b, curLoc, tableType, DenseElementsAttr::get(tableType, table));
+  auto idsShape = cast<RankedTensorType>(mask.ids.getType()).getShape();
+  Value v = GatherOp::create(b, curLoc, RankedTensorType::get(idsShape, f32), cst, mask.ids);
+  for (const auto &[shape, expand] : mask.steps) {
+    auto type = RankedTensorType::get(shape, f32);
+    if (expand)
+      v = AddOp::create(b, curLoc, type, v,
+                        arith::ConstantOp::create(b, curLoc, type, DenseElementsAttr::get(type, 0.0f)));
+    else
+      v = ReshapeOp::create(b, curLoc, type, v);
+  }
+  return v;
+}
+
+LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
+  auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
+  handled = false;
+  const std::string &op = curNode->op_type();
+  if (!hasOutput(0) || curNode->output_size() != 1)
+    return success();
+  if (op == "Equal") {
+    int at = -1;
+    for (int i = 0; i < 2 && at < 0; ++i)
+      if (hasInput(i) && indexValues.count(curNode->input(i)))
+        at = i;
+    if (at < 0 || !hasInput(1 - at))
+      return success();
+    const std::string &ids = curNode->input(at);
+    const onnx::TensorProto *c = foldableConstant(curNode->input(1 - at));
+    if (!c || c->data_type() != onnx::TensorProto::INT64 || onnx::ParseData<int64_t>(c).size() != 1)
+      return emitError() << "its input '" << ids
+                         << "' (token ids) is compared at run time with something other than a "
+                            "constant INT64 scalar; mgs compares token ids with a constant only "
+                            "(a padding mask)";
+    auto rows = embeddingRows.find(ids);
+    if (rows == embeddingRows.end())
+      return emitError() << "its input '" << ids
+                         << "' (token ids) is compared at run time; mgs does so only for ids "
+                            "an embedding (a Gather of an initializer) also reads, whose rows "
+                            "bound them";
+    const int64_t value = onnx::ParseData<int64_t>(c)[0];
+    RuntimeMask mask{indexValues[ids], std::vector<bool>(rows->second, false), {}};
+    if (value >= 0 && value < rows->second)
+      mask.truth[value] = true;
+    runtimeMasks[curNode->output(0)] = std::move(mask);
+    handled = true;
+    return success();
+  }
+  auto in = hasInput(0) ? runtimeMasks.find(curNode->input(0)) : runtimeMasks.end();
+  if (in == runtimeMasks.end())
+    return success();
+  handled = true;
+  RuntimeMask mask = in->second;
+  auto outDims = [&]() -> FailureOr<SmallVector<int64_t>> {
+    auto type = outputType(0, Type());
+    if (failed(type))
+      return failure();
+    return SmallVector<int64_t>(type->getShape());
+  };
+  if (op == "Identity" || (op == "Cast" && curNode->attribute_size() == 1 &&
+                           curNode->attribute(0).i() == onnx::TensorProto::BOOL)) {
+    runtimeMasks[curNode->output(0)] = std::move(mask);
+    return success();
+  }
+  if (op == "Not") {
+    mask.truth.flip();
+    runtimeMasks[curNode->output(0)] = std::move(mask);
+    return success();
+  }
+  if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Expand") {
+    auto dims = outDims();
+    if (failed(dims))
+      return failure();
+    mask.steps.emplace_back(*dims, op == "Expand");
+    runtimeMasks[curNode->output(0)] = std::move(mask);
+    return success();
+  }
+  if (op == "Cast" && curNode->attribute_size() == 1 &&
+      curNode->attribute(0).i() == onnx::TensorProto::FLOAT) {
+    std::vector<float> table(mask.truth.begin(), mask.truth.end());
+    setOutput(0, gatherMask(mask, table));
+    return success();
+  }
+  if (op != "Where")
+    return emitError() << "its input '" << curNode->input(0)
+                       << "' is a mask computed at run time from token ids; mgs supports Not, "
+                          "Reshape, Unsqueeze, Squeeze, Identity, Expand, Cast and Where on such "
+                          "a mask";
+  // Where(mask, x, y): each data branch times the 0/1 table of where it is
+  // chosen, each constant branch (one value) the table of its value where
+  // chosen, summed; a branch of zeros adds nothing.
+  auto outType = outputType(0, b.getF32Type());
+  if (failed(outType))
+    return failure();
+  Value sum;
+  auto add = [&](Value term) {
+    if (!sum) {
+      sum = term;
+      return;
+    }
+    auto shape = broadcastShapes(shapeOf(sum), shapeOf(term));
+    sum = AddOp::create(b, curLoc, RankedTensorType::get(*shape, b.getF32Type()), sum, term);
+  };
+  for (int branch = 1; branch <= 2; ++branch) {
+    std::vector<float> table(mask.truth.size());
+    if (inputIsConstant(branch)) {
+      auto values = constantFloats(branch);
+      if (failed(values))
+        return failure();
+      if (values->empty() || llvm::any_of(*values, [&](float v) {
+            return std::memcmp(&v, &(*values)[0], sizeof v) != 0;
+          }))
+        return emitError() << "input " << branch << " ('" << curNode->input(branch)
+                           << "') must hold one value (a scalar or a constant fill) where the "
+                              "condition is a mask computed at run time from token ids";
+      if ((*values)[0] == 0.0f)
+        continue;
+      for (size_t v = 0; v < table.size(); ++v)
+        table[v] = mask.truth[v] == (branch == 1) ? (*values)[0] : 0.0f;
+      add(gatherMask(mask, table));
+      continue;
+    }
+    auto x = input(branch);
+    if (failed(x))
+      return failure();
+    for (size_t v = 0; v < table.size(); ++v)
+      table[v] = mask.truth[v] == (branch == 1) ? 1.0f : 0.0f;
+    Value keep = gatherMask(mask, table);
+    auto shape = broadcastShapes(shapeOf(*x), shapeOf(keep));
+    if (!shape)
+      return emitError() << "input " << branch << " of shape " << shapeToString(shapeOf(*x))
+                         << " does not broadcast with the condition's "
+                         << shapeToString(shapeOf(keep));
+    add(MulOp::create(b, curLoc, RankedTensorType::get(*shape, b.getF32Type()), *x, keep));
+  }
+  auto zeros = arith::ConstantOp::create(b, curLoc, *outType, DenseElementsAttr::get(*outType, 0.0f));
+  if (!sum)
+    sum = zeros;
+  else if (sum.getType() != *outType)
+    sum = AddOp::create(b, curLoc, *outType, sum, zeros);
+  setOutput(0, sum);
+  return success();
+}
+
 int GraphImporter::valueTypeOf(const std::string &name) const {
   if (auto it = initializers.find(name); it != initializers.end())
     return it->second->data_type();
@@ -513,8 +685,12 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
 
   llvm::StringSet<> gatherIndices;
   for (const auto &node : graph.node())
-    if (node.op_type() == "Gather" && node.input_size() > 1)
+    if (node.op_type() == "Gather" && node.input_size() > 1) {
       gatherIndices.insert(node.input(1));
+      if (auto it = initializers.find(node.input(0));
+          it != initializers.end() && it->second->dims_size() > 0)
+        embeddingRows[node.input(1)] = it->second->dims(0);
+    }
 
   // Graph inputs that are not initializers are the function's arguments.
   SmallVector<Type> argTypes;
@@ -581,6 +757,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return failure();
       continue;
     }
+    bool handled = false;
+    if (failed(importRuntimeMask(handled)))
+      return failure();
+    if (handled)
+      continue;
     if (isFoldableOp(curNode->op_type())) {
       bool folded = false;
       if (failed(foldConstant(folded)))
@@ -665,7 +846,8 @@ std::string onnxLibraryDescription() {
 }
 
 SmallVector<StringRef> supportedOpTypes() {
-  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Expand", "Shape"};
+  // (Einsum is rewritten into MatMul and Transposes before the graph walk.)
+  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Einsum", "Expand", "Shape"};
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);
@@ -731,6 +913,21 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     };
     inferShapes(model);
     foldShapeArithmetic(model, *opset, inferShapes);
+    // Einsums become MatMul and Transposes once their operands' ranks are
+    // known (often only after folding: attention's head split), and the
+    // shapes after them are inferred and folded again.
+    for (bool rewrote = true; rewrote;) {
+      if (failed(lowerEinsums(model, fileLoc, /*strict=*/false, rewrote)))
+        return failure();
+      if (rewrote) {
+        model.mutable_graph()->clear_value_info();
+        inferShapes(model);
+        foldShapeArithmetic(model, *opset, inferShapes);
+      }
+    }
+    bool rewrote = false;
+    if (failed(lowerEinsums(model, fileLoc, /*strict=*/true, rewrote)))
+      return failure();
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);

@@ -5,11 +5,11 @@
                        [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
-Exports MODEL (lstmlm, gpt: language models on int64 token ids, a label per
-token; transformer: a classifier of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
+Exports MODEL (lstmlm, gpt, decoder: language models on int64 token ids, a label per
+token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
-swin: CIFAR-shaped;
-inception3: 75x75, resnet50: 224x224, NumPy data) with torch,
+swin, maxvit: CIFAR-shaped;
+inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the
 same scaling), and runs the executable for K steps on that batch with plain
@@ -91,19 +91,22 @@ def read_weights(path):
 MGSC_ARGS = {"gpt": ["--freeze", "mask"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
-NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224)}
+NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
 
 
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer"):
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn"):
         # Token ids and the next token at every position (NumPy, int64), or
-        # one of 4 classes a sequence (transformer).
+        # one of 4 classes a sequence (transformer, padattn).
         tokens = rng.integers(0, 50, (n, 13))
+        if name == "padattn":  # padding (id 0): the last 1 to 5 of every other sequence
+            for i in range(0, n, 2):
+                tokens[i, 11 - (i // 2) % 5:12] = 0
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, tokens[:, :12].astype(np.int64))
-        labels = rng.integers(0, 4, n) if name == "transformer" else tokens[:, 1:]
+        labels = rng.integers(0, 4, n) if name in ("transformer", "padattn") else tokens[:, 1:]
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(tokens[:, :12]), labels.reshape(-1)
     labels = rng.integers(0, 10, n)
@@ -115,7 +118,7 @@ def make_batch(name, n, workdir):
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(x), labels
     if name in ("resnet20", "googlenet", "mobilenetv3", "shufflenetv2", "vit", "convnext",
-                "mnasnet", "swin"):
+                "mnasnet", "swin", "maxvit"):
         pixels = rng.integers(0, 256, (n, 3 * 32 * 32)).astype(np.uint8)
         path = os.path.join(workdir, f"{name}-batch.bin")
         with open(path, "wb") as f:

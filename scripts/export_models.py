@@ -239,6 +239,27 @@ class TokenTransformer(nn.Module):
         return self.fc(self.encoder(self.embed(tokens) + self.pos).mean(1))
 
 
+class PaddedAttention(nn.Module):
+    """nn.MultiheadAttention over token ids [N, T] with padding: an embedding
+    (50 -> 32) plus a learned position embedding, one attention layer (4
+    heads, batch first) whose key_padding_mask is computed from the ids
+    (id 0 is padding: `tokens == 0`, a mask made at run time), the mean over
+    the positions and a linear layer to 4 classes (make_token_data.py's
+    steps.npy)."""
+
+    def __init__(self, vocab=50, width=32, heads=4, length=12, classes=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.randn(1, length, width) * 0.1)
+        self.attn = nn.MultiheadAttention(width, heads, batch_first=True)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        x = self.embed(tokens) + self.pos
+        y = self.attn(x, x, x, key_padding_mask=tokens == 0, need_weights=False)[0]
+        return self.fc(y.mean(1))
+
+
 class GPTBlock(nn.Module):
     """A pre-LayerNorm decoder block: x + attention(LN(x)) under the causal
     mask, then x + MLP(LN(x)) with GELU."""
@@ -282,6 +303,32 @@ class TokenGPT(nn.Module):
         for block in self.blocks:
             x = block(x, self.mask)
         return self.out(self.ln(x)).reshape(-1, self.out.out_features)
+
+
+class TokenDecoder(nn.Module):
+    """nn.TransformerDecoder as a language model: token ids [N, T] into an
+    embedding (50 -> 32), two decoder layers (4 heads, feed-forward 64, ReLU,
+    dropout 0, batch first) under the causal mask nn.Transformer generates
+    in forward (torch.triu of a -inf square: ConstantOfShape and Trilu,
+    evaluated at import), their memory a linear map of the embeddings, read
+    under the same mask (else every position sees the next token), and a
+    linear layer back to the 50 tokens at every position: logits [N * T, 50],
+    sample-major, as TokenGPT's."""
+
+    def __init__(self, vocab=50, width=32, heads=4, layers=2):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.memory = nn.Linear(width, width)
+        layer = nn.TransformerDecoderLayer(width, heads, dim_feedforward=2 * width, dropout=0.0,
+                                           batch_first=True)
+        self.decoder = nn.TransformerDecoder(layer, layers)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        causal = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        y = self.decoder(x, self.memory(x), tgt_mask=causal, memory_mask=causal)
+        return self.out(y).reshape(-1, self.out.out_features)
 
 
 def shufflenet_small():
@@ -352,6 +399,8 @@ def build(name):
         # classifier, a GPT-style language model with a label per token.
         "transformer": (TokenTransformer, torch.zeros(1, 12, dtype=torch.long)),
         "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
+        "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
+        "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -371,6 +420,15 @@ def build(name):
             [tvm.convnext.CNBlockConfig(16, 32, 1), tvm.convnext.CNBlockConfig(32, None, 1)],
             stochastic_depth_prob=0.0, layer_scale=1.0, num_classes=10),
             torch.zeros(1, 3, 32, 32)),
+        # torchvision's MobileNetV2 at 0.5 width (ReLU6, a Clip; inverted
+        # residuals with depthwise convolutions), 10 classes, dropout 0, on
+        # 64x64 input (NumPy data in the tests): its five stride-2 stages end
+        # at 2x2. At 32x32 they end at 1x1, where a BatchNorm over a channel
+        # that a ReLU6 zeroed for the whole batch puts values within float32
+        # rounding of the next ReLU6's kink: PyTorch's own float32 gradient is
+        # then ~1e-2 from float64 (measured: 9.8e-3; mgs's 2.2e-3).
+        "mobilenetv2": (lambda: tvm.MobileNetV2(num_classes=10, width_mult=0.5, dropout=0.0),
+                        torch.zeros(2, 3, 64, 64)),
         # torchvision's MNASNet at 0.5 width on CIFAR-shaped input (its five
         # stride-2 stages: 32 -> 1; the head is a mean over H and W, a
         # ReduceMean), 10 classes, dropout 0. A batch of 2: BatchNorm needs
@@ -398,6 +456,16 @@ def build(name):
                      patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
                      window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10),
                  torch.zeros(1, 3, 32, 32)),
+        # torchvision's MaxVit on CIFAR-shaped input: a stem of 16 channels,
+        # two stages of one block (16 and 32 channels; an MBConv with
+        # squeeze-excitation, then window and grid attention with partitions
+        # of 2 and heads of 8), 10 classes, no stochastic depth. Its attention
+        # is torch.einsum: Einsums rewritten at import into MatMul and
+        # Transposes.
+        "maxvit": (lambda: tvm.MaxVit(input_size=(32, 32), stem_channels=16, partition_size=2,
+                                      block_channels=[16, 32], block_layers=[1, 1], head_dim=8,
+                                      stochastic_depth_prob=0.0, num_classes=10),
+                   torch.zeros(1, 3, 32, 32)),
     }
     if name not in table:
         sys.exit(f"export_models.py: unknown model '{name}'; known: {', '.join(sorted(table))}")
@@ -410,7 +478,9 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin"}
+                 "swin", "decoder", "maxvit", "padattn"}
+# Language models: their logits have a row per token (a symbol of their own).
+TOKEN_ROWS = {"gpt", "gpt_medium", "decoder"}
 
 
 def export(name, opset, out_dir):
@@ -419,8 +489,7 @@ def export(name, opset, out_dir):
     model.train()
     path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
     tmp = path + ".tmp"
-    # (The GPTs' logits have a row per token: a symbol of their own.)
-    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name.startswith("gpt") else "N"}} \
+    dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
         if name in DYNAMIC_BATCH else None
     # PyTorch 2.9+ defaults to the torch.export-based exporter, which exports the inference
     # graph (BatchNorm folded, dropout gone); the TorchScript one keeps the training graph.

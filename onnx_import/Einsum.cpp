@@ -1,0 +1,193 @@
+//===- Einsum.cpp - Einsum as ONNX Transpose and MatMul -------------------===//
+//
+// A batched matrix product written as an Einsum becomes ONNX Transpose,
+// MatMul and Transpose nodes (each transpose left out where it is the
+// identity) before shape inference runs again: ONNX 1.12 infers only an
+// Einsum's rank, and the ops after it need static shapes. Their converters
+// and gradients exist; train-fold-transpose-into-matmul then folds a
+// transpose of the last two dimensions into the matmul.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Einsum.h"
+#include "Prepare.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+using namespace mlir;
+
+namespace mgs::onnx_import {
+namespace {
+
+/// `term` with "..." replaced by `count` placeholder labels ('0', '1', ...:
+/// digits are not einsum labels), or "" when it does not fit.
+std::string expandEllipsis(StringRef term, int64_t count) {
+  const size_t at = term.find("...");
+  if (at == StringRef::npos)
+    return term.str();
+  if (count < 0 || count > 10)
+    return "";
+  std::string dots;
+  for (int64_t i = 0; i < count; ++i)
+    dots.push_back(static_cast<char>('0' + i));
+  return (term.take_front(at) + dots + term.drop_front(at + 3)).str();
+}
+
+/// The positions in `from` of the labels of `to`, or empty when that is the
+/// identity.
+SmallVector<int64_t> permutation(StringRef from, StringRef to) {
+  SmallVector<int64_t> perm;
+  bool identity = true;
+  for (auto [i, c] : llvm::enumerate(to)) {
+    perm.push_back(static_cast<int64_t>(from.find(c)));
+    identity &= perm.back() == static_cast<int64_t>(i);
+  }
+  return identity ? SmallVector<int64_t>() : perm;
+}
+
+bool contains(StringRef s, char c) { return s.find(c) != StringRef::npos; }
+
+} // namespace
+
+std::string planEinsum(StringRef equationIn, int64_t rankA, int64_t rankB, EinsumPlan &plan) {
+  std::string equation;
+  for (char c : equationIn)
+    if (c != ' ')
+      equation.push_back(c);
+  const size_t arrow = equation.find("->");
+  if (arrow == std::string::npos)
+    return "no explicit output ('->')";
+  SmallVector<StringRef> terms;
+  StringRef(equation).take_front(arrow).split(terms, ',');
+  if (terms.size() != 2)
+    return std::to_string(terms.size()) + " operand(s)";
+  StringRef outTerm = StringRef(equation).drop_front(arrow + 2);
+  // "..." covers the dimensions the labels do not, the same count in each term.
+  const int64_t dots = rankA - (static_cast<int64_t>(terms[0].size()) - 3);
+  const std::string a = expandEllipsis(terms[0], dots), b = expandEllipsis(terms[1], dots),
+                    out = expandEllipsis(outTerm, dots);
+  if (static_cast<int64_t>(a.size()) != rankA || static_cast<int64_t>(b.size()) != rankB ||
+      a.empty() || b.empty() || out.empty())
+    return "its terms do not match the operands' ranks (" + std::to_string(rankA) + " and " +
+           std::to_string(rankB) + ")" +
+           (contains(equation, '.') ? ", '...' standing for the same dimensions in each" : "");
+  for (const std::string *term : {&a, &b, &out})
+    for (char c : *term)
+      if (llvm::count(*term, c) != 1)
+        return std::string("label '") + c + "' repeats in a term";
+  std::string batch, contracted, freeA, freeB;
+  for (char c : out) {
+    if (!contains(a, c) && !contains(b, c))
+      return std::string("output label '") + c + "' is in no operand";
+    (contains(a, c) && contains(b, c) ? batch : contains(a, c) ? freeA : freeB).push_back(c);
+  }
+  for (char c : a + b)
+    if (!contains(out, c)) {
+      if (!contains(a, c) || !contains(b, c))
+        return std::string("label '") + c + "' is summed over one operand only";
+      if (!contains(contracted, c))
+        contracted.push_back(c);
+    }
+  if (contracted.size() != 1 || freeA.size() != 1 || freeB.size() != 1)
+    return std::to_string(contracted.size()) + " contracted label(s) and " +
+           std::to_string(freeA.size()) + " and " + std::to_string(freeB.size()) +
+           " free label(s)";
+  // [batch..., freeA, k] x [batch..., k, freeB] -> [batch..., freeA, freeB].
+  plan.permA = permutation(a, batch + freeA + contracted);
+  plan.permB = permutation(b, batch + contracted + freeB);
+  plan.permOut = permutation(batch + freeA + freeB, out);
+  return "";
+}
+
+LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool strict,
+                           bool &changed) {
+  changed = false;
+  onnx::GraphProto *graph = model.mutable_graph();
+  if (llvm::none_of(graph->node(), [](const onnx::NodeProto &n) {
+        return n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx");
+      }))
+    return success();
+  llvm::StringMap<int64_t> ranks;
+  auto addRanks = [&](const auto &infos) {
+    for (const onnx::ValueInfoProto &vi : infos)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
+        ranks[vi.name()] = vi.type().tensor_type().shape().dim_size();
+  };
+  addRanks(graph->input());
+  addRanks(graph->value_info());
+  for (const auto &init : graph->initializer())
+    ranks[init.name()] = init.dims_size();
+
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Swap(graph->mutable_node());
+  for (auto [idx, node] : llvm::enumerate(nodes)) {
+    if (node.op_type() != "Einsum" || (!node.domain().empty() && node.domain() != "ai.onnx")) {
+      graph->add_node()->Swap(&node);
+      continue;
+    }
+    std::string equation;
+    for (const auto &attr : node.attribute())
+      if (attr.name() == "equation")
+        equation = attr.s();
+    const std::string label = labelOf(node, static_cast<int>(idx));
+    auto fail = [&](const std::string &why) {
+      return emitError(fileLoc) << "node '" << label << "' (Einsum): equation '" << equation
+                                << "': " << why
+                                << "; mgs supports an Einsum that is a batched matrix product "
+                                   "(two operands, an explicit '->', batch labels, one "
+                                   "contracted label and one free label of each operand)";
+    };
+    if (node.input_size() != 2 || node.output_size() != 1)
+      return fail(std::to_string(node.input_size()) + " operand(s)");
+    auto rankA = ranks.find(node.input(0)), rankB = ranks.find(node.input(1));
+    if (rankA == ranks.end() || rankB == ranks.end()) {
+      if (strict)
+        return fail("the operands' ranks are unknown after shape inference");
+      graph->add_node()->Swap(&node); // perhaps known after another round
+      continue;
+    }
+    EinsumPlan plan;
+    if (std::string why = planEinsum(equation, rankA->second, rankB->second, plan); !why.empty())
+      return fail(why);
+    const std::string base = node.name().empty() ? node.output(0) : node.name();
+    auto transpose = [&](const std::string &in, ArrayRef<int64_t> perm, const std::string &out,
+                         StringRef suffix) {
+      onnx::NodeProto *t = graph->add_node();
+      t->set_op_type("Transpose");
+      t->set_name(base + "/" + suffix.str());
+      t->add_input(in);
+      t->add_output(out);
+      onnx::AttributeProto *p = t->add_attribute();
+      p->set_name("perm");
+      p->set_type(onnx::AttributeProto::INTS);
+      for (int64_t d : perm)
+        p->add_ints(d);
+    };
+    std::string lhs = node.input(0), rhs = node.input(1);
+    if (!plan.permA.empty()) {
+      transpose(node.input(0), plan.permA, base + "/lhs_transposed", "TransposeLhs");
+      lhs = base + "/lhs_transposed";
+    }
+    if (!plan.permB.empty()) {
+      transpose(node.input(1), plan.permB, base + "/rhs_transposed", "TransposeRhs");
+      rhs = base + "/rhs_transposed";
+    }
+    onnx::NodeProto *matmul = graph->add_node();
+    matmul->set_op_type("MatMul");
+    matmul->set_name(base + "/MatMul");
+    matmul->add_input(lhs);
+    matmul->add_input(rhs);
+    if (plan.permOut.empty()) {
+      matmul->add_output(node.output(0));
+    } else {
+      matmul->add_output(base + "/product");
+      transpose(base + "/product", plan.permOut, node.output(0), "TransposeResult");
+    }
+    changed = true;
+  }
+  return success();
+}
+
+} // namespace mgs::onnx_import

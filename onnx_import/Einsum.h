@@ -1,0 +1,47 @@
+//===- Einsum.h - Einsum as ONNX Transpose and MatMul -----------*- C++ -*-===//
+//
+// An ONNX Einsum that is a batched matrix product (attention written with
+// torch.einsum: MaxViT's "bghid,bghjd->bghij") rewritten, before the graph
+// walk, into the ONNX ops that already import. Internal to onnx_import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_EINSUM_H
+#define MGS_ONNX_IMPORT_EINSUM_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <cstdint>
+#include <string>
+
+namespace mgs::onnx_import {
+
+/// How to compute an Einsum of two operands of ranks `rankA` and `rankB` as
+/// MatMul(Transpose(A, permA), Transpose(B, permB)) then Transpose(permOut):
+/// an empty permutation is the identity.
+struct EinsumPlan {
+  llvm::SmallVector<int64_t> permA, permB, permOut;
+};
+
+/// Plans `equation` (spaces allowed): an explicit output ("->"), two
+/// operands, each label once a term, and the labels batch ones (in both
+/// operands and the output), exactly one contracted (in both operands only)
+/// and one free label of each operand (in it and the output), in any order;
+/// "..." stands for the same leading dimensions of both operands and the
+/// output. Returns "" or why the equation is not such a product.
+std::string planEinsum(llvm::StringRef equation, int64_t rankA, int64_t rankB, EinsumPlan &plan);
+
+/// Replaces each Einsum node of the graph by its plan's Transpose, MatMul and
+/// Transpose nodes (named after it: errors still name it), or fails naming
+/// the node and its equation. The operands' ranks come from shape inference
+/// (run before); an Einsum whose operands' ranks are unknown is kept, or with
+/// `strict` an error. Returns whether any node was replaced in `changed`.
+mlir::LogicalResult lowerEinsums(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
+                                 bool &changed);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_EINSUM_H

@@ -1,0 +1,330 @@
+#!/usr/bin/python3
+"""Probe what a new user exports today: every classification family of
+torchvision (Debian's, torch 1.13) and PyTorch's own transformer and
+recurrent blocks, each at the smallest configuration that keeps its
+structure, through the whole path a user takes:
+
+  torch.onnx.export (TRAINING mode, opset 15, constant folding off, a dynamic
+  batch) -> mgs-import-onnx -> mgsc -> the training executable, a few epochs
+  on synthetic NumPy data (images: ten noisy class patterns, as the e2e tests
+  use; tokens: scripts/make_token_data.py's progressions)
+
+and print a table: imports? compiles? trains (the last epoch's mean loss below
+the first's)? and the first blocker (the first error line of the stage that
+failed).
+
+    probe_zoo.py [--build DIR] [--work DIR] [--only NAME,...] [--epochs N] [--markdown]
+
+Run with Debian's /usr/bin/python3 from the repository root after building
+mgs-import-onnx and mgsc. Nothing is downloaded (random weights, seeded). One
+OpenMP thread for training, so that the probe stays cheap on a shared machine.
+"""
+import argparse
+import os
+import re
+import subprocess
+import sys
+import time
+import warnings
+
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import export_models  # noqa: E402  (its TokenDecoder, PaddedAttention, MaxVit)
+VOCAB, LENGTH = 50, 12
+
+
+# --- PyTorch's own blocks, as a user wraps them -----------------------------
+
+class Seq2Seq(nn.Module):
+    """nn.Transformer (encoder-decoder, 1 + 1 layers, width 32, 4 heads, batch
+    first) over token ids: the tokens are the source and, shifted by the
+    causal target mask, the target; a source key-padding mask from the
+    tokens (id 0 is padding) and a label per position (the next token)."""
+
+    def __init__(self):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, 32)
+        self.transformer = nn.Transformer(32, 4, 1, 1, dim_feedforward=64, dropout=0.0,
+                                          batch_first=True)
+        self.out = nn.Linear(32, VOCAB)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        causal = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        y = self.transformer(x, x, tgt_mask=causal, memory_mask=causal,
+                             src_key_padding_mask=tokens == 0,
+                             memory_key_padding_mask=tokens == 0)
+        return self.out(y).reshape(-1, VOCAB)
+
+
+class Recurrent(nn.Module):
+    """nn.GRU or nn.LSTM (16 -> 32, num_layers 2, batch_first) over embedded
+    tokens, every step's output into a label per position (the next token)."""
+
+    def __init__(self, cell):
+        super().__init__()
+        self.embed = nn.Embedding(VOCAB, 16)
+        self.rnn = cell(16, 32, num_layers=2, batch_first=True)
+        self.out = nn.Linear(32, VOCAB)
+
+    def forward(self, tokens):
+        y, _ = self.rnn(self.embed(tokens))
+        return self.out(y).reshape(-1, VOCAB)
+
+
+# --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
+# kind: "image" (float NCHW, 10 classes), "class" (tokens, 4 classes),
+# "token" (tokens, a label per position).
+
+def efficientnet_v2(stochastic_depth):
+    from torchvision.models import EfficientNet, efficientnet as eff
+    return EfficientNet(
+        [eff.FusedMBConvConfig(1, 3, 1, 16, 16, 2), eff.FusedMBConvConfig(4, 3, 2, 16, 32, 2),
+         eff.MBConvConfig(4, 3, 2, 32, 48, 2)], dropout=0.2, last_channel=128,
+        stochastic_depth_prob=stochastic_depth, num_classes=10)
+
+
+def models():
+    import torchvision.models as tvm
+    from torchvision.models import regnet, swin_transformer as swin
+    img32, img64 = (3, 32, 32), (3, 64, 64)
+    tokens = (LENGTH,)
+    return {
+        # AlexNet's adaptive pool to 6x6 exports only when the features are a
+        # multiple of 6 wide: 224x224 gives 6x6. Its classifier is fixed (4096).
+        "alexnet": (lambda: tvm.AlexNet(num_classes=10), (3, 224, 224), "image", 4, 16, 0.01),
+        "convnext": (lambda: tvm.convnext.ConvNeXt(
+            [tvm.convnext.CNBlockConfig(16, 32, 1), tvm.convnext.CNBlockConfig(32, None, 1)],
+            num_classes=10), img32, "image", 16, 64, 0.05),
+        "densenet": (lambda: tvm.DenseNet(growth_rate=8, block_config=(2, 2), num_init_features=16,
+                                          bn_size=2, num_classes=10), img32, "image", 16, 64, 0.05),
+        # Stochastic depth in training mode is a random op torch 1.13 cannot
+        # export (Bernoulli); the "sd 0" rows are the same models without it.
+        "efficientnet_b0": (lambda: tvm.efficientnet_b0(num_classes=10), img32, "image", 16, 64,
+                            0.05),
+        "efficientnet_b0 (sd 0)": (lambda: tvm.efficientnet_b0(num_classes=10,
+                                                               stochastic_depth_prob=0.0),
+                                   img32, "image", 16, 64, 0.05),
+        # V2-S's block kinds (fused and unfused MBConv, each with a residual
+        # block), narrower and shallower.
+        "efficientnet_v2": (lambda: efficientnet_v2(0.2), img32, "image", 16, 64, 0.05),
+        "efficientnet_v2 (sd 0)": (lambda: efficientnet_v2(0.0), img32, "image", 16, 64, 0.05),
+        "googlenet": (lambda: tvm.googlenet(aux_logits=False, init_weights=False,
+                                            transform_input=False, num_classes=10), img32, "image",
+                      16, 64, 0.05),
+        "inception_v3": (lambda: tvm.inception_v3(aux_logits=False, init_weights=False,
+                                                  transform_input=False, num_classes=10),
+                         (3, 75, 75), "image", 4, 16, 0.001),
+        # (export_models.py's "maxvit": stochastic depth 0 there too)
+        "maxvit": (lambda: export_models.build("maxvit")[0], img32, "image", 16, 64, 0.05),
+        "mnasnet": (lambda: tvm.MNASNet(0.5, num_classes=10), img32, "image", 16, 64, 0.001),
+        # 64x64: at 32x32 its last stages are 1x1, where a BatchNorm over a
+        # channel that a ReLU6 zeroed for the whole batch makes the step
+        # ill-conditioned in float32 (PyTorch's own float32 gradient is 1e-2
+        # from float64 there: check_gradients.py mobilenetv2).
+        "mobilenet_v2": (lambda: tvm.MobileNetV2(num_classes=10, width_mult=0.5, dropout=0.0),
+                         img64, "image", 16, 64, 0.01),
+        "mobilenet_v3": (lambda: tvm.mobilenet_v3_small(num_classes=10), img32, "image", 16, 64,
+                         0.05),
+        "regnet": (lambda: tvm.RegNet(regnet.BlockParams.from_init_params(
+            depth=2, w_0=16, w_a=8.0, w_m=2.0, group_width=8, se_ratio=0.25), stem_width=16,
+            num_classes=10), img32, "image", 16, 64, 0.05),
+        "resnet": (lambda: tvm.ResNet(tvm.resnet.BasicBlock, [1, 1, 1, 1], num_classes=10), img32,
+                   "image", 16, 64, 0.05),
+        "resnext": (lambda: tvm.ResNet(tvm.resnet.Bottleneck, [1, 1, 1, 1], groups=32,
+                                       width_per_group=4, num_classes=10), img32, "image", 16, 64,
+                    0.01),
+        "shufflenet_v2": (lambda: tvm.shufflenet_v2_x0_5(num_classes=10), img32, "image", 16, 64,
+                          0.01),
+        "squeezenet": (lambda: tvm.squeezenet1_1(num_classes=10), img64, "image", 16, 64, 0.01),
+        "swin": (lambda: swin.SwinTransformer(
+            patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+            num_classes=10), img32, "image", 16, 64, 0.05),
+        "swin (sd 0)": (lambda: swin.SwinTransformer(
+            patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+            stochastic_depth_prob=0.0, num_classes=10), img32, "image", 16, 64, 0.05),
+        "swin_v2": (lambda: swin.SwinTransformer(
+            patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4], window_size=[4, 4],
+            num_classes=10, block=swin.SwinTransformerBlockV2,
+            downsample_layer=swin.PatchMergingV2), img32, "image", 16, 64, 0.05),
+        # VGG's adaptive pool to 7x7 likewise: 224x224 (the smallest VGG, 11).
+        "vgg": (lambda: tvm.vgg11(num_classes=10), (3, 224, 224), "image", 2, 8, 0.01),
+        "vit": (lambda: tvm.VisionTransformer(image_size=32, patch_size=4, num_layers=2,
+                                              num_heads=4, hidden_dim=64, mlp_dim=128,
+                                              num_classes=10), img32, "image", 16, 64, 0.05),
+        "wide_resnet": (lambda: tvm.ResNet(tvm.resnet.Bottleneck, [1, 1, 1, 1],
+                                           width_per_group=128, num_classes=10), img32, "image",
+                        16, 64, 0.01),
+        "nn.Transformer": (Seq2Seq, tokens, "token", 16, 128, 0.1),
+        "nn.TransformerDecoder": (export_models.TokenDecoder, tokens, "token", 16, 128, 0.1),
+        # export_models.py's "padattn": key_padding_mask=tokens == 0
+        "nn.MultiheadAttention": (export_models.PaddedAttention, tokens, "class", 16, 256, 0.05),
+        "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
+        "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
+    }
+
+
+def export(name, ctor, shape, kind, path):
+    torch.manual_seed(0)
+    model = ctor()
+    model.train()
+    example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
+    rows = "rows" if kind == "token" else "N"
+    torch.onnx.export(model, example, path, opset_version=15,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["input"], output_names=["logits"],
+                      dynamic_axes={"input": {0: "N"}, "logits": {0: rows}})
+
+
+def make_data(kind, shape, samples, work):
+    rng = np.random.default_rng(0)
+    x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
+    if kind == "image":
+        labels = rng.integers(0, 10, samples)
+        patterns = rng.standard_normal((10, *shape))
+        np.save(x, (patterns[labels] + 0.5 * rng.standard_normal((samples, *shape)))
+                .astype(np.float32))
+        np.save(y, labels.astype(np.int64))
+    else:
+        subprocess.run([sys.executable, os.path.join(HERE, "make_token_data.py"), work,
+                        "--samples", str(samples), "--length", str(LENGTH), "--vocab", str(VOCAB)],
+                       check=True)
+        x = os.path.join(work, "tokens.npy")
+        y = os.path.join(work, "next.npy" if kind == "token" else "steps.npy")
+    return x, y
+
+
+def torch_losses(ctor, x, y, kind, batch, epochs, lr):
+    """PyTorch's own epoch losses on the same data, initial weights, batch, SGD
+    (momentum 0.9, the training executable's default) and epochs: the
+    reference for whether mgs's loss should fall at this learning rate."""
+    torch.manual_seed(0)
+    model = ctor()
+    model.train()
+    xs, ys = torch.from_numpy(np.load(x)), torch.from_numpy(np.load(y))
+    opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
+    gen = torch.Generator().manual_seed(1)
+    losses = []
+    for _ in range(epochs):
+        order, total, steps = torch.randperm(len(xs), generator=gen), 0.0, len(xs) // batch
+        for i in range(steps):
+            idx = order[i * batch:(i + 1) * batch]
+            loss = F.cross_entropy(model(xs[idx]), ys[idx].reshape(-1))
+            opt.zero_grad()
+            loss.backward()
+            opt.step()
+            total += loss.item()
+        losses.append(total / steps)
+    return losses
+
+
+def first_error(text):
+    """The first line that says what went wrong, shortened for a table cell."""
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    for line in lines:
+        if re.search(r"error|unsupported|not supported|cannot|failed", line, re.I):
+            return line[:160]
+    return (lines[-1] if lines else "(no output)")[:160]
+
+
+def run(cmd, timeout, env=None):
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, env=env)
+        return p.returncode, p.stdout + p.stderr
+    except subprocess.TimeoutExpired:
+        return 124, f"timed out after {timeout} s"
+    except OSError as e:  # e.g. a tool being rebuilt meanwhile
+        return 126, f"error: cannot run {cmd[0]}: {e}"
+
+
+def probe(name, spec, args):
+    ctor, shape, kind, batch, samples, lr = spec
+    work = os.path.join(args.work, re.sub(r"[^A-Za-z0-9_]", "_", name))
+    os.makedirs(work, exist_ok=True)
+    onnx_path = os.path.join(work, "model.onnx")
+    row = {"model": name, "imports": "-", "compiles": "-", "trains": "-", "blocker": "",
+           "torch": ""}
+    try:
+        export(name, ctor, shape, kind, onnx_path)
+    except Exception as e:  # the exporter's own failure: nothing mgs can do
+        row["blocker"] = f"torch.onnx.export: {str(e).splitlines()[0][:140]}"
+        return row
+    bsz = ["--batch-size", str(batch)]
+    rc, out = run([os.path.join(args.build, "bin", "mgs-import-onnx"), onnx_path, *bsz,
+                   "-o", os.path.join(work, "model.mlir")], 300)
+    row["imports"] = "yes" if rc == 0 else "no"
+    if rc != 0:
+        row["blocker"] = first_error(out)
+        return row
+    exe = os.path.join(work, "train")
+    rc, out = run([os.path.join(args.build, "bin", "mgsc"), onnx_path, *bsz, "--quiet",
+                   "-o", exe], 900)
+    row["compiles"] = "yes" if rc == 0 else "no"
+    if rc != 0:
+        row["blocker"] = first_error(out)
+        return row
+    x, y = make_data(kind, shape, samples, work)
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    rc, out = run([exe, "--data", x, "--labels", y, "--epochs", str(args.epochs), "--lr", str(lr),
+                   "--seed", "1", "--holdout", "0", "--progress-every", "0"], 900, env)
+    losses = [float(v) for v in re.findall(r"^epoch \d+: train loss (\S+)", out, re.M)]
+    if rc != 0 or len(losses) < args.epochs:
+        row["trains"] = "no"
+        row["blocker"] = first_error(out)
+    else:
+        falls = losses[-1] < losses[0]
+        row["trains"] = "yes" if falls else "no (loss rises)"
+        row["blocker"] = "epoch losses " + ", ".join(f"{l:.3g}" for l in losses)
+    if args.torch:
+        torch.set_num_threads(1)
+        row["torch"] = ", ".join(f"{l:.3g}" for l in
+                                 torch_losses(ctor, x, y, kind, batch, args.epochs, lr))
+    return row
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build", help="the mgs build tree (default build)")
+    ap.add_argument("--work", default="build/probe-zoo", help="scratch directory")
+    ap.add_argument("--only", default="", help="comma-separated model names")
+    ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--torch", action="store_true",
+                    help="also train the model in PyTorch on the same data (its epoch losses)")
+    ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    table = models()
+    names = [n for n in args.only.split(",") if n] or list(table)
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        sys.exit(f"probe_zoo.py: unknown model(s) {', '.join(unknown)}; known: {', '.join(table)}")
+    rows = []
+    for name in names:
+        start = time.time()
+        row = probe(name, table[name], args)
+        rows.append(row)
+        print(f"# {name}: {row['imports']}/{row['compiles']}/{row['trains']} "
+              f"({time.time() - start:.0f} s) {row['blocker']}"
+              + (f"; torch {row['torch']}" if row["torch"] else ""), file=sys.stderr, flush=True)
+    head = ["model", "imports", "compiles", "trains", "blocker"] + (["torch"] if args.torch else [])
+    if args.markdown:
+        print("| model | imports | compiles | trains (loss falls) | first blocker / epoch losses |"
+              + (" PyTorch's epoch losses |" if args.torch else ""))
+        print("|---|---|---|---|---|" + ("---|" if args.torch else ""))
+        for r in rows:
+            print("| " + " | ".join(r[h].replace("|", "\\|") for h in head) + " |")
+    else:
+        width = max(len(r["model"]) for r in rows)
+        for r in rows:
+            print(f"{r['model']:<{width}}  {r['imports']:<3}  {r['compiles']:<3}  "
+                  f"{r['trains']:<15}  {r['blocker']}"
+                  + (f"  (PyTorch: {r['torch']})" if r["torch"] else ""))
+
+
+if __name__ == "__main__":
+    main()
