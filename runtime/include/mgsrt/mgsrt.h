@@ -532,16 +532,25 @@ MGSRT_EXPORT int64_t mgsrt_ctx_marks(const mgsrt_ctx_t *ctx, int64_t *ids, doubl
 /*===--- Timeline -----------------------------------------------------------===*
  * While tracing is on, the context records every kernel (its time), every
  * collective from its start to its completion (MPI: when the communication
- * thread saw it complete; otherwise the end of its wait), and every mark (the
- * executable's --trace writes them as a chrome://tracing timeline). On a GPU
+ * thread saw it complete; otherwise the end of its wait), every mark, and the
+ * phases of a sparse all-reduce on the communication thread (CPU; recorded at
+ * its wait; the executable's --trace writes them all as a chrome://tracing
+ * timeline). On a GPU
  * context each kernel is waited for, so its time is the GPU's. Times are
  * seconds on a monotonic clock.
  *===----------------------------------------------------------------------===*/
 
-enum { MGSRT_TRACE_KERNEL = 0, MGSRT_TRACE_COLLECTIVE = 1, MGSRT_TRACE_MARK = 2 };
+enum {
+  MGSRT_TRACE_KERNEL = 0,
+  MGSRT_TRACE_COLLECTIVE = 1,
+  MGSRT_TRACE_MARK = 2,
+  MGSRT_TRACE_PHASE = 3
+};
 typedef struct mgsrt_trace_event {
-  const char *name; /* the kernel ("conv_bwd_data") or collective ("allgather"); static */
-  int64_t arg;      /* collectives: the slot; marks: the mark's id */
+  const char *name; /* the kernel ("conv_bwd_data"), collective ("allgather") or phase
+                       ("sparse_allreduce reduce"); static */
+  int64_t arg;      /* collectives: the slot; marks: the mark's id; phases: the bytes this
+                       rank received in it */
   double start, end;
   int32_t kind;     /* MGSRT_TRACE_* */
 } mgsrt_trace_event_t;

@@ -42,6 +42,9 @@ struct SparseJob {
   std::vector<float> values;
   std::vector<int32_t> indices;
   GlobalTopKResult gtopk;
+  // sparse allreduce while tracing: its phases, for the timeline.
+  std::vector<CollectivePhase> phases;
+  bool tracePhases = false;
   float *outValues = nullptr;
   int32_t *outIndices = nullptr;
   float *residual = nullptr;
@@ -217,10 +220,11 @@ mgsrt_status_t sparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
   CommBackend &backend = *ctx->comm->backend;
   float *out = static_cast<float *>(bufs[2]);
   const bool balanced = desc[SparseAllReduceDesc::Balanced] != 0;
+  s->job->tracePhases = ctx->tracing;
   s->request = backend.startTask("sparse_allreduce", [&backend, job = s->job, k, n, balanced,
                                                       out] {
     return sparseAllReduce(backend, n, job->values.data(), job->indices.data(), k, balanced,
-                           /*average=*/true, out);
+                           /*average=*/true, out, job->tracePhases ? &job->phases : nullptr);
   });
   return MGSRT_OK;
 }
@@ -251,6 +255,9 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   s->request.reset();
   if (status.ok() && s->kind == Slot::Kind::GTopK)
     finishGTopK(*s);
+  if (s->job && ctx->tracing)
+    for (const CollectivePhase &p : s->job->phases)
+      ctx->traceEvent(p.name, p.bytesReceived, p.start, p.end, MGSRT_TRACE_PHASE);
   s->job.reset();
   if (!status.ok())
     return backendFailure(ctx, kernel, status);

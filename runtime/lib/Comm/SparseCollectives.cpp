@@ -10,6 +10,7 @@
 #include "Comm/SparseCollectives.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <numeric>
@@ -127,13 +128,15 @@ Status allGatherBlocks(CommBackend &comm, std::vector<std::vector<char>> &blocks
 /// v becomes the elementwise sum over the ranks: the ranks beyond the
 /// largest power of two P2 <= P fold in (send to r - P2), recursive doubling
 /// among the P2, and the result goes back: floor(log2 P) + 2 messages at most.
-Status allReduceSum(CommBackend &comm, std::vector<int64_t> &v) {
+Status allReduceSum(CommBackend &comm, std::vector<int64_t> &v, int64_t *received = nullptr) {
   const int P = comm.size(), r = comm.rank();
   int P2 = 1;
   while (P2 * 2 <= P)
     P2 *= 2;
   std::vector<char> msg, in;
   auto add = [&]() -> Status {
+    if (received)
+      *received += static_cast<int64_t>(in.size());
     if (in.size() != v.size() * sizeof(int64_t))
       return malformed("sum vector");
     std::vector<int64_t> other(v.size());
@@ -148,6 +151,8 @@ Status allReduceSum(CommBackend &comm, std::vector<int64_t> &v) {
   if (r >= P2) {
     if (Status s = comm.sendRecv(r - P2, msg, r - P2, in); !s.ok())
       return s;
+    if (received)
+      *received += static_cast<int64_t>(in.size());
     size_t at = 0;
     if (in.size() != v.size() * sizeof(int64_t) || !get(in, at, v.data(), v.size()))
       return malformed("sum vector");
@@ -336,8 +341,10 @@ int64_t droppedEntries(const GlobalTopKResult &result, const float *values,
   return static_cast<int64_t>(order.size());
 }
 
-Status sparseRegions(CommBackend &comm, int64_t n, const int32_t *sortedIndices, int64_t count,
-                     bool balanced, std::vector<int64_t> &bounds) {
+namespace {
+/// sparseRegions, adding the bytes this rank received to `received`.
+Status regionBounds(CommBackend &comm, int64_t n, const int32_t *sortedIndices, int64_t count,
+                    bool balanced, std::vector<int64_t> &bounds, int64_t *received) {
   const int P = comm.size();
   bounds.assign(P + 1, 0);
   for (int q = 0; q <= P; ++q)
@@ -350,16 +357,49 @@ Status sparseRegions(CommBackend &comm, int64_t n, const int32_t *sortedIndices,
   std::vector<int64_t> sum(P - 1);
   for (int q = 1; q < P; ++q)
     sum[q - 1] = count ? sortedIndices[count * q / P] : bounds[q];
-  if (Status s = allReduceSum(comm, sum); !s.ok())
+  if (Status s = allReduceSum(comm, sum, received); !s.ok())
     return s;
   for (int q = 1; q < P; ++q)
     bounds[q] = std::clamp(sum[q - 1] / P, bounds[q - 1], n);
   return Status::success();
 }
 
+/// Appends phases to a CollectivePhase log (none when it is null): each
+/// phase from the end of the previous one (or construction) to end().
+class PhaseLog {
+public:
+  explicit PhaseLog(std::vector<CollectivePhase> *log) : log_(log), last_(now()) {
+    if (log_)
+      log_->clear();
+  }
+  void end(const char *name, int64_t bytesReceived = 0) {
+    if (!log_)
+      return;
+    const double t = now();
+    log_->push_back({name, last_, t, bytesReceived});
+    last_ = t;
+  }
+
+private:
+  static double now() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+  }
+  std::vector<CollectivePhase> *log_;
+  double last_;
+};
+} // namespace
+
+Status sparseRegions(CommBackend &comm, int64_t n, const int32_t *sortedIndices, int64_t count,
+                     bool balanced, std::vector<int64_t> &bounds) {
+  return regionBounds(comm, n, sortedIndices, count, balanced, bounds, nullptr);
+}
+
 Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const int32_t *indices,
-                       int64_t count, bool balanced, bool average, float *out) {
+                       int64_t count, bool balanced, bool average, float *out,
+                       std::vector<CollectivePhase> *phases) {
   const int P = comm.size(), r = comm.rank();
+  PhaseLog log(phases);
   // This rank's entries by index; repeated indices keep their entry order.
   std::vector<int64_t> order(count);
   std::iota(order.begin(), order.end(), int64_t(0));
@@ -372,8 +412,10 @@ Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const 
     idx[p] = indices[order[p]];
   }
   std::vector<int64_t> bounds;
-  if (Status s = sparseRegions(comm, n, idx.data(), count, balanced, bounds); !s.ok())
+  int64_t received = 0;
+  if (Status s = regionBounds(comm, n, idx.data(), count, balanced, bounds, &received); !s.ok())
     return s;
+  log.end("sparse_allreduce regions", received);
   // split[q] .. split[q + 1]: this rank's entries in region q.
   std::vector<size_t> split(P + 1);
   for (int q = 0; q <= P; ++q)
@@ -391,6 +433,10 @@ Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const 
     if (Status s = comm.sendRecv(dst, msg, src, parts[src]); !s.ok())
       return s;
   }
+  received = 0;
+  for (int src = 0; src < P; ++src)
+    received += src == r ? 0 : static_cast<int64_t>(parts[src].size());
+  log.end("sparse_allreduce reduce", received);
   std::fill(out, out + n, 0.0f);
   const int64_t lo = bounds[r], hi = bounds[r + 1];
   std::vector<char> touched(hi - lo, 0);
@@ -431,8 +477,13 @@ Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const 
       tv[j] = out[touchedList[j]];
     packEntries(tv.data(), touchedList.data(), touchedList.size(), mineMsg);
   }
+  log.end("sparse_allreduce dense result");
   if (Status s = allGatherBlocks(comm, regions); !s.ok())
     return s;
+  received = 0;
+  for (int q = 0; q < P; ++q)
+    received += q == r ? 0 : static_cast<int64_t>(regions[q].size());
+  log.end("sparse_allreduce gather", received);
   for (int q = 0; q < P; ++q) {
     if (q == r)
       continue;
@@ -453,6 +504,7 @@ Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const 
       out[e.indices[j]] = e.values[j];
     }
   }
+  log.end("sparse_allreduce unpack");
   return Status::success();
 }
 

@@ -88,13 +88,26 @@ int64_t droppedEntries(const GlobalTopKResult &result, const float *values,
                        const int32_t *indices, int64_t count, int32_t *droppedIndices,
                        float *droppedValues);
 
+/// A phase of a collective on the communication thread, for the timeline:
+/// when it ran (steady clock, seconds) and the bytes this rank received in it.
+struct CollectivePhase {
+  const char *name; ///< static
+  double start, end;
+  int64_t bytesReceived;
+};
+
 /// out (n floats) = the sum over the ranks of their sparse vectors (rank
 /// order, then entry order), divided by P when `average` (every element
 /// once, in float). balanced: region boundaries at the ranks' mean local
 /// index quantiles (one all-reduce of P - 1 integers more: recursive
-/// doubling, floor(log2 P) + 2 messages at most); else equal ranges. Runs inside a task of `comm`; indices must be in [0, n).
+/// doubling, floor(log2 P) + 2 messages at most); else equal ranges. Runs
+/// inside a task of `comm`; indices must be in [0, n). `phases`, when given,
+/// gets its phases in order: the region boundaries, the reduce (P - 1
+/// exchanges), the dense result (zeroing and summing into `out`), the gather
+/// (Bruck) and the unpacking of the gathered regions.
 Status sparseAllReduce(CommBackend &comm, int64_t n, const float *values, const int32_t *indices,
-                       int64_t count, bool balanced, bool average, float *out);
+                       int64_t count, bool balanced, bool average, float *out,
+                       std::vector<CollectivePhase> *phases = nullptr);
 
 /// The region boundaries (P + 1 of them, 0 .. n) every rank of `comm` agrees
 /// on for the sparse all-reduce (exposed for tests). Runs inside a task.

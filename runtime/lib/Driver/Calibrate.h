@@ -125,17 +125,29 @@ double topkSecondsAt(const std::vector<std::pair<int64_t, double>> &topk, int64_
 /// in every run).
 LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs);
 
-/// The global top-k's and the balanced sparse all-reduce's message costs
-/// (a_p, b_p), from runs of each with k = 1 ... 131072 entries of n = 4 k P
-/// (this `rank`'s own random entries, one in each stretch of 4 P; regions
-/// stay sparse), less the merges' top-k time read from `topk`. The sparse
-/// all-reduce's per-element cost: one more run at k = 1024 with n = 2^22
-/// (the same messages), its time less the n = 4kP run's over the extra
-/// elements; the fit's times are less per_element * n. Every rank must call
-/// it; workers > 1.
+/// One phase of a collective as its timeline recorded it: the messages the
+/// cost model charges it, the bytes the rank received in it, its seconds.
+struct PhaseSample {
+  double messages = 0, bytes = 0, seconds = 0;
+};
+
+/// One message's cost a_p + b_p * bytes fitted to phases (each
+/// messages * a_p + bytes * b_p), least squares in relative error as `fit`;
+/// a or b that would come out negative is 0 and the other refitted alone.
+LinearCost fitPhases(const std::vector<PhaseSample> &phases);
+
+/// The global top-k's message costs (a_p, b_p), from runs with k = 1 ...
+/// 131072 entries of n = 4 k P (this `rank`'s own random entries, one in
+/// each stretch of 4 P), less the merges' top-k time read from `topk`. The
+/// balanced sparse all-reduce's, at the model's own size (k entries of n:
+/// its largest gradient), from its phases as the timeline records them on
+/// the communication thread (medians of 7 runs): a_p and b_p fitted
+/// (fitPhases) to the boundaries (R messages), the reduce (P - 1) and the
+/// gather (ceil(log2 P)) with the bytes each received; per_element, the
+/// dense result's time over n. Every rank must call it; workers > 1.
 Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
-                                const std::vector<std::pair<int64_t, double>> &topk,
-                                LinearCost &gtopk, LinearCost &sparseAllreduce);
+                                const std::vector<std::pair<int64_t, double>> &topk, int64_t k,
+                                int64_t n, LinearCost &gtopk, LinearCost &sparseAllreduce);
 
 /// The compute time each collective takes from a training step running
 /// beside it, per byte (the planner's cpu_per_byte): `runStep(i)` runs step

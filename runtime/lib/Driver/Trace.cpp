@@ -15,7 +15,8 @@
 namespace mgs::rt::driver {
 
 // --trace: the recorded timeline as chrome://tracing JSON (one process per
-// rank, kernels on thread 0, collectives on thread 1, marks as instants).
+// rank, kernels on thread 0, collectives on thread 1, the sparse all-reduce's
+// phases on the communication thread on thread 2, marks as instants).
 int Driver::writeTrace(int64_t iterations) {
   const mgsrt_trace_event_t *ev = nullptr;
   const int64_t n = mgsrt_ctx_trace(ctx, &ev);
@@ -30,8 +31,10 @@ int Driver::writeTrace(int64_t iterations) {
                 "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 0, \"args\": "
                 "{\"name\": \"kernels\"}},\n"
                 "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 1, \"args\": "
-                "{\"name\": \"collectives (start to completion)\"}}",
-                rank, rank, rank, rank);
+                "{\"name\": \"collectives (start to completion)\"}},\n"
+                "{\"name\": \"thread_name\", \"ph\": \"M\", \"pid\": %d, \"tid\": 2, \"args\": "
+                "{\"name\": \"collective phases (communication thread)\"}}",
+                rank, rank, rank, rank, rank);
   json += line;
   for (int64_t i = 0; i < n; ++i) {
     const mgsrt_trace_event_t &e = ev[i];
@@ -44,6 +47,12 @@ int Driver::writeTrace(int64_t iterations) {
       std::snprintf(line, sizeof line,
                     ", \"ph\": \"i\", \"s\": \"t\", \"ts\": %.3f, \"pid\": %d, \"tid\": 0}", ts,
                     rank);
+    } else if (e.kind == MGSRT_TRACE_PHASE) {
+      std::snprintf(line, sizeof line,
+                    ",\n{\"name\": \"%s\", \"ph\": \"X\", \"ts\": %.3f, \"dur\": %.3f, "
+                    "\"pid\": %d, \"tid\": 2, \"cat\": \"comm\", \"args\": {\"bytes_received\": "
+                    "%lld}}",
+                    e.name, ts, dur, rank, static_cast<long long>(e.arg));
     } else {
       const bool coll = e.kind == MGSRT_TRACE_COLLECTIVE;
       std::snprintf(line, sizeof line,

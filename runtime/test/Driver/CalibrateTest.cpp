@@ -73,6 +73,41 @@ TEST(CalibrateTest, FitMessagesRecoversTheMessageCost) {
   EXPECT_EQ(fitMessages({}).alpha, 0);
 }
 
+// The sparse all-reduce's phases at the model's size: the boundaries (3
+// messages of 168 bytes on 8 workers), the reduce (7, 44 KB) and the gather
+// (3, 344 KB), as the timeline records them.
+TEST(CalibrateTest, FitPhasesRecoversTheMessageCost) {
+  const double ap = 1.7e-3, bp = 3.6e-8;
+  std::vector<PhaseSample> phases;
+  for (auto [messages, bytes] : {std::pair{3.0, 168.0}, {7.0, 45472.0}, {3.0, 344292.0}})
+    phases.push_back({messages, bytes, messages * ap + bytes * bp});
+  LinearCost c = fitPhases(phases);
+  EXPECT_NEAR(c.alpha, ap, ap * 1e-9);
+  EXPECT_NEAR(c.beta, bp, bp * 1e-9);
+  // Measured times off the line: the fit weighs each phase's relative error,
+  // so the small boundaries' time counts as much as the gather's.
+  phases[0].seconds *= 2;
+  c = fitPhases(phases);
+  EXPECT_GT(c.alpha, ap);
+  // A start-up that would come out negative is 0, the bytes refitted alone;
+  // and the other way round.
+  // (Through both points: a = -1e-6 s, b = 2e-9 s/B.)
+  c = fitPhases({{1, 1000, 1e-6}, {1, 2000, 3e-6}});
+  EXPECT_EQ(c.alpha, 0);
+  // Least squares in relative error through 0: sum(B / t) / sum((B / t)^2).
+  const double r1 = 1000 / 1e-6, r2 = 2000 / 3e-6;
+  EXPECT_NEAR(c.beta, (r1 + r2) / (r1 * r1 + r2 * r2), 1e-18);
+  // (Through both: a = 5e-3 s, b = -2e-6 s/B.)
+  c = fitPhases({{1, 1000, 3e-3}, {2, 1000, 8e-3}});
+  EXPECT_EQ(c.beta, 0);
+  const double m1 = 1 / 3e-3, m2 = 2 / 8e-3;
+  EXPECT_NEAR(c.alpha, (m1 + m2) / (m1 * m1 + m2 * m2), 1e-12);
+  // Nothing to fit: zero.
+  c = fitPhases({});
+  EXPECT_EQ(c.alpha, 0);
+  EXPECT_EQ(c.beta, 0);
+}
+
 TEST(CalibrateTest, AnchorBetaGoesThroughTheLargestSize) {
   LinearCost small{0.01, 3e-8, 1e-8, 0.5};
   // 25 MB in 0.51 s: (0.51 - 0.01) / 25e6 = 2e-8 s/B; alpha and the CPU terms stay.
