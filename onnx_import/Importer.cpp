@@ -777,9 +777,18 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return emitNotStatic(hasConverter, outputType);
     }
     auto it = converters.find(curNode->op_type());
-    if (it == converters.end())
-      return emitError() << "unsupported ONNX op '" << curNode->op_type()
-                         << "'; supported: " << supportedList();
+    if (it == converters.end()) {
+      InFlightDiagnostic diag = emitError();
+      diag << "unsupported ONNX op '" << curNode->op_type() << "'";
+      // Random sampling at run time: how PyTorch 2.x exports stochastic depth (drop path) in
+      // training mode (RandomUniformLike, then a comparison).
+      if (llvm::is_contained({"RandomUniformLike", "RandomNormalLike", "RandomUniform",
+                              "RandomNormal", "Bernoulli", "Multinomial"},
+                             curNode->op_type()))
+        diag << " (random sampling in the graph, as stochastic depth exports in training mode: "
+                "export the model with it disabled, e.g. torchvision's stochastic_depth_prob=0)";
+      return diag << "; supported: " << supportedList();
+    }
     if (failed(it->second(*this)))
       return failure();
   }
