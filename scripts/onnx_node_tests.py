@@ -70,15 +70,11 @@ def graph_ops(graph):
     return ops
 
 
-def model_ops(path):
+def model_ops_and_opset(path):
+    """(the ops of the model at path, its opset of the default domain (0 if it names none))."""
     model = onnx.load(path, load_external_data=False)
-    return graph_ops(model.graph)
-
-
-def model_opset(path):
-    """The model's opset of the default domain (0 if it names none)."""
-    model = onnx.load(path, load_external_data=False)
-    return max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    opset = max((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default=0)
+    return graph_ops(model.graph), opset
 
 
 def supported_opsets(tool):
@@ -105,7 +101,7 @@ def scope_of(data_dir, tests, tool, min_opset=0):
     for name in tests:
         path = os.path.join(data_dir, name, "model.onnx")
         try:
-            ops, opset = model_ops(path), model_opset(path)
+            ops, opset = model_ops_and_opset(path)
         except Exception as e:  # a model this onnx cannot read is out of scope
             unreadable[name] = first_line(str(e))
             continue
