@@ -17,6 +17,7 @@
 #include "ModelIO.h"
 #include "OpConverters.h"
 #include "Einsum.h"
+#include "GraphImporter.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -74,130 +75,11 @@ LogicalResult readModel(StringRef path, onnx::ModelProto &model, Location loc) {
   return success();
 }
 
+} // namespace
+
 //===----------------------------------------------------------------------===//
 // Graph import
 //===----------------------------------------------------------------------===//
-
-class GraphImporter final : public NodeImporter {
-public:
-  GraphImporter(MLIRContext &ctx, ModuleOp module, Location fileLoc, const ImportOptions &options,
-                int64_t opset, bool fromPyTorch)
-      : ctx(ctx), b(&ctx), module(module), fileLoc(fileLoc), curLoc(fileLoc), options(options),
-        opsetVersion(opset), fromPyTorch(fromPyTorch) {}
-
-  LogicalResult importGraph(const onnx::GraphProto &graph);
-
-  // NodeImporter.
-  OpBuilder &builder() override { return b; }
-  Location loc() const override { return curLoc; }
-  const onnx::NodeProto &node() const override { return *curNode; }
-  int64_t opset() const override { return opsetVersion; }
-  bool producedByPyTorch() const override { return fromPyTorch; }
-  InFlightDiagnostic emitError() override {
-    InFlightDiagnostic diag = mlir::emitError(curLoc);
-    diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
-    return diag;
-  }
-  FailureOr<Value> input(int i) override;
-  std::optional<Value> indexInput(int i) override {
-    if (!hasInput(i))
-      return std::nullopt;
-    auto it = indexValues.find(curNode->input(i));
-    if (it == indexValues.end())
-      return std::nullopt;
-    return it->second;
-  }
-  FailureOr<SmallVector<int64_t>> constantInts(int i) override;
-  FailureOr<float> constantFloat(int i) override;
-  FailureOr<std::vector<float>> constantFloats(int i) override;
-  FailureOr<bool> constantBool(int i) override;
-  void markStateParameter(int i) override;
-  bool inputIsConstant(int i) const override;
-  FailureOr<const onnx::TensorProto *> constantInput(int i) override;
-  bool inputIsParameter(int i) const override {
-    if (!hasInput(i))
-      return false;
-    auto it = initializers.find(curNode->input(i));
-    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT &&
-           !bufferInitializers.contains(curNode->input(i));
-  }
-  FailureOr<RankedTensorType> outputType(int i, Type elementType) override;
-  void setOutput(int i, Value value) override { values[curNode->output(i)] = value; }
-  void rejectOutput(int i, StringRef reason) override {
-    rejected[curNode->output(i)] = reason.str();
-  }
-
-private:
-  /// The static tensor type of `type`, or an error naming `what`.
-  FailureOr<RankedTensorType> toTensorType(const onnx::TypeProto &type, StringRef what,
-                                           Location loc, Type expected);
-  FailureOr<RankedTensorType> initializerType(const onnx::TensorProto &t, Location loc);
-  FailureOr<Value> parameterValue(StringRef name, const onnx::TensorProto &t);
-  FailureOr<Value> constantValue(StringRef name, const onnx::TensorProto &t);
-  LogicalResult recordConstant();
-  /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
-  /// sets `folded` when it did.
-  LogicalResult foldConstant(bool &folded);
-  /// The constant `name` the folder may read (a Constant node, a folded
-  /// node, a non-FLOAT initializer), or null.
-  const onnx::TensorProto *foldableConstant(const std::string &name) const;
-  /// The error for a foldable node left with an input computed at run time
-  /// where mgs needs a constant: it names the input, by its ONNX schema name,
-  /// and where its value comes from.
-  LogicalResult emitNotStatic(bool hasConverter, int outputType);
-  /// The ONNX element type of the value `name` (FLOAT when unknown).
-  int valueTypeOf(const std::string &name) const;
-  /// Where the run-time value `name` comes from, for emitNotStatic.
-  std::string originOf(const std::string &name);
-
-  /// A BOOL value computed at run time from token ids (an attention
-  /// key-padding mask, `tokens == pad`): its value where an id is v is
-  /// truth[v] (the ids are bounded by the rows of the embedding that reads
-  /// them), laid out in the ids' shape and then reshaped or expanded by
-  /// `steps` (each the shape it gives, and whether it is an Expand).
-  struct RuntimeMask {
-    Value ids;
-    std::vector<bool> truth;
-    SmallVector<std::pair<SmallVector<int64_t>, bool>> steps;
-  };
-  /// Imports the node when it makes a RuntimeMask (Equal of token ids and a
-  /// constant) or reads one (Not, Reshape, Unsqueeze, Squeeze, Identity,
-  /// Expand, Cast, Where): sets `handled`. A mask reaching any other op is an
-  /// error naming the node.
-  LogicalResult importRuntimeMask(bool &handled);
-  /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
-  /// a constant table (exact, infinities included), reshaped and broadcast.
-  Value gatherMask(const RuntimeMask &mask, ArrayRef<float> table);
-  FailureOr<Value> lookup(const std::string &name, Location useLoc, bool forNode);
-
-  MLIRContext &ctx;
-  OpBuilder b;
-  ModuleOp module;
-  func::FuncOp func;
-  Location fileLoc, curLoc;
-  const ImportOptions &options;
-  int64_t opsetVersion;
-  bool fromPyTorch;
-  const onnx::NodeProto *curNode = nullptr;
-  std::string nodeLabel;
-
-  llvm::StringMap<Value> values;
-  /// INT64 graph inputs (name, argument number), read only as Gather indices.
-  SmallVector<std::pair<std::string, size_t>> indexArgs;
-  llvm::StringMap<Value> indexValues;
-  llvm::StringMap<const onnx::TensorProto *> initializers, constants;
-  /// FLOAT initializers used only where no gradient flows (Buffers.h):
-  /// constants, not parameters.
-  llvm::StringSet<> bufferInitializers;
-  std::deque<onnx::TensorProto> ownedConstants;
-  llvm::StringMap<const onnx::TypeProto *> valueTypes;
-  llvm::StringMap<std::string> rejected;
-  llvm::StringMap<ParameterOp> params;
-  /// Token ids -> the rows of the embedding (a Gather of an initializer)
-  /// that reads them.
-  llvm::StringMap<int64_t> embeddingRows;
-  llvm::StringMap<RuntimeMask> runtimeMasks;
-};
 
 FailureOr<RankedTensorType> GraphImporter::toTensorType(const onnx::TypeProto &type, StringRef what,
                                                         Location loc, Type expected) {
@@ -465,153 +347,6 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   return success();
 }
 
-Value GraphImporter::gatherMask(const RuntimeMask &mask, ArrayRef<float> table) {
-  auto f32 = b.getF32Type();
-  auto tableType = RankedTensorType::get({static_cast<int64_t>(table.size())}, f32);
-  Value cst = arith::ConstantOp::create(b, curLoc, tableType, DenseElementsAttr::get(tableType, table));
-  auto idsShape = cast<RankedTensorType>(mask.ids.getType()).getShape();
-  Value v = GatherOp::create(b, curLoc, RankedTensorType::get(idsShape, f32), cst, mask.ids);
-  for (const auto &[shape, expand] : mask.steps) {
-    auto type = RankedTensorType::get(shape, f32);
-    if (expand)
-      v = AddOp::create(b, curLoc, type, v,
-                        arith::ConstantOp::create(b, curLoc, type, DenseElementsAttr::get(type, 0.0f)));
-    else
-      v = ReshapeOp::create(b, curLoc, type, v);
-  }
-  return v;
-}
-
-LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
-  auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
-  handled = false;
-  const std::string &op = curNode->op_type();
-  if (!hasOutput(0) || curNode->output_size() != 1)
-    return success();
-  if (op == "Equal") {
-    int at = -1;
-    for (int i = 0; i < 2 && at < 0; ++i)
-      if (hasInput(i) && indexValues.count(curNode->input(i)))
-        at = i;
-    if (at < 0 || !hasInput(1 - at))
-      return success();
-    const std::string &ids = curNode->input(at);
-    const onnx::TensorProto *c = foldableConstant(curNode->input(1 - at));
-    if (!c || c->data_type() != onnx::TensorProto::INT64 || onnx::ParseData<int64_t>(c).size() != 1)
-      return emitError() << "its input '" << ids
-                         << "' (token ids) is compared at run time with something other than a "
-                            "constant INT64 scalar; mgs compares token ids with a constant only "
-                            "(a padding mask)";
-    auto rows = embeddingRows.find(ids);
-    if (rows == embeddingRows.end())
-      return emitError() << "its input '" << ids
-                         << "' (token ids) is compared at run time; mgs does so only for ids "
-                            "an embedding (a Gather of an initializer) also reads, whose rows "
-                            "bound them";
-    const int64_t value = onnx::ParseData<int64_t>(c)[0];
-    RuntimeMask mask{indexValues[ids], std::vector<bool>(rows->second, false), {}};
-    if (value >= 0 && value < rows->second)
-      mask.truth[value] = true;
-    runtimeMasks[curNode->output(0)] = std::move(mask);
-    handled = true;
-    return success();
-  }
-  auto in = hasInput(0) ? runtimeMasks.find(curNode->input(0)) : runtimeMasks.end();
-  if (in == runtimeMasks.end())
-    return success();
-  handled = true;
-  RuntimeMask mask = in->second;
-  auto outDims = [&]() -> FailureOr<SmallVector<int64_t>> {
-    auto type = outputType(0, Type());
-    if (failed(type))
-      return failure();
-    return SmallVector<int64_t>(type->getShape());
-  };
-  if (op == "Identity" || (op == "Cast" && curNode->attribute_size() == 1 &&
-                           curNode->attribute(0).i() == onnx::TensorProto::BOOL)) {
-    runtimeMasks[curNode->output(0)] = std::move(mask);
-    return success();
-  }
-  if (op == "Not") {
-    mask.truth.flip();
-    runtimeMasks[curNode->output(0)] = std::move(mask);
-    return success();
-  }
-  if (op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" || op == "Expand") {
-    auto dims = outDims();
-    if (failed(dims))
-      return failure();
-    mask.steps.emplace_back(*dims, op == "Expand");
-    runtimeMasks[curNode->output(0)] = std::move(mask);
-    return success();
-  }
-  if (op == "Cast" && curNode->attribute_size() == 1 &&
-      curNode->attribute(0).i() == onnx::TensorProto::FLOAT) {
-    std::vector<float> table(mask.truth.begin(), mask.truth.end());
-    setOutput(0, gatherMask(mask, table));
-    return success();
-  }
-  if (op != "Where")
-    return emitError() << "its input '" << curNode->input(0)
-                       << "' is a mask computed at run time from token ids; mgs supports Not, "
-                          "Reshape, Unsqueeze, Squeeze, Identity, Expand, Cast and Where on such "
-                          "a mask";
-  // Where(mask, x, y): each data branch times the 0/1 table of where it is
-  // chosen, each constant branch (one value) the table of its value where
-  // chosen, summed; a branch of zeros adds nothing.
-  auto outType = outputType(0, b.getF32Type());
-  if (failed(outType))
-    return failure();
-  Value sum;
-  auto add = [&](Value term) {
-    if (!sum) {
-      sum = term;
-      return;
-    }
-    auto shape = broadcastShapes(shapeOf(sum), shapeOf(term));
-    sum = AddOp::create(b, curLoc, RankedTensorType::get(*shape, b.getF32Type()), sum, term);
-  };
-  for (int branch = 1; branch <= 2; ++branch) {
-    std::vector<float> table(mask.truth.size());
-    if (inputIsConstant(branch)) {
-      auto values = constantFloats(branch);
-      if (failed(values))
-        return failure();
-      if (values->empty() || llvm::any_of(*values, [&](float v) {
-            return std::memcmp(&v, &(*values)[0], sizeof v) != 0;
-          }))
-        return emitError() << "input " << branch << " ('" << curNode->input(branch)
-                           << "') must hold one value (a scalar or a constant fill) where the "
-                              "condition is a mask computed at run time from token ids";
-      if ((*values)[0] == 0.0f)
-        continue;
-      for (size_t v = 0; v < table.size(); ++v)
-        table[v] = mask.truth[v] == (branch == 1) ? (*values)[0] : 0.0f;
-      add(gatherMask(mask, table));
-      continue;
-    }
-    auto x = input(branch);
-    if (failed(x))
-      return failure();
-    for (size_t v = 0; v < table.size(); ++v)
-      table[v] = mask.truth[v] == (branch == 1) ? 1.0f : 0.0f;
-    Value keep = gatherMask(mask, table);
-    auto shape = broadcastShapes(shapeOf(*x), shapeOf(keep));
-    if (!shape)
-      return emitError() << "input " << branch << " of shape " << shapeToString(shapeOf(*x))
-                         << " does not broadcast with the condition's "
-                         << shapeToString(shapeOf(keep));
-    add(MulOp::create(b, curLoc, RankedTensorType::get(*shape, b.getF32Type()), *x, keep));
-  }
-  auto zeros = arith::ConstantOp::create(b, curLoc, *outType, DenseElementsAttr::get(*outType, 0.0f));
-  if (!sum)
-    sum = zeros;
-  else if (sum.getType() != *outType)
-    sum = AddOp::create(b, curLoc, *outType, sum, zeros);
-  setOutput(0, sum);
-  return success();
-}
-
 int GraphImporter::valueTypeOf(const std::string &name) const {
   if (auto it = initializers.find(name); it != initializers.end())
     return it->second->data_type();
@@ -808,7 +543,6 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   return success();
 }
 
-} // namespace
 
 LogicalResult readInitializers(
     MLIRContext &context, StringRef path, ArrayRef<std::string> names,

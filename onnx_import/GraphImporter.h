@@ -1,0 +1,157 @@
+//===- GraphImporter.h - The graph walk of the importer ---------*- C++ -*-===//
+//
+// GraphImporter walks one ONNX graph and builds the forward function: the
+// NodeImporter every converter sees (OpConverters.h). Its members are
+// defined in Importer.cpp, except the import of masks computed at run time
+// from token ids, in RuntimeMask.cpp. Internal to onnx_import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_GRAPHIMPORTER_H
+#define MGS_ONNX_IMPORT_GRAPHIMPORTER_H
+
+#include "Importer.h"
+#include "OpConverters.h"
+
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/onnx_pb.h>
+
+#include <deque>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace mgs::onnx_import {
+
+class GraphImporter final : public NodeImporter {
+public:
+  GraphImporter(mlir::MLIRContext &ctx, mlir::ModuleOp module, mlir::Location fileLoc,
+                const ImportOptions &options, int64_t opset, bool fromPyTorch)
+      : ctx(ctx), b(&ctx), module(module), fileLoc(fileLoc), curLoc(fileLoc), options(options),
+        opsetVersion(opset), fromPyTorch(fromPyTorch) {}
+
+  mlir::LogicalResult importGraph(const onnx::GraphProto &graph);
+
+  // NodeImporter.
+  mlir::OpBuilder &builder() override { return b; }
+  mlir::Location loc() const override { return curLoc; }
+  const onnx::NodeProto &node() const override { return *curNode; }
+  int64_t opset() const override { return opsetVersion; }
+  bool producedByPyTorch() const override { return fromPyTorch; }
+  mlir::InFlightDiagnostic emitError() override {
+    mlir::InFlightDiagnostic diag = mlir::emitError(curLoc);
+    diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
+    return diag;
+  }
+  mlir::FailureOr<mlir::Value> input(int i) override;
+  std::optional<mlir::Value> indexInput(int i) override {
+    if (!hasInput(i))
+      return std::nullopt;
+    auto it = indexValues.find(curNode->input(i));
+    if (it == indexValues.end())
+      return std::nullopt;
+    return it->second;
+  }
+  mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) override;
+  mlir::FailureOr<float> constantFloat(int i) override;
+  mlir::FailureOr<std::vector<float>> constantFloats(int i) override;
+  mlir::FailureOr<bool> constantBool(int i) override;
+  void markStateParameter(int i) override;
+  bool inputIsConstant(int i) const override;
+  mlir::FailureOr<const onnx::TensorProto *> constantInput(int i) override;
+  bool inputIsParameter(int i) const override {
+    if (!hasInput(i))
+      return false;
+    auto it = initializers.find(curNode->input(i));
+    return it != initializers.end() && it->second->data_type() == onnx::TensorProto::FLOAT &&
+           !bufferInitializers.contains(curNode->input(i));
+  }
+  mlir::FailureOr<mlir::RankedTensorType> outputType(int i, mlir::Type elementType) override;
+  void setOutput(int i, mlir::Value value) override { values[curNode->output(i)] = value; }
+  void rejectOutput(int i, llvm::StringRef reason) override {
+    rejected[curNode->output(i)] = reason.str();
+  }
+
+private:
+  /// The static tensor type of `type`, or an error naming `what`.
+  mlir::FailureOr<mlir::RankedTensorType> toTensorType(const onnx::TypeProto &type,
+                                                       llvm::StringRef what, mlir::Location loc,
+                                                       mlir::Type expected);
+  mlir::FailureOr<mlir::RankedTensorType> initializerType(const onnx::TensorProto &t,
+                                                          mlir::Location loc);
+  mlir::FailureOr<mlir::Value> parameterValue(llvm::StringRef name, const onnx::TensorProto &t);
+  mlir::FailureOr<mlir::Value> constantValue(llvm::StringRef name, const onnx::TensorProto &t);
+  mlir::LogicalResult recordConstant();
+  /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
+  /// sets `folded` when it did.
+  mlir::LogicalResult foldConstant(bool &folded);
+  /// The constant `name` the folder may read (a Constant node, a folded
+  /// node, a non-FLOAT initializer), or null.
+  const onnx::TensorProto *foldableConstant(const std::string &name) const;
+  /// The error for a foldable node left with an input computed at run time
+  /// where mgs needs a constant: it names the input, by its ONNX schema name,
+  /// and where its value comes from.
+  mlir::LogicalResult emitNotStatic(bool hasConverter, int outputType);
+  /// The ONNX element type of the value `name` (FLOAT when unknown).
+  int valueTypeOf(const std::string &name) const;
+  /// Where the run-time value `name` comes from, for emitNotStatic.
+  std::string originOf(const std::string &name);
+
+  /// A BOOL value computed at run time from token ids (an attention
+  /// key-padding mask, `tokens == pad`): its value where an id is v is
+  /// truth[v] (the ids are bounded by the rows of the embedding that reads
+  /// them), laid out in the ids' shape and then reshaped or expanded by
+  /// `steps` (each the shape it gives, and whether it is an Expand).
+  struct RuntimeMask {
+    mlir::Value ids;
+    std::vector<bool> truth;
+    llvm::SmallVector<std::pair<llvm::SmallVector<int64_t>, bool>> steps;
+  };
+  /// Imports the node when it makes a RuntimeMask (Equal of token ids and a
+  /// constant) or reads one (Not, Reshape, Unsqueeze, Squeeze, Identity,
+  /// Expand, Cast, Where): sets `handled`. A mask reaching any other op is an
+  /// error naming the node.
+  mlir::LogicalResult importRuntimeMask(bool &handled);
+  /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
+  /// a constant table (exact, infinities included), reshaped and broadcast.
+  mlir::Value gatherMask(const RuntimeMask &mask, llvm::ArrayRef<float> table);
+  mlir::FailureOr<mlir::Value> lookup(const std::string &name, mlir::Location useLoc, bool forNode);
+
+  mlir::MLIRContext &ctx;
+  mlir::OpBuilder b;
+  mlir::ModuleOp module;
+  mlir::func::FuncOp func;
+  mlir::Location fileLoc, curLoc;
+  const ImportOptions &options;
+  int64_t opsetVersion;
+  bool fromPyTorch;
+  const onnx::NodeProto *curNode = nullptr;
+  std::string nodeLabel;
+
+  llvm::StringMap<mlir::Value> values;
+  /// INT64 graph inputs (name, argument number), read only as Gather indices.
+  llvm::SmallVector<std::pair<std::string, size_t>> indexArgs;
+  llvm::StringMap<mlir::Value> indexValues;
+  llvm::StringMap<const onnx::TensorProto *> initializers, constants;
+  /// FLOAT initializers used only where no gradient flows (Buffers.h):
+  /// constants, not parameters.
+  llvm::StringSet<> bufferInitializers;
+  std::deque<onnx::TensorProto> ownedConstants;
+  llvm::StringMap<const onnx::TypeProto *> valueTypes;
+  llvm::StringMap<std::string> rejected;
+  llvm::StringMap<train::ParameterOp> params;
+  /// Token ids -> the rows of the embedding (a Gather of an initializer)
+  /// that reads them.
+  llvm::StringMap<int64_t> embeddingRows;
+  llvm::StringMap<RuntimeMask> runtimeMasks;
+};
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_GRAPHIMPORTER_H
