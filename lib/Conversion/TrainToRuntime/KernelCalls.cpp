@@ -243,9 +243,15 @@ SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool line
                     {D::LinearBeforeReset, linearBeforeReset}});
 }
 
-SmallVector<int64_t> dropoutDesc(int64_t count, FloatAttr ratio, bool training) {
+/// Dropout of `data`'s elements with `mask` (one entry per block of
+/// numel(data) / numel(mask) elements: the verifier's leading-dimensions rule).
+SmallVector<int64_t> dropoutDesc(Value data, Value mask, FloatAttr ratio, bool training) {
   using D = DropoutDesc;
-  return fields<D>({{D::Count, count}, {D::RatioBits, bitsOf(ratio)}, {D::Training, training}});
+  const int64_t count = numel(data), masks = numel(mask);
+  return fields<D>({{D::Count, count},
+                    {D::RatioBits, bitsOf(ratio)},
+                    {D::Training, training},
+                    {D::Inner, masks > 0 ? count / masks : 1}});
 }
 
 /// A softmax over `axis`: outer x axis x inner.
@@ -434,7 +440,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       })
       .Case([&](DropoutOp d) {
         return call(Kernel::dropout_fwd,
-                    dropoutDesc(numel(d.getResult()), d.getRatioAttr(), d.getTraining()),
+                    dropoutDesc(d.getResult(), d.getMask(), d.getRatioAttr(), d.getTraining()),
                     {{d.getInput()}, {d.getResult()}, {d.getMask(), true}});
       })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) {
@@ -558,7 +564,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       })
       .Case([&](DropoutGradOp g) {
         return call(Kernel::dropout_bwd,
-                    dropoutDesc(numel(g.getResult()), g.getRatioAttr(), /*training=*/true),
+                    dropoutDesc(g.getResult(), g.getMask(), g.getRatioAttr(), /*training=*/true),
                     {{g.getGrad()}, {g.getMask()}, {g.getResult()}});
       })
       .Case([&](SoftmaxGradOp g) {

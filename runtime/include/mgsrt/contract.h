@@ -244,9 +244,11 @@ struct LstmDesc {
   enum : int64_t { Steps, Batch, InputSize, HiddenSize, Size };
 };
 
-/// dropout_fwd / dropout_bwd.
+/// dropout_fwd / dropout_bwd: count elements, one mask entry (one draw) for
+/// each `inner` consecutive ones (1: ordinary dropout; the elements of one
+/// sample: stochastic depth's per-sample mask).
 struct DropoutDesc {
-  enum : int64_t { Count, RatioBits, Training, Size };
+  enum : int64_t { Count, RatioBits, Training, Inner, Size };
 };
 
 /// softmax_fwd / softmax_bwd: the tensor is outer x axis x inner; log = 1:

@@ -240,9 +240,12 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_gather_bwd(mgsrt_ctx_t *ctx, const int64_t *de
 MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Dropout.  desc: [n, ratio_bits, training]
- * fwd  bufs: x, y, mask (nullable uint8: 1 kept, 0 dropped)
- *      training: each element is kept with probability 1 - ratio (from the
+/* Dropout.  desc: [n, ratio_bits, training, inner]
+ *   the n elements are n / inner blocks of `inner` consecutive elements, one
+ *   mask entry each (inner = 1: every element on its own; the elements of a
+ *   sample: stochastic depth, which keeps or drops whole samples).
+ * fwd  bufs: x, y, mask (nullable uint8, n / inner entries: 1 kept, 0 dropped)
+ *      training: each block is kept with probability 1 - ratio (from the
  *      context's random stream) and scaled by 1 / (1 - ratio); else y = x, mask = 1.
  * bwd  bufs: dy, mask, dx   (dx = dy * mask / (1 - ratio); training only) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);

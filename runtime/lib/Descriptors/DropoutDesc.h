@@ -4,11 +4,14 @@
 // descriptor and buffer checks, and the per-element draw, so both devices
 // keep exactly the same elements for the same stream state.
 //
-// Element i of a call draws the (i+1)-th value of the stream from the state
-// at entry: splitmix64 is a counter plus a mix, so element i's value is
-// mix(state + (i+1) * gamma) and the elements are drawn in parallel; the
-// state then advances by n steps, exactly as n sequential nextRandom calls.
-// An element is kept when u >= ratio, u in [0, 1) from the top 24 bits.
+// Mask entry m of a call (the block of `inner` consecutive elements from
+// m * inner) draws the (m+1)-th value of the stream from the state at entry:
+// splitmix64 is a counter plus a mix, so entry m's value is
+// mix(state + (m+1) * gamma) and the entries are drawn in parallel; the state
+// then advances by n / inner steps, exactly as that many sequential
+// nextRandom calls. An entry is kept when u >= ratio, u in [0, 1) from the
+// top 24 bits. (inner = 1 is ordinary dropout; stochastic depth keeps or
+// drops a whole sample: inner = the elements of one sample.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -35,9 +38,9 @@ MGSRT_HOST_DEVICE inline uint64_t dropoutMix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
-/// Whether element i of a call that starts at stream state `state` is kept.
-MGSRT_HOST_DEVICE inline bool dropoutKeep(uint64_t state, int64_t i, uint64_t threshold) {
-  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+/// Whether mask entry m of a call that starts at stream state `state` is kept.
+MGSRT_HOST_DEVICE inline bool dropoutKeep(uint64_t state, int64_t m, uint64_t threshold) {
+  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(m + 1) * kDropoutGamma);
   return (r >> 40) >= threshold;
 }
 
@@ -48,6 +51,8 @@ inline uint64_t dropoutAdvance(uint64_t state, int64_t n) {
 
 struct DropoutParams {
   int64_t n;
+  int64_t inner;      // elements a mask entry covers
+  int64_t masks;      // n / inner mask entries (and draws)
   double ratio;
   bool training;
   float scale;        // 1 / (1 - ratio) (0 when ratio = 1: nothing is kept)
@@ -66,6 +71,11 @@ inline mgsrt_status_t parseDropout(mgsrt_ctx_t *ctx, const char *kernel, const i
   if (!(p.ratio >= 0.0 && p.ratio <= 1.0))
     return invalidArg(ctx, kernel, "ratio ", p.ratio, " is outside [0, 1]");
   p.training = desc[F::Training] != 0;
+  p.inner = desc[F::Inner];
+  if (p.inner < 1 || p.n % p.inner != 0)
+    return invalidArg(ctx, kernel, "a mask entry's element count ", p.inner,
+                      " is not a positive divisor of the element count ", p.n);
+  p.masks = p.n / p.inner;
   const int64_t n = p.n;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd) {
@@ -73,7 +83,7 @@ inline mgsrt_status_t parseDropout(mgsrt_ctx_t *ctx, const char *kernel, const i
   } else {
     check.require(0, "dy", n);
     if (p.training)
-      check.require(1, "mask", n);
+      check.require(1, "mask", p.masks);
     check.require(2, "dx", n);
   }
   if (!check.ok)

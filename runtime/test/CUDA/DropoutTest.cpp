@@ -37,7 +37,7 @@ TEST_F(GpuDropout, MaskOutputAndStreamMatchCpu) {
       for (bool withMask : {true, false}) {
         SCOPED_TRACE("ratio " + std::to_string(ratio) + " n " + std::to_string(n) +
                      (withMask ? " mask" : " no mask"));
-        const int64_t desc[] = {n, bits(ratio), 1};
+        const int64_t desc[] = {n, bits(ratio), 1, 1};
         // Two consecutive calls: the second starts where the first left the stream.
         for (int call = 0; call < 2; ++call) {
           ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu)) << "call " << call;
@@ -66,9 +66,39 @@ TEST_F(GpuDropout, MaskOutputAndStreamMatchCpu) {
   }
 }
 
+// Stochastic depth's per-sample mask: one entry (one draw) for each block of
+// `inner` elements, the CPU's mask, output, stream and backward bit for bit.
+TEST_F(GpuDropout, OneMaskEntryPerBlockMatchesCpu) {
+  for (int64_t inner : {int64_t{7}, int64_t{4096}}) {
+    SCOPED_TRACE("inner " + std::to_string(inner));
+    const int64_t samples = 333, n = samples * inner;
+    const int64_t desc[] = {n, bits(0.3), 1, inner};
+    std::vector<float> x = randomVec(n, -3.0f, 3.0f), dyHost = randomVec(n);
+    ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+    std::vector<float> cy(n), cdx(n);
+    std::vector<uint8_t> cmask(samples, 7);
+    void *cb[] = {x.data(), cy.data(), cmask.data()};
+    EXPECT_OK(cpu, mgsrt_dropout_fwd(cpu, desc, cb));
+    DeviceBuffer<float> gx(gpu, x), gy(gpu, n);
+    DeviceBuffer<uint8_t> gm(gpu, std::vector<uint8_t>(samples, 7));
+    void *gb[] = {gx.ptr, gy.ptr, gm.ptr};
+    EXPECT_OK(gpu, mgsrt_dropout_fwd(gpu, desc, gb));
+    EXPECT_OK(gpu, mgsrt_synchronize(gpu));
+    EXPECT_TRUE(bitsEqual(gy.download(), cy));
+    EXPECT_TRUE(gm.download() == cmask);
+    EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+    void *cbb[] = {dyHost.data(), cmask.data(), cdx.data()};
+    EXPECT_OK(cpu, mgsrt_dropout_bwd(cpu, desc, cbb));
+    DeviceBuffer<float> gdy(gpu, dyHost), gdx(gpu, n);
+    void *gbb[] = {gdy.ptr, gm.ptr, gdx.ptr};
+    EXPECT_OK(gpu, mgsrt_dropout_bwd(gpu, desc, gbb));
+    EXPECT_TRUE(bitsEqual(gdx.download(), cdx));
+  }
+}
+
 TEST_F(GpuDropout, KeptFractionIsAboutOneMinusRatio) {
   const int64_t n = 1 << 20;
-  const int64_t desc[] = {n, bits(0.3), 1};
+  const int64_t desc[] = {n, bits(0.3), 1, 1};
   FwdResult g = gpuFwd(gpu, desc, std::vector<float>(n, 1.0f), true);
   int64_t kept = 0;
   for (uint8_t m : g.mask)
@@ -78,7 +108,7 @@ TEST_F(GpuDropout, KeptFractionIsAboutOneMinusRatio) {
 
 TEST_F(GpuDropout, RestoredStateRepeatsTheMask) {
   const int64_t n = 4097;
-  const int64_t desc[] = {n, bits(0.5), 1};
+  const int64_t desc[] = {n, bits(0.5), 1, 1};
   std::vector<float> x = randomVec(n);
   mgsrt_ctx_set_rng_state(gpu, 0x1234567890abcdefull);
   FwdResult first = gpuFwd(gpu, desc, x, true);
@@ -93,7 +123,7 @@ TEST_F(GpuDropout, RestoredStateRepeatsTheMask) {
 
 TEST_F(GpuDropout, InferenceCopiesAndKeepsTheStream) {
   const int64_t n = 1000;
-  const int64_t desc[] = {n, bits(0.5), 0};
+  const int64_t desc[] = {n, bits(0.5), 0, 1};
   std::vector<float> x = randomVec(n);
   const uint64_t before = mgsrt_ctx_rng_state(gpu);
   FwdResult g = gpuFwd(gpu, desc, x, true);
@@ -114,7 +144,7 @@ TEST_F(GpuDropout, InferenceCopiesAndKeepsTheStream) {
 
 TEST_F(GpuDropout, TrainingInPlaceMatchesCpu) {
   const int64_t n = 100003;
-  const int64_t desc[] = {n, bits(0.25), 1};
+  const int64_t desc[] = {n, bits(0.25), 1, 1};
   std::vector<float> x = randomVec(n);
   std::vector<float> cx = x;
   void *cb[] = {cx.data(), cx.data(), nullptr};

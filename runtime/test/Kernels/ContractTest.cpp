@@ -54,7 +54,7 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(GruDesc::Size, 5);
   EXPECT_EQ(LayerNormDesc::Size, 3);
   EXPECT_EQ(GeluDesc::Size, 2);
-  EXPECT_EQ(DropoutDesc::Size, 3);
+  EXPECT_EQ(DropoutDesc::Size, 4);
   EXPECT_EQ(SoftmaxDesc::Size, 4);
   EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 2);
   EXPECT_EQ(TopKDesc::Size, 2);

@@ -350,7 +350,7 @@ TEST(DropoutTest, MaskFollowsTheSplitmixStream) {
   const double ratio = 0.3;
   std::vector<float> x = randomVec(n), y(n);
   std::vector<uint8_t> mask(n);
-  const int64_t desc[] = {n, bits(ratio), 1};
+  const int64_t desc[] = {n, bits(ratio), 1, 1};
   void *bufs[] = {x.data(), y.data(), mask.data()};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, desc, bufs));
   uint64_t state = 777;
@@ -372,7 +372,7 @@ TEST(DropoutTest, SameStateSameMask) {
   const int64_t n = 1000;
   std::vector<float> x = randomVec(n), y1(n), y2(n), y3(n);
   std::vector<uint8_t> m1(n), m2(n), m3(n);
-  const int64_t desc[] = {n, bits(0.5), 1};
+  const int64_t desc[] = {n, bits(0.5), 1, 1};
   const uint64_t start = mgsrt_ctx_rng_state(ctx);
   void *b1[] = {x.data(), y1.data(), m1.data()};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, desc, b1));
@@ -399,17 +399,17 @@ TEST(DropoutTest, InferenceAndEdgeRatios) {
   std::vector<float> x = randomVec(n), y(n);
   std::vector<uint8_t> mask(n, 0);
   const uint64_t start = mgsrt_ctx_rng_state(ctx);
-  const int64_t inference[] = {n, bits(0.5), 0};
+  const int64_t inference[] = {n, bits(0.5), 0, 1};
   void *bufs[] = {x.data(), y.data(), mask.data()};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, inference, bufs));
   EXPECT_EQ(y, x);
   EXPECT_EQ(mask, std::vector<uint8_t>(n, 1));
   EXPECT_EQ(mgsrt_ctx_rng_state(ctx), start);
 
-  const int64_t keepAll[] = {n, bits(0.0), 1};
+  const int64_t keepAll[] = {n, bits(0.0), 1, 1};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, keepAll, bufs));
   EXPECT_EQ(y, x);
-  const int64_t dropAll[] = {n, bits(1.0), 1};
+  const int64_t dropAll[] = {n, bits(1.0), 1, 1};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, dropAll, bufs));
   EXPECT_EQ(y, std::vector<float>(n, 0.0f));
   EXPECT_EQ(mask, std::vector<uint8_t>(n, 0));
@@ -425,7 +425,7 @@ TEST(DropoutTest, BackwardScalesByMask) {
   const double ratio = 0.25;
   std::vector<float> x = randomVec(n), y(n), dy = randomVec(n), dx(n);
   std::vector<uint8_t> mask(n);
-  const int64_t desc[] = {n, bits(ratio), 1};
+  const int64_t desc[] = {n, bits(ratio), 1, 1};
   void *fb[] = {x.data(), y.data(), mask.data()};
   ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, desc, fb));
   void *bb[] = {dy.data(), mask.data(), dx.data()};
@@ -433,6 +433,45 @@ TEST(DropoutTest, BackwardScalesByMask) {
   const float scale = static_cast<float>(1.0 / (1.0 - ratio));
   for (int64_t i = 0; i < n; ++i)
     EXPECT_EQ(dx[i], mask[i] ? dy[i] * scale : 0.0f);
+}
+
+// Stochastic depth: one draw a sample, kept or dropped whole; the stream
+// advances by one draw a sample; backward follows the same mask.
+TEST(DropoutTest, OneMaskEntryPerBlock) {
+  Ctx ctx(41);
+  const int64_t samples = 64, inner = 3 * 5;
+  const int64_t n = samples * inner;
+  const double ratio = 0.4;
+  std::vector<float> x = randomVec(n), y(n), dy = randomVec(n), dx(n);
+  std::vector<uint8_t> mask(samples, 7);
+  const int64_t desc[] = {n, bits(ratio), 1, inner};
+  void *fb[] = {x.data(), y.data(), mask.data()};
+  ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, desc, fb));
+  uint64_t state = 41;
+  const float scale = static_cast<float>(1.0 / (1.0 - ratio));
+  int64_t kept = 0;
+  for (int64_t m = 0; m < samples; ++m) {
+    float u = static_cast<float>(splitmix64(state) >> 40) * (1.0f / 16777216.0f);
+    bool keep = u >= ratio;
+    ASSERT_EQ(mask[m], keep ? 1 : 0) << m;
+    for (int64_t j = m * inner; j < (m + 1) * inner; ++j)
+      ASSERT_EQ(y[j], keep ? x[j] * scale : 0.0f) << j;
+    kept += keep;
+  }
+  EXPECT_GT(kept, 0);
+  EXPECT_LT(kept, samples);
+  EXPECT_EQ(mgsrt_ctx_rng_state(ctx), state); // advanced by one draw a sample
+  void *bb[] = {dy.data(), mask.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_dropout_bwd(ctx, desc, bb));
+  for (int64_t j = 0; j < n; ++j)
+    ASSERT_EQ(dx[j], mask[j / inner] ? dy[j] * scale : 0.0f) << j;
+  // Inference: the input, a mask of ones, the stream untouched.
+  const int64_t inference[] = {n, bits(ratio), 0, inner};
+  std::fill(mask.begin(), mask.end(), 0);
+  ASSERT_OK(ctx, mgsrt_dropout_fwd(ctx, inference, fb));
+  EXPECT_EQ(y, x);
+  EXPECT_EQ(mask, std::vector<uint8_t>(samples, 1));
+  EXPECT_EQ(mgsrt_ctx_rng_state(ctx), state);
 }
 
 //===----------------------------------------------------------------------===//

@@ -38,8 +38,11 @@ std::vector<BadCall> badCalls() {
       {"pool_bwd", mgsrt_pool_bwd, {0, 1, 1, 1, 4, 2, 9, 1, 0, 0, 1, 0, 0}},
       {"batch_norm_fwd", mgsrt_batch_norm_fwd, {-1, 2, 3, 1, bits(1e-5), half, 0, 0}},
       {"batch_norm_bwd", mgsrt_batch_norm_bwd, {1, 2, 3, 1, bits(-1.0), half, 0, 0}},
-      {"dropout_fwd", mgsrt_dropout_fwd, {4, bits(1.5), 1}},
-      {"dropout_bwd", mgsrt_dropout_bwd, {-2, half, 1}},
+      {"dropout_fwd", mgsrt_dropout_fwd, {4, bits(1.5), 1, 1}},
+      // a mask entry of 3 elements does not divide 4
+      {"dropout_fwd", mgsrt_dropout_fwd, {4, half, 1, 3}},
+      {"dropout_bwd", mgsrt_dropout_bwd, {-2, half, 1, 1}},
+      {"dropout_bwd", mgsrt_dropout_bwd, {4, half, 1, 0}},
       {"softmax_fwd", mgsrt_softmax_fwd, {1, 4, 1, 2}},
       {"softmax_bwd", mgsrt_softmax_bwd, {1, -4, 1, 0}},
       {"transpose", mgsrt_transpose, {2, 2, 3, 0, 0}},

@@ -721,9 +721,27 @@ func.func @dropout_ratio_negative(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
 // -----
 
 func.func @dropout_mask_shape(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
-  // expected-error @+1 {{'train.dropout' op mask shape 64 does not match the expected 2x64}}
+  // expected-error @+1 {{'train.dropout' op mask shape 64 must be the data's shape 2x64 or its leading dimensions followed by ones}}
   %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<64xi1>)
   return %y : tensor<2x64xf32>
+}
+
+// -----
+
+// A broadcast mask keeps whole blocks: a trailing dimension kept with a
+// leading one broadcast is not such a block.
+func.func @dropout_mask_not_leading(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{'train.dropout' op mask shape 1x3x1 must be the data's shape 2x3x4 or its leading dimensions followed by ones}}
+  %y, %mask = train.dropout %x {ratio = 0.5 : f32, training} : (tensor<2x3x4xf32>) -> (tensor<2x3x4xf32>, tensor<1x3x1xi1>)
+  return %y : tensor<2x3x4xf32>
+}
+
+// -----
+
+func.func @dropout_grad_mask_shape(%dy: tensor<2x3x4xf32>, %mask: tensor<2x3x2xi1>) -> tensor<2x3x4xf32> {
+  // expected-error @+1 {{'train.dropout_grad' op mask shape 2x3x2 must be the data's shape 2x3x4 or its leading dimensions followed by ones}}
+  %dx = train.dropout_grad %dy, %mask {ratio = 0.5 : f32} : (tensor<2x3x4xf32>, tensor<2x3x2xi1>) -> tensor<2x3x4xf32>
+  return %dx : tensor<2x3x4xf32>
 }
 
 // -----

@@ -358,6 +358,16 @@ func.func @dropout_training_seeded(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, t
   return %y, %mask : tensor<2x64xf32>, tensor<2x64xi1>
 }
 
+// Stochastic depth: one mask element per sample.
+// CHECK-LABEL: func.func @dropout_per_sample
+//       CHECK:   train.dropout %{{.*}} {ratio = 1.000000e-01 : f32, training} : (tensor<8x16x4x4xf32>) -> (tensor<8x16x4x4xf32>, tensor<8x1x1x1xi1>)
+//       CHECK:   train.dropout_grad %{{.*}}, %{{.*}} {ratio = 1.000000e-01 : f32} : (tensor<8x16x4x4xf32>, tensor<8x1x1x1xi1>) -> tensor<8x16x4x4xf32>
+func.func @dropout_per_sample(%x: tensor<8x16x4x4xf32>) -> tensor<8x16x4x4xf32> {
+  %y, %mask = train.dropout %x {ratio = 0.1 : f32, training} : (tensor<8x16x4x4xf32>) -> (tensor<8x16x4x4xf32>, tensor<8x1x1x1xi1>)
+  %dx = train.dropout_grad %y, %mask {ratio = 0.1 : f32} : (tensor<8x16x4x4xf32>, tensor<8x1x1x1xi1>) -> tensor<8x16x4x4xf32>
+  return %dx : tensor<8x16x4x4xf32>
+}
+
 // A negative axis counts from the back.
 // CHECK-LABEL: func.func @softmax
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x10xf32>)

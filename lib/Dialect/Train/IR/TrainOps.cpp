@@ -382,14 +382,35 @@ LogicalResult LSTMGradOp::verify() {
   return checkResultShape(*this, getBGrad(), {1, 8 * h}, "b_grad");
 }
 
+/// A dropout mask is the data's shape, or its leading dimensions followed by
+/// ones: one mask element per block of consecutive data elements.
+static LogicalResult checkDropoutMask(Operation *op, ArrayRef<int64_t> x, Value mask) {
+  ArrayRef<int64_t> m = shapeOf(mask);
+  size_t lead = 0;
+  while (lead < m.size() && lead < x.size() && m[lead] == x[lead])
+    ++lead;
+  if (m.size() == x.size() && llvm::all_of(m.drop_front(lead), [](int64_t d) { return d == 1; }))
+    return success();
+  return op->emitOpError() << "mask shape " << shapeToString(m)
+                           << " must be the data's shape " << shapeToString(x)
+                           << " or its leading dimensions followed by ones";
+}
+
 LogicalResult DropoutOp::verify() {
   float ratio = getRatio().convertToFloat();
   if (!(ratio >= 0.0f && ratio < 1.0f))
     return emitOpError() << "ratio must be in [0, 1), got " << ratio;
   ArrayRef<int64_t> x = shapeOf(getInput());
-  if (failed(checkResultShape(*this, getMask(), x, "mask")))
+  if (failed(checkDropoutMask(*this, x, getMask())))
     return failure();
   return checkResultShape(*this, getResult(), x);
+}
+
+LogicalResult DropoutGradOp::verify() {
+  ArrayRef<int64_t> dy = shapeOf(getGrad());
+  if (failed(checkDropoutMask(*this, dy, getMask())))
+    return failure();
+  return checkResultShape(*this, getResult(), dy);
 }
 
 LogicalResult SoftmaxOp::verify() {

@@ -6,6 +6,7 @@
 
 #include "Descriptors/DropoutDesc.h"
 
+#include <algorithm>
 #include <cstring>
 
 using namespace mgs::rt;
@@ -24,19 +25,36 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     if (y != x)
       std::memcpy(y, x, sizeof(float) * n);
     if (mask)
-      std::memset(mask, 1, n);
+      std::memset(mask, 1, p.masks);
     return MGSRT_OK;
   }
   const uint64_t state = ctx->rngState, threshold = p.threshold;
   const float scale = p.scale;
+  const int64_t inner = p.inner, masks = p.masks;
+  if (inner == 1) {
 #pragma omp parallel for simd if (n >= kParallelGrain / 4) schedule(static)
-  for (int64_t i = 0; i < n; ++i) {
-    bool keep = dropoutKeep(state, i, threshold);
-    y[i] = keep ? x[i] * scale : 0.0f;
-    if (mask)
-      mask[i] = keep ? 1 : 0;
+    for (int64_t i = 0; i < n; ++i) {
+      bool keep = dropoutKeep(state, i, threshold);
+      y[i] = keep ? x[i] * scale : 0.0f;
+      if (mask)
+        mask[i] = keep ? 1 : 0;
+    }
+  } else {
+#pragma omp parallel for if (n >= kParallelGrain / 4) schedule(static)
+    for (int64_t m = 0; m < masks; ++m) {
+      const bool keep = dropoutKeep(state, m, threshold);
+      const float *xm = x + m * inner;
+      float *ym = y + m * inner;
+      if (keep)
+        for (int64_t j = 0; j < inner; ++j)
+          ym[j] = xm[j] * scale;
+      else
+        std::fill(ym, ym + inner, 0.0f);
+      if (mask)
+        mask[m] = keep ? 1 : 0;
+    }
   }
-  ctx->rngState = dropoutAdvance(state, n);
+  ctx->rngState = dropoutAdvance(state, masks);
   return MGSRT_OK;
 }
 
@@ -54,9 +72,23 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
     return MGSRT_OK;
   }
   const float scale = p.scale;
+  const int64_t inner = p.inner;
+  if (inner == 1) {
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    return MGSRT_OK;
+  }
+#pragma omp parallel for if (n >= kParallelGrain) schedule(static)
+  for (int64_t m = 0; m < p.masks; ++m) {
+    const float *dym = dy + m * inner;
+    float *dxm = dx + m * inner;
+    if (mask[m])
+      for (int64_t j = 0; j < inner; ++j)
+        dxm[j] = dym[j] * scale;
+    else
+      std::fill(dxm, dxm + inner, 0.0f);
+  }
   return MGSRT_OK;
 }
 

@@ -20,21 +20,24 @@ constexpr unsigned kThreads = 256;
 
 
 // x and y (dy and dx) may be one buffer: no __restrict__ on them.
+// Element i belongs to mask entry i / inner; the thread of its block's first
+// element writes the mask entry.
 __global__ void dropoutFwdKernel(const float *x, float *y,
-                                 uint8_t *__restrict__ mask, int64_t n, uint64_t state,
-                                 uint64_t threshold, float scale) {
+                                 uint8_t *__restrict__ mask, int64_t n, int64_t inner,
+                                 uint64_t state, uint64_t threshold, float scale) {
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
-    const bool keep = dropoutKeep(state, i, threshold);
+    const int64_t m = i / inner;
+    const bool keep = dropoutKeep(state, m, threshold);
     y[i] = keep ? x[i] * scale : 0.0f;
-    if (mask)
-      mask[i] = keep ? 1 : 0;
+    if (mask && i == m * inner)
+      mask[m] = keep ? 1 : 0;
   }
 }
 
 __global__ void dropoutBwdKernel(const float *dy, const uint8_t *__restrict__ mask, float *dx,
-                                 int64_t n, float scale) {
+                                 int64_t n, int64_t inner, float scale) {
   for (int64_t i = firstIndex(); i < n; i += gridStride())
-    dx[i] = mask[i] ? dy[i] * scale : 0.0f;
+    dx[i] = mask[i / inner] ? dy[i] * scale : 0.0f;
 }
 
 mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -52,14 +55,14 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(y, x, sizeof(float) * n,
                                                     cudaMemcpyDeviceToDevice, st));
     if (n > 0 && mask)
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, n, st));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, p.masks, st));
     return MGSRT_OK;
   }
   const uint64_t start = ctx->rngState;
   if (n > 0)
-    dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, start,
+    dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, start,
                                                                 p.threshold, p.scale);
-  ctx->rngState = dropoutAdvance(start, n);
+  ctx->rngState = dropoutAdvance(start, p.masks);
   return MGSRT_OK;
 }
 
@@ -81,7 +84,7 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
                                                     cudaMemcpyDeviceToDevice, st));
     return MGSRT_OK;
   }
-  dropoutBwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(dy, mask, dx, n, p.scale);
+  dropoutBwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(dy, mask, dx, n, p.inner, p.scale);
   return MGSRT_OK;
 }
 

@@ -345,8 +345,15 @@ def Train_DropoutOp : Train_Op<"dropout", []> {
     inference mode the output is the input and the mask is all true. Not
     `Pure`: training mode draws random numbers.
 
+    The mask may have fewer elements than the input: the input's leading
+    dimensions followed by ones (e.g. `Nx1x1x1` for an `NxCxHxW` input). Each
+    mask element then keeps or drops the whole block of input elements it
+    broadcasts to: stochastic depth (drop path), which drops whole samples of
+    a residual branch, is this op with a per-sample mask.
+
     ```mlir
     %y, %mask = train.dropout %x {ratio = 5.0e-01 : f32, training} : (tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2x64xi1>)
+    %z, %keep = train.dropout %a {ratio = 1.0e-01 : f32, training} : (tensor<8x16x4x4xf32>) -> (tensor<8x16x4x4xf32>, tensor<8x1x1x1xi1>)
     ```
   }];
   let arguments = (ins Train_Tensor:$input, F32Attr:$ratio, UnitAttr:$training,
@@ -627,9 +634,14 @@ def Train_LSTMGradOp : Train_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
 
 def Train_DropoutGradOp : Train_Op<"dropout_grad", [Pure]> {
   let summary = "Gradient of training-mode dropout: grad * mask / (1 - ratio)";
+  let description = [{
+    The mask is the forward dropout's: the gradient's shape, or its leading
+    dimensions followed by ones (one entry per block, as train.dropout).
+  }];
   let arguments = (ins Train_Tensor:$grad, Train_MaskTensor:$mask, F32Attr:$ratio);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$grad `,` $mask attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure, AllTypesMatch<["output", "grad", "result"]>]> {
