@@ -3,7 +3,8 @@
 // GraphImporter walks one ONNX graph and builds the forward function: the
 // NodeImporter every converter sees (OpConverters.h). Its members are
 // defined in Importer.cpp, except the import of masks computed at run time
-// from token ids, in RuntimeMask.cpp. Internal to onnx_import.
+// from token ids, in RuntimeMask.cpp; random draws that become a dropout
+// mask, in RandomMask.cpp. Internal to onnx_import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -121,6 +122,23 @@ private:
   /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
   /// a constant table (exact, infinities included), reshaped and broadcast.
   mlir::Value gatherMask(const RuntimeMask &mask, llvm::ArrayRef<float> table);
+  /// A value drawn at run time on its way to a dropout mask: stochastic depth
+  /// as PyTorch exports it in training mode (RandomUniformLike, Less, Cast,
+  /// Div, Mul; or ONNX's Bernoulli of a constant probability). `stage` says
+  /// how far along that chain it is. In RandomMask.cpp.
+  struct RandomMask {
+    enum Stage { Uniform, Keep, KeepFloat } stage;
+    llvm::SmallVector<int64_t> shape;
+    double keep = 1.0;  ///< the probability that an element is kept (Keep, KeepFloat)
+    double scale = 1.0; ///< the factor the FLOAT mask was multiplied by
+    std::string draw;   ///< the node that drew it
+  };
+  /// Imports the node when it draws random numbers (RandomUniformLike,
+  /// RandomUniform, Bernoulli) or reads them on the way to a dropout mask
+  /// (a comparison with a constant, Cast, scaling by a constant, and the Mul
+  /// with data that becomes a train.dropout with a broadcast mask): sets
+  /// `handled`. Random numbers reaching any other op are an error naming it.
+  mlir::LogicalResult importRandomMask(bool &handled);
   mlir::FailureOr<mlir::Value> lookup(const std::string &name, mlir::Location useLoc, bool forNode);
 
   mlir::MLIRContext &ctx;
@@ -150,6 +168,9 @@ private:
   /// that reads them.
   llvm::StringMap<int64_t> embeddingRows;
   llvm::StringMap<RuntimeMask> runtimeMasks;
+  llvm::StringMap<RandomMask> randomMasks;
+  /// The draws (RandomMask::draw) already turned into a dropout.
+  llvm::StringSet<> usedDraws;
 };
 
 } // namespace mgs::onnx_import

@@ -497,6 +497,10 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       return failure();
     if (handled)
       continue;
+    if (failed(importRandomMask(handled)))
+      return failure();
+    if (handled)
+      continue;
     if (isFoldableOp(curNode->op_type())) {
       bool folded = false;
       if (failed(foldConstant(folded)))
@@ -515,13 +519,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     if (it == converters.end()) {
       InFlightDiagnostic diag = emitError();
       diag << "unsupported ONNX op '" << curNode->op_type() << "'";
-      // Random sampling at run time: how PyTorch 2.x exports stochastic depth (drop path) in
-      // training mode (RandomUniformLike, then a comparison).
-      if (llvm::is_contained({"RandomUniformLike", "RandomNormalLike", "RandomUniform",
-                              "RandomNormal", "Bernoulli", "Multinomial"},
+      // Random sampling other than a dropout mask's (RandomMask.cpp).
+      if (llvm::is_contained({"RandomNormalLike", "RandomNormal", "Multinomial"},
                              curNode->op_type()))
-        diag << " (random sampling in the graph, as stochastic depth exports in training mode: "
-                "export the model with it disabled, e.g. torchvision's stochastic_depth_prob=0)";
+        diag << " (random sampling in the graph: mgs imports random draws only as a dropout "
+                "mask, from RandomUniformLike, RandomUniform or Bernoulli)";
       return diag << "; supported: " << supportedList();
     }
     if (failed(it->second(*this)))
@@ -634,7 +636,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     }
 
     if (options.batchSize)
-      setBatchSize(model, *options.batchSize);
+      if (std::optional<int64_t> exported = setBatchSize(model, *options.batchSize))
+        resizeRandomDraws(model, *exported, *options.batchSize);
     stage = "ONNX shape inference";
     auto inferShapes = [](onnx::ModelProto &m) {
       {

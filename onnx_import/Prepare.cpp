@@ -155,7 +155,7 @@ LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) 
   return success();
 }
 
-void setBatchSize(onnx::ModelProto &model, int64_t batch) {
+std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch) {
   onnx::GraphProto *graph = model.mutable_graph();
   llvm::StringSet<> inits;
   for (const auto &init : graph->initializer())
@@ -168,6 +168,9 @@ void setBatchSize(onnx::ModelProto &model, int64_t batch) {
     auto *dim = vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim(0);
     (dim->has_dim_value() ? staticDims : symbolicDims).push_back(dim);
   }
+  std::optional<int64_t> exported;
+  if (symbolicDims.empty() && !staticDims.empty())
+    exported = staticDims.front()->dim_value();
   for (auto *dim : symbolicDims.empty() ? staticDims : symbolicDims) {
     dim->clear_dim_param();
     dim->set_dim_value(batch);
@@ -176,6 +179,77 @@ void setBatchSize(onnx::ModelProto &model, int64_t batch) {
   for (auto &vi : *graph->mutable_output())
     if (vi.type().has_tensor_type())
       vi.mutable_type()->mutable_tensor_type()->clear_shape();
+  return exported;
+}
+
+void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch) {
+  if (exported == batch)
+    return;
+  onnx::GraphProto *graph = model.mutable_graph();
+  // Constant nodes and initializers by name (their tensors are replaced, not
+  // edited: another node may read the same one).
+  llvm::StringMap<const onnx::TensorProto *> constants;
+  for (const auto &init : graph->initializer())
+    constants[init.name()] = &init;
+  for (const auto &node : graph->node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).name() == "value")
+      constants[node.output(0)] = &node.attribute(0).t();
+  auto isPerSample = [&](auto dims) {
+    return !dims.empty() && dims[0] == exported &&
+           llvm::all_of(llvm::drop_begin(dims), [](int64_t d) { return d == 1; });
+  };
+  std::vector<onnx::NodeProto> added; // Constants inserted before their reader
+  std::vector<int> addedAt;
+  for (int idx = 0; idx < graph->node_size(); ++idx) {
+    onnx::NodeProto *node = graph->mutable_node(idx);
+    if (node->op_type() == "RandomUniform") {
+      for (auto &attr : *node->mutable_attribute())
+        if (attr.name() == "shape" && isPerSample(llvm::ArrayRef<int64_t>(
+                                          attr.ints().data(), attr.ints_size())))
+          attr.set_ints(0, batch);
+      continue;
+    }
+    if ((node->op_type() != "RandomUniformLike" && node->op_type() != "Bernoulli") ||
+        node->input_size() < 1)
+      continue;
+    const onnx::TensorProto *t = constants.lookup(node->input(0));
+    if (!t || !isPerSample(llvm::ArrayRef<int64_t>(t->dims().data(), t->dims_size())))
+      continue;
+    // RandomUniformLike reads its input's shape and type only; Bernoulli its
+    // probabilities, which must be one value to be resized.
+    onnx::TensorProto resized;
+    resized.set_data_type(t->data_type());
+    resized.add_dims(batch);
+    for (int d = 1; d < t->dims_size(); ++d)
+      resized.add_dims(1);
+    if (t->data_type() != onnx::TensorProto::FLOAT)
+      continue;
+    std::vector<float> values = onnx::ParseData<float>(t);
+    if (values.empty() || llvm::any_of(values, [&](float v) { return v != values[0]; }))
+      continue;
+    for (int64_t i = 0; i < batch; ++i)
+      resized.add_float_data(node->op_type() == "Bernoulli" ? values[0] : 0.0f);
+    onnx::NodeProto constant;
+    constant.set_op_type("Constant");
+    constant.set_name(node->name() + "/mgs_batch_shape");
+    constant.add_output(node->input(0) + "/mgs_batch" + std::to_string(batch));
+    onnx::AttributeProto *value = constant.add_attribute();
+    value->set_name("value");
+    value->set_type(onnx::AttributeProto::TENSOR);
+    *value->mutable_t() = std::move(resized);
+    node->set_input(0, constant.output(0));
+    added.push_back(std::move(constant));
+    addedAt.push_back(idx);
+  }
+  // Insert each Constant just before its reader, from the back so that the
+  // earlier positions stay valid.
+  for (size_t i = added.size(); i-- > 0;) {
+    auto *nodes = graph->mutable_node();
+    *nodes->Add() = std::move(added[i]);
+    for (int j = nodes->size() - 1; j > addedAt[i]; --j)
+      nodes->SwapElements(j, j - 1);
+  }
 }
 
 void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,

@@ -18,6 +18,7 @@
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 namespace mgs::onnx_import {
@@ -54,8 +55,18 @@ mlir::LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, mlir::Lo
 /// initializers and forgets the shapes shape inference must recompute. When
 /// some inputs have a symbolic dimension 0, only those are batch inputs (the
 /// others, e.g. weights passed as inputs, keep their shape); otherwise every
-/// input is (torch exports fix the batch at the example's size).
-void setBatchSize(onnx::ModelProto &model, int64_t batch);
+/// input is (torch exports fix the batch at the example's size). Returns the
+/// batch size the export fixed (the static dimension 0 replaced), if any.
+std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch);
+
+/// A model exported with a fixed batch `exported` draws its per-sample random
+/// numbers (stochastic depth: RandomUniformLike of a constant shaped
+/// [exported, 1, ...], RandomUniform's `shape`, Bernoulli of a constant
+/// probability) for that many samples; they are redrawn for `batch`. A draw
+/// of one element per dimension is taken as per sample too: with an
+/// exported batch of 1 it cannot be told from a draw for the whole batch
+/// (torchvision's mode "batch"), and every torchvision model uses "row".
+void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch);
 
 /// Folds the shape arithmetic of the graph (ConstantFolding.h) into
 /// Constant nodes, in graph order, then re-runs `inferShapes` so that the

@@ -34,9 +34,17 @@ K = 1 too, is each tensor's displacement w_K - w0 against torch.optim.AdamW's
 With --clip-grad-norm C, mgsc compiles the step with global gradient-norm
 clipping and the reference calls torch.nn.utils.clip_grad_norm_(C) before each
 update: with K = 1 and SGD, the gradient recovered is the clipped one.
+--onnx PATH compiles that export of MODEL instead of exporting it with this PyTorch (a model
+only PyTorch 2.x exports; its initial weights must be the seeded build's, as exports are).
+--drop-path-masks (K = 1, SGD): MODEL's torchvision StochasticDepth modules drop random
+samples' branches, so the reference is computed for every choice of which samples each one
+keeps, and mgs's gradient must match the closest within the bound; the next closest must be
+clearly further (the mask is told apart), and the closest must keep some samples' branches and
+drop others' (else the test shows nothing about the mask).
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
+import itertools
 import json
 import os
 import struct
@@ -167,15 +175,25 @@ def main():
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
                          "torch.nn.utils.clip_grad_norm_ before each update")
+    ap.add_argument("--onnx", default="",
+                    help="compile this export of MODEL instead of exporting it here")
+    ap.add_argument("--drop-path-masks", action="store_true",
+                    help="MODEL has stochastic depth: compare with the reference of the "
+                         "closest per-sample keep mask (1 SGD step only)")
     args = ap.parse_args()
     adamw = args.optimizer == "adamw"
+    if args.drop_path_masks and (args.steps != 1 or adamw):
+        sys.exit("--drop-path-masks: one SGD step only (--steps 1)")
     if args.tensor_factor is None:
         args.tensor_factor = 4.0 if args.vs_float32 else 1.0
     os.makedirs(args.workdir, exist_ok=True)
     torch.set_num_threads(1)
 
-    export_models.export(args.model, args.opset, args.workdir)
-    onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
+    if args.onnx:
+        onnx_path = args.onnx
+    else:
+        export_models.export(args.model, args.opset, args.workdir)
+        onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
     exe = os.path.join(args.workdir, f"train_{args.model}")
     clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
     subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet",
@@ -205,15 +223,19 @@ def main():
                     "--progress-every", "0", "--save", trained],
                    check=True, stdout=subprocess.DEVNULL)
     saved = onnx.load(trained)
-    onnx.checker.check_model(saved)
+    if saved.ir_version <= onnx.IR_VERSION:  # (a PyTorch 2.x export's is newer than Debian's ONNX)
+        onnx.checker.check_model(saved)
     w1 = {t.name: onnx.numpy_helper.to_array(t) for t in saved.graph.initializer}
 
-    def reference(dtype, perturb=None):
+    def reference(dtype, perturb=None, keep=None):
         """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
-        `perturb`: a seed for moving each float input by up to one float32 rounding."""
+        `perturb`: a seed for moving each float input by up to one float32 rounding; `keep`:
+        the per-sample keep masks of the StochasticDepth modules, in module order."""
         torch.manual_seed(0)
         ref, _ = export_models.build(args.model)
         ref.train()
+        if keep is not None:
+            set_drop_path_masks(ref, keep)
         # Start from exactly what mgs starts from: the exported initializers.
         # (torch.onnx.export traces a training-mode forward, which moves the
         # BatchNorm running statistics away from the fresh model's 0 and 1.)
@@ -254,7 +276,11 @@ def main():
                 if t.is_floating_point()}
 
     norms = []
-    exact = reference(torch.float64)
+    keep = None
+    if args.drop_path_masks:
+        keep = closest_drop_path_masks(ours_gradient(w0, w1, lr), reference, args.model,
+                                       args.batch)
+    exact = reference(torch.float64, keep=keep)
     if args.clip_grad_norm > 0:
         # The test means something only if the clipping changed the update.
         shown = ", ".join(f"{n:.4g}" for n in norms[:args.steps])
@@ -263,13 +289,13 @@ def main():
             print(f"MISMATCH: the first gradient norm {norms[0]:.4g} is within --clip-grad-norm "
                   f"{args.clip_grad_norm:g}: nothing was clipped")
             sys.exit(1)
-    samples32 = [reference(torch.float32)] + [reference(torch.float32, perturb=s)
-                                              for s in range(1, args.float32_samples)]
+    samples32 = [reference(torch.float32, keep=keep)] + [
+        reference(torch.float32, perturb=s, keep=keep) for s in range(1, args.float32_samples)]
     if adamw:
         ours = {n: w1[n].astype(np.float64) - w0[n].astype(np.float64) for n in exact}
         what = f"AdamW displacement (w{args.steps} - w0) after {args.steps} step(s)"
     elif args.steps == 1:
-        ours = {n: (w0[n].astype(np.float64) - w1[n]) / lr for n in exact}
+        ours = {n: v for n, v in ours_gradient(w0, w1, lr).items() if n in exact}
         what = "gradient"
     else:
         ours = {n: w1[n].astype(np.float64) for n in exact}
@@ -306,6 +332,61 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def ours_gradient(w0, w1, lr):
+    """mgs's gradient after one SGD step at lr without momentum or weight decay."""
+    return {n: (w0[n].astype(np.float64) - w1[n]) / lr for n in w1 if n in w0}
+
+
+def drop_path_modules(model):
+    from torchvision.ops import StochasticDepth
+    return [m for m in model.modules() if isinstance(m, StochasticDepth)]
+
+
+def set_drop_path_masks(model, keep):
+    """Each StochasticDepth module of `model` keeps the samples its row of `keep` (0/1 per
+    sample) says and scales them by 1 / (1 - p), as torchvision's does with its random draw."""
+    mods = drop_path_modules(model)
+    assert len(mods) == len(keep), f"{len(mods)} StochasticDepth modules, {len(keep)} masks"
+    for mod, row in zip(mods, keep):
+        def forward(x, mod=mod, row=row):
+            noise = torch.tensor(row, dtype=x.dtype).view([x.shape[0]] + [1] * (x.dim() - 1))
+            return x * (noise / (1.0 - mod.p))
+        mod.forward = forward
+
+
+def closest_drop_path_masks(ours, reference, model_name, batch):
+    """The per-sample keep masks whose float64 reference gradient is closest to mgs's `ours`
+    (every combination tried); exits 1 unless it is told apart from the next closest and it
+    keeps some samples and drops others."""
+    torch.manual_seed(0)
+    model, _ = export_models.build(model_name)
+    count = len(drop_path_modules(model))
+    if count == 0 or count * batch > 16:
+        sys.exit(f"--drop-path-masks: {count} StochasticDepth modules x batch {batch}: "
+                 "1 to 16 keep decisions are tried exhaustively")
+    scored = []
+    for bits in itertools.product((0, 1), repeat=count * batch):
+        keep = [bits[i * batch:(i + 1) * batch] for i in range(count)]
+        ref = reference(torch.float64, keep=keep)
+        names = [n for n in ref if n in ours]
+        diff = np.sqrt(sum(np.sum((ours[n] - ref[n]) ** 2) for n in names))
+        norm = np.sqrt(sum(np.sum(ref[n] ** 2) for n in names))
+        scored.append((diff / max(norm, 1e-300), keep))
+    scored.sort(key=lambda t: t[0])
+    (best, keep), (second, _) = scored[0], scored[1]
+    flat = [b for row in keep for b in row]
+    print(f"drop path: closest keep masks {[''.join(map(str, row)) for row in keep]} "
+          f"(relative distance {best:.2e}; next closest {second:.2e})")
+    if not second > 100 * best:
+        print("MISMATCH: the closest keep mask is not told apart from the next closest")
+        sys.exit(1)
+    if all(flat) or not any(flat):
+        print("MISMATCH: the step kept every branch or dropped every one: it shows nothing "
+              "about the per-sample mask")
+        sys.exit(1)
+    return keep
 
 
 def compare(ours, exact, samples32, finite, args):

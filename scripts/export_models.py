@@ -198,6 +198,32 @@ class TokenLSTM(nn.Module):
         return self.out(y.transpose(0, 1).reshape(-1, y.shape[-1]))
 
 
+class StochasticDepthNet(nn.Module):
+    """A residual CNN for 1x8x8 digits whose two residual branches go through torchvision's
+    StochasticDepth (drop path, p = 0.5, mode "row": each sample's branch kept or dropped whole,
+    as in torchvision's EfficientNet, ConvNeXt and Swin). PyTorch 2.x exports it in training mode
+    as RandomUniformLike, Less, Cast, Div and Mul; Debian's PyTorch 1.13 cannot export it (it
+    refuses bernoulli_), so its export is committed (test/e2e/Inputs/torch2)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        from torchvision.ops import StochasticDepth
+        self.stem = nn.Conv2d(1, 16, 3, padding=1)
+        self.block1 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                                    nn.Conv2d(16, 16, 3, padding=1))
+        self.block2 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                                    nn.Conv2d(16, 16, 3, padding=1))
+        self.drop1 = StochasticDepth(p, "row")
+        self.drop2 = StochasticDepth(p, "row")
+        self.fc = nn.Linear(16 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        x = F.relu(x + self.drop1(self.block1(x)))
+        x = F.relu(x + self.drop2(self.block2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
 class LayerNormGeluMLP(nn.Module):
     """Digits MLP with LayerNorm and GELU: 64 -> 128 -> LayerNorm -> GELU -> 64 ->
     LayerNorm -> GELU (tanh approximation) -> 10. Opset 15 exports LayerNorm as
@@ -351,6 +377,8 @@ def build(name):
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
+        # stochastic depth on two residual branches (PyTorch 2.x exports it only)
+        "sdepth": (StochasticDepthNet, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),

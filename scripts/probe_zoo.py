@@ -16,10 +16,12 @@ failed).
     probe_zoo.py [--build DIR] [--work DIR] [--only NAME,...] [--epochs N] [--markdown]
 
 Run with Debian's /usr/bin/python3 from the repository root after building
-mgs-import-onnx and mgsc. Nothing is downloaded (random weights, seeded). One
+mgs-import-onnx and mgsc (or with a PyTorch 2.x, e.g. the benches' venv
+~/.cache/mgs-torch2/bin/python, and --opset 20: its TorchScript exporter). Nothing is downloaded (random weights, seeded). One
 OpenMP thread for training, so that the probe stays cheap on a shared machine.
 """
 import argparse
+import inspect
 import os
 import re
 import subprocess
@@ -36,6 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402  (its TokenDecoder, PaddedAttention, MaxVit)
 VOCAB, LENGTH = 50, 12
+OPSET = 15  # --opset
 
 
 # --- PyTorch's own blocks, as a user wraps them -----------------------------
@@ -175,10 +178,13 @@ def export(name, ctor, shape, kind, path):
     model.train()
     example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
     rows = "rows" if kind == "token" else "N"
-    torch.onnx.export(model, example, path, opset_version=15,
+    # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph).
+    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
+        else {}
+    torch.onnx.export(model, example, path, opset_version=OPSET,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "N"}, "logits": {0: rows}})
+                      dynamic_axes={"input": {0: "N"}, "logits": {0: rows}}, **legacy)
 
 
 def make_data(kind, shape, samples, work):
@@ -296,7 +302,11 @@ def main():
     ap.add_argument("--torch", action="store_true",
                     help="also train the model in PyTorch on the same data (its epoch losses)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--opset", type=int, default=15,
+                    help="the opset to export at (PyTorch 2.x: 20, its default)")
     args = ap.parse_args()
+    global OPSET
+    OPSET = args.opset
     warnings.filterwarnings("ignore")
     table = models()
     names = [n for n in args.only.split(",") if n] or list(table)

@@ -49,7 +49,7 @@ echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
 # The importer's sources (MGSOnnxImport in onnx_import/CMakeLists.txt); an
 # object newer than its source and the headers is kept from an earlier run.
 for src in Buffers ConstantFolding ConstantFoldingArith Einsum Importer OpConverters Prepare \
-           RuntimeMask converters/LayerNorm converters/Recurrent converters/MobileNet \
+           RandomMask RuntimeMask converters/LayerNorm converters/Recurrent converters/MobileNet \
            converters/Attention converters/Split converters/Indexing; do
   obj=$work/obj/${src//\//-}.o
   fresh "$root/onnx_import/$src.cpp" "$obj" && continue

@@ -1,0 +1,164 @@
+//===- RandomMask.cpp - Random draws that become a dropout mask -----------===//
+//
+// PyTorch 2.x exports torchvision's StochasticDepth (drop path) in training
+// mode as RandomUniformLike of the per-sample shape, Less than the survival
+// rate, Cast to FLOAT, Div by the survival rate and Mul with the branch: a
+// dropout whose mask has one element per sample. The chain is followed node by
+// node (RandomMask says how far along it a value is) and its Mul becomes a
+// train.dropout with that mask; random numbers used any other way are an error
+// naming the node and the draw.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+
+LogicalResult GraphImporter::importRandomMask(bool &handled) {
+  handled = false;
+  const std::string &op = curNode->op_type();
+  auto shapeOfOutput = [&]() -> FailureOr<SmallVector<int64_t>> {
+    auto type = outputType(0, Type());
+    if (failed(type))
+      return failure();
+    return SmallVector<int64_t>(type->getShape());
+  };
+  const bool draws = op == "RandomUniformLike" || op == "RandomUniform" || op == "Bernoulli";
+  if (draws) {
+    if (!hasOutput(0))
+      return success();
+    handled = true;
+    auto shape = shapeOfOutput();
+    if (failed(shape))
+      return failure();
+    RandomMask mask{RandomMask::Uniform, *shape, 1.0, 1.0, nodeLabel};
+    if (op == "Bernoulli") {
+      // Bernoulli(p): 1 with probability p, in the input's dtype (or `dtype`).
+      auto p = inputIsConstant(0) ? constantFloats(0) : FailureOr<std::vector<float>>(failure());
+      if (failed(p) || p->empty() ||
+          llvm::any_of(*p, [&](float v) { return v != (*p)[0] || !(v >= 0.0f && v <= 1.0f); }))
+        return emitError() << "its probabilities (input 0) must be one constant value in [0, 1]; "
+                              "mgs imports random draws only as a dropout mask";
+      mask.stage = valueTypeOf(curNode->output(0)) == onnx::TensorProto::BOOL
+                       ? RandomMask::Keep
+                       : RandomMask::KeepFloat;
+      mask.keep = (*p)[0];
+    } else if (floatAttr("low", 0.0f) != 0.0f || floatAttr("high", 1.0f) != 1.0f) {
+      return emitError() << "it draws from [" << floatAttr("low", 0.0f) << ", "
+                         << floatAttr("high", 1.0f)
+                         << "); mgs imports random draws only as a dropout mask, from uniform "
+                            "numbers in [0, 1)";
+    }
+    randomMasks[curNode->output(0)] = std::move(mask);
+    return success();
+  }
+  int at = -1;
+  for (int i = 0; i < curNode->input_size() && at < 0; ++i)
+    if (hasInput(i) && randomMasks.count(curNode->input(i)))
+      at = i;
+  if (at < 0)
+    return success();
+  handled = true;
+  RandomMask mask = randomMasks.lookup(curNode->input(at));
+  auto reject = [&](const Twine &why) {
+    return emitError() << "its input '" << curNode->input(at) << "' is random (drawn by node '"
+                       << mask.draw << "'): " << why
+                       << "; mgs imports random draws only as a dropout mask: uniform numbers "
+                          "compared with a constant, cast to FLOAT, scaled by a constant and "
+                          "multiplied with data (stochastic depth as PyTorch exports it: "
+                          "RandomUniformLike, Less, Cast, Div, Mul)";
+  };
+  // The other operand of a binary node, when it is one constant value.
+  auto otherScalar = [&]() -> std::optional<double> {
+    if (curNode->input_size() != 2 || !inputIsConstant(1 - at))
+      return std::nullopt;
+    auto t = constantInput(1 - at);
+    if (failed(t) || (*t)->data_type() != onnx::TensorProto::FLOAT)
+      return std::nullopt;
+    std::vector<float> v = onnx::ParseData<float>(*t);
+    if (v.size() != 1)
+      return std::nullopt;
+    return v[0];
+  };
+  const bool compares = op == "Less" || op == "LessOrEqual" || op == "Greater" ||
+                        op == "GreaterOrEqual";
+  const int64_t castTo = op == "Cast" ? intAttr("to", 0) : 0;
+  if (!hasOutput(0) || curNode->output_size() != 1)
+    return reject("'" + op + "' is not on the way to a dropout mask");
+  if (mask.stage == RandomMask::Uniform && compares) {
+    std::optional<double> c = otherScalar();
+    if (!c)
+      return reject("it is compared with something other than a constant FLOAT scalar");
+    // u < c (or c > u) holds with probability c for u uniform in [0, 1); u > c
+    // with 1 - c; whether equality counts changes nothing.
+    const bool below = op.rfind("Less", 0) == 0;
+    mask.keep = std::clamp(below == (at == 0) ? *c : 1.0 - *c, 0.0, 1.0);
+    mask.stage = RandomMask::Keep;
+  } else if (mask.stage == RandomMask::Keep && op == "Cast" &&
+             castTo == onnx::TensorProto::FLOAT) {
+    mask.stage = RandomMask::KeepFloat;
+  } else if (mask.stage != RandomMask::Uniform &&
+             (op == "Identity" || (op == "Cast" && castTo == (mask.stage == RandomMask::Keep
+                                                                  ? onnx::TensorProto::BOOL
+                                                                  : onnx::TensorProto::FLOAT)))) {
+    // Unchanged.
+  } else if (mask.stage == RandomMask::KeepFloat && (op == "Div" || op == "Mul") &&
+             otherScalar()) {
+    if (op == "Div" && at != 0)
+      return reject("it is a divisor");
+    mask.scale = op == "Div" ? mask.scale / *otherScalar() : mask.scale * *otherScalar();
+  } else if (mask.stage == RandomMask::KeepFloat && op == "Mul") {
+    // data * mask: dropout of the data with the mask broadcast over it.
+    auto x = input(1 - at);
+    if (failed(x))
+      return failure();
+    ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
+    SmallVector<int64_t> ms(mask.shape);
+    if (ms.size() > xs.size())
+      return reject("it has more dimensions than the data it multiplies");
+    ms.insert(ms.begin(), xs.size() - ms.size(), 1);
+    size_t lead = 0;
+    while (lead < ms.size() && ms[lead] == xs[lead])
+      ++lead;
+    if (!llvm::all_of(ArrayRef<int64_t>(ms).drop_front(lead), [](int64_t d) { return d == 1; }))
+      return reject("its shape " + shapeToString(mask.shape) +
+                    " is not the data's leading dimensions followed by ones (data " +
+                    shapeToString(xs) + "): a dropout mask keeps or drops whole samples or "
+                    "elements");
+    if (mask.keep <= 0.0)
+      return reject("it keeps nothing (probability 0)");
+    // The kept values are scaled by 1 / keep (torchvision's stochastic_depth
+    // divides by the survival rate), as train.dropout scales by 1 / (1 - ratio).
+    if (std::abs(mask.scale * mask.keep - 1.0) > 1e-6)
+      return reject("the kept values are scaled by " + std::to_string(mask.scale) +
+                    ", not by 1 / " + std::to_string(mask.keep) +
+                    " (one over the probability of keeping), as dropout scales them");
+    if (!usedDraws.insert(mask.draw).second)
+      return reject("the same draw masks a second tensor; mgs draws one mask per dropout");
+    auto maskType = RankedTensorType::get(ms, b.getI1Type());
+    auto drop = DropoutOp::create(b, curLoc, x->getType(), maskType, *x,
+                                  b.getF32FloatAttr(static_cast<float>(1.0 - mask.keep)),
+                                  b.getUnitAttr(), IntegerAttr());
+    setOutput(0, drop.getResult());
+    return success();
+  } else {
+    return reject("'" + op + "' is not on the way to a dropout mask");
+  }
+  randomMasks[curNode->output(0)] = std::move(mask);
+  return success();
+}
+
+} // namespace mgs::onnx_import
