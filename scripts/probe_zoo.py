@@ -250,6 +250,7 @@ def run(cmd, timeout, env=None):
 
 def probe(name, spec, args):
     ctor, shape, kind, batch, samples, lr = spec
+    lr = args.lr or lr
     work = os.path.join(args.work, re.sub(r"[^A-Za-z0-9_]", "_", name))
     os.makedirs(work, exist_ok=True)
     onnx_path = os.path.join(work, "model.onnx")
@@ -302,6 +303,8 @@ def main():
     ap.add_argument("--torch", action="store_true",
                     help="also train the model in PyTorch on the same data (its epoch losses)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
+    ap.add_argument("--lr", type=float, default=0.0,
+                    help="the learning rate of every model (default: each model's own)")
     ap.add_argument("--opset", type=int, default=15,
                     help="the opset to export at (PyTorch 2.x: 20, its default)")
     args = ap.parse_args()
