@@ -58,11 +58,14 @@ done
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
 compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
   --strategy omgs --workers 4 --density 0.01
-# The sparse collectives, which a GPU runs over MPI only: at density 1 on 4
-# ranks (every entry exchanged: the dense run's parameters within rounding).
+# The sparse collectives staged over MPI: at density 1 on 4 ranks (every
+# entry exchanged: the dense run's parameters within rounding); on NCCL
+# (one rank: NCCL takes a GPU per rank) against staged, at density 0.01.
 for c in gtopk sparse-allreduce; do
   compile "mlp-$c-d1-gpu" "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
     --strategy layerwise --workers 4 --density 1 --sparse-collective "$c"
+  compile "mlp-$c-w1-gpu" "$MODELS/mlp-opset15.onnx" --batch-size 32 --target=cuda \
+    --strategy layerwise --workers 1 --density 0.01 --sparse-collective "$c"
 done
 
 # The shared libraries the binaries load, except the C/C++ runtime (the GPU

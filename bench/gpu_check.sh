@@ -15,7 +15,11 @@
 #   8. the LSTM, GRU and bidirectional LSTM trained on digits by --target=cuda
 #      executables: their parameters after one epoch against the CPU's.
 #   9. 4 ranks on one GPU, their collectives over MPI (--comm mpi), the sparse
-#      collectives (gtopk, sparse-allreduce) at density 1 against dense.
+#      collectives (gtopk, sparse-allreduce) at density 1 against dense;
+#  10. the sparse collectives' NCCL forms: their GPU tests (the device
+#      algorithms on 1 to 5 and 8 ranks of one GPU, NCCL's own calls on one
+#      rank), then the MLP trained with each on NCCL against staged over the
+#      host (one rank; the GPU-vs-GPU tolerance, 1e-4).
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -200,6 +204,30 @@ ranks_on_one_gpu() {
   return $rc
 }
 
+# The sparse collectives on NCCL (DeviceSparseCollectives.cu): their tests
+# again, by name (step 1 ran them among the rest), then the MLP with each on
+# NCCL against the same executable staged (--comm mpi): one rank, within the
+# GPU-vs-GPU tolerance (the collectives are bit for bit; the rest of a GPU
+# step need not be).
+nccl_sparse() {
+  "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 \
+    --gtest_filter='*GpuDeviceSparse*:GpuComm.Sparse*' > "$RUN/nccl-sparse.log" 2>&1
+  local rc=$?
+  tail -20 "$RUN/nccl-sparse.log"
+  if ((rc)) || grep -q '^\[  SKIPPED \]' "$RUN/nccl-sparse.log"; then
+    return 1
+  fi
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0 --epochs 2)
+  local c
+  for c in gtopk sparse-allreduce; do
+    "$B/bin/mlp-$c-w1-gpu" "${args[@]}" --save-weights "$RUN/$c-nccl.w" > "$RUN/$c-nccl.log" &&
+      "$B/bin/mlp-$c-w1-gpu" --comm mpi "${args[@]}" --save-weights "$RUN/$c-staged.w" \
+        > /dev/null &&
+      $PY "$ROOT/scripts/compare_weights.py" "$RUN/$c-nccl.w" "$RUN/$c-staged.w" --tol 1e-4 &&
+      grep '^final' "$RUN/$c-nccl.log" || return 1
+  done
+}
+
 step "GPU kernel tests" gpu_tests
 step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
@@ -208,6 +236,7 @@ step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "density warm-up on the GPU" warmup
 step "4 ranks on one GPU over MPI (--comm mpi; gtopk, sparse-allreduce)" ranks_on_one_gpu
+step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent

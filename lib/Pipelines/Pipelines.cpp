@@ -128,11 +128,9 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     merge.density = options.density;
     merge.batchSize = options.batchSize;
     // The global top-k and the balanced sparse all-reduce have no fp16
-    // values, and on a GPU they run only staged over MPI (the executable's
-    // --comm mpi; no NCCL form yet): auto chooses without them there, so
-    // that its executable runs on NCCL, the GPU's default. Asked for by
-    // name (--sparse-collective), the executable needs --comm mpi.
-    if (options.target == "cuda" || options.fp16Values)
+    // values: auto chooses without them there. (Both run on a GPU, on NCCL
+    // or staged over MPI with the executable's --comm mpi.)
+    if (options.fp16Values)
       merge.autoCollectives = "allgather,allreduce";
     pm.addPass(comm::createCommMergeBuckets(merge));
   }

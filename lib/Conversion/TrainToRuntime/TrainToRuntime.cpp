@@ -77,8 +77,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (walk.wasInterrupted())
         return signalPassFailure();
     }
-    // The sparse collectives a GPU runs only staged over MPI: the manifest
-    // names them, and the executable refuses NCCL for them at start-up.
+    // The sparse collectives a GPU step runs: the manifest names them (for
+    // the record; NCCL and the staged MPI path both run them).
     bool gtopk = false, sparseAllReduce = false;
     if (target == "cuda")
       module.walk([&](Operation *op) {

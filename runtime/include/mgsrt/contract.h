@@ -413,7 +413,8 @@ inline constexpr std::string_view kClasses = "classes";
 inline constexpr std::string_view kCollectives = "collectives";
 /// "sparse_collectives NAME ..." (target cuda): the sparse collectives the
 /// step runs, named as mgsc's --sparse-collective (kGTopK, kSparseAllReduce);
-/// a GPU runs them only staged over MPI (the executable's --comm mpi).
+/// a GPU runs them on NCCL or, with the executable's --comm mpi, staged
+/// over MPI (informational: every GPU communicator runs both).
 inline constexpr std::string_view kSparseCollectives = "sparse_collectives";
 inline constexpr std::string_view kGTopK = "gtopk";
 inline constexpr std::string_view kSparseAllReduce = "sparse-allreduce";

@@ -501,8 +501,11 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_staged_comm(mgsrt_ctx_t *ctx, int stag
  *   (mgsrt_ctx_set_staged_comm(ctx, 1)), with the same results bit for bit;
  *   there its indices are checked on the host after their copy, so an index
  *   outside [0, n) is the wait's error (the rank still takes part, with no
- *   entries). On NCCL (a GPU context's default) both are
- *   MGSRT_ERROR_UNAVAILABLE.
+ *   entries). On NCCL (a GPU context's default) both run on the device with
+ *   the same results bit for bit; an index outside [0, n) is likewise the
+ *   wait's error. There the sparse all-reduce's start waits once for the
+ *   exchange's sizes (so for the compute stream's work before it), and the
+ *   global top-k's wait waits for its completion.
  * Wait.  desc: [slot]   bufs: none (may be NULL)
  *   Blocks until the slot's collective completes, frees the slot and returns
  *   its status. On a context that has already failed it still completes and

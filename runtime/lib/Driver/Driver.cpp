@@ -95,14 +95,6 @@ int Driver::run() {
     return usage("--comm chooses how a GPU model's collectives run; this model was compiled "
                  "for the CPU, whose collectives always run on MPI (mgsc --target=cuda "
                  "compiles it for a GPU)");
-  if (m.cuda && training && !m.sparseCollectives.empty() && o.comm != DeviceComm::Mpi) {
-    std::string names;
-    for (const std::string &c : m.sparseCollectives)
-      names += (names.empty() ? "" : " and ") + c;
-    return usage("this model exchanges gradients with " + names +
-                 ", which a GPU runs only over MPI through host memory: add --comm mpi (NCCL "
-                 "has no form of it yet), or recompile with --sparse-collective allgather");
-  }
   if (training && o.data.empty())
     return usage("--data is required to train");
   // The files the run will write, checked before it starts (a typo or a

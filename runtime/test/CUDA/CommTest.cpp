@@ -4,11 +4,13 @@
 // can show: the collectives complete with the right data through the
 // start/wait slots, the start's copy of the sent values (the caller may
 // overwrite them at once), ordering against the compute stream, and the
-// errors shared with the CPU collectives.
+// errors shared with the CPU collectives. (The sparse collectives' device
+// algorithms on several ranks: DeviceSparseTest.cpp.)
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "../Comm/SparseTestData.h"
 
 using namespace mgsrt_test;
 
@@ -87,17 +89,60 @@ TEST_F(GpuComm, AbortEndsTheNcclGroupMadeOverTheCommunicator) {
                "stopped, or the job is ending");
 }
 
-// The sparse collectives have no NCCL form yet: a GPU context says so (mgsc
-// refuses to compile them for --target=cuda).
-TEST_F(GpuComm, SparseCollectivesAreUnavailable) {
-  DeviceBuffer<float> v(gpu, std::vector<float>{1.0f}), res(gpu, 2), out(gpu, 2);
-  DeviceBuffer<int32_t> ix(gpu, std::vector<int32_t>{1}), oi(gpu, 1);
-  int64_t start[3] = {1, 0, 2};
-  void *bufs[5] = {v, ix, res, out, oi};
-  EXPECT_EQ(mgsrt_gtopk_start(gpu, start, bufs), MGSRT_ERROR_UNAVAILABLE);
-  EXPECT_STREQ(mgsrt_ctx_message(gpu),
-               "gtopk_start: the global top-k is not implemented on NCCL (GPU contexts) yet; it "
-               "runs on the CPU target (loopback, mpi)");
+// The sparse collectives on NCCL with one rank (NCCL's own calls; several
+// ranks: DeviceSparseTest.cpp) through the C ABI, against a CPU context's:
+// the global top-k of one rank is its entries (a repeated index summed in
+// entry order) and drops nothing; the sparse all-reduce is the dense sum.
+// The sent buffers may be reused once the start returns.
+TEST_F(GpuComm, SparseCollectivesOfOneRankEqualTheCpu) {
+  const int64_t n = 5003, k = 300;
+  std::vector<float> values = randomVec(k, -3.0f, 3.0f), residual = randomVec(n);
+  std::vector<int32_t> indices(k);
+  for (int64_t j = 0; j < k; ++j)
+    indices[j] = static_cast<int32_t>((j * 7919) % n);
+  for (int64_t j = 1; j < 40; j += 3)
+    indices[j] = indices[j - 1];
+  mgsrt_comm_t *cpuComm = nullptr;
+  ASSERT_EQ(mgsrt_comm_create("loopback", &cpuComm, nullptr, 0), MGSRT_OK);
+  ASSERT_OK(cpu, mgsrt_ctx_set_comm(cpu, cpuComm));
+  for (int balanced : {0, 1}) {
+    const mgsrt_comm_test::HostSparseResults want =
+        mgsrt_comm_test::hostSparseCollectives(cpu, {values, indices}, residual, n, balanced);
+    const int64_t g[] = {k, 3, n}, s[] = {k, 8, n, balanced}, gw[] = {3}, sw[] = {8},
+                  zero[] = {k};
+
+    DeviceBuffer<float> v(gpu, values), res(gpu, residual), ov(gpu, k), dense(gpu, n);
+    DeviceBuffer<int32_t> ix(gpu, indices), oi(gpu, k);
+    void *gg[] = {v, ix, res, ov, oi}, *gs[] = {v, ix, dense}, *zv[] = {v};
+    ASSERT_OK(gpu, mgsrt_gtopk_start(gpu, g, gg));
+    ASSERT_OK(gpu, mgsrt_sparse_allreduce_start(gpu, s, gs));
+    ASSERT_OK(gpu, mgsrt_zero(gpu, zero, zv));
+    ASSERT_OK(gpu, mgsrt_comm_wait(gpu, sw, nullptr));
+    ASSERT_OK(gpu, mgsrt_comm_wait(gpu, gw, nullptr));
+    EXPECT_TRUE(bitsEqual(ov.download(), want.values));
+    EXPECT_EQ(oi.download(), want.indices);
+    EXPECT_TRUE(bitsEqual(res.download(), want.residual));
+    EXPECT_TRUE(bitsEqual(dense.download(), want.dense));
+  }
+  mgsrt_ctx_set_comm(cpu, nullptr);
+  mgsrt_comm_destroy(cpuComm);
+}
+
+// An index outside [0, n) is the wait's error, naming it, as on the staged
+// path; the context's sticky error then holds.
+TEST_F(GpuComm, SparseCollectivesReportABadIndexAtTheWait) {
+  DeviceBuffer<float> v(gpu, std::vector<float>{1.0f, 2.0f, 3.0f}), res(gpu, 40), ov(gpu, 3),
+      dense(gpu, 40);
+  DeviceBuffer<int32_t> ix(gpu, std::vector<int32_t>{1, 5, 50}), oi(gpu, 3);
+  const int64_t g[] = {3, 0, 40}, s[] = {3, 1, 40, 1}, gw[] = {0}, sw[] = {1};
+  void *gg[] = {v, ix, res, ov, oi}, *gs[] = {v, ix, dense};
+  ASSERT_OK(gpu, mgsrt_gtopk_start(gpu, g, gg));
+  EXPECT_EQ(mgsrt_comm_wait(gpu, gw, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpu.message(), "comm_wait: gtopk: indices[2] = 50 is outside [0, 40)");
+  mgsrt_ctx_clear(gpu);
+  ASSERT_OK(gpu, mgsrt_sparse_allreduce_start(gpu, s, gs));
+  EXPECT_EQ(mgsrt_comm_wait(gpu, sw, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpu.message(), "comm_wait: sparse_allreduce: indices[2] = 50 is outside [0, 40)");
 }
 
 TEST_F(GpuComm, HalfValuesArriveRoundedToNearestEven) {

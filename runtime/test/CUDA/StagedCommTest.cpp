@@ -5,12 +5,13 @@
 // context, their collectives staged through pinned host memory. Results equal
 // the host collectives' (the sparse collectives' bit for bit, error feedback
 // included); the errors that need a GPU to reach (the choice made too late,
-// NCCL asked for more ranks than GPUs or for a sparse collective). Skips
+// NCCL asked for more ranks than GPUs). Skips
 // without a GPU.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+#include "../Comm/LoopbackComm.h"
 #include "../Comm/SparseTestData.h"
 
 #include "Comm/CommCAPI.h"
@@ -34,14 +35,8 @@ void onGpuRanks(int size,
   std::vector<std::thread> threads;
   for (int r = 0; r < size; ++r)
     threads.emplace_back([&, r] {
-      CommConfig config;
-      config.loopbackGroup = group;
-      config.loopbackRank = r;
-      config.loopbackTimeout = std::chrono::seconds(60);
-      std::unique_ptr<CommBackend> backend;
-      Status s = createCommBackend("loopback", config, backend);
-      ASSERT_TRUE(s.ok()) << s.message;
-      mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
+      mgsrt_comm_t *comm = mgsrt_comm_test::loopbackComm(group, r, std::chrono::seconds(60));
+      ASSERT_NE(comm, nullptr);
       {
         Ctx gpu(7);
         ASSERT_EQ(attachGpu(gpu), "");
@@ -141,16 +136,9 @@ TEST_P(GpuStagedSparse, GlobalTopKAndSparseAllReduceEqualTheCpu) {
     for (int64_t j = 1; j < 64; j += 2)
       sel.indices[j] = sel.indices[j - 1];
 
-    std::vector<float> wantResidual = residual, wantValues(k), wantDense(n);
-    std::vector<int32_t> wantIndices(k);
+    const mgsrt_comm_test::HostSparseResults want =
+        mgsrt_comm_test::hostSparseCollectives(cpu, sel, residual, n);
     const int64_t gStart[] = {k, 3, n}, sStart[] = {k, 5, n, 1}, gWait[] = {3}, sWait[] = {5};
-    void *cpuG[] = {sel.values.data(), sel.indices.data(), wantResidual.data(),
-                    wantValues.data(), wantIndices.data()};
-    void *cpuS[] = {sel.values.data(), sel.indices.data(), wantDense.data()};
-    ASSERT_OK(cpu, mgsrt_gtopk_start(cpu, gStart, cpuG));
-    ASSERT_OK(cpu, mgsrt_comm_wait(cpu, gWait, nullptr));
-    ASSERT_OK(cpu, mgsrt_sparse_allreduce_start(cpu, sStart, cpuS));
-    ASSERT_OK(cpu, mgsrt_comm_wait(cpu, sWait, nullptr));
 
     DeviceBuffer<float> v(gpu, sel.values), res(gpu, residual), ov(gpu, k), dense(gpu, n);
     DeviceBuffer<int32_t> ix(gpu, sel.indices), oi(gpu, k);
@@ -161,10 +149,10 @@ TEST_P(GpuStagedSparse, GlobalTopKAndSparseAllReduceEqualTheCpu) {
     ASSERT_OK(gpu, mgsrt_zero(gpu, zero, zv)); // the sent values may be reused at once
     ASSERT_OK(gpu, mgsrt_comm_wait(gpu, sWait, nullptr));
     ASSERT_OK(gpu, mgsrt_comm_wait(gpu, gWait, nullptr));
-    EXPECT_TRUE(bitsEqual(ov.download(), wantValues));
-    EXPECT_EQ(oi.download(), wantIndices);
-    EXPECT_TRUE(bitsEqual(res.download(), wantResidual));
-    EXPECT_TRUE(bitsEqual(dense.download(), wantDense));
+    EXPECT_TRUE(bitsEqual(ov.download(), want.values));
+    EXPECT_EQ(oi.download(), want.indices);
+    EXPECT_TRUE(bitsEqual(res.download(), want.residual));
+    EXPECT_TRUE(bitsEqual(dense.download(), want.dense));
   });
 }
 
@@ -199,22 +187,6 @@ TEST_F(GpuCommChoice, ChosenBeforeTheFirstCollective) {
                            "choose before the first one");
   mgsrt_ctx_clear(gpu);
   EXPECT_EQ(mgsrt_ctx_set_staged_comm(gpu, 0), MGSRT_OK); // the same choice: fine
-}
-
-TEST_F(GpuCommChoice, NcclRefusesTheSparseCollectivesNamingCommMpi) {
-  DeviceBuffer<float> v(gpu, 4), res(gpu, 16), ov(gpu, 4), dense(gpu, 16);
-  DeviceBuffer<int32_t> ix(gpu, std::vector<int32_t>{0, 1, 2, 3}), oi(gpu, 4);
-  const int64_t gStart[] = {4, 0, 16}, sStart[] = {4, 1, 16, 1};
-  void *g[] = {v, ix, res, ov, oi}, *s[] = {v, ix, dense};
-  EXPECT_EQ(mgsrt_gtopk_start(gpu, gStart, g), MGSRT_ERROR_UNAVAILABLE);
-  EXPECT_EQ(gpu.message(),
-            "gtopk_start: the sparse collectives (gtopk, sparse-allreduce) have no NCCL form "
-            "yet; a GPU context runs them over MPI through host memory (the executable's --comm "
-            "mpi; mgsrt_ctx_set_staged_comm)");
-  mgsrt_ctx_clear(gpu);
-  EXPECT_EQ(mgsrt_sparse_allreduce_start(gpu, sStart, s), MGSRT_ERROR_UNAVAILABLE);
-  EXPECT_EQ(gpu.message().rfind("sparse_allreduce_start: the sparse collectives", 0), 0u)
-      << gpu.message();
 }
 
 TEST_F(GpuCommChoice, NcclRefusesMoreRanksThanGpus) {

@@ -23,6 +23,7 @@
 
 #include "Comm/CommBackend.h"
 #include "Comm/CommCAPI.h"
+#include "LoopbackComm.h"
 #include "mgsrt/mgsrt.h"
 
 #include <gtest/gtest.h>

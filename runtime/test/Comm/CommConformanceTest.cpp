@@ -26,17 +26,9 @@ template <int N> struct LoopbackRunner {
     std::vector<std::thread> threads;
     for (int r = 0; r < N; ++r)
       threads.emplace_back([&, r] {
-        CommConfig config;
-        config.loopbackGroup = group;
-        config.loopbackRank = r;
-        // A broken test fails instead of hanging.
-        config.loopbackTimeout = std::chrono::seconds(30);
-        std::unique_ptr<CommBackend> backend;
-        Status s = createCommBackend("loopback", config, backend);
-        EXPECT_TRUE(s.ok()) << s.message;
-        if (!s.ok())
+        mgsrt_comm_t *comm = loopbackComm(group, r, std::chrono::seconds(30));
+        if (!comm)
           return;
-        mgsrt_comm_t *comm = wrapCommBackend(std::move(backend));
         RankEnv env{*comm->backend, comm, r, N};
         body(env);
         mgsrt_comm_destroy(comm);

@@ -8,10 +8,7 @@
 // Every rank knows every rank's gradients (they are generated from the rank
 // number), selects each rank's top-k with mgsrt_topk_sparsify as the step
 // does, and computes the reference in one process with code independent of
-// the runtime's: the global top-k by the same merge tree (the ranks beyond
-// the largest power of two folded in first, then recursive doubling) over
-// std::map, and the balanced all-reduce as the dense sum of every rank's
-// sparse vector in rank order. Results must match bit for bit, and on every
+// the runtime's (SparseTestData.h: refGlobalTopK, refDenseAverage). Results must match bit for bit, and on every
 // rank the entries that made it into the global top-k plus the residual must
 // be the accumulated gradient (grad + residual before), over two steps.
 //
@@ -23,87 +20,7 @@
 #include "CommConformance.h"
 #include "SparseTestData.h"
 
-#include <algorithm>
-#include <cmath>
-#include <map>
-#include <set>
-
 namespace mgsrt_comm_test {
-
-using RefSet = std::map<int32_t, float>;
-
-/// The union (a's value + b's at a shared index) cut to the k entries of
-/// largest magnitude, ties to the smaller index.
-inline RefSet refMerge(const RefSet &a, const RefSet &b, int64_t k) {
-  RefSet u = a;
-  for (const auto &[i, v] : b) {
-    auto it = u.find(i);
-    if (it == u.end())
-      u[i] = v;
-    else
-      it->second = it->second + v;
-  }
-  if (static_cast<int64_t>(u.size()) <= k)
-    return u;
-  std::vector<std::pair<int32_t, float>> all(u.begin(), u.end());
-  std::sort(all.begin(), all.end(), [](const auto &x, const auto &y) {
-    const float ax = std::fabs(x.second), ay = std::fabs(y.second);
-    return ax != ay ? ax > ay : x.first < y.first;
-  });
-  all.resize(k);
-  return RefSet(all.begin(), all.end());
-}
-
-/// The global top-k of the ranks' selections computed in one process, and
-/// per rank the indices whose contribution it keeps.
-struct RefGTopK {
-  RefSet global;
-  std::vector<std::set<int32_t>> alive;
-};
-
-inline RefGTopK refGlobalTopK(const std::vector<Selection> &sel, int64_t k) {
-  const int P = static_cast<int>(sel.size());
-  int P2 = 1;
-  while (P2 * 2 <= P)
-    P2 *= 2;
-  std::vector<RefSet> sets(P);
-  RefGTopK ref;
-  ref.alive.resize(P);
-  for (int r = 0; r < P; ++r)
-    for (size_t j = 0; j < sel[r].indices.size(); ++j) {
-      sets[r][sel[r].indices[j]] += sel[r].values[j];
-      ref.alive[r].insert(sel[r].indices[j]);
-    }
-  auto prune = [&] {
-    for (int q = 0; q < P; ++q) {
-      const RefSet &held = sets[q < P2 ? q : q - P2];
-      for (auto it = ref.alive[q].begin(); it != ref.alive[q].end();)
-        it = held.count(*it) ? std::next(it) : ref.alive[q].erase(it);
-    }
-  };
-  for (int e = P2; e < P; ++e)
-    sets[e - P2] = refMerge(sets[e - P2], sets[e], k);
-  prune();
-  for (int d = 1; d < P2; d *= 2) {
-    std::vector<RefSet> next(P2);
-    for (int r = 0; r < P2; ++r)
-      next[r] = refMerge(sets[std::min(r, r ^ d)], sets[std::max(r, r ^ d)], k);
-    std::copy(next.begin(), next.end(), sets.begin());
-    prune();
-  }
-  ref.global = sets[0];
-  return ref;
-}
-
-/// One size of the tests: n entries, k selected, exact or arbitrary data.
-struct SparseCase {
-  int64_t n, k;
-  bool exact;
-  std::string describe(int rank) const {
-    return "n=" + std::to_string(n) + " k=" + std::to_string(k) + (exact ? " exact" : " float") +
-           " rank " + std::to_string(rank);
-  }
-};
 
 template <typename Runner> class SparseCollectiveTest : public ::testing::Test {};
 TYPED_TEST_SUITE_P(SparseCollectiveTest);
@@ -209,18 +126,7 @@ TYPED_TEST_P(SparseCollectiveTest, SparseAllReduceIsTheDenseSum) {
           if (q == env.rank)
             residual = res;
         }
-        // The reference: every rank's sparse vector summed densely, in rank
-        // order, then each touched element divided by P once.
-        std::vector<float> want(c.n, 0.0f);
-        std::vector<char> touched(c.n, 0);
-        for (int q = 0; q < P; ++q)
-          for (int64_t j = 0; j < c.k; ++j) {
-            want[sel[q].indices[j]] += sel[q].values[j];
-            touched[sel[q].indices[j]] = 1;
-          }
-        for (int64_t i = 0; i < c.n; ++i)
-          if (touched[i])
-            want[i] /= static_cast<float>(P);
+        const std::vector<float> want = refDenseAverage(sel, c.n);
 
         std::vector<float> out(c.n, -7.0f);
         const int64_t start[] = {c.k, 4, c.n, balanced}, wait[] = {4};

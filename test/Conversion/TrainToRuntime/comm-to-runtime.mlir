@@ -35,8 +35,8 @@
 // SPARSEAR-LABEL: llvm.func @mgs_eval_step(
 
 // For a GPU the sparse collectives lower to the same calls (a GPU context
-// runs them staged over MPI), and the manifest names them: the executable
-// refuses NCCL for them at start-up (--comm mpi).
+// runs them on NCCL, or staged over MPI with --comm mpi), and the manifest
+// names them.
 // CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives gtopk\0Achecksum
 // CUDA-LABEL: llvm.func @mgs_train_step(
 // CUDA:         llvm.call @mgsrt_gtopk_start

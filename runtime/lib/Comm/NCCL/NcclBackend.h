@@ -8,7 +8,8 @@
 //
 // Two users:
 //   - a GPU context's collective kernels (NcclCollectives.cpp: the device
-//     table's allreduce_start, allgather_start, comm_wait, broadcast), which
+//     table's allreduce_start, allgather_start, gtopk_start,
+//     sparse_allreduce_start, comm_wait, broadcast), which
 //     queue NCCL calls on `stream` after the context's compute stream and
 //     make the compute stream wait for them (the host does not block);
 //   - the CommBackend interface (createCommBackend("nccl", ...), the comm
@@ -99,12 +100,6 @@ private:
 inline constexpr const char *kNcclAborted =
     "the NCCL communicator was aborted (ncclCommAbort): a peer failed or stopped, or the job is "
     "ending";
-
-/// Why a GPU context on NCCL refuses the sparse collectives (gtopk,
-/// sparse allreduce): they run staged over MPI only.
-inline constexpr const char *kNoNcclSparse =
-    "the sparse collectives (gtopk, sparse-allreduce) have no NCCL form yet; a GPU context runs "
-    "them over MPI through host memory (the executable's --comm mpi; mgsrt_ctx_set_staged_comm)";
 
 /// The "nccl" entry of BackendRegistry.cpp (through the device library):
 /// needs config.ncclBootstrap, a host communicator of the same group, and

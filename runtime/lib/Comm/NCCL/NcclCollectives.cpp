@@ -1,9 +1,9 @@
 //===- NcclCollectives.cpp - The collectives of a GPU context on NCCL -----===//
 //
-// The device table's allreduce_start, allgather_start, comm_wait and
-// broadcast (KernelList.h's MGSRT_COMM_KERNELS; gtopk_start and
-// sparse_allreduce_start run only staged, StagedComm.cpp: on NCCL they are
-// MGSRT_ERROR_UNAVAILABLE). One NCCL backend
+// The device table's allreduce_start, allgather_start, gtopk_start,
+// sparse_allreduce_start, comm_wait and broadcast (KernelList.h's
+// MGSRT_COMM_KERNELS; a context with mgsrt_ctx_set_staged_comm hands them to
+// StagedComm.cpp instead). One NCCL backend
 // (NcclBackend.h) per context, made on the first collective over the
 // context's host communicator (mgsrt_ctx_set_comm: MPI under mpirun). The
 // collectives run on their own stream: a start records an event on the
@@ -11,6 +11,14 @@
 // call, and records the slot's completion event; mgsrt_comm_wait makes the
 // compute stream wait for that event (the host does not block), so the
 // collectives overlap the kernels queued between start and wait.
+//
+// The sparse collectives (global top-k, balanced sparse all-reduce) are
+// DeviceSparseCollectives.h's, their messages ncclSend/ncclRecv groups on the
+// communication stream (NcclPeers), their entries copied at the start into
+// the slot's own buffers. Where the host waits: the sparse all-reduce's
+// start, once, for the exchange's sizes (and so for the compute stream's
+// work before it); the global top-k's wait, for its bad-index check, before
+// it queues the error feedback on the compute stream.
 //
 // The NCCL group is registered with the host communicator it was made over,
 // so that mgsrt_comm_abort on it (the driver's watchdog, an error on this
@@ -22,6 +30,7 @@
 
 #include "Comm/CommCAPI.h"
 #include "Comm/CommChecks.h"
+#include "Comm/NCCL/DeviceSparseCollectives.h"
 #include "Comm/NCCL/NcclBackend.h"
 #include "Kernels/CUDA/Device.h"
 #include "Kernels/CUDA/StagedComm.h"
@@ -31,11 +40,16 @@
 #include <array>
 #include <cstdlib>
 #include <limits>
+#include <memory>
+#include <string_view>
+#include <utility>
 
 using namespace mgs::rt;
 using mgs::contract::AllGatherDesc;
 using mgs::contract::AllReduceDesc;
 using mgs::contract::BroadcastDesc;
+using mgs::contract::GTopKDesc;
+using mgs::contract::SparseAllReduceDesc;
 using mgs::contract::WaitDesc;
 
 namespace {
@@ -53,6 +67,12 @@ struct Slot {
   size_t recvHalfBytes = 0;
   float *recvValues = nullptr;
   int64_t recvCount = 0;
+  // The sparse collectives: which one is pending ("gtopk",
+  // "sparse_allreduce"; null: another), their buffers, and the global top-k's
+  // residual (its error feedback is queued at the wait).
+  const char *sparse = nullptr;
+  std::unique_ptr<cuda::SparseWork> work;
+  float *residual = nullptr;
 };
 
 /// Device scratch of at least `bytes`, kept for reuse (freed when it grows,
@@ -77,6 +97,7 @@ mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collect
 /// A GPU context's collectives: the NCCL backend and the request slots.
 struct NcclState final : cuda::CommDeviceState {
   std::unique_ptr<NcclBackend> backend;
+  cudaStream_t compute = nullptr; ///< the context's (the sparse feedback runs there)
   std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
   /// The host communicator's abort hooks, which hold this group's abort.
   std::shared_ptr<AbortHooks> hooks;
@@ -88,6 +109,8 @@ struct NcclState final : cuda::CommDeviceState {
       hooks->remove(this); // (waits for an abort under way)
     if (backend)
       cudaStreamSynchronize(backend->stream);
+    if (compute)
+      cudaStreamSynchronize(compute); // (a global top-k's feedback reads its slot's buffers)
     for (Slot &s : slots) {
       if (s.done)
         cudaEventDestroy(s.done);
@@ -112,6 +135,43 @@ mgsrt_status_t ncclFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *cal
     if (mgsrt_r_ != ncclSuccess)                                                                   \
       return ncclFailure(ctx, kernel, #call, mgsrt_r_);                                            \
   } while (0)
+
+/// The sparse collectives' messages on NCCL: one ncclSend/ncclRecv group a
+/// call, bytes as ncclUint8; host waits through the backend (a failed peer
+/// aborts the communicator instead of hanging).
+class NcclPeers final : public cuda::DevicePeers {
+public:
+  explicit NcclPeers(NcclBackend &b) : b(b) {}
+  int rank() const override { return b.rank(); }
+  int size() const override { return b.size(); }
+  Status exchange(const std::vector<cuda::PeerOp> &ops, cudaStream_t stream) override {
+    if (ncclResult_t r = ncclGroupStart(); r != ncclSuccess)
+      return failed("ncclGroupStart", r);
+    const char *call = nullptr;
+    ncclResult_t first = ncclSuccess;
+    for (const cuda::PeerOp &op : ops) {
+      const bool send = op.kind == cuda::PeerOp::Kind::Send;
+      ncclResult_t r = send ? ncclSend(op.data, op.bytes, ncclUint8, op.peer, b.comm, stream)
+                            : ncclRecv(op.data, op.bytes, ncclUint8, op.peer, b.comm, stream);
+      if (r != ncclSuccess && first == ncclSuccess) {
+        first = r;
+        call = send ? "ncclSend" : "ncclRecv";
+      }
+    }
+    ncclResult_t end = ncclGroupEnd(); // (always: it closes the group)
+    if (first != ncclSuccess)
+      return failed(call, first);
+    return end == ncclSuccess ? Status::success() : failed("ncclGroupEnd", end);
+  }
+  Status synchronize(cudaStream_t stream) override { return b.waitFor(stream); }
+
+private:
+  static Status failed(const char *call, ncclResult_t r) {
+    return Status::error(MGSRT_ERROR_BACKEND,
+                         strCat(call, " failed: ", ncclGetErrorString(r)));
+  }
+  NcclBackend &b;
+};
 
 /// NCCL refuses two ranks on one GPU, with a message that does not say what
 /// to do: more ranks on this node (the launcher's local size) than visible
@@ -147,6 +207,7 @@ mgsrt_status_t ncclOf(mgsrt_ctx_t *ctx, const char *kernel, NcclState *&out) {
   auto n = std::make_unique<NcclState>();
   if (Status s = NcclBackend::create(*ctx->comm->backend, st.ordinal, n->backend); !s.ok())
     return ctx->fail(s.code, strCat(kernel, ": ", s.message));
+  n->compute = st.stream;
   n->hooks = ctx->comm->dependents;
   n->hooks->add(n.get(), [b = n->backend.get()] { b->abort(); });
   out = n.get();
@@ -280,6 +341,84 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   return MGSRT_OK;
 }
 
+/// A sparse collective's start: the checks (as the CPU's, CommCAPI.cpp), the
+/// free slot, its buffers and the entries copied into them on the compute
+/// stream (the caller may reuse its own at once); the communication stream
+/// then follows the compute stream.
+mgsrt_status_t startSparse(mgsrt_ctx_t *ctx, const char *kernel, const char *what, int64_t k,
+                           int64_t n, int64_t slot, void *const *bufs, NcclBackend *&nc,
+                           Slot *&s) {
+  if (!checkSparseCounts(ctx, kernel, k, n))
+    return ctx->status;
+  if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
+    return r;
+  if (!checkSparseEntries(ctx, kernel, k, bufs))
+    return ctx->status;
+  cudaStream_t compute = cuda::state(ctx).stream;
+  if (!s->work) {
+    s->work = std::make_unique<cuda::SparseWork>();
+    s->work->idle = [compute, nc]() -> Status {
+      if (cudaError_t e = cudaStreamSynchronize(compute); e != cudaSuccess)
+        return cuda::cudaStatus("cudaStreamSynchronize", e);
+      return nc->waitFor(nc->stream);
+    };
+  }
+  if (Status st = s->work->stageEntries(static_cast<const float *>(bufs[0]),
+                                        static_cast<const int32_t *>(bufs[1]), k, compute);
+      !st.ok())
+    return ctx->fail(st.code, strCat(kernel, ": ", st.message));
+  s->sparse = what;
+  return afterCompute(ctx, kernel, *nc);
+}
+
+/// Ends a sparse collective's start: its queueing status, the slot's event.
+mgsrt_status_t endSparse(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &nc, Slot &s,
+                         const Status &queued) {
+  if (!queued.ok()) {
+    s.sparse = nullptr;
+    return ctx->fail(queued.code, strCat(kernel, ": ", queued.message));
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaEventRecord(s.done, nc.stream));
+  s.pending = true;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t gtopkStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::gtopk_start);
+  const int64_t k = desc[GTopKDesc::K], n = desc[GTopKDesc::Count];
+  if (!checkGTopKOutputs(ctx, kernel, k, n, bufs))
+    return ctx->status;
+  NcclBackend *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r =
+          startSparse(ctx, kernel, "gtopk", k, n, desc[GTopKDesc::Slot], bufs, nc, s);
+      r != MGSRT_OK)
+    return r;
+  s->residual = static_cast<float *>(bufs[2]);
+  NcclPeers peers(*nc);
+  return endSparse(ctx, kernel, *nc, *s,
+                   cuda::queueGlobalTopK(peers, *s->work, n, static_cast<float *>(bufs[3]),
+                                         static_cast<int32_t *>(bufs[4]), nc->stream));
+}
+
+mgsrt_status_t sparseAllreduceStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::sparse_allreduce_start);
+  const int64_t k = desc[SparseAllReduceDesc::K], n = desc[SparseAllReduceDesc::Count];
+  if (!BufferCheck(ctx, kernel, bufs).require(2, "out", n).ok)
+    return ctx->status;
+  NcclBackend *nc = nullptr;
+  Slot *s = nullptr;
+  if (mgsrt_status_t r = startSparse(ctx, kernel, "sparse_allreduce", k, n,
+                                     desc[SparseAllReduceDesc::Slot], bufs, nc, s);
+      r != MGSRT_OK)
+    return r;
+  NcclPeers peers(*nc);
+  return endSparse(ctx, kernel, *nc, *s,
+                   cuda::queueSparseAllReduce(peers, *s->work, n,
+                                              desc[SparseAllReduceDesc::Balanced] != 0,
+                                              static_cast<float *>(bufs[2]), nc->stream));
+}
+
 /// Makes the compute stream wait for the slot's collective; checks NCCL's
 /// asynchronous errors (a failed peer).
 mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, Slot &s) {
@@ -292,6 +431,20 @@ mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, 
   s.recvValues = nullptr;
   if (Status e = n.asyncError(); !e.ok())
     return ctx->fail(e.code, strCat(kernel, ": ", e.message));
+  const char *sparse = std::exchange(s.sparse, nullptr);
+  if (!sparse)
+    return MGSRT_OK;
+  // The global top-k's bad-index check is read once it completed (the sparse
+  // all-reduce's was read by its start's host wait), then its feedback.
+  const bool gtopk = sparse == std::string_view("gtopk");
+  if (gtopk)
+    if (Status w = n.waitFor(nullptr, s.done); !w.ok())
+      return ctx->fail(w.code, strCat(kernel, ": ", sparse, ": ", w.message));
+  if (Status in = s.work->inputStatus(); !in.ok())
+    return ctx->fail(in.code, strCat(kernel, ": ", sparse, ": ", in.message));
+  if (gtopk)
+    if (Status f = cuda::queueGlobalTopKFeedback(*s.work, s.residual, compute); !f.ok())
+      return ctx->fail(f.code, strCat(kernel, ": ", sparse, ": ", f.message));
   return MGSRT_OK;
 }
 
@@ -352,24 +505,16 @@ mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   });
 }
 
-// The sparse collectives (global top-k, balanced sparse all-reduce) run
-// staged over the host backend (StagedComm.cpp); they are not built on NCCL
-// yet (ncclSend/ncclRecv rounds and merges of the entries on the device), so
-// a context on NCCL gets MGSRT_ERROR_UNAVAILABLE naming the way that works.
 mgsrt_status_t gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::gtopk_start), desc, bufs, [&] {
-    if (ctx->stagedComm)
-      return stagedGtopkStart(ctx, desc, bufs);
-    return ctx->fail(MGSRT_ERROR_UNAVAILABLE, strCat("gtopk_start: ", kNoNcclSparse));
+    return ctx->stagedComm ? stagedGtopkStart(ctx, desc, bufs) : gtopkStart(ctx, desc, bufs);
   });
 }
 
 mgsrt_status_t sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::sparse_allreduce_start), desc, bufs, [&] {
-    if (ctx->stagedComm)
-      return stagedSparseAllreduceStart(ctx, desc, bufs);
-    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                     strCat("sparse_allreduce_start: ", kNoNcclSparse));
+    return ctx->stagedComm ? stagedSparseAllreduceStart(ctx, desc, bufs)
+                           : sparseAllreduceStart(ctx, desc, bufs);
   });
 }
 
@@ -386,6 +531,7 @@ mgsrt_status_t comm_wait(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
       if (NcclState *n = existingNccl(ctx); n && n->slots[desc[WaitDesc::Slot]].pending) {
         n->backend->waitFor(n->backend->stream); // (a failed peer: aborted, not hung)
         n->slots[desc[WaitDesc::Slot]].pending = false;
+        n->slots[desc[WaitDesc::Slot]].sparse = nullptr;
       }
     return ctx->status;
   }
