@@ -5,7 +5,8 @@
 // token ids an embedding also reads, whose rows bound them. Every value the
 // mask leads to is then a constant table gathered at the ids (train.gather,
 // exact, infinities included), reshaped and broadcast as the mask was: no
-// new op or kernel.
+// new op or kernel. A float attention mask merged with it (nn.Transformer's
+// masked_fill with -inf) is added to that table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -19,7 +20,9 @@
 
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <cmath>
 #include <cstring>
+#include <optional>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -118,11 +121,31 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
                           "Reshape, Unsqueeze, Squeeze, Identity, Expand, Cast and Where on such "
                           "a mask";
   // Where(mask, x, y): each data branch times the 0/1 table of where it is
-  // chosen, each constant branch (one value) the table of its value where
-  // chosen, summed; a branch of zeros adds nothing.
+  // chosen, each constant branch of one value the table of its value where
+  // chosen, summed; a branch of zeros adds nothing. A constant branch of
+  // several finite values is multiplied by its 0/1 table as data is (exact:
+  // each product is the value or a zero). One holding infinities (a float
+  // attention mask PyTorch fills with -inf where the padding mask is true:
+  // nn.Transformer given both masks) is added whole when the other branch
+  // is a single infinity and it holds no NaN and no infinity of the other
+  // sign: where that branch is chosen, the infinity absorbs every value
+  // (-inf + c = -inf), elsewhere its table adds 0.
   auto outType = outputType(0, b.getF32Type());
   if (failed(outType))
     return failure();
+  std::optional<std::vector<float>> constant[3];
+  for (int branch = 1; branch <= 2; ++branch)
+    if (inputIsConstant(branch)) {
+      auto values = constantFloats(branch);
+      if (failed(values))
+        return failure();
+      constant[branch] = std::move(*values);
+    }
+  auto oneValue = [](const std::optional<std::vector<float>> &values) {
+    return values && !values->empty() && llvm::all_of(*values, [&](float v) {
+             return std::memcmp(&v, &values->front(), sizeof v) == 0;
+           });
+  };
   Value sum;
   auto add = [&](Value term) {
     if (!sum) {
@@ -134,26 +157,34 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
   };
   for (int branch = 1; branch <= 2; ++branch) {
     std::vector<float> table(mask.truth.size());
-    if (inputIsConstant(branch)) {
-      auto values = constantFloats(branch);
-      if (failed(values))
-        return failure();
-      if (values->empty() || llvm::any_of(*values, [&](float v) {
-            return std::memcmp(&v, &(*values)[0], sizeof v) != 0;
-          }))
-        return emitError() << "input " << branch << " ('" << curNode->input(branch)
-                           << "') must hold one value (a scalar or a constant fill) where the "
-                              "condition is a mask computed at run time from token ids";
-      if ((*values)[0] == 0.0f)
+    if (oneValue(constant[branch])) {
+      const float value = constant[branch]->front();
+      if (value == 0.0f)
         continue;
       for (size_t v = 0; v < table.size(); ++v)
-        table[v] = mask.truth[v] == (branch == 1) ? (*values)[0] : 0.0f;
+        table[v] = mask.truth[v] == (branch == 1) ? value : 0.0f;
       add(gatherMask(mask, table));
       continue;
     }
     auto x = input(branch);
     if (failed(x))
       return failure();
+    if (constant[branch] &&
+        !llvm::all_of(*constant[branch], [](float v) { return std::isfinite(v); })) {
+      const auto &other = constant[3 - branch];
+      const float fill = oneValue(other) ? other->front() : 0.0f;
+      if (!std::isinf(fill) || llvm::any_of(*constant[branch], [&](float v) {
+            return std::isnan(v) || (std::isinf(v) && v != fill);
+          }))
+        return emitError() << "input " << branch << " ('" << curNode->input(branch)
+                           << "') holds several values, infinities among them, where the "
+                              "condition is a mask computed at run time from token ids; mgs "
+                              "imports such a branch only when the other one is a single "
+                              "infinity and this one holds no NaN and no infinity of the other "
+                              "sign (a float mask filled with -inf where the mask is true)";
+      add(*x);
+      continue;
+    }
     for (size_t v = 0; v < table.size(); ++v)
       table[v] = mask.truth[v] == (branch == 1) ? 1.0f : 0.0f;
     Value keep = gatherMask(mask, table);

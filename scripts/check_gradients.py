@@ -5,7 +5,7 @@
                        [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
-Exports MODEL (lstmlm, gpt, decoder: language models on int64 token ids, a label per
+Exports MODEL (lstmlm, gpt, decoder, seq2seq: language models on int64 token ids, a label per
 token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, maxvit: CIFAR-shaped;
@@ -105,13 +105,15 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn"):
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq"):
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn).
         tokens = rng.integers(0, 50, (n, 13))
-        if name == "padattn":  # padding (id 0): the last 1 to 5 of every other sequence
-            for i in range(0, n, 2):
+        if name in ("padattn", "seq2seq"):  # padding (id 0): the last 1 to 5 of every other
+            for i in range(0, n, 2):        # sequence
                 tokens[i, 11 - (i // 2) % 5:12] = 0
+        if name == "seq2seq":  # under its causal masks a first id 0 would leave a row no key
+            tokens[tokens[:, 0] == 0, 0] = 1
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, tokens[:, :12].astype(np.int64))
         labels = rng.integers(0, 4, n) if name in ("transformer", "padattn") else tokens[:, 1:]

@@ -357,6 +357,37 @@ class TokenDecoder(nn.Module):
         return self.out(y).reshape(-1, self.out.out_features)
 
 
+class TokenSeq2Seq(nn.Module):
+    """nn.Transformer (one encoder and one decoder layer, 4 heads, feed-forward
+    64, ReLU, dropout 0, batch first) as a language model over token ids
+    [N, T] with padding (id 0): the embedded tokens (50 -> 32) are the source
+    and the target; every attention reads under the causal mask nn.Transformer
+    generates (src_mask, tgt_mask and memory_mask: float, 0 and -inf) and the
+    key-padding mask `tokens == 0` (src_, tgt_ and memory_key_padding_mask: a
+    mask made at run time), which PyTorch merges into the float mask (torch
+    1.13: masked_fill with -inf, a Where whose other branch holds many values;
+    2.x: the padding mask made float and added); a linear layer back to the 50
+    tokens at every position: logits [N * T, 50], sample-major, as TokenGPT's.
+    A sequence must not start with padding (its first position would see no
+    key: NaN, in PyTorch too)."""
+
+    def __init__(self, vocab=50, width=32, heads=4):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.transformer = nn.Transformer(width, heads, 1, 1, dim_feedforward=2 * width,
+                                          dropout=0.0, batch_first=True)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        x = self.embed(tokens)
+        causal = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
+        pad = tokens == 0
+        y = self.transformer(x, x, src_mask=causal, tgt_mask=causal, memory_mask=causal,
+                             src_key_padding_mask=pad, tgt_key_padding_mask=pad,
+                             memory_key_padding_mask=pad)
+        return self.out(y).reshape(-1, self.out.out_features)
+
+
 def shufflenet_small():
     """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
     import torchvision.models as tvm
@@ -429,6 +460,7 @@ def build(name):
         "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
         "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
         "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
+        "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -506,9 +538,9 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin", "decoder", "maxvit", "padattn"}
+                 "swin", "decoder", "maxvit", "padattn", "seq2seq"}
 # Language models: their logits have a row per token (a symbol of their own).
-TOKEN_ROWS = {"gpt", "gpt_medium", "decoder"}
+TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq"}
 
 
 def export(name, opset, out_dir):

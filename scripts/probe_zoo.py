@@ -36,34 +36,12 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-import export_models  # noqa: E402  (its TokenDecoder, PaddedAttention, MaxVit)
+import export_models  # noqa: E402  (its TokenDecoder, TokenSeq2Seq, PaddedAttention, MaxVit)
 VOCAB, LENGTH = 50, 12
 OPSET = 15  # --opset
 
 
 # --- PyTorch's own blocks, as a user wraps them -----------------------------
-
-class Seq2Seq(nn.Module):
-    """nn.Transformer (encoder-decoder, 1 + 1 layers, width 32, 4 heads, batch
-    first) over token ids: the tokens are the source and, shifted by the
-    causal target mask, the target; a source key-padding mask from the
-    tokens (id 0 is padding) and a label per position (the next token)."""
-
-    def __init__(self):
-        super().__init__()
-        self.embed = nn.Embedding(VOCAB, 32)
-        self.transformer = nn.Transformer(32, 4, 1, 1, dim_feedforward=64, dropout=0.0,
-                                          batch_first=True)
-        self.out = nn.Linear(32, VOCAB)
-
-    def forward(self, tokens):
-        x = self.embed(tokens)
-        causal = nn.Transformer.generate_square_subsequent_mask(tokens.shape[1])
-        y = self.transformer(x, x, tgt_mask=causal, memory_mask=causal,
-                             src_key_padding_mask=tokens == 0,
-                             memory_key_padding_mask=tokens == 0)
-        return self.out(y).reshape(-1, VOCAB)
-
 
 class Recurrent(nn.Module):
     """nn.GRU or nn.LSTM (16 -> 32, num_layers 2, batch_first) over embedded
@@ -82,7 +60,8 @@ class Recurrent(nn.Module):
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
 # kind: "image" (float NCHW, 10 classes), "class" (tokens, 4 classes),
-# "token" (tokens, a label per position).
+# "token" (tokens, a label per position), "padded" (as "token", the ids 1-49
+# and every other sequence padded with id 0 after 9 tokens).
 
 def efficientnet_v2(stochastic_depth):
     from torchvision.models import EfficientNet, efficientnet as eff
@@ -163,7 +142,9 @@ def models():
         "wide_resnet": (lambda: tvm.ResNet(tvm.resnet.Bottleneck, [1, 1, 1, 1],
                                            width_per_group=128, num_classes=10), img32, "image",
                         16, 64, 0.01),
-        "nn.Transformer": (Seq2Seq, tokens, "token", 16, 128, 0.1),
+        # export_models.py's "seq2seq": causal src_, tgt_ and memory_mask and
+        # key-padding masks tokens == 0 (a first id 0 would leave a row no key)
+        "nn.Transformer": (export_models.TokenSeq2Seq, tokens, "padded", 16, 128, 0.1),
         "nn.TransformerDecoder": (export_models.TokenDecoder, tokens, "token", 16, 128, 0.1),
         # export_models.py's "padattn": key_padding_mask=tokens == 0
         "nn.MultiheadAttention": (export_models.PaddedAttention, tokens, "class", 16, 256, 0.05),
@@ -177,7 +158,7 @@ def export(name, ctor, shape, kind, path):
     model = ctor()
     model.train()
     example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
-    rows = "rows" if kind == "token" else "N"
+    rows = "rows" if kind in ("token", "padded") else "N"
     # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph).
     legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
         else {}
@@ -197,11 +178,17 @@ def make_data(kind, shape, samples, work):
                 .astype(np.float32))
         np.save(y, labels.astype(np.int64))
     else:
+        padded = kind == "padded"
         subprocess.run([sys.executable, os.path.join(HERE, "make_token_data.py"), work,
-                        "--samples", str(samples), "--length", str(LENGTH), "--vocab", str(VOCAB)],
-                       check=True)
+                        "--samples", str(samples), "--length", str(LENGTH),
+                        "--vocab", str(VOCAB - 1 if padded else VOCAB)], check=True)
         x = os.path.join(work, "tokens.npy")
-        y = os.path.join(work, "next.npy" if kind == "token" else "steps.npy")
+        y = os.path.join(work, "next.npy" if kind in ("token", "padded") else "steps.npy")
+        if padded:
+            tokens = np.load(x) + 1
+            tokens[::2, 9:] = 0
+            np.save(x, tokens)
+            np.save(y, np.load(y) + 1)
     return x, y
 
 

@@ -1,12 +1,14 @@
 //===- Calibrate.cpp - Measuring a machine for the planner ----------------===//
 //
-// The measurements Calibrate.h declares, and the executable's --calibrate
+// The measurements Calibrate.h declares (but the sparse collectives', in
+// CalibratePhases.cpp), and the executable's --calibrate
 // (Driver::runCalibration), which runs them on the model and writes the
 // profile.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Calibrate.h"
+#include "CalibrateSupport.h"
 #include "Driver.h"
 #include "FileIO.h"
 
@@ -15,7 +17,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <cstring>
 #include <cstdio>
 #include <map>
 #include <memory>
@@ -24,7 +25,7 @@
 
 namespace mgs::rt::driver {
 
-namespace {
+namespace calibration {
 
 double now() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
@@ -39,120 +40,6 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-/// Memory on the context's device, freed at scope end.
-class DeviceMemory {
-public:
-  DeviceMemory(mgsrt_ctx_t *ctx, size_t bytes) : ctx_(ctx) { mgsrt_alloc(ctx, bytes, &ptr_); }
-  ~DeviceMemory() { mgsrt_free(ctx_, ptr_); }
-  DeviceMemory(const DeviceMemory &) = delete;
-  DeviceMemory &operator=(const DeviceMemory &) = delete;
-  void *get() const { return ptr_; }
-
-private:
-  mgsrt_ctx_t *ctx_;
-  void *ptr_ = nullptr;
-};
-
-/// One collective the calibration times: its buffers on the context's
-/// device, its descriptor and the bytes the cost model counts. Allgather: k
-/// values and k indices sent, k * P of each received (8 k P bytes); allreduce:
-/// n floats (4 n bytes); the global top-k and the balanced sparse all-reduce:
-/// the bytes of the planner's messages (MessageShape), with this rank's k
-/// entries spread over n (one random index in each n/k stretch, random values).
-class CalibrationCollective {
-public:
-  enum class Kind { AllGather, AllReduce, GTopK, SparseAllReduce };
-  static CalibrationCollective allgather(mgsrt_ctx_t *ctx, int64_t k, int workers) {
-    CalibrationCollective c(ctx, Kind::AllGather, 8.0 * static_cast<double>(k) * workers);
-    c.desc_[mgs::contract::AllGatherDesc::K] = k;
-    for (int64_t count : {k, k, k * workers, k * workers})
-      c.add(count);
-    return c;
-  }
-  static CalibrationCollective allreduce(mgsrt_ctx_t *ctx, int64_t n) {
-    CalibrationCollective c(ctx, Kind::AllReduce, 4.0 * static_cast<double>(n));
-    c.desc_[mgs::contract::AllReduceDesc::Count] = n;
-    c.add(n);
-    return c;
-  }
-  static CalibrationCollective gtopk(mgsrt_ctx_t *ctx, int64_t k, int64_t n, int workers,
-                                     int rank) {
-    CalibrationCollective c(ctx, Kind::GTopK, gtopkShape(workers, k).bytes);
-    c.desc_[mgs::contract::GTopKDesc::K] = k;
-    c.desc_[mgs::contract::GTopKDesc::Count] = n;
-    c.addEntries(k, n, rank);
-    for (int64_t count : {n, k, k})
-      c.add(count);
-    return c;
-  }
-  static CalibrationCollective sparseAllreduce(mgsrt_ctx_t *ctx, int64_t k, int64_t n, int workers,
-                                               int rank) {
-    CalibrationCollective c(ctx, Kind::SparseAllReduce, sparseAllreduceShape(workers, k, n).bytes);
-    c.desc_[mgs::contract::SparseAllReduceDesc::K] = k;
-    c.desc_[mgs::contract::SparseAllReduceDesc::Count] = n;
-    c.desc_[mgs::contract::SparseAllReduceDesc::Balanced] = 1;
-    c.addEntries(k, n, rank);
-    c.add(n);
-    return c;
-  }
-  /// Whether every buffer was allocated and initialized.
-  bool ok() const { return ok_; }
-  double bytes() const { return bytes_; }
-  /// Starts it in slot 0 (mgsrt_comm_wait with slot 0 completes it).
-  mgsrt_status_t start() {
-    switch (kind_) {
-    case Kind::AllGather:
-      return mgsrt_allgather_start(ctx_, desc_, bufs_);
-    case Kind::AllReduce:
-      return mgsrt_allreduce_start(ctx_, desc_, bufs_);
-    case Kind::GTopK:
-      return mgsrt_gtopk_start(ctx_, desc_, bufs_);
-    case Kind::SparseAllReduce:
-      return mgsrt_sparse_allreduce_start(ctx_, desc_, bufs_);
-    }
-    return MGSRT_ERROR_INVALID_ARGUMENT;
-  }
-
-private:
-  CalibrationCollective(mgsrt_ctx_t *ctx, Kind kind, double bytes)
-      : ctx_(ctx), kind_(kind), bytes_(bytes) {}
-  /// A buffer of `floats` 4-byte elements holding `data` (zeros when null).
-  void add(int64_t floats, const void *data = nullptr) {
-    mem_.push_back(std::make_unique<DeviceMemory>(ctx_, floats * 4));
-    void *p = mem_.back()->get();
-    std::vector<float> zeros(data ? 0 : floats, 0.0f);
-    ok_ = ok_ && p &&
-          mgsrt_copy_to_device(ctx_, p, data ? data : zeros.data(), floats * 4) == MGSRT_OK;
-    bufs_[mem_.size() - 1] = p;
-  }
-  /// k values and k distinct int32 indices of n: one in each stretch of
-  /// n / k, drawn with this rank's seed.
-  void addEntries(int64_t k, int64_t n, int rank) {
-    std::mt19937 rng(1000 + rank);
-    std::uniform_real_distribution<float> value(-1.0f, 1.0f);
-    const int64_t stretch = n / k;
-    std::vector<float> values(k);
-    std::vector<int32_t> indices(k);
-    for (int64_t j = 0; j < k; ++j) {
-      values[j] = value(rng);
-      indices[j] = static_cast<int32_t>(j * stretch + static_cast<int64_t>(rng() % stretch));
-    }
-    add(k, values.data());
-    add(k, indices.data());
-  }
-
-  mgsrt_ctx_t *ctx_;
-  Kind kind_;
-  double bytes_;
-  bool ok_ = true;
-  std::vector<std::unique_ptr<DeviceMemory>> mem_;
-  /// The descriptor (slot 0, no warm-up source, full precision): the largest
-  /// one's size, zeros but the counts.
-  int64_t desc_[mgs::contract::AllGatherDesc::Size + mgs::contract::SparseAllReduceDesc::Size] = {};
-  void *bufs_[5] = {nullptr, nullptr, nullptr, nullptr, nullptr};
-};
-
-/// Times `reps` runs of `c` after a warm-up one, into `t`; false on failure.
 bool timeCollective(mgsrt_ctx_t *ctx, CalibrationCollective &c, int reps, std::vector<double> &t) {
   int64_t wait[1] = {0};
   for (int r = 0; r <= reps; ++r) {
@@ -168,17 +55,10 @@ bool timeCollective(mgsrt_ctx_t *ctx, CalibrationCollective &c, int reps, std::v
   return true;
 }
 
-/// The ctx's sticky failure, its message prefixed by `what`.
 Status ctxError(mgsrt_ctx_t *ctx, const std::string &what) {
   const mgsrt_status_t code = mgsrt_ctx_status(ctx);
   return Status::error(code != MGSRT_OK ? code : MGSRT_ERROR_BACKEND,
                        what + ": " + mgsrt_ctx_message(ctx));
-}
-
-/// A failure `runStep` reported already: an empty message.
-Status reported(mgsrt_ctx_t *ctx) {
-  const mgsrt_status_t code = mgsrt_ctx_status(ctx);
-  return Status::error(code != MGSRT_OK ? code : MGSRT_ERROR_BACKEND, "");
 }
 
 /// Least squares fit of t = alpha + beta * x in relative error (each point
@@ -207,6 +87,25 @@ LinearCost fit(const std::vector<std::pair<double, double>> &points) {
     c.beta = sxx > 0 ? sxy / sxx : 0;
   }
   return c;
+}
+
+int64_t floorLog2(int64_t p) {
+  int64_t r = 0;
+  while ((int64_t(1) << (r + 1)) <= p)
+    ++r;
+  return r;
+}
+
+} // namespace calibration
+
+using namespace calibration;
+
+namespace {
+
+/// A failure `runStep` reported already: an empty message.
+Status reported(mgsrt_ctx_t *ctx) {
+  const mgsrt_status_t code = mgsrt_ctx_status(ctx);
+  return Status::error(code != MGSRT_OK ? code : MGSRT_ERROR_BACKEND, "");
 }
 
 } // namespace
@@ -419,15 +318,6 @@ Status measureCollectives(mgsrt_ctx_t *ctx, int workers, int64_t largestN,
   return Status::success();
 }
 
-namespace {
-int64_t floorLog2(int64_t p) {
-  int64_t r = 0;
-  while ((int64_t(1) << (r + 1)) <= p)
-    ++r;
-  return r;
-}
-} // namespace
-
 MessageShape gtopkShape(int workers, int64_t k) {
   if (workers <= 1)
     return {};
@@ -445,142 +335,6 @@ MessageShape sparseAllreduceShape(int workers, int64_t k, int64_t n) {
   const double entries = 8.0 * static_cast<double>(k), dense = 4.0 * static_cast<double>(n);
   return {rounds + (p - 1.0) + gatherRounds,
           rounds * 8.0 * (p - 1.0) + (p - 1.0) * (entries / p + std::min(entries, dense / p)), 0};
-}
-
-double topkSecondsAt(const std::vector<std::pair<int64_t, double>> &topk, int64_t n) {
-  if (topk.empty())
-    return 0;
-  if (n <= topk.front().first || topk.size() == 1)
-    return topk.front().second;
-  size_t hi = 1;
-  while (hi + 1 < topk.size() && topk[hi].first < n)
-    ++hi;
-  const auto &[an, at] = topk[hi - 1];
-  const auto &[bn, bt] = topk[hi];
-  const double v = at + static_cast<double>(n - an) / static_cast<double>(bn - an) * (bt - at);
-  return std::max(0.0, v);
-}
-
-LinearCost fitMessages(const std::vector<std::pair<MessageShape, double>> &runs) {
-  std::vector<std::pair<double, double>> points;
-  for (const auto &[shape, seconds] : runs)
-    points.emplace_back(shape.bytes, seconds);
-  LinearCost c = fit(points);
-  const double messages = runs.empty() ? 0 : runs.front().first.messages;
-  c.alpha = messages > 0 ? c.alpha / messages : 0;
-  return c;
-}
-
-LinearCost fitPhases(const std::vector<PhaseSample> &phases) {
-  double aa = 0, ab = 0, bb = 0, at = 0, bt = 0;
-  for (const PhaseSample &p : phases) {
-    const double w = 1.0 / std::max(p.seconds * p.seconds, 1e-24);
-    aa += w * p.messages * p.messages;
-    ab += w * p.messages * p.bytes;
-    bb += w * p.bytes * p.bytes;
-    at += w * p.messages * p.seconds;
-    bt += w * p.bytes * p.seconds;
-  }
-  LinearCost c;
-  const double det = aa * bb - ab * ab;
-  if (det > 0) {
-    c.alpha = (at * bb - bt * ab) / det;
-    c.beta = (aa * bt - ab * at) / det;
-  }
-  if (det <= 0 || c.alpha < 0) {
-    c.alpha = 0;
-    c.beta = bb > 0 ? std::max(0.0, bt / bb) : 0;
-  }
-  if (c.beta < 0) {
-    c.beta = 0;
-    c.alpha = aa > 0 ? std::max(0.0, at / aa) : 0;
-  }
-  return c;
-}
-
-namespace {
-/// The phase `name` of the one sparse all-reduce in the context's timeline
-/// (seconds, bytes received); false when it is not there.
-bool tracedPhase(mgsrt_ctx_t *ctx, const char *name, double &seconds, double &bytes) {
-  const mgsrt_trace_event_t *ev = nullptr;
-  const int64_t n = mgsrt_ctx_trace(ctx, &ev);
-  for (int64_t i = 0; i < n; ++i)
-    if (ev[i].kind == MGSRT_TRACE_PHASE && std::strcmp(ev[i].name, name) == 0) {
-      seconds = ev[i].end - ev[i].start;
-      bytes = static_cast<double>(ev[i].arg);
-      return true;
-    }
-  return false;
-}
-
-/// The sparse all-reduce of k entries of n, `reps` runs after a warm-up one,
-/// its phases from the timeline: their medians, the message counts the cost
-/// model charges them, and the dense result's median seconds.
-Status timeSparseAllreducePhases(mgsrt_ctx_t *ctx, int workers, int rank, int64_t k, int64_t n,
-                                 int reps, std::vector<PhaseSample> &phases, double &dense) {
-  const std::string failure = "calibrating the sparse all-reduce";
-  CalibrationCollective c = CalibrationCollective::sparseAllreduce(ctx, k, n, workers, rank);
-  if (!c.ok())
-    return ctxError(ctx, failure);
-  const char *names[] = {"sparse_allreduce regions", "sparse_allreduce reduce",
-                         "sparse_allreduce gather", "sparse_allreduce dense result"};
-  const int64_t gatherRounds = workers > 1 ? floorLog2(workers - 1) + 1 : 0;
-  const double messages[] = {gtopkShape(workers, k).messages, static_cast<double>(workers - 1),
-                             static_cast<double>(gatherRounds), 0};
-  std::vector<double> seconds[4], bytes[4];
-  int64_t wait[1] = {0};
-  for (int r = 0; r <= reps; ++r) {
-    mgsrt_ctx_record_trace(ctx, 1);
-    if (c.start() != MGSRT_OK || mgsrt_comm_wait(ctx, wait, nullptr) != MGSRT_OK ||
-        mgsrt_synchronize(ctx) != MGSRT_OK)
-      return ctxError(ctx, failure);
-    for (int i = 0; i < 4; ++i) {
-      double t = 0, b = 0;
-      if (!tracedPhase(ctx, names[i], t, b)) {
-        mgsrt_ctx_record_trace(ctx, 0);
-        return Status::error(MGSRT_ERROR_BACKEND,
-                             failure + ": the timeline has no phase '" + names[i] + "'");
-      }
-      if (r > 0) { // the first is a warm-up
-        seconds[i].push_back(t);
-        bytes[i].push_back(b);
-      }
-    }
-    mgsrt_ctx_record_trace(ctx, 0);
-  }
-  phases.clear();
-  for (int i = 0; i < 3; ++i)
-    phases.push_back({messages[i], median(bytes[i]), median(seconds[i])});
-  dense = median(seconds[3]);
-  return Status::success();
-}
-} // namespace
-
-Status measureSparseCollectives(mgsrt_ctx_t *ctx, int workers, int rank,
-                                const std::vector<std::pair<int64_t, double>> &topk, int64_t k,
-                                int64_t n, LinearCost &gtopk, LinearCost &sparseAllreduce) {
-  const int reps = 7;
-  std::vector<std::pair<MessageShape, double>> g;
-  for (int64_t kg : {1, 64, 1024, 16384, 131072}) {
-    CalibrationCollective c = CalibrationCollective::gtopk(ctx, kg, 4 * workers * kg, workers,
-                                                           rank);
-    std::vector<double> t;
-    if (!c.ok() || !timeCollective(ctx, c, reps, t))
-      return ctxError(ctx, "calibrating the global top-k");
-    const MessageShape shape = gtopkShape(workers, kg);
-    // The planner charges the merges as top-k of 2k entries: the rest is
-    // messages.
-    g.emplace_back(shape, median(t) - shape.merges * topkSecondsAt(topk, 2 * kg));
-  }
-  gtopk = fitMessages(g);
-  std::vector<PhaseSample> phases;
-  double dense = 0;
-  if (Status st = timeSparseAllreducePhases(ctx, workers, rank, k, n, reps, phases, dense);
-      !st.ok())
-    return st;
-  sparseAllreduce = fitPhases(phases);
-  sparseAllreduce.perElement = dense / static_cast<double>(n);
-  return Status::success();
 }
 
 Status measureCollectiveCpu(mgsrt_ctx_t *ctx, int workers,
