@@ -199,8 +199,8 @@ using namespace detail;
 //     still spans points within it.)
 //   - Hinge buckets spaced geometrically (8 per octave) around the D of the
 //     heuristic's label at each boundary: the labels' D is not near one
-//     target (on 1017 it spans 1e-3 .. 3e-2: with and without an earlier
-//     all-reduce), so the first level's root bound got worse (2.3% below
+//     target (on 1017 the surviving labels' D spreads over 1e-3 .. 3e-2 s at
+//     a boundary: with and without an earlier all-reduce), so the first level's root bound got worse (2.3% below
 //     the optimum instead of 0.45%) and the search larger (826 labels a
 //     boundary at the last level instead of 366).
 //   - A tighter least Y of a prefix (the scalar DP Y' = max(Y, B(e) + least
@@ -217,14 +217,14 @@ using namespace detail;
 //   - Windowed suffix bounds from a coarse prefix frontier (the most
 //     promising; the figures above and in the results file): the box above
 //     is ~0.05 s wide at every boundary of 1017, while the labels that
-//     survive need A within 3e-4 .. 1.5e-3 s. The mirror of the suffix
+//     survive need A within 3e-4 .. 3.3e-3 s. The mirror of the suffix
 //     bounds -- prefix corners {(X, Y)}, buckets by Y (whose corners need a
 //     real Pareto filter: their X is not monotone across buckets, and the
 //     "crossed" break is unsound without it), each corner dropped when its
 //     lower bound through the current suffix frontier exceeds U -- and the
-//     current suffix staircase give each boundary the A window
-//     U_k [first a with f <= U - x_k, U - y_k] of the suffix points that can
-//     finish within U with some prefix corner. Recomputing the suffix bounds
+//     current suffix staircase give each boundary the A window of the
+//     suffix points that can finish within U with some prefix corner (x_k,
+//     y_k): the union over k of [first a with f <= U - x_k, U - y_k]. Recomputing the suffix bounds
 //     with the buckets over that window (points below it clamped to its
 //     lower end, a lower bound of what they bound that matters; points no
 //     prefix corner can finish with dropped) is valid and far finer: used
