@@ -9,7 +9,9 @@
 //    and allreduce only) for L = 500 (default) model-shaped
 //    layers, the median of R runs on each of T (default 30) random profiles,
 //    against the 50 ms goal: the median over profiles, how many
-//    profiles meet it, and the slowest.
+//    profiles meet it, and the slowest. --per-profile also prints each
+//    profile's search figures and the plan's predicted time (with --gap, the
+//    gap it was certified within when not the optimum).
 // 2. predicted(greedy) / predicted(omgs) over N (default 100) random
 //    model-shaped profiles with 20-300 tensors: max and mean (>= 1: omgs is
 //    the optimum), and the same for the other strategies.
@@ -159,17 +161,23 @@ int main(int argc, char **argv) {
       Profile p = randomProfile(numLayers, seed);
       std::vector<double> times;
       OptimalStats stats;
+      std::vector<Group> groups;
       for (int r = 0; r < reps; ++r)
         times.push_back(
-            millisecondsOf([&] { planOptimal(p, allowed, &stats, tuning); }));
+            millisecondsOf([&] { groups = planOptimal(p, allowed, &stats, tuning); }));
       perProfile.push_back(median(times));
-      if (printEachProfile)
+      if (printEachProfile) {
         outs() << format("     %-6s seed %llu: %.1f ms, labels per boundary %.1f (max %zu), "
-                         "%zu buckets, %zu runs%s\n",
+                         "%zu buckets, %zu runs%s, predicted %.12f s",
                          kindName, (unsigned long long)seed, perProfile.back(),
                          double(stats.totalLabels) / double(numLayers), stats.maxFrontier,
                          stats.buckets, stats.attempts,
-                         stats.certifiedByBounds ? ", certified by bounds" : "");
+                         stats.certifiedByBounds ? ", certified by bounds" : "",
+                         predict(p, groups));
+        if (stats.gap > 0)
+          outs() << format(" (within gap %g)", stats.gap);
+        outs() << "\n";
+      }
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
       maxFrontier = std::max(maxFrontier, stats.maxFrontier);

@@ -108,6 +108,16 @@ using namespace detail;
 // that limit is dominated by a kept label), or none can beat U by more than
 // the gap, and U is returned: U <= OPT / (1 - gap). The certification above
 // works the same against (1 - gap) U.
+// Measured on the bench's slow auto profiles (the 11 near or over 50 ms;
+// bench/results/planner-hard-profiles.txt): a gap of 1e-9 .. 1e-5 changes no
+// profile's bucket level, with exactAttempts 2 or 0 (the bounds' losses,
+// ~3 / buckets of U, dwarf such a gap): the eight needing 4096 or 32768
+// buckets stay at 0.1 - 2 s. At 1e-4 (exactAttempts 0) the bounds certify
+// 1011, 1017 and 1024 at their usual level (still 0.1 - 1 s); at 1e-3, 1024
+// takes 42 ms, 1017 0.34 s and 1028 0.56 s. The plans returned with a gap
+// <= 1e-5 are the optimum but for 1010 (2.9e-7 above it at 1e-6) and 1001
+// (1.1e-7 at 1e-5, exactAttempts 0); at 1e-4 up to 5.1e-5, at 1e-3 3.6e-4.
+//
 // predict() evaluates the same recurrence with the same operations (step()),
 // so the returned grouping's predict() is the DP's value bit for bit.
 //
@@ -174,6 +184,65 @@ using namespace detail;
 // the split max(Y + A, X + F) itself is exact, and no term of the model is
 // relaxed. Coarsening that does not add up along a path (corners kept as
 // real points) is no longer a lower bound, so the fix is not a cheap one.
+//
+// Tried later, measured, not kept (bench/results/planner-hard-profiles.txt
+// has the figures; label counts are deterministic, times were taken under
+// load):
+//   - A convex-hull (Lagrangian) bound: cost >= max(Y + A, X + B(L) + T),
+//     T = the suffix's top-k time plus its last collective, bounded through
+//     the lower-left convex hull of the suffix points {(A, T)} (a backward
+//     DP over hull vertices, no bucketing loss). On seed 1017 its root bound
+//     (one group of lookahead) is 7.7e-4 below the optimum: better than 512
+//     buckets, worse than 4096, because the all-reduce choices (13.8 and
+//     31.7 ms of comm) make the convexification loose; ~100 ms to compute.
+//     (The caps cannot be applied to hull vertices: a vertex past a cap
+//     still spans points within it.)
+//   - Hinge buckets spaced geometrically (8 per octave) around the D of the
+//     heuristic's label at each boundary: the labels' D is not near one
+//     target (on 1017 the surviving labels' D spreads over 1e-3 .. 3e-2 s at
+//     a boundary: with and without an earlier all-reduce), so the first level's root bound got worse (2.3% below
+//     the optimum instead of 0.45%) and the search larger (826 labels a
+//     boundary at the last level instead of 366).
+//   - A tighter least Y of a prefix (the scalar DP Y' = max(Y, B(e) + least
+//     X + s) + c, exact for that relaxation): 1017 366 -> 191 labels a
+//     boundary, 1028 21.6 -> 12.6, but 1027 4.3 -> 18.8; no profile needs
+//     one level fewer.
+//   - Recomputing the suffix bounds at the same level once the guided
+//     heuristic has improved U (the first U is 4-75% above the optimum on
+//     the slow profiles): the root bounds move by < 1e-5 relative, no level
+//     saved. The bucket range's width comes from the weak box
+//     [minComm[j], U - prefixMinY[j]], not from U.
+//   - Label budgets of 64 and 256 a layer: none fewer over 50 ms (1028
+//     takes 3.4 and 13.3 s).
+//   - Windowed suffix bounds from a coarse prefix frontier (the most
+//     promising; the figures above and in the results file): the box above
+//     is ~0.05 s wide at every boundary of 1017, while the labels that
+//     survive need A within 3e-4 .. 3.3e-3 s. The mirror of the suffix
+//     bounds -- prefix corners {(X, Y)}, buckets by Y (whose corners need a
+//     real Pareto filter: their X is not monotone across buckets, and the
+//     "crossed" break is unsound without it), each corner dropped when its
+//     lower bound through the current suffix frontier exceeds U -- and the
+//     current suffix staircase give each boundary the A window of the
+//     suffix points that can finish within U with some prefix corner (x_k,
+//     y_k): the union over k of [first a with f <= U - x_k, U - y_k]. Recomputing the suffix bounds
+//     with the buckets over that window (points below it clamped to its
+//     lower end, a lower bound of what they bound that matters; points no
+//     prefix corner can finish with dropped) is valid and far finer: used
+//     at the escalation levels, 1017 keeps 28 labels a boundary at 32768
+//     buckets instead of 366 (1.1 with four prefix + suffix passes a level),
+//     1011, 1024 and 1027 are certified by the bounds at 4096, 1001 keeps 3
+//     instead of 25. But the prefix frontier and the windowed envelopes cost
+//     about what they save (inner-loop work over the 30 profiles 1084 M ->
+//     830 M; 1001 and 1017 2x faster, 1018 1.6x slower, no profile newly
+//     under 50 ms): inside the windows the envelopes still have thousands of
+//     breakpoints a boundary, each shifted through every group that
+//     overlaps, >= 1e7 operations at 4096 buckets even if only ten groups a
+//     boundary overlapped. An exact method within 50 ms on these profiles
+//     needs far fewer (boundary, group) pairs than the envelopes visit, not
+//     finer envelopes; but even with the windowed bounds, the groups that
+//     some prefix corner can use and still finish within U are 2.5% of all
+//     on 1017 (32768 buckets) and 1.8% on 1001, yet 36% on 1018 and 45% on
+//     1027 (optimum of 21 groups; the certified bound leaves them in).
 namespace {
 
 /// A label of the forward DP: a grouping of the first i positions.
