@@ -2,8 +2,8 @@
 //
 //   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
 //                 [--workers P] [--cpu-time] [--first-buckets N] [--label-budget N]
-//                 [--bucket-growth G] [--last-buckets N] [--first-seed S] [--per-profile]
-//                 [PROFILE.json ...]
+//                 [--bucket-growth G] [--last-buckets N] [--gap G] [--exact-attempts N]
+//                 [--plain-last-level] [--first-seed S] [--per-profile] [PROFILE.json ...]
 //
 // 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
 //    and allreduce only) for L = 500 (default) model-shaped
@@ -58,6 +58,8 @@ static cl::opt<unsigned> lastBuckets("last-buckets",
                                      cl::desc("OptimalTuning::lastBuckets"), cl::init(32768));
 static cl::opt<double> relativeGap("gap", cl::desc("OptimalTuning::relativeGap"),
                                    cl::init(0.0));
+static cl::opt<bool> plainLastLevel("plain-last-level",
+                                    cl::desc("OptimalTuning::windowedLastLevel = false"));
 static cl::opt<unsigned> exactAttempts("exact-attempts",
                                        cl::desc("OptimalTuning::exactAttempts"), cl::init(2));
 static cl::opt<uint64_t> firstSeed("first-seed",
@@ -151,6 +153,7 @@ int main(int argc, char **argv) {
   tuning.bucketGrowth = bucketGrowth;
   tuning.relativeGap = relativeGap;
   tuning.exactAttempts = exactAttempts;
+  tuning.windowedLastLevel = !plainLastLevel;
   for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;

@@ -100,6 +100,22 @@ using namespace detail;
 //     known grouping's cost (to 1e-13 relative rounding), that grouping is
 //     optimal and no search runs. On the bench's 500-layer profiles this ends
 //     most omgs runs at the first bucket level.
+//   - Windowed last level (OptimalTuning::windowedLastLevel). The buckets of
+//     a boundary span the box [minComm[j], U - prefixMinY[j]] of A, which
+//     the least Y and the least X of different prefixes make far wider than
+//     the A that can still finish within U. The last level, reached after
+//     another, first builds coarse prefix frontiers (computePrefixBounds():
+//     the mirror of the suffix ones, pruned by the level before's suffix
+//     bounds), from them and that level's suffix frontiers a window of A
+//     per boundary (computeWindows(), which proves it), and spans its
+//     buckets over the window, dropping the suffix points no prefix corner
+//     can be followed by within U and the groups not even the least corner
+//     can take. Every point dropped or raised bounds only groupings that
+//     cannot finish within U, so the bounds stay valid for every grouping
+//     that can. On the bench's three profiles that reach it, 1017 keeps 17
+//     labels a boundary instead of 366 (0.5-0.8 s instead of 1.9-2.3 s),
+//     1010 1.5 instead of 11 (0.5 s instead of 0.7-1.0 s), and 1028 is
+//     certified by the bounds (bench/results/planner-hard-profiles.txt).
 //
 // A gap (OptimalTuning::relativeGap, mgs-plan --gap): after the exact search
 // has outgrown its first levels' budgets, the searches keep only labels whose
@@ -129,9 +145,10 @@ using namespace detail;
 // of the envelopes the corners before the crossing are shifted copies, so
 // only the crossing and A's cap are searched for. The bucket count starts at
 // 512 and grows 8x (to 32768) whenever the exact search keeps more than
-// 16 * L labels. F is small on most model-shaped profiles (bench/planner_bench
-// prints it); with one collective and no compute-stream time (mgwfbp without
-// cpu_per_byte), F = 1.
+// 16 * L labels; the prefix frontiers of the windowed last level cost what
+// the suffix ones do. F is small on most model-shaped profiles
+// (bench/planner_bench prints it); with one collective and no compute-stream
+// time (mgwfbp without cpu_per_byte), F = 1.
 //
 // Worst case. We know no exact algorithm polynomial on every profile (auto
 // holds a per-layer two-way choice trading compute-stream time against comm
@@ -214,21 +231,13 @@ using namespace detail;
 //     [minComm[j], U - prefixMinY[j]], not from U.
 //   - Label budgets of 64 and 256 a layer: none fewer over 50 ms (1028
 //     takes 3.4 and 13.3 s).
-//   - Windowed suffix bounds from a coarse prefix frontier (the most
-//     promising; the figures above and in the results file): the box above
-//     is ~0.05 s wide at every boundary of 1017, while the labels that
-//     survive need A within 3e-4 .. 3.3e-3 s. The mirror of the suffix
-//     bounds -- prefix corners {(X, Y)}, buckets by Y (whose corners need a
-//     real Pareto filter: their X is not monotone across buckets, and the
-//     "crossed" break is unsound without it), each corner dropped when its
-//     lower bound through the current suffix frontier exceeds U -- and the
-//     current suffix staircase give each boundary the A window of the
-//     suffix points that can finish within U with some prefix corner (x_k,
-//     y_k): the union over k of [first a with f <= U - x_k, U - y_k]. Recomputing the suffix bounds
-//     with the buckets over that window (points below it clamped to its
-//     lower end, a lower bound of what they bound that matters; points no
-//     prefix corner can finish with dropped) is valid and far finer: used
-//     at the escalation levels, 1017 keeps 28 labels a boundary at 32768
+//   - The windowed bounds (kept at the last level, see Prunings) at every
+//     escalation level: the box is ~0.05 s wide at every boundary of 1017,
+//     while the labels that survive need A within 3e-4 .. 3.3e-3 s. (The
+//     prefix corners need a real Pareto filter: their X is not monotone
+//     across Y buckets, and computePrefixBounds()'s "crossed" stop is unsound
+//     without it: a first version returned a worse plan on 1017.) From the
+//     4096 level on, 1017 keeps 28 labels a boundary at 32768
 //     buckets instead of 366 (1.1 with four prefix + suffix passes a level),
 //     1011, 1024 and 1027 are certified by the bounds at 4096, 1001 keeps 3
 //     instead of 25. But the prefix frontier and the windowed envelopes cost
@@ -257,6 +266,12 @@ struct Label {
 /// [i, L) it stands for has total collective time >= a and F >= f.
 struct SuffixPoint {
   double a, f;
+};
+
+/// A lower-bound point of a boundary's prefix frontier: every grouping of
+/// [0, i) it stands for has top-k time >= x and its collectives end >= y.
+struct PrefixPoint {
+  double x, y;
 };
 
 class OptimalPlanner {
@@ -336,7 +351,16 @@ public:
           return withGap ? known * (1.0 - tuning.relativeGap) : known + kMargin * std::abs(known);
         };
         double limit = limitOf(upper);
-        computeSuffixBounds(limit, buckets);
+        // The last level windows its buckets by a prefix frontier pruned with
+        // the frontier of the level before (see computeWindows()).
+        if (last && tuning.windowedLastLevel && suffixComputed) {
+          computePrefixBounds(limit, buckets);
+          computeWindows(limit);
+          computeSuffixBounds(limit, buckets, /*windowed=*/true);
+          windowed = true;
+        } else {
+          computeSuffixBounds(limit, buckets);
+        }
         // The suffix bounds guide a second heuristic grouping.
         std::vector<std::vector<Label>> guided =
             solve(Mode::KeepLeastBound, std::nullopt, std::nullopt).value();
@@ -379,8 +403,8 @@ public:
   }
 
   /// Statistics of the exact run (for the benchmark).
-  size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0;
-  bool returnedHeuristic = false, certifiedByBounds = false;
+  size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0, windowDrops = 0;
+  bool returnedHeuristic = false, certifiedByBounds = false, windowed = false;
   double gap = 0.0;
 
 private:
@@ -415,6 +439,15 @@ private:
   std::vector<double> prefixMinX, prefixMinY;
   /// Coarse suffix frontiers: a ascending, f strictly descending.
   std::vector<std::vector<SuffixPoint>> suffix;
+  /// Whether `suffix` has been computed (an empty frontier then means that
+  /// nothing through the boundary finishes within the limit).
+  bool suffixComputed = false;
+  /// Coarse prefix frontiers (computePrefixBounds): x ascending, y strictly
+  /// descending.
+  std::vector<std::vector<PrefixPoint>> prefix;
+  /// Per boundary, the A range of the suffix points that can finish within
+  /// the limit with some prefix corner (computeWindows).
+  std::vector<double> windowLo, windowHi;
 
   /// The costs of the collectives worth trying for the group [j, i).
   ArrayRef<GroupCost> choicesAt(int64_t j, int64_t i) const {
@@ -483,6 +516,7 @@ private:
       prefixMinY[i] = std::max(comm, view.prefixBackward[i] + last);
     }
     suffix.assign(L + 1, {});
+    suffixComputed = false;
   }
 
   /// The coarse suffix frontiers, backward from {(0, -inf)} at L: a grouping
@@ -493,17 +527,30 @@ private:
   /// j are bucketed by A and each bucket kept as its corner (least A, least
   /// F): a lower bound of every point in it. Points that cannot finish within
   /// `upper` (A > upper - the least Y of a prefix; F > upper - the least X)
-  /// are dropped.
-  void computeSuffixBounds(double upper, size_t buckets) {
+  /// are dropped. `windowed` (after computeWindows()): the buckets of j span
+  /// its window instead, and what no prefix corner can finish with is
+  /// dropped (see computeWindows() for why that is valid).
+  void computeSuffixBounds(double upper, size_t buckets, bool windowed = false) {
     int64_t L = view.L;
     const double inf = std::numeric_limits<double>::infinity();
     double slack = kMargin * std::abs(upper);
     suffix.assign(L + 1, {});
+    suffixComputed = true;
     suffix[L].push_back({0.0, -inf});
     std::vector<double> bucketA(buckets), bucketF(buckets);
     for (int64_t j = L - 1; j >= 0; --j) {
       double lo = minComm[j], hi = upper - prefixMinY[j] + slack;
       double fCap = upper - prefixMinX[j] + slack;
+      // Windowed: the least prefix corner, for the groups no prefix can use.
+      PrefixPoint least{0.0, 0.0};
+      if (windowed) {
+        if (prefix[j].empty() || windowLo[j] > windowHi[j])
+          continue; // nothing through j finishes within upper
+        lo = std::max(lo, windowLo[j]);
+        hi = std::min(hi, windowHi[j]);
+        least = {prefix[j].front().x, prefix[j].back().y};
+        fCap = std::min(fCap, upper - least.x + slack);
+      }
       double scale = hi > lo ? static_cast<double>(buckets) / (hi - lo) : 0.0;
       std::fill(bucketA.begin(), bucketA.end(), inf);
       std::fill(bucketF.begin(), bucketF.end(), inf);
@@ -512,6 +559,14 @@ private:
         const std::vector<SuffixPoint> &pts = suffix[e];
         for (const GroupCost &gc : choicesAt(j, e)) {
           const double s = gc.topk, c = gc.comm, base = be + s + c;
+          if (windowed) {
+            // Every prefix corner is at least `least`: when even that cannot
+            // take this group and finish within upper, no prefix can.
+            double x = least.x, y = least.y;
+            step(x, y, be, gc);
+            if (!finishes(pts, x, y, upper))
+              continue;
+          }
           // Point (a, f) gives (c + a, max(base + a, s + f)). The points are
           // a ascending, f descending: skip those whose F already exceeds
           // fCap through the later groups; stop past A's cap; and once the
@@ -537,18 +592,160 @@ private:
           };
           // Before the crossing F' = s + f (within fCap by the choice of k):
           // the points shifted by (c, s).
-          for (size_t end = std::min(cross, stop); k < end; ++k)
+          size_t end = std::min(cross, stop);
+          if (windowed && k < end && c + pts[k].a < lo) {
+            // Below the window A is raised to lo (what such a point bounds
+            // that can finish has A >= lo), so of these points only the last
+            // (least f) counts.
+            size_t below = std::partition_point(pts.begin() + static_cast<std::ptrdiff_t>(k),
+                                                pts.begin() + static_cast<std::ptrdiff_t>(end),
+                                                [&](const SuffixPoint &pt) { return c + pt.a < lo; }) -
+                           pts.begin();
+            add(lo, s + pts[below - 1].f);
+            k = below;
+          }
+          for (; k < end; ++k)
             add(c + pts[k].a, s + pts[k].f);
           if (cross < stop && base + pts[cross].a <= fCap)
-            add(c + pts[cross].a, base + pts[cross].a);
+            add(std::max(c + pts[cross].a, windowed ? lo : -inf), base + pts[cross].a);
         }
       }
       double lastF = inf;
       for (size_t m = 0; m < buckets; ++m)
         if (bucketA[m] < inf && bucketF[m] < lastF) {
-          suffix[j].push_back({bucketA[m], bucketF[m]});
           lastF = bucketF[m];
+          if (windowed && !finishesWithPrefix(j, bucketA[m], bucketF[m], upper)) {
+            ++windowDrops;
+            continue;
+          }
+          suffix[j].push_back({bucketA[m], bucketF[m]});
         }
+    }
+  }
+
+  /// Whether some point of the suffix frontier `pts` can follow a prefix at
+  /// least (x, y) within upper: a <= upper - y and f <= upper - x.
+  static bool finishes(const std::vector<SuffixPoint> &pts, double x, double y, double upper) {
+    double slack = kMargin * std::abs(upper);
+    size_t k = std::upper_bound(pts.begin(), pts.end(), upper - y + slack,
+                                [](double v, const SuffixPoint &p) { return v < p.a; }) -
+               pts.begin();
+    return k > 0 && pts[k - 1].f <= upper - x + slack;
+  }
+
+  /// Whether some prefix corner of boundary j can be followed by the suffix
+  /// point (a, f) within upper: y <= upper - a and x <= upper - f.
+  bool finishesWithPrefix(int64_t j, double a, double f, double upper) const {
+    double slack = kMargin * std::abs(upper);
+    const std::vector<PrefixPoint> &q = prefix[j];
+    // Corners y descending: the first with y <= upper - a has the least x.
+    size_t k = std::partition_point(q.begin(), q.end(), [&](const PrefixPoint &c) {
+                 return c.y > upper - a + slack;
+               }) -
+               q.begin();
+    return k < q.size() && q[k].x <= upper - f + slack;
+  }
+
+  /// The coarse prefix frontiers, the mirror of the suffix ones, forward from
+  /// {(0, 0)}: a grouping of [0, i) is a grouping of [0, j) with (X, Y) and a
+  /// last group [j, i), giving step(X, Y) (non-decreasing in both). The
+  /// points of i are bucketed by Y and each bucket kept as its corner (least
+  /// X, least Y); the corners' X is not monotone across buckets, so they are
+  /// filtered to a Pareto frontier (X ascending, Y descending), which the
+  /// early stops below need. A corner whose lowerBound() through the current
+  /// suffix frontier exceeds `upper` is dropped: every grouping it stands for
+  /// can only finish later. So every grouping of [0, i) that can finish
+  /// within `upper` is at least some corner of i.
+  void computePrefixBounds(double upper, size_t buckets) {
+    int64_t L = view.L;
+    const double inf = std::numeric_limits<double>::infinity();
+    double slack = kMargin * std::abs(upper);
+    prefix.assign(L + 1, {});
+    prefix[0].push_back({0.0, 0.0});
+    std::vector<double> bucketX(buckets), bucketY(buckets);
+    for (int64_t i = 1; i < L; ++i) {
+      double b = view.prefixBackward[i];
+      double lo = prefixMinY[i], hi = upper - minComm[i] + slack;
+      double xCap = upper - minRest[i] + slack;
+      double scale = hi > lo ? static_cast<double>(buckets) / (hi - lo) : 0.0;
+      std::fill(bucketX.begin(), bucketX.end(), inf);
+      std::fill(bucketY.begin(), bucketY.end(), inf);
+      for (int64_t j = 0; j < i; ++j) {
+        const std::vector<PrefixPoint> &pts = prefix[j];
+        for (const GroupCost &gc : choicesAt(j, i)) {
+          // Corners y descending: skip those whose y + c already exceeds hi;
+          // stop past X's cap (x ascending) or after the first crossing
+          // (every later corner then gives a corner this one dominates, as in
+          // solve()).
+          auto first = std::partition_point(pts.begin(), pts.end(), [&](const PrefixPoint &p) {
+            return p.y + gc.comm > hi;
+          });
+          for (auto it = first; it != pts.end(); ++it) {
+            double x = it->x, y = it->y;
+            bool crossed = b + (x + gc.topk) >= y;
+            step(x, y, b, gc);
+            if (x > xCap)
+              break;
+            if (y <= hi) {
+              size_t m =
+                  y > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((y - lo) * scale)) : 0;
+              bucketX[m] = std::min(bucketX[m], x);
+              bucketY[m] = std::min(bucketY[m], y);
+            }
+            if (crossed)
+              break;
+          }
+        }
+      }
+      // Y ascending: keep the corners whose X is below every X of a lower Y.
+      double lastX = inf;
+      std::vector<PrefixPoint> &out = prefix[i];
+      for (size_t m = 0; m < buckets; ++m)
+        if (bucketX[m] < lastX) {
+          lastX = bucketX[m];
+          if (lowerBound(Label{bucketX[m], bucketY[m], -1, -1, Collective::AllGather}, i, upper) <=
+              upper)
+            out.push_back({bucketX[m], bucketY[m]});
+        }
+      std::reverse(out.begin(), out.end());
+    }
+  }
+
+  /// Windows for the last level's suffix buckets. The bucket range of the
+  /// plain frontiers, [minComm[j], upper - prefixMinY[j]], is far wider than
+  /// the A of the suffixes that can finish within upper (~0.05 s against
+  /// 3e-4 .. 3.3e-3 s on bench seed 1017), because the least Y and the least
+  /// X of a prefix belong to different prefixes; the windows below are 13-350x
+  /// narrower there past the first 100 boundaries. With the prefix corners
+  /// (x_k, y_k) of j and the current suffix frontier of j: a grouping of
+  /// [j, L) with (A, F) that finishes within upper after some grouping of
+  /// [0, j) has that prefix at least some corner k, so F <= upper - x_k and
+  /// A <= upper - y_k; and some point (a', f') of the current frontier is at
+  /// most (A, F), so f' <= upper - x_k and A >= a' >= the first a of the
+  /// frontier with f <= upper - x_k. Its A lies in the union over k of
+  /// [that a, upper - y_k]: the window. What the new frontier's points bound
+  /// outside it never finishes within upper, so a point below the window may
+  /// be raised to its lower end and one above it, or one no corner can be
+  /// followed by, dropped; and a group that not even the least corner
+  /// (least x, least y) can take and still finish adds nothing.
+  void computeWindows(double upper) {
+    int64_t L = view.L;
+    const double inf = std::numeric_limits<double>::infinity();
+    double slack = kMargin * std::abs(upper);
+    windowLo.assign(L + 1, inf);
+    windowHi.assign(L + 1, -inf);
+    for (int64_t j = 0; j < L; ++j) {
+      const std::vector<SuffixPoint> &pts = suffix[j];
+      for (const PrefixPoint &q : prefix[j]) {
+        size_t k = std::partition_point(pts.begin(), pts.end(), [&](const SuffixPoint &p) {
+                     return p.f > upper - q.x + slack;
+                   }) -
+                   pts.begin();
+        if (k == pts.size() || pts[k].a > upper - q.y + slack)
+          continue; // nothing finishes after this corner
+        windowLo[j] = std::min(windowLo[j], pts[k].a);
+        windowHi[j] = std::max(windowHi[j], upper - q.y + slack);
+      }
     }
   }
 
@@ -568,6 +765,8 @@ private:
       return l.y;
     double bound = std::max(l.y + minComm[i], l.x + minRest[i]);
     const std::vector<SuffixPoint> &pts = suffix[i];
+    if (pts.empty() && suffixComputed) // nothing through i finishes within the limit
+      return std::numeric_limits<double>::infinity();
     if (pts.empty() || bound > cutoff) // before computeSuffixBounds, or pruned anyway
       return bound;
     // min_k max(y + a_k, x + f_k): y + a_k rises and x + f_k falls with k;
@@ -777,8 +976,9 @@ std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, Op
   OptimalPlanner planner(profile, allowed, tuning);
   std::vector<Group> groups = planner.run();
   if (stats)
-    *stats = {planner.maxFront, planner.totalLabels, planner.usedBuckets, planner.attempts,
-              planner.returnedHeuristic, planner.gap, planner.certifiedByBounds};
+    *stats = {planner.maxFront,          planner.totalLabels, planner.usedBuckets,
+              planner.attempts,          planner.returnedHeuristic, planner.gap,
+              planner.certifiedByBounds, planner.windowed,    planner.windowDrops};
   return groups;
 }
 

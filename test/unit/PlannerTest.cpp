@@ -1287,6 +1287,46 @@ TEST(PlannerExact, PruningKeepsTheOptimum) {
   EXPECT_GT(certified, 0u);
 }
 
+// The last level's windowed suffix bounds (a prefix frontier narrows each
+// boundary's bucket range and drops the suffix points no prefix corner can be
+// followed by) keep an optimal plan: with knobs shrunk so that every profile
+// reaches the last level after overflowing the others, the search with the
+// windows equals the plain Pareto DP and the search without them, on the
+// benchmark seeds at L = 40 and on the tied start-up profiles; and the
+// windows do drop points.
+TEST(PlannerExact, WindowedLastLevelKeepsTheOptimum) {
+  const CollectiveSet sets[] = {CollectiveSet::all(),
+                                {Collective::AllGather, Collective::AllReduce}};
+  OptimalTuning windowed{/*firstBuckets=*/1, /*bucketGrowth=*/2, /*lastBuckets=*/8,
+                         /*labelBudgetPerLayer=*/0};
+  windowed.certifyByBounds = false;
+  OptimalTuning plain = windowed;
+  plain.windowedLastLevel = false;
+  std::vector<std::pair<std::string, Profile>> profiles;
+  for (uint64_t seed = 1000; seed < 1030; ++seed)
+    profiles.push_back({llvm::formatv("bench seed {0}", seed).str(),
+                        makeModelShapedProfile(40, seed)});
+  for (uint64_t seed = 0; seed < 8; ++seed)
+    profiles.push_back({llvm::formatv("tied seed {0}", seed).str(),
+                        tiedStartUpProfile(30, seed, seed % 2 == 0)});
+  size_t drops = 0;
+  for (const auto &[name, p] : profiles) {
+    for (CollectiveSet allowed : sets) {
+      OptimalStats stats, plainStats;
+      double got = predict(p, planOptimal(p, allowed, &stats, windowed));
+      double without = predict(p, planOptimal(p, allowed, &plainStats, plain));
+      double slow = paretoOptimum(p, allowed);
+      EXPECT_TRUE(sameCost(got, slow)) << name << ": windowed " << got << ", Pareto DP " << slow;
+      EXPECT_TRUE(sameCost(without, slow)) << name << ": plain " << without;
+      EXPECT_TRUE(stats.windowed) << name;
+      EXPECT_FALSE(plainStats.windowed) << name;
+      EXPECT_FALSE(stats.returnedHeuristic) << name;
+      drops += stats.windowDrops;
+    }
+  }
+  EXPECT_GT(drops, 0u);
+}
+
 // On a 500-layer profile where the exact auto search outgrows its budgets
 // (bench/planner_bench's seed 1028: seconds), a gap of 1% ends it with a plan
 // certified within the gap, which plan() reports and no rule beats by more.

@@ -34,6 +34,12 @@ struct OptimalStats {
   /// The suffix bounds alone showed the heuristics' grouping optimal (or
   /// within the gap): no exact search ran.
   bool certifiedByBounds = false;
+  /// The last bucket level ran, with its suffix bounds windowed by a prefix
+  /// frontier (OptimalTuning::windowedLastLevel).
+  bool windowed = false;
+  /// Suffix-bound points that the windowed level dropped because no prefix
+  /// corner could be followed by them within the known grouping's cost.
+  size_t windowDrops = 0;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
 /// exercise every path). The result is exact for every setting.
@@ -56,14 +62,19 @@ struct OptimalTuning {
   /// Stop as soon as the suffix bounds certify the known grouping (tests turn
   /// it off to run the search itself).
   bool certifyByBounds = true;
+  /// At the last level (reached after another), span each boundary's suffix
+  /// buckets over the A that a coarse prefix frontier leaves possible
+  /// instead of over the simple bounds' box: far finer bounds where the box
+  /// is wide (ExactPlanner.cpp, computeWindows()).
+  bool windowedLastLevel = true;
 };
 /// The exact optimum of predict() over contiguous groupings whose groups each
 /// use one of the allowed collectives (omgs: allgather; mgwfbp: allreduce;
 /// gtopk, sparse-allreduce: that one; auto: all four), up to floating-point
 /// rounding of the sums (1e-12 relative in the tests against brute force).
 /// See ExactPlanner.cpp for the algorithm, the proof and the running time
-/// (typically milliseconds for 500 layers; seconds on rare profiles where
-/// very many groupings tie). `allowed` must not be empty.
+/// (typically milliseconds for 500 layers; up to ~0.5 s on the rare profiles
+/// where very many groupings tie). `allowed` must not be empty.
 std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed,
                                OptimalStats *stats = nullptr, const OptimalTuning &tuning = {});
 /// The same over the all-gather (sparse) and the all-reduce (dense).
