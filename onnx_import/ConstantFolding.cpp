@@ -77,6 +77,14 @@ bool Folder::input(int i, HostTensor &t) {
     t.floats = onnx::ParseData<float>(p);
     t.kind = Kind::Float;
     break;
+  case onnx::TensorProto::DOUBLE: {
+    // Read rounded to FLOAT, as the Cast to FLOAT that follows PyTorch's double scalars
+    // (Swin V2's log(1 / 0.01) bound) rounds it; arithmetic on it is then in FLOAT.
+    std::vector<double> v = onnx::ParseData<double>(p);
+    t.floats.assign(v.begin(), v.end());
+    t.kind = Kind::Float;
+    break;
+  }
   case onnx::TensorProto::BOOL:
     // One byte a value in raw_data, else one int32 a value.
     if (p->has_raw_data())
@@ -89,8 +97,8 @@ bool Folder::input(int i, HostTensor &t) {
     break;
   default:
     return fail("input " + std::to_string(i) + " ('" + node.input(i) +
-                "') has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT and BOOL "
-                "only)");
+                "') has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT, DOUBLE "
+                "and BOOL only)");
   }
   if (t.size() != countOf(t.dims))
     return fail("input " + std::to_string(i) + " ('" + node.input(i) + "') holds " +

@@ -13,6 +13,7 @@
 #include "converters/Indexing.h"
 #include "converters/LayerNorm.h"
 #include "converters/MobileNet.h"
+#include "converters/Scatter.h"
 #include "converters/Split.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -668,9 +669,11 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Identity", convertIdentity},
       {"ReduceMean", convertReduceMean},
       {"ReduceSum", convertReduceSum},
+      {"ReduceL2", convertReduceL2},
       {"Pow", convertPow},
       {"Sqrt", convertUnary<SqrtOp>},
       {"Erf", convertUnary<ErfOp>},
+      {"Exp", convertUnary<ExpOp>},
       {"Gelu", convertGelu},
       {"LayerNormalization", convertLayerNormalization},
       {"GRU", convertGRU},
@@ -679,6 +682,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Where", convertWhere},
       {"Expand", convertExpand},
       {"Split", convertSplit},
+      {"ScatterND", convertScatterND},
   };
   return table;
 }

@@ -8,7 +8,7 @@
 Exports MODEL (lstmlm, gpt, decoder, seq2seq: language models on int64 token ids, a label per
 token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
-swin, maxvit: CIFAR-shaped;
+swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
 compiles it with mgsc, writes one batch in the data format the executable
 reads (digits CSV, CIFAR-10 binary or NumPy .npy: the same bytes torch sees, after the
@@ -100,8 +100,10 @@ def read_weights(path):
 
 # mgsc's options per model: the GPT's causal mask is a buffer (an ONNX
 # initializer like the weights): kept at its value. A tensor that holds
-# infinities (that mask) is compared for equality.
-MGSC_ARGS = {"gpt": ["--freeze", "mask"]}
+# infinities (that mask) is compared for equality. Swin V2's table of relative
+# coordinates (the input of its position bias MLP) is a float buffer that the loss
+# reaches through the MLP: frozen too, as PyTorch never updates it.
+MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
@@ -133,7 +135,7 @@ def make_batch(name, n, workdir):
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(x), labels
     if name in ("resnet20", "googlenet", "mobilenetv3", "shufflenetv2", "vit", "convnext",
-                "mnasnet", "swin", "maxvit"):
+                "mnasnet", "swin", "swin_v2", "maxvit"):
         pixels = rng.integers(0, 256, (n, 3 * 32 * 32)).astype(np.uint8)
         path = os.path.join(workdir, f"{name}-batch.bin")
         with open(path, "wb") as f:

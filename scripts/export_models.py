@@ -516,6 +516,16 @@ def build(name):
                      patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
                      window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10),
                  torch.zeros(1, 3, 32, 32)),
+        # The same Swin with V2's blocks and patch merging (post-norm, cosine
+        # attention with a clipped logit scale: Exp; a continuous position bias
+        # MLP; its qkv bias's key part zeroed: ScatterND on a trained tensor).
+        # Only PyTorch 2.x exports it (torch 1.13 refuses zero_()).
+        "swin_v2": (lambda: tvm.swin_transformer.SwinTransformer(
+                        patch_size=[4, 4], embed_dim=32, depths=[2, 2], num_heads=[2, 4],
+                        window_size=[4, 4], stochastic_depth_prob=0.0, num_classes=10,
+                        block=tvm.swin_transformer.SwinTransformerBlockV2,
+                        downsample_layer=tvm.swin_transformer.PatchMergingV2),
+                    torch.zeros(1, 3, 32, 32)),
         # torchvision's MaxVit on CIFAR-shaped input: a stem of 16 channels,
         # two stages of one block (16 and 32 channels; an MBConv with
         # squeeze-excitation, then window and grid attention with partitions
@@ -538,7 +548,7 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin", "decoder", "maxvit", "padattn", "seq2seq"}
+                 "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq"}
 

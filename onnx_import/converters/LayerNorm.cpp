@@ -40,11 +40,15 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t>
 }
 
 /// The reduction of input 0 of `n` over `axes` (already read; empty: every
-/// axis unless noop_with_empty_axes), as `kind`.
-LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes) {
+/// axis unless noop_with_empty_axes), as `kind`; `l2`: the square root of the
+/// sum of the squares (ReduceL2: mul, the sum, sqrt).
+LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes,
+                          bool l2 = false) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
+  if (l2)
+    x = Value(MulOp::create(n.builder(), n.loc(), x->getType(), *x, *x));
   int64_t rank = shapeOf(*x).size();
   bool keepdims = n.intAttr("keepdims", 1) != 0;
   SmallVector<int64_t> all;
@@ -64,9 +68,11 @@ LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axe
   if (failed(type))
     return failure();
   OpBuilder &b = n.builder();
-  auto op = ReduceOp::create(b, n.loc(), *type, b.getStringAttr(kind), *x,
-                             b.getDenseI64ArrayAttr(*norm), b.getBoolAttr(keepdims));
-  n.setOutput(0, op.getResult());
+  Value out = ReduceOp::create(b, n.loc(), *type, b.getStringAttr(kind), *x,
+                               b.getDenseI64ArrayAttr(*norm), b.getBoolAttr(keepdims));
+  if (l2)
+    out = SqrtOp::create(b, n.loc(), *type, out);
+  n.setOutput(0, out);
   return success();
 }
 
@@ -104,6 +110,13 @@ LogicalResult convertReduceSum(NodeImporter &n) {
   if (failed(axes))
     return failure();
   return buildReduce(n, "sum", *axes);
+}
+
+LogicalResult convertReduceL2(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 18);
+  if (failed(axes))
+    return failure();
+  return buildReduce(n, "sum", *axes, /*l2=*/true);
 }
 
 LogicalResult convertPow(NodeImporter &n) {

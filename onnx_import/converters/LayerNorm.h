@@ -17,6 +17,10 @@ namespace mgs::onnx_import {
 /// ReduceSum (axes a constant input from opset 13) as train.reduce.
 mlir::LogicalResult convertReduceMean(NodeImporter &n);
 mlir::LogicalResult convertReduceSum(NodeImporter &n);
+/// ReduceL2 (axes an input from opset 18; F.normalize's norm, Swin V2's cosine
+/// attention) as train.mul of x by itself, train.reduce "sum" and train.sqrt:
+/// at a zero vector its gradient is not finite (PyTorch's norm gives 0).
+mlir::LogicalResult convertReduceL2(NodeImporter &n);
 /// Pow whose exponent is a one-element constant, as train.pow.
 mlir::LogicalResult convertPow(NodeImporter &n);
 /// LayerNormalization as mean, variance, sqrt and the affine map over the

@@ -40,13 +40,13 @@ inline bool unaryGradReadsInput(int64_t op) {
 }
 
 /// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu, leaky, erf,
-/// pow and the hard ops read x, sigmoid/tanh/sqrt read y).
+/// pow and the hard ops read x, sigmoid/tanh/sqrt/exp read y).
 inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_HARD_SWISH)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 8]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_EXP)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 9]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));

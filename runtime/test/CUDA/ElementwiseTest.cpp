@@ -70,11 +70,12 @@ TEST_F(GpuElementwise, UnaryMatchesCpu) {
 
 // sqrt, erf and pow (LayerNorm and GELU), on positive inputs where every
 // exponent is real; pow with the exponents computed as products (2, 3), a
-// square root (0.5) and powf (1.7).
+// square root (0.5) and powf (1.7); exp (Swin V2's logit scale).
 TEST_F(GpuElementwise, LayerNormGeluUnaryMatchesCpu) {
   const std::pair<int, double> cases[] = {{MGSRT_UNARY_SQRT, 0.0}, {MGSRT_UNARY_ERF, 0.0},
                                           {MGSRT_UNARY_POW, 2.0},  {MGSRT_UNARY_POW, 3.0},
-                                          {MGSRT_UNARY_POW, 0.5},  {MGSRT_UNARY_POW, 1.7}};
+                                          {MGSRT_UNARY_POW, 0.5},  {MGSRT_UNARY_POW, 1.7},
+                                          {MGSRT_UNARY_EXP, 0.0}};
   for (auto [op, alpha] : cases) {
     for (int64_t n : kSizes) {
       SCOPED_TRACE("op " + std::to_string(op) + " alpha " + std::to_string(alpha) + " n " +

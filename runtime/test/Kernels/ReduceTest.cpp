@@ -28,6 +28,7 @@ double unaryRef(const UnaryCase &c, double x) {
   switch (c.op) {
   case MGSRT_UNARY_SQRT: return std::sqrt(x);
   case MGSRT_UNARY_ERF: return std::erf(x);
+  case MGSRT_UNARY_EXP: return std::exp(x);
   default: return std::pow(x, c.alpha);
   }
 }
@@ -66,6 +67,7 @@ TEST_P(NewUnaryTest, ForwardMatchesReferenceAndBackwardFiniteDifferences) {
 INSTANTIATE_TEST_SUITE_P(Ops, NewUnaryTest,
                          ::testing::Values(UnaryCase{MGSRT_UNARY_SQRT, 0},
                                            UnaryCase{MGSRT_UNARY_ERF, 0},
+                                           UnaryCase{MGSRT_UNARY_EXP, 0},
                                            UnaryCase{MGSRT_UNARY_POW, 2.0},
                                            UnaryCase{MGSRT_UNARY_POW, 3.0},
                                            UnaryCase{MGSRT_UNARY_POW, 0.5},
@@ -84,15 +86,19 @@ TEST(NewUnaryTest, ErfAndPowBackwardReadOnlyX) {
   void *sqrtBufs[] = {nullptr, y.data(), dy.data(), dx.data()};
   ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, sqrt, sqrtBufs));
   EXPECT_EQ(dx, (std::vector<float>{0.5f, 0.25f, 0.125f}));
+  // exp reads y (its own derivative).
+  const int64_t exp[] = {MGSRT_UNARY_EXP, 3, 0};
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, exp, sqrtBufs));
+  EXPECT_EQ(dx, (std::vector<float>{1.0f, 2.0f, 4.0f}));
 }
 
 TEST(NewUnaryTest, OpOutOfRange) {
   Ctx ctx;
   float x = 1, y = 0;
-  const int64_t desc[] = {9, 1, 0};
+  const int64_t desc[] = {10, 1, 0};
   void *bufs[] = {&x, &y};
   EXPECT_EQ(mgsrt_unary_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(ctx.message().find("op 9 is out of range [0, 8]"), std::string::npos)
+  EXPECT_NE(ctx.message().find("op 10 is out of range [0, 9]"), std::string::npos)
       << ctx.message();
 }
 

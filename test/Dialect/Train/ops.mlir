@@ -544,6 +544,16 @@ func.func @layer_norm_pieces(%x: tensor<4x6xf32>) {
   return
 }
 
+// exp (Swin V2's logit scale) and its gradient, which reads the result.
+// CHECK-LABEL: func.func @exp
+//       CHECK:   %[[E:.*]] = train.exp %{{.*}} : tensor<4x6xf32>
+//       CHECK:   train.unary_grad "exp" %{{.*}}, %[[E]], %[[E]] : tensor<4x6xf32>
+func.func @exp(%x: tensor<4x6xf32>) {
+  %e = train.exp %x : tensor<4x6xf32>
+  %de = train.unary_grad "exp" %x, %e, %e {alpha = 0.0 : f32} : tensor<4x6xf32>
+  return
+}
+
 // The GRU and its gradient, whose result gradients are each optional.
 // CHECK-LABEL: func.func @gru
 //       CHECK:   %[[Y:.*]], %[[YH:.*]], %[[S:.*]] = train.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {linear_before_reset} : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>) -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)

@@ -532,7 +532,7 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 LogicalResult UnaryGradOp::verify() {
   return verifyKind(*this, getKind(),
                     {"relu", "leaky_relu", "sigmoid", "tanh", "sqrt", "erf", "pow", "hard_sigmoid",
-                     "hard_swish"});
+                     "hard_swish", "exp"});
 }
 
 LogicalResult HardSigmoidOp::verify() {
@@ -660,6 +660,7 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](DivOp) { return "div"; })
       .Case([](SqrtOp) { return "sqrt"; })
       .Case([](ErfOp) { return "erf"; })
+      .Case([](ExpOp) { return "exp"; })
       .Case([](PowOp) { return "pow"; })
       .Default([](Operation *) { return ""; });
 }

@@ -115,6 +115,11 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     for (int64_t i = 0; i < n; ++i)
       y[i] = x[i] * std::min(1.0f, std::max(0.0f, alpha * x[i] + beta));
     break;
+  case MGSRT_UNARY_EXP:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::exp(x[i]);
+    break;
   }
   return MGSRT_OK;
 }
@@ -184,6 +189,12 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
       const float g = dy[i], u = alpha * x[i] + beta;
       dx[i] = u < 0.0f ? 0.0f : u > 1.0f ? g : g * (u + alpha * x[i]);
     }
+    break;
+  case MGSRT_UNARY_EXP:
+    // d exp(x) = exp(x), the forward output.
+#pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * y[i];
     break;
   }
   return MGSRT_OK;

@@ -710,6 +710,8 @@ def Train_AssignParamOp : Train_Op<"assign_param", [
 
 def Train_SqrtOp : Train_UnaryOp<"sqrt", "Sqrt">;
 def Train_ErfOp : Train_UnaryOp<"erf", "Erf">;
+// Swin V2's attention logit scale: exp of a clipped parameter.
+def Train_ExpOp : Train_UnaryOp<"exp", "Exp">;
 def Train_PowOp : Train_UnaryOp<"pow", "Pow", (ins F32Attr:$exponent)> {
   let summary = "Elementwise power to a constant exponent (ONNX Pow)";
   let description = [{
