@@ -266,11 +266,16 @@ LogicalResult MaxPoolOp::verify() {
   return checkResultShape(*this, getResult(), expected);
 }
 
+SmallVector<int64_t> AveragePoolOp::getDilationsOrOnes() {
+  if (std::optional<ArrayRef<int64_t>> dilations = getDilations())
+    return SmallVector<int64_t>(*dilations);
+  return SmallVector<int64_t>(getKernelShape().size(), 1);
+}
+
 LogicalResult AveragePoolOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput());
-  SmallVector<int64_t> ones(getKernelShape().size(), 1);
-  auto spatial =
-      verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), ones, getCeilMode());
+  auto spatial = verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(),
+                              getDilationsOrOnes(), getCeilMode());
   if (failed(spatial))
     return failure();
   SmallVector<int64_t> expected{x[0], x[1]};
