@@ -391,10 +391,7 @@ LogicalResult LSTMGradOp::verify() {
 /// ones: one mask element per block of consecutive data elements.
 static LogicalResult checkDropoutMask(Operation *op, ArrayRef<int64_t> x, Value mask) {
   ArrayRef<int64_t> m = shapeOf(mask);
-  size_t lead = 0;
-  while (lead < m.size() && lead < x.size() && m[lead] == x[lead])
-    ++lead;
-  if (m.size() == x.size() && llvm::all_of(m.drop_front(lead), [](int64_t d) { return d == 1; }))
+  if (isLeadingBlockMask(x, m))
     return success();
   return op->emitOpError() << "mask shape " << shapeToString(m)
                            << " must be the data's shape " << shapeToString(x)
