@@ -116,6 +116,39 @@ namespace mgs::planner::detail {
 //     some prefix corner can use and still finish within U are 2.5% of all
 //     on 1017 (32768 buckets) and 1.8% on 1001, yet 36% on 1018 and 45% on
 //     1027 (optimum of 21 groups; the certified bound leaves them in).
+//   - Where the time goes (session 18, phase timers, thread CPU time at
+//     load 3.9-4.3, so ~1.5-2x the unloaded times): before any search the
+//     group costs take 9-15 ms, the simple bounds 3-11 ms and the least-Y
+//     heuristic 5-10 ms; each level then pays its suffix bounds (512: 16-108
+//     ms, 4096: 88-337 ms), the guided heuristic (15-24 ms) and the exact
+//     search. 1017: 512 level 68 ms, 4096 level 418 ms (its search stops
+//     over budget at 65163 labels of 64000), 32768 level 332 ms (prefix
+//     frontier 164, windowed suffix bounds 90, search 59). 1010 alike (prefix
+//     160 ms); 1028 spends 227 ms in the 4096 search and 184 ms in the
+//     windowed suffix bounds; 1011 and 1018 spend 317-337 ms in the 4096
+//     suffix bounds and 8-86 ms searching. So the level-512 profiles near
+//     50 ms are bound by the fixed ~25 ms plus the 512 suffix bounds and
+//     one guided pass, and the slow ones by the 4096 suffix bounds.
+//   - Cheap wins in computeSuffixBounds / computePrefixBounds, same results
+//     bit for bit (all 90 --per-profile lines equal): one corner array of
+//     (a, f) pairs reset only in the 256-bucket blocks touched (no fill and
+//     scan of 32768 buckets a boundary), one bucket update per run of
+//     points in the same bucket (the profile showed ~25% of the function on
+//     the load of a bucket just stored), early exits before the crossing's
+//     search, a signed float-to-index conversion. A traced run showed 1018's
+//     suffix bounds at 52 / 203 ms (512 / 4096) against 75-82 / 247-275 ms, but
+//     over the 30 profiles (two alternating rounds of --reps 3 at load 3)
+//     the sums of per-seed minima were 4544 ms today against 4546 (without
+//     the run merging) and 4674 ms (with it), 14 against 15 and 15 under
+//     50 ms: within the noise, so not kept.
+//     Binary searches made branch-free (conditional moves) were slower:
+//     1018's suffix bounds 113 / 494 ms against 82 / 275; the frontiers (10
+//     MB of points at 4096 buckets) are not in cache, and a branch-free
+//     search waits for each load where a predicted branch runs ahead.
+//   - Label budgets of 20, 24, 32 and 48 a layer: 1010 and 1017 still
+//     overflow at 4096 (their searches need far more), 1024 finishes at 512
+//     from 32 on (30.5 labels a boundary, 162-212 ms: no faster), and 1028
+//     keeps 170-395 labels a boundary (0.6 -> 2.4 s at 48).
 
 void OptimalPlanner::computeSimpleBounds() {
   int64_t L = view.L;
