@@ -36,11 +36,16 @@ clipping and the reference calls torch.nn.utils.clip_grad_norm_(C) before each
 update: with K = 1 and SGD, the gradient recovered is the clipped one.
 --onnx PATH compiles that export of MODEL instead of exporting it with this PyTorch (a model
 only PyTorch 2.x exports; its initial weights must be the seeded build's, as exports are).
---drop-path-masks (K = 1, SGD): MODEL's torchvision StochasticDepth modules drop random
+--drop-path-masks (plain SGD): MODEL's torchvision StochasticDepth modules drop random
 samples' branches, so the reference is computed for every choice of which samples each one
 keeps, and mgs's gradient must match the closest within the bound; the next closest must be
 clearly further (the mask is told apart), and the closest must keep some samples' branches and
-drop others' (else the test shows nothing about the mask).
+drop others' (else the test shows nothing about the mask). With K > 1 the masks are identified
+step by step: the executable is run for 1, 2, ..., K steps (a run repeats the steps of the
+shorter ones: the same seed), step k's gradient is recovered from the parameters before and after
+it, and the references of step k are every mask on top of steps 1 .. k-1's identified ones (K x
+2^decisions references, not 2^(K x decisions)); the steps must not all draw the same masks. What
+is compared in full is then step K's gradient. --inject-step chooses the step --inject scales.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -181,11 +186,18 @@ def main():
                     help="compile this export of MODEL instead of exporting it here")
     ap.add_argument("--drop-path-masks", action="store_true",
                     help="MODEL has stochastic depth: compare with the reference of the "
-                         "closest per-sample keep mask (1 SGD step only)")
+                         "closest per-sample keep masks, identified step by step (plain SGD)")
+    ap.add_argument("--inject-step", type=int, default=0,
+                    help="with --drop-path-masks: the step whose gradient --inject scales "
+                         "(default the last)")
     args = ap.parse_args()
     adamw = args.optimizer == "adamw"
-    if args.drop_path_masks and (args.steps != 1 or adamw):
-        sys.exit("--drop-path-masks: one SGD step only (--steps 1)")
+    if args.drop_path_masks and (adamw or args.clip_grad_norm > 0):
+        sys.exit("--drop-path-masks: plain SGD only")
+    if not 0 <= args.inject_step <= args.steps or (args.inject_step and not args.drop_path_masks):
+        sys.exit("--inject-step: a step of the run, with --drop-path-masks")
+    # The gradient of each step is recovered from the parameters around it (plain SGD).
+    step_gradients = args.steps == 1 and not adamw or args.drop_path_masks
     if args.tensor_factor is None:
         args.tensor_factor = 4.0 if args.vs_float32 else 1.0
     os.makedirs(args.workdir, exist_ok=True)
@@ -212,32 +224,44 @@ def main():
 
     path, fmt, x, labels = make_batch(args.model, args.batch, args.workdir)
     y = torch.tensor(labels, dtype=torch.long)
-    lr = args.lr if args.lr is not None else (1000.0 if args.steps == 1 and not adamw else 0.01)
+    # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
+    # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some
+    # masks of the second step are 1.5e-7 apart (a branch that no longer moves the loss), at 0.1
+    # the next closest is 7.9e-2 away and the gradients are still recovered to 8e-7.
+    lr = args.lr if args.lr is not None else (
+        1000.0 if args.steps == 1 and not adamw else 0.1 if args.drop_path_masks else 0.01)
     if adamw:
         opt_args = ["--optimizer", "adamw", "--weight-decay", "0.01"]
     else:
-        opt_args = ["--momentum", "0" if args.steps == 1 else "0.9",
-                    "--weight-decay", "0" if args.steps == 1 else "1e-4"]
-    trained = os.path.join(args.workdir, f"{args.model}-trained.onnx")
+        opt_args = ["--momentum", "0" if step_gradients else "0.9",
+                    "--weight-decay", "0" if step_gradients else "1e-4"]
     labels_args = ["--labels", path.replace("-batch.npy", "-labels.npy")] if fmt == "npy" else []
-    subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args, "--epochs", str(args.steps),
-                    "--holdout", "0", "--lr", str(lr), *opt_args,
-                    "--progress-every", "0", "--save", trained],
-                   check=True, stdout=subprocess.DEVNULL)
-    saved = onnx.load(trained)
-    if saved.ir_version <= onnx.IR_VERSION:  # (a PyTorch 2.x export's is newer than Debian's ONNX)
-        onnx.checker.check_model(saved)
-    w1 = {t.name: onnx.numpy_helper.to_array(t) for t in saved.graph.initializer}
+
+    def train(steps):
+        """The parameters after `steps` steps of the executable on the batch (one an epoch)."""
+        trained = os.path.join(args.workdir, f"{args.model}-trained-{steps}.onnx")
+        subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args,
+                        "--epochs", str(steps), "--holdout", "0", "--lr", str(lr), *opt_args,
+                        "--progress-every", "0", "--save", trained],
+                       check=True, stdout=subprocess.DEVNULL)
+        saved = onnx.load(trained)
+        if saved.ir_version <= onnx.IR_VERSION:  # (a PyTorch 2.x export's is newer than Debian's)
+            onnx.checker.check_model(saved)
+        return {t.name: onnx.numpy_helper.to_array(t) for t in saved.graph.initializer}
+
+    # The parameters after each step (--drop-path-masks: runs of 1 .. K steps), or after K.
+    ws = [w0] + ([train(k) for k in range(1, args.steps + 1)] if args.drop_path_masks
+                 else [train(args.steps)])
+    w1 = ws[-1]
 
     def reference(dtype, perturb=None, keep=None):
         """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
-        `perturb`: a seed for moving each float input by up to one float32 rounding; `keep`:
-        the per-sample keep masks of the StochasticDepth modules, in module order."""
+        `perturb`: a seed for moving each float input by up to one float32 rounding; `keep`
+        (--drop-path-masks): for each step, the per-sample keep masks of the StochasticDepth
+        modules, in module order: the gradient of the last of those plain SGD steps."""
         torch.manual_seed(0)
         ref, _ = export_models.build(args.model)
         ref.train()
-        if keep is not None:
-            set_drop_path_masks(ref, keep)
         # Start from exactly what mgs starts from: the exported initializers.
         # (torch.onnx.export traces a training-mode forward, which moves the
         # BatchNorm running statistics away from the fresh model's 0 and 1.)
@@ -255,6 +279,16 @@ def main():
             if args.clip_grad_norm > 0:
                 norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
                                                                   args.clip_grad_norm)))
+        if keep is not None:
+            for step, masks in enumerate(keep):
+                if step:
+                    with torch.no_grad():
+                        for p in ref.parameters():
+                            p -= lr * p.grad
+                ref.zero_grad()
+                set_drop_path_masks(ref, masks)
+                F.cross_entropy(ref(xs), y).backward()
+            return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
         if args.steps == 1 and not adamw:
             F.cross_entropy(ref(xs), y).backward()
             clip()
@@ -279,9 +313,13 @@ def main():
 
     norms = []
     keep = None
+    if step_gradients:
+        grads = [ours_gradient(a, b, lr) for a, b in zip(ws, ws[1:])]
     if args.drop_path_masks:
-        keep = closest_drop_path_masks(ours_gradient(w0, w1, lr), reference, args.model,
-                                       args.batch)
+        if args.inject:  # (before the masks are identified: every step's gradient is checked)
+            at = (args.inject_step or args.steps) - 1
+            inject(grads[at], f"gradient of step {at + 1}", args.inject)
+        keep = identify_drop_path_masks(grads, reference, args.model, args.batch, args.tol)
     exact = reference(torch.float64, keep=keep)
     if args.clip_grad_norm > 0:
         # The test means something only if the clipping changed the update.
@@ -296,20 +334,14 @@ def main():
     if adamw:
         ours = {n: w1[n].astype(np.float64) - w0[n].astype(np.float64) for n in exact}
         what = f"AdamW displacement (w{args.steps} - w0) after {args.steps} step(s)"
-    elif args.steps == 1:
-        ours = {n: v for n, v in ours_gradient(w0, w1, lr).items() if n in exact}
-        what = "gradient"
+    elif step_gradients:
+        ours = {n: v for n, v in grads[-1].items() if n in exact}
+        what = "gradient" if args.steps == 1 else f"gradient of step {args.steps}"
     else:
         ours = {n: w1[n].astype(np.float64) for n in exact}
         what = f"parameters and running statistics after {args.steps} steps"
-    if args.inject:
-        # A deliberate error (the tests' proof that the bound catches one): mgs's value of one
-        # tensor, as compared, scaled.
-        name, factor = args.inject.rsplit(":", 1)
-        if name not in ours:
-            sys.exit(f"--inject: no tensor {name!r}")
-        ours[name] = ours[name] * float(factor)
-        print(f"injected: {what} of {name} scaled by {factor}")
+    if args.inject and not args.drop_path_masks:
+        inject(ours, what, args.inject)
     finite = {n for n, t in exact.items() if np.isfinite(t).all()}
     result = compare(ours, exact, samples32, finite, args)
 
@@ -336,6 +368,16 @@ def main():
         sys.exit(1)
 
 
+def inject(ours, what, spec):
+    """A deliberate error (the tests' proof that the bound catches one): mgs's value of one
+    tensor, as compared, scaled (`spec`: NAME:FACTOR)."""
+    name, factor = spec.rsplit(":", 1)
+    if name not in ours:
+        sys.exit(f"--inject: no tensor {name!r}")
+    ours[name] = ours[name] * float(factor)
+    print(f"injected: {what} of {name} scaled by {factor}")
+
+
 def ours_gradient(w0, w1, lr):
     """mgs's gradient after one SGD step at lr without momentum or weight decay."""
     return {n: (w0[n].astype(np.float64) - w1[n]) / lr for n in w1 if n in w0}
@@ -358,35 +400,53 @@ def set_drop_path_masks(model, keep):
         mod.forward = forward
 
 
-def closest_drop_path_masks(ours, reference, model_name, batch):
-    """The per-sample keep masks whose float64 reference gradient is closest to mgs's `ours`
-    (every combination tried); exits 1 unless it is told apart from the next closest and it
-    keeps some samples and drops others."""
+def identify_drop_path_masks(grads, reference, model_name, batch, tol):
+    """The per-sample keep masks of each step whose float64 reference gradient is closest to
+    mgs's gradient of that step (`grads`, step by step; step k's references: every mask on top of
+    the masks identified for steps 1 .. k-1). Exits 1 unless each step's closest is within `tol`,
+    told apart from its next closest, and keeps some samples and drops others, and unless the
+    steps drew different masks."""
     torch.manual_seed(0)
     model, _ = export_models.build(model_name)
     count = len(drop_path_modules(model))
     if count == 0 or count * batch > 16:
         sys.exit(f"--drop-path-masks: {count} StochasticDepth modules x batch {batch}: "
                  "1 to 16 keep decisions are tried exhaustively")
-    scored = []
-    for bits in itertools.product((0, 1), repeat=count * batch):
-        keep = [bits[i * batch:(i + 1) * batch] for i in range(count)]
-        ref = reference(torch.float64, keep=keep)
-        names = [n for n in ref if n in ours]
-        diff = np.sqrt(sum(np.sum((ours[n] - ref[n]) ** 2) for n in names))
-        norm = np.sqrt(sum(np.sum(ref[n] ** 2) for n in names))
-        scored.append((diff / max(norm, 1e-300), keep))
-    scored.sort(key=lambda t: t[0])
-    (best, keep), (second, _) = scored[0], scored[1]
-    flat = [b for row in keep for b in row]
-    print(f"drop path: closest keep masks {[''.join(map(str, row)) for row in keep]} "
-          f"(relative distance {best:.2e}; next closest {second:.2e})")
-    if not second > 100 * best:
-        print("MISMATCH: the closest keep mask is not told apart from the next closest")
-        sys.exit(1)
-    if all(flat) or not any(flat):
-        print("MISMATCH: the step kept every branch or dropped every one: it shows nothing "
-              "about the per-sample mask")
+    keep = []
+    for step, ours in enumerate(grads, 1):
+        scored = []
+        for bits in itertools.product((0, 1), repeat=count * batch):
+            masks = [bits[i * batch:(i + 1) * batch] for i in range(count)]
+            ref = reference(torch.float64, keep=keep + [masks])
+            names = [n for n in ref if n in ours]
+            diff = np.sqrt(sum(np.sum((ours[n] - ref[n]) ** 2) for n in names))
+            norm = np.sqrt(sum(np.sum(ref[n] ** 2) for n in names))
+            scored.append((diff / max(norm, 1e-300), masks))
+        scored.sort(key=lambda t: t[0])
+        (best, masks), (second, _) = scored[0], scored[1]
+        flat = [b for row in masks for b in row]
+        print(f"drop path, step {step}: closest keep masks "
+              f"{[''.join(map(str, row)) for row in masks]} (relative distance {best:.2e}; "
+              f"next closest {second:.2e})")
+        if not best <= tol:
+            print(f"MISMATCH: step {step}'s gradient is {best:.2e} from the closest mask's "
+                  f"(tolerance {tol:g})")
+            sys.exit(1)
+        if not second > 100 * best:
+            print(f"MISMATCH: step {step}'s closest keep mask is not told apart from the next "
+                  "closest")
+            sys.exit(1)
+        if all(flat) or not any(flat):
+            print(f"MISMATCH: step {step} kept every branch or dropped every one: it shows "
+                  "nothing about the per-sample mask")
+            sys.exit(1)
+        keep.append(masks)
+    # The executable shuffles the batch each epoch, so a generator that repeated its draws would
+    # give each step the same samples' masks in another order: the same multiset of per-sample
+    # (module 1, module 2, ...) decisions.
+    drawn = [sorted(zip(*masks)) for masks in keep]
+    if len(keep) > 1 and all(d == drawn[0] for d in drawn):
+        print("MISMATCH: every step drew the same masks (up to the order of the samples)")
         sys.exit(1)
     return keep
 
