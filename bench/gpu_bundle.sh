@@ -55,6 +55,11 @@ for m in lstm gru bilstm; do
   compile "$m-cpu" "$MODELS/$m-opset15.onnx" --batch-size 16
 done
 # Several ranks on one GPU over MPI (--comm mpi): dense and OMGS for 4 ranks.
+# The transformers of bench/transformer_step.py (its batches and flags).
+"$ROOT/scripts/export_models.py" "$STAGE/models" vit_small gpt_medium >/dev/null
+compile vit_small-gpu "$STAGE/models/vit_small-opset15.onnx" --batch-size 16 --target=cuda
+compile gpt_medium-gpu "$STAGE/models/gpt_medium-opset15.onnx" --batch-size 4 --target=cuda \
+  --freeze mask
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
 compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
   --strategy omgs --workers 4 --density 0.01

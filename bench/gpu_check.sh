@@ -19,7 +19,10 @@
 #  10. the sparse collectives' NCCL forms: their GPU tests (the device
 #      algorithms on 1 to 5 and 8 ranks of one GPU, NCCL's own calls on one
 #      rank), then the MLP trained with each on NCCL against staged over the
-#      host (one rank; the GPU-vs-GPU tolerance, 1e-4).
+#      host (one rank; the GPU-vs-GPU tolerance, 1e-4);
+#  11. the ViT-small and the GPT-style language model's training step (AdamW)
+#      against PyTorch eager on the same GPU (bench/transformer_step.py
+#      --device cuda), fp32 without TF32 on both sides.
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -240,6 +243,10 @@ step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
+step "ViT-small and GPT-style LM step vs PyTorch eager on the GPU" $PY \
+  "$ROOT/bench/transformer_step.py" "$RUN/transformers" --device cuda --torch2 $PY --no-compile \
+  --repeats 1 --window 10 --windows 4 \
+  --exe vit_small="$B/bin/vit_small-gpu" --exe gpt_medium="$B/bin/gpt_medium-gpu"
 
 echo
 if ((${#FAILED[@]})); then

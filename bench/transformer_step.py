@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""Transformer training-step time and peak memory on the CPU: mgs against
-PyTorch eager (and torch.compile where the PyTorch has it) on the same model,
-batch and thread count, in one run.
+"""Transformer training-step time and peak memory on the CPU (or a GPU): mgs
+against PyTorch eager (and torch.compile where the PyTorch has it) on the same
+model, batch and thread count, in one run.
 
     bench/transformer_step.py [BUILD_DIR] [--threads T] [--window W] [--windows K]
                               [--repeats R] [--models vit_small,gpt_medium]
                               [--torch2 PYTHON] [--mgsc MGSC]
+                              [--device cuda [--exe NAME=PATH ...]]
 
 Models (scripts/export_models.py): vit_small, a VisionTransformer (image 32,
 patch 4, 6 layers, width 192, 3 heads, MLP 768; batch 16 of CIFAR-shaped
@@ -30,6 +31,14 @@ Each of the R repeats runs every side once, one after the other (the machine
 may be shared): the table gives each side's median over the repeats and the
 median of the per-repeat ratios mgs/PyTorch (goal: time <= 1.0, peak RSS
 <= 0.5 against Debian's PyTorch eager).
+
+--device cuda: mgs's executables are compiled with --target=cuda (or given
+prebuilt with --exe, as bench/gpu_check.sh does from its bundle) and PyTorch
+(--torch2, default python3) runs the same model on the GPU, fp32 without TF32
+as mgs; each window ends with a synchronization (mgs's steps do: the loss
+comes back every step). Debian's PyTorch 1.13 has no CUDA and does not run;
+the ratios are against PyTorch eager on the GPU, and PyTorch's peak is its
+peak GPU memory (torch.cuda.max_memory_allocated) beside mgs's host RSS.
 """
 import argparse
 import json
@@ -68,21 +77,27 @@ def make_data(name, n, work):
     return paths
 
 
-def torch_child(name, threads, window, windows, compile_, data, labels):
+def torch_child(name, threads, window, windows, compile_, data, labels, device):
     """Runs in a child process: prints a JSON line with PyTorch's median step
     time over the timed windows, every window, the warm-up time and the peak
-    RSS."""
+    RSS (and peak GPU memory on a GPU)."""
     import torch
     import torch.nn.functional as F
     import export_models
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    gpu = device == "cuda"
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     model, _ = export_models.build(name)
-    model.train()
+    model.to(device).train()
     opt = torch.optim.AdamW(model.parameters(), lr=LR, weight_decay=0.0)
     run = torch.compile(model) if compile_ else model
-    xs, ys = torch.from_numpy(np.load(data)), torch.from_numpy(np.load(labels))
+    xs = torch.from_numpy(np.load(data)).to(device)
+    ys = torch.from_numpy(np.load(labels)).to(device)
     b = BATCH[name]
+    sync = torch.cuda.synchronize if gpu else (lambda: None)
 
     def step(i):
         j = (i * b) % (len(ys) - b + 1)
@@ -93,21 +108,27 @@ def torch_child(name, threads, window, windows, compile_, data, labels):
     start = time.perf_counter()
     for i in range(window):
         step(i)
+    sync()
     warmup = time.perf_counter() - start
     times = []
     for k in range(windows):
         start = time.perf_counter()
         for i in range(window):
             step(window * (k + 1) + i)
+        sync()
         times.append((time.perf_counter() - start) / window * 1000)
-    print(json.dumps({"ms": statistics.median(times), "windows": times, "warmup_s": warmup,
-                      "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
-                      "torch": torch.__version__}))
+    res = {"ms": statistics.median(times), "windows": times, "warmup_s": warmup,
+           "rss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+           "torch": torch.__version__}
+    if gpu:
+        res["gpu_peak_kb"] = torch.cuda.max_memory_allocated() // 1024
+    print(json.dumps(res))
 
 
 def run_torch(python, name, args, compile_, data, labels, env):
     cmd = [python, os.path.abspath(__file__), args.build, "--threads", str(args.threads),
            "--window", str(args.window), "--windows", str(args.windows),
+           "--device", args.device,
            "--torch-child", name, "1" if compile_ else "0", data, labels]
     out = benchlib.run_checked(cmd, f"PyTorch ({python}) on {name}", timeout=1800, env=env)
     return json.loads(out.strip().splitlines()[-1])
@@ -146,12 +167,26 @@ def main():
     ap.add_argument("--torch2", default=benchlib.torch2_python(),
                     help="a Python with PyTorch 2.x: its eager and torch.compile too (default: "
                          "the venv of scripts/setup.sh --bench, when there is one; 'none': skip)")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                    help="where both sides train (cuda: mgsc --target=cuda, PyTorch on the GPU)")
+    ap.add_argument("--exe", action="append", default=[], metavar="NAME=PATH",
+                    help="a prebuilt mgs executable for model NAME (no export, no mgsc)")
+    ap.add_argument("--no-compile", action="store_true", help="skip torch.compile's side")
     ap.add_argument("--torch-child", nargs=4, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
         name, comp, data, labels = args.torch_child
-        torch_child(name, args.threads, args.window, args.windows, comp == "1", data, labels)
+        torch_child(name, args.threads, args.window, args.windows, comp == "1", data, labels,
+                    args.device)
         return
+    gpu = args.device == "cuda"
+    prebuilt = {}
+    for item in args.exe:
+        name, sep, path = item.partition("=")
+        if not sep or name not in BATCH or not os.path.exists(path):
+            sys.exit(f"transformer_step.py: --exe {item}: expected NAME=PATH with NAME one of "
+                     f"{', '.join(BATCH)} and PATH an existing executable")
+        prebuilt[name] = path
 
     work = os.path.join(args.build, "bench")
     os.makedirs(work, exist_ok=True)
@@ -162,22 +197,35 @@ def main():
     for name in models:
         if name not in BATCH:
             sys.exit(f"transformer_step.py: unknown model '{name}'; known: {', '.join(BATCH)}")
-        model, params = benchlib.export_model(name, os.path.join(work, "models"))
-        exe = os.path.join(work, f"train_{name}")
-        benchlib.run_checked([mgsc, model, "--batch-size",
-                              str(BATCH[name]), *MGSC_ARGS.get(name, []), "-o", exe, "--quiet"],
-                             f"mgsc {name}")
+        if name in prebuilt:
+            exe, params = prebuilt[name], None
+        else:
+            model, params = benchlib.export_model(name, os.path.join(work, "models"))
+            exe = os.path.join(work, f"train_{name}" + ("_cuda" if gpu else ""))
+            benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
+                                  *MGSC_ARGS.get(name, []), *(["--target=cuda"] if gpu else []),
+                                  "-o", exe, "--quiet"], f"mgsc {name}")
         data = make_data(name, BATCH[name] * args.window * (args.windows + 1), work)
         setups[name] = (exe, params, data)
 
     if args.torch2 == "none":
         args.torch2 = None
-    print("PyTorch sides: torch-1.13 is Debian's (/usr/bin/python3); " +
-          (f"torch2-* is {args.torch2}'s" if args.torch2 else
-           "no PyTorch 2.x (scripts/setup.sh --bench makes one)"), flush=True)
-    sides = [("mgs", None, False), ("torch-1.13", "/usr/bin/python3", False)]
-    if args.torch2:
-        sides += [("torch2-eager", args.torch2, False), ("torch2-compile", args.torch2, True)]
+    if gpu:
+        # Debian's PyTorch has no CUDA: the GPU's baseline is the given one.
+        args.torch2 = args.torch2 or "python3"
+        print(f"PyTorch sides: {args.torch2}'s, on the GPU", flush=True)
+        sides = [("mgs", None, False), ("torch-eager", args.torch2, False),
+                 ("torch-compile", args.torch2, True)]
+    else:
+        print("PyTorch sides: torch-1.13 is Debian's (/usr/bin/python3); " +
+              (f"torch2-* is {args.torch2}'s" if args.torch2 else
+               "no PyTorch 2.x (scripts/setup.sh --bench makes one)"), flush=True)
+        sides = [("mgs", None, False), ("torch-1.13", "/usr/bin/python3", False)]
+        if args.torch2:
+            sides += [("torch2-eager", args.torch2, False), ("torch2-compile", args.torch2, True)]
+    if args.no_compile:
+        sides = [side for side in sides if not side[2]]
+    baseline = sides[1][0]
     results = {name: {side: [] for side, _, _ in sides} for name in models}
     for r in range(args.repeats):
         for name in models:
@@ -191,12 +239,14 @@ def main():
                 results[name][side].append(res)
                 print(f"repeat {r + 1} {name} {side}: {json.dumps(res)}", flush=True)
 
-    print(f"\nTraining step on the CPU, {args.threads} threads, AdamW; medians over "
+    where = "a GPU, fp32 (no TF32)" if gpu else f"the CPU, {args.threads} threads"
+    print(f"\nTraining step on {where}, AdamW; medians over "
           f"{args.repeats} repeats of {args.windows} windows of {args.window} steps:")
     for name in models:
         _, params, _ = setups[name]
-        print(f"\n{name} ({params:,} parameters), batch {BATCH[name]}:")
-        base = results[name]["torch-1.13"]
+        print(f"\n{name}" + (f" ({params:,} parameters)" if params else "") +
+              f", batch {BATCH[name]}:")
+        base = results[name][baseline]
         for side, _, _ in sides:
             runs = [x for x in results[name][side] if "ms" in x]
             if not runs:
@@ -205,17 +255,24 @@ def main():
             ms = statistics.median(x["ms"] for x in runs)
             rss = statistics.median(x["rss_kb"] for x in runs) / 1024
             line = f"  {side:15s} {ms:9.1f} ms/step   peak RSS {rss:7.1f} MiB"
-            if side != "torch-1.13":
+            if "gpu_peak_kb" in runs[0]:
+                gpu_peak = statistics.median(x["gpu_peak_kb"] for x in runs) / 1024
+                line += f"   peak GPU memory {gpu_peak:7.1f} MiB"
+            if side != baseline:
                 pairs = [(x, y) for x, y in zip(results[name][side], base)
                          if "ms" in x and "ms" in y]
                 if pairs:
                     tr = statistics.median(x["ms"] / y["ms"] for x, y in pairs)
                     mr = statistics.median(x["rss_kb"] / y["rss_kb"] for x, y in pairs)
-                    line += f"   vs torch-1.13: time {tr:.3f}x  RSS {mr:.3f}x"
+                    line += f"   vs {baseline}: time {tr:.3f}x  RSS {mr:.3f}x"
             if "warmup_s" in runs[0]:
                 line += f"   (warm-up {statistics.median(x['warmup_s'] for x in runs):.1f} s, "
                 line += f"torch {runs[0]['torch']})"
             print(line)
+    # On a GPU (bench/gpu_check.sh's step) mgs or its baseline failing fails the run.
+    if gpu and any(all("error" in x for x in results[name][side])
+                   for name in models for side in ("mgs", baseline)):
+        sys.exit("transformer_step.py: mgs or PyTorch eager failed on the GPU (above)")
 
 
 if __name__ == "__main__":

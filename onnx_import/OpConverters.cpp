@@ -90,7 +90,7 @@ struct Window {
 };
 
 FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
-                             ArrayRef<int64_t> kernel, bool hasDilations) {
+                             ArrayRef<int64_t> kernel) {
   if (inputShape.size() < 3)
     return n.emitError() << "input must have rank >= 3 (N x C x spatial...), got "
                          << shapeToString(inputShape);
@@ -105,10 +105,6 @@ FailureOr<Window> readWindow(NodeImporter &n, ArrayRef<int64_t> inputShape,
   auto pads = sizedInts(n, "pads", 2 * spatial, 0);
   if (failed(strides) || failed(dilations) || failed(pads))
     return failure();
-  // AveragePool has dilations from opset 19; PyTorch writes ones.
-  if (!hasDilations && llvm::any_of(*dilations, [](int64_t d) { return d != 1; }))
-    return n.emitError() << "attribute 'dilations' other than 1 is not supported on "
-                         << n.node().op_type();
   w.strides = *strides;
   w.dilations = *dilations;
   w.pads = *pads;
@@ -205,7 +201,7 @@ LogicalResult convertConv(NodeImporter &n) {
     return n.emitError() << "attribute 'kernel_shape' (" << shapeToString(*given)
                          << ") does not match the weight's spatial shape ("
                          << shapeToString(kernel) << ")";
-  auto window = readWindow(n, shapeOf(*x), kernel, /*hasDilations=*/true);
+  auto window = readWindow(n, shapeOf(*x), kernel);
   if (failed(window))
     return failure();
   OpBuilder &bld = n.builder();
@@ -219,8 +215,8 @@ LogicalResult convertMaxPool(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  auto window = readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}),
-                           /*hasDilations=*/true);
+  auto window =
+      readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}));
   if (failed(window))
     return failure();
   auto type = n.outputType(0);
@@ -249,16 +245,20 @@ LogicalResult convertAveragePool(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  auto window = readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}),
-                           /*hasDilations=*/false);
+  auto window =
+      readWindow(n, shapeOf(*x), n.intsAttr("kernel_shape").value_or(SmallVector<int64_t>{}));
   if (failed(window))
     return failure();
   OpBuilder &bld = n.builder();
+  // Dilations (opset 19) only where they are not all ones.
+  DenseI64ArrayAttr dilations;
+  if (llvm::any_of(window->dilations, [](int64_t d) { return d != 1; }))
+    dilations = bld.getDenseI64ArrayAttr(window->dilations);
   return buildSingle<AveragePoolOp>(n, *x, bld.getDenseI64ArrayAttr(window->kernel),
                                     bld.getDenseI64ArrayAttr(window->strides),
                                     bld.getDenseI64ArrayAttr(window->pads),
                                     bld.getBoolAttr(n.intAttr("ceil_mode", 0)),
-                                    bld.getBoolAttr(n.intAttr("count_include_pad", 0)));
+                                    bld.getBoolAttr(n.intAttr("count_include_pad", 0)), dilations);
 }
 
 LogicalResult convertBatchNorm(NodeImporter &n) {

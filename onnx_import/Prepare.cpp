@@ -214,22 +214,25 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
         node->input_size() < 1)
       continue;
     const onnx::TensorProto *t = constants.lookup(node->input(0));
-    if (!t || !isPerSample(llvm::ArrayRef<int64_t>(t->dims().data(), t->dims_size())))
+    if (!t || t->data_type() != onnx::TensorProto::FLOAT ||
+        !isPerSample(llvm::ArrayRef<int64_t>(t->dims().data(), t->dims_size())))
       continue;
-    // RandomUniformLike reads its input's shape and type only; Bernoulli its
-    // probabilities, which must be one value to be resized.
+    // RandomUniformLike reads its input's shape and type only (zeros will do);
+    // Bernoulli its probabilities, which must be one value to be resized.
+    float probability = 0.0f;
+    if (node->op_type() == "Bernoulli") {
+      std::vector<float> values = onnx::ParseData<float>(t);
+      if (llvm::any_of(values, [&](float v) { return v != values[0]; }))
+        continue;
+      probability = values[0];
+    }
     onnx::TensorProto resized;
     resized.set_data_type(t->data_type());
     resized.add_dims(batch);
     for (int d = 1; d < t->dims_size(); ++d)
       resized.add_dims(1);
-    if (t->data_type() != onnx::TensorProto::FLOAT)
-      continue;
-    std::vector<float> values = onnx::ParseData<float>(t);
-    if (values.empty() || llvm::any_of(values, [&](float v) { return v != values[0]; }))
-      continue;
     for (int64_t i = 0; i < batch; ++i)
-      resized.add_float_data(node->op_type() == "Bernoulli" ? values[0] : 0.0f);
+      resized.add_float_data(probability);
     onnx::NodeProto constant;
     constant.set_op_type("Constant");
     constant.set_name(node->name() + "/mgs_batch_shape");

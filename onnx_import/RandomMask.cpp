@@ -95,11 +95,12 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
   };
   const bool compares = op == "Less" || op == "LessOrEqual" || op == "Greater" ||
                         op == "GreaterOrEqual";
+  const bool scales = op == "Div" || op == "Mul";
   const int64_t castTo = op == "Cast" ? intAttr("to", 0) : 0;
   if (!hasOutput(0) || curNode->output_size() != 1)
     return reject("'" + op + "' is not on the way to a dropout mask");
+  const std::optional<double> c = compares || scales ? otherScalar() : std::nullopt;
   if (mask.stage == RandomMask::Uniform && compares) {
-    std::optional<double> c = otherScalar();
     if (!c)
       return reject("it is compared with something other than a constant FLOAT scalar");
     // u < c (or c > u) holds with probability c for u uniform in [0, 1); u > c
@@ -115,11 +116,10 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
                                                                   ? onnx::TensorProto::BOOL
                                                                   : onnx::TensorProto::FLOAT)))) {
     // Unchanged.
-  } else if (mask.stage == RandomMask::KeepFloat && (op == "Div" || op == "Mul") &&
-             otherScalar()) {
+  } else if (mask.stage == RandomMask::KeepFloat && scales && c) {
     if (op == "Div" && at != 0)
       return reject("it is a divisor");
-    mask.scale = op == "Div" ? mask.scale / *otherScalar() : mask.scale * *otherScalar();
+    mask.scale = op == "Div" ? mask.scale / *c : mask.scale * *c;
   } else if (mask.stage == RandomMask::KeepFloat && op == "Mul") {
     // data * mask: dropout of the data with the mask broadcast over it.
     auto x = input(1 - at);
@@ -130,10 +130,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     if (ms.size() > xs.size())
       return reject("it has more dimensions than the data it multiplies");
     ms.insert(ms.begin(), xs.size() - ms.size(), 1);
-    size_t lead = 0;
-    while (lead < ms.size() && ms[lead] == xs[lead])
-      ++lead;
-    if (!llvm::all_of(ArrayRef<int64_t>(ms).drop_front(lead), [](int64_t d) { return d == 1; }))
+    if (!isLeadingBlockMask(xs, ms))
       return reject("its shape " + shapeToString(mask.shape) +
                     " is not the data's leading dimensions followed by ones (data " +
                     shapeToString(xs) + "): a dropout mask keeps or drops whole samples or "

@@ -29,16 +29,15 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(b, loc, f32Tensor(b, shape), v);
 }
 
-/// `v` with its dimensions permuted (result dimension i is v's perm[i]).
-Value transpose(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
+} // namespace
+
+Value permuteDims(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   ArrayRef<int64_t> shape = shapeOf(v);
   SmallVector<int64_t> out;
   for (int64_t p : perm)
     out.push_back(shape[p]);
   return TransposeOp::create(b, loc, f32Tensor(b, out), v, b.getDenseI64ArrayAttr(perm));
 }
-
-} // namespace
 
 Value gatherAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, Value indices) {
   ArrayRef<int64_t> shape = shapeOf(x);
@@ -52,7 +51,7 @@ Value gatherAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, Value i
     for (int64_t d = 0; d < rank; ++d)
       if (d != axis)
         perm.push_back(d);
-    table = transpose(b, loc, x, perm);
+    table = permuteDims(b, loc, x, perm);
   }
   SmallVector<int64_t> gathered(indexShape);
   llvm::append_range(gathered, shapeOf(table).drop_front());
@@ -68,7 +67,7 @@ Value gatherAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, Value i
     perm.push_back(d);
   for (int64_t d = axis + 1; d < rank; ++d)
     perm.push_back(indexRank + d - 1);
-  return transpose(b, loc, y, perm);
+  return permuteDims(b, loc, y, perm);
 }
 
 Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis, int64_t lo, int64_t hi) {

@@ -14,6 +14,11 @@
 
 namespace mgs::onnx_import {
 
+/// `v` with its dimensions permuted (result dimension i is v's perm[i]): one
+/// train.transpose.
+mlir::Value permuteDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        llvm::ArrayRef<int64_t> perm);
+
 /// `x` gathered along `axis` at `indices` (INT64: a graph input, or a
 /// constant such as Swin's relative position index): one train.gather (rows
 /// of a table; its gradient adds each row back, duplicates accumulating), the

@@ -7,10 +7,13 @@
 // runs it over the sequence reversed (a split into steps concatenated in the
 // other order) and reverses its y back. A bidirectional node concatenates
 // the two directions' results as ONNX lays them out (y: T x 2 x N x H, the
-// states 2 x N x H); its W, R and B are split per direction.
+// states 2 x N x H); its W, R and B are split per direction. With layout = 1
+// (batch first: X N x T x I, y N x T x D x H, the states N x D x H) X and the
+// results are transposed around the sequence-first cells.
 //
 //===----------------------------------------------------------------------===//
 
+#include "Indexing.h"
 #include "OpConverters.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -83,19 +86,22 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
     return n.emitError() << "attribute 'clip' is not supported";
   if (lstm && n.intAttr("input_forget", 0) != 0)
     return n.emitError() << "input_forget = 1 is not supported";
-  if (n.intAttr("layout", 0) != 0)
-    return n.emitError() << "layout = 1 (batch first) is not supported; export with the "
-                            "sequence first";
+  const int64_t layout = n.intAttr("layout", 0);
+  if (layout != 0 && layout != 1)
+    return n.emitError() << "layout must be 0 (sequence first) or 1 (batch first), got "
+                         << layout;
   if (lstm && n.hasInput(7))
     return n.emitError() << "peephole weights (input 7, P) are not supported";
   ArrayRef<int64_t> xs = shapeOf(*x), ws = shapeOf(*w), rs = shapeOf(*r);
   const int64_t g = cell.gates;
   if (xs.size() != 3 || ws.size() != 3 || ws[0] != dirs || ws[1] % g != 0 || ws[1] == 0 ||
       ws[2] != xs[2])
-    return n.emitError() << "expected X of shape [seq, batch, input] and W of shape [" << dirs
+    return n.emitError() << "expected X of shape "
+                         << (layout ? "[batch, seq, input]" : "[seq, batch, input]")
+                         << " and W of shape [" << dirs
                          << ", " << g << " * hidden_size, input], got " << shapeToString(xs)
                          << " and " << shapeToString(ws);
-  const int64_t t = xs[0], batch = xs[1], h = ws[1] / g;
+  const int64_t t = xs[layout], batch = xs[1 - layout], h = ws[1] / g;
   if (rs != ArrayRef<int64_t>{dirs, g * h, h})
     return n.emitError() << "R must have shape " << dirs << "x" << g * h << "x" << h << ", got "
                          << shapeToString(rs);
@@ -130,6 +136,7 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   OpBuilder &b = n.builder();
   Location loc = n.loc();
   Type f32 = b.getF32Type();
+  Value seqFirst = layout ? permuteDims(b, loc, *x, {1, 0, 2}) : *x;
   Value bias;
   if (n.hasInput(3)) {
     auto given = n.input(3);
@@ -152,7 +159,7 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   SmallVector<SmallVector<Value, 2>> results(1 + cell.states);
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = direction == "reverse" || d == 1;
-    Value input = reverse ? reverseSteps(b, loc, *x) : *x;
+    Value input = reverse ? reverseSteps(b, loc, seqFirst) : seqFirst;
     Operation *op;
     if (lstm)
       op =
@@ -177,6 +184,9 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
       v = ConcatOp::create(b, loc, RankedTensorType::get(shape, f32), results[k],
                            b.getI64IntegerAttr(axis));
     }
+    // Batch first: y T x D x N x H -> N x T x D x H, the states D x N x H -> N x D x H.
+    if (layout)
+      v = k == 0 ? permuteDims(b, loc, v, {2, 0, 1, 3}) : permuteDims(b, loc, v, {1, 0, 2});
     n.setOutput(k, v);
   }
   return success();

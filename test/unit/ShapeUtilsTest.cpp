@@ -53,6 +53,17 @@ TEST(ShapeUtils, SamePaddingPutsTheOddPadWhereOnnxSays) {
   EXPECT_EQ(samePadding(32, 3, 2, 1, true), Pad(0, 1));
 }
 
+TEST(ShapeUtils, LeadingBlockMaskIsLeadingDimensionsThenOnes) {
+  EXPECT_TRUE(isLeadingBlockMask({4, 3, 8, 8}, {4, 3, 8, 8}));  // elementwise dropout
+  EXPECT_TRUE(isLeadingBlockMask({4, 3, 8, 8}, {4, 1, 1, 1}));  // one draw a sample
+  EXPECT_TRUE(isLeadingBlockMask({4, 3, 8, 8}, {4, 3, 1, 1}));  // one a channel
+  EXPECT_TRUE(isLeadingBlockMask({4, 3}, {1, 1}));              // one for all
+  EXPECT_FALSE(isLeadingBlockMask({4, 3, 8, 8}, {4, 1, 8, 8})); // a hole after a one
+  EXPECT_FALSE(isLeadingBlockMask({4, 3, 8, 8}, {1, 3, 1, 1})); // not leading
+  EXPECT_FALSE(isLeadingBlockMask({4, 3, 8, 8}, {4, 1, 1}));    // rank differs
+  EXPECT_FALSE(isLeadingBlockMask({4, 3}, {4, 2}));             // neither data nor one
+}
+
 TEST(ShapeUtils, Printing) {
   EXPECT_EQ(shapeToString({2, 3, 4}), "2x3x4");
   EXPECT_EQ(shapeToString({}), "scalar");

@@ -65,7 +65,7 @@ struct OptimalTuning {
   /// At the last level (reached after another), span each boundary's suffix
   /// buckets over the A that a coarse prefix frontier leaves possible
   /// instead of over the simple bounds' box: far finer bounds where the box
-  /// is wide (ExactPlanner.cpp, computeWindows()).
+  /// is wide (ExactBounds.cpp, computeWindows()).
   bool windowedLastLevel = true;
 };
 /// The exact optimum of predict() over contiguous groupings whose groups each
@@ -73,8 +73,9 @@ struct OptimalTuning {
 /// gtopk, sparse-allreduce: that one; auto: all four), up to floating-point
 /// rounding of the sums (1e-12 relative in the tests against brute force).
 /// See ExactPlanner.cpp for the algorithm, the proof and the running time
-/// (typically milliseconds for 500 layers; up to ~0.5 s on the rare profiles
-/// where very many groupings tie). `allowed` must not be empty.
+/// (tens of milliseconds for 500 layers; up to 0.5-0.9 s on the rare profiles
+/// where very many groupings tie), and ExactBounds.cpp for the bounds and what
+/// limits them on those profiles. `allowed` must not be empty.
 std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed,
                                OptimalStats *stats = nullptr, const OptimalTuning &tuning = {});
 /// The same over the all-gather (sparse) and the all-reduce (dense).

@@ -394,11 +394,10 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     {{p.getInput()}, {p.getResult()}, {p.getIndices(), true}});
       })
       .Case([&](AveragePoolOp p) {
-        SmallVector<int64_t> ones(p.getKernelShape().size(), 1);
         return call(Kernel::pool_fwd,
                     poolDesc(MGSRT_POOL_AVG, shapeOf(p.getInput()), p.getKernelShape(),
-                             shapeOf(p.getResult()),
-                             p.getStrides(), p.getPads(), ones, p.getCountIncludePad(), 0),
+                             shapeOf(p.getResult()), p.getStrides(), p.getPads(),
+                             p.getDilationsOrOnes(), p.getCountIncludePad(), 0),
                     {{p.getInput()}, {p.getResult()}, {Value()}});
       })
       .Case([&](GlobalAveragePoolOp p) {

@@ -580,6 +580,28 @@ func.func @average_pool_window_does_not_fit(%x: tensor<1x16x8x1xf32>) -> tensor<
 
 // -----
 
+func.func @average_pool_dilations_wrong_size(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.average_pool' op 'dilations' has 1 entries, expected 2}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 2>,
+                              kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>,
+                              strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
+func.func @average_pool_dilation_zero(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32> {
+  // expected-error @+1 {{'train.average_pool' op kernel_shape, strides and dilations must be positive (axis 1)}}
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 1, 0>,
+                              kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>,
+                              strides = array<i64: 2, 2>}
+      : (tensor<1x16x8x8xf32>) -> tensor<1x16x4x4xf32>
+  return %y : tensor<1x16x4x4xf32>
+}
+
+// -----
+
 // ceil_mode rounds 7 / 2 up to 4 windows.
 func.func @average_pool_result_shape(%x: tensor<1x16x7x7xf32>) -> tensor<1x16x3x3xf32> {
   // expected-error @+1 {{'train.average_pool' op result shape 1x16x3x3 does not match the expected 1x16x4x4}}

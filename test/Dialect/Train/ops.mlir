@@ -280,6 +280,18 @@ func.func @average_pool_padded(%x: tensor<1x16x8x8xf32>) -> tensor<1x16x8x8xf32>
   return %y : tensor<1x16x8x8xf32>
 }
 
+// Dilated taps (ONNX opset 19): a 2x2 window spanning 3x3.
+// CHECK-LABEL: func.func @average_pool_dilated
+//       CHECK:   train.average_pool %{{.*}} {ceil_mode = false, count_include_pad = false, dilations = array<i64: 2, 2>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+//  CHECK-SAME:     : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x2xf32>
+func.func @average_pool_dilated(%x: tensor<1x2x6x6xf32>) -> tensor<1x2x2x2xf32> {
+  %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, dilations = array<i64: 2, 2>,
+                              kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>,
+                              strides = array<i64: 2, 2>}
+      : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x2xf32>
+  return %y : tensor<1x2x2x2xf32>
+}
+
 // CHECK-LABEL: func.func @global_average_pool
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x64x8x8xf32>)
 //       CHECK:   %[[Y:.*]] = train.global_average_pool %[[X]] : (tensor<2x64x8x8xf32>) -> tensor<2x64x1x1xf32>

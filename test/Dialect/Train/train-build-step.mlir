@@ -206,3 +206,23 @@ func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<2x2xf32> {
   %h = train.reshape %yh : (tensor<1x2x2xf32>) -> tensor<2x2xf32>
   return %h : tensor<2x2xf32>
 }
+
+// -----
+
+// AveragePool with dilations (ONNX opset 19): its pool_grad keeps them.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         train.average_pool %{{.*}} {ceil_mode = false, count_include_pad = false, dilations = array<i64: 2, 2>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+// CHECK:         train.softmax_cross_entropy
+// CHECK:         train.pool_grad "average" %{{.*}}, %{{.*}} {count_include_pad = false, dilations = array<i64: 2, 2>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+// CHECK:         train.gradient @w
+train.parameter @w trainable : tensor<1x2x6x6xf32>
+func.func @forward(%x: tensor<1x2x6x6xf32>) -> tensor<1x8xf32> {
+  %w = train.get_param @w : tensor<1x2x6x6xf32>
+  %h = train.mul %x, %w : tensor<1x2x6x6xf32>, tensor<1x2x6x6xf32> -> tensor<1x2x6x6xf32>
+  %p = train.average_pool %h {ceil_mode = false, count_include_pad = false, dilations = array<i64: 2, 2>,
+                              kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>,
+                              strides = array<i64: 2, 2>}
+      : (tensor<1x2x6x6xf32>) -> tensor<1x2x2x2xf32>
+  %y = train.reshape %p : (tensor<1x2x2x2xf32>) -> tensor<1x8xf32>
+  return %y : tensor<1x8xf32>
+}

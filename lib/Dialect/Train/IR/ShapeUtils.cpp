@@ -2,6 +2,8 @@
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <algorithm>
 
 using namespace llvm;
@@ -84,6 +86,15 @@ PoolWindow globalPoolWindow(ArrayRef<int64_t> input) {
   w.dilations.assign(w.kernel.size(), 1);
   w.pads.assign(2 * w.kernel.size(), 0);
   return w;
+}
+
+bool isLeadingBlockMask(ArrayRef<int64_t> data, ArrayRef<int64_t> mask) {
+  if (mask.size() != data.size())
+    return false;
+  size_t lead = 0;
+  while (lead < mask.size() && mask[lead] == data[lead])
+    ++lead;
+  return llvm::all_of(mask.drop_front(lead), [](int64_t d) { return d == 1; });
 }
 
 int64_t numElements(ArrayRef<int64_t> shape) {

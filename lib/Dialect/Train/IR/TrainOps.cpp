@@ -266,11 +266,16 @@ LogicalResult MaxPoolOp::verify() {
   return checkResultShape(*this, getResult(), expected);
 }
 
+SmallVector<int64_t> AveragePoolOp::getDilationsOrOnes() {
+  if (std::optional<ArrayRef<int64_t>> dilations = getDilations())
+    return SmallVector<int64_t>(*dilations);
+  return SmallVector<int64_t>(getKernelShape().size(), 1);
+}
+
 LogicalResult AveragePoolOp::verify() {
   ArrayRef<int64_t> x = shapeOf(getInput());
-  SmallVector<int64_t> ones(getKernelShape().size(), 1);
-  auto spatial =
-      verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), ones, getCeilMode());
+  auto spatial = verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(),
+                              getDilationsOrOnes(), getCeilMode());
   if (failed(spatial))
     return failure();
   SmallVector<int64_t> expected{x[0], x[1]};
@@ -386,10 +391,7 @@ LogicalResult LSTMGradOp::verify() {
 /// ones: one mask element per block of consecutive data elements.
 static LogicalResult checkDropoutMask(Operation *op, ArrayRef<int64_t> x, Value mask) {
   ArrayRef<int64_t> m = shapeOf(mask);
-  size_t lead = 0;
-  while (lead < m.size() && lead < x.size() && m[lead] == x[lead])
-    ++lead;
-  if (m.size() == x.size() && llvm::all_of(m.drop_front(lead), [](int64_t d) { return d == 1; }))
+  if (isLeadingBlockMask(x, m))
     return success();
   return op->emitOpError() << "mask shape " << shapeToString(m)
                            << " must be the data's shape " << shapeToString(x)

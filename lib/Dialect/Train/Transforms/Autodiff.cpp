@@ -300,11 +300,11 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case([&](AveragePoolOp pool) {
-        SmallVector<int64_t> ones(pool.getKernelShape().size(), 1);
         auto dx = create<PoolGradOp>(loc, pool.getInput().getType(), b.getStringAttr("average"),
                                      pool.getInput(), gradOf(pool.getResult()),
                                      pool.getKernelShapeAttr(), pool.getStridesAttr(),
-                                     pool.getPadsAttr(), b.getDenseI64ArrayAttr(ones),
+                                     pool.getPadsAttr(),
+                                     b.getDenseI64ArrayAttr(pool.getDilationsOrOnes()),
                                      pool.getCountIncludePadAttr());
         accumulate(pool.getInput(), dx);
         return success();

@@ -49,6 +49,11 @@ struct PoolWindow {
 };
 PoolWindow globalPoolWindow(llvm::ArrayRef<int64_t> input);
 
+/// True when `mask` has `data`'s rank and is its leading dimensions followed
+/// by ones (`data` itself included): a dropout mask that keeps or drops whole
+/// blocks, e.g. one element a sample for stochastic depth.
+bool isLeadingBlockMask(llvm::ArrayRef<int64_t> data, llvm::ArrayRef<int64_t> mask);
+
 /// Product of the extents.
 int64_t numElements(llvm::ArrayRef<int64_t> shape);
 

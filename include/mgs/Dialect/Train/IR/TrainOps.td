@@ -229,7 +229,8 @@ def Train_AveragePoolOp : Train_Op<"average_pool", [Pure]> {
   let summary = "N-D average pooling (ONNX AveragePool)";
   let description = [{
     With `count_include_pad` the divisor is the full window size, otherwise
-    the number of non-padding elements in the window.
+    the number of non-padding elements in the window. `dilations` (ONNX
+    opset 19; absent: all ones) spaces the window's taps as MaxPool's do.
 
     ```mlir
     %y = train.average_pool %x {ceil_mode = false, count_include_pad = false, kernel_shape = array<i64: 2, 2>,
@@ -239,10 +240,15 @@ def Train_AveragePoolOp : Train_Op<"average_pool", [Pure]> {
   }];
   let arguments = (ins Train_Tensor:$input, DenseI64ArrayAttr:$kernel_shape,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
-                       BoolAttr:$ceil_mode, BoolAttr:$count_include_pad);
+                       BoolAttr:$ceil_mode, BoolAttr:$count_include_pad,
+                       OptionalAttr<DenseI64ArrayAttr>:$dilations);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$input attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
+  let extraClassDeclaration = [{
+    /// `dilations`, or ones (one per spatial dimension) when it is absent.
+    llvm::SmallVector<int64_t> getDilationsOrOnes();
+  }];
 }
 
 def Train_GlobalAveragePoolOp : Train_Op<"global_average_pool", [Pure]> {
