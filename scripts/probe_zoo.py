@@ -14,6 +14,7 @@ the first's)? and the first blocker (the first error line of the stage that
 failed).
 
     probe_zoo.py [--build DIR] [--work DIR] [--only NAME,...] [--epochs N] [--markdown]
+                 [--torch [--mgs-order]] [--opset N] [--lr LR]
 
 Run with Debian's /usr/bin/python3 from the repository root after building
 mgs-import-onnx and mgsc (or with a PyTorch 2.x, e.g. the benches' venv
@@ -196,10 +197,44 @@ def make_data(kind, shape, samples, work):
     return x, y
 
 
-def torch_losses(ctor, x, y, kind, batch, epochs, lr):
+MASK64 = (1 << 64) - 1
+
+
+def _splitmix64(state):
+    """(new state, output) of the training executable's splitmix64."""
+    state = (state + 0x9E3779B97F4A7C15) & MASK64
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
+    return state, z ^ (z >> 31)
+
+
+def mgs_epoch_order(n, seed, epoch):
+    """The training executable's sample order in `epoch` (0-based) with
+    --holdout 0 and --seed `seed` (runtime/lib/Driver/Data.cpp's
+    shuffleForEpoch: Fisher-Yates over splitmix64, stream tag 1)."""
+    s = seed ^ ((1 * 0xD1B54A32D192ED03) & MASK64)
+    s, _ = _splitmix64(s)
+    s ^= (epoch * 0x8CB92BA72F3D8DD7) & MASK64
+    _, state = _splitmix64(s)
+    order = list(range(n))
+    for i in range(n, 1, -1):
+        threshold = ((1 << 64) - i) % i
+        while True:
+            state, r = _splitmix64(state)
+            if r >= threshold:
+                break
+        j = r % i
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return torch.tensor(order)
+
+
+def torch_losses(ctor, x, y, kind, batch, epochs, lr, mgs_order=False):
     """PyTorch's own epoch losses on the same data, initial weights, batch, SGD
     (momentum 0.9, the training executable's default) and epochs: the
-    reference for whether mgs's loss should fall at this learning rate."""
+    reference for whether mgs's loss should fall at this learning rate. With
+    mgs_order, the batches come in the executable's order (--seed 1), so the
+    two runs see the same batches."""
     torch.manual_seed(0)
     model = ctor()
     model.train()
@@ -207,8 +242,10 @@ def torch_losses(ctor, x, y, kind, batch, epochs, lr):
     opt = torch.optim.SGD(model.parameters(), lr=lr, momentum=0.9)
     gen = torch.Generator().manual_seed(1)
     losses = []
-    for _ in range(epochs):
-        order, total, steps = torch.randperm(len(xs), generator=gen), 0.0, len(xs) // batch
+    for epoch in range(epochs):
+        order = (mgs_epoch_order(len(xs), 1, epoch) if mgs_order else
+                 torch.randperm(len(xs), generator=gen))
+        total, steps = 0.0, len(xs) // batch
         for i in range(steps):
             idx = order[i * batch:(i + 1) * batch]
             loss = F.cross_entropy(model(xs[idx]), ys[idx].reshape(-1))
@@ -287,7 +324,8 @@ def probe(name, spec, args):
     if args.torch:
         torch.set_num_threads(1)
         row["torch"] = ", ".join(f"{l:.3g}" for l in
-                                 torch_losses(ctor, x, y, kind, batch, args.epochs, lr))
+                                 torch_losses(ctor, x, y, kind, batch, args.epochs, lr,
+                                              args.mgs_order))
     return row
 
 
@@ -297,6 +335,8 @@ def main():
     ap.add_argument("--work", default="build/probe-zoo", help="scratch directory")
     ap.add_argument("--only", default="", help="comma-separated model names")
     ap.add_argument("--epochs", type=int, default=3)
+    ap.add_argument("--mgs-order", action="store_true",
+                    help="PyTorch's batches in the training executable's order (same batches)")
     ap.add_argument("--torch", action="store_true",
                     help="also train the model in PyTorch on the same data (its epoch losses)")
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
