@@ -18,6 +18,37 @@
 
 namespace mgs::onnx_import {
 
+uint64_t elementBytes(int32_t dataType) {
+  switch (dataType) {
+  case onnx::TensorProto::BOOL:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::FLOAT8E4M3FN:
+  case onnx::TensorProto::FLOAT8E4M3FNUZ:
+  case onnx::TensorProto::FLOAT8E5M2:
+  case onnx::TensorProto::FLOAT8E5M2FNUZ:
+    return 1;
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::FLOAT16:
+  case onnx::TensorProto::BFLOAT16:
+    return 2;
+  case onnx::TensorProto::FLOAT:
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT32:
+    return 4;
+  case onnx::TensorProto::DOUBLE:
+  case onnx::TensorProto::INT64:
+  case onnx::TensorProto::UINT64:
+  case onnx::TensorProto::COMPLEX64:
+    return 8;
+  case onnx::TensorProto::COMPLEX128:
+    return 16;
+  default:
+    return 0;
+  }
+}
+
 namespace fs = std::filesystem;
 
 /// Whether the file's first bytes are all printable text (a protobuf model
@@ -37,30 +68,6 @@ static bool looksLikeText(const std::string &path) {
   return true;
 }
 
-/// The bytes each element of an ONNX data type takes, or 0 when unknown.
-static uint64_t elementBytes(int32_t dataType) {
-  switch (dataType) {
-  case onnx::TensorProto::FLOAT:
-  case onnx::TensorProto::INT32:
-  case onnx::TensorProto::UINT32:
-    return 4;
-  case onnx::TensorProto::DOUBLE:
-  case onnx::TensorProto::INT64:
-  case onnx::TensorProto::UINT64:
-    return 8;
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT16:
-  case onnx::TensorProto::FLOAT16:
-  case onnx::TensorProto::BFLOAT16:
-    return 2;
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::BOOL:
-    return 1;
-  default:
-    return 0;
-  }
-}
 
 /// Reads one tensor's external data (see inlineExternalData) into raw_data.
 /// `what` names it in errors ("initializer 'w'").

@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include <cstdint>
 #include <string>
 
 namespace mgs::onnx_import {
@@ -22,6 +23,10 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
 /// Writes `model` as binary protobuf, atomically (a temporary file renamed
 /// over `path`).
 bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std::string &error);
+
+/// The bytes each value of an ONNX data type takes in raw_data, or 0 for the
+/// types whose values are not fixed-size (STRING) or packed below a byte.
+uint64_t elementBytes(int32_t dataType);
 
 } // namespace mgs::onnx_import
 

@@ -9,6 +9,7 @@
 #include "Prepare.h"
 #include "ConstantFolding.h"
 #include "Importer.h"
+#include "ModelIO.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -19,6 +20,8 @@
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <deque>
+#include <limits>
+#include <optional>
 #include <vector>
 
 using namespace mlir;
@@ -39,6 +42,38 @@ std::string supportedList() {
   return list;
 }
 
+namespace {
+/// Why `tensor`'s dims and raw_data disagree, or nullopt when they agree (or
+/// raw_data is absent: the typed fields' counts are ONNX's checker's). ONNX's
+/// checker does not compare raw_data's size with the dims, and its readers
+/// (ParseData, used by shape inference's data propagation) copy past the end
+/// of a short one (a SIGSEGV found by scripts/mutate_onnx.py).
+std::optional<std::string> rawDataMismatch(const onnx::TensorProto &tensor) {
+  uint64_t count = 1;
+  for (int64_t d : tensor.dims()) {
+    if (d < 0)
+      return "has the negative dimension " + std::to_string(d);
+    if (d != 0 && count > std::numeric_limits<int64_t>::max() / static_cast<uint64_t>(d))
+      return std::string("has an element count that overflows");
+    count *= static_cast<uint64_t>(d);
+  }
+  uint64_t bytes = elementBytes(tensor.data_type());
+  if (!tensor.has_raw_data() || bytes == 0)
+    return std::nullopt;
+  uint64_t expected = count > std::numeric_limits<uint64_t>::max() / bytes
+                          ? std::numeric_limits<uint64_t>::max()
+                          : count * bytes;
+  if (tensor.raw_data().size() == expected)
+    return std::nullopt;
+  std::string shape;
+  for (int64_t d : tensor.dims())
+    shape += (shape.empty() ? "" : "x") + std::to_string(d);
+  return "holds " + std::to_string(tensor.raw_data().size()) + " bytes of raw data where its " +
+         "shape [" + shape + "] of " + std::to_string(bytes) + "-byte values needs " +
+         std::to_string(expected);
+}
+} // namespace
+
 LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
   static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
                                               "AveragePool", "LpPool",        "ConvInteger",
@@ -46,8 +81,28 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
   // Constant shapes: ONNX 1.12's data propagation crashes (SIGSEGV) on a
   // Reshape to a dimension below -1 whose result's Shape is taken.
   llvm::StringMap<const onnx::TensorProto *> constantTensors;
-  for (const auto &init : graph.initializer())
+  for (const auto &init : graph.initializer()) {
+    if (std::optional<std::string> why = rawDataMismatch(init))
+      return mlir::emitError(fileLoc) << "initializer '" << init.name() << "' " << *why;
     constantTensors[init.name()] = &init;
+  }
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      SmallVector<const onnx::TensorProto *> tensors;
+      if (attr.has_t())
+        tensors.push_back(&attr.t());
+      for (const onnx::TensorProto &t : attr.tensors())
+        tensors.push_back(&t);
+      for (const onnx::TensorProto *t : tensors)
+        if (std::optional<std::string> why = rawDataMismatch(*t)) {
+          std::string label = labelOf(node, idx);
+          return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
+                 << "node '" << label << "' (" << node.op_type() << "): the tensor of attribute '"
+                 << attr.name() << "' " << *why;
+        }
+    }
+  }
   for (const onnx::NodeProto &node : graph.node())
     if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
         node.attribute(0).name() == "value")

@@ -34,7 +34,10 @@ std::string supportedList();
 ///  - window attributes it divides by: a stride, dilation or kernel size of
 ///    0, or a group of 0 (it died of a division by zero);
 ///  - subgraphs (If, Loop, Scan: no supported op has one), whose nodes it
-///    infers too, window attributes included.
+///    infers too, window attributes included;
+///  - a tensor (initializer, or an attribute's: Constant's value) whose
+///    raw_data is not the size its dims and dtype say, or with a negative
+///    dimension (its data propagation copied past the end of a short one).
 mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
                                               mlir::Location fileLoc);
 

@@ -18,6 +18,8 @@ config.substitutions.append(("%python", config.mgs_python))
 # OpenMPI's launcher; root is allowed (CI runs as root), more ranks than cores too.
 config.substitutions.append(("%mpirun", "mpirun --allow-run-as-root --oversubscribe"))
 config.substitutions.append(("%mgs_src", config.mgs_src_root))
+# The folder of the tools, for scripts that run several of them.
+config.substitutions.append(("%mgs_bin", config.mgs_tools_dir))
 config.substitutions.append(
     ("%digits", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"))
 # Fashion-MNIST's IDX files (train-* and t10k-*, gzip): Debian's
