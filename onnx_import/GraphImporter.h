@@ -139,6 +139,9 @@ private:
   /// with data that becomes a train.dropout with a broadcast mask): sets
   /// `handled`. Random numbers reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// Verifies the ops after `lastBefore` in `block` (all of them when null):
+  /// the ones the current node made. A failure is an error naming the node.
+  mlir::LogicalResult verifyNodeOps(mlir::Operation *lastBefore, mlir::Block *block);
   mlir::FailureOr<mlir::Value> lookup(const std::string &name, mlir::Location useLoc, bool forNode);
 
   mlir::MLIRContext &ctx;

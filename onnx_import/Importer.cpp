@@ -407,6 +407,34 @@ LogicalResult GraphImporter::emitNotStatic(bool hasConverter, int outputType) {
   return diag;
 }
 
+/// The converters build ops from the shapes ONNX's shape inference gave, and
+/// that inference lets some inconsistent models through (a Gemm whose inner
+/// dimensions differ once an attribute is dropped, a Flatten axis that no
+/// longer fits the next layer, a bias of the wrong rank: found by
+/// scripts/mutate_onnx.py). The ops' verifiers catch them; checked here, node
+/// by node, the error names the node and says it is the model's, instead of
+/// a whole-module verifier failure at the end.
+LogicalResult GraphImporter::verifyNodeOps(Operation *lastBefore, Block *block) {
+  Operation *first =
+      lastBefore ? lastBefore->getNextNode() : (block->empty() ? nullptr : &block->front());
+  for (Operation *op = first; op; op = op->getNextNode()) {
+    std::string message;
+    LogicalResult result = success();
+    {
+      ScopedDiagnosticHandler capture(op->getContext(), [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error && message.empty())
+          message = diag.str();
+        return success();
+      });
+      result = verify(op);
+    }
+    if (failed(result))
+      return emitError() << "the model's shapes are inconsistent here (" << message
+                         << "); ONNX's shape inference did not catch it";
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
@@ -483,6 +511,10 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     curNode = &graph.node(idx);
     nodeLabel = labelOf(*curNode, idx);
     curLoc = NameLoc::get(b.getStringAttr(nodeLabel), fileLoc);
+    Operation *lastBefore = entry->empty() ? nullptr : &entry->back();
+    // The ops made for this node verify, or the error names the node (see
+    // verifyNodeOps()).
+    auto verified = [&] { return verifyNodeOps(lastBefore, entry); };
     const std::string &domain = curNode->domain();
     if (!domain.empty() && domain != "ai.onnx")
       return emitError() << "unsupported ONNX op '" << curNode->op_type() << "' of domain '"
@@ -495,12 +527,18 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     bool handled = false;
     if (failed(importRuntimeMask(handled)))
       return failure();
-    if (handled)
+    if (handled) {
+      if (failed(verified()))
+        return failure();
       continue;
+    }
     if (failed(importRandomMask(handled)))
       return failure();
-    if (handled)
+    if (handled) {
+      if (failed(verified()))
+        return failure();
       continue;
+    }
     if (isFoldableOp(curNode->op_type())) {
       bool folded = false;
       if (failed(foldConstant(folded)))
@@ -526,7 +564,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
                 "mask, from RandomUniformLike, RandomUniform or Bernoulli)";
       return diag << "; supported: " << supportedList();
     }
-    if (failed(it->second(*this)))
+    if (failed(it->second(*this)) || failed(verified()))
       return failure();
   }
 

