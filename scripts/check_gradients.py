@@ -260,11 +260,9 @@ def main():
                  else [train(args.steps)])
     w1 = ws[-1]
 
-    def reference(dtype, perturb=None, keep=None):
-        """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
-        `perturb`: a seed for moving each float input by up to one float32 rounding; `keep`
-        (--drop-path-masks): for each step, the per-sample keep masks of the StochasticDepth
-        modules, in module order: the gradient of the last of those plain SGD steps."""
+    def start(dtype, perturb=None):
+        """torch's model in `dtype` from the export's initializers, and the batch in `dtype`;
+        `perturb`: a seed for moving each float input by up to one float32 rounding."""
         torch.manual_seed(0)
         ref, _ = export_models.build(args.model)
         ref.train()
@@ -281,20 +279,47 @@ def main():
             g = torch.Generator().manual_seed(perturb)
             u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
             xs = (x.double() * (1 + u)).to(dtype)
+        return ref, xs
+
+    def drop_path_gradient(ref, xs, masks):
+        """The gradient of one step of `ref` with the per-sample keep `masks` (in .grad, and
+        returned as float64 arrays of their own)."""
+        ref.zero_grad()
+        set_drop_path_masks(ref, masks)
+        F.cross_entropy(ref(xs), y).backward()
+        return {n: p.grad.double().numpy().copy() for n, p in ref.named_parameters()}
+
+    def drop_path_reference(keep, dtype=torch.float64, perturb=None):
+        """torch's gradient in `dtype` of step k = len(keep) + 1 as a function of its masks:
+        steps 1 .. k-1 (plain SGD, their masks `keep`) are replayed once, and every call starts
+        from the state they leave (parameters, buffers, the random generator)."""
+        ref, xs = start(dtype, perturb)
+        for masks in keep:
+            drop_path_gradient(ref, xs, masks)
+            with torch.no_grad():
+                for p in ref.parameters():
+                    p -= lr * p.grad
+        state = {n: t.detach().clone() for n, t in ref.state_dict().items()}
+        rng = torch.get_rng_state()
+
+        def gradient(masks):
+            ref.load_state_dict(state)
+            torch.set_rng_state(rng)
+            return drop_path_gradient(ref, xs, masks)
+        return gradient
+
+    def reference(dtype, perturb=None, keep=None):
+        """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
+        `perturb`: as start()'s; `keep` (--drop-path-masks): for each step, the per-sample keep
+        masks of the StochasticDepth modules, in module order: the gradient of the last of
+        those plain SGD steps."""
+        if keep is not None:
+            return drop_path_reference(keep[:-1], dtype, perturb)(keep[-1])
+        ref, xs = start(dtype, perturb)
         def clip():
             if args.clip_grad_norm > 0:
                 norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
                                                                   args.clip_grad_norm)))
-        if keep is not None:
-            for step, masks in enumerate(keep):
-                if step:
-                    with torch.no_grad():
-                        for p in ref.parameters():
-                            p -= lr * p.grad
-                ref.zero_grad()
-                set_drop_path_masks(ref, masks)
-                F.cross_entropy(ref(xs), y).backward()
-            return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
         if args.steps == 1 and not adamw:
             F.cross_entropy(ref(xs), y).backward()
             clip()
@@ -325,7 +350,8 @@ def main():
         if args.inject:  # (before the masks are identified: every step's gradient is checked)
             at = (args.inject_step or args.steps) - 1
             inject(grads[at], f"gradient of step {at + 1}", args.inject)
-        keep = identify_drop_path_masks(grads, reference, args.model, args.batch, args.tol)
+        keep = identify_drop_path_masks(grads, drop_path_reference, args.model, args.batch,
+                                        args.tol)
     exact = reference(torch.float64, keep=keep)
     if args.clip_grad_norm > 0:
         # The test means something only if the clipping changed the update.
@@ -406,12 +432,13 @@ def set_drop_path_masks(model, keep):
         mod.forward = forward
 
 
-def identify_drop_path_masks(grads, reference, model_name, batch, tol):
+def identify_drop_path_masks(grads, candidates, model_name, batch, tol):
     """The per-sample keep masks of each step whose float64 reference gradient is closest to
     mgs's gradient of that step (`grads`, step by step; step k's references: every mask on top of
-    the masks identified for steps 1 .. k-1). Exits 1 unless each step's closest is within `tol`,
-    told apart from its next closest, and keeps some samples and drops others, and unless the
-    steps drew different masks."""
+    the masks identified for steps 1 .. k-1: `candidates(keep)` is the function of step k's masks
+    giving its reference gradient after the steps of the masks `keep`). Exits 1 unless each
+    step's closest is within `tol`, told apart from its next closest, and keeps some samples and
+    drops others, and unless the steps drew different masks."""
     torch.manual_seed(0)
     model, _ = export_models.build(model_name)
     count = len(drop_path_modules(model))
@@ -421,9 +448,10 @@ def identify_drop_path_masks(grads, reference, model_name, batch, tol):
     keep = []
     for step, ours in enumerate(grads, 1):
         scored = []
+        gradient = candidates(keep)
         for bits in itertools.product((0, 1), repeat=count * batch):
             masks = [bits[i * batch:(i + 1) * batch] for i in range(count)]
-            ref = reference(torch.float64, keep=keep + [masks])
+            ref = gradient(masks)
             names = [n for n in ref if n in ours]
             diff = np.sqrt(sum(np.sum((ours[n] - ref[n]) ** 2) for n in names))
             norm = np.sqrt(sum(np.sum(ref[n] ** 2) for n in names))

@@ -1,6 +1,9 @@
 //===- Scatter.cpp - ScatterND of computed data ---------------------------===//
 //
-// Built from train.mul and train.add with constants: no kernel of its own.
+// Built from train.gather (the embedding's kernel) over the data's rows and
+// the updates' rows, concatenated: no kernel of its own, and no arithmetic
+// on the data, so what the data holds where the updates go (inf, NaN) does
+// not reach the result.
 //
 //===----------------------------------------------------------------------===//
 
@@ -10,6 +13,8 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+
+#include <onnx/defs/tensor_proto_util.h>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -28,12 +33,17 @@ LogicalResult convertScatterND(NodeImporter &n) {
                            << "') must be constants when its data is computed or trained";
   auto data = n.input(0);
   auto indexTensor = n.constantInput(1);
-  auto indices = n.constantInts(1);
   auto updateTensor = n.constantInput(2);
-  auto updates = n.constantFloats(2);
-  if (failed(data) || failed(indexTensor) || failed(indices) || failed(updateTensor) ||
-      failed(updates))
+  auto resultType = n.outputType(0);
+  if (failed(data) || failed(indexTensor) || failed(updateTensor) || failed(resultType))
     return failure();
+  // ONNX's type inference has refused other types already (swin-v2-pieces.onnxtext's
+  // int32 indices): a backstop for ParseData.
+  if ((*indexTensor)->data_type() != onnx::TensorProto::INT64 ||
+      (*updateTensor)->data_type() != onnx::TensorProto::FLOAT)
+    return n.emitError() << "the indices must be INT64 and the updates FLOAT";
+  const std::vector<int64_t> indices = onnx::ParseData<int64_t>(*indexTensor);
+  const std::vector<float> updates = onnx::ParseData<float>(*updateTensor);
   auto type = cast<RankedTensorType>(data->getType());
   ArrayRef<int64_t> dims = type.getShape();
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -50,38 +60,63 @@ LogicalResult convertScatterND(NodeImporter &n) {
   if (ArrayRef<int64_t>(want) != ArrayRef<int64_t>(updateDims))
     return n.emitError() << "updates have shape " << shapeToString(updateDims) << ", expected "
                          << shapeToString(want) << " (indices.shape[:-1] + data.shape[k:])";
-  int64_t slice = 1;
-  for (int64_t d = k; d < rank; ++d)
-    slice *= dims[d];
-  const int64_t count = type.getNumElements();
-  std::vector<float> keep(count, 1.0f), placed(count, 0.0f);
-  const int64_t tuples = static_cast<int64_t>(indices->size()) / k;
+
+  // The data as rows (its first k dimensions) of slices (the rest): each
+  // row of the result is the data's row or the last update written to it.
+  ArrayRef<int64_t> sliceDims = dims.drop_front(k);
+  const int64_t rows = numElements(dims.take_front(k)), slice = numElements(sliceDims);
+  SmallVector<int64_t> written(rows, -1);
+  const int64_t tuples = static_cast<int64_t>(indices.size()) / k;
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t at = 0;
     for (int64_t d = 0; d < k; ++d) {
-      int64_t i = (*indices)[t * k + d];
+      int64_t i = indices[t * k + d];
       if (i < -dims[d] || i >= dims[d])
         return n.emitError() << "index " << i << " is out of range for dimension " << d
                              << " of size " << dims[d];
       at = at * dims[d] + (i < 0 ? i + dims[d] : i);
     }
-    for (int64_t j = 0; j < slice; ++j) {
-      keep[at * slice + j] = 0.0f;
-      placed[at * slice + j] = (*updates)[t * slice + j];
-    }
+    written[at] = t;
   }
-  auto resultType = n.outputType(0);
-  if (failed(resultType))
-    return failure();
+  // Gathered from [the data's rows; the updates' rows that are kept]: row r
+  // of the data, or row `rows + j` for the j-th update kept.
+  SmallVector<int64_t> source(rows);
+  std::vector<float> placed;
+  int64_t kept = 0;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (written[r] < 0) {
+      source[r] = r;
+      continue;
+    }
+    source[r] = rows + kept++;
+    placed.insert(placed.end(), updates.begin() + written[r] * slice,
+                  updates.begin() + (written[r] + 1) * slice);
+  }
+  if (kept == 0 || slice == 0) {
+    n.setOutput(0, *data);
+    return success();
+  }
   OpBuilder &b = n.builder();
-  auto constant = [&](const std::vector<float> &values) {
-    return arith::ConstantOp::create(b, n.loc(), type,
-                                     DenseElementsAttr::get(type, ArrayRef<float>(values)))
-        .getResult();
+  Location loc = n.loc();
+  auto f32 = [&](int64_t leading) {
+    SmallVector<int64_t> shape{leading};
+    shape.append(sliceDims.begin(), sliceDims.end());
+    return RankedTensorType::get(shape, b.getF32Type());
   };
-  Value out = MulOp::create(b, n.loc(), *resultType, *data, constant(keep));
-  if (llvm::any_of(placed, [](float v) { return v != 0.0f; }))
-    out = AddOp::create(b, n.loc(), *resultType, out, constant(placed));
+  Value table = *data;
+  if (k != 1)
+    table = ReshapeOp::create(b, loc, f32(rows), table);
+  auto updateType = f32(kept);
+  Value updateRows = arith::ConstantOp::create(
+      b, loc, updateType, DenseElementsAttr::get(updateType, ArrayRef<float>(placed)));
+  table = ConcatOp::create(b, loc, f32(rows + kept), ValueRange{table, updateRows},
+                           b.getI64IntegerAttr(0));
+  auto indexType = RankedTensorType::get({rows}, b.getI64Type());
+  Value at = arith::ConstantOp::create(b, loc, indexType,
+                                       DenseElementsAttr::get(indexType, ArrayRef(source)));
+  Value out = GatherOp::create(b, loc, f32(rows), table, at);
+  if (k != 1)
+    out = ReshapeOp::create(b, loc, *resultType, out);
   n.setOutput(0, out);
   return success();
 }

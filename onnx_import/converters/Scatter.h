@@ -15,12 +15,14 @@
 
 namespace mgs::onnx_import {
 
-/// ScatterND(data, indices, updates), reduction "none": data * keep + placed,
-/// keep a constant 0 where an index writes and 1 elsewhere, placed the
-/// updates at their indices and 0 elsewhere (the add left out when every
-/// update is 0). So the gradient reaches data only where nothing was
-/// written, as PyTorch's does. Updates that are computed or trained, another
-/// reduction and indices out of range are errors naming the node.
+/// ScatterND(data, indices, updates), reduction "none": a train.gather of
+/// the data's rows (its first k = indices.shape[-1] dimensions) and the
+/// updates' rows, concatenated, at constant indices choosing for each row
+/// the last update written to it or else the data's own row. The result's
+/// written elements are the updates whatever the data holds there (inf or
+/// NaN included), and the gradient reaches the data only where nothing was
+/// written, as PyTorch's does. Updates that are computed or trained,
+/// another reduction and indices out of range are errors naming the node.
 mlir::LogicalResult convertScatterND(NodeImporter &n);
 
 } // namespace mgs::onnx_import
