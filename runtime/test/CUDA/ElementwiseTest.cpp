@@ -94,6 +94,26 @@ TEST_F(GpuElementwise, LayerNormGeluUnaryMatchesCpu) {
   }
 }
 
+// cos and sin (rotary position embeddings), on (0.1, 1.4), where neither is near 0 (a
+// relative difference of a few ulps there would be large).
+TEST_F(GpuElementwise, RotaryUnaryMatchesCpu) {
+  for (int op : {MGSRT_UNARY_COS, MGSRT_UNARY_SIN}) {
+    for (int64_t n : kSizes) {
+      SCOPED_TRACE("op " + std::to_string(op) + " n " + std::to_string(n));
+      const int64_t desc[] = {op, n, 0};
+      std::vector<float> x = randomVec(n, 0.1f, 1.4f);
+      Buffers fc = runCpu(cpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+      Buffers fg = runGpu(gpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+      EXPECT_LE(maxRelDiff(fg[1], fc[1]), 2e-6);
+      std::vector<float> dy = randomVec(n);
+      Buffers in = {x, fc[1], dy, std::vector<float>(n)};
+      Buffers bc = runCpu(cpu, mgsrt_unary_bwd, desc, in);
+      Buffers bg = runGpu(gpu, mgsrt_unary_bwd, desc, in);
+      EXPECT_LE(maxRelDiff(bg[3], bc[3]), 2e-6);
+    }
+  }
+}
+
 TEST_F(GpuElementwise, ReluBackwardReadsOnlyX) {
   const int64_t desc[] = {MGSRT_UNARY_LEAKY_RELU, 3, bits(0.5)};
   Buffers in = {{-1, 0, 2}, {}, {5, 6, 7}, {0, 0, 0}};
