@@ -228,8 +228,10 @@ def main():
     model, _ = export_models.build(args.model)
     model.train()
     w0 = read_weights(exe + ".weights")
+    names = export_names(model, w0)
     with torch.no_grad():
         for pname, p in model.named_parameters():
+            pname = names.get(pname, pname)
             same = p.shape == w0[pname].shape if args.onnx else np.array_equal(p.numpy(), w0[pname])
             assert same, f"{pname}: initial weights differ"
 
@@ -300,11 +302,11 @@ def main():
                 ref.zero_grad()
                 set_drop_path_masks(ref, masks)
                 F.cross_entropy(ref(xs), y).backward()
-            return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
+            return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if args.steps == 1 and not adamw:
             F.cross_entropy(ref(xs), y).backward()
             clip()
-            return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
+            return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if adamw:
             opt = torch.optim.AdamW(ref.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
                                     weight_decay=0.01)
@@ -321,7 +323,7 @@ def main():
         # (Integer buffers, BatchNorm's step count or position ids, are not
         # the step's.)
         return {n: t.detach().double().numpy() for n, t in ref.state_dict().items()
-                if t.is_floating_point()}
+                if t.is_floating_point() and n not in names}
 
     norms = []
     keep = None
@@ -378,6 +380,18 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def export_names(model, w0):
+    """{PyTorch parameter name: its initializer's name} where they differ: a parameter shared
+    by two modules (the Llama's LM head tied to its embedding) is named once by PyTorch (the
+    first module's) and once by the export, which may choose the other."""
+    state = model.state_dict(keep_vars=True)
+    names = {}
+    for pname, p in model.named_parameters():
+        if pname not in w0:
+            names.update({pname: n for n, t in state.items() if t is p and n in w0})
+    return names
 
 
 def inject(ours, what, spec):
