@@ -465,7 +465,7 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = elementwise(r);
   else if (llvm::is_contained(kUnaryOps, op))
     ok = unary(r);
-  else if (op == "Cast")
+  else if (op == "Cast" || op == "CastLike")
     ok = cast(r);
   else if (op == "Where")
     ok = where(r);
@@ -556,7 +556,7 @@ bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
       "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
-      "Trilu"};
+      "Trilu", "CastLike"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

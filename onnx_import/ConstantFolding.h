@@ -38,6 +38,9 @@ struct FoldContext {
   /// The static shape of the value named `name`, if ONNX shape inference
   /// gave it one.
   std::function<std::optional<llvm::SmallVector<int64_t>>(const std::string &name)> staticShape;
+  /// The ONNX element type of the value named `name` (CastLike's target when its second input
+  /// is computed), if known; may be empty.
+  std::function<int(const std::string &name)> elementType;
 };
 
 enum class FoldResult {

@@ -241,6 +241,8 @@ bool Folder::unary(HostTensor &r) {
         : op == "Sqrt"  ? std::sqrt(v)
         : op == "Floor" ? std::floor(v)
         : op == "Ceil"  ? std::ceil(v)
+        : op == "Cos"   ? std::cos(v)
+        : op == "Sin"   ? std::sin(v)
                         : 1.0f / v; // Reciprocal
   return true;
 }
@@ -249,11 +251,27 @@ bool Folder::cast(HostTensor &r) {
   HostTensor x;
   if (!input(0, x))
     return false;
-  const onnx::AttributeProto *to = attr("to");
-  if (!to)
-    return fail("attribute 'to' is required");
+  // Cast's `to`, or CastLike's: the type of its second input (PyTorch 2.x's type_as).
+  int64_t to;
+  if (node.op_type() == "CastLike") {
+    HostTensor like;
+    if (hasInput(1) && !ctx.constant(node.input(1)) && ctx.elementType) {
+      to = ctx.elementType(node.input(1)); // a computed tensor's type (a shape cast like it)
+    } else {
+      if (!input(1, like))
+        return false;
+      to = like.isFloat()              ? onnx::TensorProto::FLOAT
+           : like.kind == Kind::Bool ? onnx::TensorProto::BOOL
+                                     : onnx::TensorProto::INT64;
+    }
+  } else {
+    const onnx::AttributeProto *attribute = attr("to");
+    if (!attribute)
+      return fail("attribute 'to' is required");
+    to = attribute->i();
+  }
   r.dims = x.dims;
-  switch (to->i()) {
+  switch (to) {
   case onnx::TensorProto::FLOAT:
     r.kind = Kind::Float;
     if (x.isFloat())
@@ -274,7 +292,7 @@ bool Folder::cast(HostTensor &r) {
   case onnx::TensorProto::INT64:
   case onnx::TensorProto::INT32: {
     r.kind = Kind::Int;
-    const bool narrow = to->i() == onnx::TensorProto::INT32;
+    const bool narrow = to == onnx::TensorProto::INT32;
     const double lo = narrow ? -2147483648.0 : -9223372036854775808.0;
     if (!x.isFloat()) {
       r.ints = x.ints;
@@ -297,7 +315,7 @@ bool Folder::cast(HostTensor &r) {
     return true;
   }
   default:
-    return fail("cast to dtype " + std::to_string(to->i()) +
+    return fail("cast to dtype " + std::to_string(to) +
                 ", which mgs does not evaluate at import (FLOAT, INT64, INT32 and BOOL only)");
   }
 }

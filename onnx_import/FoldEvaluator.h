@@ -56,8 +56,8 @@ constexpr int64_t kMaxRank = 64;
 inline constexpr llvm::StringLiteral kElementwiseOps[] = {
     "Add", "Sub",  "Mul",     "Div",  "Mod",            "Min",         "Max",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
-inline constexpr llvm::StringLiteral kUnaryOps[] = {"Neg",   "Abs",  "Not",       "Sqrt",
-                                                    "Floor", "Ceil", "Reciprocal"};
+inline constexpr llvm::StringLiteral kUnaryOps[] = {"Neg",  "Abs", "Not", "Sqrt", "Floor",
+                                                    "Ceil", "Cos", "Sin", "Reciprocal"};
 
 /// The number of elements, saturating at INT64_MAX (dims are non-negative).
 int64_t countOf(llvm::ArrayRef<int64_t> dims);

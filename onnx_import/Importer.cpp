@@ -311,6 +311,7 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   FoldContext fc;
   fc.opset = opsetVersion;
   fc.constant = [&](const std::string &name) { return foldableConstant(name); };
+  fc.elementType = [&](const std::string &name) { return valueTypeOf(name); };
   fc.staticShape = [&](const std::string &name) -> std::optional<SmallVector<int64_t>> {
     if (auto it = values.find(name); it != values.end())
       if (auto type = dyn_cast<RankedTensorType>(it->second.getType()); type && type.hasStaticShape())

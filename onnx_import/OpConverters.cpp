@@ -488,6 +488,28 @@ LogicalResult convertGelu(NodeImporter &n) {
   return buildSingle<GeluOp>(n, *x, n.builder().getStringAttr(approximate));
 }
 
+/// A FLOAT scalar constant (a broadcast operand).
+Value scalarConstant(NodeImporter &n, float value) {
+  auto type = RankedTensorType::get({}, n.builder().getF32Type());
+  return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, value));
+}
+
+/// Neg of a computed tensor (rotate_half's -x2): x * -1, exact.
+LogicalResult convertNeg(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<MulOp>(n, *x, scalarConstant(n, -1.0f));
+}
+
+/// Reciprocal of a computed tensor (RMSNorm's rsqrt: Sqrt then Reciprocal): 1 / x, exact.
+LogicalResult convertReciprocal(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  return buildSingle<DivOp>(n, scalarConstant(n, 1.0f), *x);
+}
+
 LogicalResult convertIdentity(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -667,6 +689,14 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},
       {"Identity", convertIdentity},
+      // CastLike of a computed tensor (PyTorch 2.x's type_as): computed tensors are FLOAT and
+      // the importer refuses a computed result of another type, so the identity (constants are
+      // cast at import).
+      {"CastLike", convertIdentity},
+      {"Neg", convertNeg},
+      {"Reciprocal", convertReciprocal},
+      {"Cos", convertUnary<CosOp>},
+      {"Sin", convertUnary<SinOp>},
       {"ReduceMean", convertReduceMean},
       {"ReduceSum", convertReduceSum},
       {"ReduceL2", convertReduceL2},

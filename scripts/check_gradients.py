@@ -5,8 +5,8 @@
                        [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
-Exports MODEL (lstmlm, gpt, decoder, seq2seq: language models on int64 token ids, a label per
-token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
+Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only): language models on
+int64 token ids, a label per token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
@@ -104,7 +104,10 @@ def read_weights(path):
 # infinities (that mask) is compared for equality. Swin V2's table of relative
 # coordinates (the input of its position bias MLP) is a float buffer that the loss
 # reaches through the MLP: frozen too, as PyTorch never updates it.
-MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"]}
+# The Llama's rotary inv_freq likewise (the angles' Cos and Sin are computed from it).
+MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"],
+             "llama": ["--freeze", "inv_freq"], "llama_sdpa": ["--freeze", "inv_freq"],
+             "llama_tied": ["--freeze", "inv_freq"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
@@ -113,20 +116,22 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq"):
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq") or \
+            name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
-        # one of 4 classes a sequence (transformer, padattn).
-        tokens = rng.integers(0, 50, (n, 13))
+        # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
+        vocab, length = (64, 16) if name in export_models.TORCH_EXPORT else (50, 12)
+        tokens = rng.integers(0, vocab, (n, length + 1))
         if name in ("padattn", "seq2seq"):  # padding (id 0): the last 1 to 5 of every other
             for i in range(0, n, 2):        # sequence
                 tokens[i, 11 - (i // 2) % 5:12] = 0
         if name == "seq2seq":  # under its causal masks a first id 0 would leave a row no key
             tokens[tokens[:, 0] == 0, 0] = 1
         path = os.path.join(workdir, f"{name}-batch.npy")
-        np.save(path, tokens[:, :12].astype(np.int64))
+        np.save(path, tokens[:, :length].astype(np.int64))
         labels = rng.integers(0, 4, n) if name in ("transformer", "padattn") else tokens[:, 1:]
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
-        return path, "npy", torch.tensor(tokens[:, :12]), labels.reshape(-1)
+        return path, "npy", torch.tensor(tokens[:, :length]), labels.reshape(-1)
     labels = rng.integers(0, 10, n)
     if name in NPY_INPUTS:
         # NumPy data: inputs of any shape, taken as stored.
@@ -223,8 +228,10 @@ def main():
     model, _ = export_models.build(args.model)
     model.train()
     w0 = read_weights(exe + ".weights")
+    names = export_names(model, w0)
     with torch.no_grad():
         for pname, p in model.named_parameters():
+            pname = names.get(pname, pname)
             same = p.shape == w0[pname].shape if args.onnx else np.array_equal(p.numpy(), w0[pname])
             assert same, f"{pname}: initial weights differ"
 
@@ -268,9 +275,10 @@ def main():
         ref.train()
         # Start from exactly what mgs starts from: the exported initializers.
         # (torch.onnx.export traces a training-mode forward, which moves the
-        # BatchNorm running statistics away from the fresh model's 0 and 1.)
+        # BatchNorm running statistics away from the fresh model's 0 and 1.) Buffers outside
+        # the state dict too (the Llama's inv_freq, as another PyTorch computed it).
         with torch.no_grad():
-            for n, t in ref.state_dict().items():
+            for n, t in list(ref.state_dict().items()) + list(ref.named_buffers()):
                 if n in w0:
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
@@ -287,7 +295,8 @@ def main():
         ref.zero_grad()
         set_drop_path_masks(ref, masks)
         F.cross_entropy(ref(xs), y).backward()
-        return {n: p.grad.double().numpy().copy() for n, p in ref.named_parameters()}
+        return {names.get(n, n): p.grad.double().numpy().copy()
+                for n, p in ref.named_parameters()}
 
     def drop_path_reference(keep, dtype=torch.float64, perturb=None):
         """torch's gradient in `dtype` of step k = len(keep) + 1 as a function of its masks:
@@ -323,7 +332,7 @@ def main():
         if args.steps == 1 and not adamw:
             F.cross_entropy(ref(xs), y).backward()
             clip()
-            return {n: p.grad.double().numpy() for n, p in ref.named_parameters()}
+            return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if adamw:
             opt = torch.optim.AdamW(ref.parameters(), lr=lr, betas=(0.9, 0.999), eps=1e-8,
                                     weight_decay=0.01)
@@ -340,7 +349,7 @@ def main():
         # (Integer buffers, BatchNorm's step count or position ids, are not
         # the step's.)
         return {n: t.detach().double().numpy() for n, t in ref.state_dict().items()
-                if t.is_floating_point()}
+                if t.is_floating_point() and n not in names}
 
     norms = []
     keep = None
@@ -398,6 +407,18 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def export_names(model, w0):
+    """{PyTorch parameter name: its initializer's name} where they differ: a parameter shared
+    by two modules (the Llama's LM head tied to its embedding) is named once by PyTorch (the
+    first module's) and once by the export, which may choose the other."""
+    state = model.state_dict(keep_vars=True)
+    names = {}
+    for pname, p in model.named_parameters():
+        if pname not in w0:
+            names.update({pname: n for n, t in state.items() if t is p and n in w0})
+    return names
 
 
 def inject(ours, what, spec):

@@ -388,6 +388,123 @@ class TokenSeq2Seq(nn.Module):
         return self.out(y).reshape(-1, self.out.out_features)
 
 
+class RMSNormReference(nn.Module):
+    """torch.nn.RMSNorm's arithmetic (x / sqrt(mean(x^2) + eps) * weight over the last axis)
+    where PyTorch lacks it (before 2.4: Debian's torch 1.13, the gradient tests' reference)."""
+
+    def __init__(self, width, eps):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(width))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) * self.weight
+
+
+def rms_norm(width, eps=1e-6):
+    """torch.nn.RMSNorm where PyTorch has it, else its reference; `weight` either way."""
+    return nn.RMSNorm(width, eps=eps) if hasattr(nn, "RMSNorm") else RMSNormReference(width, eps)
+
+
+def rotate_half(x):
+    """Hugging Face's rotate_half: the last axis's halves swapped, the second negated."""
+    x1 = x[..., :x.shape[-1] // 2]
+    x2 = x[..., x.shape[-1] // 2:]
+    return torch.cat((-x2, x1), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    """Hugging Face's LlamaAttention, small: q/k/v/o projections without bias, `heads` query
+    heads sharing `kv_heads` key/value heads (grouped-query), rotary position embeddings on q
+    and k, causal. `sdpa`: F.scaled_dot_product_attention(is_causal=True, enable_gqa=True)
+    (PyTorch 2.5+); else the eager form: k and v repeated per query head
+    (repeat_interleave), scores, the causal mask made in forward, softmax."""
+
+    def __init__(self, width, heads, kv_heads, sdpa):
+        super().__init__()
+        self.heads, self.kv_heads, self.head_dim = heads, kv_heads, width // heads
+        self.sdpa = sdpa
+        self.q_proj = nn.Linear(width, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, width, bias=False)
+
+    def forward(self, x, cos, sin):
+        n, t, _ = x.shape
+        q = self.q_proj(x).view(n, t, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(n, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        v = self.v_proj(x).view(n, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
+        q = q * cos + rotate_half(q) * sin
+        k = k * cos + rotate_half(k) * sin
+        if self.sdpa and hasattr(F, "scaled_dot_product_attention"):
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True, enable_gqa=True)
+        else:  # (also the reference of the sdpa form where PyTorch lacks it: the same sums)
+            rep = self.heads // self.kv_heads
+            k = k.repeat_interleave(rep, dim=1)
+            v = v.repeat_interleave(rep, dim=1)
+            scores = q @ k.transpose(2, 3) / self.head_dim**0.5
+            causal = torch.triu(torch.full((t, t), float("-inf"), dtype=q.dtype), 1)
+            y = torch.softmax(scores + causal, dim=-1) @ v
+        return self.o_proj(y.transpose(1, 2).reshape(n, t, -1))
+
+
+class LlamaBlock(nn.Module):
+    """A Llama decoder layer: x + attention(RMSNorm(x)), then x + down(silu(gate(h)) * up(h))
+    with h = RMSNorm(x) (SwiGLU, no biases)."""
+
+    def __init__(self, width, heads, kv_heads, hidden, sdpa):
+        super().__init__()
+        self.input_layernorm = rms_norm(width)
+        self.self_attn = LlamaAttention(width, heads, kv_heads, sdpa)
+        self.post_attention_layernorm = rms_norm(width)
+        self.gate_proj = nn.Linear(width, hidden, bias=False)
+        self.up_proj = nn.Linear(width, hidden, bias=False)
+        self.down_proj = nn.Linear(hidden, width, bias=False)
+
+    def forward(self, x, cos, sin):
+        x = x + self.self_attn(self.input_layernorm(x), cos, sin)
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class TokenLlama(nn.Module):
+    """A Llama-style causal language model (Hugging Face's LlamaForCausalLM, tiny): token ids
+    [N, T] into an embedding (64 -> 32), two decoder layers (RMSNorm before attention and
+    MLP; 4 query heads sharing 2 key/value heads; rotary embeddings as Hugging Face computes
+    them in forward: inv_freq, a float buffer, times the positions 0..T-1, cos and sin of the
+    angles repeated twice; a SwiGLU MLP of 64), a final RMSNorm and an LM head (`tied`: the
+    embedding's weight) back to the 64 tokens at every position: logits [N * T, 64],
+    sample-major, as TokenGPT's. inv_freq is an ONNX initializer like the weights that reaches
+    the loss through Cos and Sin: mgsc is told to keep it (--freeze '*inv_freq')."""
+
+    def __init__(self, vocab=64, width=32, heads=4, kv_heads=2, layers=2, hidden=64,
+                 sdpa=False, tied=False, base=10000.0):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, width)
+        self.layers = nn.ModuleList([LlamaBlock(width, heads, kv_heads, hidden, sdpa)
+                                     for _ in range(layers)])
+        self.norm = rms_norm(width)
+        self.lm_head = nn.Linear(width, vocab, bias=False)
+        if tied:
+            self.lm_head.weight = self.embed_tokens.weight
+        dim = width // heads
+        self.register_buffer("inv_freq",
+                             1.0 / base**(torch.arange(0, dim, 2, dtype=torch.int64).float() / dim),
+                             persistent=False)
+
+    def forward(self, tokens):
+        n, t = tokens.shape
+        positions = torch.arange(t).unsqueeze(0).to(self.inv_freq.dtype)
+        freqs = (self.inv_freq[None, :, None] @ positions[:, None, :]).transpose(1, 2)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos, sin = emb.cos(), emb.sin()
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = layer(x, cos, sin)
+        return self.lm_head(self.norm(x)).reshape(-1, self.lm_head.out_features)
+
+
 def shufflenet_small():
     """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
     import torchvision.models as tvm
@@ -461,6 +578,12 @@ def build(name):
         "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
         "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
         "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
+        # Llama-style language models (16 tokens a sequence): grouped-query attention as
+        # repeat_interleave and an explicit causal mask; as F.scaled_dot_product_attention
+        # (is_causal, enable_gqa: PyTorch 2.5+); the LM head tied to the embedding.
+        "llama": (TokenLlama, torch.zeros(1, 16, dtype=torch.long)),
+        "llama_sdpa": (lambda: TokenLlama(sdpa=True), torch.zeros(1, 16, dtype=torch.long)),
+        "llama_tied": (lambda: TokenLlama(tied=True), torch.zeros(1, 16, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -548,9 +671,33 @@ def build(name):
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
-                 "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq"}
+                 "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
+                 "llama_sdpa", "llama_tied"}
 # Language models: their logits have a row per token (a symbol of their own).
-TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq"}
+TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied"}
+
+
+# Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):
+# exported with PyTorch 2.x's default, torch.export-based exporter. Without BatchNorm or
+# dropout its graph is the training graph; its optimizer is off (optimize=False), since it
+# merges initializers of equal value (every RMSNorm weight starts at ones: one tensor shared by
+# all five, which then train as one) and folds each weight's Transpose into an unnamed
+# constant (the trained tensors lose their names).
+TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied"}
+
+
+def exporter_args(name):
+    """torch.onnx.export's arguments that choose the exporter for model `name`. PyTorch 2.9+
+    defaults to the torch.export-based exporter, which exports the inference graph (BatchNorm
+    folded, dropout gone); the TorchScript one keeps the training graph."""
+    if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
+        if name in TORCH_EXPORT:
+            sys.exit(f"export_models.py: {name} needs PyTorch 2.5+ (torch.nn.RMSNorm, "
+                     "its torch.export-based ONNX exporter)")
+        return {}
+    if name in TORCH_EXPORT:
+        return {"dynamo": True, "optimize": False, "external_data": False}
+    return {"dynamo": False}
 
 
 def export(name, opset, out_dir):
@@ -561,14 +708,20 @@ def export(name, opset, out_dir):
     tmp = path + ".tmp"
     dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
         if name in DYNAMIC_BATCH else None
-    # PyTorch 2.9+ defaults to the torch.export-based exporter, which exports the inference
-    # graph (BatchNorm folded, dropout gone); the TorchScript one keeps the training graph.
-    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
-        else {}
-    torch.onnx.export(model, example, tmp, opset_version=opset,
+    if name in TORCH_EXPORT:  # (a batch of 1 would be specialized, not symbolic)
+        example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
+    torch.onnx.export(model, (example,), tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"], dynamic_axes=dynamic,
-                      **legacy)
+                      **exporter_args(name))
+    if name in TORCH_EXPORT:
+        # Its nodes' metadata (the FX node, module path and Python stack trace of each, with
+        # this machine's file paths) is 70% of the file: dropped, the graph unchanged.
+        import onnx
+        saved = onnx.load(tmp)
+        for node in saved.graph.node:
+            del node.metadata_props[:]
+        onnx.save(saved, tmp)
     os.replace(tmp, path)  # never leave a half-written model behind
     count = sum(p.numel() for p in model.parameters())
     print(f"exported {path} ({count:,} parameters)")

@@ -22,7 +22,6 @@ mgs-import-onnx and mgsc (or with a PyTorch 2.x, e.g. the benches' venv
 OpenMP thread for training, so that the probe stays cheap on a shared machine.
 """
 import argparse
-import inspect
 import os
 import re
 import subprocess
@@ -153,6 +152,13 @@ def models():
         "nn.TransformerDecoder": (export_models.TokenDecoder, tokens, "token", 16, 128, 0.1),
         # export_models.py's "padattn": key_padding_mask=tokens == 0
         "nn.MultiheadAttention": (export_models.PaddedAttention, tokens, "class", 16, 256, 0.05),
+        # export_models.py's Llama-style decoders (16 tokens of 64; PyTorch 2.5+, its default
+        # exporter): grouped-query attention by repeat_interleave, by
+        # F.scaled_dot_product_attention, and the LM head tied to the embedding.
+        "llama": (export_models.TokenLlama, (16,), "token", 16, 128, 0.1),
+        "llama (sdpa)": (lambda: export_models.TokenLlama(sdpa=True), (16,), "token", 16, 128, 0.1),
+        "llama (tied)": (lambda: export_models.TokenLlama(tied=True), (16,), "token", 16, 128,
+                         0.1),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
     }
@@ -164,13 +170,13 @@ def export(name, ctor, shape, kind, path):
     model.train()
     example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
     rows = "rows" if kind in ("token", "padded") else "N"
-    # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph).
-    legacy = {"dynamo": False} if "dynamo" in inspect.signature(torch.onnx.export).parameters \
-        else {}
-    torch.onnx.export(model, example, path, opset_version=OPSET,
+    # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph), but
+    # for the models only the default one exports (export_models.py's TORCH_EXPORT).
+    torch.onnx.export(model, (example,), path, opset_version=OPSET,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"],
-                      dynamic_axes={"input": {0: "N"}, "logits": {0: rows}}, **legacy)
+                      dynamic_axes={"input": {0: "N"}, "logits": {0: rows}},
+                      **export_models.exporter_args(name.split(" ")[0]))
 
 
 def make_data(kind, shape, samples, work):
@@ -185,7 +191,7 @@ def make_data(kind, shape, samples, work):
     else:
         padded = kind == "padded"
         subprocess.run([sys.executable, os.path.join(HERE, "make_token_data.py"), work,
-                        "--samples", str(samples), "--length", str(LENGTH),
+                        "--samples", str(samples), "--length", str(shape[0]),
                         "--vocab", str(VOCAB - 1 if padded else VOCAB)], check=True)
         x = os.path.join(work, "tokens.npy")
         y = os.path.join(work, "next.npy" if kind in ("token", "padded") else "steps.npy")
@@ -278,8 +284,9 @@ def run(cmd, timeout, env=None):
 
 # mgsc's options per model (the first word of its name): buffers that the loss reaches through
 # differentiable ops, which PyTorch never updates, frozen (Swin V2's table of relative
-# coordinates, the input of its position bias MLP).
-MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"]}
+# coordinates, the input of its position bias MLP; the Llamas' rotary inv_freq, whose angles' Cos
+# and Sin are computed).
+MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"]}
 
 
 def probe(name, spec, args):

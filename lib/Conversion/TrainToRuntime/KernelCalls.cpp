@@ -139,6 +139,8 @@ int64_t unaryCode(StringRef kind) {
       .Case("sqrt", MGSRT_UNARY_SQRT)
       .Case("erf", MGSRT_UNARY_ERF)
       .Case("exp", MGSRT_UNARY_EXP)
+      .Case("cos", MGSRT_UNARY_COS)
+      .Case("sin", MGSRT_UNARY_SIN)
       .Case("pow", MGSRT_UNARY_POW)
       .Case("hard_sigmoid", MGSRT_UNARY_HARD_SIGMOID)
       .Case("hard_swish", MGSRT_UNARY_HARD_SWISH)
@@ -339,7 +341,7 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
         return call(Kernel::copy, countDesc(byteSize(g.getResult()) / 4), {{g.getGrad()}, {g.getResult()}});
       })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
-            HardSwishOp, ExpOp>([&](Operation *) {
+            HardSwishOp, ExpOp, CosOp, SinOp>([&](Operation *) {
         int64_t code = unaryCode(elementwiseKind(op));
         double alpha = 0, beta = 0;
         if (auto leaky = dyn_cast<LeakyReluOp>(op))

@@ -36,17 +36,18 @@ struct UnaryParams {
 /// Whether unary op `op`'s gradient reads x (else y).
 inline bool unaryGradReadsInput(int64_t op) {
   return op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU || op == MGSRT_UNARY_ERF ||
-         op == MGSRT_UNARY_POW || op == MGSRT_UNARY_HARD_SIGMOID || op == MGSRT_UNARY_HARD_SWISH;
+         op == MGSRT_UNARY_POW || op == MGSRT_UNARY_HARD_SIGMOID || op == MGSRT_UNARY_HARD_SWISH ||
+         op == MGSRT_UNARY_COS || op == MGSRT_UNARY_SIN;
 }
 
 /// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu, leaky, erf,
-/// pow and the hard ops read x, sigmoid/tanh/sqrt/exp read y).
+/// pow, the hard ops, cos and sin read x, sigmoid/tanh/sqrt/exp read y).
 inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_EXP)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 9]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_SIN)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 11]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));

@@ -68,6 +68,25 @@ TEST_F(GpuElementwise, UnaryMatchesCpu) {
   }
 }
 
+/// Unary op `op` (exponent `alpha`) on the GPU against the CPU, forward and backward, on inputs
+/// in [lo, hi): within 2e-6 relative (not bit-exact across devices).
+void expectUnaryNearCpu(Ctx &cpu, Ctx &gpu, int op, double alpha, float lo, float hi) {
+  for (int64_t n : kSizes) {
+    SCOPED_TRACE("op " + std::to_string(op) + " alpha " + std::to_string(alpha) + " n " +
+                 std::to_string(n));
+    const int64_t desc[] = {op, n, bits(alpha)};
+    std::vector<float> x = randomVec(n, lo, hi);
+    Buffers fc = runCpu(cpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+    Buffers fg = runGpu(gpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
+    EXPECT_LE(maxRelDiff(fg[1], fc[1]), 2e-6);
+    std::vector<float> dy = randomVec(n);
+    Buffers in = {x, fc[1], dy, std::vector<float>(n)};
+    Buffers bc = runCpu(cpu, mgsrt_unary_bwd, desc, in);
+    Buffers bg = runGpu(gpu, mgsrt_unary_bwd, desc, in);
+    EXPECT_LE(maxRelDiff(bg[3], bc[3]), 2e-6);
+  }
+}
+
 // sqrt, erf and pow (LayerNorm and GELU), on positive inputs where every
 // exponent is real; pow with the exponents computed as products (2, 3), a
 // square root (0.5) and powf (1.7); exp (Swin V2's logit scale).
@@ -76,22 +95,15 @@ TEST_F(GpuElementwise, LayerNormGeluUnaryMatchesCpu) {
                                           {MGSRT_UNARY_POW, 2.0},  {MGSRT_UNARY_POW, 3.0},
                                           {MGSRT_UNARY_POW, 0.5},  {MGSRT_UNARY_POW, 1.7},
                                           {MGSRT_UNARY_EXP, 0.0}};
-  for (auto [op, alpha] : cases) {
-    for (int64_t n : kSizes) {
-      SCOPED_TRACE("op " + std::to_string(op) + " alpha " + std::to_string(alpha) + " n " +
-                   std::to_string(n));
-      const int64_t desc[] = {op, n, bits(alpha)};
-      std::vector<float> x = randomVec(n, 0.1f, 4.0f);
-      Buffers fc = runCpu(cpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
-      Buffers fg = runGpu(gpu, mgsrt_unary_fwd, desc, {x, std::vector<float>(n)});
-      EXPECT_LE(maxRelDiff(fg[1], fc[1]), 2e-6);
-      std::vector<float> dy = randomVec(n);
-      Buffers in = {x, fc[1], dy, std::vector<float>(n)};
-      Buffers bc = runCpu(cpu, mgsrt_unary_bwd, desc, in);
-      Buffers bg = runGpu(gpu, mgsrt_unary_bwd, desc, in);
-      EXPECT_LE(maxRelDiff(bg[3], bc[3]), 2e-6);
-    }
-  }
+  for (auto [op, alpha] : cases)
+    expectUnaryNearCpu(cpu, gpu, op, alpha, 0.1f, 4.0f);
+}
+
+// cos and sin (rotary position embeddings), on (0.1, 1.4), where neither is near 0 (a
+// relative difference of a few ulps there would be large).
+TEST_F(GpuElementwise, RotaryUnaryMatchesCpu) {
+  for (int op : {MGSRT_UNARY_COS, MGSRT_UNARY_SIN})
+    expectUnaryNearCpu(cpu, gpu, op, 0.0, 0.1f, 1.4f);
 }
 
 TEST_F(GpuElementwise, ReluBackwardReadsOnlyX) {

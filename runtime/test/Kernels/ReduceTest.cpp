@@ -29,6 +29,8 @@ double unaryRef(const UnaryCase &c, double x) {
   case MGSRT_UNARY_SQRT: return std::sqrt(x);
   case MGSRT_UNARY_ERF: return std::erf(x);
   case MGSRT_UNARY_EXP: return std::exp(x);
+  case MGSRT_UNARY_COS: return std::cos(x);
+  case MGSRT_UNARY_SIN: return std::sin(x);
   default: return std::pow(x, c.alpha);
   }
 }
@@ -68,6 +70,8 @@ INSTANTIATE_TEST_SUITE_P(Ops, NewUnaryTest,
                          ::testing::Values(UnaryCase{MGSRT_UNARY_SQRT, 0},
                                            UnaryCase{MGSRT_UNARY_ERF, 0},
                                            UnaryCase{MGSRT_UNARY_EXP, 0},
+                                           UnaryCase{MGSRT_UNARY_COS, 0},
+                                           UnaryCase{MGSRT_UNARY_SIN, 0},
                                            UnaryCase{MGSRT_UNARY_POW, 2.0},
                                            UnaryCase{MGSRT_UNARY_POW, 3.0},
                                            UnaryCase{MGSRT_UNARY_POW, 0.5},
@@ -90,15 +94,21 @@ TEST(NewUnaryTest, ErfAndPowBackwardReadOnlyX) {
   const int64_t exp[] = {MGSRT_UNARY_EXP, 3, 0};
   ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, exp, sqrtBufs));
   EXPECT_EQ(dx, (std::vector<float>{1.0f, 2.0f, 4.0f}));
+  // cos and sin read x: -sin(x) dy and cos(x) dy.
+  const int64_t cos[] = {MGSRT_UNARY_COS, 3, 0}, sin[] = {MGSRT_UNARY_SIN, 3, 0};
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, cos, bufs));
+  EXPECT_EQ(dx, (std::vector<float>{-0.0f, -std::sin(1.0f), -std::sin(2.0f)}));
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, sin, bufs));
+  EXPECT_EQ(dx, (std::vector<float>{1.0f, std::cos(1.0f), std::cos(2.0f)}));
 }
 
 TEST(NewUnaryTest, OpOutOfRange) {
   Ctx ctx;
   float x = 1, y = 0;
-  const int64_t desc[] = {10, 1, 0};
+  const int64_t desc[] = {12, 1, 0};
   void *bufs[] = {&x, &y};
   EXPECT_EQ(mgsrt_unary_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(ctx.message().find("op 10 is out of range [0, 9]"), std::string::npos)
+  EXPECT_NE(ctx.message().find("op 12 is out of range [0, 11]"), std::string::npos)
       << ctx.message();
 }
 

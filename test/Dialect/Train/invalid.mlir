@@ -1074,7 +1074,7 @@ func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
 // -----
 
 func.func @unary_grad_unknown_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp cos sin}}
   %d = train.unary_grad "gelu" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1272,7 +1272,7 @@ func.func @reduce_grad_bad_grad(%g: tensor<6xf32>) {
 // -----
 
 func.func @unary_grad_bad_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp cos sin}}
   %d = train.unary_grad "cbrt" %x, %x, %x : tensor<4xf32>
   return
 }

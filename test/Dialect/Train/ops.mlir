@@ -566,6 +566,20 @@ func.func @exp(%x: tensor<4x6xf32>) {
   return
 }
 
+// cos and sin (rotary position embeddings' angles) and their gradients, which read the input.
+// CHECK-LABEL: func.func @cos_sin
+//       CHECK:   %[[C:.*]] = train.cos %[[X:.*]] : tensor<4x6xf32>
+//       CHECK:   %[[S:.*]] = train.sin %[[X]] : tensor<4x6xf32>
+//       CHECK:   train.unary_grad "cos" %[[X]], %[[C]], %[[S]] : tensor<4x6xf32>
+//       CHECK:   train.unary_grad "sin" %[[X]], %[[S]], %[[C]] : tensor<4x6xf32>
+func.func @cos_sin(%x: tensor<4x6xf32>) {
+  %c = train.cos %x : tensor<4x6xf32>
+  %s = train.sin %x : tensor<4x6xf32>
+  %dc = train.unary_grad "cos" %x, %c, %s : tensor<4x6xf32>
+  %ds = train.unary_grad "sin" %x, %s, %c : tensor<4x6xf32>
+  return
+}
+
 // The GRU and its gradient, whose result gradients are each optional.
 // CHECK-LABEL: func.func @gru
 //       CHECK:   %[[Y:.*]], %[[YH:.*]], %[[S:.*]] = train.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {linear_before_reset} : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>) -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)

@@ -534,7 +534,7 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 LogicalResult UnaryGradOp::verify() {
   return verifyKind(*this, getKind(),
                     {"relu", "leaky_relu", "sigmoid", "tanh", "sqrt", "erf", "pow", "hard_sigmoid",
-                     "hard_swish", "exp"});
+                     "hard_swish", "exp", "cos", "sin"});
 }
 
 LogicalResult HardSigmoidOp::verify() {
@@ -663,6 +663,8 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](SqrtOp) { return "sqrt"; })
       .Case([](ErfOp) { return "erf"; })
       .Case([](ExpOp) { return "exp"; })
+      .Case([](CosOp) { return "cos"; })
+      .Case([](SinOp) { return "sin"; })
       .Case([](PowOp) { return "pow"; })
       .Default([](Operation *) { return ""; });
 }

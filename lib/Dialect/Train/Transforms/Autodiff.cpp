@@ -213,7 +213,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         return success();
       })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
-            HardSwishOp, ExpOp>([&](auto un) {
+            HardSwishOp, ExpOp, CosOp, SinOp>([&](auto un) {
         StringRef kind = elementwiseKind(op);
         FloatAttr alpha = b.getF32FloatAttr(0.0f), beta = b.getF32FloatAttr(0.0f);
         if (auto leaky = dyn_cast<LeakyReluOp>(op))

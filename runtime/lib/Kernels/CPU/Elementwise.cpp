@@ -120,6 +120,16 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::exp(x[i]);
     break;
+  case MGSRT_UNARY_COS:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::cos(x[i]);
+    break;
+  case MGSRT_UNARY_SIN:
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = std::sin(x[i]);
+    break;
   }
   return MGSRT_OK;
 }
@@ -195,6 +205,18 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 #pragma omp parallel for simd if (n >= kParallelGrain) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       dx[i] = dy[i] * y[i];
+    break;
+  case MGSRT_UNARY_COS:
+    // d cos(x) = -sin(x).
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = -dy[i] * std::sin(x[i]);
+    break;
+  case MGSRT_UNARY_SIN:
+    // d sin(x) = cos(x).
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      dx[i] = dy[i] * std::cos(x[i]);
     break;
   }
   return MGSRT_OK;

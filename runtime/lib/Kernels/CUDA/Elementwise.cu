@@ -52,6 +52,10 @@ __global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ 
       y[i] = erff(v);
     else if constexpr (Op == MGSRT_UNARY_EXP)
       y[i] = expf(v);
+    else if constexpr (Op == MGSRT_UNARY_COS)
+      y[i] = cosf(v);
+    else if constexpr (Op == MGSRT_UNARY_SIN)
+      y[i] = sinf(v);
     else if constexpr (Op == MGSRT_UNARY_POW)
       // The exponents LayerNorm and GELU use as products, as on the CPU.
       y[i] = alpha == 2.0f   ? __fmul_rn(v, v)
@@ -87,6 +91,10 @@ __global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restr
       dx[i] = g * 0.5f / y[i];
     } else if constexpr (Op == MGSRT_UNARY_EXP) {
       dx[i] = __fmul_rn(g, y[i]);
+    } else if constexpr (Op == MGSRT_UNARY_COS) {
+      dx[i] = __fmul_rn(-g, sinf(x[i]));
+    } else if constexpr (Op == MGSRT_UNARY_SIN) {
+      dx[i] = __fmul_rn(g, cosf(x[i]));
     } else if constexpr (Op == MGSRT_UNARY_ERF) {
       const float v = x[i];
       dx[i] = g * 1.1283791670955126f * expf(-v * v);
@@ -142,6 +150,12 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   case MGSRT_UNARY_EXP:
     unaryFwdKernel<MGSRT_UNARY_EXP><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
+  case MGSRT_UNARY_COS:
+    unaryFwdKernel<MGSRT_UNARY_COS><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SIN:
+    unaryFwdKernel<MGSRT_UNARY_SIN><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
   default:
     unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
@@ -195,6 +209,14 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_EXP:
     unaryBwdKernel<MGSRT_UNARY_EXP>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_COS:
+    unaryBwdKernel<MGSRT_UNARY_COS>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SIN:
+    unaryBwdKernel<MGSRT_UNARY_SIN>
         <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   default:

@@ -718,6 +718,10 @@ def Train_SqrtOp : Train_UnaryOp<"sqrt", "Sqrt">;
 def Train_ErfOp : Train_UnaryOp<"erf", "Erf">;
 // Swin V2's attention logit scale: exp of a clipped parameter.
 def Train_ExpOp : Train_UnaryOp<"exp", "Exp">;
+// Rotary position embeddings' cos and sin of the angles (inv_freq x positions, a float buffer
+// that is an ONNX initializer: computed in the graph unless it is frozen and folded).
+def Train_CosOp : Train_UnaryOp<"cos", "Cos">;
+def Train_SinOp : Train_UnaryOp<"sin", "Sin">;
 def Train_PowOp : Train_UnaryOp<"pow", "Pow", (ins F32Attr:$exponent)> {
   let summary = "Elementwise power to a constant exponent (ONNX Pow)";
   let description = [{
