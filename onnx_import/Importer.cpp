@@ -36,6 +36,7 @@
 #include <onnx/version_converter/convert.h>
 
 #include <cstring>
+#include <stdexcept>
 #include <deque>
 
 using namespace mlir;
@@ -690,6 +691,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
             probe, onnx::OpSchemaRegistry::Instance(),
             onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
                                         /*enable_data_propagation=*/false));
+        if (std::optional<std::string> mismatch = reshapeCountMismatch(probe.graph()))
+          throw std::runtime_error(*mismatch);
       }
       onnx::shape_inference::InferShapes(
           m, onnx::OpSchemaRegistry::Instance(),

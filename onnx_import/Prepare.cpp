@@ -157,6 +157,60 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
   return success();
 }
 
+std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph) {
+  llvm::StringMap<std::vector<int64_t>> targets;
+  for (const auto &init : graph.initializer())
+    if (init.data_type() == onnx::TensorProto::INT64 && !rawDataMismatch(init))
+      targets[init.name()] = onnx::ParseData<int64_t>(&init);
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1) {
+      const onnx::AttributeProto &attr = node.attribute(0);
+      if (attr.name() == "value_ints")
+        targets[node.output(0)] = {attr.ints().begin(), attr.ints().end()};
+      else if (attr.name() == "value" && attr.t().data_type() == onnx::TensorProto::INT64 &&
+               !rawDataMismatch(attr.t()))
+        targets[node.output(0)] = onnx::ParseData<int64_t>(&attr.t());
+    }
+  llvm::StringMap<const onnx::TypeProto *> types;
+  for (const auto &vi : graph.input())
+    types[vi.name()] = &vi.type();
+  for (const auto &vi : graph.value_info())
+    types[vi.name()] = &vi.type();
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    if (node.op_type() != "Reshape" || node.input_size() < 2)
+      continue;
+    auto target = targets.find(node.input(1));
+    auto type = types.find(node.input(0));
+    if (target == targets.end() || type == types.end() || !type->second->has_tensor_type() ||
+        !type->second->tensor_type().has_shape())
+      continue;
+    // Only a target of positive dimensions (no -1, no 0 copying the input's).
+    uint64_t want = 1;
+    bool plain = true;
+    for (int64_t d : target->second) {
+      if (d <= 0 || want > (uint64_t(1) << 62) / static_cast<uint64_t>(d)) {
+        plain = false;
+        break;
+      }
+      want *= static_cast<uint64_t>(d);
+    }
+    uint64_t have = 1;
+    for (const auto &dim : type->second->tensor_type().shape().dim()) {
+      if (!dim.has_dim_value() || dim.dim_value() < 0 ||
+          (dim.dim_value() > 0 && have > (uint64_t(1) << 62) / dim.dim_value())) {
+        plain = false;
+        break;
+      }
+      have *= static_cast<uint64_t>(dim.dim_value());
+    }
+    if (plain && have != want)
+      return "node '" + labelOf(node, idx) + "' (Reshape): its input holds " +
+             std::to_string(have) + " values, its target shape " + std::to_string(want);
+  }
+  return std::nullopt;
+}
+
 onnx::ModelProto shapeOnlyCopy(onnx::ModelProto &model) {
   // The initializers are moved aside while the rest is copied (a 500 MB
   // model is not copied), then moved back.

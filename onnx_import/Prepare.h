@@ -41,6 +41,14 @@ std::string supportedList();
 mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
                                               mlir::Location fileLoc);
 
+/// A Reshape whose constant target (positive dimensions only) holds another
+/// element count than its input's inferred static shape, as a message naming
+/// the node; checked after a plain shape-inference pass and before the one
+/// with data propagation, which ONNX's Reshape inference lets it reach and
+/// which then builds shapes of that many dimensions (a Reshape of shape values
+/// to 2^31 elements hung it: found by scripts/mutate_onnx.py).
+std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph);
+
 /// `model` without its FLOAT initializers' data: each becomes a graph input
 /// of its dtype and shape (what shape inference reads of it); integer ones
 /// (shapes, axes: small) are kept, since data propagation reads their values.
