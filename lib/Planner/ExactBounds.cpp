@@ -149,6 +149,36 @@ namespace mgs::planner::detail {
 //     overflow at 4096 (their searches need far more), 1024 finishes at 512
 //     from 32 on (30.5 labels a boundary, 162-212 ms: no faster), and 1028
 //     keeps 170-395 labels a boundary (0.6 -> 2.4 s at 48).
+//   - (Session 20, bench/results/planner-hard-profiles.txt, 6.) A
+//     Lagrangian certificate before any level: cost >= lambda T_1 +
+//     (1 - lambda) T_G (the first and the last group's terms of the
+//     unrolled max), additive per group, so each lambda is one O(L^2) DP;
+//     maximised over lambda (3-11 DPs, 2-10 ms). It closes only where the
+//     simple root bound max(minComm[0], minRest[0]) already does (7 of the
+//     30); elsewhere it stays 7e-4 .. 5e-2 below the optimum (the slow
+//     seeds' optima sit in a non-convex dent: the convex-hull bound above).
+//     What it showed is kept: those 7 are certified by the simple bounds
+//     before any level once the heuristic is guided by them (run()).
+//   - The bucket schedules again with the windowed last level (512 ->
+//     32768 directly, a 4096 last level, 64 or 4096 first): every one
+//     slower on the slow seeds (1017 1.2-2.0 s, 1028 0.56-5.3 s).
+//   - Skipping the (j, e, collective) batches of computeSuffixBounds()
+//     whose least point is dominated by j's frontier (valid: what they
+//     stand for is above a corner): they hold 1-5% of the point shifts
+//     (1011 at 512 buckets: 0.99 M of 23.9 M), so it cannot pay.
+//   - Windows for every level from Lagrangian prefix lines (Y + mu X of
+//     every prefix of [0, j) bounded below by one O(L^2) DP per mu, ten
+//     mu from 0 to 64) dropping the suffix corners no prefix can finish
+//     with: they drop < 0.1% of the corners on the slow seeds (1017 at 512
+//     buckets: none of 57553), and the kept corners already span 1/3 ..
+//     1/10 of the box, against the 13-350x narrower windows a prefix
+//     frontier gives.
+//   - A 1-D view, for whoever tries next: with D = Y - X the cost through
+//     a label is X + h_i(D), h_L(D) = D and h_j(D) = min over the first
+//     group [j, e) and collective of s + h_e(max(D - s, B(e)) + c): each h
+//     non-decreasing with slopes 0 and 1, its breakpoints the suffix
+//     frontier. A grid of D loses up to a cell per group along a path just
+//     as the buckets of A do, so it is no cheaper for the same precision.
 
 void OptimalPlanner::computeSimpleBounds() {
   int64_t L = view.L;

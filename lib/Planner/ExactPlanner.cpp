@@ -86,8 +86,9 @@ using namespace detail;
 //     computeSuffixBounds() gives a coarse lower envelope of the suffix
 //     frontier {(A, F)} (buckets of A, each kept as its corner). A label
 //     whose lower bound exceeds the cost U of a known grouping (heuristic
-//     runs of this DP keeping one label per boundary) is dropped: labels on
-//     an optimal path have LB <= OPT <= U.
+//     runs of this DP keeping one label per boundary, the one of least lower
+//     bound: first by the simple bounds alone, then by each level's suffix
+//     bounds) is dropped: labels on an optimal path have LB <= OPT <= U.
 //   - Wider dominance (dominance(), filterWithinLimit()): if Y - X is below
 //     every suffix's F - A, only X matters; and within the groupings that
 //     can still finish within U, a label with a larger X but a smaller Y
@@ -97,7 +98,16 @@ using namespace detail;
 //     every grouping (lowerBound() of the empty prefix): when it reaches the
 //     known grouping's cost (to 1e-13 relative rounding), that grouping is
 //     optimal and no search runs. On the bench's 500-layer profiles this ends
-//     most omgs runs at the first bucket level.
+//     most omgs runs at the first bucket level. It is tried first with the
+//     simple bounds alone, max(minComm[0], minRest[0]), before any bucket
+//     level: on comm-bound profiles that is the optimum, and the heuristic
+//     guided by the simple bounds finds it (7 of the bench's 30 auto
+//     profiles: 8-11 ms instead of 13-36 ms; that heuristic replaced one
+//     keeping the least Y, whose U was up to 74% above the optimum where
+//     this one's is up to 16%; bench/results/planner-hard-profiles.txt, 6).
+//     At each level the certificate is tried again before the guided
+//     heuristic, which runs only when it fails (6 more of the 30 then take
+//     9-13 ms instead of 15-23 ms).
 //   - Windowed last level (OptimalTuning::windowedLastLevel). The buckets of
 //     a boundary span the box [minComm[j], U - prefixMinY[j]] of A, which
 //     the least Y and the least X of different prefixes make far wider than
@@ -208,11 +218,20 @@ OptimalPlanner::OptimalPlanner(const Profile &p, CollectiveSet allowed,
 
 std::vector<Group> OptimalPlanner::run() {
   computeSimpleBounds();
-  // A cheap feasible grouping bounds the search: one label per boundary,
-  // the least Y.
+  // A cheap feasible grouping bounds the search: one label per boundary, the
+  // least lowerBound() by the simple bounds alone (no suffix frontier yet).
   std::vector<std::vector<Label>> best =
-      solve(Mode::KeepLeastY, std::nullopt, std::nullopt).value();
+      solve(Mode::KeepLeastBound, std::nullopt, std::nullopt).value();
   double upper = bestY(best[view.L]);
+  // Certification by the simple bounds: the empty prefix's lowerBound() is
+  // then max(minComm[0], minRest[0]), a lower bound of every grouping. When
+  // it reaches the known grouping's cost, no bucket level is needed.
+  if (tuning.certifyByBounds &&
+      lowerBound(Label{0.0, 0.0, -1, -1, Collective::AllGather}, 0) >=
+          upper - kBoundRounding * std::abs(upper)) {
+    certifiedByBounds = true;
+    return reconstruct(best);
+  }
   // Finer suffix bounds cost more but prune more: escalate while the exact
   // search outgrows its label budget; the last level has no budget.
   size_t budget = tuning.labelBudgetPerLayer * static_cast<size_t>(view.L);
@@ -244,21 +263,27 @@ std::vector<Group> OptimalPlanner::run() {
       } else {
         computeSuffixBounds(limit, buckets);
       }
-      // The suffix bounds guide a second heuristic grouping.
-      std::vector<std::vector<Label>> guided =
-          solve(Mode::KeepLeastBound, std::nullopt, std::nullopt).value();
-      if (bestY(guided[view.L]) < upper) {
-        upper = bestY(guided[view.L]);
-        best = std::move(guided);
-        limit = limitOf(upper);
-      }
       // The suffix bounds of boundary 0 bound every grouping within the
       // limit: when they show none can beat the known grouping (exact: by
       // more than rounding; with the gap: by more than the gap), it is the
       // result without a search.
-      double certainLimit = withGap ? limit : upper;
-      if (tuning.certifyByBounds &&
-          rootBound() >= certainLimit - kBoundRounding * std::abs(upper)) {
+      auto certified = [&] {
+        double certainLimit = withGap ? limit : upper;
+        return tuning.certifyByBounds &&
+               rootBound() >= certainLimit - kBoundRounding * std::abs(upper);
+      };
+      // Unless they already do, the suffix bounds guide a second heuristic
+      // grouping.
+      if (!certified()) {
+        std::vector<std::vector<Label>> guided =
+            solve(Mode::KeepLeastBound, std::nullopt, std::nullopt).value();
+        if (bestY(guided[view.L]) < upper) {
+          upper = bestY(guided[view.L]);
+          best = std::move(guided);
+          limit = limitOf(upper);
+        }
+      }
+      if (certified()) {
         gap = withGap ? tuning.relativeGap : 0.0;
         certifiedByBounds = true;
         return reconstruct(best);
@@ -368,8 +393,9 @@ double OptimalPlanner::bestY(const std::vector<Label> &labels) {
 
 /// The forward DP. Mode::Exact keeps every non-dominated label whose lower
 /// bound is within `limit` (nullopt once more than `budget` labels are
-/// kept). The heuristics for an upper bound keep one label
-/// per boundary: the one of least Y, or of least lower bound.
+/// kept). Mode::KeepLeastBound, the heuristic for an upper bound, keeps one
+/// label per boundary: the one of least lower bound (by the simple bounds
+/// before computeSuffixBounds(), by the suffix frontiers after).
 std::optional<std::vector<std::vector<Label>>>
 OptimalPlanner::solve(Mode mode, std::optional<double> limit, std::optional<size_t> budget) {
   int64_t L = view.L;
@@ -402,7 +428,7 @@ OptimalPlanner::solve(Mode mode, std::optional<double> limit, std::optional<size
           bool crossed = prefixB + (l.x + gc.topk) >= l.y;
           step(l.x, l.y, prefixB, gc);
           if (mode != Mode::Exact) {
-            double key = mode == Mode::KeepLeastY ? l.y : lowerBound(l, i);
+            double key = lowerBound(l, i);
             if (!best || key < best->first || (key == best->first && l.y < best->second.y))
               best = {key, l};
           } else if (!limit || lowerBound(l, i, *limit) <= *limit) {

@@ -59,7 +59,7 @@ public:
   double gap = 0.0;
 
 private:
-  enum class Mode { Exact, KeepLeastY, KeepLeastBound };
+  enum class Mode { Exact, KeepLeastBound };
   /// Relative slack for rounding wherever a bound is compared with a cost.
   static constexpr double kMargin = 1e-9;
   /// Relative rounding allowed when a lower bound certifies a grouping (a
@@ -184,8 +184,8 @@ private:
   static double bestY(const std::vector<Label> &labels);
   /// The forward DP. Mode::Exact keeps every non-dominated label whose lower
   /// bound is within `limit` (nullopt once more than `budget` labels are
-  /// kept). The heuristics for an upper bound keep one label
-  /// per boundary: the one of least Y, or of least lower bound.
+  /// kept). Mode::KeepLeastBound, the heuristic for an upper bound, keeps one
+  /// label per boundary: the one of least lower bound.
   std::optional<std::vector<std::vector<Label>>> solve(Mode mode, std::optional<double> limit,
                                                        std::optional<size_t> budget);
   template <typename Keyed> static void insertPareto(std::vector<Keyed> &pareto, const Keyed &c);

@@ -890,6 +890,35 @@ TEST_P(PlannerExact, GapIsCertified) {
   EXPECT_GT(certified, 0u);
 }
 
+// The certification by the simple bounds alone, before any bucket level
+// (stats.attempts == 0): whenever it fires the plan is brute force's optimum,
+// and it does fire (on comm-bound profiles, where max(minComm[0], minRest[0])
+// is the optimum and the heuristic guided by it finds that plan).
+TEST(PlannerExact, SimpleBoundsCertifyTheOptimum) {
+  size_t early = 0, checked = 0;
+  for (int family = 0; family < 3; ++family) {
+    std::mt19937_64 rng(777 + family);
+    for (int64_t L = 1; L <= 10; ++L)
+      for (int t = 0; t < 12; ++t) {
+        Profile p = randomProfile(rng, L, family);
+        for (auto [sparse, dense] : {std::pair{true, false}, {false, true}, {true, true}}) {
+          OptimalStats stats;
+          double got = predict(p, planOptimal(p, sparse, dense, &stats));
+          if (!stats.certifiedByBounds || stats.attempts != 0)
+            continue;
+          ++early;
+          ASSERT_EQ(stats.buckets, 0u);
+          ASSERT_TRUE(sameCost(got, bruteForce(p, sparse, dense)))
+              << "family " << family << " L=" << L << " t=" << t << " sparse=" << sparse
+              << " dense=" << dense;
+        }
+        ++checked;
+      }
+  }
+  EXPECT_EQ(checked, 3u * 10 * 12);
+  EXPECT_GT(early, 0u);
+}
+
 INSTANTIATE_TEST_SUITE_P(Families, PlannerExact,
                          ::testing::Values(BruteForceCase{0, "ModelShaped"},
                                            BruteForceCase{1, "Generic"},

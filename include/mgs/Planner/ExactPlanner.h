@@ -21,7 +21,7 @@ struct OptimalStats {
   size_t maxFrontier = 0; ///< most Pareto labels kept at one boundary
   size_t totalLabels = 0; ///< labels kept over all boundaries
   size_t buckets = 0;     ///< suffix-bound buckets of the run that finished
-  size_t attempts = 0;    ///< exact runs (1 + escalations)
+  size_t attempts = 0;    ///< exact runs (1 + escalations; 0: certified before any)
   /// The exact run lost the heuristics' grouping (only rounding beyond the
   /// prunings' margin may do that), so that grouping was returned: tests
   /// assert it stays false, since a pruning that cuts an optimal plan shows
@@ -31,8 +31,9 @@ struct OptimalStats {
   /// `relativeGap` it was planned with (its predicted time is then at most
   /// the optimum / (1 - gap)).
   double gap = 0.0;
-  /// The suffix bounds alone showed the heuristics' grouping optimal (or
-  /// within the gap): no exact search ran.
+  /// The bounds alone showed the heuristics' grouping optimal (or within the
+  /// gap): no exact search ran (with attempts == 0, the simple bounds before
+  /// any suffix bounds).
   bool certifiedByBounds = false;
   /// The last bucket level ran, with its suffix bounds windowed by a prefix
   /// frontier (OptimalTuning::windowedLastLevel).
