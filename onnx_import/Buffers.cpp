@@ -37,6 +37,12 @@ bool isNonDifferentiableInput(const onnx::NodeProto &node, int index) {
     return index >= 1;
   if (op == "Where")
     return index == 0;
+  // RotaryEmbedding's cos and sin caches are tables of fixed angles (buffers in
+  // every model that has them), position_ids indices.
+  if (op == "RotaryEmbedding")
+    return index >= 1;
+  if (op == "Attention")
+    return index == 6;
   if (op == "Cast")
     for (const auto &attr : node.attribute())
       if (attr.name() == "to")

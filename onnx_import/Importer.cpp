@@ -455,6 +455,9 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       if (auto it = initializers.find(node.input(0));
           it != initializers.end() && it->second->dims_size() > 0)
         embeddingRows[node.input(1)] = it->second->dims(0);
+    } else if (node.op_type() == "RotaryEmbedding" && node.input_size() > 3) {
+      // position_ids: rows of the caches, gathered like an embedding's.
+      gatherIndices.insert(node.input(3));
     }
 
   // Graph inputs that are not initializers are the function's arguments.
@@ -466,7 +469,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     Location argLoc = NameLoc::get(b.getStringAttr(vi.name()), fileLoc);
     std::string what = "graph input '" + vi.name() + "'";
     // INT64 inputs that a Gather reads as its indices are token ids (an
-    // embedding); other integer inputs (shapes, axes) must be constants.
+    // embedding), as are RotaryEmbedding's position_ids; other integer inputs
+    // (shapes, axes) must be constants.
     if (vi.type().has_tensor_type() &&
         vi.type().tensor_type().elem_type() == onnx::TensorProto::INT64 &&
         gatherIndices.contains(vi.name())) {

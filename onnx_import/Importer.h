@@ -55,10 +55,11 @@ mlir::LogicalResult readInitializers(
 llvm::SmallVector<llvm::StringRef> supportedOpTypes();
 
 /// The ONNX opset range (default domain) the converters implement. Older
-/// models are upgraded with ONNX's version converter first. Opsets 21 and 22
-/// changed none of the converted ops but for new element types.
+/// models are upgraded with ONNX's version converter first. Opsets 21 to 24
+/// changed none of the converted ops but for new element types; 23 added
+/// Attention and RMSNormalization, 24 Swish and Attention's nonpad_kv_seqlen.
 inline constexpr int64_t kMinOpset = 11;
-inline constexpr int64_t kMaxOpset = 22;
+inline constexpr int64_t kMaxOpset = 24;
 
 /// The newest opset the importer reads: kMaxOpset, or the newest the linked
 /// ONNX library (checker, shape inference) knows if that is older.

@@ -69,8 +69,6 @@ std::optional<llvm::SmallVector<int64_t>> NodeImporter::intsAttr(llvm::StringRef
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
-
 /// Reads an attribute that must, if present, have a fixed size.
 FailureOr<SmallVector<int64_t>> sizedInts(NodeImporter &n, StringRef name, size_t size,
                                           int64_t dflt) {
@@ -488,18 +486,12 @@ LogicalResult convertGelu(NodeImporter &n) {
   return buildSingle<GeluOp>(n, *x, n.builder().getStringAttr(approximate));
 }
 
-/// A FLOAT scalar constant (a broadcast operand).
-Value scalarConstant(NodeImporter &n, float value) {
-  auto type = RankedTensorType::get({}, n.builder().getF32Type());
-  return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, value));
-}
-
 /// Neg of a computed tensor (rotate_half's -x2): x * -1, exact.
 LogicalResult convertNeg(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  return buildSingle<MulOp>(n, *x, scalarConstant(n, -1.0f));
+  return buildSingle<MulOp>(n, *x, f32Scalar(n, -1.0f));
 }
 
 /// Reciprocal of a computed tensor (RMSNorm's rsqrt: Sqrt then Reciprocal): 1 / x, exact.
@@ -507,7 +499,7 @@ LogicalResult convertReciprocal(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  return buildSingle<DivOp>(n, scalarConstant(n, 1.0f), *x);
+  return buildSingle<DivOp>(n, f32Scalar(n, 1.0f), *x);
 }
 
 LogicalResult convertIdentity(NodeImporter &n) {
@@ -519,6 +511,17 @@ LogicalResult convertIdentity(NodeImporter &n) {
 }
 
 } // namespace
+
+Value f32Constant(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<float> values) {
+  auto type = RankedTensorType::get(shape, n.builder().getF32Type());
+  return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, values));
+}
+
+Value f32Scalar(NodeImporter &n, float value) { return f32Constant(n, {}, value); }
+
+Value reshapeTo(NodeImporter &n, Value v, ArrayRef<int64_t> shape) {
+  return ReshapeOp::create(n.builder(), n.loc(), RankedTensorType::get(shape, n.builder().getF32Type()), v);
+}
 
 /// Squeeze / Unsqueeze of a computed tensor: a reshape to the shape ONNX
 /// shape inference gave (constant ones are evaluated at import).
@@ -683,6 +686,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Transpose", convertTranspose},
       {"Concat", convertConcat},
       {"Gather", convertGather},
+      {"GatherND", convertGatherND},
       {"LSTM", convertLSTM},
       {"Slice", convertSlice},
       {"Squeeze", convertReshapeLike},
@@ -706,6 +710,10 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Exp", convertUnary<ExpOp>},
       {"Gelu", convertGelu},
       {"LayerNormalization", convertLayerNormalization},
+      {"RMSNormalization", convertRMSNormalization},
+      {"Attention", convertAttention},
+      {"RotaryEmbedding", convertRotaryEmbedding},
+      {"Swish", convertSwish},
       {"GRU", convertGRU},
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertUnary<HardSwishOp>},

@@ -115,6 +115,19 @@ template <typename OpTy> mlir::LogicalResult convertUnary(NodeImporter &n) {
   return buildSingle<OpTy>(n, *x);
 }
 
+/// The static shape of a ranked tensor value.
+inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
+  return mlir::cast<mlir::RankedTensorType>(v.getType()).getShape();
+}
+
+/// Values the decomposing converters build, at the node's location: a FLOAT
+/// constant of `shape` holding `values` (row-major), a FLOAT scalar (a
+/// broadcast operand), and `v` reshaped to `shape` (same element count).
+mlir::Value f32Constant(NodeImporter &n, llvm::ArrayRef<int64_t> shape,
+                        llvm::ArrayRef<float> values);
+mlir::Value f32Scalar(NodeImporter &n, float value);
+mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+
 /// Converters in their own files (converters/), registered in the table.
 /// LSTM and GRU (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);

@@ -5,9 +5,11 @@ Run with Debian's /usr/bin/python3 (torch 1.13, torchvision). Models are
 exported in TRAINING mode with constant folding off, so every parameter is
 kept as an initializer and BatchNorm keeps its training form.
 
-    export_models.py OUT_DIR MODEL[:OPSET] ...   e.g.  build/models cnn lenet:13 resnet50:15
+    export_models.py OUT_DIR MODEL[:OPSET[:dynamo]] ...   e.g.  build/models cnn lenet:13 resnet50:15
 
-The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15). Nothing is
+The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15); with `:dynamo` (PyTorch 2.5+)
+PyTorch's torch.export-based exporter writes OUT_DIR/MODEL-dynamo-opsetOPSET.onnx, its graph
+optimizer off, as it always does for the models only it can export (TORCH_EXPORT). Nothing is
 downloaded: torchvision models are built with random weights (seeded).
 """
 import inspect
@@ -418,12 +420,17 @@ class LlamaAttention(nn.Module):
     heads sharing `kv_heads` key/value heads (grouped-query), rotary position embeddings on q
     and k, causal. `sdpa`: F.scaled_dot_product_attention(is_causal=True, enable_gqa=True)
     (PyTorch 2.5+); else the eager form: k and v repeated per query head
-    (repeat_interleave), scores, the causal mask made in forward, softmax."""
+    (repeat_interleave), scores, the causal mask made in forward, softmax. `onnx_ops`: the
+    rotary embeddings and the attention as torch.onnx.ops.rotary_embedding and .attention
+    (PyTorch 2.8+), which export as ONNX's RotaryEmbedding and Attention (opset 23): the caches
+    cos and sin of the positions' angles (positions x half the head size), read at position
+    ids 0..T-1; the same sums as the eager form, which is the reference without them."""
 
-    def __init__(self, width, heads, kv_heads, sdpa):
+    def __init__(self, width, heads, kv_heads, sdpa, onnx_ops=False):
         super().__init__()
         self.heads, self.kv_heads, self.head_dim = heads, kv_heads, width // heads
         self.sdpa = sdpa
+        self.onnx_ops = onnx_ops
         self.q_proj = nn.Linear(width, heads * self.head_dim, bias=False)
         self.k_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
         self.v_proj = nn.Linear(width, kv_heads * self.head_dim, bias=False)
@@ -434,6 +441,13 @@ class LlamaAttention(nn.Module):
         q = self.q_proj(x).view(n, t, self.heads, self.head_dim).transpose(1, 2)
         k = self.k_proj(x).view(n, t, self.kv_heads, self.head_dim).transpose(1, 2)
         v = self.v_proj(x).view(n, t, self.kv_heads, self.head_dim).transpose(1, 2)
+        if self.onnx_ops and hasattr(torch.onnx, "ops"):
+            half = self.head_dim // 2
+            positions = torch.arange(t).unsqueeze(0).expand(n, t)
+            rope = lambda z: torch.onnx.ops.rotary_embedding(z, cos[0, :, :half],
+                                                             sin[0, :, :half], positions)
+            y = torch.onnx.ops.attention(rope(q), rope(k), v, is_causal=True)[0]
+            return self.o_proj(y.transpose(1, 2).reshape(n, t, -1))
         cos, sin = cos.unsqueeze(1), sin.unsqueeze(1)
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
@@ -453,10 +467,10 @@ class LlamaBlock(nn.Module):
     """A Llama decoder layer: x + attention(RMSNorm(x)), then x + down(silu(gate(h)) * up(h))
     with h = RMSNorm(x) (SwiGLU, no biases)."""
 
-    def __init__(self, width, heads, kv_heads, hidden, sdpa):
+    def __init__(self, width, heads, kv_heads, hidden, sdpa, onnx_ops=False):
         super().__init__()
         self.input_layernorm = rms_norm(width)
-        self.self_attn = LlamaAttention(width, heads, kv_heads, sdpa)
+        self.self_attn = LlamaAttention(width, heads, kv_heads, sdpa, onnx_ops)
         self.post_attention_layernorm = rms_norm(width)
         self.gate_proj = nn.Linear(width, hidden, bias=False)
         self.up_proj = nn.Linear(width, hidden, bias=False)
@@ -479,10 +493,10 @@ class TokenLlama(nn.Module):
     the loss through Cos and Sin: mgsc is told to keep it (--freeze '*inv_freq')."""
 
     def __init__(self, vocab=64, width=32, heads=4, kv_heads=2, layers=2, hidden=64,
-                 sdpa=False, tied=False, base=10000.0):
+                 sdpa=False, tied=False, base=10000.0, onnx_ops=False):
         super().__init__()
         self.embed_tokens = nn.Embedding(vocab, width)
-        self.layers = nn.ModuleList([LlamaBlock(width, heads, kv_heads, hidden, sdpa)
+        self.layers = nn.ModuleList([LlamaBlock(width, heads, kv_heads, hidden, sdpa, onnx_ops)
                                      for _ in range(layers)])
         self.norm = rms_norm(width)
         self.lm_head = nn.Linear(width, vocab, bias=False)
@@ -583,6 +597,8 @@ def build(name):
         # (is_causal, enable_gqa: PyTorch 2.5+); the LM head tied to the embedding.
         "llama": (TokenLlama, torch.zeros(1, 16, dtype=torch.long)),
         "llama_sdpa": (lambda: TokenLlama(sdpa=True), torch.zeros(1, 16, dtype=torch.long)),
+        # its rotary embeddings and attention as ONNX ops (opset 23: RotaryEmbedding, Attention)
+        "llama_onnxops": (lambda: TokenLlama(onnx_ops=True), torch.zeros(1, 16, dtype=torch.long)),
         "llama_tied": (lambda: TokenLlama(tied=True), torch.zeros(1, 16, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
@@ -672,9 +688,10 @@ def build(name):
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
-                 "llama_sdpa", "llama_tied"}
+                 "llama_sdpa", "llama_tied", "llama_onnxops"}
 # Language models: their logits have a row per token (a symbol of their own).
-TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied"}
+TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
+              "llama_onnxops"}
 
 
 # Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):
@@ -683,38 +700,40 @@ TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", 
 # merges initializers of equal value (every RMSNorm weight starts at ones: one tensor shared by
 # all five, which then train as one) and folds each weight's Transpose into an unnamed
 # constant (the trained tensors lose their names).
-TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied"}
+TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops"}
 
 
-def exporter_args(name):
+def exporter_args(name, dynamo=False):
     """torch.onnx.export's arguments that choose the exporter for model `name`. PyTorch 2.9+
     defaults to the torch.export-based exporter, which exports the inference graph (BatchNorm
     folded, dropout gone); the TorchScript one keeps the training graph."""
     if "dynamo" not in inspect.signature(torch.onnx.export).parameters:
-        if name in TORCH_EXPORT:
+        if name in TORCH_EXPORT or dynamo:
             sys.exit(f"export_models.py: {name} needs PyTorch 2.5+ (torch.nn.RMSNorm, "
                      "its torch.export-based ONNX exporter)")
         return {}
-    if name in TORCH_EXPORT:
+    if name in TORCH_EXPORT or dynamo:
         return {"dynamo": True, "optimize": False, "external_data": False}
     return {"dynamo": False}
 
 
-def export(name, opset, out_dir):
+def export(name, opset, out_dir, dynamo=False):
     torch.manual_seed(0)
     model, example = build(name)
     model.train()
-    path = os.path.join(out_dir, f"{name}-opset{opset}.onnx")
+    dynamo = dynamo or name in TORCH_EXPORT
+    path = os.path.join(out_dir, f"{name}-{'dynamo-' if name not in TORCH_EXPORT and dynamo else ''}"
+                                 f"opset{opset}.onnx")
     tmp = path + ".tmp"
     dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
         if name in DYNAMIC_BATCH else None
-    if name in TORCH_EXPORT:  # (a batch of 1 would be specialized, not symbolic)
+    if dynamo:  # (a batch of 1 would be specialized, not symbolic)
         example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
     torch.onnx.export(model, (example,), tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"], dynamic_axes=dynamic,
-                      **exporter_args(name))
-    if name in TORCH_EXPORT:
+                      **exporter_args(name, dynamo))
+    if dynamo:
         # Its nodes' metadata (the FX node, module path and Python stack trace of each, with
         # this machine's file paths) is 70% of the file: dropped, the graph unchanged.
         import onnx
@@ -735,8 +754,11 @@ def main(argv):
     out_dir = argv[1]
     os.makedirs(out_dir, exist_ok=True)
     for spec in argv[2:]:
-        name, _, opset = spec.partition(":")
-        export(name, int(opset or 15), out_dir)
+        name, _, rest = spec.partition(":")
+        opset, _, exporter = rest.partition(":")
+        if exporter not in ("", "dynamo"):
+            sys.exit(f"export_models.py: unknown exporter '{exporter}' in '{spec}' (only 'dynamo')")
+        export(name, int(opset or 15), out_dir, dynamo=exporter == "dynamo")
 
 
 if __name__ == "__main__":

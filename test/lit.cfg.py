@@ -57,15 +57,16 @@ if shutil.which("nvidia-smi"):
     except (OSError, subprocess.SubprocessError):
         pass
 
-# The newest ONNX opset mgs-import-onnx reads: 22 when scripts/build_onnx.sh built a current
+# The newest ONNX opset mgs-import-onnx reads: 24 when scripts/build_onnx.sh built a current
 # ONNX, 17 when the build fell back to Debian's ONNX 1.12 (no PyPI). Tests of opsets 18-22
-# need `onnx-opset-22`.
+# need `onnx-opset-22`, of opsets 23-24 `onnx-opset-24`.
 import re
 try:
     version = subprocess.run([os.path.join(config.mgs_tools_dir, "mgs-import-onnx"), "--version"],
                              capture_output=True, text=True, timeout=60).stdout
     match = re.search(r"ONNX \S+ \(opsets (\d+)-(\d+)\)", version)
-    if match and int(match.group(2)) >= 22:
-        config.available_features.add("onnx-opset-22")
+    for opset in (22, 24):
+        if match and int(match.group(2)) >= opset:
+            config.available_features.add(f"onnx-opset-{opset}")
 except (OSError, subprocess.SubprocessError):
     pass

@@ -8,7 +8,10 @@
 
 #include "converters/Indexing.h"
 
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include <algorithm>
 
@@ -18,8 +21,6 @@ using namespace mgs::train;
 namespace mgs::onnx_import {
 
 namespace {
-
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
 
 RankedTensorType f32Tensor(OpBuilder &b, ArrayRef<int64_t> shape) {
   return RankedTensorType::get(shape, b.getF32Type());
@@ -115,6 +116,60 @@ Value strideAxis(OpBuilder &b, Location loc, Value v, int64_t axis, int64_t lo, 
   Value picked = sliceAxis(b, loc, reshape(b, loc, window, grouped), axis + 1, k, k + 1);
   shape[axis] = count;
   return reshape(b, loc, picked, shape);
+}
+
+LogicalResult convertGatherND(NodeImporter &n) {
+  auto data = n.input(0);
+  auto type = n.outputType(0);
+  if (failed(data) || failed(type))
+    return failure();
+  if (n.intAttr("batch_dims", 0) != 0)
+    return n.emitError() << "unsupported value " << n.intAttr("batch_dims", 0)
+                         << " of attribute 'batch_dims'; supported: 0";
+  if (!n.inputIsConstant(1))
+    return n.emitError() << "the indices '" << n.node().input(1)
+                         << "' must be a constant (evaluated at import); here they are computed "
+                            "by the graph";
+  auto proto = n.constantInput(1);
+  auto indices = n.constantInts(1);
+  if (failed(proto) || failed(indices))
+    return failure();
+  const SmallVector<int64_t> indexShape((*proto)->dims().begin(), (*proto)->dims().end());
+  const SmallVector<int64_t> shape(shapeOf(*data));
+  const int64_t depth = indexShape.empty() ? 0 : indexShape.back();
+  if (depth < 1 || depth > static_cast<int64_t>(shape.size()))
+    return n.emitError() << "indices of shape " << shapeToString(indexShape)
+                         << " must end in a dimension of 1 to the data's rank "
+                         << shape.size();
+  // Each index tuple as one row of the data's first `depth` dimensions
+  // flattened: a gather along axis 0 of the data reshaped to (rows, rest...).
+  SmallVector<int64_t> rows;
+  for (size_t t = 0; t < indices->size(); t += depth) {
+    int64_t row = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      int64_t i = (*indices)[t + d];
+      if (i < -shape[d] || i >= shape[d])
+        return n.emitError() << "index " << i << " is out of range for dimension " << d
+                             << " of size " << shape[d];
+      row = row * shape[d] + (i < 0 ? i + shape[d] : i);
+    }
+    rows.push_back(row);
+  }
+  OpBuilder &b = n.builder();
+  SmallVector<int64_t> table{numElements(ArrayRef<int64_t>(shape).take_front(depth))};
+  table.append(shape.begin() + depth, shape.end());
+  SmallVector<int64_t> rowShape(indexShape.begin(), indexShape.end() - 1);
+  if (rowShape.empty())
+    rowShape.push_back(1);
+  auto rowType = RankedTensorType::get(rowShape, b.getI64Type());
+  Value at = arith::ConstantOp::create(b, n.loc(), rowType,
+                                       DenseElementsAttr::get(rowType, ArrayRef<int64_t>(rows)));
+  Value y = gatherAlongAxis(b, n.loc(), reshape(b, n.loc(), *data, table), 0, at);
+  if (numElements(shapeOf(y)) != numElements(type->getShape()))
+    return n.emitError() << "the gather has shape " << shapeToString(shapeOf(y))
+                         << ", ONNX shape inference says " << shapeToString(type->getShape());
+  n.setOutput(0, shapeOf(y) == type->getShape() ? y : reshape(b, n.loc(), y, type->getShape()));
+  return success();
 }
 
 } // namespace mgs::onnx_import

@@ -42,6 +42,12 @@ mlir::Value sliceAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int
 mlir::Value strideAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int64_t axis,
                        int64_t lo, int64_t count, int64_t step);
 
+/// GatherND (batch_dims 0) at constant indices (Swin's relative position bias
+/// as PyTorch's torch.export-based exporter writes it): each index tuple one
+/// row of the data's leading dimensions flattened, gathered along axis 0.
+/// Computed indices are an error naming the node.
+mlir::LogicalResult convertGatherND(NodeImporter &n);
+
 } // namespace mgs::onnx_import
 
 #endif // MGS_ONNX_IMPORT_CONVERTERS_INDEXING_H

@@ -20,8 +20,6 @@ using namespace mgs::train;
 namespace mgs::onnx_import {
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
-
 /// `axes` normalized into [0, rank) and sorted; an axis out of range or
 /// given twice is an error naming the node.
 FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t> axes,
@@ -88,12 +86,6 @@ FailureOr<SmallVector<int64_t>> reduceAxes(NodeImporter &n, bool axesAsInput) {
     return n.constantInts(1);
   }
   return n.intsAttr("axes").value_or(SmallVector<int64_t>());
-}
-
-/// A scalar f32 constant.
-Value scalar(NodeImporter &n, float value) {
-  auto type = RankedTensorType::get({}, n.builder().getF32Type());
-  return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, value));
 }
 
 } // namespace
@@ -182,7 +174,7 @@ LogicalResult convertLayerNormalization(NodeImporter &n) {
   Value centred = SubOp::create(b, loc, xType, *x, mu);
   Value squared = PowOp::create(b, loc, xType, centred, b.getF32FloatAttr(2.0f));
   Value var = mean(squared);
-  Value shifted = AddOp::create(b, loc, statType, var, scalar(n, n.floatAttr("epsilon", 1e-5f)));
+  Value shifted = AddOp::create(b, loc, statType, var, f32Scalar(n, n.floatAttr("epsilon", 1e-5f)));
   Value stddev = SqrtOp::create(b, loc, statType, shifted);
   Value normed = DivOp::create(b, loc, xType, centred, stddev);
   auto yType = n.outputType(0);
@@ -199,7 +191,48 @@ LogicalResult convertLayerNormalization(NodeImporter &n) {
   if (n.hasOutput(1))
     n.setOutput(1, mu);
   if (n.hasOutput(2))
-    n.setOutput(2, DivOp::create(b, loc, statType, scalar(n, 1.0f), stddev).getResult());
+    n.setOutput(2, DivOp::create(b, loc, statType, f32Scalar(n, 1.0f), stddev).getResult());
+  return success();
+}
+
+LogicalResult convertRMSNormalization(NodeImporter &n) {
+  auto x = n.input(0), scale = n.input(1);
+  if (failed(x) || failed(scale))
+    return failure();
+  if (n.intAttr("stash_type", 1) != 1)
+    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
+                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  const int64_t rank = shape.size();
+  auto normAxis = n.axisAttr("axis", -1, rank);
+  if (failed(normAxis))
+    return failure();
+  SmallVector<int64_t> axes, statShape(shape);
+  for (int64_t d = *normAxis; d < rank; ++d) {
+    axes.push_back(d);
+    statShape[d] = 1;
+  }
+  auto yType = n.outputType(0);
+  if (failed(yType))
+    return failure();
+  auto xType = cast<RankedTensorType>(x->getType());
+  if (*yType != xType)
+    return n.emitError() << "output type " << *yType << " is not the input's " << xType;
+  if (!isUnidirectionallyBroadcastable(shapeOf(*scale), shape))
+    return n.emitError() << "Scale of shape " << shapeToString(shapeOf(*scale))
+                         << " must broadcast to the input's " << shapeToString(shape);
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  auto statType = RankedTensorType::get(statShape, b.getF32Type());
+  // y = x / sqrt(E[x^2] + epsilon) * scale
+  Value squared = PowOp::create(b, loc, xType, *x, b.getF32FloatAttr(2.0f));
+  Value meanSquare = ReduceOp::create(b, loc, statType, b.getStringAttr("mean"), squared,
+                                      b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true));
+  Value shifted =
+      AddOp::create(b, loc, statType, meanSquare, f32Scalar(n, n.floatAttr("epsilon", 1e-5f)));
+  Value rms = SqrtOp::create(b, loc, statType, shifted);
+  Value normed = DivOp::create(b, loc, xType, *x, rms);
+  n.setOutput(0, MulOp::create(b, loc, xType, normed, *scale).getResult());
   return success();
 }
 

@@ -1,8 +1,9 @@
 //===- LayerNorm.h - Converters of LayerNorm and GELU pieces ----*- C++ -*-===//
 //
 // The ONNX ops a LayerNorm + GELU network exports to: ReduceMean/ReduceSum,
-// Pow with a constant exponent, and LayerNormalization (opset 17), imported
-// as its decomposition. Registered in the table of OpConverters.cpp.
+// Pow with a constant exponent, LayerNormalization (opset 17) and
+// RMSNormalization (opset 23), each imported as its decomposition.
+// Registered in the table of OpConverters.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +27,9 @@ mlir::LogicalResult convertPow(NodeImporter &n);
 /// LayerNormalization as mean, variance, sqrt and the affine map over the
 /// axes from `axis` on: train.reduce, sub, pow, add, sqrt, div, mul, add.
 mlir::LogicalResult convertLayerNormalization(NodeImporter &n);
+/// RMSNormalization (opset 23) as x / sqrt(mean(x^2) + epsilon) * scale over
+/// the axes from `axis` on: train.pow, reduce, add, sqrt, div, mul.
+mlir::LogicalResult convertRMSNormalization(NodeImporter &n);
 
 } // namespace mgs::onnx_import
 

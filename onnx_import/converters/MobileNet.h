@@ -1,6 +1,7 @@
-//===- MobileNet.h - Converters of MobileNetV3's activations ----*- C++ -*-===//
+//===- MobileNet.h - Converters of gated activations ------------*- C++ -*-===//
 //
-// ONNX HardSigmoid and HardSwish, registered in opConverters()'s table.
+// ONNX HardSigmoid, HardSwish (MobileNetV3) and Swish, registered in
+// opConverters()'s table.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +16,9 @@ namespace mgs::onnx_import {
 /// non-finite alpha or beta is an error naming the node.
 mlir::LogicalResult convertHardSigmoid(NodeImporter &n);
 // HardSwish (no attributes) is convertUnary<HardSwishOp>.
+/// Swish (opset 24; alpha 1 by default: SiLU) as x * sigmoid(alpha * x): a
+/// non-finite alpha is an error naming the node.
+mlir::LogicalResult convertSwish(NodeImporter &n);
 
 } // namespace mgs::onnx_import
 

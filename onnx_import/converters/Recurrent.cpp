@@ -28,8 +28,6 @@ namespace mgs::onnx_import {
 
 namespace {
 
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
-
 /// What differs between the two cells.
 struct Cell {
   int64_t gates;                            ///< LSTM 4, GRU 3

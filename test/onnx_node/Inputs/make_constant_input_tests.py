@@ -1,0 +1,110 @@
+#!/usr/bin/env python3
+"""Writes ONNX node tests of ops whose masks or indices mgs evaluates at import (test_*/model.onnx and
+test_data_set_0/*.pb, as ONNX's own node tests are laid out), the reference outputs computed by
+ONNX's reference implementation (onnx.reference, ONNX 1.18 or newer: opsets 23-24).
+
+ONNX's own Attention node tests give masks as graph inputs; mgs evaluates a constant mask at
+import into one additive bias, whose paths these cover: a BOOL mask joined with is_causal that
+masks one query's row entirely (its output is 0), a FLOAT mask shorter than the keys (padded with
+-inf) with a cache (past_key, past_value: the causal mask aligned to the bottom right), a
+constant nonpad_kv_seqlen (opset 24), and a FLOAT mask computed by the graph with grouped heads.
+GatherND's node tests give the indices as graph inputs too; here they are constants (tuples of
+one, two and three indices, a negative one among them), as Swin's relative position bias
+exports with PyTorch's torch.export-based exporter.
+
+    make_constant_input_tests.py OUT_DIR        (run with a Python that has onnx >= 1.18)
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+from onnx.reference import ReferenceEvaluator
+
+F = TensorProto.FLOAT
+
+
+def const(name, array):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(array, name))
+
+
+def write(out_dir, name, opset, nodes, inputs, outputs, feeds):
+    graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, F, feeds[n].shape)
+                                            for n in inputs],
+                              [helper.make_tensor_value_info(n, F, None) for n in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
+    model.ir_version = 10
+    results = ReferenceEvaluator(model).run(None, feeds)
+    model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
+    for out, value in zip(model.graph.output, results):
+        out.type.tensor_type.shape.Clear()
+        for d in value.shape:
+            out.type.tensor_type.shape.dim.add().dim_value = d
+    onnx.checker.check_model(model, full_check=True)
+    test = os.path.join(out_dir, name)
+    data = os.path.join(test, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    onnx.save(model, os.path.join(test, "model.onnx"))
+    for i, n in enumerate(inputs):
+        onnx.save_tensor(numpy_helper.from_array(feeds[n], n), os.path.join(data, f"input_{i}.pb"))
+    for i, (n, value) in enumerate(zip(outputs, results)):
+        assert np.all(np.isfinite(value)), (name, n)
+        onnx.save_tensor(numpy_helper.from_array(value, n), os.path.join(data, f"output_{i}.pb"))
+    print(f"wrote {test}")
+
+
+def main(out_dir):
+    rng = np.random.default_rng(23)
+    r = lambda *shape: rng.standard_normal(shape).astype(np.float32)
+
+    # 3-D, 4 query heads sharing 2 key/value heads, softcap, a BOOL mask joined with
+    # is_causal: query 0's only causal key is masked, so its row is masked entirely.
+    mask = np.ones((3, 3), dtype=bool)
+    mask[0, 0] = False
+    write(out_dir, "test_mgs_attention_3d_gqa_bool_mask_causal_softcap", 23,
+          [const("mask", mask),
+           helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"], q_num_heads=4,
+                            kv_num_heads=2, is_causal=1, softcap=5.0)],
+          ["q", "k", "v"], ["y"], {"q": r(2, 3, 8), "k": r(2, 3, 4), "v": r(2, 3, 4)})
+
+    # 4-D with a cache of 2 steps, a FLOAT mask of 4 of the 5 keys (the 5th padded with -inf)
+    # and is_causal (query i attends keys j <= i + 2); present_key and present_value out too.
+    write(out_dir, "test_mgs_attention_4d_past_short_float_mask_causal", 23,
+          [const("mask", r(3, 4)),
+           helper.make_node("Attention", ["q", "k", "v", "mask", "pk", "pv"],
+                            ["y", "present_k", "present_v"], is_causal=1, scale=0.3)],
+          ["q", "k", "v", "pk", "pv"], ["y", "present_k", "present_v"],
+          {"q": r(2, 2, 3, 4), "k": r(2, 2, 3, 4), "v": r(2, 2, 3, 5), "pk": r(2, 2, 2, 4),
+           "pv": r(2, 2, 2, 5)})
+
+    # Opset 24: a constant nonpad_kv_seqlen (batch 0 sees 3 of 4 keys, batch 1 all 4) with
+    # is_causal aligned to each batch's last valid key.
+    write(out_dir, "test_mgs_attention_4d_nonpad_causal", 24,
+          [const("lens", np.array([3, 4], dtype=np.int64)),
+           helper.make_node("Attention", ["q", "k", "v", "", "", "", "lens"], ["y"],
+                            is_causal=1)],
+          ["q", "k", "v"], ["y"], {"q": r(2, 2, 2, 4), "k": r(2, 2, 4, 4), "v": r(2, 2, 4, 4)})
+
+    # A FLOAT mask computed by the graph (a graph input), one value per query head, with
+    # 4 query heads sharing 2 key/value heads: split into (kv heads, group) like the scores.
+    write(out_dir, "test_mgs_attention_4d_gqa_computed_mask", 23,
+          [helper.make_node("Attention", ["q", "k", "v", "mask"], ["y"])],
+          ["q", "k", "v", "mask"], ["y"],
+          {"q": r(2, 4, 3, 4), "k": r(2, 2, 3, 4), "v": r(2, 2, 3, 4), "mask": r(1, 4, 3, 3)})
+
+    # GatherND at constant indices of depth 1, 2 (one negative) and 3, each a gather of the
+    # data's leading dimensions flattened.
+    for depth, indices in ((1, [[[2], [0]], [[1], [2]]]),
+                           (2, [[[2, -1], [0, 3]], [[1, 1], [2, 0]]]),
+                           (3, [[0, 1, 4], [2, 3, 0], [1, 0, 2]])):
+        write(out_dir, f"test_mgs_gathernd_constant_depth{depth}", 13,
+              [const("indices", np.array(indices, dtype=np.int64)),
+               helper.make_node("GatherND", ["data", "indices"], ["y"])],
+              ["data"], ["y"], {"data": r(3, 4, 5)})
+
+
+if __name__ == "__main__":
+    if len(sys.argv) != 2:
+        sys.exit(__doc__)
+    main(sys.argv[1])
