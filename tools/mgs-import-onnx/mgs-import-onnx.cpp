@@ -14,13 +14,12 @@
 #include "mgs/InitAllDialects.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
+#include "mgs/Support/OutputFile.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/MLIRContext.h"
-#include "mlir/Support/FileUtilities.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
-#include "llvm/Support/ToolOutputFile.h"
 
 using namespace llvm;
 
@@ -64,7 +63,7 @@ int main(int argc, char **argv) {
     return 0;
   }
   if (inputFile.empty()) {
-    errs() << "mgs-import-onnx: no input file; usage: mgs-import-onnx MODEL.onnx [options], "
+    errs() << "mgs-import-onnx: error: no input file; usage: mgs-import-onnx MODEL.onnx [options], "
               "see --help\n";
     return 1;
   }
@@ -77,12 +76,12 @@ int main(int argc, char **argv) {
   mgs::onnx_import::ImportOptions options;
   if (batchSize.getNumOccurrences()) {
     if (batchSize < 1) {
-      errs() << "mgs-import-onnx: --batch-size must be a positive integer, got " << batchSize
+      errs() << "mgs-import-onnx: error: --batch-size must be a positive integer, got " << batchSize
              << "\n";
       return 1;
     }
     if (batchSize > mgs::onnx_import::kMaxBatchSize) {
-      errs() << "mgs-import-onnx: --batch-size " << batchSize << " is too large (at most "
+      errs() << "mgs-import-onnx: error: --batch-size " << batchSize << " is too large (at most "
              << mgs::onnx_import::kMaxBatchSize << ")\n";
       return 1;
     }
@@ -90,19 +89,25 @@ int main(int argc, char **argv) {
   }
   options.inlineWeights = inlineWeights;
 
+  std::string error;
+  if (failed(mgs::checkOutputPath(outputFile, error))) {
+    errs() << "mgs-import-onnx: error: " << error << "\n";
+    return 1;
+  }
   auto module = mgs::onnx_import::importOnnxFile(context, inputFile, options);
   if (failed(module))
     return 1;
 
-  std::string error;
-  auto output = mlir::openOutputFile(outputFile, &error);
-  if (!output) {
-    errs() << "mgs-import-onnx: " << error << "\n";
+  if (failed(mgs::writeOutputFile(
+          outputFile,
+          [&](raw_ostream &os) {
+            (*module)->print(os);
+            os << "\n";
+          },
+          error))) {
+    errs() << "mgs-import-onnx: error: " << error << "\n";
     return 1;
   }
-  (*module)->print(output->os());
-  output->os() << "\n";
-  output->keep();
 
   if (summary) {
     errs() << "summary: ";

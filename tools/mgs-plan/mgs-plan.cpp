@@ -112,7 +112,7 @@ static constexpr const char *kUsage =
     "[--sweep | --sweep-workers P[,P...]]; see --help";
 
 static int usageError(const Twine &message) {
-  errs() << "mgs-plan: " << message << "\n" << kUsage << "\n";
+  errs() << "mgs-plan: error: " << message << "\n" << kUsage << "\n";
   return 1;
 }
 

@@ -23,6 +23,7 @@
 #include "mgs/Planner/Strategy.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
+#include "mgs/Support/OutputFile.h"
 #include "mgsrt/driver.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -30,7 +31,6 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Pass/PassManager.h"
-#include "mlir/Support/FileUtilities.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
@@ -45,7 +45,6 @@
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
-#include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Target/TargetMachine.h"
 #include "llvm/Target/TargetOptions.h"
 #include "llvm/TargetParser/Host.h"
@@ -263,20 +262,16 @@ bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
   }
   module.setTargetTriple(triple);
   module.setDataLayout(machine->createDataLayout());
-  std::error_code ec;
-  ToolOutputFile out(path, ec, sys::fs::OF_None);
-  if (ec) {
-    error = "cannot open '" + path.str() + "': " + ec.message();
-    return false;
-  }
+  SmallVector<char, 0> object;
+  raw_svector_ostream os(object);
   legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, out.os(), nullptr, CodeGenFileType::ObjectFile)) {
+  if (machine->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile)) {
     error = "the target cannot emit object files";
     return false;
   }
   pm.run(module);
-  out.keep();
-  return true;
+  return succeeded(mgs::writeOutputFile(
+      path, [&](raw_ostream &out) { out << StringRef(object.data(), object.size()); }, error));
 }
 
 /// Writes the parameters' initial values (inline ones, or the ONNX
@@ -408,6 +403,12 @@ int main(int argc, char **argv) {
                  .str();
   if (sys::fs::equivalent(inputFile, output))
     return fail("the output '" + output + "' is the input model; name another with -o");
+  if (std::string error; failed(mgs::checkOutputPath(output, error)))
+    return fail(error);
+  if (emit == Emit::Exe && sys::fs::exists(output) && !sys::fs::is_regular_file(output))
+    return fail("the output '" + output +
+                "' is not a regular file: an executable is written as a file, with its "
+                ".weights beside it");
 
   mlir::DialectRegistry registry;
   mgs::registerAllDialects(registry);
@@ -485,11 +486,9 @@ int main(int argc, char **argv) {
 
   if (emit == Emit::Mlir) {
     std::string error;
-    auto out = mlir::openOutputFile(output, &error);
-    if (!out)
+    if (failed(mgs::writeOutputFile(
+            output, [&](raw_ostream &os) { (*module)->print(os); }, error)))
       return fail(error);
-    (*module)->print(out->os());
-    out->keep();
     return 0;
   }
 
@@ -501,11 +500,9 @@ int main(int argc, char **argv) {
   progress.step("translated to LLVM IR");
   if (emit == Emit::Llvm) {
     std::string error;
-    auto out = mlir::openOutputFile(output, &error);
-    if (!out)
+    if (failed(mgs::writeOutputFile(
+            output, [&](raw_ostream &os) { llvmModule->print(os, nullptr); }, error)))
       return fail(error);
-    llvmModule->print(out->os(), nullptr);
-    out->keep();
     return 0;
   }
 
