@@ -63,46 +63,49 @@ bool Folder::input(int i, HostTensor &t) {
     notConstant = true;
     return false;
   }
-  t.dims.assign(p->dims().begin(), p->dims().end());
-  switch (p->data_type()) {
+  return read(*p, "input " + std::to_string(i) + " ('" + node.input(i) + "')", t);
+}
+
+bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTensor &t) {
+  t = HostTensor();
+  t.dims.assign(p.dims().begin(), p.dims().end());
+  switch (p.data_type()) {
   case onnx::TensorProto::INT64:
-    t.ints = onnx::ParseData<int64_t>(p);
+    t.ints = onnx::ParseData<int64_t>(&p);
     break;
   case onnx::TensorProto::INT32: {
-    std::vector<int32_t> v = onnx::ParseData<int32_t>(p);
+    std::vector<int32_t> v = onnx::ParseData<int32_t>(&p);
     t.ints.assign(v.begin(), v.end());
     break;
   }
   case onnx::TensorProto::FLOAT:
-    t.floats = onnx::ParseData<float>(p);
+    t.floats = onnx::ParseData<float>(&p);
     t.kind = Kind::Float;
     break;
   case onnx::TensorProto::DOUBLE: {
     // Read rounded to FLOAT, as the Cast to FLOAT that follows PyTorch's double scalars
     // (Swin V2's log(1 / 0.01) bound) rounds it; arithmetic on it is then in FLOAT.
-    std::vector<double> v = onnx::ParseData<double>(p);
+    std::vector<double> v = onnx::ParseData<double>(&p);
     t.floats.assign(v.begin(), v.end());
     t.kind = Kind::Float;
     break;
   }
   case onnx::TensorProto::BOOL:
     // One byte a value in raw_data, else one int32 a value.
-    if (p->has_raw_data())
-      t.ints.assign(p->raw_data().begin(), p->raw_data().end());
+    if (p.has_raw_data())
+      t.ints.assign(p.raw_data().begin(), p.raw_data().end());
     else
-      t.ints.assign(p->int32_data().begin(), p->int32_data().end());
+      t.ints.assign(p.int32_data().begin(), p.int32_data().end());
     for (int64_t &v : t.ints)
       v = v != 0;
     t.kind = Kind::Bool;
     break;
   default:
-    return fail("input " + std::to_string(i) + " ('" + node.input(i) +
-                "') has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT, DOUBLE "
-                "and BOOL only)");
+    return fail(what + " has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT, "
+                       "DOUBLE and BOOL only)");
   }
   if (t.size() != countOf(t.dims))
-    return fail("input " + std::to_string(i) + " ('" + node.input(i) + "') holds " +
-                std::to_string(t.size()) + " values for its shape of " +
+    return fail(what + " holds " + std::to_string(t.size()) + " values for its shape of " +
                 std::to_string(countOf(t.dims)));
   return true;
 }
@@ -315,30 +318,35 @@ bool Folder::constantOfShape(HostTensor &r) {
   for (int64_t s : shape)
     if (s < 0)
       return fail("shape holds a negative dimension " + std::to_string(s));
-  float floatValue = 0.0f;
-  int64_t intValue = 0;
-  r.kind = Kind::Float;
+  // The value: one element of any dtype read() takes (BOOL for transformers'
+  // masks), FLOAT 0 by default.
+  HostTensor value;
+  value.kind = Kind::Float;
+  value.floats = {0.0f};
   if (const onnx::AttributeProto *a = attr("value")) {
-    const onnx::TensorProto &t = a->t();
-    if (t.data_type() == onnx::TensorProto::FLOAT) {
-      std::vector<float> v = onnx::ParseData<float>(&t);
-      floatValue = v.empty() ? 0.0f : v[0];
-    } else if (t.data_type() == onnx::TensorProto::INT64) {
-      std::vector<int64_t> v = onnx::ParseData<int64_t>(&t);
-      intValue = v.empty() ? 0 : v[0];
-      r.kind = Kind::Int;
-    } else {
-      return fail("its value has a dtype mgs does not evaluate at import (INT64 and FLOAT only)");
-    }
+    if (!read(a->t(), "its value", value))
+      return false;
+    if (value.size() != 1)
+      return fail("its value must hold one element, got " + std::to_string(value.size()));
   }
+  r.kind = value.kind;
   r.dims = shape;
   if (!checkRank(static_cast<int64_t>(shape.size())) || !checkSize(r.dims))
     return false;
   const int64_t count = countOf(shape);
-  if (r.isFloat())
-    r.floats.assign(count, floatValue);
-  else
-    r.ints.assign(count, intValue);
+  for (int64_t i = 0; i < count; ++i)
+    r.append(value, 0);
+  return true;
+}
+
+bool Folder::flatten(HostTensor &r) {
+  if (!input(0, r))
+    return false;
+  int64_t axis = intAttr("axis", 1);
+  if (!normalize(axis, r.rank(), "axis", /*inclusive=*/true))
+    return false;
+  llvm::ArrayRef<int64_t> dims(r.dims);
+  r.dims = {countOf(dims.take_front(axis)), countOf(dims.drop_front(axis))};
   return true;
 }
 
@@ -457,6 +465,14 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = expand(r);
   else if (op == "ConstantOfShape")
     ok = constantOfShape(r);
+  else if (op == "Flatten")
+    ok = flatten(r);
+  else if (op == "GatherElements")
+    ok = gatherElements(r);
+  else if (op == "GatherND")
+    ok = gatherND(r);
+  else if (op == "CumSum")
+    ok = cumSum(r);
   else if (op == "Slice")
     ok = slice(r);
   else if (op == "Transpose")
@@ -556,7 +572,7 @@ bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
       "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
-      "Trilu", "CastLike"};
+      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

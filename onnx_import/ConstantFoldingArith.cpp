@@ -243,6 +243,8 @@ bool Folder::unary(HostTensor &r) {
         : op == "Ceil"  ? std::ceil(v)
         : op == "Cos"   ? std::cos(v)
         : op == "Sin"   ? std::sin(v)
+        : op == "Log"   ? std::log(v) // T5's relative position buckets
+        : op == "Exp"   ? std::exp(v)
                         : 1.0f / v; // Reciprocal
   return true;
 }
@@ -297,16 +299,14 @@ bool Folder::cast(HostTensor &r) {
     if (!x.isFloat()) {
       r.ints = x.ints;
     } else {
-      for (float v : x.floats) {
-        // Truncation toward zero; the result must be representable.
-        if (!(v >= lo && v < -lo)) {
-          char text[32];
-          std::snprintf(text, sizeof(text), "%g", v);
-          return fail(std::string("cannot cast ") + text + " to " + (narrow ? "INT32" : "INT64") +
-                      ": out of range");
-        }
-        r.ints.push_back(static_cast<int64_t>(v));
-      }
+      // Truncation toward zero. ONNX leaves a value out of range (an
+      // infinity, NaN) undefined; it becomes the type's least value, as
+      // PyTorch and NumPy compute it on x86 (T5's log(0) buckets, which a
+      // Where discards). Used as an index, it is then out of range there.
+      for (float v : x.floats)
+        r.ints.push_back(v >= lo && v < -lo ? static_cast<int64_t>(v) : int64_t(lo));
+      if (narrow)
+        return true;
     }
     if (narrow)
       for (int64_t v : r.ints)

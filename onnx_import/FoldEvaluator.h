@@ -4,7 +4,8 @@
 // files: ConstantFolding.cpp evaluates the shape and layout ops (Shape,
 // Gather, Concat, Slice, ...), ConstantFoldingArith.cpp the elementwise
 // arithmetic, comparisons, Cast, Where, Range and Reshape that exporters
-// compute on shapes.
+// compute on shapes, ConstantFoldingIndexing.cpp GatherElements, GatherND
+// and CumSum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -57,7 +58,8 @@ inline constexpr llvm::StringLiteral kElementwiseOps[] = {
     "Add", "Sub",  "Mul",     "Div",  "Mod",            "Min",         "Max",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
 inline constexpr llvm::StringLiteral kUnaryOps[] = {"Neg",  "Abs", "Not", "Sqrt", "Floor",
-                                                    "Ceil", "Cos", "Sin", "Reciprocal"};
+                                                    "Ceil", "Cos", "Sin", "Reciprocal",
+                                                    "Log",  "Exp"};
 
 /// The number of elements, saturating at INT64_MAX (dims are non-negative).
 int64_t countOf(llvm::ArrayRef<int64_t> dims);
@@ -79,6 +81,9 @@ private:
   /// Input `i` as a host tensor; false (error empty) when it is not a
   /// constant, false with `error` set when it has an unsupported dtype.
   bool input(int i, HostTensor &t);
+  /// A constant tensor as a host tensor; false with an error naming `what`
+  /// when its dtype is not evaluated or its data does not match its shape.
+  bool read(const onnx::TensorProto &p, const std::string &what, HostTensor &t);
   /// Input `i` as integers (a constant of an integer dtype).
   bool ints(int i, llvm::SmallVector<int64_t> &v);
   const onnx::AttributeProto *attr(llvm::StringRef name) const {
@@ -117,6 +122,15 @@ private:
   /// Slice, with any non-zero steps (ONNX's clamping of starts and ends).
   bool slice(HostTensor &r);
   bool transpose(HostTensor &r);
+  bool flatten(HostTensor &r);
+
+  // Indexing and scans (ConstantFoldingIndexing.cpp): what transformers'
+  // masking code computes on its constant position ids.
+  bool gatherElements(HostTensor &r);
+  /// GatherND with batch_dims 0 of any dtype (mgs's GatherND converter
+  /// gathers computed FLOAT data).
+  bool gatherND(HostTensor &r);
+  bool cumSum(HostTensor &r);
 
   // Arithmetic (ConstantFoldingArith.cpp).
   /// Add, Sub, Mul, Div, Mod, Min, Max, the comparisons and the logical ops,

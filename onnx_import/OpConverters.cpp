@@ -697,6 +697,9 @@ const llvm::StringMap<OpConverter> &opConverters() {
       // the importer refuses a computed result of another type, so the identity (constants are
       // cast at import).
       {"CastLike", convertIdentity},
+      // Cast to FLOAT of a computed tensor: the same (T5LayerNorm's and RMSNorm's
+      // .to(torch.float32) traced by the TorchScript exporter).
+      {"Cast", convertIdentity},
       {"Neg", convertNeg},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},

@@ -10,7 +10,9 @@ masks one query's row entirely (its output is 0), a FLOAT mask shorter than the 
 constant nonpad_kv_seqlen (opset 24), and a FLOAT mask computed by the graph with grouped heads.
 GatherND's node tests give the indices as graph inputs too; here they are constants (tuples of
 one, two and three indices, a negative one among them), as Swin's relative position bias
-exports with PyTorch's torch.export-based exporter.
+exports with PyTorch's torch.export-based exporter. And the constants transformers' masking
+and embedding code computes at import: GatherElements, GatherND of INT64, CumSum, Log, Exp, a
+Cast of -inf to INT64 that a Where discards, ConstantOfShape of BOOL and Flatten.
 
     make_constant_input_tests.py OUT_DIR        (run with a Python that has onnx >= 1.18)
 """
@@ -102,6 +104,70 @@ def main(out_dir):
               [const("indices", np.array(indices, dtype=np.int64)),
                helper.make_node("GatherND", ["data", "indices"], ["y"])],
               ["data"], ["y"], {"data": r(3, 4, 5)})
+
+    # What transformers' masking and embedding code computes on constant position ids and
+    # buffers, evaluated at import and added to a graph input so the result is compared.
+    i64 = lambda a: np.array(a, dtype=np.int64)
+    folded = {
+        # BERT's token_type_ids buffer read at constant positions (one negative), axis 1 and 0.
+        "gatherelements_axis1": [
+            const("buf", i64([[5, 6, 7, 8], [9, 10, 11, 12]])),
+            const("pos", i64([[3, 0, -1], [1, 1, 2]])),
+            helper.make_node("GatherElements", ["buf", "pos"], ["g"], axis=1)],
+        "gatherelements_axis0": [
+            const("buf", i64([[5, 6, 7], [9, 10, 11]])),
+            const("pos", i64([[1, 0, 1], [0, 0, -1]])),
+            helper.make_node("GatherElements", ["buf", "pos"], ["g"], axis=0)],
+        # GatherND of INT64 data (position ids) at constant indices.
+        "gathernd_int64": [
+            const("buf", i64([[0, 1, 2], [3, 4, 5]])),
+            const("idx", i64([[[0, 2], [1, 0]], [[1, -1], [0, 1]]])),
+            helper.make_node("GatherND", ["buf", "idx"], ["g"])],
+        # Packed-sequence detection: CumSum of INT64, each of exclusive and reverse, and of FLOAT.
+        **{f"cumsum_int64_excl{e}_rev{v}": [
+            const("buf", i64([[1, 0, 2], [3, 1, 1]])), const("axis", i64(-1)),
+            helper.make_node("CumSum", ["buf", "axis"], ["g"], exclusive=e, reverse=v)]
+           for e in (0, 1) for v in (0, 1)},
+        "cumsum_float_axis0_excl_rev": [
+            const("buf", np.array([[0.5, 1.0, 2.0], [3.0, -1.0, 0.25]], dtype=np.float32)),
+            const("axis", i64(0)),
+            helper.make_node("CumSum", ["buf", "axis"], ["g"], exclusive=1, reverse=1)],
+        # T5's relative position buckets: Log of constants, and the -inf of log(0) cast to
+        # INT64 in a lane a Where discards; Exp too.
+        "log_cast_where": [
+            const("buf", np.array([[0.0, 1.0, 8.0], [2.0, 0.0, 16.0]], dtype=np.float32)),
+            helper.make_node("Log", ["buf"], ["l"]),
+            helper.make_node("Cast", ["l"], ["li"], to=TensorProto.INT64),
+            helper.make_node("Exp", ["buf"], ["e"]),
+            helper.make_node("Cast", ["e"], ["ei"], to=TensorProto.INT64),
+            const("zero", np.array([[True, False, False], [False, True, False]])),
+            helper.make_node("Where", ["zero", "ei", "li"], ["g"])],
+        # transformers' all-ones BOOL mask: ConstantOfShape of a BOOL value, Flatten, And.
+        "constantofshape_bool_flatten": [
+            const("shape", i64([2, 1, 3])),
+            helper.make_node("ConstantOfShape", ["shape"], ["ones"],
+                             value=numpy_helper.from_array(np.array([True]))),
+            helper.make_node("Flatten", ["ones"], ["flat"], axis=2),
+            const("tri", np.array([[True, False, True], [False, True, True]])),
+            helper.make_node("And", ["flat", "tri"], ["m"]),
+            const("one", np.array(1.0, dtype=np.float32)),
+            const("big", np.array(-3.0, dtype=np.float32)),
+            helper.make_node("Where", ["m", "one", "big"], ["g"])],
+    }
+    for name, nodes in folded.items():
+        value = ReferenceEvaluator(helper.make_model(
+            helper.make_graph(nodes, name, [], [helper.make_tensor_value_info("g", 0, None)]),
+            opset_imports=[helper.make_opsetid("", 20)])).run(None, {})[0]
+        if name.startswith("gatherelements"):  # checked against NumPy too
+            ref = dict((n.output[0], numpy_helper.to_array(n.attribute[0].t)) for n in nodes[:2])
+            axis = 1 if name.endswith("1") else 0
+            pos = ref["pos"] % ref["buf"].shape[axis]
+            assert np.array_equal(value, np.take_along_axis(ref["buf"], pos, axis)), name
+        cast = [] if value.dtype == np.float32 else [
+            helper.make_node("Cast", ["g"], ["gf"], to=TensorProto.FLOAT)]
+        write(out_dir, f"test_mgs_fold_{name}", 20,
+              nodes + cast + [helper.make_node("Add", ["x", "gf" if cast else "g"], ["y"])],
+              ["x"], ["y"], {"x": r(*value.shape)})
 
 
 if __name__ == "__main__":

@@ -1,0 +1,145 @@
+//===- ConstantFoldingIndexing.cpp - GatherElements, GatherND, CumSum -----===//
+//
+// The import-time evaluation of the indexing and scan ops transformers'
+// masking code applies to constant position ids and buffers: BERT's
+// token_type_ids read by GatherElements, packed-sequence detection by CumSum,
+// position ids gathered by GatherND (FoldEvaluator.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FoldEvaluator.h"
+
+using llvm::SmallVector;
+
+namespace mgs::onnx_import::fold {
+
+namespace {
+
+/// `i` made non-negative for a dimension of `size`; false when out of range.
+bool wrapIndex(int64_t &i, int64_t size) {
+  if (i < -size || i >= size)
+    return false;
+  if (i < 0)
+    i += size;
+  return true;
+}
+
+std::string outOfRange(int64_t i, int64_t axis, int64_t size) {
+  return "index " + std::to_string(i) + " is out of range for dimension " + std::to_string(axis) +
+         " of size " + std::to_string(size);
+}
+
+} // namespace
+
+bool Folder::gatherElements(HostTensor &r) {
+  HostTensor data, idx;
+  if (!input(0, data) || !input(1, idx))
+    return false;
+  if (idx.kind != Kind::Int)
+    return fail("input 1 must be integers");
+  if (idx.rank() != data.rank())
+    return fail("indices have rank " + std::to_string(idx.rank()) + ", data rank " +
+                std::to_string(data.rank()));
+  int64_t axis = intAttr("axis", 0);
+  if (!normalize(axis, data.rank(), "axis"))
+    return false;
+  for (int64_t d = 0; d < data.rank(); ++d)
+    if (d != axis && idx.dims[d] > data.dims[d])
+      return fail("indices' dimension " + std::to_string(d) + " (" + std::to_string(idx.dims[d]) +
+                  ") exceeds the data's (" + std::to_string(data.dims[d]) + ")");
+  r.kind = data.kind;
+  r.dims = idx.dims;
+  const SmallVector<int64_t> idxStrides = stridesOf(idx.dims), dataStrides = stridesOf(data.dims);
+  for (int64_t i = 0; i < idx.size(); ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < idx.rank(); ++d) {
+      int64_t c = (i / idxStrides[d]) % idx.dims[d];
+      if (d == axis) {
+        c = idx.ints[i];
+        if (!wrapIndex(c, data.dims[axis]))
+          return fail(outOfRange(idx.ints[i], axis, data.dims[axis]));
+      }
+      src += c * dataStrides[d];
+    }
+    r.append(data, src);
+  }
+  return true;
+}
+
+bool Folder::gatherND(HostTensor &r) {
+  HostTensor data, idx;
+  if (!input(0, data) || !input(1, idx))
+    return false;
+  if (idx.kind != Kind::Int)
+    return fail("input 1 must be integers");
+  if (intAttr("batch_dims", 0) != 0)
+    return fail("batch_dims " + std::to_string(intAttr("batch_dims", 0)) +
+                " is not evaluated at import (0 only)");
+  if (idx.rank() < 1)
+    return fail("indices must have rank 1 or more");
+  const int64_t depth = idx.dims.back();
+  if (depth < 1 || depth > data.rank())
+    return fail("indices' last dimension " + std::to_string(depth) +
+                " must be in [1, the data's rank " + std::to_string(data.rank()) + "]");
+  r.kind = data.kind;
+  r.dims.assign(idx.dims.begin(), idx.dims.end() - 1);
+  r.dims.append(data.dims.begin() + depth, data.dims.end());
+  if (!checkRank(r.rank()) || !checkSize(r.dims))
+    return false;
+  const int64_t slice = countOf(llvm::ArrayRef<int64_t>(data.dims).drop_front(depth));
+  const SmallVector<int64_t> dataStrides = stridesOf(data.dims);
+  for (int64_t t = 0; t < idx.size() / depth; ++t) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < depth; ++d) {
+      int64_t c = idx.ints[t * depth + d];
+      if (!wrapIndex(c, data.dims[d]))
+        return fail(outOfRange(idx.ints[t * depth + d], d, data.dims[d]));
+      src += c * dataStrides[d];
+    }
+    for (int64_t k = 0; k < slice; ++k)
+      r.append(data, src + k);
+  }
+  return true;
+}
+
+bool Folder::cumSum(HostTensor &r) {
+  SmallVector<int64_t> axisValue;
+  if (!input(0, r) || !ints(1, axisValue))
+    return false;
+  if (r.kind == Kind::Bool)
+    return fail("CumSum does not take a BOOL input");
+  if (axisValue.size() != 1)
+    return fail("axis must hold one value, got " + std::to_string(axisValue.size()));
+  int64_t axis = axisValue[0];
+  if (!normalize(axis, r.rank(), "axis"))
+    return false;
+  const bool exclusive = intAttr("exclusive", 0) != 0, reverse = intAttr("reverse", 0) != 0;
+  const int64_t size = r.dims[axis];
+  const int64_t inner = countOf(llvm::ArrayRef<int64_t>(r.dims).drop_front(axis + 1));
+  const int64_t outer = size == 0 ? 0 : r.size() / (size * inner);
+  // One running sum along the axis for each (outer, inner) position, from
+  // the axis' end when reversed; exclusive sums leave out the element itself.
+  auto scan = [&](auto &values) {
+    using T = std::decay_t<decltype(values[0])>;
+    for (int64_t o = 0; o < outer; ++o)
+      for (int64_t in = 0; in < inner; ++in) {
+        T sum = 0;
+        for (int64_t k = 0; k < size; ++k) {
+          const int64_t at = (o * size + (reverse ? size - 1 - k : k)) * inner + in;
+          const T x = values[at];
+          if constexpr (std::is_integral_v<T>) {
+            if (__builtin_add_overflow(sum, x, &sum))
+              return fail("integer overflow in CumSum");
+            values[at] = exclusive ? sum - x : sum;
+          } else {
+            values[at] = exclusive ? sum : sum + x;
+            sum += x;
+          }
+        }
+      }
+    return true;
+  };
+  return r.isFloat() ? scan(r.floats) : scan(r.ints);
+}
+
+} // namespace mgs::onnx_import::fold
