@@ -139,6 +139,12 @@ private:
   /// with data that becomes a train.dropout with a broadcast mask): sets
   /// `handled`. Random numbers reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// Imports IsNaN of a computed tensor where it is all false: a Softmax of
+  /// scores plus a constant mask that leaves each row a finite logit (how
+  /// the TorchScript exporter writes scaled_dot_product_attention with a
+  /// BOOL mask: Where(IsNaN(p), 0, p)). Sets `handled`; any other IsNaN of a
+  /// computed tensor is an error naming the node. In IsNaN.cpp.
+  mlir::LogicalResult importIsNaN(bool &handled);
   /// Verifies the ops after `lastBefore` in `block` (all of them when null):
   /// the ones the current node made. A failure is an error naming the node.
   mlir::LogicalResult verifyNodeOps(mlir::Operation *lastBefore, mlir::Block *block);
@@ -165,6 +171,8 @@ private:
   llvm::StringSet<> bufferInitializers;
   std::deque<onnx::TensorProto> ownedConstants;
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
+  /// The node that computes each value.
+  llvm::StringMap<const onnx::NodeProto *> producers;
   llvm::StringMap<std::string> rejected;
   llvm::StringMap<train::ParameterOp> params;
   /// Token ids -> the rows of the embedding (a Gather of an initializer)

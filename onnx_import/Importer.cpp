@@ -447,6 +447,9 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.output())
     valueTypes[vi.name()] = &vi.type();
+  for (const auto &node : graph.node())
+    for (const std::string &out : node.output())
+      producers[out] = &node;
 
   llvm::StringSet<> gatherIndices;
   for (const auto &node : graph.node())
@@ -538,7 +541,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return failure();
       continue;
     }
-    if (failed(importRandomMask(handled)))
+    if (failed(importRandomMask(handled)) || (!handled && failed(importIsNaN(handled))))
       return failure();
     if (handled) {
       if (failed(verified()))

@@ -185,8 +185,15 @@ LogicalResult convertWhere(NodeImporter &n) {
       return n.emitError() << "input " << branch << " of shape " << shapeToString(xShape)
                            << " and the condition of shape " << shapeToString(condShape)
                            << " do not broadcast to the result's " << shapeToString(outShape);
+    // A branch the condition never chooses adds nothing (not even its NaNs,
+    // as Where's semantics say); one it always chooses is taken as it is.
+    if (llvm::all_of(keep, [](float v) { return v == 0.0f; }))
+      continue;
     auto type = RankedTensorType::get(*shape, b.getF32Type());
-    Value masked = MulOp::create(b, loc, type, *x, f32Constant(n, condShape, keep));
+    Value masked = xShape == ArrayRef<int64_t>(*shape) &&
+                           llvm::all_of(keep, [](float v) { return v == 1.0f; })
+                       ? *x
+                       : Value(MulOp::create(b, loc, type, *x, f32Constant(n, condShape, keep)));
     if (sum) {
       auto sumShape = broadcastShapes(cast<RankedTensorType>(sum.getType()).getShape(), *shape);
       sum = AddOp::create(b, loc, RankedTensorType::get(*sumShape, b.getF32Type()), sum, masked);
