@@ -2,8 +2,9 @@
 //
 //   planner_bench [--layers L] [--timed T] [--profiles N] [--reps R] [--cpu-per-byte C]
 //                 [--workers P] [--cpu-time] [--first-buckets N] [--label-budget N]
-//                 [--bucket-growth G] [--last-buckets N] [--gap G] [--exact-attempts N]
-//                 [--plain-last-level] [--first-seed S] [--per-profile] [PROFILE.json ...]
+//                 [--bucket-growth G] [--budget-growth G] [--last-buckets N] [--gap G]
+//                 [--exact-attempts N] [--plain-last-level] [--exact-points N]
+//                 [--first-seed S] [--per-profile] [PROFILE.json ...]
 //
 // 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
 //    and allreduce only) for L = 500 (default) model-shaped
@@ -54,6 +55,8 @@ static cl::opt<unsigned> labelBudget("label-budget",
                                      cl::init(16));
 static cl::opt<unsigned> bucketGrowth("bucket-growth",
                                       cl::desc("OptimalTuning::bucketGrowth"), cl::init(8));
+static cl::opt<unsigned> budgetGrowth("budget-growth",
+                                      cl::desc("OptimalTuning::budgetGrowth"), cl::init(2));
 static cl::opt<unsigned> lastBuckets("last-buckets",
                                      cl::desc("OptimalTuning::lastBuckets"), cl::init(32768));
 static cl::opt<double> relativeGap("gap", cl::desc("OptimalTuning::relativeGap"),
@@ -62,6 +65,9 @@ static cl::opt<bool> plainLastLevel("plain-last-level",
                                     cl::desc("OptimalTuning::windowedLastLevel = false"));
 static cl::opt<unsigned> exactAttempts("exact-attempts",
                                        cl::desc("OptimalTuning::exactAttempts"), cl::init(2));
+static cl::opt<unsigned> exactPoints("exact-points",
+                                     cl::desc("OptimalTuning::exactFrontierPoints"),
+                                     cl::init(1024));
 static cl::opt<uint64_t> firstSeed("first-seed",
                                    cl::desc("Seed of the first timed profile (then +1 each)"),
                                    cl::init(1000));
@@ -151,9 +157,11 @@ int main(int argc, char **argv) {
   tuning.labelBudgetPerLayer = labelBudget;
   tuning.lastBuckets = lastBuckets;
   tuning.bucketGrowth = bucketGrowth;
+  tuning.budgetGrowth = budgetGrowth;
   tuning.relativeGap = relativeGap;
   tuning.exactAttempts = exactAttempts;
   tuning.windowedLastLevel = !plainLastLevel;
+  tuning.exactFrontierPoints = exactPoints;
   for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
     size_t maxFrontier = 0, escalated = 0;
@@ -171,11 +179,12 @@ int main(int argc, char **argv) {
       perProfile.push_back(median(times));
       if (printEachProfile) {
         outs() << format("     %-6s seed %llu: %.1f ms, labels per boundary %.1f (max %zu), "
-                         "%zu buckets, %zu runs%s, predicted %.12f s",
+                         "%zu buckets, %zu runs%s%s, predicted %.12f s",
                          kindName, (unsigned long long)seed, perProfile.back(),
                          double(stats.totalLabels) / double(numLayers), stats.maxFrontier,
                          stats.buckets, stats.attempts,
                          stats.certifiedByBounds ? ", certified by bounds" : "",
+                         stats.exactFrontier ? ", exact frontier" : "",
                          predict(p, groups));
         if (stats.gap > 0)
           outs() << format(" (within gap %g)", stats.gap);

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <limits>
 
 namespace mgs::planner::detail {
@@ -179,6 +180,77 @@ namespace mgs::planner::detail {
 //     non-decreasing with slopes 0 and 1, its breakpoints the suffix
 //     frontier. A grid of D loses up to a cell per group along a path just
 //     as the buckets of A do, so it is no cheaper for the same precision.
+//   - (Session 21, bench/results/planner-hard-profiles.txt, 8; the exact
+//     windowed frontiers and the budget growth of 2 were kept from it.)
+//     Where computeSuffixBounds() spends its time: ~90% in the loop that
+//     shifts points into buckets (1011: 17 M shifts at 512 buckets, 60 M at
+//     4096), and 98% of the shifted points are at least another shifted
+//     point of the same boundary, so they add nothing. Skipping runs of 8
+//     such points (the first's A and the last's F against the least F of the
+//     blocks of buckets before) skips half of them at 4096 buckets, and
+//     tightens the bounds (1011 certified at 4096, 1017 1.3 labels a
+//     boundary instead of 17.6), but the time does not move (the runs must
+//     still be loaded to be tested), and a prefix-minimum kept per bucket is
+//     far slower (each new least F rewrites the tail). Boundaries in tiles
+//     of 4 sharing each suffix[e] while it is in cache: no change either.
+//     Exact frontiers after the first level (prefix frontier at 4096
+//     buckets, windows, exact suffix points): 1024 (5 points a boundary) and
+//     1011 (16) are certified, but the prefix frontier costs 17-216 ms and on
+//     1001, 1018 and 1027 the exact frontiers hold 266-3585 points a
+//     boundary: a net loss. Exact frontiers with no windows at all (only
+//     the caps): 1011, 1017 and 1024 certified at the first level, in 5-78 s.
+//     The windowed level (with its exact frontiers) at 4096 buckets as well:
+//     1024 112 -> 68 ms and 1011 197 -> 156 ms (both certified), but 1001,
+//     1010, 1017, 1018, 1027 and 1028 1.2-2.6x slower (their prefix
+//     frontiers at 4096 buckets cost up to 216 ms).
+
+namespace {
+/// The Pareto frontier (a ascending, f strictly descending) of points added
+/// in any order. Most points added are at least one of the frontier's, which
+/// a binary search tells; the rest wait in a small buffer, merged in sorted.
+class ParetoPoints {
+public:
+  void clear() {
+    front.clear();
+    pending.clear();
+  }
+  void add(double a, double f) {
+    auto it = std::upper_bound(front.begin(), front.end(), a,
+                               [](double v, const SuffixPoint &q) { return v < q.a; });
+    if (it != front.begin() && std::prev(it)->f <= f)
+      return; // a point of the frontier is at most (a, f)
+    pending.push_back({a, f});
+    if (pending.size() > std::max<size_t>(64, front.size()))
+      merge();
+  }
+  /// The frontier's size before the points not yet merged.
+  size_t size() const { return front.size(); }
+  const std::vector<SuffixPoint> &points() {
+    merge();
+    return front;
+  }
+
+private:
+  void merge() {
+    if (pending.empty())
+      return;
+    auto byA = [](const SuffixPoint &p, const SuffixPoint &q) {
+      return p.a < q.a || (p.a == q.a && p.f < q.f);
+    };
+    std::sort(pending.begin(), pending.end(), byA);
+    merged.clear();
+    std::merge(front.begin(), front.end(), pending.begin(), pending.end(),
+               std::back_inserter(merged), byA);
+    pending.clear();
+    front.clear();
+    for (const SuffixPoint &p : merged)
+      if (front.empty() || p.f < front.back().f)
+        front.push_back(p);
+  }
+
+  std::vector<SuffixPoint> front, pending, merged;
+};
+} // namespace
 
 void OptimalPlanner::computeSimpleBounds() {
   int64_t L = view.L;
@@ -250,87 +322,65 @@ void OptimalPlanner::computeSimpleBounds() {
 /// `upper` (A > upper - the least Y of a prefix; F > upper - the least X)
 /// are dropped. `windowed` (after computeWindows()): the buckets of j span
 /// its window instead, and what no prefix corner can finish with is
-/// dropped (see computeWindows() for why that is valid).
+/// dropped (see computeWindows() for why that is valid); and the boundaries
+/// from L down keep their points themselves instead of corners while they
+/// are few (OptimalTuning::exactFrontierPoints; why below).
 void OptimalPlanner::computeSuffixBounds(double upper, size_t buckets, bool windowed) {
   int64_t L = view.L;
   const double inf = std::numeric_limits<double>::infinity();
-  double slack = kMargin * std::abs(upper);
   suffix.assign(L + 1, {});
   suffixComputed = true;
   suffix[L].push_back({0.0, -inf});
   std::vector<double> bucketA(buckets), bucketF(buckets);
+  // Windowed: the boundaries from L down keep their points themselves while
+  // they are few (see below).
+  size_t exactPoints = windowed ? tuning.exactFrontierPoints : 0;
+  exactFrontier = exactPoints > 0;
+  ParetoPoints exact;
   for (int64_t j = L - 1; j >= 0; --j) {
-    double lo = minComm[j], hi = upper - prefixMinY[j] + slack;
-    double fCap = upper - prefixMinX[j] + slack;
-    // Windowed: the least prefix corner, for the groups no prefix can use.
-    PrefixPoint least{0.0, 0.0};
-    if (windowed) {
-      if (prefix[j].empty() || windowLo[j] > windowHi[j])
-        continue; // nothing through j finishes within upper
-      lo = std::max(lo, windowLo[j]);
-      hi = std::min(hi, windowHi[j]);
-      least = {prefix[j].front().x, prefix[j].back().y};
-      fCap = std::min(fCap, upper - least.x + slack);
+    SuffixCaps caps;
+    if (!suffixCaps(j, upper, windowed, caps))
+      continue; // nothing through j finishes within upper
+    if (exactFrontier) {
+      // The Pareto frontier of j's points instead of its buckets' corners:
+      // each corner is at most the points of its bucket, so keeping the
+      // points only raises the bounds, and each point is still at most
+      // every grouping it stands for (the drops are those below, valid for
+      // the same reasons). Where every boundary keeps its points no step of
+      // a path loses anything: the bound of boundary 0 is the optimum over
+      // the groupings that can finish within upper. Within narrow windows
+      // this is also cheaper than the buckets (bench seed 1010: 5 points a
+      // boundary against 32768 buckets to fill and scan); once a boundary
+      // has more than `exactPoints`, or shifts more than kExactWork points
+      // per point it may keep, it and the boundaries before it use buckets.
+      size_t shifted = 0, work = kExactWork * exactPoints;
+      exact.clear();
+      bool few = shiftSuffixes(j, caps, upper, /*windowed=*/true, [&](double a, double f) {
+        exact.add(a, f);
+        return ++shifted <= work && exact.size() <= exactPoints;
+      });
+      if (few && exact.points().size() <= exactPoints) {
+        for (const SuffixPoint &p : exact.points()) {
+          if (!finishesWithPrefix(j, p.a, p.f, upper)) {
+            ++windowDrops;
+            continue;
+          }
+          suffix[j].push_back(p);
+        }
+        continue;
+      }
+      exactFrontier = false;
     }
-    double scale = hi > lo ? static_cast<double>(buckets) / (hi - lo) : 0.0;
+    const double lo = caps.lo;
+    double scale = caps.hi > lo ? static_cast<double>(buckets) / (caps.hi - lo) : 0.0;
     std::fill(bucketA.begin(), bucketA.end(), inf);
     std::fill(bucketF.begin(), bucketF.end(), inf);
-    for (int64_t e = j + 1; e <= L; ++e) {
-      double be = view.prefixBackward[e];
-      const std::vector<SuffixPoint> &pts = suffix[e];
-      for (const GroupCost &gc : choicesAt(j, e)) {
-        const double s = gc.topk, c = gc.comm, base = be + s + c;
-        if (windowed) {
-          // Every prefix corner is at least `least`: when even that cannot
-          // take this group and finish within upper, no prefix can.
-          double x = least.x, y = least.y;
-          step(x, y, be, gc);
-          if (!finishes(pts, x, y, upper))
-            continue;
-        }
-        // Point (a, f) gives (c + a, max(base + a, s + f)). The points are
-        // a ascending, f descending: skip those whose F already exceeds
-        // fCap through the later groups; stop past A's cap; and once the
-        // first group's term reaches the later ones' (`cross`), every later
-        // point gives a point that one dominates.
-        auto beforeCross = [&](const SuffixPoint &pt) { return base + pt.a < s + pt.f; };
-        size_t k = std::partition_point(pts.begin(), pts.end(),
-                                        [&](const SuffixPoint &pt) { return s + pt.f > fCap; }) -
-                   pts.begin();
-        if (k > 0 && !beforeCross(pts[k - 1]))
-          continue; // dominated by a point already past fCap
-        auto from = pts.begin() + static_cast<std::ptrdiff_t>(k);
-        size_t cross = std::partition_point(from, pts.end(), beforeCross) - pts.begin();
-        size_t stop = std::partition_point(from, pts.end(), [&](const SuffixPoint &pt) {
-                        return c + pt.a <= hi;
-                      }) -
-                      pts.begin();
-        auto add = [&](double a, double f) {
-          size_t m =
-              a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
-          bucketA[m] = std::min(bucketA[m], a);
-          bucketF[m] = std::min(bucketF[m], f);
-        };
-        // Before the crossing F' = s + f (within fCap by the choice of k):
-        // the points shifted by (c, s).
-        size_t end = std::min(cross, stop);
-        if (windowed && k < end && c + pts[k].a < lo) {
-          // Below the window A is raised to lo (what such a point bounds
-          // that can finish has A >= lo), so of these points only the last
-          // (least f) counts.
-          size_t below = std::partition_point(pts.begin() + static_cast<std::ptrdiff_t>(k),
-                                              pts.begin() + static_cast<std::ptrdiff_t>(end),
-                                              [&](const SuffixPoint &pt) { return c + pt.a < lo; }) -
-                         pts.begin();
-          add(lo, s + pts[below - 1].f);
-          k = below;
-        }
-        for (; k < end; ++k)
-          add(c + pts[k].a, s + pts[k].f);
-        if (cross < stop && base + pts[cross].a <= fCap)
-          add(std::max(c + pts[cross].a, windowed ? lo : -inf), base + pts[cross].a);
-      }
-    }
+    shiftSuffixes(j, caps, upper, windowed, [&](double a, double f) {
+      size_t m = a > lo ? std::min<size_t>(buckets - 1, static_cast<size_t>((a - lo) * scale)) : 0;
+      bucketA[m] = std::min(bucketA[m], a);
+      bucketF[m] = std::min(bucketF[m], f);
+      return true;
+    });
     double lastF = inf;
     for (size_t m = 0; m < buckets; ++m)
       if (bucketA[m] < inf && bucketF[m] < lastF) {
@@ -342,6 +392,92 @@ void OptimalPlanner::computeSuffixBounds(double upper, size_t buckets, bool wind
         suffix[j].push_back({bucketA[m], bucketF[m]});
       }
   }
+}
+
+/// The A range and F cap of boundary j's suffix points: A in [lo, hi]
+/// (below lo a point bounds nothing that can finish within upper, above hi
+/// nothing can), F <= fCap; windowed, also the least prefix corner. False
+/// when nothing through j can finish within upper.
+bool OptimalPlanner::suffixCaps(int64_t j, double upper, bool windowed, SuffixCaps &caps) const {
+  double slack = kMargin * std::abs(upper);
+  caps.lo = minComm[j];
+  caps.hi = upper - prefixMinY[j] + slack;
+  caps.fCap = upper - prefixMinX[j] + slack;
+  caps.least = {0.0, 0.0};
+  if (!windowed)
+    return true;
+  if (prefix[j].empty() || windowLo[j] > windowHi[j])
+    return false;
+  caps.lo = std::max(caps.lo, windowLo[j]);
+  caps.hi = std::min(caps.hi, windowHi[j]);
+  // Windowed: the least prefix corner, for the groups no prefix can use.
+  caps.least = {prefix[j].front().x, prefix[j].back().y};
+  caps.fCap = std::min(caps.fCap, upper - caps.least.x + slack);
+  return true;
+}
+
+/// Calls emit(a, f) with lower-bound points of every grouping of [j, L)
+/// within the caps: suffix[e]'s points through every first group [j, e).
+/// Stops, returning false, as soon as emit returns false.
+template <typename Emit>
+bool OptimalPlanner::shiftSuffixes(int64_t j, const SuffixCaps &caps, double upper, bool windowed,
+                                   Emit &&emit) const {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double lo = caps.lo, hi = caps.hi, fCap = caps.fCap;
+  for (int64_t e = j + 1; e <= view.L; ++e) {
+    double be = view.prefixBackward[e];
+    const std::vector<SuffixPoint> &pts = suffix[e];
+    for (const GroupCost &gc : choicesAt(j, e)) {
+      const double s = gc.topk, c = gc.comm, base = be + s + c;
+      if (windowed) {
+        // Every prefix corner is at least `least`: when even that cannot
+        // take this group and finish within upper, no prefix can.
+        double x = caps.least.x, y = caps.least.y;
+        step(x, y, be, gc);
+        if (!finishes(pts, x, y, upper))
+          continue;
+      }
+      // Point (a, f) gives (c + a, max(base + a, s + f)). The points are
+      // a ascending, f descending: skip those whose F already exceeds
+      // fCap through the later groups; stop past A's cap; and once the
+      // first group's term reaches the later ones' (`cross`), every later
+      // point gives a point that one dominates.
+      auto beforeCross = [&](const SuffixPoint &pt) { return base + pt.a < s + pt.f; };
+      size_t k = std::partition_point(pts.begin(), pts.end(),
+                                      [&](const SuffixPoint &pt) { return s + pt.f > fCap; }) -
+                 pts.begin();
+      if (k > 0 && !beforeCross(pts[k - 1]))
+        continue; // dominated by a point already past fCap
+      auto from = pts.begin() + static_cast<std::ptrdiff_t>(k);
+      size_t cross = std::partition_point(from, pts.end(), beforeCross) - pts.begin();
+      size_t stop = std::partition_point(from, pts.end(), [&](const SuffixPoint &pt) {
+                      return c + pt.a <= hi;
+                    }) -
+                    pts.begin();
+      // Before the crossing F' = s + f (within fCap by the choice of k):
+      // the points shifted by (c, s).
+      size_t end = std::min(cross, stop);
+      if (windowed && k < end && c + pts[k].a < lo) {
+        // Below the window A is raised to lo (what such a point bounds
+        // that can finish has A >= lo), so of these points only the last
+        // (least f) counts.
+        size_t below = std::partition_point(pts.begin() + static_cast<std::ptrdiff_t>(k),
+                                            pts.begin() + static_cast<std::ptrdiff_t>(end),
+                                            [&](const SuffixPoint &pt) { return c + pt.a < lo; }) -
+                       pts.begin();
+        if (!emit(lo, s + pts[below - 1].f))
+          return false;
+        k = below;
+      }
+      for (; k < end; ++k)
+        if (!emit(c + pts[k].a, s + pts[k].f))
+          return false;
+      if (cross < stop && base + pts[cross].a <= fCap &&
+          !emit(std::max(c + pts[cross].a, windowed ? lo : -inf), base + pts[cross].a))
+        return false;
+    }
+  }
+  return true;
 }
 
 /// Whether some point of the suffix frontier `pts` can follow a prefix at

@@ -124,6 +124,22 @@ using namespace detail;
 //     labels a boundary instead of 366 (0.5-0.8 s instead of 1.9-2.3 s),
 //     1010 1.5 instead of 11 (0.5 s instead of 0.7-1.0 s), and 1028 is
 //     certified by the bounds (bench/results/planner-hard-profiles.txt).
+//   - Exact frontiers in the windows (OptimalTuning::exactFrontierPoints).
+//     At that level the boundaries from L down keep the Pareto frontier of
+//     their suffix points themselves instead of bucket corners while it has
+//     at most 1024 points (computeSuffixBounds() proves it valid): a corner
+//     is at most the points of its bucket, so the points only raise the
+//     bounds. Where every boundary keeps its points, no step of a path
+//     loses anything and the bound of boundary 0 is the optimum itself
+//     among the groupings that finish within U: the guided heuristic then
+//     finds it (each label it keeps has the least bound, the optimum) and
+//     the bounds certify it. The windows make these frontiers
+//     small (seed 1010: 5 points a boundary; certified with no search and
+//     for less than the 32768 buckets cost); on 1017 the boundaries near L
+//     stay exact, and its search keeps 2.7 labels a boundary instead of
+//     17.6. With no windows the exact frontiers certify the slow seeds
+//     too (1011, 1017, 1024 tried), but hold thousands of points a boundary
+//     (5-78 s).
 //
 // A gap (OptimalTuning::relativeGap, mgs-plan --gap): after the exact search
 // has outgrown its first levels' budgets, the searches keep only labels whose
@@ -152,9 +168,14 @@ using namespace detail;
 // n, k and top-k times (the top-k curve walked as a group grows); in a batch
 // of the envelopes the corners before the crossing are shifted copies, so
 // only the crossing and A's cap are searched for. The bucket count starts at
-// 512 and grows 8x (to 32768) whenever the exact search keeps more than
-// 16 * L labels; the prefix frontiers of the windowed last level cost what
-// the suffix ones do. F is small on most model-shaped profiles
+// 512 and grows 8x (to 32768) whenever the exact search keeps more than its
+// label budget, 16 * L labels at the first level and twice as many at each
+// next (OptimalTuning::budgetGrowth): the searches that outgrow 32 * L at
+// 4096 buckets (seeds 1010, 1017, 1028: 65000 labels and 70-160 ms before
+// they stopped at the former 128 * L) are settled for less by the windowed
+// level, while those that finish at 4096 keep at most 28 a boundary (1001).
+// The prefix frontiers of the windowed last level cost what the suffix ones
+// do. F is small on most model-shaped profiles
 // (bench/planner_bench prints it); with one collective and no compute-stream
 // time (mgwfbp without cpu_per_byte), F = 1.
 //
@@ -236,13 +257,14 @@ std::vector<Group> OptimalPlanner::run() {
   // search outgrows its label budget; the last level has no budget.
   size_t budget = tuning.labelBudgetPerLayer * static_cast<size_t>(view.L);
   size_t growth = std::max<size_t>(tuning.bucketGrowth, 2);
+  size_t budgetGrowth = std::max<size_t>(tuning.budgetGrowth, 1);
   // With a gap, once `exactAttempts` levels have outgrown their budgets the
   // search keeps only what beats the known grouping by more than the gap.
   const bool gapAllowed = tuning.relativeGap > 0.0 && tuning.relativeGap < 1.0;
   bool withGap = gapAllowed && tuning.exactAttempts == 0;
   attempts = 0;
   for (size_t buckets = std::max<size_t>(tuning.firstBuckets, 1);;
-       buckets *= growth, budget *= growth) {
+       buckets *= growth, budget *= budgetGrowth) {
     bool last = buckets >= tuning.lastBuckets;
     usedBuckets = buckets;
     for (;;) {
@@ -507,7 +529,8 @@ std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, Op
   if (stats)
     *stats = {planner.maxFront,          planner.totalLabels, planner.usedBuckets,
               planner.attempts,          planner.returnedHeuristic, planner.gap,
-              planner.certifiedByBounds, planner.windowed,    planner.windowDrops};
+              planner.certifiedByBounds, planner.windowed,    planner.windowDrops,
+              planner.exactFrontier};
   return groups;
 }
 

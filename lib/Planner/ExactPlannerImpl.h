@@ -55,7 +55,8 @@ public:
 
   /// Statistics of the exact run (for the benchmark).
   size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0, windowDrops = 0;
-  bool returnedHeuristic = false, certifiedByBounds = false, windowed = false;
+  bool returnedHeuristic = false, certifiedByBounds = false, windowed = false,
+       exactFrontier = false;
   double gap = 0.0;
 
 private:
@@ -65,6 +66,9 @@ private:
   /// Relative rounding allowed when a lower bound certifies a grouping (a
   /// bound is a sum over at most L groups: ~L * 1.1e-16 relative).
   static constexpr double kBoundRounding = 1e-13;
+  /// A windowed boundary keeps its suffix points themselves while it shifts
+  /// at most this many points per point kept (computeSuffixBounds()).
+  static constexpr size_t kExactWork = 64;
 
   BackpropView view;
   OptimalTuning tuning;
@@ -124,8 +128,24 @@ private:
   /// `upper` (A > upper - the least Y of a prefix; F > upper - the least X)
   /// are dropped. `windowed` (after computeWindows()): the buckets of j span
   /// its window instead, and what no prefix corner can finish with is
-  /// dropped (see computeWindows() for why that is valid).
+  /// dropped (see computeWindows() for why that is valid); and the
+  /// boundaries from L down keep their points themselves instead of corners
+  /// while they are few (exactFrontier says whether all did).
   void computeSuffixBounds(double upper, size_t buckets, bool windowed = false);
+  /// The A range [lo, hi] and the F cap of a boundary's suffix points, and
+  /// (windowed) the least prefix corner.
+  struct SuffixCaps {
+    double lo, hi, fCap;
+    PrefixPoint least;
+  };
+  /// Boundary j's caps; false when nothing through j finishes within upper.
+  bool suffixCaps(int64_t j, double upper, bool windowed, SuffixCaps &caps) const;
+  /// Calls emit(a, f) with lower-bound points of every grouping of [j, L)
+  /// within the caps (from the frontiers of the boundaries after j); stops,
+  /// returning false, as soon as emit returns false.
+  template <typename Emit>
+  bool shiftSuffixes(int64_t j, const SuffixCaps &caps, double upper, bool windowed,
+                     Emit &&emit) const;
   /// Whether some point of the suffix frontier `pts` can follow a prefix at
   /// least (x, y) within upper: a <= upper - y and f <= upper - x.
   static bool finishes(const std::vector<SuffixPoint> &pts, double x, double y, double upper);

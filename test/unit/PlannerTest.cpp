@@ -1316,6 +1316,19 @@ TEST(PlannerExact, PruningKeepsTheOptimum) {
   EXPECT_GT(certified, 0u);
 }
 
+/// The last level's test profiles: the benchmark seeds at L = 40 and the
+/// tied start-up profiles, half of them without bandwidth costs.
+std::vector<std::pair<std::string, Profile>> lastLevelProfiles() {
+  std::vector<std::pair<std::string, Profile>> profiles;
+  for (uint64_t seed = 1000; seed < 1030; ++seed)
+    profiles.push_back({llvm::formatv("bench seed {0}", seed).str(),
+                        makeModelShapedProfile(40, seed)});
+  for (uint64_t seed = 0; seed < 8; ++seed)
+    profiles.push_back({llvm::formatv("tied seed {0}", seed).str(),
+                        tiedStartUpProfile(30, seed, seed % 2 == 0)});
+  return profiles;
+}
+
 // The last level's windowed suffix bounds (a prefix frontier narrows each
 // boundary's bucket range and drops the suffix points no prefix corner can be
 // followed by) keep an optimal plan: with knobs shrunk so that every profile
@@ -1331,13 +1344,7 @@ TEST(PlannerExact, WindowedLastLevelKeepsTheOptimum) {
   windowed.certifyByBounds = false;
   OptimalTuning plain = windowed;
   plain.windowedLastLevel = false;
-  std::vector<std::pair<std::string, Profile>> profiles;
-  for (uint64_t seed = 1000; seed < 1030; ++seed)
-    profiles.push_back({llvm::formatv("bench seed {0}", seed).str(),
-                        makeModelShapedProfile(40, seed)});
-  for (uint64_t seed = 0; seed < 8; ++seed)
-    profiles.push_back({llvm::formatv("tied seed {0}", seed).str(),
-                        tiedStartUpProfile(30, seed, seed % 2 == 0)});
+  std::vector<std::pair<std::string, Profile>> profiles = lastLevelProfiles();
   size_t drops = 0;
   for (const auto &[name, p] : profiles) {
     for (CollectiveSet allowed : sets) {
@@ -1354,6 +1361,55 @@ TEST(PlannerExact, WindowedLastLevelKeepsTheOptimum) {
     }
   }
   EXPECT_GT(drops, 0u);
+}
+
+// The windowed level's exact frontiers (boundaries keeping their suffix
+// points themselves instead of bucket corners) keep an optimal plan: with
+// every profile sent to the last level, the search equals the plain Pareto DP
+// with them on every boundary, with them on the last few only (a cap of two
+// points: the rest fall back to buckets) and without them; and a bound that
+// loses nothing is tight: where every boundary kept its points and the
+// certificate is allowed, the guided heuristic's plan is certified.
+TEST(PlannerExact, ExactFrontierKeepsTheOptimum) {
+  const CollectiveSet sets[] = {CollectiveSet::all(),
+                                {Collective::AllGather, Collective::AllReduce}};
+  OptimalTuning exact{/*firstBuckets=*/1, /*bucketGrowth=*/2, /*lastBuckets=*/8,
+                      /*labelBudgetPerLayer=*/0};
+  exact.certifyByBounds = false;
+  OptimalTuning capped = exact, none = exact, certifying = exact;
+  capped.exactFrontierPoints = 2;
+  none.exactFrontierPoints = 0;
+  certifying.certifyByBounds = true;
+  std::vector<std::pair<std::string, Profile>> profiles = lastLevelProfiles();
+  size_t exactRuns = 0, cappedFallbacks = 0, certifiedExact = 0, reachedExact = 0;
+  for (const auto &[name, p] : profiles) {
+    for (CollectiveSet allowed : sets) {
+      OptimalStats stats, cappedStats, noneStats, certStats;
+      double slow = paretoOptimum(p, allowed);
+      double got = predict(p, planOptimal(p, allowed, &stats, exact));
+      double mixed = predict(p, planOptimal(p, allowed, &cappedStats, capped));
+      double without = predict(p, planOptimal(p, allowed, &noneStats, none));
+      double certified = predict(p, planOptimal(p, allowed, &certStats, certifying));
+      EXPECT_TRUE(sameCost(got, slow)) << name << ": exact frontier " << got << ", Pareto DP "
+                                       << slow;
+      EXPECT_TRUE(sameCost(mixed, slow)) << name << ": capped " << mixed;
+      EXPECT_TRUE(sameCost(without, slow)) << name << ": without " << without;
+      EXPECT_TRUE(sameCost(certified, slow)) << name << ": certifying " << certified;
+      EXPECT_FALSE(stats.returnedHeuristic) << name;
+      EXPECT_FALSE(cappedStats.returnedHeuristic) << name;
+      EXPECT_FALSE(noneStats.exactFrontier) << name;
+      exactRuns += stats.exactFrontier;
+      cappedFallbacks += cappedStats.windowed && !cappedStats.exactFrontier;
+      if (certStats.windowed && certStats.exactFrontier) {
+        ++reachedExact;
+        certifiedExact += certStats.certifiedByBounds;
+      }
+    }
+  }
+  EXPECT_GT(exactRuns, 0u);
+  EXPECT_GT(cappedFallbacks, 0u);
+  EXPECT_GT(reachedExact, 0u);
+  EXPECT_EQ(certifiedExact, reachedExact);
 }
 
 // On a 500-layer profile where the exact auto search outgrows its budgets

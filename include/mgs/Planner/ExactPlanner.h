@@ -41,6 +41,9 @@ struct OptimalStats {
   /// Suffix-bound points that the windowed level dropped because no prefix
   /// corner could be followed by them within the known grouping's cost.
   size_t windowDrops = 0;
+  /// Every boundary of the windowed level kept its suffix points themselves
+  /// (OptimalTuning::exactFrontierPoints), so its bounds lose nothing.
+  bool exactFrontier = false;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
 /// exercise every path). The result is exact for every setting.
@@ -68,6 +71,17 @@ struct OptimalTuning {
   /// instead of over the simple bounds' box: far finer bounds where the box
   /// is wide (ExactBounds.cpp, computeWindows()).
   bool windowedLastLevel = true;
+  /// At the windowed level, the boundaries from the last one down keep
+  /// their suffix points themselves instead of bucket corners while they
+  /// have at most this many (0: never; ExactBounds.cpp,
+  /// computeSuffixBounds()).
+  size_t exactFrontierPoints = 1024;
+  /// Factor of the label budget per escalation (the buckets grow by
+  /// bucketGrowth): the searches that outgrow the first level's budget and
+  /// need the last level at all stop sooner at the levels between, since the
+  /// last level's bounds (windowed, exact where the windows are narrow)
+  /// settle them for less (ExactPlanner.cpp, run()).
+  size_t budgetGrowth = 2;
 };
 /// The exact optimum of predict() over contiguous groupings whose groups each
 /// use one of the allowed collectives (omgs: allgather; mgwfbp: allreduce;
