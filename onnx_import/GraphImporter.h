@@ -78,6 +78,14 @@ public:
   void rejectOutput(int i, llvm::StringRef reason) override {
     rejected[curNode->output(i)] = reason.str();
   }
+  void setEmptyOutput(int i) override {
+    rejectOutput(i, "it has zero elements (an empty slice), which mgs has no tensors for; only "
+                    "a Concat may take it (it is dropped there)");
+    emptyValues.insert(curNode->output(i));
+  }
+  bool inputIsEmpty(int i) const override {
+    return hasInput(i) && emptyValues.contains(curNode->input(i));
+  }
 
 private:
   /// The static tensor type of `type`, or an error naming `what`.
@@ -174,6 +182,7 @@ private:
   /// The node that computes each value.
   llvm::StringMap<const onnx::NodeProto *> producers;
   llvm::StringMap<std::string> rejected;
+  llvm::StringSet<> emptyValues;
   llvm::StringMap<train::ParameterOp> params;
   /// Token ids -> the rows of the embedding (a Gather of an initializer)
   /// that reads them.

@@ -419,10 +419,23 @@ LogicalResult convertTranspose(NodeImporter &n) {
 LogicalResult convertConcat(NodeImporter &n) {
   SmallVector<Value> inputs;
   for (int i = 0; i < n.node().input_size(); ++i) {
+    if (n.inputIsEmpty(i))
+      continue;
     auto v = n.input(i);
     if (failed(v))
       return failure();
     inputs.push_back(*v);
+  }
+  if (inputs.empty())
+    return n.emitError() << "every input is empty";
+  if (inputs.size() == 1) { // the others were empty
+    auto type = n.outputType(0);
+    if (failed(type))
+      return failure();
+    if (*type == inputs[0].getType()) {
+      n.setOutput(0, inputs[0]);
+      return success();
+    }
   }
   return buildSingle<ConcatOp>(n, inputs, n.builder().getI64IntegerAttr(n.intAttr("axis", 0)));
 }
@@ -643,8 +656,10 @@ LogicalResult convertSlice(NodeImporter &n) {
     const int64_t lo = los[axis], hi = his[axis], step = stepOf[axis];
     if (lo == 0 && hi == shapeOf(v)[axis] && step == 1)
       continue;
-    if (lo == hi)
-      return n.emitError() << "the slice of axis " << axis << " is empty";
+    if (lo == hi) { // Phi-3's rotary pass-through part at partial_rotary_factor 1
+      n.setEmptyOutput(0);
+      return success();
+    }
     v = step == 1 ? sliceAxis(b, n.loc(), v, axis, lo, hi)
                   : strideAxis(b, n.loc(), v, axis, lo, (hi - lo + step - 1) / step, step);
   }
@@ -714,6 +729,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Gelu", convertGelu},
       {"LayerNormalization", convertLayerNormalization},
       {"RMSNormalization", convertRMSNormalization},
+      {"InstanceNormalization", convertInstanceNormalization},
+      {"GroupNormalization", convertGroupNormalization},
       {"Attention", convertAttention},
       {"RotaryEmbedding", convertRotaryEmbedding},
       {"Swish", convertSwish},

@@ -75,6 +75,11 @@ public:
   virtual void setOutput(int i, mlir::Value value) = 0;
   /// Makes output `i` an error for whoever uses it, with `reason`.
   virtual void rejectOutput(int i, llvm::StringRef reason) = 0;
+  /// Makes output `i` a tensor of zero elements (mgs has none): Concat drops
+  /// it, any other use is an error.
+  virtual void setEmptyOutput(int i) = 0;
+  /// True when input `i` is such an empty tensor.
+  virtual bool inputIsEmpty(int i) const = 0;
 
   // Attributes with their ONNX defaults.
   const onnx::AttributeProto *findAttr(llvm::StringRef name) const;

@@ -1,9 +1,10 @@
 //===- LayerNorm.cpp - Converters of LayerNorm and GELU pieces ------------===//
 //
-// Reductions, Pow with a constant exponent and LayerNormalization. A
+// Reductions, Pow with a constant exponent and the normalizations. A
 // LayerNormalization becomes the ops PyTorch exports for LayerNorm at opset
 // 15 (mean, centred square, mean, + epsilon, sqrt, divide, scale, shift), so
-// both exports train through the same kernels and gradients.
+// both exports train through the same kernels and gradients; RMS, instance
+// and group normalization are the same pieces over other axes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -134,6 +135,36 @@ LogicalResult convertPow(NodeImporter &n) {
   return success();
 }
 
+/// (x - E[x]) / sqrt(E[(x - E[x])^2] + epsilon) over `axes` (statistics kept
+/// with their axes as 1), as PyTorch exports LayerNorm at opset 15; the mean
+/// and standard deviation in `mean` and `stddev` when given.
+static Value normalizeOver(NodeImporter &n, Value x, ArrayRef<int64_t> axes, float epsilon,
+                           Value *mean = nullptr, Value *stddev = nullptr) {
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  auto xType = cast<RankedTensorType>(x.getType());
+  SmallVector<int64_t> statShape(xType.getShape());
+  for (int64_t d : axes)
+    statShape[d] = 1;
+  auto statType = RankedTensorType::get(statShape, b.getF32Type());
+  auto meanOf = [&](Value v) {
+    return ReduceOp::create(b, loc, statType, b.getStringAttr("mean"), v,
+                            b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true))
+        .getResult();
+  };
+  Value mu = meanOf(x);
+  Value centred = SubOp::create(b, loc, xType, x, mu);
+  Value squared = PowOp::create(b, loc, xType, centred, b.getF32FloatAttr(2.0f));
+  Value var = meanOf(squared);
+  Value shifted = AddOp::create(b, loc, statType, var, f32Scalar(n, epsilon));
+  Value sd = SqrtOp::create(b, loc, statType, shifted);
+  if (mean)
+    *mean = mu;
+  if (stddev)
+    *stddev = sd;
+  return DivOp::create(b, loc, xType, centred, sd);
+}
+
 LogicalResult convertLayerNormalization(NodeImporter &n) {
   auto x = n.input(0), scale = n.input(1);
   if (failed(x) || failed(scale))
@@ -161,22 +192,10 @@ LogicalResult convertLayerNormalization(NodeImporter &n) {
   }
   OpBuilder &b = n.builder();
   Location loc = n.loc();
-  auto f32 = b.getF32Type();
   auto xType = cast<RankedTensorType>(x->getType());
-  auto statType = RankedTensorType::get(statShape, f32);
-  auto mean = [&](Value v) {
-    return ReduceOp::create(b, loc, statType, b.getStringAttr("mean"), v,
-                            b.getDenseI64ArrayAttr(axes), b.getBoolAttr(true))
-        .getResult();
-  };
-  // y = (x - E[x]) / sqrt(E[(x - E[x])^2] + epsilon) * scale + bias
-  Value mu = mean(*x);
-  Value centred = SubOp::create(b, loc, xType, *x, mu);
-  Value squared = PowOp::create(b, loc, xType, centred, b.getF32FloatAttr(2.0f));
-  Value var = mean(squared);
-  Value shifted = AddOp::create(b, loc, statType, var, f32Scalar(n, n.floatAttr("epsilon", 1e-5f)));
-  Value stddev = SqrtOp::create(b, loc, statType, shifted);
-  Value normed = DivOp::create(b, loc, xType, centred, stddev);
+  auto statType = RankedTensorType::get(statShape, b.getF32Type());
+  Value mu, stddev;
+  Value normed = normalizeOver(n, *x, axes, n.floatAttr("epsilon", 1e-5f), &mu, &stddev);
   auto yType = n.outputType(0);
   if (failed(yType))
     return failure();
@@ -233,6 +252,82 @@ LogicalResult convertRMSNormalization(NodeImporter &n) {
   Value rms = SqrtOp::create(b, loc, statType, shifted);
   Value normed = DivOp::create(b, loc, xType, *x, rms);
   n.setOutput(0, MulOp::create(b, loc, xType, normed, *scale).getResult());
+  return success();
+}
+
+/// A per-channel input (InstanceNormalization's and GroupNormalization's
+/// scale and bias, of `channels` values) reshaped to [C, 1, ...] so that it
+/// broadcasts along axis 1 of a tensor of `rank`.
+static FailureOr<Value> perChannel(NodeImporter &n, int i, int64_t channels, int64_t rank,
+                                   StringRef name) {
+  auto v = n.input(i);
+  if (failed(v))
+    return failure();
+  if (shapeOf(*v) != ArrayRef<int64_t>{channels})
+    return n.emitError() << name << " has shape " << shapeToString(shapeOf(*v)) << ", expected "
+                         << channels << " (one value a channel)";
+  SmallVector<int64_t> shape(rank - 1, 1);
+  shape[0] = channels;
+  return reshapeTo(n, *v, shape);
+}
+
+LogicalResult convertInstanceNormalization(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  const int64_t rank = shape.size();
+  if (rank < 3)
+    return n.emitError() << "input of rank " << rank << ": expected N x C x D1 x ...";
+  auto scale = perChannel(n, 1, shape[1], rank, "scale");
+  auto bias = perChannel(n, 2, shape[1], rank, "B");
+  if (failed(scale) || failed(bias))
+    return failure();
+  // Each (sample, channel) normalized over its spatial axes.
+  SmallVector<int64_t> axes;
+  for (int64_t d = 2; d < rank; ++d)
+    axes.push_back(d);
+  OpBuilder &b = n.builder();
+  auto xType = cast<RankedTensorType>(x->getType());
+  Value normed = normalizeOver(n, *x, axes, n.floatAttr("epsilon", 1e-5f));
+  Value y = MulOp::create(b, n.loc(), xType, normed, *scale);
+  n.setOutput(0, AddOp::create(b, n.loc(), xType, y, *bias).getResult());
+  return success();
+}
+
+LogicalResult convertGroupNormalization(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  if (n.intAttr("stash_type", 1) != 1)
+    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
+                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  const int64_t rank = shape.size();
+  if (rank < 3)
+    return n.emitError() << "input of rank " << rank << ": expected N x C x D1 x ...";
+  const int64_t channels = shape[1], groups = n.intAttr("num_groups", 0);
+  if (groups < 1 || channels % groups != 0)
+    return n.emitError() << "num_groups " << groups << " must be positive and divide the "
+                         << channels << " channels";
+  // (Opset 18's scale per group is deprecated: ONNX's checker refuses it
+  // before the import; opset 21 scales each channel.)
+  int64_t spatial = 1;
+  for (int64_t d : shape.drop_front(2))
+    spatial *= d;
+  auto scale = perChannel(n, 1, channels, rank, "scale");
+  auto bias = perChannel(n, 2, channels, rank, "bias");
+  if (failed(scale) || failed(bias))
+    return failure();
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  // Each (sample, group) normalized over its channels and spatial axes.
+  Value grouped = reshapeTo(n, *x, {shape[0], groups, channels / groups * spatial});
+  Value normed = normalizeOver(n, grouped, {2}, n.floatAttr("epsilon", 1e-5f));
+  Value y = reshapeTo(n, normed, shape);
+  auto xType = cast<RankedTensorType>(x->getType());
+  y = MulOp::create(b, loc, xType, y, *scale);
+  n.setOutput(0, AddOp::create(b, loc, xType, y, *bias).getResult());
   return success();
 }
 

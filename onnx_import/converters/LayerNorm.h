@@ -30,6 +30,10 @@ mlir::LogicalResult convertLayerNormalization(NodeImporter &n);
 /// RMSNormalization (opset 23) as x / sqrt(mean(x^2) + epsilon) * scale over
 /// the axes from `axis` on: train.pow, reduce, add, sqrt, div, mul.
 mlir::LogicalResult convertRMSNormalization(NodeImporter &n);
+/// InstanceNormalization and GroupNormalization: the same decomposition over
+/// each sample's spatial axes, or its groups of channels.
+mlir::LogicalResult convertInstanceNormalization(NodeImporter &n);
+mlir::LogicalResult convertGroupNormalization(NodeImporter &n);
 
 } // namespace mgs::onnx_import
 
