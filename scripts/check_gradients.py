@@ -5,7 +5,8 @@
                        [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
-Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only): language models on
+Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llama (Hugging Face's,
+transformers 5, --batch 2): language models on
 int64 token ids, a label per token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
@@ -107,7 +108,8 @@ def read_weights(path):
 # The Llama's rotary inv_freq likewise (the angles' Cos and Sin are computed from it).
 MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"],
              "llama": ["--freeze", "inv_freq"], "llama_sdpa": ["--freeze", "inv_freq"],
-             "llama_tied": ["--freeze", "inv_freq"]}
+             "llama_tied": ["--freeze", "inv_freq"],
+             "hf_llama": ["--freeze", "*.rotary_emb.inv_freq"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}

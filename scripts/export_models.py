@@ -525,6 +525,102 @@ def shufflenet_small():
     return tvm.ShuffleNetV2([2, 2, 2], [24, 48, 96, 192, 1024], num_classes=10)
 
 
+# --- Hugging Face transformers models (PyTorch 2.x with `transformers`; probe_zoo.py's "hf ..."
+# rows, and hf_llama here). Tiny configurations (width 32, 2 layers), random weights (nothing
+# downloaded), every dropout 0 unless asked; the wrapper takes the ids (or pixels) only.
+
+def transformers_available():
+    try:
+        import transformers  # noqa: F401
+        return True
+    except Exception:  # (not installed, or too old for this PyTorch)
+        return False
+
+
+def _transformers():
+    if not transformers_available():
+        sys.exit("export_models.py: the hf_* models need Hugging Face transformers (and PyTorch "
+                 "2.x): run with a Python that has them")
+    import transformers
+    return transformers
+
+
+class HFLogits(nn.Module):
+    """forward(x) -> a transformers model's logits, 2-D ([N, classes] or [N*T, vocab]). how:
+    "ids" (input_ids), "nocache" (input_ids, use_cache=False), "seq2seq" (T5: the decoder reads
+    the same ids, causally, and predicts the next one), "pixels" (pixel_values)."""
+
+    def __init__(self, model, how, width):
+        super().__init__()
+        self.m, self.how, self.width = model, how, width
+
+    def forward(self, x):
+        if self.how == "ids":
+            out = self.m(input_ids=x, return_dict=False)
+        elif self.how == "nocache":
+            out = self.m(input_ids=x, use_cache=False, return_dict=False)
+        elif self.how == "seq2seq":
+            out = self.m(input_ids=x, decoder_input_ids=x, use_cache=False, return_dict=False)
+        else:
+            out = self.m(pixel_values=x, return_dict=False)
+        return out[0].reshape(-1, self.width)
+
+
+def hf_bert(vocab, dropout=0.0, pad=0):
+    """BertForSequenceClassification, 4 classes; the pad id's embedding row is padding_idx."""
+    hf = _transformers()
+    c = hf.BertConfig(vocab_size=max(vocab, pad + 1), pad_token_id=pad, hidden_size=32,
+                      num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                      max_position_embeddings=64, num_labels=4, hidden_dropout_prob=dropout,
+                      attention_probs_dropout_prob=dropout, classifier_dropout=dropout)
+    return HFLogits(hf.BertForSequenceClassification(c), "ids", 4)
+
+
+def hf_distilbert(vocab, pad=0):
+    hf = _transformers()
+    c = hf.DistilBertConfig(vocab_size=max(vocab, pad + 1), pad_token_id=pad, dim=32, n_layers=2,
+                            n_heads=2, hidden_dim=64, max_position_embeddings=64, num_labels=4,
+                            dropout=0.0, attention_dropout=0.0, seq_classif_dropout=0.0)
+    return HFLogits(hf.DistilBertForSequenceClassification(c), "ids", 4)
+
+
+def hf_t5(vocab):
+    """T5ForConditionalGeneration as a language model (decoder_input_ids = the ids)."""
+    hf = _transformers()
+    c = hf.T5Config(vocab_size=vocab, d_model=32, d_kv=8, d_ff=64, num_layers=2,
+                    num_decoder_layers=2, num_heads=4, dropout_rate=0.0, decoder_start_token_id=0,
+                    tie_word_embeddings=False)
+    return HFLogits(hf.T5ForConditionalGeneration(c), "seq2seq", vocab)
+
+
+def hf_vit():
+    """ViTForImageClassification on 32x32 images, patches of 8, 10 classes."""
+    hf = _transformers()
+    c = hf.ViTConfig(image_size=32, patch_size=8, num_channels=3, hidden_size=32,
+                     num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                     hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, num_labels=10)
+    return HFLogits(hf.ViTForImageClassification(c), "pixels", 10)
+
+
+def hf_decoder(family, vocab, **kw):
+    """A causal LM of `family` (llama, qwen2, mistral, phi, gptneox): 4 query heads sharing 2
+    key/value heads where the family has grouped-query attention, the LM head not tied; its
+    rotary inv_freq is a float buffer (freeze it: mgsc --freeze '*.rotary_emb.inv_freq')."""
+    hf = _transformers()
+    cls, cfg = {"llama": ("LlamaForCausalLM", "LlamaConfig"),
+                "qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
+                "mistral": ("MistralForCausalLM", "MistralConfig"),
+                "phi": ("PhiForCausalLM", "PhiConfig"),
+                "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig")}[family]
+    base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                num_attention_heads=4, max_position_embeddings=64, attention_dropout=0.0,
+                tie_word_embeddings=False)
+    if family != "gptneox":
+        base["num_key_value_heads"] = 2
+    base.update(kw)
+    return HFLogits(getattr(hf, cls)(getattr(hf, cfg)(**base)), "nocache", vocab)
+
+
 def build(name):
     """Returns (model, example input) for a model name."""
     import torchvision.models as tvm
@@ -600,6 +696,9 @@ def build(name):
         # its rotary embeddings and attention as ONNX ops (opset 23: RotaryEmbedding, Attention)
         "llama_onnxops": (lambda: TokenLlama(onnx_ops=True), torch.zeros(1, 16, dtype=torch.long)),
         "llama_tied": (lambda: TokenLlama(tied=True), torch.zeros(1, 16, dtype=torch.long)),
+        # Hugging Face's LlamaForCausalLM (transformers 5), as the Llamas above: 16 tokens of
+        # 64, its batch fixed by the export (2: check_gradients.py --batch 2)
+        "hf_llama": (lambda: hf_decoder("llama", 64), torch.zeros(1, 16, dtype=torch.long)),
         # torchvision's VisionTransformer on CIFAR-shaped input: patches of 4
         # (64 of them and the class token), 2 layers, width 64, 4 heads, MLP
         # 128, 10 classes, dropout 0.
@@ -700,7 +799,7 @@ TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", 
 # merges initializers of equal value (every RMSNorm weight starts at ones: one tensor shared by
 # all five, which then train as one) and folds each weight's Transpose into an unnamed
 # constant (the trained tensors lose their names).
-TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops"}
+TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops", "hf_llama"}
 
 
 def exporter_args(name, dynamo=False):

@@ -20,6 +20,12 @@ Run with Debian's /usr/bin/python3 from the repository root after building
 mgs-import-onnx and mgsc (or with a PyTorch 2.x, e.g. the benches' venv
 ~/.cache/mgs-torch2/bin/python, and --opset 20: its TorchScript exporter). Nothing is downloaded (random weights, seeded). One
 OpenMP thread for training, so that the probe stays cheap on a shared machine.
+
+With Hugging Face transformers installed (PyTorch 2.x), the "hf ..." rows are tiny BERT,
+DistilBERT, T5, ViT and decoder LMs (export_models.py's hf_* builders), each exported with a fixed
+batch at its own opset unless --opset is given: BERT, DistilBERT, T5 and ViT by the TorchScript
+exporter at opset 20, the decoders (Llama, Qwen2, Mistral, Phi, GPT-NeoX) only by the
+torch.export-based one, at opset 23, its optimizer off, their rotary inv_freq frozen.
 """
 import argparse
 import os
@@ -38,7 +44,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402  (its TokenDecoder, TokenSeq2Seq, PaddedAttention, MaxVit)
 VOCAB, LENGTH = 50, 12
-OPSET = 15  # --opset
+OPSET = None  # --opset (None: 15, and the "hf ..." rows' own: 20, or 23 for torch.export)
 
 
 # --- PyTorch's own blocks, as a user wraps them -----------------------------
@@ -56,6 +62,48 @@ class Recurrent(nn.Module):
     def forward(self, tokens):
         y, _ = self.rnn(self.embed(tokens))
         return self.out(y).reshape(-1, VOCAB)
+
+
+# --- Hugging Face transformers models (when `transformers` imports) ---------
+# export_models.py's tiny configurations (random weights, nothing downloaded, every dropout 0
+# unless the name says otherwise; 2-D logits). BERT, DistilBERT, T5 and ViT export with the
+# TorchScript exporter (opset 20: --opset 20); the decoders only with the torch.export-based one,
+# at opset 23 (--opset 23), its graph optimizer off: on, it merges initializers of equal value
+# (the RMSNorm weights, all ones, become one tensor, which then trains as one) and renames the
+# weights. Both exports fix the batch (transformers' mask code computes from the shapes).
+# BERT's and DistilBERT's embeddings have a padding_idx (pad_token_id, 0 by default), whose row
+# PyTorch never updates (its gradient is zero); ONNX's Gather has no such attribute, so mgs
+# trains it like any other row. Their rows put the pad id outside the data (VOCAB, one more
+# row), except "(pad id 0)": the default, with id 0 in the data.
+
+def hf_models():
+    """The "hf ..." rows (as models()'s), with the decoders exported by torch.export."""
+    if not export_models.transformers_available():
+        return {}
+    em = export_models
+    img32, tokens = (3, 32, 32), (LENGTH,)
+    return {
+        "hf bert": (lambda: em.hf_bert(VOCAB, pad=VOCAB), tokens, "class", 16, 256, 0.05),
+        "hf bert (dropout 0.1)": (lambda: em.hf_bert(VOCAB, dropout=0.1, pad=VOCAB), tokens,
+                                  "class", 16, 256, 0.05),
+        "hf distilbert": (lambda: em.hf_distilbert(VOCAB, pad=VOCAB), tokens, "class", 16, 256,
+                          0.05),
+        "hf distilbert (pad id 0)": (lambda: em.hf_distilbert(VOCAB, pad=0), tokens, "class", 16,
+                                     256, 0.05),
+        "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
+        "hf vit": (em.hf_vit, img32, "image", 16, 64, 0.05),
+        "hf llama": (lambda: em.hf_decoder("llama", VOCAB), tokens, "token", 16, 128, 0.1),
+        "hf qwen2": (lambda: em.hf_decoder("qwen2", VOCAB), tokens, "token", 16, 128, 0.1),
+        "hf mistral": (lambda: em.hf_decoder("mistral", VOCAB, sliding_window=None), tokens,
+                       "token", 16, 128, 0.1),
+        "hf phi": (lambda: em.hf_decoder("phi", VOCAB, resid_pdrop=0.0, embd_pdrop=0.0), tokens,
+                   "token", 16, 128, 0.1),
+        "hf gpt-neox": (lambda: em.hf_decoder("gptneox", VOCAB, hidden_dropout=0.0), tokens,
+                        "token", 16, 128, 0.1),
+    }
+
+
+HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -161,18 +209,28 @@ def models():
                          0.1),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
+        **hf_models(),
     }
 
 
-def export(name, ctor, shape, kind, path):
+def export(name, ctor, shape, kind, path, batch):
     torch.manual_seed(0)
     model = ctor()
     model.train()
+    if name.startswith("hf "):  # a fixed batch; the exporter as the row says
+        example = torch.zeros(batch, *shape, dtype=torch.long if kind != "image" else torch.float32)
+        exporter = ({"dynamo": True, "optimize": False, "external_data": False}
+                    if name in HF_TORCH_EXPORT else {"dynamo": False})
+        opset = OPSET or (23 if name in HF_TORCH_EXPORT else 20)
+        torch.onnx.export(model, (example,), path, opset_version=opset,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                          input_names=["input"], output_names=["logits"], **exporter)
+        return
     example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
     rows = "rows" if kind in ("token", "padded") else "N"
     # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph), but
     # for the models only the default one exports (export_models.py's TORCH_EXPORT).
-    torch.onnx.export(model, (example,), path, opset_version=OPSET,
+    torch.onnx.export(model, (example,), path, opset_version=OPSET or 15,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "N"}, "logits": {0: rows}},
@@ -286,7 +344,9 @@ def run(cmd, timeout, env=None):
 # differentiable ops, which PyTorch never updates, frozen (Swin V2's table of relative
 # coordinates, the input of its position bias MLP; the Llamas' rotary inv_freq, whose angles' Cos
 # and Sin are computed).
-MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"]}
+# The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
+MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
+             **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT}}
 
 
 def probe(name, spec, args):
@@ -298,7 +358,7 @@ def probe(name, spec, args):
     row = {"model": name, "imports": "-", "compiles": "-", "trains": "-", "blocker": "",
            "torch": ""}
     try:
-        export(name, ctor, shape, kind, onnx_path)
+        export(name, ctor, shape, kind, onnx_path, batch)
     except Exception as e:  # the exporter's own failure: nothing mgs can do
         row["blocker"] = f"torch.onnx.export: {str(e).splitlines()[0][:140]}"
         return row
@@ -311,7 +371,7 @@ def probe(name, spec, args):
         return row
     exe = os.path.join(work, "train")
     rc, out = run([os.path.join(args.build, "bin", "mgsc"), onnx_path, *bsz, "--quiet",
-                   *MGSC_ARGS.get(name.split(" ")[0], []), "-o", exe], 900)
+                   *MGSC_ARGS.get(name, MGSC_ARGS.get(name.split(" ")[0], [])), "-o", exe], 900)
     row["compiles"] = "yes" if rc == 0 else "no"
     if rc != 0:
         row["blocker"] = first_error(out)
@@ -349,8 +409,9 @@ def main():
     ap.add_argument("--markdown", action="store_true", help="print the table as Markdown")
     ap.add_argument("--lr", type=float, default=0.0,
                     help="the learning rate of every model (default: each model's own)")
-    ap.add_argument("--opset", type=int, default=15,
-                    help="the opset to export at (PyTorch 2.x: 20, its default)")
+    ap.add_argument("--opset", type=int, default=None,
+                    help="the opset to export at (default 15; PyTorch 2.x: 20, its default; the "
+                         "\"hf ...\" rows default to 20, or 23 for the decoders)")
     args = ap.parse_args()
     global OPSET
     OPSET = args.opset
@@ -359,6 +420,9 @@ def main():
     names = [n for n in args.only.split(",") if n] or list(table)
     unknown = [n for n in names if n not in table]
     if unknown:
+        if any(n.startswith("hf ") for n in unknown) and not export_models.transformers_available():
+            sys.exit("probe_zoo.py: the \"hf ...\" rows need Hugging Face transformers (and "
+                     "PyTorch 2.x): run with a Python that has them")
         sys.exit(f"probe_zoo.py: unknown model(s) {', '.join(unknown)}; known: {', '.join(table)}")
     rows = []
     for name in names:
