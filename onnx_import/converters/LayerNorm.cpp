@@ -135,6 +135,14 @@ LogicalResult convertPow(NodeImporter &n) {
   return success();
 }
 
+/// The normalizations' statistics are computed in float32 (stash_type 1).
+static LogicalResult checkStashType(NodeImporter &n) {
+  if (n.intAttr("stash_type", 1) == 1)
+    return success();
+  return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
+                       << " of attribute 'stash_type'; supported: 1 (float32)";
+}
+
 /// (x - E[x]) / sqrt(E[(x - E[x])^2] + epsilon) over `axes` (statistics kept
 /// with their axes as 1), as PyTorch exports LayerNorm at opset 15; the mean
 /// and standard deviation in `mean` and `stddev` when given.
@@ -176,9 +184,8 @@ LogicalResult convertLayerNormalization(NodeImporter &n) {
       return failure();
     bias = *given;
   }
-  if (n.intAttr("stash_type", 1) != 1)
-    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
-                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  if (failed(checkStashType(n)))
+    return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   int64_t rank = shape.size();
   auto normAxis = n.axisAttr("axis", -1, rank);
@@ -218,9 +225,8 @@ LogicalResult convertRMSNormalization(NodeImporter &n) {
   auto x = n.input(0), scale = n.input(1);
   if (failed(x) || failed(scale))
     return failure();
-  if (n.intAttr("stash_type", 1) != 1)
-    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
-                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  if (failed(checkStashType(n)))
+    return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   const int64_t rank = shape.size();
   auto normAxis = n.axisAttr("axis", -1, rank);
@@ -299,9 +305,8 @@ LogicalResult convertGroupNormalization(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  if (n.intAttr("stash_type", 1) != 1)
-    return n.emitError() << "unsupported value " << n.intAttr("stash_type", 1)
-                         << " of attribute 'stash_type'; supported: 1 (float32)";
+  if (failed(checkStashType(n)))
+    return failure();
   ArrayRef<int64_t> shape = shapeOf(*x);
   const int64_t rank = shape.size();
   if (rank < 3)
