@@ -548,19 +548,25 @@ def _transformers():
 class HFLogits(nn.Module):
     """forward(x) -> a transformers model's logits, 2-D ([N, classes] or [N*T, vocab]). how:
     "ids" (input_ids), "nocache" (input_ids, use_cache=False), "seq2seq" (T5: the decoder reads
-    the same ids, causally, and predicts the next one), "pixels" (pixel_values)."""
+    the same ids, causally, and predicts the next one), "pixels" (pixel_values), "audio"
+    (input_values: Wav2Vec2's logits per frame). mask_ones: an all-ones attention_mask built
+    inside forward (the TorchScript exporter cannot export transformers 5's mask code without
+    one: it calls torch.diff)."""
 
-    def __init__(self, model, how, width):
+    def __init__(self, model, how, width, mask_ones=False):
         super().__init__()
-        self.m, self.how, self.width = model, how, width
+        self.m, self.how, self.width, self.mask_ones = model, how, width, mask_ones
 
     def forward(self, x):
+        kw = {"attention_mask": torch.ones_like(x)} if self.mask_ones else {}
         if self.how == "ids":
-            out = self.m(input_ids=x, return_dict=False)
+            out = self.m(input_ids=x, return_dict=False, **kw)
         elif self.how == "nocache":
-            out = self.m(input_ids=x, use_cache=False, return_dict=False)
+            out = self.m(input_ids=x, use_cache=False, return_dict=False, **kw)
         elif self.how == "seq2seq":
             out = self.m(input_ids=x, decoder_input_ids=x, use_cache=False, return_dict=False)
+        elif self.how == "audio":
+            out = self.m(input_values=x, return_dict=False)
         else:
             out = self.m(pixel_values=x, return_dict=False)
         return out[0].reshape(-1, self.width)
@@ -602,23 +608,49 @@ def hf_vit():
     return HFLogits(hf.ViTForImageClassification(c), "pixels", 10)
 
 
-def hf_decoder(family, vocab, **kw):
-    """A causal LM of `family` (llama, qwen2, mistral, phi, gptneox): 4 query heads sharing 2
-    key/value heads where the family has grouped-query attention, the LM head not tied; its
-    rotary inv_freq is a float buffer (freeze it: mgsc --freeze '*.rotary_emb.inv_freq')."""
+def hf_decoder(family, vocab, mask_ones=False, **kw):
+    """A causal LM of `family` (llama, qwen2, mistral, phi, phi3, gptneox, falcon): 4 query heads
+    sharing 2 key/value heads where the family has grouped-query attention (Falcon: its default
+    multi-query attention, one), the LM head not tied; its rotary inv_freq is a float buffer
+    (the torch.export-based exporter keeps it: freeze it, mgsc --freeze '*.rotary_emb.inv_freq').
+    Phi-3's embedding has a padding_idx (pad_token_id): it is put outside the ids (vocab, one
+    more row). mask_ones: see HFLogits."""
     hf = _transformers()
     cls, cfg = {"llama": ("LlamaForCausalLM", "LlamaConfig"),
                 "qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
                 "mistral": ("MistralForCausalLM", "MistralConfig"),
                 "phi": ("PhiForCausalLM", "PhiConfig"),
-                "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig")}[family]
+                "phi3": ("Phi3ForCausalLM", "Phi3Config"),
+                "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
+                "falcon": ("FalconForCausalLM", "FalconConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=4, max_position_embeddings=64, attention_dropout=0.0,
                 tie_word_embeddings=False)
-    if family != "gptneox":
+    if family not in ("gptneox", "falcon"):
         base["num_key_value_heads"] = 2
+    if family == "falcon":
+        del base["intermediate_size"]
+    if family == "phi3":
+        base.update(vocab_size=vocab + 1, pad_token_id=vocab, eos_token_id=vocab)
     base.update(kw)
-    return HFLogits(getattr(hf, cls)(getattr(hf, cfg)(**base)), "nocache", vocab)
+    width = base["vocab_size"]
+    return HFLogits(getattr(hf, cls)(getattr(hf, cfg)(**base)), "nocache", width, mask_ones)
+
+
+def hf_wav2vec2(classes, layers=2):
+    """Wav2Vec2ForCTC as a per-frame classifier: its logits [N*T', classes], T' = samples / 8
+    (a feature extractor of 2 convolutions, kernels and strides 4 and 2, GroupNorm after the
+    first, as feat_extract_norm="group"), `layers` transformer layers 32 wide; no masking."""
+    hf = _transformers()
+    c = hf.Wav2Vec2Config(vocab_size=classes, hidden_size=32, num_hidden_layers=layers,
+                          num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16),
+                          conv_stride=(4, 2), conv_kernel=(4, 2), num_feat_extract_layers=2,
+                          num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                          hidden_dropout=0.0, activation_dropout=0.0, attention_dropout=0.0,
+                          feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0,
+                          mask_time_prob=0.0, mask_feature_prob=0.0, do_stable_layer_norm=False,
+                          feat_extract_norm="group")
+    return HFLogits(hf.Wav2Vec2ForCTC(c), "audio", classes)
 
 
 def build(name):

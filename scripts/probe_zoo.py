@@ -22,10 +22,13 @@ mgs-import-onnx and mgsc (or with a PyTorch 2.x, e.g. the benches' venv
 OpenMP thread for training, so that the probe stays cheap on a shared machine.
 
 With Hugging Face transformers installed (PyTorch 2.x), the "hf ..." rows are tiny BERT,
-DistilBERT, T5, ViT and decoder LMs (export_models.py's hf_* builders), each exported with a fixed
-batch at its own opset unless --opset is given: BERT, DistilBERT, T5 and ViT by the TorchScript
-exporter at opset 20, the decoders (Llama, Qwen2, Mistral, Phi, GPT-NeoX) only by the
-torch.export-based one, at opset 23, its optimizer off, their rotary inv_freq frozen.
+DistilBERT, T5, ViT, Wav2Vec2 and decoder LMs (export_models.py's hf_* builders), each exported
+with a fixed batch at its own opset unless --opset is given: BERT, DistilBERT, T5, ViT and
+Wav2Vec2 by the TorchScript exporter at opset 20; the decoders (Llama, Qwen2, Mistral, Phi,
+GPT-NeoX) by the torch.export-based one, at opset 23, its optimizer off, their rotary inv_freq
+frozen, and as "(TorchScript)" rows (also Phi-3 and Falcon) by the TorchScript one at opset 20,
+with an all-ones attention mask; "(torch.export)" rows: BERT and Wav2Vec2 by torch.export.
+scripts/check_hf_gradients.py checks these rows' one-step gradients.
 """
 import argparse
 import os
@@ -66,11 +69,14 @@ class Recurrent(nn.Module):
 
 # --- Hugging Face transformers models (when `transformers` imports) ---------
 # export_models.py's tiny configurations (random weights, nothing downloaded, every dropout 0
-# unless the name says otherwise; 2-D logits). BERT, DistilBERT, T5 and ViT export with the
-# TorchScript exporter (opset 20: --opset 20); the decoders only with the torch.export-based one,
+# unless the name says otherwise; 2-D logits). BERT, DistilBERT, T5, ViT and Wav2Vec2 export with
+# the TorchScript exporter (opset 20: --opset 20); the decoders with the torch.export-based one,
 # at opset 23 (--opset 23), its graph optimizer off: on, it merges initializers of equal value
 # (the RMSNorm weights, all ones, become one tensor, which then trains as one) and renames the
 # weights. Both exports fix the batch (transformers' mask code computes from the shapes).
+# The TorchScript exporter takes the decoders with an attention mask (all ones, built inside
+# forward: HFLogits' mask_ones); its exports hold the rotary angles as Constant nodes, no
+# inv_freq initializer: nothing to freeze.
 # BERT's and DistilBERT's embeddings have a padding_idx (pad_token_id, 0 by default), whose row
 # PyTorch never updates (its gradient is zero); ONNX's Gather has no such attribute, so mgs
 # trains it like any other row. Their rows put the pad id outside the data (VOCAB, one more
@@ -100,10 +106,31 @@ def hf_models():
                    "token", 16, 128, 0.1),
         "hf gpt-neox": (lambda: em.hf_decoder("gptneox", VOCAB, hidden_dropout=0.0), tokens,
                         "token", 16, 128, 0.1),
+        # the decoders by the TorchScript exporter (opset 20), with an all-ones attention mask
+        # built inside forward (without one, transformers 5's mask code calls torch.diff)
+        **{f"hf {name} (TorchScript)": (
+            (lambda f=family, k=kw: em.hf_decoder(f, VOCAB, mask_ones=True, **k)), tokens,
+            "token", 16, 128, 0.1) for name, family, kw in [
+                ("llama", "llama", {}), ("qwen2", "qwen2", {}),
+                ("mistral", "mistral", {"sliding_window": None}),
+                ("phi", "phi", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
+                ("phi3", "phi3", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
+                ("falcon", "falcon", {"hidden_dropout": 0.0}),
+                ("gpt-neox", "gptneox", {"hidden_dropout": 0.0})]},
+        # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
+        # patterns, its label (make_data's "audio")
+        "hf wav2vec2": (lambda: em.hf_wav2vec2(AUDIO_CLASSES), (8 * AUDIO_FRAMES,), "audio", 16,
+                        128, 0.05),
+        "hf wav2vec2 (torch.export)": (lambda: em.hf_wav2vec2(AUDIO_CLASSES),
+                                       (8 * AUDIO_FRAMES,), "audio", 16, 128, 0.05),
+        "hf bert (torch.export)": (lambda: em.hf_bert(VOCAB, pad=VOCAB), tokens, "class", 16,
+                                   256, 0.05),
     }
 
 
-HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"}
+AUDIO_CLASSES, AUDIO_FRAMES = 8, 16
+HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox",
+                   "hf wav2vec2 (torch.export)", "hf bert (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -218,7 +245,8 @@ def export(name, ctor, shape, kind, path, batch):
     model = ctor()
     model.train()
     if name.startswith("hf "):  # a fixed batch; the exporter as the row says
-        example = torch.zeros(batch, *shape, dtype=torch.long if kind != "image" else torch.float32)
+        example = torch.zeros(batch, *shape,
+                              dtype=torch.float32 if kind in ("image", "audio") else torch.long)
         exporter = ({"dynamo": True, "optimize": False, "external_data": False}
                     if name in HF_TORCH_EXPORT else {"dynamo": False})
         opset = OPSET or (23 if name in HF_TORCH_EXPORT else 20)
@@ -245,6 +273,12 @@ def make_data(kind, shape, samples, work):
         patterns = rng.standard_normal((10, *shape))
         np.save(x, (patterns[labels] + 0.5 * rng.standard_normal((samples, *shape)))
                 .astype(np.float32))
+        np.save(y, labels.astype(np.int64))
+    elif kind == "audio":  # AUDIO_FRAMES frames a sample, each one of the noisy patterns
+        labels = rng.integers(0, AUDIO_CLASSES, (samples, AUDIO_FRAMES))
+        patterns = rng.standard_normal((AUDIO_CLASSES, shape[0] // AUDIO_FRAMES))
+        np.save(x, (patterns[labels].reshape(samples, -1)
+                    + 0.5 * rng.standard_normal((samples, *shape))).astype(np.float32))
         np.save(y, labels.astype(np.int64))
     else:
         padded = kind == "padded"
@@ -346,7 +380,8 @@ def run(cmd, timeout, env=None):
 # and Sin are computed).
 # The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
-             **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT}}
+             **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
+                if "bert" not in name and "wav2vec2" not in name}}
 
 
 def probe(name, spec, args):

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""One-step gradient check of probe_zoo.py's "hf ..." rows (Hugging Face transformers models).
+
+    check_hf_gradients.py [--build DIR] [--work DIR] [--only NAME,...] [--tol T] [--verbose]
+                          [--inject NAME:FACTOR]
+
+For each row (default: every "hf ..." row but those with dropout and "(pad id 0)", whose padding
+row PyTorch never updates: it differs by design, docs/models.md): the row's export (probe_zoo.py's
+export(): its exporter and opset) is compiled by DIR/bin/mgsc with the row's mgsc options (the
+decoders' rotary inv_freq frozen), and the executable takes one step of plain SGD (lr 1000, no
+momentum, no weight decay) on the first batch of the row's data; mgs's gradient is
+(w0 - w1) / lr, each parameter's, against PyTorch's on the same batch from the same initial
+weights (the executable's .weights) in float64, bounded by check_gradients.py's compare()
+(--tol, 1e-4 by default: the whole model's relative error, and each tensor's within it at the
+larger of its norm and the model's scale). PyTorch's float32 gradient's error is printed beside.
+--inject NAME:FACTOR scales mgs's gradient of tensor NAME (in the rows that have it) before the
+comparison: the check must then fail.
+Run with a Python that has torch 2.x and transformers (the benches' venv,
+~/.cache/mgs-torch2/bin/python) from the repository root. Prints one line a row; exits 1 if
+any row's gradient fails (a row that does not compile is skipped).
+"""
+import argparse
+import contextlib
+import io
+import os
+import re
+import subprocess
+import sys
+import types
+import warnings
+
+import numpy as np
+import onnx
+import onnx.numpy_helper
+import torch
+import torch.nn.functional as F
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import check_gradients  # noqa: E402
+import probe_zoo  # noqa: E402
+
+LR = 1000.0
+
+
+def gradients(ctor, w0, x, y, dtype):
+    """PyTorch's gradient of the mean cross entropy in `dtype`, from the weights `w0`."""
+    torch.manual_seed(0)
+    model = ctor()
+    model.train()
+    with torch.no_grad():
+        for n, p in model.named_parameters():
+            p.copy_(torch.from_numpy(w0[n].copy()))
+    model.to(dtype)
+    xs = x.to(dtype) if x.is_floating_point() else x
+    F.cross_entropy(model(xs), y.reshape(-1)).backward()
+    return {n: p.grad.double().numpy() for n, p in model.named_parameters()}
+
+
+def check(name, spec, args):
+    ctor, shape, kind, batch, samples, _ = spec
+    work = os.path.join(args.work, re.sub(r"[^A-Za-z0-9_]", "_", name))
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "model.onnx")
+    with contextlib.redirect_stdout(io.StringIO()):  # (the torch.export-based exporter's steps)
+        probe_zoo.export(name, ctor, shape, kind, path, batch)
+    exe = os.path.join(work, "train")
+    p = subprocess.run([os.path.join(args.build, "bin", "mgsc"), path, "--batch-size", str(batch),
+                        "--quiet", *probe_zoo.MGSC_ARGS.get(name, []), "-o", exe],
+                       capture_output=True, text=True)
+    if p.returncode != 0:  # not a gradient mismatch: the row's table says so
+        print(f"{name}: does not compile, skipped ({probe_zoo.first_error(p.stderr)})", flush=True)
+        return True
+    xf, yf = probe_zoo.make_data(kind, shape, samples, work)
+    x, y = np.load(xf)[:batch], np.load(yf)[:batch]  # the first batch
+    bx, by = os.path.join(work, "batch-x.npy"), os.path.join(work, "batch-y.npy")
+    np.save(bx, x)
+    np.save(by, y)
+    trained = os.path.join(work, "trained.onnx")
+    subprocess.run([exe, "--data", bx, "--labels", by, "--epochs", "1", "--holdout", "0",
+                    "--lr", str(LR), "--momentum", "0", "--weight-decay", "0",
+                    "--progress-every", "0", "--save", trained],
+                   check=True, stdout=subprocess.DEVNULL, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    w0 = check_gradients.read_weights(exe + ".weights")
+    w1 = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(trained).graph.initializer}
+    xt, yt = torch.from_numpy(x), torch.from_numpy(y)
+    exact = gradients(ctor, w0, xt, yt, torch.float64)
+    g32 = gradients(ctor, w0, xt, yt, torch.float32)
+    ours = {n: (w0[n].astype(np.float64) - w1[n]) / LR for n in exact}
+    if args.inject and args.inject.rsplit(":", 1)[0] in ours:
+        check_gradients.inject(ours, "the gradient", args.inject)
+    opts = types.SimpleNamespace(tol=args.tol, vs_float32=0.0, tensor_factor=1.0)
+    with contextlib.redirect_stdout(io.StringIO()) as per_tensor:
+        r = check_gradients.compare(ours, exact, [g32], set(exact), opts)
+    ok = not r["bad"]
+    verdict = "ok" if ok else "MISMATCH " + ", ".join(r["bad"])
+    print(f"{name}: {len(exact)} tensors, whole model {r['model']:.2e} (PyTorch float32 "
+          f"{r['model32']:.2e}), worst tensor {r['worst']:.2e} ({r['tensor_worst']}, "
+          f"{r['tensor_ratio']:.3f} of its bound): {verdict}", flush=True)
+    if args.verbose or not ok:
+        print(per_tensor.getvalue(), end="")
+    return ok
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--build", default="build", help="the mgs build tree (default build)")
+    ap.add_argument("--work", default="build/hf-gradients", help="scratch directory")
+    ap.add_argument("--only", default="", help="comma-separated row names")
+    ap.add_argument("--tol", type=float, default=1e-4)
+    ap.add_argument("--inject", default="", help="NAME:FACTOR: scale mgs's gradient of NAME")
+    ap.add_argument("--verbose", action="store_true", help="print every tensor's error")
+    args = ap.parse_args()
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    table = {n: s for n, s in probe_zoo.hf_models().items() if "dropout" not in n}
+    if not table:
+        sys.exit("check_hf_gradients.py: needs Hugging Face transformers (and PyTorch 2.x)")
+    # "(pad id 0)" differs by design (its padding_idx row: docs/models.md): on --only alone
+    names = [n for n in args.only.split(",") if n] or [n for n in table if "pad id 0" not in n]
+    unknown = [n for n in names if n not in table]
+    if unknown:
+        sys.exit(f"check_hf_gradients.py: unknown row(s) {', '.join(unknown)}; known: "
+                 f"{', '.join(table)}")
+    results = [check(n, table[n], args) for n in names]
+    sys.exit(0 if all(results) else 1)
+
+
+if __name__ == "__main__":
+    main()
