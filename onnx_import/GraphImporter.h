@@ -54,10 +54,11 @@ public:
   std::optional<mlir::Value> indexInput(int i) override {
     if (!hasInput(i))
       return std::nullopt;
-    auto it = indexValues.find(curNode->input(i));
-    if (it == indexValues.end())
-      return std::nullopt;
-    return it->second;
+    if (auto it = indexValues.find(curNode->input(i)); it != indexValues.end())
+      return it->second;
+    if (auto it = reshapedIndices.find(curNode->input(i)); it != reshapedIndices.end())
+      return it->second;
+    return std::nullopt;
   }
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) override;
   mlir::FailureOr<float> constantFloat(int i) override;
@@ -147,6 +148,9 @@ private:
   /// with data that becomes a train.dropout with a broadcast mask): sets
   /// `handled`. Random numbers reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// Imports a Reshape, Flatten, Squeeze, Unsqueeze or Identity of token ids
+  /// that only an embedding's Gather reads (reshapedIndices): sets `handled`.
+  mlir::LogicalResult importIndexReshape(bool &handled);
   /// Imports IsNaN of a computed tensor where it is all false: a Softmax of
   /// scores plus a constant mask that leaves each row a finite logit (how
   /// the TorchScript exporter writes scaled_dot_product_attention with a
@@ -173,6 +177,10 @@ private:
   /// INT64 graph inputs (name, argument number), read only as Gather indices.
   llvm::SmallVector<std::pair<std::string, size_t>> indexArgs;
   llvm::StringMap<mlir::Value> indexValues;
+  /// Reshapes of token ids (GPT-2's input_ids.view(-1, T)) on their way to
+  /// an embedding's Gather: the ids themselves, which the Gather reads and
+  /// then reshapes its rows to ONNX's shape.
+  llvm::StringMap<mlir::Value> reshapedIndices;
   llvm::StringMap<const onnx::TensorProto *> initializers, constants;
   /// FLOAT initializers used only where no gradient flows (Buffers.h):
   /// constants, not parameters.

@@ -166,7 +166,7 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
                              : std::string("graph output '");
   if (auto it = rejected.find(name); it != rejected.end())
     return mlir::emitError(useLoc) << user << name << "': " << it->second;
-  if (indexValues.count(name))
+  if (indexValues.count(name) || reshapedIndices.count(name))
     return mlir::emitError(useLoc) << user << name
                                    << "': an INT64 graph input, which mgs reads only as the "
                                       "indices of a Gather (an embedding)";
@@ -437,6 +437,30 @@ LogicalResult GraphImporter::verifyNodeOps(Operation *lastBefore, Block *block) 
   return success();
 }
 
+/// The ops that only change the shape of their input 0.
+static bool isIndexReshape(const onnx::NodeProto &node) {
+  return node.input_size() >= 1 && node.output_size() >= 1 &&
+         llvm::is_contained({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"},
+                            node.op_type());
+}
+
+LogicalResult GraphImporter::importIndexReshape(bool &handled) {
+  handled = false;
+  if (!isIndexReshape(*curNode))
+    return success();
+  const std::string &in = curNode->input(0);
+  Value ids;
+  if (auto it = indexValues.find(in); it != indexValues.end())
+    ids = it->second;
+  else if (auto it = reshapedIndices.find(in); it != reshapedIndices.end())
+    ids = it->second;
+  else
+    return success();
+  reshapedIndices[curNode->output(0)] = ids;
+  handled = true;
+  return success();
+}
+
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
@@ -462,6 +486,13 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       // position_ids: rows of the caches, gathered like an embedding's.
       gatherIndices.insert(node.input(3));
     }
+
+  // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
+  for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    if (isIndexReshape(node) && gatherIndices.contains(node.output(0)))
+      gatherIndices.insert(node.input(0));
+  }
 
   // Graph inputs that are not initializers are the function's arguments.
   SmallVector<Type> argTypes;
@@ -541,7 +572,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return failure();
       continue;
     }
-    if (failed(importRandomMask(handled)) || (!handled && failed(importIsNaN(handled))))
+    if (failed(importRandomMask(handled)) || (!handled && failed(importIsNaN(handled))) ||
+        (!handled && failed(importIndexReshape(handled))))
       return failure();
     if (handled) {
       if (failed(verified()))
@@ -648,6 +680,45 @@ SmallVector<StringRef> supportedOpTypes() {
   return ops;
 }
 
+/// Gives each output of an op whose output has its input's type and which
+/// ONNX infers no shape for (GroupNormalization) its input's type, where the
+/// input has one and the output none. True when it added any.
+static bool completeShapeInference(onnx::ModelProto &m) {
+  onnx::GraphProto &g = *m.mutable_graph();
+  auto hasShape = [](const onnx::TypeProto &t) {
+    return t.has_tensor_type() && t.tensor_type().has_shape();
+  };
+  // The values with a shape, and the value_info entries without one.
+  llvm::StringMap<const onnx::TypeProto *> shaped;
+  llvm::StringMap<onnx::ValueInfoProto *> unshaped;
+  for (const auto &vi : g.input())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+  for (const auto &vi : g.output())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+  for (auto &vi : *g.mutable_value_info())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+    else
+      unshaped[vi.name()] = &vi;
+  std::vector<std::pair<std::string, onnx::TypeProto>> found;
+  for (const auto &node : g.node())
+    if (node.op_type() == "GroupNormalization" && node.input_size() >= 1 &&
+        node.output_size() >= 1 && !shaped.count(node.output(0)))
+      if (auto in = shaped.find(node.input(0)); in != shaped.end())
+        found.emplace_back(node.output(0), *in->second);
+  for (auto &[name, type] : found) {
+    onnx::ValueInfoProto *vi = unshaped.lookup(name);
+    if (!vi) {
+      vi = g.add_value_info();
+      vi->set_name(name);
+    }
+    *vi->mutable_type() = std::move(type);
+  }
+  return !found.empty();
+}
+
 FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef path,
                                                 const ImportOptions &options) {
   context.loadDialect<TrainDialect, arith::ArithDialect, func::FuncDialect>();
@@ -701,10 +772,18 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
         if (std::optional<std::string> mismatch = reshapeCountMismatch(probe.graph()))
           throw std::runtime_error(*mismatch);
       }
-      onnx::shape_inference::InferShapes(
-          m, onnx::OpSchemaRegistry::Instance(),
-          onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
-                                      /*enable_data_propagation=*/true));
+      auto infer = [&] {
+        onnx::shape_inference::InferShapes(
+            m, onnx::OpSchemaRegistry::Instance(),
+            onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                        /*enable_data_propagation=*/true));
+      };
+      infer();
+      // ONNX has no shape inference for GroupNormalization-21: its output
+      // has its input's type; with it given, inference goes on from there.
+      // (Each round shapes one more GroupNormalization at least.)
+      for (int round = 0; round < m.graph().node_size() && completeShapeInference(m); ++round)
+        infer();
     };
     inferShapes(model);
     foldShapeArithmetic(model, *opset, inferShapes);

@@ -568,9 +568,20 @@ LogicalResult convertGather(NodeImporter &n) {
     n.setOutput(0, y);
     return success();
   };
-  // An embedding: rows of the table at the graph's integer inputs.
-  if (std::optional<Value> indices = n.indexInput(1))
+  // An embedding: rows of the table at the graph's integer inputs. Ids
+  // reshaped on their way (GPT-2's view(-1, T)) give the same rows, reshaped.
+  if (std::optional<Value> indices = n.indexInput(1)) {
+    if (axis == 0 && shapeOf(*indices) != ArrayRef<int64_t>(type->getShape()).drop_back(
+                                               shape.size() - 1)) {
+      Value rows = gatherAlongAxis(b, n.loc(), *x, axis, *indices);
+      if (cast<RankedTensorType>(rows.getType()).getNumElements() != type->getNumElements())
+        return n.emitError() << "the gather has shape " << shapeToString(shapeOf(rows))
+                             << ", ONNX shape inference says " << shapeToString(type->getShape());
+      n.setOutput(0, reshapeTo(n, rows, type->getShape()));
+      return success();
+    }
     return gather(*indices);
+  }
   auto index = n.constantInts(1);
   if (failed(index))
     return failure();
