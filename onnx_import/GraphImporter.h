@@ -151,6 +151,10 @@ private:
   /// Imports a Reshape, Flatten, Squeeze, Unsqueeze or Identity of token ids
   /// that only an embedding's Gather reads (reshapedIndices): sets `handled`.
   mlir::LogicalResult importIndexReshape(bool &handled);
+  /// Imports SplitToSequence as a train.split (sequences) and SequenceAt at a
+  /// constant position as one of its pieces; sets `handled`. Any other use
+  /// of a sequence is an error naming the node. In Sequence.cpp.
+  mlir::LogicalResult importSequence(bool &handled);
   /// Imports IsNaN of a computed tensor where it is all false: a Softmax of
   /// scores plus a constant mask that leaves each row a finite logit (how
   /// the TorchScript exporter writes scaled_dot_product_attention with a
@@ -181,6 +185,8 @@ private:
   /// an embedding's Gather: the ids themselves, which the Gather reads and
   /// then reshapes its rows to ONNX's shape.
   llvm::StringMap<mlir::Value> reshapedIndices;
+  /// SplitToSequence's results: the pieces of the split.
+  llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
   llvm::StringMap<const onnx::TensorProto *> initializers, constants;
   /// FLOAT initializers used only where no gradient flows (Buffers.h):
   /// constants, not parameters.

@@ -573,7 +573,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       continue;
     }
     if (failed(importRandomMask(handled)) || (!handled && failed(importIsNaN(handled))) ||
-        (!handled && failed(importIndexReshape(handled))))
+        (!handled && failed(importIndexReshape(handled))) ||
+        (!handled && failed(importSequence(handled))))
       return failure();
     if (handled) {
       if (failed(verified()))
