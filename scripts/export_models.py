@@ -609,13 +609,18 @@ def hf_vit():
 
 
 def hf_decoder(family, vocab, mask_ones=False, **kw):
-    """A causal LM of `family` (llama, qwen2, mistral, phi, phi3, gptneox, falcon): 4 query heads
-    sharing 2 key/value heads where the family has grouped-query attention (Falcon: its default
-    multi-query attention, one), the LM head not tied; its rotary inv_freq is a float buffer
+    """A causal LM of `family` (llama, qwen2, mistral, phi, phi3, gptneox, falcon, gpt2): 4 query
+    heads sharing 2 key/value heads where the family has grouped-query attention (Falcon: its
+    default multi-query attention, one), the LM head not tied; its rotary inv_freq is a float buffer
     (the torch.export-based exporter keeps it: freeze it, mgsc --freeze '*.rotary_emb.inv_freq').
     Phi-3's embedding has a padding_idx (pad_token_id): it is put outside the ids (vocab, one
     more row). mask_ones: see HFLogits."""
     hf = _transformers()
+    if family == "gpt2":  # its own config names; 4 heads (no grouped-query attention)
+        c = hf.GPT2Config(vocab_size=vocab, n_embd=32, n_inner=64, n_layer=2, n_head=4,
+                          n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+                          tie_word_embeddings=False, **kw)
+        return HFLogits(hf.GPT2LMHeadModel(c), "nocache", vocab, mask_ones)
     cls, cfg = {"llama": ("LlamaForCausalLM", "LlamaConfig"),
                 "qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
                 "mistral": ("MistralForCausalLM", "MistralConfig"),

@@ -26,8 +26,8 @@ DistilBERT, T5, ViT, Wav2Vec2 and decoder LMs (export_models.py's hf_* builders)
 with a fixed batch at its own opset unless --opset is given: BERT, DistilBERT, T5, ViT and
 Wav2Vec2 by the TorchScript exporter at opset 20; the decoders (Llama, Qwen2, Mistral, Phi,
 GPT-NeoX) by the torch.export-based one, at opset 23, its optimizer off, their rotary inv_freq
-frozen, and as "(TorchScript)" rows (also Phi-3 and Falcon) by the TorchScript one at opset 20,
-with an all-ones attention mask; "(torch.export)" rows: BERT and Wav2Vec2 by torch.export.
+frozen, and as "(TorchScript)" rows (also Phi-3, Falcon and GPT-2) by the TorchScript one at
+opset 20, with an all-ones attention mask; "(torch.export)" rows: BERT and Wav2Vec2 by torch.export.
 scripts/check_hf_gradients.py checks these rows' one-step gradients.
 """
 import argparse
@@ -77,6 +77,11 @@ class Recurrent(nn.Module):
 # The TorchScript exporter takes the decoders with an attention mask (all ones, built inside
 # forward: HFLogits' mask_ones); its exports hold the rotary angles as Constant nodes, no
 # inv_freq initializer: nothing to freeze.
+# GPT-2 is a "(TorchScript)" row only: by torch.export with the optimizer off its qkv split is a
+# SplitToSequence (as GPT-NeoX's chunk), and with it on the graph holds 18 float initializers for
+# PyTorch's 29 parameters: every zero bias one tensor, every LayerNorm weight one, the LM head
+# transposed as val_266, the position embedding's first T rows folded into a [1, T, 32] constant,
+# and tanh-GELU's constants (0.5, 3, 0.044715, sqrt(2/pi)) as scalars, all of which would train.
 # BERT's and DistilBERT's embeddings have a padding_idx (pad_token_id, 0 by default), whose row
 # PyTorch never updates (its gradient is zero); ONNX's Gather has no such attribute, so mgs
 # trains it like any other row. Their rows put the pad id outside the data (VOCAB, one more
@@ -116,7 +121,7 @@ def hf_models():
                 ("phi", "phi", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
                 ("phi3", "phi3", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
                 ("falcon", "falcon", {"hidden_dropout": 0.0}),
-                ("gpt-neox", "gptneox", {"hidden_dropout": 0.0})]},
+                ("gpt-neox", "gptneox", {"hidden_dropout": 0.0}), ("gpt2", "gpt2", {})]},
         # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
         # patterns, its label (make_data's "audio")
         "hf wav2vec2": (lambda: em.hf_wav2vec2(AUDIO_CLASSES), (8 * AUDIO_FRAMES,), "audio", 16,
