@@ -27,7 +27,8 @@ with a fixed batch at its own opset unless --opset is given: BERT, DistilBERT, T
 Wav2Vec2 by the TorchScript exporter at opset 20; the decoders (Llama, Qwen2, Mistral, Phi,
 GPT-NeoX) by the torch.export-based one, at opset 23, its optimizer off, their rotary inv_freq
 frozen, and as "(TorchScript)" rows (also Phi-3, Falcon and GPT-2) by the TorchScript one at
-opset 20, with an all-ones attention mask; "(torch.export)" rows: BERT and Wav2Vec2 by torch.export.
+opset 20, with an all-ones attention mask; "(torch.export)" rows: BERT, Wav2Vec2, GPT-2 and
+Phi-3 by torch.export.
 scripts/check_hf_gradients.py checks these rows' one-step gradients.
 """
 import argparse
@@ -77,11 +78,12 @@ class Recurrent(nn.Module):
 # The TorchScript exporter takes the decoders with an attention mask (all ones, built inside
 # forward: HFLogits' mask_ones); its exports hold the rotary angles as Constant nodes, no
 # inv_freq initializer: nothing to freeze.
-# GPT-2 is a "(TorchScript)" row only: by torch.export with the optimizer off its qkv split is a
-# SplitToSequence (as GPT-NeoX's chunk), and with it on the graph holds 18 float initializers for
-# PyTorch's 29 parameters: every zero bias one tensor, every LayerNorm weight one, the LM head
-# transposed as val_266, the position embedding's first T rows folded into a [1, T, 32] constant,
-# and tanh-GELU's constants (0.5, 3, 0.044715, sqrt(2/pi)) as scalars, all of which would train.
+# With the optimizer off, GPT-NeoX's and GPT-2's qkv chunk/split and Phi-3's gate_up chunk are a
+# SplitToSequence read by SequenceAt at constant positions (the importer makes it a split); with it
+# on, GPT-2's graph holds 18 float initializers for PyTorch's 29 parameters: every zero bias one
+# tensor, every LayerNorm weight one, the LM head transposed as val_266, the position embedding's
+# first T rows folded into a [1, T, 32] constant, and tanh-GELU's constants (0.5, 3, 0.044715,
+# sqrt(2/pi)) as scalars, all of which would train. GPT-2 has no rotary inv_freq to freeze.
 # BERT's and DistilBERT's embeddings have a padding_idx (pad_token_id, 0 by default), whose row
 # PyTorch never updates (its gradient is zero); ONNX's Gather has no such attribute, so mgs
 # trains it like any other row. Their rows put the pad id outside the data (VOCAB, one more
@@ -111,6 +113,11 @@ def hf_models():
                    "token", 16, 128, 0.1),
         "hf gpt-neox": (lambda: em.hf_decoder("gptneox", VOCAB, hidden_dropout=0.0), tokens,
                         "token", 16, 128, 0.1),
+        "hf gpt2 (torch.export)": (lambda: em.hf_decoder("gpt2", VOCAB), tokens, "token", 16,
+                                   128, 0.1),
+        "hf phi3 (torch.export)": (lambda: em.hf_decoder("phi3", VOCAB, resid_pdrop=0.0,
+                                                         embd_pdrop=0.0), tokens, "token", 16,
+                                   128, 0.1),
         # the decoders by the TorchScript exporter (opset 20), with an all-ones attention mask
         # built inside forward (without one, transformers 5's mask code calls torch.diff)
         **{f"hf {name} (TorchScript)": (
@@ -135,6 +142,7 @@ def hf_models():
 
 AUDIO_CLASSES, AUDIO_FRAMES = 8, 16
 HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox",
+                   "hf gpt2 (torch.export)", "hf phi3 (torch.export)",
                    "hf wav2vec2 (torch.export)", "hf bert (torch.export)"}
 
 
@@ -386,7 +394,7 @@ def run(cmd, timeout, env=None):
 # The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
-                if "bert" not in name and "wav2vec2" not in name}}
+                if not any(k in name for k in ("bert", "wav2vec2", "gpt2"))}}
 
 
 def probe(name, spec, args):
