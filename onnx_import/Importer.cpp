@@ -564,18 +564,16 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
         return failure();
       continue;
     }
+    // The patterns read across nodes, each claiming the node it handles.
     bool handled = false;
-    if (failed(importRuntimeMask(handled)))
-      return failure();
-    if (handled) {
-      if (failed(verified()))
+    for (auto pattern : {&GraphImporter::importRuntimeMask, &GraphImporter::importRandomMask,
+                         &GraphImporter::importIsNaN, &GraphImporter::importIndexReshape,
+                         &GraphImporter::importSequence}) {
+      if (failed((this->*pattern)(handled)))
         return failure();
-      continue;
+      if (handled)
+        break;
     }
-    if (failed(importRandomMask(handled)) || (!handled && failed(importIsNaN(handled))) ||
-        (!handled && failed(importIndexReshape(handled))) ||
-        (!handled && failed(importSequence(handled))))
-      return failure();
     if (handled) {
       if (failed(verified()))
         return failure();
@@ -679,45 +677,6 @@ SmallVector<StringRef> supportedOpTypes() {
   // Expand is folded or converted: listed once.
   ops.erase(std::unique(ops.begin(), ops.end()), ops.end());
   return ops;
-}
-
-/// Gives each output of an op whose output has its input's type and which
-/// ONNX infers no shape for (GroupNormalization) its input's type, where the
-/// input has one and the output none. True when it added any.
-static bool completeShapeInference(onnx::ModelProto &m) {
-  onnx::GraphProto &g = *m.mutable_graph();
-  auto hasShape = [](const onnx::TypeProto &t) {
-    return t.has_tensor_type() && t.tensor_type().has_shape();
-  };
-  // The values with a shape, and the value_info entries without one.
-  llvm::StringMap<const onnx::TypeProto *> shaped;
-  llvm::StringMap<onnx::ValueInfoProto *> unshaped;
-  for (const auto &vi : g.input())
-    if (hasShape(vi.type()))
-      shaped[vi.name()] = &vi.type();
-  for (const auto &vi : g.output())
-    if (hasShape(vi.type()))
-      shaped[vi.name()] = &vi.type();
-  for (auto &vi : *g.mutable_value_info())
-    if (hasShape(vi.type()))
-      shaped[vi.name()] = &vi.type();
-    else
-      unshaped[vi.name()] = &vi;
-  std::vector<std::pair<std::string, onnx::TypeProto>> found;
-  for (const auto &node : g.node())
-    if (node.op_type() == "GroupNormalization" && node.input_size() >= 1 &&
-        node.output_size() >= 1 && !shaped.count(node.output(0)))
-      if (auto in = shaped.find(node.input(0)); in != shaped.end())
-        found.emplace_back(node.output(0), *in->second);
-  for (auto &[name, type] : found) {
-    onnx::ValueInfoProto *vi = unshaped.lookup(name);
-    if (!vi) {
-      vi = g.add_value_info();
-      vi->set_name(name);
-    }
-    *vi->mutable_type() = std::move(type);
-  }
-  return !found.empty();
 }
 
 FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef path,

@@ -75,6 +75,14 @@ std::optional<std::string> rawDataMismatch(const onnx::TensorProto &tensor) {
 } // namespace
 
 LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
+  // An error located at and naming node `idx`: "node 'LABEL' (OP): ...".
+  auto nodeError = [&](const onnx::NodeProto &node, int idx) {
+    std::string label = labelOf(node, idx);
+    InFlightDiagnostic diag =
+        mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc));
+    diag << "node '" << label << "' (" << node.op_type() << "): ";
+    return diag;
+  };
   static const llvm::StringSet<> windowOps = {"Conv",        "ConvTranspose", "MaxPool",
                                               "AveragePool", "LpPool",        "ConvInteger",
                                               "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
@@ -95,27 +103,18 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
       for (const onnx::TensorProto &t : attr.tensors())
         tensors.push_back(&t);
       for (const onnx::TensorProto *t : tensors)
-        if (std::optional<std::string> why = rawDataMismatch(*t)) {
-          std::string label = labelOf(node, idx);
-          return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-                 << "node '" << label << "' (" << node.op_type() << "): the tensor of attribute '"
-                 << attr.name() << "' " << *why;
-        }
+        if (std::optional<std::string> why = rawDataMismatch(*t))
+          return nodeError(node, idx) << "the tensor of attribute '" << attr.name() << "' "
+                                      << *why;
     }
   }
-  std::deque<onnx::TensorProto> fromInts; // value_ints Constants as tensors
+  std::deque<onnx::TensorProto> fromAttrs; // value_ints, value_int, ... Constants as tensors
   for (const onnx::NodeProto &node : graph.node())
     if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1) {
-      const onnx::AttributeProto &attr = node.attribute(0);
-      if (attr.name() == "value") {
-        constantTensors[node.output(0)] = &attr.t();
-      } else if (attr.name() == "value_ints") {
-        onnx::TensorProto &t = fromInts.emplace_back();
-        t.set_data_type(onnx::TensorProto::INT64);
-        t.add_dims(attr.ints_size());
-        t.mutable_int64_data()->CopyFrom(attr.ints());
-        constantTensors[node.output(0)] = &t;
-      }
+      if (node.attribute(0).name() == "value")
+        constantTensors[node.output(0)] = &node.attribute(0).t();
+      else if (scalarConstant(node, fromAttrs.emplace_back()).empty())
+        constantTensors[node.output(0)] = &fromAttrs.back();
     }
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
@@ -124,23 +123,17 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
       if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64) {
         std::vector<int64_t> shape = onnx::ParseData<int64_t>(it->second);
         for (int64_t v : shape)
-          if (v < -1) {
-            std::string label = labelOf(node, idx);
-            return mlir::emitError(
-                       NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-                   << "node '" << label << "' (Reshape): the shape holds " << v
+          if (v < -1)
+            return nodeError(node, idx)
+                   << "the shape holds " << v
                    << "; a dimension must be -1 (inferred), 0 (copied) or positive";
-          }
       }
     }
     for (const onnx::AttributeProto &attr : node.attribute())
-      if (attr.has_g() || attr.graphs_size() > 0) {
-        std::string label = labelOf(node, idx);
-        return mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-               << "node '" << label << "' (" << node.op_type() << "): unsupported ONNX op '"
-               << node.op_type() << "' (it holds a subgraph, attribute '" << attr.name()
-               << "'); supported: " << supportedList();
-      }
+      if (attr.has_g() || attr.graphs_size() > 0)
+        return nodeError(node, idx) << "unsupported ONNX op '" << node.op_type()
+                                    << "' (it holds a subgraph, attribute '" << attr.name()
+                                    << "'); supported: " << supportedList();
     // A constant shape that Expand or ConstantOfShape would make: ONNX's
     // shape inference builds a dimension by dimension, which for a dimension
     // of 2^40 does not end (found by scripts/mutate_onnx.py on Wav2Vec2).
@@ -150,25 +143,17 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
       if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64 &&
           !rawDataMismatch(*it->second))
         for (int64_t v : onnx::ParseData<int64_t>(it->second))
-          if (v > std::numeric_limits<int32_t>::max()) {
-            std::string label = labelOf(node, idx);
-            return mlir::emitError(
-                       NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-                   << "node '" << label << "' (" << node.op_type() << "): the shape holds " << v
-                   << "; mgs supports dimensions up to 2^31 - 1";
-          }
+          if (v > std::numeric_limits<int32_t>::max())
+            return nodeError(node, idx)
+                   << "the shape holds " << v << "; mgs supports dimensions up to 2^31 - 1";
     }
     // ONNX 1.19's GatherND shape inference reads out of bounds (SIGSEGV) for
     // a negative batch_dims (found by scripts/mutate_onnx.py on GPT-2).
     if (node.op_type() == "GatherND")
       for (const onnx::AttributeProto &attr : node.attribute())
-        if (attr.name() == "batch_dims" && attr.i() < 0) {
-          std::string label = labelOf(node, idx);
-          return mlir::emitError(
-                     NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc))
-                 << "node '" << label << "' (GatherND): attribute 'batch_dims' must be 0 or "
-                 << "more, got " << attr.i();
-        }
+        if (attr.name() == "batch_dims" && attr.i() < 0)
+          return nodeError(node, idx)
+                 << "attribute 'batch_dims' must be 0 or more, got " << attr.i();
     if (!windowOps.contains(node.op_type()))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute()) {
@@ -180,11 +165,8 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
         values.assign(1, attr.i());
       for (int64_t v : values)
         if (v < 1) {
-          std::string label = labelOf(node, idx);
-          InFlightDiagnostic diag =
-              mlir::emitError(NameLoc::get(StringAttr::get(fileLoc.getContext(), label), fileLoc));
-          diag << "node '" << label << "' (" << node.op_type() << "): attribute '" << name
-               << "' must be at least 1";
+          InFlightDiagnostic diag = nodeError(node, idx);
+          diag << "attribute '" << name << "' must be at least 1";
           if (name != "group")
             diag << " in every dimension";
           diag << ", got " << v;
@@ -193,6 +175,42 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
     }
   }
   return success();
+}
+
+bool completeShapeInference(onnx::ModelProto &m) {
+  onnx::GraphProto &g = *m.mutable_graph();
+  auto hasShape = [](const onnx::TypeProto &t) {
+    return t.has_tensor_type() && t.tensor_type().has_shape();
+  };
+  // The values with a shape, and the value_info entries without one.
+  llvm::StringMap<const onnx::TypeProto *> shaped;
+  llvm::StringMap<onnx::ValueInfoProto *> unshaped;
+  for (const auto &vi : g.input())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+  for (const auto &vi : g.output())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+  for (auto &vi : *g.mutable_value_info())
+    if (hasShape(vi.type()))
+      shaped[vi.name()] = &vi.type();
+    else
+      unshaped[vi.name()] = &vi;
+  std::vector<std::pair<std::string, onnx::TypeProto>> found;
+  for (const auto &node : g.node())
+    if (node.op_type() == "GroupNormalization" && node.input_size() >= 1 &&
+        node.output_size() >= 1 && !shaped.count(node.output(0)))
+      if (auto in = shaped.find(node.input(0)); in != shaped.end())
+        found.emplace_back(node.output(0), *in->second);
+  for (auto &[name, type] : found) {
+    onnx::ValueInfoProto *vi = unshaped.lookup(name);
+    if (!vi) {
+      vi = g.add_value_info();
+      vi->set_name(name);
+    }
+    *vi->mutable_type() = std::move(type);
+  }
+  return !found.empty();
 }
 
 std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph) {

@@ -37,7 +37,11 @@ std::string supportedList();
 ///    infers too, window attributes included;
 ///  - a tensor (initializer, or an attribute's: Constant's value) whose
 ///    raw_data is not the size its dims and dtype say, or with a negative
-///    dimension (its data propagation copied past the end of a short one).
+///    dimension (its data propagation copied past the end of a short one);
+///  - a constant shape of Expand or ConstantOfShape with a dimension above
+///    2^31 - 1 (it built one of 2^40 dimension by dimension, without end) and
+///    a negative GatherND batch_dims (it read out of bounds): found by
+///    scripts/mutate_onnx.py.
 mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
                                               mlir::Location fileLoc);
 
@@ -48,6 +52,12 @@ mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
 /// which then builds shapes of that many dimensions (a Reshape of shape values
 /// to 2^31 elements hung it: found by scripts/mutate_onnx.py).
 std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph);
+
+/// Gives the output of each GroupNormalization that ONNX's shape inference
+/// left without a shape (it has none for GroupNormalization-21) its input's
+/// type, where the input has a shape; true when it gave any, and inference
+/// is then run again to go on from there.
+bool completeShapeInference(onnx::ModelProto &model);
 
 /// `model` without its FLOAT initializers' data: each becomes a graph input
 /// of its dtype and shape (what shape inference reads of it); integer ones

@@ -11,6 +11,7 @@
 
 #include "GraphImporter.h"
 #include "OpConverters.h"
+#include "converters/Split.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -87,23 +88,13 @@ LogicalResult GraphImporter::importSequence(bool &handled) {
     sizes.assign(size, 1);
     squeeze = intAttr("keepdims", 1) == 0;
   }
-  int64_t total = 0;
-  for (int64_t s : sizes) {
+  for (int64_t s : sizes)
     if (s < 1)
       return emitError() << "split holds the size " << s << "; mgs needs pieces of 1 or more";
-    total += s;
-  }
-  if (total != size)
-    return emitError() << "the sizes in split add up to " << total << ", axis " << axis
-                       << " has " << size << " elements";
-  SmallVector<Type> types;
-  for (int64_t s : sizes) {
-    SmallVector<int64_t> piece(shape);
-    piece[axis] = s;
-    types.push_back(RankedTensorType::get(piece, b.getF32Type()));
-  }
-  auto split = SplitOp::create(b, loc(), types, *x, b.getI64IntegerAttr(axis));
-  SmallVector<Value> pieces(split.getResults());
+  auto split = splitAlong(*this, *x, axis, sizes);
+  if (failed(split))
+    return failure();
+  SmallVector<Value> pieces = std::move(*split);
   if (squeeze) {
     SmallVector<int64_t> squeezed(shape);
     squeezed.erase(squeezed.begin() + axis);

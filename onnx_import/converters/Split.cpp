@@ -54,38 +54,45 @@ LogicalResult convertSplit(NodeImporter &n) {
                            << " into " << outputs << " equal pieces";
     sizes.assign(outputs, size / outputs);
   }
+  auto pieces = splitAlong(n, *x, axis, sizes);
+  if (failed(pieces))
+    return failure();
+  for (int64_t i = 0; i < outputs; ++i) {
+    if (!n.hasOutput(i))
+      continue;
+    auto inferred = n.outputType(i);
+    if (failed(inferred))
+      return failure();
+    if (*inferred != (*pieces)[i].getType())
+      return n.emitError() << "output " << i << " has shape "
+                           << shapeToString(shapeOf((*pieces)[i]))
+                           << ", ONNX shape inference says " << shapeToString(inferred->getShape());
+    n.setOutput(i, (*pieces)[i]);
+  }
+  return success();
+}
+
+FailureOr<SmallVector<Value>> splitAlong(NodeImporter &n, Value x, int64_t axis,
+                                         ArrayRef<int64_t> sizes) {
+  ArrayRef<int64_t> shape = shapeOf(x);
   int64_t total = 0;
   for (int64_t s : sizes) {
     if (s < 0)
       return n.emitError() << "'split' holds a negative size " << s;
     total += s;
   }
-  if (total != size)
+  if (total != shape[axis])
     return n.emitError() << "the sizes in 'split' add up to " << total << ", axis " << axis
-                         << " has " << size << " elements";
-
+                         << " has " << shape[axis] << " elements";
   SmallVector<Type> types;
-  for (int64_t i = 0; i < outputs; ++i) {
+  for (int64_t s : sizes) {
     SmallVector<int64_t> piece(shape);
-    piece[axis] = sizes[i];
-    auto type = RankedTensorType::get(piece, n.builder().getF32Type());
-    if (n.hasOutput(i)) {
-      auto inferred = n.outputType(i);
-      if (failed(inferred))
-        return failure();
-      if (*inferred != type)
-        return n.emitError() << "output " << i << " has shape " << shapeToString(piece)
-                             << ", ONNX shape inference says "
-                             << shapeToString(inferred->getShape());
-    }
-    types.push_back(type);
+    piece[axis] = s;
+    types.push_back(RankedTensorType::get(piece, n.builder().getF32Type()));
   }
   OpBuilder &b = n.builder();
-  auto split = SplitOp::create(b, n.loc(), types, *x, b.getI64IntegerAttr(axis));
-  for (int64_t i = 0; i < outputs; ++i)
-    if (n.hasOutput(i))
-      n.setOutput(i, split.getResult(i));
-  return success();
+  auto split = SplitOp::create(b, n.loc(), types, x, b.getI64IntegerAttr(axis));
+  return SmallVector<Value>(split.getResults());
 }
 
 } // namespace mgs::onnx_import

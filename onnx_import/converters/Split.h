@@ -18,6 +18,13 @@ namespace mgs::onnx_import {
 /// error naming the node.
 mlir::LogicalResult convertSplit(NodeImporter &n);
 
+/// `x` split along `axis` into pieces of `sizes` (one train.split), or an
+/// error naming the node when a size is negative or they do not cover the
+/// axis. Also SplitToSequence's split (Sequence.cpp).
+mlir::FailureOr<llvm::SmallVector<mlir::Value>> splitAlong(NodeImporter &n, mlir::Value x,
+                                                           int64_t axis,
+                                                           llvm::ArrayRef<int64_t> sizes);
+
 } // namespace mgs::onnx_import
 
 #endif // MGS_ONNX_IMPORT_CONVERTERS_SPLIT_H
