@@ -445,6 +445,21 @@ bool Folder::transpose(HostTensor &r) {
   return true;
 }
 
+bool Folder::int32Result() const {
+  const std::string &op = node.op_type();
+  if (op == "Cast" || op == "CastLike")
+    return castTo == onnx::TensorProto::INT32;
+  if (op == "Shape" || op == "Size")
+    return false;
+  if (op == "ConstantOfShape") {
+    const onnx::AttributeProto *value = attr("value");
+    return value && value->t().data_type() == onnx::TensorProto::INT32;
+  }
+  const int data = op == "Where" ? 1 : 0;
+  const onnx::TensorProto *c = hasInput(data) ? ctx.constant(node.input(data)) : nullptr;
+  return c && c->data_type() == onnx::TensorProto::INT32;
+}
+
 FoldResult Folder::run(onnx::TensorProto &out) {
   HostTensor r;
   const std::string &op = node.op_type();
@@ -509,8 +524,14 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     out.mutable_float_data()->Add(r.floats.begin(), r.floats.end());
     break;
   case Kind::Int:
-    out.set_data_type(onnx::TensorProto::INT64);
-    out.mutable_int64_data()->Add(r.ints.begin(), r.ints.end());
+    if (int32Result()) {
+      out.set_data_type(onnx::TensorProto::INT32);
+      for (int64_t v : r.ints)
+        out.add_int32_data(static_cast<int32_t>(v));
+    } else {
+      out.set_data_type(onnx::TensorProto::INT64);
+      out.mutable_int64_data()->Add(r.ints.begin(), r.ints.end());
+    }
     break;
   case Kind::Bool:
     out.set_data_type(onnx::TensorProto::BOOL);

@@ -272,6 +272,7 @@ bool Folder::cast(HostTensor &r) {
       return fail("attribute 'to' is required");
     to = attribute->i();
   }
+  castTo = to;
   r.dims = x.dims;
   switch (to) {
   case onnx::TensorProto::FLOAT:

@@ -157,6 +157,11 @@ private:
   const FoldContext &ctx;
   std::string &error;
   bool notConstant = false;
+  /// The dtype cast() cast to (Cast's `to`, CastLike's second input's).
+  int64_t castTo = -1;
+  /// Whether an integer result is INT32 (else INT64): a cast to INT32, or an
+  /// op whose data input (Where's branch, ConstantOfShape's value) is INT32.
+  bool int32Result() const;
 };
 
 } // namespace mgs::onnx_import::fold

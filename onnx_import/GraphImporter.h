@@ -3,7 +3,8 @@
 // GraphImporter walks one ONNX graph and builds the forward function: the
 // NodeImporter every converter sees (OpConverters.h). Its members are
 // defined in Importer.cpp, except the import of masks computed at run time
-// from token ids, in RuntimeMask.cpp; random draws that become a dropout
+// from token ids, in RuntimeMask.cpp, and of integers computed from them, in
+// RuntimeInts.cpp; random draws that become a dropout
 // mask, in RandomMask.cpp. Internal to onnx_import.
 //
 //===----------------------------------------------------------------------===//
@@ -29,6 +30,9 @@
 #include <vector>
 
 namespace mgs::onnx_import {
+
+/// An ONNX element type's name ("INT64"), or "dtype N" for an unknown one.
+std::string dtypeName(int dtype);
 
 class GraphImporter final : public NodeImporter {
 public:
@@ -57,6 +61,8 @@ public:
     if (auto it = indexValues.find(curNode->input(i)); it != indexValues.end())
       return it->second;
     if (auto it = reshapedIndices.find(curNode->input(i)); it != reshapedIndices.end())
+      return it->second;
+    if (auto it = computedIndices.find(curNode->input(i)); it != computedIndices.end())
       return it->second;
     return std::nullopt;
   }
@@ -131,6 +137,26 @@ private:
   /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
   /// a constant table (exact, infinities included), reshaped and broadcast.
   mlir::Value gatherMask(const RuntimeMask &mask, llvm::ArrayRef<float> table);
+  /// An integer tensor computed at run time from token ids (RoBERTa's
+  /// position ids), held as FLOAT values, each in [lo, hi] (|lo|, |hi| <=
+  /// 2^24, where float arithmetic on integers is exact). In RuntimeInts.cpp.
+  struct RuntimeInt {
+    mlir::Value value;
+    double lo = 0, hi = 0;
+  };
+  /// Imports the node when it reads a RuntimeInt (Cast, CumSum, Add, Sub,
+  /// Mul, Neg, reshapes; GatherElements of a one-valued constant) and sets
+  /// `handled`; a Gather reading one as its indices gets them as int64
+  /// (train.to_index, computedIndices) once they are proven inside the
+  /// table, and is left to its converter. Any other op reading one is an
+  /// error naming the node.
+  mlir::LogicalResult importRuntimeInt(bool &handled);
+  /// Binds output 0 to the RuntimeInt `value` in [lo, hi], or reports bounds
+  /// beyond 2^24.
+  mlir::LogicalResult setRuntimeInt(mlir::Value value, double lo, double hi);
+  /// The static shape of the value `name` where it is known (an imported
+  /// value, an initializer, ONNX's shape inference).
+  std::optional<llvm::SmallVector<int64_t>> knownShape(const std::string &name) const;
   /// A value drawn at run time on its way to a dropout mask: stochastic depth
   /// as PyTorch exports it in training mode (RandomUniformLike, Less, Cast,
   /// Div, Mul; or ONNX's Bernoulli of a constant probability). `stage` says
@@ -202,6 +228,9 @@ private:
   /// that reads them.
   llvm::StringMap<int64_t> embeddingRows;
   llvm::StringMap<RuntimeMask> runtimeMasks;
+  llvm::StringMap<RuntimeInt> runtimeInts;
+  /// RuntimeInts a Gather reads as indices, made int64 (train.to_index).
+  llvm::StringMap<mlir::Value> computedIndices;
   llvm::StringMap<RandomMask> randomMasks;
   /// The draws (RandomMask::draw) already turned into a dropout.
   llvm::StringSet<> usedDraws;

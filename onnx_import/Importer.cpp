@@ -43,13 +43,14 @@ using namespace mlir;
 using namespace mgs::train;
 
 namespace mgs::onnx_import {
-namespace {
 
 std::string dtypeName(int dtype) {
   return onnx::TensorProto_DataType_IsValid(dtype)
              ? onnx::TensorProto_DataType_Name(static_cast<onnx::TensorProto_DataType>(dtype))
              : "dtype " + std::to_string(dtype);
 }
+
+namespace {
 
 /// The MLIR element type for an ONNX dtype, or null if mgs has none.
 Type elementTypeFor(MLIRContext &ctx, int dtype) {
@@ -313,24 +314,7 @@ LogicalResult GraphImporter::foldConstant(bool &folded) {
   fc.opset = opsetVersion;
   fc.constant = [&](const std::string &name) { return foldableConstant(name); };
   fc.elementType = [&](const std::string &name) { return valueTypeOf(name); };
-  fc.staticShape = [&](const std::string &name) -> std::optional<SmallVector<int64_t>> {
-    if (auto it = values.find(name); it != values.end())
-      if (auto type = dyn_cast<RankedTensorType>(it->second.getType()); type && type.hasStaticShape())
-        return SmallVector<int64_t>(type.getShape());
-    if (auto it = initializers.find(name); it != initializers.end())
-      return SmallVector<int64_t>(it->second->dims().begin(), it->second->dims().end());
-    auto it = valueTypes.find(name);
-    if (it == valueTypes.end() || !it->second->has_tensor_type() ||
-        !it->second->tensor_type().has_shape())
-      return std::nullopt;
-    SmallVector<int64_t> dims;
-    for (const auto &dim : it->second->tensor_type().shape().dim()) {
-      if (!dim.has_dim_value() || dim.dim_value() < 0)
-        return std::nullopt;
-      dims.push_back(dim.dim_value());
-    }
-    return dims;
-  };
+  fc.staticShape = [&](const std::string &name) { return knownShape(name); };
   onnx::TensorProto result;
   std::string error;
   switch (foldNode(*curNode, fc, result, error)) {
@@ -566,7 +550,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     }
     // The patterns read across nodes, each claiming the node it handles.
     bool handled = false;
-    for (auto pattern : {&GraphImporter::importRuntimeMask, &GraphImporter::importRandomMask,
+    for (auto pattern : {&GraphImporter::importRuntimeInt, &GraphImporter::importRuntimeMask,
+                         &GraphImporter::importRandomMask,
                          &GraphImporter::importIsNaN, &GraphImporter::importIndexReshape,
                          &GraphImporter::importSequence}) {
       if (failed((this->*pattern)(handled)))

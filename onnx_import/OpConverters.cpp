@@ -515,6 +515,18 @@ LogicalResult convertReciprocal(NodeImporter &n) {
   return buildSingle<DivOp>(n, f32Scalar(n, 1.0f), *x);
 }
 
+/// CumSum of a computed tensor along a constant axis: train.cumsum.
+LogicalResult convertCumSum(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto sum = buildCumSum(n, *x, (*x).getType());
+  if (failed(sum))
+    return failure();
+  n.setOutput(0, *sum);
+  return success();
+}
+
 LogicalResult convertIdentity(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -528,6 +540,22 @@ LogicalResult convertIdentity(NodeImporter &n) {
 Value f32Constant(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<float> values) {
   auto type = RankedTensorType::get(shape, n.builder().getF32Type());
   return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, values));
+}
+
+FailureOr<Value> buildCumSum(NodeImporter &n, Value x, Type type) {
+  auto axes = n.constantInts(1);
+  if (failed(axes))
+    return failure();
+  if (axes->size() != 1)
+    return n.emitError() << "its axis input holds " << axes->size() << " values; CumSum takes one";
+  auto axis = n.normalizeAxis(axes->front(), static_cast<int64_t>(shapeOf(x).size()));
+  if (failed(axis))
+    return failure();
+  OpBuilder &b = n.builder();
+  return CumSumOp::create(b, n.loc(), type, x, b.getI64IntegerAttr(*axis),
+                          n.intAttr("exclusive", 0) ? b.getUnitAttr() : UnitAttr(),
+                          n.intAttr("reverse", 0) ? b.getUnitAttr() : UnitAttr())
+      .getResult();
 }
 
 Value f32Scalar(NodeImporter &n, float value) { return f32Constant(n, {}, value); }
@@ -727,6 +755,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       // .to(torch.float32) traced by the TorchScript exporter).
       {"Cast", convertIdentity},
       {"Neg", convertNeg},
+      {"CumSum", convertCumSum},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},
       {"Sin", convertUnary<SinOp>},

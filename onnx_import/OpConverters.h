@@ -131,6 +131,9 @@ inline llvm::ArrayRef<int64_t> shapeOf(mlir::Value v) {
 mlir::Value f32Constant(NodeImporter &n, llvm::ArrayRef<int64_t> shape,
                         llvm::ArrayRef<float> values);
 mlir::Value f32Scalar(NodeImporter &n, float value);
+/// train.cumsum of `x` (of `type`) along the node's constant axis (input 1),
+/// with its exclusive and reverse attributes: ONNX CumSum.
+mlir::FailureOr<mlir::Value> buildCumSum(NodeImporter &n, mlir::Value x, mlir::Type type);
 mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
 
 /// Converters in their own files (converters/), registered in the table.

@@ -109,17 +109,26 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
     runtimeMasks[curNode->output(0)] = std::move(mask);
     return success();
   }
-  if (op == "Cast" && curNode->attribute_size() == 1 &&
-      curNode->attribute(0).i() == onnx::TensorProto::FLOAT) {
-    std::vector<float> table(mask.truth.begin(), mask.truth.end());
-    setOutput(0, gatherMask(mask, table));
-    return success();
+  if (op == "Cast" && curNode->attribute_size() == 1) {
+    // 1 where true: FLOAT data, or integers (RuntimeInts.cpp).
+    using T = onnx::TensorProto;
+    const int64_t to = curNode->attribute(0).i();
+    const bool integer = llvm::is_contained(
+        {T::INT8, T::INT16, T::INT32, T::INT64, T::UINT8, T::UINT16, T::UINT32, T::UINT64}, to);
+    if (to == T::FLOAT || integer) {
+      std::vector<float> table(mask.truth.begin(), mask.truth.end());
+      Value v = gatherMask(mask, table);
+      if (integer)
+        return setRuntimeInt(v, 0.0, 1.0);
+      setOutput(0, v);
+      return success();
+    }
   }
   if (op != "Where")
     return emitError() << "its input '" << curNode->input(0)
                        << "' is a mask computed at run time from token ids; mgs supports Not, "
-                          "Reshape, Unsqueeze, Squeeze, Identity, Expand, Cast and Where on such "
-                          "a mask";
+                          "Reshape, Unsqueeze, Squeeze, Identity, Expand, Cast (to BOOL, FLOAT "
+                          "or an integer type) and Where on such a mask";
   // Where(mask, x, y): each data branch times the 0/1 table of where it is
   // chosen, each constant branch of one value the table of its value where
   // chosen, summed; a branch of zeros adds nothing. A constant branch of

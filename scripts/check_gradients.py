@@ -7,7 +7,7 @@
 
 Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llama (Hugging Face's,
 transformers 5, --batch 2): language models on
-int64 token ids, a label per token; transformer, padattn: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
+int64 token ids, a label per token; transformer, padattn, robertapos: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
@@ -118,7 +118,7 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq") or \
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq", "robertapos") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
@@ -129,9 +129,12 @@ def make_batch(name, n, workdir):
                 tokens[i, 11 - (i // 2) % 5:12] = 0
         if name == "seq2seq":  # under its causal masks a first id 0 would leave a row no key
             tokens[tokens[:, 0] == 0, 0] = 1
+        if name == "robertapos":  # its pad id 1 at a quarter of the positions, anywhere
+            tokens[rng.random(tokens.shape) < 0.25] = 1
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, tokens[:, :length].astype(np.int64))
-        labels = rng.integers(0, 4, n) if name in ("transformer", "padattn") else tokens[:, 1:]
+        labels = (rng.integers(0, 4, n) if name in ("transformer", "padattn", "robertapos")
+                  else tokens[:, 1:])
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(tokens[:, :length]), labels.reshape(-1)
     labels = rng.integers(0, 10, n)

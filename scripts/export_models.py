@@ -288,6 +288,28 @@ class PaddedAttention(nn.Module):
         return self.fc(y.mean(1))
 
 
+class RobertaPositions(nn.Module):
+    """RoBERTa's embeddings over token ids [N, T] as a classifier: a word embedding (50 -> 32)
+    plus a position embedding read at position ids made at run time from the ids, as
+    transformers' create_position_ids_from_input_ids writes them (a pad id anywhere takes
+    position `pad`, the others count from pad + 1: cumsum(mask) * mask + pad), LayerNorm, the
+    mean over the positions and a linear layer to 4 classes."""
+
+    def __init__(self, vocab=50, width=32, length=12, classes=4, pad=1):
+        super().__init__()
+        self.pad = pad
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Embedding(length + pad + 1, width)
+        self.ln = nn.LayerNorm(width)
+        self.fc = nn.Linear(width, classes)
+
+    def forward(self, tokens):
+        mask = tokens.ne(self.pad).int()
+        positions = (torch.cumsum(mask, dim=1).type_as(mask) * mask).long() + self.pad
+        x = self.ln(self.embed(tokens) + self.pos(positions))
+        return self.fc(x.mean(1))
+
+
 class GPTBlock(nn.Module):
     """A pre-LayerNorm decoder block: x + attention(LN(x)) under the causal
     mask, then x + MLP(LN(x)) with GELU."""
@@ -590,6 +612,23 @@ def hf_distilbert(vocab, pad=0):
     return HFLogits(hf.DistilBertForSequenceClassification(c), "ids", 4)
 
 
+def hf_roberta(vocab, pad=1):
+    """RobertaForSequenceClassification, 4 classes. RoBERTa numbers each sequence's positions
+    from its ids at run time (cumsum(ids != pad) * (ids != pad) + pad: a pad id anywhere takes
+    position pad, the others count from pad + 1), which mgs computes in the graph. Both
+    embeddings' padding_idx is cleared: ONNX's Gather has none, so mgs trains the pad rows, and
+    PyTorch, the reference, then does too (probe_zoo.py's data hold the pad id)."""
+    hf = _transformers()
+    c = hf.RobertaConfig(vocab_size=max(vocab, pad + 1), pad_token_id=pad, hidden_size=32,
+                         num_hidden_layers=2, num_attention_heads=2, intermediate_size=64,
+                         max_position_embeddings=64, num_labels=4, hidden_dropout_prob=0.0,
+                         attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
+    model = hf.RobertaForSequenceClassification(c)
+    model.roberta.embeddings.word_embeddings.padding_idx = None
+    model.roberta.embeddings.position_embeddings.padding_idx = None
+    return HFLogits(model, "ids", 4)
+
+
 def hf_t5(vocab):
     """T5ForConditionalGeneration as a language model (decoder_input_ids = the ids)."""
     hf = _transformers()
@@ -724,6 +763,7 @@ def build(name):
         "gpt": (TokenGPT, torch.zeros(1, 12, dtype=torch.long)),
         "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
         "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
+        "robertapos": (RobertaPositions, torch.zeros(1, 12, dtype=torch.long)),
         "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
         # Llama-style language models (16 tokens a sequence): grouped-query attention as
         # repeat_interleave and an explicit causal mask; as F.scaled_dot_product_attention

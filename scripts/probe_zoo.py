@@ -103,6 +103,10 @@ def hf_models():
                           0.05),
         "hf distilbert (pad id 0)": (lambda: em.hf_distilbert(VOCAB, pad=0), tokens, "class", 16,
                                      256, 0.05),
+        # pad id 1, which the data hold: the position ids computed at run time vary by row
+        "hf roberta": (lambda: em.hf_roberta(VOCAB), tokens, "class", 16, 256, 0.05),
+        "hf roberta (torch.export)": (lambda: em.hf_roberta(VOCAB), tokens, "class", 16, 256,
+                                      0.05),
         "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
         "hf vit": (em.hf_vit, img32, "image", 16, 64, 0.05),
         "hf llama": (lambda: em.hf_decoder("llama", VOCAB), tokens, "token", 16, 128, 0.1),
@@ -143,7 +147,8 @@ def hf_models():
 AUDIO_CLASSES, AUDIO_FRAMES = 8, 16
 HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox",
                    "hf gpt2 (torch.export)", "hf phi3 (torch.export)",
-                   "hf wav2vec2 (torch.export)", "hf bert (torch.export)"}
+                   "hf wav2vec2 (torch.export)", "hf bert (torch.export)",
+                   "hf roberta (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --

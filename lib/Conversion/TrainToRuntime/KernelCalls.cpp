@@ -236,6 +236,19 @@ SmallVector<int64_t> geluDesc(int64_t count, StringRef approximate) {
                     {D::Approximate, approximate == "tanh" ? MGSRT_GELU_TANH : MGSRT_GELU_NONE}});
 }
 
+/// A cumulative sum of `in` along `axis`: outer x len x inner.
+SmallVector<int64_t> cumSumDesc(ArrayRef<int64_t> in, int64_t axis, bool exclusive, bool reverse) {
+  using D = CumSumDesc;
+  int64_t outer = 1, inner = 1;
+  for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i)
+    (i < axis ? outer : inner) *= i == axis ? 1 : in[i];
+  return fields<D>({{D::Outer, outer},
+                    {D::Len, in[axis]},
+                    {D::Inner, inner},
+                    {D::Exclusive, exclusive},
+                    {D::Reverse, reverse}});
+}
+
 /// x: steps x batch x input; r: 1 x 3H x H.
 SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool linearBeforeReset) {
   using D = GruDesc;
@@ -478,6 +491,15 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                     fields<SoftmaxCrossEntropyDesc>({{SoftmaxCrossEntropyDesc::Batch, s[0]},
                                                      {SoftmaxCrossEntropyDesc::Classes, s[1]}}),
                     {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+      })
+      .Case([&](CumSumOp c) {
+        return call(Kernel::cumsum,
+                    cumSumDesc(shapeOf(c.getInput()), c.getAxis(), c.getExclusive(), c.getReverse()),
+                    {{c.getInput()}, {c.getResult()}});
+      })
+      .Case([&](ToIndexOp t) {
+        return call(Kernel::to_index, countDesc(numel(t.getInput())),
+                    {{t.getInput()}, {t.getResult()}});
       })
       .Case([&](ReduceOp r) {
         return call(Kernel::reduce_fwd, reduceDesc(r.getKind(), shapeOf(r.getInput()), r.getAxes()),

@@ -77,7 +77,9 @@
   X(layer_norm_fwd)                                                                                \
   X(layer_norm_bwd)                                                                                \
   X(gelu_fwd)                                                                                      \
-  X(gelu_bwd)
+  X(gelu_bwd)                                                                                      \
+  X(cumsum)                                                                                        \
+  X(to_index)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -160,7 +162,7 @@ struct UnaryDesc {
   enum : int64_t { Op, Count, AlphaBits, BetaBits, Size };
 };
 
-/// clip_*, copy, zero, accumulate, sgd_update: [count].
+/// clip_*, copy, zero, accumulate, sgd_update, to_index: [count].
 struct CountDesc {
   enum : int64_t { Count, Size };
 };
@@ -371,6 +373,12 @@ struct LayerNormDesc {
 /// MGSRT_GELU_TANH.
 struct GeluDesc {
   enum : int64_t { Count, Approximate, Size };
+};
+
+/// cumsum: the tensor is outer x len x inner, summed along len; exclusive =
+/// 1: each sum leaves out its own element; reverse = 1: from the end.
+struct CumSumDesc {
+  enum : int64_t { Outer, Len, Inner, Exclusive, Reverse, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

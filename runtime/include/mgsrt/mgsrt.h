@@ -358,6 +358,21 @@ enum { MGSRT_GELU_NONE = 0, MGSRT_GELU_TANH = 1 };
 MGSRT_EXPORT mgsrt_status_t mgsrt_gelu_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gelu_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* Cumulative sum along one axis (ONNX CumSum) of an outer x len x inner x.
+ *   desc: [outer, len, inner, exclusive, reverse]; exclusive = 1: each sum
+ *   leaves out its own element (the first is 0); reverse = 1: summed from
+ *   the end. Sums are accumulated in float, in order (exact on integers
+ *   below 2^24). The gradient is the same sum of dy with reverse flipped.
+ * bufs: x, y */
+MGSRT_EXPORT mgsrt_status_t mgsrt_cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* Floats to int64 indices, rounded toward zero (ONNX Cast to INT64): the
+ *   indices a Gather reads that were computed at run time (position ids).
+ *   desc: [count]. A NaN, an infinity or a value outside int64 is an
+ *   MGSRT_ERROR_INVALID_ARGUMENT naming its position and value.
+ * bufs: x (float), y (int64) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus
  * residual and carries the rest over (error feedback); the workers' values

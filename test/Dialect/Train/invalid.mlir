@@ -1392,3 +1392,35 @@ func.func @gelu_grad_type_mismatch(%x: tensor<4xf32>, %g: tensor<2x2xf32>) {
   %d = "train.gelu_grad"(%x, %g) : (tensor<4xf32>, tensor<2x2xf32>) -> tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @cumsum_axis_out_of_range(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'train.cumsum' op axis 2 is out of range [0, 2) for input of shape 2x8}}
+  %c = train.cumsum %x {axis = 2 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @cumsum_negative_axis(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'train.cumsum' op axis -1 is out of range [0, 2)}}
+  %c = train.cumsum %x {axis = -1 : i64} : tensor<2x8xf32>
+  return
+}
+
+// -----
+
+func.func @to_index_shape(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'train.to_index' op result shape 16 does not match the expected 2x8}}
+  %i = train.to_index %x : tensor<2x8xf32> -> tensor<16xi64>
+  return
+}
+
+// -----
+
+func.func @to_index_not_int64(%x: tensor<2x8xf32>) {
+  // expected-error @+1 {{'train.to_index' op result #0 must be statically shaped tensor of 64-bit signless integer values}}
+  %i = "train.to_index"(%x) : (tensor<2x8xf32>) -> tensor<2x8xi32>
+  return
+}

@@ -640,3 +640,16 @@ func.func @layer_norm(%x: tensor<2x5x8xf32>, %s: tensor<8xf32>, %b: tensor<8xf32
       -> (tensor<2x5x8xf32>, tensor<8xf32>, tensor<8xf32>)
   return
 }
+
+// Cumulative sums, inclusive and exclusive, forward and reverse, and floats
+// to computed indices.
+// CHECK-LABEL: func.func @cumsum_to_index
+//       CHECK:   %[[C:.*]] = train.cumsum %[[X:.*]] {axis = 1 : i64} : tensor<2x8xf32>
+//       CHECK:   train.cumsum %[[X]] {axis = 0 : i64, exclusive, reverse} : tensor<2x8xf32>
+//       CHECK:   train.to_index %[[C]] : tensor<2x8xf32> -> tensor<2x8xi64>
+func.func @cumsum_to_index(%x: tensor<2x8xf32>) {
+  %c = train.cumsum %x {axis = 1 : i64} : tensor<2x8xf32>
+  %r = train.cumsum %x {axis = 0 : i64, exclusive, reverse} : tensor<2x8xf32>
+  %i = train.to_index %c : tensor<2x8xf32> -> tensor<2x8xi64>
+  return
+}

@@ -12,7 +12,8 @@ GatherND's node tests give the indices as graph inputs too; here they are consta
 one, two and three indices, a negative one among them), as Swin's relative position bias
 exports with PyTorch's torch.export-based exporter. And the constants transformers' masking
 and embedding code computes at import: GatherElements, GatherND of INT64, CumSum, Log, Exp, a
-Cast of -inf to INT64 that a Where discards, ConstantOfShape of BOOL and Flatten.
+Cast of -inf to INT64 that a Where discards, ConstantOfShape of BOOL and Flatten. And CumSum of
+computed FLOAT data (train.cumsum).
 
     make_constant_input_tests.py OUT_DIR        (run with a Python that has onnx >= 1.18)
 """
@@ -168,6 +169,16 @@ def main(out_dir):
         write(out_dir, f"test_mgs_fold_{name}", 20,
               nodes + cast + [helper.make_node("Add", ["x", "gf" if cast else "g"], ["y"])],
               ["x"], ["y"], {"x": r(*value.shape)})
+
+    # CumSum of computed FLOAT data (train.cumsum): each of exclusive and reverse, along the
+    # middle axis of a 3-D tensor and, with a negative axis, the last.
+    for e in (0, 1):
+        for v in (0, 1):
+            write(out_dir, f"test_mgs_cumsum_float_data_exclusive{e}_reverse{v}", 14,
+                  [const("axis", np.array(1 if v == e else -1, np.int64)),
+                   helper.make_node("Mul", ["x", "x"], ["sq"]),
+                   helper.make_node("CumSum", ["sq", "axis"], ["y"], exclusive=e, reverse=v)],
+                  ["x"], ["y"], {"x": r(2, 5, 3)})
 
 
 if __name__ == "__main__":

@@ -340,6 +340,19 @@ LogicalResult GatherGradOp::verify() {
   return checkResultShape(*this, getGrad(), gatherShape(table, indices), "grad");
 }
 
+LogicalResult CumSumOp::verify() {
+  const int64_t rank = static_cast<int64_t>(shapeOf(getInput()).size());
+  const int64_t axis = static_cast<int64_t>(getAxis());
+  if (axis < 0 || axis >= rank)
+    return emitOpError() << "axis " << axis << " is out of range [0, " << rank
+                         << ") for input of shape " << shapeToString(shapeOf(getInput()));
+  return success();
+}
+
+LogicalResult ToIndexOp::verify() {
+  return checkResultShape(*this, getResult(), shapeOf(getInput()));
+}
+
 namespace {
 /// The LSTM's T, N, I, H from its input and weights; checks w, r, b.
 FailureOr<std::array<int64_t, 4>> lstmDims(Operation *op, Value input, Value w, Value r,

@@ -433,6 +433,15 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(pad.getInput(), dx);
         return success();
       })
+      .Case([&](CumSumOp sum) {
+        // Each input element adds to every sum at or after it (before it,
+        // reversed): the gradient is the sum in the other direction.
+        auto dx = create<CumSumOp>(loc, sum.getType(), gradOf(sum.getResult()),
+                                   sum.getAxisAttr(), sum.getExclusiveAttr(),
+                                   sum.getReverse() ? UnitAttr() : b.getUnitAttr());
+        accumulate(sum.getInput(), dx);
+        return success();
+      })
       .Case([&](ReduceOp red) {
         auto dx = create<ReduceGradOp>(loc, red.getInput().getType(), red.getKindAttr(),
                                        gradOf(red.getResult()), red.getAxesAttr());

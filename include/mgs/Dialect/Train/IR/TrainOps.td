@@ -918,4 +918,47 @@ def Train_GeluGradOp : Train_Op<"gelu_grad", [Pure, AllTypesMatch<["input", "gra
   let hasVerifier = 1;
 }
 
+//===----------------------------------------------------------------------===//
+// Cumulative sums and computed indices
+//===----------------------------------------------------------------------===//
+
+def Train_CumSumOp : Train_Op<"cumsum", [Pure, SameOperandsAndResultType]> {
+  let summary = "Cumulative sum along one axis (ONNX CumSum)";
+  let description = [{
+    result[..., t, ...] = the sum of input[..., u, ...] over u <= t along
+    `axis` (u < t with `exclusive`; u >= t, or u > t, with `reverse`), added
+    in order in float as ONNX CumSum. Its gradient is the cumulative sum of
+    the result's gradient in the other direction. The importer also builds
+    it for integers computed at run time from token ids (RoBERTa's position
+    ids: a running count of the non-padding tokens), which it proves stay
+    below 2^24, where float sums are exact.
+
+    ```mlir
+    %c = train.cumsum %m {axis = 1 : i64} : tensor<4x128xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, I64Attr:$axis, UnitAttr:$exclusive,
+                       UnitAttr:$reverse);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+  let hasVerifier = 1;
+}
+
+def Train_ToIndexOp : Train_Op<"to_index", [Pure]> {
+  let summary = "Float values to int64 indices, rounded toward zero (ONNX Cast to INT64)";
+  let description = [{
+    The indices a `train.gather` reads when they are computed at run time
+    (position ids). Not differentiable: nothing flows back through an index.
+    The runtime refuses a NaN, an infinity or a value outside int64.
+
+    ```mlir
+    %i = train.to_index %p : tensor<4x128xf32> -> tensor<4x128xi64>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input);
+  let results = (outs Train_IndexTensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD

@@ -1,0 +1,301 @@
+//===- RuntimeInts.cpp - Integers computed at run time from token ids -----===//
+//
+// RoBERTa (and every model built on its embeddings: XLM-R, CamemBERT, ...)
+// numbers the positions of each sequence at run time from its token ids:
+// `cumsum(ids != pad, 1) * (ids != pad) + pad`, then reads the position
+// embedding at those numbers. The padding mask is a RuntimeMask; Cast of it
+// to an integer type starts a RuntimeInt: an integer tensor computed in float
+// (train ops that already run and differentiate), with bounds [lo, hi]
+// derived op by op. The bounds keep it exact (every value stays within
+// +-2^24, where float sums and products of integers are exact) and prove
+// the indices a Gather reads from it inside the table, so neither can go
+// wrong at run time; train.to_index makes the Gather's int64 indices.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphImporter.h"
+
+#include "mgs/Dialect/Train/IR/ShapeUtils.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "llvm/ADT/STLExtras.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <algorithm>
+#include <cmath>
+
+using namespace mlir;
+using namespace mgs::train;
+
+namespace mgs::onnx_import {
+
+namespace {
+
+/// Float arithmetic on integers is exact up to here.
+constexpr double kExactLimit = 16777216.0; // 2^24
+
+/// A bound (an integer, as double) as diagnostics print it.
+int64_t asInt(double v) { return static_cast<int64_t>(v); }
+
+/// The range of the ONNX integer type `dtype`, or nothing for other types.
+std::optional<std::pair<double, double>> integerRange(int dtype) {
+  using T = onnx::TensorProto;
+  switch (dtype) {
+  case T::INT8:
+    return std::pair{-128.0, 127.0};
+  case T::UINT8:
+    return std::pair{0.0, 255.0};
+  case T::INT16:
+    return std::pair{-32768.0, 32767.0};
+  case T::UINT16:
+    return std::pair{0.0, 65535.0};
+  case T::INT32:
+    return std::pair{-2147483648.0, 2147483647.0};
+  case T::UINT32:
+    return std::pair{0.0, 4294967295.0};
+  case T::INT64:
+    return std::pair{-9223372036854775808.0, 9223372036854775807.0};
+  case T::UINT64:
+    return std::pair{0.0, 18446744073709551615.0};
+  default:
+    return std::nullopt;
+  }
+}
+
+/// The values of an INT64 or INT32 constant (the integer types the folder
+/// evaluates) as doubles, or nothing for another dtype.
+std::optional<std::vector<double>> integerValues(const onnx::TensorProto &t) {
+  std::vector<double> out;
+  if (t.data_type() == onnx::TensorProto::INT64) {
+    std::vector<int64_t> v = onnx::ParseData<int64_t>(&t);
+    out.assign(v.begin(), v.end());
+  } else if (t.data_type() == onnx::TensorProto::INT32) {
+    std::vector<int32_t> v = onnx::ParseData<int32_t>(&t);
+    out.assign(v.begin(), v.end());
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+} // namespace
+
+LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi) {
+  if (std::max(std::fabs(lo), std::fabs(hi)) > kExactLimit)
+    return emitError() << "its values, integers computed at run time from token ids, may reach "
+                       << asInt(std::fabs(lo) > std::fabs(hi) ? lo : hi)
+                       << ", beyond 2^24: mgs computes such integers in float, which is exact "
+                          "only up to 2^24";
+  runtimeInts[curNode->output(0)] = RuntimeInt{value, lo, hi};
+  return success();
+}
+
+std::optional<SmallVector<int64_t>> GraphImporter::knownShape(const std::string &name) const {
+  if (auto it = values.find(name); it != values.end())
+    if (auto type = dyn_cast<RankedTensorType>(it->second.getType()); type && type.hasStaticShape())
+      return SmallVector<int64_t>(type.getShape());
+  if (auto it = initializers.find(name); it != initializers.end())
+    return SmallVector<int64_t>(it->second->dims().begin(), it->second->dims().end());
+  auto it = valueTypes.find(name);
+  if (it == valueTypes.end() || !it->second->has_tensor_type() ||
+      !it->second->tensor_type().has_shape())
+    return std::nullopt;
+  SmallVector<int64_t> dims;
+  for (const auto &dim : it->second->tensor_type().shape().dim()) {
+    if (!dim.has_dim_value() || dim.dim_value() < 0)
+      return std::nullopt;
+    dims.push_back(dim.dim_value());
+  }
+  return dims;
+}
+
+LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
+  handled = false;
+  const std::string &op = curNode->op_type();
+  int at = -1;
+  for (int i = 0; i < curNode->input_size() && at < 0; ++i)
+    if (hasInput(i) && runtimeInts.count(curNode->input(i)))
+      at = i;
+  if (at < 0 || !hasOutput(0))
+    return success();
+  const RuntimeInt in = runtimeInts.lookup(curNode->input(at));
+  auto f32 = b.getF32Type();
+  // ONNX's shape of output 0 (an integer type) for the FLOAT values.
+  auto outType = [&]() -> FailureOr<RankedTensorType> {
+    auto shape = knownShape(curNode->output(0));
+    if (!shape)
+      return emitError() << "output '" << curNode->output(0)
+                         << "' has no static shape after ONNX shape inference";
+    return RankedTensorType::get(*shape, f32);
+  };
+  auto notAnIndex = [&](double lo, double hi, int64_t extent) {
+    return emitError() << "its indices '" << curNode->input(at)
+                       << "', computed at run time from token ids, lie in [" << asInt(lo) << ", " << asInt(hi)
+                       << "], which may fall outside the " << extent
+                       << " entries of the axis they index";
+  };
+
+  if (op == "Gather" && at == 1) {
+    // Indices: checked against the table, made int64 for the Gather's converter.
+    auto shape = knownShape(curNode->input(0));
+    if (!shape || shape->empty())
+      return success(); // the converter reports the data's problem
+    auto axis = axisAttr("axis", 0, static_cast<int64_t>(shape->size()));
+    if (failed(axis))
+      return failure();
+    const int64_t extent = (*shape)[*axis];
+    if (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent))
+      return notAnIndex(in.lo, in.hi, extent);
+    auto valueShape = cast<RankedTensorType>(in.value.getType()).getShape();
+    computedIndices[curNode->input(1)] = ToIndexOp::create(
+        b, curLoc, RankedTensorType::get(valueShape, b.getI64Type()), in.value);
+    return success(); // not handled: the Gather converter reads computedIndices
+  }
+  handled = true;
+  if (op == "GatherElements" && at == 1) {
+    // RoBERTa's token_type_ids buffer (all zeros) read at the position ids:
+    // a constant whose entries are all one value gives that value anywhere.
+    const onnx::TensorProto *data = foldableConstant(curNode->input(0));
+    auto values = data ? integerValues(*data) : std::nullopt;
+    if (!values || values->empty() ||
+        llvm::any_of(*values, [&](double v) { return v != values->front(); }))
+      return emitError() << "its indices '" << curNode->input(1)
+                         << "' are computed at run time from token ids; mgs imports a "
+                            "GatherElements at such indices only from an INT64 or INT32 "
+                            "constant holding one value (a buffer of zeros)";
+    const int64_t rank = data->dims_size();
+    auto axis = axisAttr("axis", 0, rank);
+    if (failed(axis))
+      return failure();
+    const int64_t extent = data->dims(*axis);
+    if (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent))
+      return notAnIndex(in.lo, in.hi, extent);
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    onnx::TensorProto filled;
+    filled.set_name(curNode->output(0));
+    filled.set_data_type(data->data_type());
+    for (int64_t d : type->getShape())
+      filled.add_dims(d);
+    const auto count = static_cast<int>(type->getNumElements());
+    if (data->data_type() == onnx::TensorProto::INT64)
+      filled.mutable_int64_data()->Resize(count, static_cast<int64_t>(values->front()));
+    else
+      filled.mutable_int32_data()->Resize(count, static_cast<int32_t>(values->front()));
+    ownedConstants.push_back(std::move(filled));
+    constants[curNode->output(0)] = &ownedConstants.back();
+    return success();
+  }
+  if (op == "Cast" || op == "CastLike") {
+    const int to = op == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
+                                : valueTypeOf(curNode->input(1));
+    if (to == onnx::TensorProto::FLOAT) {
+      setOutput(0, in.value); // data from here on (not differentiable: a function of the ids)
+      return success();
+    }
+    auto range = integerRange(to);
+    if (!range)
+      return emitError() << "it casts '" << curNode->input(at)
+                         << "', integers computed at run time from token ids, to "
+                         << dtypeName(to) << "; mgs casts them to integer types and FLOAT only";
+    if (in.lo < range->first || in.hi > range->second)
+      return emitError() << "it casts '" << curNode->input(at) << "', whose values lie in ["
+                         << asInt(in.lo) << ", " << asInt(in.hi) << "], to " << dtypeName(to)
+                         << ", which does not hold them all";
+    runtimeInts[curNode->output(0)] = in;
+    return success();
+  }
+  if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" ||
+      op == "Flatten") {
+    if (at != 0)
+      return emitError() << "its input " << at << " ('" << curNode->input(at)
+                         << "') is computed at run time from token ids; it must be a constant";
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    Value v = *type == in.value.getType() ? in.value
+                                          : ReshapeOp::create(b, curLoc, *type, in.value).getResult();
+    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi};
+    return success();
+  }
+  if (op == "Neg") {
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    auto minusOne = arith::ConstantOp::create(
+        b, curLoc, RankedTensorType::get({}, f32),
+        DenseElementsAttr::get(RankedTensorType::get({}, f32), -1.0f));
+    return setRuntimeInt(MulOp::create(b, curLoc, *type, in.value, minusOne), -in.hi, -in.lo);
+  }
+  if (op == "CumSum" && at == 0) {
+    auto sum = buildCumSum(*this, in.value, in.value.getType());
+    if (failed(sum))
+      return failure();
+    auto cumsum = sum->getDefiningOp<CumSumOp>();
+    // The sum of k of the values, k from 0 or 1 to the axis' extent n: between
+    // the extremes of k lo and k hi at k = 0, 1 and n (linear in k).
+    const double n = static_cast<double>(shapeOf(in.value)[cumsum.getAxis()]);
+    double lo = std::min(in.lo, n * in.lo), hi = std::max(in.hi, n * in.hi);
+    if (cumsum.getExclusive()) { // k = 0: the first sum is 0
+      lo = std::min(lo, 0.0);
+      hi = std::max(hi, 0.0);
+    }
+    return setRuntimeInt(*sum, lo, hi);
+  }
+  if (op == "Add" || op == "Sub" || op == "Mul") {
+    // Each operand a RuntimeInt or an integer constant (as float, broadcast).
+    Value operand[2];
+    double lo[2], hi[2];
+    for (int i = 0; i < 2; ++i) {
+      if (auto it = runtimeInts.find(curNode->input(i)); it != runtimeInts.end()) {
+        operand[i] = it->second.value;
+        lo[i] = it->second.lo;
+        hi[i] = it->second.hi;
+        continue;
+      }
+      const onnx::TensorProto *c = foldableConstant(curNode->input(i));
+      auto values = c ? integerValues(*c) : std::nullopt;
+      if (!values || values->empty())
+        return emitError() << "input " << i << " ('" << curNode->input(i)
+                           << "') is neither an INT64 or INT32 constant nor integers computed at "
+                              "run time from token ids, which input "
+                           << 1 - i << " is; mgs adds and multiplies such integers only with "
+                                       "each other and with integer constants";
+      SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
+      SmallVector<float> asFloat(values->begin(), values->end());
+      for (double v : *values)
+        if (std::fabs(v) > kExactLimit)
+          return emitError() << "input " << i << " holds " << asInt(v)
+                             << ", beyond 2^24, where float arithmetic on integers (how mgs "
+                                "computes the run-time integers of input "
+                             << 1 - i << ") is no longer exact";
+      auto type = RankedTensorType::get(dims, f32);
+      operand[i] = arith::ConstantOp::create(b, curLoc, type,
+                                             DenseElementsAttr::get(type, ArrayRef<float>(asFloat)));
+      lo[i] = *llvm::min_element(*values);
+      hi[i] = *llvm::max_element(*values);
+    }
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    if (op == "Add")
+      return setRuntimeInt(AddOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] + lo[1],
+                           hi[0] + hi[1]);
+    if (op == "Sub")
+      return setRuntimeInt(SubOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] - hi[1],
+                           hi[0] - lo[1]);
+    const double products[] = {lo[0] * lo[1], lo[0] * hi[1], hi[0] * lo[1], hi[0] * hi[1]};
+    return setRuntimeInt(MulOp::create(b, curLoc, *type, operand[0], operand[1]),
+                         *llvm::min_element(products), *llvm::max_element(products));
+  }
+  return emitError() << "its input '" << curNode->input(at)
+                     << "' holds integers computed at run time from token ids (position ids); "
+                        "mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, "
+                        "Squeeze, Flatten and Identity on them, and Gather and GatherElements "
+                        "reading them as indices";
+}
+
+} // namespace mgs::onnx_import

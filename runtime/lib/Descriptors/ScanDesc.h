@@ -1,0 +1,79 @@
+//===- ScanDesc.h - Cumulative sum and to_index, parsed and checked -*- C++ -*-===//
+//
+// The descriptor and buffer checks of cumsum (a running sum along one axis)
+// and to_index (floats to int64 indices), shared by the CPU kernels
+// (CPU/Scan.cpp) and the CUDA ones (CUDA/Scan.cu), so both reject the same
+// input with the same words.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_DESCRIPTORS_SCANDESC_H
+#define MGSRT_DESCRIPTORS_SCANDESC_H
+
+#include "Descriptors/ElementwiseDesc.h" // parseElementCount
+#include "Support/Common.h"
+#include "mgsrt/contract.h"
+
+#include <cmath>
+
+#ifndef MGSRT_HOST_DEVICE
+#ifdef __CUDACC__
+#define MGSRT_HOST_DEVICE __host__ __device__
+#else
+#define MGSRT_HOST_DEVICE
+#endif
+#endif
+
+namespace mgs::rt {
+
+struct CumSumParams {
+  int64_t outer, len, inner;
+  bool exclusive, reverse;
+  int64_t total() const { return outer * len * inner; }
+};
+
+/// cumsum (bufs: x, y).
+inline mgsrt_status_t parseCumSum(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                  void *const *bufs, CumSumParams &p) {
+  using F = mgs::contract::CumSumDesc;
+  p.outer = desc[F::Outer];
+  p.len = desc[F::Len];
+  p.inner = desc[F::Inner];
+  if (p.outer < 0 || p.len < 0 || p.inner < 0)
+    return invalidArg(ctx, kernel, "outer=", p.outer, " len=", p.len, " inner=", p.inner,
+                      ": extents must be non-negative");
+  for (int field : {int(F::Exclusive), int(F::Reverse)})
+    if (desc[field] != 0 && desc[field] != 1)
+      return invalidArg(ctx, kernel, field == F::Exclusive ? "exclusive " : "reverse ",
+                        desc[field], " is neither 0 nor 1");
+  p.exclusive = desc[F::Exclusive] == 1;
+  p.reverse = desc[F::Reverse] == 1;
+  const int64_t n = p.total();
+  return BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok ? MGSRT_OK
+                                                                                 : ctx->status;
+}
+
+/// to_index (bufs: x, y).
+inline mgsrt_status_t parseToIndex(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                   void *const *bufs, int64_t &n) {
+  if (parseElementCount(ctx, kernel, desc, mgs::contract::CountDesc::Count, n))
+    return ctx->status;
+  return BufferCheck(ctx, kernel, bufs).require(0, "x", n).require(1, "y", n).ok ? MGSRT_OK
+                                                                                 : ctx->status;
+}
+
+/// Whether `x` rounded toward zero is an int64 (not NaN, no infinity, in
+/// [-2^63, 2^63)).
+MGSRT_HOST_DEVICE inline bool fitsIndex(float x) {
+  return x >= -9223372036854775808.0f && x < 9223372036854775808.0f;
+}
+
+/// Value `x` at position `i` is no index: the error.
+inline mgsrt_status_t badIndexValue(mgsrt_ctx_t *ctx, const char *kernel, int64_t i, float x) {
+  return invalidArg(ctx, kernel, "value ", i, " is ", x,
+                    ", which is not an int64 index (NaN, infinite or out of range)");
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_DESCRIPTORS_SCANDESC_H

@@ -1,0 +1,109 @@
+//===- Scan.cu - Cumulative sums and floats to indices, on a GPU ----------===//
+//
+// The CPU kernels' semantics (CPU/Scan.cpp) and checks
+// (Descriptors/ScanDesc.h). A cumulative sum gives one thread to each line
+// and adds it in order, as the CPU does: the same sums, bit for bit (the
+// lines a cumulative sum runs over are short: position ids). to_index finds
+// the first value that is no index with an atomic minimum and reads it back
+// (one synchronization a call), so a bad value gets the CPU's error.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.h"
+
+#include "Descriptors/ScanDesc.h"
+
+using namespace mgs::rt;
+using namespace mgs::rt::cuda;
+
+namespace {
+
+constexpr unsigned kThreads = 256;
+
+__global__ void cumSumKernel(const float *__restrict__ x, float *__restrict__ y, CumSumParams p) {
+  const int64_t lines = p.outer * p.inner;
+  for (int64_t line = firstIndex(); line < lines; line += gridStride()) {
+    const int64_t o = line / p.inner, i = line % p.inner;
+    const float *xl = x + o * p.len * p.inner + i;
+    float *yl = y + o * p.len * p.inner + i;
+    float sum = 0.0f;
+    for (int64_t s = 0; s < p.len; ++s) {
+      const int64_t at = (p.reverse ? p.len - 1 - s : s) * p.inner;
+      const float v = xl[at];
+      if (p.exclusive) {
+        yl[at] = sum;
+        sum = __fadd_rn(sum, v);
+      } else {
+        sum = __fadd_rn(sum, v);
+        yl[at] = sum;
+      }
+    }
+  }
+}
+
+/// y = x rounded toward zero; *first = the smallest position of a value that is no index.
+__global__ void toIndexKernel(const float *__restrict__ x, int64_t *__restrict__ y, int64_t n,
+                              unsigned long long *first) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride()) {
+    if (fitsIndex(x[i]))
+      y[i] = static_cast<int64_t>(x[i]);
+    else
+      atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
+mgsrt_status_t cumSum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  CumSumParams p;
+  if (parseCumSum(ctx, kernelName(Kernel::cumsum), desc, bufs, p))
+    return ctx->status;
+  if (p.total() == 0)
+    return MGSRT_OK;
+  cumSumKernel<<<gridFor(p.outer * p.inner, kThreads), kThreads, 0, state(ctx).stream>>>(
+      static_cast<const float *>(bufs[0]), static_cast<float *>(bufs[1]), p);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t toIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::to_index);
+  int64_t n;
+  if (parseToIndex(ctx, kernel, desc, bufs, n))
+    return ctx->status;
+  if (n == 0)
+    return MGSRT_OK;
+  const auto *x = static_cast<const float *>(bufs[0]);
+  void *scratch = nullptr;
+  if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
+    return ctx->status;
+  auto *first = static_cast<unsigned long long *>(scratch);
+  cudaStream_t st = state(ctx).stream;
+  const unsigned long long none = static_cast<unsigned long long>(n);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(first, &none, sizeof none,
+                                                cudaMemcpyHostToDevice, st));
+  toIndexKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, static_cast<int64_t *>(bufs[1]),
+                                                           n, first);
+  unsigned long long bad = none;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&bad, first, sizeof bad,
+                                                cudaMemcpyDeviceToHost, st));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
+  if (bad == none)
+    return MGSRT_OK;
+  float value = 0.0f;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpy(&value, x + bad, sizeof value, cudaMemcpyDeviceToHost));
+  return badIndexValue(ctx, kernel, static_cast<int64_t>(bad), value);
+}
+
+} // namespace
+
+namespace mgs::rt::cuda {
+
+mgsrt_status_t cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::cumsum), desc, bufs,
+                       [&] { return cumSum(ctx, desc, bufs); });
+}
+mgsrt_status_t to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::to_index), desc, bufs,
+                       [&] { return toIndex(ctx, desc, bufs); });
+}
+
+} // namespace mgs::rt::cuda
