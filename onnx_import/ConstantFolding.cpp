@@ -271,6 +271,34 @@ bool Folder::concat(HostTensor &r) {
   return true;
 }
 
+bool Folder::tile(HostTensor &r) {
+  HostTensor data;
+  SmallVector<int64_t> repeats;
+  if (!input(0, data) || !ints(1, repeats))
+    return false;
+  if (static_cast<int64_t>(repeats.size()) != data.rank())
+    return fail("repeats holds " + std::to_string(repeats.size()) + " values for an input of rank " +
+                std::to_string(data.rank()));
+  r.kind = data.kind;
+  r.dims.clear();
+  for (int64_t d = 0; d < data.rank(); ++d) {
+    if (repeats[d] < 0)
+      return fail("repeats holds a negative value " + std::to_string(repeats[d]));
+    r.dims.push_back(data.dims[d] * repeats[d]);
+  }
+  if (!checkSize(r.dims))
+    return false;
+  const int64_t count = countOf(r.dims);
+  SmallVector<int64_t> outStrides = stridesOf(r.dims), inStrides = stridesOf(data.dims);
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t src = 0;
+    for (int64_t d = 0; d < data.rank(); ++d)
+      src += (i / outStrides[d]) % r.dims[d] % data.dims[d] * inStrides[d];
+    r.append(data, src);
+  }
+  return true;
+}
+
 bool Folder::expand(HostTensor &r) {
   HostTensor data;
   SmallVector<int64_t> shape;
@@ -510,6 +538,10 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = scatterND(r);
   else if (op == "Trilu")
     ok = trilu(r);
+  else if (op == "Tile")
+    ok = tile(r);
+  else if (op == "Clip")
+    ok = clip(r);
   else
     ok = fail("not a foldable op");
   if (!ok)
@@ -593,7 +625,7 @@ bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
       "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
-      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum"};
+      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

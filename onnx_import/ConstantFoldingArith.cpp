@@ -113,6 +113,8 @@ float floatArith(llvm::StringRef op, float a, float b) {
     return a / b;
   if (op == "Mod")
     return std::fmod(a, b);
+  if (op == "Pow")
+    return std::pow(a, b);
   if (std::isnan(a) || std::isnan(b))
     return std::numeric_limits<float>::quiet_NaN();
   return op == "Min" ? std::min(a, b) : std::max(a, b);
@@ -166,6 +168,14 @@ bool Folder::elementwise(HostTensor &r) {
   for (int i = 0; i < count; ++i) {
     if (!input(i, in[i]))
       return false;
+    if (op == "Pow" && i == 1 && in[0].isFloat() && in[1].kind == Kind::Int) {
+      // A FLOAT base to integer powers (BLOOM's ALiBi slopes): in float.
+      in[1].kind = Kind::Float;
+      in[1].floats.assign(in[1].ints.begin(), in[1].ints.end());
+      in[1].ints.clear();
+    }
+    if (op == "Pow" && !in[0].isFloat())
+      return fail("Pow of an integer base is not evaluated at import; mgs folds a FLOAT base");
     if (in[i].kind != in[0].kind)
       return fail("input " + std::to_string(i) + " is " + kindName(in[i].kind) +
                   " tensor, input 0 " + kindName(in[0].kind) + " one");
@@ -221,6 +231,11 @@ bool Folder::unary(HostTensor &r) {
   if ((op == "Not") != (r.kind == Kind::Bool))
     return fail(op + (op == "Not" ? " needs a BOOL input" : " does not take a BOOL input"));
   if (r.kind == Kind::Int) {
+    if (op == "Sign") { // DeBERTa's relative positions
+      for (int64_t &v : r.ints)
+        v = (v > 0) - (v < 0);
+      return true;
+    }
     if (op != "Neg" && op != "Abs")
       return fail(op + " needs a FLOAT input, got an integer one");
     for (int64_t &v : r.ints) {
@@ -245,7 +260,51 @@ bool Folder::unary(HostTensor &r) {
         : op == "Sin"   ? std::sin(v)
         : op == "Log"   ? std::log(v) // T5's relative position buckets
         : op == "Exp"   ? std::exp(v)
+        : op == "Sign"  ? (std::isnan(v) ? v : float((v > 0.0f) - (v < 0.0f)))
                         : 1.0f / v; // Reciprocal
+  return true;
+}
+
+bool Folder::clip(HostTensor &r) {
+  if (!input(0, r))
+    return false;
+  if (r.kind == Kind::Bool)
+    return fail("Clip does not take a BOOL input");
+  // The bounds: inputs 1 and 2 (opset 11+, either may be absent), or the
+  // min and max attributes (FLOAT, before opset 11).
+  HostTensor bound[2];
+  bool has[2] = {false, false};
+  for (int i = 0; i < 2; ++i) {
+    if (hasInput(i + 1)) {
+      if (!input(i + 1, bound[i]))
+        return false;
+      if (bound[i].kind != r.kind || bound[i].size() != 1)
+        return fail(std::string(i ? "max" : "min") +
+                    " must be one value of the input's type");
+      has[i] = true;
+    } else if (const onnx::AttributeProto *a = attr(i ? "max" : "min")) {
+      if (r.kind != Kind::Float)
+        return fail("Clip's min and max attributes bound FLOAT inputs only");
+      bound[i].kind = Kind::Float;
+      bound[i].floats = {a->f()};
+      has[i] = true;
+    }
+  }
+  if (r.kind == Kind::Int) {
+    for (int64_t &v : r.ints) {
+      if (has[0])
+        v = std::max(v, bound[0].ints[0]);
+      if (has[1])
+        v = std::min(v, bound[1].ints[0]);
+    }
+    return true;
+  }
+  for (float &v : r.floats) {
+    if (has[0] && v < bound[0].floats[0])
+      v = bound[0].floats[0];
+    if (has[1] && v > bound[1].floats[0])
+      v = bound[1].floats[0];
+  }
   return true;
 }
 

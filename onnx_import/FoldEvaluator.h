@@ -55,11 +55,11 @@ constexpr int64_t kMaxRank = 64;
 /// The elementwise ops of two or more inputs with ONNX's broadcasting, and
 /// those of one input, the folder evaluates (ConstantFoldingArith.cpp).
 inline constexpr llvm::StringLiteral kElementwiseOps[] = {
-    "Add", "Sub",  "Mul",     "Div",  "Mod",            "Min",         "Max",
+    "Add", "Sub",  "Mul",     "Div",  "Mod",            "Min",         "Max",   "Pow",
     "Equal", "Less", "Greater", "LessOrEqual", "GreaterOrEqual", "And", "Or", "Xor"};
 inline constexpr llvm::StringLiteral kUnaryOps[] = {"Neg",  "Abs", "Not", "Sqrt", "Floor",
                                                     "Ceil", "Cos", "Sin", "Reciprocal",
-                                                    "Log",  "Exp"};
+                                                    "Log",  "Exp", "Sign"};
 
 /// The number of elements, saturating at INT64_MAX (dims are non-negative).
 int64_t countOf(llvm::ArrayRef<int64_t> dims);
@@ -146,6 +146,8 @@ private:
   /// Trilu of a constant (nn.Transformer.generate_square_subsequent_mask's
   /// torch.triu of a filled square).
   bool trilu(HostTensor &r);
+  bool tile(HostTensor &r);
+  bool clip(HostTensor &r);
   /// ScatterND of constant updates into a constant (Swin's shifted-window
   /// mask), with any of ONNX's reductions.
   bool scatterND(HostTensor &r);

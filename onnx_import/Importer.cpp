@@ -718,10 +718,23 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
           throw std::runtime_error(*mismatch);
       }
       auto infer = [&] {
-        onnx::shape_inference::InferShapes(
-            m, onnx::OpSchemaRegistry::Instance(),
-            onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
-                                        /*enable_data_propagation=*/true));
+        auto pass = [&](bool dataPropagation) {
+          onnx::shape_inference::InferShapes(
+              m, onnx::OpSchemaRegistry::Instance(),
+              onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
+                                          dataPropagation));
+        };
+        try {
+          pass(/*dataPropagation=*/true);
+        } catch (const std::exception &) {
+          // ONNX's data propagation rejects some models its plain pass
+          // accepts (BLOOM's ALiBi by torch.export: a [4, 1, 1] x [16] Mul
+          // of constants is "Invalid rank for Mul broadcasting"); the plain
+          // pass (above, on the probe) accepted this one. Infer again
+          // without it: the folder computes those values at import.
+          m.mutable_graph()->clear_value_info();
+          pass(/*dataPropagation=*/false);
+        }
       };
       infer();
       // ONNX has no shape inference for GroupNormalization-21: its output

@@ -756,6 +756,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Cast", convertIdentity},
       {"Neg", convertNeg},
       {"CumSum", convertCumSum},
+      {"Tile", convertTile},
+      {"GatherElements", convertGatherElements},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},
       {"Sin", convertUnary<SinOp>},

@@ -629,6 +629,78 @@ def hf_roberta(vocab, pad=1):
     return HFLogits(model, "ids", 4)
 
 
+def hf_no_padding_idx(model):
+    """Clears every embedding's padding_idx: ONNX's Gather has none, so mgs trains the pad rows;
+    PyTorch, the reference, then does too."""
+    for module in model.modules():
+        if isinstance(module, nn.Embedding):
+            module.padding_idx = None
+    return model
+
+
+# Encoders classifying the ids (4 classes): transformers class, config class, the config's own
+# options beside the shared ones (width 32, 2 layers, 2 heads, MLP 64, dropout 0).
+HF_CLASSIFIERS = {
+    "albert": ("AlbertForSequenceClassification", "AlbertConfig",
+               dict(embedding_size=16, classifier_dropout_prob=0.0)),
+    "electra": ("ElectraForSequenceClassification", "ElectraConfig",
+                dict(embedding_size=16, classifier_dropout=0.0)),
+    "xlm-roberta": ("XLMRobertaForSequenceClassification", "XLMRobertaConfig",
+                    dict(classifier_dropout=0.0, pad_token_id=1)),
+    # (MPNet's relative attention has 32 buckets: transformers hard-codes them)
+    "mpnet": ("MPNetForSequenceClassification", "MPNetConfig",
+              dict(relative_attention_num_buckets=32, pad_token_id=1)),
+    "deberta-v2": ("DebertaV2ForSequenceClassification", "DebertaV2Config",
+                   dict(pooler_dropout=0.0, relative_attention=True, position_buckets=8,
+                        max_relative_positions=-1, pos_att_type=["p2c", "c2p"],
+                        position_biased_input=False, norm_rel_ebd="layer_norm",
+                        share_att_key=True, pooler_hidden_size=32)),
+    "mobilebert": ("MobileBertForSequenceClassification", "MobileBertConfig",
+                   dict(embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
+                        num_feedforward_networks=2, classifier_dropout=0.0)),
+}
+
+
+def hf_classifier(family, vocab):
+    """HF_CLASSIFIERS' `family`, its embeddings' padding_idx cleared (hf_no_padding_idx)."""
+    hf = _transformers()
+    cls, cfg, extra = HF_CLASSIFIERS[family]
+    c = getattr(hf, cfg)(vocab_size=vocab, hidden_size=32, num_hidden_layers=2,
+                         num_attention_heads=2, intermediate_size=64, max_position_embeddings=64,
+                         num_labels=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                         **extra)
+    return HFLogits(hf_no_padding_idx(getattr(hf, cls)(c)), "ids", 4)
+
+
+def hf_bart(vocab):
+    """BartForConditionalGeneration as a language model (decoder_input_ids = the ids), as T5;
+    its final_logits_bias is a float buffer (freeze it)."""
+    hf = _transformers()
+    c = hf.BartConfig(vocab_size=vocab, d_model=32, encoder_layers=2, decoder_layers=2,
+                      encoder_attention_heads=2, decoder_attention_heads=2, encoder_ffn_dim=64,
+                      decoder_ffn_dim=64, max_position_embeddings=64, dropout=0.0,
+                      attention_dropout=0.0, activation_dropout=0.0, classifier_dropout=0.0,
+                      encoder_layerdrop=0.0, decoder_layerdrop=0.0, pad_token_id=1,
+                      bos_token_id=0, eos_token_id=2, decoder_start_token_id=2)
+    return HFLogits(hf_no_padding_idx(hf.BartForConditionalGeneration(c)), "seq2seq", vocab)
+
+
+def hf_vision(family):
+    """ConvNextForImageClassification or SegformerForImageClassification on 32x32 images, 10
+    classes, two small stages."""
+    hf = _transformers()
+    if family == "convnext":
+        c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
+                              depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)
+        return HFLogits(hf.ConvNextForImageClassification(c), "pixels", 10)
+    c = hf.SegformerConfig(num_channels=3, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1],
+                           hidden_sizes=[16, 32], patch_sizes=[7, 3], strides=[4, 2],
+                           num_attention_heads=[1, 2], mlp_ratios=[2, 2], hidden_dropout_prob=0.0,
+                           attention_probs_dropout_prob=0.0, classifier_dropout_prob=0.0,
+                           drop_path_rate=0.0, decoder_hidden_size=32, num_labels=10)
+    return HFLogits(hf.SegformerForImageClassification(c), "pixels", 10)
+
+
 def hf_t5(vocab):
     """T5ForConditionalGeneration as a language model (decoder_input_ids = the ids)."""
     hf = _transformers()
@@ -660,11 +732,31 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                           n_positions=64, resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
                           tie_word_embeddings=False, **kw)
         return HFLogits(hf.GPT2LMHeadModel(c), "nocache", vocab, mask_ones)
+    # Families with their own config names: OPT (learned positions), BLOOM (ALiBi), GPT-J
+    # (rotary on 4 of each head's 8 dims, parallel attention and MLP).
+    if family == "opt":
+        c = hf.OPTConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, ffn_dim=64,
+                         num_attention_heads=4, max_position_embeddings=64, dropout=0.0,
+                         attention_dropout=0.0, layerdrop=0.0, word_embed_proj_dim=32,
+                         tie_word_embeddings=False, pad_token_id=1, **kw)
+        return HFLogits(hf_no_padding_idx(hf.OPTForCausalLM(c)), "nocache", vocab, mask_ones)
+    if family == "bloom":
+        c = hf.BloomConfig(vocab_size=vocab, hidden_size=32, n_layer=2, n_head=4,
+                           hidden_dropout=0.0, attention_dropout=0.0, tie_word_embeddings=False,
+                           **kw)
+        return HFLogits(hf.BloomForCausalLM(c), "nocache", vocab, mask_ones)
+    if family == "gptj":
+        c = hf.GPTJConfig(vocab_size=vocab, n_positions=64, n_embd=32, n_layer=2, n_head=4,
+                          rotary_dim=4, n_inner=64, resid_pdrop=0.0, embd_pdrop=0.0,
+                          attn_pdrop=0.0, tie_word_embeddings=False, **kw)
+        return HFLogits(hf.GPTJForCausalLM(c), "nocache", vocab, mask_ones)
     cls, cfg = {"llama": ("LlamaForCausalLM", "LlamaConfig"),
                 "qwen2": ("Qwen2ForCausalLM", "Qwen2Config"),
                 "mistral": ("MistralForCausalLM", "MistralConfig"),
                 "phi": ("PhiForCausalLM", "PhiConfig"),
                 "phi3": ("Phi3ForCausalLM", "Phi3Config"),
+                "gemma": ("GemmaForCausalLM", "GemmaConfig"),
+                "stablelm": ("StableLmForCausalLM", "StableLmConfig"),
                 "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
                 "falcon": ("FalconForCausalLM", "FalconConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -678,7 +770,9 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
         base.update(vocab_size=vocab + 1, pad_token_id=vocab, eos_token_id=vocab)
     base.update(kw)
     width = base["vocab_size"]
-    return HFLogits(getattr(hf, cls)(getattr(hf, cfg)(**base)), "nocache", width, mask_ones)
+    # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
+    model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
+    return HFLogits(model, "nocache", width, mask_ones)
 
 
 def hf_wav2vec2(classes, layers=2):

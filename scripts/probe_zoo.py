@@ -107,6 +107,12 @@ def hf_models():
         "hf roberta": (lambda: em.hf_roberta(VOCAB), tokens, "class", 16, 256, 0.05),
         "hf roberta (torch.export)": (lambda: em.hf_roberta(VOCAB), tokens, "class", 16, 256,
                                       0.05),
+        # encoders classifying the ids, every padding_idx cleared (the data hold pad id 1)
+        **{f"hf {family}": ((lambda f=family: em.hf_classifier(f, VOCAB)), tokens, "class", 16,
+                            256, 0.05) for family in em.HF_CLASSIFIERS},
+        "hf bart": (lambda: em.hf_bart(VOCAB), tokens, "token", 16, 128, 0.1),
+        "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
+        "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
         "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
         "hf vit": (em.hf_vit, img32, "image", 16, 64, 0.05),
         "hf llama": (lambda: em.hf_decoder("llama", VOCAB), tokens, "token", 16, 128, 0.1),
@@ -132,7 +138,11 @@ def hf_models():
                 ("phi", "phi", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
                 ("phi3", "phi3", {"resid_pdrop": 0.0, "embd_pdrop": 0.0}),
                 ("falcon", "falcon", {"hidden_dropout": 0.0}),
-                ("gpt-neox", "gptneox", {"hidden_dropout": 0.0}), ("gpt2", "gpt2", {})]},
+                ("gpt-neox", "gptneox", {"hidden_dropout": 0.0}), ("gpt2", "gpt2", {}),
+                ("opt", "opt", {}), ("bloom", "bloom", {}), ("gpt-j", "gptj", {}),
+                ("gemma", "gemma", {"head_dim": 8}),
+                ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
+                                          "hidden_dropout": 0.0})]},
         # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
         # patterns, its label (make_data's "audio")
         "hf wav2vec2": (lambda: em.hf_wav2vec2(AUDIO_CLASSES), (8 * AUDIO_FRAMES,), "audio", 16,
@@ -398,6 +408,8 @@ def run(cmd, timeout, env=None):
 # and Sin are computed).
 # The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
+             # BART's final_logits_bias, a float buffer (not among named_parameters)
+             "hf bart": ["--freeze", "*.final_logits_bias"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2"))}}
 

@@ -172,4 +172,94 @@ LogicalResult convertGatherND(NodeImporter &n) {
   return success();
 }
 
+LogicalResult convertTile(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto repeats = n.constantInts(1);
+  auto outType = n.outputType(0);
+  if (failed(repeats) || failed(outType))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  if (repeats->size() != shape.size())
+    return n.emitError() << "repeats holds " << repeats->size()
+                         << " values for an input of rank " << shape.size();
+  SmallVector<int64_t> spread, tiled;
+  for (auto [dim, times] : llvm::zip(shape, *repeats)) {
+    if (times < 1)
+      return n.emitError() << "repeats holds " << times
+                           << "; mgs tiles computed data by positive repeats only";
+    spread.append({1, dim});
+    tiled.append({times, dim});
+  }
+  OpBuilder &b = n.builder();
+  Value v = reshape(b, n.loc(), *x, spread);
+  auto zerosType = f32Tensor(b, tiled);
+  Value zeros = arith::ConstantOp::create(b, n.loc(), zerosType, DenseElementsAttr::get(zerosType, 0.0f));
+  v = AddOp::create(b, n.loc(), zerosType, v, zeros);
+  n.setOutput(0, reshape(b, n.loc(), v, outType->getShape()));
+  return success();
+}
+
+LogicalResult convertGatherElements(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  if (!n.inputIsConstant(1))
+    return n.emitError() << "its indices '" << n.node().input(1)
+                         << "' are computed at run time; mgs gathers computed data only at "
+                            "constant indices";
+  auto constant = n.constantInput(1);
+  auto indices = n.constantInts(1);
+  auto outType = n.outputType(0);
+  if (failed(constant) || failed(indices) || failed(outType))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto axis = n.axisAttr("axis", 0, rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> indexShape((*constant)->dims().begin(), (*constant)->dims().end());
+  if (static_cast<int64_t>(indexShape.size()) != rank)
+    return n.emitError() << "indices of rank " << indexShape.size() << " for data of rank "
+                         << rank << "; GatherElements needs equal ranks";
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && indexShape[d] > shape[d])
+      return n.emitError() << "indices dimension " << d << " (" << indexShape[d]
+                           << ") exceeds the data's (" << shape[d] << ")";
+  // Each element's flat position in the data: its own coordinates, the
+  // axis' replaced by its index.
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  SmallVector<int64_t> flat(indices->size());
+  for (size_t e = 0; e < flat.size(); ++e) {
+    int64_t rest = static_cast<int64_t>(e), pos = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      int64_t coord = rest % indexShape[d];
+      rest /= indexShape[d];
+      if (d == *axis) {
+        const int64_t index = (*indices)[e];
+        if (index < -shape[d] || index >= shape[d])
+          return n.emitError() << "index " << index << " is out of range for dimension " << d
+                               << " of size " << shape[d];
+        coord = index < 0 ? index + shape[d] : index;
+      }
+      pos += coord * strides[d];
+    }
+    flat[e] = pos;
+  }
+  OpBuilder &b = n.builder();
+  const int64_t count = cast<RankedTensorType>(x->getType()).getNumElements();
+  Value column = reshape(b, n.loc(), *x, {count, 1});
+  auto indexType = RankedTensorType::get(indexShape, b.getI64Type());
+  Value at = arith::ConstantOp::create(b, n.loc(), indexType,
+                                       DenseElementsAttr::get(indexType, ArrayRef<int64_t>(flat)));
+  SmallVector<int64_t> gathered(indexShape);
+  gathered.push_back(1);
+  Value rows = GatherOp::create(b, n.loc(), f32Tensor(b, gathered), column, at);
+  n.setOutput(0, reshape(b, n.loc(), rows, outType->getShape()));
+  return success();
+}
+
 } // namespace mgs::onnx_import

@@ -48,6 +48,18 @@ mlir::Value strideAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, in
 /// Computed indices are an error naming the node.
 mlir::LogicalResult convertGatherND(NodeImporter &n);
 
+/// Tile of computed data by constant repeats (DeBERTa's `.repeat`): x
+/// reshaped with an axis of 1 before each of its own, broadcast (a
+/// train.add of zeros) to the repeats there, and reshaped back; its
+/// gradient sums over the repeats.
+mlir::LogicalResult convertTile(NodeImporter &n);
+
+/// GatherElements of computed data at constant indices (DeBERTa's
+/// torch.gather of its relative-position scores): the data flattened to one
+/// column, a train.gather of its rows at the elements' flat positions, and
+/// reshaped to the indices' shape; its gradient adds each element back.
+mlir::LogicalResult convertGatherElements(NodeImporter &n);
+
 } // namespace mgs::onnx_import
 
 #endif // MGS_ONNX_IMPORT_CONVERTERS_INDEXING_H

@@ -13,7 +13,9 @@ one, two and three indices, a negative one among them), as Swin's relative posit
 exports with PyTorch's torch.export-based exporter. And the constants transformers' masking
 and embedding code computes at import: GatherElements, GatherND of INT64, CumSum, Log, Exp, a
 Cast of -inf to INT64 that a Where discards, ConstantOfShape of BOOL and Flatten. And CumSum of
-computed FLOAT data (train.cumsum).
+computed FLOAT data (train.cumsum), Tile of computed data, GatherElements of computed data at
+constant indices, and DeBERTa's and BLOOM's constants (Sign, an INT64 Clip, Pow of INT32 powers,
+Tile).
 
     make_constant_input_tests.py OUT_DIR        (run with a Python that has onnx >= 1.18)
 """
@@ -154,6 +156,24 @@ def main(out_dir):
             const("one", np.array(1.0, dtype=np.float32)),
             const("big", np.array(-3.0, dtype=np.float32)),
             helper.make_node("Where", ["m", "one", "big"], ["g"])],
+        # DeBERTa's relative positions: Sign and an INT64 Clip of constants; BLOOM's ALiBi: a
+        # FLOAT base to INT32 powers (Range), tiled.
+        "sign_clip_int64": [
+            const("rel", i64([[0, -3, 5], [2, -1, 0]])),
+            helper.make_node("Sign", ["rel"], ["s"]),
+            const("lo", i64(-2)), const("hi", i64(3)),
+            helper.make_node("Clip", ["rel", "lo", "hi"], ["c"]),
+            helper.make_node("Mul", ["s", "c"], ["g"])],
+        "pow_int32_exponent_tile": [
+            const("base", np.array(0.5, dtype=np.float32)),
+            const("start", np.array(1, dtype=np.int32)), const("limit", np.array(4, dtype=np.int32)),
+            const("delta", np.array(1, dtype=np.int32)),
+            helper.make_node("Range", ["start", "limit", "delta"], ["e"]),
+            helper.make_node("Pow", ["base", "e"], ["p"]),
+            const("shape", i64([1, 3])),
+            helper.make_node("Reshape", ["p", "shape"], ["p2"]),
+            const("reps", i64([2, 2])),
+            helper.make_node("Tile", ["p2", "reps"], ["g"])],
     }
     for name, nodes in folded.items():
         value = ReferenceEvaluator(helper.make_model(
@@ -169,6 +189,22 @@ def main(out_dir):
         write(out_dir, f"test_mgs_fold_{name}", 20,
               nodes + cast + [helper.make_node("Add", ["x", "gf" if cast else "g"], ["y"])],
               ["x"], ["y"], {"x": r(*value.shape)})
+
+    # Tile of computed FLOAT data (DeBERTa's .repeat, GPT-J's repeat_interleave of its rotary
+    # caches), and GatherElements of computed data at constant indices (DeBERTa's torch.gather
+    # of its relative-position scores; a negative index among them).
+    for name, shape, reps in [("2d", (2, 3), (2, 1)), ("3d", (2, 1, 3), (1, 3, 2))]:
+        write(out_dir, f"test_mgs_tile_data_{name}", 13,
+              [const("reps", np.array(reps, np.int64)),
+               helper.make_node("Mul", ["x", "x"], ["sq"]),
+               helper.make_node("Tile", ["sq", "reps"], ["y"])],
+              ["x"], ["y"], {"x": r(*shape)})
+    for axis, idx in [(0, [[1, 0, 1], [0, -2, 1], [1, 1, 0]]), (1, [[2, -1], [0, 0]])]:
+        write(out_dir, f"test_mgs_gatherelements_data_axis{axis}", 13,
+              [const("idx", np.array(idx, np.int64)),
+               helper.make_node("Mul", ["x", "x"], ["sq"]),
+               helper.make_node("GatherElements", ["sq", "idx"], ["y"], axis=axis)],
+              ["x"], ["y"], {"x": r(2, 3)})
 
     # CumSum of computed FLOAT data (train.cumsum): each of exclusive and reverse, along the
     # middle axis of a 3-D tensor and, with a negative axis, the last.
