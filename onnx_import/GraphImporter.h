@@ -12,6 +12,7 @@
 #ifndef MGS_ONNX_IMPORT_GRAPHIMPORTER_H
 #define MGS_ONNX_IMPORT_GRAPHIMPORTER_H
 
+#include "ConstantFolding.h"
 #include "Importer.h"
 #include "OpConverters.h"
 
@@ -107,6 +108,8 @@ private:
   /// Evaluates a foldable node whose inputs are constants (ConstantFolding.h);
   /// sets `folded` when it did.
   mlir::LogicalResult foldConstant(bool &folded);
+  /// What the folder reads: the importer's constants, types and shapes.
+  FoldContext foldContext();
   /// The constant `name` the folder may read (a Constant node, a folded
   /// node, a non-FLOAT initializer), or null.
   const onnx::TensorProto *foldableConstant(const std::string &name) const;
@@ -125,10 +128,32 @@ private:
   /// them), laid out in the ids' shape and then reshaped or expanded by
   /// `steps` (each the shape it gives, and whether it is an Expand).
   struct RuntimeMask {
+    /// How a step lays the mask out anew: a reshape, a broadcast (Expand),
+    /// or a gather of the previous layout's elements at constant flat
+    /// positions (`at`: a Gather, GatherND, Transpose, Slice of the mask).
+    struct Step {
+      enum Kind { Reshape, Expand, Gather } kind;
+      llvm::SmallVector<int64_t> shape;
+      std::vector<int64_t> at;
+    };
     mlir::Value ids;
     std::vector<bool> truth;
-    llvm::SmallVector<std::pair<llvm::SmallVector<int64_t>, bool>> steps;
+    llvm::SmallVector<Step> steps;
+    /// And-ed with a constant mask (a causal mask, transformers' all-true
+    /// one) in the last step's shape, as 0/1; empty: none.
+    std::vector<float> andConstant;
+    /// The mask's shape now: the last step's, or the ids'.
+    llvm::SmallVector<int64_t> shape() const;
   };
+  /// `mask` laid out by the current node, a data-movement op whose input 0
+  /// is the mask (its flat positions computed by the folder on an index
+  /// tensor standing in for it); fails when the folder cannot.
+  mlir::LogicalResult layOutMask(RuntimeMask &mask);
+  /// Where(mask, x, y) of one-valued constant branches x and y, exact: the
+  /// table of x or y gathered at the ids, and, for a mask And-ed with a
+  /// constant, that constant's part (added as 0 / -inf when y is -inf,
+  /// else multiplied in). Null after an error.
+  mlir::Value selectConstants(const RuntimeMask &mask, float x, float y);
   /// Imports the node when it makes a RuntimeMask (Equal of token ids and a
   /// constant) or reads one (Not, Reshape, Unsqueeze, Squeeze, Identity,
   /// Expand, Cast, Where): sets `handled`. A mask reaching any other op is an
@@ -143,6 +168,9 @@ private:
   struct RuntimeInt {
     mlir::Value value;
     double lo = 0, hi = 0;
+    /// The RuntimeMask these 0/1 values are (a mask cast to an integer
+    /// type: Hugging Face's attention_mask), if they are one.
+    std::optional<RuntimeMask> mask;
   };
   /// Imports the node when it reads a RuntimeInt (Cast, CumSum, Add, Sub,
   /// Mul, Neg, reshapes; GatherElements of a one-valued constant) and sets
@@ -187,6 +215,8 @@ private:
   /// BOOL mask: Where(IsNaN(p), 0, p)). Sets `handled`; any other IsNaN of a
   /// computed tensor is an error naming the node. In IsNaN.cpp.
   mlir::LogicalResult importIsNaN(bool &handled);
+  /// Binds output 0 to an all-false BOOL constant of its shape; sets `handled`.
+  mlir::LogicalResult allFalse(bool &handled);
   /// Verifies the ops after `lastBefore` in `block` (all of them when null):
   /// the ones the current node made. A failure is an error naming the node.
   mlir::LogicalResult verifyNodeOps(mlir::Operation *lastBefore, mlir::Block *block);
@@ -228,6 +258,10 @@ private:
   /// that reads them.
   llvm::StringMap<int64_t> embeddingRows;
   llvm::StringMap<RuntimeMask> runtimeMasks;
+  /// Additive biases made from runtime masks (0 where true, -inf elsewhere):
+  /// IsNaN of the softmax of scores plus one is all false where a row keeps
+  /// a key (IsNaN.cpp).
+  llvm::StringSet<> runtimeMaskBiases;
   llvm::StringMap<RuntimeInt> runtimeInts;
   /// RuntimeInts a Gather reads as indices, made int64 (train.to_index).
   llvm::StringMap<mlir::Value> computedIndices;

@@ -309,12 +309,17 @@ const onnx::TensorProto *GraphImporter::foldableConstant(const std::string &name
   return nullptr;
 }
 
-LogicalResult GraphImporter::foldConstant(bool &folded) {
+FoldContext GraphImporter::foldContext() {
   FoldContext fc;
   fc.opset = opsetVersion;
-  fc.constant = [&](const std::string &name) { return foldableConstant(name); };
-  fc.elementType = [&](const std::string &name) { return valueTypeOf(name); };
-  fc.staticShape = [&](const std::string &name) { return knownShape(name); };
+  fc.constant = [this](const std::string &name) { return foldableConstant(name); };
+  fc.elementType = [this](const std::string &name) { return valueTypeOf(name); };
+  fc.staticShape = [this](const std::string &name) { return knownShape(name); };
+  return fc;
+}
+
+LogicalResult GraphImporter::foldConstant(bool &folded) {
+  FoldContext fc = foldContext();
   onnx::TensorProto result;
   std::string error;
   switch (foldNode(*curNode, fc, result, error)) {
@@ -474,8 +479,12 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
   for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
     const onnx::NodeProto &node = graph.node(idx);
-    if (isIndexReshape(node) && gatherIndices.contains(node.output(0)))
+    if (isIndexReshape(node) && gatherIndices.contains(node.output(0))) {
       gatherIndices.insert(node.input(0));
+      // (their embedding's rows bound the ids before the reshape too)
+      if (auto rows = embeddingRows.find(node.output(0)); rows != embeddingRows.end())
+        embeddingRows[node.input(0)] = rows->second;
+    }
   }
 
   // Graph inputs that are not initializers are the function's arguments.

@@ -57,6 +57,17 @@ LogicalResult GraphImporter::importIsNaN(bool &handled) {
     for (const std::string &in : add->input())
       if (const onnx::TensorProto *c = foldableConstant(in))
         bias = c;
+  // Plus a padding mask made at run time from token ids (Hugging Face's
+  // attention_mask): 0 where a key is kept, -inf elsewhere. Each row keeps a
+  // key unless its sequence is padding up to it (entirely, or, causal, from
+  // its start), which the data decide: mgs takes IsNaN as all false, and
+  // such a row's probabilities are NaN where PyTorch's are 0 (its gradient
+  // is NaN in both).
+  if (!bias && add && add->op_type() == "Add" && add->input_size() == 2 &&
+      llvm::any_of(add->input(), [&](const std::string &in) {
+        return runtimeMaskBiases.contains(in);
+      }))
+    return allFalse(handled);
   if (!bias || bias->data_type() != onnx::TensorProto::FLOAT)
     return notProven("its Softmax's input is not scores plus a constant FLOAT mask");
 
@@ -78,16 +89,20 @@ LogicalResult GraphImporter::importIsNaN(bool &handled) {
                        "whose probabilities are NaN");
   }
 
+  return allFalse(handled);
+}
+
+LogicalResult GraphImporter::allFalse(bool &handled) {
   auto type = outputType(0, Type());
   if (failed(type))
     return failure();
-  onnx::TensorProto allFalse;
-  allFalse.set_name(curNode->output(0));
-  allFalse.set_data_type(onnx::TensorProto::BOOL);
+  onnx::TensorProto none;
+  none.set_name(curNode->output(0));
+  none.set_data_type(onnx::TensorProto::BOOL);
   for (int64_t d : type->getShape())
-    allFalse.add_dims(d);
-  allFalse.mutable_int32_data()->Resize(type->getNumElements(), 0);
-  ownedConstants.push_back(std::move(allFalse));
+    none.add_dims(d);
+  none.mutable_int32_data()->Resize(type->getNumElements(), 0);
+  ownedConstants.push_back(std::move(none));
   constants[curNode->output(0)] = &ownedConstants.back();
   handled = true;
   return success();

@@ -196,6 +196,10 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       setOutput(0, in.value); // data from here on (not differentiable: a function of the ids)
       return success();
     }
+    if (to == onnx::TensorProto::BOOL && in.mask) { // the mask these 0/1 values are
+      runtimeMasks[curNode->output(0)] = *in.mask;
+      return success();
+    }
     auto range = integerRange(to);
     if (!range)
       return emitError() << "it casts '" << curNode->input(at)
@@ -218,7 +222,10 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       return failure();
     Value v = *type == in.value.getType() ? in.value
                                           : ReshapeOp::create(b, curLoc, *type, in.value).getResult();
-    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi};
+    std::optional<RuntimeMask> mask = in.mask;
+    if (mask && failed(layOutMask(*mask)))
+      return failure();
+    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask)};
     return success();
   }
   if (op == "Neg") {

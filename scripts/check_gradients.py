@@ -7,7 +7,8 @@
 
 Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llama (Hugging Face's,
 transformers 5, --batch 2): language models on
-int64 token ids, a label per token; transformer, padattn, robertapos: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
+int64 token ids, a label per token; hfmask: the same under Hugging Face's padding mask;
+transformer, padattn, robertapos: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
 inception3: 75x75, mobilenetv2: 64x64, resnet50: 224x224, NumPy data) with torch,
@@ -118,16 +119,17 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq", "robertapos") or \
+    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq", "robertapos",
+                "hfmask") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
         vocab, length = (64, 16) if name in export_models.TORCH_EXPORT else (50, 12)
         tokens = rng.integers(0, vocab, (n, length + 1))
-        if name in ("padattn", "seq2seq"):  # padding (id 0): the last 1 to 5 of every other
+        if name in ("padattn", "seq2seq", "hfmask"):  # padding (id 0): the last 1 to 5 of every other
             for i in range(0, n, 2):        # sequence
                 tokens[i, 11 - (i // 2) % 5:12] = 0
-        if name == "seq2seq":  # under its causal masks a first id 0 would leave a row no key
+        if name in ("seq2seq", "hfmask"):  # under a causal mask a first id 0 leaves a row no key
             tokens[tokens[:, 0] == 0, 0] = 1
         if name == "robertapos":  # its pad id 1 at a quarter of the positions, anywhere
             tokens[rng.random(tokens.shape) < 0.25] = 1

@@ -13,6 +13,7 @@ optimizer off, as it always does for the models only it can export (TORCH_EXPORT
 downloaded: torchvision models are built with random weights (seeded).
 """
 import inspect
+import math
 import os
 import sys
 import warnings
@@ -286,6 +287,37 @@ class PaddedAttention(nn.Module):
         x = self.embed(tokens) + self.pos
         y = self.attn(x, x, x, key_padding_mask=tokens == 0, need_weights=False)[0]
         return self.fc(y.mean(1))
+
+
+class HFMaskedAttention(nn.Module):
+    """Causal attention over token ids [N, T] under a padding mask built as Hugging Face's
+    masking code builds it (id 0 is padding): attention_mask = (ids != 0) as INT64, back to
+    BOOL, flattened and read at batch * T + key (constant indices), And-ed with the causal mask,
+    the scores' bias Where(mask, 0, -inf), and the probabilities guarded by
+    Where(isnan(p), 0, p); an embedding 50 -> 32 plus learned positions, one head, a linear
+    layer to the next token (50)."""
+
+    def __init__(self, vocab=50, width=32, length=12):
+        super().__init__()
+        self.embed = nn.Embedding(vocab, width)
+        self.pos = nn.Parameter(torch.randn(1, length, width) * 0.1)
+        self.qkv = nn.Linear(width, 3 * width)
+        self.out = nn.Linear(width, vocab)
+
+    def forward(self, tokens):
+        n, t = tokens.shape
+        attention_mask = (tokens != 0).long()
+        batch = torch.arange(n).view(n, 1, 1, 1)
+        query, key = torch.arange(t).view(1, 1, t, 1), torch.arange(t).view(1, 1, 1, t)
+        padding = attention_mask.bool().flatten()[(batch * t + key).flatten()].view(n, 1, 1, t)
+        mask = padding & (key <= query)
+        x = self.embed(tokens) + self.pos
+        q, k, v = self.qkv(x).chunk(3, dim=-1)
+        scores = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
+        bias = torch.where(mask, torch.tensor(0.0), torch.tensor(float("-inf")))
+        p = torch.softmax(scores.unsqueeze(1) + bias, dim=-1)
+        p = torch.where(torch.isnan(p), torch.tensor(0.0), p)
+        return self.out(p.squeeze(1) @ v).reshape(n * t, -1)
 
 
 class RobertaPositions(nn.Module):
@@ -573,14 +605,18 @@ class HFLogits(nn.Module):
     the same ids, causally, and predicts the next one), "pixels" (pixel_values), "audio"
     (input_values: Wav2Vec2's logits per frame). mask_ones: an all-ones attention_mask built
     inside forward (the TorchScript exporter cannot export transformers 5's mask code without
-    one: it calls torch.diff)."""
+    one: it calls torch.diff). mask_pad: attention_mask = (ids != mask_pad) built inside forward
+    (padded batches)."""
 
-    def __init__(self, model, how, width, mask_ones=False):
+    def __init__(self, model, how, width, mask_ones=False, mask_pad=None):
         super().__init__()
         self.m, self.how, self.width, self.mask_ones = model, how, width, mask_ones
+        self.mask_pad = mask_pad
 
     def forward(self, x):
         kw = {"attention_mask": torch.ones_like(x)} if self.mask_ones else {}
+        if self.mask_pad is not None:  # a padding mask, as a user's collator makes it
+            kw = {"attention_mask": (x != self.mask_pad).long()}
         if self.how == "ids":
             out = self.m(input_ids=x, return_dict=False, **kw)
         elif self.how == "nocache":
@@ -670,6 +706,24 @@ def hf_classifier(family, vocab):
                          num_labels=4, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                          **extra)
     return HFLogits(hf_no_padding_idx(getattr(hf, cls)(c)), "ids", 4)
+
+
+def hf_padded(family, vocab):
+    """A model of `family` (bert, roberta: ...ForTokenClassification, a label per token; llama,
+    gpt2: the causal LMs) given attention_mask = (ids != 0) built inside forward: padded batches
+    (probe_zoo.py's "padded" data, pad id 0), every padding_idx cleared."""
+    hf = _transformers()
+    if family in ("bert", "roberta"):
+        cls, cfg = {"bert": ("BertForTokenClassification", "BertConfig"),
+                    "roberta": ("RobertaForTokenClassification", "RobertaConfig")}[family]
+        c = getattr(hf, cfg)(vocab_size=vocab, pad_token_id=0, hidden_size=32, num_hidden_layers=2,
+                             num_attention_heads=2, intermediate_size=64,
+                             max_position_embeddings=64, num_labels=vocab, hidden_dropout_prob=0.0,
+                             attention_probs_dropout_prob=0.0, classifier_dropout=0.0)
+        return HFLogits(hf_no_padding_idx(getattr(hf, cls)(c)), "ids", vocab, mask_pad=0)
+    wrapped = hf_decoder(family, vocab)
+    wrapped.mask_pad = 0
+    return wrapped
 
 
 def hf_bart(vocab):
@@ -858,6 +912,7 @@ def build(name):
         "decoder": (TokenDecoder, torch.zeros(1, 12, dtype=torch.long)),
         "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
         "robertapos": (RobertaPositions, torch.zeros(1, 12, dtype=torch.long)),
+        "hfmask": (HFMaskedAttention, torch.zeros(2, 12, dtype=torch.long)),
         "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
         # Llama-style language models (16 tokens a sequence): grouped-query attention as
         # repeat_interleave and an explicit causal mask; as F.scaled_dot_product_attention
@@ -958,10 +1013,10 @@ def build(name):
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
-                 "llama_sdpa", "llama_tied", "llama_onnxops"}
+                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
-              "llama_onnxops"}
+              "llama_onnxops", "hfmask"}
 
 
 # Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):

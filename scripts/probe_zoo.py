@@ -111,6 +111,11 @@ def hf_models():
         **{f"hf {family}": ((lambda f=family: em.hf_classifier(f, VOCAB)), tokens, "class", 16,
                             256, 0.05) for family in em.HF_CLASSIFIERS},
         "hf bart": (lambda: em.hf_bart(VOCAB), tokens, "token", 16, 128, 0.1),
+        # padded batches with Hugging Face's attention_mask = (ids != 0), built inside forward
+        **{f"hf {family} (padding mask{exporter})": (
+            (lambda f=family: em.hf_padded(f, VOCAB)), tokens, "padded", 16, 128, 0.1)
+           for family in ("bert", "roberta", "llama", "gpt2")
+           for exporter in ("", "; torch.export")},
         "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
         "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
         "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
@@ -158,7 +163,9 @@ AUDIO_CLASSES, AUDIO_FRAMES = 8, 16
 HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox",
                    "hf gpt2 (torch.export)", "hf phi3 (torch.export)",
                    "hf wav2vec2 (torch.export)", "hf bert (torch.export)",
-                   "hf roberta (torch.export)"}
+                   "hf roberta (torch.export)",
+                   *(f"hf {family} (padding mask; torch.export)"
+                     for family in ("bert", "roberta", "llama", "gpt2"))}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
