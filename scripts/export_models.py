@@ -740,9 +740,18 @@ def hf_bart(vocab):
 
 
 def hf_vision(family):
-    """ConvNextForImageClassification or SegformerForImageClassification on 32x32 images, 10
-    classes, two small stages."""
+    """ConvNextForImageClassification, SegformerForImageClassification (two small stages) or
+    CLIPForImageClassification on 32x32 images, 10 classes."""
     hf = _transformers()
+    if family == "clip":  # CLIPForImageClassification: the vision tower, patches of 8
+        c = hf.CLIPConfig(text_config=dict(vocab_size=64, hidden_size=32, intermediate_size=64,
+                                           num_hidden_layers=2, num_attention_heads=2,
+                                           max_position_embeddings=64),
+                          vision_config=dict(image_size=32, patch_size=8, hidden_size=32,
+                                             intermediate_size=64, num_hidden_layers=2,
+                                             num_attention_heads=2, attention_dropout=0.0),
+                          num_labels=10)
+        return HFLogits(hf.CLIPForImageClassification(c), "pixels", 10)
     if family == "convnext":
         c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
                               depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)
@@ -810,6 +819,7 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                 "phi": ("PhiForCausalLM", "PhiConfig"),
                 "phi3": ("Phi3ForCausalLM", "Phi3Config"),
                 "gemma": ("GemmaForCausalLM", "GemmaConfig"),
+                "gemma2": ("Gemma2ForCausalLM", "Gemma2Config"),
                 "stablelm": ("StableLmForCausalLM", "StableLmConfig"),
                 "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
                 "falcon": ("FalconForCausalLM", "FalconConfig")}[family]
@@ -829,12 +839,13 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     return HFLogits(model, "nocache", width, mask_ones)
 
 
-def hf_wav2vec2(classes, layers=2):
-    """Wav2Vec2ForCTC as a per-frame classifier: its logits [N*T', classes], T' = samples / 8
-    (a feature extractor of 2 convolutions, kernels and strides 4 and 2, GroupNorm after the
-    first, as feat_extract_norm="group"), `layers` transformer layers 32 wide; no masking."""
+def hf_wav2vec2(classes, layers=2, family="Wav2Vec2"):
+    """Wav2Vec2ForCTC (or, family "Hubert", HubertForCTC) as a per-frame classifier: its logits
+    [N*T', classes], T' = samples / 8 (a feature extractor of 2 convolutions, kernels and
+    strides 4 and 2, GroupNorm after the first, as feat_extract_norm="group"), `layers`
+    transformer layers 32 wide; no masking."""
     hf = _transformers()
-    c = hf.Wav2Vec2Config(vocab_size=classes, hidden_size=32, num_hidden_layers=layers,
+    c = getattr(hf, family + "Config")(vocab_size=classes, hidden_size=32, num_hidden_layers=layers,
                           num_attention_heads=2, intermediate_size=64, conv_dim=(16, 16),
                           conv_stride=(4, 2), conv_kernel=(4, 2), num_feat_extract_layers=2,
                           num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
@@ -842,7 +853,7 @@ def hf_wav2vec2(classes, layers=2):
                           feat_proj_dropout=0.0, final_dropout=0.0, layerdrop=0.0,
                           mask_time_prob=0.0, mask_feature_prob=0.0, do_stable_layer_norm=False,
                           feat_extract_norm="group")
-    return HFLogits(hf.Wav2Vec2ForCTC(c), "audio", classes)
+    return HFLogits(getattr(hf, family + "ForCTC")(c), "audio", classes)
 
 
 def build(name):

@@ -118,6 +118,9 @@ def hf_models():
            for exporter in ("", "; torch.export")},
         "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
         "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
+        "hf clip": (lambda: em.hf_vision("clip"), img32, "image", 16, 64, 0.05),
+        "hf hubert": (lambda: em.hf_wav2vec2(AUDIO_CLASSES, family="Hubert"),
+                      (8 * AUDIO_FRAMES,), "audio", 16, 128, 0.05),
         "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
         "hf vit": (em.hf_vit, img32, "image", 16, 64, 0.05),
         "hf llama": (lambda: em.hf_decoder("llama", VOCAB), tokens, "token", 16, 128, 0.1),
@@ -146,6 +149,9 @@ def hf_models():
                 ("gpt-neox", "gptneox", {"hidden_dropout": 0.0}), ("gpt2", "gpt2", {}),
                 ("opt", "opt", {}), ("bloom", "bloom", {}), ("gpt-j", "gptj", {}),
                 ("gemma", "gemma", {"head_dim": 8}),
+                # sliding window 8 < 12 tokens on alternate layers, logit softcapping
+                ("gemma2", "gemma2", {"head_dim": 8, "sliding_window": 8,
+                                      "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
                                           "hidden_dropout": 0.0})]},
         # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
