@@ -603,7 +603,7 @@ class HFLogits(nn.Module):
     """forward(x) -> a transformers model's logits, 2-D ([N, classes] or [N*T, vocab]). how:
     "ids" (input_ids), "nocache" (input_ids, use_cache=False), "seq2seq" (T5: the decoder reads
     the same ids, causally, and predicts the next one), "pixels" (pixel_values), "audio"
-    (input_values: Wav2Vec2's logits per frame). mask_ones: an all-ones attention_mask built
+    (input_values: Wav2Vec2's logits per frame), "features" (Whisper's input_features). mask_ones: an all-ones attention_mask built
     inside forward (the TorchScript exporter cannot export transformers 5's mask code without
     one: it calls torch.diff). mask_pad: attention_mask = (ids != mask_pad) built inside forward
     (padded batches)."""
@@ -625,6 +625,8 @@ class HFLogits(nn.Module):
             out = self.m(input_ids=x, decoder_input_ids=x, use_cache=False, return_dict=False)
         elif self.how == "audio":
             out = self.m(input_values=x, return_dict=False)
+        elif self.how == "features":  # Whisper's log-mel features
+            out = self.m(input_features=x, return_dict=False)
         else:
             out = self.m(pixel_values=x, return_dict=False)
         return out[0].reshape(-1, self.width)
@@ -837,6 +839,20 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
     model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
     return HFLogits(model, "nocache", width, mask_ones)
+
+
+def hf_whisper(classes):
+    """WhisperForAudioClassification (its encoder, 2 layers 32 wide, and a classifier) on 8 mel
+    bins of 16 frames (its convolutions halve them to max_source_positions, 8)."""
+    hf = _transformers()
+    c = hf.WhisperConfig(vocab_size=64, num_mel_bins=8, d_model=32, encoder_layers=2,
+                         decoder_layers=2, encoder_attention_heads=2, decoder_attention_heads=2,
+                         encoder_ffn_dim=64, decoder_ffn_dim=64, max_source_positions=8,
+                         max_target_positions=16, dropout=0.0, attention_dropout=0.0,
+                         activation_dropout=0.0, encoder_layerdrop=0.0, decoder_layerdrop=0.0,
+                         classifier_proj_size=16, num_labels=classes, use_weighted_layer_sum=False,
+                         mask_time_prob=0.0, mask_feature_prob=0.0)
+    return HFLogits(hf.WhisperForAudioClassification(c), "features", classes)
 
 
 def hf_wav2vec2(classes, layers=2, family="Wav2Vec2"):

@@ -119,6 +119,8 @@ def hf_models():
         "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
         "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
         "hf clip": (lambda: em.hf_vision("clip"), img32, "image", 16, 64, 0.05),
+        # log-mel-shaped features (8 bins x 16 frames), one of ten noisy patterns a sample
+        "hf whisper": (lambda: em.hf_whisper(10), (8, 16), "image", 16, 64, 0.05),
         "hf hubert": (lambda: em.hf_wav2vec2(AUDIO_CLASSES, family="Hubert"),
                       (8 * AUDIO_FRAMES,), "audio", 16, 128, 0.05),
         "hf t5": (lambda: em.hf_t5(VOCAB), tokens, "token", 16, 128, 0.1),
@@ -423,6 +425,8 @@ def run(cmd, timeout, env=None):
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
              # BART's final_logits_bias, a float buffer (not among named_parameters)
              "hf bart": ["--freeze", "*.final_logits_bias"],
+             # Whisper's sinusoidal position table: a parameter PyTorch does not train
+             "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2"))}}
 
