@@ -53,6 +53,24 @@ inline mgsrt_status_t parseCumSum(mgsrt_ctx_t *ctx, const char *kernel, const in
                                                                                  : ctx->status;
 }
 
+/// The cumulative sum of one line (outer `o`, inner `i`), added in order in
+/// float: the same sums on every device.
+MGSRT_HOST_DEVICE inline void cumSumLine(const float *x, float *y, const CumSumParams &p,
+                                         int64_t o, int64_t i) {
+  const float *xl = x + o * p.len * p.inner + i;
+  float *yl = y + o * p.len * p.inner + i;
+  float sum = 0.0f;
+  for (int64_t s = 0; s < p.len; ++s) {
+    const int64_t at = (p.reverse ? p.len - 1 - s : s) * p.inner;
+    const float v = xl[at];
+    if (p.exclusive)
+      yl[at] = sum;
+    sum += v;
+    if (!p.exclusive)
+      yl[at] = sum;
+  }
+}
+
 /// to_index (bufs: x, y).
 inline mgsrt_status_t parseToIndex(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                                    void *const *bufs, int64_t &n) {

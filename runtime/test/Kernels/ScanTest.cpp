@@ -18,18 +18,6 @@ using namespace mgsrt_test;
 
 namespace {
 
-std::vector<int64_t> cumSumDesc(int64_t outer, int64_t len, int64_t inner, int64_t exclusive,
-                                int64_t reverse) {
-  using F = mgs::contract::CumSumDesc;
-  std::vector<int64_t> d(F::Size);
-  d[F::Outer] = outer;
-  d[F::Len] = len;
-  d[F::Inner] = inner;
-  d[F::Exclusive] = exclusive;
-  d[F::Reverse] = reverse;
-  return d;
-}
-
 struct Shape {
   int64_t outer, len, inner;
 };

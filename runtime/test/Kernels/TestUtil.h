@@ -112,6 +112,19 @@ inline std::vector<int64_t> geluDesc(int64_t n, int64_t approximate) {
   return d;
 }
 
+/// A cumsum descriptor: outer x len x inner, exclusive and reverse 0 or 1.
+inline std::vector<int64_t> cumSumDesc(int64_t outer, int64_t len, int64_t inner,
+                                       int64_t exclusive, int64_t reverse) {
+  using F = mgs::contract::CumSumDesc;
+  std::vector<int64_t> d(F::Size);
+  d[F::Outer] = outer;
+  d[F::Len] = len;
+  d[F::Inner] = inner;
+  d[F::Exclusive] = exclusive;
+  d[F::Reverse] = reverse;
+  return d;
+}
+
 /// |got - want| <= atol + rtol * |want|, elementwise.
 template <typename A, typename B>
 void expectClose(const A &got, const B &want, double rtol, double atol,

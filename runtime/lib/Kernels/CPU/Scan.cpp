@@ -22,23 +22,8 @@ mgsrt_status_t cumSum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   float *y = static_cast<float *>(bufs[1]);
   const int64_t lines = p.outer * p.inner;
 #pragma omp parallel for if (p.total() >= kParallelGrain) schedule(static)
-  for (int64_t line = 0; line < lines; ++line) {
-    const int64_t o = line / p.inner, i = line % p.inner;
-    const float *xl = x + o * p.len * p.inner + i;
-    float *yl = y + o * p.len * p.inner + i;
-    float sum = 0.0f;
-    for (int64_t s = 0; s < p.len; ++s) {
-      const int64_t at = (p.reverse ? p.len - 1 - s : s) * p.inner;
-      const float v = xl[at];
-      if (p.exclusive) {
-        yl[at] = sum;
-        sum += v;
-      } else {
-        sum += v;
-        yl[at] = sum;
-      }
-    }
-  }
+  for (int64_t line = 0; line < lines; ++line)
+    cumSumLine(x, y, p, line / p.inner, line % p.inner);
   return MGSRT_OK;
 }
 

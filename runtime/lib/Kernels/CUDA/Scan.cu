@@ -2,7 +2,7 @@
 //
 // The CPU kernels' semantics (CPU/Scan.cpp) and checks
 // (Descriptors/ScanDesc.h). A cumulative sum gives one thread to each line
-// and adds it in order, as the CPU does: the same sums, bit for bit (the
+// and adds it in order with the CPU's code (cumSumLine): the same sums, bit for bit (the
 // lines a cumulative sum runs over are short: position ids). to_index finds
 // the first value that is no index with an atomic minimum and reads it back
 // (one synchronization a call), so a bad value gets the CPU's error.
@@ -22,23 +22,8 @@ constexpr unsigned kThreads = 256;
 
 __global__ void cumSumKernel(const float *__restrict__ x, float *__restrict__ y, CumSumParams p) {
   const int64_t lines = p.outer * p.inner;
-  for (int64_t line = firstIndex(); line < lines; line += gridStride()) {
-    const int64_t o = line / p.inner, i = line % p.inner;
-    const float *xl = x + o * p.len * p.inner + i;
-    float *yl = y + o * p.len * p.inner + i;
-    float sum = 0.0f;
-    for (int64_t s = 0; s < p.len; ++s) {
-      const int64_t at = (p.reverse ? p.len - 1 - s : s) * p.inner;
-      const float v = xl[at];
-      if (p.exclusive) {
-        yl[at] = sum;
-        sum = __fadd_rn(sum, v);
-      } else {
-        sum = __fadd_rn(sum, v);
-        yl[at] = sum;
-      }
-    }
-  }
+  for (int64_t line = firstIndex(); line < lines; line += gridStride())
+    cumSumLine(x, y, p, line / p.inner, line % p.inner);
 }
 
 /// y = x rounded toward zero; *first = the smallest position of a value that is no index.
