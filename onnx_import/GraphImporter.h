@@ -262,6 +262,9 @@ private:
   /// IsNaN of the softmax of scores plus one is all false where a row keeps
   /// a key (IsNaN.cpp).
   llvm::StringSet<> runtimeMaskBiases;
+  /// The graph inputs that are not initializers: with more than one, errors
+  /// about an integer one suggest --bind-input.
+  int dataInputCount = 0;
   llvm::StringMap<RuntimeInt> runtimeInts;
   /// RuntimeInts a Gather reads as indices, made int64 (train.to_index).
   llvm::StringMap<mlir::Value> computedIndices;

@@ -102,8 +102,11 @@ FailureOr<RankedTensorType> GraphImporter::toTensorType(const onnx::TypeProto &t
       diag << what << " has a dynamic dimension " << d;
       if (dim.has_dim_param())
         diag << " ('" << dim.dim_param() << "')";
-      diag << "; mgs needs static shapes"
-           << (d == 0 ? " (set the batch dimension with --batch-size)" : "");
+      diag << "; mgs needs static shapes";
+      if (d == 0)
+        diag << " (set the batch dimension with --batch-size)";
+      else if (dim.has_dim_param())
+        diag << " (set it with --dim " << dim.dim_param() << "=N)";
       return diag;
     }
     shape.push_back(dim.dim_value());
@@ -349,6 +352,10 @@ int GraphImporter::valueTypeOf(const std::string &name) const {
 std::string GraphImporter::originOf(const std::string &name) {
   if (auto it = initializers.find(name); it != initializers.end())
     return "is a parameter (a FLOAT initializer, trained)";
+  if (rejected.count(name) && dataInputCount > 1)
+    return "is a graph input (an executable feeds one input, the samples: give this one its "
+           "values in the model with --bind-input " + name + "=VALUE or " + name +
+           "=INPUT!=VALUE)";
   if (indexValues.count(name) || rejected.count(name))
     return "is a graph input";
   auto it = values.find(name);
@@ -490,6 +497,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   // Graph inputs that are not initializers are the function's arguments.
   SmallVector<Type> argTypes;
   SmallVector<StringRef> argNames;
+  dataInputCount = llvm::count_if(
+      graph.input(), [&](const onnx::ValueInfoProto &vi) { return !initializers.count(vi.name()); });
   for (const auto &vi : graph.input()) {
     if (initializers.count(vi.name()))
       continue;
@@ -513,9 +522,15 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     // has an unsupported dtype, as a shape or pads input it is not a constant.
     if (vi.type().has_tensor_type() &&
         vi.type().tensor_type().elem_type() != onnx::TensorProto::FLOAT) {
-      rejected[vi.name()] = what + " has unsupported dtype " +
-                            dtypeName(vi.type().tensor_type().elem_type()) +
+      const int dtype = vi.type().tensor_type().elem_type();
+      rejected[vi.name()] = what + " has unsupported dtype " + dtypeName(dtype) +
                             "; mgs supports FLOAT here";
+      if (dataInputCount > 1 && (dtype == onnx::TensorProto::INT64 ||
+                                 dtype == onnx::TensorProto::INT32 ||
+                                 dtype == onnx::TensorProto::BOOL))
+        rejected[vi.name()] += " (a mask or token types beside the ids? give it its values in "
+                               "the model with --bind-input " +
+                               vi.name() + "=VALUE or " + vi.name() + "=INPUT!=VALUE)";
       continue;
     }
     auto type = toTensorType(vi.type(), what, argLoc, b.getF32Type());
@@ -707,9 +722,14 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
       *opset = kMinOpset;
     }
 
+    stage = "--dim and --bind-input";
+    if (failed(setNamedDims(model, options.dims, fileLoc)))
+      return failure();
     if (options.batchSize)
       if (std::optional<int64_t> exported = setBatchSize(model, *options.batchSize))
         resizeRandomDraws(model, *exported, *options.batchSize);
+    if (failed(bindInputs(model, options.bindings, fileLoc)))
+      return failure();
     stage = "ONNX shape inference";
     auto inferShapes = [](onnx::ModelProto &m) {
       {

@@ -17,6 +17,8 @@
 
 #include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace mgs::onnx_import {
 
@@ -25,15 +27,41 @@ namespace mgs::onnx_import {
 /// larger one overflowed the compiled model's arena size).
 constexpr int64_t kMaxBatchSize = (int64_t(1) << 31) - 1;
 
+/// A graph input that the training executable does not feed, given its
+/// values in the graph instead (--bind-input): a constant (`NAME=VALUE`:
+/// token_type_ids of single-segment data, an all-ones attention_mask) or a
+/// mask computed from another input (`NAME=OTHER!=VALUE`, `NAME=OTHER==VALUE`:
+/// Hugging Face's attention_mask from the token ids and the pad id), in
+/// NAME's dtype.
+struct InputBinding {
+  std::string name;
+  /// Empty for a constant.
+  std::string other;
+  bool equal = false;
+  double value = 0;
+};
+
 struct ImportOptions {
   /// Sets dimension 0 of the graph inputs and re-runs shape inference: of the
   /// inputs whose dimension 0 is symbolic, or of every input if none is.
   std::optional<int64_t> batchSize;
+  /// Symbolic dimensions of the graph inputs set by name (--dim NAME=N),
+  /// before --batch-size: a sequence length an export left dynamic.
+  std::vector<std::pair<std::string, int64_t>> dims;
+  /// Graph inputs replaced by values computed in the graph (--bind-input).
+  std::vector<InputBinding> bindings;
   /// Prints parameter values into the IR (small models and tests only).
   bool inlineWeights = false;
   /// Name of the function holding the forward graph.
   std::string functionName = "forward";
 };
+
+/// Fills options.dims and options.bindings from --dim's `NAME=N` and
+/// --bind-input's `NAME=VALUE`, `NAME=OTHER!=VALUE` or `NAME=OTHER==VALUE`
+/// specifications; on a malformed one returns the error (naming the option).
+std::optional<std::string> parseInputOptions(llvm::ArrayRef<std::string> dimSpecs,
+                                             llvm::ArrayRef<std::string> bindSpecs,
+                                             ImportOptions &options);
 
 /// Imports a model from a binary .onnx file or a textual .onnxtext file (ONNX's
 /// own text syntax). Runs the ONNX checker and shape inference first. Every

@@ -11,6 +11,8 @@
 #ifndef MGS_ONNX_IMPORT_PREPARE_H
 #define MGS_ONNX_IMPORT_PREPARE_H
 
+#include "Importer.h"
+
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
@@ -71,6 +73,20 @@ mlir::FailureOr<int64_t> defaultOpset(const onnx::ModelProto &model, mlir::Locat
 /// output. ONNX's checker (1.12) does not check it, and its version converter
 /// dereferences the missing producer (found by fuzzing).
 mlir::LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, mlir::Location loc);
+
+/// Sets the graph inputs' symbolic dimensions named in `dims` (--dim),
+/// before setBatchSize; a name no input has is an error listing theirs.
+mlir::LogicalResult setNamedDims(onnx::ModelProto &model,
+                                 llvm::ArrayRef<std::pair<std::string, int64_t>> dims,
+                                 mlir::Location loc);
+
+/// Replaces the graph inputs named in `bindings` (--bind-input) by nodes,
+/// first in the graph, that compute their values: a ConstantOfShape, or
+/// Equal (then Not, for !=) of another input and a constant, cast to the
+/// input's dtype. Their shapes must be static (after setNamedDims and
+/// setBatchSize); errors say which binding and why.
+mlir::LogicalResult bindInputs(onnx::ModelProto &model, llvm::ArrayRef<InputBinding> bindings,
+                               mlir::Location loc);
 
 /// Sets the batch dimension (dimension 0) of the graph inputs that are not
 /// initializers and forgets the shapes shape inference must recompute. When

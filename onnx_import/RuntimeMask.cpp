@@ -78,6 +78,14 @@ Value GraphImporter::gatherMask(const RuntimeMask &mask, ArrayRef<float> table) 
 
 namespace {
 
+/// Whether Where(mask, kept, hidden) of one value each is an attention bias
+/// whose softmax rows IsNaN.cpp may take as free of NaN: hidden is -inf
+/// (TorchScript's masks; a row the data pad entirely is NaN, see there) or
+/// both are finite (torch.export's dtype minimum: no row is ever NaN).
+bool isMaskBias(float kept, float hidden) {
+  return std::isfinite(kept) && (hidden == -INFINITY || std::isfinite(hidden));
+}
+
 /// For each element of `to`, the flat position in `from` NumPy broadcasting
 /// reads it from (`from` broadcasts to `to`).
 std::vector<int64_t> broadcastPositions(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
@@ -356,7 +364,7 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
       v = AddOp::create(b, curLoc, *outType, v,
                         arith::ConstantOp::create(b, curLoc, *outType,
                                                   DenseElementsAttr::get(*outType, 0.0f)));
-    if (branch[1] == -INFINITY)
+    if (isMaskBias(branch[0], branch[1]))
       runtimeMaskBiases.insert(curNode->output(0));
     setOutput(0, v);
     return success();
@@ -436,7 +444,9 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
                          << shapeToString(shapeOf(keep));
     add(MulOp::create(b, curLoc, RankedTensorType::get(*shape, b.getF32Type()), *x, keep));
   }
-  if (oneValue(constant[2]) && constant[2]->front() == -INFINITY)
+  if (oneValue(constant[2]) &&
+      (constant[2]->front() == -INFINITY ||
+       (oneValue(constant[1]) && isMaskBias(constant[1]->front(), constant[2]->front()))))
     runtimeMaskBiases.insert(curNode->output(0));
   auto zeros = arith::ConstantOp::create(b, curLoc, *outType, DenseElementsAttr::get(*outType, 0.0f));
   if (!sum)

@@ -110,7 +110,10 @@ def read_weights(path):
 MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"],
              "llama": ["--freeze", "inv_freq"], "llama_sdpa": ["--freeze", "inv_freq"],
              "llama_tied": ["--freeze", "inv_freq"],
-             "hf_llama": ["--freeze", "*.rotary_emb.inv_freq"]}
+             "hf_llama": ["--freeze", "*.rotary_emb.inv_freq"],
+             # its graph inputs beside the ids, given their values as its forward makes them
+             "hfinputs": ["--dim", "sequence=12", "--bind-input",
+                          "attention_mask=input!=0,token_type_ids=0"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
@@ -120,16 +123,16 @@ def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
     if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq", "robertapos",
-                "hfmask") or \
+                "hfmask", "hfinputs") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
         vocab, length = (64, 16) if name in export_models.TORCH_EXPORT else (50, 12)
         tokens = rng.integers(0, vocab, (n, length + 1))
-        if name in ("padattn", "seq2seq", "hfmask"):  # padding (id 0): the last 1 to 5 of every other
+        if name in ("padattn", "seq2seq", "hfmask", "hfinputs"):  # padding (id 0): the last 1 to 5 of every other
             for i in range(0, n, 2):        # sequence
                 tokens[i, 11 - (i // 2) % 5:12] = 0
-        if name in ("seq2seq", "hfmask"):  # under a causal mask a first id 0 leaves a row no key
+        if name in ("seq2seq", "hfmask", "hfinputs"):  # under a causal mask a first id 0 leaves a row no key
             tokens[tokens[:, 0] == 0, 0] = 1
         if name == "robertapos":  # its pad id 1 at a quarter of the positions, anywhere
             tokens[rng.random(tokens.shape) < 0.25] = 1

@@ -71,7 +71,8 @@ def check(name, spec, args):
         probe_zoo.export(name, ctor, shape, kind, path, batch)
     exe = os.path.join(work, "train")
     p = subprocess.run([os.path.join(args.build, "bin", "mgsc"), path, "--batch-size", str(batch),
-                        "--quiet", *probe_zoo.MGSC_ARGS.get(name, []), "-o", exe],
+                        "--quiet", *probe_zoo.MGSC_ARGS.get(name, []),
+                        *probe_zoo.INPUT_ARGS.get(name, []), "-o", exe],
                        capture_output=True, text=True)
     if p.returncode != 0:  # not a gradient mismatch: the row's table says so
         print(f"{name}: does not compile, skipped ({probe_zoo.first_error(p.stderr)})", flush=True)

@@ -305,19 +305,40 @@ class HFMaskedAttention(nn.Module):
         self.out = nn.Linear(width, vocab)
 
     def forward(self, tokens):
+        return self.attend(tokens, (tokens != 0).long(), self.embed(tokens) + self.pos)
+
+    def attend(self, tokens, attention_mask, x):
         n, t = tokens.shape
-        attention_mask = (tokens != 0).long()
         batch = torch.arange(n).view(n, 1, 1, 1)
         query, key = torch.arange(t).view(1, 1, t, 1), torch.arange(t).view(1, 1, 1, t)
         padding = attention_mask.bool().flatten()[(batch * t + key).flatten()].view(n, 1, 1, t)
         mask = padding & (key <= query)
-        x = self.embed(tokens) + self.pos
         q, k, v = self.qkv(x).chunk(3, dim=-1)
         scores = q @ k.transpose(1, 2) / math.sqrt(q.shape[-1])
         bias = torch.where(mask, torch.tensor(0.0), torch.tensor(float("-inf")))
         p = torch.softmax(scores.unsqueeze(1) + bias, dim=-1)
         p = torch.where(torch.isnan(p), torch.tensor(0.0), p)
         return self.out(p.squeeze(1) @ v).reshape(n * t, -1)
+
+
+class HFMaskedInputs(HFMaskedAttention):
+    """HFMaskedAttention as users export Hugging Face models: attention_mask and token_type_ids
+    are graph inputs beside the ids (MULTI_INPUT; mgsc --bind-input
+    attention_mask=input!=0,token_type_ids=0), batch and sequence dynamic, and a token type
+    embedding (2 -> 32) is added. Called with the ids alone (the reference) it builds both as
+    --bind-input does."""
+
+    def __init__(self):
+        super().__init__()
+        self.types = nn.Embedding(2, 32)
+
+    def forward(self, tokens, attention_mask=None, token_type_ids=None):
+        if attention_mask is None:
+            attention_mask = (tokens != 0).long()
+        if token_type_ids is None:
+            token_type_ids = torch.zeros_like(tokens)
+        return self.attend(tokens, attention_mask,
+                           self.embed(tokens) + self.pos + self.types(token_type_ids))
 
 
 class RobertaPositions(nn.Module):
@@ -612,11 +633,16 @@ class HFLogits(nn.Module):
         super().__init__()
         self.m, self.how, self.width, self.mask_ones = model, how, width, mask_ones
         self.mask_pad = mask_pad
+        self.extra_inputs = []  # names of forward's inputs after the ids (hf_inputs)
 
-    def forward(self, x):
+    def forward(self, x, attention_mask=None, token_type_ids=None):
         kw = {"attention_mask": torch.ones_like(x)} if self.mask_ones else {}
         if self.mask_pad is not None:  # a padding mask, as a user's collator makes it
             kw = {"attention_mask": (x != self.mask_pad).long()}
+        if attention_mask is not None:  # given as inputs (hf_inputs' export)
+            kw["attention_mask"] = attention_mask
+        if token_type_ids is not None:
+            kw["token_type_ids"] = token_type_ids
         if self.how == "ids":
             out = self.m(input_ids=x, return_dict=False, **kw)
         elif self.how == "nocache":
@@ -726,6 +752,15 @@ def hf_padded(family, vocab):
     wrapped = hf_decoder(family, vocab)
     wrapped.mask_pad = 0
     return wrapped
+
+
+def hf_inputs(family, vocab):
+    """hf_padded's model as users export it: attention_mask (and BERT's token_type_ids) graph
+    inputs beside input_ids (mgsc --bind-input gives them their values); called with the ids
+    alone (PyTorch's reference) it builds them as --bind-input does: ids != 0, zeros."""
+    model = hf_padded(family, vocab)
+    model.extra_inputs = ["attention_mask"] + (["token_type_ids"] if family == "bert" else [])
+    return model
 
 
 def hf_bart(vocab):
@@ -940,6 +975,7 @@ def build(name):
         "padattn": (PaddedAttention, torch.ones(1, 12, dtype=torch.long)),
         "robertapos": (RobertaPositions, torch.zeros(1, 12, dtype=torch.long)),
         "hfmask": (HFMaskedAttention, torch.zeros(2, 12, dtype=torch.long)),
+        "hfinputs": (HFMaskedInputs, torch.zeros(2, 12, dtype=torch.long)),
         "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
         # Llama-style language models (16 tokens a sequence): grouped-query attention as
         # repeat_interleave and an explicit causal mask; as F.scaled_dot_product_attention
@@ -1040,10 +1076,13 @@ def build(name):
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
-                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask"}
+                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
-              "llama_onnxops", "hfmask"}
+              "llama_onnxops", "hfmask", "hfinputs"}
+# Models exported with more graph inputs than the ids ("input"), batch and sequence dynamic
+# (the data give the ids; the others are made from them as forward makes them when not given).
+MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"]}
 
 
 # Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):
@@ -1081,9 +1120,15 @@ def export(name, opset, out_dir, dynamo=False):
         if name in DYNAMIC_BATCH else None
     if dynamo:  # (a batch of 1 would be specialized, not symbolic)
         example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
-    torch.onnx.export(model, (example,), tmp, opset_version=opset,
+    inputs, names = (example,), ["input"]
+    if name in MULTI_INPUT:
+        names += MULTI_INPUT[name]
+        inputs = (example, (example != 0).long(), torch.zeros_like(example))[:len(names)]
+        dynamic = {n: {0: "N", 1: "sequence"} for n in names}
+        dynamic["logits"] = {0: "rows"}
+    torch.onnx.export(model, inputs, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                      input_names=["input"], output_names=["logits"], dynamic_axes=dynamic,
+                      input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                       **exporter_args(name, dynamo))
     if dynamo:
         # Its nodes' metadata (the FX node, module path and Python stack trace of each, with

@@ -300,7 +300,11 @@ def main():
     ap.add_argument("--keep", help="folder for the failing mutants")
     ap.add_argument("--mgsc-share", type=float, default=0.0,
                     help="share of the imported mutants also compiled with mgsc (0..1)")
+    ap.add_argument("--import-args", default="",
+                    help="more options for both tools, space-separated (e.g. '--dim sequence=12 "
+                         "--bind-input attention_mask=input_ids!=0')")
     args = ap.parse_args()
+    extra = args.import_args.split()
 
     importer = os.path.join(args.bindir, "mgs-import-onnx")
     mgsc = os.path.join(args.bindir, "mgsc")
@@ -319,12 +323,12 @@ def main():
                 with open(mutant, "wb") as f:
                     f.write(m.SerializeToString())
                 checks = [("import", [importer, mutant, "-o", os.devnull,
-                                      f"--batch-size={args.batch_size}"])]
+                                      f"--batch-size={args.batch_size}", *extra])]
                 status, last = run(checks[0][1], args.timeout)
                 if status == "ok" and rng.random() < args.mgsc_share:
                     exe = os.path.join(tmp, f"m{k}.exe")
                     checks.append(("mgsc", [mgsc, mutant, f"--batch-size={args.batch_size}",
-                                            "-o", exe, "--quiet"]))
+                                            *extra, "-o", exe, "--quiet"]))
                     status, last = run(checks[1][1], args.timeout * 5)
                     if os.path.exists(exe):
                         os.remove(exe)

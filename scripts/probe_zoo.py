@@ -116,6 +116,12 @@ def hf_models():
             (lambda f=family: em.hf_padded(f, VOCAB)), tokens, "padded", 16, 128, 0.1)
            for family in ("bert", "roberta", "llama", "gpt2")
            for exporter in ("", "; torch.export")},
+        # exported as users export them: input_ids, attention_mask (BERT: token_type_ids) graph
+        # inputs with a dynamic batch and sequence (mgsc --dim, --bind-input: INPUT_ARGS)
+        **{f"hf {family} ({n} inputs; dynamic axes{exporter})": (
+            (lambda f=family: em.hf_inputs(f, VOCAB)), tokens, "padded", 16, 128, 0.1)
+           for family, n in (("bert", 3), ("llama", 2))
+           for exporter in ("", "; torch.export")},
         "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
         "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
         "hf clip": (lambda: em.hf_vision("clip"), img32, "image", 16, 64, 0.05),
@@ -173,7 +179,9 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf wav2vec2 (torch.export)", "hf bert (torch.export)",
                    "hf roberta (torch.export)",
                    *(f"hf {family} (padding mask; torch.export)"
-                     for family in ("bert", "roberta", "llama", "gpt2"))}
+                     for family in ("bert", "roberta", "llama", "gpt2")),
+                   "hf bert (3 inputs; dynamic axes; torch.export)",
+                   "hf llama (2 inputs; dynamic axes; torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -293,9 +301,17 @@ def export(name, ctor, shape, kind, path, batch):
         exporter = ({"dynamo": True, "optimize": False, "external_data": False}
                     if name in HF_TORCH_EXPORT else {"dynamo": False})
         opset = OPSET or (23 if name in HF_TORCH_EXPORT else 20)
-        torch.onnx.export(model, (example,), path, opset_version=opset,
+        inputs, names, dynamic = (example,), ["input"], None
+        if getattr(model, "extra_inputs", None):  # input_ids and the others, batch and sequence dynamic
+            ids = torch.randint(1, VOCAB, (batch, *shape))
+            inputs = (ids, (ids != 0).long(), torch.zeros_like(ids))[:1 + len(model.extra_inputs)]
+            names = ["input_ids", *model.extra_inputs]
+            dynamic = {n: {0: "batch", 1: "sequence"} for n in names}
+            dynamic["logits"] = {0: "rows"}
+        torch.onnx.export(model, inputs, path, opset_version=opset,
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
-                          input_names=["input"], output_names=["logits"], **exporter)
+                          input_names=names, output_names=["logits"], dynamic_axes=dynamic,
+                          **exporter)
         return
     example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
     rows = "rows" if kind in ("token", "padded") else "N"
@@ -431,6 +447,14 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2"))}}
 
 
+# mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:
+# the sequence length, the mask from the ids (pad id 0), BERT's token types of one segment.
+INPUT_ARGS = {f"hf {family} ({n} inputs; dynamic axes{exporter})":
+              ["--dim", f"sequence={LENGTH}", "--bind-input",
+               "attention_mask=input_ids!=0" + (",token_type_ids=0" if family == "bert" else "")]
+              for family, n in (("bert", 3), ("llama", 2)) for exporter in ("", "; torch.export")}
+
+
 def probe(name, spec, args):
     ctor, shape, kind, batch, samples, lr = spec
     lr = args.lr or lr
@@ -444,7 +468,7 @@ def probe(name, spec, args):
     except Exception as e:  # the exporter's own failure: nothing mgs can do
         row["blocker"] = f"torch.onnx.export: {str(e).splitlines()[0][:140]}"
         return row
-    bsz = ["--batch-size", str(batch)]
+    bsz = ["--batch-size", str(batch), *INPUT_ARGS.get(name, [])]
     rc, out = run([os.path.join(args.build, "bin", "mgs-import-onnx"), onnx_path, *bsz,
                    "-o", os.path.join(work, "model.mlir")], 300)
     row["imports"] = "yes" if rc == 0 else "no"

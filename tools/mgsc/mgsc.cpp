@@ -1,6 +1,7 @@
 //===- mgsc.cpp - The mgs compiler driver: ONNX -> training executable ----===//
 //
-//   mgsc MODEL.onnx -o train_model [--batch-size N] [--inference]
+//   mgsc MODEL.onnx -o train_model [--batch-size N] [--dim NAME=N,...]
+//        [--bind-input NAME=VALUE|NAME=INPUT!=VALUE,...] [--inference]
 //        [--emit=exe|obj|llvm|mlir] [--freeze NAME|GLOB,...]
 //
 // Imports the model and runs mgs-train-pipeline (lib/Pipelines) on it: the
@@ -88,6 +89,14 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
+cl::list<std::string> dims("dim", cl::desc("Set the graph inputs' symbolic dimension NAME to N (a sequence length an "
+                    "export left dynamic; the batch is --batch-size's)"),
+           cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
+cl::list<std::string> bindInputs("bind-input", cl::desc("Give a graph input its values in the model instead of the data: "
+                    "NAME=VALUE (a constant, e.g. token_type_ids=0) or NAME=INPUT!=VALUE / "
+                    "NAME=INPUT==VALUE (a mask of another input in NAME's dtype, e.g. "
+                    "attention_mask=input_ids!=PAD; quote '!' in an interactive shell)"),
+           cl::value_desc("NAME=...,..."), cl::CommaSeparated, cl::cat(category));
 cl::list<std::string>
     freeze("freeze",
            cl::desc("Parameters (ONNX initializers) kept at their initial values: never updated, "
@@ -234,6 +243,28 @@ bool freezeParameters(mlir::ModuleOp module) {
            << mgs::withThousandsSeparators(trainableValues) << " values); frozen (--freeze): "
            << frozen << "\n";
   return true;
+}
+
+/// The training executable feeds one input, the samples: the model's others
+/// need --bind-input.
+bool checkOneInput(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (!forward || forward.getNumArguments() == 1)
+    return true;
+  if (forward.getNumArguments() == 0) {
+    fail(Twine("the model has no graph input") +
+         (bindInputs.empty() ? "" : " left after --bind-input") +
+         "; the training executable feeds one, the samples");
+    return false;
+  }
+  std::string names;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
+    if (auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "train.name"))
+      names += (names.empty() ? "'" : ", '") + name.str() + "'";
+  fail("the model has " + Twine(forward.getNumArguments()) + " graph inputs (" + names +
+       "); the training executable feeds one, the samples: give the others their values with "
+       "--bind-input NAME=VALUE or NAME=INPUT!=VALUE");
+  return false;
 }
 
 /// The batch size the step was built for: dimension 0 of forward's input.
@@ -426,11 +457,15 @@ int main(int argc, char **argv) {
   mgs::onnx_import::ImportOptions importOptions;
   if (batchSize.getNumOccurrences())
     importOptions.batchSize = batchSize;
+  if (auto error = mgs::onnx_import::parseInputOptions(dims, bindInputs, importOptions))
+    return fail(*error);
   auto imported = mgs::onnx_import::importOnnxFile(context, inputFile, importOptions);
   if (failed(imported))
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
+  if (!inference && !checkOneInput(*module))
+    return 1;
   if (!freeze.empty() && !freezeParameters(*module))
     return 1;
   if (inference && !evalMode && hasTrainingModeOps(*module))
