@@ -757,6 +757,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Neg", convertNeg},
       {"CumSum", convertCumSum},
       {"Tile", convertTile},
+      {"Resize", convertResize},
       {"GatherElements", convertGatherElements},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},
