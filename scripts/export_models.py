@@ -80,6 +80,23 @@ class ResizeNet(nn.Module):
         return self.fc(x.flatten(1))
 
 
+class ConvTransposeNet(nn.Module):
+    """Transposed convolutions (decoders, UNets, GAN generators) for 1x8x8 digits: a stride-2
+    convolution to 4x4, a stride-2 transposed convolution back to 8x8 (padding 1, output_padding
+    1, 2 groups), a dilated one without bias to 10x10, average pooling, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.wide = nn.ConvTranspose2d(4, 2, 2, dilation=2, bias=False)
+        self.fc = nn.Linear(2 * 5 * 5, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.up(torch.relu(self.conv(x))))
+        return self.fc(F.avg_pool2d(self.wide(x), 2).flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -946,6 +963,7 @@ def build(name):
         "fashionmlp": (lambda: MLP(inputs=784), torch.zeros(1, 1, 28, 28)),
         "cnn": (SmallCNN, digits),
         "resizenet": (ResizeNet, digits),
+        "convtnet": (ConvTransposeNet, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
