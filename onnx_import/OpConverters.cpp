@@ -209,6 +209,103 @@ LogicalResult convertConv(NodeImporter &n) {
                              bld.getI64IntegerAttr(n.intAttr("group", 1)));
 }
 
+/// ONNX ConvTranspose: the adjoint of the convolution whose input has the
+/// output's shape and whose output has the input's (train.conv_grad_data,
+/// the conv's own backward kernel; ONNX's weight [C, M/group, k...] is that
+/// conv's weight as it stands). Its pads are the conv's: given, or split from
+/// the total that output_shape or auto_pad implies, as ONNX specifies.
+LogicalResult convertConvTranspose(NodeImporter &n) {
+  auto x = n.input(0), w = n.input(1);
+  if (failed(x) || failed(w))
+    return failure();
+  auto outType = n.outputType(0);
+  if (failed(outType))
+    return failure();
+  ArrayRef<int64_t> in = shapeOf(*x), weight = shapeOf(*w), out = outType->getShape();
+  if (in.size() < 3 || weight.size() != in.size() || out.size() != in.size())
+    return n.emitError() << "input " << shapeToString(in) << ", weight " << shapeToString(weight)
+                         << " and output " << shapeToString(out)
+                         << " must have one rank of at least 3 (N x C x spatial...)";
+  const size_t spatial = in.size() - 2;
+  const int64_t group = n.intAttr("group", 1);
+  if (group < 1 || in[1] != weight[0] || in[1] % group != 0 || out[1] != weight[1] * group)
+    return n.emitError() << "input " << shapeToString(in) << ", weight " << shapeToString(weight)
+                         << ", group " << group << " and output " << shapeToString(out)
+                         << " do not agree (weight C x M/group x kernel)";
+  ArrayRef<int64_t> kernel = weight.drop_front(2);
+  if (auto given = n.intsAttr("kernel_shape"); given && ArrayRef<int64_t>(*given) != kernel)
+    return n.emitError() << "attribute 'kernel_shape' (" << shapeToString(*given)
+                         << ") does not match the weight's spatial shape ("
+                         << shapeToString(kernel) << ")";
+  auto strides = sizedInts(n, "strides", spatial, 1);
+  auto dilations = sizedInts(n, "dilations", spatial, 1);
+  auto pads = sizedInts(n, "pads", 2 * spatial, 0);
+  auto outputPadding = sizedInts(n, "output_padding", spatial, 0);
+  if (failed(strides) || failed(dilations) || failed(pads) || failed(outputPadding))
+    return failure();
+  const std::string autoPad = n.stringAttr("auto_pad", "NOTSET");
+  if (autoPad != "NOTSET" && autoPad != "VALID" && autoPad != "SAME_UPPER" &&
+      autoPad != "SAME_LOWER")
+    return n.emitError() << "unsupported value '" << autoPad
+                         << "' of attribute 'auto_pad'; supported: NOTSET, SAME_UPPER, "
+                            "SAME_LOWER, VALID";
+  const bool split = n.findAttr("output_shape") || autoPad == "SAME_UPPER" ||
+                     autoPad == "SAME_LOWER";
+  // The transposed conv's own output (the output less any negative pads) and
+  // the zeros padded around it, per axis of the output (begins, then ends).
+  SmallVector<int64_t> reached(out.begin(), out.end()), extra(2 * out.size(), 0);
+  for (size_t i = 0; i < spatial; ++i) {
+    const int64_t s = (*strides)[i], d = (*dilations)[i], k = kernel[i];
+    if (s < 1 || d < 1 || (*outputPadding)[i] < 0 ||
+        (*outputPadding)[i] >= std::max(s, d))
+      return n.emitError() << "strides " << s << ", dilations " << d << " and output_padding "
+                           << (*outputPadding)[i] << " of spatial axis " << i
+                           << ": mgs needs positive strides and dilations, and output_padding "
+                              "in [0, max(stride, dilation))";
+    const int64_t total = s * (in[2 + i] - 1) + (*outputPadding)[i] + (k - 1) * d + 1 - out[2 + i];
+    if (autoPad == "VALID") {
+      (*pads)[i] = (*pads)[i + spatial] = 0;
+    } else if (split) {
+      const int64_t half = total >= 0 ? total / 2 : -((1 - total) / 2); // (floor, as ONNX's)
+      (*pads)[i] = autoPad == "SAME_UPPER" ? half : total - half;
+      (*pads)[i + spatial] = total - (*pads)[i];
+    }
+    if ((*pads)[i] + (*pads)[i + spatial] != total)
+      return n.emitError() << "spatial axis " << i << ": an input of " << in[2 + i]
+                           << " with pads " << (*pads)[i] << " and " << (*pads)[i + spatial]
+                           << " does not give the output's " << out[2 + i];
+    // A negative pad (an output_shape beyond what the input reaches) adds
+    // positions no input reaches: zeros, padded after the transposed conv.
+    for (size_t at : {i, i + spatial}) {
+      extra[2 + i + (at == i ? 0 : spatial + 2)] = std::max<int64_t>(0, -(*pads)[at]);
+      (*pads)[at] = std::max<int64_t>(0, (*pads)[at]);
+    }
+    reached[2 + i] -= extra[2 + i] + extra[2 + i + spatial + 2];
+  }
+  OpBuilder &b = n.builder();
+  Value y = ConvGradDataOp::create(b, n.loc(), RankedTensorType::get(reached, b.getF32Type()),
+                                   *x, *w, b.getDenseI64ArrayAttr(*strides),
+                                   b.getDenseI64ArrayAttr(*pads),
+                                   b.getDenseI64ArrayAttr(*dilations),
+                                   b.getI64IntegerAttr(group));
+  if (reached != out)
+    y = PadOp::create(b, n.loc(), *outType, y, b.getDenseI64ArrayAttr(extra),
+                      b.getF32FloatAttr(0.0f));
+  if (n.hasInput(2)) {
+    auto bias = n.input(2);
+    if (failed(bias))
+      return failure();
+    if (shapeOf(*bias) != ArrayRef<int64_t>{out[1]})
+      return n.emitError() << "bias of shape " << shapeToString(shapeOf(*bias))
+                           << " for " << out[1] << " output channels";
+    SmallVector<int64_t> perChannel(out.size() - 1, 1);
+    perChannel[0] = out[1];
+    y = AddOp::create(b, n.loc(), *outType, y, reshapeTo(n, *bias, perChannel));
+  }
+  n.setOutput(0, y);
+  return success();
+}
+
 LogicalResult convertMaxPool(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -728,6 +825,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Gemm", convertGemm},
       {"MatMul", convertBinary<MatMulOp>},
       {"Conv", convertConv},
+      {"ConvTranspose", convertConvTranspose},
       {"MaxPool", convertMaxPool},
       {"AveragePool", convertAveragePool},
       {"GlobalAveragePool", convertUnary<GlobalAveragePoolOp>},
@@ -757,6 +855,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Neg", convertNeg},
       {"CumSum", convertCumSum},
       {"Tile", convertTile},
+      {"Resize", convertResize},
       {"GatherElements", convertGatherElements},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},

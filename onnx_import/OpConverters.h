@@ -140,6 +140,8 @@ mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> sh
 /// LSTM and GRU (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);
+/// Resize of computed data by constant scales or sizes (converters/Resize.cpp).
+mlir::LogicalResult convertResize(NodeImporter &n);
 
 /// ONNX op type -> converter, for the default domain.
 const llvm::StringMap<OpConverter> &opConverters();

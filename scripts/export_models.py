@@ -60,6 +60,43 @@ class LeNet(nn.Module):
         return self.fc3(x)
 
 
+class ResizeNet(nn.Module):
+    """Resizes of computed data for 1x8x8 digits, as decoders and DINOv2's position embeddings
+    use F.interpolate: a convolution, bilinear upsampling x2 (16x16), a stride-2 convolution,
+    bicubic resizing to 6x6 and nearest upsampling x2 (12x12, averaged 3x3), a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, padding=1)
+        self.fc = nn.Linear(4 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.interpolate(torch.relu(self.conv1(x)), scale_factor=2, mode="bilinear",
+                          align_corners=False)
+        x = F.interpolate(torch.relu(self.conv2(x)), size=(6, 6), mode="bicubic",
+                          align_corners=False)
+        x = F.avg_pool2d(F.interpolate(x, scale_factor=2, mode="nearest"), 3)
+        return self.fc(x.flatten(1))
+
+
+class ConvTransposeNet(nn.Module):
+    """Transposed convolutions (decoders, UNets, GAN generators) for 1x8x8 digits: a stride-2
+    convolution to 4x4, a stride-2 transposed convolution back to 8x8 (padding 1, output_padding
+    1, 2 groups), a dilated one without bias to 10x10, average pooling, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.wide = nn.ConvTranspose2d(4, 2, 2, dilation=2, bias=False)
+        self.fc = nn.Linear(2 * 5 * 5, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.up(torch.relu(self.conv(x))))
+        return self.fc(F.avg_pool2d(self.wide(x), 2).flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -777,8 +814,9 @@ def hf_bart(vocab):
 
 
 def hf_vision(family):
-    """ConvNextForImageClassification, SegformerForImageClassification (two small stages) or
-    CLIPForImageClassification on 32x32 images, 10 classes."""
+    """ConvNextForImageClassification, SegformerForImageClassification (two small stages),
+    CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
+    32x32 images, bicubically interpolated for others) on images, 10 classes."""
     hf = _transformers()
     if family == "clip":  # CLIPForImageClassification: the vision tower, patches of 8
         c = hf.CLIPConfig(text_config=dict(vocab_size=64, hidden_size=32, intermediate_size=64,
@@ -789,6 +827,12 @@ def hf_vision(family):
                                              num_attention_heads=2, attention_dropout=0.0),
                           num_labels=10)
         return HFLogits(hf.CLIPForImageClassification(c), "pixels", 10)
+    if family == "dinov2":  # Dinov2ForImageClassification: patches of 8, 4x4 positions
+        c = hf.Dinov2Config(image_size=32, patch_size=8, num_channels=3, hidden_size=32,
+                            num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2,
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                            drop_path_rate=0.0, num_labels=10)
+        return HFLogits(hf.Dinov2ForImageClassification(c), "pixels", 10)
     if family == "convnext":
         c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
                               depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)
@@ -918,6 +962,8 @@ def build(name):
         # 28x28 images (Fashion-MNIST); zeros, as widemlp's
         "fashionmlp": (lambda: MLP(inputs=784), torch.zeros(1, 1, 28, 28)),
         "cnn": (SmallCNN, digits),
+        "resizenet": (ResizeNet, digits),
+        "convtnet": (ConvTransposeNet, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),

@@ -125,6 +125,12 @@ def hf_models():
         "hf convnext": (lambda: em.hf_vision("convnext"), img32, "image", 16, 64, 0.05),
         "hf segformer": (lambda: em.hf_vision("segformer"), img32, "image", 16, 64, 0.05),
         "hf clip": (lambda: em.hf_vision("clip"), img32, "image", 16, 64, 0.05),
+        # DINOv2's position embeddings (4x4 patches) bicubically resized to the image's: the
+        # identity at 32x32, 6x6 patches at 48x48
+        "hf dinov2": (lambda: em.hf_vision("dinov2"), img32, "image", 16, 64, 0.05),
+        **{f"hf dinov2 (48x48 images{exporter})": (
+            (lambda: em.hf_vision("dinov2")), (3, 48, 48), "image", 16, 64, 0.05)
+           for exporter in ("", "; torch.export")},
         # log-mel-shaped features (8 bins x 16 frames), one of ten noisy patterns a sample
         "hf whisper": (lambda: em.hf_whisper(10), (8, 16), "image", 16, 64, 0.05),
         "hf hubert": (lambda: em.hf_wav2vec2(AUDIO_CLASSES, family="Hubert"),
@@ -181,7 +187,8 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    *(f"hf {family} (padding mask; torch.export)"
                      for family in ("bert", "roberta", "llama", "gpt2")),
                    "hf bert (3 inputs; dynamic axes; torch.export)",
-                   "hf llama (2 inputs; dynamic axes; torch.export)"}
+                   "hf llama (2 inputs; dynamic axes; torch.export)",
+                   "hf dinov2 (48x48 images; torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -444,7 +451,7 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
-                if not any(k in name for k in ("bert", "wav2vec2", "gpt2"))}}
+                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:

@@ -226,3 +226,32 @@ func.func @forward(%x: tensor<1x2x6x6xf32>) -> tensor<1x8xf32> {
   %y = train.reshape %p : (tensor<1x2x2x2xf32>) -> tensor<1x8xf32>
   return %y : tensor<1x8xf32>
 }
+
+// -----
+
+// A transposed convolution (ONNX ConvTranspose, imported as conv_grad_data
+// in the forward graph): its input's gradient is the conv it is the adjoint
+// of, its weight's that conv's weight gradient with input and output swapped.
+// CHECK-LABEL: func.func @train_step(
+// CHECK:         %[[C:.*]] = train.conv %{{.*}}, %[[WC:.*]] {{.*}}: (tensor<2x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<2x2x2x2xf32>
+// CHECK:         %[[WT:.*]] = train.get_param @wt
+// CHECK:         %[[T:.*]] = train.conv_grad_data %[[C]], %[[WT]] {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x2x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+// CHECK:         %{{.*}}, %[[DY:.*]] = train.softmax_cross_entropy
+// CHECK:         %[[DT:.*]] = train.reshape %[[DY]]
+// CHECK:         %[[DC:.*]] = train.conv %[[DT]], %[[WT]] {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<2x3x3x3xf32>) -> tensor<2x2x2x2xf32>
+// CHECK:         %[[DWT:.*]] = train.conv_grad_weights %[[DT]], %[[C]] {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>} : (tensor<2x3x4x4xf32>, tensor<2x2x2x2xf32>) -> tensor<2x3x3x3xf32>
+// CHECK:         train.gradient @wt, %[[DWT]]
+// CHECK:         train.conv_grad_weights %{{.*}}, %[[DC]]
+// CHECK:         train.gradient @wc
+train.parameter @wc trainable : tensor<2x1x3x3xf32>
+train.parameter @wt trainable : tensor<2x3x3x3xf32>
+func.func @forward(%x: tensor<2x1x4x4xf32>) -> tensor<2x48xf32> {
+  %wc = train.get_param @wc : tensor<2x1x3x3xf32>
+  %c = train.conv %x, %wc {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 2, 2>}
+      : (tensor<2x1x4x4xf32>, tensor<2x1x3x3xf32>) -> tensor<2x2x2x2xf32>
+  %wt = train.get_param @wt : tensor<2x3x3x3xf32>
+  %t = train.conv_grad_data %c, %wt {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<2x2x2x2xf32>, tensor<2x3x3x3xf32>) -> tensor<2x3x4x4xf32>
+  %y = train.reshape %t : (tensor<2x3x4x4xf32>) -> tensor<2x48xf32>
+  return %y : tensor<2x48xf32>
+}

@@ -17,7 +17,11 @@ computed FLOAT data (train.cumsum), Tile of computed data, GatherElements of com
 constant indices, and DeBERTa's and BLOOM's constants (Sign, an INT64 Clip, Pow of INT32 powers,
 Tile).
 
-    make_constant_input_tests.py OUT_DIR        (run with a Python that has onnx >= 1.18)
+And Resize of computed data by constant scales or sizes: ONNX's own Resize node tests
+(ONNX_NODE_DIR, e.g. ~/.cache/mgs-deps/onnx-1.19.1/share/onnx/node) with their scales and sizes
+made constants, and a few more.
+
+    [ONNX_NODE_DIR=DIR] make_constant_input_tests.py OUT_DIR   (a Python with onnx >= 1.18)
 """
 import os
 import sys
@@ -34,13 +38,14 @@ def const(name, array):
     return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(array, name))
 
 
-def write(out_dir, name, opset, nodes, inputs, outputs, feeds):
+def write(out_dir, name, opset, nodes, inputs, outputs, feeds, expected=None):
+    """expected: the reference outputs (default: onnx.reference's)."""
     graph = helper.make_graph(nodes, name, [helper.make_tensor_value_info(n, F, feeds[n].shape)
                                             for n in inputs],
                               [helper.make_tensor_value_info(n, F, None) for n in outputs])
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", opset)])
     model.ir_version = 10
-    results = ReferenceEvaluator(model).run(None, feeds)
+    results = expected or ReferenceEvaluator(model).run(None, feeds)
     model = onnx.shape_inference.infer_shapes(model, strict_mode=True)
     for out, value in zip(model.graph.output, results):
         out.type.tensor_type.shape.Clear()
@@ -215,6 +220,40 @@ def main(out_dir):
                    helper.make_node("Mul", ["x", "x"], ["sq"]),
                    helper.make_node("CumSum", ["sq", "axis"], ["y"], exclusive=e, reverse=v)],
                   ["x"], ["y"], {"x": r(2, 5, 3)})
+
+    # ONNX's own Resize node tests (ONNX_NODE_DIR) with their roi, scales and sizes as
+    # constants (their graph inputs there; mgs resizes by constant ones), X still the input,
+    # and ONNX's reference outputs. Not tf_crop_and_resize (its region of interest: mgs refuses
+    # it). And resizes ONNX's tests do not cover, with onnx.reference's outputs: a 3-D linear
+    # resize of the last axis, a nearest one of the channel axis (a transpose each way), cubic
+    # with antialias and exclude_outside together, and a resize that keeps every axis.
+    node_dir = os.environ.get("ONNX_NODE_DIR", "")
+    for name in sorted(os.listdir(node_dir)) if node_dir else []:
+        if not name.startswith("test_resize_") or "tf_crop_and_resize" in name:
+            continue
+        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
+        data = os.path.join(node_dir, name, "test_data_set_0")
+        tensors = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
+                   for i in range(len(model.graph.input))]
+        expected = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_0.pb")))
+        node = model.graph.node[0]
+        nodes = [const(vi.name, t) for vi, t in zip(model.graph.input[1:], tensors[1:])]
+        nodes.append(node)
+        opset = model.opset_import[0].version
+        write(out_dir, "test_mgs_const_" + name[len("test_"):], opset, nodes,
+              [model.graph.input[0].name], [node.output[0]],
+              {model.graph.input[0].name: tensors[0]}, expected=[expected])
+    for name, shape, attrs, scales in [
+            ("linear_3d_last_axis", (2, 3, 5), dict(mode="linear"), [1, 1, 1.6]),
+            ("nearest_channel_axis", (1, 3, 2, 2), dict(mode="nearest"), [1, 2, 1, 1]),
+            ("cubic_antialias_exclude_outside", (1, 1, 6, 7),
+             dict(mode="cubic", antialias=1, exclude_outside=1), [1, 1, 0.5, 0.6]),
+            ("keeps_every_axis", (1, 2, 3, 3), dict(mode="linear"), [1, 1, 1, 1])]:
+        write(out_dir, f"test_mgs_resize_{name}", 19,
+              [const("scales", np.array(scales, np.float32)),
+               helper.make_node("Mul", ["x", "x"], ["sq"]),
+               helper.make_node("Resize", ["sq", "", "scales"], ["y"], **attrs)],
+              ["x"], ["y"], {"x": r(*shape)})
 
 
 if __name__ == "__main__":

@@ -288,6 +288,26 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         }
         return success();
       })
+      .Case([&](ConvGradDataOp t) {
+        // In the forward graph a transposed convolution (ONNX ConvTranspose):
+        // the adjoint of a conv from the result's shape to the operand's. The
+        // gradient of its operand is that conv of dr; of its weight, the
+        // conv's weight gradient with input dr and output gradient the operand.
+        Value dr = gradOf(t.getResult());
+        if (needsGrad(t.getGrad())) {
+          auto dg = create<ConvOp>(loc, t.getGrad().getType(), dr, t.getWeight(), Value(),
+                                   t.getStridesAttr(), t.getPadsAttr(), t.getDilationsAttr(),
+                                   t.getGroupAttr());
+          accumulate(t.getGrad(), dg);
+        }
+        if (needsGrad(t.getWeight())) {
+          auto grads = create<ConvGradWeightsOp>(loc, t.getWeight().getType(), Type(), dr,
+                                                 t.getGrad(), t.getStridesAttr(), t.getPadsAttr(),
+                                                 t.getDilationsAttr(), t.getGroupAttr());
+          accumulate(t.getWeight(), grads.getWeightGrad());
+        }
+        return success();
+      })
       .Case([&](MaxPoolOp pool) -> LogicalResult {
         if (pool.getIndices() && gradOf(pool.getIndices()))
           return pool.emitOpError() << "cannot be differentiated through its indices";
