@@ -639,6 +639,11 @@ Value f32Constant(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<float> valu
   return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, values));
 }
 
+Value broadcastTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  Value zeros = arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, 0.0f));
+  return AddOp::create(b, loc, type, v, zeros);
+}
+
 FailureOr<Value> buildCumSum(NodeImporter &n, Value x, Type type) {
   auto axes = n.constantInts(1);
   if (failed(axes))

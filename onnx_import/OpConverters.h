@@ -135,6 +135,10 @@ mlir::Value f32Scalar(NodeImporter &n, float value);
 /// with its exclusive and reverse attributes: ONNX CumSum.
 mlir::FailureOr<mlir::Value> buildCumSum(NodeImporter &n, mlir::Value x, mlir::Type type);
 mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+/// `v` broadcast to `type` (NumPy's rules) as v plus zeros of `type`: the
+/// Add's kernel broadcasts, its gradient sums back (mgs has no broadcast op).
+mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        mlir::RankedTensorType type);
 
 /// Converters in their own files (converters/), registered in the table.
 /// LSTM and GRU (converters/Recurrent.cpp).
