@@ -48,6 +48,12 @@ public:
   virtual mlir::FailureOr<mlir::Value> input(int i) = 0;
   /// Input `i` when it is an INT64 graph input (indices), else nullopt.
   virtual std::optional<mlir::Value> indexInput(int i) = 0;
+  /// Input `i` when it is such indices transposed (XLNet's time-major ids):
+  /// the indices before the Transpose and its permutation.
+  virtual std::optional<std::pair<mlir::Value, llvm::SmallVector<int64_t>>>
+  transposedIndexInput(int i) {
+    return std::nullopt;
+  }
   /// Input `i`, which must be a constant (initializer or Constant node), read
   /// as integers / one float / one bool.
   virtual mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) = 0;
