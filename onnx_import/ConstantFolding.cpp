@@ -516,6 +516,8 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = gatherND(r);
   else if (op == "CumSum")
     ok = cumSum(r);
+  else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
+    ok = reduce(r);
   else if (op == "Slice")
     ok = slice(r);
   else if (op == "Transpose")
@@ -625,7 +627,8 @@ bool isFoldableOp(llvm::StringRef opType) {
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
       "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
-      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip"};
+      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip",
+      "ReduceSum", "ReduceMax", "ReduceMin"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

@@ -142,4 +142,78 @@ bool Folder::cumSum(HostTensor &r) {
   return r.isFloat() ? scan(r.floats) : scan(r.ints);
 }
 
+bool Folder::reduce(HostTensor &r) {
+  HostTensor x;
+  if (!input(0, x))
+    return false;
+  if (x.kind == Kind::Bool)
+    return fail(node.op_type() + " does not take a BOOL input");
+  SmallVector<int64_t> axes;
+  if (hasInput(1)) {
+    if (!ints(1, axes))
+      return false;
+  } else if (const onnx::AttributeProto *a = attr("axes")) {
+    axes.assign(a->ints().begin(), a->ints().end());
+  }
+  const bool keepDims = intAttr("keepdims", 1) != 0;
+  if (axes.empty() && intAttr("noop_with_empty_axes", 0) != 0) {
+    r = std::move(x);
+    return true;
+  }
+  SmallVector<bool> reduced(x.rank(), axes.empty());
+  for (int64_t axis : axes) {
+    if (!normalize(axis, x.rank(), "axis"))
+      return false;
+    reduced[axis] = true;
+  }
+  r = HostTensor{};
+  r.kind = x.kind;
+  // Each element's position in the result: its coordinates, the reduced
+  // ones dropped.
+  SmallVector<int64_t> outDims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (!reduced[d] || keepDims)
+      outDims.push_back(reduced[d] ? 1 : x.dims[d]);
+  SmallVector<int64_t> kept(x.dims);
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (reduced[d])
+      kept[d] = 1;
+  const SmallVector<int64_t> keptStrides = stridesOf(kept);
+  const int64_t count = countOf(kept);
+  if (x.size() == 0 && node.op_type() != "ReduceSum")
+    return fail(node.op_type() + " of no elements");
+  const std::string &op = node.op_type();
+  auto run = [&](const auto &in, auto &out) {
+    using T = std::decay_t<decltype(in[0])>;
+    out.assign(count, op == "ReduceSum" ? T(0) : T());
+    std::vector<bool> seen(count, false);
+    for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
+      int64_t rest = i, at = 0;
+      for (int64_t d = x.rank() - 1; d >= 0; --d) {
+        const int64_t c = rest % x.dims[d];
+        rest /= x.dims[d];
+        if (!reduced[d])
+          at += c * keptStrides[d];
+      }
+      T &acc = out[at];
+      if (op == "ReduceSum") {
+        if constexpr (std::is_integral_v<T>) {
+          if (__builtin_add_overflow(acc, in[i], &acc))
+            return fail("integer overflow in ReduceSum");
+        } else {
+          acc += in[i];
+        }
+      } else if (!seen[at] || (op == "ReduceMax" ? in[i] > acc : in[i] < acc)) {
+        acc = in[i];
+      }
+      seen[at] = true;
+    }
+    return true;
+  };
+  if (!(x.isFloat() ? run(x.floats, r.floats) : run(x.ints, r.ints)))
+    return false;
+  r.dims = outDims;
+  return true;
+}
+
 } // namespace mgs::onnx_import::fold

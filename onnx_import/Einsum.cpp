@@ -51,7 +51,10 @@ bool contains(StringRef s, char c) { return s.find(c) != StringRef::npos; }
 
 } // namespace
 
-std::string planEinsum(StringRef equationIn, int64_t rankA, int64_t rankB, EinsumPlan &plan) {
+std::string planEinsum(StringRef equationIn, ArrayRef<int64_t> shapeA, ArrayRef<int64_t> shapeB,
+                       EinsumPlan &plan) {
+  const int64_t rankA = static_cast<int64_t>(shapeA.size());
+  const int64_t rankB = static_cast<int64_t>(shapeB.size());
   std::string equation;
   for (char c : equationIn)
     if (c != ' ')
@@ -90,14 +93,54 @@ std::string planEinsum(StringRef equationIn, int64_t rankA, int64_t rankB, Einsu
       if (!contains(contracted, c))
         contracted.push_back(c);
     }
-  if (contracted.size() != 1 || freeA.size() != 1 || freeB.size() != 1)
-    return std::to_string(contracted.size()) + " contracted label(s) and " +
-           std::to_string(freeA.size()) + " and " + std::to_string(freeB.size()) +
-           " free label(s)";
-  // [batch..., freeA, k] x [batch..., k, freeB] -> [batch..., freeA, freeB].
+  // The size of each label (-1 unknown); a label of both operands has one.
+  llvm::StringMap<int64_t> size;
+  for (auto [term, shape] : {std::pair{&a, shapeA}, std::pair{&b, shapeB}})
+    for (auto [i, c] : llvm::enumerate(*term)) {
+      const int64_t d = shape[i];
+      auto [it, fresh] = size.try_emplace(StringRef(&c, 1), d);
+      if (!fresh && it->second >= 0 && d >= 0 && it->second != d)
+        return std::string("label '") + c + "' is " + std::to_string(it->second) +
+               " in one operand and " + std::to_string(d) + " in the other";
+      if (it->second < 0)
+        it->second = d;
+    }
+  // Each group merged into one dimension: its labels' sizes, which must be known.
+  std::string unknown;
+  auto product = [&](StringRef labels) {
+    int64_t p = 1;
+    for (char c : labels) {
+      const int64_t d = size.lookup(StringRef(&c, 1));
+      if (d < 0)
+        unknown.push_back(c);
+      p *= d;
+    }
+    return p;
+  };
+  const SmallVector<int64_t> keepBatch(batch.size(), 0); // (Reshape's 0: copy)
+  // [batch..., freeA, k] x [batch..., k, freeB] -> [batch..., freeA, freeB],
+  // each of freeA, k, freeB one dimension (merged when not one label).
   plan.permA = permutation(a, batch + freeA + contracted);
   plan.permB = permutation(b, batch + contracted + freeB);
   plan.permOut = permutation(batch + freeA + freeB, out);
+  plan.reshapesA = freeA.size() != 1 || contracted.size() != 1;
+  plan.reshapesB = freeB.size() != 1 || contracted.size() != 1;
+  plan.reshapesOut = freeA.size() != 1 || freeB.size() != 1;
+  if (plan.reshapesA) {
+    plan.reshapeA.assign(keepBatch);
+    plan.reshapeA.append({product(freeA), product(contracted)});
+  }
+  if (plan.reshapesB) {
+    plan.reshapeB.assign(keepBatch);
+    plan.reshapeB.append({product(contracted), product(freeB)});
+  }
+  if (plan.reshapesOut) {
+    plan.reshapeOut.assign(keepBatch);
+    for (char c : freeA + freeB)
+      plan.reshapeOut.push_back(size.lookup(StringRef(&c, 1)));
+  }
+  if (!unknown.empty())
+    return "the sizes of labels '" + unknown + "', merged into one dimension, are unknown";
   return "";
 }
 
@@ -109,16 +152,27 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool stric
         return n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx");
       }))
     return success();
-  llvm::StringMap<int64_t> ranks;
-  auto addRanks = [&](const auto &infos) {
+  // The shapes shape inference gave (-1: a dimension it did not know).
+  llvm::StringMap<SmallVector<int64_t>> shapes;
+  auto addShapes = [&](const auto &infos) {
     for (const onnx::ValueInfoProto &vi : infos)
-      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape())
-        ranks[vi.name()] = vi.type().tensor_type().shape().dim_size();
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+        SmallVector<int64_t> &shape = shapes[vi.name()];
+        shape.clear();
+        for (const auto &d : vi.type().tensor_type().shape().dim())
+          shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      }
   };
-  addRanks(graph->input());
-  addRanks(graph->value_info());
+  addShapes(graph->input());
+  addShapes(graph->value_info());
+  addShapes(graph->output());
   for (const auto &init : graph->initializer())
-    ranks[init.name()] = init.dims_size();
+    shapes[init.name()] = SmallVector<int64_t>(init.dims().begin(), init.dims().end());
+  for (const auto &node : graph->node()) // Constant nodes' values
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).has_t())
+      shapes[node.output(0)] =
+          SmallVector<int64_t>(node.attribute(0).t().dims().begin(), node.attribute(0).t().dims().end());
 
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   nodes.Swap(graph->mutable_node());
@@ -136,20 +190,21 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool stric
       return emitError(fileLoc) << "node '" << label << "' (Einsum): equation '" << equation
                                 << "': " << why
                                 << "; mgs supports an Einsum that is a batched matrix product "
-                                   "(two operands, an explicit '->', batch labels, one "
-                                   "contracted label and one free label of each operand)";
+                                   "(two operands, an explicit '->', each label in both "
+                                   "operands, or in one and the output)";
     };
     if (node.input_size() != 2 || node.output_size() != 1)
       return fail(std::to_string(node.input_size()) + " operand(s)");
-    auto rankA = ranks.find(node.input(0)), rankB = ranks.find(node.input(1));
-    if (rankA == ranks.end() || rankB == ranks.end()) {
+    auto shapeA = shapes.find(node.input(0)), shapeB = shapes.find(node.input(1));
+    if (shapeA == shapes.end() || shapeB == shapes.end()) {
       if (strict)
         return fail("the operands' ranks are unknown after shape inference");
       graph->add_node()->Swap(&node); // perhaps known after another round
       continue;
     }
     EinsumPlan plan;
-    if (std::string why = planEinsum(equation, rankA->second, rankB->second, plan); !why.empty())
+    if (std::string why = planEinsum(equation, shapeA->second, shapeB->second, plan);
+        !why.empty())
       return fail(why);
     const std::string base = node.name().empty() ? node.output(0) : node.name();
     auto transpose = [&](const std::string &in, ArrayRef<int64_t> perm, const std::string &out,
@@ -165,26 +220,58 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool stric
       for (int64_t d : perm)
         p->add_ints(d);
     };
+    auto reshape = [&](const std::string &in, ArrayRef<int64_t> shape, const std::string &out,
+                       StringRef suffix) {
+      onnx::NodeProto *c = graph->add_node();
+      c->set_op_type("Constant");
+      c->set_name(base + "/" + suffix.str() + "Shape");
+      c->add_output(out + "_shape");
+      onnx::AttributeProto *v = c->add_attribute();
+      v->set_name("value");
+      v->set_type(onnx::AttributeProto::TENSOR);
+      v->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+      v->mutable_t()->add_dims(static_cast<int64_t>(shape.size()));
+      for (int64_t d : shape)
+        v->mutable_t()->add_int64_data(d);
+      onnx::NodeProto *r = graph->add_node();
+      r->set_op_type("Reshape");
+      r->set_name(base + "/" + suffix.str());
+      r->add_input(in);
+      r->add_input(out + "_shape");
+      r->add_output(out);
+    };
     std::string lhs = node.input(0), rhs = node.input(1);
     if (!plan.permA.empty()) {
       transpose(node.input(0), plan.permA, base + "/lhs_transposed", "TransposeLhs");
       lhs = base + "/lhs_transposed";
     }
+    if (plan.reshapesA) {
+      reshape(lhs, plan.reshapeA, base + "/lhs_merged", "ReshapeLhs");
+      lhs = base + "/lhs_merged";
+    }
     if (!plan.permB.empty()) {
       transpose(node.input(1), plan.permB, base + "/rhs_transposed", "TransposeRhs");
       rhs = base + "/rhs_transposed";
+    }
+    if (plan.reshapesB) {
+      reshape(rhs, plan.reshapeB, base + "/rhs_merged", "ReshapeRhs");
+      rhs = base + "/rhs_merged";
     }
     onnx::NodeProto *matmul = graph->add_node();
     matmul->set_op_type("MatMul");
     matmul->set_name(base + "/MatMul");
     matmul->add_input(lhs);
     matmul->add_input(rhs);
-    if (plan.permOut.empty()) {
-      matmul->add_output(node.output(0));
-    } else {
-      matmul->add_output(base + "/product");
-      transpose(base + "/product", plan.permOut, node.output(0), "TransposeResult");
+    std::string product = base + "/product";
+    const bool last = plan.permOut.empty() && !plan.reshapesOut;
+    matmul->add_output(last ? node.output(0) : product);
+    if (plan.reshapesOut) {
+      const std::string split = plan.permOut.empty() ? node.output(0) : base + "/product_split";
+      reshape(product, plan.reshapeOut, split, "ReshapeResult");
+      product = split;
     }
+    if (!plan.permOut.empty())
+      transpose(product, plan.permOut, node.output(0), "TransposeResult");
     changed = true;
   }
   return success();

@@ -131,6 +131,9 @@ private:
   /// gathers computed FLOAT data).
   bool gatherND(HostTensor &r);
   bool cumSum(HostTensor &r);
+  /// ReduceSum, ReduceMax, ReduceMin (BEiT's relative_coords.sum(-1) in its
+  /// forward), axes as an input or (older opsets) an attribute.
+  bool reduce(HostTensor &r);
 
   // Arithmetic (ConstantFoldingArith.cpp).
   /// Add, Sub, Mul, Div, Mod, Min, Max, the comparisons and the logical ops,

@@ -67,6 +67,15 @@ public:
       return it->second;
     return std::nullopt;
   }
+  std::optional<std::pair<mlir::Value, llvm::SmallVector<int64_t>>>
+  transposedIndexInput(int i) override {
+    if (!hasInput(i))
+      return std::nullopt;
+    auto it = transposedIndices.find(curNode->input(i));
+    if (it == transposedIndices.end())
+      return std::nullopt;
+    return it->second;
+  }
   mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) override;
   mlir::FailureOr<float> constantFloat(int i) override;
   mlir::FailureOr<std::vector<float>> constantFloats(int i) override;
@@ -241,6 +250,8 @@ private:
   /// an embedding's Gather: the ids themselves, which the Gather reads and
   /// then reshapes its rows to ONNX's shape.
   llvm::StringMap<mlir::Value> reshapedIndices;
+  /// Token ids transposed on their way to an embedding: the ids, the permutation.
+  llvm::StringMap<std::pair<mlir::Value, llvm::SmallVector<int64_t>>> transposedIndices;
   /// SplitToSequence's results: the pieces of the split.
   llvm::StringMap<llvm::SmallVector<mlir::Value>> sequences;
   llvm::StringMap<const onnx::TensorProto *> initializers, constants;

@@ -170,7 +170,7 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
                              : std::string("graph output '");
   if (auto it = rejected.find(name); it != rejected.end())
     return mlir::emitError(useLoc) << user << name << "': " << it->second;
-  if (indexValues.count(name) || reshapedIndices.count(name))
+  if (indexValues.count(name) || reshapedIndices.count(name) || transposedIndices.count(name))
     return mlir::emitError(useLoc) << user << name
                                    << "': an INT64 graph input, which mgs reads only as the "
                                       "indices of a Gather (an embedding)";
@@ -440,11 +440,24 @@ static bool isIndexReshape(const onnx::NodeProto &node) {
                             node.op_type());
 }
 
+/// A Transpose of token ids on their way to an embedding (XLNet's time-major
+/// ids): the embedding gathers at the ids, then transposes its rows.
+static bool isIndexTranspose(const onnx::NodeProto &node) {
+  return node.op_type() == "Transpose" && node.input_size() == 1 && node.output_size() == 1;
+}
+
 LogicalResult GraphImporter::importIndexReshape(bool &handled) {
   handled = false;
-  if (!isIndexReshape(*curNode))
+  const bool transposes = isIndexTranspose(*curNode);
+  if (!isIndexReshape(*curNode) && !transposes)
     return success();
   const std::string &in = curNode->input(0);
+  if (auto it = transposedIndices.find(in);
+      it != transposedIndices.end() && curNode->op_type() == "Identity") {
+    transposedIndices[curNode->output(0)] = it->second; // (torch.export's clone)
+    handled = true;
+    return success();
+  }
   Value ids;
   if (auto it = indexValues.find(in); it != indexValues.end())
     ids = it->second;
@@ -452,6 +465,27 @@ LogicalResult GraphImporter::importIndexReshape(bool &handled) {
     ids = it->second;
   else
     return success();
+  if (transposes) {
+    // (Of the graph's ids themselves: after a reshape the permutation would
+    // apply to a layout the ids do not have.)
+    if (!indexValues.count(in))
+      return success();
+    const int64_t rank = static_cast<int64_t>(shapeOf(ids).size());
+    SmallVector<int64_t> perm;
+    if (auto given = intsAttr("perm"))
+      perm.assign(given->begin(), given->end());
+    else
+      for (int64_t d = rank - 1; d >= 0; --d)
+        perm.push_back(d);
+    SmallVector<int64_t> sorted(perm);
+    llvm::sort(sorted);
+    for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
+      if (sorted[d] != d || static_cast<int64_t>(perm.size()) != rank)
+        return emitError() << "perm is not a permutation of the ids' " << rank << " dimensions";
+    transposedIndices[curNode->output(0)] = {ids, perm};
+    handled = true;
+    return success();
+  }
   reshapedIndices[curNode->output(0)] = ids;
   handled = true;
   return success();
@@ -486,7 +520,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
   for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
     const onnx::NodeProto &node = graph.node(idx);
-    if (isIndexReshape(node) && gatherIndices.contains(node.output(0))) {
+    if ((isIndexReshape(node) || isIndexTranspose(node)) &&
+        gatherIndices.contains(node.output(0))) {
       gatherIndices.insert(node.input(0));
       // (their embedding's rows bound the ids before the reshape too)
       if (auto rows = embeddingRows.find(node.output(0)); rows != embeddingRows.end())
@@ -730,6 +765,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
         resizeRandomDraws(model, *exported, *options.batchSize);
     if (failed(bindInputs(model, options.bindings, fileLoc)))
       return failure();
+    splitSequences(model, *opset);
     stage = "ONNX shape inference";
     auto inferShapes = [](onnx::ModelProto &m) {
       {

@@ -604,6 +604,35 @@ LogicalResult convertNeg(NodeImporter &n) {
   return buildSingle<MulOp>(n, *x, f32Scalar(n, -1.0f));
 }
 
+/// Softplus (Mamba's time steps): log(1 + e^x) = -log_softmax([0, x])[0],
+/// each element paired with a zero along a new last axis. LogSoftmax is the
+/// stable form (no overflow of e^x for large x, no loss for very negative x)
+/// and mgs differentiates it: the gradient is sigmoid(x), as it should be.
+LogicalResult convertSoftplus(NodeImporter &n) {
+  auto x = n.input(0);
+  auto outType = n.outputType(0);
+  if (failed(x) || failed(outType))
+    return failure();
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  SmallVector<int64_t> one(shapeOf(*x)), pair(shapeOf(*x));
+  one.push_back(1);
+  pair.push_back(2);
+  const int64_t last = static_cast<int64_t>(pair.size()) - 1;
+  auto pairType = RankedTensorType::get(pair, b.getF32Type());
+  auto oneType = RankedTensorType::get(one, b.getF32Type());
+  Value zeros = arith::ConstantOp::create(b, loc, oneType, DenseElementsAttr::get(oneType, 0.0f));
+  Value joined = ConcatOp::create(b, loc, pairType, ValueRange{zeros, reshapeTo(n, *x, one)},
+                                  b.getI64IntegerAttr(last));
+  Value logs = LogSoftmaxOp::create(b, loc, pairType, joined, b.getI64IntegerAttr(last));
+  auto halves = SplitOp::create(b, loc, SmallVector<Type>(2, oneType), logs,
+                                b.getI64IntegerAttr(last));
+  n.setOutput(0, MulOp::create(b, loc, *outType, reshapeTo(n, halves.getResult(0),
+                                                           outType->getShape()),
+                               f32Scalar(n, -1.0f)));
+  return success();
+}
+
 /// Reciprocal of a computed tensor (RMSNorm's rsqrt: Sqrt then Reciprocal): 1 / x, exact.
 LogicalResult convertReciprocal(NodeImporter &n) {
   auto x = n.input(0);
@@ -637,6 +666,11 @@ LogicalResult convertIdentity(NodeImporter &n) {
 Value f32Constant(NodeImporter &n, ArrayRef<int64_t> shape, ArrayRef<float> values) {
   auto type = RankedTensorType::get(shape, n.builder().getF32Type());
   return arith::ConstantOp::create(n.builder(), n.loc(), type, DenseElementsAttr::get(type, values));
+}
+
+Value broadcastTo(OpBuilder &b, Location loc, Value v, RankedTensorType type) {
+  Value zeros = arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, 0.0f));
+  return AddOp::create(b, loc, type, v, zeros);
 }
 
 FailureOr<Value> buildCumSum(NodeImporter &n, Value x, Type type) {
@@ -693,6 +727,25 @@ LogicalResult convertGather(NodeImporter &n) {
     n.setOutput(0, y);
     return success();
   };
+  // Transposed ids (XLNet's time-major ones): the rows at the ids, transposed
+  // as the ids were (the rows' own dimensions last).
+  if (auto transposed = n.transposedIndexInput(1)) {
+    auto [ids, perm] = *transposed;
+    if (axis != 0)
+      return n.emitError() << "it gathers transposed token ids along axis " << axis
+                           << "; mgs gathers them along axis 0 (an embedding)";
+    Value rows = gatherAlongAxis(b, n.loc(), *x, 0, ids);
+    const int64_t idRank = static_cast<int64_t>(perm.size());
+    SmallVector<int64_t> full(perm);
+    for (int64_t d = idRank; d < static_cast<int64_t>(shapeOf(rows).size()); ++d)
+      full.push_back(d);
+    Value y = permuteDims(b, n.loc(), rows, full);
+    if (shapeOf(y) != type->getShape())
+      return n.emitError() << "the gather has shape " << shapeToString(shapeOf(y))
+                           << ", ONNX shape inference says " << shapeToString(type->getShape());
+    n.setOutput(0, y);
+    return success();
+  }
   // An embedding: rows of the table at the graph's integer inputs. Ids
   // reshaped on their way (GPT-2's view(-1, T)) give the same rows, reshaped.
   if (std::optional<Value> indices = n.indexInput(1)) {
@@ -853,6 +906,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       // .to(torch.float32) traced by the TorchScript exporter).
       {"Cast", convertIdentity},
       {"Neg", convertNeg},
+      {"Softplus", convertSoftplus},
       {"CumSum", convertCumSum},
       {"Tile", convertTile},
       {"Resize", convertResize},

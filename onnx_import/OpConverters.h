@@ -48,6 +48,12 @@ public:
   virtual mlir::FailureOr<mlir::Value> input(int i) = 0;
   /// Input `i` when it is an INT64 graph input (indices), else nullopt.
   virtual std::optional<mlir::Value> indexInput(int i) = 0;
+  /// Input `i` when it is such indices transposed (XLNet's time-major ids):
+  /// the indices before the Transpose and its permutation.
+  virtual std::optional<std::pair<mlir::Value, llvm::SmallVector<int64_t>>>
+  transposedIndexInput(int i) {
+    return std::nullopt;
+  }
   /// Input `i`, which must be a constant (initializer or Constant node), read
   /// as integers / one float / one bool.
   virtual mlir::FailureOr<llvm::SmallVector<int64_t>> constantInts(int i) = 0;
@@ -135,6 +141,10 @@ mlir::Value f32Scalar(NodeImporter &n, float value);
 /// with its exclusive and reverse attributes: ONNX CumSum.
 mlir::FailureOr<mlir::Value> buildCumSum(NodeImporter &n, mlir::Value x, mlir::Type type);
 mlir::Value reshapeTo(NodeImporter &n, mlir::Value v, llvm::ArrayRef<int64_t> shape);
+/// `v` broadcast to `type` (NumPy's rules) as v plus zeros of `type`: the
+/// Add's kernel broadcasts, its gradient sums back (mgs has no broadcast op).
+mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
+                        mlir::RankedTensorType type);
 
 /// Converters in their own files (converters/), registered in the table.
 /// LSTM and GRU (converters/Recurrent.cpp).

@@ -320,6 +320,102 @@ LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) 
   return success();
 }
 
+/// Initializers and Constant nodes' values by name.
+static llvm::StringMap<const onnx::TensorProto *> constantTensors(const onnx::GraphProto &graph) {
+  llvm::StringMap<const onnx::TensorProto *> constants;
+  for (const auto &init : graph.initializer())
+    constants[init.name()] = &init;
+  for (const auto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).name() == "value")
+      constants[node.output(0)] = &node.attribute(0).t();
+  return constants;
+}
+
+void splitSequences(onnx::ModelProto &model, int64_t opset) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  // Constant tensors by name: Constant nodes' values and initializers.
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
+  auto constantInts = [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
+    const onnx::TensorProto *t = constants.lookup(name);
+    if (!t || (t->data_type() != onnx::TensorProto::INT64 &&
+               t->data_type() != onnx::TensorProto::INT32))
+      return std::nullopt;
+    try {
+      if (t->data_type() == onnx::TensorProto::INT64)
+        return onnx::ParseData<int64_t>(t);
+      std::vector<int32_t> v = onnx::ParseData<int32_t>(t);
+      return std::vector<int64_t>(v.begin(), v.end());
+    } catch (const std::exception &) {
+      return std::nullopt; // (malformed: the importer reports it)
+    }
+  };
+  llvm::StringMap<SmallVector<int>> readers;
+  for (int idx = 0; idx < graph->node_size(); ++idx)
+    for (const std::string &in : graph->node(idx).input())
+      readers[in].push_back(idx);
+  for (const auto &out : graph->output())
+    readers[out.name()].push_back(-1);
+  for (int idx = 0; idx < graph->node_size(); ++idx) {
+    onnx::NodeProto *node = graph->mutable_node(idx);
+    if (node->op_type() != "SplitToSequence" || node->input_size() < 2 ||
+        node->output_size() != 1)
+      continue;
+    const onnx::TensorProto *split = constants.lookup(node->input(1));
+    std::optional<std::vector<int64_t>> sizes = constantInts(node->input(1));
+    if (!split || split->dims_size() != 1 || !sizes || sizes->empty() ||
+        llvm::any_of(*sizes, [](int64_t s) { return s < 1; }))
+      continue;
+    const int64_t count = static_cast<int64_t>(sizes->size());
+    // Every reader a SequenceAt at a constant position in range.
+    SmallVector<std::pair<int, int64_t>> picks;
+    bool plain = true;
+    for (int r : readers.lookup(node->output(0))) {
+      const onnx::NodeProto *reader = r >= 0 ? &graph->node(r) : nullptr;
+      std::optional<std::vector<int64_t>> at;
+      if (reader && reader->op_type() == "SequenceAt" && reader->input_size() == 2 &&
+          reader->input(0) == node->output(0) && reader->output_size() == 1)
+        at = constantInts(reader->input(1));
+      if (!at || at->size() != 1 || (*at)[0] < -count || (*at)[0] >= count) {
+        plain = false;
+        break;
+      }
+      picks.push_back({r, (*at)[0] < 0 ? (*at)[0] + count : (*at)[0]});
+    }
+    if (!plain || picks.empty())
+      continue;
+    const std::string base = node->output(0);
+    onnx::NodeProto rewritten;
+    rewritten.set_op_type("Split");
+    rewritten.set_name(node->name());
+    rewritten.add_input(node->input(0));
+    for (const auto &attr : node->attribute())
+      if (attr.name() == "axis")
+        *rewritten.add_attribute() = attr;
+    if (opset >= 13) {
+      rewritten.add_input(node->input(1));
+    } else {
+      onnx::AttributeProto *a = rewritten.add_attribute();
+      a->set_name("split");
+      a->set_type(onnx::AttributeProto::INTS);
+      for (int64_t s : *sizes)
+        a->add_ints(s);
+    }
+    for (int64_t k = 0; k < count; ++k)
+      rewritten.add_output(base + "__piece" + std::to_string(k));
+    for (auto [r, at] : picks) {
+      onnx::NodeProto *reader = graph->mutable_node(r);
+      const std::string name = reader->name(), output = reader->output(0);
+      reader->Clear();
+      reader->set_op_type("Identity");
+      reader->set_name(name);
+      reader->add_input(base + "__piece" + std::to_string(at));
+      reader->add_output(output);
+    }
+    *node = std::move(rewritten);
+  }
+}
+
 std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch) {
   onnx::GraphProto *graph = model.mutable_graph();
   llvm::StringSet<> inits;
@@ -353,13 +449,7 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
   onnx::GraphProto *graph = model.mutable_graph();
   // Constant nodes and initializers by name (their tensors are replaced, not
   // edited: another node may read the same one).
-  llvm::StringMap<const onnx::TensorProto *> constants;
-  for (const auto &init : graph->initializer())
-    constants[init.name()] = &init;
-  for (const auto &node : graph->node())
-    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
-        node.attribute(0).name() == "value")
-      constants[node.output(0)] = &node.attribute(0).t();
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
   auto isPerSample = [&](auto dims) {
     return !dims.empty() && dims[0] == exported &&
            llvm::all_of(llvm::drop_begin(dims), [](int64_t d) { return d == 1; });

@@ -88,6 +88,13 @@ mlir::LogicalResult setNamedDims(onnx::ModelProto &model,
 mlir::LogicalResult bindInputs(onnx::ModelProto &model, llvm::ArrayRef<InputBinding> bindings,
                                mlir::Location loc);
 
+/// Rewrites SplitToSequence by a constant list of sizes, read only by
+/// SequenceAt at constant positions (torch.split(x, [a, b, c]) by the
+/// torch.export-based exporter: Mamba's, LeViT's), into Split and Identity
+/// nodes, so that ONNX's shape inference sees the pieces' shapes (it leaves
+/// SequenceAt's unknown). Other sequences are left to Sequence.cpp.
+void splitSequences(onnx::ModelProto &model, int64_t opset);
+
 /// Sets the batch dimension (dimension 0) of the graph inputs that are not
 /// initializers and forgets the shapes shape inference must recompute. When
 /// some inputs have a symbolic dimension 0, only those are batch inputs (the

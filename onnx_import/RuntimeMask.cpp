@@ -55,8 +55,7 @@ Value GraphImporter::gatherMask(const RuntimeMask &mask, ArrayRef<float> table) 
       v = reshaped(v, type);
       break;
     case RuntimeMask::Step::Expand:
-      v = AddOp::create(b, curLoc, type, v,
-                        arith::ConstantOp::create(b, curLoc, type, DenseElementsAttr::get(type, 0.0f)));
+      v = broadcastTo(b, curLoc, v, type);
       break;
     case RuntimeMask::Step::Gather: {
       // The previous layout as one column, its rows at the flat positions.
@@ -361,9 +360,7 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
     if (failed(outType))
       return failure();
     if (v.getType() != *outType)
-      v = AddOp::create(b, curLoc, *outType, v,
-                        arith::ConstantOp::create(b, curLoc, *outType,
-                                                  DenseElementsAttr::get(*outType, 0.0f)));
+      v = broadcastTo(b, curLoc, v, *outType);
     if (isMaskBias(branch[0], branch[1]))
       runtimeMaskBiases.insert(curNode->output(0));
     setOutput(0, v);
@@ -448,11 +445,10 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
       (constant[2]->front() == -INFINITY ||
        (oneValue(constant[1]) && isMaskBias(constant[1]->front(), constant[2]->front()))))
     runtimeMaskBiases.insert(curNode->output(0));
-  auto zeros = arith::ConstantOp::create(b, curLoc, *outType, DenseElementsAttr::get(*outType, 0.0f));
   if (!sum)
-    sum = zeros;
+    sum = arith::ConstantOp::create(b, curLoc, *outType, DenseElementsAttr::get(*outType, 0.0f));
   else if (sum.getType() != *outType)
-    sum = AddOp::create(b, curLoc, *outType, sum, zeros);
+    sum = broadcastTo(b, curLoc, sum, *outType);
   setOutput(0, sum);
   return success();
 }

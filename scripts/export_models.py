@@ -97,6 +97,19 @@ class ConvTransposeNet(nn.Module):
         return self.fc(F.avg_pool2d(self.wide(x), 2).flatten(1))
 
 
+class SoftplusMLP(nn.Module):
+    """Softplus (Mamba's time steps) for digits: a linear layer whose outputs, times 24, reach
+    past 20 and below -20 (where log(1 + e^x) is x, or e^x), softplus, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc2(F.softplus(24 * self.fc1(x.flatten(1))))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -773,6 +786,25 @@ def hf_classifier(family, vocab):
     return HFLogits(hf_no_padding_idx(getattr(hf, cls)(c)), "ids", 4)
 
 
+def hf_funnel(vocab):
+    """FunnelForSequenceClassification (2 blocks of 1 layer, pooling between; its relative
+    attention written with einsum "td,dnh->tnh"), 4 classes."""
+    hf = _transformers()
+    c = hf.FunnelConfig(vocab_size=vocab, block_sizes=[1, 1], d_model=32, n_head=2, d_head=16,
+                        d_inner=64, hidden_dropout=0.0, attention_dropout=0.0,
+                        activation_dropout=0.0, num_labels=4)
+    return HFLogits(hf_no_padding_idx(hf.FunnelForSequenceClassification(c)), "ids", 4)
+
+
+def hf_xlnet(vocab):
+    """XLNetForSequenceClassification (relative attention with einsum "ibh,hnd->ibnd", its ids
+    transposed to time-major before the embedding), 4 classes."""
+    hf = _transformers()
+    c = hf.XLNetConfig(vocab_size=vocab, d_model=32, n_layer=2, n_head=2, d_inner=64,
+                       dropout=0.0, summary_last_dropout=0.0, num_labels=4, mem_len=None)
+    return HFLogits(hf_no_padding_idx(hf.XLNetForSequenceClassification(c)), "ids", 4)
+
+
 def hf_padded(family, vocab):
     """A model of `family` (bert, roberta: ...ForTokenClassification, a label per token; llama,
     gpt2: the causal LMs) given attention_mask = (ids != 0) built inside forward: padded batches
@@ -827,6 +859,12 @@ def hf_vision(family):
                                              num_attention_heads=2, attention_dropout=0.0),
                           num_labels=10)
         return HFLogits(hf.CLIPForImageClassification(c), "pixels", 10)
+    if family == "beit":  # BeitForImageClassification with relative position bias
+        c = hf.BeitConfig(image_size=32, patch_size=8, hidden_size=32, num_hidden_layers=2,
+                          num_attention_heads=2, intermediate_size=64, hidden_dropout_prob=0.0,
+                          attention_probs_dropout_prob=0.0, drop_path_rate=0.0,
+                          use_relative_position_bias=True, num_labels=10)
+        return HFLogits(hf.BeitForImageClassification(c), "pixels", 10)
     if family == "dinov2":  # Dinov2ForImageClassification: patches of 8, 4x4 positions
         c = hf.Dinov2Config(image_size=32, patch_size=8, num_channels=3, hidden_size=32,
                             num_hidden_layers=2, num_attention_heads=2, mlp_ratio=2,
@@ -878,6 +916,11 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
         return HFLogits(hf.GPT2LMHeadModel(c), "nocache", vocab, mask_ones)
     # Families with their own config names: OPT (learned positions), BLOOM (ALiBi), GPT-J
     # (rotary on 4 of each head's 8 dims, parallel attention and MLP).
+    if family == "mamba":  # selective state spaces (Softplus time steps), no attention
+        c = hf.MambaConfig(vocab_size=vocab, hidden_size=32, state_size=8, num_hidden_layers=2,
+                           expand=2, conv_kernel=4, time_step_rank=4, use_cache=False,
+                           tie_word_embeddings=False, **kw)
+        return HFLogits(hf.MambaForCausalLM(c), "nocache", vocab, mask_ones)
     if family == "opt":
         c = hf.OPTConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, ffn_dim=64,
                          num_attention_heads=4, max_position_embeddings=64, dropout=0.0,
@@ -964,6 +1007,7 @@ def build(name):
         "cnn": (SmallCNN, digits),
         "resizenet": (ResizeNet, digits),
         "convtnet": (ConvTransposeNet, digits),
+        "softplusmlp": (SoftplusMLP, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),

@@ -111,6 +111,9 @@ def hf_models():
         **{f"hf {family}": ((lambda f=family: em.hf_classifier(f, VOCAB)), tokens, "class", 16,
                             256, 0.05) for family in em.HF_CLASSIFIERS},
         "hf bart": (lambda: em.hf_bart(VOCAB), tokens, "token", 16, 128, 0.1),
+        "hf funnel": (lambda: em.hf_funnel(VOCAB), tokens, "class", 16, 256, 0.05),
+        **{f"hf xlnet{exporter}": (lambda: em.hf_xlnet(VOCAB), tokens, "class", 16, 256, 0.05)
+           for exporter in ("", " (torch.export)")},
         # padded batches with Hugging Face's attention_mask = (ids != 0), built inside forward
         **{f"hf {family} (padding mask{exporter})": (
             (lambda f=family: em.hf_padded(f, VOCAB)), tokens, "padded", 16, 128, 0.1)
@@ -128,6 +131,8 @@ def hf_models():
         # DINOv2's position embeddings (4x4 patches) bicubically resized to the image's: the
         # identity at 32x32, 6x6 patches at 48x48
         "hf dinov2": (lambda: em.hf_vision("dinov2"), img32, "image", 16, 64, 0.05),
+        # BEiT's relative position index is computed in forward (a ReduceSum of constants)
+        "hf beit": (lambda: em.hf_vision("beit"), img32, "image", 16, 64, 0.05),
         **{f"hf dinov2 (48x48 images{exporter})": (
             (lambda: em.hf_vision("dinov2")), (3, 48, 48), "image", 16, 64, 0.05)
            for exporter in ("", "; torch.export")},
@@ -168,6 +173,9 @@ def hf_models():
                                       "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
                                           "hidden_dropout": 0.0})]},
+        # Mamba by TorchScript (no attention mask: it has none)
+        "hf mamba (TorchScript)": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token", 16,
+                                   128, 0.1),
         # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
         # patterns, its label (make_data's "audio")
         "hf wav2vec2": (lambda: em.hf_wav2vec2(AUDIO_CLASSES), (8 * AUDIO_FRAMES,), "audio", 16,
@@ -188,7 +196,7 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                      for family in ("bert", "roberta", "llama", "gpt2")),
                    "hf bert (3 inputs; dynamic axes; torch.export)",
                    "hf llama (2 inputs; dynamic axes; torch.export)",
-                   "hf dinov2 (48x48 images; torch.export)"}
+                   "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -451,7 +459,7 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
-                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2"))}}
+                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:

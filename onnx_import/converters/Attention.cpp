@@ -220,10 +220,8 @@ LogicalResult convertExpand(NodeImporter &n) {
   auto outType = n.outputType(0);
   if (failed(shape) || failed(outType))
     return failure();
-  auto zerosType = RankedTensorType::get(outType->getShape(), n.builder().getF32Type());
-  Value zeros = arith::ConstantOp::create(n.builder(), n.loc(), zerosType,
-                                          DenseElementsAttr::get(zerosType, 0.0f));
-  return buildSingle<AddOp>(n, *x, zeros);
+  n.setOutput(0, broadcastTo(n.builder(), n.loc(), *x, *outType));
+  return success();
 }
 
 LogicalResult convertAttention(NodeImporter &n) {

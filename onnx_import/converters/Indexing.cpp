@@ -194,9 +194,7 @@ LogicalResult convertTile(NodeImporter &n) {
   }
   OpBuilder &b = n.builder();
   Value v = reshape(b, n.loc(), *x, spread);
-  auto zerosType = f32Tensor(b, tiled);
-  Value zeros = arith::ConstantOp::create(b, n.loc(), zerosType, DenseElementsAttr::get(zerosType, 0.0f));
-  v = AddOp::create(b, n.loc(), zerosType, v, zeros);
+  v = broadcastTo(b, n.loc(), v, f32Tensor(b, tiled));
   n.setOutput(0, reshape(b, n.loc(), v, outType->getShape()));
   return success();
 }

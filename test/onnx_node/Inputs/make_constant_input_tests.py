@@ -15,7 +15,7 @@ and embedding code computes at import: GatherElements, GatherND of INT64, CumSum
 Cast of -inf to INT64 that a Where discards, ConstantOfShape of BOOL and Flatten. And CumSum of
 computed FLOAT data (train.cumsum), Tile of computed data, GatherElements of computed data at
 constant indices, and DeBERTa's and BLOOM's constants (Sign, an INT64 Clip, Pow of INT32 powers,
-Tile).
+Tile), and Einsums with several free or contracted labels.
 
 And Resize of computed data by constant scales or sizes: ONNX's own Resize node tests
 (ONNX_NODE_DIR, e.g. ~/.cache/mgs-deps/onnx-1.19.1/share/onnx/node) with their scales and sizes
@@ -227,6 +227,21 @@ def main(out_dir):
     # it). And resizes ONNX's tests do not cover, with onnx.reference's outputs: a 3-D linear
     # resize of the last axis, a nearest one of the channel axis (a transpose each way), cubic
     # with antialias and exclude_outside together, and a resize that keeps every axis.
+    # Einsums that are products with several free or contracted labels (each group merged by
+    # a Reshape around the MatMul): XLNet's and Funnel's, a matrix-vector product, a batched dot
+    # product, two contracted labels, and an outer product batched over a trailing label.
+    for name, equation, sa, sb in [
+            ("xlnet", "ibh,hnd->ibnd", (3, 2, 4), (4, 2, 3)),
+            ("funnel", "td,dnh->tnh", (5, 4), (4, 2, 3)),
+            ("matvec", "ij,j->i", (3, 4), (4,)),
+            ("batched_dot", "bi,bi->b", (2, 5), (2, 5)),
+            ("two_contracted", "ijk,jkl->il", (2, 3, 4), (3, 4, 5)),
+            ("heads", "bnij,bjd->bnid", (2, 3, 4, 5), (2, 5, 6)),
+            ("outer_trailing_batch", "ib,jb->ijb", (3, 2), (4, 2))]:
+        write(out_dir, f"test_mgs_einsum_{name}", 13,
+              [helper.make_node("Einsum", ["a", "b"], ["y"], equation=equation)],
+              ["a", "b"], ["y"], {"a": r(*sa), "b": r(*sb)})
+
     node_dir = os.environ.get("ONNX_NODE_DIR", "")
     for name in sorted(os.listdir(node_dir)) if node_dir else []:
         if not name.startswith("test_resize_") or "tf_crop_and_resize" in name:

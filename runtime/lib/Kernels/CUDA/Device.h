@@ -146,6 +146,34 @@ mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
   });
 }
 
+/// The first of n elements a check refuses (a bad index): `launch(first,
+/// stream)` queues a kernel that atomicMin-s the position of each refused
+/// element into *first, which starts at n; the position is read back (one
+/// synchronization a call) into `bad` (n when none), with that element of
+/// `values` into `value`. A refused value thus gets the CPU's error.
+template <typename T, typename Launch>
+mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, const T *values,
+                            Launch &&launch, int64_t &bad, T &value) {
+  void *scratch = nullptr;
+  if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
+    return ctx->status;
+  auto *first = static_cast<unsigned long long *>(scratch);
+  cudaStream_t st = state(ctx).stream;
+  const unsigned long long none = static_cast<unsigned long long>(n);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(first, &none, sizeof none,
+                                                cudaMemcpyHostToDevice, st));
+  launch(first, st);
+  unsigned long long at = none;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&at, first, sizeof at, cudaMemcpyDeviceToHost, st));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
+  bad = static_cast<int64_t>(at);
+  if (at != none)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpy(&value, values + at, sizeof value,
+                                             cudaMemcpyDeviceToHost));
+  return MGSRT_OK;
+}
+
 /// Blocks of `threads` covering n elements, capped (kernels use grid-stride loops).
 inline unsigned gridFor(int64_t n, unsigned threads = 256) {
   int64_t blocks = (n + threads - 1) / threads;

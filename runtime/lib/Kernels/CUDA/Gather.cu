@@ -59,27 +59,16 @@ mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
     return ctx->status;
   if (g.count == 0)
     return MGSRT_OK;
-  void *scratch = nullptr;
-  if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
-    return ctx->status;
-  auto *first = static_cast<unsigned long long *>(scratch);
-  cudaStream_t st = state(ctx).stream;
-  const unsigned long long none = static_cast<unsigned long long>(g.count);
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(first, &none, sizeof none,
-                                                cudaMemcpyHostToDevice, st));
-  firstBadIndexKernel<<<gridFor(g.count, kThreads), kThreads, 0, st>>>(indices, g.count, g.rows,
-                                                                      first);
-  unsigned long long bad = none;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&bad, first, sizeof bad,
-                                                cudaMemcpyDeviceToHost, st));
-  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+  int64_t bad = g.count, value = 0;
+  if (mgsrt_status_t s = firstRefused(
+          ctx, kernel, g.count, indices,
+          [&](unsigned long long *first, cudaStream_t st) {
+            firstBadIndexKernel<<<gridFor(g.count, kThreads), kThreads, 0, st>>>(
+                indices, g.count, g.rows, first);
+          },
+          bad, value))
     return s;
-  if (bad == none)
-    return MGSRT_OK;
-  int64_t value = 0;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpy(&value, indices + bad, sizeof value,
-                                           cudaMemcpyDeviceToHost));
-  return badGatherIndex(ctx, kernel, static_cast<int64_t>(bad), value, g.rows);
+  return bad == g.count ? MGSRT_OK : badGatherIndex(ctx, kernel, bad, value, g.rows);
 }
 
 mgsrt_status_t gatherFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {

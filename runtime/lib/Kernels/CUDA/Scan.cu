@@ -56,26 +56,17 @@ mgsrt_status_t toIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (n == 0)
     return MGSRT_OK;
   const auto *x = static_cast<const float *>(bufs[0]);
-  void *scratch = nullptr;
-  if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
-    return ctx->status;
-  auto *first = static_cast<unsigned long long *>(scratch);
-  cudaStream_t st = state(ctx).stream;
-  const unsigned long long none = static_cast<unsigned long long>(n);
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(first, &none, sizeof none,
-                                                cudaMemcpyHostToDevice, st));
-  toIndexKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, static_cast<int64_t *>(bufs[1]),
-                                                           n, first);
-  unsigned long long bad = none;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&bad, first, sizeof bad,
-                                                cudaMemcpyDeviceToHost, st));
-  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-    return s;
-  if (bad == none)
-    return MGSRT_OK;
+  auto *y = static_cast<int64_t *>(bufs[1]);
+  int64_t bad = n;
   float value = 0.0f;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpy(&value, x + bad, sizeof value, cudaMemcpyDeviceToHost));
-  return badIndexValue(ctx, kernel, static_cast<int64_t>(bad), value);
+  if (mgsrt_status_t s = firstRefused(
+          ctx, kernel, n, x,
+          [&](unsigned long long *first, cudaStream_t st) {
+            toIndexKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, n, first);
+          },
+          bad, value))
+    return s;
+  return bad == n ? MGSRT_OK : badIndexValue(ctx, kernel, bad, value);
 }
 
 } // namespace
