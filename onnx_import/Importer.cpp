@@ -766,6 +766,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     if (failed(bindInputs(model, options.bindings, fileLoc)))
       return failure();
     splitSequences(model, *opset);
+    foldSoftplusThreshold(model);
     stage = "ONNX shape inference";
     auto inferShapes = [](onnx::ModelProto &m) {
       {

@@ -20,6 +20,7 @@
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <deque>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <vector>
@@ -414,6 +415,83 @@ void splitSequences(onnx::ModelProto &model, int64_t opset) {
     }
     *node = std::move(rewritten);
   }
+}
+
+void foldSoftplusThreshold(onnx::ModelProto &model) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
+  llvm::StringMap<int> producer;
+  for (int idx = 0; idx < graph->node_size(); ++idx)
+    for (const std::string &out : graph->node(idx).output())
+      producer[out] = idx;
+  auto nodeOf = [&](const std::string &name, StringRef op) -> const onnx::NodeProto * {
+    auto it = producer.find(name);
+    if (it == producer.end() || graph->node(it->second).op_type() != op)
+      return nullptr;
+    return &graph->node(it->second);
+  };
+  // A scalar FLOAT constant, through CastLike (torch.export's casts of
+  // beta and threshold to the data's dtype).
+  std::function<std::optional<float>(const std::string &)> scalar =
+      [&](const std::string &name) -> std::optional<float> {
+    if (const onnx::NodeProto *cast = nodeOf(name, "CastLike"))
+      return cast->input_size() == 2 ? scalar(cast->input(0)) : std::nullopt;
+    if (const onnx::NodeProto *c = nodeOf(name, "Constant");
+        c && c->attribute_size() == 1 && c->attribute(0).name() == "value_float")
+      return c->attribute(0).f();
+    const onnx::TensorProto *t = constants.lookup(name);
+    if (!t || t->data_type() != onnx::TensorProto::FLOAT)
+      return std::nullopt;
+    try {
+      std::vector<float> v = onnx::ParseData<float>(t);
+      return v.size() == 1 ? std::optional<float>(v[0]) : std::nullopt;
+    } catch (const std::exception &) {
+      return std::nullopt;
+    }
+  };
+  std::vector<int> dead;
+  for (int idx = 0; idx < graph->node_size(); ++idx) {
+    onnx::NodeProto *where = graph->mutable_node(idx);
+    if (where->op_type() != "Where" || where->input_size() != 3 || where->output_size() != 1)
+      continue;
+    const onnx::NodeProto *greater = nodeOf(where->input(0), "Greater");
+    const onnx::NodeProto *div = nodeOf(where->input(2), "Div");
+    if (!greater || !div || greater->input_size() != 2 || div->input_size() != 2)
+      continue;
+    const onnx::NodeProto *softplus = nodeOf(div->input(0), "Softplus");
+    const onnx::NodeProto *mul = nodeOf(greater->input(0), "Mul");
+    if (!softplus || !mul || softplus->input_size() != 1 ||
+        softplus->input(0) != greater->input(0) || mul->input_size() != 2)
+      continue;
+    // s = x * beta, Where(s > threshold, x, softplus(s) / beta).
+    const int xAt = mul->input(0) == where->input(1) ? 0 : mul->input(1) == where->input(1) ? 1 : -1;
+    if (xAt < 0)
+      continue;
+    std::optional<float> beta = scalar(mul->input(1 - xAt)), betaDiv = scalar(div->input(1)),
+                         threshold = scalar(greater->input(1));
+    if (!beta || !betaDiv || !threshold || *beta != *betaDiv || !(*beta > 0) ||
+        !(*threshold >= 15))
+      continue;
+    // Where the condition holds, softplus(s) / beta is x to float32's
+    // precision (log1p(exp(-s)) < 3.1e-7 < half an ulp of s >= 15): the
+    // Where is its third input.
+    const std::string cond = where->input(0), kept = where->input(2), out = where->output(0);
+    const std::string name = where->name();
+    where->Clear();
+    where->set_op_type("Identity");
+    where->set_name(name);
+    where->add_input(kept);
+    where->add_output(out);
+    // The comparison, now read by no node, would be computed at run time.
+    const bool read = llvm::any_of(graph->node(), [&](const onnx::NodeProto &n) {
+      return llvm::is_contained(n.input(), cond);
+    }) || llvm::any_of(graph->output(), [&](const auto &o) { return o.name() == cond; });
+    if (!read)
+      dead.push_back(producer.lookup(cond));
+  }
+  llvm::sort(dead);
+  for (int idx : llvm::reverse(dead))
+    graph->mutable_node()->DeleteSubrange(idx, 1);
 }
 
 std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch) {

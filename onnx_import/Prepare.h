@@ -95,6 +95,13 @@ mlir::LogicalResult bindInputs(onnx::ModelProto &model, llvm::ArrayRef<InputBind
 /// SequenceAt's unknown). Other sequences are left to Sequence.cpp.
 void splitSequences(onnx::ModelProto &model, int64_t opset);
 
+/// torch.export writes F.softplus(x, beta, threshold) as Where(x * beta >
+/// threshold, x, Softplus(x * beta) / beta), a comparison of run-time data;
+/// with a threshold of 15 or more both branches agree to float32's precision
+/// where the condition holds, and the Where becomes its third input (the
+/// comparison, read by nothing else, is dropped). Mamba's time steps.
+void foldSoftplusThreshold(onnx::ModelProto &model);
+
 /// Sets the batch dimension (dimension 0) of the graph inputs that are not
 /// initializers and forgets the shapes shape inference must recompute. When
 /// some inputs have a symbolic dimension 0, only those are batch inputs (the

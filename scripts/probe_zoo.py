@@ -173,9 +173,9 @@ def hf_models():
                                       "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
                                           "hidden_dropout": 0.0})]},
-        # Mamba by TorchScript (no attention mask: it has none)
-        "hf mamba (TorchScript)": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token", 16,
-                                   128, 0.1),
+        # Mamba by each exporter (no attention mask: it has none)
+        **{f"hf mamba ({exporter})": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token",
+                                      16, 128, 0.1) for exporter in ("TorchScript", "torch.export")},
         # Wav2Vec2ForCTC as a per-frame classifier: 16 frames of 8 samples, each one of 8 noisy
         # patterns, its label (make_data's "audio")
         "hf wav2vec2": (lambda: em.hf_wav2vec2(AUDIO_CLASSES), (8 * AUDIO_FRAMES,), "audio", 16,
@@ -196,7 +196,8 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                      for family in ("bert", "roberta", "llama", "gpt2")),
                    "hf bert (3 inputs; dynamic axes; torch.export)",
                    "hf llama (2 inputs; dynamic axes; torch.export)",
-                   "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)"}
+                   "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)",
+                   "hf mamba (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -459,7 +460,7 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
-                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet"))}}
+                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:
