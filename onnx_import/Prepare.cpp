@@ -155,6 +155,16 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
         if (attr.name() == "batch_dims" && attr.i() < 0)
           return nodeError(node, idx)
                  << "attribute 'batch_dims' must be 0 or more, got " << attr.i();
+    // ONNX 1.19's ConvTranspose shape inference reads the weight's dimension
+    // 1 unchecked (SIGSEGV for a weight of rank 1: found by
+    // scripts/mutate_onnx.py).
+    if ((node.op_type() == "ConvTranspose" || node.op_type() == "Conv") &&
+        node.input_size() > 1)
+      if (auto it = constantTensors.find(node.input(1));
+          it != constantTensors.end() && it->second->dims_size() < 3)
+        return nodeError(node, idx) << "its weight '" << node.input(1) << "' has rank "
+                                    << it->second->dims_size()
+                                    << "; a convolution's weight has rank 3 or more";
     if (!windowOps.contains(node.op_type()))
       continue;
     for (const onnx::AttributeProto &attr : node.attribute()) {

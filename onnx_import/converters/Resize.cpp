@@ -273,6 +273,16 @@ LogicalResult convertResize(NodeImporter &n) {
     if (in < 1 || out < 1)
       return n.emitError() << "axis " << d << " resizes " << in << " elements to " << out
                            << "; mgs has no empty tensors";
+    // An axis kept at its size by a scale of 1 is the identity (the source
+    // coordinate of each position is the position itself).
+    if (in == out && scale[d] == 1.0 && m.coordinates != "tf_half_pixel_for_nn")
+      continue;
+    // (a matrix of in x out weights: bounded, as the folder bounds its values)
+    constexpr int64_t kMaxWeights = int64_t(1) << 26;
+    if (in > kMaxWeights || out > kMaxWeights || in * out > kMaxWeights)
+      return n.emitError() << "axis " << d << " resizes " << in << " elements to " << out
+                           << ": an interpolation matrix of more than 2^26 weights, beyond what "
+                              "mgs resizes";
     std::vector<float> w = axisWeights(m, in, out, scale[d]);
     if (in == out && isIdentity(w, in))
       continue;
