@@ -349,13 +349,17 @@ int GraphImporter::valueTypeOf(const std::string &name) const {
   return onnx::TensorProto::FLOAT;
 }
 
+/// How a graph input beside the samples gets its values (errors suggest it).
+static std::string bindInputUsage(const std::string &name) {
+  return "--bind-input " + name + "=VALUE or " + name + "=INPUT!=VALUE";
+}
+
 std::string GraphImporter::originOf(const std::string &name) {
   if (auto it = initializers.find(name); it != initializers.end())
     return "is a parameter (a FLOAT initializer, trained)";
   if (rejected.count(name) && dataInputCount > 1)
     return "is a graph input (an executable feeds one input, the samples: give this one its "
-           "values in the model with --bind-input " + name + "=VALUE or " + name +
-           "=INPUT!=VALUE)";
+           "values in the model with " + bindInputUsage(name) + ")";
   if (indexValues.count(name) || rejected.count(name))
     return "is a graph input";
   auto it = values.find(name);
@@ -564,8 +568,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
                                  dtype == onnx::TensorProto::INT32 ||
                                  dtype == onnx::TensorProto::BOOL))
         rejected[vi.name()] += " (a mask or token types beside the ids? give it its values in "
-                               "the model with --bind-input " +
-                               vi.name() + "=VALUE or " + vi.name() + "=INPUT!=VALUE)";
+                               "the model with " + bindInputUsage(vi.name()) + ")";
       continue;
     }
     auto type = toTensorType(vi.type(), what, argLoc, b.getF32Type());

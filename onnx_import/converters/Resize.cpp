@@ -16,6 +16,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpConverters.h"
+#include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -298,18 +299,12 @@ LogicalResult convertResize(NodeImporter &n) {
     SmallVector<int64_t> perm(rank);
     std::iota(perm.begin(), perm.end(), 0);
     std::swap(perm[d], perm[rank - 1]);
-    SmallVector<int64_t> moved(shapeOf(v));
-    std::swap(moved[d], moved[rank - 1]);
-    Value t = d == rank - 1 ? v
-                            : TransposeOp::create(b, loc, RankedTensorType::get(moved, b.getF32Type()),
-                                                  v, b.getDenseI64ArrayAttr(perm))
-                                  .getResult();
-    moved[rank - 1] = out;
-    t = MatMulOp::create(b, loc, RankedTensorType::get(moved, b.getF32Type()), t,
+    Value t = d == rank - 1 ? v : permuteDims(b, loc, v, perm);
+    SmallVector<int64_t> product(shapeOf(t));
+    product[rank - 1] = out;
+    t = MatMulOp::create(b, loc, RankedTensorType::get(product, b.getF32Type()), t,
                          f32Constant(n, {out, in}, w), false, true);
-    v = d == rank - 1 ? t
-                      : TransposeOp::create(b, loc, type, t, b.getDenseI64ArrayAttr(perm))
-                            .getResult();
+    v = d == rank - 1 ? t : permuteDims(b, loc, t, perm);
   }
   if (v == *x) // every axis kept: still a value of its own
     v = ReshapeOp::create(b, loc, *outType, v);
