@@ -910,6 +910,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"CumSum", convertCumSum},
       {"Tile", convertTile},
       {"Resize", convertResize},
+      {"TopK", convertTopK},
       {"GatherElements", convertGatherElements},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},

@@ -79,6 +79,11 @@ public:
   }
   /// Binds output `i` to `value`.
   virtual void setOutput(int i, mlir::Value value) = 0;
+  /// Binds output `i` (an integer type) to integers computed at run time,
+  /// held as the FLOAT `value`, each in [lo, hi] (|lo|, |hi| <= 2^24);
+  /// `origin` says where they come from in errors ("by TopK").
+  virtual void setIntegerOutput(int i, mlir::Value value, double lo, double hi,
+                                llvm::StringRef origin) = 0;
   /// Makes output `i` an error for whoever uses it, with `reason`.
   virtual void rejectOutput(int i, llvm::StringRef reason) = 0;
   /// Makes output `i` a tensor of zero elements (mgs has none): Concat drops
@@ -152,6 +157,8 @@ mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);
 /// Resize of computed data by constant scales or sizes (converters/Resize.cpp).
 mlir::LogicalResult convertResize(NodeImporter &n);
+/// TopK of computed data (converters/TopK.cpp).
+mlir::LogicalResult convertTopK(NodeImporter &n);
 
 /// ONNX op type -> converter, for the default domain.
 const llvm::StringMap<OpConverter> &opConverters();

@@ -82,13 +82,13 @@ std::optional<std::vector<double>> integerValues(const onnx::TensorProto &t) {
 
 } // namespace
 
-LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi) {
+LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi, StringRef origin) {
   if (std::max(std::fabs(lo), std::fabs(hi)) > kExactLimit)
-    return emitError() << "its values, integers computed at run time from token ids, may reach "
+    return emitError() << "its values, integers computed at run time " << origin << ", may reach "
                        << asInt(std::fabs(lo) > std::fabs(hi) ? lo : hi)
                        << ", beyond 2^24: mgs computes such integers in float, which is exact "
                           "only up to 2^24";
-  runtimeInts[curNode->output(0)] = RuntimeInt{value, lo, hi};
+  runtimeInts[curNode->output(0)] = RuntimeInt{value, lo, hi, std::nullopt, origin.str()};
   return success();
 }
 
@@ -120,6 +120,8 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       at = i;
   if (at < 0 || !hasOutput(0))
     return success();
+  if (op == "Shape" || op == "Size")
+    return success(); // the folder reads the static shape
   const RuntimeInt in = runtimeInts.lookup(curNode->input(at));
   auto f32 = b.getF32Type();
   // ONNX's shape of output 0 (an integer type) for the FLOAT values.
@@ -132,7 +134,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   };
   auto notAnIndex = [&](double lo, double hi, int64_t extent) {
     return emitError() << "its indices '" << curNode->input(at)
-                       << "', computed at run time from token ids, lie in [" << asInt(lo) << ", " << asInt(hi)
+                       << "', computed at run time " << in.origin << ", lie in [" << asInt(lo) << ", " << asInt(hi)
                        << "], which may fall outside the " << extent
                        << " entries of the axis they index";
   };
@@ -154,6 +156,31 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     return success(); // not handled: the Gather converter reads computedIndices
   }
   handled = true;
+  if (op == "GatherND" && at == 1) {
+    // Index tuples of one coordinate (PyTorch 2.x's exporter writes
+    // experts[idx] so): a Gather on axis 0 at the tuples' only coordinate.
+    auto shape = knownShape(curNode->input(0));
+    ArrayRef<int64_t> tuples = shapeOf(in.value);
+    if (intAttr("batch_dims", 0) != 0 || !shape || shape->empty() || tuples.empty() ||
+        tuples.back() != 1)
+      return emitError() << "its indices '" << curNode->input(1) << "' are computed at run time "
+                         << in.origin << "; mgs imports a GatherND at such indices only with "
+                                         "batch_dims 0 and tuples of one coordinate";
+    const int64_t extent = shape->front();
+    if (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent))
+      return notAnIndex(in.lo, in.hi, extent);
+    auto data = input(0);
+    auto type = outType();
+    if (failed(data) || failed(type))
+      return failure();
+    auto indexType = RankedTensorType::get(tuples.drop_back(), b.getI64Type());
+    Value flatIndices = ReshapeOp::create(
+        b, curLoc, RankedTensorType::get(tuples.drop_back(), f32), in.value);
+    Value gathered = GatherOp::create(b, curLoc, *type, *data,
+                                      ToIndexOp::create(b, curLoc, indexType, flatIndices));
+    setOutput(0, gathered);
+    return success();
+  }
   if (op == "GatherElements" && at == 1) {
     // RoBERTa's token_type_ids buffer (all zeros) read at the position ids:
     // a constant whose entries are all one value gives that value anywhere.
@@ -162,7 +189,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     if (!values || values->empty() ||
         llvm::any_of(*values, [&](double v) { return v != values->front(); }))
       return emitError() << "its indices '" << curNode->input(1)
-                         << "' are computed at run time from token ids; mgs imports a "
+                         << "' are computed at run time " << in.origin << "; mgs imports a "
                             "GatherElements at such indices only from an INT64 or INT32 "
                             "constant holding one value (a buffer of zeros)";
     const int64_t rank = data->dims_size();
@@ -203,7 +230,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     auto range = integerRange(to);
     if (!range)
       return emitError() << "it casts '" << curNode->input(at)
-                         << "', integers computed at run time from token ids, to "
+                         << "', integers computed at run time " << in.origin << ", to "
                          << dtypeName(to) << "; mgs casts them to integer types and FLOAT only";
     if (in.lo < range->first || in.hi > range->second)
       return emitError() << "it casts '" << curNode->input(at) << "', whose values lie in ["
@@ -212,11 +239,12 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     runtimeInts[curNode->output(0)] = in;
     return success();
   }
+  const bool oneInput = curNode->input_size() == 1;
   if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" ||
-      op == "Flatten") {
+      op == "Flatten" || ((op == "Max" || op == "Min" || op == "Concat") && oneInput)) {
     if (at != 0)
       return emitError() << "its input " << at << " ('" << curNode->input(at)
-                         << "') is computed at run time from token ids; it must be a constant";
+                         << "') is computed at run time " << in.origin << "; it must be a constant";
     auto type = outType();
     if (failed(type))
       return failure();
@@ -225,7 +253,15 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     std::optional<RuntimeMask> mask = in.mask;
     if (mask && failed(layOutMask(*mask)))
       return failure();
-    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask)};
+    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask), in.origin};
+    return success();
+  }
+  if (op == "Expand" && at == 0) {
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    runtimeInts[curNode->output(0)] =
+        RuntimeInt{broadcastTo(b, curLoc, in.value, *type), in.lo, in.hi, std::nullopt, in.origin};
     return success();
   }
   if (op == "Neg") {
@@ -235,7 +271,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     auto minusOne = arith::ConstantOp::create(
         b, curLoc, RankedTensorType::get({}, f32),
         DenseElementsAttr::get(RankedTensorType::get({}, f32), -1.0f));
-    return setRuntimeInt(MulOp::create(b, curLoc, *type, in.value, minusOne), -in.hi, -in.lo);
+    return setRuntimeInt(MulOp::create(b, curLoc, *type, in.value, minusOne), -in.hi, -in.lo, in.origin);
   }
   if (op == "CumSum" && at == 0) {
     auto sum = buildCumSum(*this, in.value, in.value.getType());
@@ -250,7 +286,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       lo = std::min(lo, 0.0);
       hi = std::max(hi, 0.0);
     }
-    return setRuntimeInt(*sum, lo, hi);
+    return setRuntimeInt(*sum, lo, hi, in.origin);
   }
   if (op == "Add" || op == "Sub" || op == "Mul") {
     // Each operand a RuntimeInt or an integer constant (as float, broadcast).
@@ -268,7 +304,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       if (!values || values->empty())
         return emitError() << "input " << i << " ('" << curNode->input(i)
                            << "') is neither an INT64 or INT32 constant nor integers computed at "
-                              "run time from token ids, which input "
+                              "run time " << in.origin << ", which input "
                            << 1 - i << " is; mgs adds and multiplies such integers only with "
                                        "each other and with integer constants";
       SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
@@ -290,19 +326,19 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       return failure();
     if (op == "Add")
       return setRuntimeInt(AddOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] + lo[1],
-                           hi[0] + hi[1]);
+                           hi[0] + hi[1], in.origin);
     if (op == "Sub")
       return setRuntimeInt(SubOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] - hi[1],
-                           hi[0] - lo[1]);
+                           hi[0] - lo[1], in.origin);
     const double products[] = {lo[0] * lo[1], lo[0] * hi[1], hi[0] * lo[1], hi[0] * hi[1]};
     return setRuntimeInt(MulOp::create(b, curLoc, *type, operand[0], operand[1]),
-                         *llvm::min_element(products), *llvm::max_element(products));
+                         *llvm::min_element(products), *llvm::max_element(products), in.origin);
   }
   return emitError() << "its input '" << curNode->input(at)
-                     << "' holds integers computed at run time from token ids (position ids); "
+                     << "' holds integers computed at run time " << in.origin << "; "
                         "mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, "
-                        "Squeeze, Flatten and Identity on them, and Gather and GatherElements "
-                        "reading them as indices";
+                        "Squeeze, Flatten, Identity, Expand, one-input Max, Min and Concat on "
+                        "them, and Gather, GatherND and GatherElements reading them as indices";
 }
 
 } // namespace mgs::onnx_import

@@ -946,7 +946,9 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                 "gemma2": ("Gemma2ForCausalLM", "Gemma2Config"),
                 "stablelm": ("StableLmForCausalLM", "StableLmConfig"),
                 "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
-                "falcon": ("FalconForCausalLM", "FalconConfig")}[family]
+                "falcon": ("FalconForCausalLM", "FalconConfig"),
+                "mixtral": ("MixtralForCausalLM", "MixtralConfig"),
+                "qwen2moe": ("Qwen2MoeForCausalLM", "Qwen2MoeConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=4, max_position_embeddings=64, attention_dropout=0.0,
                 tie_word_embeddings=False)
@@ -956,10 +958,23 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
         del base["intermediate_size"]
     if family == "phi3":
         base.update(vocab_size=vocab + 1, pad_token_id=vocab, eos_token_id=vocab)
+    # Mixtures of experts: each token routed to 2 of 4 experts by TopK
+    if family == "mixtral":
+        base.update(num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.0,
+                    sliding_window=None)
+    if family == "qwen2moe":
+        base.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                    shared_expert_intermediate_size=32, decoder_sparse_step=1)
     base.update(kw)
     width = base["vocab_size"]
     # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
     model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
+    if family in ("mixtral", "qwen2moe"):
+        # The experts as one batched product of each token's routed experts' stacked weights
+        # (TopK, a Gather at its indices, MatMul). The eager default loops over the experts
+        # that received tokens (torch.where, index_add_): a data-dependent number of steps,
+        # which neither exporter writes as a static graph.
+        model.set_experts_implementation("batched_mm")
     return HFLogits(model, "nocache", width, mask_ones)
 
 

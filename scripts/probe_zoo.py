@@ -172,7 +172,12 @@ def hf_models():
                 ("gemma2", "gemma2", {"head_dim": 8, "sliding_window": 8,
                                       "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
-                                          "hidden_dropout": 0.0})]},
+                                          "hidden_dropout": 0.0}),
+                ("mixtral", "mixtral", {}), ("qwen2-moe", "qwen2moe", {})]},
+        # mixtures of experts by torch.export (TopK routing, experts gathered at its indices)
+        **{f"hf {name} (torch.export)": ((lambda f=family: em.hf_decoder(f, VOCAB)), tokens,
+                                         "token", 16, 128, 0.1)
+           for name, family in (("mixtral", "mixtral"), ("qwen2-moe", "qwen2moe"))},
         # Mamba by each exporter (no attention mask: it has none)
         **{f"hf mamba ({exporter})": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token",
                                       16, 128, 0.1) for exporter in ("TorchScript", "torch.export")},
@@ -197,7 +202,8 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf bert (3 inputs; dynamic axes; torch.export)",
                    "hf llama (2 inputs; dynamic axes; torch.export)",
                    "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)",
-                   "hf mamba (torch.export)"}
+                   "hf mamba (torch.export)", "hf mixtral (torch.export)",
+                   "hf qwen2-moe (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --

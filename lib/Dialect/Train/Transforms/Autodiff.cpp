@@ -498,6 +498,8 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
+    if (isa<TopKPositionsOp>(op))
+      continue; // piecewise constant: no gradient flows through positions
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())
         if (isa<FloatType>(cast<ShapedType>(r.getType()).getElementType()))
