@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -181,6 +182,40 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     setOutput(0, gathered);
     return success();
   }
+  if (op == "GatherElements" && at == 1 && !foldableConstant(curNode->input(0))) {
+    // Computed data (a router's probabilities at its TopK indices): read at
+    // each element's flat position, computed in float.
+    auto data = input(0);
+    auto type = outType();
+    if (failed(data) || failed(type))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(*data), indexShape = shapeOf(in.value);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    auto axis = axisAttr("axis", 0, rank);
+    if (failed(axis))
+      return failure();
+    if (static_cast<int64_t>(indexShape.size()) != rank)
+      return emitError() << "indices of rank " << indexShape.size() << " for data of rank "
+                         << rank << "; GatherElements needs equal ranks";
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis && indexShape[d] > shape[d])
+        return emitError() << "indices dimension " << d << " (" << indexShape[d]
+                           << ") exceeds the data's (" << shape[d] << ")";
+    const int64_t extent = shape[*axis];
+    if (in.lo < 0 || in.hi >= static_cast<double>(extent))
+      return emitError() << "its indices '" << curNode->input(1) << "', computed at run time "
+                         << in.origin << ", lie in [" << asInt(in.lo) << ", " << asInt(in.hi)
+                         << "]; mgs gathers computed data at such indices only when they lie in "
+                            "[0, "
+                         << extent << "), the axis' extent (no negative ones)";
+    const int64_t count = cast<RankedTensorType>((*data).getType()).getNumElements();
+    if (count > static_cast<int64_t>(kExactLimit))
+      return emitError() << "its data has " << count
+                         << " elements, more than 2^24: mgs computes the positions it reads at "
+                            "run time in float, exact only up to 2^24";
+    setOutput(0, gatherElementsAt(b, curLoc, *data, *axis, in.value));
+    return success();
+  }
   if (op == "GatherElements" && at == 1) {
     // RoBERTa's token_type_ids buffer (all zeros) read at the position ids:
     // a constant whose entries are all one value gives that value anywhere.
@@ -334,11 +369,19 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     return setRuntimeInt(MulOp::create(b, curLoc, *type, operand[0], operand[1]),
                          *llvm::min_element(products), *llvm::max_element(products), in.origin);
   }
-  return emitError() << "its input '" << curNode->input(at)
-                     << "' holds integers computed at run time " << in.origin << "; "
-                        "mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, "
-                        "Squeeze, Flatten, Identity, Expand, one-input Max, Min and Concat on "
-                        "them, and Gather, GatherND and GatherElements reading them as indices";
+  InFlightDiagnostic diag = emitError();
+  diag << "its input '" << curNode->input(at) << "' holds integers computed at run time "
+       << in.origin
+       << "; mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, Squeeze, "
+          "Flatten, Identity, Expand, one-input Max, Min and Concat on them, and Gather, "
+          "GatherND and GatherElements reading them as indices";
+  // transformers' mixtures of experts loop over the experts that received
+  // tokens (one_hot, torch.where, index_add_) unless told otherwise.
+  if (op == "OneHot" && in.origin == "by TopK")
+    diag << " (a mixture of experts' loop over its experts, one-hot of the routing: export the "
+            "model after model.set_experts_implementation(\"batched_mm\"), which gathers each "
+            "token's experts' weights instead)";
+  return diag;
 }
 
 } // namespace mgs::onnx_import

@@ -110,6 +110,28 @@ class SoftplusMLP(nn.Module):
         return self.fc2(F.softplus(24 * self.fc1(x.flatten(1))))
 
 
+class MoEMLP(nn.Module):
+    """A mixture of experts for digits, routed as Mixtral routes tokens: a router's softmax, each
+    sample's 2 of 4 experts by topk, their weights renormalized (the probabilities read again by
+    torch.gather at the indices); each expert a two-layer MLP whose stacked weights are indexed
+    at the routed experts, one batched product for all (transformers' batched_mm experts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(64, 4)
+        self.w1 = nn.Parameter(torch.randn(4, 64, 32) / 8)
+        self.w2 = nn.Parameter(torch.randn(4, 32, 10) / 6)
+
+    def forward(self, x):
+        h = x.flatten(1)
+        probs = torch.softmax(self.router(h), dim=-1)
+        top, experts = torch.topk(probs, 2, dim=-1)
+        weights = torch.gather(probs, 1, experts) / top.sum(-1, keepdim=True)
+        hidden = torch.relu(torch.matmul(h[:, None, None, :], self.w1[experts]))  # N x 2 x 1 x 32
+        out = torch.matmul(hidden, self.w2[experts]).squeeze(2)  # N x 2 x 10
+        return (out * weights.unsqueeze(-1)).sum(1)
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -1023,6 +1045,7 @@ def build(name):
         "resizenet": (ResizeNet, digits),
         "convtnet": (ConvTransposeNet, digits),
         "softplusmlp": (SoftplusMLP, digits),
+        "moemlp": (MoEMLP, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),

@@ -30,7 +30,68 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(b, loc, f32Tensor(b, shape), v);
 }
 
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// For each element of GatherElements' indices (of `indexShape`, row-major),
+/// its flat position in data of `shape` with its coordinate along `axis` 0:
+/// the position it reads, less index * stride(axis).
+SmallVector<int64_t> elementOffsets(ArrayRef<int64_t> shape, ArrayRef<int64_t> indexShape,
+                                    int64_t axis) {
+  SmallVector<int64_t> strides = stridesOf(shape);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> offsets(numElements(indexShape));
+  for (size_t e = 0; e < offsets.size(); ++e) {
+    int64_t rest = static_cast<int64_t>(e), pos = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (d != axis)
+        pos += (rest % indexShape[d]) * strides[d];
+      rest /= indexShape[d];
+    }
+    offsets[e] = pos;
+  }
+  return offsets;
+}
+
+/// `x` flattened to a column, read at the flat positions `at` (INT64) and
+/// reshaped to their shape: a train.gather, whose gradient adds each element
+/// back where it was read.
+Value gatherFlat(OpBuilder &b, Location loc, Value x, Value at) {
+  const int64_t count = cast<RankedTensorType>(x.getType()).getNumElements();
+  Value column = reshape(b, loc, x, {count, 1});
+  ArrayRef<int64_t> atShape = cast<RankedTensorType>(at.getType()).getShape();
+  SmallVector<int64_t> gathered(atShape);
+  gathered.push_back(1);
+  Value rows = GatherOp::create(b, loc, f32Tensor(b, gathered), column, at);
+  return reshape(b, loc, rows, atShape);
+}
+
 } // namespace
+
+Value gatherElementsAt(OpBuilder &b, Location loc, Value data, int64_t axis, Value positions) {
+  ArrayRef<int64_t> shape = shapeOf(data), indexShape = shapeOf(positions);
+  SmallVector<int64_t> offsets = elementOffsets(shape, indexShape, axis);
+  SmallVector<float> asFloat(offsets.begin(), offsets.end());
+  auto type = f32Tensor(b, indexShape);
+  Value flat = positions;
+  if (const int64_t stride = stridesOf(shape)[axis]; stride != 1) {
+    auto scalar = f32Tensor(b, {});
+    flat = MulOp::create(b, loc, type, flat,
+                         arith::ConstantOp::create(
+                             b, loc, scalar,
+                             DenseElementsAttr::get(scalar, static_cast<float>(stride))));
+  }
+  flat = AddOp::create(b, loc, type, flat,
+                       arith::ConstantOp::create(b, loc, type,
+                                                 DenseElementsAttr::get(type, ArrayRef<float>(asFloat))));
+  Value at = ToIndexOp::create(b, loc, RankedTensorType::get(indexShape, b.getI64Type()), flat);
+  return gatherFlat(b, loc, data, at);
+}
 
 Value permuteDims(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   ArrayRef<int64_t> shape = shapeOf(v);
@@ -227,36 +288,24 @@ LogicalResult convertGatherElements(NodeImporter &n) {
                            << ") exceeds the data's (" << shape[d] << ")";
   // Each element's flat position in the data: its own coordinates, the
   // axis' replaced by its index.
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  SmallVector<int64_t> flat(indices->size());
+  SmallVector<int64_t> flat = elementOffsets(shape, indexShape, *axis);
+  const int64_t stride = stridesOf(shape)[*axis];
   for (size_t e = 0; e < flat.size(); ++e) {
-    int64_t rest = static_cast<int64_t>(e), pos = 0;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      int64_t coord = rest % indexShape[d];
-      rest /= indexShape[d];
-      if (d == *axis) {
-        const int64_t index = (*indices)[e];
-        if (index < -shape[d] || index >= shape[d])
-          return n.emitError() << "index " << index << " is out of range for dimension " << d
-                               << " of size " << shape[d];
-        coord = index < 0 ? index + shape[d] : index;
-      }
-      pos += coord * strides[d];
-    }
-    flat[e] = pos;
+    const int64_t index = (*indices)[e];
+    if (index < -shape[*axis] || index >= shape[*axis])
+      return n.emitError() << "index " << index << " is out of range for dimension " << *axis
+                           << " of size " << shape[*axis];
+    flat[e] += (index < 0 ? index + shape[*axis] : index) * stride;
   }
   OpBuilder &b = n.builder();
-  const int64_t count = cast<RankedTensorType>(x->getType()).getNumElements();
-  Value column = reshape(b, n.loc(), *x, {count, 1});
   auto indexType = RankedTensorType::get(indexShape, b.getI64Type());
   Value at = arith::ConstantOp::create(b, n.loc(), indexType,
                                        DenseElementsAttr::get(indexType, ArrayRef<int64_t>(flat)));
-  SmallVector<int64_t> gathered(indexShape);
-  gathered.push_back(1);
-  Value rows = GatherOp::create(b, n.loc(), f32Tensor(b, gathered), column, at);
-  n.setOutput(0, reshape(b, n.loc(), rows, outType->getShape()));
+  Value y = gatherFlat(b, n.loc(), *x, at);
+  if (shapeOf(y) != outType->getShape())
+    return n.emitError() << "its result has shape " << shapeToString(shapeOf(y))
+                         << ", ONNX shape inference says " << shapeToString(outType->getShape());
+  n.setOutput(0, y);
   return success();
 }
 

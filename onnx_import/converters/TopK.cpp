@@ -3,9 +3,10 @@
 // A mixture-of-experts router picks each token's experts with TopK of its
 // routing probabilities (Mixtral, Qwen2-MoE): the positions are chosen at
 // run time (train.topk_positions, on the last axis; another axis is moved
-// there and back by transposes) and the values are a gather of the data at
-// those positions (the data flattened to a column, read at row * len +
-// position), whose gradient adds each value's back where it came from. The
+// there and the positions back by transposes) and the values are the data
+// gathered at those positions (gatherElementsAt: the data flattened to a
+// column, read at each value's flat position), whose gradient adds each
+// value's back where it came from. The
 // indices output is an integer tensor computed at run time (RuntimeInts.cpp,
 // held as floats in [0, len - 1]), which a Gather reads to fetch each
 // token's experts' weights.
@@ -87,24 +88,9 @@ LogicalResult convertTopK(NodeImporter &n) {
   Value positions = TopKPositionsOp::create(b, loc, selectedType, last, b.getI64IntegerAttr(k),
                                             b.getBoolAttr(largest));
 
+  Value back = moved ? permuteDims(b, loc, positions, inverse) : positions;
   if (n.hasOutput(0)) {
-    // Each row's offset in the flattened data, added to its positions.
-    const int64_t rows = count / len;
-    SmallVector<int64_t> offsetShape(selected);
-    offsetShape.back() = 1;
-    std::vector<float> offsets(rows);
-    for (int64_t r = 0; r < rows; ++r)
-      offsets[r] = static_cast<float>(r * len);
-    Value flat = AddOp::create(b, loc, selectedType, positions, f32Constant(n, offsetShape, offsets));
-    Value at = ToIndexOp::create(b, loc, RankedTensorType::get(selected, b.getI64Type()), flat);
-    Value column = reshapeTo(n, last, {count, 1});
-    SmallVector<int64_t> gathered(selected);
-    gathered.push_back(1);
-    Value rowsOf = GatherOp::create(b, loc, RankedTensorType::get(gathered, b.getF32Type()),
-                                    column, at);
-    Value values = reshapeTo(n, rowsOf, selected);
-    if (moved)
-      values = permuteDims(b, loc, values, inverse);
+    Value values = gatherElementsAt(b, loc, *x, *axis, back);
     auto type = n.outputType(0);
     if (failed(type))
       return failure();
@@ -114,8 +100,7 @@ LogicalResult convertTopK(NodeImporter &n) {
     n.setOutput(0, values);
   }
   if (n.hasOutput(1))
-    n.setIntegerOutput(1, moved ? permuteDims(b, loc, positions, inverse) : positions, 0,
-                       static_cast<double>(len - 1), "by TopK");
+    n.setIntegerOutput(1, back, 0, static_cast<double>(len - 1), "by TopK");
   return success();
 }
 
