@@ -50,6 +50,7 @@ public:
   const onnx::NodeProto &node() const override { return *curNode; }
   int64_t opset() const override { return opsetVersion; }
   bool producedByPyTorch() const override { return fromPyTorch; }
+  bool trainBatchNorm() const override { return options.trainBatchNorm; }
   mlir::InFlightDiagnostic emitError() override {
     mlir::InFlightDiagnostic diag = mlir::emitError(curLoc);
     diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
@@ -218,8 +219,14 @@ private:
   /// with data that becomes a train.dropout with a broadcast mask): sets
   /// `handled`. Random numbers reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// The graph's values that are token ids, read as an embedding's indices
+  /// (a Gather's, RotaryEmbedding's position_ids), directly or through
+  /// reshapes and a Transpose; records the embeddings' rows (embeddingRows).
+  /// In TokenIds.cpp, as importIndexReshape.
+  llvm::StringSet<> findTokenIds(const onnx::GraphProto &graph);
   /// Imports a Reshape, Flatten, Squeeze, Unsqueeze or Identity of token ids
-  /// that only an embedding's Gather reads (reshapedIndices): sets `handled`.
+  /// that only an embedding's Gather reads (reshapedIndices), or a Transpose
+  /// of them (transposedIndices): sets `handled`.
   mlir::LogicalResult importIndexReshape(bool &handled);
   /// Imports SplitToSequence as a train.split (sequences) and SequenceAt at a
   /// constant position as one of its pieces; sets `handled`. Any other use

@@ -36,6 +36,9 @@ public:
   /// True for models exported by PyTorch (ModelProto.producer_name), whose
   /// BatchNorm running variance is updated with the unbiased batch variance.
   virtual bool producedByPyTorch() const = 0;
+  /// True when every BatchNormalization trains with batch statistics
+  /// (ImportOptions::trainBatchNorm).
+  virtual bool trainBatchNorm() const = 0;
   /// A diagnostic at the node's location, prefixed with the node's identity.
   virtual mlir::InFlightDiagnostic emitError() = 0;
 
@@ -152,6 +155,11 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         mlir::RankedTensorType type);
 
 /// Converters in their own files (converters/), registered in the table.
+/// Conv, ConvTranspose, MaxPool and AveragePool (converters/Conv.cpp).
+mlir::LogicalResult convertConv(NodeImporter &n);
+mlir::LogicalResult convertConvTranspose(NodeImporter &n);
+mlir::LogicalResult convertMaxPool(NodeImporter &n);
+mlir::LogicalResult convertAveragePool(NodeImporter &n);
 /// LSTM and GRU (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);

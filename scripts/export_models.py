@@ -132,6 +132,24 @@ class MoEMLP(nn.Module):
         return (out * weights.unsqueeze(-1)).sum(1)
 
 
+class ScatterNet(nn.Module):
+    """Slice assignment of computed values for digits (Funnel's, as torch.export writes it:
+    ScatterND with computed updates): the first 8 of a linear layer's 32 outputs overwritten
+    by the tanh of the next 8, one more by the square of another, then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.flatten(1))
+        h[:, 0:8] = torch.tanh(h[:, 8:16])
+        v = h[:, 17].clone()  # (autograd: the product saves v, which the writes leave alone)
+        h[:, 16] = v * v
+        return self.fc2(torch.relu(h))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -869,7 +887,7 @@ def hf_bart(vocab):
 
 def hf_vision(family):
     """ConvNextForImageClassification, SegformerForImageClassification (two small stages),
-    CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
+    RegNet, MobileViT, CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
     32x32 images, bicubically interpolated for others) on images, 10 classes."""
     hf = _transformers()
     if family == "clip":  # CLIPForImageClassification: the vision tower, patches of 8
@@ -893,6 +911,16 @@ def hf_vision(family):
                             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                             drop_path_rate=0.0, num_labels=10)
         return HFLogits(hf.Dinov2ForImageClassification(c), "pixels", 10)
+    if family == "regnet":  # RegNetForImageClassification (X blocks: grouped convs, BatchNorm)
+        c = hf.RegNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
+                            groups_width=8, layer_type="x", num_labels=10)
+        return HFLogits(hf.RegNetForImageClassification(c), "pixels", 10)
+    if family == "mobilevit":  # MobileViTForImageClassification (convs with BatchNorm, attention)
+        c = hf.MobileViTConfig(image_size=32, patch_size=2, hidden_sizes=[16, 24, 32],
+                               neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64], num_attention_heads=2,
+                               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                               classifier_dropout_prob=0.0, num_labels=10)
+        return HFLogits(hf.MobileViTForImageClassification(c), "pixels", 10)
     if family == "convnext":
         c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
                               depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)
@@ -1046,6 +1074,7 @@ def build(name):
         "convtnet": (ConvTransposeNet, digits),
         "softplusmlp": (SoftplusMLP, digits),
         "moemlp": (MoEMLP, digits),
+        "scatternet": (ScatterNet, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
@@ -1202,7 +1231,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs"}
 # Language models: their logits have a row per token (a symbol of their own).

@@ -52,6 +52,14 @@ mlir::Value sliceAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int
 mlir::Value strideAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int64_t axis,
                        int64_t lo, int64_t count, int64_t step);
 
+/// Gather at token ids (an embedding; ids reshaped or transposed on their
+/// way too), and of computed data at constant indices (converters/Indexing.cpp).
+mlir::LogicalResult convertGather(NodeImporter &n);
+
+/// Slice with constant starts, ends, axes and steps: splits, and strideAxis
+/// for steps.
+mlir::LogicalResult convertSlice(NodeImporter &n);
+
 /// GatherND (batch_dims 0) at constant indices (Swin's relative position bias
 /// as PyTorch's torch.export-based exporter writes it): each index tuple one
 /// row of the data's leading dimensions flattened, gathered along axis 0.
