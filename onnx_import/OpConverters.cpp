@@ -518,6 +518,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Tile", convertTile},
       {"Resize", convertResize},
       {"TopK", convertTopK},
+      {"DFT", convertDFT},
       {"GatherElements", convertGatherElements},
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},

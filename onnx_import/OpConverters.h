@@ -165,8 +165,15 @@ mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);
 /// Resize of computed data by constant scales or sizes (converters/Resize.cpp).
 mlir::LogicalResult convertResize(NodeImporter &n);
+/// `v` multiplied along `axis` by the constant [out, in] matrix `w` (row-major;
+/// in = the axis' extent): one train.matmul, the axis moved last and back
+/// unless it is the last or the one before (converters/Resize.cpp).
+mlir::Value matrixAlongAxis(NodeImporter &n, mlir::Value v, int64_t axis,
+                            llvm::ArrayRef<float> w, int64_t out);
 /// TopK of computed data (converters/TopK.cpp).
 mlir::LogicalResult convertTopK(NodeImporter &n);
+/// DFT of computed data along one axis (converters/DFT.cpp).
+mlir::LogicalResult convertDFT(NodeImporter &n);
 
 /// ONNX op type -> converter, for the default domain.
 const llvm::StringMap<OpConverter> &opConverters();

@@ -150,6 +150,23 @@ class ScatterNet(nn.Module):
         return self.fc2(torch.relu(h))
 
 
+class FNetMixer(nn.Module):
+    """FNet's token mixing for digits: each image's 8 rows as tokens, a linear layer to 16
+    features, the real part of their 2-D Fourier transform over tokens and features
+    (torch.fft.fftn(h, dim=(1, 2)).real: two ONNX DFTs, which only PyTorch 2.x's torch.export
+    exports) added back, ReLU, a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.reshape(-1, 8, 8))
+        mixed = torch.fft.fftn(h, dim=(1, 2)).real
+        return self.fc2(torch.relu(h + mixed / 8).flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -836,6 +853,16 @@ def hf_funnel(vocab):
     return HFLogits(hf_no_padding_idx(hf.FunnelForSequenceClassification(c)), "ids", 4)
 
 
+def hf_fnet(vocab):
+    """FNetForSequenceClassification (its attention replaced by the real part of a 2-D Fourier
+    transform: two ONNX DFTs, which only the torch.export-based exporter writes), 4 classes."""
+    hf = _transformers()
+    c = hf.FNetConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
+                      hidden_dropout_prob=0.0, max_position_embeddings=64, num_labels=4,
+                      use_tpu_fourier_optimizations=False)
+    return HFLogits(hf_no_padding_idx(hf.FNetForSequenceClassification(c)), "ids", 4)
+
+
 def hf_xlnet(vocab):
     """XLNetForSequenceClassification (relative attention with einsum "ibh,hnd->ibnd", its ids
     transposed to time-major before the embedding), 4 classes."""
@@ -1075,6 +1102,8 @@ def build(name):
         "softplusmlp": (SoftplusMLP, digits),
         "moemlp": (MoEMLP, digits),
         "scatternet": (ScatterNet, digits),
+        # torch.export only (the TorchScript exporter has no fft)
+        "fnetmix": (FNetMixer, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
@@ -1231,7 +1260,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs"}
 # Language models: their logits have a row per token (a symbol of their own).

@@ -113,6 +113,8 @@ def hf_models():
         "hf bart": (lambda: em.hf_bart(VOCAB), tokens, "token", 16, 128, 0.1),
         **{f"hf funnel{exporter}": (lambda: em.hf_funnel(VOCAB), tokens, "class", 16, 256, 0.05)
            for exporter in ("", " (torch.export)")},
+        # FNet's Fourier mixing (DFT): torch.export only
+        "hf fnet (torch.export)": (lambda: em.hf_fnet(VOCAB), tokens, "class", 16, 256, 0.05),
         **{f"hf xlnet{exporter}": (lambda: em.hf_xlnet(VOCAB), tokens, "class", 16, 256, 0.05)
            for exporter in ("", " (torch.export)")},
         # padded batches with Hugging Face's attention_mask = (ids != 0), built inside forward
@@ -207,7 +209,7 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf bert (3 inputs; dynamic axes; torch.export)",
                    "hf llama (2 inputs; dynamic axes; torch.export)",
                    "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)",
-                   "hf mamba (torch.export)", "hf mixtral (torch.export)", "hf funnel (torch.export)",
+                   "hf mamba (torch.export)", "hf mixtral (torch.export)", "hf funnel (torch.export)", "hf fnet (torch.export)",
                    "hf regnet (torch.export)", "hf mobilevit (torch.export)",
                    "hf qwen2-moe (torch.export)"}
 
@@ -475,7 +477,7 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
                 for family in ("regnet", "mobilevit")},
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba",
-                                               "funnel", "regnet", "mobilevit"))}}
+                                               "funnel", "fnet", "regnet", "mobilevit"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:

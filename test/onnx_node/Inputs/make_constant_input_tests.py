@@ -21,7 +21,8 @@ And Resize of computed data by constant scales or sizes: ONNX's own Resize node 
 (ONNX_NODE_DIR, e.g. ~/.cache/mgs-deps/onnx-1.19.1/share/onnx/node) with their scales and sizes
 made constants, and a few more. And ONNX's own TopK node tests with K a constant, the indices
 cast to FLOAT as an output, and TopK's indices read by a Gather and a GatherND (a mixture of
-experts' routing).
+experts' routing). And ONNX's own DFT node tests with the axis a constant, FNet's fftn(x).real,
+and a one-sided DFT.
 
     [ONNX_NODE_DIR=DIR] make_constant_input_tests.py OUT_DIR   (a Python with onnx >= 1.18)
 """
@@ -322,6 +323,51 @@ def main(out_dir):
            helper.make_node("Mul", ["x", "x"], ["sq"]),
            helper.make_node("GatherElements", ["sq", "i"], ["y"], axis=1)],
           ["x"], ["y"], {"x": r(3, 4, 2)})
+
+    # ONNX's own DFT node tests (opset 20's axis input made a constant), their outputs computed
+    # in float64 (NumPy's FFT; ONNX's stored ones are float32 results, 1.9e-7 off the inverse's
+    # exact zeros, past the forward tests' atol 1e-7); and
+    # FNet's mixing as torch.export writes torch.fft.fftn(x).real: the data made complex, DFTs
+    # along two axes, the real part; a one-sided DFT of a real signal on the middle axis.
+    for name in sorted(os.listdir(node_dir)) if node_dir else []:
+        if not name.startswith("test_dft"):
+            continue
+        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
+        data = os.path.join(node_dir, name, "test_data_set_0")
+        tensors = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
+                   for i in range(len(model.graph.input))]
+        node = model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        opset = model.opset_import[0].version
+        axis = int(tensors[1]) if opset >= 20 else attrs.get("axis", 1)
+        x = tensors[0].astype(np.float64)
+        signal = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+        transform = np.fft.ifft if attrs.get("inverse", 0) else np.fft.fft
+        spectrum = transform(signal, axis=axis)
+        expected = np.stack([spectrum.real, spectrum.imag], axis=-1).astype(np.float32)
+        nodes = [const(vi.name, t) for vi, t in zip(model.graph.input[1:], tensors[1:])]
+        nodes.append(node)
+        write(out_dir, "test_mgs_const_" + name[len("test_"):], opset,
+              nodes, [model.graph.input[0].name], [node.output[0]],
+              {model.graph.input[0].name: tensors[0]}, expected=[expected])
+    write(out_dir, "test_mgs_dft_fnet_fftn_real", 20,
+          [const("last", np.array([-1], np.int64)), const("zero", np.array(0, np.float32)),
+           const("a2", np.array(2, np.int64)), const("a1", np.array(1, np.int64)),
+           const("s0", np.array([0], np.int64)), const("s1", np.array([1], np.int64)),
+           helper.make_node("Mul", ["x", "x"], ["sq"]),
+           helper.make_node("Unsqueeze", ["sq", "last"], ["re"]),
+           helper.make_node("Mul", ["re", "zero"], ["im"]),
+           helper.make_node("Concat", ["re", "im"], ["c"], axis=-1),
+           helper.make_node("DFT", ["c", "", "a2"], ["f2"]),
+           helper.make_node("DFT", ["f2", "", "a1"], ["f"]),
+           helper.make_node("Slice", ["f", "s0", "s1", "last"], ["r"]),
+           helper.make_node("Squeeze", ["r", "last"], ["y"])],
+          ["x"], ["y"], {"x": r(2, 6, 5)})
+    write(out_dir, "test_mgs_dft_onesided_middle_axis", 20,
+          [const("last", np.array([-1], np.int64)), const("a1", np.array(1, np.int64)),
+           helper.make_node("Unsqueeze", ["x", "last"], ["re"]),
+           helper.make_node("DFT", ["re", "", "a1"], ["y"], onesided=1)],
+          ["x"], ["y"], {"x": r(3, 7, 2)})
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
