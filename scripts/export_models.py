@@ -914,7 +914,7 @@ def hf_bart(vocab):
 
 def hf_vision(family):
     """ConvNextForImageClassification, SegformerForImageClassification (two small stages),
-    RegNet, MobileViT, CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
+    RegNet, MobileViT, LeViT, CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
     32x32 images, bicubically interpolated for others) on images, 10 classes."""
     hf = _transformers()
     if family == "clip":  # CLIPForImageClassification: the vision tower, patches of 8
@@ -948,6 +948,11 @@ def hf_vision(family):
                                hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                                classifier_dropout_prob=0.0, num_labels=10)
         return HFLogits(hf.MobileViTForImageClassification(c), "pixels", 10)
+    if family == "levit":  # LevitForImageClassification (convolutions and attention, BatchNorm)
+        c = hf.LevitConfig(image_size=32, hidden_sizes=[32, 48, 64], num_attention_heads=[2, 2, 2],
+                           depths=[1, 1, 1], key_dim=[8, 8, 8], drop_path_rate=0,
+                           mlp_ratio=[2, 2, 2], attention_ratio=[2, 2, 2], num_labels=10)
+        return HFLogits(hf.LevitForImageClassification(c), "pixels", 10)
     if family == "convnext":
         c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
                               depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)

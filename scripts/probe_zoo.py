@@ -137,7 +137,7 @@ def hf_models():
         # BatchNorm nets by each exporter (torch.export's BatchNorms: mgsc --train-batchnorm)
         **{f"hf {family}{exporter}": ((lambda f=family: em.hf_vision(f)), img32, "image", 16, 64,
                                       0.05)
-           for family in ("regnet", "mobilevit") for exporter in ("", " (torch.export)")},
+           for family in ("regnet", "mobilevit", "levit") for exporter in ("", " (torch.export)")},
         # BEiT's relative position index is computed in forward (a ReduceSum of constants)
         "hf beit": (lambda: em.hf_vision("beit"), img32, "image", 16, 64, 0.05),
         **{f"hf dinov2 (48x48 images{exporter})": (
@@ -211,6 +211,7 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)",
                    "hf mamba (torch.export)", "hf mixtral (torch.export)", "hf funnel (torch.export)", "hf fnet (torch.export)",
                    "hf regnet (torch.export)", "hf mobilevit (torch.export)",
+                   "hf levit (torch.export)",
                    "hf qwen2-moe (torch.export)"}
 
 
@@ -474,10 +475,11 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{f"hf {family} (torch.export)": ["--train-batchnorm"]
-                for family in ("regnet", "mobilevit")},
+                for family in ("regnet", "mobilevit", "levit")},
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba",
-                                               "funnel", "fnet", "regnet", "mobilevit"))}}
+                                               "funnel", "fnet", "regnet", "mobilevit",
+                                               "levit"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:
