@@ -114,6 +114,10 @@ public:
 
 using OpConverter = mlir::LogicalResult (*)(NodeImporter &);
 
+/// Float arithmetic on integers is exact up to here (2^24): the bound of the
+/// integers mgs computes at run time in float (positions, position ids).
+inline constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
+
 /// Builds `OpTy` from `args` with the single result type ONNX inferred for
 /// output 0, then binds output 0.
 template <typename OpTy, typename... Args>

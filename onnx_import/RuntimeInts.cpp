@@ -35,7 +35,7 @@ namespace mgs::onnx_import {
 namespace {
 
 /// Float arithmetic on integers is exact up to here.
-constexpr double kExactLimit = 16777216.0; // 2^24
+constexpr double kExactLimit = static_cast<double>(kFloatExactIntegers);
 
 /// A bound (an integer, as double) as diagnostics print it.
 int64_t asInt(double v) { return static_cast<int64_t>(v); }
@@ -209,7 +209,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
                             "[0, "
                          << extent << "), the axis' extent (no negative ones)";
     const int64_t count = cast<RankedTensorType>((*data).getType()).getNumElements();
-    if (count > static_cast<int64_t>(kExactLimit))
+    if (count > kFloatExactIntegers)
       return emitError() << "its data has " << count
                          << " elements, more than 2^24: mgs computes the positions it reads at "
                             "run time in float, exact only up to 2^24";

@@ -28,14 +28,6 @@ using namespace mgs::train;
 
 namespace mgs::onnx_import {
 
-namespace {
-
-/// Float arithmetic on integers is exact up to here: the values' flat
-/// positions are computed in float.
-constexpr int64_t kExactLimit = int64_t{1} << 24;
-
-} // namespace
-
 LogicalResult convertTopK(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -63,7 +55,7 @@ LogicalResult convertTopK(NodeImporter &n) {
     return n.emitError() << "K = " << k << " is outside [1, " << len << "], the extent of axis "
                          << *axis << " it selects along";
   const int64_t count = cast<RankedTensorType>(x->getType()).getNumElements();
-  if (count > kExactLimit)
+  if (count > kFloatExactIntegers)
     return n.emitError() << "its input has " << count
                          << " elements, more than 2^24: mgs computes the positions of the "
                             "values it selects in float, exact only up to 2^24";
