@@ -50,6 +50,7 @@ public:
   const onnx::NodeProto &node() const override { return *curNode; }
   int64_t opset() const override { return opsetVersion; }
   bool producedByPyTorch() const override { return fromPyTorch; }
+  bool trainBatchNorm() const override { return options.trainBatchNorm; }
   mlir::InFlightDiagnostic emitError() override {
     mlir::InFlightDiagnostic diag = mlir::emitError(curLoc);
     diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";
@@ -92,6 +93,10 @@ public:
   }
   mlir::FailureOr<mlir::RankedTensorType> outputType(int i, mlir::Type elementType) override;
   void setOutput(int i, mlir::Value value) override { values[curNode->output(i)] = value; }
+  void setIntegerOutput(int i, mlir::Value value, double lo, double hi,
+                        llvm::StringRef origin) override {
+    runtimeInts[curNode->output(i)] = RuntimeInt{value, lo, hi, std::nullopt, origin.str()};
+  }
   void rejectOutput(int i, llvm::StringRef reason) override {
     rejected[curNode->output(i)] = reason.str();
   }
@@ -180,6 +185,8 @@ private:
     /// The RuntimeMask these 0/1 values are (a mask cast to an integer
     /// type: Hugging Face's attention_mask), if they are one.
     std::optional<RuntimeMask> mask;
+    /// Where they come from, as errors say it ("from token ids", "by TopK").
+    std::string origin = "from token ids";
   };
   /// Imports the node when it reads a RuntimeInt (Cast, CumSum, Add, Sub,
   /// Mul, Neg, reshapes; GatherElements of a one-valued constant) and sets
@@ -188,9 +195,10 @@ private:
   /// table, and is left to its converter. Any other op reading one is an
   /// error naming the node.
   mlir::LogicalResult importRuntimeInt(bool &handled);
-  /// Binds output 0 to the RuntimeInt `value` in [lo, hi], or reports bounds
-  /// beyond 2^24.
-  mlir::LogicalResult setRuntimeInt(mlir::Value value, double lo, double hi);
+  /// Binds output 0 to the RuntimeInt `value` in [lo, hi] computed from
+  /// integers of `origin`, or reports bounds beyond 2^24.
+  mlir::LogicalResult setRuntimeInt(mlir::Value value, double lo, double hi,
+                                    llvm::StringRef origin);
   /// The static shape of the value `name` where it is known (an imported
   /// value, an initializer, ONNX's shape inference).
   std::optional<llvm::SmallVector<int64_t>> knownShape(const std::string &name) const;
@@ -211,8 +219,14 @@ private:
   /// with data that becomes a train.dropout with a broadcast mask): sets
   /// `handled`. Random numbers reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// The graph's values that are token ids, read as an embedding's indices
+  /// (a Gather's, RotaryEmbedding's position_ids), directly or through
+  /// reshapes and a Transpose; records the embeddings' rows (embeddingRows).
+  /// In TokenIds.cpp, as importIndexReshape.
+  llvm::StringSet<> findTokenIds(const onnx::GraphProto &graph);
   /// Imports a Reshape, Flatten, Squeeze, Unsqueeze or Identity of token ids
-  /// that only an embedding's Gather reads (reshapedIndices): sets `handled`.
+  /// that only an embedding's Gather reads (reshapedIndices), or a Transpose
+  /// of them (transposedIndices): sets `handled`.
   mlir::LogicalResult importIndexReshape(bool &handled);
   /// Imports SplitToSequence as a train.split (sequences) and SequenceAt at a
   /// constant position as one of its pieces; sets `handled`. Any other use

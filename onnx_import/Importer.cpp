@@ -437,64 +437,6 @@ LogicalResult GraphImporter::verifyNodeOps(Operation *lastBefore, Block *block) 
   return success();
 }
 
-/// The ops that only change the shape of their input 0.
-static bool isIndexReshape(const onnx::NodeProto &node) {
-  return node.input_size() >= 1 && node.output_size() >= 1 &&
-         llvm::is_contained({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"},
-                            node.op_type());
-}
-
-/// A Transpose of token ids on their way to an embedding (XLNet's time-major
-/// ids): the embedding gathers at the ids, then transposes its rows.
-static bool isIndexTranspose(const onnx::NodeProto &node) {
-  return node.op_type() == "Transpose" && node.input_size() == 1 && node.output_size() == 1;
-}
-
-LogicalResult GraphImporter::importIndexReshape(bool &handled) {
-  handled = false;
-  const bool transposes = isIndexTranspose(*curNode);
-  if (!isIndexReshape(*curNode) && !transposes)
-    return success();
-  const std::string &in = curNode->input(0);
-  if (auto it = transposedIndices.find(in);
-      it != transposedIndices.end() && curNode->op_type() == "Identity") {
-    transposedIndices[curNode->output(0)] = it->second; // (torch.export's clone)
-    handled = true;
-    return success();
-  }
-  Value ids;
-  if (auto it = indexValues.find(in); it != indexValues.end())
-    ids = it->second;
-  else if (auto it = reshapedIndices.find(in); it != reshapedIndices.end())
-    ids = it->second;
-  else
-    return success();
-  if (transposes) {
-    // (Of the graph's ids themselves: after a reshape the permutation would
-    // apply to a layout the ids do not have.)
-    if (!indexValues.count(in))
-      return success();
-    const int64_t rank = static_cast<int64_t>(shapeOf(ids).size());
-    SmallVector<int64_t> perm;
-    if (auto given = intsAttr("perm"))
-      perm.assign(given->begin(), given->end());
-    else
-      for (int64_t d = rank - 1; d >= 0; --d)
-        perm.push_back(d);
-    SmallVector<int64_t> sorted(perm);
-    llvm::sort(sorted);
-    for (int64_t d = 0; d < static_cast<int64_t>(sorted.size()); ++d)
-      if (sorted[d] != d || static_cast<int64_t>(perm.size()) != rank)
-        return emitError() << "perm is not a permutation of the ids' " << rank << " dimensions";
-    transposedIndices[curNode->output(0)] = {ids, perm};
-    handled = true;
-    return success();
-  }
-  reshapedIndices[curNode->output(0)] = ids;
-  handled = true;
-  return success();
-}
-
 LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
@@ -509,29 +451,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     for (const std::string &out : node.output())
       producers[out] = &node;
 
-  llvm::StringSet<> gatherIndices;
-  for (const auto &node : graph.node())
-    if (node.op_type() == "Gather" && node.input_size() > 1) {
-      gatherIndices.insert(node.input(1));
-      if (auto it = initializers.find(node.input(0));
-          it != initializers.end() && it->second->dims_size() > 0)
-        embeddingRows[node.input(1)] = it->second->dims(0);
-    } else if (node.op_type() == "RotaryEmbedding" && node.input_size() > 3) {
-      // position_ids: rows of the caches, gathered like an embedding's.
-      gatherIndices.insert(node.input(3));
-    }
-
-  // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
-  for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
-    const onnx::NodeProto &node = graph.node(idx);
-    if ((isIndexReshape(node) || isIndexTranspose(node)) &&
-        gatherIndices.contains(node.output(0))) {
-      gatherIndices.insert(node.input(0));
-      // (their embedding's rows bound the ids before the reshape too)
-      if (auto rows = embeddingRows.find(node.output(0)); rows != embeddingRows.end())
-        embeddingRows[node.input(0)] = rows->second;
-    }
-  }
+  llvm::StringSet<> gatherIndices = findTokenIds(graph);
 
   // Graph inputs that are not initializers are the function's arguments.
   SmallVector<Type> argTypes;
@@ -763,15 +683,20 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     stage = "--dim and --bind-input";
     if (failed(setNamedDims(model, options.dims, fileLoc)))
       return failure();
+    // The export's batch size and the one set, when they differ.
+    std::optional<std::pair<int64_t, int64_t>> batchChange;
     if (options.batchSize)
-      if (std::optional<int64_t> exported = setBatchSize(model, *options.batchSize))
+      if (std::optional<int64_t> exported = setBatchSize(model, *options.batchSize)) {
         resizeRandomDraws(model, *exported, *options.batchSize);
+        if (*exported != *options.batchSize)
+          batchChange = std::pair{*exported, *options.batchSize};
+      }
     if (failed(bindInputs(model, options.bindings, fileLoc)))
       return failure();
     splitSequences(model, *opset);
     foldSoftplusThreshold(model);
     stage = "ONNX shape inference";
-    auto inferShapes = [](onnx::ModelProto &m) {
+    auto inferShapes = [&batchChange](onnx::ModelProto &m) {
       {
         // First without data propagation, on a copy whose initializers are
         // graph inputs of their types (no data copied): ONNX 1.12's data
@@ -783,7 +708,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
             probe, onnx::OpSchemaRegistry::Instance(),
             onnx::ShapeInferenceOptions(/*check_type=*/true, /*error_mode=*/1,
                                         /*enable_data_propagation=*/false));
-        if (std::optional<std::string> mismatch = reshapeCountMismatch(probe.graph()))
+        if (std::optional<std::string> mismatch =
+                reshapeCountMismatch(probe.graph(), batchChange))
           throw std::runtime_error(*mismatch);
       }
       auto infer = [&] {

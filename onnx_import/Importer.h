@@ -50,11 +50,29 @@ struct ImportOptions {
   std::vector<std::pair<std::string, int64_t>> dims;
   /// Graph inputs replaced by values computed in the graph (--bind-input).
   std::vector<InputBinding> bindings;
+  /// Trains every BatchNormalization with batch statistics (and updates its
+  /// running ones), also one the export wrote in inference form
+  /// (--train-batchnorm: PyTorch's torch.export-based exporter does so even
+  /// for a model in train()).
+  bool trainBatchNorm = false;
   /// Prints parameter values into the IR (small models and tests only).
   bool inlineWeights = false;
   /// Name of the function holding the forward graph.
   std::string functionName = "forward";
 };
+
+/// The help of the import options mgsc and mgs-import-onnx share.
+inline constexpr const char *kDimHelp =
+    "Set the graph inputs' symbolic dimension NAME to N (a sequence length an export left "
+    "dynamic; the batch is --batch-size's)";
+inline constexpr const char *kBindInputHelp =
+    "Give a graph input its values in the model instead of the data: NAME=VALUE (a constant, "
+    "e.g. token_type_ids=0) or NAME=INPUT!=VALUE / NAME=INPUT==VALUE (a mask of another input "
+    "in NAME's dtype, e.g. attention_mask=input_ids!=PAD; quote '!' in an interactive shell)";
+inline constexpr const char *kTrainBatchNormHelp =
+    "Train every BatchNormalization with batch statistics, as model.train() does, also those "
+    "the export wrote in inference form (PyTorch's torch.export-based exporter, dynamo=True, "
+    "writes them so even for a model in train())";
 
 /// Fills options.dims and options.bindings from --dim's `NAME=N` and
 /// --bind-input's `NAME=VALUE`, `NAME=OTHER!=VALUE` or `NAME=OTHER==VALUE`

@@ -36,6 +36,9 @@ public:
   /// True for models exported by PyTorch (ModelProto.producer_name), whose
   /// BatchNorm running variance is updated with the unbiased batch variance.
   virtual bool producedByPyTorch() const = 0;
+  /// True when every BatchNormalization trains with batch statistics
+  /// (ImportOptions::trainBatchNorm).
+  virtual bool trainBatchNorm() const = 0;
   /// A diagnostic at the node's location, prefixed with the node's identity.
   virtual mlir::InFlightDiagnostic emitError() = 0;
 
@@ -79,6 +82,11 @@ public:
   }
   /// Binds output `i` to `value`.
   virtual void setOutput(int i, mlir::Value value) = 0;
+  /// Binds output `i` (an integer type) to integers computed at run time,
+  /// held as the FLOAT `value`, each in [lo, hi] (|lo|, |hi| <= 2^24);
+  /// `origin` says where they come from in errors ("by TopK").
+  virtual void setIntegerOutput(int i, mlir::Value value, double lo, double hi,
+                                llvm::StringRef origin) = 0;
   /// Makes output `i` an error for whoever uses it, with `reason`.
   virtual void rejectOutput(int i, llvm::StringRef reason) = 0;
   /// Makes output `i` a tensor of zero elements (mgs has none): Concat drops
@@ -105,6 +113,10 @@ public:
 };
 
 using OpConverter = mlir::LogicalResult (*)(NodeImporter &);
+
+/// Float arithmetic on integers is exact up to here (2^24): the bound of the
+/// integers mgs computes at run time in float (positions, position ids).
+inline constexpr int64_t kFloatExactIntegers = int64_t{1} << 24;
 
 /// Builds `OpTy` from `args` with the single result type ONNX inferred for
 /// output 0, then binds output 0.
@@ -147,11 +159,25 @@ mlir::Value broadcastTo(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
                         mlir::RankedTensorType type);
 
 /// Converters in their own files (converters/), registered in the table.
+/// Conv, ConvTranspose, MaxPool and AveragePool (converters/Conv.cpp).
+mlir::LogicalResult convertConv(NodeImporter &n);
+mlir::LogicalResult convertConvTranspose(NodeImporter &n);
+mlir::LogicalResult convertMaxPool(NodeImporter &n);
+mlir::LogicalResult convertAveragePool(NodeImporter &n);
 /// LSTM and GRU (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);
 /// Resize of computed data by constant scales or sizes (converters/Resize.cpp).
 mlir::LogicalResult convertResize(NodeImporter &n);
+/// `v` multiplied along `axis` by the constant [out, in] matrix `w` (row-major;
+/// in = the axis' extent): one train.matmul, the axis moved last and back
+/// unless it is the last or the one before (converters/Resize.cpp).
+mlir::Value matrixAlongAxis(NodeImporter &n, mlir::Value v, int64_t axis,
+                            llvm::ArrayRef<float> w, int64_t out);
+/// TopK of computed data (converters/TopK.cpp).
+mlir::LogicalResult convertTopK(NodeImporter &n);
+/// DFT of computed data along one axis (converters/DFT.cpp).
+mlir::LogicalResult convertDFT(NodeImporter &n);
 
 /// ONNX op type -> converter, for the default domain.
 const llvm::StringMap<OpConverter> &opConverters();

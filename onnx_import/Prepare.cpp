@@ -75,6 +75,23 @@ std::optional<std::string> rawDataMismatch(const onnx::TensorProto &tensor) {
 }
 } // namespace
 
+/// Initializers and Constant nodes' values by name; a Constant given by
+/// value_float, value_ints, ... becomes a tensor in `owned`.
+static llvm::StringMap<const onnx::TensorProto *>
+constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &owned) {
+  llvm::StringMap<const onnx::TensorProto *> constants;
+  for (const auto &init : graph.initializer())
+    constants[init.name()] = &init;
+  for (const onnx::NodeProto &node : graph.node())
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1) {
+      if (node.attribute(0).name() == "value")
+        constants[node.output(0)] = &node.attribute(0).t();
+      else if (scalarConstant(node, owned.emplace_back()).empty())
+        constants[node.output(0)] = &owned.back();
+    }
+  return constants;
+}
+
 LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location fileLoc) {
   // An error located at and naming node `idx`: "node 'LABEL' (OP): ...".
   auto nodeError = [&](const onnx::NodeProto &node, int idx) {
@@ -89,12 +106,9 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
                                               "QLinearConv", "MaxUnpool",     "MaxRoiPool"};
   // Constant shapes: ONNX 1.12's data propagation crashes (SIGSEGV) on a
   // Reshape to a dimension below -1 whose result's Shape is taken.
-  llvm::StringMap<const onnx::TensorProto *> constantTensors;
-  for (const auto &init : graph.initializer()) {
+  for (const auto &init : graph.initializer())
     if (std::optional<std::string> why = rawDataMismatch(init))
       return mlir::emitError(fileLoc) << "initializer '" << init.name() << "' " << *why;
-    constantTensors[init.name()] = &init;
-  }
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
     for (const onnx::AttributeProto &attr : node.attribute()) {
@@ -110,18 +124,12 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
     }
   }
   std::deque<onnx::TensorProto> fromAttrs; // value_ints, value_int, ... Constants as tensors
-  for (const onnx::NodeProto &node : graph.node())
-    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1) {
-      if (node.attribute(0).name() == "value")
-        constantTensors[node.output(0)] = &node.attribute(0).t();
-      else if (scalarConstant(node, fromAttrs.emplace_back()).empty())
-        constantTensors[node.output(0)] = &fromAttrs.back();
-    }
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, fromAttrs);
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
     if (node.op_type() == "Reshape" && node.input_size() > 1) {
-      auto it = constantTensors.find(node.input(1));
-      if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64) {
+      auto it = constants.find(node.input(1));
+      if (it != constants.end() && it->second->data_type() == onnx::TensorProto::INT64) {
         std::vector<int64_t> shape = onnx::ParseData<int64_t>(it->second);
         for (int64_t v : shape)
           if (v < -1)
@@ -140,8 +148,8 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
     // of 2^40 does not end (found by scripts/mutate_onnx.py on Wav2Vec2).
     if ((node.op_type() == "Expand" && node.input_size() > 1) ||
         (node.op_type() == "ConstantOfShape" && node.input_size() > 0)) {
-      auto it = constantTensors.find(node.input(node.op_type() == "Expand" ? 1 : 0));
-      if (it != constantTensors.end() && it->second->data_type() == onnx::TensorProto::INT64 &&
+      auto it = constants.find(node.input(node.op_type() == "Expand" ? 1 : 0));
+      if (it != constants.end() && it->second->data_type() == onnx::TensorProto::INT64 &&
           !rawDataMismatch(*it->second))
         for (int64_t v : onnx::ParseData<int64_t>(it->second))
           if (v > std::numeric_limits<int32_t>::max())
@@ -160,8 +168,8 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
     // scripts/mutate_onnx.py).
     if ((node.op_type() == "ConvTranspose" || node.op_type() == "Conv") &&
         node.input_size() > 1)
-      if (auto it = constantTensors.find(node.input(1));
-          it != constantTensors.end() && it->second->dims_size() < 3)
+      if (auto it = constants.find(node.input(1));
+          it != constants.end() && it->second->dims_size() < 3)
         return nodeError(node, idx) << "its weight '" << node.input(1) << "' has rank "
                                     << it->second->dims_size()
                                     << "; a convolution's weight has rank 3 or more";
@@ -224,7 +232,9 @@ bool completeShapeInference(onnx::ModelProto &m) {
   return !found.empty();
 }
 
-std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph) {
+std::optional<std::string>
+reshapeCountMismatch(const onnx::GraphProto &graph,
+                     std::optional<std::pair<int64_t, int64_t>> batch) {
   llvm::StringMap<std::vector<int64_t>> targets;
   for (const auto &init : graph.initializer())
     if (init.data_type() == onnx::TensorProto::INT64 && !rawDataMismatch(init))
@@ -271,9 +281,18 @@ std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph) {
       }
       have *= static_cast<uint64_t>(dim.dim_value());
     }
-    if (plain && have != want)
-      return "node '" + labelOf(node, idx) + "' (Reshape): its input holds " +
-             std::to_string(have) + " values, its target shape " + std::to_string(want);
+    if (!plain || have == want)
+      continue;
+    std::string message = "node '" + labelOf(node, idx) + "' (Reshape): its input holds " +
+                          std::to_string(have) + " values, its target shape " +
+                          std::to_string(want);
+    if (batch && !target->second.empty() && target->second.front() == batch->first)
+      message += " (the export fixed its batch size, " + std::to_string(batch->first) +
+                 ", in this target shape, and --batch-size is " + std::to_string(batch->second) +
+                 ": export with a dynamic batch dimension, dynamic_axes or torch.export's "
+                 "dynamic_shapes, or compile with --batch-size " +
+                 std::to_string(batch->first) + ")";
+    return message;
   }
   return std::nullopt;
 }
@@ -331,22 +350,11 @@ LogicalResult checkOutputsProduced(const onnx::GraphProto &graph, Location loc) 
   return success();
 }
 
-/// Initializers and Constant nodes' values by name.
-static llvm::StringMap<const onnx::TensorProto *> constantTensors(const onnx::GraphProto &graph) {
-  llvm::StringMap<const onnx::TensorProto *> constants;
-  for (const auto &init : graph.initializer())
-    constants[init.name()] = &init;
-  for (const auto &node : graph.node())
-    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
-        node.attribute(0).name() == "value")
-      constants[node.output(0)] = &node.attribute(0).t();
-  return constants;
-}
-
 void splitSequences(onnx::ModelProto &model, int64_t opset) {
   onnx::GraphProto *graph = model.mutable_graph();
   // Constant tensors by name: Constant nodes' values and initializers.
-  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
+  std::deque<onnx::TensorProto> owned;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph, owned);
   auto constantInts = [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
     const onnx::TensorProto *t = constants.lookup(name);
     if (!t || (t->data_type() != onnx::TensorProto::INT64 &&
@@ -429,7 +437,8 @@ void splitSequences(onnx::ModelProto &model, int64_t opset) {
 
 void foldSoftplusThreshold(onnx::ModelProto &model) {
   onnx::GraphProto *graph = model.mutable_graph();
-  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
+  std::deque<onnx::TensorProto> owned;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph, owned);
   llvm::StringMap<int> producer;
   for (int idx = 0; idx < graph->node_size(); ++idx)
     for (const std::string &out : graph->node(idx).output())
@@ -446,9 +455,6 @@ void foldSoftplusThreshold(onnx::ModelProto &model) {
       [&](const std::string &name) -> std::optional<float> {
     if (const onnx::NodeProto *cast = nodeOf(name, "CastLike"))
       return cast->input_size() == 2 ? scalar(cast->input(0)) : std::nullopt;
-    if (const onnx::NodeProto *c = nodeOf(name, "Constant");
-        c && c->attribute_size() == 1 && c->attribute(0).name() == "value_float")
-      return c->attribute(0).f();
     const onnx::TensorProto *t = constants.lookup(name);
     if (!t || t->data_type() != onnx::TensorProto::FLOAT)
       return std::nullopt;
@@ -537,7 +543,8 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
   onnx::GraphProto *graph = model.mutable_graph();
   // Constant nodes and initializers by name (their tensors are replaced, not
   // edited: another node may read the same one).
-  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph);
+  std::deque<onnx::TensorProto> owned;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph, owned);
   auto isPerSample = [&](auto dims) {
     return !dims.empty() && dims[0] == exported &&
            llvm::all_of(llvm::drop_begin(dims), [](int64_t d) { return d == 1; });

@@ -53,7 +53,11 @@ mlir::LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph,
 /// with data propagation, which ONNX's Reshape inference lets it reach and
 /// which then builds shapes of that many dimensions (a Reshape of shape values
 /// to 2^31 elements hung it: found by scripts/mutate_onnx.py).
-std::optional<std::string> reshapeCountMismatch(const onnx::GraphProto &graph);
+/// `batch`: the export's batch size and the one set (--batch-size), when they
+/// differ: a target that starts with the export's says the export fixed it.
+std::optional<std::string>
+reshapeCountMismatch(const onnx::GraphProto &graph,
+                     std::optional<std::pair<int64_t, int64_t>> batch = std::nullopt);
 
 /// Gives the output of each GroupNormalization that ONNX's shape inference
 /// left without a shape (it has none for GroupNormalization-21) its input's

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -34,7 +35,7 @@ namespace mgs::onnx_import {
 namespace {
 
 /// Float arithmetic on integers is exact up to here.
-constexpr double kExactLimit = 16777216.0; // 2^24
+constexpr double kExactLimit = static_cast<double>(kFloatExactIntegers);
 
 /// A bound (an integer, as double) as diagnostics print it.
 int64_t asInt(double v) { return static_cast<int64_t>(v); }
@@ -82,13 +83,13 @@ std::optional<std::vector<double>> integerValues(const onnx::TensorProto &t) {
 
 } // namespace
 
-LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi) {
+LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi, StringRef origin) {
   if (std::max(std::fabs(lo), std::fabs(hi)) > kExactLimit)
-    return emitError() << "its values, integers computed at run time from token ids, may reach "
+    return emitError() << "its values, integers computed at run time " << origin << ", may reach "
                        << asInt(std::fabs(lo) > std::fabs(hi) ? lo : hi)
                        << ", beyond 2^24: mgs computes such integers in float, which is exact "
                           "only up to 2^24";
-  runtimeInts[curNode->output(0)] = RuntimeInt{value, lo, hi};
+  runtimeInts[curNode->output(0)] = RuntimeInt{value, lo, hi, std::nullopt, origin.str()};
   return success();
 }
 
@@ -120,6 +121,8 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       at = i;
   if (at < 0 || !hasOutput(0))
     return success();
+  if (op == "Shape" || op == "Size")
+    return success(); // the folder reads the static shape
   const RuntimeInt in = runtimeInts.lookup(curNode->input(at));
   auto f32 = b.getF32Type();
   // ONNX's shape of output 0 (an integer type) for the FLOAT values.
@@ -132,7 +135,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   };
   auto notAnIndex = [&](double lo, double hi, int64_t extent) {
     return emitError() << "its indices '" << curNode->input(at)
-                       << "', computed at run time from token ids, lie in [" << asInt(lo) << ", " << asInt(hi)
+                       << "', computed at run time " << in.origin << ", lie in [" << asInt(lo) << ", " << asInt(hi)
                        << "], which may fall outside the " << extent
                        << " entries of the axis they index";
   };
@@ -154,6 +157,65 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     return success(); // not handled: the Gather converter reads computedIndices
   }
   handled = true;
+  if (op == "GatherND" && at == 1) {
+    // Index tuples of one coordinate (PyTorch 2.x's exporter writes
+    // experts[idx] so): a Gather on axis 0 at the tuples' only coordinate.
+    auto shape = knownShape(curNode->input(0));
+    ArrayRef<int64_t> tuples = shapeOf(in.value);
+    if (intAttr("batch_dims", 0) != 0 || !shape || shape->empty() || tuples.empty() ||
+        tuples.back() != 1)
+      return emitError() << "its indices '" << curNode->input(1) << "' are computed at run time "
+                         << in.origin << "; mgs imports a GatherND at such indices only with "
+                                         "batch_dims 0 and tuples of one coordinate";
+    const int64_t extent = shape->front();
+    if (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent))
+      return notAnIndex(in.lo, in.hi, extent);
+    auto data = input(0);
+    auto type = outType();
+    if (failed(data) || failed(type))
+      return failure();
+    auto indexType = RankedTensorType::get(tuples.drop_back(), b.getI64Type());
+    Value flatIndices = ReshapeOp::create(
+        b, curLoc, RankedTensorType::get(tuples.drop_back(), f32), in.value);
+    Value gathered = GatherOp::create(b, curLoc, *type, *data,
+                                      ToIndexOp::create(b, curLoc, indexType, flatIndices));
+    setOutput(0, gathered);
+    return success();
+  }
+  if (op == "GatherElements" && at == 1 && !foldableConstant(curNode->input(0))) {
+    // Computed data (a router's probabilities at its TopK indices): read at
+    // each element's flat position, computed in float.
+    auto data = input(0);
+    auto type = outType();
+    if (failed(data) || failed(type))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(*data), indexShape = shapeOf(in.value);
+    const int64_t rank = static_cast<int64_t>(shape.size());
+    auto axis = axisAttr("axis", 0, rank);
+    if (failed(axis))
+      return failure();
+    if (static_cast<int64_t>(indexShape.size()) != rank)
+      return emitError() << "indices of rank " << indexShape.size() << " for data of rank "
+                         << rank << "; GatherElements needs equal ranks";
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != *axis && indexShape[d] > shape[d])
+        return emitError() << "indices dimension " << d << " (" << indexShape[d]
+                           << ") exceeds the data's (" << shape[d] << ")";
+    const int64_t extent = shape[*axis];
+    if (in.lo < 0 || in.hi >= static_cast<double>(extent))
+      return emitError() << "its indices '" << curNode->input(1) << "', computed at run time "
+                         << in.origin << ", lie in [" << asInt(in.lo) << ", " << asInt(in.hi)
+                         << "]; mgs gathers computed data at such indices only when they lie in "
+                            "[0, "
+                         << extent << "), the axis' extent (no negative ones)";
+    const int64_t count = cast<RankedTensorType>((*data).getType()).getNumElements();
+    if (count > kFloatExactIntegers)
+      return emitError() << "its data has " << count
+                         << " elements, more than 2^24: mgs computes the positions it reads at "
+                            "run time in float, exact only up to 2^24";
+    setOutput(0, gatherElementsAt(b, curLoc, *data, *axis, in.value));
+    return success();
+  }
   if (op == "GatherElements" && at == 1) {
     // RoBERTa's token_type_ids buffer (all zeros) read at the position ids:
     // a constant whose entries are all one value gives that value anywhere.
@@ -162,7 +224,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     if (!values || values->empty() ||
         llvm::any_of(*values, [&](double v) { return v != values->front(); }))
       return emitError() << "its indices '" << curNode->input(1)
-                         << "' are computed at run time from token ids; mgs imports a "
+                         << "' are computed at run time " << in.origin << "; mgs imports a "
                             "GatherElements at such indices only from an INT64 or INT32 "
                             "constant holding one value (a buffer of zeros)";
     const int64_t rank = data->dims_size();
@@ -203,7 +265,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     auto range = integerRange(to);
     if (!range)
       return emitError() << "it casts '" << curNode->input(at)
-                         << "', integers computed at run time from token ids, to "
+                         << "', integers computed at run time " << in.origin << ", to "
                          << dtypeName(to) << "; mgs casts them to integer types and FLOAT only";
     if (in.lo < range->first || in.hi > range->second)
       return emitError() << "it casts '" << curNode->input(at) << "', whose values lie in ["
@@ -212,11 +274,12 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     runtimeInts[curNode->output(0)] = in;
     return success();
   }
+  const bool oneInput = curNode->input_size() == 1;
   if (op == "Identity" || op == "Reshape" || op == "Unsqueeze" || op == "Squeeze" ||
-      op == "Flatten") {
+      op == "Flatten" || ((op == "Max" || op == "Min" || op == "Concat") && oneInput)) {
     if (at != 0)
       return emitError() << "its input " << at << " ('" << curNode->input(at)
-                         << "') is computed at run time from token ids; it must be a constant";
+                         << "') is computed at run time " << in.origin << "; it must be a constant";
     auto type = outType();
     if (failed(type))
       return failure();
@@ -225,7 +288,15 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     std::optional<RuntimeMask> mask = in.mask;
     if (mask && failed(layOutMask(*mask)))
       return failure();
-    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask)};
+    runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask), in.origin};
+    return success();
+  }
+  if (op == "Expand" && at == 0) {
+    auto type = outType();
+    if (failed(type))
+      return failure();
+    runtimeInts[curNode->output(0)] =
+        RuntimeInt{broadcastTo(b, curLoc, in.value, *type), in.lo, in.hi, std::nullopt, in.origin};
     return success();
   }
   if (op == "Neg") {
@@ -235,7 +306,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     auto minusOne = arith::ConstantOp::create(
         b, curLoc, RankedTensorType::get({}, f32),
         DenseElementsAttr::get(RankedTensorType::get({}, f32), -1.0f));
-    return setRuntimeInt(MulOp::create(b, curLoc, *type, in.value, minusOne), -in.hi, -in.lo);
+    return setRuntimeInt(MulOp::create(b, curLoc, *type, in.value, minusOne), -in.hi, -in.lo, in.origin);
   }
   if (op == "CumSum" && at == 0) {
     auto sum = buildCumSum(*this, in.value, in.value.getType());
@@ -250,7 +321,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       lo = std::min(lo, 0.0);
       hi = std::max(hi, 0.0);
     }
-    return setRuntimeInt(*sum, lo, hi);
+    return setRuntimeInt(*sum, lo, hi, in.origin);
   }
   if (op == "Add" || op == "Sub" || op == "Mul") {
     // Each operand a RuntimeInt or an integer constant (as float, broadcast).
@@ -268,7 +339,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       if (!values || values->empty())
         return emitError() << "input " << i << " ('" << curNode->input(i)
                            << "') is neither an INT64 or INT32 constant nor integers computed at "
-                              "run time from token ids, which input "
+                              "run time " << in.origin << ", which input "
                            << 1 - i << " is; mgs adds and multiplies such integers only with "
                                        "each other and with integer constants";
       SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
@@ -290,19 +361,27 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       return failure();
     if (op == "Add")
       return setRuntimeInt(AddOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] + lo[1],
-                           hi[0] + hi[1]);
+                           hi[0] + hi[1], in.origin);
     if (op == "Sub")
       return setRuntimeInt(SubOp::create(b, curLoc, *type, operand[0], operand[1]), lo[0] - hi[1],
-                           hi[0] - lo[1]);
+                           hi[0] - lo[1], in.origin);
     const double products[] = {lo[0] * lo[1], lo[0] * hi[1], hi[0] * lo[1], hi[0] * hi[1]};
     return setRuntimeInt(MulOp::create(b, curLoc, *type, operand[0], operand[1]),
-                         *llvm::min_element(products), *llvm::max_element(products));
+                         *llvm::min_element(products), *llvm::max_element(products), in.origin);
   }
-  return emitError() << "its input '" << curNode->input(at)
-                     << "' holds integers computed at run time from token ids (position ids); "
-                        "mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, "
-                        "Squeeze, Flatten and Identity on them, and Gather and GatherElements "
-                        "reading them as indices";
+  InFlightDiagnostic diag = emitError();
+  diag << "its input '" << curNode->input(at) << "' holds integers computed at run time "
+       << in.origin
+       << "; mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, Squeeze, "
+          "Flatten, Identity, Expand, one-input Max, Min and Concat on them, and Gather, "
+          "GatherND and GatherElements reading them as indices";
+  // transformers' mixtures of experts loop over the experts that received
+  // tokens (one_hot, torch.where, index_add_) unless told otherwise.
+  if (op == "OneHot" && in.origin == "by TopK")
+    diag << " (a mixture of experts' loop over its experts, one-hot of the routing: export the "
+            "model after model.set_experts_implementation(\"batched_mm\"), which gathers each "
+            "token's experts' weights instead)";
+  return diag;
 }
 
 } // namespace mgs::onnx_import

@@ -326,7 +326,7 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
         setOutput(0, v);
         return success();
       }
-      if (failed(setRuntimeInt(v, 0.0, 1.0)))
+      if (failed(setRuntimeInt(v, 0.0, 1.0, "from token ids")))
         return failure();
       runtimeInts[curNode->output(0)].mask = std::move(mask);
       return success();

@@ -13,6 +13,9 @@ momentum, no weight decay) on the first batch of the row's data; mgs's gradient 
 weights (the executable's .weights) in float64, bounded by check_gradients.py's compare()
 (--tol, 1e-4 by default: the whole model's relative error, and each tensor's within it at the
 larger of its norm and the model's scale). PyTorch's float32 gradient's error is printed beside.
+A row whose tensors fail that fixed bound passes "at PyTorch float32's level" when each of them
+is within max(--tol, 2x PyTorch float32's error on it) and the whole model within max(--tol, 2x
+float32's): the issue's rule, for tiny random models whose gradients cancel in places.
 --inject NAME:FACTOR scales mgs's gradient of tensor NAME (in the rows that have it) before the
 comparison: the check must then fail.
 Run with a Python that has torch 2.x and transformers (the benches' venv,
@@ -100,6 +103,19 @@ def check(name, spec, args):
         r = check_gradients.compare(ours, exact, [g32], set(exact), opts)
     ok = not r["bad"]
     verdict = "ok" if ok else "MISMATCH " + ", ".join(r["bad"])
+    # The issue's own rule where the fixed bound fails a tensor: each such tensor within
+    # max(--tol, 2x PyTorch float32's error on it), the whole model within its bound (a tiny
+    # random model whose gradients cancel in places: MobileViT's biases, float32's own error
+    # on them past 1e-4).
+    if not ok and r["model"] <= max(args.tol, 2 * r["model32"]):
+        def rel(a, b):
+            return np.linalg.norm(a - b) / max(np.linalg.norm(b), 1e-300)
+        worst = max(rel(ours[n], exact[n]) / max(args.tol, 2 * rel(g32[n], exact[n]))
+                    for n in r["bad"])
+        if worst <= 1.0:
+            ok = True
+            verdict = (f"ok at PyTorch float32's level: {len(r['bad'])} tensors past the fixed "
+                       f"bound, each within 2x float32's own error on it (at {worst:.2f} of that)")
     print(f"{name}: {len(exact)} tensors, whole model {r['model']:.2e} (PyTorch float32 "
           f"{r['model32']:.2e}), worst tensor {r['worst']:.2e} ({r['tensor_worst']}, "
           f"{r['tensor_ratio']:.3f} of its bound): {verdict}", flush=True)

@@ -110,6 +110,63 @@ class SoftplusMLP(nn.Module):
         return self.fc2(F.softplus(24 * self.fc1(x.flatten(1))))
 
 
+class MoEMLP(nn.Module):
+    """A mixture of experts for digits, routed as Mixtral routes tokens: a router's softmax, each
+    sample's 2 of 4 experts by topk, their weights renormalized (the probabilities read again by
+    torch.gather at the indices); each expert a two-layer MLP whose stacked weights are indexed
+    at the routed experts, one batched product for all (transformers' batched_mm experts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(64, 4)
+        self.w1 = nn.Parameter(torch.randn(4, 64, 32) / 8)
+        self.w2 = nn.Parameter(torch.randn(4, 32, 10) / 6)
+
+    def forward(self, x):
+        h = x.flatten(1)
+        probs = torch.softmax(self.router(h), dim=-1)
+        top, experts = torch.topk(probs, 2, dim=-1)
+        weights = torch.gather(probs, 1, experts) / top.sum(-1, keepdim=True)
+        hidden = torch.relu(torch.matmul(h[:, None, None, :], self.w1[experts]))  # N x 2 x 1 x 32
+        out = torch.matmul(hidden, self.w2[experts]).squeeze(2)  # N x 2 x 10
+        return (out * weights.unsqueeze(-1)).sum(1)
+
+
+class ScatterNet(nn.Module):
+    """Slice assignment of computed values for digits (Funnel's, as torch.export writes it:
+    ScatterND with computed updates): the first 8 of a linear layer's 32 outputs overwritten
+    by the tanh of the next 8, one more by the square of another, then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.flatten(1))
+        h[:, 0:8] = torch.tanh(h[:, 8:16])
+        v = h[:, 17].clone()  # (autograd: the product saves v, which the writes leave alone)
+        h[:, 16] = v * v
+        return self.fc2(torch.relu(h))
+
+
+class FNetMixer(nn.Module):
+    """FNet's token mixing for digits: each image's 8 rows as tokens, a linear layer to 16
+    features, the real part of their 2-D Fourier transform over tokens and features
+    (torch.fft.fftn(h, dim=(1, 2)).real: two ONNX DFTs, which only PyTorch 2.x's torch.export
+    exports) added back, ReLU, a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.reshape(-1, 8, 8))
+        mixed = torch.fft.fftn(h, dim=(1, 2)).real
+        return self.fc2(torch.relu(h + mixed / 8).flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 
@@ -796,6 +853,16 @@ def hf_funnel(vocab):
     return HFLogits(hf_no_padding_idx(hf.FunnelForSequenceClassification(c)), "ids", 4)
 
 
+def hf_fnet(vocab):
+    """FNetForSequenceClassification (its attention replaced by the real part of a 2-D Fourier
+    transform: two ONNX DFTs, which only the torch.export-based exporter writes), 4 classes."""
+    hf = _transformers()
+    c = hf.FNetConfig(vocab_size=vocab, hidden_size=32, num_hidden_layers=2, intermediate_size=64,
+                      hidden_dropout_prob=0.0, max_position_embeddings=64, num_labels=4,
+                      use_tpu_fourier_optimizations=False)
+    return HFLogits(hf_no_padding_idx(hf.FNetForSequenceClassification(c)), "ids", 4)
+
+
 def hf_xlnet(vocab):
     """XLNetForSequenceClassification (relative attention with einsum "ibh,hnd->ibnd", its ids
     transposed to time-major before the embedding), 4 classes."""
@@ -847,7 +914,7 @@ def hf_bart(vocab):
 
 def hf_vision(family):
     """ConvNextForImageClassification, SegformerForImageClassification (two small stages),
-    CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
+    RegNet, MobileViT, LeViT, CLIPForImageClassification or Dinov2ForImageClassification (its position embeddings for
     32x32 images, bicubically interpolated for others) on images, 10 classes."""
     hf = _transformers()
     if family == "clip":  # CLIPForImageClassification: the vision tower, patches of 8
@@ -871,6 +938,21 @@ def hf_vision(family):
                             hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
                             drop_path_rate=0.0, num_labels=10)
         return HFLogits(hf.Dinov2ForImageClassification(c), "pixels", 10)
+    if family == "regnet":  # RegNetForImageClassification (X blocks: grouped convs, BatchNorm)
+        c = hf.RegNetConfig(num_channels=3, embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1],
+                            groups_width=8, layer_type="x", num_labels=10)
+        return HFLogits(hf.RegNetForImageClassification(c), "pixels", 10)
+    if family == "mobilevit":  # MobileViTForImageClassification (convs with BatchNorm, attention)
+        c = hf.MobileViTConfig(image_size=32, patch_size=2, hidden_sizes=[16, 24, 32],
+                               neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64], num_attention_heads=2,
+                               hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+                               classifier_dropout_prob=0.0, num_labels=10)
+        return HFLogits(hf.MobileViTForImageClassification(c), "pixels", 10)
+    if family == "levit":  # LevitForImageClassification (convolutions and attention, BatchNorm)
+        c = hf.LevitConfig(image_size=32, hidden_sizes=[32, 48, 64], num_attention_heads=[2, 2, 2],
+                           depths=[1, 1, 1], key_dim=[8, 8, 8], drop_path_rate=0,
+                           mlp_ratio=[2, 2, 2], attention_ratio=[2, 2, 2], num_labels=10)
+        return HFLogits(hf.LevitForImageClassification(c), "pixels", 10)
     if family == "convnext":
         c = hf.ConvNextConfig(num_channels=3, patch_size=4, num_stages=2, hidden_sizes=[16, 32],
                               depths=[1, 1], drop_path_rate=0.0, image_size=32, num_labels=10)
@@ -946,7 +1028,9 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                 "gemma2": ("Gemma2ForCausalLM", "Gemma2Config"),
                 "stablelm": ("StableLmForCausalLM", "StableLmConfig"),
                 "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
-                "falcon": ("FalconForCausalLM", "FalconConfig")}[family]
+                "falcon": ("FalconForCausalLM", "FalconConfig"),
+                "mixtral": ("MixtralForCausalLM", "MixtralConfig"),
+                "qwen2moe": ("Qwen2MoeForCausalLM", "Qwen2MoeConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
                 num_attention_heads=4, max_position_embeddings=64, attention_dropout=0.0,
                 tie_word_embeddings=False)
@@ -956,10 +1040,23 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
         del base["intermediate_size"]
     if family == "phi3":
         base.update(vocab_size=vocab + 1, pad_token_id=vocab, eos_token_id=vocab)
+    # Mixtures of experts: each token routed to 2 of 4 experts by TopK
+    if family == "mixtral":
+        base.update(num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.0,
+                    sliding_window=None)
+    if family == "qwen2moe":
+        base.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                    shared_expert_intermediate_size=32, decoder_sparse_step=1)
     base.update(kw)
     width = base["vocab_size"]
     # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
     model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
+    if family in ("mixtral", "qwen2moe"):
+        # The experts as one batched product of each token's routed experts' stacked weights
+        # (TopK, a Gather at its indices, MatMul). The eager default loops over the experts
+        # that received tokens (torch.where, index_add_): a data-dependent number of steps,
+        # which neither exporter writes as a static graph.
+        model.set_experts_implementation("batched_mm")
     return HFLogits(model, "nocache", width, mask_ones)
 
 
@@ -1008,6 +1105,10 @@ def build(name):
         "resizenet": (ResizeNet, digits),
         "convtnet": (ConvTransposeNet, digits),
         "softplusmlp": (SoftplusMLP, digits),
+        "moemlp": (MoEMLP, digits),
+        "scatternet": (ScatterNet, digits),
+        # torch.export only (the TorchScript exporter has no fft)
+        "fnetmix": (FNetMixer, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
@@ -1164,7 +1265,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs"}
 # Language models: their logits have a row per token (a symbol of their own).

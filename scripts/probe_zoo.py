@@ -111,7 +111,10 @@ def hf_models():
         **{f"hf {family}": ((lambda f=family: em.hf_classifier(f, VOCAB)), tokens, "class", 16,
                             256, 0.05) for family in em.HF_CLASSIFIERS},
         "hf bart": (lambda: em.hf_bart(VOCAB), tokens, "token", 16, 128, 0.1),
-        "hf funnel": (lambda: em.hf_funnel(VOCAB), tokens, "class", 16, 256, 0.05),
+        **{f"hf funnel{exporter}": (lambda: em.hf_funnel(VOCAB), tokens, "class", 16, 256, 0.05)
+           for exporter in ("", " (torch.export)")},
+        # FNet's Fourier mixing (DFT): torch.export only
+        "hf fnet (torch.export)": (lambda: em.hf_fnet(VOCAB), tokens, "class", 16, 256, 0.05),
         **{f"hf xlnet{exporter}": (lambda: em.hf_xlnet(VOCAB), tokens, "class", 16, 256, 0.05)
            for exporter in ("", " (torch.export)")},
         # padded batches with Hugging Face's attention_mask = (ids != 0), built inside forward
@@ -131,6 +134,10 @@ def hf_models():
         # DINOv2's position embeddings (4x4 patches) bicubically resized to the image's: the
         # identity at 32x32, 6x6 patches at 48x48
         "hf dinov2": (lambda: em.hf_vision("dinov2"), img32, "image", 16, 64, 0.05),
+        # BatchNorm nets by each exporter (torch.export's BatchNorms: mgsc --train-batchnorm)
+        **{f"hf {family}{exporter}": ((lambda f=family: em.hf_vision(f)), img32, "image", 16, 64,
+                                      0.05)
+           for family in ("regnet", "mobilevit", "levit") for exporter in ("", " (torch.export)")},
         # BEiT's relative position index is computed in forward (a ReduceSum of constants)
         "hf beit": (lambda: em.hf_vision("beit"), img32, "image", 16, 64, 0.05),
         **{f"hf dinov2 (48x48 images{exporter})": (
@@ -172,7 +179,12 @@ def hf_models():
                 ("gemma2", "gemma2", {"head_dim": 8, "sliding_window": 8,
                                       "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
-                                          "hidden_dropout": 0.0})]},
+                                          "hidden_dropout": 0.0}),
+                ("mixtral", "mixtral", {}), ("qwen2-moe", "qwen2moe", {})]},
+        # mixtures of experts by torch.export (TopK routing, experts gathered at its indices)
+        **{f"hf {name} (torch.export)": ((lambda f=family: em.hf_decoder(f, VOCAB)), tokens,
+                                         "token", 16, 128, 0.1)
+           for name, family in (("mixtral", "mixtral"), ("qwen2-moe", "qwen2moe"))},
         # Mamba by each exporter (no attention mask: it has none)
         **{f"hf mamba ({exporter})": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token",
                                       16, 128, 0.1) for exporter in ("TorchScript", "torch.export")},
@@ -197,7 +209,10 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf bert (3 inputs; dynamic axes; torch.export)",
                    "hf llama (2 inputs; dynamic axes; torch.export)",
                    "hf dinov2 (48x48 images; torch.export)", "hf xlnet (torch.export)",
-                   "hf mamba (torch.export)"}
+                   "hf mamba (torch.export)", "hf mixtral (torch.export)", "hf funnel (torch.export)", "hf fnet (torch.export)",
+                   "hf regnet (torch.export)", "hf mobilevit (torch.export)",
+                   "hf levit (torch.export)",
+                   "hf qwen2-moe (torch.export)"}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -459,8 +474,12 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              "hf bart": ["--freeze", "*.final_logits_bias"],
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
+             **{f"hf {family} (torch.export)": ["--train-batchnorm"]
+                for family in ("regnet", "mobilevit", "levit")},
              **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
-                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba"))}}
+                if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba",
+                                               "funnel", "fnet", "regnet", "mobilevit",
+                                               "levit"))}}
 
 
 # mgs-import-onnx's and mgsc's options for the rows whose exports take more inputs than the ids:

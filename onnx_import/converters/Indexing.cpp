@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "converters/Indexing.h"
+#include "ConstantFolding.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -30,7 +31,68 @@ Value reshape(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> shape) {
   return ReshapeOp::create(b, loc, f32Tensor(b, shape), v);
 }
 
+/// Row-major strides of `shape`.
+SmallVector<int64_t> stridesOf(ArrayRef<int64_t> shape) {
+  SmallVector<int64_t> strides(shape.size(), 1);
+  for (int64_t d = static_cast<int64_t>(shape.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * shape[d + 1];
+  return strides;
+}
+
+/// For each element of GatherElements' indices (of `indexShape`, row-major),
+/// its flat position in data of `shape` with its coordinate along `axis` 0:
+/// the position it reads, less index * stride(axis).
+SmallVector<int64_t> elementOffsets(ArrayRef<int64_t> shape, ArrayRef<int64_t> indexShape,
+                                    int64_t axis) {
+  SmallVector<int64_t> strides = stridesOf(shape);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> offsets(numElements(indexShape));
+  for (size_t e = 0; e < offsets.size(); ++e) {
+    int64_t rest = static_cast<int64_t>(e), pos = 0;
+    for (int64_t d = rank - 1; d >= 0; --d) {
+      if (d != axis)
+        pos += (rest % indexShape[d]) * strides[d];
+      rest /= indexShape[d];
+    }
+    offsets[e] = pos;
+  }
+  return offsets;
+}
+
+/// `x` flattened to a column, read at the flat positions `at` (INT64) and
+/// reshaped to their shape: a train.gather, whose gradient adds each element
+/// back where it was read.
+Value gatherFlat(OpBuilder &b, Location loc, Value x, Value at) {
+  const int64_t count = cast<RankedTensorType>(x.getType()).getNumElements();
+  Value column = reshape(b, loc, x, {count, 1});
+  ArrayRef<int64_t> atShape = cast<RankedTensorType>(at.getType()).getShape();
+  SmallVector<int64_t> gathered(atShape);
+  gathered.push_back(1);
+  Value rows = GatherOp::create(b, loc, f32Tensor(b, gathered), column, at);
+  return reshape(b, loc, rows, atShape);
+}
+
 } // namespace
+
+Value gatherElementsAt(OpBuilder &b, Location loc, Value data, int64_t axis, Value positions) {
+  ArrayRef<int64_t> shape = shapeOf(data), indexShape = shapeOf(positions);
+  SmallVector<int64_t> offsets = elementOffsets(shape, indexShape, axis);
+  SmallVector<float> asFloat(offsets.begin(), offsets.end());
+  auto type = f32Tensor(b, indexShape);
+  Value flat = positions;
+  if (const int64_t stride = stridesOf(shape)[axis]; stride != 1) {
+    auto scalar = f32Tensor(b, {});
+    flat = MulOp::create(b, loc, type, flat,
+                         arith::ConstantOp::create(
+                             b, loc, scalar,
+                             DenseElementsAttr::get(scalar, static_cast<float>(stride))));
+  }
+  flat = AddOp::create(b, loc, type, flat,
+                       arith::ConstantOp::create(b, loc, type,
+                                                 DenseElementsAttr::get(type, ArrayRef<float>(asFloat))));
+  Value at = ToIndexOp::create(b, loc, RankedTensorType::get(indexShape, b.getI64Type()), flat);
+  return gatherFlat(b, loc, data, at);
+}
 
 Value permuteDims(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   ArrayRef<int64_t> shape = shapeOf(v);
@@ -227,36 +289,187 @@ LogicalResult convertGatherElements(NodeImporter &n) {
                            << ") exceeds the data's (" << shape[d] << ")";
   // Each element's flat position in the data: its own coordinates, the
   // axis' replaced by its index.
-  SmallVector<int64_t> strides(rank, 1);
-  for (int64_t d = rank - 2; d >= 0; --d)
-    strides[d] = strides[d + 1] * shape[d + 1];
-  SmallVector<int64_t> flat(indices->size());
+  SmallVector<int64_t> flat = elementOffsets(shape, indexShape, *axis);
+  const int64_t stride = stridesOf(shape)[*axis];
   for (size_t e = 0; e < flat.size(); ++e) {
-    int64_t rest = static_cast<int64_t>(e), pos = 0;
-    for (int64_t d = rank - 1; d >= 0; --d) {
-      int64_t coord = rest % indexShape[d];
-      rest /= indexShape[d];
-      if (d == *axis) {
-        const int64_t index = (*indices)[e];
-        if (index < -shape[d] || index >= shape[d])
-          return n.emitError() << "index " << index << " is out of range for dimension " << d
-                               << " of size " << shape[d];
-        coord = index < 0 ? index + shape[d] : index;
-      }
-      pos += coord * strides[d];
-    }
-    flat[e] = pos;
+    const int64_t index = (*indices)[e];
+    if (index < -shape[*axis] || index >= shape[*axis])
+      return n.emitError() << "index " << index << " is out of range for dimension " << *axis
+                           << " of size " << shape[*axis];
+    flat[e] += (index < 0 ? index + shape[*axis] : index) * stride;
   }
   OpBuilder &b = n.builder();
-  const int64_t count = cast<RankedTensorType>(x->getType()).getNumElements();
-  Value column = reshape(b, n.loc(), *x, {count, 1});
   auto indexType = RankedTensorType::get(indexShape, b.getI64Type());
   Value at = arith::ConstantOp::create(b, n.loc(), indexType,
                                        DenseElementsAttr::get(indexType, ArrayRef<int64_t>(flat)));
-  SmallVector<int64_t> gathered(indexShape);
-  gathered.push_back(1);
-  Value rows = GatherOp::create(b, n.loc(), f32Tensor(b, gathered), column, at);
-  n.setOutput(0, reshape(b, n.loc(), rows, outType->getShape()));
+  Value y = gatherFlat(b, n.loc(), *x, at);
+  if (shapeOf(y) != outType->getShape())
+    return n.emitError() << "its result has shape " << shapeToString(shapeOf(y))
+                         << ", ONNX shape inference says " << shapeToString(outType->getShape());
+  n.setOutput(0, y);
+  return success();
+}
+
+/// Gather at an INT64 graph input's indices (an embedding on axis 0, or any
+/// other axis), or of a computed tensor at one constant index (PyTorch's
+/// h[-1]: the slice at that index, the axis dropped), at consecutive constant
+/// indices (position ids, arange(T): the slice, reshaped to the result) or at
+/// any other constant indices (a gather at an index constant). Constant data
+/// is evaluated at import.
+LogicalResult convertGather(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(*x);
+  auto normAxis = n.axisAttr("axis", 0, static_cast<int64_t>(shape.size()));
+  if (failed(normAxis))
+    return failure();
+  const int64_t axis = *normAxis;
+  OpBuilder &b = n.builder();
+  // A gather at `indices` along the axis, of ONNX's shape.
+  auto gather = [&](Value indices) -> LogicalResult {
+    Value y = gatherAlongAxis(b, n.loc(), *x, axis, indices);
+    if (shapeOf(y) != type->getShape())
+      return n.emitError() << "the gather has shape " << shapeToString(shapeOf(y))
+                           << ", ONNX shape inference says " << shapeToString(type->getShape());
+    n.setOutput(0, y);
+    return success();
+  };
+  // Transposed ids (XLNet's time-major ones): the rows at the ids, transposed
+  // as the ids were (the rows' own dimensions last).
+  if (auto transposed = n.transposedIndexInput(1)) {
+    auto [ids, perm] = *transposed;
+    if (axis != 0)
+      return n.emitError() << "it gathers transposed token ids along axis " << axis
+                           << "; mgs gathers them along axis 0 (an embedding)";
+    Value rows = gatherAlongAxis(b, n.loc(), *x, 0, ids);
+    const int64_t idRank = static_cast<int64_t>(perm.size());
+    SmallVector<int64_t> full(perm);
+    for (int64_t d = idRank; d < static_cast<int64_t>(shapeOf(rows).size()); ++d)
+      full.push_back(d);
+    Value y = permuteDims(b, n.loc(), rows, full);
+    if (shapeOf(y) != type->getShape())
+      return n.emitError() << "the gather has shape " << shapeToString(shapeOf(y))
+                           << ", ONNX shape inference says " << shapeToString(type->getShape());
+    n.setOutput(0, y);
+    return success();
+  }
+  // An embedding: rows of the table at the graph's integer inputs. Ids
+  // reshaped on their way (GPT-2's view(-1, T)) give the same rows, reshaped.
+  if (std::optional<Value> indices = n.indexInput(1)) {
+    if (axis == 0 && shapeOf(*indices) != ArrayRef<int64_t>(type->getShape()).drop_back(
+                                               shape.size() - 1)) {
+      Value rows = gatherAlongAxis(b, n.loc(), *x, axis, *indices);
+      if (cast<RankedTensorType>(rows.getType()).getNumElements() != type->getNumElements())
+        return n.emitError() << "the gather has shape " << shapeToString(shapeOf(rows))
+                             << ", ONNX shape inference says " << shapeToString(type->getShape());
+      n.setOutput(0, reshapeTo(n, rows, type->getShape()));
+      return success();
+    }
+    return gather(*indices);
+  }
+  auto index = n.constantInts(1);
+  if (failed(index))
+    return failure();
+  SmallVector<int64_t> at(*index);
+  for (int64_t &i : at) {
+    if (i < -shape[axis] || i >= shape[axis])
+      return n.emitError() << "index " << i << " is out of range for dimension " << axis
+                           << " of size " << shape[axis];
+    if (i < 0)
+      i += shape[axis];
+  }
+  const int64_t count = static_cast<int64_t>(at.size());
+  if (count == 0)
+    return n.emitError() << "input 1 holds no index";
+  for (int64_t j = 1; j < count; ++j) {
+    if (at[j] == at[0] + j)
+      continue;
+    // Any other indices (Swin's relative position bias): a gather at them.
+    auto proto = n.constantInput(1);
+    if (failed(proto))
+      return failure();
+    auto indexType = RankedTensorType::get(
+        SmallVector<int64_t>((*proto)->dims().begin(), (*proto)->dims().end()), b.getI64Type());
+    return gather(arith::ConstantOp::create(
+        b, n.loc(), indexType, DenseElementsAttr::get(indexType, ArrayRef<int64_t>(at))));
+  }
+  // The slice [at[0], at[0] + count) along the axis, reshaped to the result
+  // (the axis dropped for a scalar index, replaced by the indices' shape).
+  Value slice = *x;
+  if (count < shape[axis]) {
+    // One index: unit pieces, as mgs has always split (h[-1]); a range: the
+    // rows before, the range, the rows after.
+    SmallVector<int64_t> sizes;
+    if (count == 1)
+      sizes.assign(shape[axis], 1);
+    else
+      for (int64_t size : {at[0], count, shape[axis] - at[0] - count})
+        if (size > 0)
+          sizes.push_back(size);
+    SmallVector<Type> pieces;
+    for (int64_t size : sizes) {
+      SmallVector<int64_t> pieceShape(shape);
+      pieceShape[axis] = size;
+      pieces.push_back(RankedTensorType::get(pieceShape, b.getF32Type()));
+    }
+    slice = SplitOp::create(b, n.loc(), pieces, *x, b.getI64IntegerAttr(axis))
+                .getResult(count == 1 ? at[0] : at[0] > 0 ? 1 : 0);
+  }
+  n.setOutput(0, ReshapeOp::create(b, n.loc(), *type, slice));
+  return success();
+}
+
+/// Slice with constant starts/ends/axes and positive steps: per sliced axis,
+/// a split into the part before, the slice and the part after, keeping the
+/// slice (PyTorch re-slices an LSTM's weights into ONNX's gate order so);
+/// with a step, every step-th element of the slice (Swin's patch merging,
+/// x[:, 0::2]: strideAxis).
+LogicalResult convertSlice(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto starts = n.constantInts(1), ends = n.constantInts(2);
+  if (failed(starts) || failed(ends))
+    return failure();
+  SmallVector<int64_t> axes, steps;
+  for (auto [i, list] : {std::pair{3, &axes}, std::pair{4, &steps}}) {
+    if (!n.hasInput(i))
+      continue;
+    auto given = n.constantInts(i);
+    if (failed(given))
+      return failure();
+    *list = *given;
+  }
+  SmallVector<int64_t> los, his, stepOf;
+  if (std::string problem = sliceBounds(shapeOf(*x), *starts, *ends, axes, steps, los, his,
+                                        &stepOf);
+      !problem.empty())
+    return n.emitError() << problem;
+  const int64_t rank = static_cast<int64_t>(los.size());
+  OpBuilder &b = n.builder();
+  Value v = *x;
+  for (int64_t axis = 0; axis < rank; ++axis) {
+    const int64_t lo = los[axis], hi = his[axis], step = stepOf[axis];
+    if (lo == 0 && hi == shapeOf(v)[axis] && step == 1)
+      continue;
+    if (lo == hi) { // Phi-3's rotary pass-through part at partial_rotary_factor 1
+      n.setEmptyOutput(0);
+      return success();
+    }
+    v = step == 1 ? sliceAxis(b, n.loc(), v, axis, lo, hi)
+                  : strideAxis(b, n.loc(), v, axis, lo, (hi - lo + step - 1) / step, step);
+  }
+  auto type = n.outputType(0);
+  if (failed(type))
+    return failure();
+  if (v.getType() != *type)
+    return n.emitError() << "the slice has shape " << shapeToString(shapeOf(v))
+                         << ", ONNX shape inference says " << shapeToString(type->getShape());
+  n.setOutput(0, v);
   return success();
 }
 

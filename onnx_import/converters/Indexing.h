@@ -28,6 +28,16 @@ mlir::Value permuteDims(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v,
 mlir::Value gatherAlongAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis,
                             mlir::Value indices);
 
+/// GatherElements of `data` along `axis` at `positions`: integers in [0,
+/// the axis' extent) computed at run time, held as FLOAT (RuntimeInts.cpp,
+/// TopK's indices), of the indices' shape. Each element's flat position in
+/// the data (position * stride plus its own offset, computed in float: the
+/// caller keeps the data within 2^24 elements) made int64 by train.to_index,
+/// the data flattened to a column and read there by a train.gather, whose
+/// gradient adds each element back where it was read.
+mlir::Value gatherElementsAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
+                             int64_t axis, mlir::Value positions);
+
 /// The part [lo, hi) of `v` along `axis` (a non-empty range): a split into
 /// the part before, the part and the part after, keeping the part; `v`
 /// itself when the range is the whole axis.
@@ -41,6 +51,14 @@ mlir::Value sliceAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int
 /// count - 1 so and the last one sliced, concatenated.
 mlir::Value strideAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value v, int64_t axis,
                        int64_t lo, int64_t count, int64_t step);
+
+/// Gather at token ids (an embedding; ids reshaped or transposed on their
+/// way too), and of computed data at constant indices (converters/Indexing.cpp).
+mlir::LogicalResult convertGather(NodeImporter &n);
+
+/// Slice with constant starts, ends, axes and steps: splits, and strideAxis
+/// for steps.
+mlir::LogicalResult convertSlice(NodeImporter &n);
 
 /// GatherND (batch_dims 0) at constant indices (Swin's relative position bias
 /// as PyTorch's torch.export-based exporter writes it): each index tuple one

@@ -287,29 +287,34 @@ LogicalResult convertResize(NodeImporter &n) {
     std::vector<float> w = axisWeights(m, in, out, scale[d]);
     if (in == out && isIdentity(w, in))
       continue;
-    SmallVector<int64_t> shape(shapeOf(v));
-    shape[d] = out;
-    auto type = RankedTensorType::get(shape, b.getF32Type());
-    if (rank >= 2 && d == rank - 2) {
-      // [out, in] x [..., in, W]
-      v = MatMulOp::create(b, loc, type, f32Constant(n, {out, in}, w), v, false, false);
-      continue;
-    }
-    // The axis last, [..., in] x [out, in]^T, and back.
-    SmallVector<int64_t> perm(rank);
-    std::iota(perm.begin(), perm.end(), 0);
-    std::swap(perm[d], perm[rank - 1]);
-    Value t = d == rank - 1 ? v : permuteDims(b, loc, v, perm);
-    SmallVector<int64_t> product(shapeOf(t));
-    product[rank - 1] = out;
-    t = MatMulOp::create(b, loc, RankedTensorType::get(product, b.getF32Type()), t,
-                         f32Constant(n, {out, in}, w), false, true);
-    v = d == rank - 1 ? t : permuteDims(b, loc, t, perm);
+    v = matrixAlongAxis(n, v, d, w, out);
   }
   if (v == *x) // every axis kept: still a value of its own
     v = ReshapeOp::create(b, loc, *outType, v);
   n.setOutput(0, v);
   return success();
+}
+
+Value matrixAlongAxis(NodeImporter &n, Value v, int64_t axis, ArrayRef<float> w, int64_t out) {
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  const int64_t rank = static_cast<int64_t>(shapeOf(v).size());
+  const int64_t in = shapeOf(v)[axis];
+  SmallVector<int64_t> shape(shapeOf(v));
+  shape[axis] = out;
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  if (rank >= 2 && axis == rank - 2) // [out, in] x [..., in, W]
+    return MatMulOp::create(b, loc, type, f32Constant(n, {out, in}, w), v, false, false);
+  // The axis last, [..., in] x [out, in]^T, and back.
+  SmallVector<int64_t> perm(rank);
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[axis], perm[rank - 1]);
+  Value t = axis == rank - 1 ? v : permuteDims(b, loc, v, perm);
+  SmallVector<int64_t> product(shapeOf(t));
+  product[rank - 1] = out;
+  t = MatMulOp::create(b, loc, RankedTensorType::get(product, b.getF32Type()), t,
+                       f32Constant(n, {out, in}, w), false, true);
+  return axis == rank - 1 ? t : permuteDims(b, loc, t, perm);
 }
 
 } // namespace mgs::onnx_import

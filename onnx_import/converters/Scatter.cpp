@@ -3,7 +3,9 @@
 // Built from train.gather (the embedding's kernel) over the data's rows and
 // the updates' rows, concatenated: no kernel of its own, and no arithmetic
 // on the data, so what the data holds where the updates go (inf, NaN) does
-// not reach the result.
+// not reach the result. The gather's gradient reaches the data where
+// nothing was written and each update that was (not one overwritten by a
+// later one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,24 +28,20 @@ LogicalResult convertScatterND(NodeImporter &n) {
   if (reduction != "none")
     return n.emitError() << "reduction '" << reduction
                          << "' on computed data is not supported; supported: none";
-  for (int i : {1, 2})
-    if (!n.inputIsConstant(i) || n.inputIsParameter(i))
-      return n.emitError() << "its " << (i == 1 ? "indices" : "updates") << " ('"
-                           << n.node().input(i)
-                           << "') must be constants when its data is computed or trained";
+  if (!n.inputIsConstant(1))
+    return n.emitError() << "its indices ('" << n.node().input(1)
+                         << "') must be constants when its data is computed or trained";
   auto data = n.input(0);
   auto indexTensor = n.constantInput(1);
-  auto updateTensor = n.constantInput(2);
+  auto updates = n.input(2);
   auto resultType = n.outputType(0);
-  if (failed(data) || failed(indexTensor) || failed(updateTensor) || failed(resultType))
+  if (failed(data) || failed(indexTensor) || failed(updates) || failed(resultType))
     return failure();
   // ONNX's type inference has refused other types already (swin-v2-pieces.onnxtext's
   // int32 indices): a backstop for ParseData.
-  if ((*indexTensor)->data_type() != onnx::TensorProto::INT64 ||
-      (*updateTensor)->data_type() != onnx::TensorProto::FLOAT)
-    return n.emitError() << "the indices must be INT64 and the updates FLOAT";
+  if ((*indexTensor)->data_type() != onnx::TensorProto::INT64)
+    return n.emitError() << "the indices must be INT64";
   const std::vector<int64_t> indices = onnx::ParseData<int64_t>(*indexTensor);
-  const std::vector<float> updates = onnx::ParseData<float>(*updateTensor);
   auto type = cast<RankedTensorType>(data->getType());
   ArrayRef<int64_t> dims = type.getShape();
   const int64_t rank = static_cast<int64_t>(dims.size());
@@ -55,9 +53,8 @@ LogicalResult convertScatterND(NodeImporter &n) {
   // updates: indices.shape[:-1] + data.shape[k:].
   SmallVector<int64_t> want(indexDims.begin(), indexDims.end() - 1);
   want.append(dims.begin() + k, dims.end());
-  SmallVector<int64_t> updateDims((*updateTensor)->dims().begin(),
-                                  (*updateTensor)->dims().end());
-  if (ArrayRef<int64_t>(want) != ArrayRef<int64_t>(updateDims))
+  ArrayRef<int64_t> updateDims = shapeOf(*updates);
+  if (ArrayRef<int64_t>(want) != updateDims)
     return n.emitError() << "updates have shape " << shapeToString(updateDims) << ", expected "
                          << shapeToString(want) << " (indices.shape[:-1] + data.shape[k:])";
 
@@ -65,8 +62,12 @@ LogicalResult convertScatterND(NodeImporter &n) {
   // row of the result is the data's row or the last update written to it.
   ArrayRef<int64_t> sliceDims = dims.drop_front(k);
   const int64_t rows = numElements(dims.take_front(k)), slice = numElements(sliceDims);
-  SmallVector<int64_t> written(rows, -1);
   const int64_t tuples = static_cast<int64_t>(indices.size()) / k;
+  // Gathered from [the data's rows; the updates' rows]: row r of the data,
+  // or row `rows + t` for the t-th update, the last written to row r.
+  SmallVector<int64_t> source(rows);
+  for (int64_t r = 0; r < rows; ++r)
+    source[r] = r;
   for (int64_t t = 0; t < tuples; ++t) {
     int64_t at = 0;
     for (int64_t d = 0; d < k; ++d) {
@@ -76,23 +77,9 @@ LogicalResult convertScatterND(NodeImporter &n) {
                              << " of size " << dims[d];
       at = at * dims[d] + (i < 0 ? i + dims[d] : i);
     }
-    written[at] = t;
+    source[at] = rows + t;
   }
-  // Gathered from [the data's rows; the updates' rows that are kept]: row r
-  // of the data, or row `rows + j` for the j-th update kept.
-  SmallVector<int64_t> source(rows);
-  std::vector<float> placed;
-  int64_t kept = 0;
-  for (int64_t r = 0; r < rows; ++r) {
-    if (written[r] < 0) {
-      source[r] = r;
-      continue;
-    }
-    source[r] = rows + kept++;
-    placed.insert(placed.end(), updates.begin() + written[r] * slice,
-                  updates.begin() + (written[r] + 1) * slice);
-  }
-  if (kept == 0 || slice == 0) {
+  if (tuples == 0 || slice == 0) {
     n.setOutput(0, *data);
     return success();
   }
@@ -106,10 +93,10 @@ LogicalResult convertScatterND(NodeImporter &n) {
   Value table = *data;
   if (k != 1)
     table = ReshapeOp::create(b, loc, f32(rows), table);
-  auto updateType = f32(kept);
-  Value updateRows = arith::ConstantOp::create(
-      b, loc, updateType, DenseElementsAttr::get(updateType, ArrayRef<float>(placed)));
-  table = ConcatOp::create(b, loc, f32(rows + kept), ValueRange{table, updateRows},
+  Value updateRows = *updates;
+  if (shapeOf(updateRows) != ArrayRef<int64_t>(f32(tuples).getShape()))
+    updateRows = ReshapeOp::create(b, loc, f32(tuples), updateRows);
+  table = ConcatOp::create(b, loc, f32(rows + tuples), ValueRange{table, updateRows},
                            b.getI64IntegerAttr(0));
   auto indexType = RankedTensorType::get({rows}, b.getI64Type());
   Value at = arith::ConstantOp::create(b, loc, indexType,

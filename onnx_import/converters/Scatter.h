@@ -1,10 +1,11 @@
 //===- Scatter.h - ScatterND of computed data -------------------*- C++ -*-===//
 //
-// ONNX ScatterND whose data is computed or trained and whose indices and
-// updates are constants (Swin V2's qkv bias, whose key part PyTorch
-// overwrites with zeros: `zero_()` on a slice), registered in
-// opConverters()'s table. All-constant ScatterND is folded at import
-// (ConstantFolding).
+// ONNX ScatterND whose data is computed or trained and whose indices are
+// constants: Swin V2's qkv bias, whose key part PyTorch overwrites with
+// zeros (`zero_()` on a slice: constant updates), and a slice assignment of
+// computed values (`x[..., idx] = y`, Funnel's as torch.export writes it),
+// registered in opConverters()'s table. All-constant ScatterND is folded at
+// import (ConstantFolding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,9 +21,10 @@ namespace mgs::onnx_import {
 /// updates' rows, concatenated, at constant indices choosing for each row
 /// the last update written to it or else the data's own row. The result's
 /// written elements are the updates whatever the data holds there (inf or
-/// NaN included), and the gradient reaches the data only where nothing was
-/// written, as PyTorch's does. Updates that are computed or trained,
-/// another reduction and indices out of range are errors naming the node.
+/// NaN included); the gradient reaches the data only where nothing was
+/// written and the updates (computed, trained or constant) that were, as
+/// PyTorch's does. Computed indices, another reduction and indices out of
+/// range are errors naming the node.
 mlir::LogicalResult convertScatterND(NodeImporter &n);
 
 } // namespace mgs::onnx_import

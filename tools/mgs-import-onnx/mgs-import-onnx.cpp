@@ -35,14 +35,13 @@ static cl::opt<int64_t>
               cl::desc("Set dimension 0 of the graph inputs whose dimension 0 is "
                        "symbolic (of every input if none is)"),
               cl::value_desc("N"), cl::init(0), cl::cat(category));
-static cl::list<std::string> dims("dim", cl::desc("Set the graph inputs' symbolic dimension NAME to N (a sequence length an "
-                    "export left dynamic; the batch is --batch-size's)"),
+static cl::list<std::string> dims("dim", cl::desc(mgs::onnx_import::kDimHelp),
            cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
-static cl::list<std::string> bindInputs("bind-input", cl::desc("Give a graph input its values in the model instead of the data: "
-                    "NAME=VALUE (a constant, e.g. token_type_ids=0) or NAME=INPUT!=VALUE / "
-                    "NAME=INPUT==VALUE (a mask of another input in NAME's dtype, e.g. "
-                    "attention_mask=input_ids!=PAD; quote '!' in an interactive shell)"),
+static cl::list<std::string> bindInputs("bind-input", cl::desc(mgs::onnx_import::kBindInputHelp),
            cl::value_desc("NAME=...,..."), cl::CommaSeparated, cl::cat(category));
+static cl::opt<bool> trainBatchNorm("train-batchnorm",
+                                    cl::desc(mgs::onnx_import::kTrainBatchNormHelp),
+                                    cl::cat(category));
 static cl::opt<bool> inlineWeights("inline-weights",
                                    cl::desc("Print parameter values into the IR (small models)"),
                                    cl::cat(category));
@@ -97,6 +96,7 @@ int main(int argc, char **argv) {
     options.batchSize = batchSize;
   }
   options.inlineWeights = inlineWeights;
+  options.trainBatchNorm = trainBatchNorm;
   if (auto error = mgs::onnx_import::parseInputOptions(dims, bindInputs, options)) {
     errs() << "mgs-import-onnx: error: " << *error << "\n";
     return 1;

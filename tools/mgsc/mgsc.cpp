@@ -89,13 +89,11 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
-cl::list<std::string> dims("dim", cl::desc("Set the graph inputs' symbolic dimension NAME to N (a sequence length an "
-                    "export left dynamic; the batch is --batch-size's)"),
+cl::list<std::string> dims("dim", cl::desc(mgs::onnx_import::kDimHelp),
            cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
-cl::list<std::string> bindInputs("bind-input", cl::desc("Give a graph input its values in the model instead of the data: "
-                    "NAME=VALUE (a constant, e.g. token_type_ids=0) or NAME=INPUT!=VALUE / "
-                    "NAME=INPUT==VALUE (a mask of another input in NAME's dtype, e.g. "
-                    "attention_mask=input_ids!=PAD; quote '!' in an interactive shell)"),
+cl::opt<bool> trainBatchNorm("train-batchnorm", cl::desc(mgs::onnx_import::kTrainBatchNormHelp),
+                             cl::cat(category));
+cl::list<std::string> bindInputs("bind-input", cl::desc(mgs::onnx_import::kBindInputHelp),
            cl::value_desc("NAME=...,..."), cl::CommaSeparated, cl::cat(category));
 cl::list<std::string>
     freeze("freeze",
@@ -457,6 +455,7 @@ int main(int argc, char **argv) {
   mgs::onnx_import::ImportOptions importOptions;
   if (batchSize.getNumOccurrences())
     importOptions.batchSize = batchSize;
+  importOptions.trainBatchNorm = trainBatchNorm;
   if (auto error = mgs::onnx_import::parseInputOptions(dims, bindInputs, importOptions))
     return fail(*error);
   auto imported = mgs::onnx_import::importOnnxFile(context, inputFile, importOptions);

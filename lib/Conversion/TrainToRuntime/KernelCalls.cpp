@@ -249,6 +249,12 @@ SmallVector<int64_t> cumSumDesc(ArrayRef<int64_t> in, int64_t axis, bool exclusi
                     {D::Reverse, reverse}});
 }
 
+/// The positions of each of `rows` rows' k greatest or least of `len` entries.
+SmallVector<int64_t> topKPositionsDesc(int64_t rows, int64_t len, int64_t k, bool largest) {
+  using D = TopKPositionsDesc;
+  return fields<D>({{D::Rows, rows}, {D::Len, len}, {D::K, k}, {D::Largest, largest}});
+}
+
 /// x: steps x batch x input; r: 1 x 3H x H.
 SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool linearBeforeReset) {
   using D = GruDesc;
@@ -499,6 +505,13 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       })
       .Case([&](ToIndexOp t) {
         return call(Kernel::to_index, countDesc(numel(t.getInput())),
+                    {{t.getInput()}, {t.getResult()}});
+      })
+      .Case([&](TopKPositionsOp t) {
+        ArrayRef<int64_t> in = shapeOf(t.getInput());
+        return call(Kernel::topk_positions,
+                    topKPositionsDesc(numel(t.getInput()) / in.back(), in.back(), t.getK(),
+                                      t.getLargest()),
                     {{t.getInput()}, {t.getResult()}});
       })
       .Case([&](ReduceOp r) {

@@ -79,7 +79,8 @@
   X(gelu_fwd)                                                                                      \
   X(gelu_bwd)                                                                                      \
   X(cumsum)                                                                                        \
-  X(to_index)
+  X(to_index)                                                                                      \
+  X(topk_positions)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -379,6 +380,12 @@ struct GeluDesc {
 /// 1: each sum leaves out its own element; reverse = 1: from the end.
 struct CumSumDesc {
   enum : int64_t { Outer, Len, Inner, Exclusive, Reverse, Size };
+};
+
+/// topk_positions: x is rows x len; each row's k greatest (largest = 1) or
+/// least (largest = 0) entries' positions.
+struct TopKPositionsDesc {
+  enum : int64_t { Rows, Len, K, Largest, Size };
 };
 
 //===--- The top-k rule -----------------------------------------------------===//

@@ -373,6 +373,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, 
  * bufs: x (float), y (int64) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* The positions of each row's k greatest (largest = 1) or least (largest = 0)
+ *   entries, in that order (ONNX TopK on the last axis; its values are a
+ *   gather of x at the positions, which carries the gradient). Positions are
+ *   written as floats (exact: len is at most 2^24). Equal entries come in
+ *   ascending position; a NaN counts as greater than every number (as in
+ *   PyTorch). desc: [rows, len, k, largest]; 0 <= k <= len.
+ * bufs: x (rows x len), y (rows x k) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_topk_positions(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
 /*===--- Top-k sparsification (OMGS-SGD) ----------------------------------===*
  * Each worker keeps the k largest-magnitude entries of its gradient plus
  * residual and carries the rest over (error feedback); the workers' values

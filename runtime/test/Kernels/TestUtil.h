@@ -125,6 +125,16 @@ inline std::vector<int64_t> cumSumDesc(int64_t outer, int64_t len, int64_t inner
   return d;
 }
 
+inline std::vector<int64_t> topKPositionsDesc(int64_t rows, int64_t len, int64_t k, int64_t largest) {
+  using F = mgs::contract::TopKPositionsDesc;
+  std::vector<int64_t> d(F::Size);
+  d[F::Rows] = rows;
+  d[F::Len] = len;
+  d[F::K] = k;
+  d[F::Largest] = largest;
+  return d;
+}
+
 /// |got - want| <= atol + rtol * |want|, elementwise.
 template <typename A, typename B>
 void expectClose(const A &got, const B &want, double rtol, double atol,

@@ -1424,3 +1424,43 @@ func.func @to_index_not_int64(%x: tensor<2x8xf32>) {
   %i = "train.to_index"(%x) : (tensor<2x8xf32>) -> tensor<2x8xi32>
   return
 }
+
+// -----
+
+func.func @topk_positions_rank0(%x: tensor<f32>) {
+  // expected-error @+1 {{'train.topk_positions' op input must have rank at least 1}}
+  %p = train.topk_positions %x {k = 1, largest = true} : tensor<f32> -> tensor<1xf32>
+  return
+}
+
+// -----
+
+func.func @topk_positions_k_zero(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'train.topk_positions' op k = 0 must be in [1, 8] (the last axis' extent)}}
+  %p = train.topk_positions %x {k = 0, largest = true} : tensor<4x8xf32> -> tensor<4x0xf32>
+  return
+}
+
+// -----
+
+func.func @topk_positions_k_over(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'train.topk_positions' op k = 9 must be in [1, 8] (the last axis' extent)}}
+  %p = train.topk_positions %x {k = 9, largest = false} : tensor<4x8xf32> -> tensor<4x9xf32>
+  return
+}
+
+// -----
+
+func.func @topk_positions_shape(%x: tensor<4x8xf32>) {
+  // expected-error @+1 {{'train.topk_positions' op result shape 4x3 does not match the expected 4x2}}
+  %p = train.topk_positions %x {k = 2, largest = true} : tensor<4x8xf32> -> tensor<4x3xf32>
+  return
+}
+
+// -----
+
+func.func @topk_positions_too_long(%x: tensor<1x16777217xf32>) {
+  // expected-error @+1 {{'train.topk_positions' op last axis has 16777217 entries, more than 2^24 (its positions are floats)}}
+  %p = train.topk_positions %x {k = 1, largest = true} : tensor<1x16777217xf32> -> tensor<1x1xf32>
+  return
+}

@@ -653,3 +653,13 @@ func.func @cumsum_to_index(%x: tensor<2x8xf32>) {
   %i = train.to_index %c : tensor<2x8xf32> -> tensor<2x8xi64>
   return
 }
+
+// The positions of each row's top k (ONNX TopK's indices), greatest and least.
+// CHECK-LABEL: func.func @topk_positions
+//       CHECK:   train.topk_positions %{{.*}} {k = 2 : i64, largest = true} : tensor<4x3x8xf32> -> tensor<4x3x2xf32>
+//       CHECK:   train.topk_positions %{{.*}} {k = 8 : i64, largest = false} : tensor<4x3x8xf32> -> tensor<4x3x8xf32>
+func.func @topk_positions(%x: tensor<4x3x8xf32>) {
+  %p = train.topk_positions %x {k = 2, largest = true} : tensor<4x3x8xf32> -> tensor<4x3x2xf32>
+  %q = train.topk_positions %x {k = 8, largest = false} : tensor<4x3x8xf32> -> tensor<4x3x8xf32>
+  return
+}

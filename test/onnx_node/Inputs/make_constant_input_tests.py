@@ -19,7 +19,10 @@ Tile), and Einsums with several free or contracted labels.
 
 And Resize of computed data by constant scales or sizes: ONNX's own Resize node tests
 (ONNX_NODE_DIR, e.g. ~/.cache/mgs-deps/onnx-1.19.1/share/onnx/node) with their scales and sizes
-made constants, and a few more.
+made constants, and a few more. And ONNX's own TopK node tests with K a constant, the indices
+cast to FLOAT as an output, and TopK's indices read by a Gather and a GatherND (a mixture of
+experts' routing). And ONNX's own DFT node tests with the axis a constant, FNet's fftn(x).real,
+and a one-sided DFT.
 
     [ONNX_NODE_DIR=DIR] make_constant_input_tests.py OUT_DIR   (a Python with onnx >= 1.18)
 """
@@ -270,6 +273,101 @@ def main(out_dir):
                helper.make_node("Resize", ["sq", "", "scales"], ["y"], **attrs)],
               ["x"], ["y"], {"x": r(*shape)})
 
+    # ONNX's own TopK node tests with K a constant (its graph input there; mgs selects a
+    # constant number of entries) and the indices cast to FLOAT as a second output (mgs's
+    # outputs are FLOAT), ONNX's reference outputs; not test_top_k_uint64 (mgs computes FLOAT).
+    # And TopK's indices read as a mixture of experts reads them: a Gather of a table at them,
+    # a GatherND at them as one-coordinate tuples through Expand and a one-input Max (PyTorch
+    # 2.x's exporter), on an axis that is not the last; a GatherElements of computed data.
+    for name in sorted(os.listdir(node_dir)) if node_dir else []:
+        if not name.startswith("test_top_k") or name == "test_top_k_uint64":
+            continue
+        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
+        data = os.path.join(node_dir, name, "test_data_set_0")
+        x, k = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
+                for i in range(2)]
+        values, indices = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"output_{i}.pb")))
+                           for i in range(2)]
+        node = model.graph.node[0]
+        write(out_dir, "test_mgs_const_" + name[len("test_"):], model.opset_import[0].version,
+              [const(model.graph.input[1].name, k), node,
+               helper.make_node("Cast", [node.output[1]], ["indices_as_float"], to=F)],
+              [model.graph.input[0].name], [node.output[0], "indices_as_float"],
+              {model.graph.input[0].name: x.astype(np.float32)},  # same_values: INT64
+              expected=[values.astype(np.float32), indices.astype(np.float32)])
+    table = r(5, 3)
+    write(out_dir, "test_mgs_topk_gather_table", 13,
+          [const("k", np.array([2], np.int64)), const("table", table),
+           helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+           helper.make_node("Gather", ["table", "i"], ["rows"]),
+           helper.make_node("Mul", ["rows", "rows"], ["y"])],
+          ["x"], ["v", "y"], {"x": r(4, 5)})
+    write(out_dir, "test_mgs_topk_gathernd_axis0", 18,
+          [const("k", np.array([2], np.int64)), const("table", table),
+           const("shape", np.array([3, 4, 1], np.int64)), const("last", np.array([-1], np.int64)),
+           const("minus_one", np.array([-1], np.int64)),
+           helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=0, largest=0),
+           helper.make_node("Transpose", ["v"], ["vt"], perm=[1, 0]),
+           helper.make_node("Reshape", ["i", "minus_one"], ["flat"]),
+           helper.make_node("Max", ["flat"], ["same"]),
+           helper.make_node("Unsqueeze", ["same", "last"], ["tuples1"]),
+           helper.make_node("Expand", ["tuples1", "shape"], ["tuples"]),
+           helper.make_node("Concat", ["tuples"], ["tuples_c"], axis=-1),
+           helper.make_node("GatherND", ["table", "tuples_c"], ["y"])],
+          ["x"], ["vt", "y"], {"x": r(5, 2)})
+    # torch.gather(probs, -1, idx) of TopK's indices: GatherElements of computed data at
+    # indices computed at run time (the data squared first: computed), along axis 1 of three.
+    write(out_dir, "test_mgs_topk_gatherelements", 13,
+          [const("k", np.array([2], np.int64)),
+           helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+           helper.make_node("Mul", ["x", "x"], ["sq"]),
+           helper.make_node("GatherElements", ["sq", "i"], ["y"], axis=1)],
+          ["x"], ["y"], {"x": r(3, 4, 2)})
+
+    # ONNX's own DFT node tests (opset 20's axis input made a constant), their outputs computed
+    # in float64 (NumPy's FFT; ONNX's stored ones are float32 results, 1.9e-7 off the inverse's
+    # exact zeros, past the forward tests' atol 1e-7); and
+    # FNet's mixing as torch.export writes torch.fft.fftn(x).real: the data made complex, DFTs
+    # along two axes, the real part; a one-sided DFT of a real signal on the middle axis.
+    for name in sorted(os.listdir(node_dir)) if node_dir else []:
+        if not name.startswith("test_dft"):
+            continue
+        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
+        data = os.path.join(node_dir, name, "test_data_set_0")
+        tensors = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
+                   for i in range(len(model.graph.input))]
+        node = model.graph.node[0]
+        attrs = {a.name: helper.get_attribute_value(a) for a in node.attribute}
+        opset = model.opset_import[0].version
+        axis = int(tensors[1]) if opset >= 20 else attrs.get("axis", 1)
+        x = tensors[0].astype(np.float64)
+        signal = x[..., 0] + (1j * x[..., 1] if x.shape[-1] == 2 else 0)
+        transform = np.fft.ifft if attrs.get("inverse", 0) else np.fft.fft
+        spectrum = transform(signal, axis=axis)
+        expected = np.stack([spectrum.real, spectrum.imag], axis=-1).astype(np.float32)
+        nodes = [const(vi.name, t) for vi, t in zip(model.graph.input[1:], tensors[1:])]
+        nodes.append(node)
+        write(out_dir, "test_mgs_const_" + name[len("test_"):], opset,
+              nodes, [model.graph.input[0].name], [node.output[0]],
+              {model.graph.input[0].name: tensors[0]}, expected=[expected])
+    write(out_dir, "test_mgs_dft_fnet_fftn_real", 20,
+          [const("last", np.array([-1], np.int64)), const("zero", np.array(0, np.float32)),
+           const("a2", np.array(2, np.int64)), const("a1", np.array(1, np.int64)),
+           const("s0", np.array([0], np.int64)), const("s1", np.array([1], np.int64)),
+           helper.make_node("Mul", ["x", "x"], ["sq"]),
+           helper.make_node("Unsqueeze", ["sq", "last"], ["re"]),
+           helper.make_node("Mul", ["re", "zero"], ["im"]),
+           helper.make_node("Concat", ["re", "im"], ["c"], axis=-1),
+           helper.make_node("DFT", ["c", "", "a2"], ["f2"]),
+           helper.make_node("DFT", ["f2", "", "a1"], ["f"]),
+           helper.make_node("Slice", ["f", "s0", "s1", "last"], ["r"]),
+           helper.make_node("Squeeze", ["r", "last"], ["y"])],
+          ["x"], ["y"], {"x": r(2, 6, 5)})
+    write(out_dir, "test_mgs_dft_onesided_middle_axis", 20,
+          [const("last", np.array([-1], np.int64)), const("a1", np.array(1, np.int64)),
+           helper.make_node("Unsqueeze", ["x", "last"], ["re"]),
+           helper.make_node("DFT", ["re", "", "a1"], ["y"], onesided=1)],
+          ["x"], ["y"], {"x": r(3, 7, 2)})
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:

@@ -353,6 +353,22 @@ LogicalResult ToIndexOp::verify() {
   return checkResultShape(*this, getResult(), shapeOf(getInput()));
 }
 
+LogicalResult TopKPositionsOp::verify() {
+  ArrayRef<int64_t> in = shapeOf(getInput());
+  if (in.empty())
+    return emitOpError() << "input must have rank at least 1";
+  const int64_t len = in.back();
+  if (len > (int64_t{1} << 24))
+    return emitOpError() << "last axis has " << len
+                         << " entries, more than 2^24 (its positions are floats)";
+  if (getK() < 1 || getK() > len)
+    return emitOpError() << "k = " << getK() << " must be in [1, " << len
+                         << "] (the last axis' extent)";
+  SmallVector<int64_t> out(in);
+  out.back() = getK();
+  return checkResultShape(*this, getResult(), out);
+}
+
 namespace {
 /// The LSTM's T, N, I, H from its input and weights; checks w, r, b.
 FailureOr<std::array<int64_t, 4>> lstmDims(Operation *op, Value input, Value w, Value r,

@@ -350,8 +350,8 @@ LogicalResult Differentiator::differentiate(Operation *op) {
                  << "in inference form (fixed statistics) cannot be trained; export the "
                     "model in training mode (torch.onnx.export(..., training="
                     "TrainingMode.TRAINING); PyTorch 2.x's torch.export-based exporter "
-                    "(dynamo=True) writes BatchNorm in inference form even then: use "
-                    "dynamo=False)";
+                    "(dynamo=True) writes BatchNorm in inference form even then: compile "
+                    "with mgsc --train-batchnorm, or export with dynamo=False)";
         auto grads = create<BatchNormGradOp>(
             loc, bn.getInput().getType(), bn.getScale().getType(), bn.getBias().getType(),
             bn.getInput(), bn.getScale(), bn.getSavedMean(), bn.getSavedInvStd(),
@@ -498,6 +498,8 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
+    if (isa<TopKPositionsOp>(op))
+      continue; // piecewise constant: no gradient flows through positions
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())
         if (isa<FloatType>(cast<ShapedType>(r.getType()).getElementType()))

@@ -961,4 +961,26 @@ def Train_ToIndexOp : Train_Op<"to_index", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_TopKPositionsOp : Train_Op<"topk_positions", [Pure]> {
+  let summary = "The positions of the k greatest or least entries along the last axis (ONNX TopK's indices)";
+  let description = [{
+    Each row's (last axis') `k` greatest entries' positions, greatest first
+    (`largest`; otherwise the least, least first), as floats: integers
+    computed at run time, which `train.to_index` makes indices of. Equal
+    entries come in ascending position; a NaN counts as greater than every
+    number. TopK's values are a `train.gather` of the input at these
+    positions, which carries their gradient; the positions themselves are
+    piecewise constant and get none. The last axis is at most 2^24 long
+    (floats hold its positions exactly).
+
+    ```mlir
+    %p = train.topk_positions %probs {k = 2, largest = true} : tensor<16x8xf32> -> tensor<16x2xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input, I64Attr:$k, BoolAttr:$largest);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_TD
