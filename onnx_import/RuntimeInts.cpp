@@ -194,13 +194,8 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     auto axis = axisAttr("axis", 0, rank);
     if (failed(axis))
       return failure();
-    if (static_cast<int64_t>(indexShape.size()) != rank)
-      return emitError() << "indices of rank " << indexShape.size() << " for data of rank "
-                         << rank << "; GatherElements needs equal ranks";
-    for (int64_t d = 0; d < rank; ++d)
-      if (d != *axis && indexShape[d] > shape[d])
-        return emitError() << "indices dimension " << d << " (" << indexShape[d]
-                           << ") exceeds the data's (" << shape[d] << ")";
+    if (failed(checkGatherElementsShapes(*this, shape, indexShape, *axis)))
+      return failure();
     const int64_t extent = shape[*axis];
     if (in.lo < 0 || in.hi >= static_cast<double>(extent))
       return emitError() << "its indices '" << curNode->input(1) << "', computed at run time "

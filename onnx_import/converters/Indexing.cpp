@@ -74,6 +74,19 @@ Value gatherFlat(OpBuilder &b, Location loc, Value x, Value at) {
 
 } // namespace
 
+LogicalResult checkGatherElementsShapes(NodeImporter &n, ArrayRef<int64_t> shape,
+                                        ArrayRef<int64_t> indexShape, int64_t axis) {
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  if (static_cast<int64_t>(indexShape.size()) != rank)
+    return n.emitError() << "indices of rank " << indexShape.size() << " for data of rank "
+                         << rank << "; GatherElements needs equal ranks";
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && indexShape[d] > shape[d])
+      return n.emitError() << "indices dimension " << d << " (" << indexShape[d]
+                           << ") exceeds the data's (" << shape[d] << ")";
+  return success();
+}
+
 Value gatherElementsAt(OpBuilder &b, Location loc, Value data, int64_t axis, Value positions) {
   ArrayRef<int64_t> shape = shapeOf(data), indexShape = shapeOf(positions);
   SmallVector<int64_t> offsets = elementOffsets(shape, indexShape, axis);
@@ -280,13 +293,8 @@ LogicalResult convertGatherElements(NodeImporter &n) {
   if (failed(axis))
     return failure();
   SmallVector<int64_t> indexShape((*constant)->dims().begin(), (*constant)->dims().end());
-  if (static_cast<int64_t>(indexShape.size()) != rank)
-    return n.emitError() << "indices of rank " << indexShape.size() << " for data of rank "
-                         << rank << "; GatherElements needs equal ranks";
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && indexShape[d] > shape[d])
-      return n.emitError() << "indices dimension " << d << " (" << indexShape[d]
-                           << ") exceeds the data's (" << shape[d] << ")";
+  if (failed(checkGatherElementsShapes(n, shape, indexShape, *axis)))
+    return failure();
   // Each element's flat position in the data: its own coordinates, the
   // axis' replaced by its index.
   SmallVector<int64_t> flat = elementOffsets(shape, indexShape, *axis);

@@ -38,6 +38,12 @@ mlir::Value gatherAlongAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value 
 mlir::Value gatherElementsAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
                              int64_t axis, mlir::Value positions);
 
+/// GatherElements' shape rules for indices of `indexShape` into data of
+/// `shape` along `axis`: equal ranks, and no dimension but the axis' larger
+/// than the data's; an error naming the node otherwise.
+mlir::LogicalResult checkGatherElementsShapes(NodeImporter &n, llvm::ArrayRef<int64_t> shape,
+                                              llvm::ArrayRef<int64_t> indexShape, int64_t axis);
+
 /// The part [lo, hi) of `v` along `axis` (a non-empty range): a split into
 /// the part before, the part and the part after, keeping the part; `v`
 /// itself when the range is the whole axis.

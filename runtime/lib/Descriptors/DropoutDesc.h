@@ -21,12 +21,6 @@
 #include "Support/Common.h"
 #include "mgsrt/contract.h"
 
-#ifdef __CUDACC__
-#define MGSRT_HOST_DEVICE __host__ __device__
-#else
-#define MGSRT_HOST_DEVICE
-#endif
-
 namespace mgs::rt {
 
 constexpr uint64_t kDropoutGamma = 0x9E3779B97F4A7C15ull;

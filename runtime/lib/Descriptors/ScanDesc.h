@@ -16,14 +16,6 @@
 
 #include <cmath>
 
-#ifndef MGSRT_HOST_DEVICE
-#ifdef __CUDACC__
-#define MGSRT_HOST_DEVICE __host__ __device__
-#else
-#define MGSRT_HOST_DEVICE
-#endif
-#endif
-
 namespace mgs::rt {
 
 struct CumSumParams {

@@ -13,14 +13,6 @@
 #include "Support/Common.h"
 #include "mgsrt/contract.h"
 
-#ifndef MGSRT_HOST_DEVICE
-#ifdef __CUDACC__
-#define MGSRT_HOST_DEVICE __host__ __device__
-#else
-#define MGSRT_HOST_DEVICE
-#endif
-#endif
-
 namespace mgs::rt {
 
 /// Positions are written as floats: exact up to here.

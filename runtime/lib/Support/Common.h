@@ -22,6 +22,14 @@
 #include <string>
 #include <utility>
 
+/// Functions the CPU and CUDA kernels share (the descriptors' per-element
+/// arithmetic): device code too where nvcc compiles them.
+#ifdef __CUDACC__
+#define MGSRT_HOST_DEVICE __host__ __device__
+#else
+#define MGSRT_HOST_DEVICE
+#endif
+
 namespace mgs::rt {
 
 /// Kernels are named as the contract names them (messages, trace, profile).
