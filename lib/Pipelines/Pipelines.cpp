@@ -69,6 +69,16 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("clip-grad-norm applies to training; inference builds the forward alone");
     return failure();
   }
+  if (!(options.labelSmoothing >= 0.0 && options.labelSmoothing <= 1.0)) {
+    emitError("label-smoothing must be in [0, 1], got " +
+              std::to_string(options.labelSmoothing.getValue()));
+    return failure();
+  }
+  if ((options.labelSmoothing != 0.0 || options.ignoreIndex != -100) && options.inference) {
+    emitError("label-smoothing and ignore-index apply to training's loss; inference builds the "
+              "forward alone");
+    return failure();
+  }
   const std::string &collective = options.sparseCollective;
   if (collective != "allgather" && collective != "gtopk" && collective != "sparse-allreduce") {
     emitError("sparse-collective must be allgather, gtopk or sparse-allreduce, got '" +
@@ -116,6 +126,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = options.inference;
   stepOptions.evalMode = options.evalMode;
+  stepOptions.ignoreIndex = options.ignoreIndex;
+  stepOptions.labelSmoothing = options.labelSmoothing;
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
     return addGradientClipping(pm, options);

@@ -70,6 +70,10 @@
 // INFERENCE: error: mgs-train-pipeline: strategy applies to training; inference builds the forward alone
 // RUN: not mgs-opt %s --mgs-train-pipeline='target=tpu' 2>&1 | FileCheck %s --check-prefix=TARGET
 // TARGET: error: mgs-train-pipeline: target must be cpu or cuda, got 'tpu'
+// RUN: not mgs-opt %s --mgs-train-pipeline='label-smoothing=-0.1' 2>&1 | FileCheck %s --check-prefix=SMOOTH
+// SMOOTH: error: mgs-train-pipeline: label-smoothing must be in [0, 1], got -0.100000
+// RUN: not mgs-opt %s --mgs-train-pipeline='ignore-index=0 inference=true' 2>&1 | FileCheck %s --check-prefix=LOSS-INFERENCE
+// LOSS-INFERENCE: error: mgs-train-pipeline: label-smoothing and ignore-index apply to training's loss; inference builds the forward alone
 
 // A two-layer MLP as imported (test/Dialect/Train/train-build-step.mlir).
 train.parameter @w1 trainable : tensor<5x4xf32>

@@ -143,6 +143,17 @@ cl::opt<double> clipGradNorm(
              "wait for every gradient)"),
     cl::value_desc("MAX"), cl::init(0.0), cl::cat(category));
 
+cl::opt<int64_t> ignoreIndex(
+    "ignore-index",
+    cl::desc("The label that counts neither in the loss nor in the accuracy: padding "
+             "(torch.nn.CrossEntropyLoss's ignore_index, -100 by default as there)"),
+    cl::value_desc("LABEL"), cl::init(-100), cl::cat(category));
+cl::opt<double> labelSmoothing(
+    "label-smoothing",
+    cl::desc("Label smoothing E in [0, 1]: the loss's target is (1 - E) onehot(label) + E / "
+             "classes (torch.nn.CrossEntropyLoss's label_smoothing; default 0)"),
+    cl::value_desc("E"), cl::init(0.0), cl::cat(category));
+
 /// Prints one progress line with the time since the previous one.
 class Progress {
 public:
@@ -421,6 +432,16 @@ int main(int argc, char **argv) {
   }
   if (clipGradNorm.getNumOccurrences() && inference)
     return fail("--clip-grad-norm applies to training; --inference compiles the forward alone");
+  if (!(labelSmoothing >= 0.0 && labelSmoothing <= 1.0)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", labelSmoothing.getValue());
+    return fail("--label-smoothing must be in [0, 1], got " + Twine(given));
+  }
+  for (cl::Option *option : {static_cast<cl::Option *>(&labelSmoothing),
+                             static_cast<cl::Option *>(&ignoreIndex)})
+    if (option->getNumOccurrences() && inference)
+      return fail("--" + option->ArgStr +
+                  " applies to training's loss; --inference compiles the forward alone");
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
   if (output.empty())
@@ -490,6 +511,8 @@ int main(int argc, char **argv) {
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
   pipeline.instrument = profileGenerate;
   pipeline.clipGradNorm = clipGradNorm;
+  pipeline.ignoreIndex = ignoreIndex;
+  pipeline.labelSmoothing = labelSmoothing;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

@@ -79,6 +79,14 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       llvm::cl::desc("Clip the global norm of the averaged gradients to this (0: no clipping); "
                      "the updates then wait for every gradient"),
       llvm::cl::init(0.0)};
+  Option<int64_t> ignoreIndex{
+      *this, "ignore-index",
+      llvm::cl::desc("The label the loss ignores (padding; PyTorch's default -100)"),
+      llvm::cl::init(-100)};
+  Option<double> labelSmoothing{
+      *this, "label-smoothing",
+      llvm::cl::desc("Label smoothing of the cross-entropy, in [0, 1] (0: none)"),
+      llvm::cl::init(0.0)};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

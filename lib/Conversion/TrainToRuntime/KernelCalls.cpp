@@ -494,8 +494,13 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](SoftmaxCrossEntropyOp l) {
         ArrayRef<int64_t> s = shapeOf(l.getLogits());
         return call(Kernel::softmax_cross_entropy,
-                    fields<SoftmaxCrossEntropyDesc>({{SoftmaxCrossEntropyDesc::Batch, s[0]},
-                                                     {SoftmaxCrossEntropyDesc::Classes, s[1]}}),
+                    fields<SoftmaxCrossEntropyDesc>(
+                        {{SoftmaxCrossEntropyDesc::Batch, s[0]},
+                         {SoftmaxCrossEntropyDesc::Classes, s[1]},
+                         {SoftmaxCrossEntropyDesc::IgnoreIndex,
+                          static_cast<int64_t>(l.getIgnoreIndex())},
+                         {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
+                          bitsOf(l.getLabelSmoothingAttr())}}),
                     {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
       })
       .Case([&](CumSumOp c) {

@@ -170,6 +170,13 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       appendShape(manifest, t.getInput(t.getNumInputs() - 1));
       manifest += item(manifest::kClasses) + " " +
                   std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
+      // The labels the loss ignores are data the driver must accept (the
+      // key is left out at its default).
+      train.walk([&](SoftmaxCrossEntropyOp loss) {
+        auto ignored = static_cast<int64_t>(loss.getIgnoreIndex());
+        if (ignored != manifest::kDefaultIgnoreIndex)
+          manifest += item(manifest::kIgnoreIndex) + " " + std::to_string(ignored);
+      });
     }
     if (collectives > 0)
       manifest += item(manifest::kCollectives) + " " + std::to_string(collectives);

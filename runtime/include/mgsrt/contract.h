@@ -285,9 +285,11 @@ struct PadDesc {
   static constexpr int64_t size(int64_t rank) { return Head + 3 * rank + 1; }
 };
 
-/// softmax_cross_entropy: logits batch x classes.
+/// softmax_cross_entropy: logits batch x classes; labels equal to
+/// ignore_index are not counted; label_smoothing_bits: the smoothing's
+/// float64 bits (0: none).
 struct SoftmaxCrossEntropyDesc {
-  enum : int64_t { Batch, Classes, Size };
+  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
 };
 
 /// topk_sparsify: select k of count entries.
@@ -425,6 +427,11 @@ inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME 
 inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
 inline constexpr std::string_view kLabels = "labels";          ///< RANK D0
 inline constexpr std::string_view kClasses = "classes";
+/// "ignore_index I" (optional, train mode; kDefaultIgnoreIndex when absent):
+/// labels of this value are padding the loss ignores (the data may hold them).
+inline constexpr std::string_view kIgnoreIndex = "ignore_index";
+inline constexpr int64_t kDefaultIgnoreIndex = -100; ///< PyTorch's ignore_index
+
 inline constexpr std::string_view kCollectives = "collectives";
 /// "sparse_collectives NAME ..." (target cuda): the sparse collectives the
 /// step runs, named as mgsc's --sparse-collective (kGTopK, kSparseAllReduce);

@@ -16,6 +16,7 @@
 #ifndef MGSRT_DRIVER_H
 #define MGSRT_DRIVER_H
 
+#include "mgsrt/contract.h"
 #include "mgsrt/status.h"
 
 #include <cstdint>
@@ -63,6 +64,8 @@ struct Manifest {
   std::vector<TensorSpec> outputs;
   std::vector<int64_t> labelDims; // train mode
   int64_t classes = 0;            // train mode
+  /// Train mode: the label the loss ignores (padding).
+  int64_t ignoreIndex = mgs::contract::manifest::kDefaultIgnoreIndex;
   std::string source;             // the ONNX model compiled (for --save), if known
   int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
   /// `sparse_collectives NAME ...` (GPU models): gtopk, sparse-allreduce.
@@ -196,11 +199,12 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
 inline constexpr float kMaxAbsSample = 1e15f;
 
 /// Checks the samples against the model: per-sample element count, labels
-/// per sample, labels in [0, classes), and every value finite and within
-/// +-kMaxAbsSample (naming the sample, or the line of a CSV). Messages begin
-/// with `what` and the file ("data '...'", "test data '...'").
+/// per sample, labels in [0, classes) or equal to `ignoreIndex` (padding the
+/// loss ignores), and every value finite and within +-kMaxAbsSample (naming
+/// the sample, or the line of a CSV). Messages begin with `what` and the file
+/// ("data '...'", "test data '...'").
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes, const char *what = "data");
+                    int64_t classes, const char *what = "data", int64_t ignoreIndex = -100);
 
 //===--- Determinism helpers ----------------------------------------------===//
 

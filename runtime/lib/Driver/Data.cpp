@@ -660,7 +660,7 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data, Da
 }
 
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes, const char *what) {
+                    int64_t classes, const char *what, int64_t ignoreIndex) {
   const std::string prefix = std::string(what) + " '";
   if (data.sampleSize != sampleSize) {
     return badInput(prefix + data.source + "': a sample has " + std::to_string(data.sampleSize) +
@@ -692,7 +692,7 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                     "infinity included)");
   }
   for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
-    if (data.labels[k] < 0 || data.labels[k] >= classes) {
+    if ((data.labels[k] < 0 || data.labels[k] >= classes) && data.labels[k] != ignoreIndex) {
       const int64_t i = k / data.labelsPerSample;
       std::string where =
           static_cast<size_t>(i) < data.lines.size()
@@ -702,7 +702,12 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
         where += ", position " + std::to_string(k % data.labelsPerSample);
       return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
                       "': label " + std::to_string(data.labels[k]) + " at " + where +
-                      " is out of range for the model's " + std::to_string(classes) + " classes");
+                      " is out of range for the model's " + std::to_string(classes) +
+                      " classes" +
+                      (data.labels[k] < 0 ? " (padding must be the ignored label " +
+                                                std::to_string(ignoreIndex) +
+                                                ": mgsc --ignore-index)"
+                                          : ""));
     }
   return Status::success();
 }

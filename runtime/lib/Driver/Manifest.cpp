@@ -12,6 +12,8 @@
 //   output NAME RANK D0 ...
 //   labels RANK D0           (train mode)
 //   classes C                (train mode)
+//   ignore_index I           (optional, train mode, default -100: labels of
+//                             this value are padding the loss ignores)
 //   collectives N            (optional: collectives per training step)
 //   workers P                (optional: the only number of workers it runs on)
 //   density_schedule R0 ...  (optional: top-k density of epoch e is R[min(e, last)])
@@ -262,6 +264,14 @@ private:
       if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 1, v))
         return false;
       m.classes = v;
+      return true;
+    }
+    if (item == key::kIgnoreIndex) {
+      if (!once(item) || !expectWords(2))
+        return false;
+      if (!parseInt(words[1], v))
+        return fail("ignore_index must be an integer, got '" + std::string(words[1]) + "'");
+      m.ignoreIndex = v;
       return true;
     }
     if (item == key::kLabels) {

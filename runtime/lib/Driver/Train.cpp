@@ -41,7 +41,8 @@ double secondsSince(Clock::time_point t) {
 } // namespace
 
 int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
-  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what); !s.ok())
+  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
+      !s.ok())
     return error(s);
   if (!m.inputs[0].int64)
     return 0;
@@ -192,11 +193,14 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     const float *y = outputs[0].f32();
     for (int64_t j = 0; j < count; ++j)
       for (int64_t k = 0; k < L; ++k) {
+        const int64_t label = from.labels[set[start + j] * L + k];
+        if (label == m.ignoreIndex) // padding: not a prediction
+          continue;
         const float *row = y + (j * L + k) * perRow;
         int64_t best = std::max_element(row, row + perRow) - row;
-        correct += best == from.labels[set[start + j] * L + k];
+        correct += best == label;
+        ++total;
       }
-    total += count * L;
   }
   return true;
 }
@@ -379,10 +383,16 @@ int Driver::runTraining() {
       if (!evaluate(correct, total, status))
         return status;
       haveAccuracy = true;
-      std::printf("epoch %lld: train loss %.4f (mean), %s accuracy %.2f%% (%lld/%lld)\n",
-                  static_cast<long long>(epoch + 1), meanLoss, evalName,
-                  100.0 * static_cast<double>(correct) / static_cast<double>(total),
-                  static_cast<long long>(correct), static_cast<long long>(total));
+      if (total > 0)
+        std::printf("epoch %lld: train loss %.4f (mean), %s accuracy %.2f%% (%lld/%lld)\n",
+                    static_cast<long long>(epoch + 1), meanLoss, evalName,
+                    100.0 * static_cast<double>(correct) / static_cast<double>(total),
+                    static_cast<long long>(correct), static_cast<long long>(total));
+      else
+        std::printf("epoch %lld: train loss %.4f (mean), %s accuracy n/a (every label is the "
+                    "ignored %lld)\n",
+                    static_cast<long long>(epoch + 1), meanLoss, evalName,
+                    static_cast<long long>(m.ignoreIndex));
     } else {
       std::printf("epoch %lld: train loss %.4f (mean), no held-out set (--holdout 0)\n",
                   static_cast<long long>(epoch + 1), meanLoss);
@@ -419,8 +429,12 @@ int Driver::runTraining() {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))
       return status;
-    std::printf("final %s accuracy: %.2f%%\n", evalName,
-                100.0 * static_cast<double>(correct) / static_cast<double>(total));
+    if (total > 0)
+      std::printf("final %s accuracy: %.2f%%\n", evalName,
+                  100.0 * static_cast<double>(correct) / static_cast<double>(total));
+    else
+      std::printf("final %s accuracy: n/a (every label is the ignored %lld)\n", evalName,
+                  static_cast<long long>(m.ignoreIndex));
   } else {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");
   }

@@ -1,6 +1,13 @@
 // RUN: mgs-opt %s -split-input-file --train-build-step | FileCheck %s
 // RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true" | FileCheck %s --check-prefix=INFER
 // RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true eval-mode=true" | FileCheck %s --check-prefix=EVAL
+// RUN: mgs-opt %s -split-input-file --train-build-step="ignore-index=0 label-smoothing=0.25" | FileCheck %s --check-prefix=LOSSOPTS
+// RUN: not mgs-opt %s -split-input-file --train-build-step="label-smoothing=1.5" 2>&1 | FileCheck %s --check-prefix=BADSMOOTH
+
+// PyTorch's loss options: the ignored label (-100 unless given, and then not
+// printed) and label smoothing are the loss op's attributes.
+// LOSSOPTS: train.softmax_cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 2.500000e-01 : f32} : (tensor<2x3xf32>, tensor<2xi64>)
+// BADSMOOTH: error: train-build-step: label-smoothing must be in [0, 1], got 1.5
 
 // A two-layer MLP: loss, backward in reverse order, one gradient per
 // trainable parameter tagged in backprop order and followed by its update.

@@ -58,6 +58,11 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     if (!inferenceOnly || evalMode)
       makeInference(eval);
 
+    if (!(labelSmoothing >= 0.0 && labelSmoothing <= 1.0)) {
+      module.emitError() << "train-build-step: label-smoothing must be in [0, 1], got "
+                         << labelSmoothing;
+      return signalPassFailure();
+    }
     if (!inferenceOnly && failed(buildTrainStep(forward)))
       return signalPassFailure();
     forward.erase();
@@ -89,7 +94,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     b.setInsertionPoint(ret);
     Value logits = ret.getOperand(0);
     auto loss = SoftmaxCrossEntropyOp::create(
-        b, ret.getLoc(), RankedTensorType::get({}, b.getF32Type()), logitsType, logits, labels);
+        b, ret.getLoc(), RankedTensorType::get({}, b.getF32Type()), logitsType, logits, labels,
+        b.getI64IntegerAttr(ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
     auto result = buildBackward(b, forwardOps, logits, loss.getDlogits());
     if (failed(result))
       return failure();

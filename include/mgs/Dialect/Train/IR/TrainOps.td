@@ -481,16 +481,25 @@ def Train_PadOp : Train_Op<"pad", [Pure]> {
 def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
   let summary = "Mean softmax cross-entropy against class labels, and its gradient";
   let description = [{
-    `logits` is N x C, `labels` holds N class indices. `loss` is the mean over
-    the batch of -log softmax(logits)[label]; `dlogits` its gradient,
-    (softmax(logits) - onehot(label)) / N.
+    `logits` is N x C, `labels` holds N class indices, as
+    torch.nn.functional.cross_entropy with reduction "mean": samples whose
+    label is `ignore_index` (-100 unless given, PyTorch's default) count
+    neither in the loss nor in the mean; with `label_smoothing` e in [0, 1]
+    the target of a sample is (1 - e) onehot(label) + e / C. `loss` is the
+    mean over the counted samples of -sum_j target_j log softmax(logits)_j
+    (0 when every label of the batch is ignored, where PyTorch gives NaN);
+    `dlogits` its gradient, (softmax(logits) - target) / count on the counted
+    rows and 0 on the ignored ones. A label outside [0, C) that is not
+    `ignore_index` is an error of the kernel (labels are data).
 
     ```mlir
-    %loss, %dlogits = train.softmax_cross_entropy %logits, %labels
+    %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
     ```
   }];
-  let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels);
+  let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
   let hasVerifier = 1;
