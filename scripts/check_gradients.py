@@ -200,6 +200,12 @@ def main():
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
                          "torch.nn.utils.clip_grad_norm_ before each update")
+    ap.add_argument("--loss", default="cross-entropy",
+                    choices=["cross-entropy", "mse", "l1", "smooth-l1", "bce-with-logits"],
+                    help="compile with mgsc --loss L; against float targets (random, of the "
+                         "first output's shape; 0/1 for bce-with-logits), fed as NumPy data, "
+                         "the reference uses torch.nn.functional's loss")
+    ap.add_argument("--smooth-l1-beta", type=float, default=1.0)
     ap.add_argument("--label-smoothing", type=float, default=0.0,
                     help="compile with mgsc --label-smoothing E; the reference's cross-entropy "
                          "smooths its labels alike")
@@ -236,6 +242,10 @@ def main():
     clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
     if args.label_smoothing:
         clip_args += ["--label-smoothing", str(args.label_smoothing)]
+    if args.loss != "cross-entropy":
+        clip_args += ["--loss", args.loss]
+        if args.loss == "smooth-l1":
+            clip_args += ["--smooth-l1-beta", str(args.smooth_l1_beta)]
     subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet",
                     *clip_args, *MGSC_ARGS.get(args.model, [])], check=True)
 
@@ -263,10 +273,30 @@ def main():
         labels = per_sample.reshape(-1)
         np.save(path.replace("-batch.npy", "-labels.npy"), per_sample.astype(np.int64))
     y = torch.tensor(labels, dtype=torch.long)
+    if args.loss != "cross-entropy":
+        # Float targets of the first output's shape, the inputs as NumPy data.
+        with torch.no_grad():
+            shape = model(x).shape
+        rng = np.random.default_rng(99)
+        targets = (rng.integers(0, 2, shape) if args.loss == "bce-with-logits"
+                   else rng.standard_normal(shape)).astype(np.float32)
+        if fmt != "npy":
+            path, fmt = os.path.join(args.workdir, f"{args.model}-batch.npy"), "npy"
+            np.save(path, x.numpy())
+        np.save(path.replace("-batch.npy", "-labels.npy"), targets)
+        y = torch.from_numpy(targets)
 
     def loss_of(logits):
-        """PyTorch's cross-entropy with the executable's options (ignore_index -100, the
-        default of both)."""
+        """PyTorch's loss with the executable's options (ignore_index -100, the default of
+        both)."""
+        if args.loss == "mse":
+            return F.mse_loss(logits, y.to(logits.dtype))
+        if args.loss == "l1":
+            return F.l1_loss(logits, y.to(logits.dtype))
+        if args.loss == "smooth-l1":
+            return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta)
+        if args.loss == "bce-with-logits":
+            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
         return F.cross_entropy(logits, y, label_smoothing=args.label_smoothing)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some

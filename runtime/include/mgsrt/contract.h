@@ -80,7 +80,8 @@
   X(gelu_bwd)                                                                                      \
   X(cumsum)                                                                                        \
   X(to_index)                                                                                      \
-  X(topk_positions)
+  X(topk_positions)                                                                                \
+  X(elementwise_loss)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -292,6 +293,13 @@ struct SoftmaxCrossEntropyDesc {
   enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
 };
 
+/// elementwise_loss: the mean over `count` elements of a loss of a
+/// prediction against a float target; kind: MGSRT_LOSS_*; beta_bits:
+/// smooth_l1's beta (float64 bits).
+struct ElementwiseLossDesc {
+  enum : int64_t { Kind, Count, BetaBits, Size };
+};
+
 /// topk_sparsify: select k of count entries.
 struct TopKDesc {
   enum : int64_t { Count, K, Size };
@@ -425,7 +433,12 @@ inline constexpr std::string_view kState = "state";
 inline constexpr std::string_view kInput = "input";            ///< float32: NAME RANK D0 ...
 inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME RANK D0 ...
 inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
-inline constexpr std::string_view kLabels = "labels";          ///< RANK D0
+inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
+/// "loss KIND" (train mode, instead of kClasses): the loss is an
+/// elementwise_loss (mse, l1, "smooth_l1 BETA", bce_with_logits) against
+/// float32 targets of the labels' shape; absent: the cross-entropy against
+/// int64 class labels (rank 1).
+inline constexpr std::string_view kLoss = "loss";
 inline constexpr std::string_view kClasses = "classes";
 /// "ignore_index I" (optional, train mode; kDefaultIgnoreIndex when absent):
 /// labels of this value are padding the loss ignores (the data may hold them).

@@ -553,6 +553,15 @@ static LogicalResult verifyKind(Operation *op, StringRef kind, ArrayRef<StringRe
   return diag;
 }
 
+LogicalResult ElementwiseLossOp::verify() {
+  if (failed(verifyKind(*this, getKind(), kElementwiseLossKinds)))
+    return failure();
+  const double beta = getBeta().convertToDouble();
+  if (!(beta >= 0.0) || std::isinf(beta))
+    return emitOpError() << "beta must be finite and >= 0, got " << beta;
+  return checkResultShape(*this, getLoss(), {}, "loss");
+}
+
 /// Checks that every value in `values` has the type of `reference`.
 static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange values,
                                      StringRef what) {

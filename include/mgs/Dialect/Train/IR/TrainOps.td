@@ -505,6 +505,31 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
+    AllTypesMatch<["prediction", "target", "dprediction"]>]> {
+  let summary = "Mean of a regression or multi-label loss against float targets, and its gradient";
+  let description = [{
+    The mean over every element of torch.nn's loss `kind` of `prediction`
+    against `target` (the same shape): "mse" (x - t)^2, "l1" |x - t|,
+    "smooth_l1" (0.5 (x - t)^2 / beta below beta, else |x - t| - 0.5 beta;
+    beta 0 is l1), "bce_with_logits" (binary cross-entropy of sigmoid(x),
+    computed stably: max(x, 0) - x t + log(1 + exp(-|x|))). `dprediction` is
+    the loss's gradient.
+
+    ```mlir
+    %loss, %dy = train.elementwise_loss "mse" %y, %targets
+        : (tensor<32x4xf32>, tensor<32x4xf32>) -> (tensor<f32>, tensor<32x4xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$prediction, Train_Tensor:$target,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$beta);
+  let results = (outs Train_Tensor:$loss, Train_Tensor:$dprediction);
+  let assemblyFormat = [{
+    $kind $prediction `,` $target attr-dict `:` functional-type(operands, results)
+  }];
+  let hasVerifier = 1;
+}
+
 def Train_UnaryGradOp : Train_Op<"unary_grad", [Pure,
     AllTypesMatch<["input", "output", "grad", "result"]>]> {
   let summary = "Gradient of relu, leaky_relu, sigmoid, tanh, hard_sigmoid or hard_swish";
