@@ -200,6 +200,18 @@ def main():
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
                          "torch.nn.utils.clip_grad_norm_ before each update")
+    ap.add_argument("--loss", default="cross-entropy",
+                    choices=["cross-entropy", "mse", "l1", "smooth-l1", "bce-with-logits"],
+                    help="compile with mgsc --loss L; against float targets (random, of the "
+                         "first output's shape; 0/1 for bce-with-logits), fed as NumPy data, "
+                         "the reference uses torch.nn.functional's loss")
+    ap.add_argument("--smooth-l1-beta", type=float, default=1.0)
+    ap.add_argument("--label-smoothing", type=float, default=0.0,
+                    help="compile with mgsc --label-smoothing E; the reference's cross-entropy "
+                         "smooths its labels alike")
+    ap.add_argument("--pad-labels", action="store_true",
+                    help="NumPy labels of a token model: the last 1 to 5 labels of every other "
+                         "sequence become -100, the label both losses ignore (padding)")
     ap.add_argument("--onnx", default="",
                     help="compile this export of MODEL instead of exporting it here")
     ap.add_argument("--drop-path-masks", action="store_true",
@@ -228,6 +240,12 @@ def main():
         onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
     exe = os.path.join(args.workdir, f"train_{args.model}")
     clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
+    if args.label_smoothing:
+        clip_args += ["--label-smoothing", str(args.label_smoothing)]
+    if args.loss != "cross-entropy":
+        clip_args += ["--loss", args.loss]
+        if args.loss == "smooth-l1":
+            clip_args += ["--smooth-l1-beta", str(args.smooth_l1_beta)]
     subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet",
                     *clip_args, *MGSC_ARGS.get(args.model, [])], check=True)
 
@@ -246,7 +264,40 @@ def main():
             assert same, f"{pname}: initial weights differ"
 
     path, fmt, x, labels = make_batch(args.model, args.batch, args.workdir)
+    if args.pad_labels:
+        if fmt != "npy" or labels.size == args.batch:
+            sys.exit("--pad-labels: a token model with a label per position (NumPy labels)")
+        per_sample = labels.reshape(args.batch, -1)
+        for i in range(0, args.batch, 2):
+            per_sample[i, per_sample.shape[1] - 1 - (i // 2) % 5:] = -100
+        labels = per_sample.reshape(-1)
+        np.save(path.replace("-batch.npy", "-labels.npy"), per_sample.astype(np.int64))
     y = torch.tensor(labels, dtype=torch.long)
+    if args.loss != "cross-entropy":
+        # Float targets of the first output's shape, the inputs as NumPy data.
+        with torch.no_grad():
+            shape = model(x).shape
+        rng = np.random.default_rng(99)
+        targets = (rng.integers(0, 2, shape) if args.loss == "bce-with-logits"
+                   else rng.standard_normal(shape)).astype(np.float32)
+        if fmt != "npy":
+            path, fmt = os.path.join(args.workdir, f"{args.model}-batch.npy"), "npy"
+            np.save(path, x.numpy())
+        np.save(path.replace("-batch.npy", "-labels.npy"), targets)
+        y = torch.from_numpy(targets)
+
+    def loss_of(logits):
+        """PyTorch's loss with the executable's options (ignore_index -100, the default of
+        both)."""
+        if args.loss == "mse":
+            return F.mse_loss(logits, y.to(logits.dtype))
+        if args.loss == "l1":
+            return F.l1_loss(logits, y.to(logits.dtype))
+        if args.loss == "smooth-l1":
+            return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta)
+        if args.loss == "bce-with-logits":
+            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
+        return F.cross_entropy(logits, y, label_smoothing=args.label_smoothing)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some
     # masks of the second step are 1.5e-7 apart (a branch that no longer moves the loss), at 0.1
@@ -304,7 +355,7 @@ def main():
         returned as float64 arrays of their own)."""
         ref.zero_grad()
         set_drop_path_masks(ref, masks)
-        F.cross_entropy(ref(xs), y).backward()
+        loss_of(ref(xs)).backward()
         return {names.get(n, n): p.grad.double().numpy().copy()
                 for n, p in ref.named_parameters()}
 
@@ -340,7 +391,7 @@ def main():
                 norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
                                                                   args.clip_grad_norm)))
         if args.steps == 1 and not adamw:
-            F.cross_entropy(ref(xs), y).backward()
+            loss_of(ref(xs)).backward()
             clip()
             return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if adamw:
@@ -350,7 +401,7 @@ def main():
             opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
         for _ in range(args.steps):
             opt.zero_grad()
-            F.cross_entropy(ref(xs), y).backward()
+            loss_of(ref(xs)).backward()
             clip()
             opt.step()
         if adamw:  # the displacement from the start

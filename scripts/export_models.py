@@ -97,6 +97,23 @@ class ConvTransposeNet(nn.Module):
         return self.fc(F.avg_pool2d(self.wide(x), 2).flatten(1))
 
 
+class Autoencoder(nn.Module):
+    """A convolutional autoencoder for 1x8x8 digits (denoising; trained with a regression loss,
+    mgsc --loss mse): two stride-2 convolutions to 16x2x2, two stride-2 transposed convolutions
+    back to 1x8x8, the output the reconstruction itself (N, 1, 8, 8)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(1, 8, 3, stride=2, padding=1)
+        self.enc2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.dec1 = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.dec2 = nn.ConvTranspose2d(8, 1, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.enc2(torch.relu(self.enc1(x))))
+        return self.dec2(torch.relu(self.dec1(h)))
+
+
 class SoftplusMLP(nn.Module):
     """Softplus (Mamba's time steps) for digits: a linear layer whose outputs, times 24, reach
     past 20 and below -20 (where log(1 + e^x) is x, or e^x), softplus, a linear layer."""
@@ -1104,6 +1121,7 @@ def build(name):
         "cnn": (SmallCNN, digits),
         "resizenet": (ResizeNet, digits),
         "convtnet": (ConvTransposeNet, digits),
+        "autoencoder": (Autoencoder, digits),
         "softplusmlp": (SoftplusMLP, digits),
         "moemlp": (MoEMLP, digits),
         "scatternet": (ScatterNet, digits),

@@ -65,7 +65,7 @@ newcorpus() {
 canonicalize() { # TARGET FILE...
   local kinds
   case $1 in
-    data) kinds="2,3,4,6" ;;
+    data) kinds="2,3,4,6,7" ;;
     files) kinds="0,1" ;;
     manifest) kinds="5" ;;
     *) return 0 ;;
@@ -77,7 +77,7 @@ kinds = [int(k) for k in sys.argv[1].split(",")]
 for path in sys.argv[2:]:
     data = bytearray(open(path, "rb").read())
     if data:
-        kind = data[0] % 7
+        kind = data[0] % 8
         data[0] = kind if kind in kinds else kinds[kind % len(kinds)]
         open(path, "wb").write(bytes(data))
 PY

@@ -69,6 +69,32 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("clip-grad-norm applies to training; inference builds the forward alone");
     return failure();
   }
+  const std::string &loss = options.loss;
+  if (loss != "cross-entropy" && loss != "mse" && loss != "l1" && loss != "smooth-l1" &&
+      loss != "bce-with-logits") {
+    emitError("loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got '" + loss +
+              "'");
+    return failure();
+  }
+  if (!(options.smoothL1Beta >= 0.0) || std::isinf(options.smoothL1Beta.getValue())) {
+    emitError("smooth-l1-beta must be finite and >= 0, got " +
+              std::to_string(options.smoothL1Beta.getValue()));
+    return failure();
+  }
+  if (loss != "cross-entropy" && (options.labelSmoothing != 0.0 || options.ignoreIndex != -100)) {
+    emitError("label-smoothing and ignore-index are the cross-entropy's; the loss is " + loss);
+    return failure();
+  }
+  if (!(options.labelSmoothing >= 0.0 && options.labelSmoothing <= 1.0)) {
+    emitError("label-smoothing must be in [0, 1], got " +
+              std::to_string(options.labelSmoothing.getValue()));
+    return failure();
+  }
+  if ((options.labelSmoothing != 0.0 || options.ignoreIndex != -100) && options.inference) {
+    emitError("label-smoothing and ignore-index apply to training's loss; inference builds the "
+              "forward alone");
+    return failure();
+  }
   const std::string &collective = options.sparseCollective;
   if (collective != "allgather" && collective != "gtopk" && collective != "sparse-allreduce") {
     emitError("sparse-collective must be allgather, gtopk or sparse-allreduce, got '" +
@@ -116,6 +142,10 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   train::TrainBuildStepOptions stepOptions;
   stepOptions.inferenceOnly = options.inference;
   stepOptions.evalMode = options.evalMode;
+  stepOptions.loss = options.loss;
+  stepOptions.smoothL1Beta = options.smoothL1Beta;
+  stepOptions.ignoreIndex = options.ignoreIndex;
+  stepOptions.labelSmoothing = options.labelSmoothing;
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
     return addGradientClipping(pm, options);

@@ -2,7 +2,7 @@
 //
 // A libFuzzer target over the training executable's readers of user files:
 // weights files, checkpoints, digits CSV (plain or gzip), MNIST IDX pairs,
-// CIFAR-10 batches, NumPy .npy pairs and the model manifest. The first byte picks the reader;
+// CIFAR-10 batches, NumPy .npy pairs (class labels or float targets) and the model manifest. The first byte picks the reader;
 // the rest is the file. Each must return an error message or data whose
 // sizes agree, never crash, hang or read out of bounds (ASan/UBSan).
 //
@@ -61,8 +61,11 @@ void check(const Status &status, const char *reader) {
 
 void checkDataset(const Status &status, const Dataset &d, const char *reader) {
   check(status, reader);
+  // Class labels or float targets (loadNpy's floatTargets), never both.
+  const size_t perSample = d.targets.empty() ? d.labels.size() : d.targets.size();
   if (status.ok() && (d.sampleSize < 1 || d.size() < 1 || d.labelsPerSample < 1 ||
-                      d.labels.size() != static_cast<size_t>(d.size() * d.labelsPerSample) ||
+                      (!d.targets.empty() && !d.labels.empty()) ||
+                      perSample != static_cast<size_t>(d.size() * d.labelsPerSample) ||
                       d.samples.size() != static_cast<size_t>(d.sampleSize * d.size()))) {
     std::fprintf(stderr, "%s: inconsistent data set (%lld values a sample, %zu values, %zu "
                  "labels)\n",
@@ -90,19 +93,19 @@ void checkTensors(const std::vector<Tensor> &ts, const char *reader) {
 
 /// The readers this build fuzzes, by kind (the switch below): all of them by
 /// default (the replay); run.sh builds one fuzzer a family with
-/// -DMGS_FUZZ_KINDS=0,1 (weights and checkpoints), 2,3,4,6 (data) or 5 (manifest),
+/// -DMGS_FUZZ_KINDS=0,1 (weights and checkpoints), 2,3,4,6,7 (data) or 5 (manifest),
 /// so that no execution goes to another family's reader.
 #ifndef MGS_FUZZ_KINDS
-#define MGS_FUZZ_KINDS 0, 1, 2, 3, 4, 5, 6
+#define MGS_FUZZ_KINDS 0, 1, 2, 3, 4, 5, 6, 7
 #endif
 
-/// The reader an input's first byte picks: byte % 7 when this build has it,
+/// The reader an input's first byte picks: byte % 8 when this build has it,
 /// else one of this build's. run.sh rewrites the first byte of what a family's
 /// fuzzer keeps to the kind it ran, so the replay (every kind) runs the same.
 unsigned kindOf(uint8_t first) {
   static constexpr unsigned kinds[] = {MGS_FUZZ_KINDS};
   constexpr size_t count = sizeof kinds / sizeof kinds[0];
-  const unsigned kind = first % 7;
+  const unsigned kind = first % 8;
   if (std::find(kinds, kinds + count, kind) != kinds + count)
     return kind;
   return kinds[kind % count];
@@ -169,6 +172,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     Dataset d;
     Status s = loadNpy(files->first, files->second, d);
     checkDataset(s, d, "loadNpy");
+    break;
+  }
+  case 7: {
+    // Float targets (a model compiled with mgsc --loss mse, ...), then the
+    // driver's checks of them against a model of the same sizes.
+    auto files = writeTwoInputs("x.npy", "t.npy", data, size);
+    if (!files)
+      return 0;
+    Dataset d;
+    Status s = loadNpy(files->first, files->second, d, /*floatTargets=*/true);
+    checkDataset(s, d, "loadNpy (float targets)");
+    if (s.ok())
+      check(mgs::rt::driver::checkDataset(d, d.sampleSize, d.labelsPerSample, 1), "checkDataset");
     break;
   }
   }

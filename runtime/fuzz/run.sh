@@ -21,9 +21,9 @@ work=${2:-/tmp/mgs-fuzz}
 family=${3:-all}
 shift $(($# < 3 ? $# : 3))
 case $family in
-  all) kinds="0,1,2,3,4,5,6" ;;
+  all) kinds="0,1,2,3,4,5,6,7" ;;
   files) kinds="0,1" ;;
-  data) kinds="2,3,4,6" ;;
+  data) kinds="2,3,4,6,7" ;;
   manifest) kinds="5" ;;
   *) echo "run.sh: unknown family '$family' (all, files, data, manifest)"; exit 1 ;;
 esac

@@ -143,6 +143,28 @@ cl::opt<double> clipGradNorm(
              "wait for every gradient)"),
     cl::value_desc("MAX"), cl::init(0.0), cl::cat(category));
 
+cl::opt<std::string> lossOpt(
+    "loss",
+    cl::desc("The loss of the first output: cross-entropy (the default: logits against integer "
+             "class labels), or, against float targets of the output's shape (NumPy --labels), "
+             "mse, l1, smooth-l1 or bce-with-logits (torch.nn's MSELoss, L1Loss, SmoothL1Loss, "
+             "BCEWithLogitsLoss; the mean over every value)"),
+    cl::value_desc("name"), cl::init("cross-entropy"), cl::cat(category));
+cl::opt<double> smoothL1Beta("smooth-l1-beta",
+                             cl::desc("--loss smooth-l1's beta (default 1, as torch.nn's; 0 is "
+                                      "l1)"),
+                             cl::value_desc("BETA"), cl::init(1.0), cl::cat(category));
+cl::opt<int64_t> ignoreIndex(
+    "ignore-index",
+    cl::desc("The label that counts neither in the loss nor in the accuracy: padding "
+             "(torch.nn.CrossEntropyLoss's ignore_index, -100 by default as there)"),
+    cl::value_desc("LABEL"), cl::init(-100), cl::cat(category));
+cl::opt<double> labelSmoothing(
+    "label-smoothing",
+    cl::desc("Label smoothing E in [0, 1]: the loss's target is (1 - E) onehot(label) + E / "
+             "classes (torch.nn.CrossEntropyLoss's label_smoothing; default 0)"),
+    cl::value_desc("E"), cl::init(0.0), cl::cat(category));
+
 /// Prints one progress line with the time since the previous one.
 class Progress {
 public:
@@ -421,6 +443,34 @@ int main(int argc, char **argv) {
   }
   if (clipGradNorm.getNumOccurrences() && inference)
     return fail("--clip-grad-norm applies to training; --inference compiles the forward alone");
+  if (!(labelSmoothing >= 0.0 && labelSmoothing <= 1.0)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", labelSmoothing.getValue());
+    return fail("--label-smoothing must be in [0, 1], got " + Twine(given));
+  }
+  const bool crossEntropy = lossOpt == "cross-entropy";
+  if (!crossEntropy && lossOpt != "mse" && lossOpt != "l1" && lossOpt != "smooth-l1" &&
+      lossOpt != "bce-with-logits")
+    return fail("--loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got '" +
+                lossOpt + "'");
+  if (!(smoothL1Beta >= 0.0) || std::isinf(smoothL1Beta)) {
+    char given[32];
+    std::snprintf(given, sizeof given, "%g", smoothL1Beta.getValue());
+    return fail("--smooth-l1-beta must be a finite number >= 0, got " + Twine(given));
+  }
+  if (smoothL1Beta.getNumOccurrences() && lossOpt != "smooth-l1")
+    return fail("--smooth-l1-beta is --loss smooth-l1's; the loss is " + lossOpt);
+  for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
+                             static_cast<cl::Option *>(&smoothL1Beta),
+                             static_cast<cl::Option *>(&labelSmoothing),
+                             static_cast<cl::Option *>(&ignoreIndex)}) {
+    if (option->getNumOccurrences() && inference)
+      return fail("--" + option->ArgStr +
+                  " applies to training's loss; --inference compiles the forward alone");
+    if (option->getNumOccurrences() && !crossEntropy &&
+        (option == &labelSmoothing || option == &ignoreIndex))
+      return fail("--" + option->ArgStr + " is the cross-entropy's; --loss is " + lossOpt);
+  }
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
   if (output.empty())
@@ -490,6 +540,10 @@ int main(int argc, char **argv) {
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
   pipeline.instrument = profileGenerate;
   pipeline.clipGradNorm = clipGradNorm;
+  pipeline.loss = lossOpt;
+  pipeline.smoothL1Beta = smoothL1Beta;
+  pipeline.ignoreIndex = ignoreIndex;
+  pipeline.labelSmoothing = labelSmoothing;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

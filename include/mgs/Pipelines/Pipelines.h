@@ -79,6 +79,21 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       llvm::cl::desc("Clip the global norm of the averaged gradients to this (0: no clipping); "
                      "the updates then wait for every gradient"),
       llvm::cl::init(0.0)};
+  Option<std::string> loss{
+      *this, "loss",
+      llvm::cl::desc("The loss: cross-entropy (class labels), or mse, l1, smooth-l1, "
+                     "bce-with-logits (float targets of the first output's shape)"),
+      llvm::cl::init("cross-entropy")};
+  Option<double> smoothL1Beta{*this, "smooth-l1-beta",
+                              llvm::cl::desc("smooth-l1's beta (0 is l1)"), llvm::cl::init(1.0)};
+  Option<int64_t> ignoreIndex{
+      *this, "ignore-index",
+      llvm::cl::desc("The label the loss ignores (padding; PyTorch's default -100)"),
+      llvm::cl::init(-100)};
+  Option<double> labelSmoothing{
+      *this, "label-smoothing",
+      llvm::cl::desc("Label smoothing of the cross-entropy, in [0, 1] (0: none)"),
+      llvm::cl::init(0.0)};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

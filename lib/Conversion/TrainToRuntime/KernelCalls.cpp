@@ -494,9 +494,29 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Case([&](SoftmaxCrossEntropyOp l) {
         ArrayRef<int64_t> s = shapeOf(l.getLogits());
         return call(Kernel::softmax_cross_entropy,
-                    fields<SoftmaxCrossEntropyDesc>({{SoftmaxCrossEntropyDesc::Batch, s[0]},
-                                                     {SoftmaxCrossEntropyDesc::Classes, s[1]}}),
+                    fields<SoftmaxCrossEntropyDesc>(
+                        {{SoftmaxCrossEntropyDesc::Batch, s[0]},
+                         {SoftmaxCrossEntropyDesc::Classes, s[1]},
+                         {SoftmaxCrossEntropyDesc::IgnoreIndex,
+                          static_cast<int64_t>(l.getIgnoreIndex())},
+                         {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
+                          bitsOf(l.getLabelSmoothingAttr())}}),
                     {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+      })
+      .Case([&](ElementwiseLossOp l) {
+        const int64_t kind = llvm::StringSwitch<int64_t>(l.getKind())
+                                 .Case("mse", MGSRT_LOSS_MSE)
+                                 .Case("l1", MGSRT_LOSS_L1)
+                                 .Case("smooth_l1", MGSRT_LOSS_SMOOTH_L1)
+                                 .Case("bce_with_logits", MGSRT_LOSS_BCE_WITH_LOGITS);
+        return call(Kernel::elementwise_loss,
+                    fields<ElementwiseLossDesc>({{ElementwiseLossDesc::Kind, kind},
+                                                 {ElementwiseLossDesc::Count,
+                                                  numel(l.getPrediction())},
+                                                 {ElementwiseLossDesc::BetaBits,
+                                                  bitsOf(l.getBetaAttr())}}),
+                    {{l.getPrediction()}, {l.getTarget()}, {l.getLoss()},
+                     {l.getDprediction(), true}});
       })
       .Case([&](CumSumOp c) {
         return call(Kernel::cumsum,

@@ -209,7 +209,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
     // Marks for calibration: -1 when the loss (and so backprop) starts, the
     // backprop index when a gradient is complete.
     if (instrument && train) {
-      if (isa<SoftmaxCrossEntropyOp>(op))
+      if (isa<SoftmaxCrossEntropyOp, ElementwiseLossOp>(op))
         calls.push_back(KernelCall{&op, Kernel::mark, {contract::MarkDesc::kBackpropStart}, {}});
       else if (auto g = dyn_cast<GradientOp>(op))
         calls.push_back(KernelCall{&op, Kernel::mark,

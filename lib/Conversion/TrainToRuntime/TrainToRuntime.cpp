@@ -168,8 +168,28 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       FunctionType t = train.getFunctionType();
       manifest += item(manifest::kLabels);
       appendShape(manifest, t.getInput(t.getNumInputs() - 1));
-      manifest += item(manifest::kClasses) + " " +
-                  std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
+      // A regression or multi-label loss names itself (float targets, no
+      // classes); the cross-entropy's classes are its logits' columns.
+      ElementwiseLossOp elementwise;
+      train.walk([&](ElementwiseLossOp l) { elementwise = l; });
+      if (elementwise) {
+        manifest += item(manifest::kLoss) + " " + elementwise.getKind().str();
+        if (elementwise.getKind() == "smooth_l1") {
+          char beta[32];
+          std::snprintf(beta, sizeof beta, " %.17g", elementwise.getBeta().convertToDouble());
+          manifest += beta;
+        }
+      }
+      else
+        manifest += item(manifest::kClasses) + " " +
+                    std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
+      // The labels the loss ignores are data the driver must accept (the
+      // key is left out at its default).
+      train.walk([&](SoftmaxCrossEntropyOp loss) {
+        auto ignored = static_cast<int64_t>(loss.getIgnoreIndex());
+        if (ignored != manifest::kDefaultIgnoreIndex)
+          manifest += item(manifest::kIgnoreIndex) + " " + std::to_string(ignored);
+      });
     }
     if (collectives > 0)
       manifest += item(manifest::kCollectives) + " " + std::to_string(collectives);

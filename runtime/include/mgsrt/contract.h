@@ -80,7 +80,8 @@
   X(gelu_bwd)                                                                                      \
   X(cumsum)                                                                                        \
   X(to_index)                                                                                      \
-  X(topk_positions)
+  X(topk_positions)                                                                                \
+  X(elementwise_loss)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -285,9 +286,18 @@ struct PadDesc {
   static constexpr int64_t size(int64_t rank) { return Head + 3 * rank + 1; }
 };
 
-/// softmax_cross_entropy: logits batch x classes.
+/// softmax_cross_entropy: logits batch x classes; labels equal to
+/// ignore_index are not counted; label_smoothing_bits: the smoothing's
+/// float64 bits (0: none).
 struct SoftmaxCrossEntropyDesc {
-  enum : int64_t { Batch, Classes, Size };
+  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
+};
+
+/// elementwise_loss: the mean over `count` elements of a loss of a
+/// prediction against a float target; kind: MGSRT_LOSS_*; beta_bits:
+/// smooth_l1's beta (float64 bits).
+struct ElementwiseLossDesc {
+  enum : int64_t { Kind, Count, BetaBits, Size };
 };
 
 /// topk_sparsify: select k of count entries.
@@ -423,8 +433,18 @@ inline constexpr std::string_view kState = "state";
 inline constexpr std::string_view kInput = "input";            ///< float32: NAME RANK D0 ...
 inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME RANK D0 ...
 inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
-inline constexpr std::string_view kLabels = "labels";          ///< RANK D0
+inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
+/// "loss KIND" (train mode, instead of kClasses): the loss is an
+/// elementwise_loss (mse, l1, "smooth_l1 BETA", bce_with_logits) against
+/// float32 targets of the labels' shape; absent: the cross-entropy against
+/// int64 class labels (rank 1).
+inline constexpr std::string_view kLoss = "loss";
 inline constexpr std::string_view kClasses = "classes";
+/// "ignore_index I" (optional, train mode; kDefaultIgnoreIndex when absent):
+/// labels of this value are padding the loss ignores (the data may hold them).
+inline constexpr std::string_view kIgnoreIndex = "ignore_index";
+inline constexpr int64_t kDefaultIgnoreIndex = -100; ///< PyTorch's ignore_index
+
 inline constexpr std::string_view kCollectives = "collectives";
 /// "sparse_collectives NAME ..." (target cuda): the sparse collectives the
 /// step runs, named as mgsc's --sparse-collective (kGTopK, kSparseAllReduce);

@@ -16,6 +16,7 @@
 #ifndef MGSRT_DRIVER_H
 #define MGSRT_DRIVER_H
 
+#include "mgsrt/contract.h"
 #include "mgsrt/status.h"
 
 #include <cstdint>
@@ -62,7 +63,13 @@ struct Manifest {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<int64_t> labelDims; // train mode
-  int64_t classes = 0;            // train mode
+  int64_t classes = 0;            // train mode, cross-entropy
+  /// Train mode: the elementwise_loss kind ("mse", ...) of a model trained
+  /// against float targets; empty: the cross-entropy against class labels.
+  std::string loss;
+  double smoothL1Beta = 1.0; ///< `loss smooth_l1 BETA`
+  /// Train mode: the label the loss ignores (padding).
+  int64_t ignoreIndex = mgs::contract::manifest::kDefaultIgnoreIndex;
   std::string source;             // the ONNX model compiled (for --save), if known
   int64_t collectives = 0;        // collective calls per step (0: a one-worker model)
   /// `sparse_collectives NAME ...` (GPU models): gtopk, sparse-allreduce.
@@ -154,11 +161,17 @@ struct Dataset {
   int64_t sampleSize = 0;
   std::vector<float> samples;
   std::vector<int64_t> labels; // labelsPerSample for each sample, in order
-  int64_t labelsPerSample = 1; // > 1: a label per token (NumPy labels (N, L))
+  /// Float targets (loadNpy with floatTargets: a regression or multi-label
+  /// loss) instead of `labels`, labelsPerSample for each sample.
+  std::vector<float> targets;
+  int64_t labelsPerSample = 1; // > 1: a label per token (NumPy labels (N, L)), or targets
   /// Digits CSV: the line each sample was read from, for messages.
   std::vector<int64_t> lines;
 
-  int64_t size() const { return static_cast<int64_t>(labels.size()) / labelsPerSample; }
+  int64_t size() const {
+    return static_cast<int64_t>(targets.empty() ? labels.size() : targets.size()) /
+           labelsPerSample;
+  }
 };
 
 /// "digits", "mnist", "cifar10", "npy".
@@ -187,7 +200,12 @@ Status loadCifar10(const std::string &path, Dataset &data, DataSplit split = Dat
 /// product of the other dimensions), or integers within +-2^24 (token ids),
 /// and `labels` of shape (N,), or (N, L) for L labels a sample (one per
 /// token), in any integer type. What users bring for models of any input shape.
-Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data);
+/// With `floatTargets` (a model trained against float targets: mgsc --loss
+/// mse, ...), `labels` holds the targets instead, of shape (N, ...) in any
+/// float or integer type, read into data.targets (labelsPerSample: the
+/// product of the other dimensions).
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+               bool floatTargets = false);
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
                    DataSplit split = DataSplit::Train);
@@ -196,11 +214,12 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
 inline constexpr float kMaxAbsSample = 1e15f;
 
 /// Checks the samples against the model: per-sample element count, labels
-/// per sample, labels in [0, classes), and every value finite and within
-/// +-kMaxAbsSample (naming the sample, or the line of a CSV). Messages begin
-/// with `what` and the file ("data '...'", "test data '...'").
+/// per sample, labels in [0, classes) or equal to `ignoreIndex` (padding the
+/// loss ignores), and every value finite and within +-kMaxAbsSample (naming
+/// the sample, or the line of a CSV). Messages begin with `what` and the file
+/// ("data '...'", "test data '...'").
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes, const char *what = "data");
+                    int64_t classes, const char *what = "data", int64_t ignoreIndex = -100);
 
 //===--- Determinism helpers ----------------------------------------------===//
 

@@ -286,11 +286,28 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_copy(mgsrt_ctx_t *ctx, const int64_t *desc, vo
 MGSRT_EXPORT mgsrt_status_t mgsrt_zero(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Softmax cross-entropy against int64 class labels, mean over the batch.
- * desc: [N, C]
+/* Softmax cross-entropy against int64 class labels, mean over the counted
+ * samples (torch.nn.functional.cross_entropy): a label equal to ignore_index
+ * is not counted; label smoothing e targets (1 - e) onehot + e / C. Every
+ * label ignored: loss 0, dlogits 0.
+ * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1])]
  * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C)
- * A label outside [0, C) is an MGSRT_ERROR_INVALID_ARGUMENT naming it. */
+ * A label outside [0, C) that is not ignore_index is an
+ * MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
+
+/* The mean over every element of a loss of a prediction x against a float
+ * target t, and its gradient (torch.nn's losses, reduction "mean"):
+ *   MGSRT_LOSS_MSE              (x - t)^2
+ *   MGSRT_LOSS_L1               |x - t|
+ *   MGSRT_LOSS_SMOOTH_L1        0.5 (x - t)^2 / beta where |x - t| < beta, else |x - t| - 0.5 beta
+ *   MGSRT_LOSS_BCE_WITH_LOGITS  -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed
+ *                               as max(x, 0) - x t + log(1 + exp(-|x|))
+ * desc: [kind, count, beta_bits (smooth_l1's beta >= 0, float64 bits)]
+ * bufs: x (count), t (count), loss (1 float), dx (nullable, count) */
+enum { MGSRT_LOSS_MSE = 0, MGSRT_LOSS_L1 = 1, MGSRT_LOSS_SMOOTH_L1 = 2,
+       MGSRT_LOSS_BCE_WITH_LOGITS = 3 };
+MGSRT_EXPORT mgsrt_status_t mgsrt_elementwise_loss(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* The optimizer's update of one parameter, in place. g = grad * s, where s
  * is the scale the step's last mgsrt_clip_grad_norm set (1 without one).

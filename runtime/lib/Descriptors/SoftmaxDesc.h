@@ -41,25 +41,43 @@ inline mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const i
   return check.ok ? MGSRT_OK : ctx->status;
 }
 
+struct CrossEntropyParams {
+  int64_t n, c;
+  int64_t ignoreIndex; ///< labels equal to it are not counted
+  double smoothing;    ///< label smoothing, in [0, 1]
+  /// Whether `label` is counted (false: ignored); `bad` is set when it is
+  /// neither a class nor ignore_index.
+  MGSRT_HOST_DEVICE bool counts(int64_t label, bool &bad) const {
+    bad = label != ignoreIndex && (label < 0 || label >= c);
+    return label != ignoreIndex;
+  }
+};
+
 /// softmax_cross_entropy (bufs: logits, labels, loss, dlogits?). The labels
 /// are checked by the kernel (they are data): see badLabel.
 inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
-                                        const int64_t *desc, void *const *bufs, int64_t &n,
-                                        int64_t &c) {
-  n = desc[mgs::contract::SoftmaxCrossEntropyDesc::Batch];
-  c = desc[mgs::contract::SoftmaxCrossEntropyDesc::Classes];
-  if (n < 1 || c < 1)
-    return invalidArg(ctx, kernel, "N=", n, " C=", c, " must be positive");
+                                        const int64_t *desc, void *const *bufs,
+                                        CrossEntropyParams &p) {
+  using F = mgs::contract::SoftmaxCrossEntropyDesc;
+  p.n = desc[F::Batch];
+  p.c = desc[F::Classes];
+  p.ignoreIndex = desc[F::IgnoreIndex];
+  p.smoothing = descF64(desc, F::LabelSmoothingBits);
+  if (p.n < 1 || p.c < 1)
+    return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must be positive");
+  if (!(p.smoothing >= 0.0 && p.smoothing <= 1.0))
+    return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
   return MGSRT_OK;
 }
 
-/// Records the error for the first sample whose label is outside [0, c).
+/// Records the error for the first sample whose label is outside [0, c) and
+/// not the ignored index.
 inline mgsrt_status_t badLabel(mgsrt_ctx_t *ctx, const char *kernel, int64_t label,
-                               int64_t sample, int64_t c) {
-  return invalidArg(ctx, kernel, "label ", label, " of sample ", sample, " is outside [0, ", c,
-                    ")");
+                               int64_t sample, const CrossEntropyParams &p) {
+  return invalidArg(ctx, kernel, "label ", label, " of sample ", sample, " is outside [0, ", p.c,
+                    ") and is not the ignored index ", p.ignoreIndex);
 }
 
 } // namespace mgs::rt

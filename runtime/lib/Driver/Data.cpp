@@ -556,7 +556,8 @@ bool npyInt(const NpyArray &a, uint64_t i, int64_t &v) {
 }
 } // namespace
 
-Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data) {
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+               bool floatTargets) {
   data = Dataset();
   data.source = inputs;
   data.labelSource = labels;
@@ -577,7 +578,15 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
         "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
         "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)");
   }
-  if ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2) {
+  const bool numericY = y.kind == 'i' || y.kind == 'u' ||
+                        (y.kind == 'f' && (y.itemSize == 4 || y.itemSize == 8));
+  if (floatTargets && !numericY) {
+    return badInput("NumPy targets '" + labels +
+                    "': dtype must be float32, float64 or integers (the model's loss takes "
+                    "float targets)");
+  }
+  if (!floatTargets &&
+      ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2)) {
     return badInput("NumPy labels '" + labels +
                     "': must be integers of shape (N,) or, several per " +
                     "sample (one per token), (N, L)");
@@ -595,7 +604,7 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
   data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
   if (data.sampleSize == 0)
     return badInput("NumPy inputs '" + inputs + "': a sample has no values");
-  data.labelsPerSample = y.shape.size() == 2 ? y.shape[1] : 1;
+  data.labelsPerSample = static_cast<int64_t>(y.count / static_cast<uint64_t>(n));
   if (data.labelsPerSample == 0)
     return badInput("NumPy labels '" + labels + "': a sample has no labels");
   data.samples.resize(x.count);
@@ -627,6 +636,17 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
       return failure;
     }
     data.samples[i] = v;
+  }
+  if (floatTargets) {
+    data.targets.resize(y.count);
+    for (uint64_t i = 0; i < y.count; ++i) {
+      int64_t iv = 0;
+      const unsigned char *p = y.data + i * static_cast<uint64_t>(y.itemSize);
+      data.targets[i] = y.kind != 'f'           ? (npyInt(y, i, iv), static_cast<float>(iv))
+                        : y.itemSize == 4       ? loadLittle<float>(p)
+                                                : static_cast<float>(loadLittle<double>(p));
+    }
+    return Status::success(); // checkDataset checks the values
   }
   data.labels.resize(y.count);
   for (uint64_t i = 0; i < y.count; ++i) {
@@ -660,12 +680,18 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data, Da
 }
 
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
-                    int64_t classes, const char *what) {
+                    int64_t classes, const char *what, int64_t ignoreIndex) {
   const std::string prefix = std::string(what) + " '";
   if (data.sampleSize != sampleSize) {
     return badInput(prefix + data.source + "': a sample has " + std::to_string(data.sampleSize) +
                     " values, but the model's input takes " + std::to_string(sampleSize) +
                     " per sample");
+  }
+  if (data.labelsPerSample != labelsPerSample && !data.targets.empty()) {
+    return badInput(prefix + data.labelSource + "': " + std::to_string(data.labelsPerSample) +
+                    " target value(s) per sample, but the model's first output has " +
+                    std::to_string(labelsPerSample) +
+                    " per sample (the targets take the output's shape)");
   }
   if (data.labelsPerSample != labelsPerSample) {
     return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
@@ -691,8 +717,21 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                     " (after scaling), beyond the +-1e15 a sample value may hold (NaN and "
                     "infinity included)");
   }
+  // Float targets: finite and within the samples' bound (NaN fails it).
+  for (size_t k = 0; k < data.targets.size(); ++k) {
+    const float v = data.targets[k];
+    if (std::fabs(v) <= kMaxAbsSample)
+      continue;
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", static_cast<double>(v));
+    const int64_t i = static_cast<int64_t>(k) / data.labelsPerSample;
+    return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
+                    "': target " + std::to_string(static_cast<int64_t>(k) % data.labelsPerSample) +
+                    " of sample " + std::to_string(i) + " (counting from 0) is " + value +
+                    ", not a finite value within +-1e15");
+  }
   for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
-    if (data.labels[k] < 0 || data.labels[k] >= classes) {
+    if ((data.labels[k] < 0 || data.labels[k] >= classes) && data.labels[k] != ignoreIndex) {
       const int64_t i = k / data.labelsPerSample;
       std::string where =
           static_cast<size_t>(i) < data.lines.size()
@@ -702,7 +741,12 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
         where += ", position " + std::to_string(k % data.labelsPerSample);
       return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
                       "': label " + std::to_string(data.labels[k]) + " at " + where +
-                      " is out of range for the model's " + std::to_string(classes) + " classes");
+                      " is out of range for the model's " + std::to_string(classes) +
+                      " classes" +
+                      (data.labels[k] < 0 ? " (padding must be the ignored label " +
+                                                std::to_string(ignoreIndex) +
+                                                ": mgsc --ignore-index)"
+                                          : ""));
     }
   return Status::success();
 }

@@ -157,9 +157,11 @@ int Driver::allocate(bool forTraining) {
         return oom("'" + spec.name + "'", bytes);
     }
   }
-  if (forTraining && (!labels.allocate(m.batchSize * labelsPerSample * sizeof(int64_t)) ||
-                      !loss.allocate(sizeof(float))))
-    return oom("the labels", m.batchSize * labelsPerSample * sizeof(int64_t));
+  // Class labels (int64), or float targets.
+  const uint64_t labelBytes =
+      m.batchSize * labelsPerSample * (m.loss.empty() ? sizeof(int64_t) : sizeof(float));
+  if (forTraining && (!labels.allocate(labelBytes) || !loss.allocate(sizeof(float))))
+    return oom("the labels", labelBytes);
 
   if (m.cuda) {
     if (int rc = mirror(arena, "the arena"))

@@ -10,8 +10,13 @@
 //   input NAME RANK D0 ...
 //   index_input NAME RANK D0 ... (an int64 input: indices, e.g. token ids)
 //   output NAME RANK D0 ...
-//   labels RANK D0           (train mode)
-//   classes C                (train mode)
+//   labels RANK D0 ...       (train mode)
+//   classes C                (train mode, the cross-entropy: labels of rank 1)
+//   loss KIND                (train mode instead of classes: mse, l1,
+//                             smooth_l1 BETA or bce_with_logits against
+//                             float targets of the labels' shape)
+//   ignore_index I           (optional, train mode, default -100: labels of
+//                             this value are padding the loss ignores)
 //   collectives N            (optional: collectives per training step)
 //   workers P                (optional: the only number of workers it runs on)
 //   density_schedule R0 ...  (optional: top-k density of epoch e is R[min(e, last)])
@@ -29,6 +34,7 @@
 #include "mgsrt/contract.h"
 
 #include <charconv>
+#include <cmath>
 #include <cstdlib>
 #include <set>
 #include <sstream>
@@ -264,11 +270,39 @@ private:
       m.classes = v;
       return true;
     }
+    if (item == key::kIgnoreIndex) {
+      if (!once(item) || !expectWords(2))
+        return false;
+      if (!parseInt(words[1], v))
+        return fail("ignore_index must be an integer, got '" + std::string(words[1]) + "'");
+      m.ignoreIndex = v;
+      return true;
+    }
+    if (item == key::kLoss) {
+      if (!once(item))
+        return false;
+      const bool smoothL1 = words.size() >= 2 && words[1] == "smooth_l1";
+      if (!expectWords(smoothL1 ? 3 : 2))
+        return false;
+      if (words[1] != "mse" && words[1] != "l1" && !smoothL1 && words[1] != "bce_with_logits")
+        return fail("loss must be mse, l1, smooth_l1 BETA or bce_with_logits, got '" +
+                    std::string(words[1]) + "'");
+      if (smoothL1) {
+        std::string beta(words[2]);
+        char *end = nullptr;
+        m.smoothL1Beta = std::strtod(beta.c_str(), &end);
+        if (end == beta.c_str() || *end || !(m.smoothL1Beta >= 0.0) ||
+            std::isinf(m.smoothL1Beta))
+          return fail("smooth_l1's beta must be a finite number >= 0, got '" + beta + "'");
+      }
+      m.loss = std::string(words[1]);
+      return true;
+    }
     if (item == key::kLabels) {
       if (!once(item) || !parseShape(words, 1, m.labelDims))
         return false;
-      if (m.labelDims.size() != 1)
-        return fail("labels must have rank 1");
+      if (m.labelDims.empty())
+        return fail("labels must have rank 1 or more");
       labelsLine = lineNo;
       labelsText = std::string(line);
       return true;
@@ -369,10 +403,26 @@ private:
         return missing(required);
     if (m.outputs.empty())
       return missing(key::kOutput);
-    if (m.mode == Manifest::Mode::Train)
-      for (std::string_view required : {key::kLabels, key::kClasses})
-        if (!saw(required))
-          return missing(required);
+    if (m.mode == Manifest::Mode::Train) {
+      if (!saw(key::kLabels))
+        return missing(key::kLabels);
+      // Class labels: one per row of the logits; float targets take the
+      // output's shape.
+      if (m.loss.empty() && !saw(key::kClasses))
+        return missing(key::kClasses);
+      if (m.loss.empty() && m.labelDims.size() != 1) {
+        status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                               "manifest line " + std::to_string(labelsLine) +
+                                   ": the cross-entropy's labels must have rank 1: '" +
+                                   labelsText + "'");
+        return false;
+      }
+      if (!m.loss.empty() && saw(key::kClasses)) {
+        status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                               "manifest: 'classes' is for the cross-entropy, not loss " + m.loss);
+        return false;
+      }
+    }
     // One label per sample, or several (one per token): a multiple of it.
     if (!m.labelDims.empty() &&
         (m.labelDims[0] < m.batchSize || m.labelDims[0] % m.batchSize != 0)) {

@@ -9,6 +9,8 @@
 #include "Driver.h"
 #include "FileIO.h"
 
+#include "Descriptors/LossDesc.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -41,7 +43,8 @@ double secondsSince(Clock::time_point t) {
 } // namespace
 
 int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
-  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what); !s.ok())
+  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
+      !s.ok())
     return error(s);
   if (!m.inputs[0].int64)
     return 0;
@@ -64,12 +67,18 @@ int Driver::loadData() {
     if (Status s = guessDataFormat(o.data, format); !s.ok())
       return error(s);
   }
+  const bool floatTargets = !m.loss.empty();
+  if (floatTargets && format != DataFormat::Npy)
+    return error("the model's loss (%s) trains against float targets: give NumPy data, --data "
+                 "X.npy --labels TARGETS.npy; '%s' is read as %s data, whose labels are classes",
+                 m.loss.c_str(), o.data.c_str(), dataFormatName(format));
   if (format == DataFormat::Npy && o.labels.empty())
-    return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (its integer labels)");
+    return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (" +
+                 (floatTargets ? "its float targets)" : "its integer labels)"));
   if (format != DataFormat::Npy && !o.labels.empty())
     return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
                  dataFormatName(format) + " data, whose labels come with it");
-  if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data)
+  if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, floatTargets)
                                            : loadDataset(o.data, format, data);
       !s.ok())
     return error(s);
@@ -86,7 +95,7 @@ int Driver::loadData() {
     if (!isDirectory(o.testData) && !isRegularFile(o.testData))
       return error("test data '%s' does not exist", o.testData.c_str());
     if (Status s = format == DataFormat::Npy
-                       ? loadNpy(o.testData, o.testLabels, testSet)
+                       ? loadNpy(o.testData, o.testLabels, testSet, floatTargets)
                        : loadDataset(o.testData, format, testSet, DataSplit::Test);
         !s.ok())
       return error("--test-data: %s", s.message.c_str());
@@ -136,7 +145,8 @@ int Driver::loadData() {
 // Copies `count` samples (and labels) into the batch; the rest is zero. An
 // int64 input (token ids) gets the samples' values as integers.
 bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count) {
-  int64_t *lab = labels.get() ? static_cast<int64_t *>(labels.get()) : nullptr;
+  int64_t *lab = labels.get() && m.loss.empty() ? static_cast<int64_t *>(labels.get()) : nullptr;
+  float *targets = labels.get() && !m.loss.empty() ? labels.f32() : nullptr;
   const int64_t L = labelsPerSample;
   const bool ints = m.inputs[0].int64;
   float *in = inputs[0].f32();
@@ -150,6 +160,8 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
       std::memcpy(in + j * sampleSize, sample, static_cast<size_t>(sampleSize) * sizeof(float));
     if (lab)
       std::copy_n(from.labels.data() + indices[j] * L, L, lab + j * L);
+    if (targets)
+      std::copy_n(from.targets.data() + indices[j] * L, L, targets + j * L);
   }
   if (count < m.batchSize) {
     const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
@@ -159,6 +171,8 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
       std::fill(in + count * sampleSize, in + count * sampleSize + rest, 0.0f);
     if (lab)
       std::fill(lab + count * L, lab + m.batchSize * L, 0);
+    if (targets)
+      std::fill(targets + count * L, targets + m.batchSize * L, 0.0f);
   }
   return true;
 }
@@ -168,10 +182,40 @@ double Driver::learningRate(int64_t epoch, int64_t iteration) const {
                                scheduleEpochs() * itersPerEpoch);
 }
 
-// Accuracy on the evaluation set: argmax of each row of the first output
-// (labelsPerSample rows a sample: one per token) against its label.
+// The evaluation set's accuracy (the cross-entropy: argmax of each row of
+// the first output, labelsPerSample rows a sample, one per token, against its
+// label, padding left out) or mean loss (float targets: the training loss's
+// elementLoss over every value, in double).
+std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t total,
+                                       bool counts) const {
+  char text[160];
+  if (!m.loss.empty())
+    std::snprintf(text, sizeof text, counts ? "%s loss %.6g (%s, mean of %lld values)" : "%s loss: %.6g",
+                  set, evalLossSum / static_cast<double>(std::max<int64_t>(total, 1)),
+                  m.loss.c_str(), static_cast<long long>(total));
+  else if (total == 0)
+    std::snprintf(text, sizeof text, "%s accuracy%s n/a (every label is the ignored %lld)", set,
+                  counts ? "" : ":", static_cast<long long>(m.ignoreIndex));
+  else if (counts)
+    std::snprintf(text, sizeof text, "%s accuracy %.2f%% (%lld/%lld)", set,
+                  100.0 * static_cast<double>(correct) / static_cast<double>(total),
+                  static_cast<long long>(correct), static_cast<long long>(total));
+  else
+    std::snprintf(text, sizeof text, "%s accuracy: %.2f%%", set,
+                  100.0 * static_cast<double>(correct) / static_cast<double>(total));
+  return text;
+}
+
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   correct = total = 0;
+  evalLossSum = 0.0;
+  ElementwiseLossParams lossParams{};
+  if (!m.loss.empty())
+    lossParams = {m.loss == "mse"         ? MGSRT_LOSS_MSE
+                  : m.loss == "l1"        ? MGSRT_LOSS_L1
+                  : m.loss == "smooth_l1" ? MGSRT_LOSS_SMOOTH_L1
+                                          : MGSRT_LOSS_BCE_WITH_LOGITS,
+                  labelsPerSample * m.batchSize, m.smoothL1Beta};
   const TensorSpec &out = m.outputs[0];
   const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
   const Dataset &from = haveTestSet() ? testSet : data;
@@ -190,13 +234,25 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     if ((status = toHost(outputs[0])))
       return false;
     const float *y = outputs[0].f32();
+    if (!m.loss.empty()) {
+      for (int64_t j = 0; j < count * L; ++j) {
+        double grad;
+        evalLossSum += elementLoss(lossParams, y[j], from.targets[set[start + j / L] * L + j % L],
+                                   grad);
+      }
+      total += count * L;
+      continue;
+    }
     for (int64_t j = 0; j < count; ++j)
       for (int64_t k = 0; k < L; ++k) {
+        const int64_t label = from.labels[set[start + j] * L + k];
+        if (label == m.ignoreIndex) // padding: not a prediction
+          continue;
         const float *row = y + (j * L + k) * perRow;
         int64_t best = std::max_element(row, row + perRow) - row;
-        correct += best == from.labels[set[start + j] * L + k];
+        correct += best == label;
+        ++total;
       }
-    total += count * L;
   }
   return true;
 }
@@ -222,7 +278,12 @@ int Driver::runTraining() {
                  static_cast<long long>(labelCount), static_cast<long long>(m.batchSize));
   labelsPerSample = labelCount / m.batchSize;
   const TensorSpec &out = m.outputs[0];
-  if (out.dims.empty() || out.dims[0] != labelCount || out.numElements() == 0)
+  if (!m.loss.empty() && out.numElements() != labelCount)
+    return error("the model's first output '%s' %s does not hold the %lld target values its "
+                 "loss (%s) takes",
+                 out.name.c_str(), formatShape(out.dims).c_str(),
+                 static_cast<long long>(labelCount), m.loss.c_str());
+  if (m.loss.empty() && (out.dims.empty() || out.dims[0] != labelCount || out.numElements() == 0))
     return error("the model's first output '%s' %s does not have one row per label (%lld: the "
                  "batch size %lld x %lld) as its first dimension",
                  out.name.c_str(), formatShape(out.dims).c_str(),
@@ -379,10 +440,8 @@ int Driver::runTraining() {
       if (!evaluate(correct, total, status))
         return status;
       haveAccuracy = true;
-      std::printf("epoch %lld: train loss %.4f (mean), %s accuracy %.2f%% (%lld/%lld)\n",
-                  static_cast<long long>(epoch + 1), meanLoss, evalName,
-                  100.0 * static_cast<double>(correct) / static_cast<double>(total),
-                  static_cast<long long>(correct), static_cast<long long>(total));
+      std::printf("epoch %lld: train loss %.4f (mean), %s\n", static_cast<long long>(epoch + 1),
+                  meanLoss, describeEvaluation(evalName, correct, total, true).c_str());
     } else {
       std::printf("epoch %lld: train loss %.4f (mean), no held-out set (--holdout 0)\n",
                   static_cast<long long>(epoch + 1), meanLoss);
@@ -419,8 +478,7 @@ int Driver::runTraining() {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))
       return status;
-    std::printf("final %s accuracy: %.2f%%\n", evalName,
-                100.0 * static_cast<double>(correct) / static_cast<double>(total));
+    std::printf("final %s\n", describeEvaluation(evalName, correct, total, false).c_str());
   } else {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");
   }

@@ -119,7 +119,7 @@ TEST_F(GpuSoftmax, CrossEntropyMatchesCpu) {
     for (bool withGrad : {true, false}) {
       SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) +
                    (withGrad ? " grad" : " no grad"));
-      const int64_t desc[] = {n, c};
+      const int64_t desc[] = {n, c, -100, 0};
       std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
       logits[0] = 30.0f;
       std::vector<int64_t> labels(n);
@@ -138,9 +138,37 @@ TEST_F(GpuSoftmax, CrossEntropyMatchesCpu) {
   }
 }
 
+// Ignored labels and label smoothing: the GPU's loss and gradient are the
+// CPU's (the CPU's are checked against a float64 reference in
+// Kernels/SoftmaxTest.cpp), also with every label of the batch ignored.
+TEST_F(GpuSoftmax, CrossEntropyIgnoreAndSmoothingMatchCpu) {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 10}, {64, 10}, {3000, 1000}, {7, 5000}};
+  for (auto [n, c] : shapes)
+    for (double smoothing : {0.0, 0.1, 1.0})
+      for (bool allIgnored : {false, true}) {
+        SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) + " smoothing " +
+                     std::to_string(smoothing) + (allIgnored ? " all ignored" : ""));
+        const int64_t desc[] = {n, c, -7, bits(smoothing)};
+        std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
+        std::vector<int64_t> labels(n);
+        for (int64_t i = 0; i < n; ++i)
+          labels[i] = allIgnored || i % 3 == 1 ? -7 : (i * 7919) % c;
+        CeResult rc = ceCpu(cpu, desc, logits, labels, true);
+        CeResult rg = ceGpu(gpu, desc, logits, labels, true);
+        ASSERT_EQ(mgsrt_ctx_status(gpu), MGSRT_OK) << mgsrt_ctx_message(gpu);
+        ASSERT_EQ(mgsrt_ctx_status(cpu), MGSRT_OK) << mgsrt_ctx_message(cpu);
+        EXPECT_LE(maxRelDiff({rg.loss}, {rc.loss}), 1e-6) << rg.loss << " vs " << rc.loss;
+        EXPECT_LE(maxRelDiff(rg.dlogits, rc.dlogits), 1e-6);
+        if (allIgnored) {
+          EXPECT_EQ(rg.loss, 0.0f);
+          EXPECT_TRUE(bitsEqual(rg.dlogits, std::vector<float>(n * c, 0.0f)));
+        }
+      }
+}
+
 TEST_F(GpuSoftmax, CrossEntropyNamesTheFirstBadLabel) {
   const int64_t n = 300000, c = 10;
-  const int64_t desc[] = {n, c};
+  const int64_t desc[] = {n, c, -100, 0};
   std::vector<float> logits = randomVec(n * c);
   std::vector<int64_t> labels(n, 3);
   labels[5] = 10;     // the first bad one
@@ -190,9 +218,10 @@ TEST_F(GpuSoftmax, ErrorsMatchCpu) {
       {0, {2, 2, 2, 0}, {true, false}},
       {1, {2, -2, 2, 1}, {true, true, true}},
       {1, {2, 2, 2, 1}, {true, false, true}},
-      {2, {0, 3}, {true, true, true, true}},
-      {2, {3, 0}, {true, true, true, true}},
-      {2, {3, 3}, {true, true, false, true}},
+      {2, {0, 3, -100, 0}, {true, true, true, true}},
+      {2, {3, 0, -100, 0}, {true, true, true, true}},
+      {2, {3, 3, -100, 0}, {true, true, false, true}},
+      {2, {3, 3, -100, bits(1.5)}, {true, true, true, true}},
   };
   for (const Case &k : cases) {
     std::vector<void *> hb, db;

@@ -507,6 +507,25 @@ TEST(Data, LabelOutOfRangeNamesTheCsvLine) {
                              "': label 7 at line 3 is out of range for the model's 5 classes");
 }
 
+TEST(Data, IgnoredLabelIsAccepted) {
+  // NumPy labels may hold the label the loss ignores (padding), no other
+  // label outside the classes.
+  Dataset d;
+  d.sampleSize = 2;
+  d.labelsPerSample = 3;
+  d.samples = {0, 1, 2, 3};
+  d.labels = {0, -100, 4, 1, 2, -100};
+  d.source = "x.npy";
+  d.labelSource = "y.npy";
+  EXPECT_TRUE(checkDataset(d, 2, 3, 5).ok());
+  Status err = checkDataset(d, 2, 3, 5, "data", 4);
+  EXPECT_EQ(err.message, "data 'y.npy': label -100 at sample 0 (counting from 0), position 1 is "
+                         "out of range for the model's 5 classes (padding must be the ignored "
+                         "label 4: mgsc --ignore-index)");
+  d.labels[1] = -1;
+  EXPECT_FALSE(checkDataset(d, 2, 3, 5).ok());
+}
+
 //===--- Determinism ------------------------------------------------------===//
 
 TEST(Order, SplitIsSeededDisjointAndComplete) {

@@ -49,6 +49,24 @@ TEST(Manifest, ParsesTrainMode) {
   EXPECT_EQ(m.classes, 10);
 }
 
+TEST(Manifest, ParsesLossOptions) {
+  // A regression: float targets of the output's shape, no classes.
+  Manifest m;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 0\n"
+                                      "input x 2 4 3\noutput y 3 4 2 5\nlabels 3 4 2 5\n"
+                                      "loss smooth_l1 0.5\n",
+                                      m)));
+  EXPECT_EQ(m.loss, "smooth_l1");
+  EXPECT_EQ(m.smoothL1Beta, 0.5);
+  EXPECT_EQ(m.labelDims, (std::vector<int64_t>{4, 2, 5}));
+  EXPECT_EQ(m.ignoreIndex, -100); // the default
+  // The cross-entropy with another ignored label.
+  ASSERT_TRUE(succeeded(parseManifest(
+      std::string(kTrain) + "ignore_index -1\n", m)));
+  EXPECT_TRUE(m.loss.empty());
+  EXPECT_EQ(m.ignoreIndex, -1);
+}
+
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
   Manifest m;
   ASSERT_TRUE(
@@ -124,7 +142,20 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "param w trainable 1 3\nparam w state 1 3\n",
                     "manifest line 6: duplicate param 'w': 'param w state 1 3'"},
         BadManifest{HEAD "input\n", "manifest line 5: missing the name: 'input'"},
-        BadManifest{HEAD "labels 2 4 1\n", "manifest line 5: labels must have rank 1: 'labels 2 4 1'"},
+        BadManifest{HEAD "output y 2 4 3\nlabels 2 4 1\nclasses 3\n",
+                    "manifest line 6: the cross-entropy's labels must have rank 1: 'labels 2 4 1'"},
+        BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss mse\nclasses 3\n",
+                    "manifest: 'classes' is for the cross-entropy, not loss mse"},
+        BadManifest{HEAD "loss hinge\n",
+                    "manifest line 5: loss must be mse, l1, smooth_l1 BETA or bce_with_logits, "
+                    "got 'hinge': 'loss hinge'"},
+        BadManifest{HEAD "loss smooth_l1 -1\n",
+                    "manifest line 5: smooth_l1's beta must be a finite number >= 0, got '-1': "
+                    "'loss smooth_l1 -1'"},
+        BadManifest{HEAD "loss smooth_l1\n",
+                    "manifest line 5: expected 2 values after 'loss': 'loss smooth_l1'"},
+        BadManifest{HEAD "ignore_index x\n",
+                    "manifest line 5: ignore_index must be an integer, got 'x': 'ignore_index x'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
                     "manifest line 6: labels dimension 5 is not a multiple of the batch size 4: 'labels 1 5'"},
         BadManifest{"mgs-manifest 2\nbatch_size 4\narena_bytes 16\n" TAIL,

@@ -53,7 +53,11 @@ std::vector<BadCall> badCalls() {
       {"copy", mgsrt_copy, {-1}},
       {"zero", mgsrt_zero, {-1}},
       {"accumulate", mgsrt_accumulate, {-1}},
-      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3}},
+      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3, -100, 0}},
+      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, bits(-0.5)}},
+      {"elementwise_loss", mgsrt_elementwise_loss, {7, 4, 0}},                  // kind
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, 0}},     // count
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0)}},
       {"sgd_update", mgsrt_sgd_update, {-5}},
       {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}}, // k > n
       {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},  // no workers
@@ -137,13 +141,23 @@ TEST(ErrorTest, FailedContextMakesKernelsNoOps) {
 
 TEST(ErrorTest, CrossEntropyNamesTheBadLabel) {
   Ctx ctx;
-  const int64_t desc[] = {3, 4};
+  const int64_t desc[] = {3, 4, -100, 0};
   float logits[12] = {}, loss = -1.0f;
   int64_t labels[3] = {0, 4, 1};
   void *bufs[] = {logits, labels, &loss, nullptr};
   EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_NE(ctx.message().find("label 4"), std::string::npos) << ctx.message();
+  EXPECT_NE(ctx.message().find("label 4 of sample 1 is outside [0, 4) and is not the ignored "
+                               "index -100"),
+            std::string::npos)
+      << ctx.message();
   EXPECT_EQ(loss, -1.0f);
+  // PyTorch's ignored index is no error; another negative label is.
+  mgsrt_ctx_clear(ctx);
+  labels[1] = -100;
+  EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, desc, bufs), MGSRT_OK) << ctx.message();
+  labels[1] = -1;
+  EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.message().find("label -1 of sample 1"), std::string::npos) << ctx.message();
 }
 
 TEST(ErrorTest, GemmRejectsMissingC) {

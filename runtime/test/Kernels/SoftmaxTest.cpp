@@ -135,30 +135,40 @@ TEST(SoftmaxRows, CausalMaskGivesExactZeros) {
 //===----------------------------------------------------------------------===//
 
 /// The mean softmax cross-entropy of n rows of c logits and its gradient, in
-/// double.
+/// double, as torch.nn.functional.cross_entropy: rows labelled `ignore` are
+/// left out of the loss and of the mean, the target is (1 - smoothing)
+/// onehot + smoothing / c.
 std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> &logits,
                                                        const std::vector<int64_t> &labels,
-                                                       int64_t n, int64_t c) {
+                                                       int64_t n, int64_t c, int64_t ignore = -100,
+                                                       double smoothing = 0.0) {
   double loss = 0;
-  std::vector<double> grad(n * c);
+  int64_t counted = 0;
+  std::vector<double> grad(n * c, 0.0);
+  for (int64_t i = 0; i < n; ++i)
+    counted += labels[i] != ignore;
   for (int64_t i = 0; i < n; ++i) {
+    if (labels[i] == ignore)
+      continue;
     double mx = -INFINITY, sum = 0;
     for (int64_t j = 0; j < c; ++j)
       mx = std::max(mx, static_cast<double>(logits[i * c + j]));
     for (int64_t j = 0; j < c; ++j)
       sum += std::exp(logits[i * c + j] - mx);
     const double lse = mx + std::log(sum);
-    loss += lse - logits[i * c + labels[i]];
-    for (int64_t j = 0; j < c; ++j)
-      grad[i * c + j] = (std::exp(logits[i * c + j] - lse) - (j == labels[i])) / n;
+    for (int64_t j = 0; j < c; ++j) {
+      const double target = (1.0 - smoothing) * (j == labels[i]) + smoothing / c;
+      loss -= target * (logits[i * c + j] - lse);
+      grad[i * c + j] = (std::exp(logits[i * c + j] - lse) - target) / counted;
+    }
   }
-  return {loss / n, grad};
+  return {counted ? loss / counted : 0.0, grad};
 }
 
 TEST(CrossEntropyTest, LossAndGradientMatchReference) {
   Ctx ctx;
   const int64_t n = 6, c = 5;
-  const int64_t desc[] = {n, c};
+  const int64_t desc[] = {n, c, -100, 0};
   std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c);
   logits[2] = 500.0f; // stability
   std::vector<int64_t> labels = {0, 4, 2, 2, 1, 3};
@@ -178,7 +188,7 @@ TEST(CrossEntropyTest, LossAndGradientMatchReference) {
 TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
   Ctx ctx;
   const int64_t n = 4, c = 7;
-  const int64_t desc[] = {n, c};
+  const int64_t desc[] = {n, c, -100, 0};
   std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
   std::vector<int64_t> labels = {6, 0, 3, 3};
   auto fwd = [&] {
@@ -199,7 +209,7 @@ TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
 TEST(CrossEntropyTest, LargeBatchIsParallelAndMatches) {
   Ctx ctx;
   const int64_t n = 512, c = 2000;
-  const int64_t desc[] = {n, c};
+  const int64_t desc[] = {n, c, -100, 0};
   std::vector<float> logits = randomVec(n * c, -8, 8), dlogits(n * c);
   std::vector<int64_t> labels(n);
   for (int64_t i = 0; i < n; ++i)
@@ -214,6 +224,80 @@ TEST(CrossEntropyTest, LargeBatchIsParallelAndMatches) {
   for (int64_t j = 0; j < c; ++j)
     rowSum += dlogits[j];
   EXPECT_NEAR(rowSum, 0.0, 1e-8); // softmax - onehot sums to zero
+}
+
+// torch.nn.functional.cross_entropy(ignore_index=..., label_smoothing=...):
+// ignored rows count neither in the loss nor in the mean and get no
+// gradient; smoothing spreads e / C of the target over every class.
+TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
+  Ctx ctx;
+  const int64_t n = 9, c = 6;
+  for (double smoothing : {0.0, 0.1, 0.5, 1.0}) {
+    SCOPED_TRACE("smoothing " + std::to_string(smoothing));
+    const int64_t desc[] = {n, c, -100, bits(smoothing)};
+    std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
+    std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 3, -100};
+    float loss = 0;
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    auto [want, wantD] = crossEntropyRef(logits, labels, n, c, -100, smoothing);
+    EXPECT_NEAR(loss, want, 1e-5 * std::abs(want) + 1e-6);
+    expectClose(dlogits, wantD, 1e-5, 1e-6, "dlogits");
+    for (int64_t j = 0; j < c; ++j)
+      EXPECT_EQ(dlogits[1 * c + j], 0.0f); // an ignored row
+    float loss2 = 0;
+    void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, lossOnly));
+    EXPECT_EQ(loss2, loss);
+  }
+  // Another ignored index: -100 is then a bad label, 7 the ignored one.
+  const int64_t other[] = {3, c, 7, 0};
+  std::vector<float> logits = randomVec(3 * c, -3, 3);
+  std::vector<int64_t> labels = {7, 2, 7};
+  float loss = 0;
+  void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
+  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, other, bufs));
+  EXPECT_NEAR(loss, crossEntropyRef(logits, labels, 3, c, 7).first, 1e-5);
+  labels[0] = -100;
+  EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, other, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.message().find("label -100 of sample 0 is outside [0, 6) and is not the "
+                               "ignored index 7"),
+            std::string::npos)
+      << ctx.message();
+}
+
+// A batch whose labels are all ignored (padding only): loss 0 and no
+// gradient, where PyTorch's mean over no sample is NaN.
+TEST(CrossEntropyTest, EveryLabelIgnoredGivesZero) {
+  Ctx ctx;
+  const int64_t n = 4, c = 3;
+  const int64_t desc[] = {n, c, -100, bits(0.1)};
+  std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
+  std::vector<int64_t> labels(n, -100);
+  float loss = -1;
+  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+  EXPECT_EQ(loss, 0.0f);
+  for (float d : dlogits)
+    EXPECT_EQ(d, 0.0f);
+}
+
+TEST(CrossEntropyTest, SmoothedGradientMatchesFiniteDifferences) {
+  Ctx ctx;
+  const int64_t n = 5, c = 7;
+  const int64_t desc[] = {n, c, 2, bits(0.2)};
+  std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
+  std::vector<int64_t> labels = {6, 2, 3, 0, 2}; // 2 is ignored
+  auto fwd = [&] {
+    float loss = 0;
+    void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
+    EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    return std::vector<float>{loss};
+  };
+  float loss = 0;
+  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+  checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
 }
 
 } // namespace

@@ -1065,6 +1065,38 @@ func.func @cross_entropy_logits_not_2d(%x: tensor<4xf32>, %l: tensor<4xi64>) {
 
 // -----
 
+func.func @cross_entropy_smoothing_range(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op label_smoothing must be in [0, 1], got -5.000000e-01}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {label_smoothing = -0.5 : f32} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @elementwise_loss_kind(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op unknown kind 'hinge'; expected one of mse l1 smooth_l1 bce_with_logits}}
+  %loss, %d = train.elementwise_loss "hinge" %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @elementwise_loss_beta(%x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op beta must be finite and >= 0, got -1.000000e+00}}
+  %loss, %d = train.elementwise_loss "smooth_l1" %x, %x {beta = -1.0 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @elementwise_loss_target_shape(%x: tensor<4x3xf32>, %t: tensor<4x2xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op failed to verify that all of {prediction, target, dprediction} have same type}}
+  %loss, %d = train.elementwise_loss "mse" %x, %t : (tensor<4x3xf32>, tensor<4x2xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
 func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
   // expected-error @+1 {{'train.softmax_cross_entropy' op labels shape 3 does not match the expected 4}}
   %loss, %d = train.softmax_cross_entropy %x, %l : (tensor<4x3xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<4x3xf32>)

@@ -1,6 +1,20 @@
 // RUN: mgs-opt %s -split-input-file --train-build-step | FileCheck %s
 // RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true" | FileCheck %s --check-prefix=INFER
 // RUN: mgs-opt %s -split-input-file --train-build-step="inference-only=true eval-mode=true" | FileCheck %s --check-prefix=EVAL
+// RUN: mgs-opt %s -split-input-file --train-build-step="ignore-index=0 label-smoothing=0.25" | FileCheck %s --check-prefix=LOSSOPTS
+// RUN: not mgs-opt %s -split-input-file --train-build-step="label-smoothing=1.5" 2>&1 | FileCheck %s --check-prefix=BADSMOOTH
+// RUN: mgs-opt %s -split-input-file --train-build-step="loss=smooth-l1 smooth-l1-beta=0.5" | FileCheck %s --check-prefix=REGRESSION
+// RUN: not mgs-opt %s -split-input-file --train-build-step="loss=hinge" 2>&1 | FileCheck %s --check-prefix=BADLOSS
+
+// PyTorch's loss options: the ignored label (-100 unless given, and then not
+// printed) and label smoothing are the loss op's attributes.
+// LOSSOPTS: train.softmax_cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 2.500000e-01 : f32} : (tensor<2x3xf32>, tensor<2xi64>)
+// BADSMOOTH: error: train-build-step: label-smoothing must be in [0, 1], got 1.5
+// A regression loss: the targets are float, of the first output's type.
+// REGRESSION-LABEL: func.func @train_step(
+// REGRESSION-SAME:      %{{.*}}: tensor<2x4xf32> {train.name = "x"}, %[[T:.*]]: tensor<2x3xf32> {train.name = "labels"})
+// REGRESSION:         %{{.*}}, %{{.*}} = train.elementwise_loss "smooth_l1" %{{.*}}, %[[T]] {beta = 5.000000e-01 : f32} : (tensor<2x3xf32>, tensor<2x3xf32>) -> (tensor<f32>, tensor<2x3xf32>)
+// BADLOSS: error: train-build-step: unknown loss 'hinge'; expected cross-entropy, mse, l1, smooth-l1 or bce-with-logits
 
 // A two-layer MLP: loss, backward in reverse order, one gradient per
 // trainable parameter tagged in backprop order and followed by its update.

@@ -534,6 +534,9 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   ArrayRef<int64_t> logits = shapeOf(getLogits());
   if (logits.size() != 2)
     return emitOpError() << "logits must be N x C, got " << shapeToString(logits);
+  const double smoothing = getLabelSmoothing().convertToDouble();
+  if (!(smoothing >= 0.0 && smoothing <= 1.0))
+    return emitOpError() << "label_smoothing must be in [0, 1], got " << smoothing;
   if (failed(checkResultShape(*this, getLabels(), logits.take_front(1), "labels")) ||
       failed(checkResultShape(*this, getLoss(), {}, "loss")))
     return failure();
@@ -548,6 +551,15 @@ static LogicalResult verifyKind(Operation *op, StringRef kind, ArrayRef<StringRe
   for (StringRef k : kinds)
     diag << " " << k;
   return diag;
+}
+
+LogicalResult ElementwiseLossOp::verify() {
+  if (failed(verifyKind(*this, getKind(), kElementwiseLossKinds)))
+    return failure();
+  const double beta = getBeta().convertToDouble();
+  if (!(beta >= 0.0) || std::isinf(beta))
+    return emitOpError() << "beta must be finite and >= 0, got " << beta;
+  return checkResultShape(*this, getLoss(), {}, "loss");
 }
 
 /// Checks that every value in `values` has the type of `reference`.

@@ -11,6 +11,9 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
+#include <algorithm>
+#include <cmath>
+
 using namespace mlir;
 
 namespace mgs::train {
@@ -58,9 +61,35 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     if (!inferenceOnly || evalMode)
       makeInference(eval);
 
+    if (elementwiseLossKind().empty() && loss != "cross-entropy") {
+      module.emitError() << "train-build-step: unknown loss '" << loss
+                         << "'; expected cross-entropy, mse, l1, smooth-l1 or bce-with-logits";
+      return signalPassFailure();
+    }
+    if (!(smoothL1Beta >= 0.0) || std::isinf(smoothL1Beta)) {
+      module.emitError() << "train-build-step: smooth-l1-beta must be finite and >= 0, got "
+                         << smoothL1Beta;
+      return signalPassFailure();
+    }
+    if (!(labelSmoothing >= 0.0 && labelSmoothing <= 1.0)) {
+      module.emitError() << "train-build-step: label-smoothing must be in [0, 1], got "
+                         << labelSmoothing;
+      return signalPassFailure();
+    }
     if (!inferenceOnly && failed(buildTrainStep(forward)))
       return signalPassFailure();
     forward.erase();
+  }
+
+  /// The train.elementwise_loss kind of `loss` (its CLI spelling with '-'),
+  /// or "" for the cross-entropy (or an unknown name).
+  StringRef elementwiseLossKind() const {
+    std::string name = loss;
+    std::replace(name.begin(), name.end(), '-', '_');
+    for (StringRef kind : kElementwiseLossKinds)
+      if (name == kind)
+        return kind;
+    return "";
   }
 
   LogicalResult buildTrainStep(func::FuncOp forward) {
@@ -69,16 +98,27 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
       return forward.emitError() << "train-build-step: @" << forward.getSymName()
                                  << " has no outputs to train";
     auto logitsType = cast<RankedTensorType>(type.getResult(0));
-    if (logitsType.getRank() != 2)
+    const StringRef lossKind = elementwiseLossKind();
+    if (lossKind.empty() && logitsType.getRank() != 2)
       return forward.emitError() << "train-build-step: the first output is the logits and must "
                                     "be N x C (batch x classes), got "
+                                 << logitsType
+                                 << " (another output trains against float targets of its "
+                                    "shape: loss mse, l1, smooth-l1 or bce-with-logits)";
+    if (!lossKind.empty() && (logitsType.getRank() < 1 || !logitsType.getElementType().isF32()))
+      return forward.emitError() << "train-build-step: the " << loss
+                                 << " loss's first output must be a float32 tensor with the "
+                                    "batch first, got "
                                  << logitsType;
 
     OpBuilder b(forward);
     auto step = cast<func::FuncOp>(b.clone(*forward));
     step.setSymName("train_step");
     Block &body = step.getBody().front();
-    auto labelsType = RankedTensorType::get({logitsType.getDimSize(0)}, b.getI64Type());
+    // Class labels (one per row), or float targets of the output's shape.
+    auto labelsType = lossKind.empty()
+                          ? RankedTensorType::get({logitsType.getDimSize(0)}, b.getI64Type())
+                          : logitsType;
     Value labels = body.addArgument(labelsType, step.getLoc());
     auto ret = cast<func::ReturnOp>(body.getTerminator());
 
@@ -88,9 +128,23 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
 
     b.setInsertionPoint(ret);
     Value logits = ret.getOperand(0);
-    auto loss = SoftmaxCrossEntropyOp::create(
-        b, ret.getLoc(), RankedTensorType::get({}, b.getF32Type()), logitsType, logits, labels);
-    auto result = buildBackward(b, forwardOps, logits, loss.getDlogits());
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    Value lossValue, dlogits;
+    if (lossKind.empty()) {
+      auto ce = SoftmaxCrossEntropyOp::create(
+          b, ret.getLoc(), scalar, logitsType, logits, labels, b.getI64IntegerAttr(ignoreIndex),
+          b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
+      lossValue = ce.getLoss();
+      dlogits = ce.getDlogits();
+    } else {
+      auto el = ElementwiseLossOp::create(b, ret.getLoc(), scalar, logitsType,
+                                          b.getStringAttr(lossKind), logits,
+                                          labels,
+                                          b.getF32FloatAttr(static_cast<float>(smoothL1Beta)));
+      lossValue = el.getLoss();
+      dlogits = el.getDprediction();
+    }
+    auto result = buildBackward(b, forwardOps, logits, dlogits);
     if (failed(result))
       return failure();
     numGradients += result->numGradients;
@@ -107,7 +161,7 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
           AssignParamOp::create(b, bn.getLoc(), get.getNameAttr(), updated);
     }
 
-    SmallVector<Value> results{loss.getLoss()};
+    SmallVector<Value> results{lossValue};
     llvm::append_range(results, ret.getOperands());
     func::ReturnOp::create(b, ret.getLoc(), results);
     ret.erase();

@@ -192,19 +192,29 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
-/// One row of softmax cross-entropy: returns log(sum(exp(row))) - row[label]
-/// and, when `drow` is not null, writes (softmax(row) - onehot(label)) * invN
-/// into it. One float exp per logit (fastExp), summed in double, kept in
-/// `drow` between the two passes (without it, only summed).
+/// One row of softmax cross-entropy against the target (1 - e) onehot(label)
+/// + e / c: returns log(sum(exp(row))) - (1 - e) row[label] - e mean(row) and,
+/// when `drow` is not null, writes (softmax(row) - target) * invN into it.
+/// One float exp per logit (fastExp), summed in double, kept in `drow`
+/// between the two passes (without it, only summed). e = 0 computes no mean.
 MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t label, int64_t c,
-                                         double invN, float *__restrict drow) {
+                                         double smoothing, double invN,
+                                         float *__restrict drow) {
   const float mx = rowMax(row, c);
-  double sum = 0.0;
+  double sum = 0.0, rowSum = 0.0;
+  if (smoothing != 0.0) {
+#pragma omp simd reduction(+ : rowSum)
+    for (int64_t j = 0; j < c; ++j)
+      rowSum += row[j];
+  }
+  const double picked = smoothing == 0.0
+                            ? row[label]
+                            : (1.0 - smoothing) * row[label] + smoothing * rowSum / c;
   if (!drow) {
 #pragma omp simd reduction(+ : sum)
     for (int64_t j = 0; j < c; ++j)
       sum += fastExp(row[j] - mx);
-    return mx + std::log(sum) - row[label];
+    return mx + std::log(sum) - picked;
   }
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < c; ++j) {
@@ -213,31 +223,44 @@ MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t la
     sum += v;
   }
   const float scale = static_cast<float>(invN / sum);
+  const float spread = static_cast<float>(smoothing * invN / c);
 #pragma omp simd
   for (int64_t j = 0; j < c; ++j)
-    drow[j] *= scale;
-  drow[label] -= static_cast<float>(invN);
-  return mx + std::log(sum) - row[label];
+    drow[j] = drow[j] * scale - spread;
+  drow[label] -= static_cast<float>((1.0 - smoothing) * invN);
+  return mx + std::log(sum) - picked;
 }
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
-  int64_t n, c;
-  if (parseCrossEntropy(ctx, kernel, desc, bufs, n, c))
+  CrossEntropyParams p;
+  if (parseCrossEntropy(ctx, kernel, desc, bufs, p))
     return ctx->status;
+  const int64_t n = p.n, c = p.c;
   const float *logits = static_cast<const float *>(bufs[0]);
   const int64_t *labels = static_cast<const int64_t *>(bufs[1]);
   float *loss = static_cast<float *>(bufs[2]);
   float *dlogits = static_cast<float *>(bufs[3]);
-  for (int64_t i = 0; i < n; ++i)
-    if (labels[i] < 0 || labels[i] >= c)
-      return badLabel(ctx, kernel, labels[i], i, c);
-  const double invN = 1.0 / static_cast<double>(n);
+  int64_t counted = 0;
+  for (int64_t i = 0; i < n; ++i) {
+    bool bad;
+    counted += p.counts(labels[i], bad);
+    if (bad)
+      return badLabel(ctx, kernel, labels[i], i, p);
+  }
+  // Every label ignored: no loss and no gradient (PyTorch's mean is 0 / 0).
+  const double invN = counted ? 1.0 / static_cast<double>(counted) : 0.0;
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    total += crossEntropyRow(logits + i * c, labels[i], c, invN,
-                             dlogits ? dlogits + i * c : nullptr);
+  for (int64_t i = 0; i < n; ++i) {
+    float *drow = dlogits ? dlogits + i * c : nullptr;
+    if (labels[i] == p.ignoreIndex) {
+      if (drow)
+        std::fill_n(drow, c, 0.0f);
+      continue;
+    }
+    total += crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, invN, drow);
+  }
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;
 }

@@ -242,42 +242,66 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 // Softmax cross-entropy
 //===----------------------------------------------------------------------===//
 
-/// *firstBad = the lowest sample whose label is outside [0, c) (left at its
-/// initial all-ones value when there is none).
-__global__ void checkLabelsKernel(const int64_t *__restrict__ labels, int64_t n, int64_t c,
-                                  unsigned long long *firstBad) {
-  for (int64_t i = firstIndex(); i < n; i += gridStride())
-    if (labels[i] < 0 || labels[i] >= c)
-      atomicMin(firstBad, static_cast<unsigned long long>(i));
+/// check[0] = the lowest sample whose label is neither a class nor ignored
+/// (left at its initial all-ones value when there is none), check[1] += the
+/// samples counted (not ignored).
+__global__ void checkLabelsKernel(const int64_t *__restrict__ labels, CrossEntropyParams p,
+                                  unsigned long long *check) {
+  unsigned long long counted = 0;
+  for (int64_t i = firstIndex(); i < p.n; i += gridStride()) {
+    bool bad;
+    counted += p.counts(labels[i], bad);
+    if (bad)
+      atomicMin(check, static_cast<unsigned long long>(i));
+  }
+  if (counted)
+    atomicAdd(check + 1, counted);
 }
 
-/// One warp per sample: rowLoss[i] = lse_i - logit[i, label_i] (double), and
-/// dlogits (if any) = softmax / N with 1 / N taken off at the label.
+/// One warp per sample: rowLoss[i] = lse_i - (1 - e) logit[i, label_i] -
+/// e mean(logit[i]) (double), and dlogits (if any) = (softmax - target) *
+/// invN, with the target (1 - e) onehot(label) + e / c; 0 on ignored rows.
 __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
-                                       const int64_t *__restrict__ labels, int64_t n, int64_t c,
+                                       const int64_t *__restrict__ labels, CrossEntropyParams p,
                                        double invN, double *__restrict__ rowLoss,
                                        float *__restrict__ dlogits) {
   const int lane = threadIdx.x % 32;
-  for (int64_t i = groupRow<32>(); i < n; i += groupRows<32>()) {
+  const int64_t c = p.c;
+  for (int64_t i = groupRow<32>(); i < p.n; i += groupRows<32>()) {
+    const int64_t label = labels[i];
+    if (label == p.ignoreIndex) {
+      if (lane == 0)
+        rowLoss[i] = 0.0;
+      if (dlogits)
+        for (int64_t j = lane; j < c; j += 32)
+          dlogits[i * c + j] = 0.0f;
+      continue;
+    }
     const float *row = logits + i * c;
     float mx = -INFINITY;
     for (int64_t j = lane; j < c; j += 32)
       mx = maxOf(mx, row[j]);
     mx = Group<32>::max(mx, nullptr);
-    double sum = 0.0;
-    for (int64_t j = lane; j < c; j += 32)
+    double sum = 0.0, rowSum = 0.0;
+    for (int64_t j = lane; j < c; j += 32) {
       sum += exp(static_cast<double>(row[j]) - mx);
+      rowSum += row[j];
+    }
     sum = Group<32>::sum(sum, nullptr);
     const double lse = mx + ::log(sum);
-    const int64_t label = labels[i];
+    if (p.smoothing != 0.0)
+      rowSum = Group<32>::sum(rowSum, nullptr);
     if (lane == 0)
-      rowLoss[i] = lse - row[label];
+      rowLoss[i] = p.smoothing == 0.0
+                       ? lse - row[label]
+                       : lse - (1.0 - p.smoothing) * row[label] - p.smoothing * rowSum / c;
     if (dlogits) {
       float *drow = dlogits + i * c;
+      const double spread = p.smoothing * invN / c;
       for (int64_t j = lane; j < c; j += 32) {
-        float v = static_cast<float>(exp(row[j] - lse) * invN);
+        float v = static_cast<float>(exp(row[j] - lse) * invN - spread);
         if (j == label)
-          v -= static_cast<float>(invN);
+          v -= static_cast<float>((1.0 - p.smoothing) * invN);
         drow[j] = v;
       }
     }
@@ -298,46 +322,50 @@ __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
-  int64_t n, c;
-  if (parseCrossEntropy(ctx, kernel, desc, bufs, n, c))
+  CrossEntropyParams p;
+  if (parseCrossEntropy(ctx, kernel, desc, bufs, p))
     return ctx->status;
+  const int64_t n = p.n;
   const float *logits = static_cast<const float *>(bufs[0]);
   const int64_t *labels = static_cast<const int64_t *>(bufs[1]);
   float *loss = static_cast<float *>(bufs[2]);
   float *dlogits = static_cast<float *>(bufs[3]);
   cudaStream_t st = state(ctx).stream;
 
-  // Scratch: the first bad sample, then one double per sample.
+  // Scratch: the first bad sample and the count, then one double per sample.
   void *ws = nullptr;
-  if (workspace(ctx, kernel, sizeof(double) * (n + 1), &ws))
+  if (workspace(ctx, kernel, sizeof(double) * (n + 2), &ws))
     return ctx->status;
-  auto *firstBad = static_cast<unsigned long long *>(ws);
-  double *rowLoss = static_cast<double *>(ws) + 1;
+  auto *check = static_cast<unsigned long long *>(ws);
+  double *rowLoss = static_cast<double *>(ws) + 2;
 
-  // The labels are checked before anything is written, as on the CPU: the
-  // check runs on the device and its verdict is read back (a synchronization).
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(firstBad, 0xff, sizeof *firstBad, st));
-  checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, n, c, firstBad);
+  // The labels are checked (and the counted ones counted) before anything is
+  // written, as on the CPU: the check runs on the device and its verdict is
+  // read back (a synchronization).
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check, 0xff, sizeof *check, st));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check + 1, 0, sizeof *check, st));
+  checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check);
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-  unsigned long long bad = 0;
+  unsigned long long verdict[2] = {0, 0};
   MGSRT_CUDA_CHECK(ctx, kernel,
-                   cudaMemcpyAsync(&bad, firstBad, sizeof bad, cudaMemcpyDeviceToHost, st));
+                   cudaMemcpyAsync(verdict, check, sizeof verdict, cudaMemcpyDeviceToHost, st));
   if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
     return s;
-  if (bad < static_cast<unsigned long long>(n)) {
-    const int64_t sample = static_cast<int64_t>(bad);
+  if (verdict[0] < static_cast<unsigned long long>(n)) {
+    const int64_t sample = static_cast<int64_t>(verdict[0]);
     int64_t label = 0;
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMemcpyAsync(&label, labels + sample, sizeof label,
                                      cudaMemcpyDeviceToHost, st));
     if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
       return s;
-    return badLabel(ctx, kernel, label, sample, c);
+    return badLabel(ctx, kernel, label, sample, p);
   }
 
-  const double invN = 1.0 / static_cast<double>(n);
-  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, n, c, invN,
-                                                              rowLoss, dlogits);
+  // Every label ignored: no loss and no gradient (PyTorch's mean is 0 / 0).
+  const double invN = verdict[1] ? 1.0 / static_cast<double>(verdict[1]) : 0.0;
+  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, invN, rowLoss,
+                                                              dlogits);
   crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, invN, loss);
   return MGSRT_OK;
 }

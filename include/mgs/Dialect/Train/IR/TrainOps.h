@@ -20,6 +20,11 @@ namespace mgs::train {
 /// "mul", "div"), or "" for other ops. The one mapping shared by autodiff and
 /// the lowering.
 llvm::StringRef elementwiseKind(mlir::Operation *op);
+
+/// train.elementwise_loss's kinds (torch.nn's MSELoss, L1Loss, SmoothL1Loss,
+/// BCEWithLogitsLoss).
+inline constexpr llvm::StringRef kElementwiseLossKinds[] = {"mse", "l1", "smooth_l1",
+                                                            "bce_with_logits"};
 } // namespace mgs::train
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_H

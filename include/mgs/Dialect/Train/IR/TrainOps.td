@@ -481,18 +481,52 @@ def Train_PadOp : Train_Op<"pad", [Pure]> {
 def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
   let summary = "Mean softmax cross-entropy against class labels, and its gradient";
   let description = [{
-    `logits` is N x C, `labels` holds N class indices. `loss` is the mean over
-    the batch of -log softmax(logits)[label]; `dlogits` its gradient,
-    (softmax(logits) - onehot(label)) / N.
+    `logits` is N x C, `labels` holds N class indices, as
+    torch.nn.functional.cross_entropy with reduction "mean": samples whose
+    label is `ignore_index` (-100 unless given, PyTorch's default) count
+    neither in the loss nor in the mean; with `label_smoothing` e in [0, 1]
+    the target of a sample is (1 - e) onehot(label) + e / C. `loss` is the
+    mean over the counted samples of -sum_j target_j log softmax(logits)_j
+    (0 when every label of the batch is ignored, where PyTorch gives NaN);
+    `dlogits` its gradient, (softmax(logits) - target) / count on the counted
+    rows and 0 on the ignored ones. A label outside [0, C) that is not
+    `ignore_index` is an error of the kernel (labels are data).
 
     ```mlir
-    %loss, %dlogits = train.softmax_cross_entropy %logits, %labels
+    %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
     ```
   }];
-  let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels);
+  let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels,
+                       DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
+}
+
+def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
+    AllTypesMatch<["prediction", "target", "dprediction"]>]> {
+  let summary = "Mean of a regression or multi-label loss against float targets, and its gradient";
+  let description = [{
+    The mean over every element of torch.nn's loss `kind` of `prediction`
+    against `target` (the same shape): "mse" (x - t)^2, "l1" |x - t|,
+    "smooth_l1" (0.5 (x - t)^2 / beta below beta, else |x - t| - 0.5 beta;
+    beta 0 is l1), "bce_with_logits" (binary cross-entropy of sigmoid(x),
+    computed stably: max(x, 0) - x t + log(1 + exp(-|x|))). `dprediction` is
+    the loss's gradient.
+
+    ```mlir
+    %loss, %dy = train.elementwise_loss "mse" %y, %targets
+        : (tensor<32x4xf32>, tensor<32x4xf32>) -> (tensor<f32>, tensor<32x4xf32>)
+    ```
+  }];
+  let arguments = (ins StrAttr:$kind, Train_Tensor:$prediction, Train_Tensor:$target,
+                       DefaultValuedAttr<F32Attr, "1.0f">:$beta);
+  let results = (outs Train_Tensor:$loss, Train_Tensor:$dprediction);
+  let assemblyFormat = [{
+    $kind $prediction `,` $target attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 

@@ -13,7 +13,9 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     - `@train_step(inputs..., labels) -> (loss, outputs...)`: the forward
       graph as exported (BatchNorm batch statistics, dropout on), the mean
       softmax cross-entropy of the first output (N x C logits) against the
-      int64 labels, reverse-mode autodiff of every op back to the trainable
+      int64 labels (`ignore-index`, `label-smoothing`: PyTorch's options), or
+      with `loss` a regression or multi-label loss against float targets of
+      the first output's shape (`train.elementwise_loss`), reverse-mode autodiff of every op back to the trainable
       parameters, and per parameter, as its gradient completes, a
       `train.gradient` (tagged with its position in backprop order) and a
       `train.sgd_update`; then the BatchNorm running statistics are assigned.
@@ -50,6 +52,18 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     Option<"evalMode", "eval-mode", "bool", /*default=*/"false",
            "With inference-only: @eval_step in evaluation form (BatchNorm with its running "
            "statistics, dropout the identity), as the training step's own @eval_step">,
+    Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
+           "The loss of the first output: cross-entropy (against int64 class labels) or, "
+           "against float targets of its shape, mse, l1, smooth-l1 or bce-with-logits "
+           "(torch.nn's MSELoss, L1Loss, SmoothL1Loss, BCEWithLogitsLoss; mean reduction)">,
+    Option<"smoothL1Beta", "smooth-l1-beta", "double", /*default=*/"1.0",
+           "smooth-l1's beta (PyTorch's; 0 is l1)">,
+    Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",
+           "Labels of this value count neither in the loss nor in its mean (PyTorch's "
+           "ignore_index, -100 by default: a padding token's label)">,
+    Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
+           "Label smoothing e in [0, 1]: the target is (1 - e) onehot(label) + e / C "
+           "(PyTorch's label_smoothing)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,

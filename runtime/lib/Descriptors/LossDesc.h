@@ -1,0 +1,81 @@
+//===- LossDesc.h - elementwise_loss, parsed and checked --------*- C++ -*-===//
+//
+// The descriptor and buffer checks of elementwise_loss and the loss of one
+// element, shared by the CPU kernel (CPU/Loss.cpp) and the CUDA one
+// (CUDA/Loss.cu), so both reject the same input with the same words and
+// compute the same values.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_DESCRIPTORS_LOSSDESC_H
+#define MGSRT_DESCRIPTORS_LOSSDESC_H
+
+#include "Support/Common.h"
+#include "mgsrt/contract.h"
+
+#include <cmath>
+
+namespace mgs::rt {
+
+struct ElementwiseLossParams {
+  int kind;     ///< MGSRT_LOSS_*
+  int64_t count;
+  double beta;  ///< smooth_l1's
+};
+
+/// elementwise_loss (bufs: x, t, loss, dx?).
+inline mgsrt_status_t parseElementwiseLoss(mgsrt_ctx_t *ctx, const char *kernel,
+                                           const int64_t *desc, void *const *bufs,
+                                           ElementwiseLossParams &p) {
+  using F = mgs::contract::ElementwiseLossDesc;
+  const int64_t kind = desc[F::Kind];
+  if (kind < MGSRT_LOSS_MSE || kind > MGSRT_LOSS_BCE_WITH_LOGITS)
+    return invalidArg(ctx, kernel, "unknown loss kind ", kind);
+  p.kind = static_cast<int>(kind);
+  p.count = desc[F::Count];
+  p.beta = descF64(desc, F::BetaBits);
+  if (p.count < 1)
+    return invalidArg(ctx, kernel, "count=", p.count, " must be positive");
+  if (!(p.beta >= 0.0) || std::isinf(p.beta))
+    return invalidArg(ctx, kernel, "smooth_l1 beta ", p.beta, " must be finite and >= 0");
+  return BufferCheck(ctx, kernel, bufs)
+                 .require(0, "x", p.count)
+                 .require(1, "t", p.count)
+                 .require(2, "loss", 1)
+                 .ok
+             ? MGSRT_OK
+             : ctx->status;
+}
+
+/// The loss of prediction x against target t, in double, and its derivative
+/// in x (`grad`). smooth_l1 with beta 0 is l1, as in PyTorch.
+MGSRT_HOST_DEVICE inline double elementLoss(const ElementwiseLossParams &p, float x, float t,
+                                            double &grad) {
+  const double d = static_cast<double>(x) - static_cast<double>(t);
+  const double sign = (d > 0.0) - (d < 0.0);
+  switch (p.kind) {
+  case MGSRT_LOSS_MSE:
+    grad = 2.0 * d;
+    return d * d;
+  case MGSRT_LOSS_L1:
+    grad = sign;
+    return std::fabs(d);
+  case MGSRT_LOSS_SMOOTH_L1:
+    if (std::fabs(d) < p.beta) {
+      grad = d / p.beta;
+      return 0.5 * d * d / p.beta;
+    }
+    grad = sign;
+    return std::fabs(d) - 0.5 * p.beta;
+  default: { // MGSRT_LOSS_BCE_WITH_LOGITS
+    const double xd = x, e = std::exp(-std::fabs(xd));
+    const double sigmoid = xd >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);
+    grad = sigmoid - static_cast<double>(t);
+    return (xd > 0.0 ? xd : 0.0) - xd * static_cast<double>(t) + std::log1p(e);
+  }
+  }
+}
+
+} // namespace mgs::rt
+
+#endif // MGSRT_DESCRIPTORS_LOSSDESC_H

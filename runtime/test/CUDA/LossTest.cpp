@@ -1,0 +1,51 @@
+//===- LossTest.cpp - GPU elementwise_loss against the CPU ----------------===//
+//
+// Both devices compute each element's loss and gradient with the same
+// function (Descriptors/LossDesc.h): the gradients are the CPU's to float
+// rounding of the same double, the mean to the order of a double sum; every
+// kind, counts from 1 to past one block's share; the descriptor and buffer
+// errors in the CPU's words.
+//
+//===----------------------------------------------------------------------===//
+
+#include "LayerTestUtil.h"
+
+#include "mgsrt/contract.h"
+
+using namespace mgsrt_test;
+using namespace mgsrt_test::layers;
+
+namespace {
+
+using GpuLoss = GpuTest;
+
+TEST_F(GpuLoss, ElementwiseLossMatchesCpu) {
+  const std::pair<int, double> kinds[] = {{MGSRT_LOSS_MSE, 1.0},
+                                          {MGSRT_LOSS_L1, 1.0},
+                                          {MGSRT_LOSS_SMOOTH_L1, 0.5},
+                                          {MGSRT_LOSS_BCE_WITH_LOGITS, 1.0}};
+  for (auto [kind, beta] : kinds)
+    for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{3} << 20}) {
+      SCOPED_TRACE("kind " + std::to_string(kind) + " n " + std::to_string(n));
+      const int64_t desc[] = {kind, n, bits(beta)};
+      std::vector<float> x = randomVec(n, -4.0f, 4.0f), t = randomVec(n, 0.0f, 1.0f);
+      const Buffers in = {x, t, {-1.0f}, std::vector<float>(n, -7.0f)};
+      const Buffers c = runCpu(cpu, mgsrt_elementwise_loss, desc, in);
+      const Buffers g = runGpu(gpu, mgsrt_elementwise_loss, desc, in);
+      EXPECT_LE(relToMax(g[2], c[2]), 1e-6) << g[2][0] << " vs " << c[2][0];
+      EXPECT_LE(relToMax(g[3], c[3]), 1e-7);
+    }
+}
+
+TEST_F(GpuLoss, BadCallsAreRefusedAsOnTheCpu) {
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {9, 4, bits(1.0)}, {true, true, true, true},
+                  "unknown kind");
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, bits(1.0)},
+                  {true, true, true, true}, "no elements");
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0)},
+                  {true, true, true, true}, "negative beta");
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0)},
+                  {true, false, true, true}, "no target");
+}
+
+} // namespace

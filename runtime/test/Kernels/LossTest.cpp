@@ -1,0 +1,135 @@
+//===- LossTest.cpp - elementwise_loss ------------------------------------===//
+//
+// elementwise_loss against torch.nn's formulas written out in double (mse,
+// l1, smooth_l1 with beta 1, 0.5 and 0, bce_with_logits on large logits);
+// the gradient against finite differences; the loss alone; enough elements
+// for the OpenMP threads.
+//
+//===----------------------------------------------------------------------===//
+
+#include "TestUtil.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+using namespace mgsrt_test;
+
+namespace {
+
+/// torch.nn's loss of one element, as its documentation writes it.
+double reference(int kind, double x, double t, double beta) {
+  const double d = x - t;
+  switch (kind) {
+  case MGSRT_LOSS_MSE:
+    return d * d;
+  case MGSRT_LOSS_L1:
+    return std::fabs(d);
+  case MGSRT_LOSS_SMOOTH_L1:
+    return std::fabs(d) < beta ? 0.5 * d * d / beta : std::fabs(d) - 0.5 * beta;
+  default: {
+    const double p = 1.0 / (1.0 + std::exp(-x));
+    // -(t log p + (1 - t) log(1 - p)), with log(1 - p) = -x + log p.
+    return -(t * std::log(p) + (1.0 - t) * (std::log(p) - x));
+  }
+  }
+}
+
+struct Case {
+  int kind;
+  double beta;
+  const char *name;
+};
+const Case kCases[] = {{MGSRT_LOSS_MSE, 1.0, "mse"},
+                       {MGSRT_LOSS_L1, 1.0, "l1"},
+                       {MGSRT_LOSS_SMOOTH_L1, 1.0, "smooth_l1 beta 1"},
+                       {MGSRT_LOSS_SMOOTH_L1, 0.5, "smooth_l1 beta 0.5"},
+                       {MGSRT_LOSS_SMOOTH_L1, 0.0, "smooth_l1 beta 0 (l1)"},
+                       {MGSRT_LOSS_BCE_WITH_LOGITS, 1.0, "bce_with_logits"}};
+
+TEST(LossTest, MatchesTheReferenceFormulas) {
+  Ctx ctx;
+  const int64_t n = 37;
+  for (const Case &c : kCases) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> x = randomVec(n, -3, 3), t = randomVec(n, -2, 2), dx(n, -7.0f);
+    if (c.kind == MGSRT_LOSS_BCE_WITH_LOGITS)
+      t = randomVec(n, 0, 1); // probabilities
+    const int64_t desc[] = {c.kind, n, bits(c.beta)};
+    float loss = -1;
+    void *bufs[] = {x.data(), t.data(), &loss, dx.data()};
+    ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+    double want = 0;
+    for (int64_t i = 0; i < n; ++i)
+      want += reference(c.kind, x[i], t[i], c.beta);
+    want /= n;
+    EXPECT_NEAR(loss, want, 1e-6 * std::abs(want) + 1e-7);
+    float lossOnly = -1;
+    void *noGrad[] = {x.data(), t.data(), &lossOnly, nullptr};
+    ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, noGrad));
+    EXPECT_EQ(lossOnly, loss);
+  }
+}
+
+// Logits far past float32's exp range: BCE stays finite and exact
+// (max(x, 0) - x t + log1p(exp(-|x|))).
+TEST(LossTest, BceWithLogitsIsStableForLargeLogits) {
+  Ctx ctx;
+  std::vector<float> x = {200.0f, -200.0f, 90.0f, -90.0f}, t = {1.0f, 0.0f, 0.0f, 1.0f};
+  std::vector<float> dx(4);
+  const int64_t desc[] = {MGSRT_LOSS_BCE_WITH_LOGITS, 4, bits(1.0)};
+  float loss = -1;
+  void *bufs[] = {x.data(), t.data(), &loss, dx.data()};
+  ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+  EXPECT_NEAR(loss, (0.0 + 0.0 + 90.0 + 90.0) / 4, 1e-5);
+  EXPECT_NEAR(dx[0], 0.0f, 1e-7);
+  EXPECT_NEAR(dx[2], 0.25f, 1e-7); // (sigmoid(90) - 0) / 4
+  EXPECT_NEAR(dx[3], -0.25f, 1e-7);
+}
+
+TEST(LossTest, GradientMatchesFiniteDifferences) {
+  Ctx ctx;
+  const int64_t n = 11;
+  for (const Case &c : kCases) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> x = randomVec(n, -3, 3), t = randomVec(n, -2, 2), dx(n);
+    if (c.kind == MGSRT_LOSS_BCE_WITH_LOGITS)
+      t = randomVec(n, 0, 1);
+    // Away from the kinks of l1 and smooth_l1 (|x - t| = 0 and beta).
+    for (int64_t i = 0; i < n; ++i) {
+      const double d = std::fabs(double(x[i]) - t[i]);
+      if (d < 0.05 || std::fabs(d - c.beta) < 0.05)
+        x[i] += 0.2f;
+    }
+    const int64_t desc[] = {c.kind, n, bits(c.beta)};
+    auto fwd = [&] {
+      float loss = 0;
+      void *bufs[] = {x.data(), t.data(), &loss, nullptr};
+      EXPECT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+      return std::vector<float>{loss};
+    };
+    float loss = 0;
+    void *bufs[] = {x.data(), t.data(), &loss, dx.data()};
+    ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+    checkGrad(dx, x, {1.0f}, fwd, 1e-2, 5e-3, "dx");
+  }
+}
+
+// Enough elements for the threads: the sum in double is within float
+// rounding of the reference.
+TEST(LossTest, LargeCountIsParallelAndMatches) {
+  Ctx ctx;
+  const int64_t n = 1 << 20;
+  std::vector<float> x = randomVec(n, -1, 1), t = randomVec(n, -1, 1), dx(n);
+  const int64_t desc[] = {MGSRT_LOSS_MSE, n, bits(1.0)};
+  float loss = 0;
+  void *bufs[] = {x.data(), t.data(), &loss, dx.data()};
+  ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+  double want = 0;
+  for (int64_t i = 0; i < n; ++i)
+    want += (double(x[i]) - t[i]) * (double(x[i]) - t[i]);
+  EXPECT_NEAR(loss, want / n, 1e-6 * want / n);
+  EXPECT_FLOAT_EQ(dx[5], static_cast<float>(2.0 * (double(x[5]) - t[5]) / n));
+}
+
+} // namespace
