@@ -45,7 +45,7 @@ import probe_zoo  # noqa: E402
 LR = 1000.0
 
 
-def gradients(ctor, w0, x, y, dtype):
+def gradients(ctor, w0, x, y, dtype, smoothing=0.0):
     """PyTorch's gradient of the mean cross entropy in `dtype`, from the weights `w0`. A
     parameter the logits do not read (CLIP's vision post_layernorm under its classifier) is
     not in the export, nor compared."""
@@ -58,7 +58,7 @@ def gradients(ctor, w0, x, y, dtype):
                 p.copy_(torch.from_numpy(w0[n].copy()))
     model.to(dtype)
     xs = x.to(dtype) if x.is_floating_point() else x
-    F.cross_entropy(model(xs), y.reshape(-1)).backward()
+    F.cross_entropy(model(xs), y.reshape(-1), label_smoothing=smoothing).backward()
     # (a parameter PyTorch does not train, Whisper's sinusoidal embed_positions, has no
     # gradient: frozen by the row's mgsc options too, not compared)
     return {n: p.grad.double().numpy() for n, p in model.named_parameters()
@@ -75,13 +75,22 @@ def check(name, spec, args):
     exe = os.path.join(work, "train")
     p = subprocess.run([os.path.join(args.build, "bin", "mgsc"), path, "--batch-size", str(batch),
                         "--quiet", *probe_zoo.MGSC_ARGS.get(name, []),
-                        *probe_zoo.INPUT_ARGS.get(name, []), "-o", exe],
+                        *probe_zoo.INPUT_ARGS.get(name, []), "-o", exe,
+                        *(["--label-smoothing", str(args.label_smoothing)]
+                          if args.label_smoothing else [])],
                        capture_output=True, text=True)
     if p.returncode != 0:  # not a gradient mismatch: the row's table says so
         print(f"{name}: does not compile, skipped ({probe_zoo.first_error(p.stderr)})", flush=True)
         return True
     xf, yf = probe_zoo.make_data(kind, shape, samples, work)
     x, y = np.load(xf)[:batch], np.load(yf)[:batch]  # the first batch
+    if args.pad_labels:  # padding both losses ignore (Hugging Face's labels of -100)
+        y = y.copy()
+        if y.ndim == 2:  # a label per token: the last 1 to 5 of every other sequence
+            for i in range(0, batch, 2):
+                y[i, y.shape[1] - 1 - (i // 2) % 5:] = -100
+        else:  # a label per sample: every third
+            y[::3] = -100
     bx, by = os.path.join(work, "batch-x.npy"), os.path.join(work, "batch-y.npy")
     np.save(bx, x)
     np.save(by, y)
@@ -93,8 +102,8 @@ def check(name, spec, args):
     w0 = check_gradients.read_weights(exe + ".weights")
     w1 = {t.name: onnx.numpy_helper.to_array(t) for t in onnx.load(trained).graph.initializer}
     xt, yt = torch.from_numpy(x), torch.from_numpy(y)
-    exact = gradients(ctor, w0, xt, yt, torch.float64)
-    g32 = gradients(ctor, w0, xt, yt, torch.float32)
+    exact = gradients(ctor, w0, xt, yt, torch.float64, args.label_smoothing)
+    g32 = gradients(ctor, w0, xt, yt, torch.float32, args.label_smoothing)
     ours = {n: (w0[n].astype(np.float64) - w1[n]) / LR for n in exact}
     if args.inject and args.inject.rsplit(":", 1)[0] in ours:
         check_gradients.inject(ours, "the gradient", args.inject)
@@ -132,6 +141,11 @@ def main():
     ap.add_argument("--tol", type=float, default=1e-4)
     ap.add_argument("--inject", default="", help="NAME:FACTOR: scale mgs's gradient of NAME")
     ap.add_argument("--verbose", action="store_true", help="print every tensor's error")
+    ap.add_argument("--pad-labels", action="store_true",
+                    help="labels of -100 (padding, ignored by both losses): the last 1 to 5 of "
+                         "every other sequence, or every third sample's")
+    ap.add_argument("--label-smoothing", type=float, default=0.0,
+                    help="mgsc --label-smoothing E, and the reference's label_smoothing")
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)

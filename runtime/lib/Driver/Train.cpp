@@ -188,11 +188,22 @@ double Driver::learningRate(int64_t epoch, int64_t iteration) const {
 // elementLoss over every value, in double).
 std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t total,
                                        bool counts) const {
-  char text[160];
-  if (!m.loss.empty())
+  char text[200];
+  const double meanLoss = evalLossSum / static_cast<double>(std::max<int64_t>(total, 1));
+  // Multi-label: also the labels predicted right.
+  const double labelAccuracy =
+      100.0 * static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(total, 1));
+  if (m.loss == "bce_with_logits" && counts)
+    std::snprintf(text, sizeof text,
+                  "%s loss %.6g (%s, mean of %lld values), label accuracy %.2f%% (logit > 0 "
+                  "where the target >= 0.5)",
+                  set, meanLoss, m.loss.c_str(), static_cast<long long>(total), labelAccuracy);
+  else if (m.loss == "bce_with_logits")
+    std::snprintf(text, sizeof text, "%s loss: %.6g (label accuracy %.2f%%)", set, meanLoss,
+                  labelAccuracy);
+  else if (!m.loss.empty())
     std::snprintf(text, sizeof text, counts ? "%s loss %.6g (%s, mean of %lld values)" : "%s loss: %.6g",
-                  set, evalLossSum / static_cast<double>(std::max<int64_t>(total, 1)),
-                  m.loss.c_str(), static_cast<long long>(total));
+                  set, meanLoss, m.loss.c_str(), static_cast<long long>(total));
   else if (total == 0)
     std::snprintf(text, sizeof text, "%s accuracy%s n/a (every label is the ignored %lld)", set,
                   counts ? "" : ":", static_cast<long long>(m.ignoreIndex));
@@ -236,9 +247,11 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     const float *y = outputs[0].f32();
     if (!m.loss.empty()) {
       for (int64_t j = 0; j < count * L; ++j) {
+        const float target = from.targets[set[start + j / L] * L + j % L];
         double grad;
-        evalLossSum += elementLoss(lossParams, y[j], from.targets[set[start + j / L] * L + j % L],
-                                   grad);
+        evalLossSum += elementLoss(lossParams, y[j], target, grad);
+        // Multi-label: a label is predicted when its logit is positive.
+        correct += (y[j] > 0.0f) == (target >= 0.5f);
       }
       total += count * L;
       continue;
