@@ -76,7 +76,9 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               "'");
     return failure();
   }
-  if (!(options.smoothL1Beta >= 0.0) || std::isinf(options.smoothL1Beta.getValue())) {
+  // (It becomes a float32 attribute: within float32's range.)
+  if (!(options.smoothL1Beta >= 0.0) ||
+      std::isinf(static_cast<float>(options.smoothL1Beta.getValue()))) {
     emitError("smooth-l1-beta must be finite and >= 0, got " +
               std::to_string(options.smoothL1Beta.getValue()));
     return failure();

@@ -453,7 +453,7 @@ int main(int argc, char **argv) {
       lossOpt != "bce-with-logits")
     return fail("--loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got '" +
                 lossOpt + "'");
-  if (!(smoothL1Beta >= 0.0) || std::isinf(smoothL1Beta)) {
+  if (!(smoothL1Beta >= 0.0) || std::isinf(static_cast<float>(smoothL1Beta))) { // a float32
     char given[32];
     std::snprintf(given, sizeof given, "%g", smoothL1Beta.getValue());
     return fail("--smooth-l1-beta must be a finite number >= 0, got " + Twine(given));

@@ -642,9 +642,18 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
     for (uint64_t i = 0; i < y.count; ++i) {
       int64_t iv = 0;
       const unsigned char *p = y.data + i * static_cast<uint64_t>(y.itemSize);
-      data.targets[i] = y.kind != 'f'           ? (npyInt(y, i, iv), static_cast<float>(iv))
-                        : y.itemSize == 4       ? loadLittle<float>(p)
-                                                : static_cast<float>(loadLittle<double>(p));
+      if (y.kind != 'f' && !npyInt(y, i, iv)) {
+        Status failure = badInput("NumPy targets '" + labels + "': value " +
+                                  std::to_string(i % static_cast<uint64_t>(data.labelsPerSample)) +
+                                  " of sample " +
+                                  std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
+                                  " (counting from 0) is a uint64 beyond the range of a target");
+        data = Dataset();
+        return failure;
+      }
+      data.targets[i] = y.kind != 'f'     ? static_cast<float>(iv)
+                        : y.itemSize == 4 ? loadLittle<float>(p)
+                                          : static_cast<float>(loadLittle<double>(p));
     }
     return Status::success(); // checkDataset checks the values
   }

@@ -87,8 +87,8 @@ int Driver::loadData() {
   if (haveTestSet()) {
     // The test set is read in the training data's format.
     if (format == DataFormat::Npy && o.testLabels.empty())
-      return usage("NumPy test data '" + o.testData +
-                   "' needs --test-labels FILE.npy (its integer labels)");
+      return usage("NumPy test data '" + o.testData + "' needs --test-labels FILE.npy (" +
+                   (floatTargets ? "its float targets)" : "its integer labels)"));
     if (format != DataFormat::Npy && !o.testLabels.empty())
       return usage("--test-labels is for NumPy (.npy) data; '" + o.testData + "' is read as " +
                    dataFormatName(format) + " data (--data's format), whose labels come with it");

@@ -356,6 +356,41 @@ TEST(Npy, ReadsFloatInputsAndIntegerLabels) {
   EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 3}));
 }
 
+TEST(Npy, ReadsFloatTargets) {
+  // A model trained against float targets (mgsc --loss mse, ...): targets of
+  // any shape (N, ...) in float32, float64 or integers, into `targets`.
+  TempDir dir;
+  writeFile(dir / "x.npy", npy("<f4", "(2, 3)", bytesOf<float>({0, 1, 2, 3, 4, 5})));
+  writeFile(dir / "t.npy", npy("<f8", "(2, 2, 2)", bytesOf<double>({0.5, -1, 2, 3, 4, 5, 6, 7})));
+  Dataset d;
+  ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "t.npy", d, /*floatTargets=*/true)));
+  EXPECT_EQ(d.labelsPerSample, 4);
+  EXPECT_EQ(d.size(), 2);
+  EXPECT_TRUE(d.labels.empty());
+  EXPECT_EQ(d.targets, (std::vector<float>{0.5f, -1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_TRUE(checkDataset(d, 3, 4, 1).ok());
+  writeFile(dir / "ti.npy", npy("<i4", "(2,)", bytesOf<int32_t>({-3, 9})));
+  ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "ti.npy", d, true)));
+  EXPECT_EQ(d.targets, (std::vector<float>{-3, 9}));
+  // A uint64 beyond int64, a boolean array, an infinity.
+  writeFile(dir / "tu.npy", npy("<u8", "(2,)", bytesOf<uint64_t>({1, ~uint64_t{0}})));
+  Status err = loadNpy(dir / "x.npy", dir / "tu.npy", d, true);
+  EXPECT_EQ(err.message, "NumPy targets '" + (dir / "tu.npy") +
+                             "': value 0 of sample 1 (counting from 0) is a uint64 beyond the "
+                             "range of a target");
+  writeFile(dir / "tb.npy", npy("|b1", "(2,)", std::string("\x01\x00", 2)));
+  err = loadNpy(dir / "x.npy", dir / "tb.npy", d, true);
+  EXPECT_EQ(err.message, "NumPy targets '" + (dir / "tb.npy") +
+                             "': dtype must be float32, float64 or integers (the model's loss "
+                             "takes float targets)");
+  writeFile(dir / "tinf.npy", npy("<f4", "(2,)", bytesOf<float>({1, INFINITY})));
+  ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "tinf.npy", d, true)));
+  err = checkDataset(d, 3, 1, 1);
+  EXPECT_EQ(err.message, "data '" + (dir / "tinf.npy") +
+                             "': target 0 of sample 1 (counting from 0) is inf, not a finite "
+                             "value within +-1e15");
+}
+
 TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   TempDir dir;
   Status err;

@@ -66,7 +66,7 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << "'; expected cross-entropy, mse, l1, smooth-l1 or bce-with-logits";
       return signalPassFailure();
     }
-    if (!(smoothL1Beta >= 0.0) || std::isinf(smoothL1Beta)) {
+    if (!(smoothL1Beta >= 0.0) || std::isinf(static_cast<float>(smoothL1Beta))) {
       module.emitError() << "train-build-step: smooth-l1-beta must be finite and >= 0, got "
                          << smoothL1Beta;
       return signalPassFailure();
