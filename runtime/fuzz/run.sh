@@ -31,7 +31,7 @@ cxx=${CXX_FUZZ:-clang++-14}
 command -v "$cxx" >/dev/null || { echo "run.sh: $cxx not found (apt-get install clang-14)"; exit 1; }
 mkdir -p "$work/corpus-$family"
 lib=$here/../lib/Driver
-srcs=("$here/DriverInputsFuzzer.cpp" "$lib/FileIO.cpp" "$lib/Checkpoint.cpp" "$lib/Data.cpp"
+srcs=("$here/DriverInputsFuzzer.cpp" "$lib/FileIO.cpp" "$lib/Checkpoint.cpp" "$lib/Data.cpp" "$lib/Npy.cpp"
       "$lib/Manifest.cpp" "$lib/Weights.cpp")
 exe=$work/driver-inputs-fuzzer-$family
 newer=$(find "${srcs[@]}" "$here"/*.h "$lib"/*.h "$here/../include" -newer "$exe" 2>/dev/null \

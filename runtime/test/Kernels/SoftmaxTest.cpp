@@ -185,22 +185,30 @@ TEST(CrossEntropyTest, LossAndGradientMatchReference) {
   EXPECT_EQ(loss2, loss);
 }
 
+// Plain, and smoothed with an ignored label (2: its row gets no gradient).
 TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
   Ctx ctx;
-  const int64_t n = 4, c = 7;
-  const int64_t desc[] = {n, c, -100, 0};
-  std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
-  std::vector<int64_t> labels = {6, 0, 3, 3};
-  auto fwd = [&] {
-    float loss = 0;
-    void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
-    EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
-    return std::vector<float>{loss};
+  struct Case {
+    int64_t n, c, ignore;
+    double smoothing;
+    std::vector<int64_t> labels;
   };
-  float loss = 0;
-  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
-  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
-  checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
+  for (const Case &k : {Case{4, 7, -100, 0.0, {6, 0, 3, 3}}, Case{5, 7, 2, 0.2, {6, 2, 3, 0, 2}}}) {
+    SCOPED_TRACE("smoothing " + std::to_string(k.smoothing));
+    const int64_t desc[] = {k.n, k.c, k.ignore, bits(k.smoothing)};
+    std::vector<float> logits = randomVec(k.n * k.c, -2, 2), dlogits(k.n * k.c);
+    std::vector<int64_t> labels = k.labels;
+    auto fwd = [&] {
+      float loss = 0;
+      void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
+      EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+      return std::vector<float>{loss};
+    };
+    float loss = 0;
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
+  }
 }
 
 // A language model's batch (512 tokens of 2,000 classes), split across the
@@ -280,24 +288,6 @@ TEST(CrossEntropyTest, EveryLabelIgnoredGivesZero) {
   EXPECT_EQ(loss, 0.0f);
   for (float d : dlogits)
     EXPECT_EQ(d, 0.0f);
-}
-
-TEST(CrossEntropyTest, SmoothedGradientMatchesFiniteDifferences) {
-  Ctx ctx;
-  const int64_t n = 5, c = 7;
-  const int64_t desc[] = {n, c, 2, bits(0.2)};
-  std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
-  std::vector<int64_t> labels = {6, 2, 3, 0, 2}; // 2 is ignored
-  auto fwd = [&] {
-    float loss = 0;
-    void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
-    EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
-    return std::vector<float>{loss};
-  };
-  float loss = 0;
-  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
-  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
-  checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
 }
 
 } // namespace

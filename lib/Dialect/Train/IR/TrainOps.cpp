@@ -8,6 +8,8 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
+#include "OpVerifiers.h"
+
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
 #include "llvm/ADT/TypeSwitch.h"
@@ -18,20 +20,9 @@
 
 using namespace mlir;
 using namespace mgs::train;
+using namespace mgs::train::detail;
 
 namespace {
-
-ArrayRef<int64_t> shapeOf(Value v) { return cast<RankedTensorType>(v.getType()).getShape(); }
-
-/// Checks that `result` has shape `expected`.
-LogicalResult checkResultShape(Operation *op, Value result, ArrayRef<int64_t> expected,
-                               StringRef what = "result") {
-  ArrayRef<int64_t> actual = shapeOf(result);
-  if (actual == expected)
-    return success();
-  return op->emitOpError() << what << " shape " << shapeToString(actual)
-                           << " does not match the expected " << shapeToString(expected);
-}
 
 /// Normalizes `axis` into [0, rank + extra) or reports it.
 FailureOr<int64_t> normalizeAxis(Operation *op, int64_t axis, int64_t rank, int64_t extra = 0) {
@@ -754,50 +745,6 @@ LogicalResult GRUGradOp::verify() {
     return failure();
   return checkResultShape(*this, getBGrad(), {1, 6 * h}, "b_grad");
 }
-
-namespace {
-/// Checks a layer norm's input, axis, scale and saved statistics.
-LogicalResult verifyLayerNorm(Operation *op, Value input, int64_t axis, Value scale, Value mean,
-                              Value invStd) {
-  ArrayRef<int64_t> x = shapeOf(input);
-  const int64_t rank = x.size();
-  if (axis < 0 || axis >= rank)
-    return op->emitOpError() << "axis " << axis << " is out of range [0, " << rank << ")";
-  SmallVector<int64_t> stats(x.take_front(axis));
-  stats.append(rank - axis, 1);
-  if (failed(checkResultShape(op, scale, x.drop_front(axis), "scale")) ||
-      failed(checkResultShape(op, mean, stats, "mean")))
-    return failure();
-  return checkResultShape(op, invStd, stats, "inv_std");
-}
-} // namespace
-
-LogicalResult LayerNormOp::verify() {
-  if (failed(verifyLayerNorm(*this, getInput(), getAxis(), getScale(), getMean(), getInvStd())) ||
-      failed(checkResultShape(*this, getBias(), shapeOf(getScale()), "bias")))
-    return failure();
-  return checkResultShape(*this, getResult(), shapeOf(getInput()));
-}
-
-LogicalResult LayerNormGradOp::verify() {
-  if (failed(verifyLayerNorm(*this, getInput(), getAxis(), getScale(), getMean(), getInvStd())) ||
-      failed(checkResultShape(*this, getGrad(), shapeOf(getInput()), "grad")) ||
-      failed(checkResultShape(*this, getInputGrad(), shapeOf(getInput()), "input_grad")) ||
-      failed(checkResultShape(*this, getScaleGrad(), shapeOf(getScale()), "scale_grad")))
-    return failure();
-  return checkResultShape(*this, getBiasGrad(), shapeOf(getScale()), "bias_grad");
-}
-
-/// GELU's `approximate`: ONNX Gelu's values.
-static LogicalResult verifyGeluApproximate(Operation *op, StringRef approximate) {
-  if (approximate == "none" || approximate == "tanh")
-    return success();
-  return op->emitOpError() << "approximate '" << approximate << "' is not \"none\" or \"tanh\"";
-}
-
-LogicalResult GeluOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
-
-LogicalResult GeluGradOp::verify() { return verifyGeluApproximate(*this, getApproximate()); }
 
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.cpp.inc"

@@ -1,0 +1,297 @@
+//===- Npy.cpp - Reader of NumPy .npy data sets ---------------------------===//
+//
+// loadNpy (mgsrt/driver.h): NumPy inputs and their labels, or float targets
+// for a model trained with a regression or multi-label loss. Every problem is
+// an error naming the file.
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+namespace mgs::rt::driver {
+
+//===--- NumPy .npy -------------------------------------------------------===//
+
+namespace {
+
+/// One parsed .npy file: its dtype ('<f4', '|u1', ...), shape and data.
+struct NpyArray {
+  char kind = 0;  // 'f', 'i', 'u', 'b', ...
+  int itemSize = 0;
+  std::vector<int64_t> shape;
+  const unsigned char *data = nullptr;
+  uint64_t count = 0; // elements
+};
+
+/// The value of `key` in the header dict ("{'descr': '<f4', ...}"): the text
+/// after "'key':" with leading spaces skipped, or npos.
+size_t headerValue(std::string_view header, std::string_view key) {
+  std::string quoted = "'" + std::string(key) + "'";
+  size_t at = header.find(quoted);
+  if (at == std::string_view::npos)
+    return at;
+  at += quoted.size();
+  while (at < header.size() && header[at] == ' ')
+    ++at;
+  if (at >= header.size() || header[at] != ':')
+    return std::string_view::npos;
+  ++at;
+  while (at < header.size() && header[at] == ' ')
+    ++at;
+  return at < header.size() ? at : std::string_view::npos;
+}
+
+Status parseNpy(const std::string &path, const char *what, const std::vector<unsigned char> &bytes,
+                NpyArray &a) {
+  auto fail = [&](const std::string &msg) {
+    return badInput(std::string(what) + " '" + path + "': " + msg);
+  };
+  static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
+  if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
+    return fail("not a NumPy .npy file (no \\x93NUMPY magic)");
+  const int major = bytes[6];
+  size_t headerLen, offset;
+  if (major == 1) {
+    headerLen = bytes[8] | (size_t(bytes[9]) << 8);
+    offset = 10;
+  } else if (major == 2 || major == 3) {
+    if (bytes.size() < 12)
+      return fail("truncated header");
+    headerLen = bytes[8] | (size_t(bytes[9]) << 8) | (size_t(bytes[10]) << 16) |
+                (size_t(bytes[11]) << 24);
+    offset = 12;
+  } else {
+    return fail("unsupported .npy format version " + std::to_string(major));
+  }
+  if (headerLen > bytes.size() - offset)
+    return fail("truncated header (" + std::to_string(headerLen) + " bytes announced)");
+  std::string_view header(reinterpret_cast<const char *>(bytes.data()) + offset, headerLen);
+  size_t dataOffset = offset + headerLen;
+
+  size_t d = headerValue(header, "descr");
+  if (d != std::string_view::npos && header[d] == '[')
+    return fail("a structured dtype is not supported (one plain number type per file)");
+  if (d == std::string_view::npos || header[d] != '\'' || d + 4 >= header.size())
+    return fail("the header has no 'descr'");
+  size_t end = header.find('\'', d + 1);
+  if (end == std::string_view::npos)
+    return fail("the header's 'descr' is not a string");
+  std::string_view descr = header.substr(d + 1, end - d - 1);
+  if (descr.size() < 3 || std::string_view("fiub").find(descr[1]) == std::string_view::npos)
+    return fail("dtype '" + std::string(descr) +
+                "' is not a number type (object, string and structured arrays are not "
+                "supported)");
+  if (descr[0] != '<' && descr[0] != '|' && descr[0] != '=')
+    return fail("dtype '" + std::string(descr) +
+                "' is big-endian; save it little-endian (x.astype(x.dtype.newbyteorder('<')))");
+  a.kind = descr[1];
+  int size = 0;
+  for (char c : descr.substr(2)) {
+    if (c < '0' || c > '9' || size > 64)
+      return fail("dtype '" + std::string(descr) + "' is not a plain number type");
+    size = size * 10 + (c - '0');
+  }
+  if (size != 1 && size != 2 && size != 4 && size != 8)
+    return fail("dtype '" + std::string(descr) + "' has an unsupported size");
+  a.itemSize = size;
+
+  size_t f = headerValue(header, "fortran_order");
+  if (f == std::string_view::npos)
+    return fail("the header has no 'fortran_order'");
+  if (header.substr(f, 4) == "True")
+    return fail("stored in Fortran order; save a C-ordered array (numpy.ascontiguousarray)");
+
+  size_t s = headerValue(header, "shape");
+  if (s == std::string_view::npos || header[s] != '(')
+    return fail("the header has no 'shape'");
+  size_t close = header.find(')', s);
+  if (close == std::string_view::npos)
+    return fail("the header's 'shape' is not a tuple");
+  a.shape.clear();
+  a.count = 1;
+  for (size_t i = s + 1; i < close;) {
+    while (i < close && (header[i] == ' ' || header[i] == ','))
+      ++i;
+    if (i == close)
+      break;
+    int64_t v = 0;
+    size_t digits = 0;
+    for (; i < close && header[i] >= '0' && header[i] <= '9'; ++i, ++digits) {
+      if (v > (int64_t(1) << 40))
+        return fail("a dimension of 'shape' is too large");
+      v = v * 10 + (header[i] - '0');
+    }
+    if (digits == 0)
+      return fail("the header's 'shape' holds something other than integers");
+    if (__builtin_mul_overflow(a.count, static_cast<uint64_t>(v), &a.count) ||
+        a.count > (uint64_t(1) << 40))
+      return fail("the array is too large");
+    a.shape.push_back(v);
+  }
+  if (a.shape.empty())
+    return fail("a 0-dimensional array holds no samples");
+  uint64_t want = a.count * static_cast<uint64_t>(a.itemSize);
+  if (bytes.size() - dataOffset != want)
+    return fail("holds " + std::to_string(bytes.size() - dataOffset) + " bytes of data; its shape " +
+                "and dtype need " + std::to_string(want) + " (truncated?)");
+  a.data = bytes.data() + dataOffset;
+  return Status::success();
+}
+
+template <typename T> T loadLittle(const unsigned char *p) {
+  T v;
+  std::memcpy(&v, p, sizeof v);
+  return v;
+}
+
+} // namespace
+
+namespace {
+/// Element `i` of an integer array; false for a uint64 beyond INT64_MAX.
+bool npyInt(const NpyArray &a, uint64_t i, int64_t &v) {
+  const unsigned char *p = a.data + i * static_cast<uint64_t>(a.itemSize);
+  const bool isSigned = a.kind == 'i';
+  switch (a.itemSize) {
+  case 1:
+    v = isSigned ? int64_t(loadLittle<int8_t>(p)) : int64_t(loadLittle<uint8_t>(p));
+    return true;
+  case 2:
+    v = isSigned ? int64_t(loadLittle<int16_t>(p)) : int64_t(loadLittle<uint16_t>(p));
+    return true;
+  case 4:
+    v = isSigned ? int64_t(loadLittle<int32_t>(p)) : int64_t(loadLittle<uint32_t>(p));
+    return true;
+  default: {
+    uint64_t u = loadLittle<uint64_t>(p);
+    if (!isSigned && u > uint64_t(INT64_MAX))
+      return false;
+    v = static_cast<int64_t>(u);
+    return true;
+  }
+  }
+}
+} // namespace
+
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+               bool floatTargets) {
+  data = Dataset();
+  data.source = inputs;
+  data.labelSource = labels;
+  std::vector<unsigned char> xb, yb;
+  NpyArray x, y;
+  Status s = readMaybeGzip(inputs, xb);
+  if (s.ok())
+    s = parseNpy(inputs, "NumPy inputs", xb, x);
+  if (s.ok())
+    s = readMaybeGzip(labels, yb);
+  if (s.ok())
+    s = parseNpy(labels, "NumPy labels", yb, y);
+  if (!s.ok())
+    return s;
+  const bool intInputs = x.kind == 'i' || x.kind == 'u';
+  if (!intInputs && (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8))) {
+    return badInput(
+        "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
+        "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)");
+  }
+  const bool numericY = y.kind == 'i' || y.kind == 'u' ||
+                        (y.kind == 'f' && (y.itemSize == 4 || y.itemSize == 8));
+  if (floatTargets && !numericY) {
+    return badInput("NumPy targets '" + labels +
+                    "': dtype must be float32, float64 or integers (the model's loss takes "
+                    "float targets)");
+  }
+  if (!floatTargets &&
+      ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2)) {
+    return badInput("NumPy labels '" + labels +
+                    "': must be integers of shape (N,) or, several per " +
+                    "sample (one per token), (N, L)");
+  }
+  if (x.shape[0] == 0 || y.shape[0] == 0) {
+    return badInput("NumPy " +
+                    std::string(x.shape[0] == 0 ? "inputs '" + inputs : "labels '" + labels) +
+                    "' hold no samples");
+  }
+  if (x.shape[0] != y.shape[0]) {
+    return badInput("NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
+                    " samples, labels '" + labels + "' " + std::to_string(y.shape[0]));
+  }
+  const int64_t n = x.shape[0];
+  data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
+  if (data.sampleSize == 0)
+    return badInput("NumPy inputs '" + inputs + "': a sample has no values");
+  data.labelsPerSample = static_cast<int64_t>(y.count / static_cast<uint64_t>(n));
+  if (data.labelsPerSample == 0)
+    return badInput("NumPy labels '" + labels + "': a sample has no labels");
+  data.samples.resize(x.count);
+  for (uint64_t i = 0; i < x.count; ++i) {
+    auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };
+    float v;
+    if (intInputs) {
+      // Integer inputs (token ids) travel as float32: exact up to 2^24.
+      int64_t iv = 0;
+      if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24)) {
+        Status failure =
+            badInput("NumPy inputs '" + inputs + "': sample " + sample() +
+                     " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
+                     "mgs carries exactly");
+        data = Dataset();
+        return failure;
+      }
+      v = static_cast<float>(iv);
+    } else {
+      v = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
+                          : static_cast<float>(loadLittle<double>(x.data + 8 * i));
+    }
+    if (!std::isfinite(v)) {
+      Status failure =
+          badInput("NumPy inputs '" + inputs + "': sample " + sample() +
+                   " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
+                   "or a float64 beyond float32's range)");
+      data = Dataset();
+      return failure;
+    }
+    data.samples[i] = v;
+  }
+  if (floatTargets) {
+    data.targets.resize(y.count);
+    for (uint64_t i = 0; i < y.count; ++i) {
+      int64_t iv = 0;
+      const unsigned char *p = y.data + i * static_cast<uint64_t>(y.itemSize);
+      if (y.kind != 'f' && !npyInt(y, i, iv)) {
+        Status failure = badInput("NumPy targets '" + labels + "': value " +
+                                  std::to_string(i % static_cast<uint64_t>(data.labelsPerSample)) +
+                                  " of sample " +
+                                  std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
+                                  " (counting from 0) is a uint64 beyond the range of a target");
+        data = Dataset();
+        return failure;
+      }
+      data.targets[i] = y.kind != 'f'     ? static_cast<float>(iv)
+                        : y.itemSize == 4 ? loadLittle<float>(p)
+                                          : static_cast<float>(loadLittle<double>(p));
+    }
+    return Status::success(); // checkDataset checks the values
+  }
+  data.labels.resize(y.count);
+  for (uint64_t i = 0; i < y.count; ++i) {
+    int64_t v = 0;
+    if (!npyInt(y, i, v)) {
+      Status failure =
+          badInput("NumPy labels '" + labels + "': label " +
+                   std::to_string(loadLittle<uint64_t>(y.data + 8 * i)) + " of sample " +
+                   std::to_string(i / static_cast<uint64_t>(data.labelsPerSample)) +
+                   " (counting from 0) is not a class number");
+      data = Dataset();
+      return failure;
+    }
+    data.labels[i] = v; // checkDataset checks the range
+  }
+  return Status::success();
+}
+
+} // namespace mgs::rt::driver
