@@ -94,6 +94,9 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       *this, "label-smoothing",
       llvm::cl::desc("Label smoothing of the cross-entropy, in [0, 1] (0: none)"),
       llvm::cl::init(0.0)};
+  ListOption<double> classWeights{
+      *this, "class-weights",
+      llvm::cl::desc("One weight >= 0 per class for the cross-entropy (PyTorch's weight=)")};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

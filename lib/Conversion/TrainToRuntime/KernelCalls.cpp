@@ -501,7 +501,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                           static_cast<int64_t>(l.getIgnoreIndex())},
                          {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
                           bitsOf(l.getLabelSmoothingAttr())}}),
-                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true},
+                     {l.getWeight()}});
       })
       .Case([&](ElementwiseLossOp l) {
         const int64_t kind = llvm::StringSwitch<int64_t>(l.getKind())

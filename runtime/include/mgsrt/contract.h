@@ -288,7 +288,7 @@ struct PadDesc {
 
 /// softmax_cross_entropy: logits batch x classes; labels equal to
 /// ignore_index are not counted; label_smoothing_bits: the smoothing's
-/// float64 bits (0: none).
+/// float64 bits (0: none). The class weights, if any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
   enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
 };

@@ -289,9 +289,14 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
 /* Softmax cross-entropy against int64 class labels, mean over the counted
  * samples (torch.nn.functional.cross_entropy): a label equal to ignore_index
  * is not counted; label smoothing e targets (1 - e) onehot + e / C. Every
- * label ignored: loss 0, dlogits 0.
+ * label ignored: loss 0, dlogits 0. With class weights w (the weight= of
+ * torch.nn.CrossEntropyLoss), a sample's loss is
+ *   (1 - e) w[label] (-log p[label]) + e / C sum_j w[j] (-log p[j])
+ * and the mean divides by the sum of w[label] over the counted samples, as
+ * PyTorch's (0 when that sum is 0).
  * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1])]
- * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C)
+ * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C),
+ *       weight (nullable: every class 1; C floats) 
  * A label outside [0, C) that is not ignore_index is an
  * MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);

@@ -144,7 +144,7 @@ TEST(ErrorTest, CrossEntropyNamesTheBadLabel) {
   const int64_t desc[] = {3, 4, -100, 0};
   float logits[12] = {}, loss = -1.0f;
   int64_t labels[3] = {0, 4, 1};
-  void *bufs[] = {logits, labels, &loss, nullptr};
+  void *bufs[] = {logits, labels, &loss, nullptr, nullptr};
   EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(ctx.message().find("label 4 of sample 1 is outside [0, 4) and is not the ignored "
                                "index -100"),

@@ -3,6 +3,16 @@
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=target=tpu 2>&1 | FileCheck %s --check-prefix=BADTARGET
 // RUN: mgs-opt %s --train-build-step="ignore-index=2 label-smoothing=0.1" --convert-train-to-runtime | FileCheck %s --check-prefix=LOSSOPTS
 // RUN: mgs-opt %s --train-build-step="loss=smooth-l1 smooth-l1-beta=0.25" --convert-train-to-runtime | FileCheck %s --check-prefix=REGRESSION
+// RUN: mgs-opt %s --train-build-step="class-weights=0.5,2,1" --convert-train-to-runtime | FileCheck %s --check-prefix=WEIGHTS
+
+// Class weights: a constant global, the cross-entropy's fifth buffer.
+// WEIGHTS: llvm.mlir.global internal constant @[[CW:__mgs_const_[0-9]+]](dense<[5.000000e-01, 2.000000e+00, 1.000000e+00]> : tensor<3xf32>)
+// WEIGHTS-LABEL: llvm.func @mgs_train_step(
+// WEIGHTS:       %[[WP:.*]] = llvm.mlir.addressof @[[CW]]
+// WEIGHTS:       %[[SLOT:.*]] = llvm.getelementptr %{{.*}}[4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// WEIGHTS-NEXT:  llvm.store %[[WP]], %[[SLOT]]
+// WEIGHTS-NEXT:  llvm.mlir.addressof @__mgs_desc_
+// WEIGHTS-NEXT:  llvm.call @mgsrt_softmax_cross_entropy
 
 // A regression: float targets of the output's shape (labels 2 2 3), the loss
 // and its beta instead of classes; the descriptor [kind 2 (smooth_l1),

@@ -531,6 +531,9 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   if (failed(checkResultShape(*this, getLabels(), logits.take_front(1), "labels")) ||
       failed(checkResultShape(*this, getLoss(), {}, "loss")))
     return failure();
+  if (Value weight = getWeight();
+      weight && failed(checkResultShape(*this, weight, logits.drop_front(1), "weight")))
+    return failure();
   return checkResultShape(*this, getDlogits(), logits, "dlogits");
 }
 

@@ -8,6 +8,7 @@
 #include "mgs/Dialect/Train/Transforms/Autodiff.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
@@ -76,6 +77,18 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << labelSmoothing;
       return signalPassFailure();
     }
+    if (!classWeights.empty() && !elementwiseLossKind().empty()) {
+      module.emitError() << "train-build-step: class-weights weigh the cross-entropy's classes; "
+                            "the "
+                         << loss << " loss has none";
+      return signalPassFailure();
+    }
+    for (auto [j, w] : llvm::enumerate(classWeights))
+      if (!(w >= 0.0) || std::isinf(static_cast<float>(w))) {
+        module.emitError() << "train-build-step: class-weights: the weight of class " << j
+                           << " must be finite and >= 0, got " << w;
+        return signalPassFailure();
+      }
     if (!inferenceOnly && failed(buildTrainStep(forward)))
       return signalPassFailure();
     forward.erase();
@@ -131,9 +144,23 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     Value lossValue, dlogits;
     if (lossKind.empty()) {
+      Value weight;
+      if (!classWeights.empty()) {
+        const int64_t classes = logitsType.getDimSize(1);
+        if (static_cast<int64_t>(classWeights.size()) != classes)
+          return forward.emitError()
+                 << "train-build-step: class-weights has " << classWeights.size()
+                 << " values, but the logits " << logitsType << " have " << classes
+                 << " classes";
+        SmallVector<float> values(classWeights.begin(), classWeights.end());
+        auto weightType = RankedTensorType::get({classes}, b.getF32Type());
+        weight = arith::ConstantOp::create(b, ret.getLoc(), weightType,
+                                           DenseElementsAttr::get(weightType,
+                                                                  ArrayRef<float>(values)));
+      }
       auto ce = SoftmaxCrossEntropyOp::create(
-          b, ret.getLoc(), scalar, logitsType, logits, labels, b.getI64IntegerAttr(ignoreIndex),
-          b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
+          b, ret.getLoc(), scalar, logitsType, logits, labels, weight,
+          b.getI64IntegerAttr(ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {

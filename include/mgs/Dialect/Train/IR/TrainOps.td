@@ -492,16 +492,26 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     rows and 0 on the ignored ones. A label outside [0, C) that is not
     `ignore_index` is an error of the kernel (labels are data).
 
+    With class weights (`weight`, C values: PyTorch's `weight=`), class j's
+    term of every sample is weighted by weight[j] and the mean divides by the
+    sum of weight[label] over the counted samples instead of their count (0
+    when that sum is 0).
+
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
+    %wloss, %wdlogits = train.softmax_cross_entropy %logits, %labels weight %w
+        : (tensor<32x10xf32>, tensor<32xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<32x10xf32>)
     ```
   }];
   let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels,
+                       Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
-  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
