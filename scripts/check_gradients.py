@@ -212,6 +212,9 @@ def main():
     ap.add_argument("--class-weights", default="",
                     help="W0,W1,...: compile with mgsc --class-weights; the reference's "
                          "cross-entropy takes them as its weight=")
+    ap.add_argument("--pos-weight", default="",
+                    help="W0,W1,...: with --loss bce-with-logits, compile with mgsc --pos-weight; "
+                         "the reference's loss takes them as its pos_weight=")
     ap.add_argument("--pad-labels", action="store_true",
                     help="NumPy labels of a token model: the last 1 to 5 labels of every other "
                          "sequence become -100, the label both losses ignore (padding)")
@@ -247,6 +250,8 @@ def main():
         clip_args += ["--label-smoothing", str(args.label_smoothing)]
     if args.class_weights:
         clip_args += ["--class-weights", args.class_weights]
+    if args.pos_weight:
+        clip_args += ["--pos-weight", args.pos_weight]
     if args.loss != "cross-entropy":
         clip_args += ["--loss", args.loss]
         if args.loss == "smooth-l1":
@@ -301,7 +306,10 @@ def main():
         if args.loss == "smooth-l1":
             return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta)
         if args.loss == "bce-with-logits":
-            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
+            pos_weight = (torch.tensor([float(w) for w in args.pos_weight.split(",")],
+                                       dtype=logits.dtype) if args.pos_weight else None)
+            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype),
+                                                      pos_weight=pos_weight)
         weight = (torch.tensor([float(w) for w in args.class_weights.split(",")],
                                dtype=logits.dtype) if args.class_weights else None)
         return F.cross_entropy(logits, y, weight=weight, label_smoothing=args.label_smoothing)

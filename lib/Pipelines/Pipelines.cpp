@@ -96,9 +96,13 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               std::to_string(options.labelSmoothing.getValue()));
     return failure();
   }
-  if (crossEntropyOptions && options.inference) {
-    emitError("label-smoothing, ignore-index and class-weights apply to training's loss; "
-              "inference builds the forward alone");
+  if (!options.posWeight.empty() && loss != "bce-with-logits") {
+    emitError("pos-weight is bce-with-logits's; the loss is " + loss);
+    return failure();
+  }
+  if ((crossEntropyOptions || !options.posWeight.empty()) && options.inference) {
+    emitError("label-smoothing, ignore-index, class-weights and pos-weight apply to training's "
+              "loss; inference builds the forward alone");
     return failure();
   }
   const std::string &collective = options.sparseCollective;
@@ -153,6 +157,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.ignoreIndex = options.ignoreIndex;
   stepOptions.labelSmoothing = options.labelSmoothing;
   stepOptions.classWeights.assign(options.classWeights.begin(), options.classWeights.end());
+  stepOptions.posWeight.assign(options.posWeight.begin(), options.posWeight.end());
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
     return addGradientClipping(pm, options);

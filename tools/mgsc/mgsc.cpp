@@ -171,6 +171,12 @@ cl::opt<std::string> classWeightsOpt(
              "weight=): W0,W1,... or a text file of them (separated by commas or white space); "
              "each class's term weighted, the mean over the labels' weights"),
     cl::value_desc("LIST|FILE"), cl::cat(category));
+cl::opt<std::string> posWeightOpt(
+    "pos-weight",
+    cl::desc("--loss bce-with-logits: one weight >= 0 per position of the output's last axis "
+             "(per label) for its positive targets (torch.nn.BCEWithLogitsLoss's pos_weight): "
+             "W0,W1,... or a text file of them"),
+    cl::value_desc("LIST|FILE"), cl::cat(category));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -194,20 +200,24 @@ int fail(const Twine &message) {
 
 void warn(const Twine &message) { errs() << "mgsc: warning: " << message << "\n"; }
 
-/// --class-weights: a comma-separated list, or a file of numbers separated
-/// by commas or white space. Every weight finite and >= 0 (the count is
-/// checked against the logits when the step is built).
-std::optional<std::vector<double>> parseClassWeights(StringRef spec) {
+/// --class-weights or --pos-weight (`option`): a comma-separated list, or a
+/// file of numbers separated by commas or white space. Every weight finite
+/// and >= 0 (the count is checked against the output when the step is
+/// built); `what` names what each weighs.
+std::optional<std::vector<double>> parseWeights(const cl::opt<std::string> &option,
+                                                StringRef what) {
+  StringRef spec = option.getValue();
+  const std::string flag = ("--" + option.ArgStr).str();
   std::string text = spec.str();
-  std::string source = "--class-weights";
+  std::string source = flag;
   if (sys::fs::is_regular_file(spec)) {
     ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(spec);
     if (!file) {
-      fail("--class-weights: cannot read '" + spec + "': " + file.getError().message());
+      fail(flag + ": cannot read '" + spec + "': " + file.getError().message());
       return std::nullopt;
     }
     text = (*file)->getBuffer().str();
-    source = "--class-weights file '" + spec.str() + "'";
+    source = flag + " file '" + spec.str() + "'";
   }
   std::replace_if(text.begin(), text.end(), [](char c) { return std::isspace(c); }, ',');
   std::vector<double> weights;
@@ -216,9 +226,8 @@ std::optional<std::vector<double>> parseClassWeights(StringRef spec) {
   for (StringRef word : words) {
     double w;
     if (word.getAsDouble(w)) {
-      if (source == "--class-weights" && !spec.contains(','))
-        fail("--class-weights: '" + spec +
-             "' is neither a file nor a list of numbers (W0,W1,...)");
+      if (source == flag && !spec.contains(','))
+        fail(flag + ": '" + spec + "' is neither a file nor a list of numbers (W0,W1,...)");
       else
         fail(source + ": '" + word + "' (weight " + Twine(weights.size()) + ") is not a number");
       return std::nullopt;
@@ -226,7 +235,7 @@ std::optional<std::vector<double>> parseClassWeights(StringRef spec) {
     if (!(w >= 0.0) || std::isinf(static_cast<float>(w))) { // a float32
       char given[32];
       std::snprintf(given, sizeof given, "%g", w);
-      fail(source + ": the weight of class " + Twine(weights.size()) +
+      fail(source + ": the weight of " + what + " " + Twine(weights.size()) +
            " must be a finite number >= 0, got " + given);
       return std::nullopt;
     }
@@ -516,20 +525,27 @@ int main(int argc, char **argv) {
                              static_cast<cl::Option *>(&smoothL1Beta),
                              static_cast<cl::Option *>(&labelSmoothing),
                              static_cast<cl::Option *>(&ignoreIndex),
-                             static_cast<cl::Option *>(&classWeightsOpt)}) {
+                             static_cast<cl::Option *>(&classWeightsOpt),
+                             static_cast<cl::Option *>(&posWeightOpt)}) {
     if (option->getNumOccurrences() && inference)
       return fail("--" + option->ArgStr +
                   " applies to training's loss; --inference compiles the forward alone");
     if (option->getNumOccurrences() && !crossEntropy &&
         (option == &labelSmoothing || option == &ignoreIndex || option == &classWeightsOpt))
       return fail("--" + option->ArgStr + " is the cross-entropy's; --loss is " + lossOpt);
+    if (option == &posWeightOpt && option->getNumOccurrences() && lossOpt != "bce-with-logits")
+      return fail("--pos-weight is --loss bce-with-logits's; the loss is " + lossOpt);
   }
-  std::vector<double> classWeights;
-  if (classWeightsOpt.getNumOccurrences()) {
-    std::optional<std::vector<double>> parsed = parseClassWeights(classWeightsOpt);
+  std::vector<double> classWeights, posWeight;
+  for (auto [option, weights, what] :
+       {std::tuple{&classWeightsOpt, &classWeights, "class"},
+        std::tuple{&posWeightOpt, &posWeight, "position"}}) {
+    if (!option->getNumOccurrences())
+      continue;
+    std::optional<std::vector<double>> parsed = parseWeights(*option, what);
     if (!parsed)
       return 1;
-    classWeights = std::move(*parsed);
+    *weights = std::move(*parsed);
   }
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
@@ -605,6 +621,7 @@ int main(int argc, char **argv) {
   pipeline.ignoreIndex = ignoreIndex;
   pipeline.labelSmoothing = labelSmoothing;
   pipeline.classWeights = classWeights;
+  pipeline.posWeight = posWeight;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

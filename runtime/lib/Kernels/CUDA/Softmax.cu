@@ -362,21 +362,16 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   cudaStream_t st = state(ctx).stream;
 
   // Scratch: the first bad sample and the count, the weight sums, one double
-  // per sample, then a copy of the class weights (a constant of the step is
-  // host memory: cudaMemcpyDefault reads it wherever it is).
+  // per sample, then a copy of the class weights (stageOnDevice).
   void *ws = nullptr;
   if (workspace(ctx, kernel, sizeof(double) * (n + 4) + (p.weight ? sizeof(float) * p.c : 0), &ws))
     return ctx->status;
   auto *check = static_cast<unsigned long long *>(ws);
   double *weightSums = static_cast<double *>(ws) + 2;
   double *rowLoss = static_cast<double *>(ws) + 4;
-  if (p.weight) {
-    auto *deviceWeight = reinterpret_cast<float *>(rowLoss + n);
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(deviceWeight, p.weight, sizeof(float) * p.c,
-                                     cudaMemcpyDefault, st));
-    p.weight = deviceWeight;
-  }
+  if (p.weight &&
+      stageOnDevice(ctx, kernel, p.weight, reinterpret_cast<float *>(rowLoss + n), p.c))
+    return ctx->status;
 
   // The labels are checked (and the counted ones counted) before anything is
   // written, as on the CPU: the check runs on the device and its verdict is

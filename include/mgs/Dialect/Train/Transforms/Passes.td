@@ -68,6 +68,9 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     ListOption<"classWeights", "class-weights", "double",
                "One weight >= 0 per class for the cross-entropy (PyTorch's weight=): class "
                "j's term weighted by it, the mean over the counted labels' weights">,
+    ListOption<"posWeight", "pos-weight", "double",
+               "bce-with-logits: one weight >= 0 per position of the output's last axis for "
+               "its positive targets (PyTorch's pos_weight)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
