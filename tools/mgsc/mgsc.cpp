@@ -210,7 +210,7 @@ std::optional<std::vector<double>> parseWeights(const cl::opt<std::string> &opti
   const std::string flag = ("--" + option.ArgStr).str();
   std::string text = spec.str();
   std::string source = flag;
-  if (sys::fs::is_regular_file(spec)) {
+  if (sys::fs::exists(spec) && !sys::fs::is_directory(spec)) { // a file, a pipe, /dev/stdin
     ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(spec);
     if (!file) {
       fail(flag + ": cannot read '" + spec + "': " + file.getError().message());
@@ -219,7 +219,9 @@ std::optional<std::vector<double>> parseWeights(const cl::opt<std::string> &opti
     text = (*file)->getBuffer().str();
     source = flag + " file '" + spec.str() + "'";
   }
-  std::replace_if(text.begin(), text.end(), [](char c) { return std::isspace(c); }, ',');
+  std::replace_if(
+      text.begin(), text.end(),
+      [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }, ',');
   std::vector<double> weights;
   SmallVector<StringRef> words;
   StringRef(text).split(words, ',', -1, /*KeepEmpty=*/false);

@@ -43,6 +43,18 @@ TEST_F(GpuLoss, ElementwiseLossMatchesCpu) {
       const Buffers g = runGpu(gpu, mgsrt_elementwise_loss, desc, in);
       EXPECT_LE(relToMax(g[2], c[2]), 1e-6) << g[2][0] << " vs " << c[2][0];
       EXPECT_LE(relToMax(g[3], c[3]), 1e-7);
+      if (!k.posWeight)
+        continue;
+      // pos_weight in host memory, as a compiled step's constant (the kernel
+      // stages it): the same result.
+      DeviceBuffer<float> dx(gpu, x), dt(gpu, t), dloss(gpu, std::vector<float>{-1.0f}),
+          dgrad(gpu, std::vector<float>(n, -7.0f));
+      std::vector<float> hostPw = in[4];
+      void *bufs[] = {dx.ptr, dt.ptr, dloss.ptr, dgrad.ptr, hostPw.data()};
+      EXPECT_OK(gpu, mgsrt_elementwise_loss(gpu, desc, bufs));
+      EXPECT_OK(gpu, mgsrt_synchronize(gpu));
+      EXPECT_TRUE(bitsEqual(dloss.download(), g[2]));
+      EXPECT_TRUE(bitsEqual(dgrad.download(), g[3]));
     }
 }
 

@@ -96,15 +96,17 @@ CeResult ceCpu(mgsrt_ctx_t *ctx, const int64_t *desc, std::vector<float> logits,
   return r;
 }
 
+/// `hostWeight`: the weights stay in host memory, as a step's constant is
+/// (the kernel stages them); otherwise they are uploaded.
 CeResult ceGpu(mgsrt_ctx_t *ctx, const int64_t *desc, const std::vector<float> &logits,
                const std::vector<int64_t> &labels, bool withGrad,
-               const std::vector<float> &weight = {}) {
+               std::vector<float> weight = {}, bool hostWeight = false) {
   DeviceBuffer<float> dl(ctx, logits), loss(ctx, std::vector<float>{-1.0f});
   DeviceBuffer<int64_t> dlab(ctx, labels);
   DeviceBuffer<float> grad(ctx, std::vector<float>(logits.size(), -7.0f));
   DeviceBuffer<float> dweight(ctx, weight.empty() ? std::vector<float>{0.0f} : weight);
   void *bufs[] = {dl.ptr, dlab.ptr, loss.ptr, withGrad ? grad.ptr : nullptr,
-                  weight.empty() ? nullptr : dweight.ptr};
+                  weight.empty() ? nullptr : hostWeight ? weight.data() : dweight.ptr};
   mgsrt_softmax_cross_entropy(ctx, desc, bufs);
   // Read back even after an error (the buffers must be untouched then).
   const mgsrt_status_t st = mgsrt_ctx_status(ctx);
@@ -193,6 +195,11 @@ TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
         ASSERT_EQ(mgsrt_ctx_status(cpu), MGSRT_OK) << mgsrt_ctx_message(cpu);
         EXPECT_LE(maxRelDiff({rg.loss}, {rc.loss}), 1e-6) << rg.loss << " vs " << rc.loss;
         EXPECT_LE(maxRelDiff(rg.dlogits, rc.dlogits), 1e-6);
+        // The weights in host memory, as a compiled step's constant: the same.
+        CeResult rh = ceGpu(gpu, desc, logits, labels, true, weight, /*hostWeight=*/true);
+        ASSERT_EQ(mgsrt_ctx_status(gpu), MGSRT_OK) << mgsrt_ctx_message(gpu);
+        EXPECT_EQ(rh.loss, rg.loss);
+        EXPECT_TRUE(bitsEqual(rh.dlogits, rg.dlogits));
         if (zeroWeights) {
           EXPECT_EQ(rg.loss, 0.0f);
           EXPECT_TRUE(bitsEqual(rg.dlogits, std::vector<float>(n * c, 0.0f)));
