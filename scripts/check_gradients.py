@@ -209,6 +209,12 @@ def main():
     ap.add_argument("--label-smoothing", type=float, default=0.0,
                     help="compile with mgsc --label-smoothing E; the reference's cross-entropy "
                          "smooths its labels alike")
+    ap.add_argument("--class-weights", default="",
+                    help="W0,W1,...: compile with mgsc --class-weights; the reference's "
+                         "cross-entropy takes them as its weight=")
+    ap.add_argument("--pos-weight", default="",
+                    help="W0,W1,...: with --loss bce-with-logits, compile with mgsc --pos-weight; "
+                         "the reference's loss takes them as its pos_weight=")
     ap.add_argument("--pad-labels", action="store_true",
                     help="NumPy labels of a token model: the last 1 to 5 labels of every other "
                          "sequence become -100, the label both losses ignore (padding)")
@@ -242,6 +248,10 @@ def main():
     clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
     if args.label_smoothing:
         clip_args += ["--label-smoothing", str(args.label_smoothing)]
+    if args.class_weights:
+        clip_args += ["--class-weights", args.class_weights]
+    if args.pos_weight:
+        clip_args += ["--pos-weight", args.pos_weight]
     if args.loss != "cross-entropy":
         clip_args += ["--loss", args.loss]
         if args.loss == "smooth-l1":
@@ -296,8 +306,13 @@ def main():
         if args.loss == "smooth-l1":
             return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta)
         if args.loss == "bce-with-logits":
-            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype))
-        return F.cross_entropy(logits, y, label_smoothing=args.label_smoothing)
+            pos_weight = (torch.tensor([float(w) for w in args.pos_weight.split(",")],
+                                       dtype=logits.dtype) if args.pos_weight else None)
+            return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype),
+                                                      pos_weight=pos_weight)
+        weight = (torch.tensor([float(w) for w in args.class_weights.split(",")],
+                               dtype=logits.dtype) if args.class_weights else None)
+        return F.cross_entropy(logits, y, weight=weight, label_smoothing=args.label_smoothing)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some
     # masks of the second step are 1.5e-7 apart (a branch that no longer moves the loss), at 0.1

@@ -83,8 +83,12 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               std::to_string(options.smoothL1Beta.getValue()));
     return failure();
   }
-  if (loss != "cross-entropy" && (options.labelSmoothing != 0.0 || options.ignoreIndex != -100)) {
-    emitError("label-smoothing and ignore-index are the cross-entropy's; the loss is " + loss);
+  const bool crossEntropyOptions = options.labelSmoothing != 0.0 || options.ignoreIndex != -100 ||
+                                   !options.classWeights.empty();
+  if (loss != "cross-entropy" && crossEntropyOptions) {
+    emitError("label-smoothing, ignore-index and class-weights are the cross-entropy's; the loss "
+              "is " +
+              loss);
     return failure();
   }
   if (!(options.labelSmoothing >= 0.0 && options.labelSmoothing <= 1.0)) {
@@ -92,9 +96,13 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               std::to_string(options.labelSmoothing.getValue()));
     return failure();
   }
-  if ((options.labelSmoothing != 0.0 || options.ignoreIndex != -100) && options.inference) {
-    emitError("label-smoothing and ignore-index apply to training's loss; inference builds the "
-              "forward alone");
+  if (!options.posWeight.empty() && loss != "bce-with-logits") {
+    emitError("pos-weight is bce-with-logits's; the loss is " + loss);
+    return failure();
+  }
+  if ((crossEntropyOptions || !options.posWeight.empty()) && options.inference) {
+    emitError("label-smoothing, ignore-index, class-weights and pos-weight apply to training's "
+              "loss; inference builds the forward alone");
     return failure();
   }
   const std::string &collective = options.sparseCollective;
@@ -148,6 +156,8 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.smoothL1Beta = options.smoothL1Beta;
   stepOptions.ignoreIndex = options.ignoreIndex;
   stepOptions.labelSmoothing = options.labelSmoothing;
+  stepOptions.classWeights.assign(options.classWeights.begin(), options.classWeights.end());
+  stepOptions.posWeight.assign(options.posWeight.begin(), options.posWeight.end());
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
     return addGradientClipping(pm, options);

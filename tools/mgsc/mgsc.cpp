@@ -43,6 +43,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
@@ -164,6 +165,18 @@ cl::opt<double> labelSmoothing(
     cl::desc("Label smoothing E in [0, 1]: the loss's target is (1 - E) onehot(label) + E / "
              "classes (torch.nn.CrossEntropyLoss's label_smoothing; default 0)"),
     cl::value_desc("E"), cl::init(0.0), cl::cat(category));
+cl::opt<std::string> classWeightsOpt(
+    "class-weights",
+    cl::desc("One weight >= 0 per class for the cross-entropy (torch.nn.CrossEntropyLoss's "
+             "weight=): W0,W1,... or a text file of them (separated by commas or white space); "
+             "each class's term weighted, the mean over the labels' weights"),
+    cl::value_desc("LIST|FILE"), cl::cat(category));
+cl::opt<std::string> posWeightOpt(
+    "pos-weight",
+    cl::desc("--loss bce-with-logits: one weight >= 0 per position of the output's last axis "
+             "(per label) for its positive targets (torch.nn.BCEWithLogitsLoss's pos_weight): "
+             "W0,W1,... or a text file of them"),
+    cl::value_desc("LIST|FILE"), cl::cat(category));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -186,6 +199,56 @@ int fail(const Twine &message) {
 }
 
 void warn(const Twine &message) { errs() << "mgsc: warning: " << message << "\n"; }
+
+/// --class-weights or --pos-weight (`option`): a comma-separated list, or a
+/// file of numbers separated by commas or white space. Every weight finite
+/// and >= 0 (the count is checked against the output when the step is
+/// built); `what` names what each weighs.
+std::optional<std::vector<double>> parseWeights(const cl::opt<std::string> &option,
+                                                StringRef what) {
+  StringRef spec = option.getValue();
+  const std::string flag = ("--" + option.ArgStr).str();
+  std::string text = spec.str();
+  std::string source = flag;
+  if (sys::fs::exists(spec) && !sys::fs::is_directory(spec)) { // a file, a pipe, /dev/stdin
+    ErrorOr<std::unique_ptr<MemoryBuffer>> file = MemoryBuffer::getFile(spec);
+    if (!file) {
+      fail(flag + ": cannot read '" + spec + "': " + file.getError().message());
+      return std::nullopt;
+    }
+    text = (*file)->getBuffer().str();
+    source = flag + " file '" + spec.str() + "'";
+  }
+  std::replace_if(
+      text.begin(), text.end(),
+      [](char c) { return std::isspace(static_cast<unsigned char>(c)) != 0; }, ',');
+  std::vector<double> weights;
+  SmallVector<StringRef> words;
+  StringRef(text).split(words, ',', -1, /*KeepEmpty=*/false);
+  for (StringRef word : words) {
+    double w;
+    if (word.getAsDouble(w)) {
+      if (source == flag && !spec.contains(','))
+        fail(flag + ": '" + spec + "' is neither a file nor a list of numbers (W0,W1,...)");
+      else
+        fail(source + ": '" + word + "' (weight " + Twine(weights.size()) + ") is not a number");
+      return std::nullopt;
+    }
+    if (!(w >= 0.0) || std::isinf(static_cast<float>(w))) { // a float32
+      char given[32];
+      std::snprintf(given, sizeof given, "%g", w);
+      fail(source + ": the weight of " + what + " " + Twine(weights.size()) +
+           " must be a finite number >= 0, got " + given);
+      return std::nullopt;
+    }
+    weights.push_back(w);
+  }
+  if (weights.empty()) {
+    fail(source + " gives no weights");
+    return std::nullopt;
+  }
+  return weights;
+}
 
 /// Options given that the chosen strategy does not use: a warning each (a
 /// user who forgot --strategy should not believe the model is sparse).
@@ -463,13 +526,28 @@ int main(int argc, char **argv) {
   for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
                              static_cast<cl::Option *>(&smoothL1Beta),
                              static_cast<cl::Option *>(&labelSmoothing),
-                             static_cast<cl::Option *>(&ignoreIndex)}) {
+                             static_cast<cl::Option *>(&ignoreIndex),
+                             static_cast<cl::Option *>(&classWeightsOpt),
+                             static_cast<cl::Option *>(&posWeightOpt)}) {
     if (option->getNumOccurrences() && inference)
       return fail("--" + option->ArgStr +
                   " applies to training's loss; --inference compiles the forward alone");
     if (option->getNumOccurrences() && !crossEntropy &&
-        (option == &labelSmoothing || option == &ignoreIndex))
+        (option == &labelSmoothing || option == &ignoreIndex || option == &classWeightsOpt))
       return fail("--" + option->ArgStr + " is the cross-entropy's; --loss is " + lossOpt);
+    if (option == &posWeightOpt && option->getNumOccurrences() && lossOpt != "bce-with-logits")
+      return fail("--pos-weight is --loss bce-with-logits's; the loss is " + lossOpt);
+  }
+  std::vector<double> classWeights, posWeight;
+  for (auto [option, weights, what] :
+       {std::tuple{&classWeightsOpt, &classWeights, "class"},
+        std::tuple{&posWeightOpt, &posWeight, "position"}}) {
+    if (!option->getNumOccurrences())
+      continue;
+    std::optional<std::vector<double>> parsed = parseWeights(*option, what);
+    if (!parsed)
+      return 1;
+    *weights = std::move(*parsed);
   }
   warnUnusedOptions(sparse, merged);
   std::string output = outputFile;
@@ -544,6 +622,8 @@ int main(int argc, char **argv) {
   pipeline.smoothL1Beta = smoothL1Beta;
   pipeline.ignoreIndex = ignoreIndex;
   pipeline.labelSmoothing = labelSmoothing;
+  pipeline.classWeights = classWeights;
+  pipeline.posWeight = posWeight;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

@@ -94,6 +94,13 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       *this, "label-smoothing",
       llvm::cl::desc("Label smoothing of the cross-entropy, in [0, 1] (0: none)"),
       llvm::cl::init(0.0)};
+  ListOption<double> classWeights{
+      *this, "class-weights",
+      llvm::cl::desc("One weight >= 0 per class for the cross-entropy (PyTorch's weight=)")};
+  ListOption<double> posWeight{
+      *this, "pos-weight",
+      llvm::cl::desc("bce-with-logits: one weight >= 0 per position of the output's last axis "
+                     "for the positive targets (PyTorch's pos_weight)")};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

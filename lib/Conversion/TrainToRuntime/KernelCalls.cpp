@@ -501,22 +501,20 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                           static_cast<int64_t>(l.getIgnoreIndex())},
                          {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
                           bitsOf(l.getLabelSmoothingAttr())}}),
-                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true}});
+                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true},
+                     {l.getWeight()}});
       })
       .Case([&](ElementwiseLossOp l) {
-        const int64_t kind = llvm::StringSwitch<int64_t>(l.getKind())
-                                 .Case("mse", MGSRT_LOSS_MSE)
-                                 .Case("l1", MGSRT_LOSS_L1)
-                                 .Case("smooth_l1", MGSRT_LOSS_SMOOTH_L1)
-                                 .Case("bce_with_logits", MGSRT_LOSS_BCE_WITH_LOGITS);
+        const int64_t kind = contract::manifest::lossKindNamed(l.getKind());
+        ArrayRef<int64_t> shape = shapeOf(l.getPrediction());
         return call(Kernel::elementwise_loss,
-                    fields<ElementwiseLossDesc>({{ElementwiseLossDesc::Kind, kind},
-                                                 {ElementwiseLossDesc::Count,
-                                                  numel(l.getPrediction())},
-                                                 {ElementwiseLossDesc::BetaBits,
-                                                  bitsOf(l.getBetaAttr())}}),
+                    fields<ElementwiseLossDesc>(
+                        {{ElementwiseLossDesc::Kind, kind},
+                         {ElementwiseLossDesc::Count, numel(l.getPrediction())},
+                         {ElementwiseLossDesc::BetaBits, bitsOf(l.getBetaAttr())},
+                         {ElementwiseLossDesc::Last, shape.empty() ? 1 : shape.back()}}),
                     {{l.getPrediction()}, {l.getTarget()}, {l.getLoss()},
-                     {l.getDprediction(), true}});
+                     {l.getDprediction(), true}, {l.getPosWeight()}});
       })
       .Case([&](CumSumOp c) {
         return call(Kernel::cumsum,

@@ -24,6 +24,7 @@
 
 #include "mgsrt/contract.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/LLVMIR/LLVMDialect.h"
 #include "mlir/IR/Builders.h"
@@ -178,6 +179,21 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
           char beta[32];
           std::snprintf(beta, sizeof beta, " %.17g", elementwise.getBeta().convertToDouble());
           manifest += beta;
+        }
+        // The evaluation's loss weighs the positive targets as training's.
+        if (Value posWeight = elementwise.getPosWeight()) {
+          auto constant = posWeight.getDefiningOp<arith::ConstantOp>();
+          auto values = constant ? dyn_cast<DenseElementsAttr>(constant.getValue()) : nullptr;
+          if (!values) {
+            elementwise.emitOpError() << "pos_weight must be a constant to be lowered";
+            return signalPassFailure();
+          }
+          manifest += item(manifest::kPosWeight);
+          for (float w : values.getValues<float>()) {
+            char text[32];
+            std::snprintf(text, sizeof text, " %.9g", w);
+            manifest += text;
+          }
         }
       }
       else

@@ -288,16 +288,17 @@ struct PadDesc {
 
 /// softmax_cross_entropy: logits batch x classes; labels equal to
 /// ignore_index are not counted; label_smoothing_bits: the smoothing's
-/// float64 bits (0: none).
+/// float64 bits (0: none). The class weights, if any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
   enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
 };
 
 /// elementwise_loss: the mean over `count` elements of a loss of a
 /// prediction against a float target; kind: MGSRT_LOSS_*; beta_bits:
-/// smooth_l1's beta (float64 bits).
+/// smooth_l1's beta (float64 bits); last: the length of the last axis (the
+/// pos_weight buffer's, if any).
 struct ElementwiseLossDesc {
-  enum : int64_t { Kind, Count, BetaBits, Size };
+  enum : int64_t { Kind, Count, BetaBits, Last, Size };
 };
 
 /// topk_sparsify: select k of count entries.
@@ -439,6 +440,27 @@ inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
 /// float32 targets of the labels' shape; absent: the cross-entropy against
 /// int64 class labels (rank 1).
 inline constexpr std::string_view kLoss = "loss";
+/// The elementwise_loss kinds by their manifest name (the compiler's
+/// train.elementwise_loss kinds).
+struct LossKindName {
+  std::string_view name;
+  int kind; ///< MGSRT_LOSS_*
+};
+inline constexpr LossKindName kLossKinds[] = {{"mse", MGSRT_LOSS_MSE},
+                                              {"l1", MGSRT_LOSS_L1},
+                                              {"smooth_l1", MGSRT_LOSS_SMOOTH_L1},
+                                              {"bce_with_logits", MGSRT_LOSS_BCE_WITH_LOGITS}};
+/// The MGSRT_LOSS_* kind named `name`, or -1.
+constexpr int lossKindNamed(std::string_view name) {
+  for (const LossKindName &k : kLossKinds)
+    if (k.name == name)
+      return k.kind;
+  return -1;
+}
+/// "pos_weight W0 W1 ..." (optional, with loss bce_with_logits): one weight
+/// of the positive targets per position of the labels' last axis
+/// (BCEWithLogitsLoss's pos_weight), as float32 decimals.
+inline constexpr std::string_view kPosWeight = "pos_weight";
 inline constexpr std::string_view kClasses = "classes";
 /// "ignore_index I" (optional, train mode; kDefaultIgnoreIndex when absent):
 /// labels of this value are padding the loss ignores (the data may hold them).

@@ -67,7 +67,10 @@ struct Manifest {
   /// Train mode: the elementwise_loss kind ("mse", ...) of a model trained
   /// against float targets; empty: the cross-entropy against class labels.
   std::string loss;
+  int lossKind = -1;         ///< MGSRT_LOSS_* of `loss` (-1: the cross-entropy)
   double smoothL1Beta = 1.0; ///< `loss smooth_l1 BETA`
+  /// `pos_weight W0 ...` (bce_with_logits): per position of the labels' last axis.
+  std::vector<float> posWeight;
   /// Train mode: the label the loss ignores (padding).
   int64_t ignoreIndex = mgs::contract::manifest::kDefaultIgnoreIndex;
   std::string source;             // the ONNX model compiled (for --save), if known

@@ -289,9 +289,14 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
 /* Softmax cross-entropy against int64 class labels, mean over the counted
  * samples (torch.nn.functional.cross_entropy): a label equal to ignore_index
  * is not counted; label smoothing e targets (1 - e) onehot + e / C. Every
- * label ignored: loss 0, dlogits 0.
+ * label ignored: loss 0, dlogits 0. With class weights w (the weight= of
+ * torch.nn.CrossEntropyLoss), a sample's loss is
+ *   (1 - e) w[label] (-log p[label]) + e / C sum_j w[j] (-log p[j])
+ * and the mean divides by the sum of w[label] over the counted samples, as
+ * PyTorch's (0 when that sum is 0).
  * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1])]
- * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C)
+ * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C),
+ *       weight (nullable: every class 1; C floats)
  * A label outside [0, C) that is not ignore_index is an
  * MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
@@ -301,10 +306,14 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const 
  *   MGSRT_LOSS_MSE              (x - t)^2
  *   MGSRT_LOSS_L1               |x - t|
  *   MGSRT_LOSS_SMOOTH_L1        0.5 (x - t)^2 / beta where |x - t| < beta, else |x - t| - 0.5 beta
- *   MGSRT_LOSS_BCE_WITH_LOGITS  -(t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed
- *                               as max(x, 0) - x t + log(1 + exp(-|x|))
- * desc: [kind, count, beta_bits (smooth_l1's beta >= 0, float64 bits)]
- * bufs: x (count), t (count), loss (1 float), dx (nullable, count) */
+ *   MGSRT_LOSS_BCE_WITH_LOGITS  -(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))), computed
+ *                               as (1 - t) x + (1 + (p - 1) t) (log(1 + exp(-|x|)) + max(-x, 0)),
+ *                               p = pos_weight[i mod last] (BCEWithLogitsLoss's pos_weight;
+ *                               1 without it)
+ * desc: [kind, count, beta_bits (smooth_l1's beta >= 0, float64 bits), last (the length of
+ *        the last axis: count is a multiple of it)]
+ * bufs: x (count), t (count), loss (1 float), dx (nullable, count),
+ *       pos_weight (nullable; bce_with_logits only; last floats) */
 enum { MGSRT_LOSS_MSE = 0, MGSRT_LOSS_L1 = 1, MGSRT_LOSS_SMOOTH_L1 = 2,
        MGSRT_LOSS_BCE_WITH_LOGITS = 3 };
 MGSRT_EXPORT mgsrt_status_t mgsrt_elementwise_loss(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);

@@ -43,18 +43,27 @@ inline mgsrt_status_t parseSoftmax(mgsrt_ctx_t *ctx, const char *kernel, const i
 
 struct CrossEntropyParams {
   int64_t n, c;
-  int64_t ignoreIndex; ///< labels equal to it are not counted
-  double smoothing;    ///< label smoothing, in [0, 1]
+  int64_t ignoreIndex;  ///< labels equal to it are not counted
+  double smoothing;     ///< label smoothing, in [0, 1]
+  const float *weight;  ///< the class weights (C), or null: every class 1
   /// Whether `label` is counted (false: ignored); `bad` is set when it is
   /// neither a class nor ignore_index.
   MGSRT_HOST_DEVICE bool counts(int64_t label, bool &bad) const {
     bad = label != ignoreIndex && (label < 0 || label >= c);
     return label != ignoreIndex;
   }
+  /// Class j's weight (1 without weights).
+  MGSRT_HOST_DEVICE double classWeight(int64_t j) const { return weight ? weight[j] : 1.0; }
+  /// What a counted sample of class `label` weighs in the mean, and in its
+  /// row's softmax term: (1 - e) w[label] + e / C sum_j w[j], given the sum
+  /// of the weights.
+  MGSRT_HOST_DEVICE double rowScale(int64_t label, double weightSum) const {
+    return (1.0 - smoothing) * classWeight(label) + smoothing * weightSum / c;
+  }
 };
 
-/// softmax_cross_entropy (bufs: logits, labels, loss, dlogits?). The labels
-/// are checked by the kernel (they are data): see badLabel.
+/// softmax_cross_entropy (bufs: logits, labels, loss, dlogits?, weight?).
+/// The labels are checked by the kernel (they are data): see badLabel.
 inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
                                         const int64_t *desc, void *const *bufs,
                                         CrossEntropyParams &p) {
@@ -69,6 +78,7 @@ inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
     return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
+  p.weight = static_cast<const float *>(bufs[4]);
   return MGSRT_OK;
 }
 

@@ -17,6 +17,9 @@
 //                             float targets of the labels' shape)
 //   ignore_index I           (optional, train mode, default -100: labels of
 //                             this value are padding the loss ignores)
+//   pos_weight W0 W1 ...     (optional, with loss bce_with_logits: the
+//                             positive targets' weight per position of the
+//                             labels' last axis)
 //   collectives N            (optional: collectives per training step)
 //   workers P                (optional: the only number of workers it runs on)
 //   density_schedule R0 ...  (optional: top-k density of epoch e is R[min(e, last)])
@@ -284,7 +287,8 @@ private:
       const bool smoothL1 = words.size() >= 2 && words[1] == "smooth_l1";
       if (!expectWords(smoothL1 ? 3 : 2))
         return false;
-      if (words[1] != "mse" && words[1] != "l1" && !smoothL1 && words[1] != "bce_with_logits")
+      m.lossKind = mgs::contract::manifest::lossKindNamed(words[1]);
+      if (m.lossKind < 0)
         return fail("loss must be mse, l1, smooth_l1 BETA or bce_with_logits, got '" +
                     std::string(words[1]) + "'");
       if (smoothL1) {
@@ -296,6 +300,22 @@ private:
           return fail("smooth_l1's beta must be a finite number >= 0, got '" + beta + "'");
       }
       m.loss = std::string(words[1]);
+      return true;
+    }
+    if (item == key::kPosWeight) {
+      if (!once(item))
+        return false;
+      if (words.size() < 2)
+        return fail("pos_weight needs at least one weight");
+      for (size_t i = 1; i < words.size(); ++i) {
+        std::string word(words[i]);
+        char *end = nullptr;
+        const double w = std::strtod(word.c_str(), &end);
+        if (end == word.c_str() || *end || !(w >= 0.0) || std::isinf(static_cast<float>(w)))
+          return fail("pos_weight " + std::to_string(i - 1) +
+                      " must be a finite number >= 0, got '" + word + "'");
+        m.posWeight.push_back(static_cast<float>(w));
+      }
       return true;
     }
     if (item == key::kLabels) {
@@ -420,6 +440,16 @@ private:
       if (!m.loss.empty() && saw(key::kClasses)) {
         status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
                                "manifest: 'classes' is for the cross-entropy, not loss " + m.loss);
+        return false;
+      }
+      if (!m.posWeight.empty() && (m.lossKind != MGSRT_LOSS_BCE_WITH_LOGITS ||
+                                   static_cast<int64_t>(m.posWeight.size()) != m.labelDims.back())) {
+        status = Status::error(
+            MGSRT_ERROR_INVALID_ARGUMENT,
+            "manifest: pos_weight (" + std::to_string(m.posWeight.size()) +
+                " values) needs loss bce_with_logits and one value per position of the labels' "
+                "last axis (" +
+                std::to_string(m.labelDims.back()) + ")");
         return false;
       }
     }

@@ -222,11 +222,8 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   evalLossSum = 0.0;
   ElementwiseLossParams lossParams{};
   if (!m.loss.empty())
-    lossParams = {m.loss == "mse"         ? MGSRT_LOSS_MSE
-                  : m.loss == "l1"        ? MGSRT_LOSS_L1
-                  : m.loss == "smooth_l1" ? MGSRT_LOSS_SMOOTH_L1
-                                          : MGSRT_LOSS_BCE_WITH_LOGITS,
-                  labelsPerSample * m.batchSize, m.smoothL1Beta};
+    lossParams = {m.lossKind, labelsPerSample * m.batchSize, m.smoothL1Beta,
+                  m.labelDims.back(), m.posWeight.empty() ? nullptr : m.posWeight.data()};
   const TensorSpec &out = m.outputs[0];
   const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
   const Dataset &from = haveTestSet() ? testSet : data;
@@ -249,7 +246,7 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
       for (int64_t j = 0; j < count * L; ++j) {
         const float target = from.targets[set[start + j / L] * L + j % L];
         double grad;
-        evalLossSum += elementLoss(lossParams, y[j], target, grad);
+        evalLossSum += elementLoss(lossParams, j, y[j], target, grad);
         // Multi-label: a label is predicted when its logit is positive.
         correct += (y[j] > 0.0f) == (target >= 0.5f);
       }

@@ -88,19 +88,25 @@ struct CeResult {
 };
 
 CeResult ceCpu(mgsrt_ctx_t *ctx, const int64_t *desc, std::vector<float> logits,
-               std::vector<int64_t> labels, bool withGrad) {
+               std::vector<int64_t> labels, bool withGrad, std::vector<float> weight = {}) {
   CeResult r{-1.0f, std::vector<float>(logits.size(), -7.0f)};
-  void *bufs[] = {logits.data(), labels.data(), &r.loss, withGrad ? r.dlogits.data() : nullptr};
+  void *bufs[] = {logits.data(), labels.data(), &r.loss, withGrad ? r.dlogits.data() : nullptr,
+                  weight.empty() ? nullptr : weight.data()};
   mgsrt_softmax_cross_entropy(ctx, desc, bufs);
   return r;
 }
 
+/// `hostWeight`: the weights stay in host memory, as a step's constant is
+/// (the kernel stages them); otherwise they are uploaded.
 CeResult ceGpu(mgsrt_ctx_t *ctx, const int64_t *desc, const std::vector<float> &logits,
-               const std::vector<int64_t> &labels, bool withGrad) {
+               const std::vector<int64_t> &labels, bool withGrad,
+               std::vector<float> weight = {}, bool hostWeight = false) {
   DeviceBuffer<float> dl(ctx, logits), loss(ctx, std::vector<float>{-1.0f});
   DeviceBuffer<int64_t> dlab(ctx, labels);
   DeviceBuffer<float> grad(ctx, std::vector<float>(logits.size(), -7.0f));
-  void *bufs[] = {dl.ptr, dlab.ptr, loss.ptr, withGrad ? grad.ptr : nullptr};
+  DeviceBuffer<float> dweight(ctx, weight.empty() ? std::vector<float>{0.0f} : weight);
+  void *bufs[] = {dl.ptr, dlab.ptr, loss.ptr, withGrad ? grad.ptr : nullptr,
+                  weight.empty() ? nullptr : hostWeight ? weight.data() : dweight.ptr};
   mgsrt_softmax_cross_entropy(ctx, desc, bufs);
   // Read back even after an error (the buffers must be untouched then).
   const mgsrt_status_t st = mgsrt_ctx_status(ctx);
@@ -160,6 +166,41 @@ TEST_F(GpuSoftmax, CrossEntropyIgnoreAndSmoothingMatchCpu) {
         EXPECT_LE(maxRelDiff({rg.loss}, {rc.loss}), 1e-6) << rg.loss << " vs " << rc.loss;
         EXPECT_LE(maxRelDiff(rg.dlogits, rc.dlogits), 1e-6);
         if (allIgnored) {
+          EXPECT_EQ(rg.loss, 0.0f);
+          EXPECT_TRUE(bitsEqual(rg.dlogits, std::vector<float>(n * c, 0.0f)));
+        }
+      }
+}
+
+// Class weights (with ignored labels and smoothing, and weights that are
+// all 0 on the batch's classes): the GPU's loss and gradient are the CPU's.
+TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 10}, {64, 10}, {3000, 1000}, {7, 5000}};
+  for (auto [n, c] : shapes)
+    for (double smoothing : {0.0, 0.1})
+      for (bool zeroWeights : {false, true}) {
+        SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) + " smoothing " +
+                     std::to_string(smoothing) + (zeroWeights ? " zero weights" : ""));
+        const int64_t desc[] = {n, c, -100, bits(smoothing)};
+        std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
+        std::vector<float> weight = randomVec(c, 0.1f, 3.0f);
+        std::vector<int64_t> labels(n);
+        for (int64_t i = 0; i < n; ++i)
+          labels[i] = i % 3 == 1 ? -100 : (i * 7919) % c;
+        if (zeroWeights)
+          std::fill(weight.begin(), weight.end(), 0.0f);
+        CeResult rc = ceCpu(cpu, desc, logits, labels, true, weight);
+        CeResult rg = ceGpu(gpu, desc, logits, labels, true, weight);
+        ASSERT_EQ(mgsrt_ctx_status(gpu), MGSRT_OK) << mgsrt_ctx_message(gpu);
+        ASSERT_EQ(mgsrt_ctx_status(cpu), MGSRT_OK) << mgsrt_ctx_message(cpu);
+        EXPECT_LE(maxRelDiff({rg.loss}, {rc.loss}), 1e-6) << rg.loss << " vs " << rc.loss;
+        EXPECT_LE(maxRelDiff(rg.dlogits, rc.dlogits), 1e-6);
+        // The weights in host memory, as a compiled step's constant: the same.
+        CeResult rh = ceGpu(gpu, desc, logits, labels, true, weight, /*hostWeight=*/true);
+        ASSERT_EQ(mgsrt_ctx_status(gpu), MGSRT_OK) << mgsrt_ctx_message(gpu);
+        EXPECT_EQ(rh.loss, rg.loss);
+        EXPECT_TRUE(bitsEqual(rh.dlogits, rg.dlogits));
+        if (zeroWeights) {
           EXPECT_EQ(rg.loss, 0.0f);
           EXPECT_TRUE(bitsEqual(rg.dlogits, std::vector<float>(n * c, 0.0f)));
         }

@@ -57,6 +57,7 @@ TEST(Manifest, ParsesLossOptions) {
                                       "loss smooth_l1 0.5\n",
                                       m)));
   EXPECT_EQ(m.loss, "smooth_l1");
+  EXPECT_EQ(m.lossKind, MGSRT_LOSS_SMOOTH_L1);
   EXPECT_EQ(m.smoothL1Beta, 0.5);
   EXPECT_EQ(m.labelDims, (std::vector<int64_t>{4, 2, 5}));
   EXPECT_EQ(m.ignoreIndex, -100); // the default
@@ -64,7 +65,16 @@ TEST(Manifest, ParsesLossOptions) {
   ASSERT_TRUE(succeeded(parseManifest(
       std::string(kTrain) + "ignore_index -1\n", m)));
   EXPECT_TRUE(m.loss.empty());
+  EXPECT_EQ(m.lossKind, -1);
   EXPECT_EQ(m.ignoreIndex, -1);
+  // Multi-label with a pos_weight per label (the labels' last axis).
+  Manifest b;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 0\n"
+                                      "input x 2 4 3\noutput y 2 4 3\nlabels 2 4 3\n"
+                                      "loss bce_with_logits\npos_weight 0.5 2 0\n",
+                                      b)));
+  EXPECT_EQ(b.lossKind, MGSRT_LOSS_BCE_WITH_LOGITS);
+  EXPECT_EQ(b.posWeight, (std::vector<float>{0.5f, 2.0f, 0.0f}));
 }
 
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
@@ -154,6 +164,20 @@ INSTANTIATE_TEST_SUITE_P(
                     "'loss smooth_l1 -1'"},
         BadManifest{HEAD "loss smooth_l1\n",
                     "manifest line 5: expected 2 values after 'loss': 'loss smooth_l1'"},
+        BadManifest{HEAD "pos_weight\n",
+                    "manifest line 5: pos_weight needs at least one weight: 'pos_weight'"},
+        BadManifest{HEAD "pos_weight 1 -2\n",
+                    "manifest line 5: pos_weight 1 must be a finite number >= 0, got '-2': "
+                    "'pos_weight 1 -2'"},
+        BadManifest{HEAD "pos_weight 1 nan\n",
+                    "manifest line 5: pos_weight 1 must be a finite number >= 0, got 'nan': "
+                    "'pos_weight 1 nan'"},
+        BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss mse\npos_weight 1 1 1\n",
+                    "manifest: pos_weight (3 values) needs loss bce_with_logits and one value "
+                    "per position of the labels' last axis (3)"},
+        BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss bce_with_logits\npos_weight 1 1\n",
+                    "manifest: pos_weight (2 values) needs loss bce_with_logits and one value "
+                    "per position of the labels' last axis (3)"},
         BadManifest{HEAD "ignore_index x\n",
                     "manifest line 5: ignore_index must be an integer, got 'x': 'ignore_index x'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",

@@ -137,16 +137,20 @@ TEST(SoftmaxRows, CausalMaskGivesExactZeros) {
 /// The mean softmax cross-entropy of n rows of c logits and its gradient, in
 /// double, as torch.nn.functional.cross_entropy: rows labelled `ignore` are
 /// left out of the loss and of the mean, the target is (1 - smoothing)
-/// onehot + smoothing / c.
+/// onehot + smoothing / c; with class weights w, PyTorch's weight=: class j's
+/// term of a row is weighted by w[j] and the mean divides by the sum of
+/// w[label] over the counted rows (0 / 0 taken as 0).
 std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> &logits,
                                                        const std::vector<int64_t> &labels,
                                                        int64_t n, int64_t c, int64_t ignore = -100,
-                                                       double smoothing = 0.0) {
-  double loss = 0;
-  int64_t counted = 0;
-  std::vector<double> grad(n * c, 0.0);
+                                                       double smoothing = 0.0,
+                                                       const std::vector<float> &weight = {}) {
+  auto w = [&](int64_t j) { return weight.empty() ? 1.0 : static_cast<double>(weight[j]); };
+  double loss = 0, norm = 0;
+  std::vector<double> rowLossGrad(n * c, 0.0);
   for (int64_t i = 0; i < n; ++i)
-    counted += labels[i] != ignore;
+    if (labels[i] != ignore)
+      norm += w(labels[i]);
   for (int64_t i = 0; i < n; ++i) {
     if (labels[i] == ignore)
       continue;
@@ -156,13 +160,22 @@ std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> 
     for (int64_t j = 0; j < c; ++j)
       sum += std::exp(logits[i * c + j] - mx);
     const double lse = mx + std::log(sum);
+    // d(-log p_j)/dx_k = p_k - [j == k], each term j weighted by
+    // target_j w[j]: the row's gradient is p sum_j target_j w[j] - target w.
+    double scale = 0;
     for (int64_t j = 0; j < c; ++j) {
       const double target = (1.0 - smoothing) * (j == labels[i]) + smoothing / c;
-      loss -= target * (logits[i * c + j] - lse);
-      grad[i * c + j] = (std::exp(logits[i * c + j] - lse) - target) / counted;
+      loss -= target * w(j) * (logits[i * c + j] - lse);
+      scale += target * w(j);
+    }
+    for (int64_t j = 0; j < c; ++j) {
+      const double target = (1.0 - smoothing) * (j == labels[i]) + smoothing / c;
+      rowLossGrad[i * c + j] = std::exp(logits[i * c + j] - lse) * scale - target * w(j);
     }
   }
-  return {counted ? loss / counted : 0.0, grad};
+  for (double &g : rowLossGrad)
+    g = norm != 0 ? g / norm : 0.0;
+  return {norm != 0 ? loss / norm : 0.0, rowLossGrad};
 }
 
 TEST(CrossEntropyTest, LossAndGradientMatchReference) {
@@ -173,14 +186,14 @@ TEST(CrossEntropyTest, LossAndGradientMatchReference) {
   logits[2] = 500.0f; // stability
   std::vector<int64_t> labels = {0, 4, 2, 2, 1, 3};
   float loss = 0;
-  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), nullptr};
   ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
   auto [want, wantD] = crossEntropyRef(logits, labels, n, c);
   EXPECT_NEAR(loss, want, 1e-5 * std::abs(want) + 1e-6);
   expectClose(dlogits, wantD, 1e-5, 1e-6, "dlogits");
   // The loss alone (dlogits null).
   float loss2 = 0;
-  void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr};
+  void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr, nullptr};
   ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, lossOnly));
   EXPECT_EQ(loss2, loss);
 }
@@ -200,12 +213,12 @@ TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
     std::vector<int64_t> labels = k.labels;
     auto fwd = [&] {
       float loss = 0;
-      void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
+      void *bufs[] = {logits.data(), labels.data(), &loss, nullptr, nullptr};
       EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
       return std::vector<float>{loss};
     };
     float loss = 0;
-    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), nullptr};
     ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
     checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
   }
@@ -223,7 +236,7 @@ TEST(CrossEntropyTest, LargeBatchIsParallelAndMatches) {
   for (int64_t i = 0; i < n; ++i)
     labels[i] = (i * 613) % c;
   float loss = 0;
-  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), nullptr};
   ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
   auto [want, wantD] = crossEntropyRef(logits, labels, n, c);
   EXPECT_NEAR(loss, want, 1e-6 * std::abs(want));
@@ -246,7 +259,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
     std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
     std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 3, -100};
     float loss = 0;
-    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), nullptr};
     ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
     auto [want, wantD] = crossEntropyRef(logits, labels, n, c, -100, smoothing);
     EXPECT_NEAR(loss, want, 1e-5 * std::abs(want) + 1e-6);
@@ -254,7 +267,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
     for (int64_t j = 0; j < c; ++j)
       EXPECT_EQ(dlogits[1 * c + j], 0.0f); // an ignored row
     float loss2 = 0;
-    void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr};
+    void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr, nullptr};
     ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, lossOnly));
     EXPECT_EQ(loss2, loss);
   }
@@ -263,7 +276,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
   std::vector<float> logits = randomVec(3 * c, -3, 3);
   std::vector<int64_t> labels = {7, 2, 7};
   float loss = 0;
-  void *bufs[] = {logits.data(), labels.data(), &loss, nullptr};
+  void *bufs[] = {logits.data(), labels.data(), &loss, nullptr, nullptr};
   ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, other, bufs));
   EXPECT_NEAR(loss, crossEntropyRef(logits, labels, 3, c, 7).first, 1e-5);
   labels[0] = -100;
@@ -274,20 +287,84 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
       << ctx.message();
 }
 
-// A batch whose labels are all ignored (padding only): loss 0 and no
-// gradient, where PyTorch's mean over no sample is NaN.
-TEST(CrossEntropyTest, EveryLabelIgnoredGivesZero) {
+// A batch whose labels are all ignored (padding only), or whose counted
+// labels all weigh 0: loss 0 and no gradient, where PyTorch's mean over
+// nothing is NaN.
+TEST(CrossEntropyTest, NothingCountedGivesZero) {
   Ctx ctx;
   const int64_t n = 4, c = 3;
   const int64_t desc[] = {n, c, -100, bits(0.1)};
-  std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
-  std::vector<int64_t> labels(n, -100);
-  float loss = -1;
-  void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data()};
-  ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
-  EXPECT_EQ(loss, 0.0f);
-  for (float d : dlogits)
-    EXPECT_EQ(d, 0.0f);
+  std::vector<float> zeroForClass1 = {1.0f, 0.0f, 2.0f};
+  const std::pair<std::vector<int64_t>, float *> cases[] = {
+      {std::vector<int64_t>(n, -100), nullptr}, {{1, -100, 1, 1}, zeroForClass1.data()}};
+  for (const auto &[labels, weight] : cases) {
+    std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
+    std::vector<int64_t> l = labels;
+    float loss = -1;
+    void *bufs[] = {logits.data(), l.data(), &loss, dlogits.data(), weight};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    EXPECT_EQ(loss, 0.0f);
+    for (float d : dlogits)
+      EXPECT_EQ(d, 0.0f);
+  }
+}
+
+// torch.nn.functional.cross_entropy(weight=...): each class's term weighted,
+// the mean over the counted labels' weights; with ignored labels and
+// smoothing too.
+TEST(CrossEntropyTest, ClassWeightsMatchReference) {
+  Ctx ctx;
+  const int64_t n = 9, c = 6;
+  const std::vector<float> weight = {0.5f, 2.0f, 1.0f, 0.0f, 3.5f, 1.25f};
+  for (double smoothing : {0.0, 0.1, 1.0}) {
+    SCOPED_TRACE("smoothing " + std::to_string(smoothing));
+    const int64_t desc[] = {n, c, -100, bits(smoothing)};
+    std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
+    std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 4, 4};
+    std::vector<float> w = weight;
+    float loss = 0;
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), w.data()};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    auto [want, wantD] = crossEntropyRef(logits, labels, n, c, -100, smoothing, weight);
+    EXPECT_NEAR(loss, want, 1e-5 * std::abs(want) + 1e-6);
+    expectClose(dlogits, wantD, 1e-5, 1e-6, "dlogits");
+    float loss2 = 0;
+    void *lossOnly[] = {logits.data(), labels.data(), &loss2, nullptr, w.data()};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, lossOnly));
+    EXPECT_EQ(loss2, loss);
+    // Weights of 1 are no weights.
+    std::vector<float> ones(c, 1.0f), dOnes(n * c), dNone(n * c);
+    float lossOnes = 0, lossNone = 0;
+    void *withOnes[] = {logits.data(), labels.data(), &lossOnes, dOnes.data(), ones.data()};
+    void *without[] = {logits.data(), labels.data(), &lossNone, dNone.data(), nullptr};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, withOnes));
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, without));
+    EXPECT_NEAR(lossOnes, lossNone, 1e-6 * std::abs(lossNone));
+    for (int64_t k = 0; k < n * c; ++k)
+      EXPECT_NEAR(dOnes[k], dNone[k], 1e-6 * std::abs(dNone[k]) + 1e-8) << k;
+  }
+}
+
+TEST(CrossEntropyTest, ClassWeightsGradientMatchesFiniteDifferences) {
+  Ctx ctx;
+  const int64_t n = 5, c = 7;
+  std::vector<float> w = {1.0f, 0.25f, 2.0f, 0.5f, 4.0f, 1.5f, 0.75f};
+  for (double smoothing : {0.0, 0.2}) {
+    SCOPED_TRACE("smoothing " + std::to_string(smoothing));
+    const int64_t desc[] = {n, c, 2, bits(smoothing)};
+    std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
+    std::vector<int64_t> labels = {6, 2, 3, 0, 4};
+    auto fwd = [&] {
+      float loss = 0;
+      void *bufs[] = {logits.data(), labels.data(), &loss, nullptr, w.data()};
+      EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+      return std::vector<float>{loss};
+    };
+    float loss = 0;
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), w.data()};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+    checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
+  }
 }
 
 } // namespace

@@ -3,12 +3,34 @@
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=target=tpu 2>&1 | FileCheck %s --check-prefix=BADTARGET
 // RUN: mgs-opt %s --train-build-step="ignore-index=2 label-smoothing=0.1" --convert-train-to-runtime | FileCheck %s --check-prefix=LOSSOPTS
 // RUN: mgs-opt %s --train-build-step="loss=smooth-l1 smooth-l1-beta=0.25" --convert-train-to-runtime | FileCheck %s --check-prefix=REGRESSION
+// RUN: mgs-opt %s --train-build-step="class-weights=0.5,2,1" --convert-train-to-runtime | FileCheck %s --check-prefix=WEIGHTS
+// RUN: mgs-opt %s --train-build-step="loss=bce-with-logits pos-weight=3,0.5,0.1" --convert-train-to-runtime | FileCheck %s --check-prefix=POS
+
+// bce-with-logits's pos_weight: a constant global, the fifth buffer, and in
+// the manifest (the evaluation's loss weighs the positives too), as float32.
+// POS: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Alabels 2 2 3\0Aloss bce_with_logits\0Apos_weight 3 0.5 0.100000001\0Achecksum {{[0-9a-f]+}}\0A\00")
+// POS: llvm.mlir.global internal constant @[[PW:__mgs_const_[0-9]+]](dense<[3.000000e+00, 5.000000e-01, 1.000000e-01]> : tensor<3xf32>)
+// POS-LABEL: llvm.func @mgs_train_step(
+// POS:       %[[PP:.*]] = llvm.mlir.addressof @[[PW]]
+// POS:       %[[SLOT:.*]] = llvm.getelementptr %{{.*}}[4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// POS-NEXT:  llvm.store %[[PP]], %[[SLOT]]
+// POS-NEXT:  llvm.mlir.addressof @__mgs_desc_
+// POS-NEXT:  llvm.call @mgsrt_elementwise_loss
+
+// Class weights: a constant global, the cross-entropy's fifth buffer.
+// WEIGHTS: llvm.mlir.global internal constant @[[CW:__mgs_const_[0-9]+]](dense<[5.000000e-01, 2.000000e+00, 1.000000e+00]> : tensor<3xf32>)
+// WEIGHTS-LABEL: llvm.func @mgs_train_step(
+// WEIGHTS:       %[[WP:.*]] = llvm.mlir.addressof @[[CW]]
+// WEIGHTS:       %[[SLOT:.*]] = llvm.getelementptr %{{.*}}[4] : (!llvm.ptr) -> !llvm.ptr, !llvm.ptr
+// WEIGHTS-NEXT:  llvm.store %[[WP]], %[[SLOT]]
+// WEIGHTS-NEXT:  llvm.mlir.addressof @__mgs_desc_
+// WEIGHTS-NEXT:  llvm.call @mgsrt_softmax_cross_entropy
 
 // A regression: float targets of the output's shape (labels 2 2 3), the loss
 // and its beta instead of classes; the descriptor [kind 2 (smooth_l1),
-// count 6, beta's float64 bits].
+// count 6, beta's float64 bits, the last axis 3].
 // REGRESSION: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aoutput y 2 2 3\0Alabels 2 2 3\0Aloss smooth_l1 0.25\0Achecksum {{[0-9a-f]+}}\0A\00")
-// REGRESSION: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[2, 6, 4598175219545276416]> : tensor<3xi64>)
+// REGRESSION: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[2, 6, 4598175219545276416, 3]> : tensor<4xi64>)
 // REGRESSION-LABEL: llvm.func @mgs_train_step(
 // REGRESSION:       llvm.mlir.addressof @[[EL]]
 // REGRESSION-NEXT:  llvm.call @mgsrt_elementwise_loss

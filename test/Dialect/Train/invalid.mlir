@@ -1097,6 +1097,38 @@ func.func @elementwise_loss_target_shape(%x: tensor<4x3xf32>, %t: tensor<4x2xf32
 
 // -----
 
+func.func @pos_weight_not_bce(%x: tensor<4x3xf32>, %w: tensor<3xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op pos_weight is bce_with_logits's, not mse's}}
+  %loss, %d = train.elementwise_loss "mse" %x, %x pos_weight %w : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @pos_weight_shape(%x: tensor<4x3xf32>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op pos_weight shape 4 does not match the expected 3}}
+  %loss, %d = train.elementwise_loss "bce_with_logits" %x, %x pos_weight %w : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @pos_weight_scalar(%x: tensor<f32>, %w: tensor<1xf32>) {
+  // expected-error @+1 {{'train.elementwise_loss' op pos_weight needs a prediction with a last axis, got a scalar}}
+  %loss, %d = train.elementwise_loss "bce_with_logits" %x, %x pos_weight %w : (tensor<f32>, tensor<f32>, tensor<1xf32>) -> (tensor<f32>, tensor<f32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_weight_shape(%x: tensor<4x3xf32>, %l: tensor<4xi64>, %w: tensor<4xf32>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op weight shape 4 does not match the expected 3}}
+  %loss, %d = train.softmax_cross_entropy %x, %l weight %w : (tensor<4x3xf32>, tensor<4xi64>, tensor<4xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
 func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
   // expected-error @+1 {{'train.softmax_cross_entropy' op labels shape 3 does not match the expected 4}}
   %loss, %d = train.softmax_cross_entropy %x, %l : (tensor<4x3xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<4x3xf32>)

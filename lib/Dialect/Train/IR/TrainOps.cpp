@@ -531,6 +531,9 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   if (failed(checkResultShape(*this, getLabels(), logits.take_front(1), "labels")) ||
       failed(checkResultShape(*this, getLoss(), {}, "loss")))
     return failure();
+  if (Value weight = getWeight();
+      weight && failed(checkResultShape(*this, weight, logits.drop_front(1), "weight")))
+    return failure();
   return checkResultShape(*this, getDlogits(), logits, "dlogits");
 }
 
@@ -550,6 +553,15 @@ LogicalResult ElementwiseLossOp::verify() {
   const double beta = getBeta().convertToDouble();
   if (!(beta >= 0.0) || std::isinf(beta))
     return emitOpError() << "beta must be finite and >= 0, got " << beta;
+  if (Value posWeight = getPosWeight()) {
+    if (getKind() != "bce_with_logits")
+      return emitOpError() << "pos_weight is bce_with_logits's, not " << getKind() << "'s";
+    ArrayRef<int64_t> prediction = shapeOf(getPrediction());
+    if (prediction.empty())
+      return emitOpError() << "pos_weight needs a prediction with a last axis, got a scalar";
+    if (failed(checkResultShape(*this, posWeight, prediction.take_back(1), "pos_weight")))
+      return failure();
+  }
   return checkResultShape(*this, getLoss(), {}, "loss");
 }
 

@@ -8,11 +8,13 @@
 #include "mgs/Dialect/Train/Transforms/Autodiff.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 using namespace mlir;
 
@@ -76,9 +78,55 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << labelSmoothing;
       return signalPassFailure();
     }
+    if (!classWeights.empty() && !elementwiseLossKind().empty()) {
+      module.emitError() << "train-build-step: class-weights weigh the cross-entropy's classes; "
+                            "the "
+                         << loss << " loss has none";
+      return signalPassFailure();
+    }
+    if (!posWeight.empty() && loss != "bce-with-logits") {
+      module.emitError() << "train-build-step: pos-weight weighs bce-with-logits's positive "
+                            "targets; the loss is "
+                         << loss;
+      return signalPassFailure();
+    }
+    if (failed(checkWeights(module, "class-weights", "class", classWeights)) ||
+        failed(checkWeights(module, "pos-weight", "position", posWeight)))
+      return signalPassFailure();
     if (!inferenceOnly && failed(buildTrainStep(forward)))
       return signalPassFailure();
     forward.erase();
+  }
+
+  /// Every weight of `option` finite (in float32) and >= 0.
+  static LogicalResult checkWeights(ModuleOp module, StringRef option, StringRef what,
+                                    ArrayRef<double> weights) {
+    for (auto [j, w] : llvm::enumerate(weights))
+      if (!(w >= 0.0) || std::isinf(static_cast<float>(w))) {
+        char given[32];
+        std::snprintf(given, sizeof given, "%g", w);
+        return module.emitError() << "train-build-step: " << option << ": the weight of " << what
+                                  << " " << j << " must be finite and >= 0, got " << given;
+      }
+    return success();
+  }
+
+  /// `option`'s weights as a float32 constant of `count` values (null when
+  /// none are given); an error when there are not `count` of them, which
+  /// says "the <output> <type> <has> <count> <what>".
+  FailureOr<Value> weightsConstant(OpBuilder &b, func::FuncOp forward, StringRef option,
+                                   ArrayRef<double> weights, int64_t count, StringRef output,
+                                   RankedTensorType type, StringRef has, StringRef what) {
+    if (weights.empty())
+      return Value();
+    if (static_cast<int64_t>(weights.size()) != count)
+      return forward.emitError() << "train-build-step: " << option << " has " << weights.size()
+                                 << " values, but the " << output << " " << type << " " << has
+                                 << " " << count << " " << what;
+    SmallVector<float> values(weights.begin(), weights.end());
+    auto weightType = RankedTensorType::get({count}, b.getF32Type());
+    return Value(arith::ConstantOp::create(
+        b, forward.getLoc(), weightType, DenseElementsAttr::get(weightType, ArrayRef<float>(values))));
   }
 
   /// The train.elementwise_loss kind of `loss` (its CLI spelling with '-'),
@@ -131,15 +179,24 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     Value lossValue, dlogits;
     if (lossKind.empty()) {
+      FailureOr<Value> weight =
+          weightsConstant(b, forward, "class-weights", classWeights, logitsType.getDimSize(1),
+                          "logits", logitsType, "have", "classes");
+      if (failed(weight))
+        return failure();
       auto ce = SoftmaxCrossEntropyOp::create(
-          b, ret.getLoc(), scalar, logitsType, logits, labels, b.getI64IntegerAttr(ignoreIndex),
-          b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
+          b, ret.getLoc(), scalar, logitsType, logits, labels, *weight,
+          b.getI64IntegerAttr(ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {
+      FailureOr<Value> positive =
+          weightsConstant(b, forward, "pos-weight", posWeight, logitsType.getShape().back(),
+                          "output", logitsType, "has", "positions on its last axis");
+      if (failed(positive))
+        return failure();
       auto el = ElementwiseLossOp::create(b, ret.getLoc(), scalar, logitsType,
-                                          b.getStringAttr(lossKind), logits,
-                                          labels,
+                                          b.getStringAttr(lossKind), logits, labels, *positive,
                                           b.getF32FloatAttr(static_cast<float>(smoothL1Beta)));
       lossValue = el.getLoss();
       dlogits = el.getDprediction();

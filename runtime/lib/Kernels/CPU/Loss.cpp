@@ -26,7 +26,7 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 #pragma omp parallel for reduction(+ : total) if (p.count >= kParallelGrain) schedule(static)
   for (int64_t i = 0; i < p.count; ++i) {
     double grad;
-    total += elementLoss(p, x[i], t[i], grad);
+    total += elementLoss(p, i, x[i], t[i], grad);
     if (dx)
       dx[i] = static_cast<float>(grad * invN);
   }

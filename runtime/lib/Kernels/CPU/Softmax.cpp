@@ -231,6 +231,44 @@ MGSRT_SIMD_CLONES double crossEntropyRow(const float *__restrict row, int64_t la
   return mx + std::log(sum) - picked;
 }
 
+/// One row with class weights w (PyTorch's weight=): returns rowScale *
+/// log(sum(exp(row))) - (1 - e) w[label] row[label] - e / c sum_j w[j] row[j]
+/// (rowScale = p.rowScale(label, weightSum)) and, when `drow` is not null,
+/// writes (softmax(row) rowScale - (1 - e) w[label] onehot - e / c w) * invW.
+MGSRT_SIMD_CLONES double weightedCrossEntropyRow(const float *__restrict row, int64_t label,
+                                                 const CrossEntropyParams &p, double weightSum,
+                                                 double invW, float *__restrict drow) {
+  const int64_t c = p.c;
+  const float *__restrict w = p.weight;
+  const double e = p.smoothing;
+  const float mx = rowMax(row, c);
+  double sum = 0.0, weighted = 0.0;
+  if (e != 0.0) {
+#pragma omp simd reduction(+ : weighted)
+    for (int64_t j = 0; j < c; ++j)
+      weighted += static_cast<double>(w[j]) * row[j];
+  }
+  const double scale = p.rowScale(label, weightSum);
+  const double picked = (1.0 - e) * w[label] * row[label] + e * weighted / c;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < c; ++j) {
+    const float v = fastExp(row[j] - mx);
+    if (drow)
+      drow[j] = v;
+    sum += v;
+  }
+  const double lse = mx + std::log(sum);
+  if (drow) {
+    const float rowFactor = static_cast<float>(scale * invW / sum);
+    const float spread = static_cast<float>(e * invW / c);
+#pragma omp simd
+    for (int64_t j = 0; j < c; ++j)
+      drow[j] = drow[j] * rowFactor - spread * w[j];
+    drow[label] -= static_cast<float>((1.0 - e) * w[label] * invW);
+  }
+  return scale * lse - picked;
+}
+
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   CrossEntropyParams p;
@@ -241,15 +279,25 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   const int64_t *labels = static_cast<const int64_t *>(bufs[1]);
   float *loss = static_cast<float *>(bufs[2]);
   float *dlogits = static_cast<float *>(bufs[3]);
-  int64_t counted = 0;
+  // The mean's denominator: the counted samples, or their classes' weights.
+  double norm = 0.0;
   for (int64_t i = 0; i < n; ++i) {
     bool bad;
-    counted += p.counts(labels[i], bad);
+    const bool counted = p.counts(labels[i], bad);
     if (bad)
       return badLabel(ctx, kernel, labels[i], i, p);
+    if (counted)
+      norm += p.classWeight(labels[i]);
   }
-  // Every label ignored: no loss and no gradient (PyTorch's mean is 0 / 0).
-  const double invN = counted ? 1.0 / static_cast<double>(counted) : 0.0;
+  double weightSum = c;
+  if (p.weight) {
+    weightSum = 0.0;
+    for (int64_t j = 0; j < c; ++j)
+      weightSum += p.weight[j];
+  }
+  // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
+  // mean is 0 / 0).
+  const double invN = norm != 0.0 ? 1.0 / norm : 0.0;
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
@@ -259,7 +307,8 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
         std::fill_n(drow, c, 0.0f);
       continue;
     }
-    total += crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, invN, drow);
+    total += p.weight ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, invN, drow)
+                      : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, invN, drow);
   }
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;

@@ -146,6 +146,19 @@ mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
   });
 }
 
+/// Copies the `count` floats `values` points to -- a constant of the step,
+/// which is host memory (cudaMemcpyDefault reads it wherever it is) -- into
+/// `scratch` (device memory) on the compute stream, and points `values` at
+/// the copy.
+inline mgsrt_status_t stageOnDevice(mgsrt_ctx_t *ctx, const char *kernel, const float *&values,
+                                    float *scratch, int64_t count) {
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpyAsync(scratch, values, sizeof(float) * count, cudaMemcpyDefault,
+                                   state(ctx).stream));
+  values = scratch;
+  return MGSRT_OK;
+}
+
 /// The first of n elements a check refuses (a bad index): `launch(first,
 /// stream)` queues a kernel that atomicMin-s the position of each refused
 /// element into *first, which starts at n; the position is read back (one

@@ -38,7 +38,7 @@ __global__ void elementwiseLossKernel(const float *__restrict__ x, const float *
   double sum = 0.0;
   for (int64_t i = firstIndex(); i < p.count; i += gridStride()) {
     double grad;
-    sum += elementLoss(p, x[i], t[i], grad);
+    sum += elementLoss(p, i, x[i], t[i], grad);
     if (dx)
       dx[i] = static_cast<float>(grad * invN);
   }
@@ -63,12 +63,18 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   if (parseElementwiseLoss(ctx, kernel, desc, bufs, p))
     return ctx->status;
   const unsigned blocks = std::min(gridFor(p.count, kThreads), kMaxBlocks);
+  // Scratch: the blocks' partial sums, then a copy of pos_weight
+  // (stageOnDevice).
   void *ws = nullptr;
-  if (workspace(ctx, kernel, sizeof(double) * blocks, &ws))
+  if (workspace(ctx, kernel,
+                sizeof(double) * blocks + (p.posWeight ? sizeof(float) * p.last : 0), &ws))
     return ctx->status;
   cudaStream_t st = state(ctx).stream;
   const double invN = 1.0 / static_cast<double>(p.count);
   auto *partial = static_cast<double *>(ws);
+  if (p.posWeight &&
+      stageOnDevice(ctx, kernel, p.posWeight, reinterpret_cast<float *>(partial + blocks), p.last))
+    return ctx->status;
   elementwiseLossKernel<<<blocks, kThreads, 0, st>>>(
       static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]), p, invN, partial,
       static_cast<float *>(bufs[3]));

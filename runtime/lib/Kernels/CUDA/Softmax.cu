@@ -258,12 +258,39 @@ __global__ void checkLabelsKernel(const int64_t *__restrict__ labels, CrossEntro
     atomicAdd(check + 1, counted);
 }
 
-/// One warp per sample: rowLoss[i] = lse_i - (1 - e) logit[i, label_i] -
-/// e mean(logit[i]) (double), and dlogits (if any) = (softmax - target) *
-/// invN, with the target (1 - e) onehot(label) + e / c; 0 on ignored rows.
+/// With class weights (one block, a fixed-order sum): sums[0] = the sum of
+/// w[label] over the counted samples (the mean's denominator), sums[1] = the
+/// sum of every class's weight. Bad labels are skipped (the check reports
+/// them).
+__global__ void crossEntropyWeightSumsKernel(const int64_t *__restrict__ labels,
+                                             CrossEntropyParams p, double *sums) {
+  __shared__ double ssum[kWarps];
+  double norm = 0.0, total = 0.0;
+  for (int64_t i = threadIdx.x; i < p.n; i += kThreads) {
+    bool bad;
+    if (p.counts(labels[i], bad) && !bad)
+      norm += p.weight[labels[i]];
+  }
+  for (int64_t j = threadIdx.x; j < p.c; j += kThreads)
+    total += p.weight[j];
+  norm = Group<kThreads>::sum(norm, ssum);
+  total = Group<kThreads>::sum(total, ssum);
+  if (threadIdx.x == 0) {
+    sums[0] = norm;
+    sums[1] = total;
+  }
+}
+
+/// One warp per sample, with the target (1 - e) onehot(label) + e / c
+/// weighted by the class weights w (1 without): rowLoss[i] = rowScale lse_i -
+/// (1 - e) w[label] logit[i, label] - e / c sum_j w[j] logit[i, j] (double),
+/// and dlogits (if any) = (softmax rowScale - (1 - e) w[label] onehot -
+/// e / c w) * invN; 0 on ignored rows. rowScale = p.rowScale(label,
+/// weightSum): 1 without weights.
 __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
                                        const int64_t *__restrict__ labels, CrossEntropyParams p,
-                                       double invN, double *__restrict__ rowLoss,
+                                       double invN, double weightSum,
+                                       double *__restrict__ rowLoss,
                                        float *__restrict__ dlogits) {
   const int lane = threadIdx.x % 32;
   const int64_t c = p.c;
@@ -285,23 +312,25 @@ __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
     double sum = 0.0, rowSum = 0.0;
     for (int64_t j = lane; j < c; j += 32) {
       sum += exp(static_cast<double>(row[j]) - mx);
-      rowSum += row[j];
+      rowSum += p.classWeight(j) * row[j];
     }
     sum = Group<32>::sum(sum, nullptr);
     const double lse = mx + ::log(sum);
     if (p.smoothing != 0.0)
       rowSum = Group<32>::sum(rowSum, nullptr);
+    const double wLabel = p.classWeight(label);
+    const double scale = p.rowScale(label, weightSum);
     if (lane == 0)
-      rowLoss[i] = p.smoothing == 0.0
-                       ? lse - row[label]
-                       : lse - (1.0 - p.smoothing) * row[label] - p.smoothing * rowSum / c;
+      rowLoss[i] = p.smoothing == 0.0 ? wLabel * (lse - row[label])
+                                      : scale * lse - (1.0 - p.smoothing) * wLabel * row[label] -
+                                            p.smoothing * rowSum / c;
     if (dlogits) {
       float *drow = dlogits + i * c;
       const double spread = p.smoothing * invN / c;
       for (int64_t j = lane; j < c; j += 32) {
-        float v = static_cast<float>(exp(row[j] - lse) * invN - spread);
+        float v = static_cast<float>(exp(row[j] - lse) * scale * invN - spread * p.classWeight(j));
         if (j == label)
-          v -= static_cast<float>((1.0 - p.smoothing) * invN);
+          v -= static_cast<float>((1.0 - p.smoothing) * wLabel * invN);
         drow[j] = v;
       }
     }
@@ -332,12 +361,17 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   float *dlogits = static_cast<float *>(bufs[3]);
   cudaStream_t st = state(ctx).stream;
 
-  // Scratch: the first bad sample and the count, then one double per sample.
+  // Scratch: the first bad sample and the count, the weight sums, one double
+  // per sample, then a copy of the class weights (stageOnDevice).
   void *ws = nullptr;
-  if (workspace(ctx, kernel, sizeof(double) * (n + 2), &ws))
+  if (workspace(ctx, kernel, sizeof(double) * (n + 4) + (p.weight ? sizeof(float) * p.c : 0), &ws))
     return ctx->status;
   auto *check = static_cast<unsigned long long *>(ws);
-  double *rowLoss = static_cast<double *>(ws) + 2;
+  double *weightSums = static_cast<double *>(ws) + 2;
+  double *rowLoss = static_cast<double *>(ws) + 4;
+  if (p.weight &&
+      stageOnDevice(ctx, kernel, p.weight, reinterpret_cast<float *>(rowLoss + n), p.c))
+    return ctx->status;
 
   // The labels are checked (and the counted ones counted) before anything is
   // written, as on the CPU: the check runs on the device and its verdict is
@@ -345,10 +379,19 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check, 0xff, sizeof *check, st));
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check + 1, 0, sizeof *check, st));
   checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check);
+  if (p.weight)
+    crossEntropyWeightSumsKernel<<<1, kThreads, 0, st>>>(labels, p, weightSums);
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-  unsigned long long verdict[2] = {0, 0};
+  // The verdict, the count and (with weights) the two weight sums.
+  struct {
+    unsigned long long check[2];
+    double weightSums[2];
+  } verdictAndSums = {{0, 0}, {0.0, 0.0}};
+  unsigned long long *verdict = verdictAndSums.check;
   MGSRT_CUDA_CHECK(ctx, kernel,
-                   cudaMemcpyAsync(verdict, check, sizeof verdict, cudaMemcpyDeviceToHost, st));
+                   cudaMemcpyAsync(&verdictAndSums, check,
+                                   p.weight ? sizeof verdictAndSums : sizeof verdictAndSums.check,
+                                   cudaMemcpyDeviceToHost, st));
   if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
     return s;
   if (verdict[0] < static_cast<unsigned long long>(n)) {
@@ -362,10 +405,14 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     return badLabel(ctx, kernel, label, sample, p);
   }
 
-  // Every label ignored: no loss and no gradient (PyTorch's mean is 0 / 0).
-  const double invN = verdict[1] ? 1.0 / static_cast<double>(verdict[1]) : 0.0;
-  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, invN, rowLoss,
-                                                              dlogits);
+  // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
+  // mean is 0 / 0).
+  const double norm =
+      p.weight ? verdictAndSums.weightSums[0] : static_cast<double>(verdict[1]);
+  const double weightSum = p.weight ? verdictAndSums.weightSums[1] : static_cast<double>(p.c);
+  const double invN = norm != 0.0 ? 1.0 / norm : 0.0;
+  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, invN, weightSum,
+                                                              rowLoss, dlogits);
   crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, invN, loss);
   return MGSRT_OK;
 }

@@ -492,16 +492,26 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     rows and 0 on the ignored ones. A label outside [0, C) that is not
     `ignore_index` is an error of the kernel (labels are data).
 
+    With class weights (`weight`, C values: PyTorch's `weight=`), class j's
+    term of every sample is weighted by weight[j] and the mean divides by the
+    sum of weight[label] over the counted samples instead of their count (0
+    when that sum is 0).
+
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
+    %wloss, %wdlogits = train.softmax_cross_entropy %logits, %labels weight %w
+        : (tensor<32x10xf32>, tensor<32xi64>, tensor<10xf32>) -> (tensor<f32>, tensor<32x10xf32>)
     ```
   }];
   let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels,
+                       Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
-  let assemblyFormat = "$logits `,` $labels attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -514,18 +524,24 @@ def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
     "smooth_l1" (0.5 (x - t)^2 / beta below beta, else |x - t| - 0.5 beta;
     beta 0 is l1), "bce_with_logits" (binary cross-entropy of sigmoid(x),
     computed stably: max(x, 0) - x t + log(1 + exp(-|x|))). `dprediction` is
-    the loss's gradient.
+    the loss's gradient. bce_with_logits's `pos_weight` (BCEWithLogitsLoss's,
+    one value per position of the last axis) weighs the positive term:
+    -(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))).
 
     ```mlir
     %loss, %dy = train.elementwise_loss "mse" %y, %targets
         : (tensor<32x4xf32>, tensor<32x4xf32>) -> (tensor<f32>, tensor<32x4xf32>)
+    %bl, %bdy = train.elementwise_loss "bce_with_logits" %y, %targets pos_weight %p
+        : (tensor<32x4xf32>, tensor<32x4xf32>, tensor<4xf32>) -> (tensor<f32>, tensor<32x4xf32>)
     ```
   }];
   let arguments = (ins StrAttr:$kind, Train_Tensor:$prediction, Train_Tensor:$target,
+                       Optional<Train_Tensor>:$pos_weight,
                        DefaultValuedAttr<F32Attr, "1.0f">:$beta);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dprediction);
   let assemblyFormat = [{
-    $kind $prediction `,` $target attr-dict `:` functional-type(operands, results)
+    $kind $prediction `,` $target (`pos_weight` $pos_weight^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }

@@ -13,7 +13,8 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     - `@train_step(inputs..., labels) -> (loss, outputs...)`: the forward
       graph as exported (BatchNorm batch statistics, dropout on), the mean
       softmax cross-entropy of the first output (N x C logits) against the
-      int64 labels (`ignore-index`, `label-smoothing`: PyTorch's options), or
+      int64 labels (`ignore-index`, `label-smoothing`, `class-weights`:
+      PyTorch's options), or
       with `loss` a regression or multi-label loss against float targets of
       the first output's shape (`train.elementwise_loss`), reverse-mode autodiff of every op back to the trainable
       parameters, and per parameter, as its gradient completes, a
@@ -43,7 +44,7 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     train.sgd_update @w, %g : tensor<3x4xf32>
     ```
   }];
-  let dependentDialects = ["mgs::train::TrainDialect"];
+  let dependentDialects = ["mgs::train::TrainDialect", "mlir::arith::ArithDialect"];
   let options = [
     Option<"forwardName", "forward", "std::string", /*default=*/"\"forward\"",
            "The forward function to build the steps from">,
@@ -64,6 +65,12 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     Option<"labelSmoothing", "label-smoothing", "double", /*default=*/"0.0",
            "Label smoothing e in [0, 1]: the target is (1 - e) onehot(label) + e / C "
            "(PyTorch's label_smoothing)">,
+    ListOption<"classWeights", "class-weights", "double",
+               "One weight >= 0 per class for the cross-entropy (PyTorch's weight=): class "
+               "j's term weighted by it, the mean over the counted labels' weights">,
+    ListOption<"posWeight", "pos-weight", "double",
+               "bce-with-logits: one weight >= 0 per position of the output's last axis for "
+               "its positive targets (PyTorch's pos_weight)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
