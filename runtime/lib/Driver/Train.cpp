@@ -540,6 +540,8 @@ int Driver::runTraining() {
       printPerClass(evalName);
   } else {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");
+    if (o.perClass)
+      std::printf("per class: n/a (no evaluation set: --holdout 0 and no --test-data)\n");
   }
   std::fflush(stdout);
   if (rank != 0) // the parameters are the same on every worker
