@@ -126,6 +126,11 @@ private:
   std::string describeEvaluation(const char *set, int64_t correct, int64_t total,
                                  bool counts) const;
   double evalLossSum = 0.0; ///< evaluate(): float targets' summed loss
+  /// evaluate() with --per-class: per class, its labels in the evaluation
+  /// set, those predicted right, and its predictions.
+  std::vector<int64_t> classSupport, classHits, classPredicted;
+  /// --per-class's table, from evaluate()'s counts.
+  void printPerClass(const char *set) const;
   bool haveTestSet() const { return !o.testData.empty(); }
   const std::vector<int64_t> &evalSet() const { return haveTestSet() ? testIndices : heldOutSet; }
   /// The samples' checks against the model (checkDataset, integer token ids).

@@ -61,6 +61,9 @@ constexpr const char *kUsageTraining =
     "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2;\n"
     "                           0 with --test-data)\n"
     "  --progress-every N       progress line every N iterations, 0 = never (default 10)\n"
+    "  --per-class              after training, each class's recall and precision on the\n"
+    "                           evaluation set and their mean recall (balanced accuracy):\n"
+    "                           what class weights (mgsc --class-weights) are for\n"
     "  --checkpoint FILE        write a checkpoint after every epoch (MPI rank r > 0:\n"
     "                           FILE.rank<r>, with its own residuals and dropout stream)\n"
     "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
@@ -116,7 +119,7 @@ const std::set<std::string> kTrainOnly = {
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
     "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
-    "--on-nonfinite", "--timeout", "--comm"};
+    "--on-nonfinite", "--timeout", "--comm", "--per-class"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -188,8 +191,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
       o.help = true;
       continue;
     }
-    if (arg == "--inference") {
-      o.inference = true;
+    if (arg == "--inference" || arg == "--per-class") {
+      (arg == "--inference" ? o.inference : o.perClass) = true;
       o.given.insert(arg);
       continue;
     }

@@ -62,6 +62,9 @@ struct Options {
   double timeout = 300;
   /// --comm: NCCL (one GPU per rank), or MPI through pinned host memory.
   DeviceComm comm = DeviceComm::Nccl;
+  /// --per-class: after training, each class's recall and precision on the
+  /// evaluation set, and their balanced accuracy (class-labelled models).
+  bool perClass = false;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

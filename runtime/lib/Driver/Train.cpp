@@ -68,6 +68,10 @@ int Driver::loadData() {
       return error(s);
   }
   const bool floatTargets = !m.loss.empty();
+  if (floatTargets && o.perClass)
+    return error("--per-class reports class labels' recall and precision; this model's loss "
+                 "(%s) trains against float targets",
+                 m.loss.c_str());
   if (floatTargets && format != DataFormat::Npy)
     return error("the model's loss (%s) trains against float targets: give NumPy data, --data "
                  "X.npy --labels TARGETS.npy; '%s' is read as %s data, whose labels are classes",
@@ -217,9 +221,47 @@ std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t
   return text;
 }
 
+void Driver::printPerClass(const char *set) const {
+  std::printf("per class (%s): class, recall (right / its labels), precision (right / its "
+              "predictions)\n",
+              set);
+  double recallSum = 0.0;
+  int64_t present = 0, silent = 0;
+  auto percent = [](int64_t part, int64_t whole) {
+    return 100.0 * static_cast<double>(part) / static_cast<double>(whole);
+  };
+  for (size_t c = 0; c < classSupport.size(); ++c) {
+    const int64_t support = classSupport[c], hits = classHits[c], predicted = classPredicted[c];
+    if (support == 0 && predicted == 0) {
+      ++silent; // neither in the set nor predicted: nothing to say
+      continue;
+    }
+    char recall[48] = "n/a (no labels)", precision[48] = "n/a (never predicted)";
+    if (support > 0) {
+      std::snprintf(recall, sizeof recall, "%.2f%% (%lld/%lld)", percent(hits, support),
+                    static_cast<long long>(hits), static_cast<long long>(support));
+      recallSum += static_cast<double>(hits) / static_cast<double>(support);
+      ++present;
+    }
+    if (predicted > 0)
+      std::snprintf(precision, sizeof precision, "%.2f%% (%lld/%lld)", percent(hits, predicted),
+                    static_cast<long long>(hits), static_cast<long long>(predicted));
+    std::printf("  class %zu: recall %s, precision %s\n", c, recall, precision);
+  }
+  if (silent > 0)
+    std::printf("  (%lld classes neither in the set nor predicted)\n",
+                static_cast<long long>(silent));
+  if (present > 0)
+    std::printf("balanced accuracy (mean recall over the %lld classes in the set): %.2f%%\n",
+                static_cast<long long>(present), 100.0 * recallSum / static_cast<double>(present));
+}
+
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   correct = total = 0;
   evalLossSum = 0.0;
+  if (o.perClass && m.loss.empty())
+    for (std::vector<int64_t> *counts : {&classSupport, &classHits, &classPredicted})
+      counts->assign(static_cast<size_t>(m.classes), 0);
   ElementwiseLossParams lossParams{};
   if (!m.loss.empty())
     lossParams = {m.lossKind, labelsPerSample * m.batchSize, m.smoothL1Beta,
@@ -262,6 +304,11 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
         int64_t best = std::max_element(row, row + perRow) - row;
         correct += best == label;
         ++total;
+        if (!classSupport.empty()) {
+          ++classSupport[label];
+          ++classPredicted[best];
+          classHits[label] += best == label;
+        }
       }
   }
   return true;
@@ -489,8 +536,12 @@ int Driver::runTraining() {
     if (!haveAccuracy && !evaluate(correct, total, status))
       return status;
     std::printf("final %s\n", describeEvaluation(evalName, correct, total, false).c_str());
+    if (!classSupport.empty())
+      printPerClass(evalName);
   } else {
     std::printf("final held-out accuracy: n/a (no held-out set)\n");
+    if (o.perClass)
+      std::printf("per class: n/a (no evaluation set: --holdout 0 and no --test-data)\n");
   }
   std::fflush(stdout);
   if (rank != 0) // the parameters are the same on every worker
