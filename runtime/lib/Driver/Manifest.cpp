@@ -92,6 +92,15 @@ bool parseInt(std::string_view word, int64_t &value) {
   return ec == std::errc() && ptr == word.data() + word.size();
 }
 
+/// A decimal number (strtod's syntax: nan and inf included) that is the whole
+/// word; the caller checks its range.
+bool parseReal(std::string_view word, double &value) {
+  const std::string text(word);
+  char *end = nullptr;
+  value = std::strtod(text.c_str(), &end);
+  return end != text.c_str() && !*end;
+}
+
 // A dimension is at most 2^40 and a tensor at most 2^48 elements: enough for
 // any model, and no overflow in byte counts.
 constexpr int64_t kMaxDim = int64_t(1) << 40;
@@ -291,14 +300,10 @@ private:
       if (m.lossKind < 0)
         return fail("loss must be mse, l1, smooth_l1 BETA or bce_with_logits, got '" +
                     std::string(words[1]) + "'");
-      if (smoothL1) {
-        std::string beta(words[2]);
-        char *end = nullptr;
-        m.smoothL1Beta = std::strtod(beta.c_str(), &end);
-        if (end == beta.c_str() || *end || !(m.smoothL1Beta >= 0.0) ||
-            std::isinf(m.smoothL1Beta))
-          return fail("smooth_l1's beta must be a finite number >= 0, got '" + beta + "'");
-      }
+      if (smoothL1 && (!parseReal(words[2], m.smoothL1Beta) || !(m.smoothL1Beta >= 0.0) ||
+                       std::isinf(m.smoothL1Beta)))
+        return fail("smooth_l1's beta must be a finite number >= 0, got '" +
+                    std::string(words[2]) + "'");
       m.loss = std::string(words[1]);
       return true;
     }
@@ -308,12 +313,10 @@ private:
       if (words.size() < 2)
         return fail("pos_weight needs at least one weight");
       for (size_t i = 1; i < words.size(); ++i) {
-        std::string word(words[i]);
-        char *end = nullptr;
-        const double w = std::strtod(word.c_str(), &end);
-        if (end == word.c_str() || *end || !(w >= 0.0) || std::isinf(static_cast<float>(w)))
+        double w;
+        if (!parseReal(words[i], w) || !(w >= 0.0) || std::isinf(static_cast<float>(w)))
           return fail("pos_weight " + std::to_string(i - 1) +
-                      " must be a finite number >= 0, got '" + word + "'");
+                      " must be a finite number >= 0, got '" + std::string(words[i]) + "'");
         m.posWeight.push_back(static_cast<float>(w));
       }
       return true;
@@ -354,11 +357,10 @@ private:
       if (!once(item) || words.size() < 2)
         return fail("density_schedule needs at least one density");
       for (size_t i = 1; i < words.size(); ++i) {
-        std::string w(words[i]);
-        char *end = nullptr;
-        double d = std::strtod(w.c_str(), &end);
-        if (end == w.c_str() || *end || !(d > 0 && d <= 1))
-          return fail("density_schedule: '" + w + "' is not a density in (0, 1]");
+        double d;
+        if (!parseReal(words[i], d) || !(d > 0 && d <= 1))
+          return fail("density_schedule: '" + std::string(words[i]) +
+                      "' is not a density in (0, 1]");
         m.densitySchedule.push_back(d);
       }
       return true;
