@@ -18,6 +18,7 @@
 #include "OpConverters.h"
 #include "Einsum.h"
 #include "GraphImporter.h"
+#include "GraphLoss.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -75,6 +76,27 @@ LogicalResult readModel(StringRef path, onnx::ModelProto &model, Location loc) {
   if (!readModelFile(path.str(), model, error))
     return emitError(loc) << error;
   return success();
+}
+
+/// Records the loss lifted out of the graph on the forward function
+/// (kGraphLossAttrName), for train-build-step.
+void setGraphLoss(ModuleOp module, StringRef functionName, const GraphLoss &loss) {
+  auto forward = module.lookupSymbol<func::FuncOp>(functionName);
+  Builder b(module.getContext());
+  SmallVector<NamedAttribute> fields{b.getNamedAttr("node", b.getStringAttr(loss.node)),
+                                     b.getNamedAttr("op", b.getStringAttr(loss.opType)),
+                                     b.getNamedAttr("labels", b.getStringAttr(loss.labelsInput))};
+  if (loss.ignoreIndex)
+    fields.push_back(b.getNamedAttr("ignore_index", b.getI64IntegerAttr(*loss.ignoreIndex)));
+  if (!loss.weights.empty()) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(loss.weights.size())}, b.getF32Type());
+    fields.push_back(
+        b.getNamedAttr("weight", DenseElementsAttr::get(type, ArrayRef<float>(loss.weights))));
+  }
+  if (loss.droppedSmoothing > 0)
+    fields.push_back(
+        b.getNamedAttr("dropped_label_smoothing", b.getF64FloatAttr(loss.droppedSmoothing)));
+  forward->setAttr(kGraphLossAttrName, b.getDictionaryAttr(fields));
 }
 
 } // namespace
@@ -755,6 +777,14 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     bool rewrote = false;
     if (failed(lowerEinsums(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();
+    stage = "lifting the graph's loss";
+    FailureOr<std::optional<GraphLoss>> graphLoss = liftGraphLoss(model, *opset, fileLoc);
+    if (failed(graphLoss))
+      return failure();
+    if (*graphLoss && (*graphLoss)->flattened) {
+      model.mutable_graph()->clear_value_info();
+      inferShapes(model);
+    }
 
     stage = "import";
     OwningOpRef<ModuleOp> module = ModuleOp::create(fileLoc);
@@ -762,6 +792,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
                            model.producer_name() == "pytorch");
     if (failed(importer.importGraph(model.graph())))
       return failure();
+    if (*graphLoss)
+      setGraphLoss(*module, options.functionName, **graphLoss);
     if (!options.inlineWeights && !module->getOps<ParameterOp>().empty()) {
       SmallString<256> absolute(path);
       llvm::sys::fs::make_absolute(absolute);

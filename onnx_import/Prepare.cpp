@@ -36,6 +36,65 @@ std::string labelOf(const onnx::NodeProto &node, int idx) {
                                 : node.op_type() + " #" + std::to_string(idx);
 }
 
+llvm::StringMap<SmallVector<int64_t>> knownShapes(const onnx::GraphProto &graph) {
+  llvm::StringMap<SmallVector<int64_t>> shapes;
+  auto addShapes = [&](const auto &infos) {
+    for (const onnx::ValueInfoProto &vi : infos)
+      if (vi.type().has_tensor_type() && vi.type().tensor_type().has_shape()) {
+        SmallVector<int64_t> &shape = shapes[vi.name()];
+        shape.clear();
+        for (const auto &d : vi.type().tensor_type().shape().dim())
+          shape.push_back(d.has_dim_value() ? d.dim_value() : -1);
+      }
+  };
+  addShapes(graph.input());
+  addShapes(graph.value_info());
+  addShapes(graph.output());
+  for (const auto &init : graph.initializer())
+    shapes[init.name()] = SmallVector<int64_t>(init.dims().begin(), init.dims().end());
+  for (const auto &node : graph.node()) // Constant nodes' values
+    if (node.op_type() == "Constant" && node.output_size() == 1 && node.attribute_size() == 1 &&
+        node.attribute(0).has_t())
+      shapes[node.output(0)] =
+          SmallVector<int64_t>(node.attribute(0).t().dims().begin(), node.attribute(0).t().dims().end());
+  return shapes;
+}
+
+void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     ArrayRef<int64_t> perm, const std::string &out) {
+  onnx::NodeProto *t = graph.add_node();
+  t->set_op_type("Transpose");
+  t->set_name(name);
+  t->add_input(in);
+  t->add_output(out);
+  onnx::AttributeProto *p = t->add_attribute();
+  p->set_name("perm");
+  p->set_type(onnx::AttributeProto::INTS);
+  for (int64_t d : perm)
+    p->add_ints(d);
+}
+
+void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                   ArrayRef<int64_t> shape, const std::string &out) {
+  onnx::NodeProto *c = graph.add_node();
+  c->set_op_type("Constant");
+  c->set_name(name + "Shape");
+  c->add_output(out + "_shape");
+  onnx::AttributeProto *v = c->add_attribute();
+  v->set_name("value");
+  v->set_type(onnx::AttributeProto::TENSOR);
+  v->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+  v->mutable_t()->add_dims(static_cast<int64_t>(shape.size()));
+  for (int64_t d : shape)
+    v->mutable_t()->add_int64_data(d);
+  onnx::NodeProto *r = graph.add_node();
+  r->set_op_type("Reshape");
+  r->set_name(name);
+  r->add_input(in);
+  r->add_input(out + "_shape");
+  r->add_output(out);
+}
+
 std::string supportedList() {
   std::string list;
   for (StringRef op : supportedOpTypes())
@@ -75,9 +134,7 @@ std::optional<std::string> rawDataMismatch(const onnx::TensorProto &tensor) {
 }
 } // namespace
 
-/// Initializers and Constant nodes' values by name; a Constant given by
-/// value_float, value_ints, ... becomes a tensor in `owned`.
-static llvm::StringMap<const onnx::TensorProto *>
+llvm::StringMap<const onnx::TensorProto *>
 constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &owned) {
   llvm::StringMap<const onnx::TensorProto *> constants;
   for (const auto &init : graph.initializer())

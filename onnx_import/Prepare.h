@@ -16,10 +16,13 @@
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <onnx/onnx_pb.h>
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 
@@ -132,6 +135,25 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
 /// reports why it cannot.
 void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,
                          llvm::function_ref<void(onnx::ModelProto &)> inferShapes);
+
+/// The shapes ONNX's shape inference gave the graph's values (its inputs,
+/// value_info and outputs; -1: a dimension it did not know), the
+/// initializers' and the Constant nodes' values'.
+llvm::StringMap<llvm::SmallVector<int64_t>> knownShapes(const onnx::GraphProto &graph);
+
+/// Initializers and Constant nodes' values by name; a Constant given by
+/// value_float, value_ints, ... becomes a tensor in `owned`.
+llvm::StringMap<const onnx::TensorProto *>
+constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &owned);
+
+/// Appends Transpose(in, perm) -> out to `graph`, the node named `name`.
+void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     llvm::ArrayRef<int64_t> perm, const std::string &out);
+
+/// Appends Reshape(in, shape) -> out to `graph`, the node named `name`, its
+/// shape a Constant node `name`Shape (output `out`_shape).
+void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                   llvm::ArrayRef<int64_t> shape, const std::string &out);
 
 } // namespace mgs::onnx_import
 

@@ -36,6 +36,9 @@ K = 1 too, is each tensor's displacement w_K - w0 against torch.optim.AdamW's
 With --clip-grad-norm C, mgsc compiles the step with global gradient-norm
 clipping and the reference calls torch.nn.utils.clip_grad_norm_(C) before each
 update: with K = 1 and SGD, the gradient recovered is the clipped one.
+--graph-loss rows|classes-second exports MODEL with its loss in the graph (forward(x, labels)
+returns F.cross_entropy, with --class-weights as its weight buffer and --ignore-index): mgsc is
+given no loss option and must train the graph's (the importer lifts it out).
 --onnx PATH compiles that export of MODEL instead of exporting it with this PyTorch (a model
 only PyTorch 2.x exports; the reference starts from its initial weights, whose shapes must be
 the build's).
@@ -215,6 +218,15 @@ def main():
     ap.add_argument("--pos-weight", default="",
                     help="W0,W1,...: with --loss bce-with-logits, compile with mgsc --pos-weight; "
                          "the reference's loss takes them as its pos_weight=")
+    ap.add_argument("--graph-loss", choices=["rows", "classes-second"], default=None,
+                    help="export MODEL with its loss in the graph: forward(x, labels) returns "
+                         "F.cross_entropy of its scores (weight= --class-weights, a buffer; "
+                         "ignore_index= --ignore-index), on the scores' rows with the labels "
+                         "reshaped to one a row (rows), or on (N, C, L) scores, the rows of a "
+                         "label per token transposed (classes-second); mgsc is given no loss "
+                         "option and trains the graph's")
+    ap.add_argument("--ignore-index", type=int, default=-100,
+                    help="the label both losses ignore (with --graph-loss: the graph's)")
     ap.add_argument("--pad-labels", action="store_true",
                     help="NumPy labels of a token model: the last 1 to 5 labels of every other "
                          "sequence become -100, the label both losses ignore (padding)")
@@ -241,6 +253,8 @@ def main():
 
     if args.onnx:
         onnx_path = args.onnx
+    elif args.graph_loss:
+        onnx_path = export_with_loss(args)
     else:
         export_models.export(args.model, args.opset, args.workdir)
         onnx_path = os.path.join(args.workdir, f"{args.model}-opset{args.opset}.onnx")
@@ -248,8 +262,10 @@ def main():
     clip_args = ["--clip-grad-norm", str(args.clip_grad_norm)] if args.clip_grad_norm > 0 else []
     if args.label_smoothing:
         clip_args += ["--label-smoothing", str(args.label_smoothing)]
-    if args.class_weights:
+    if args.class_weights and not args.graph_loss:
         clip_args += ["--class-weights", args.class_weights]
+    if args.ignore_index != -100 and not args.graph_loss:
+        clip_args += ["--ignore-index", str(args.ignore_index)]
     if args.pos_weight:
         clip_args += ["--pos-weight", args.pos_weight]
     if args.loss != "cross-entropy":
@@ -312,7 +328,8 @@ def main():
                                                       pos_weight=pos_weight)
         weight = (torch.tensor([float(w) for w in args.class_weights.split(",")],
                                dtype=logits.dtype) if args.class_weights else None)
-        return F.cross_entropy(logits, y, weight=weight, label_smoothing=args.label_smoothing)
+        return F.cross_entropy(logits, y, weight=weight, ignore_index=args.ignore_index,
+                               label_smoothing=args.label_smoothing)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some
     # masks of the second step are 1.5e-7 apart (a branch that no longer moves the loss), at 0.1
@@ -483,6 +500,39 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def export_with_loss(args):
+    """Exports MODEL as forward(input, labels) -> its cross-entropy (--graph-loss); returns
+    the path. The parameters keep their names (the loss is added to the model's own forward)."""
+    torch.manual_seed(0)
+    model, example = export_models.build(args.model)
+    model.train()
+    if args.class_weights:
+        model.register_buffer("class_weight",
+                              torch.tensor([float(w) for w in args.class_weights.split(",")]))
+    forward = model.forward
+    with torch.no_grad():
+        rows, classes = forward(example).shape
+    labels = torch.randint(0, classes, (example.shape[0], rows // example.shape[0]))
+    if labels.shape[1] == 1:
+        labels = labels.reshape(-1)
+
+    def with_loss(x, y):
+        scores = forward(x)
+        if args.graph_loss == "classes-second":
+            scores = scores.reshape(y.shape[0], -1, scores.shape[-1]).transpose(1, 2)
+        else:
+            y = y.reshape(-1)
+        return F.cross_entropy(scores, y, weight=getattr(model, "class_weight", None),
+                               ignore_index=args.ignore_index)
+    model.forward = with_loss
+    path = os.path.join(args.workdir, f"{args.model}-loss-{args.graph_loss}.onnx")
+    torch.onnx.export(model, (example, labels), path, opset_version=args.opset,
+                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                      input_names=["input", "labels"], output_names=["loss"],
+                      **export_models.exporter_args(args.model))
+    return path
 
 
 def export_names(model, w0):

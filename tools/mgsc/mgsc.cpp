@@ -344,10 +344,75 @@ bool checkOneInput(mlir::ModuleOp module) {
   for (unsigned i = 0; i < forward.getNumArguments(); ++i)
     if (auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "train.name"))
       names += (names.empty() ? "'" : ", '") + name.str() + "'";
+  auto first = forward.getNumResults() ? dyn_cast<mlir::RankedTensorType>(
+                                            forward.getFunctionType().getResult(0))
+                                      : nullptr;
+  if (first && first.getRank() == 0) {
+    fail("the model has " + Twine(forward.getNumArguments()) + " graph inputs (" + names +
+         ") and outputs a scalar: a loss computed in the graph? mgs takes a graph's "
+         "SoftmaxCrossEntropyLoss (or NegativeLogLikelihoodLoss) as its loss; for another, "
+         "export the model's output without the loss and give mgsc --loss (mse, l1, smooth-l1, "
+         "bce-with-logits)");
+    return false;
+  }
   fail("the model has " + Twine(forward.getNumArguments()) + " graph inputs (" + names +
        "); the training executable feeds one, the samples: give the others their values with "
        "--bind-input NAME=VALUE or NAME=INPUT!=VALUE");
   return false;
+}
+
+/// A loss the exported graph computed itself (which the importer lifted out:
+/// train.graph_loss) is the loss trained: a loss option that could say
+/// otherwise is an error (--label-smoothing, which ONNX's loss cannot say,
+/// may add to it). Says which loss is trained, unless --quiet.
+bool checkGraphLoss(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  auto record = forward ? forward->getAttrOfType<mlir::DictionaryAttr>(
+                              mgs::train::kGraphLossAttrName)
+                        : nullptr;
+  if (!record)
+    return true;
+  auto text = [&](StringRef key) {
+    auto value = record.getAs<mlir::StringAttr>(key);
+    return value ? value.str() : std::string("?");
+  };
+  std::string source = "node '" + text("node") + "' (" + text("op") + ")";
+  if (inference) {
+    if (!quiet)
+      errs() << "mgsc: the graph's loss, " << source << ", is left out: --inference computes "
+             << "its scores, without the labels input '" << text("labels") << "'\n";
+    return true;
+  }
+  for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
+                             static_cast<cl::Option *>(&ignoreIndex),
+                             static_cast<cl::Option *>(&classWeightsOpt),
+                             static_cast<cl::Option *>(&posWeightOpt),
+                             static_cast<cl::Option *>(&smoothL1Beta)})
+    if (option->getNumOccurrences()) {
+      fail("--" + option->ArgStr + ": the model computes its loss in the graph, " + source +
+           ", which sets it; drop --" + option->ArgStr +
+           ", or export the model's scores without the loss");
+      return false;
+    }
+  if (!quiet) {
+    errs() << "mgsc: training the graph's loss, " << source << ": the cross-entropy of its scores "
+           << "against the labels of input '" << text("labels") << "'";
+    if (auto ignore = record.getAs<mlir::IntegerAttr>("ignore_index"))
+      errs() << ", ignoring label " << ignore.getInt();
+    if (auto weight = record.getAs<mlir::DenseElementsAttr>("weight"))
+      errs() << ", " << weight.getNumElements() << " class weights";
+    errs() << "\n";
+  }
+  if (auto dropped = record.getAs<mlir::FloatAttr>("dropped_label_smoothing");
+      dropped && !labelSmoothing.getNumOccurrences()) {
+    char value[32];
+    std::snprintf(value, sizeof value, "%g", dropped.getValueAsDouble());
+    warn("the model's F.cross_entropy had label_smoothing " + Twine(value) +
+         ", which PyTorch's exporter left out of " + source +
+         " (ONNX's loss has none; the node's metadata shows it): pass --label-smoothing " +
+         value + " to train it");
+  }
+  return true;
 }
 
 /// The batch size the step was built for: dimension 0 of forward's input.
@@ -592,6 +657,8 @@ int main(int argc, char **argv) {
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
   if (!inference && !checkOneInput(*module))
+    return 1;
+  if (!checkGraphLoss(*module))
     return 1;
   if (!freeze.empty() && !freezeParameters(*module))
     return 1;

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "mgs/Dialect/Train/Transforms/Autodiff.h"
+#include "mgs/Dialect/Train/IR/TrainDialect.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -90,12 +91,63 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << loss;
       return signalPassFailure();
     }
-    if (failed(checkWeights(module, "class-weights", "class", classWeights)) ||
+    CrossEntropy crossEntropy{ignoreIndex, SmallVector<double>(classWeights.begin(), classWeights.end()),
+                              "class-weights"};
+    if (!inferenceOnly && failed(applyGraphLoss(forward, crossEntropy)))
+      return signalPassFailure();
+    if (failed(checkWeights(module, crossEntropy.weightsSource, "class", crossEntropy.weights)) ||
         failed(checkWeights(module, "pos-weight", "position", posWeight)))
       return signalPassFailure();
-    if (!inferenceOnly && failed(buildTrainStep(forward)))
+    if (!inferenceOnly && failed(buildTrainStep(forward, crossEntropy)))
       return signalPassFailure();
     forward.erase();
+  }
+
+  /// The cross-entropy's ignored label and class weights: the options', or
+  /// those of the loss the exported graph computed.
+  struct CrossEntropy {
+    int64_t ignoreIndex;
+    SmallVector<double> weights;
+    std::string weightsSource; ///< how errors name the weights
+  };
+
+  /// The loss the exported graph computed (kGraphLossAttrName), if any: its
+  /// ignore_index and class weights are trained, and options that say
+  /// otherwise are errors. Label smoothing, which ONNX's loss ops cannot
+  /// say, comes from the options.
+  LogicalResult applyGraphLoss(func::FuncOp forward, CrossEntropy &ce) {
+    auto record = forward->getAttrOfType<DictionaryAttr>(kGraphLossAttrName);
+    if (!record)
+      return success();
+    auto node = record.getAs<StringAttr>("node");
+    auto op = record.getAs<StringAttr>("op");
+    if (!node || !op)
+      return forward.emitError() << "train-build-step: " << kGraphLossAttrName
+                                 << " needs 'node' and 'op' strings";
+    std::string source =
+        ("the graph's loss (node '" + node.getValue() + "', " + op.getValue() + ")").str();
+    if (loss != "cross-entropy")
+      return forward.emitError() << "train-build-step: @" << forward.getSymName() << " trains "
+                                 << source << ", a cross-entropy; the loss option asks for "
+                                 << loss;
+    if (auto ignore = record.getAs<IntegerAttr>("ignore_index")) {
+      if (ce.ignoreIndex != -100 && ce.ignoreIndex != ignore.getInt())
+        return forward.emitError() << "train-build-step: " << source << " ignores label "
+                                   << ignore.getInt() << "; the ignore-index option says "
+                                   << ce.ignoreIndex;
+      ce.ignoreIndex = ignore.getInt();
+    }
+    auto weight = record.getAs<DenseElementsAttr>("weight");
+    if (!ce.weights.empty())
+      return forward.emitError() << "train-build-step: class-weights: " << source
+                                 << (weight ? " has its own class weights" : " has no class weights")
+                                 << ", which are trained";
+    if (weight) {
+      for (float w : weight.getValues<float>())
+        ce.weights.push_back(w);
+      ce.weightsSource = "the class weights of " + source;
+    }
+    return success();
   }
 
   /// Every weight of `option` finite (in float32) and >= 0.
@@ -140,7 +192,7 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     return "";
   }
 
-  LogicalResult buildTrainStep(func::FuncOp forward) {
+  LogicalResult buildTrainStep(func::FuncOp forward, const CrossEntropy &crossEntropy) {
     FunctionType type = forward.getFunctionType();
     if (type.getNumResults() == 0)
       return forward.emitError() << "train-build-step: @" << forward.getSymName()
@@ -180,13 +232,14 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     Value lossValue, dlogits;
     if (lossKind.empty()) {
       FailureOr<Value> weight =
-          weightsConstant(b, forward, "class-weights", classWeights, logitsType.getDimSize(1),
+          weightsConstant(b, forward, crossEntropy.weightsSource, crossEntropy.weights,
+                          logitsType.getDimSize(1),
                           "logits", logitsType, "have", "classes");
       if (failed(weight))
         return failure();
       auto ce = SoftmaxCrossEntropyOp::create(
           b, ret.getLoc(), scalar, logitsType, logits, labels, *weight,
-          b.getI64IntegerAttr(ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
+          b.getI64IntegerAttr(crossEntropy.ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {

@@ -1,0 +1,298 @@
+//===- GraphLoss.cpp - A loss the exported graph computes itself ----------===//
+//
+// Lifts the SoftmaxCrossEntropyLoss (or NegativeLogLikelihoodLoss of a
+// LogSoftmax) that a graph outputs out of it (GraphLoss.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "GraphLoss.h"
+#include "GraphImporter.h"
+#include "Prepare.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <cstring>
+#include <deque>
+
+using namespace mlir;
+
+namespace mgs::onnx_import {
+
+namespace {
+
+bool isDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+bool isLossNode(const onnx::NodeProto &node) {
+  return isDefaultDomain(node) && (node.op_type() == "SoftmaxCrossEntropyLoss" ||
+                                   node.op_type() == "NegativeLogLikelihoodLoss");
+}
+
+const onnx::AttributeProto *attribute(const onnx::NodeProto &node, StringRef name) {
+  for (const auto &attr : node.attribute())
+    if (attr.name() == name)
+      return &attr;
+  return nullptr;
+}
+
+/// Nodes that only reshape the labels on their way to the loss.
+bool reshapesLabels(const onnx::NodeProto &node) {
+  static const llvm::StringSet<> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
+  return isDefaultDomain(node) && ops.contains(node.op_type());
+}
+
+/// The label_smoothing argument of the aten.cross_entropy_loss call that
+/// PyTorch's torch.export-based exporter records in the node's metadata
+/// ("... aten.cross_entropy_loss.default](args = (%x, %y, None, 1, -100,
+/// 0.1), kwargs = {})"); 0 when there is none.
+double exportedSmoothing(const onnx::NodeProto &node) {
+  for (const auto &prop : node.metadata_props()) {
+    if (prop.key() != "pkg.torch.onnx.fx_node")
+      continue;
+    StringRef call = prop.value();
+    size_t at = call.find("aten.cross_entropy_loss");
+    if (at == StringRef::npos)
+      return 0;
+    call = call.drop_front(at);
+    size_t open = call.find("args = (");
+    if (open == StringRef::npos)
+      return 0;
+    call = call.drop_front(open + strlen("args = ("));
+    call = call.take_until([](char c) { return c == ')'; });
+    SmallVector<StringRef> args;
+    call.split(args, ',');
+    double smoothing = 0;
+    if (args.size() < 6 || args[5].trim().getAsDouble(smoothing) || !(smoothing > 0))
+      return 0;
+    return smoothing;
+  }
+  return 0;
+}
+
+constexpr const char *kTrains =
+    "mgs trains a cross-entropy that the graph outputs as it is (or export the scores without "
+    "the loss and give mgsc --loss)";
+
+} // namespace
+
+FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
+                                                  Location fileLoc) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringMap<SmallVector<int>> consumers;
+  llvm::StringMap<int> producers;
+  for (auto [idx, node] : llvm::enumerate(graph.node())) {
+    for (const std::string &in : node.input())
+      if (!in.empty())
+        consumers[in].push_back(static_cast<int>(idx));
+    for (const std::string &out : node.output())
+      producers[out] = static_cast<int>(idx);
+  }
+  llvm::StringMap<int> graphOutputs;
+  for (auto [k, out] : llvm::enumerate(graph.output()))
+    graphOutputs[out.name()] = static_cast<int>(k);
+
+  std::optional<int> lossIdx;
+  std::string label;
+  auto fail = [&](int idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    std::string name = labelOf(node, idx);
+    return emitError(NameLoc::get(StringAttr::get(fileLoc->getContext(), name), fileLoc))
+           << "node '" << name << "' (" << node.op_type() << "): ";
+  };
+  auto usersOf = [&](const std::string &value) {
+    std::string users;
+    for (int user : consumers.lookup(value))
+      users += (users.empty() ? "'" : ", '") + labelOf(graph.node(user), user) + "' (" +
+               graph.node(user).op_type() + ")";
+    return users;
+  };
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    const onnx::NodeProto &node = graph.node(idx);
+    if (!isLossNode(node))
+      continue;
+    if (lossIdx)
+      return fail(idx) << "a second loss (the first: node '" << label
+                       << "'); mgs trains one loss";
+    if (node.output_size() < 1 || !graphOutputs.count(node.output(0)))
+      return fail(idx) << "its loss goes on to node " << usersOf(node.output(0)) << "; "
+                       << kTrains;
+    if (consumers.count(node.output(0)))
+      return fail(idx) << "its loss is also read by node " << usersOf(node.output(0)) << "; "
+                       << kTrains;
+    if (node.output_size() > 1 && !node.output(1).empty() &&
+        (consumers.count(node.output(1)) || graphOutputs.count(node.output(1))))
+      return fail(idx) << "its second output (the log-probabilities) is used; " << kTrains;
+    lossIdx = idx;
+    label = labelOf(node, idx);
+  }
+  if (!lossIdx)
+    return std::optional<GraphLoss>();
+
+  const onnx::NodeProto &loss = graph.node(*lossIdx);
+  GraphLoss result;
+  result.node = label;
+  result.opType = loss.op_type();
+  std::string reduction = "mean";
+  if (const onnx::AttributeProto *attr = attribute(loss, "reduction"))
+    reduction = attr->s();
+  if (reduction != "mean")
+    return fail(*lossIdx) << "reduction '" << reduction
+                          << "'; mgs trains the mean over the counted labels (reduction "
+                             "'mean', PyTorch's default): export the loss with it";
+  if (const onnx::AttributeProto *attr = attribute(loss, "ignore_index"))
+    result.ignoreIndex = attr->i();
+  result.droppedSmoothing = exportedSmoothing(loss);
+  if (loss.input_size() < 2)
+    return fail(*lossIdx) << "it has no labels input";
+
+  // The scores: the logits, or log-probabilities over the classes.
+  llvm::StringMap<SmallVector<int64_t>> shapes = knownShapes(graph);
+  std::string scores = loss.input(0);
+  auto scoresShape = shapes.find(scores);
+  if (scoresShape == shapes.end() || scoresShape->second.size() < 2 ||
+      llvm::is_contained(scoresShape->second, -1)) {
+    // A dynamic graph input (no --batch-size) is reported by the graph walk,
+    // which says how to fix it.
+    auto dynamic = [&](const onnx::ValueInfoProto &vi) {
+      return llvm::any_of(vi.type().tensor_type().shape().dim(),
+                          [](const auto &d) { return !d.has_dim_value(); });
+    };
+    if (llvm::any_of(graph.input(), dynamic))
+      return std::optional<GraphLoss>();
+    return fail(*lossIdx) << "the shape of its scores '" << scores
+                          << "' is not known after shape inference (mgs needs (N, C) or (N, C, "
+                             "d1, ...) with every dimension known)";
+  }
+  SmallVector<int64_t> dims = scoresShape->second;
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (result.opType == "NegativeLogLikelihoodLoss") {
+    int producer = producers.lookup(scores);
+    const bool produced = producers.count(scores);
+    const onnx::NodeProto *logSoftmax = produced ? &graph.node(producer) : nullptr;
+    int64_t axis = opset >= 13 ? -1 : 1;
+    if (logSoftmax)
+      if (const onnx::AttributeProto *attr = attribute(*logSoftmax, "axis"))
+        axis = attr->i();
+    if (axis < 0)
+      axis += rank;
+    // Before opset 13 LogSoftmax normalizes the dimensions from `axis` on
+    // together: over the classes alone only for (N, C).
+    if (!logSoftmax || logSoftmax->op_type() != "LogSoftmax" || !isDefaultDomain(*logSoftmax) ||
+        axis != 1 || (opset < 13 && rank != 2))
+      return fail(*lossIdx) << "its input '" << scores
+                            << "' is not a LogSoftmax over the classes (axis 1): mgs trains "
+                               "the negative log-likelihood of log-probabilities, a "
+                               "cross-entropy";
+  }
+
+  // The labels: a graph input, reshaped at most, read by nothing else.
+  SmallVector<int> removed{*lossIdx};
+  std::string labels = loss.input(1);
+  while (producers.count(labels)) {
+    const int idx = producers.lookup(labels);
+    const onnx::NodeProto &node = graph.node(idx);
+    if (!reshapesLabels(node) || node.input_size() < 1)
+      return fail(*lossIdx) << "its labels '" << loss.input(1) << "' are computed by node '"
+                            << labelOf(node, idx) << "' (" << node.op_type()
+                            << "); mgs feeds the labels to the loss as the data holds them "
+                               "(a graph input, reshaped at most)";
+    removed.push_back(idx);
+    labels = node.input(0);
+  }
+  for (const std::string &value : {labels, loss.input(1)})
+    if (consumers.lookup(value).size() > 1 || graphOutputs.count(value))
+      return fail(*lossIdx) << "its labels '" << value
+                            << "' are also read elsewhere (by node " << usersOf(value)
+                            << "); mgs feeds the labels to the loss alone";
+  const onnx::ValueInfoProto *labelsInput = nullptr;
+  for (const auto &vi : graph.input())
+    if (vi.name() == labels)
+      labelsInput = &vi;
+  const bool isInitializer = llvm::any_of(
+      graph.initializer(), [&](const onnx::TensorProto &t) { return t.name() == labels; });
+  if (!labelsInput || isInitializer)
+    return fail(*lossIdx) << "its labels '" << labels
+                          << "' are not a graph input; mgs feeds the labels from the data";
+  const int dtype = labelsInput->type().tensor_type().elem_type();
+  if (dtype != onnx::TensorProto::INT64 && dtype != onnx::TensorProto::INT32)
+    return fail(*lossIdx) << "its labels input '" << labels << "' has dtype " << dtypeName(dtype)
+                          << "; class labels are INT64 (or INT32)";
+  int64_t rows = dims[0];
+  for (int64_t d : ArrayRef(dims).drop_front(2))
+    rows *= d;
+  int64_t labelCount = shapes.count(labels) ? 1 : -1;
+  for (int64_t d : shapes.lookup(labels))
+    labelCount = d < 0 || labelCount < 0 ? -1 : labelCount * d;
+  if (labelCount != rows)
+    return fail(*lossIdx) << "its labels input '" << labels << "' holds " << labelCount
+                          << " labels (-1: unknown) for " << rows << " rows of scores";
+  result.labelsInput = labels;
+
+  // The class weights: a constant.
+  if (loss.input_size() > 2 && !loss.input(2).empty()) {
+    std::deque<onnx::TensorProto> owned;
+    llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, owned);
+    const onnx::TensorProto *weight = constants.lookup(loss.input(2));
+    if (!weight)
+      return fail(*lossIdx) << "its class weights '" << loss.input(2)
+                            << "' are not a constant (an initializer or a Constant node)";
+    if (weight->data_type() != onnx::TensorProto::FLOAT || weight->dims_size() != 1 ||
+        weight->dims(0) != dims[1])
+      return fail(*lossIdx) << "its class weights '" << loss.input(2) << "' must be "
+                            << dims[1] << " FLOAT values, one per class";
+    result.weights = onnx::ParseData<float>(weight);
+    if (static_cast<int64_t>(result.weights.size()) != dims[1])
+      return fail(*lossIdx) << "its class weights '" << loss.input(2) << "' hold "
+                            << result.weights.size() << " values for " << dims[1] << " classes";
+  }
+
+  // Scores (N, C, d1, ...) become rows (N * d1 * ..., C), sample by sample.
+  const std::string base = loss.name().empty() ? scores : loss.name();
+  onnx::ValueInfoProto output;
+  if (rank > 2) {
+    SmallVector<int64_t> perm{0};
+    for (int64_t d = 2; d < rank; ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    appendTranspose(graph, base + "/ClassesLast", scores, perm, base + "/classes_last");
+    appendReshape(graph, base + "/Rows", base + "/classes_last", {rows, dims[1]},
+                  base + "/rows");
+    scores = base + "/rows";
+    result.flattened = true;
+  }
+  output.set_name(scores);
+  auto *tensor = output.mutable_type()->mutable_tensor_type();
+  tensor->set_elem_type(onnx::TensorProto::FLOAT);
+  tensor->mutable_shape()->add_dim()->set_dim_value(rows);
+  tensor->mutable_shape()->add_dim()->set_dim_value(dims[1]);
+
+  // The graph without the loss, its labels and their reshapes; the scores
+  // its first output.
+  const std::string lossOutput = loss.output(0);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Swap(graph.mutable_node());
+  for (auto [idx, node] : llvm::enumerate(nodes))
+    if (!llvm::is_contained(removed, static_cast<int>(idx)))
+      graph.add_node()->Swap(&node);
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> outputs;
+  outputs.Swap(graph.mutable_output());
+  *graph.add_output() = output;
+  for (auto &out : outputs)
+    if (out.name() != lossOutput && out.name() != scores)
+      graph.add_output()->Swap(&out);
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> inputs;
+  inputs.Swap(graph.mutable_input());
+  for (auto &in : inputs)
+    if (in.name() != labels)
+      graph.add_input()->Swap(&in);
+  return std::optional<GraphLoss>(std::move(result));
+}
+
+} // namespace mgs::onnx_import
