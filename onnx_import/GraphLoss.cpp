@@ -139,13 +139,12 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
   GraphLoss result;
   result.node = label;
   result.opType = loss.op_type();
-  std::string reduction = "mean";
   if (const onnx::AttributeProto *attr = attribute(loss, "reduction"))
-    reduction = attr->s();
-  if (reduction != "mean")
-    return fail(*lossIdx) << "reduction '" << reduction
-                          << "'; mgs trains the mean over the counted labels (reduction "
-                             "'mean', PyTorch's default): export the loss with it";
+    result.reduction = attr->s();
+  if (result.reduction != "mean" && result.reduction != "sum")
+    return fail(*lossIdx) << "reduction '" << result.reduction
+                          << "'; mgs trains a loss reduced over the samples (reduction 'mean', "
+                             "PyTorch's default, or 'sum'): export the loss with one";
   if (const onnx::AttributeProto *attr = attribute(loss, "ignore_index"))
     result.ignoreIndex = attr->i();
   result.droppedSmoothing = exportedSmoothing(loss);

@@ -34,6 +34,7 @@ struct GraphLoss {
   std::string labelsInput;
   std::optional<int64_t> ignoreIndex; ///< none: every label counts
   std::vector<float> weights;         ///< the class weights; empty: none
+  std::string reduction = "mean";     ///< or "sum"
   /// The label smoothing the model's F.cross_entropy had, which PyTorch's
   /// torch.export-based exporter drops (ONNX's loss cannot say it): read
   /// from the node's metadata (pkg.torch.onnx.fx_node); 0 if none.
@@ -53,7 +54,7 @@ struct GraphLoss {
 ///    infers shapes again when `flattened`);
 ///  - the labels input and the reshapes between it and the node go.
 /// No loss node: nullopt. A loss node mgs cannot lift (its result read by
-/// another node, reduction 'none' or 'sum', labels computed from the data,
+/// another node, reduction 'none', labels computed from the data,
 /// weights that are not a constant, a second loss) fails with a diagnostic
 /// naming it and saying what mgs trains instead.
 mlir::FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,

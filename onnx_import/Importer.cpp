@@ -85,7 +85,8 @@ void setGraphLoss(ModuleOp module, StringRef functionName, const GraphLoss &loss
   Builder b(module.getContext());
   SmallVector<NamedAttribute> fields{b.getNamedAttr("node", b.getStringAttr(loss.node)),
                                      b.getNamedAttr("op", b.getStringAttr(loss.opType)),
-                                     b.getNamedAttr("labels", b.getStringAttr(loss.labelsInput))};
+                                     b.getNamedAttr("labels", b.getStringAttr(loss.labelsInput)),
+                                     b.getNamedAttr("reduction", b.getStringAttr(loss.reduction))};
   if (loss.ignoreIndex)
     fields.push_back(b.getNamedAttr("ignore_index", b.getI64IntegerAttr(*loss.ignoreIndex)));
   if (!loss.weights.empty()) {

@@ -225,6 +225,9 @@ def main():
                          "reshaped to one a row (rows), or on (N, C, L) scores, the rows of a "
                          "label per token transposed (classes-second); mgsc is given no loss "
                          "option and trains the graph's")
+    ap.add_argument("--reduction", choices=["mean", "sum"], default="mean",
+                    help="the loss's reduction (mgsc --reduction, or with --graph-loss the "
+                         "graph's); the reference's alike")
     ap.add_argument("--ignore-index", type=int, default=-100,
                     help="the label both losses ignore (with --graph-loss: the graph's)")
     ap.add_argument("--pad-labels", action="store_true",
@@ -266,6 +269,8 @@ def main():
         clip_args += ["--class-weights", args.class_weights]
     if args.ignore_index != -100 and not args.graph_loss:
         clip_args += ["--ignore-index", str(args.ignore_index)]
+    if args.reduction != "mean" and not args.graph_loss:
+        clip_args += ["--reduction", args.reduction]
     if args.pos_weight:
         clip_args += ["--pos-weight", args.pos_weight]
     if args.loss != "cross-entropy":
@@ -316,20 +321,22 @@ def main():
         """PyTorch's loss with the executable's options (ignore_index -100, the default of
         both)."""
         if args.loss == "mse":
-            return F.mse_loss(logits, y.to(logits.dtype))
+            return F.mse_loss(logits, y.to(logits.dtype), reduction=args.reduction)
         if args.loss == "l1":
-            return F.l1_loss(logits, y.to(logits.dtype))
+            return F.l1_loss(logits, y.to(logits.dtype), reduction=args.reduction)
         if args.loss == "smooth-l1":
-            return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta)
+            return F.smooth_l1_loss(logits, y.to(logits.dtype), beta=args.smooth_l1_beta,
+                                   reduction=args.reduction)
         if args.loss == "bce-with-logits":
             pos_weight = (torch.tensor([float(w) for w in args.pos_weight.split(",")],
                                        dtype=logits.dtype) if args.pos_weight else None)
             return F.binary_cross_entropy_with_logits(logits, y.to(logits.dtype),
-                                                      pos_weight=pos_weight)
+                                                      pos_weight=pos_weight,
+                                                      reduction=args.reduction)
         weight = (torch.tensor([float(w) for w in args.class_weights.split(",")],
                                dtype=logits.dtype) if args.class_weights else None)
         return F.cross_entropy(logits, y, weight=weight, ignore_index=args.ignore_index,
-                               label_smoothing=args.label_smoothing)
+                               label_smoothing=args.label_smoothing, reduction=args.reduction)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some
     # masks of the second step are 1.5e-7 apart (a branch that no longer moves the loss), at 0.1
@@ -525,7 +532,7 @@ def export_with_loss(args):
         else:
             y = y.reshape(-1)
         return F.cross_entropy(scores, y, weight=getattr(model, "class_weight", None),
-                               ignore_index=args.ignore_index)
+                               ignore_index=args.ignore_index, reduction=args.reduction)
     model.forward = with_loss
     path = os.path.join(args.workdir, f"{args.model}-loss-{args.graph_loss}.onnx")
     torch.onnx.export(model, (example, labels), path, opset_version=args.opset,

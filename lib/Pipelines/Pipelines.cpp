@@ -100,9 +100,14 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("pos-weight is bce-with-logits's; the loss is " + loss);
     return failure();
   }
-  if ((crossEntropyOptions || !options.posWeight.empty()) && options.inference) {
-    emitError("label-smoothing, ignore-index, class-weights and pos-weight apply to training's "
-              "loss; inference builds the forward alone");
+  if (options.reduction != "mean" && options.reduction != "sum") {
+    emitError("reduction must be mean or sum, got '" + options.reduction + "'");
+    return failure();
+  }
+  if ((crossEntropyOptions || !options.posWeight.empty() || options.reduction != "mean") &&
+      options.inference) {
+    emitError("label-smoothing, ignore-index, class-weights, pos-weight and reduction apply to "
+              "training's loss; inference builds the forward alone");
     return failure();
   }
   const std::string &collective = options.sparseCollective;
@@ -158,6 +163,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.labelSmoothing = options.labelSmoothing;
   stepOptions.classWeights.assign(options.classWeights.begin(), options.classWeights.end());
   stepOptions.posWeight.assign(options.posWeight.begin(), options.posWeight.end());
+  stepOptions.reduction = options.reduction;
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (!strategy.communicates())
     return addGradientClipping(pm, options);

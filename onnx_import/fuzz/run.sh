@@ -46,11 +46,13 @@ fresh() {
   [[ -z $(find "$root/onnx_import" "$root/include" "$here" -name '*.h' -newer "$2" | head -1) ]]
 }
 echo "fuzz: compiling the importer with $cxx (coverage, ASan, UBSan)"
-# The importer's sources (MGSOnnxImport in onnx_import/CMakeLists.txt); an
-# object newer than its source and the headers is kept from an earlier run.
-for src in Buffers ConstantFolding ConstantFoldingArith Einsum Importer OpConverters Prepare \
-           RandomMask RuntimeMask converters/LayerNorm converters/Recurrent converters/MobileNet \
-           converters/Attention converters/Split converters/Indexing; do
+# The importer's sources, as onnx_import/CMakeLists.txt lists them
+# (MGS_ONNX_IMPORT_SOURCES); an object newer than its source and the headers
+# is kept from an earlier run.
+sources=$(sed -n '/^set(MGS_ONNX_IMPORT_SOURCES/,/)/s/^ *\([A-Za-z/]*\)\.cpp$/\1/p' \
+          "$root/onnx_import/CMakeLists.txt")
+[[ -n $sources ]] || { echo "run.sh: no MGS_ONNX_IMPORT_SOURCES in onnx_import/CMakeLists.txt"; exit 1; }
+for src in $sources; do
   obj=$work/obj/${src//\//-}.o
   fresh "$root/onnx_import/$src.cpp" "$obj" && continue
   "$cxx" "${flags[@]}" -fsanitize=fuzzer-no-link -c "$root/onnx_import/$src.cpp" -o "$obj"

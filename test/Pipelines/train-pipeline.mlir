@@ -82,7 +82,7 @@
 // LOSS-CE: error: mgs-train-pipeline: label-smoothing, ignore-index and class-weights are the cross-entropy's; the loss is {{mse|l1}}
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=smooth-l1 smooth-l1-beta=-1' 2>&1 | FileCheck %s --check-prefix=LOSS-BETA
 // LOSS-BETA: error: mgs-train-pipeline: smooth-l1-beta must be finite and >= 0, got -1.000000
-// LOSS-INFERENCE: error: mgs-train-pipeline: label-smoothing, ignore-index, class-weights and pos-weight apply to training's loss; inference builds the forward alone
+// LOSS-INFERENCE: error: mgs-train-pipeline: label-smoothing, ignore-index, class-weights, pos-weight and reduction apply to training's loss; inference builds the forward alone
 
 // A two-layer MLP as imported (test/Dialect/Train/train-build-step.mlir).
 train.parameter @w1 trainable : tensor<5x4xf32>

@@ -177,6 +177,12 @@ cl::opt<std::string> posWeightOpt(
              "(per label) for its positive targets (torch.nn.BCEWithLogitsLoss's pos_weight): "
              "W0,W1,... or a text file of them"),
     cl::value_desc("LIST|FILE"), cl::cat(category));
+cl::opt<std::string> reductionOpt(
+    "reduction",
+    cl::desc("How the loss reduces over the samples (every value, for --loss other than "
+             "cross-entropy): mean (the default, PyTorch's) or sum (reduction='sum': the loss "
+             "and its gradient not divided by the count)"),
+    cl::value_desc("mean|sum"), cl::init("mean"), cl::cat(category));
 
 /// Prints one progress line with the time since the previous one.
 class Progress {
@@ -387,7 +393,8 @@ bool checkGraphLoss(mlir::ModuleOp module) {
                              static_cast<cl::Option *>(&ignoreIndex),
                              static_cast<cl::Option *>(&classWeightsOpt),
                              static_cast<cl::Option *>(&posWeightOpt),
-                             static_cast<cl::Option *>(&smoothL1Beta)})
+                             static_cast<cl::Option *>(&smoothL1Beta),
+                             static_cast<cl::Option *>(&reductionOpt)})
     if (option->getNumOccurrences()) {
       fail("--" + option->ArgStr + ": the model computes its loss in the graph, " + source +
            ", which sets it; drop --" + option->ArgStr +
@@ -397,6 +404,8 @@ bool checkGraphLoss(mlir::ModuleOp module) {
   if (!quiet) {
     errs() << "mgsc: training the graph's loss, " << source << ": the cross-entropy of its scores "
            << "against the labels of input '" << text("labels") << "'";
+    if (text("reduction") == "sum")
+      errs() << ", summed";
     if (auto ignore = record.getAs<mlir::IntegerAttr>("ignore_index"))
       errs() << ", ignoring label " << ignore.getInt();
     if (auto weight = record.getAs<mlir::DenseElementsAttr>("weight"))
@@ -588,7 +597,10 @@ int main(int argc, char **argv) {
   }
   if (smoothL1Beta.getNumOccurrences() && lossOpt != "smooth-l1")
     return fail("--smooth-l1-beta is --loss smooth-l1's; the loss is " + lossOpt);
+  if (reductionOpt != "mean" && reductionOpt != "sum")
+    return fail("--reduction must be mean or sum, got '" + reductionOpt + "'");
   for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
+                             static_cast<cl::Option *>(&reductionOpt),
                              static_cast<cl::Option *>(&smoothL1Beta),
                              static_cast<cl::Option *>(&labelSmoothing),
                              static_cast<cl::Option *>(&ignoreIndex),
@@ -691,6 +703,7 @@ int main(int argc, char **argv) {
   pipeline.labelSmoothing = labelSmoothing;
   pipeline.classWeights = classWeights;
   pipeline.posWeight = posWeight;
+  pipeline.reduction = reductionOpt;
   if (failed(mgs::verifyTrainPipelineOptions(
           pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
     return 1;

@@ -101,6 +101,10 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       *this, "pos-weight",
       llvm::cl::desc("bce-with-logits: one weight >= 0 per position of the output's last axis "
                      "for the positive targets (PyTorch's pos_weight)")};
+  Option<std::string> reduction{
+      *this, "reduction",
+      llvm::cl::desc("The loss's reduction over the samples: mean (PyTorch's default) or sum"),
+      llvm::cl::init("mean")};
   Option<bool> lower{*this, "lower",
                      llvm::cl::desc("Lower the step to runtime calls (false: stop after the "
                                     "communication passes, as mgsc --emit=mlir)"),

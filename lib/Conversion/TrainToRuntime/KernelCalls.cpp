@@ -500,7 +500,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                          {SoftmaxCrossEntropyDesc::IgnoreIndex,
                           static_cast<int64_t>(l.getIgnoreIndex())},
                          {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
-                          bitsOf(l.getLabelSmoothingAttr())}}),
+                          bitsOf(l.getLabelSmoothingAttr())},
+                         {SoftmaxCrossEntropyDesc::Sum, l.getSum() ? 1 : 0}}),
                     {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true},
                      {l.getWeight()}});
       })
@@ -512,7 +513,8 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
                         {{ElementwiseLossDesc::Kind, kind},
                          {ElementwiseLossDesc::Count, numel(l.getPrediction())},
                          {ElementwiseLossDesc::BetaBits, bitsOf(l.getBetaAttr())},
-                         {ElementwiseLossDesc::Last, shape.empty() ? 1 : shape.back()}}),
+                         {ElementwiseLossDesc::Last, shape.empty() ? 1 : shape.back()},
+                         {ElementwiseLossDesc::Sum, l.getSum() ? 1 : 0}}),
                     {{l.getPrediction()}, {l.getTarget()}, {l.getLoss()},
                      {l.getDprediction(), true}, {l.getPosWeight()}});
       })

@@ -288,17 +288,20 @@ struct PadDesc {
 
 /// softmax_cross_entropy: logits batch x classes; labels equal to
 /// ignore_index are not counted; label_smoothing_bits: the smoothing's
-/// float64 bits (0: none). The class weights, if any, are a buffer.
+/// float64 bits (0: none); sum: 1 for reduction "sum" (the loss and its
+/// gradient not divided by the counted labels' count or weight), 0 for the
+/// mean. The class weights, if any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
-  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Size };
+  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Sum, Size };
 };
 
 /// elementwise_loss: the mean over `count` elements of a loss of a
 /// prediction against a float target; kind: MGSRT_LOSS_*; beta_bits:
 /// smooth_l1's beta (float64 bits); last: the length of the last axis (the
-/// pos_weight buffer's, if any).
+/// pos_weight buffer's, if any); sum: 1 for reduction "sum" (not divided by
+/// count), 0 for the mean.
 struct ElementwiseLossDesc {
-  enum : int64_t { Kind, Count, BetaBits, Last, Size };
+  enum : int64_t { Kind, Count, BetaBits, Last, Sum, Size };
 };
 
 /// topk_sparsify: select k of count entries.

@@ -23,6 +23,11 @@ struct ElementwiseLossParams {
   double beta;  ///< smooth_l1's
   int64_t last; ///< the length of the last axis
   const float *posWeight; ///< bce_with_logits's, one per position of the last axis, or null
+  bool sum;               ///< reduction "sum": not divided by count
+  /// What the loss and its gradient are scaled by: 1 / count, or 1 for the sum.
+  MGSRT_HOST_DEVICE double reductionScale() const {
+    return sum ? 1.0 : 1.0 / static_cast<double>(count);
+  }
   /// Element i's pos_weight (1 without).
   MGSRT_HOST_DEVICE double positiveWeight(int64_t i) const {
     return posWeight ? posWeight[i % last] : 1.0;
@@ -48,6 +53,9 @@ inline mgsrt_status_t parseElementwiseLoss(mgsrt_ctx_t *ctx, const char *kernel,
                       p.count);
   if (!(p.beta >= 0.0) || std::isinf(p.beta))
     return invalidArg(ctx, kernel, "smooth_l1 beta ", p.beta, " must be finite and >= 0");
+  if (desc[F::Sum] != 0 && desc[F::Sum] != 1)
+    return invalidArg(ctx, kernel, "sum flag ", desc[F::Sum], " must be 0 or 1");
+  p.sum = desc[F::Sum] == 1;
   if (!BufferCheck(ctx, kernel, bufs)
            .require(0, "x", p.count)
            .require(1, "t", p.count)

@@ -46,6 +46,13 @@ struct CrossEntropyParams {
   int64_t ignoreIndex;  ///< labels equal to it are not counted
   double smoothing;     ///< label smoothing, in [0, 1]
   const float *weight;  ///< the class weights (C), or null: every class 1
+  bool sum;             ///< reduction "sum": not divided by the counted labels' weight
+  /// What the loss and its gradient are scaled by, given the counted labels'
+  /// weight `norm`: 1 / norm for the mean (0 when nothing counts: PyTorch's
+  /// 0 / 0), 1 for the sum.
+  MGSRT_HOST_DEVICE double reductionScale(double norm) const {
+    return sum ? 1.0 : norm != 0.0 ? 1.0 / norm : 0.0;
+  }
   /// Whether `label` is counted (false: ignored); `bad` is set when it is
   /// neither a class nor ignore_index.
   MGSRT_HOST_DEVICE bool counts(int64_t label, bool &bad) const {
@@ -76,6 +83,9 @@ inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
     return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must be positive");
   if (!(p.smoothing >= 0.0 && p.smoothing <= 1.0))
     return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
+  if (desc[F::Sum] != 0 && desc[F::Sum] != 1)
+    return invalidArg(ctx, kernel, "sum flag ", desc[F::Sum], " must be 0 or 1");
+  p.sum = desc[F::Sum] == 1;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
   p.weight = static_cast<const float *>(bufs[4]);

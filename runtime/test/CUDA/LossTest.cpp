@@ -35,7 +35,7 @@ TEST_F(GpuLoss, ElementwiseLossMatchesCpu) {
       SCOPED_TRACE("kind " + std::to_string(k.kind) + (k.posWeight ? " pos_weight" : "") +
                    " n " + std::to_string(n));
       const int64_t last = n == 1 ? 1 : 8;
-      const int64_t desc[] = {k.kind, n, bits(k.beta), last};
+      const int64_t desc[] = {k.kind, n, bits(k.beta), last, 0};
       std::vector<float> x = randomVec(n, -4.0f, 4.0f), t = randomVec(n, 0.0f, 1.0f);
       const Buffers in = {x, t, {-1.0f}, std::vector<float>(n, -7.0f),
                           k.posWeight ? randomVec(last, 0.0f, 4.0f) : std::vector<float>{}};
@@ -60,16 +60,16 @@ TEST_F(GpuLoss, ElementwiseLossMatchesCpu) {
 
 TEST_F(GpuLoss, BadCallsAreRefusedAsOnTheCpu) {
   const std::vector<bool> all = {true, true, true, true, false};
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {9, 4, bits(1.0), 1}, all, "unknown kind");
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, bits(1.0), 1}, all,
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {9, 4, bits(1.0), 1, 0}, all, "unknown kind");
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, bits(1.0), 1, 0}, all,
                   "no elements");
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0), 1},
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0), 1, 0},
                   all, "negative beta");
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 3}, all,
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 3, 0}, all,
                   "last axis not dividing the count");
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 1},
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 1, 0},
                   {true, false, true, true, false}, "no target");
-  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 1},
+  expectSameError(cpu, gpu, mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, bits(1.0), 1, 0},
                   {true, true, true, true, true}, "pos_weight for mse");
 }
 

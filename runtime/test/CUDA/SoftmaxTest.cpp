@@ -125,7 +125,7 @@ TEST_F(GpuSoftmax, CrossEntropyMatchesCpu) {
     for (bool withGrad : {true, false}) {
       SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) +
                    (withGrad ? " grad" : " no grad"));
-      const int64_t desc[] = {n, c, -100, 0};
+      const int64_t desc[] = {n, c, -100, 0, 0};
       std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
       logits[0] = 30.0f;
       std::vector<int64_t> labels(n);
@@ -154,7 +154,7 @@ TEST_F(GpuSoftmax, CrossEntropyIgnoreAndSmoothingMatchCpu) {
       for (bool allIgnored : {false, true}) {
         SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) + " smoothing " +
                      std::to_string(smoothing) + (allIgnored ? " all ignored" : ""));
-        const int64_t desc[] = {n, c, -7, bits(smoothing)};
+        const int64_t desc[] = {n, c, -7, bits(smoothing), 0};
         std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
         std::vector<int64_t> labels(n);
         for (int64_t i = 0; i < n; ++i)
@@ -181,7 +181,7 @@ TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
       for (bool zeroWeights : {false, true}) {
         SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) + " smoothing " +
                      std::to_string(smoothing) + (zeroWeights ? " zero weights" : ""));
-        const int64_t desc[] = {n, c, -100, bits(smoothing)};
+        const int64_t desc[] = {n, c, -100, bits(smoothing), 0};
         std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
         std::vector<float> weight = randomVec(c, 0.1f, 3.0f);
         std::vector<int64_t> labels(n);
@@ -209,7 +209,7 @@ TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
 
 TEST_F(GpuSoftmax, CrossEntropyNamesTheFirstBadLabel) {
   const int64_t n = 300000, c = 10;
-  const int64_t desc[] = {n, c, -100, 0};
+  const int64_t desc[] = {n, c, -100, 0, 0};
   std::vector<float> logits = randomVec(n * c);
   std::vector<int64_t> labels(n, 3);
   labels[5] = 10;     // the first bad one
@@ -259,10 +259,10 @@ TEST_F(GpuSoftmax, ErrorsMatchCpu) {
       {0, {2, 2, 2, 0}, {true, false}},
       {1, {2, -2, 2, 1}, {true, true, true}},
       {1, {2, 2, 2, 1}, {true, false, true}},
-      {2, {0, 3, -100, 0}, {true, true, true, true}},
-      {2, {3, 0, -100, 0}, {true, true, true, true}},
-      {2, {3, 3, -100, 0}, {true, true, false, true}},
-      {2, {3, 3, -100, bits(1.5)}, {true, true, true, true}},
+      {2, {0, 3, -100, 0, 0}, {true, true, true, true}},
+      {2, {3, 0, -100, 0, 0}, {true, true, true, true}},
+      {2, {3, 3, -100, 0, 0}, {true, true, false, true}},
+      {2, {3, 3, -100, bits(1.5), 0}, {true, true, true, true}},
   };
   for (const Case &k : cases) {
     std::vector<void *> hb, db;

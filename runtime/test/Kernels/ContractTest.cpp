@@ -56,8 +56,8 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(GeluDesc::Size, 2);
   EXPECT_EQ(DropoutDesc::Size, 4);
   EXPECT_EQ(SoftmaxDesc::Size, 4);
-  EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 4);
-  EXPECT_EQ(ElementwiseLossDesc::Size, 4);
+  EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 5);
+  EXPECT_EQ(ElementwiseLossDesc::Size, 5);
   EXPECT_EQ(ElementwiseLossDesc::Last, 3);
   EXPECT_EQ(TopKDesc::Size, 2);
   EXPECT_EQ(ScatterAddDesc::Size, 3);

@@ -53,12 +53,14 @@ std::vector<BadCall> badCalls() {
       {"copy", mgsrt_copy, {-1}},
       {"zero", mgsrt_zero, {-1}},
       {"accumulate", mgsrt_accumulate, {-1}},
-      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3, -100, 0}},
-      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, bits(-0.5)}},
-      {"elementwise_loss", mgsrt_elementwise_loss, {7, 4, 0, 1}},               // kind
-      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, 0, 1}},  // count
-      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0), 1}},
-      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, 0, 0}},  // last axis
+      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3, -100, 0, 0}},
+      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, bits(-0.5), 0}},
+      {"elementwise_loss", mgsrt_elementwise_loss, {7, 4, 0, 1, 0}},               // kind
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, 0, 1, 0}},  // count
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0), 1, 0}},
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, 0, 0, 0}},  // last axis
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, 0, 1, 2}},  // sum flag
+      {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, 0, -1}}, // sum flag
       {"sgd_update", mgsrt_sgd_update, {-5}},
       {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}}, // k > n
       {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},  // no workers
@@ -142,7 +144,7 @@ TEST(ErrorTest, FailedContextMakesKernelsNoOps) {
 
 TEST(ErrorTest, CrossEntropyNamesTheBadLabel) {
   Ctx ctx;
-  const int64_t desc[] = {3, 4, -100, 0};
+  const int64_t desc[] = {3, 4, -100, 0, 0};
   float logits[12] = {}, loss = -1.0f;
   int64_t labels[3] = {0, 4, 1};
   void *bufs[] = {logits, labels, &loss, nullptr, nullptr};

@@ -63,7 +63,7 @@ TEST(LossTest, MatchesTheReferenceFormulas) {
     std::vector<float> pw = posWeights();
     if (c.kind == MGSRT_LOSS_BCE_WITH_LOGITS)
       t = randomVec(n, 0, 1); // probabilities
-    const int64_t desc[] = {c.kind, n, bits(c.beta), last};
+    const int64_t desc[] = {c.kind, n, bits(c.beta), last, 0};
     float *posWeight = c.posWeight ? pw.data() : nullptr;
     float loss = -1;
     void *bufs[] = {x.data(), t.data(), &loss, dx.data(), posWeight};
@@ -86,7 +86,7 @@ TEST(LossTest, BceWithLogitsIsStableForLargeLogits) {
   Ctx ctx;
   std::vector<float> x = {200.0f, -200.0f, 90.0f, -90.0f}, t = {1.0f, 0.0f, 0.0f, 1.0f};
   std::vector<float> dx(4);
-  const int64_t desc[] = {MGSRT_LOSS_BCE_WITH_LOGITS, 4, bits(1.0), 2};
+  const int64_t desc[] = {MGSRT_LOSS_BCE_WITH_LOGITS, 4, bits(1.0), 2, 0};
   float loss = -1;
   void *bufs[] = {x.data(), t.data(), &loss, dx.data(), nullptr};
   ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
@@ -119,7 +119,7 @@ TEST(LossTest, GradientMatchesFiniteDifferences) {
       if (d < 0.05 || std::fabs(d - c.beta) < 0.05)
         x[i] += 0.2f;
     }
-    const int64_t desc[] = {c.kind, n, bits(c.beta), 3};
+    const int64_t desc[] = {c.kind, n, bits(c.beta), 3, 0};
     auto fwd = [&] {
       float loss = 0;
       void *bufs[] = {x.data(), t.data(), &loss, nullptr, posWeight};
@@ -139,7 +139,7 @@ TEST(LossTest, LargeCountIsParallelAndMatches) {
   Ctx ctx;
   const int64_t n = 1 << 20;
   std::vector<float> x = randomVec(n, -1, 1), t = randomVec(n, -1, 1), dx(n);
-  const int64_t desc[] = {MGSRT_LOSS_MSE, n, bits(1.0), 1};
+  const int64_t desc[] = {MGSRT_LOSS_MSE, n, bits(1.0), 1, 0};
   float loss = 0;
   void *bufs[] = {x.data(), t.data(), &loss, dx.data(), nullptr};
   ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
@@ -156,18 +156,40 @@ TEST(LossTest, PosWeightAndLastAxisErrors) {
   std::vector<float> x(6), t(6), pw(3, 1.0f);
   float loss = -1;
   void *bufs[] = {x.data(), t.data(), &loss, nullptr, pw.data()};
-  const int64_t mse[] = {MGSRT_LOSS_MSE, 6, bits(1.0), 3};
+  const int64_t mse[] = {MGSRT_LOSS_MSE, 6, bits(1.0), 3, 0};
   EXPECT_EQ(mgsrt_elementwise_loss(ctx, mse, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(ctx.message().find("pos_weight is bce_with_logits's, not loss kind 0"),
             std::string::npos)
       << ctx.message();
   mgsrt_ctx_clear(ctx);
-  const int64_t badLast[] = {MGSRT_LOSS_BCE_WITH_LOGITS, 6, bits(1.0), 4};
+  const int64_t badLast[] = {MGSRT_LOSS_BCE_WITH_LOGITS, 6, bits(1.0), 4, 0};
   EXPECT_EQ(mgsrt_elementwise_loss(ctx, badLast, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(ctx.message().find("last axis 4 must be positive and divide count=6"),
             std::string::npos)
       << ctx.message();
   EXPECT_EQ(loss, -1.0f);
+}
+
+// Reduction "sum": the loss and the gradient are the mean's times the count.
+TEST(LossTest, SumIsTheMeanTimesTheCount) {
+  Ctx ctx;
+  const int64_t n = 12, last = 3;
+  for (const Case &c : kCases) {
+    SCOPED_TRACE(c.name);
+    std::vector<float> x = randomVec(n, -3, 3), t = randomVec(n, 0, 1), pw = posWeights();
+    float *posWeight = c.posWeight ? pw.data() : nullptr;
+    float mean = -1, sum = -1;
+    std::vector<float> dmean(n), dsum(n);
+    const int64_t meanDesc[] = {c.kind, n, bits(c.beta), last, 0};
+    const int64_t sumDesc[] = {c.kind, n, bits(c.beta), last, 1};
+    void *meanBufs[] = {x.data(), t.data(), &mean, dmean.data(), posWeight};
+    void *sumBufs[] = {x.data(), t.data(), &sum, dsum.data(), posWeight};
+    ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, meanDesc, meanBufs));
+    ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, sumDesc, sumBufs));
+    EXPECT_NEAR(sum, mean * n, 1e-6 * std::abs(sum) + 1e-6);
+    for (int64_t i = 0; i < n; ++i)
+      EXPECT_NEAR(dsum[i], dmean[i] * n, 1e-6 * std::abs(dsum[i]) + 1e-7) << i;
+  }
 }
 
 } // namespace

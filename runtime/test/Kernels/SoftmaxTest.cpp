@@ -181,7 +181,7 @@ std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> 
 TEST(CrossEntropyTest, LossAndGradientMatchReference) {
   Ctx ctx;
   const int64_t n = 6, c = 5;
-  const int64_t desc[] = {n, c, -100, 0};
+  const int64_t desc[] = {n, c, -100, 0, 0};
   std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c);
   logits[2] = 500.0f; // stability
   std::vector<int64_t> labels = {0, 4, 2, 2, 1, 3};
@@ -208,7 +208,7 @@ TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
   };
   for (const Case &k : {Case{4, 7, -100, 0.0, {6, 0, 3, 3}}, Case{5, 7, 2, 0.2, {6, 2, 3, 0, 2}}}) {
     SCOPED_TRACE("smoothing " + std::to_string(k.smoothing));
-    const int64_t desc[] = {k.n, k.c, k.ignore, bits(k.smoothing)};
+    const int64_t desc[] = {k.n, k.c, k.ignore, bits(k.smoothing), 0};
     std::vector<float> logits = randomVec(k.n * k.c, -2, 2), dlogits(k.n * k.c);
     std::vector<int64_t> labels = k.labels;
     auto fwd = [&] {
@@ -230,7 +230,7 @@ TEST(CrossEntropyTest, GradientMatchesFiniteDifferences) {
 TEST(CrossEntropyTest, LargeBatchIsParallelAndMatches) {
   Ctx ctx;
   const int64_t n = 512, c = 2000;
-  const int64_t desc[] = {n, c, -100, 0};
+  const int64_t desc[] = {n, c, -100, 0, 0};
   std::vector<float> logits = randomVec(n * c, -8, 8), dlogits(n * c);
   std::vector<int64_t> labels(n);
   for (int64_t i = 0; i < n; ++i)
@@ -255,7 +255,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
   const int64_t n = 9, c = 6;
   for (double smoothing : {0.0, 0.1, 0.5, 1.0}) {
     SCOPED_TRACE("smoothing " + std::to_string(smoothing));
-    const int64_t desc[] = {n, c, -100, bits(smoothing)};
+    const int64_t desc[] = {n, c, -100, bits(smoothing), 0};
     std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
     std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 3, -100};
     float loss = 0;
@@ -293,7 +293,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
 TEST(CrossEntropyTest, NothingCountedGivesZero) {
   Ctx ctx;
   const int64_t n = 4, c = 3;
-  const int64_t desc[] = {n, c, -100, bits(0.1)};
+  const int64_t desc[] = {n, c, -100, bits(0.1), 0};
   std::vector<float> zeroForClass1 = {1.0f, 0.0f, 2.0f};
   const std::pair<std::vector<int64_t>, float *> cases[] = {
       {std::vector<int64_t>(n, -100), nullptr}, {{1, -100, 1, 1}, zeroForClass1.data()}};
@@ -318,7 +318,7 @@ TEST(CrossEntropyTest, ClassWeightsMatchReference) {
   const std::vector<float> weight = {0.5f, 2.0f, 1.0f, 0.0f, 3.5f, 1.25f};
   for (double smoothing : {0.0, 0.1, 1.0}) {
     SCOPED_TRACE("smoothing " + std::to_string(smoothing));
-    const int64_t desc[] = {n, c, -100, bits(smoothing)};
+    const int64_t desc[] = {n, c, -100, bits(smoothing), 0};
     std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f);
     std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 4, 4};
     std::vector<float> w = weight;
@@ -351,7 +351,7 @@ TEST(CrossEntropyTest, ClassWeightsGradientMatchesFiniteDifferences) {
   std::vector<float> w = {1.0f, 0.25f, 2.0f, 0.5f, 4.0f, 1.5f, 0.75f};
   for (double smoothing : {0.0, 0.2}) {
     SCOPED_TRACE("smoothing " + std::to_string(smoothing));
-    const int64_t desc[] = {n, c, 2, bits(smoothing)};
+    const int64_t desc[] = {n, c, 2, bits(smoothing), 0};
     std::vector<float> logits = randomVec(n * c, -2, 2), dlogits(n * c);
     std::vector<int64_t> labels = {6, 2, 3, 0, 4};
     auto fwd = [&] {
@@ -364,6 +364,41 @@ TEST(CrossEntropyTest, ClassWeightsGradientMatchesFiniteDifferences) {
     void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), w.data()};
     ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
     checkGrad(dlogits, logits, {1.0f}, fwd, 1e-2, 5e-3, "dlogits");
+  }
+}
+
+// Reduction "sum": the mean's loss and gradient times the counted labels'
+// weight (their count without weights); nothing counted is 0 either way.
+TEST(CrossEntropyTest, SumIsTheMeanTimesTheCountedWeight) {
+  Ctx ctx;
+  const int64_t n = 9, c = 6;
+  const std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 4, 4};
+  for (bool weighted : {false, true}) {
+    SCOPED_TRACE(weighted ? "weighted" : "unweighted");
+    std::vector<float> w = {0.5f, 2.0f, 1.0f, 0.0f, 3.5f, 1.25f};
+    double counted = 0;
+    for (int64_t label : labels)
+      if (label != -100)
+        counted += weighted ? w[label] : 1.0;
+    const int64_t meanDesc[] = {n, c, -100, bits(0.1), 0};
+    const int64_t sumDesc[] = {n, c, -100, bits(0.1), 1};
+    std::vector<float> logits = randomVec(n * c, -3, 3), dmean(n * c), dsum(n * c);
+    std::vector<int64_t> l = labels;
+    float mean = -1, sum = -1;
+    float *weight = weighted ? w.data() : nullptr;
+    void *meanBufs[] = {logits.data(), l.data(), &mean, dmean.data(), weight};
+    void *sumBufs[] = {logits.data(), l.data(), &sum, dsum.data(), weight};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, meanDesc, meanBufs));
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, sumDesc, sumBufs));
+    EXPECT_NEAR(sum, mean * counted, 1e-5 * std::abs(sum) + 1e-6);
+    for (int64_t k = 0; k < n * c; ++k)
+      EXPECT_NEAR(dsum[k], dmean[k] * counted, 1e-5 * std::abs(dsum[k]) + 1e-7) << k;
+    std::vector<int64_t> none(n, -100);
+    void *noneBufs[] = {logits.data(), none.data(), &sum, dsum.data(), weight};
+    ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, sumDesc, noneBufs));
+    EXPECT_EQ(sum, 0.0f);
+    for (float d : dsum)
+      EXPECT_EQ(d, 0.0f);
   }
 }
 

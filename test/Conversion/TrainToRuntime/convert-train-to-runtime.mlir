@@ -1,7 +1,8 @@
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime | FileCheck %s
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime=target=cuda | FileCheck %s --check-prefix=CUDA
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=target=tpu 2>&1 | FileCheck %s --check-prefix=BADTARGET
-// RUN: mgs-opt %s --train-build-step="ignore-index=2 label-smoothing=0.1" --convert-train-to-runtime | FileCheck %s --check-prefix=LOSSOPTS
+// RUN: mgs-opt %s --train-build-step="ignore-index=2 label-smoothing=0.1 reduction=sum" --convert-train-to-runtime | FileCheck %s --check-prefix=LOSSOPTS
+// RUN: mgs-opt %s --train-build-step="loss=mse reduction=sum" --convert-train-to-runtime | FileCheck %s --check-prefix=SUM
 // RUN: mgs-opt %s --train-build-step="loss=smooth-l1 smooth-l1-beta=0.25" --convert-train-to-runtime | FileCheck %s --check-prefix=REGRESSION
 // RUN: mgs-opt %s --train-build-step="class-weights=0.5,2,1" --convert-train-to-runtime | FileCheck %s --check-prefix=WEIGHTS
 // RUN: mgs-opt %s --train-build-step="loss=bce-with-logits pos-weight=3,0.5,0.1" --convert-train-to-runtime | FileCheck %s --check-prefix=POS
@@ -28,18 +29,24 @@
 
 // A regression: float targets of the output's shape (labels 2 2 3), the loss
 // and its beta instead of classes; the descriptor [kind 2 (smooth_l1),
-// count 6, beta's float64 bits, the last axis 3].
+// count 6, beta's float64 bits, the last axis 3, 0: the mean].
 // REGRESSION: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aoutput y 2 2 3\0Alabels 2 2 3\0Aloss smooth_l1 0.25\0Achecksum {{[0-9a-f]+}}\0A\00")
-// REGRESSION: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[2, 6, 4598175219545276416, 3]> : tensor<4xi64>)
+// REGRESSION: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[2, 6, 4598175219545276416, 3, 0]> : tensor<5xi64>)
 // REGRESSION-LABEL: llvm.func @mgs_train_step(
 // REGRESSION:       llvm.mlir.addressof @[[EL]]
 // REGRESSION-NEXT:  llvm.call @mgsrt_elementwise_loss
 
+// reduction=sum: the descriptor's last entry 1 (not divided by the count).
+// SUM: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[0, 6, 4607182418800017408, 3, 1]> : tensor<5xi64>)
+// SUM-LABEL: llvm.func @mgs_train_step(
+// SUM:       llvm.mlir.addressof @[[EL]]
+// SUM-NEXT:  llvm.call @mgsrt_elementwise_loss
+
 // The loss's options: the descriptor is [N, C, ignore_index, the smoothing's
-// float64 bits (of float32 0.1)]; the manifest names the ignored label (the
+// float64 bits (of float32 0.1), 1: reduction "sum"]; the manifest names the ignored label (the
 // driver accepts it in the data), which it leaves out at PyTorch's -100.
 // LOSSOPTS: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Aignore_index 2\0Achecksum {{[0-9a-f]+}}\0A\00")
-// LOSSOPTS: llvm.mlir.global internal constant @[[CE:__mgs_desc_[0-9]+]](dense<[2, 3, 2, 4591870180174331904]> : tensor<4xi64>)
+// LOSSOPTS: llvm.mlir.global internal constant @[[CE:__mgs_desc_[0-9]+]](dense<[2, 3, 2, 4591870180174331904, 1]> : tensor<5xi64>)
 // LOSSOPTS-LABEL: llvm.func @mgs_train_step(
 // LOSSOPTS:       llvm.mlir.addressof @[[CE]]
 // LOSSOPTS-NEXT:  llvm.call @mgsrt_softmax_cross_entropy

@@ -463,7 +463,9 @@ func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<1x4xf32>) {
 //       CHECK:   %[[L:.*]], %[[DL:.*]] = train.softmax_cross_entropy %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<4x3xf32>, tensor<4xi64>)
 //       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+//       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} {sum} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "mse" %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+//       CHECK:   train.elementwise_loss "mse" %{{.*}}, %{{.*}} {sum} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "smooth_l1" %{{.*}}, %{{.*}} {beta = 5.000000e-01 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "bce_with_logits" %{{.*}}, %{{.*}} pos_weight %{{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>)
 //       CHECK:   train.unary_grad "leaky_relu" %{{.*}}, %{{.*}}, %[[DL]] {alpha = 1.250000e-01 : f32} : tensor<4x3xf32>
@@ -489,7 +491,9 @@ func.func @training_ops(%x: tensor<4x3xf32>, %labels: tensor<4xi64>, %v: tensor<
   %l, %dl = train.softmax_cross_entropy %x, %labels : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
   %l2, %dl2 = train.softmax_cross_entropy %x, %labels {ignore_index = 0 : i64, label_smoothing = 0.1 : f32} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
   %lw, %dlw = train.softmax_cross_entropy %x, %labels weight %v : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  %lws, %dlws = train.softmax_cross_entropy %x, %labels weight %v {sum} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %l3, %dl3 = train.elementwise_loss "mse" %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  %l3s, %dl3s = train.elementwise_loss "mse" %x, %x {sum} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %l4, %dl4 = train.elementwise_loss "smooth_l1" %x, %x {beta = 0.5 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %l5, %dl5 = train.elementwise_loss "bce_with_logits" %x, %x pos_weight %v : (tensor<4x3xf32>, tensor<4x3xf32>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %u = train.unary_grad "leaky_relu" %x, %x, %dl {alpha = 0.125 : f32} : tensor<4x3xf32>

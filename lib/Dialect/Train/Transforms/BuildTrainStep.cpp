@@ -91,8 +91,14 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << loss;
       return signalPassFailure();
     }
-    CrossEntropy crossEntropy{ignoreIndex, SmallVector<double>(classWeights.begin(), classWeights.end()),
-                              "class-weights"};
+    if (reduction != "mean" && reduction != "sum") {
+      module.emitError() << "train-build-step: reduction must be mean or sum, got '" << reduction
+                         << "'";
+      return signalPassFailure();
+    }
+    CrossEntropy crossEntropy{ignoreIndex,
+                              SmallVector<double>(classWeights.begin(), classWeights.end()),
+                              "class-weights", reduction == "sum"};
     if (!inferenceOnly && failed(applyGraphLoss(forward, crossEntropy)))
       return signalPassFailure();
     if (failed(checkWeights(module, crossEntropy.weightsSource, "class", crossEntropy.weights)) ||
@@ -103,12 +109,13 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     forward.erase();
   }
 
-  /// The cross-entropy's ignored label and class weights: the options', or
-  /// those of the loss the exported graph computed.
+  /// The cross-entropy's ignored label, class weights and reduction: the
+  /// options', or those of the loss the exported graph computed.
   struct CrossEntropy {
     int64_t ignoreIndex;
     SmallVector<double> weights;
     std::string weightsSource; ///< how errors name the weights
+    bool sum;                  ///< reduction "sum"
   };
 
   /// The loss the exported graph computed (kGraphLossAttrName), if any: its
@@ -147,6 +154,12 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
         ce.weights.push_back(w);
       ce.weightsSource = "the class weights of " + source;
     }
+    auto reductionAttr = record.getAs<StringAttr>("reduction");
+    const bool graphSum = reductionAttr && reductionAttr.getValue() == "sum";
+    if (ce.sum && !graphSum)
+      return forward.emitError() << "train-build-step: " << source
+                                 << " takes the mean; the reduction option says sum";
+    ce.sum = graphSum;
     return success();
   }
 
@@ -239,7 +252,9 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
         return failure();
       auto ce = SoftmaxCrossEntropyOp::create(
           b, ret.getLoc(), scalar, logitsType, logits, labels, *weight,
-          b.getI64IntegerAttr(crossEntropy.ignoreIndex), b.getF32FloatAttr(static_cast<float>(labelSmoothing)));
+          b.getI64IntegerAttr(crossEntropy.ignoreIndex),
+          b.getF32FloatAttr(static_cast<float>(labelSmoothing)),
+          crossEntropy.sum ? b.getUnitAttr() : nullptr);
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {
@@ -250,7 +265,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
         return failure();
       auto el = ElementwiseLossOp::create(b, ret.getLoc(), scalar, logitsType,
                                           b.getStringAttr(lossKind), logits, labels, *positive,
-                                          b.getF32FloatAttr(static_cast<float>(smoothL1Beta)));
+                                          b.getF32FloatAttr(static_cast<float>(smoothL1Beta)),
+                                          reduction == "sum" ? b.getUnitAttr() : nullptr);
       lossValue = el.getLoss();
       dlogits = el.getDprediction();
     }

@@ -21,7 +21,7 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   const float *t = static_cast<const float *>(bufs[1]);
   float *loss = static_cast<float *>(bufs[2]);
   float *dx = static_cast<float *>(bufs[3]);
-  const double invN = 1.0 / static_cast<double>(p.count);
+  const double invN = p.reductionScale();
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (p.count >= kParallelGrain) schedule(static)
   for (int64_t i = 0; i < p.count; ++i) {

@@ -297,7 +297,7 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   }
   // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
   // mean is 0 / 0).
-  const double invN = norm != 0.0 ? 1.0 / norm : 0.0;
+  const double invN = p.reductionScale(norm);
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
   for (int64_t i = 0; i < n; ++i) {

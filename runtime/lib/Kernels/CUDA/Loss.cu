@@ -70,7 +70,7 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
                 sizeof(double) * blocks + (p.posWeight ? sizeof(float) * p.last : 0), &ws))
     return ctx->status;
   cudaStream_t st = state(ctx).stream;
-  const double invN = 1.0 / static_cast<double>(p.count);
+  const double invN = p.reductionScale();
   auto *partial = static_cast<double *>(ws);
   if (p.posWeight &&
       stageOnDevice(ctx, kernel, p.posWeight, reinterpret_cast<float *>(partial + blocks), p.last))

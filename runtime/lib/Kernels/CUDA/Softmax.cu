@@ -410,7 +410,7 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   const double norm =
       p.weight ? verdictAndSums.weightSums[0] : static_cast<double>(verdict[1]);
   const double weightSum = p.weight ? verdictAndSums.weightSums[1] : static_cast<double>(p.c);
-  const double invN = norm != 0.0 ? 1.0 / norm : 0.0;
+  const double invN = p.reductionScale(norm);
   crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, invN, weightSum,
                                                               rowLoss, dlogits);
   crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, invN, loss);

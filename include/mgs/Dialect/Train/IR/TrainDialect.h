@@ -16,7 +16,8 @@ inline constexpr llvm::StringLiteral kWeightsFileAttrName = "train.weights_file"
 /// The forward function's record of a loss the exported graph computed
 /// itself, which the importer lifted out of it (the graph's first output is
 /// then the loss's scores): a dictionary of `node` (the loss node's name),
-/// `op` (its ONNX op type), `labels` (the graph input it read),
+/// `op` (its ONNX op type), `labels` (the graph input it read), `reduction`
+/// ("mean" or "sum"),
 /// `ignore_index` (i64; absent: every label counts) and `weight` (the class
 /// weights, tensor<Cxf32>; absent: none); `dropped_label_smoothing` (f64)
 /// when the exporter's metadata shows a label smoothing the ONNX node lost.

@@ -497,6 +497,9 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     sum of weight[label] over the counted samples instead of their count (0
     when that sum is 0).
 
+    With `sum` (reduction "sum") `loss` is the sum over the counted samples
+    and `dlogits` is not divided by their count (or weight).
+
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
@@ -507,7 +510,8 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
   let arguments = (ins Train_Tensor:$logits, Train_IndexTensor:$labels,
                        Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
-                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing);
+                       DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing,
+                       UnitAttr:$sum);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = [{
     $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
@@ -526,7 +530,9 @@ def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
     computed stably: max(x, 0) - x t + log(1 + exp(-|x|))). `dprediction` is
     the loss's gradient. bce_with_logits's `pos_weight` (BCEWithLogitsLoss's,
     one value per position of the last axis) weighs the positive term:
-    -(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))).
+    -(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))). With `sum`
+    (reduction "sum") `loss` is the sum over the elements and `dprediction`
+    is not divided by their count.
 
     ```mlir
     %loss, %dy = train.elementwise_loss "mse" %y, %targets
@@ -537,7 +543,7 @@ def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
   }];
   let arguments = (ins StrAttr:$kind, Train_Tensor:$prediction, Train_Tensor:$target,
                        Optional<Train_Tensor>:$pos_weight,
-                       DefaultValuedAttr<F32Attr, "1.0f">:$beta);
+                       DefaultValuedAttr<F32Attr, "1.0f">:$beta, UnitAttr:$sum);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dprediction);
   let assemblyFormat = [{
     $kind $prediction `,` $target (`pos_weight` $pos_weight^)? attr-dict `:`

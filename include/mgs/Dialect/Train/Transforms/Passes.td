@@ -71,6 +71,9 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     ListOption<"posWeight", "pos-weight", "double",
                "bce-with-logits: one weight >= 0 per position of the output's last axis for "
                "its positive targets (PyTorch's pos_weight)">,
+    Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
+           "How the loss reduces over the samples (elements): mean (PyTorch's default) or "
+           "sum (the loss and its gradient not divided by the count)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
