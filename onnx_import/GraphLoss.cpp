@@ -120,9 +120,14 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
     if (lossIdx)
       return fail(idx) << "a second loss (the first: node '" << label
                        << "'); mgs trains one loss";
-    if (node.output_size() < 1 || !graphOutputs.count(node.output(0)))
+    if (node.output_size() < 1 || node.output(0).empty())
+      return fail(idx) << "it has no loss output";
+    if (!graphOutputs.count(node.output(0))) {
+      if (!consumers.count(node.output(0)))
+        return fail(idx) << "its loss is neither a graph output nor read; " << kTrains;
       return fail(idx) << "its loss goes on to node " << usersOf(node.output(0)) << "; "
                        << kTrains;
+    }
     if (consumers.count(node.output(0)))
       return fail(idx) << "its loss is also read by node " << usersOf(node.output(0)) << "; "
                        << kTrains;
@@ -191,10 +196,20 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
                                "cross-entropy";
   }
 
-  // The labels: a graph input, reshaped at most, read by nothing else.
+  // The labels: a graph input, reshaped at most, read by nothing else (nor
+  // is any reshape of them: those reshapes go with the loss).
   SmallVector<int> removed{*lossIdx};
   std::string labels = loss.input(1);
+  auto readElsewhere = [&](const std::string &value) -> LogicalResult {
+    return fail(*lossIdx) << "its labels '" << value << "' are also read elsewhere (by node "
+                          << usersOf(value) << "); mgs feeds the labels to the loss alone";
+  };
+  auto sharedOrOutput = [&](const std::string &value) {
+    return consumers.lookup(value).size() > 1 || graphOutputs.count(value);
+  };
   while (producers.count(labels)) {
+    if (sharedOrOutput(labels))
+      return readElsewhere(labels);
     const int idx = producers.lookup(labels);
     const onnx::NodeProto &node = graph.node(idx);
     if (!reshapesLabels(node) || node.input_size() < 1)
@@ -205,11 +220,8 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
     removed.push_back(idx);
     labels = node.input(0);
   }
-  for (const std::string &value : {labels, loss.input(1)})
-    if (consumers.lookup(value).size() > 1 || graphOutputs.count(value))
-      return fail(*lossIdx) << "its labels '" << value
-                            << "' are also read elsewhere (by node " << usersOf(value)
-                            << "); mgs feeds the labels to the loss alone";
+  if (sharedOrOutput(labels))
+    return readElsewhere(labels);
   const onnx::ValueInfoProto *labelsInput = nullptr;
   for (const auto &vi : graph.input())
     if (vi.name() == labels)

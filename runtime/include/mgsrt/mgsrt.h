@@ -293,16 +293,18 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
  * torch.nn.CrossEntropyLoss), a sample's loss is
  *   (1 - e) w[label] (-log p[label]) + e / C sum_j w[j] (-log p[j])
  * and the mean divides by the sum of w[label] over the counted samples, as
- * PyTorch's (0 when that sum is 0).
- * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1])]
+ * PyTorch's (0 when that sum is 0). With sum = 1 (reduction "sum") the loss
+ * is the sum over the counted samples and dlogits is not divided.
+ * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1]), sum (0 or 1)]
  * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C),
  *       weight (nullable: every class 1; C floats)
  * A label outside [0, C) that is not ignore_index is an
  * MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* The mean over every element of a loss of a prediction x against a float
- * target t, and its gradient (torch.nn's losses, reduction "mean"):
+/* The mean (sum = 1: the sum) over every element of a loss of a prediction x
+ * against a float target t, and its gradient (torch.nn's losses, reduction
+ * "mean" or "sum"):
  *   MGSRT_LOSS_MSE              (x - t)^2
  *   MGSRT_LOSS_L1               |x - t|
  *   MGSRT_LOSS_SMOOTH_L1        0.5 (x - t)^2 / beta where |x - t| < beta, else |x - t| - 0.5 beta
@@ -311,7 +313,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const 
  *                               p = pos_weight[i mod last] (BCEWithLogitsLoss's pos_weight;
  *                               1 without it)
  * desc: [kind, count, beta_bits (smooth_l1's beta >= 0, float64 bits), last (the length of
- *        the last axis: count is a multiple of it)]
+ *        the last axis: count is a multiple of it), sum (0 or 1)]
  * bufs: x (count), t (count), loss (1 float), dx (nullable, count),
  *       pos_weight (nullable; bce_with_logits only; last floats) */
 enum { MGSRT_LOSS_MSE = 0, MGSRT_LOSS_L1 = 1, MGSRT_LOSS_SMOOTH_L1 = 2,

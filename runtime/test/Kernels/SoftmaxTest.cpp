@@ -272,7 +272,7 @@ TEST(CrossEntropyTest, IgnoredLabelsAndSmoothingMatchReference) {
     EXPECT_EQ(loss2, loss);
   }
   // Another ignored index: -100 is then a bad label, 7 the ignored one.
-  const int64_t other[] = {3, c, 7, 0};
+  const int64_t other[] = {3, c, 7, 0, 0};
   std::vector<float> logits = randomVec(3 * c, -3, 3);
   std::vector<int64_t> labels = {7, 2, 7};
   float loss = 0;

@@ -143,8 +143,15 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                                    << ignore.getInt() << "; the ignore-index option says "
                                    << ce.ignoreIndex;
       ce.ignoreIndex = ignore.getInt();
+    } else if (ce.ignoreIndex != -100) {
+      return forward.emitError() << "train-build-step: " << source
+                                 << " counts every label; the ignore-index option says "
+                                 << ce.ignoreIndex;
     }
     auto weight = record.getAs<DenseElementsAttr>("weight");
+    if (weight && !weight.getElementType().isF32())
+      return forward.emitError() << "train-build-step: " << kGraphLossAttrName
+                                 << "'s weight must be float32 values, got " << weight.getType();
     if (!ce.weights.empty())
       return forward.emitError() << "train-build-step: class-weights: " << source
                                  << (weight ? " has its own class weights" : " has no class weights")
