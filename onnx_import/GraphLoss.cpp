@@ -1,7 +1,8 @@
 //===- GraphLoss.cpp - A loss the exported graph computes itself ----------===//
 //
 // Lifts the SoftmaxCrossEntropyLoss (or NegativeLogLikelihoodLoss of a
-// LogSoftmax) that a graph outputs out of it (GraphLoss.h).
+// LogSoftmax) that a graph outputs out of it, and records it on the forward
+// function (GraphLoss.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,6 +10,10 @@
 #include "GraphImporter.h"
 #include "Prepare.h"
 
+#include "mgs/Dialect/Train/IR/TrainDialect.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
@@ -304,6 +309,25 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
     if (in.name() != labels)
       graph.add_input()->Swap(&in);
   return std::optional<GraphLoss>(std::move(result));
+}
+
+void recordGraphLoss(func::FuncOp forward, const GraphLoss &loss) {
+  Builder b(forward.getContext());
+  SmallVector<NamedAttribute> fields{b.getNamedAttr("node", b.getStringAttr(loss.node)),
+                                     b.getNamedAttr("op", b.getStringAttr(loss.opType)),
+                                     b.getNamedAttr("labels", b.getStringAttr(loss.labelsInput)),
+                                     b.getNamedAttr("reduction", b.getStringAttr(loss.reduction))};
+  if (loss.ignoreIndex)
+    fields.push_back(b.getNamedAttr("ignore_index", b.getI64IntegerAttr(*loss.ignoreIndex)));
+  if (!loss.weights.empty()) {
+    auto type = RankedTensorType::get({static_cast<int64_t>(loss.weights.size())}, b.getF32Type());
+    fields.push_back(
+        b.getNamedAttr("weight", DenseElementsAttr::get(type, ArrayRef<float>(loss.weights))));
+  }
+  if (loss.droppedSmoothing > 0)
+    fields.push_back(
+        b.getNamedAttr("dropped_label_smoothing", b.getF64FloatAttr(loss.droppedSmoothing)));
+  forward->setAttr(mgs::train::kGraphLossAttrName, b.getDictionaryAttr(fields));
 }
 
 } // namespace mgs::onnx_import

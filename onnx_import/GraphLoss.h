@@ -15,6 +15,7 @@
 #ifndef MGS_ONNX_IMPORT_GRAPHLOSS_H
 #define MGS_ONNX_IMPORT_GRAPHLOSS_H
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
 
@@ -59,6 +60,10 @@ struct GraphLoss {
 /// naming it and saying what mgs trains instead.
 mlir::FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
                                                         mlir::Location fileLoc);
+
+/// Records `loss` on the forward function as its kGraphLossAttrName
+/// dictionary (TrainDialect.h), for train-build-step.
+void recordGraphLoss(mlir::func::FuncOp forward, const GraphLoss &loss);
 
 } // namespace mgs::onnx_import
 
