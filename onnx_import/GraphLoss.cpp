@@ -9,6 +9,7 @@
 #include "GraphLoss.h"
 #include "GraphImporter.h"
 #include "Prepare.h"
+#include "TorchExport.h"
 
 #include "mgs/Dialect/Train/IR/TrainDialect.h"
 
@@ -58,27 +59,22 @@ bool reshapesLabels(const onnx::NodeProto &node) {
 /// ("... aten.cross_entropy_loss.default](args = (%x, %y, None, 1, -100,
 /// 0.1), kwargs = {})"); 0 when there is none.
 double exportedSmoothing(const onnx::NodeProto &node) {
-  for (const auto &prop : node.metadata_props()) {
-    if (prop.key() != "pkg.torch.onnx.fx_node")
-      continue;
-    StringRef call = prop.value();
-    size_t at = call.find("aten.cross_entropy_loss");
-    if (at == StringRef::npos)
-      return 0;
-    call = call.drop_front(at);
-    size_t open = call.find("args = (");
-    if (open == StringRef::npos)
-      return 0;
-    call = call.drop_front(open + strlen("args = ("));
-    call = call.take_until([](char c) { return c == ')'; });
-    SmallVector<StringRef> args;
-    call.split(args, ',');
-    double smoothing = 0;
-    if (args.size() < 6 || args[5].trim().getAsDouble(smoothing) || !(smoothing > 0))
-      return 0;
-    return smoothing;
-  }
-  return 0;
+  StringRef call = nodeMetadata(node, kFxNodeKey);
+  size_t at = call.find("aten.cross_entropy_loss");
+  if (at == StringRef::npos)
+    return 0;
+  call = call.drop_front(at);
+  size_t open = call.find("args = (");
+  if (open == StringRef::npos)
+    return 0;
+  call = call.drop_front(open + strlen("args = ("));
+  call = call.take_until([](char c) { return c == ')'; });
+  SmallVector<StringRef> args;
+  call.split(args, ',');
+  double smoothing = 0;
+  if (args.size() < 6 || args[5].trim().getAsDouble(smoothing) || !(smoothing > 0))
+    return 0;
+  return smoothing;
 }
 
 constexpr const char *kTrains =

@@ -19,6 +19,7 @@
 #include "ModelIO.h"
 #include "OpConverters.h"
 #include "Prepare.h"
+#include "TorchExport.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -121,7 +122,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
   try {
     onnx::checker::check_model(model);
     if (failed(checkOutputsProduced(model.graph(), fileLoc)) ||
-        failed(checkBeforeShapeInference(model.graph(), fileLoc)))
+        failed(checkBeforeShapeInference(model.graph(), fileLoc)) ||
+        failed(checkExportedParameters(model.graph(), fileLoc)))
       return failure();
 
     stage = "reading the opset";

@@ -15,6 +15,7 @@
 #include "OpConverters.h"
 #include "GraphImporter.h"
 #include "Prepare.h"
+#include "TorchExport.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -419,6 +420,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
   bufferInitializers = nonDifferentiableInitializers(graph);
+  for (const auto &constant : exporterConstants(graph))
+    bufferInitializers.insert(constant.getKey());
   for (const auto &vi : graph.input())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.value_info())

@@ -5,11 +5,14 @@ Run with Debian's /usr/bin/python3 (torch 1.13, torchvision). Models are
 exported in TRAINING mode with constant folding off, so every parameter is
 kept as an initializer and BatchNorm keeps its training form.
 
-    export_models.py OUT_DIR MODEL[:OPSET[:dynamo]] ...   e.g.  build/models cnn lenet:13 resnet50:15
+    export_models.py OUT_DIR MODEL[:OPSET[:dynamo|default]] ...   e.g.  build/models cnn lenet:13 resnet50:15
 
 The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15); with `:dynamo` (PyTorch 2.5+)
 PyTorch's torch.export-based exporter writes OUT_DIR/MODEL-dynamo-opsetOPSET.onnx, its graph
-optimizer off, as it always does for the models only it can export (TORCH_EXPORT). Nothing is
+optimizer off, as it always does for the models only it can export (TORCH_EXPORT). With
+`:default`, OUT_DIR/MODEL-default-opsetOPSET.onnx is what torch.onnx.export writes by default in
+PyTorch 2.9+: that exporter with its optimizer on (the inference graph mgs refuses; its nodes'
+FX node and rewrite-rule metadata kept, which mgs's error reads). Nothing is
 downloaded: torchvision models are built with random weights (seeded).
 """
 import inspect
@@ -1303,7 +1306,7 @@ MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"]}
 TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops", "hf_llama"}
 
 
-def exporter_args(name, dynamo=False):
+def exporter_args(name, dynamo=False, optimize=False):
     """torch.onnx.export's arguments that choose the exporter for model `name`. PyTorch 2.9+
     defaults to the torch.export-based exporter, which exports the inference graph (BatchNorm
     folded, dropout gone); the TorchScript one keeps the training graph."""
@@ -1313,17 +1316,17 @@ def exporter_args(name, dynamo=False):
                      "its torch.export-based ONNX exporter)")
         return {}
     if name in TORCH_EXPORT or dynamo:
-        return {"dynamo": True, "optimize": False, "external_data": False}
+        return {"dynamo": True, "optimize": optimize, "external_data": False}
     return {"dynamo": False}
 
 
-def export(name, opset, out_dir, dynamo=False):
+def export(name, opset, out_dir, dynamo=False, optimize=False):
     torch.manual_seed(0)
     model, example = build(name)
     model.train()
-    dynamo = dynamo or name in TORCH_EXPORT
-    path = os.path.join(out_dir, f"{name}-{'dynamo-' if name not in TORCH_EXPORT and dynamo else ''}"
-                                 f"opset{opset}.onnx")
+    dynamo = dynamo or optimize or name in TORCH_EXPORT
+    variant = "default-" if optimize else "dynamo-" if name not in TORCH_EXPORT and dynamo else ""
+    path = os.path.join(out_dir, f"{name}-{variant}opset{opset}.onnx")
     tmp = path + ".tmp"
     dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
         if name in DYNAMIC_BATCH else None
@@ -1338,14 +1341,19 @@ def export(name, opset, out_dir, dynamo=False):
     torch.onnx.export(model, inputs, tmp, opset_version=opset,
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=names, output_names=["logits"], dynamic_axes=dynamic,
-                      **exporter_args(name, dynamo))
+                      **exporter_args(name, dynamo, optimize))
     if dynamo:
         # Its nodes' metadata (the FX node, module path and Python stack trace of each, with
-        # this machine's file paths) is 70% of the file: dropped, the graph unchanged.
+        # this machine's file paths) is 70% of the file: dropped, the graph unchanged; with the
+        # optimizer on, the FX node and the rewrite rule that made the node are kept.
         import onnx
         saved = onnx.load(tmp)
+        keep = {"pkg.torch.onnx.fx_node", "pkg.onnxscript.rewriter.rule_name"} if optimize else set()
         for node in saved.graph.node:
+            kept = [(p.key, p.value) for p in node.metadata_props if p.key in keep]
             del node.metadata_props[:]
+            for key, value in kept:
+                node.metadata_props.add(key=key, value=value)
         onnx.save(saved, tmp)
     os.replace(tmp, path)  # never leave a half-written model behind
     count = sum(p.numel() for p in model.parameters())
@@ -1362,9 +1370,11 @@ def main(argv):
     for spec in argv[2:]:
         name, _, rest = spec.partition(":")
         opset, _, exporter = rest.partition(":")
-        if exporter not in ("", "dynamo"):
-            sys.exit(f"export_models.py: unknown exporter '{exporter}' in '{spec}' (only 'dynamo')")
-        export(name, int(opset or 15), out_dir, dynamo=exporter == "dynamo")
+        if exporter not in ("", "dynamo", "default"):
+            sys.exit(f"export_models.py: unknown exporter '{exporter}' in '{spec}' "
+                     "('dynamo' or 'default')")
+        export(name, int(opset or 15), out_dir, dynamo=exporter == "dynamo",
+               optimize=exporter == "default")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,302 @@
+//===- TorchExport.cpp - What torch.export says of the model ------------===//
+//
+// The graph signature PyTorch's torch.export-based exporter records, and the
+// check of the graph's initializers against it (TorchExport.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "TorchExport.h"
+#include "Prepare.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace mlir;
+
+namespace mgs::onnx_import {
+
+namespace {
+
+/// One input of the traced program: "p_fc_weight: PARAMETER
+/// target='fc.weight'" (BUFFER and CONSTANT_TENSOR entries alike; a
+/// USER_INPUT has no target).
+struct SignatureInput {
+  std::string name; ///< the FX value, %p_fc_weight in the nodes' metadata
+  std::string kind;
+  std::string target; ///< the module path, the initializer's name
+};
+
+/// The inputs of the graph's signature; nullopt without one.
+std::optional<std::vector<SignatureInput>> readSignature(const onnx::GraphProto &graph) {
+  StringRef text = graphMetadata(graph, kExportSignatureKey);
+  if (text.empty())
+    return std::nullopt;
+  std::vector<SignatureInput> inputs;
+  SmallVector<StringRef> lines;
+  text.split(lines, '\n');
+    bool inInputs = false;
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (line.starts_with("#")) {
+      inInputs = line == "# inputs";
+      continue;
+    }
+    auto [name, rest] = line.split(": ");
+    if (!inInputs || rest.empty())
+      continue;
+    auto [kind, attrs] = rest.split(' ');
+    size_t at = attrs.find("target='");
+    if (at == StringRef::npos)
+      continue;
+    StringRef target =
+        attrs.drop_front(at + strlen("target='")).take_until([](char c) { return c == '\''; });
+    inputs.push_back({name.str(), kind.str(), target.str()});
+  }
+  return inputs;
+}
+
+bool isModuleState(const SignatureInput &input) {
+  return input.kind == "PARAMETER" || input.kind == "BUFFER" || input.kind == "CONSTANT_TENSOR";
+}
+
+/// The values an FX node's text reads: "%p_fc_weight" and the like.
+llvm::StringSet<> fxValues(StringRef fx) {
+  llvm::StringSet<> values;
+  for (size_t at = fx.find('%'); at != StringRef::npos; at = fx.find('%', at + 1)) {
+    StringRef name = fx.drop_front(at + 1).take_while(
+        [](char c) { return llvm::isAlnum(c) || c == '_'; });
+    if (!name.empty())
+      values.insert(name);
+  }
+  return values;
+}
+
+/// The last component of a module path: "weight" of "blocks.0.ln2.weight".
+StringRef leafName(StringRef target) {
+  size_t dot = target.rfind('.');
+  return dot == StringRef::npos ? target : target.drop_front(dot + 1);
+}
+
+/// Where a parameter went (one the graph lost, or a copy of one), as a node
+/// whose FX node read it shows, and how sure that is (higher: surer).
+struct Whereabouts {
+  int rank = 0; ///< 0: not known
+  std::string text;
+  std::string node;
+};
+
+Whereabouts whereItWent(const onnx::NodeProto &node, int idx, const SignatureInput &param,
+                        const llvm::StringSet<> &read,
+                        const llvm::StringMap<const SignatureInput *> &byTarget,
+                        const llvm::StringSet<> &lifted) {
+  std::string name = labelOf(node, idx);
+  std::string label = node.op_type() + " '" + name + "'";
+  StringRef rules = nodeMetadata(node, kRewriteRuleKey);
+  if (rules.contains("FuseBatchNormInto") && nodeMetadata(node, kFxNodeKey).contains("batch_norm"))
+    return {4,
+            "fused into " + label +
+                " (the optimizer's FuseBatchNormInto* rewrite): its BatchNorm's batch "
+                "statistics are gone",
+            name};
+  if (rules.contains("RemoveOptionalBias"))
+    return {3, "removed from " + label + " (a bias of zeros, which the optimizer drops)", name};
+  // Another parameter's initializer that the FX node did not read: the
+  // optimizer merged the two (the one of the same role, if several).
+  std::string merged, folded;
+  for (const std::string &in : node.input()) {
+    const SignatureInput *other = byTarget.lookup(in);
+    if (other && !read.contains(other->name) &&
+        (merged.empty() || leafName(in) == leafName(param.target)))
+      merged = in;
+    if (lifted.contains(in) && folded.empty())
+      folded = in;
+  }
+  if (!merged.empty())
+    return {2,
+            "merged into '" + merged + "', which " + label +
+                " reads instead (the optimizer merges initializers of equal value: they would "
+                "train as one)",
+            name};
+  if (!folded.empty())
+    return {1, "folded into the constant '" + folded + "' that " + label + " reads", name};
+  return {};
+}
+
+/// A node whose FX node read `param` (an initializer) but which reads one of
+/// the optimizer's constants instead, where no other parameter its FX node
+/// read is `missing` (the constant would be theirs).
+std::optional<Whereabouts> foldedCopy(const SignatureInput &param, const onnx::GraphProto &graph,
+                                      ArrayRef<llvm::StringSet<>> reads,
+                                      const llvm::StringSet<> &missing,
+                                      const llvm::StringSet<> &lifted) {
+  for (auto [idx, node] : llvm::enumerate(graph.node())) {
+    if (!reads[idx].contains(param.name) || llvm::is_contained(node.input(), param.target) ||
+        llvm::any_of(reads[idx].keys(), [&](StringRef value) { return missing.contains(value); }))
+      continue;
+    for (const std::string &in : node.input())
+      if (lifted.contains(in)) {
+        std::string name = labelOf(node, static_cast<int>(idx));
+        return Whereabouts{1,
+                           "a copy folded into the constant '" + in + "' that " +
+                               node.op_type() + " '" + name + "' reads, while other nodes read '" +
+                               param.target + "' (a tied weight: the two would train apart)",
+                           name};
+      }
+  }
+  return std::nullopt;
+}
+
+std::string quotedList(ArrayRef<const SignatureInput *> params, size_t most) {
+  std::string text;
+  for (auto [i, param] : llvm::enumerate(params)) {
+    if (i == most) {
+      text += " and " + std::to_string(params.size() - most) + " more";
+      break;
+    }
+    text += (i ? ", '" : "'") + param->target + "'";
+  }
+  return text;
+}
+
+} // namespace
+
+/// The metadata entry `key` of a node or graph (ONNX 1.16+).
+template <typename Proto>
+static StringRef metadataEntry(const Proto &proto, StringRef key) {
+#ifdef MGS_ONNX_METADATA_PROPS
+  for (const auto &prop : proto.metadata_props())
+    if (prop.key() == key)
+      return prop.value();
+#else
+  (void)proto;
+  (void)key;
+#endif
+  return {};
+}
+
+StringRef nodeMetadata(const onnx::NodeProto &node, StringRef key) {
+  return metadataEntry(node, key);
+}
+
+StringRef graphMetadata(const onnx::GraphProto &graph, StringRef key) {
+  return metadataEntry(graph, key);
+}
+
+LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fileLoc) {
+  std::optional<std::vector<SignatureInput>> signature = readSignature(graph);
+  if (!signature)
+    return success();
+  llvm::StringSet<> inits;
+  for (const auto &init : graph.initializer())
+    inits.insert(init.name());
+  llvm::StringMap<const SignatureInput *> byTarget;
+  for (const SignatureInput &input : *signature)
+    if (isModuleState(input))
+      byTarget[input.target] = &input;
+  llvm::StringSet<> lifted = exporterConstants(graph);
+
+  // Each parameter that is no initializer: where the nodes whose FX nodes
+  // read it say it went (the surest of their answers).
+  SmallVector<llvm::StringSet<>> reads;
+  for (const auto &node : graph.node())
+    reads.push_back(fxValues(nodeMetadata(node, kFxNodeKey)));
+  llvm::StringSet<> missing; // their FX names
+  for (const SignatureInput &input : *signature)
+    if (input.kind == "PARAMETER" && !inits.contains(input.target))
+      missing.insert(input.name);
+  int64_t parameters = 0;
+  SmallVector<const SignatureInput *> lost, absent;
+  SmallVector<Whereabouts> where;
+  for (const SignatureInput &param : *signature) {
+    if (param.kind != "PARAMETER")
+      continue;
+    ++parameters;
+    if (!missing.contains(param.name)) {
+      // A tied weight of which one use reads a folded copy (a transpose the
+      // optimizer computed): the copy would train apart from the rest.
+      if (std::optional<Whereabouts> copy = foldedCopy(param, graph, reads, missing, lifted)) {
+        lost.push_back(&param);
+        where.push_back(std::move(*copy));
+      }
+      continue;
+    }
+    Whereabouts best;
+    for (auto [idx, node] : llvm::enumerate(graph.node()))
+      if (reads[idx].contains(param.name)) {
+        Whereabouts here =
+            whereItWent(node, static_cast<int>(idx), param, reads[idx], byTarget, lifted);
+        if (here.rank > best.rank)
+          best = std::move(here);
+      }
+    if (best.rank) {
+      lost.push_back(&param);
+      where.push_back(std::move(best));
+    } else {
+      absent.push_back(&param);
+    }
+  }
+  // Without node metadata: the optimizer's lifted constants (written as
+  // Constant nodes when it is off) beside absent parameters show it ran.
+  std::string firstConstant;
+  for (const auto &init : graph.initializer())
+    if (lifted.contains(init.name())) {
+      firstConstant = init.name();
+      break;
+    }
+  if (lost.empty() && (absent.empty() || firstConstant.empty()))
+    return success(); // the absent ones: unused by forward, or tied to one kept
+
+  constexpr size_t kMostListed = 8;
+  InFlightDiagnostic diag = emitError(fileLoc);
+  diag << "this graph is not the model's training graph: PyTorch's exporter optimized it "
+          "(torch.onnx.export's optimize=True, its default)";
+  if (!lost.empty())
+    diag << ", which removed, merged or folded " << lost.size() << " of the model's "
+         << parameters << " parameters: they would not train as in PyTorch: "
+         << quotedList(lost, kMostListed);
+  if (!absent.empty()) {
+    if (lost.empty())
+      diag << ", and " << absent.size() << " of the model's " << parameters << " parameters";
+    else
+      diag << "; " << absent.size() << " more";
+    diag << (absent.size() == 1 ? " is" : " are")
+         << " not in it (unused by forward, tied to another, or folded away";
+    if (!firstConstant.empty())
+      diag << ": the graph holds the optimizer's constants, such as '" << firstConstant << "'";
+    diag << "): " << quotedList(absent, kMostListed);
+  }
+  diag << "; export with torch.onnx.export(..., optimize=False) (a model with BatchNorm: then "
+          "compile with --train-batchnorm), or with dynamo=False, "
+          "training=torch.onnx.TrainingMode.TRAINING";
+  for (auto [i, param] : llvm::enumerate(lost)) {
+    if (i == kMostListed) {
+      diag.attachNote(fileLoc) << "and " << lost.size() - kMostListed << " more parameters so";
+      break;
+    }
+    Location at = NameLoc::get(StringAttr::get(fileLoc->getContext(), where[i].node), fileLoc);
+    diag.attachNote(at) << "parameter '" << param->target << "': " << where[i].text;
+  }
+  return diag;
+}
+
+llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph) {
+  llvm::StringSet<> constants;
+  std::optional<std::vector<SignatureInput>> signature = readSignature(graph);
+  if (!signature)
+    return constants;
+  llvm::StringSet<> state;
+  for (const SignatureInput &input : *signature)
+    if (isModuleState(input))
+      state.insert(input.target);
+  for (const auto &init : graph.initializer())
+    if (init.data_type() == onnx::TensorProto::FLOAT && !state.contains(init.name()))
+      constants.insert(init.name());
+  return constants;
+}
+
+} // namespace mgs::onnx_import

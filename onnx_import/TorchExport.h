@@ -1,0 +1,59 @@
+//===- TorchExport.h - What torch.export says of the model ------*- C++ -*-===//
+//
+// PyTorch's torch.export-based exporter (torch.onnx.export's default since
+// PyTorch 2.9) records the ExportedProgram's graph signature in the graph's
+// metadata (pkg.torch.export.ExportedProgram.graph_signature): which inputs
+// of the traced program are the module's parameters, buffers and constants,
+// under their module paths. With its graph optimizer on (optimize=True, the
+// default) the ONNX graph is not the training graph: BatchNorms are fused
+// into convolutions, initializers of equal value (every LayerNorm weight of
+// a fresh model) are merged into one, zero biases are removed and weights
+// are folded into unnamed constants. The importer checks the graph against
+// the signature, so that such a graph is an error that says what was lost
+// rather than a different model trained in silence. Internal to onnx_import.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_TORCHEXPORT_H
+#define MGS_ONNX_IMPORT_TORCHEXPORT_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <onnx/onnx_pb.h>
+
+namespace mgs::onnx_import {
+
+/// Keys of the metadata PyTorch's torch.export-based exporter writes.
+inline constexpr llvm::StringLiteral kExportSignatureKey =
+    "pkg.torch.export.ExportedProgram.graph_signature";
+inline constexpr llvm::StringLiteral kFxNodeKey = "pkg.torch.onnx.fx_node";
+inline constexpr llvm::StringLiteral kRewriteRuleKey = "pkg.onnxscript.rewriter.rule_name";
+
+/// The value of the node's (graph's) metadata entry `key`; empty when it has
+/// none, or when the linked ONNX predates metadata on nodes and graphs
+/// (1.16).
+llvm::StringRef nodeMetadata(const onnx::NodeProto &node, llvm::StringRef key);
+llvm::StringRef graphMetadata(const onnx::GraphProto &graph, llvm::StringRef key);
+
+/// With a graph signature: an error when parameters of the signature are
+/// missing from the graph's initializers in a way that shows the exporter's
+/// optimizer took them out (a node's metadata names the parameter while the
+/// node reads another initializer, or a fused BatchNorm; or, without node
+/// metadata, the optimizer's lifted constants beside missing parameters).
+/// Parameters that are merely absent (unused by forward, or tied to another:
+/// the exporter writes a tied weight once) are not errors. The diagnostic
+/// names each lost parameter, where it went, and how to export instead.
+mlir::LogicalResult checkExportedParameters(const onnx::GraphProto &graph,
+                                            mlir::Location fileLoc);
+
+/// With a graph signature: the FLOAT initializers that are none of its
+/// parameters, buffers or constants (the optimizer's lifted constants, such
+/// as attention's scale): constants, never trained. Empty without one.
+llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_TORCHEXPORT_H
