@@ -72,7 +72,8 @@ inline constexpr const char *kBindInputHelp =
 inline constexpr const char *kTrainBatchNormHelp =
     "Train every BatchNormalization with batch statistics, as model.train() does, also those "
     "the export wrote in inference form (PyTorch's torch.export-based exporter, dynamo=True, "
-    "writes them so even for a model in train())";
+    "writes them so even for a model in train(); where the file keeps that exporter's node "
+    "metadata, as it does by default, mgs reads the training flag there without this option)";
 
 /// Fills options.dims and options.bindings from --dim's `NAME=N` and
 /// --bind-input's `NAME=VALUE`, `NAME=OTHER!=VALUE` or `NAME=OTHER==VALUE`

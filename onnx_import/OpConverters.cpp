@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpConverters.h"
+#include "TorchExport.h"
 #include "ConstantFolding.h"
 #include "converters/Attention.h"
 #include "converters/Indexing.h"
@@ -135,9 +136,12 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
   }
   // Opset 9-13 (BatchNormalization-9): training mode is the 5-output form.
   // Opset 14+: the training_mode attribute, with 3 outputs.
-  // --train-batchnorm: batch statistics whatever the form (torch.export's).
-  bool training = n.trainBatchNorm() || (n.opset() >= 14 ? n.intAttr("training_mode", 0) != 0
-                                                         : n.node().output_size() > 1);
+  // --train-batchnorm: batch statistics whatever the form; so also when the
+  // FX node that torch.export's exporter recorded says training=True (it
+  // writes the inference form then too).
+  bool training = n.trainBatchNorm() || exportedBatchNormTraining(n.node()) ||
+                  (n.opset() >= 14 ? n.intAttr("training_mode", 0) != 0
+                                   : n.node().output_size() > 1);
   for (int i = 3; i < 5; ++i)
     if (n.hasOutput(i))
       n.rejectOutput(i, i == 3 ? "it is the saved_mean output of BatchNormalization, which is not "

@@ -187,6 +187,30 @@ StringRef graphMetadata(const onnx::GraphProto &graph, StringRef key) {
   return metadataEntry(graph, key);
 }
 
+bool exportedBatchNormTraining(const onnx::NodeProto &node) {
+  // "%x : [...] = call_function[target=torch.ops.aten.OP.default](args = (%in,
+  // %p_bn_weight, %p_bn_bias, %b_bn_running_mean, %b_bn_running_var, True, 0.1,
+  // 1e-05), kwargs = {})": training is the sixth argument of each such OP.
+  StringRef fx = nodeMetadata(node, kFxNodeKey);
+  size_t at = fx.find("target=torch.ops.aten.");
+  if (at == StringRef::npos)
+    return false;
+  StringRef op = fx.drop_front(at + strlen("target=torch.ops.aten.")).take_until([](char c) {
+    return c == '.' || c == ']';
+  });
+  if (!llvm::is_contained({"_native_batch_norm_legit_functional", "_native_batch_norm_legit",
+                           "native_batch_norm", "batch_norm"},
+                          op))
+    return false;
+  size_t open = fx.find("args = (");
+  if (open == StringRef::npos)
+    return false;
+  SmallVector<StringRef> args;
+  fx.drop_front(open + strlen("args = (")).take_until([](char c) { return c == ')'; }).split(args,
+                                                                                             ',');
+  return args.size() > 5 && args[5].trim() == "True";
+}
+
 LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fileLoc) {
   std::optional<std::vector<SignatureInput>> signature = readSignature(graph);
   if (!signature)
@@ -270,8 +294,7 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
       diag << ": the graph holds the optimizer's constants, such as '" << firstConstant << "'";
     diag << "): " << quotedList(absent, kMostListed);
   }
-  diag << "; export with torch.onnx.export(..., optimize=False) (a model with BatchNorm: then "
-          "compile with --train-batchnorm), or with dynamo=False, "
+  diag << "; export with torch.onnx.export(..., optimize=False), or with dynamo=False, "
           "training=torch.onnx.TrainingMode.TRAINING";
   for (auto [i, param] : llvm::enumerate(lost)) {
     if (i == kMostListed) {

@@ -38,6 +38,13 @@ inline constexpr llvm::StringLiteral kRewriteRuleKey = "pkg.onnxscript.rewriter.
 llvm::StringRef nodeMetadata(const onnx::NodeProto &node, llvm::StringRef key);
 llvm::StringRef graphMetadata(const onnx::GraphProto &graph, llvm::StringRef key);
 
+/// Whether the FX node that PyTorch's torch.export-based exporter recorded
+/// for a BatchNormalization ran it in training mode
+/// (aten._native_batch_norm_legit_functional, aten.batch_norm and the like
+/// with training=True): that exporter writes the op's inference form even
+/// for a model in train(). False without that metadata.
+bool exportedBatchNormTraining(const onnx::NodeProto &node);
+
 /// With a graph signature: an error when parameters of the signature are
 /// missing from the graph's initializers in a way that shows the exporter's
 /// optimizer took them out (a node's metadata names the parameter while the

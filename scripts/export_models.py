@@ -1344,11 +1344,14 @@ def export(name, opset, out_dir, dynamo=False, optimize=False):
                       **exporter_args(name, dynamo, optimize))
     if dynamo:
         # Its nodes' metadata (the FX node, module path and Python stack trace of each, with
-        # this machine's file paths) is 70% of the file: dropped, the graph unchanged; with the
-        # optimizer on, the FX node and the rewrite rule that made the node are kept.
+        # this machine's file paths) is 70% of the file: dropped, the graph unchanged, but for
+        # what mgs reads: the FX node (a BatchNorm's training flag) and, with the optimizer on,
+        # the rewrite rule that made the node.
         import onnx
         saved = onnx.load(tmp)
-        keep = {"pkg.torch.onnx.fx_node", "pkg.onnxscript.rewriter.rule_name"} if optimize else set()
+        keep = {"pkg.torch.onnx.fx_node"}
+        if optimize:
+            keep.add("pkg.onnxscript.rewriter.rule_name")
         for node in saved.graph.node:
             kept = [(p.key, p.value) for p in node.metadata_props if p.key in keep]
             del node.metadata_props[:]

@@ -24,7 +24,7 @@ module {
   func.func @forward(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
     %s = train.get_param @s : tensor<3xf32>
     %m = train.get_param @m : tensor<3xf32>
-    // expected-error @below {{'train.batch_norm' op in inference form (fixed statistics) cannot be trained; export the model in training mode (torch.onnx.export(..., training=TrainingMode.TRAINING); PyTorch 2.x's torch.export-based exporter (dynamo=True) writes BatchNorm in inference form even then: compile with mgsc --train-batchnorm, or export with dynamo=False)}}
+    // expected-error @below {{'train.batch_norm' op in inference form (fixed statistics) cannot be trained; export the model in training mode (torch.onnx.export(..., training=TrainingMode.TRAINING); PyTorch 2.x's torch.export-based exporter (dynamo=True) writes BatchNorm in inference form even then, and mgs finds it trained only in the node metadata that exporter keeps by default: compile with mgsc --train-batchnorm, or export with dynamo=False)}}
     %y, %rm, %rv, %sm, %si = train.batch_norm %x, %s, %s, %m, %m {epsilon = 1.0e-05 : f32, momentum = 0.9 : f32}
         : (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)
         -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>)

@@ -350,8 +350,10 @@ LogicalResult Differentiator::differentiate(Operation *op) {
                  << "in inference form (fixed statistics) cannot be trained; export the "
                     "model in training mode (torch.onnx.export(..., training="
                     "TrainingMode.TRAINING); PyTorch 2.x's torch.export-based exporter "
-                    "(dynamo=True) writes BatchNorm in inference form even then: compile "
-                    "with mgsc --train-batchnorm, or export with dynamo=False)";
+                    "(dynamo=True) writes BatchNorm in inference form even then, and mgs "
+                    "finds it trained only in the node metadata that exporter keeps by "
+                    "default: compile with mgsc --train-batchnorm, or export with "
+                    "dynamo=False)";
         auto grads = create<BatchNormGradOp>(
             loc, bn.getInput().getType(), bn.getScale().getType(), bn.getBias().getType(),
             bn.getInput(), bn.getScale(), bn.getSavedMean(), bn.getSavedInvStd(),
