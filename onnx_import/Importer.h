@@ -55,6 +55,10 @@ struct ImportOptions {
   /// (--train-batchnorm: PyTorch's torch.export-based exporter does so even
   /// for a model in train()).
   bool trainBatchNorm = false;
+  /// The model is compiled for inference (mgsc --inference): a graph PyTorch's
+  /// exporter optimized for inference is what is wanted, not an error
+  /// (checkExportedParameters, TorchExport.h).
+  bool forInference = false;
   /// Prints parameter values into the IR (small models and tests only).
   bool inlineWeights = false;
   /// Name of the function holding the forward graph.

@@ -661,6 +661,7 @@ int main(int argc, char **argv) {
   if (batchSize.getNumOccurrences())
     importOptions.batchSize = batchSize;
   importOptions.trainBatchNorm = trainBatchNorm;
+  importOptions.forInference = inference;
   if (auto error = mgs::onnx_import::parseInputOptions(dims, bindInputs, importOptions))
     return fail(*error);
   auto imported = mgs::onnx_import::importOnnxFile(context, inputFile, importOptions);
