@@ -272,6 +272,9 @@ private:
   /// FLOAT initializers used only where no gradient flows (Buffers.h):
   /// constants, not parameters.
   llvm::StringSet<> bufferInitializers;
+  /// Initializers the export names as buffers (TorchExport.h): frozen
+  /// parameters where a gradient reaches them.
+  llvm::StringSet<> exportBuffers;
   std::deque<onnx::TensorProto> ownedConstants;
   llvm::StringMap<const onnx::TypeProto *> valueTypes;
   /// The node that computes each value.

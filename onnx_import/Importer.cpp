@@ -120,8 +120,11 @@ FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::Tenso
     }
     OpBuilder mb(&ctx);
     mb.setInsertionPoint(func);
+    bool buffer = exportBuffers.contains(name);
     param = ParameterOp::create(mb, paramLoc, b.getStringAttr(name), TypeAttr::get(*type),
-                                b.getUnitAttr(), init);
+                                buffer ? UnitAttr() : b.getUnitAttr(), init);
+    if (buffer)
+      param->setAttr(kExportBufferAttrName, b.getUnitAttr());
   }
   return Value(GetParamOp::create(b, paramLoc, param.getType(),
                                   FlatSymbolRefAttr::get(param.getSymNameAttr())));
@@ -249,8 +252,10 @@ bool GraphImporter::inputIsConstant(int i) const {
 void GraphImporter::markStateParameter(int i) {
   if (!hasInput(i))
     return;
-  if (auto it = params.find(curNode->input(i)); it != params.end())
+  if (auto it = params.find(curNode->input(i)); it != params.end()) {
     it->second.setTrainable(false);
+    it->second->removeAttr(kExportBufferAttrName); // state, whatever the export calls it
+  }
 }
 
 FailureOr<RankedTensorType> GraphImporter::outputType(int i, Type elementType) {
@@ -422,6 +427,7 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   bufferInitializers = nonDifferentiableInitializers(graph);
   for (const auto &constant : exporterConstants(graph))
     bufferInitializers.insert(constant.getKey());
+  exportBuffers = exportedBuffers(graph);
   for (const auto &vi : graph.input())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.value_info())

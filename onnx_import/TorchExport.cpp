@@ -308,6 +308,15 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
   return diag;
 }
 
+llvm::StringSet<> exportedBuffers(const onnx::GraphProto &graph) {
+  llvm::StringSet<> buffers;
+  if (std::optional<std::vector<SignatureInput>> signature = readSignature(graph))
+    for (const SignatureInput &input : *signature)
+      if (input.kind == "BUFFER" || input.kind == "CONSTANT_TENSOR")
+        buffers.insert(input.target);
+  return buffers;
+}
+
 llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph) {
   llvm::StringSet<> constants;
   std::optional<std::vector<SignatureInput>> signature = readSignature(graph);

@@ -10,7 +10,9 @@
 // a fresh model) are merged into one, zero biases are removed and weights
 // are folded into unnamed constants. The importer checks the graph against
 // the signature, so that such a graph is an error that says what was lost
-// rather than a different model trained in silence. Internal to onnx_import.
+// rather than a different model trained in silence; and the signature's
+// buffers (a causal mask, RoPE's inv_freq) are imported frozen, as PyTorch
+// never trains them. Internal to onnx_import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -55,6 +57,11 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node);
 /// names each lost parameter, where it went, and how to export instead.
 mlir::LogicalResult checkExportedParameters(const onnx::GraphProto &graph,
                                             mlir::Location fileLoc);
+
+/// With a graph signature: the initializers it names as the module's
+/// buffers or constants (BUFFER, CONSTANT_TENSOR): never trained. Empty
+/// without one.
+llvm::StringSet<> exportedBuffers(const onnx::GraphProto &graph);
 
 /// With a graph signature: the FLOAT initializers that are none of its
 /// parameters, buffers or constants (the optimizer's lifted constants, such

@@ -288,8 +288,9 @@ bool hasTrainingModeOps(mlir::ModuleOp module) {
 
 /// Marks the trainable parameters matched by --freeze's patterns as frozen
 /// (not trainable: the step neither updates nor exchanges them) and, unless
-/// --quiet, prints which are trainable and which frozen. A pattern that
-/// matches no trainable parameter is an error naming it.
+/// --quiet, prints which are trainable and which frozen, the export's buffers
+/// among them (frozen at import: a pattern may name them too). A pattern that
+/// matches no trainable parameter or buffer is an error naming it.
 bool freezeParameters(mlir::ModuleOp module) {
   SmallVector<std::pair<std::string, GlobPattern>> patterns;
   for (const std::string &text : freeze) {
@@ -302,9 +303,14 @@ bool freezeParameters(mlir::ModuleOp module) {
   }
   SmallVector<bool> used(patterns.size(), false);
   int64_t trainable = 0, trainableValues = 0;
-  std::string frozen;
+  std::string frozen, buffers;
+  auto describe = [](mgs::train::ParameterOp param) {
+    return param.getSymName().str() + " (" +
+           mgs::withThousandsSeparators(param.getTensorType().getNumElements()) + " values)";
+  };
   for (auto param : module.getOps<mgs::train::ParameterOp>()) {
-    if (!param.getTrainable())
+    bool buffer = param->hasAttr(mgs::train::kExportBufferAttrName);
+    if (!param.getTrainable() && !buffer)
       continue;
     bool match = false;
     for (auto [i, pattern] : llvm::enumerate(patterns))
@@ -312,25 +318,32 @@ bool freezeParameters(mlir::ModuleOp module) {
         used[i] = true;
         match = true;
       }
-    int64_t values = param.getTensorType().getNumElements();
+    if (buffer) {
+      buffers += (buffers.empty() ? "" : ", ") + describe(param);
+      continue;
+    }
     if (!match) {
       ++trainable;
-      trainableValues += values;
+      trainableValues += param.getTensorType().getNumElements();
       continue;
     }
     param.setTrainable(false);
-    frozen += (frozen.empty() ? "" : ", ") + param.getSymName().str() + " (" +
-              mgs::withThousandsSeparators(values) + " values)";
+    frozen += (frozen.empty() ? "" : ", ") + describe(param);
   }
   for (auto [i, pattern] : llvm::enumerate(patterns))
     if (!used[i]) {
       fail("--freeze '" + pattern.first + "' matches no trainable parameter of the model");
       return false;
     }
-  if (!quiet)
-    errs() << "mgsc: " << trainable << " trainable parameters ("
-           << mgs::withThousandsSeparators(trainableValues) << " values); frozen (--freeze): "
-           << frozen << "\n";
+  if (quiet || (patterns.empty() && buffers.empty()))
+    return true;
+  errs() << "mgsc: " << trainable << " trainable parameters ("
+         << mgs::withThousandsSeparators(trainableValues) << " values)";
+  if (!patterns.empty())
+    errs() << "; frozen (--freeze): " << (frozen.empty() ? "none" : frozen);
+  if (!buffers.empty())
+    errs() << "; the export's buffers, not trained: " << buffers;
+  errs() << "\n";
   return true;
 }
 
@@ -673,7 +686,7 @@ int main(int argc, char **argv) {
     return 1;
   if (!checkGraphLoss(*module))
     return 1;
-  if (!freeze.empty() && !freezeParameters(*module))
+  if (!freezeParameters(*module))
     return 1;
   if (inference && !evalMode && hasTrainingModeOps(*module))
     warn("the graph's BatchNorm or Dropout is in training mode (batch statistics, random "

@@ -23,6 +23,10 @@ inline constexpr llvm::StringLiteral kWeightsFileAttrName = "train.weights_file"
 /// when the exporter's metadata shows a label smoothing the ONNX node lost.
 /// train-build-step trains that loss.
 inline constexpr llvm::StringLiteral kGraphLossAttrName = "train.graph_loss";
+/// Unit attribute of a train.parameter that the export says is the module's
+/// buffer, not a parameter (torch.export's graph signature: a causal mask,
+/// RoPE's inv_freq): imported frozen, never trained.
+inline constexpr llvm::StringLiteral kExportBufferAttrName = "train.export_buffer";
 } // namespace mgs::train
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINDIALECT_H
