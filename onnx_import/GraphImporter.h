@@ -51,6 +51,7 @@ public:
   int64_t opset() const override { return opsetVersion; }
   bool producedByPyTorch() const override { return fromPyTorch; }
   bool trainBatchNorm() const override { return options.trainBatchNorm; }
+  bool forInference() const override { return options.forInference; }
   mlir::InFlightDiagnostic emitError() override {
     mlir::InFlightDiagnostic diag = mlir::emitError(curLoc);
     diag << "node '" << nodeLabel << "' (" << curNode->op_type() << "): ";

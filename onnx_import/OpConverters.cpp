@@ -8,8 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "OpConverters.h"
-#include "TorchExport.h"
 #include "ConstantFolding.h"
+#include "TorchExport.h"
 #include "converters/Attention.h"
 #include "converters/Indexing.h"
 #include "converters/LayerNorm.h"
@@ -136,10 +136,11 @@ LogicalResult convertBatchNorm(NodeImporter &n) {
   }
   // Opset 9-13 (BatchNormalization-9): training mode is the 5-output form.
   // Opset 14+: the training_mode attribute, with 3 outputs.
-  // --train-batchnorm: batch statistics whatever the form; so also when the
-  // FX node that torch.export's exporter recorded says training=True (it
-  // writes the inference form then too).
-  bool training = n.trainBatchNorm() || exportedBatchNormTraining(n.node()) ||
+  // --train-batchnorm: batch statistics whatever the form; so also, for
+  // training, when the FX node that torch.export's exporter recorded says
+  // training=True (it writes the inference form then too).
+  bool training = n.trainBatchNorm() ||
+                  (!n.forInference() && exportedBatchNormTraining(n.node())) ||
                   (n.opset() >= 14 ? n.intAttr("training_mode", 0) != 0
                                    : n.node().output_size() > 1);
   for (int i = 3; i < 5; ++i)

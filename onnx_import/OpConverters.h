@@ -39,6 +39,8 @@ public:
   /// True when every BatchNormalization trains with batch statistics
   /// (ImportOptions::trainBatchNorm).
   virtual bool trainBatchNorm() const = 0;
+  /// Whether the model is compiled for inference (ImportOptions::forInference).
+  virtual bool forInference() const = 0;
   /// A diagnostic at the node's location, prefixed with the node's identity.
   virtual mlir::InFlightDiagnostic emitError() = 0;
 

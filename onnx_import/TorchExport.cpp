@@ -1,4 +1,4 @@
-//===- TorchExport.cpp - What torch.export says of the model ------------===//
+//===- TorchExport.cpp - What torch.export says of the model --------------===//
 //
 // The graph signature PyTorch's torch.export-based exporter records, and the
 // check of the graph's initializers against it (TorchExport.h).
@@ -9,9 +9,11 @@
 #include "Prepare.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <cstring>
 #include <optional>
 #include <string>
 #include <vector>
@@ -31,7 +33,13 @@ struct SignatureInput {
   std::string target; ///< the module path, the initializer's name
 };
 
-/// The inputs of the graph's signature; nullopt without one.
+bool isModuleState(StringRef kind) {
+  return kind == "PARAMETER" || kind == "BUFFER" || kind == "CONSTANT_TENSOR";
+}
+
+/// The inputs of the graph's signature; nullopt without one, and for one
+/// whose parameter or buffer lines do not read as such (another format: the
+/// signature is then not used at all, rather than misread).
 std::optional<std::vector<SignatureInput>> readSignature(const onnx::GraphProto &graph) {
   StringRef text = graphMetadata(graph, kExportSignatureKey);
   if (text.empty())
@@ -39,7 +47,7 @@ std::optional<std::vector<SignatureInput>> readSignature(const onnx::GraphProto 
   std::vector<SignatureInput> inputs;
   SmallVector<StringRef> lines;
   text.split(lines, '\n');
-    bool inInputs = false;
+  bool inInputs = false;
   for (StringRef line : lines) {
     line = line.trim();
     if (line.starts_with("#")) {
@@ -50,18 +58,18 @@ std::optional<std::vector<SignatureInput>> readSignature(const onnx::GraphProto 
     if (!inInputs || rest.empty())
       continue;
     auto [kind, attrs] = rest.split(' ');
-    size_t at = attrs.find("target='");
-    if (at == StringRef::npos)
+    if (!isModuleState(kind))
       continue;
-    StringRef target =
-        attrs.drop_front(at + strlen("target='")).take_until([](char c) { return c == '\''; });
-    inputs.push_back({name.str(), kind.str(), target.str()});
+    size_t at = attrs.find("target='");
+    if (name.empty() || at == StringRef::npos)
+      return std::nullopt;
+    StringRef target = attrs.drop_front(at + strlen("target='"));
+    size_t end = target.find('\'');
+    if (end == StringRef::npos || end == 0)
+      return std::nullopt;
+    inputs.push_back({name.str(), kind.str(), target.take_front(end).str()});
   }
   return inputs;
-}
-
-bool isModuleState(const SignatureInput &input) {
-  return input.kind == "PARAMETER" || input.kind == "BUFFER" || input.kind == "CONSTANT_TENSOR";
 }
 
 /// The values an FX node's text reads: "%p_fc_weight" and the like.
@@ -93,7 +101,7 @@ struct Whereabouts {
 Whereabouts whereItWent(const onnx::NodeProto &node, int idx, const SignatureInput &param,
                         const llvm::StringSet<> &read,
                         const llvm::StringMap<const SignatureInput *> &byTarget,
-                        const llvm::StringSet<> &lifted) {
+                        const llvm::StringMap<int64_t> &lifted) {
   std::string name = labelOf(node, idx);
   std::string label = node.op_type() + " '" + name + "'";
   StringRef rules = nodeMetadata(node, kRewriteRuleKey);
@@ -110,10 +118,11 @@ Whereabouts whereItWent(const onnx::NodeProto &node, int idx, const SignatureInp
   std::string merged, folded;
   for (const std::string &in : node.input()) {
     const SignatureInput *other = byTarget.lookup(in);
-    if (other && !read.contains(other->name) &&
+    if (other && other->kind == "PARAMETER" && !read.contains(other->name) &&
         (merged.empty() || leafName(in) == leafName(param.target)))
       merged = in;
-    if (lifted.contains(in) && folded.empty())
+    // (A scalar is the node's own constant, an epsilon or a scale.)
+    if (lifted.lookup(in) > 1 && folded.empty())
       folded = in;
   }
   if (!merged.empty())
@@ -127,19 +136,21 @@ Whereabouts whereItWent(const onnx::NodeProto &node, int idx, const SignatureInp
   return {};
 }
 
-/// A node whose FX node read `param` (an initializer) but which reads one of
-/// the optimizer's constants instead, where no other parameter its FX node
-/// read is `missing` (the constant would be theirs).
-std::optional<Whereabouts> foldedCopy(const SignatureInput &param, const onnx::GraphProto &graph,
+/// A node whose FX node read `param` (an initializer of `size` elements) but
+/// which reads one of the optimizer's constants of that size instead, where
+/// no other parameter its FX node read is `missing` (the constant would be
+/// theirs).
+std::optional<Whereabouts> foldedCopy(const SignatureInput &param, int64_t size,
+                                      const onnx::GraphProto &graph,
                                       ArrayRef<llvm::StringSet<>> reads,
                                       const llvm::StringSet<> &missing,
-                                      const llvm::StringSet<> &lifted) {
+                                      const llvm::StringMap<int64_t> &lifted) {
   for (auto [idx, node] : llvm::enumerate(graph.node())) {
     if (!reads[idx].contains(param.name) || llvm::is_contained(node.input(), param.target) ||
         llvm::any_of(reads[idx].keys(), [&](StringRef value) { return missing.contains(value); }))
       continue;
     for (const std::string &in : node.input())
-      if (lifted.contains(in)) {
+      if (lifted.lookup(in) == size) {
         std::string name = labelOf(node, static_cast<int>(idx));
         return Whereabouts{1,
                            "a copy folded into the constant '" + in + "' that " +
@@ -188,16 +199,18 @@ StringRef graphMetadata(const onnx::GraphProto &graph, StringRef key) {
 }
 
 bool exportedBatchNormTraining(const onnx::NodeProto &node) {
-  // "%x : [...] = call_function[target=torch.ops.aten.OP.default](args = (%in,
-  // %p_bn_weight, %p_bn_bias, %b_bn_running_mean, %b_bn_running_var, True, 0.1,
-  // 1e-05), kwargs = {})": training is the sixth argument of each such OP.
+  // "%x : [...] = call_function[target=torch.ops.aten.OP.OVERLOAD](args = (%in,
+  // %p_bn_weight, %p_bn_bias, %b_bn_running_mean, %b_bn_running_var, True,
+  // 0.1, 1e-05), kwargs = {})": training is the sixth argument of each such OP
+  // (the fourth of _native_batch_norm_legit.no_stats, which has no running
+  // statistics).
   StringRef fx = nodeMetadata(node, kFxNodeKey);
   size_t at = fx.find("target=torch.ops.aten.");
   if (at == StringRef::npos)
     return false;
-  StringRef op = fx.drop_front(at + strlen("target=torch.ops.aten.")).take_until([](char c) {
-    return c == '.' || c == ']';
-  });
+  auto [op, overload] = fx.drop_front(at + strlen("target=torch.ops.aten."))
+                            .take_until([](char c) { return c == ']'; })
+                            .split('.');
   if (!llvm::is_contained({"_native_batch_norm_legit_functional", "_native_batch_norm_legit",
                            "native_batch_norm", "batch_norm"},
                           op))
@@ -205,24 +218,27 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node) {
   size_t open = fx.find("args = (");
   if (open == StringRef::npos)
     return false;
-  SmallVector<StringRef> args;
-  fx.drop_front(open + strlen("args = (")).take_until([](char c) { return c == ')'; }).split(args,
-                                                                                             ',');
-  return args.size() > 5 && args[5].trim() == "True";
+  StringRef args = fx.drop_front(open + strlen("args = ("));
+  SmallVector<StringRef> values;
+  args.take_until([](char c) { return c == ')'; }).split(values, ',');
+  size_t training = overload == "no_stats" ? 3 : 5;
+  return values.size() > training && values[training].trim() == "True";
 }
 
 LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fileLoc) {
   std::optional<std::vector<SignatureInput>> signature = readSignature(graph);
   if (!signature)
     return success();
-  llvm::StringSet<> inits;
+  llvm::StringMap<int64_t> inits; // their element counts
   for (const auto &init : graph.initializer())
-    inits.insert(init.name());
+    inits[init.name()] = llvm::product_of(init.dims());
   llvm::StringMap<const SignatureInput *> byTarget;
   for (const SignatureInput &input : *signature)
-    if (isModuleState(input))
+    if (isModuleState(input.kind))
       byTarget[input.target] = &input;
-  llvm::StringSet<> lifted = exporterConstants(graph);
+  llvm::StringMap<int64_t> lifted; // the optimizer's constants, their element counts
+  for (const auto &constant : exporterConstants(graph))
+    lifted[constant.getKey()] = inits.lookup(constant.getKey());
 
   // Each parameter that is no initializer: where the nodes whose FX nodes
   // read it say it went (the surest of their answers).
@@ -243,7 +259,7 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
     if (!missing.contains(param.name)) {
       // A tied weight of which one use reads a folded copy (a transpose the
       // optimizer computed): the copy would train apart from the rest.
-      if (std::optional<Whereabouts> copy = foldedCopy(param, graph, reads, missing, lifted)) {
+      if (std::optional<Whereabouts> copy = foldedCopy(param, inits.lookup(param.target), graph, reads, missing, lifted)) {
         lost.push_back(&param);
         where.push_back(std::move(*copy));
       }
@@ -324,7 +340,7 @@ llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph) {
     return constants;
   llvm::StringSet<> state;
   for (const SignatureInput &input : *signature)
-    if (isModuleState(input))
+    if (isModuleState(input.kind))
       state.insert(input.target);
   for (const auto &init : graph.initializer())
     if (init.data_type() == onnx::TensorProto::FLOAT && !state.contains(init.name()))

@@ -332,10 +332,11 @@ bool freezeParameters(mlir::ModuleOp module) {
   }
   for (auto [i, pattern] : llvm::enumerate(patterns))
     if (!used[i]) {
-      fail("--freeze '" + pattern.first + "' matches no trainable parameter of the model");
+      fail("--freeze '" + pattern.first + "' matches no trainable parameter or buffer of the "
+           "model");
       return false;
     }
-  if (quiet || (patterns.empty() && buffers.empty()))
+  if (quiet || (patterns.empty() && (buffers.empty() || inference)))
     return true;
   errs() << "mgsc: " << trainable << " trainable parameters ("
          << mgs::withThousandsSeparators(trainableValues) << " values)";

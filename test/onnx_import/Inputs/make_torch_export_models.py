@@ -13,7 +13,8 @@ node metadata, as scripts/export_models.py leaves such exports:
   - tied.onnx: a graph without the optimizer whose signature also names a parameter tied to
     fc.weight (head.weight) and an unused one, neither an initializer;
   - constant.onnx: every parameter an initializer, and the lifted scale val_3 beside them;
-  - unsigned.onnx: the same without the signature.
+  - unsigned.onnx: the same without the signature;
+  - malformed.onnx: the same with a signature of another format (targets not quoted).
 """
 import sys
 
@@ -24,13 +25,14 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1]
 
 
-def signature(params):
-    lines = ["", "# inputs"] + [f"p_{p.replace('.', '_')}: PARAMETER target='{p}'" for p in params]
+def signature(params, quote="'"):
+    lines = ["", "# inputs"] + [f"p_{p.replace('.', '_')}: PARAMETER target={quote}{p}{quote}"
+                                for p in params]
     lines += ["x: USER_INPUT", "", "# outputs", "mul: USER_OUTPUT", ""]
     return "\n".join(lines)
 
 
-def model(name, params, ln_weight, scale_initializer, signed=True):
+def model(name, params, ln_weight, scale_initializer, signed=True, quote="'"):
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "fc.weight"),
              numpy_helper.from_array(np.ones(3, np.float32), "fc.bias"),
@@ -53,7 +55,7 @@ def model(name, params, ln_weight, scale_initializer, signed=True):
                               inits)
     if signed:
         graph.metadata_props.add(key="pkg.torch.export.ExportedProgram.graph_signature",
-                                 value=signature(params))
+                                 value=signature(params, quote))
     m = helper.make_model(graph, producer_name="pytorch", producer_version="2.15.0",
                           opset_imports=[helper.make_opsetid("", 20)])
     m.ir_version = 10
@@ -66,3 +68,4 @@ model("lifted", params, "fc.bias", True)
 model("tied", params + ["head.weight", "unused.weight"], "ln.weight", False)
 model("constant", params, "ln.weight", True)
 model("unsigned", params, "ln.weight", True, signed=False)
+model("malformed", params, "ln.weight", True, quote="")
