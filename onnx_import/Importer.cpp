@@ -425,9 +425,10 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
   for (const auto &init : graph.initializer())
     initializers[init.name()] = &init;
   bufferInitializers = nonDifferentiableInitializers(graph);
-  for (const auto &constant : exporterConstants(graph))
+  ExportedNonParameters exported = exportedNonParameters(graph);
+  for (const auto &constant : exported.constants)
     bufferInitializers.insert(constant.getKey());
-  exportBuffers = exportedBuffers(graph);
+  exportBuffers = std::move(exported.buffers);
   for (const auto &vi : graph.input())
     valueTypes[vi.name()] = &vi.type();
   for (const auto &vi : graph.value_info())

@@ -236,9 +236,16 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
   for (const SignatureInput &input : *signature)
     if (isModuleState(input.kind))
       byTarget[input.target] = &input;
-  llvm::StringMap<int64_t> lifted; // the optimizer's constants, their element counts
-  for (const auto &constant : exporterConstants(graph))
-    lifted[constant.getKey()] = inits.lookup(constant.getKey());
+  // The optimizer's constants (FLOAT initializers the signature does not
+  // name; written as Constant nodes when it is off), their element counts.
+  llvm::StringMap<int64_t> lifted;
+  std::string firstConstant;
+  for (const auto &init : graph.initializer())
+    if (init.data_type() == onnx::TensorProto::FLOAT && !byTarget.count(init.name())) {
+      lifted[init.name()] = inits.lookup(init.name());
+      if (firstConstant.empty())
+        firstConstant = init.name();
+    }
 
   // Each parameter that is no initializer: where the nodes whose FX nodes
   // read it say it went (the surest of their answers).
@@ -259,7 +266,8 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
     if (!missing.contains(param.name)) {
       // A tied weight of which one use reads a folded copy (a transpose the
       // optimizer computed): the copy would train apart from the rest.
-      if (std::optional<Whereabouts> copy = foldedCopy(param, inits.lookup(param.target), graph, reads, missing, lifted)) {
+      if (std::optional<Whereabouts> copy =
+              foldedCopy(param, inits.lookup(param.target), graph, reads, missing, lifted)) {
         lost.push_back(&param);
         where.push_back(std::move(*copy));
       }
@@ -280,14 +288,8 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
       absent.push_back(&param);
     }
   }
-  // Without node metadata: the optimizer's lifted constants (written as
-  // Constant nodes when it is off) beside absent parameters show it ran.
-  std::string firstConstant;
-  for (const auto &init : graph.initializer())
-    if (lifted.contains(init.name())) {
-      firstConstant = init.name();
-      break;
-    }
+  // Without node metadata: the optimizer's constants beside absent
+  // parameters show it ran.
   if (lost.empty() && (absent.empty() || firstConstant.empty()))
     return success(); // the absent ones: unused by forward, or tied to one kept
 
@@ -324,28 +326,23 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
   return diag;
 }
 
-llvm::StringSet<> exportedBuffers(const onnx::GraphProto &graph) {
-  llvm::StringSet<> buffers;
-  if (std::optional<std::vector<SignatureInput>> signature = readSignature(graph))
-    for (const SignatureInput &input : *signature)
-      if (input.kind == "BUFFER" || input.kind == "CONSTANT_TENSOR")
-        buffers.insert(input.target);
-  return buffers;
-}
-
-llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph) {
-  llvm::StringSet<> constants;
+ExportedNonParameters exportedNonParameters(const onnx::GraphProto &graph) {
+  ExportedNonParameters result;
   std::optional<std::vector<SignatureInput>> signature = readSignature(graph);
   if (!signature)
-    return constants;
+    return result;
   llvm::StringSet<> state;
-  for (const SignatureInput &input : *signature)
-    if (isModuleState(input.kind))
-      state.insert(input.target);
+  for (const SignatureInput &input : *signature) {
+    if (!isModuleState(input.kind))
+      continue;
+    state.insert(input.target);
+    if (input.kind != "PARAMETER")
+      result.buffers.insert(input.target);
+  }
   for (const auto &init : graph.initializer())
     if (init.data_type() == onnx::TensorProto::FLOAT && !state.contains(init.name()))
-      constants.insert(init.name());
-  return constants;
+      result.constants.insert(init.name());
+  return result;
 }
 
 } // namespace mgs::onnx_import

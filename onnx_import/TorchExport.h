@@ -58,15 +58,17 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node);
 mlir::LogicalResult checkExportedParameters(const onnx::GraphProto &graph,
                                             mlir::Location fileLoc);
 
-/// With a graph signature: the initializers it names as the module's
-/// buffers or constants (BUFFER, CONSTANT_TENSOR): never trained. Empty
-/// without one.
-llvm::StringSet<> exportedBuffers(const onnx::GraphProto &graph);
-
-/// With a graph signature: the FLOAT initializers that are none of its
-/// parameters, buffers or constants (the optimizer's lifted constants, such
-/// as attention's scale): constants, never trained. Empty without one.
-llvm::StringSet<> exporterConstants(const onnx::GraphProto &graph);
+/// What the graph signature says of the initializers that are not the
+/// module's parameters: both sets are empty without one.
+struct ExportedNonParameters {
+  /// Those it names as the module's buffers or constants (BUFFER,
+  /// CONSTANT_TENSOR): never trained.
+  llvm::StringSet<> buffers;
+  /// The FLOAT initializers it does not name at all (the optimizer's lifted
+  /// constants, such as attention's scale): constants, never trained.
+  llvm::StringSet<> constants;
+};
+ExportedNonParameters exportedNonParameters(const onnx::GraphProto &graph);
 
 } // namespace mgs::onnx_import
 
