@@ -59,20 +59,10 @@ bool reshapesLabels(const onnx::NodeProto &node) {
 /// ("... aten.cross_entropy_loss.default](args = (%x, %y, None, 1, -100,
 /// 0.1), kwargs = {})"); 0 when there is none.
 double exportedSmoothing(const onnx::NodeProto &node) {
-  StringRef call = nodeMetadata(node, kFxNodeKey);
-  size_t at = call.find("aten.cross_entropy_loss");
-  if (at == StringRef::npos)
-    return 0;
-  call = call.drop_front(at);
-  size_t open = call.find("args = (");
-  if (open == StringRef::npos)
-    return 0;
-  call = call.drop_front(open + strlen("args = ("));
-  call = call.take_until([](char c) { return c == ')'; });
-  SmallVector<StringRef> args;
-  call.split(args, ',');
+  std::optional<FxCall> call = fxCall(node);
   double smoothing = 0;
-  if (args.size() < 6 || args[5].trim().getAsDouble(smoothing) || !(smoothing > 0))
+  if (!call || call->op != "cross_entropy_loss" || call->args.size() < 6 ||
+      call->args[5].getAsDouble(smoothing) || !(smoothing > 0))
     return 0;
   return smoothing;
 }

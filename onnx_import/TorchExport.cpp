@@ -198,31 +198,36 @@ StringRef graphMetadata(const onnx::GraphProto &graph, StringRef key) {
   return metadataEntry(graph, key);
 }
 
-bool exportedBatchNormTraining(const onnx::NodeProto &node) {
-  // "%x : [...] = call_function[target=torch.ops.aten.OP.OVERLOAD](args = (%in,
-  // %p_bn_weight, %p_bn_bias, %b_bn_running_mean, %b_bn_running_var, True,
-  // 0.1, 1e-05), kwargs = {})": training is the sixth argument of each such OP
-  // (the fourth of _native_batch_norm_legit.no_stats, which has no running
-  // statistics).
+std::optional<FxCall> fxCall(const onnx::NodeProto &node) {
   StringRef fx = nodeMetadata(node, kFxNodeKey);
   size_t at = fx.find("target=torch.ops.aten.");
-  if (at == StringRef::npos)
-    return false;
-  auto [op, overload] = fx.drop_front(at + strlen("target=torch.ops.aten."))
-                            .take_until([](char c) { return c == ']'; })
-                            .split('.');
-  if (!llvm::is_contained({"_native_batch_norm_legit_functional", "_native_batch_norm_legit",
-                           "native_batch_norm", "batch_norm"},
-                          op))
-    return false;
   size_t open = fx.find("args = (");
-  if (open == StringRef::npos)
+  if (at == StringRef::npos || open == StringRef::npos)
+    return std::nullopt;
+  FxCall call;
+  std::tie(call.op, call.overload) = fx.drop_front(at + strlen("target=torch.ops.aten."))
+                                         .take_until([](char c) { return c == ']'; })
+                                         .split('.');
+  fx.drop_front(open + strlen("args = ("))
+      .take_until([](char c) { return c == ')'; })
+      .split(call.args, ',');
+  for (StringRef &arg : call.args)
+    arg = arg.trim();
+  return call;
+}
+
+bool exportedBatchNormTraining(const onnx::NodeProto &node) {
+  // Training is the sixth argument of each such op (%in, %p_bn_weight,
+  // %p_bn_bias, %b_bn_running_mean, %b_bn_running_var, True, 0.1, 1e-05),
+  // the fourth of _native_batch_norm_legit.no_stats, which has no running
+  // statistics.
+  std::optional<FxCall> call = fxCall(node);
+  if (!call || !llvm::is_contained({"_native_batch_norm_legit_functional",
+                                    "_native_batch_norm_legit", "native_batch_norm", "batch_norm"},
+                                   call->op))
     return false;
-  StringRef args = fx.drop_front(open + strlen("args = ("));
-  SmallVector<StringRef> values;
-  args.take_until([](char c) { return c == ')'; }).split(values, ',');
-  size_t training = overload == "no_stats" ? 3 : 5;
-  return values.size() > training && values[training].trim() == "True";
+  size_t training = call->overload == "no_stats" ? 3 : 5;
+  return call->args.size() > training && call->args[training] == "True";
 }
 
 LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fileLoc) {

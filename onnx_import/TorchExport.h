@@ -21,10 +21,13 @@
 
 #include "mlir/IR/Location.h"
 #include "mlir/Support/LLVM.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/StringSet.h"
 
 #include <onnx/onnx_pb.h>
+
+#include <optional>
 
 namespace mgs::onnx_import {
 
@@ -39,6 +42,16 @@ inline constexpr llvm::StringLiteral kRewriteRuleKey = "pkg.onnxscript.rewriter.
 /// (1.16).
 llvm::StringRef nodeMetadata(const onnx::NodeProto &node, llvm::StringRef key);
 llvm::StringRef graphMetadata(const onnx::GraphProto &graph, llvm::StringRef key);
+
+/// The call of an aten op that an FX node records ("call_function[target=
+/// torch.ops.aten.OP.OVERLOAD](args = (A0, A1, ...), kwargs = {})"): OP,
+/// OVERLOAD and the arguments' texts. Nothing where the node records none
+/// (the views into the metadata live as long as the node).
+struct FxCall {
+  llvm::StringRef op, overload;
+  llvm::SmallVector<llvm::StringRef> args;
+};
+std::optional<FxCall> fxCall(const onnx::NodeProto &node);
 
 /// Whether the FX node that PyTorch's torch.export-based exporter recorded
 /// for a BatchNormalization ran it in training mode
