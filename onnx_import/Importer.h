@@ -66,6 +66,10 @@ struct ImportOptions {
 };
 
 /// The help of the import options mgsc and mgs-import-onnx share.
+inline constexpr const char *kInferenceHelp =
+    "Import the model for inference (as mgsc --inference compiles it): a graph PyTorch's "
+    "exporter optimized for inference (torch.onnx.export's default optimize=True) is taken, "
+    "and BatchNormalization keeps the form the file gives";
 inline constexpr const char *kDimHelp =
     "Set the graph inputs' symbolic dimension NAME to N (a sequence length an export left "
     "dynamic; the batch is --batch-size's)";

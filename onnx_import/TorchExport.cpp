@@ -318,8 +318,8 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
     diag << "): " << quotedList(absent, kMostListed);
   }
   diag << "; export with torch.onnx.export(..., optimize=False), or with dynamo=False, "
-          "training=torch.onnx.TrainingMode.TRAINING (for inference, mgsc --inference takes "
-          "this graph)";
+          "training=torch.onnx.TrainingMode.TRAINING (for inference, mgsc --inference and "
+          "mgs-import-onnx --inference take this graph)";
   for (auto [i, param] : llvm::enumerate(lost)) {
     if (i == kMostListed) {
       diag.attachNote(fileLoc) << "and " << lost.size() - kMostListed << " more parameters so";

@@ -2,7 +2,7 @@
 //
 //   mgs-import-onnx MODEL.onnx|MODEL.onnxtext [--batch-size N] [-o OUT.mlir]
 //                   [--dim NAME=N,...] [--bind-input NAME=VALUE|NAME=INPUT!=VALUE,...]
-//                   [--inline-weights] [--summary]
+//                   [--train-batchnorm] [--inference] [--inline-weights] [--summary]
 //   mgs-import-onnx --list-supported-ops
 //
 // Prints the imported module (stdout by default). Exits 1 with a diagnostic
@@ -42,6 +42,8 @@ static cl::list<std::string> bindInputs("bind-input", cl::desc(mgs::onnx_import:
 static cl::opt<bool> trainBatchNorm("train-batchnorm",
                                     cl::desc(mgs::onnx_import::kTrainBatchNormHelp),
                                     cl::cat(category));
+static cl::opt<bool> inference("inference", cl::desc(mgs::onnx_import::kInferenceHelp),
+                               cl::cat(category));
 static cl::opt<bool> inlineWeights("inline-weights",
                                    cl::desc("Print parameter values into the IR (small models)"),
                                    cl::cat(category));
@@ -97,6 +99,7 @@ int main(int argc, char **argv) {
   }
   options.inlineWeights = inlineWeights;
   options.trainBatchNorm = trainBatchNorm;
+  options.forInference = inference;
   if (auto error = mgs::onnx_import::parseInputOptions(dims, bindInputs, options)) {
     errs() << "mgs-import-onnx: error: " << *error << "\n";
     return 1;
