@@ -258,7 +258,7 @@ bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std:
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
   if (fd < 0) {
-    error = "cannot write '" + tmp + "': " + std::strerror(errno);
+    error = "cannot write '" + path + "': " + std::strerror(errno);
     return false;
   }
   bool ok;
@@ -279,13 +279,14 @@ bool writeModelFile(const std::string &path, const onnx::ModelProto &model, std:
   }
   if (!ok) {
     // errno says why (ENOSPC on a full file system); the old file is kept.
-    error = "cannot write '" + tmp + "': " + std::strerror(err ? err : EIO) + " (the old '" +
-            path + "', if any, is unchanged)";
+    error = "cannot write '" + path + "': " + std::strerror(err ? err : EIO) +
+            " (the old file, if any, is unchanged)";
     std::remove(tmp.c_str());
     return false;
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-    error = "cannot rename '" + tmp + "' to '" + path + "': " + std::strerror(errno);
+    error = "cannot write '" + path + "': renaming its temporary '" + tmp + "' over it: " +
+            std::strerror(errno);
     std::remove(tmp.c_str());
     return false;
   }

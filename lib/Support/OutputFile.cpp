@@ -5,14 +5,19 @@
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 
 using namespace llvm;
 
 namespace mgs {
 
-mlir::LogicalResult checkOutputPath(StringRef path, std::string &error) {
+mlir::LogicalResult checkOutputPath(StringRef path, std::string &error, StringRef input) {
   if (path == "-")
     return mlir::success();
+  if (!input.empty() && sys::fs::equivalent(input, path)) {
+    error = "the output '" + path.str() + "' is the input model; name another with -o";
+    return mlir::failure();
+  }
   if (sys::fs::is_directory(path)) {
     error = "the output '" + path.str() + "' is a directory; name a file with -o";
     return mlir::failure();
@@ -22,6 +27,24 @@ mlir::LogicalResult checkOutputPath(StringRef path, std::string &error) {
     error = "cannot write '" + path.str() + "': no directory '" + dir.str() + "'";
     return mlir::failure();
   }
+  // A regular file is written beside its path (writeOutputFile): make sure a
+  // file can be created there (not /proc, not a read-only mount) before the
+  // work. A device or a pipe is written in place and left alone here.
+  SmallString<256> target(path);
+  if (sys::fs::is_symlink_file(path) && sys::fs::real_path(path, target))
+    target = path;
+  if (sys::fs::exists(target) && !sys::fs::is_regular_file(target))
+    return mlir::success();
+  SmallString<256> probe;
+  int fd;
+  if (std::error_code ec = sys::fs::createUniqueFile(target + ".probe-%%%%%%", fd, probe)) {
+    StringRef targetDir = sys::path::parent_path(target);
+    error = "cannot write '" + path.str() + "': cannot create a file in '" +
+            (targetDir.empty() ? StringRef(".") : targetDir).str() + "': " + ec.message();
+    return mlir::failure();
+  }
+  sys::Process::SafelyCloseFileDescriptor(fd);
+  sys::fs::remove(probe);
   return mlir::success();
 }
 

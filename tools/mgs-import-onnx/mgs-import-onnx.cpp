@@ -106,7 +106,7 @@ int main(int argc, char **argv) {
   }
 
   std::string error;
-  if (failed(mgs::checkOutputPath(outputFile, error))) {
+  if (failed(mgs::checkOutputPath(outputFile, error, inputFile))) {
     errs() << "mgs-import-onnx: error: " << error << "\n";
     return 1;
   }

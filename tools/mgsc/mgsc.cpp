@@ -649,9 +649,7 @@ int main(int argc, char **argv) {
                                        : emit == Emit::Llvm ? ".ll"
                                                             : ".mlir"))
                  .str();
-  if (sys::fs::equivalent(inputFile, output))
-    return fail("the output '" + output + "' is the input model; name another with -o");
-  if (std::string error; failed(mgs::checkOutputPath(output, error)))
+  if (std::string error; failed(mgs::checkOutputPath(output, error, inputFile)))
     return fail(error);
   if (emit == Emit::Exe && sys::fs::exists(output) && !sys::fs::is_regular_file(output))
     return fail("the output '" + output +

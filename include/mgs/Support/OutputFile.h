@@ -18,9 +18,11 @@
 
 namespace mgs {
 
-/// Succeeds when a file can be created at `path` ("-" is stdout): not a
-/// directory, and its directory exists. Otherwise `error` says which.
-mlir::LogicalResult checkOutputPath(llvm::StringRef path, std::string &error);
+/// Succeeds when a file can be created at `path` ("-" is stdout): not the
+/// `input` file (when given), not a directory, and a file can be created in
+/// its directory. Otherwise `error` says which.
+mlir::LogicalResult checkOutputPath(llvm::StringRef path, std::string &error,
+                                    llvm::StringRef input = {});
 
 /// Writes `path` ("-": stdout) with `write`. A regular file is written to a
 /// temporary file beside it and renamed over it, so a failed write leaves the

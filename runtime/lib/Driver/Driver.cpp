@@ -113,6 +113,9 @@ int Driver::run() {
     if (path == &o.saveOnnx)
       *path = resolved;
   }
+  if (!o.saveOnnx.empty())
+    if (int rc = checkSaveOnnx())
+      return rc;
 
   return training ? runTraining() : runInference();
 }

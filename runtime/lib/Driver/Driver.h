@@ -110,6 +110,9 @@ private:
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
   int saveOnnx();
+  /// What --save needs, checked before training too: the ONNX writer and the
+  /// model the executable was compiled from.
+  int checkSaveOnnx();
 
   // Inference.cpp
   int runInference();

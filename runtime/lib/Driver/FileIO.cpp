@@ -65,6 +65,16 @@ Status resolveOutputFile(const std::string &path, std::string &resolved) {
   std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : resolved.substr(0, slash);
   if (::access(dir.c_str(), W_OK | X_OK) != 0)
     return ioError("cannot write '" + resolved + "': " + std::strerror(errno));
+  // access() says yes to root everywhere, also where nothing can be created
+  // (/proc, a read-only mount): create a file beside it to be sure, before
+  // the run whose result would be lost.
+  std::string probe = resolved + ".probe." + std::to_string(::getpid());
+  int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return ioError("cannot write '" + resolved + "': cannot create a file in '" + dir +
+                   "': " + std::strerror(errno));
+  ::close(fd);
+  ::unlink(probe.c_str());
   return Status();
 }
 
@@ -159,14 +169,14 @@ void AtomicWriter::open(const std::string &path) {
   tmpPath_ = path_ + ".tmp." + std::to_string(::getpid());
   file_ = std::fopen(tmpPath_.c_str(), "wb");
   if (!file_)
-    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(errno));
+    status_ = ioError("cannot write '" + path_ + "': " + std::strerror(errno));
 }
 
 void AtomicWriter::write(const void *src, uint64_t bytes) {
   if (!status_.ok())
     return;
   if (bytes && std::fwrite(src, 1, bytes, file_) != bytes) {
-    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(errno));
+    status_ = ioError("cannot write '" + path_ + "': " + std::strerror(errno));
     return;
   }
   crc_ = crc32Of(crc_, src, bytes);
@@ -188,7 +198,8 @@ Status AtomicWriter::finish() {
   int err = errno;
   ok = (std::fclose(f) == 0) && ok;
   if (!ok) {
-    status_ = ioError("cannot write '" + tmpPath_ + "': " + std::strerror(err ? err : errno));
+    status_ = ioError("cannot write '" + path_ + "': " + std::strerror(err ? err : errno) +
+                      " (the old file, if any, is unchanged)");
     std::remove(tmpPath_.c_str());
     return status_;
   }
@@ -202,7 +213,8 @@ Status AtomicWriter::publish() {
   finished_ = false;
   if (std::rename(tmpPath_.c_str(), path_.c_str()) != 0) {
     status_ =
-        ioError("cannot rename '" + tmpPath_ + "' to '" + path_ + "': " + std::strerror(errno));
+        ioError("cannot write '" + path_ + "': renaming its temporary '" + tmpPath_ +
+                "' over it: " + std::strerror(errno));
     std::remove(tmpPath_.c_str());
     return status_;
   }

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <iterator>
 #include <random>
+#include <unistd.h>
 
 namespace mgs::rt::driver {
 
@@ -264,13 +265,23 @@ int Driver::saveWeights() {
   return 0;
 }
 
-int Driver::saveOnnx() {
+int Driver::checkSaveOnnx() {
   if (!mgs_onnx_save_model)
     return error("--save: this executable was linked without the ONNX writer (link "
                  "onnx_import's MGSOnnxModelIO, as mgsc does)");
   if (m.source.empty())
     return error("--save: the model does not say which ONNX file it was compiled from "
                  "(compiled with inline weights?); use --save-weights");
+  if (::access(m.source.c_str(), R_OK) != 0)
+    return error("--save: the model was compiled from '%s', which cannot be read (%s): --save "
+                 "writes the trained values into that graph; restore it, or use --save-weights",
+                 m.source.c_str(), std::strerror(errno));
+  return 0;
+}
+
+int Driver::saveOnnx() {
+  if (int rc = checkSaveOnnx())
+    return rc;
   if (int rc = checkFiniteBeforeSave("--save"))
     return rc;
   std::vector<const char *> names;

@@ -546,13 +546,15 @@ int Driver::runTraining() {
   std::fflush(stdout);
   if (rank != 0) // the parameters are the same on every worker
     return 0;
+  // Each output is written even when another could not be: one failed save
+  // must not lose the other.
+  int rc = 0;
   if (!o.saveWeights.empty())
-    if (int rc = saveWeights())
-      return rc;
+    rc = saveWeights();
   if (!o.saveOnnx.empty())
-    if (int rc = saveOnnx())
-      return rc;
-  return 0;
+    if (int onnxRc = saveOnnx(); onnxRc && !rc)
+      rc = onnxRc;
+  return rc;
 }
 
 } // namespace mgs::rt::driver
