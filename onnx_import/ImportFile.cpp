@@ -123,7 +123,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     onnx::checker::check_model(model);
     if (failed(checkOutputsProduced(model.graph(), fileLoc)) ||
         failed(checkBeforeShapeInference(model.graph(), fileLoc)) ||
-        (!options.forInference && failed(checkExportedParameters(model.graph(), fileLoc))))
+        (!options.forInference && (failed(checkExportedParameters(model.graph(), fileLoc)) ||
+                                   failed(checkEvalModeExport(model, fileLoc)))))
       return failure();
 
     stage = "reading the opset";

@@ -331,6 +331,61 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
   return diag;
 }
 
+LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLoc) {
+  if (model.producer_name() != "pytorch")
+    return success();
+  const onnx::GraphProto &graph = model.graph();
+  llvm::StringSet<> folded; // FLOAT initializers the exporter named after their reader
+  for (const auto &init : graph.initializer())
+    if (init.data_type() == onnx::TensorProto::FLOAT &&
+        StringRef(init.name()).starts_with("onnx::Conv_"))
+      folded.insert(init.name());
+  if (folded.empty())
+    return success();
+  // The convolutions whose weight or bias is one of them.
+  SmallVector<std::pair<const onnx::NodeProto *, std::string>> convs;
+  for (const auto &node : graph.node()) {
+    if (node.op_type() != "Conv" || !node.domain().empty())
+      continue;
+    for (int i = 1; i < std::min(node.input_size(), 3); ++i)
+      if (folded.contains(node.input(i))) {
+        convs.push_back({&node, node.input(i)});
+        break;
+      }
+  }
+  if (convs.empty())
+    return success();
+  constexpr size_t kMostListed = 8;
+  InFlightDiagnostic diag = emitError(fileLoc);
+  diag << "this graph is the model's evaluation form, not its training graph: PyTorch's "
+          "TorchScript exporter folded the weights of "
+       << convs.size() << (convs.size() == 1 ? " convolution" : " convolutions")
+       << " into constants of its own naming (";
+  for (auto [i, conv] : llvm::enumerate(convs)) {
+    if (i == kMostListed) {
+      diag << ", ...";
+      break;
+    }
+    diag << (i ? ", '" : "'") << conv.second << "'";
+  }
+  diag << "), as it does in evaluation mode (training=torch.onnx.TrainingMode.EVAL, "
+          "torch.onnx.export's default): each BatchNorm fused into the convolution before it, "
+          "dropout left out. Those parameters would not train as in PyTorch; export with "
+          "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
+          "do_constant_folding=False) (for inference, mgsc --inference and mgs-import-onnx "
+          "--inference take this graph)";
+  for (auto [i, conv] : llvm::enumerate(convs)) {
+    if (i == kMostListed) {
+      diag.attachNote(fileLoc) << "and " << convs.size() - kMostListed << " more convolutions so";
+      break;
+    }
+    Location at = NameLoc::get(StringAttr::get(fileLoc->getContext(), conv.first->name()), fileLoc);
+    diag.attachNote(at) << "Conv '" << conv.first->name() << "' reads the folded '" << conv.second
+                        << "'";
+  }
+  return diag;
+}
+
 ExportedNonParameters exportedNonParameters(const onnx::GraphProto &graph) {
   ExportedNonParameters result;
   std::optional<std::vector<SignatureInput>> signature = readSignature(graph);

@@ -71,6 +71,14 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node);
 mlir::LogicalResult checkExportedParameters(const onnx::GraphProto &graph,
                                             mlir::Location fileLoc);
 
+/// PyTorch's TorchScript exporter in evaluation mode (its default) fuses
+/// each BatchNorm into the convolution before it and names the fused weight
+/// and bias after their reader ("onnx::Conv_19"), which in a training-mode
+/// export every convolution's parameters keep their module names. Such a
+/// graph is an error (for training) naming the convolutions and how to
+/// export instead.
+mlir::LogicalResult checkEvalModeExport(const onnx::ModelProto &model, mlir::Location fileLoc);
+
 /// What the graph signature says of the initializers that are not the
 /// module's parameters: both sets are empty without one.
 struct ExportedNonParameters {

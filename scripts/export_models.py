@@ -5,14 +5,17 @@ Run with Debian's /usr/bin/python3 (torch 1.13, torchvision). Models are
 exported in TRAINING mode with constant folding off, so every parameter is
 kept as an initializer and BatchNorm keeps its training form.
 
-    export_models.py OUT_DIR MODEL[:OPSET[:dynamo|default]] ...   e.g.  build/models cnn lenet:13 resnet50:15
+    export_models.py OUT_DIR MODEL[:OPSET[:dynamo|default|eval]] ...   e.g.  build/models cnn lenet:13 resnet50:15
 
 The file is OUT_DIR/MODEL-opsetOPSET.onnx (default opset 15); with `:dynamo` (PyTorch 2.5+)
 PyTorch's torch.export-based exporter writes OUT_DIR/MODEL-dynamo-opsetOPSET.onnx, its graph
 optimizer off, as it always does for the models only it can export (TORCH_EXPORT). With
 `:default`, OUT_DIR/MODEL-default-opsetOPSET.onnx is what torch.onnx.export writes by default in
 PyTorch 2.9+: that exporter with its optimizer on (the inference graph mgs refuses; its nodes'
-FX node and rewrite-rule metadata kept, which mgs's error reads). Nothing is
+FX node and rewrite-rule metadata kept, which mgs's error reads). With `:eval`,
+OUT_DIR/MODEL-eval-opsetOPSET.onnx is what the TorchScript exporter writes with
+torch.onnx.export's other defaults (evaluation mode, constant folding on: BatchNorm fused
+into the convolutions, dropout gone), another graph mgs refuses to train. Nothing is
 downloaded: torchvision models are built with random weights (seeded).
 """
 import inspect
@@ -1320,12 +1323,13 @@ def exporter_args(name, dynamo=False, optimize=False):
     return {"dynamo": False}
 
 
-def export(name, opset, out_dir, dynamo=False, optimize=False):
+def export(name, opset, out_dir, dynamo=False, optimize=False, eval_mode=False):
     torch.manual_seed(0)
     model, example = build(name)
     model.train()
     dynamo = dynamo or optimize or name in TORCH_EXPORT
-    variant = "default-" if optimize else "dynamo-" if name not in TORCH_EXPORT and dynamo else ""
+    variant = "default-" if optimize else "dynamo-" if name not in TORCH_EXPORT and dynamo \
+        else "eval-" if eval_mode else ""
     path = os.path.join(out_dir, f"{name}-{variant}opset{opset}.onnx")
     tmp = path + ".tmp"
     dynamic = {"input": {0: "N"}, "logits": {0: "rows" if name in TOKEN_ROWS else "N"}} \
@@ -1338,8 +1342,9 @@ def export(name, opset, out_dir, dynamo=False, optimize=False):
         inputs = (example, (example != 0).long(), torch.zeros_like(example))[:len(names)]
         dynamic = {n: {0: "N", 1: "sequence"} for n in names}
         dynamic["logits"] = {0: "rows"}
-    torch.onnx.export(model, inputs, tmp, opset_version=opset,
-                      training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+    mode = {} if eval_mode else {"training": torch.onnx.TrainingMode.TRAINING,
+                                 "do_constant_folding": False}
+    torch.onnx.export(model, inputs, tmp, opset_version=opset, **mode,
                       input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                       **exporter_args(name, dynamo, optimize))
     if dynamo:
@@ -1373,11 +1378,11 @@ def main(argv):
     for spec in argv[2:]:
         name, _, rest = spec.partition(":")
         opset, _, exporter = rest.partition(":")
-        if exporter not in ("", "dynamo", "default"):
+        if exporter not in ("", "dynamo", "default", "eval"):
             sys.exit(f"export_models.py: unknown exporter '{exporter}' in '{spec}' "
-                     "('dynamo' or 'default')")
+                     "('dynamo', 'default' or 'eval')")
         export(name, int(opset or 15), out_dir, dynamo=exporter == "dynamo",
-               optimize=exporter == "default")
+               optimize=exporter == "default", eval_mode=exporter == "eval")
 
 
 if __name__ == "__main__":

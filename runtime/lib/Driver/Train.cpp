@@ -16,6 +16,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <omp.h>
 
 namespace mgs::rt::driver {
 
@@ -393,6 +394,10 @@ int Driver::runTraining() {
                                     " thread(s) each (set OMP_NUM_THREADS to change)")
                                        .c_str()
                                  : "");
+  else
+    std::printf("1 process, %d thread(s) (set OMP_NUM_THREADS to change: sums then round in "
+                "another order, so the figures differ a little)\n",
+                omp_get_max_threads());
   if (o.optimizer == Optimizer::AdamW)
     std::printf("optimizer adamw: betas %g, %g, eps %g, decoupled weight decay %g\n", o.beta1,
                 o.beta2, o.eps, o.weightDecay);
