@@ -110,10 +110,13 @@ static bool loadExternalTensor(const std::string &modelPath, const fs::path &dir
       std::any_of(rel.begin(), rel.end(), [](const fs::path &part) { return part == ".."; }))
     return outside();
   const fs::path file = dir / rel;
-  // Links are followed: where the file really is must still be inside.
   std::error_code ec;
+  if (!fs::exists(file, ec))
+    return fail("the file '" + file.string() + "' (its location '" + location +
+                "') does not exist: the model's external data files go beside it");
+  // Links are followed: where the file really is must still be inside.
   const fs::path realDir = fs::canonical(dir.empty() ? fs::path(".") : dir, ec);
-  const fs::path realFile = ec ? fs::path() : fs::weakly_canonical(file, ec);
+  const fs::path realFile = ec ? fs::path() : fs::weakly_canonical(fs::absolute(file), ec);
   if (!ec) {
     auto [d, f] = std::mismatch(realDir.begin(), realDir.end(), realFile.begin(), realFile.end());
     if (d != realDir.end())

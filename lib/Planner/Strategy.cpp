@@ -66,7 +66,8 @@ Expected<Strategy> parseName(StringRef name, bool allowNone) {
     return Strategy{StrategyKind::Threshold, bytes, CollectiveSet::all()};
   }
   return createStringError(inconvertibleErrorCode(),
-                           "unknown strategy '" + name + "'; expected one of " + strategyNames());
+                           "unknown strategy '" + name + "'; expected one of " +
+                               (allowNone ? "none, " : "") + strategyNames());
 }
 } // namespace
 

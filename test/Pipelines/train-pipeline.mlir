@@ -59,13 +59,13 @@
 
 // Options are checked when the pipeline is parsed.
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=fastest workers=4' 2>&1 | FileCheck %s --check-prefix=BAD-STRATEGY
-// BAD-STRATEGY: error: mgs-train-pipeline: strategy: unknown strategy 'fastest'; expected one of dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto
+// BAD-STRATEGY: error: mgs-train-pipeline: strategy: unknown strategy 'fastest'; expected one of none, dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=threshold:0 workers=4' 2>&1 | FileCheck %s --check-prefix=BAD-THRESHOLD
 // BAD-THRESHOLD: error: mgs-train-pipeline: strategy: strategy 'threshold:0': BYTES must be a positive integer
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=layerwise' 2>&1 | FileCheck %s --check-prefix=NO-WORKERS
 // NO-WORKERS: error: mgs-train-pipeline: strategy layerwise needs workers >= 1 (the number of MPI ranks)
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=omgs workers=4 density=0' 2>&1 | FileCheck %s --check-prefix=BAD-DENSITY
-// BAD-DENSITY: error: mgs-train-pipeline: density must be in (0, 1], got 0.000000
+// BAD-DENSITY: error: mgs-train-pipeline: density must be in (0, 1], got 0
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense inference=true' 2>&1 | FileCheck %s --check-prefix=INFERENCE
 // INFERENCE: error: mgs-train-pipeline: strategy applies to training; inference builds the forward alone
 // RUN: not mgs-opt %s --mgs-train-pipeline='target=tpu' 2>&1 | FileCheck %s --check-prefix=TARGET

@@ -559,10 +559,19 @@ int main(int argc, char **argv) {
   // Sparse or merged: the strategies that take --workers and --density (the
   // top-k exchange's size; the planner's cost model).
   bool sparse = parsedStrategy->isSparse() || merged;
+  if (workersOpt.getNumOccurrences() && workersOpt < 1)
+    return fail("--workers must be a positive integer (the number of MPI ranks), got " +
+                std::to_string(workersOpt));
   if (sparse && workersOpt < 1)
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
+  // Densities as given ("%.9g": 1.0000001 is not printed as 1.000000).
+  auto number = [](double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.9g", v);
+    return std::string(text);
+  };
   if (sparse && !(density > 0.0 && density <= 1.0))
-    return fail("--density must be in (0, 1], got " + std::to_string(density));
+    return fail("--density must be in (0, 1], got " + number(density));
   if (evalMode && !inference)
     return fail("--eval-mode applies to --inference (a training executable evaluates in "
                 "evaluation form already)");
@@ -570,7 +579,7 @@ int main(int argc, char **argv) {
     return fail("--strategy applies to training; --inference compiles the forward alone");
   for (double d : densityWarmup)
     if (!(d > 0.0 && d <= 1.0))
-      return fail("--density-warmup: each density must be in (0, 1], got " + std::to_string(d));
+      return fail("--density-warmup: each density must be in (0, 1], got " + number(d));
   if (fp16Values && !sparse)
     return fail("--fp16-values needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
                 strategy);
