@@ -109,10 +109,10 @@ static constexpr const char *kUsage =
     "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--gtopk-alpha A] "
     "[--gtopk-beta B] [--sparse-allreduce-alpha A] [--sparse-allreduce-beta B] "
     "[--auto-collectives C[,C...]] [--gap G] [--compare] "
-    "[--sweep | --sweep-workers P[,P...]]; see --help";
+    "[--sweep | --sweep-workers P[,P...]]";
 
 static int usageError(const Twine &message) {
-  errs() << "mgs-plan: error: " << message << "\n" << kUsage << "\n";
+  errs() << "mgs-plan: error: " << message << "\n(mgs-plan --help lists the options)\n";
   return 1;
 }
 
@@ -176,8 +176,10 @@ static void printSweep(raw_ostream &os, Profile profile, ArrayRef<Strategy> sele
   std::vector<int> widths;
   os << format("%-6s", "P");
   for (const Strategy &s : selected) {
-    widths.push_back(std::max<int>(11, static_cast<int>(s.name().size()) + 1));
-    os << format("%*s", widths.back(), s.name().c_str());
+    // A column's values are at most 11 characters ("%.6g": 0.000568768) and
+    // always follow a space.
+    widths.push_back(std::max<int>(11, static_cast<int>(s.name().size())));
+    os << ' ' << format("%*s", widths.back(), s.name().c_str());
   }
   os << "  " << selected.back().name() << "'s groups\n";
   for (int64_t p : ps) {
@@ -186,7 +188,7 @@ static void printSweep(raw_ostream &os, Profile profile, ArrayRef<Strategy> sele
     Plan last;
     for (auto [i, s] : enumerate(selected)) {
       last = plan(profile, s, relativeGap);
-      os << format("%*.6g", widths[i], last.predictedSeconds);
+      os << ' ' << format("%*.6g", widths[i], last.predictedSeconds);
     }
     os << "  " << collectiveCounts(last) << "\n";
   }
@@ -201,7 +203,7 @@ int main(int argc, char **argv) {
                               "iteration time for a calibration profile\n");
 
   if (profileFile.empty())
-    return usageError("no profile given");
+    return usageError(Twine("no profile given\n") + kUsage);
 
   // Options first: a bad flag is reported before the profile is read.
   std::vector<Strategy> selected;

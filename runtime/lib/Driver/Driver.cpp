@@ -67,7 +67,7 @@ int Driver::error(const char *fmt, ...) {
 
 int Driver::usage(const std::string &msg) {
   error(msg);
-  printUsage(stderr, o.program);
+  std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
   return 2;
 }
 
@@ -279,8 +279,8 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
     }
     if (!parsed.ok()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
-      printUsage(stderr, o.program);
+      std::fprintf(stderr, "%s: error: %s\n(%s --help lists the options)\n", o.program.c_str(),
+                   parsed.message.c_str(), o.program.c_str());
       return 2;
     }
     return driver.run();

@@ -32,7 +32,8 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       return signalPassFailure();
     }
     if (workers < 1) {
-      module.emitError() << "comm-sparsify-topk: workers must be positive, got " << workers;
+      module.emitError() << "comm-sparsify-topk: workers must be positive, got "
+                         << static_cast<int64_t>(workers);
       return signalPassFailure();
     }
     if (failed(checkCollective(module, collective, "collective")))
