@@ -53,19 +53,27 @@ namespace fs = std::filesystem;
 
 /// Whether the file's first bytes are all printable text (a protobuf model
 /// starts with binary field tags).
-static bool looksLikeText(const std::string &path) {
+/// Why a file that is not ONNX's protobuf may be text: "" when it is not
+/// text; else a hint naming what it looks like (MLIR, or ONNX's text syntax).
+static std::string textHint(const std::string &path) {
   std::ifstream in(path, std::ios::binary);
   char head[256];
   in.read(head, sizeof head);
   const std::streamsize n = in.gcount();
   if (n <= 0)
-    return false;
+    return "";
   for (std::streamsize i = 0; i < n; ++i) {
     const unsigned char c = static_cast<unsigned char>(head[i]);
     if (c < 0x20 && c != '\n' && c != '\r' && c != '\t')
-      return false;
+      return "";
   }
-  return true;
+  std::string text(head, static_cast<size_t>(n));
+  if (text.find("module") != std::string::npos || text.find("func.func") != std::string::npos ||
+      text.find("train.") != std::string::npos)
+    return " (it looks like MLIR: this tool reads ONNX models; mgs-opt runs mgs's passes on "
+           "MLIR)";
+  return " (it looks like text: a model in ONNX's text syntax is read from a file named "
+         "*.onnxtext)";
 }
 
 
@@ -247,9 +255,7 @@ bool readModelFile(const std::string &path, onnx::ModelProto &model, std::string
   ::close(fd);
   if (!parsed) {
     error = "'" + path + "' is not a valid ONNX model: the protobuf data is malformed or truncated";
-    if (looksLikeText(path))
-      error += " (it looks like text: a model in ONNX's text syntax is read from a file named "
-               "*.onnxtext)";
+    error += textHint(path);
     return false;
   }
   return inlineExternalData(path, model, error);

@@ -298,7 +298,14 @@ Status loadMnist(const std::string &path, Dataset &data, DataSplit split) {
       if (labels != images && isRegularFile(alt)) {
         labels = alt;
       } else {
-        return ioError("no MNIST labels file for '" + path + "' (looked for '" + labels + "')");
+        return ioError(labels == images
+                           ? "no MNIST labels file for '" + path +
+                                 "': its name has no 'images' or 'idx3' to replace by "
+                                 "'labels' / 'idx1' (MNIST's files are "
+                                 "train-images-idx3-ubyte and train-labels-idx1-ubyte, "
+                                 "optionally .gz; is it MNIST at all? --data-format says)"
+                           : "no MNIST labels file for '" + path + "' (looked for '" + labels +
+                                 "' and '" + alt + "')");
       }
     }
   }

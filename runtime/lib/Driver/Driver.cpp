@@ -100,6 +100,7 @@ int Driver::run() {
   // The files the run will write, checked before it starts (a typo or a
   // read-only folder would otherwise lose the run); --save writes through
   // the ONNX writer, so it gets the resolved path.
+  std::vector<std::pair<const char *, std::string>> outputs;
   for (auto [option, path] : {std::pair{"--save", &o.saveOnnx},
                               std::pair{"--save-weights", &o.saveWeights},
                               std::pair{"--checkpoint", &o.checkpoint},
@@ -112,6 +113,21 @@ int Driver::run() {
       return error("%s: %s", option, s.message.c_str());
     if (path == &o.saveOnnx)
       *path = resolved;
+    // One file written twice keeps only the last; the files the run reads
+    // are not written over.
+    for (const auto &[other, otherPath] : outputs)
+      if (sameFile(resolved, otherPath))
+        return usage(std::string(option) + " and " + other + " name the same file '" + *path +
+                     "'");
+    for (auto [input, inPath] :
+         {std::pair{"the ONNX model this executable was compiled from", m.source},
+          std::pair{"this executable's weights file", weightsPath()},
+          std::pair{"the --data file", o.data}, std::pair{"the --resume checkpoint", o.resume}})
+      if (!inPath.empty() && sameFile(resolved, inPath) &&
+          !(path == &o.checkpoint && inPath == o.resume)) // resumed and written on
+        return usage(std::string(option) + " '" + *path + "' would overwrite " + input +
+                     "; name another file");
+    outputs.emplace_back(option, resolved);
   }
   if (!o.saveOnnx.empty())
     if (int rc = checkSaveOnnx())

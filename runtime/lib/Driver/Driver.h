@@ -110,6 +110,10 @@ private:
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
   int saveOnnx();
+  /// --weights, or the file beside the executable.
+  std::string weightsPath() const {
+    return o.weights.empty() ? o.executable + ".weights" : o.weights;
+  }
   /// What --save needs, checked before training too: the ONNX writer and the
   /// model the executable was compiled from.
   int checkSaveOnnx();

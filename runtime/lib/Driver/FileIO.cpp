@@ -41,6 +41,13 @@ const char *fileKind(mode_t mode) {
 }
 } // namespace
 
+bool sameFile(const std::string &a, const std::string &b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0)
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  return a == b;
+}
+
 Status resolveOutputFile(const std::string &path, std::string &resolved) {
   resolved = path;
   struct stat st;

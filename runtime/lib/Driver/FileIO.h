@@ -137,6 +137,9 @@ Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes)
 
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);
+/// Whether two paths name one file: the same file when both exist (links and
+/// other spellings included), else the same spelling.
+bool sameFile(const std::string &a, const std::string &b);
 
 /// Where a file written whole to `path` goes: `path` itself, or the file a
 /// link at `path` leads to (the link is kept). Refuses a path that is neither

@@ -24,8 +24,13 @@ int Driver::runInference() {
                   std::map<std::string, std::string> &files) -> int {
     for (const auto &[name, file] : given) {
       if (std::none_of(specs.begin(), specs.end(),
-                       [&](const TensorSpec &s) { return s.name == name; }))
-        return usage(flag + " " + name + ": the model has no " + kind + " '" + name + "'");
+                       [&](const TensorSpec &s) { return s.name == name; })) {
+        std::string known;
+        for (const TensorSpec &s : specs)
+          known += (known.empty() ? "'" : ", '") + s.name + "'";
+        return usage(flag + " " + name + ": the model has no " + kind + " '" + name + "'; its " +
+                     kind + (specs.size() == 1 ? " is " : "s are ") + known);
+      }
       if (!files.emplace(name, file).second)
         return usage(flag + " " + name + " given twice");
     }
@@ -39,6 +44,19 @@ int Driver::runInference() {
                    (s.int64 ? " int64: token ids)" : " float32)"));
   if (int rc = bind("--output", "output", o.outputs, m.outputs, outputFiles))
     return rc;
+  // An output written over an input (or another output) loses it.
+  std::map<std::string, std::string> written;
+  for (const auto &[name, file] : outputFiles) {
+    for (const auto &[input, inFile] : inputFiles)
+      if (sameFile(file, inFile))
+        return usage("--output " + name + "=" + file + " would overwrite --input " + input +
+                     "'s file");
+    for (const auto &[other, otherFile] : written)
+      if (sameFile(file, otherFile))
+        return usage("--output " + name + " and --output " + other + " name the same file '" +
+                     file + "'");
+    written.emplace(name, file);
+  }
 
   if (int rc = loadParams())
     return rc;

@@ -133,9 +133,8 @@ int Driver::loadParams() {
     noteInfiniteBuffers();
     return agreeOnRun();
   }
-  std::string path = o.weights;
-  if (path.empty()) {
-    path = o.executable + ".weights";
+  std::string path = weightsPath();
+  if (o.weights.empty()) {
     if (!isRegularFile(path))
       return error("no weights file '%s' next to the executable (pass --weights FILE)",
                    path.c_str());
