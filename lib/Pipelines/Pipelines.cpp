@@ -10,6 +10,7 @@
 #include "mgs/Conversion/Passes.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
+#include "mgs/Support/FormatNumber.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -18,7 +19,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <string>
 
 using namespace mlir;
@@ -44,19 +44,13 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("strategy " + options.strategy + " needs workers >= 1 (the number of MPI ranks)");
     return failure();
   }
-  // A density as given (std::to_string would print 1.0000001 as 1.000000).
-  auto number = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", v);
-    return std::string(text);
-  };
   if (topk && !(options.density > 0.0 && options.density <= 1.0)) {
-    emitError("density must be in (0, 1], got " + number(options.density));
+    emitError("density must be in (0, 1], got " + formatNumber(options.density));
     return failure();
   }
   for (double d : options.densityWarmup)
     if (!(d > 0.0 && d <= 1.0)) {
-      emitError("density-warmup: each density must be in (0, 1], got " + number(d));
+      emitError("density-warmup: each density must be in (0, 1], got " + formatNumber(d));
       return failure();
     }
   if (strategy->communicates() && options.inference) {

@@ -24,6 +24,7 @@
 #include "mgs/Planner/Strategy.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
+#include "mgs/Support/FormatNumber.h"
 #include "mgs/Support/OutputFile.h"
 #include "mgsrt/driver.h"
 
@@ -564,14 +565,8 @@ int main(int argc, char **argv) {
                 std::to_string(workersOpt));
   if (sparse && workersOpt < 1)
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
-  // Densities as given ("%.9g": 1.0000001 is not printed as 1.000000).
-  auto number = [](double v) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.9g", v);
-    return std::string(text);
-  };
   if (sparse && !(density > 0.0 && density <= 1.0))
-    return fail("--density must be in (0, 1], got " + number(density));
+    return fail("--density must be in (0, 1], got " + mgs::formatNumber(density));
   if (evalMode && !inference)
     return fail("--eval-mode applies to --inference (a training executable evaluates in "
                 "evaluation form already)");
@@ -579,7 +574,7 @@ int main(int argc, char **argv) {
     return fail("--strategy applies to training; --inference compiles the forward alone");
   for (double d : densityWarmup)
     if (!(d > 0.0 && d <= 1.0))
-      return fail("--density-warmup: each density must be in (0, 1], got " + number(d));
+      return fail("--density-warmup: each density must be in (0, 1], got " + mgs::formatNumber(d));
   if (fp16Values && !sparse)
     return fail("--fp16-values needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
                 strategy);

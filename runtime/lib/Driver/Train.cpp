@@ -475,8 +475,14 @@ int Driver::runTraining() {
       if (!o.trace.empty() && itersThisRun == kTraceWarmup + o.traceSteps)
         if (int rc = writeTrace(o.traceSteps))
           return rc;
-      trainSeconds += secondsSince(iterStart);
-      if (o.progressEvery > 0 && (it + 1) % o.progressEvery == 0) {
+      double stepSeconds = secondsSince(iterStart);
+      trainSeconds += stepSeconds;
+      // Every --progress-every iterations; on slow models also after a first
+      // step of a second or more and after every 30 s, so a long first
+      // epoch is not silent.
+      if (o.progressEvery > 0 &&
+          ((it + 1) % o.progressEvery == 0 || (itersThisRun == 1 && stepSeconds >= 1.0) ||
+           secondsSince(windowStart) >= 30.0)) {
         double window = secondsSince(windowStart);
         double rate =
             window > 0 ? static_cast<double>(windowIters * m.batchSize * workers) / window : 0;

@@ -3,6 +3,7 @@
 #include "mgs/Planner/Planner.h"
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+#include "mgs/Support/FormatNumber.h"
 
 #include "mlir/IR/Builders.h"
 
@@ -142,6 +143,16 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
                              << " per worker; this step is compiled for " << batch
                              << " (the layers' backward times grow with the batch: calibrate "
                                 "a build of this batch size)";
+      // The collectives' costs are per byte, so the exchange scales with the
+      // density; the top-k's times were measured at the profile's.
+      if (loaded->density > 0.0 &&
+          std::abs(loaded->density - density) > 1e-9 * std::max(loaded->density, 1e-30))
+        module.emitWarning() << "comm-merge-buckets: profile '" << profile
+                             << "' was measured at density " << formatNumber(loaded->density)
+                             << "; planning for " << formatNumber(density)
+                             << " (its top-k times were measured at its own: calibrate with "
+                                "--calibrate-density "
+                             << formatNumber(density) << " for measured ones)";
       loaded->workers = workers;
       loaded->density = density;
       return *loaded;
