@@ -43,6 +43,62 @@ std::vector<std::string> identityLines(const std::string &manifest) {
   return lines;
 }
 
+/// What differs between two manifests' lines in the words of mgsc's options
+/// (batch size, workers, gradient exchange, parameters), each followed by
+/// "; " (empty when none of those differs).
+std::string plainDifference(const std::vector<std::string> &theirs,
+                            const std::vector<std::string> &mine) {
+  namespace mf = contract::manifest;
+  struct Summary {
+    std::string batch, workers, collectives, target;
+    bool residuals = false;
+    std::vector<std::string> params; // "NAME SHAPE..." of the model's own
+  };
+  auto summarize = [](const std::vector<std::string> &lines) {
+    Summary s;
+    for (const std::string &l : lines) {
+      size_t space = l.find(' ');
+      std::string key = l.substr(0, space), value = space == std::string::npos ? "" : l.substr(space + 1);
+      if (key == mf::kBatchSize)
+        s.batch = value;
+      else if (key == mf::kWorkers)
+        s.workers = value;
+      else if (key == mf::kCollectives)
+        s.collectives = value;
+      else if (key == mf::kTarget)
+        s.target = value;
+      else if (key == "param" && value.rfind(mf::kResidualPrefix, 0) == 0)
+        s.residuals = true;
+      else if (key == "param")
+        s.params.push_back(value);
+    }
+    return s;
+  };
+  Summary a = summarize(theirs), b = summarize(mine);
+  std::string out;
+  if (a.batch != b.batch)
+    out += "it was compiled for batch size " + a.batch + ", this executable for " + b.batch + "; ";
+  if (a.target != b.target && !a.target.empty() && !b.target.empty())
+    out += "it was compiled for the " + a.target + ", this executable for the " + b.target + "; ";
+  auto exchange = [](const Summary &s) {
+    if (s.residuals)
+      return std::string("exchanges sparse gradients with error feedback (mgsc --strategy "
+                         "layerwise, omgs, ...") +
+             (s.workers.empty() ? ")" : ", --workers " + s.workers + ")");
+    if (!s.collectives.empty() && s.collectives != "0")
+      return std::string("exchanges dense gradients (mgsc --strategy dense or mgwfbp)");
+    return std::string("exchanges no gradients (mgsc --strategy none)");
+  };
+  if (exchange(a) != exchange(b))
+    out += "it " + exchange(a) + ", this executable " + exchange(b) + "; ";
+  if (a.params != b.params)
+    out += a.params.size() == b.params.size()
+               ? "their parameters' names or shapes differ (another model?); "
+               : "it has " + std::to_string(a.params.size()) + " parameters, this executable " +
+                     std::to_string(b.params.size()) + " (another model?); ";
+  return out;
+}
+
 /// "" when a checkpoint's model is this executable's; else what differs:
 /// up to 3 lines of each manifest that the other lacks (the lines name the
 /// batch size, the params and their shapes, the workers, the collectives).
@@ -76,7 +132,8 @@ std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
   std::vector<std::string> gone = onlyIn(theirs, mine), added = onlyIn(mine, theirs);
   if (gone.empty() && added.empty())
     return "the same lines in another order";
-  return "it has " + quote(gone) + "; this executable has " + quote(added);
+  return plainDifference(theirs, mine) + "it has " + quote(gone) + "; this executable has " +
+         quote(added);
 }
 
 } // namespace

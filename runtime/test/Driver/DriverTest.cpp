@@ -302,6 +302,16 @@ TEST_F(DriverMain, ResumeIsBitIdenticalToAnUninterruptedRun) {
                                   "'arena_bytes 8192'; this executable has 'arena_bytes "
                                   "16384'); resume with an executable compiled as that one was"))
       << other.err;
+  // ... in mgsc's words where it can: here a sparse exchange's residual.
+  fake::manifest = std::string(fake::kTrainManifest) +
+                   "param mgs.residual/fc.weight..fc.bias state 1 650\n";
+  Result sparse = run(with({"--epochs", "4", "--resume", dir / "ck"}));
+  EXPECT_EQ(sparse.rc, 1);
+  EXPECT_TRUE(contains(sparse.err, "was written by a differently compiled model (it exchanges "
+                                   "no gradients (mgsc --strategy none), this executable "
+                                   "exchanges sparse gradients with error feedback (mgsc "
+                                   "--strategy layerwise, omgs, ...); it has nothing else; "))
+      << sparse.err;
   // Where the .onnx was compiled from is not part of the model.
   fake::manifest = std::string(fake::kTrainManifest) + "source /elsewhere/model.onnx\n";
   Result moved = run(with({"--epochs", "5", "--resume", dir / "ck"}));
@@ -461,7 +471,9 @@ TEST_F(DriverMain, WrongBatchSizeSaysWhichWasCompiled) {
   EXPECT_TRUE(contains(r.err, "--batch-size 16 does not match the model, which was compiled with "
                               "batch size 32"))
       << r.err;
-  EXPECT_TRUE(contains(r.err, "usage:")) << r.err;
+  // One line points at --help; the option list does not bury the error.
+  EXPECT_TRUE(contains(r.err, "\n(model --help lists the options)\n")) << r.err;
+  EXPECT_FALSE(contains(r.err, "usage:")) << r.err;
   // The compiled one is accepted.
   REQUIRE_DIGITS();
   r = run({"--data", MGS_DIGITS_CSV, "--batch-size", "32", "--epochs", "1"});
@@ -500,7 +512,8 @@ TEST_F(DriverMain, CommandLineErrorsExitTwo) {
     Result r = run(c.args);
     EXPECT_EQ(r.rc, 2) << c.message;
     EXPECT_TRUE(contains(r.err, c.message)) << r.err;
-    EXPECT_TRUE(contains(r.err, "usage: model [options]")) << r.err;
+    EXPECT_TRUE(contains(r.err, "(model --help lists the options)")) << r.err;
+    EXPECT_FALSE(contains(r.err, "usage: model [options]")) << r.err;
   }
   Result help = run({"--help"});
   EXPECT_EQ(help.rc, 0);
