@@ -50,6 +50,19 @@ int Driver::error(const char *fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
+  if (deferErrors) {
+    if (deferred.empty())
+      deferred = text;
+    return 1;
+  }
+  report(text);
+  // The other workers would wait for this one in their next collective.
+  if (comm && workers > 1)
+    mgsrt_comm_abort(comm, 1);
+  return 1;
+}
+
+void Driver::report(const std::string &text) {
   std::string line = o.program + ": error: ";
   if (workers > 1 && rank != 0)
     line += "worker " + std::to_string(rank) + ": ";
@@ -59,9 +72,37 @@ int Driver::error(const char *fmt, ...) {
   if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
     // Nowhere left to report it.
   }
-  // The other workers would wait for this one in their next collective.
-  if (comm && workers > 1)
-    mgsrt_comm_abort(comm, 1);
+}
+
+int Driver::agreeOnSetup(int rc) {
+  std::string message = std::move(deferred);
+  deferred.clear();
+  if (rc && message.empty())
+    message = "the set-up failed";
+  if (workers <= 1) {
+    if (rc)
+      report(message);
+    return rc ? 1 : 0;
+  }
+  const uint64_t hash = rc ? fnv1a64(message) : 0;
+  std::vector<int32_t> all;
+  if (int grc = gatherFromWorkers(
+          {rc ? 1 : 0, static_cast<int32_t>(hash), static_cast<int32_t>(hash >> 32)}, all))
+    return grc;
+  bool anyFailed = false;
+  for (int r = 0; r < workers; ++r)
+    anyFailed = anyFailed || all[3 * r] != 0;
+  if (!anyFailed)
+    return 0;
+  if (rc) {
+    // The same failure on several workers (a missing data file) is said once.
+    bool saidBefore = false;
+    for (int r = 0; r < rank; ++r)
+      saidBefore = saidBefore || (all[3 * r] && all[3 * r + 1] == all[3 * rank + 1] &&
+                                  all[3 * r + 2] == all[3 * rank + 2]);
+    if (!saidBefore)
+      report(message);
+  }
   return 1;
 }
 

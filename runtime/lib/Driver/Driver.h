@@ -96,6 +96,17 @@ private:
   // Driver.cpp
   int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   int error(const std::string &msg) { return error("%s", msg.c_str()); }
+  /// Writes "PROGRAM: error: [worker R: ]TEXT" in one write.
+  void report(const std::string &text);
+  /// While set, error() keeps its first message in `deferred` instead of
+  /// reporting it and aborting the workers (agreeOnSetup()).
+  bool deferErrors = false;
+  std::string deferred;
+  /// After the set-up each worker does alone (its data, its buffers), with
+  /// `rc` its result: every worker learns whether any failed; each distinct
+  /// message is reported once (by the lowest worker that has it) and all
+  /// stop with 1, with no abort of the job. 0 when none failed.
+  int agreeOnSetup(int rc);
   /// Reports a failed Status (its message) and returns 1.
   int error(const Status &s) { return error("%s", s.message.c_str()); }
   int usage(const std::string &msg);

@@ -357,9 +357,15 @@ int Driver::runTraining() {
     startWatchdog(); // the set-up included
   if (int rc = loadParams())
     return rc;
-  if (int rc = loadData())
-    return rc;
-  if (int rc = allocate(/*forTraining=*/true))
+  // Each worker reads its data and allocates alone: a failure there (a
+  // missing file, the same on every worker) is agreed on and said once, not
+  // by an abort of the job.
+  deferErrors = true;
+  int setup = loadData();
+  if (!setup)
+    setup = allocate(/*forTraining=*/true);
+  deferErrors = false;
+  if (int rc = agreeOnSetup(setup))
     return rc;
   if (int rc = broadcastParams())
     return rc;
