@@ -23,3 +23,15 @@ void mgs::showOnlyInHelp(cl::OptionCategory &category) {
     option->setHiddenFlag(cl::Hidden);
   }
 }
+
+std::string mgs::optionGivenTwice(cl::OptionCategory &category) {
+  for (auto &entry : cl::getRegisteredOptions()) {
+    cl::Option *option = entry.second;
+    // cl::opt is Optional (a list is ZeroOrMore): one value, which a second
+    // occurrence would silently replace.
+    if (is_contained(option->Categories, &category) &&
+        option->getNumOccurrencesFlag() == cl::Optional && option->getNumOccurrences() > 1)
+      return (entry.first.size() == 1 ? "-" : "--") + entry.first.str() + " given twice";
+  }
+  return "";
+}

@@ -67,6 +67,10 @@ int main(int argc, char **argv) {
                               "  mgs-import-onnx MODEL.onnx [-o OUT.mlir] [options]\n"
                               "  MLIR's printing options: --help-hidden.\n");
 
+  if (std::string twice = mgs::optionGivenTwice(category); !twice.empty()) {
+    errs() << "mgs-import-onnx: error: " << twice << "\n";
+    return 1;
+  }
   if (listSupportedOps) {
     for (StringRef op : mgs::onnx_import::supportedOpTypes())
       outs() << op << "\n";

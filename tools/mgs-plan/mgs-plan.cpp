@@ -202,6 +202,8 @@ int main(int argc, char **argv) {
                               "mgs what-if planner: each merge strategy's plan and predicted "
                               "iteration time for a calibration profile\n");
 
+  if (std::string twice = mgs::optionGivenTwice(category); !twice.empty())
+    return usageError(twice);
   if (profileFile.empty())
     return usageError(Twine("no profile given\n") + kUsage);
 

@@ -550,6 +550,8 @@ int main(int argc, char **argv) {
                               "mgsc: compiles an ONNX model into a training executable\n\n"
                               "  mgsc MODEL.onnx -o OUT [options]; OUT --help lists what the\n"
                               "  executable takes. MLIR's debugging options: --help-hidden.\n");
+  if (std::string twice = mgs::optionGivenTwice(category); !twice.empty())
+    return fail(twice);
   if (inputFile.empty())
     return fail("no input model; usage: mgsc MODEL.onnx -o OUT [options], see --help");
   auto parsedStrategy = mgs::planner::Strategy::parseWithNone(strategy);

@@ -5,6 +5,8 @@
 
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace mgs {
 
 /// Keeps --help to the tool's own options (those in `category`) and LLVM's
@@ -17,6 +19,11 @@ void showOnlyInHelp(llvm::cl::OptionCategory &category);
 /// --version prints "mgs version X" after LLVM's own lines. Call before
 /// parsing.
 void addVersionPrinter();
+
+/// "--NAME given twice" for the first option of `category` that takes one
+/// value and was given more than once (LLVM keeps the last silently); empty
+/// when none was. Call after parsing.
+std::string optionGivenTwice(llvm::cl::OptionCategory &category);
 
 } // namespace mgs
 

@@ -221,6 +221,10 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return problem("option '" + arg + "' needs a value");
       value = argv[++i];
     }
+    // A value given twice would silently lose the first (--input and
+    // --output name one tensor each time).
+    if (arg != "--input" && arg != "--output" && !o.given.insert(arg).second)
+      return problem(arg + " given twice");
     o.given.insert(arg);
     auto bad = [&](const char *expected) {
       return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");

@@ -508,6 +508,7 @@ TEST_F(DriverMain, CommandLineErrorsExitTwo) {
            {{"--data", "x.csv", "--seed", "-3"}, "bad value '-3' for --seed"},
            {{"--epochs", "3"}, "--data is required to train"},
            {{"--data", "x.csv", "--input", "x=a.bin"}, "--input is for inference"},
+           {{"--data", "x.csv", "--epochs", "2", "--epochs=3"}, "--epochs given twice"},
        }) {
     Result r = run(c.args);
     EXPECT_EQ(r.rc, 2) << c.message;
