@@ -154,10 +154,13 @@ static void printCompare(raw_ostream &os, const Profile &profile, ArrayRef<Plan>
     int64_t sparse = 0, dense = 0;
     for (const Group &g : p.groups)
       (isSparse(g.collective) ? sparse : dense)++;
-    os << format("%-20s %7lld %7lld %7lld %16.9f %8.4fx  ", p.strategy.c_str(),
+    // Nanoseconds in a fixed column; a time past a few months (an absurd
+    // profile) in exponent form rather than hundreds of digits.
+    os << format("%-20s %7lld %7lld %7lld ", p.strategy.c_str(),
                  static_cast<long long>(p.groups.size()), static_cast<long long>(sparse),
-                 static_cast<long long>(dense), p.predictedSeconds,
-                 best > 0 ? p.predictedSeconds / best : 1.0)
+                 static_cast<long long>(dense))
+       << format(p.predictedSeconds < 1e7 ? "%16.9f" : "%16.9g", p.predictedSeconds)
+       << format(" %8.4fx  ", best > 0 ? p.predictedSeconds / best : 1.0)
        << collectiveCounts(p);
     if (p.gap > 0.0)
       os << " (within " << formatSeconds(p.gap) << " of its optimum)";
