@@ -121,10 +121,9 @@ private:
   int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
   int saveWeights();
   int saveOnnx();
-  /// --weights, or the file beside the executable.
-  std::string weightsPath() const {
-    return o.weights.empty() ? o.executable + ".weights" : o.weights;
-  }
+  /// --weights, or the file beside the executable (as it was started, else
+  /// where a link to it leads).
+  std::string weightsPath() const;
   /// What --save needs, checked before training too: the ONNX writer and the
   /// model the executable was compiled from.
   int checkSaveOnnx();

@@ -138,6 +138,23 @@ std::string manifestDifference(const Checkpoint &c, const std::string &ours) {
 
 } // namespace
 
+std::string Driver::weightsPath() const {
+  if (!o.weights.empty())
+    return o.weights;
+  std::string beside = o.executable + ".weights";
+  if (isRegularFile(beside))
+    return beside;
+  // Started through a link: mgsc wrote the weights beside the file it leads to.
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n > 0) {
+    std::string real = std::string(buf, static_cast<size_t>(n)) + ".weights";
+    if (isRegularFile(real))
+      return real;
+  }
+  return beside;
+}
+
 // Params from --resume, else from the weights file.
 int Driver::loadParams() {
   if (training && !o.resume.empty()) {
