@@ -169,7 +169,6 @@ namespace {
 // count of the model far from int64 overflow.
 constexpr int64_t kMaxNumel = int64_t(1) << 48;
 constexpr int64_t kMaxTotalNumel = int64_t(1) << 56;
-constexpr int64_t kMaxWorkers = int64_t(1) << 24;
 /// The exact planners keep a table of every group's cost: (L + 1)^2 entries
 /// per collective, 1.6 GB at this L (a 96-block transformer has ~1,200
 /// tensors). Beyond it a profile is refused rather than exhausting memory.

@@ -37,6 +37,7 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/TargetRegistry.h"
@@ -46,6 +47,7 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/Process.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/TargetSelect.h"
 #include "llvm/Target/TargetMachine.h"
@@ -562,8 +564,10 @@ int main(int argc, char **argv) {
   // Sparse or merged: the strategies that take --workers and --density (the
   // top-k exchange's size; the planner's cost model).
   bool sparse = parsedStrategy->isSparse() || merged;
-  if (workersOpt.getNumOccurrences() && workersOpt < 1)
-    return fail("--workers must be a positive integer (the number of MPI ranks), got " +
+  if (workersOpt.getNumOccurrences() &&
+      (workersOpt < 1 || workersOpt > mgs::planner::kMaxWorkers))
+    return fail("--workers must be an integer in [1, " +
+                std::to_string(mgs::planner::kMaxWorkers) + "] (the number of MPI ranks), got " +
                 std::to_string(workersOpt));
   if (sparse && workersOpt < 1)
     return fail("--strategy " + strategy + " needs --workers P (the number of MPI ranks)");
@@ -735,11 +739,20 @@ int main(int argc, char **argv) {
     return 1;
 
   // The weights: every parameter of the step (the communication passes add
-  // residuals), written before the lowering removes the parameters.
+  // residuals), written before the lowering removes the parameters, beside
+  // the output under a temporary name: they replace OUT.weights only with the
+  // executable, so a failure later leaves no weights without their
+  // executable (nor a previous executable without its own).
+  std::string weightsPath = output + ".weights", pendingWeights;
+  auto dropPendingWeights = llvm::make_scope_exit([&] {
+    if (!pendingWeights.empty())
+      sys::fs::remove(pendingWeights);
+  });
   if (emit == Emit::Exe) {
-    if (!writeWeights(context, *module, output + ".weights"))
+    pendingWeights = weightsPath + ".mgsc-" + std::to_string(sys::Process::getProcessId());
+    if (!writeWeights(context, *module, pendingWeights))
       return 1;
-    progress.step("wrote " + output + ".weights");
+    progress.step("wrote " + weightsPath);
   }
   if (emit != Emit::Mlir) {
     mlir::PassManager lower(&context);
@@ -786,6 +799,9 @@ int main(int argc, char **argv) {
     return fail(error);
   }
   sys::fs::remove(objectPath);
+  if (std::error_code ec = sys::fs::rename(pendingWeights, weightsPath))
+    return fail("cannot write '" + weightsPath + "': " + ec.message());
+  pendingWeights.clear();
   progress.step("linked " + output);
   return 0;
 }

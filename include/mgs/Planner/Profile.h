@@ -71,6 +71,11 @@ struct GroupSize {
 };
 
 /// A calibration profile (docs/design.md "Profile (JSON)").
+/// The most data-parallel workers a profile, a plan or a compiled step may
+/// name (2^24): every byte count and sum of the model stays far from int64
+/// overflow.
+inline constexpr int64_t kMaxWorkers = int64_t(1) << 24;
+
 struct Profile {
   int64_t workers = 1;
   double density = 0.001;

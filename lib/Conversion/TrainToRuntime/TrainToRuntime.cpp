@@ -19,6 +19,7 @@
 #include "mgs/Dialect/Comm/IR/CommDialect.h"
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+#include "mgs/Support/FormatNumber.h"
 
 #include "StepLowering.h"
 
@@ -57,6 +58,51 @@ void appendShape(std::string &out, Type type) {
 struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRuntime> {
   using ConvertTrainToRuntimeBase::ConvertTrainToRuntimeBase;
 
+  /// What the lowering and the driver rely on, as train-build-step builds
+  /// it: @eval_step(inputs...) -> (outputs...), all ranked tensors, the first
+  /// input's dimension 0 the batch; @train_step(inputs..., labels) -> (loss,
+  /// the first output, ...), the loss a float32 scalar. A step built or
+  /// edited otherwise is an error here, not a crash in the lowering.
+  static LogicalResult checkStepSignatures(func::FuncOp eval, func::FuncOp train) {
+    auto ranked = [](Type t) { return isa<RankedTensorType>(t); };
+    auto io = [](func::FuncOp f, bool arg, unsigned i) {
+      auto name = arg ? f.getArgAttrOfType<StringAttr>(i, "train.name")
+                      : f.getResultAttrOfType<StringAttr>(i, "train.name");
+      return (arg ? "input " : "output ") + std::to_string(i) +
+             (name ? " ('" + name.getValue().str() + "')" : std::string());
+    };
+    FunctionType e = eval.getFunctionType();
+    for (auto [i, t] : llvm::enumerate(e.getInputs()))
+      if (!ranked(t))
+        return eval.emitError() << "@eval_step's " << io(eval, true, i) << " is " << t
+                                << "; the runtime takes ranked tensors";
+    for (auto [i, t] : llvm::enumerate(e.getResults()))
+      if (!ranked(t))
+        return eval.emitError() << "@eval_step's " << io(eval, false, i) << " is " << t
+                                << "; the runtime takes ranked tensors";
+    if (e.getNumInputs() && cast<RankedTensorType>(e.getInput(0)).getRank() == 0)
+      return eval.emitError() << "the model's " << io(eval, true, 0) << " is a scalar ("
+                              << e.getInput(0)
+                              << "): a compiled model takes a batch of samples along its "
+                                 "first input's dimension 0; export the model with a batch "
+                                 "dimension";
+    if (!train)
+      return success();
+    FunctionType t = train.getFunctionType();
+    if (t.getNumInputs() < 1 || t.getNumResults() < 2 || !llvm::all_of(t.getInputs(), ranked) ||
+        !llvm::all_of(t.getResults(), ranked))
+      return train.emitError() << "@train_step must take the inputs and the labels last and "
+                                  "return the loss and the model's first output, all ranked "
+                                  "tensors (as train-build-step builds it); it is "
+                               << t;
+    auto loss = cast<RankedTensorType>(t.getResult(0));
+    if (loss.getRank() != 0 || !loss.getElementType().isF32())
+      return train.emitError() << "@train_step's first result must be the loss, a tensor<f32>; "
+                                  "it is "
+                               << loss;
+    return success();
+  }
+
   void runOnOperation() override {
     ModuleOp module = getOperation();
     auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
@@ -65,6 +111,15 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       module.emitError() << "convert-train-to-runtime: no @eval_step (run train-build-step first)";
       return signalPassFailure();
     }
+    for (double d : densitySchedule)
+      if (!(d > 0.0 && d <= 1.0)) {
+        module.emitError() << "convert-train-to-runtime: density-schedule: each density must be "
+                              "in (0, 1], got "
+                           << formatNumber(d);
+        return signalPassFailure();
+      }
+    if (failed(checkStepSignatures(eval, train)))
+      return signalPassFailure();
     // A density warm-up changes k at run time in the top-k, the gather and
     // the scatter-add alike: the gather must know the gradient's size.
     if (!densitySchedule.empty()) {
@@ -196,9 +251,13 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
           }
         }
       }
-      else
-        manifest += item(manifest::kClasses) + " " +
-                    std::to_string(cast<RankedTensorType>(t.getResult(1)).getDimSize(1));
+      else if (auto logits = cast<RankedTensorType>(t.getResult(1)); logits.getRank() < 2) {
+        train.emitError() << "@train_step's second result (the scores the cross-entropy "
+                             "evaluates) must hold the classes on dimension 1; it is "
+                          << logits;
+        return signalPassFailure();
+      } else
+        manifest += item(manifest::kClasses) + " " + std::to_string(logits.getDimSize(1));
       // The labels the loss ignores are data the driver must accept (the
       // key is left out at its default).
       train.walk([&](SoftmaxCrossEntropyOp loss) {

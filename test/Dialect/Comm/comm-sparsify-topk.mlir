@@ -4,8 +4,10 @@
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 max-density=0.1 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADMAX
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 workers=0" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADWORKERS
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 workers=-1" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADWORKERSNEG
-// BADWORKERS: error: comm-sparsify-topk: workers must be positive, got 0{{$}}
-// BADWORKERSNEG: error: comm-sparsify-topk: workers must be positive, got -1{{$}}
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 workers=4294967300" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADWORKERSBIG
+// BADWORKERS: error: comm-sparsify-topk: workers must be in [1, 16777216], got 0{{$}}
+// BADWORKERSNEG: error: comm-sparsify-topk: workers must be in [1, 16777216], got -1{{$}}
+// BADWORKERSBIG: error: comm-sparsify-topk: workers must be in [1, 16777216], got 4294967300{{$}}
 // RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 half-values=true workers=4 min-elements=8" | FileCheck %s --check-prefix=HALF
 
 // half-values: the gather sends the values as IEEE half precision.

@@ -2,6 +2,7 @@
 
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+#include "mgs/Planner/Profile.h"
 #include "mgsrt/contract.h"
 
 #include "mlir/IR/Builders.h"
@@ -31,9 +32,9 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
                          << maxDensity;
       return signalPassFailure();
     }
-    if (workers < 1) {
-      module.emitError() << "comm-sparsify-topk: workers must be positive, got "
-                         << static_cast<int64_t>(workers);
+    if (workers < 1 || workers > planner::kMaxWorkers) {
+      module.emitError() << "comm-sparsify-topk: workers must be in [1, " << planner::kMaxWorkers
+                         << "], got " << static_cast<int64_t>(workers);
       return signalPassFailure();
     }
     if (failed(checkCollective(module, collective, "collective")))
@@ -137,7 +138,7 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(), request);
       average = ScatterAddOp::create(b, wait.getLoc(), type, newWait.getResults()[0],
                                      newWait.getResults()[1],
-                                     b.getI64IntegerAttr(global ? 1 : workers));
+                                     b.getI64IntegerAttr(global ? int64_t(1) : int64_t(workers)));
     }
     wait.getResults().front().replaceAllUsesWith(average);
     wait.erase();
