@@ -44,6 +44,32 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("strategy " + options.strategy + " needs workers >= 1 (the number of MPI ranks)");
     return failure();
   }
+  if (options.workers < 0 || options.workers > planner::kMaxWorkers) {
+    emitError("workers must be in [1, " + std::to_string(planner::kMaxWorkers) + "], got " +
+              std::to_string(options.workers));
+    return failure();
+  }
+  if (options.batchSize < 0) {
+    emitError("batch-size must be positive (0: the model's own), got " +
+              std::to_string(options.batchSize));
+    return failure();
+  }
+  // What mgsc refuses, refused here too (mgs-opt's users build the same steps).
+  if (!topk && (options.fp16Values || !options.densityWarmup.empty())) {
+    emitError(std::string(options.fp16Values ? "fp16-values" : "density-warmup") +
+              " needs a sparse strategy (layerwise, omgs, ...); the strategy is " +
+              options.strategy);
+    return failure();
+  }
+  if (options.evalMode && !options.inference) {
+    emitError("eval-mode applies to inference (a training step evaluates in evaluation form "
+              "already)");
+    return failure();
+  }
+  if (options.smoothL1Beta != 1.0 && options.loss != "smooth-l1") {
+    emitError("smooth-l1-beta is smooth-l1's; the loss is " + options.loss.getValue());
+    return failure();
+  }
   if (topk && !(options.density > 0.0 && options.density <= 1.0)) {
     emitError("density must be in (0, 1], got " + formatNumber(options.density));
     return failure();

@@ -97,3 +97,17 @@ func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {
       : (tensor<2x5xf32>, tensor<3x5xf32>) -> tensor<2x3xf32>
   return %y : tensor<2x3xf32>
 }
+
+// Option combinations mgsc refuses are refused here too.
+// RUN: not mgs-opt %s --mgs-train-pipeline='eval-mode=true' 2>&1 | FileCheck %s --check-prefix=EVAL-MODE
+// EVAL-MODE: error: mgs-train-pipeline: eval-mode applies to inference
+// RUN: not mgs-opt %s --mgs-train-pipeline='smooth-l1-beta=2' 2>&1 | FileCheck %s --check-prefix=BETA
+// BETA: error: mgs-train-pipeline: smooth-l1-beta is smooth-l1's; the loss is cross-entropy
+// RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense fp16-values=true' 2>&1 | FileCheck %s --check-prefix=FP16
+// FP16: error: mgs-train-pipeline: fp16-values needs a sparse strategy (layerwise, omgs, ...); the strategy is dense
+// RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense density-warmup=0.5' 2>&1 | FileCheck %s --check-prefix=WARMUP
+// WARMUP: error: mgs-train-pipeline: density-warmup needs a sparse strategy
+// RUN: not mgs-opt %s --mgs-train-pipeline='batch-size=-3' 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: error: mgs-train-pipeline: batch-size must be positive (0: the model's own), got -3
+// RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense workers=-1' 2>&1 | FileCheck %s --check-prefix=WORKERS
+// WORKERS: error: mgs-train-pipeline: workers must be in [1, 16777216], got -1
