@@ -19,7 +19,7 @@ mkdir -p "$out"
 echo "run: exporting the default model with torch"
 /usr/bin/python3 "$root/scripts/export_models.py" "$out" cnn:15
 echo "run: importing it"
-"$build/bin/mgs-import-onnx" "$out/cnn-opset15.onnx" --batch-size 32 -o "$out/cnn.mlir" --summary
+"$build/bin/mgs-import-onnx" "$out/cnn-opset15.onnx" --batch-size 16 -o "$out/cnn.mlir" --summary
 echo "run: compiling it into a training executable for 2 workers (the module: $out/cnn.mlir)"
 "$build/bin/mgsc" "$out/cnn-opset15.onnx" --batch-size 16 --strategy omgs --workers 2 \
   --density 0.01 -o "$out/train_cnn"
