@@ -1,5 +1,11 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(func.func(comm-insert-allreduce))' | FileCheck %s
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(func.func(comm-insert-allreduce,comm-insert-allreduce))' | FileCheck %s
+// Nor after comm-sparsify-topk turned the all-reduces into top-k all-gathers (whose gradients
+// no all-reduce reads any more): no second exchange of every gradient.
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(func.func(comm-insert-allreduce),comm-sparsify-topk{workers=2 density=0.5},func.func(comm-insert-allreduce))' | FileCheck %s --check-prefix=AFTER-SPARSE
+// AFTER-SPARSE-COUNT-2: comm.all_gather_start
+// AFTER-SPARSE-NOT: comm.all_reduce_start
+// AFTER-SPARSE-NOT: comm.all_gather_start
 
 // Every parameter gradient is averaged over the workers before its update;
 // running the pass twice changes nothing more.

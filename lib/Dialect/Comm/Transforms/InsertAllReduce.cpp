@@ -17,6 +17,18 @@ namespace {
 struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> {
   void runOnOperation() override {
     OpBuilder b(&getContext());
+    // A step whose gradients are exchanged already (this pass ran, perhaps
+    // followed by comm-merge-buckets or comm-sparsify-topk, which reshape
+    // what it inserted) gets no second exchange: each gradient would be
+    // averaged twice.
+    if (getOperation()
+            .walk([](Operation *op) {
+              return isa<AllReduceStartOp, AllGatherStartOp, GTopKStartOp, SparseAllReduceStartOp>(op)
+                         ? WalkResult::interrupt()
+                         : WalkResult::advance();
+            })
+            .wasInterrupted())
+      return;
     getOperation().walk([&](train::GradientOp grad) {
       Value tagged = grad.getResult();
       // Already communicated (the pass ran before) or unused: leave it.
