@@ -86,6 +86,10 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                               << "): a compiled model takes a batch of samples along its "
                                  "first input's dimension 0; export the model with a batch "
                                  "dimension";
+    if (e.getNumInputs() && cast<RankedTensorType>(e.getInput(0)).getDimSize(0) < 1)
+      return eval.emitError() << "the model's " << io(eval, true, 0) << " is " << e.getInput(0)
+                              << ": a compiled model needs a static, positive batch size "
+                                 "(mgsc --batch-size)";
     if (!train)
       return success();
     FunctionType t = train.getFunctionType();

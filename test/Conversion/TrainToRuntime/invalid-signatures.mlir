@@ -35,3 +35,11 @@ func.func @eval_step(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
 func.func @train_step(%x: tensor<4x10xf32>, %y: tensor<4xi64>) {
   return
 }
+
+// -----
+
+// A batch of no samples.
+// expected-error @+1 {{the model's input 0 is 'tensor<0x10xf32>': a compiled model needs a static, positive batch size}}
+func.func @eval_step(%x: tensor<0x10xf32>) -> tensor<0x10xf32> {
+  return %x : tensor<0x10xf32>
+}
