@@ -2,6 +2,8 @@
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=layerwise workers=4" | FileCheck %s --check-prefix=LAYERWISE
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=4 profile=%S/Inputs/wrong-profile.json" 2>&1 | FileCheck %s --check-prefix=MISMATCH
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=0" 2>&1 | FileCheck %s --check-prefix=WORKERS
+// WORKERS: error: comm-merge-buckets: workers must be in [1, 16777216], got 0
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=gtopk workers=8" 2>/dev/null | FileCheck %s --check-prefix=GTOPK
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=sparse-allreduce workers=8" 2>/dev/null | FileCheck %s --check-prefix=SPARSE
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=auto workers=8 auto-collectives=allreduce" 2>/dev/null | FileCheck %s --check-prefix=AUTO-DENSE

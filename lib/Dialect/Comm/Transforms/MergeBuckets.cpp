@@ -30,6 +30,11 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
+    if (workers < 1 || workers > planner::kMaxWorkers) {
+      module.emitError() << "comm-merge-buckets: workers must be in [1, " << planner::kMaxWorkers
+                         << "], got " << static_cast<int64_t>(workers);
+      return signalPassFailure();
+    }
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
     if (!step)
       return;
