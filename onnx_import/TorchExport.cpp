@@ -355,12 +355,29 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
   }
   if (convs.empty())
     return success();
+  // A training-mode export (BatchNorm with training_mode, or Dropout) folds
+  // only with constant folding on: a weight computed from parameters
+  // (weight_norm, weight standardization), whose parameters are lost too.
+  bool trainingMode = llvm::any_of(graph.node(), [](const onnx::NodeProto &n) {
+    if (n.op_type() == "Dropout")
+      return true;
+    if (n.op_type() != "BatchNormalization")
+      return false;
+    return llvm::any_of(n.attribute(), [](const onnx::AttributeProto &a) {
+      return a.name() == "training_mode" && a.i() != 0;
+    });
+  });
   constexpr size_t kMostListed = 8;
   InFlightDiagnostic diag = emitError(fileLoc);
-  diag << "this graph is the model's evaluation form, not its training graph: PyTorch's "
-          "TorchScript exporter folded the weights of "
-       << convs.size() << (convs.size() == 1 ? " convolution" : " convolutions")
-       << " into constants of its own naming (";
+  if (trainingMode)
+    diag << "PyTorch's exporter folded the weights of " << convs.size()
+         << (convs.size() == 1 ? " convolution" : " convolutions")
+         << " into constants of its own naming (";
+  else
+    diag << "this graph is the model's evaluation form, not its training graph: PyTorch's "
+            "TorchScript exporter folded the weights of "
+         << convs.size() << (convs.size() == 1 ? " convolution" : " convolutions")
+         << " into constants of its own naming (";
   for (auto [i, conv] : llvm::enumerate(convs)) {
     if (i == kMostListed) {
       diag << ", ...";
@@ -368,12 +385,19 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
     }
     diag << (i ? ", '" : "'") << conv.second << "'";
   }
-  diag << "), as it does in evaluation mode (training=torch.onnx.TrainingMode.EVAL, "
-          "torch.onnx.export's default): each BatchNorm fused into the convolution before it, "
-          "dropout left out. Those parameters would not train as in PyTorch; export with "
-          "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
-          "do_constant_folding=False) (for inference, mgsc --inference and mgs-import-onnx "
-          "--inference take this graph)";
+  if (trainingMode)
+    diag << "): constant folding (torch.onnx.export's do_constant_folding=True, its default) "
+            "computed them from the parameters they are made of (weight_norm, weight "
+            "standardization), which would then not train; export with "
+            "do_constant_folding=False (for inference, mgsc --inference and mgs-import-onnx "
+            "--inference take this graph)";
+  else
+    diag << "), as it does in evaluation mode (training=torch.onnx.TrainingMode.EVAL, "
+            "torch.onnx.export's default): each BatchNorm fused into the convolution before "
+            "it, dropout left out. Those parameters would not train as in PyTorch; export with "
+            "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
+            "do_constant_folding=False) (for inference, mgsc --inference and mgs-import-onnx "
+            "--inference take this graph)";
   for (auto [i, conv] : llvm::enumerate(convs)) {
     if (i == kMostListed) {
       diag.attachNote(fileLoc) << "and " << convs.size() - kMostListed << " more convolutions so";

@@ -744,6 +744,16 @@ int main(int argc, char **argv) {
   // executable, so a failure later leaves no weights without their
   // executable (nor a previous executable without its own).
   std::string weightsPath = output + ".weights", pendingWeights;
+  // Through a link, the file it leads to is replaced (the link stays); a
+  // folder in the way is an error before the work, not after the link.
+  if (emit == Emit::Exe) {
+    SmallString<256> real;
+    if (sys::fs::is_symlink_file(weightsPath) && !sys::fs::real_path(weightsPath, real))
+      weightsPath = real.str().str();
+    if (sys::fs::exists(weightsPath) && !sys::fs::is_regular_file(weightsPath))
+      return fail("'" + weightsPath + "' is not a regular file: the executable's weights are "
+                  "written there");
+  }
   auto dropPendingWeights = llvm::make_scope_exit([&] {
     if (!pendingWeights.empty())
       sys::fs::remove(pendingWeights);

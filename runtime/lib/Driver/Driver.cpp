@@ -24,10 +24,13 @@
 #include "mgsrt/driver.h"
 #include "mgsrt/mgsrt.h"
 
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdarg>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 #include <new>
 #include <thread>
 #include <unistd.h>
@@ -50,7 +53,7 @@ int Driver::error(const char *fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  if (deferErrors) {
+  if (deferErrors.load() && std::this_thread::get_id() != watchdog.get_id()) {
     if (deferred.empty())
       deferred = text;
     return 1;
@@ -74,41 +77,87 @@ void Driver::report(const std::string &text) {
   }
 }
 
-int Driver::agreeOnSetup(int rc) {
+int Driver::setupAlone(const std::function<int()> &setup) {
+  deferErrors = true;
+  int rc;
+  try {
+    rc = setup();
+  } catch (const std::bad_alloc &) {
+    rc = error("out of memory loading the data");
+  }
+  deferErrors = false;
   std::string message = std::move(deferred);
   deferred.clear();
+  const bool usageError = deferredUsage;
+  deferredUsage = false;
+  auto hint = [&] {
+    if (usageError)
+      std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
+  };
   if (rc && message.empty())
     message = "the set-up failed";
   if (workers <= 1) {
-    if (rc)
+    if (rc) {
       report(message);
-    return rc ? 1 : 0;
+      hint();
+    }
+    return rc ? (usageError ? 2 : 1) : 0;
   }
+  // A worker that failed says so at once if the others keep it waiting (a
+  // slow or stuck data set elsewhere), so its reason is never lost.
+  std::atomic<bool> agreed{false}, said{false};
+  std::mutex m;
+  std::condition_variable cv;
+  std::thread sayer;
+  if (rc)
+    sayer = std::thread([&] {
+      std::unique_lock<std::mutex> lock(m);
+      if (!cv.wait_for(lock, std::chrono::seconds(5), [&] { return agreed.load(); })) {
+        report(message + " (the other workers are still setting up)");
+        said = true;
+      }
+    });
   const uint64_t hash = rc ? fnv1a64(message) : 0;
   std::vector<int32_t> all;
-  if (int grc = gatherFromWorkers(
-          {rc ? 1 : 0, static_cast<int32_t>(hash), static_cast<int32_t>(hash >> 32)}, all))
+  int grc = gatherFromWorkers(
+      {rc ? 1 : 0, static_cast<int32_t>(hash), static_cast<int32_t>(hash >> 32)}, all);
+  {
+    std::lock_guard<std::mutex> lock(m);
+    agreed = true;
+  }
+  cv.notify_all();
+  if (sayer.joinable())
+    sayer.join();
+  if (grc) {
+    if (rc && !said)
+      report(message);
     return grc;
+  }
   bool anyFailed = false;
   for (int r = 0; r < workers; ++r)
     anyFailed = anyFailed || all[3 * r] != 0;
   if (!anyFailed)
     return 0;
-  if (rc) {
+  if (rc && !said) {
     // The same failure on several workers (a missing data file) is said once.
     bool saidBefore = false;
     for (int r = 0; r < rank; ++r)
       saidBefore = saidBefore || (all[3 * r] && all[3 * r + 1] == all[3 * rank + 1] &&
                                   all[3 * r + 2] == all[3 * rank + 2]);
-    if (!saidBefore)
+    if (!saidBefore) {
       report(message);
+      hint();
+    }
   }
-  return 1;
+  return usageError ? 2 : 1;
 }
 
 int Driver::usage(const std::string &msg) {
   error(msg);
-  std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
+  if (deferErrors.load() && std::this_thread::get_id() != watchdog.get_id())
+    deferredUsage = true; // the hint follows the message (setupAlone())
+  else
+    std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
   return 2;
 }
 
@@ -163,9 +212,15 @@ int Driver::run() {
     for (auto [input, inPath] :
          {std::pair{"the ONNX model this executable was compiled from", m.source},
           std::pair{"this executable's weights file", weightsPath()},
-          std::pair{"the --data file", o.data}, std::pair{"the --resume checkpoint", o.resume}})
+          std::pair{"the --data file", o.data}, std::pair{"the --labels file", o.labels},
+          std::pair{"the --test-data file", o.testData},
+          std::pair{"the --test-labels file", o.testLabels},
+          std::pair{"the --resume checkpoint", o.resume}})
       if (!inPath.empty() && sameFile(resolved, inPath) &&
-          !(path == &o.checkpoint && inPath == o.resume)) // resumed and written on
+          // Named on purpose: resumed and written on; --weights fine-tuned
+          // in place (both written whole, then renamed over).
+          !(path == &o.checkpoint && inPath == o.resume) &&
+          !(path == &o.saveWeights && !o.weights.empty() && inPath == weightsPath()))
         return usage(std::string(option) + " '" + *path + "' would overwrite " + input +
                      "; name another file");
     outputs.emplace_back(option, resolved);

@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <mutex>
@@ -98,15 +99,20 @@ private:
   int error(const std::string &msg) { return error("%s", msg.c_str()); }
   /// Writes "PROGRAM: error: [worker R: ]TEXT" in one write.
   void report(const std::string &text);
-  /// While set, error() keeps its first message in `deferred` instead of
-  /// reporting it and aborting the workers (agreeOnSetup()).
-  bool deferErrors = false;
+  /// While set, error() on the main thread keeps its first message in
+  /// `deferred` (and usage() that it was a usage error) instead of reporting
+  /// it and aborting the workers (agreeOnSetup()); the watchdog's errors are
+  /// never deferred.
+  std::atomic<bool> deferErrors{false};
   std::string deferred;
-  /// After the set-up each worker does alone (its data, its buffers), with
-  /// `rc` its result: every worker learns whether any failed; each distinct
-  /// message is reported once (by the lowest worker that has it) and all
-  /// stop with 1, with no abort of the job. 0 when none failed.
-  int agreeOnSetup(int rc);
+  bool deferredUsage = false;
+  /// Runs the set-up each worker does alone (its data, its buffers) with
+  /// errors deferred, then agrees on it: every worker learns whether any
+  /// failed; each distinct message is reported once (by the lowest worker
+  /// that has it; a worker still waiting for the others after a few seconds
+  /// reports its own at once) and all stop with 1 (2 for a usage error), with
+  /// no abort of the job. 0 when none failed.
+  int setupAlone(const std::function<int()> &setup);
   /// Reports a failed Status (its message) and returns 1.
   int error(const Status &s) { return error("%s", s.message.c_str()); }
   int usage(const std::string &msg);

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <random>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -75,7 +76,10 @@ Status resolveOutputFile(const std::string &path, std::string &resolved) {
   // access() says yes to root everywhere, also where nothing can be created
   // (/proc, a read-only mount): create a file beside it to be sure, before
   // the run whose result would be lost.
-  std::string probe = resolved + ".probe." + std::to_string(::getpid());
+  // (Workers on several hosts sharing the folder may have equal PIDs: random
+  // bits keep their probes apart.)
+  std::string probe = resolved + ".probe." + std::to_string(::getpid()) + "." +
+                      std::to_string(std::random_device{}());
   int fd = ::open(probe.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0)
     return ioError("cannot write '" + resolved + "': cannot create a file in '" + dir +

@@ -360,12 +360,10 @@ int Driver::runTraining() {
   // Each worker reads its data and allocates alone: a failure there (a
   // missing file, the same on every worker) is agreed on and said once, not
   // by an abort of the job.
-  deferErrors = true;
-  int setup = loadData();
-  if (!setup)
-    setup = allocate(/*forTraining=*/true);
-  deferErrors = false;
-  if (int rc = agreeOnSetup(setup))
+  if (int rc = setupAlone([&] {
+        int loaded = loadData();
+        return loaded ? loaded : allocate(/*forTraining=*/true);
+      }))
     return rc;
   if (int rc = broadcastParams())
     return rc;
