@@ -174,6 +174,26 @@ std::string quotedList(ArrayRef<const SignatureInput *> params, size_t most) {
   return text;
 }
 
+/// What the two graph checks advise for inference.
+constexpr const char *kInferenceTakesIt =
+    "(for inference, mgsc --inference and mgs-import-onnx --inference take this graph)";
+
+/// Attaches a note at the node of each of `count` items (noteOf(i): the
+/// node's name and the text), the first `most` of them, then "and N more
+/// NOUN so" at the file.
+template <typename NoteOf>
+void attachNodeNotes(InFlightDiagnostic &diag, Location fileLoc, size_t count, size_t most,
+                     StringRef noun, NoteOf noteOf) {
+  for (size_t i = 0; i < count; ++i) {
+    if (i == most) {
+      diag.attachNote(fileLoc) << "and " << count - most << " more " << noun << " so";
+      break;
+    }
+    auto [node, text] = noteOf(i);
+    diag.attachNote(NameLoc::get(StringAttr::get(fileLoc->getContext(), node), fileLoc)) << text;
+  }
+}
+
 } // namespace
 
 /// The metadata entry `key` of a node or graph (ONNX 1.16+).
@@ -318,16 +338,12 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
     diag << "): " << quotedList(absent, kMostListed);
   }
   diag << "; export with torch.onnx.export(..., optimize=False), or with dynamo=False, "
-          "training=torch.onnx.TrainingMode.TRAINING (for inference, mgsc --inference and "
-          "mgs-import-onnx --inference take this graph)";
-  for (auto [i, param] : llvm::enumerate(lost)) {
-    if (i == kMostListed) {
-      diag.attachNote(fileLoc) << "and " << lost.size() - kMostListed << " more parameters so";
-      break;
-    }
-    Location at = NameLoc::get(StringAttr::get(fileLoc->getContext(), where[i].node), fileLoc);
-    diag.attachNote(at) << "parameter '" << param->target << "': " << where[i].text;
-  }
+          "training=torch.onnx.TrainingMode.TRAINING "
+       << kInferenceTakesIt;
+  attachNodeNotes(diag, fileLoc, lost.size(), kMostListed, "parameters", [&](size_t i) {
+    return std::pair{StringRef(where[i].node),
+                     "parameter '" + lost[i]->target + "': " + where[i].text};
+  });
   return diag;
 }
 
@@ -369,15 +385,12 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
   });
   constexpr size_t kMostListed = 8;
   InFlightDiagnostic diag = emitError(fileLoc);
-  if (trainingMode)
-    diag << "PyTorch's exporter folded the weights of " << convs.size()
-         << (convs.size() == 1 ? " convolution" : " convolutions")
-         << " into constants of its own naming (";
-  else
-    diag << "this graph is the model's evaluation form, not its training graph: PyTorch's "
-            "TorchScript exporter folded the weights of "
-         << convs.size() << (convs.size() == 1 ? " convolution" : " convolutions")
-         << " into constants of its own naming (";
+  diag << (trainingMode ? "PyTorch's exporter"
+                        : "this graph is the model's evaluation form, not its training graph: "
+                          "PyTorch's TorchScript exporter")
+       << " folded the weights of " << convs.size()
+       << (convs.size() == 1 ? " convolution" : " convolutions")
+       << " into constants of its own naming (";
   for (auto [i, conv] : llvm::enumerate(convs)) {
     if (i == kMostListed) {
       diag << ", ...";
@@ -389,24 +402,19 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
     diag << "): constant folding (torch.onnx.export's do_constant_folding=True, its default) "
             "computed them from the parameters they are made of (weight_norm, weight "
             "standardization), which would then not train; export with "
-            "do_constant_folding=False (for inference, mgsc --inference and mgs-import-onnx "
-            "--inference take this graph)";
+            "do_constant_folding=False ";
   else
     diag << "), as it does in evaluation mode (training=torch.onnx.TrainingMode.EVAL, "
             "torch.onnx.export's default): each BatchNorm fused into the convolution before "
             "it, dropout left out. Those parameters would not train as in PyTorch; export with "
             "torch.onnx.export(..., training=torch.onnx.TrainingMode.TRAINING, "
-            "do_constant_folding=False) (for inference, mgsc --inference and mgs-import-onnx "
-            "--inference take this graph)";
-  for (auto [i, conv] : llvm::enumerate(convs)) {
-    if (i == kMostListed) {
-      diag.attachNote(fileLoc) << "and " << convs.size() - kMostListed << " more convolutions so";
-      break;
-    }
-    Location at = NameLoc::get(StringAttr::get(fileLoc->getContext(), conv.first->name()), fileLoc);
-    diag.attachNote(at) << "Conv '" << conv.first->name() << "' reads the folded '" << conv.second
-                        << "'";
-  }
+            "do_constant_folding=False) ";
+  diag << kInferenceTakesIt;
+  attachNodeNotes(diag, fileLoc, convs.size(), kMostListed, "convolutions", [&](size_t i) {
+    const auto &[node, init] = convs[i];
+    return std::pair{StringRef(node->name()),
+                     "Conv '" + node->name() + "' reads the folded '" + init + "'"};
+  });
   return diag;
 }
 
