@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Executable.h"
 #include "Importer.h"
 #include "mgs/Analysis/ModelSummary.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -26,7 +27,6 @@
 #include "mgs/Support/Diagnostics.h"
 #include "mgs/Support/FormatNumber.h"
 #include "mgs/Support/OutputFile.h"
-#include "mgsrt/driver.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/AsmState.h"
@@ -37,22 +37,13 @@
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Export.h"
 
-#include "llvm/ADT/ScopeExit.h"
-#include "llvm/IR/LegacyPassManager.h"
 #include "llvm/IR/Module.h"
-#include "llvm/MC/TargetRegistry.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/GlobPattern.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/Process.h"
-#include "llvm/Support/Program.h"
-#include "llvm/Support/TargetSelect.h"
-#include "llvm/Target/TargetMachine.h"
-#include "llvm/Target/TargetOptions.h"
-#include "llvm/TargetParser/Host.h"
 
 #include <chrono>
 #include <cmath>
@@ -450,95 +441,6 @@ int64_t compiledBatchSize(mlir::ModuleOp module) {
   return type && type.getRank() > 0 ? type.getDimSize(0) : 0;
 }
 
-/// Compiles `module` to an object file at `path` for the host.
-bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
-  InitializeNativeTarget();
-  InitializeNativeTargetAsmPrinter();
-  Triple triple(sys::getDefaultTargetTriple());
-  const Target *target = TargetRegistry::lookupTarget(triple, error);
-  if (!target)
-    return false;
-  TargetOptions options;
-  std::unique_ptr<TargetMachine> machine(target->createTargetMachine(
-      triple, "generic", "", options, Reloc::PIC_, std::nullopt, CodeGenOptLevel::Default));
-  if (!machine) {
-    error = "cannot create a target machine for " + triple.str();
-    return false;
-  }
-  module.setTargetTriple(triple);
-  module.setDataLayout(machine->createDataLayout());
-  SmallVector<char, 0> object;
-  raw_svector_ostream os(object);
-  legacy::PassManager pm;
-  if (machine->addPassesToEmitFile(pm, os, nullptr, CodeGenFileType::ObjectFile)) {
-    error = "the target cannot emit object files";
-    return false;
-  }
-  pm.run(module);
-  return succeeded(mgs::writeOutputFile(
-      path, [&](raw_ostream &out) { out << StringRef(object.data(), object.size()); }, error));
-}
-
-/// Writes the parameters' initial values (inline ones, or the ONNX
-/// initializers) in the runtime's weights format, in parameter order.
-bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef path) {
-  std::vector<mgs::rt::driver::Tensor> tensors;
-  llvm::StringMap<size_t> slot;
-  std::vector<std::string> external;
-  for (auto p : module.getOps<mgs::train::ParameterOp>()) {
-    mgs::rt::driver::Tensor &t = tensors.emplace_back();
-    t.name = p.getSymName().str();
-    t.dims.assign(p.getTensorType().getShape().begin(), p.getTensorType().getShape().end());
-    slot[t.name] = tensors.size() - 1;
-    if (auto init = p.getInitialValue()) {
-      auto dense = cast<mlir::DenseElementsAttr>(*init);
-      t.data.assign(dense.getValues<float>().begin(), dense.getValues<float>().end());
-    } else {
-      external.push_back(t.name);
-    }
-  }
-  if (!external.empty()) {
-    auto weightsFile = module->getAttrOfType<mlir::StringAttr>(mgs::train::kWeightsFileAttrName);
-    if (!weightsFile) {
-      errs() << "mgsc: error: parameters without values and no train.weights_file\n";
-      return false;
-    }
-    if (failed(mgs::onnx_import::readInitializers(
-            context, weightsFile.getValue(), external,
-            [&](StringRef name, ArrayRef<int64_t> shape, ArrayRef<float> values) {
-              tensors[slot.lookup(name)].data.assign(values.begin(), values.end());
-              return mlir::success();
-            })))
-      return false;
-  }
-  if (mgs::rt::Status s = mgs::rt::driver::writeWeights(path.str(), tensors); !s.ok()) {
-    errs() << "mgsc: error: " << s.message << "\n";
-    return false;
-  }
-  return true;
-}
-
-/// Links `object` with the runtime into the executable `output`.
-bool link(StringRef object, StringRef output, std::string &error) {
-  auto cxx = sys::findProgramByName("c++");
-  if (!cxx) {
-    error = "no C++ compiler ('c++') on PATH to link with";
-    return false;
-  }
-  SmallVector<std::string> args{*cxx, object.str(), "-o", output.str()};
-  for (StringRef lib : split(StringRef(MGS_RUNTIME_LINK_ARGS), '|'))
-    if (!lib.empty())
-      args.push_back(lib.str());
-  SmallVector<StringRef> argRefs(args.begin(), args.end());
-  int rc = sys::ExecuteAndWait(*cxx, argRefs, std::nullopt, {}, 0, 0, &error);
-  if (rc != 0) {
-    if (error.empty())
-      error = "the linker failed (exit status " + std::to_string(rc) + ")";
-    return false;
-  }
-  return true;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -739,30 +641,15 @@ int main(int argc, char **argv) {
     return 1;
 
   // The weights: every parameter of the step (the communication passes add
-  // residuals), written before the lowering removes the parameters, beside
-  // the output under a temporary name: they replace OUT.weights only with the
-  // executable, so a failure later leaves no weights without their
-  // executable (nor a previous executable without its own).
-  std::string weightsPath = output + ".weights", pendingWeights;
-  // Through a link, the file it leads to is replaced (the link stays); a
-  // folder in the way is an error before the work, not after the link.
+  // residuals), written before the lowering removes the parameters; they get
+  // their name only with the executable (PendingWeights).
+  mgsc::PendingWeights weights;
   if (emit == Emit::Exe) {
-    SmallString<256> real;
-    if (sys::fs::is_symlink_file(weightsPath) && !sys::fs::real_path(weightsPath, real))
-      weightsPath = real.str().str();
-    if (sys::fs::exists(weightsPath) && !sys::fs::is_regular_file(weightsPath))
-      return fail("'" + weightsPath + "' is not a regular file: the executable's weights are "
-                  "written there");
-  }
-  auto dropPendingWeights = llvm::make_scope_exit([&] {
-    if (!pendingWeights.empty())
-      sys::fs::remove(pendingWeights);
-  });
-  if (emit == Emit::Exe) {
-    pendingWeights = weightsPath + ".mgsc-" + std::to_string(sys::Process::getProcessId());
-    if (!writeWeights(context, *module, pendingWeights))
+    if (std::string error; !weights.prepare(output + ".weights", error))
+      return fail(error);
+    if (!weights.write(context, *module))
       return 1;
-    progress.step("wrote " + weightsPath);
+    progress.step("wrote " + weights.path());
   }
   if (emit != Emit::Mlir) {
     mlir::PassManager lower(&context);
@@ -798,20 +685,19 @@ int main(int argc, char **argv) {
 
   std::string objectPath = emit == Emit::Obj ? output : output + ".o";
   std::string error;
-  if (!emitObject(*llvmModule, objectPath, error))
+  if (!mgsc::emitObject(*llvmModule, objectPath, error))
     return fail(error);
   progress.step("compiled " + objectPath);
   if (emit == Emit::Obj)
     return 0;
 
-  if (!link(objectPath, output, error)) {
+  if (!mgsc::link(objectPath, output, error)) {
     sys::fs::remove(objectPath);
     return fail(error);
   }
   sys::fs::remove(objectPath);
-  if (std::error_code ec = sys::fs::rename(pendingWeights, weightsPath))
-    return fail("cannot write '" + weightsPath + "': " + ec.message());
-  pendingWeights.clear();
+  if (!weights.commit(error))
+    return fail(error);
   progress.step("linked " + output);
   return 0;
 }
