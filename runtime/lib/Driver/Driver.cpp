@@ -53,7 +53,7 @@ int Driver::error(const char *fmt, ...) {
   va_start(ap, fmt);
   std::vsnprintf(text, sizeof(text), fmt, ap);
   va_end(ap);
-  if (deferErrors.load() && std::this_thread::get_id() != watchdog.get_id()) {
+  if (deferring()) {
     if (deferred.empty())
       deferred = text;
     return 1;
@@ -63,6 +63,10 @@ int Driver::error(const char *fmt, ...) {
   if (comm && workers > 1)
     mgsrt_comm_abort(comm, 1);
   return 1;
+}
+
+bool Driver::deferring() const {
+  return deferErrors.load() && std::this_thread::get_id() != watchdog.get_id();
 }
 
 void Driver::report(const std::string &text) {
@@ -92,7 +96,7 @@ int Driver::setupAlone(const std::function<int()> &setup) {
   deferredUsage = false;
   auto hint = [&] {
     if (usageError)
-      std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
+      printHelpHint(o.program);
   };
   if (rc && message.empty())
     message = "the set-up failed";
@@ -154,10 +158,10 @@ int Driver::setupAlone(const std::function<int()> &setup) {
 
 int Driver::usage(const std::string &msg) {
   error(msg);
-  if (deferErrors.load() && std::this_thread::get_id() != watchdog.get_id())
+  if (deferring())
     deferredUsage = true; // the hint follows the message (setupAlone())
   else
-    std::fprintf(stderr, "(%s --help lists the options)\n", o.program.c_str());
+    printHelpHint(o.program);
   return 2;
 }
 
@@ -373,12 +377,9 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
   if (argc > 0 && argv[0]) {
     o.executable = argv[0];
     // argv[0] without a slash was found on PATH: ask the kernel where we are.
-    if (o.executable.find('/') == std::string::npos) {
-      char buf[4096];
-      ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-      if (n > 0)
-        o.executable.assign(buf, static_cast<size_t>(n));
-    }
+    if (o.executable.find('/') == std::string::npos)
+      if (std::string self = runningExecutable(); !self.empty())
+        o.executable = self;
     const char *slash = std::strrchr(argv[0], '/');
     o.program = slash ? slash + 1 : argv[0];
   }
@@ -391,8 +392,8 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
     }
     if (!parsed.ok()) {
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n(%s --help lists the options)\n", o.program.c_str(),
-                   parsed.message.c_str(), o.program.c_str());
+      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
+      printHelpHint(o.program);
       return 2;
     }
     return driver.run();

@@ -101,9 +101,10 @@ private:
   void report(const std::string &text);
   /// While set, error() on the main thread keeps its first message in
   /// `deferred` (and usage() that it was a usage error) instead of reporting
-  /// it and aborting the workers (agreeOnSetup()); the watchdog's errors are
-  /// never deferred.
+  /// it and aborting the workers (setupAlone()); the watchdog's errors are
+  /// never deferred (deferring()).
   std::atomic<bool> deferErrors{false};
+  bool deferring() const;
   std::string deferred;
   bool deferredUsage = false;
   /// Runs the set-up each worker does alone (its data, its buffers) with

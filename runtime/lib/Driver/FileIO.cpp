@@ -49,6 +49,12 @@ bool sameFile(const std::string &a, const std::string &b) {
   return a == b;
 }
 
+std::string runningExecutable() {
+  char buf[4096];
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
+}
+
 Status resolveOutputFile(const std::string &path, std::string &resolved) {
   resolved = path;
   struct stat st;

@@ -140,6 +140,9 @@ bool isRegularFile(const std::string &path);
 /// Whether two paths name one file: the same file when both exist (links and
 /// other spellings included), else the same spelling.
 bool sameFile(const std::string &a, const std::string &b);
+/// The file this process runs (/proc/self/exe, links resolved); empty when
+/// the kernel does not say.
+std::string runningExecutable();
 
 /// Where a file written whole to `path` goes: `path` itself, or the file a
 /// link at `path` leads to (the link is kept). Refuses a path that is neither

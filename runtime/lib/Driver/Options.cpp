@@ -105,6 +105,10 @@ constexpr const char *kUsageInference =
 
 } // namespace
 
+void printHelpHint(const std::string &program) {
+  std::fprintf(stderr, "(%s --help lists the options)\n", program.c_str());
+}
+
 void printUsage(std::FILE *f, const std::string &program) {
   const char *manifest = mgs_model_manifest();
   const bool inferenceOnly = manifest && std::strstr(manifest, "\nmode inference\n");
@@ -222,9 +226,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
     }
     // A value given twice would silently lose the first (--input and
     // --output name one tensor each time).
-    if (arg != "--input" && arg != "--output" && !o.given.insert(arg).second)
+    if (!o.given.insert(arg).second && arg != "--input" && arg != "--output")
       return problem(arg + " given twice");
-    o.given.insert(arg);
     auto bad = [&](const char *expected) {
       return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");
     };

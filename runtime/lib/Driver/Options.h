@@ -76,6 +76,8 @@ extern const std::set<std::string> kInferenceOnly;
 
 /// The usage for this executable's model (mgs_model_manifest()).
 void printUsage(std::FILE *f, const std::string &program);
+/// "(PROGRAM --help lists the options)" on stderr, after a usage error.
+void printHelpHint(const std::string &program);
 
 /// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT
 /// with the problem as its message.

@@ -58,7 +58,8 @@ std::string plainDifference(const std::vector<std::string> &theirs,
     Summary s;
     for (const std::string &l : lines) {
       size_t space = l.find(' ');
-      std::string key = l.substr(0, space), value = space == std::string::npos ? "" : l.substr(space + 1);
+      std::string key = l.substr(0, space);
+      std::string value = space == std::string::npos ? "" : l.substr(space + 1);
       if (key == mf::kBatchSize)
         s.batch = value;
       else if (key == mf::kWorkers)
@@ -145,13 +146,8 @@ std::string Driver::weightsPath() const {
   if (isRegularFile(beside))
     return beside;
   // Started through a link: mgsc wrote the weights beside the file it leads to.
-  char buf[4096];
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) {
-    std::string real = std::string(buf, static_cast<size_t>(n)) + ".weights";
-    if (isRegularFile(real))
-      return real;
-  }
+  if (std::string self = runningExecutable(); !self.empty() && isRegularFile(self + ".weights"))
+    return self + ".weights";
   return beside;
 }
 
