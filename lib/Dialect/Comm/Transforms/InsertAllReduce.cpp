@@ -21,19 +21,16 @@ struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> 
     // followed by comm-merge-buckets or comm-sparsify-topk, which reshape
     // what it inserted) gets no second exchange: each gradient would be
     // averaged twice.
-    if (getOperation()
-            .walk([](Operation *op) {
-              return isa<AllReduceStartOp, AllGatherStartOp, GTopKStartOp, SparseAllReduceStartOp>(op)
-                         ? WalkResult::interrupt()
-                         : WalkResult::advance();
-            })
-            .wasInterrupted())
+    auto exchanges = [](Operation *op) {
+      return isa<AllReduceStartOp, AllGatherStartOp, GTopKStartOp, SparseAllReduceStartOp>(op)
+                 ? WalkResult::interrupt()
+                 : WalkResult::advance();
+    };
+    if (getOperation().walk(exchanges).wasInterrupted())
       return;
     getOperation().walk([&](train::GradientOp grad) {
       Value tagged = grad.getResult();
-      // Already communicated (the pass ran before) or unused: leave it.
-      if (tagged.use_empty() ||
-          llvm::any_of(tagged.getUsers(), [](Operation *u) { return isa<AllReduceStartOp>(u); }))
+      if (tagged.use_empty())
         return;
       SmallVector<OpOperand *> uses;
       for (OpOperand &use : tagged.getUses())
