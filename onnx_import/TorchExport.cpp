@@ -174,6 +174,9 @@ std::string quotedList(ArrayRef<const SignatureInput *> params, size_t most) {
   return text;
 }
 
+/// The most parameters or nodes an error of the two graph checks names.
+constexpr size_t kMostListed = 8;
+
 /// What the two graph checks advise for inference.
 constexpr const char *kInferenceTakesIt =
     "(for inference, mgsc --inference and mgs-import-onnx --inference take this graph)";
@@ -318,7 +321,6 @@ LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fi
   if (lost.empty() && (absent.empty() || firstConstant.empty()))
     return success(); // the absent ones: unused by forward, or tied to one kept
 
-  constexpr size_t kMostListed = 8;
   InFlightDiagnostic diag = emitError(fileLoc);
   diag << "this graph is not the model's training graph: PyTorch's exporter optimized it "
           "(torch.onnx.export's optimize=True, its default)";
@@ -383,7 +385,6 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
       return a.name() == "training_mode" && a.i() != 0;
     });
   });
-  constexpr size_t kMostListed = 8;
   InFlightDiagnostic diag = emitError(fileLoc);
   diag << (trainingMode ? "PyTorch's exporter"
                         : "this graph is the model's evaluation form, not its training graph: "
