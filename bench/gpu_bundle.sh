@@ -49,6 +49,7 @@ compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda 
   --strategy omgs --workers 1 --density 0.001 --density-warmup 0.25,0.0625,0.015625,0.004
 compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
 compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
+compile resnet20-gpu-b512 "$MODELS/resnet20-opset15.onnx" --batch-size 512 --target=cuda
 # The recurrent layers (digits rows as sequences), GPU and CPU.
 for m in lstm gru bilstm; do
   compile "$m-gpu" "$MODELS/$m-opset15.onnx" --batch-size 16 --target=cuda
@@ -61,8 +62,15 @@ compile vit_small-gpu "$STAGE/models/vit_small-opset15.onnx" --batch-size 16 --t
 compile gpt_medium-gpu "$STAGE/models/gpt_medium-opset15.onnx" --batch-size 4 --target=cuda \
   --freeze mask
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
+compile mlp-dense16-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --strategy dense --target=cuda
+compile mlp-layerwise2-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --target=cuda \
+  --strategy layerwise --workers 2 --density 0.01
 compile mlp-omgs4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
   --strategy omgs --workers 4 --density 0.01
+compile mlp-fp16-4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
+  --strategy omgs --workers 4 --density 0.01 --fp16-values
+compile mlp-warmup4-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --target=cuda \
+  --strategy omgs --workers 4 --density 0.01 --density-warmup 0.25,0.0625
 # The sparse collectives staged over MPI: at density 1 on 4 ranks (every
 # entry exchanged: the dense run's parameters within rounding); on NCCL
 # (one rank: NCCL takes a GPU per rank) against staged, at density 0.01.
@@ -73,9 +81,26 @@ for c in gtopk sparse-allreduce; do
     --strategy layerwise --workers 1 --density 0.01 --sparse-collective "$c"
 done
 
-# The shared libraries the binaries load, except the C/C++ runtime (the GPU
-# machine's own is as new or newer) and CUDA's.
-for f in "$B"/bin/* "$B"/lib/libmgsrt_cuda.so; do
+# OpenMPI's launcher, for several ranks on one GPU (--comm mpi): the GPU
+# machine has no MPI. OpenMPI 4 reads its plugins, help texts and settings
+# from the absolute paths Debian installed them at, so the trees keep those
+# paths under mpi/ and gpu_check.sh copies them there where they are absent.
+MPI_TREES=(/usr/lib/x86_64-linux-gnu/openmpi/lib/openmpi3 /usr/lib/x86_64-linux-gnu/pmix2
+           /usr/share/openmpi /etc/openmpi)
+mkdir -p "$B/mpi/bin"
+for d in "${MPI_TREES[@]}"; do
+  mkdir -p "$B/mpi$(dirname "$d")"
+  cp -a "$d" "$B/mpi$d"
+done
+rm -rf "$B"/mpi/usr/lib/x86_64-linux-gnu/pmix2/include
+cp -L "$(command -v orterun)" "$(command -v orted)" "$B/mpi/bin/"
+ln -s orterun "$B/mpi/bin/mpirun"
+printf '%s\n' "${MPI_TREES[@]}" > "$B/mpi/TREES"
+
+# The shared libraries the binaries (and OpenMPI's plugins) load, except the
+# C/C++ runtime (the GPU machine's own is as new or newer) and CUDA's.
+for f in "$B"/bin/* "$B"/lib/libmgsrt_cuda.so "$B"/mpi/bin/orte* \
+         $(find "$B/mpi" -name '*.so' -type f); do
   [[ $f == *.weights ]] && continue
   ldd "$f" | awk '$3 ~ /^\// { print $3 }'
 done | sort -u | while read -r lib; do

@@ -1,6 +1,6 @@
 #!/bin/bash
 # Every GPU test and GPU benchmark of mgs, in one run, on a machine with an
-# NVIDIA GPU (H200-class: about 5 minutes):
+# NVIDIA GPU (H200-class: a few minutes; the correctness steps run first):
 #   1. the GPU kernel tests (GoogleTest, the CPU kernels as the oracle), and the
 #      convolution tests again with MGSRT_CUDNN_FIND=1 (algorithms measured);
 #   2. top-k at n = 25,557,032, k = 0.001 n against torch.topk(x.abs(), k) on the
@@ -14,15 +14,20 @@
 #      (bench/resnet20_gpu_step.py);
 #   8. the LSTM, GRU and bidirectional LSTM trained on digits by --target=cuda
 #      executables: their parameters after one epoch against the CPU's.
-#   9. 4 ranks on one GPU, their collectives over MPI (--comm mpi), the sparse
-#      collectives (gtopk, sparse-allreduce) at density 1 against dense;
+#   9. 2 and 4 ranks on one GPU, their collectives over MPI (--comm mpi):
+#      test/e2e/data-parallel-gpu-mpi.test's checks (dense against one process,
+#      the refusal without --comm mpi, layerwise, OMGS, fp16 values, density
+#      warm-up, the sparse collectives at density 1, checkpoint and resume);
+#      OpenMPI's launcher comes in the bundle where the machine has none;
 #  10. the sparse collectives' NCCL forms: their GPU tests (the device
 #      algorithms on 1 to 5 and 8 ranks of one GPU, NCCL's own calls on one
 #      rank), then the MLP trained with each on NCCL against staged over the
 #      host (one rank; the GPU-vs-GPU tolerance, 1e-4);
 #  11. the ViT-small and the GPT-style language model's training step (AdamW)
 #      against PyTorch eager on the same GPU (bench/transformer_step.py
-#      --device cuda), fp32 without TF32 on both sides.
+#      --device cuda), fp32 without TF32 on both sides;
+#  12. compute-sanitizer memcheck on the newer kernels' tests and on 2 ranks.
+# Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240).
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -78,15 +83,43 @@ PYEOF
 export LD_LIBRARY_PATH="$B/lib:${NVLIBS}:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MGSRT_CUDA_LIBRARY=$B/lib/libmgsrt_cuda.so
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
+# Without an mpirun here, the bundle's OpenMPI (bench/gpu_bundle.sh): its
+# trees copied to their absolute paths where nothing is there yet.
+if ! command -v mpirun > /dev/null && [[ -f $B/mpi/TREES ]]; then
+  while read -r tree; do
+    [[ -e $tree ]] && continue
+    mkdir -p "$(dirname "$tree")" && cp -a "$B/mpi$tree" "$tree" ||
+      echo "gpu_check: cannot copy the bundle's OpenMPI to $tree"
+  done < "$B/mpi/TREES"
+  export PATH=$B/mpi/bin:$PATH
+  # Single-copy (CMA) between ranks needs ptrace rights a VM may not give.
+  export OMPI_MCA_btl_vader_single_copy_mechanism=none
+  echo "gpu_check: mpirun from the bundle: $(mpirun --allow-run-as-root --version 2>&1 | head -1)"
+fi
 RUN=$(mktemp -d)
 FAILED=()
+# Each step runs in its own process group, stopped after STEP_LIMIT seconds
+# (GPU_CHECK_STEP_LIMIT, default 240): a hung collective fails its step, not
+# the whole check.
+STEP_LIMIT=${GPU_CHECK_STEP_LIMIT:-240}
 step() { # NAME COMMAND...
   local name=$1
   shift
   echo
   echo "=== $name"
-  local t0=$SECONDS
-  if "$@"; then
+  local t0=$SECONDS rc
+  set -m
+  "$@" &
+  local pid=$!
+  set +m
+  (sleep "$STEP_LIMIT" && echo "gpu_check: '$name' still running after $STEP_LIMIT s: stopped" &&
+    kill -TERM -- "-$pid" && sleep 5 && kill -KILL -- "-$pid") 2> /dev/null &
+  local watchdog=$!
+  wait "$pid"
+  rc=$?
+  kill -- "$watchdog" 2> /dev/null
+  pkill -P "$watchdog" 2> /dev/null
+  if ((rc == 0)); then
     echo "=== $name: ok ($((SECONDS - t0)) s)"
   else
     echo "=== $name: FAILED ($((SECONDS - t0)) s)"
@@ -177,33 +210,69 @@ warmup() {
 sparse_collectives_at_density_one() {
   local c
   for c in gtopk sparse-allreduce; do
-    "${mpi[@]}" "$B/bin/mlp-$c-d1-gpu" --comm mpi "${args[@]}" --epochs 1 \
+    "${mpi[@]}" -np 4 "$B/bin/mlp-$c-d1-gpu" --comm mpi "${args[@]}" --epochs 1 \
       --save-weights "$RUN/$c-d1.w" > "$RUN/$c-d1.log" &&
       $PY "$ROOT/scripts/compare_weights.py" "$RUN/$c-d1.w" "$RUN/four.w" --tol 1e-5 \
         --exclude mgs.residual/ || return 1
   done
 }
 
-# 4 ranks on GPU 0, their collectives over MPI through pinned host memory
-# (--comm mpi): dense against the CPU's whole batch, and OMGS's accuracy.
+# 2 and 4 ranks on GPU 0, their collectives over MPI through pinned host
+# memory (--comm mpi): test/e2e/data-parallel-gpu-mpi.test, which lit runs
+# where the toolchain is, with the bundle's executables. Dense against the
+# CPU's whole batch; several ranks without --comm mpi refused clearly;
+# layerwise, OMGS, fp16 values and the density warm-up trained to the CPU
+# tests' floors; checkpoint and resume on 2 ranks against a straight run.
 # Without an mpirun here it says so and is skipped (unverified, not failed).
 ranks_on_one_gpu() {
   if ! command -v mpirun > /dev/null; then
     echo "skipped: no mpirun on this machine (several ranks on one GPU are unverified)"
     return 0
   fi
-  local mpi=(mpirun --allow-run-as-root --oversubscribe -np 4 -x LD_LIBRARY_PATH
+  local mpi=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH
              -x MGSRT_CUDA_LIBRARY -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0)
   local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
-  "${mpi[@]}" "$B/bin/mlp-dense8-gpu" --comm mpi "${args[@]}" --epochs 1 \
-    --save-weights "$RUN/four.w" > "$RUN/four.log" &&
-    "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/one.w" > /dev/null &&
-    $PY "$ROOT/scripts/compare_weights.py" "$RUN/four.w" "$RUN/one.w" --tol 1e-4 &&
-    "${mpi[@]}" "$B/bin/mlp-omgs4-gpu" --comm mpi "${args[@]}" --epochs 10 > "$RUN/omgs4.log" &&
-    accuracy_at_least "$RUN/omgs4.log" 94 &&
-    sparse_collectives_at_density_one
-  local rc=$?
-  tail -n 2 "$RUN/four.log" "$RUN/omgs4.log" 2> /dev/null
+  local rc=0 m
+  check() { # WHAT COMMAND...: runs it, says FAILED with WHAT when it fails
+    local what=$1
+    shift
+    "$@" || { echo "FAILED: $what" >&2; rc=1; }
+  }
+  check "4 ranks dense" "${mpi[@]}" -np 4 "$B/bin/mlp-dense8-gpu" --comm mpi "${args[@]}" \
+    --epochs 1 --save-weights "$RUN/four.w" > "$RUN/four.log"
+  check "2 ranks dense" "${mpi[@]}" -np 2 "$B/bin/mlp-dense16-gpu" --comm mpi "${args[@]}" \
+    --epochs 1 --save-weights "$RUN/two.w" > "$RUN/two.log"
+  "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/one.w" > /dev/null
+  check "4 ranks = one process" $PY "$ROOT/scripts/compare_weights.py" "$RUN/four.w" \
+    "$RUN/one.w" --tol 1e-4
+  check "2 ranks = one process" $PY "$ROOT/scripts/compare_weights.py" "$RUN/two.w" \
+    "$RUN/one.w" --tol 1e-4
+  grep -h 'workers (MPI)' "$RUN/four.log" "$RUN/two.log"
+  if "${mpi[@]}" -np 2 "$B/bin/mlp-dense16-gpu" "${args[@]}" --epochs 1 > "$RUN/shared.log" 2>&1 ||
+    ! grep -q 'NCCL needs a GPU per rank; run the collectives over MPI' "$RUN/shared.log"; then
+    echo "FAILED: 2 ranks on one GPU without --comm mpi not refused clearly:" >&2
+    rc=1
+  fi
+  grep -m1 'NCCL needs' "$RUN/shared.log"
+  check "layerwise, 2 ranks" "${mpi[@]}" -np 2 "$B/bin/mlp-layerwise2-gpu" --comm mpi \
+    "${args[@]}" --epochs 10 > "$RUN/layerwise.log"
+  check "layerwise accuracy" accuracy_at_least "$RUN/layerwise.log" 94
+  for m in omgs4 fp16-4 warmup4; do
+    check "$m" "${mpi[@]}" -np 4 "$B/bin/mlp-$m-gpu" --comm mpi "${args[@]}" --epochs 10 \
+      > "$RUN/$m.log"
+    check "$m accuracy" accuracy_at_least "$RUN/$m.log" 94
+  done
+  check "sparse collectives at density 1" sparse_collectives_at_density_one
+  # Checkpoint and resume on 2 ranks: a straight run's parameters within 1e-4
+  # (the GPU top-k's atomic counters may order a bucket's entries otherwise).
+  local lw=("${mpi[@]}" -np 2 "$B/bin/mlp-layerwise2-gpu" --comm mpi "${args[@]}")
+  check "straight run" "${lw[@]}" --epochs 4 --save-weights "$RUN/straight.w" > /dev/null
+  check "checkpoint" "${lw[@]}" --epochs 2 --checkpoint "$RUN/ckpt" > /dev/null
+  check "checkpoint files" test -s "$RUN/ckpt" -a -s "$RUN/ckpt.rank1"
+  check "resume" "${lw[@]}" --epochs 4 --resume "$RUN/ckpt" --save-weights "$RUN/resumed.w" \
+    > /dev/null
+  check "resumed = straight" $PY "$ROOT/scripts/compare_weights.py" "$RUN/resumed.w" \
+    "$RUN/straight.w" --tol 1e-4
   return $rc
 }
 
@@ -231,22 +300,51 @@ nccl_sparse() {
   done
 }
 
+# compute-sanitizer's memcheck on the GPU tests of the kernels and
+# collectives added since the last sanitized run, then on 2 ranks sharing the
+# GPU over MPI (each rank under memcheck), one epoch of the layerwise MLP.
+SANITIZED_TESTS='GpuReduce*:GpuGather*:GpuLayerNorm*:GpuGelu*:GpuScan*:GpuSelect*:GpuLoss*'
+SANITIZED_TESTS+=':GpuRecurrent*:GpuSoftmax*:GpuElementwise*:GpuCommChoice*:OneGpu/*'
+memcheck() {
+  local cs
+  cs=$(command -v compute-sanitizer || ls /usr/local/cuda/bin/compute-sanitizer 2> /dev/null) || {
+    echo "skipped: no compute-sanitizer on this machine (memcheck unverified)"
+    return 0
+  }
+  local rc=0
+  if command -v mpirun > /dev/null; then
+    mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x MGSRT_CUDA_LIBRARY \
+      -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0 "$cs" --tool memcheck --error-exitcode 99 \
+      --print-limit 20 "$B/bin/mlp-layerwise2-gpu" --comm mpi --data "$B/data/digits.csv.gz" \
+      --epochs 1 --progress-every 0 > "$RUN/memcheck-ranks.log" 2>&1 || rc=1
+    grep -E 'ERROR SUMMARY|^final|Invalid' "$RUN/memcheck-ranks.log" | head -20
+  fi
+  "$cs" --tool memcheck --error-exitcode 99 --print-limit 20 "$B/bin/MGSRuntimeCudaTests" \
+    --gtest_brief=1 --gtest_filter="$SANITIZED_TESTS" > "$RUN/memcheck-tests.log" 2>&1 || rc=1
+  grep -E '^\[ *(PASSED|FAILED) *\]|ERROR SUMMARY|Invalid|out of bounds' "$RUN/memcheck-tests.log" |
+    head -30
+  return $rc
+}
+
+# The correctness steps first, the timings after them.
 step "GPU kernel tests" gpu_tests
+step "2 and 4 ranks on one GPU over MPI (--comm mpi)" ranks_on_one_gpu
+step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
+step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
+step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
+step "CNN with OMGS sparsification on the GPU" cnn_omgs
+step "density warm-up on the GPU" warmup
+step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
-step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
-step "CNN with OMGS sparsification on the GPU" cnn_omgs
-step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
-step "density warm-up on the GPU" warmup
-step "4 ranks on one GPU over MPI (--comm mpi; gtopk, sparse-allreduce)" ranks_on_one_gpu
-step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
-  --exe32 "$B/bin/resnet20-gpu-b32" --exe128 "$B/bin/resnet20-gpu-b128"
-step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
+  --exe 32="$B/bin/resnet20-gpu-b32" --exe 128="$B/bin/resnet20-gpu-b128" \
+  --exe 512="$B/bin/resnet20-gpu-b512"
 step "ViT-small and GPT-style LM step vs PyTorch eager on the GPU" $PY \
   "$ROOT/bench/transformer_step.py" "$RUN/transformers" --device cuda --torch2 $PY --no-compile \
   --repeats 1 --window 10 --windows 4 \
   --exe vit_small="$B/bin/vit_small-gpu" --exe gpt_medium="$B/bin/gpt_medium-gpu"
+step "compute-sanitizer memcheck (new kernels' tests, 2 ranks over MPI)" memcheck
 
 echo
 if ((${#FAILED[@]})); then

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """ResNet-20 (CIFAR shape) training-step time on one GPU: an mgsc --target=cuda
-executable against PyTorch on the same GPU, in one run, at batch 32 and 128.
+executable against PyTorch on the same GPU, in one run, at batch 32, 128 and 512.
 
-    bench/resnet20_gpu_step.py [--build DIR | --exe32 EXE --exe128 EXE] [--iters N]
+    bench/resnet20_gpu_step.py [--build DIR] [--exe BATCH=EXE ...] [--iters N]
+
+A batch without --exe is compiled by DIR's mgsc.
 
 mgs: the executable trains on N batches of synthetic CIFAR-10 data; its step
 time is the executable's own samples/s over the iterations after the first
@@ -10,7 +12,8 @@ progress interval (which includes cuDNN's algorithm search). Each step copies
 the batch to the GPU and the loss back (the driver prints it), so PyTorch's
 loop reads loss.item() every step too. PyTorch: the same model
 (scripts/export_models.py), SGD with momentum, the same batches on the GPU,
-timed over N steps after 5 warm-up steps, fp32 without TF32 (as mgs), with
+timed over the same steps (N at batch 32, as many samples at larger batches,
+at least 15 steps) after 5 warm-up steps, fp32 without TF32 (as mgs), with
 cudnn.benchmark (cuDNN's algorithms measured); mgs runs twice, choosing by
 cuDNN's heuristics and, with MGSRT_CUDNN_FIND=1, by measuring them too.
 Prints the figures and the ratios mgs/PyTorch (lower is better).
@@ -77,8 +80,8 @@ def mgs_ms(exe, batch, data, every, find):
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--exe32")
-    ap.add_argument("--exe128")
+    ap.add_argument("--exe", action="append", default=[], metavar="BATCH=EXE",
+                    help="the executable compiled for that batch size")
     ap.add_argument("--iters", type=int, default=60)
     args = ap.parse_args()
     try:
@@ -89,17 +92,25 @@ def main():
         sys.exit("resnet20_gpu_step: PyTorch is not installed")
 
     work = tempfile.mkdtemp()
-    exes = {32: args.exe32, 128: args.exe128}
-    for batch in (32, 128):
-        if exes[batch]:
+    batches = (32, 128, 512)
+    exes = {}
+    for spec in args.exe:
+        batch, sep, exe = spec.partition("=")
+        if not sep or not batch.isdigit() or int(batch) not in batches:
+            sys.exit(f"resnet20_gpu_step: --exe {spec}: expected BATCH=EXE, BATCH one of "
+                     f"{', '.join(map(str, batches))}")
+        exes[int(batch)] = exe
+    for batch in batches:
+        if batch in exes:
             continue
         model = os.path.join(args.build, "test", "models", "resnet20-opset15.onnx")
         exes[batch] = os.path.join(work, f"resnet20-b{batch}")
         subprocess.run([os.path.join(args.build, "bin", "mgsc"), model, "--batch-size",
                         str(batch), "--target=cuda", "-o", exes[batch], "--quiet"], check=True)
+    steps = {b: max(args.iters * 32 // b, 15) for b in batches}
 
     rng = np.random.default_rng(0)
-    n = 128 * (args.iters + 10)
+    n = max(b * (steps[b] + 10) for b in batches)
     records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
     records = records.astype(np.uint8)
     data = os.path.join(work, "synthetic_cifar.bin")
@@ -108,9 +119,9 @@ def main():
     ys = torch.tensor(records[:, 0].astype(np.int64))
 
     print(f"ResNet-20 training step on {torch.cuda.get_device_name(0)}, fp32, "
-          f"{args.iters} steps each:")
-    for batch in (32, 128):
-        iters = args.iters * 32 // batch if batch > 32 else args.iters
+          f"{args.iters} steps at batch 32, as many samples (at least 15 steps) above:")
+    for batch in batches:
+        iters = steps[batch]
         # The executable runs over exactly the iterations of one epoch.
         sub = os.path.join(work, f"data-b{batch}.bin")
         records[: batch * (iters + 10)].tofile(sub)
