@@ -61,6 +61,23 @@ done
 compile vit_small-gpu "$STAGE/models/vit_small-opset15.onnx" --batch-size 16 --target=cuda
 compile gpt_medium-gpu "$STAGE/models/gpt_medium-opset15.onnx" --batch-size 4 --target=cuda \
   --freeze mask
+# Their weights (34 MB) are made on the GPU machine (bench/model_data.py --weights).
+rm "$B/bin/vit_small-gpu.weights" "$B/bin/gpt_medium-gpu.weights"
+# Today's models (issue 12's families), GPU and CPU, batch 8: the GPU
+# executable reads the CPU's weights (--weights), gpu_check.sh makes the data.
+for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobilenetv2 \
+            shufflenetv2 convnext mnasnet swin decoder maxvit padattn seq2seq; do
+  IFS=: read -r m rest <<< "$spec"
+  opset=15 name=$m flags=()
+  if [[ $rest == 17 ]]; then
+    opset=17 name=${m}17
+  else
+    IFS=, read -r -a flags <<< "$rest"
+  fi
+  compile "today-$name-cpu" "$MODELS/$m-opset$opset.onnx" --batch-size 8 "${flags[@]}"
+  compile "today-$name-gpu" "$MODELS/$m-opset$opset.onnx" --batch-size 8 "${flags[@]}" --target=cuda
+  rm "$B/bin/today-$name-gpu.weights"
+done
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
 compile mlp-dense16-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --strategy dense --target=cuda
 compile mlp-layerwise2-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --target=cuda \
@@ -97,19 +114,35 @@ cp -L "$(command -v orterun)" "$(command -v orted)" "$B/mpi/bin/"
 ln -s orterun "$B/mpi/bin/mpirun"
 printf '%s\n' "${MPI_TREES[@]}" > "$B/mpi/TREES"
 
-# The shared libraries the binaries (and OpenMPI's plugins) load, except the
-# C/C++ runtime (the GPU machine's own is as new or newer) and CUDA's.
-for f in "$B"/bin/* "$B"/lib/libmgsrt_cuda.so "$B"/mpi/bin/orte* \
-         $(find "$B/mpi" -name '*.so' -type f); do
-  [[ $f == *.weights ]] && continue
-  ldd "$f" | awk '$3 ~ /^\// { print $3 }'
-done | sort -u | while read -r lib; do
+# The shared libraries the binaries load, except the C/C++ runtime (the GPU
+# machine's own is as new or newer) and CUDA's. OpenMPI's (libmpi, what it
+# loads, and what its launcher and plugins load) go to mpi/lib, used only on
+# a machine without an OpenMPI of its own: a machine's mpirun must find its
+# own PMIx and plugins, not these.
+closure() { # FILE...: the shared libraries they load, one path a line
+  local f
+  for f in "$@"; do
+    ldd "$f" | awk '$3 ~ /^\// { print $3 }'
+  done | sort -u
+}
+LIBMPI=$(closure "$B/bin/mlp-cpu" | grep '/libmpi\.so' | head -1)
+MPI_LIBS=$( (echo "$LIBMPI"; closure "$LIBMPI" "$B"/mpi/bin/orte* \
+  $(find "$B/mpi" -name '*.so' -type f)) | sort -u)
+mkdir -p "$B/mpi/lib"
+{
+  closure $(ls "$B"/bin/* "$B"/lib/libmgsrt_cuda.so | grep -v '\.weights$')
+  echo "$MPI_LIBS"
+} | sort -u | while read -r lib; do
   case $(basename "$lib") in
     libc.so*|libm.so*|libpthread.so*|libdl.so*|librt.so*|ld-linux*|libgcc_s.so*|libstdc++.so*) ;;
     libcuda*|libcublas*|libcudnn*|libnccl*|libnvrtc*) ;;
-    *) cp -L "$lib" "$B/lib/" ;;
+    *) if grep -qxF "$lib" <<< "$MPI_LIBS"; then
+         cp -L "$lib" "$B/mpi/lib/"
+       else
+         cp -L "$lib" "$B/lib/"
+       fi ;;
   esac
 done
-strip --strip-unneeded "$B"/lib/*.so* 2>/dev/null || true
+strip --strip-unneeded "$B"/lib/*.so* "$B"/mpi/lib/*.so* 2>/dev/null || true
 tar -C "$STAGE" -cJf "$OUT" gpu-bundle
 echo "gpu_bundle: wrote $OUT ($(du -h "$OUT" | cut -f1))"

@@ -83,18 +83,22 @@ PYEOF
 export LD_LIBRARY_PATH="$B/lib:${NVLIBS}:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
 export MGSRT_CUDA_LIBRARY=$B/lib/libmgsrt_cuda.so
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
-# Without an mpirun here, the bundle's OpenMPI (bench/gpu_bundle.sh): its
-# trees copied to their absolute paths where nothing is there yet.
-if ! command -v mpirun > /dev/null && [[ -f $B/mpi/TREES ]]; then
+# A machine with an OpenMPI of its own runs the ranks with it (its mpirun, its
+# libmpi: the same ABI); one without gets the bundle's (bench/gpu_bundle.sh):
+# its libraries, and its trees copied to their absolute paths where nothing
+# is there yet.
+if command -v mpirun > /dev/null && ldconfig -p | grep -q 'libmpi\.so\.40 '; then
+  echo "gpu_check: this machine's $(mpirun --allow-run-as-root --version 2>&1 | head -1)"
+elif [[ -f $B/mpi/TREES ]]; then
   while read -r tree; do
     [[ -e $tree ]] && continue
     mkdir -p "$(dirname "$tree")" && cp -a "$B/mpi$tree" "$tree" ||
       echo "gpu_check: cannot copy the bundle's OpenMPI to $tree"
   done < "$B/mpi/TREES"
-  export PATH=$B/mpi/bin:$PATH
+  export PATH=$B/mpi/bin:$PATH LD_LIBRARY_PATH=$LD_LIBRARY_PATH:$B/mpi/lib
   # Single-copy (CMA) between ranks needs ptrace rights a VM may not give.
   export OMPI_MCA_btl_vader_single_copy_mechanism=none
-  echo "gpu_check: mpirun from the bundle: $(mpirun --allow-run-as-root --version 2>&1 | head -1)"
+  echo "gpu_check: the bundle's $(mpirun --allow-run-as-root --version 2>&1 | head -1)"
 fi
 RUN=$(mktemp -d)
 FAILED=()
@@ -303,6 +307,8 @@ nccl_sparse() {
 # compute-sanitizer's memcheck on the GPU tests of the kernels and
 # collectives added since the last sanitized run, then on 2 ranks sharing the
 # GPU over MPI (each rank under memcheck), one epoch of the layerwise MLP.
+# Memory errors only: NCCL probes kernels built for other GPUs and gets
+# cudaErrorNoKernelImageForDevice, an API error memcheck would count.
 SANITIZED_TESTS='GpuReduce*:GpuGather*:GpuLayerNorm*:GpuGelu*:GpuScan*:GpuSelect*:GpuLoss*'
 SANITIZED_TESTS+=':GpuRecurrent*:GpuSoftmax*:GpuElementwise*:GpuCommChoice*:OneGpu/*'
 memcheck() {
@@ -314,16 +320,56 @@ memcheck() {
   local rc=0
   if command -v mpirun > /dev/null; then
     mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x MGSRT_CUDA_LIBRARY \
-      -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0 "$cs" --tool memcheck --error-exitcode 99 \
+      -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0 "$cs" --tool memcheck --report-api-errors no --error-exitcode 99 \
       --print-limit 20 "$B/bin/mlp-layerwise2-gpu" --comm mpi --data "$B/data/digits.csv.gz" \
       --epochs 1 --progress-every 0 > "$RUN/memcheck-ranks.log" 2>&1 || rc=1
     grep -E 'ERROR SUMMARY|^final|Invalid' "$RUN/memcheck-ranks.log" | head -20
   fi
-  "$cs" --tool memcheck --error-exitcode 99 --print-limit 20 "$B/bin/MGSRuntimeCudaTests" \
+  "$cs" --tool memcheck --report-api-errors no --error-exitcode 99 --print-limit 20 "$B/bin/MGSRuntimeCudaTests" \
     --gtest_brief=1 --gtest_filter="$SANITIZED_TESTS" > "$RUN/memcheck-tests.log" 2>&1 || rc=1
   grep -E '^\[ *(PASSED|FAILED) *\]|ERROR SUMMARY|Invalid|out of bounds' "$RUN/memcheck-tests.log" |
     head -30
   return $rc
+}
+
+# Today's models (bundle: today-NAME-cpu and -gpu, batch 8): one epoch of 4
+# steps on synthetic data (bench/model_data.py) from the same weights, the
+# GPU's parameters against the CPU's within 1e-3 relative (sums in another
+# order over 4 steps of SGD with momentum).
+todays_models() {
+  local rc=0 cpu m args
+  for cpu in "$B"/bin/today-*-cpu; do
+    m=${cpu##*/today-}
+    m=${m%-cpu}
+    args=(--data "$RUN/$m-x.npy" --labels "$RUN/$m-y.npy" --epochs 1 --holdout 0 --lr 0.01
+          --seed 1 --progress-every 0)
+    if ! $PY "$ROOT/bench/model_data.py" "$cpu" 32 "$RUN/$m" ||
+       ! "$cpu" "${args[@]}" --save-weights "$RUN/$m-cpu.w" > "$RUN/$m-cpu.log" 2>&1 ||
+       ! "$B/bin/today-$m-gpu" "${args[@]}" --weights "$cpu.weights" \
+         --save-weights "$RUN/$m-gpu.w" > "$RUN/$m-gpu.log" 2>&1; then
+      echo "$m: FAILED to run:"
+      tail -n 2 "$RUN/$m-cpu.log" "$RUN/$m-gpu.log" 2> /dev/null
+      rc=1
+      continue
+    fi
+    local compared
+    compared=$($PY "$ROOT/scripts/compare_weights.py" "$RUN/$m-gpu.w" "$RUN/$m-cpu.w" \
+      --tol 1e-3 2>&1) || rc=1
+    echo "$m: $(tail -n 1 <<< "$compared"); epoch loss GPU" \
+      "$(awk '/^epoch 1:/ { print $5 }' "$RUN/$m-gpu.log"), CPU" \
+      "$(awk '/^epoch 1:/ { print $5 }' "$RUN/$m-cpu.log")"
+  done
+  return $rc
+}
+
+# The transformers' benchmark weights, made here (bench/gpu_bundle.sh leaves
+# them out): timing needs no trained values.
+bench_weights() {
+  local exe
+  for exe in "$B/bin/vit_small-gpu" "$B/bin/gpt_medium-gpu"; do
+    [[ -f $exe.weights ]] || $PY "$ROOT/bench/model_data.py" --weights "$exe" "$exe.weights" ||
+      return 1
+  done
 }
 
 # The correctness steps first, the timings after them.
@@ -332,6 +378,7 @@ step "2 and 4 ranks on one GPU over MPI (--comm mpi)" ranks_on_one_gpu
 step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
 step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
+step "today's models: GPU vs CPU parameters after 4 steps" todays_models
 step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "density warm-up on the GPU" warmup
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
@@ -340,6 +387,7 @@ step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet20_gpu_step.py" \
   --exe 32="$B/bin/resnet20-gpu-b32" --exe 128="$B/bin/resnet20-gpu-b128" \
   --exe 512="$B/bin/resnet20-gpu-b512"
+bench_weights || echo "gpu_check: cannot make the transformers' benchmark weights"
 step "ViT-small and GPT-style LM step vs PyTorch eager on the GPU" $PY \
   "$ROOT/bench/transformer_step.py" "$RUN/transformers" --device cuda --torch2 $PY --no-compile \
   --repeats 1 --window 10 --windows 4 \

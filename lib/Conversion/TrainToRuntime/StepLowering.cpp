@@ -152,6 +152,19 @@ Value StepLowering::slotPointer(int64_t slot) {
   return loaded;
 }
 
+Value StepLowering::constantPointer(const Storage &s) {
+  Value &loaded = loadedConstants[s.index];
+  if (!loaded) {
+    Location loc = io.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    Value table = LLVM::AddressOfOp::create(b, loc, ptr, kConstantTable);
+    Value entry = LLVM::GEPOp::create(b, loc, ptr, ptr, table,
+                                      ArrayRef<LLVM::GEPArg>{static_cast<int32_t>(s.index)});
+    loaded = LLVM::LoadOp::create(b, loc, ptr, entry);
+  }
+  return loaded;
+}
+
 Value StepLowering::pointerTo(Value v) {
   auto ptr = LLVM::LLVMPointerType::get(b.getContext());
   Location loc = io.getLoc();
@@ -174,7 +187,7 @@ Value StepLowering::pointerTo(Value v) {
     return LLVM::GEPOp::create(b, loc, ptr, b.getI8Type(), arena, ArrayRef<LLVM::GEPArg>{offset});
   }
   case Storage::Global:
-    return LLVM::AddressOfOp::create(b, loc, s.global);
+    return deviceConstants ? constantPointer(s) : LLVM::AddressOfOp::create(b, loc, s.global);
   case Storage::Unset:
     break;
   }
@@ -226,8 +239,12 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   for (Operation &op : body.without_terminator()) {
     if (auto get = dyn_cast<GetParamOp>(op))
       storage[get.getResult()] = {Storage::Slot, 1 + paramIndex.lookup(get.getName())};
-    else if (auto c = dyn_cast<arith::ConstantOp>(op))
-      storage[c.getResult()] = {Storage::Global, 0, constantGlobal(c)};
+    else if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+      LLVM::GlobalOp global = constantGlobal(c);
+      storage[c.getResult()] = {Storage::Global,
+                                static_cast<int64_t>(globals.constants.size()), global};
+      globals.constants.push_back(global);
+    }
   }
   // Results computed straight into their io slot when nothing else owns them.
   SmallVector<std::pair<Value, int64_t>> resultCopies;
@@ -289,6 +306,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   Value ctxArg = entry->getArgument(0);
   io = entry->getArgument(1);
   loadedSlots.clear();
+  loadedConstants.clear();
   arena = slotPointer(0);
   // The buffer-pointer array every call fills: as long as the longest call's
   // list, including the copies of results at the end (two pointers each; a

@@ -55,7 +55,14 @@ struct Storage {
 struct Globals {
   int counter = 0;
   std::map<std::vector<int64_t>, LLVM::GlobalOp> descs;
+  /// The constants of every step, in the order of mgs_model_constants's
+  /// table (a GPU step reads each through its entry there).
+  std::vector<LLVM::GlobalOp> constants;
 };
+
+/// The table of mgs_model_constants (mgsrt.h): a GPU step's constants are
+/// read through it, the driver putting each one's device copy there.
+inline constexpr const char *kConstantTable = "__mgs_const_table";
 
 class StepLowering {
 public:
@@ -74,6 +81,9 @@ public:
   /// Calibration (mgsc --profile-generate): mark the start of backprop and
   /// each gradient's completion with mgsrt_mark calls.
   bool instrument = false;
+  /// A GPU step (--target=cuda): constants are read through the table the
+  /// driver fills with their device copies, not at their host addresses.
+  bool deviceConstants = false;
   int64_t numCopyFreeBuckets = 0, numCopyFreeSplits = 0;
 
 private:
@@ -112,6 +122,7 @@ private:
   LLVM::GlobalOp descGlobal(Location loc, ArrayRef<int64_t> desc);
   LLVM::LLVMFuncOp kernelDecl(StringRef symbol);
   Value slotPointer(int64_t slot);
+  Value constantPointer(const Storage &s);
   Value pointerTo(Value v);
 
   ModuleOp module;
@@ -125,7 +136,7 @@ private:
   /// need no kernel.
   DenseMap<Value, std::pair<Value, int64_t>> slices;
   DenseSet<Operation *> freeOps;
-  DenseMap<int64_t, Value> loadedSlots;
+  DenseMap<int64_t, Value> loadedSlots, loadedConstants;
   Value io, arena;
 };
 

@@ -180,6 +180,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       StepLowering lowering(module, paramIndex, velocityIndex, paramIndex.size(),
                             velocityIndex.size(), globals);
       lowering.instrument = instrument;
+      lowering.deviceConstants = target == "cuda";
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
@@ -193,6 +194,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       copyFreeSplits += lowering.numCopyFreeSplits;
     }
     arenaBytes = arena;
+    emitConstantTable(module, globals, target == "cuda");
 
     FunctionType evalType = eval.getFunctionType();
     // The driver reads and writes float32 files for graph inputs and outputs.
@@ -342,6 +344,57 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
         LLVM::CallOp::create(b, loc, failFn, ValueRange{entry->getArgument(0), code, addr})
             .getResult();
     LLVM::ReturnOp::create(b, loc, status);
+  }
+
+  /// mgs_model_constants (mgsrt.h): for a GPU model, the table its steps read
+  /// their constants through (initially their host addresses, which the
+  /// driver replaces with device copies) and the constants' sizes; a CPU
+  /// model's steps address their constants directly, and it returns 0.
+  void emitConstantTable(ModuleOp module, const Globals &globals, bool device) {
+    OpBuilder b(module.getContext());
+    Location loc = module.getLoc();
+    auto ptr = LLVM::LLVMPointerType::get(b.getContext());
+    const int64_t n = device ? static_cast<int64_t>(globals.constants.size()) : 0;
+    LLVM::GlobalOp table, sizes;
+    if (n > 0) {
+      b.setInsertionPointToStart(module.getBody());
+      auto tableType = LLVM::LLVMArrayType::get(ptr, n);
+      table = LLVM::GlobalOp::create(b, loc, tableType, /*isConstant=*/false,
+                                     LLVM::Linkage::Internal, kConstantTable, Attribute());
+      Block *init = b.createBlock(&table.getInitializerRegion());
+      b.setInsertionPointToStart(init);
+      Value value = LLVM::UndefOp::create(b, loc, tableType);
+      for (auto [i, global] : llvm::enumerate(globals.constants))
+        value = LLVM::InsertValueOp::create(b, loc, value,
+                                            LLVM::AddressOfOp::create(b, loc, global),
+                                            ArrayRef<int64_t>{static_cast<int64_t>(i)});
+      LLVM::ReturnOp::create(b, loc, value);
+      b.setInsertionPointToStart(module.getBody());
+      SmallVector<int64_t> bytes;
+      for (LLVM::GlobalOp global : globals.constants) {
+        auto array = cast<LLVM::LLVMArrayType>(global.getType());
+        bytes.push_back(static_cast<int64_t>(array.getNumElements()) *
+                        (array.getElementType().isInteger(64) ? 8 : 4));
+      }
+      auto sizesType = RankedTensorType::get({n}, b.getI64Type());
+      sizes = LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), n),
+                                     /*isConstant=*/true, LLVM::Linkage::Internal,
+                                     "__mgs_const_bytes",
+                                     DenseElementsAttr::get(sizesType, ArrayRef<int64_t>(bytes)));
+    }
+    b.setInsertionPointToEnd(module.getBody());
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, symbols::kModelConstants,
+                                       LLVM::LLVMFunctionType::get(b.getI64Type(), {ptr, ptr}));
+    Block *entry = fn.addEntryBlock(b);
+    b.setInsertionPointToStart(entry);
+    Value tableAddr = table ? Value(LLVM::AddressOfOp::create(b, loc, table))
+                            : Value(LLVM::ZeroOp::create(b, loc, ptr));
+    Value sizesAddr = sizes ? Value(LLVM::AddressOfOp::create(b, loc, sizes))
+                            : Value(LLVM::ZeroOp::create(b, loc, ptr));
+    LLVM::StoreOp::create(b, loc, tableAddr, entry->getArgument(0));
+    LLVM::StoreOp::create(b, loc, sizesAddr, entry->getArgument(1));
+    LLVM::ReturnOp::create(b, loc,
+                           LLVM::ConstantOp::create(b, loc, b.getI64Type(), b.getI64IntegerAttr(n)));
   }
 
   void emitManifest(ModuleOp module, StringRef text) {

@@ -147,6 +147,7 @@ inline constexpr const char *kCtxStatus = "mgsrt_ctx_status"; ///< mgsrt_ctx_sta
 inline constexpr const char *kCtxFail = "mgsrt_ctx_fail";     ///< mgsrt_ctx_fail(ctx, status, msg)
 /// What a compiled model defines (mgsrt.h, "The compiled model").
 inline constexpr const char *kModelManifest = "mgs_model_manifest";
+inline constexpr const char *kModelConstants = "mgs_model_constants";
 inline constexpr const char *kTrainStep = "mgs_train_step";
 inline constexpr const char *kEvalStep = "mgs_eval_step";
 } // namespace symbols

@@ -663,8 +663,16 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *   Forward in inference form (running statistics, no dropout); params are
  *   not changed. Present in both modes.
  * Both return the context's status (see the sticky errors above).
+ * mgs_model_constants: the constants the steps read (a broadcast scalar, a
+ *   gather's fixed indices, the zero gradient of an unused piece), for a
+ *   model of target cuda: returns their number, sets *table to the writable
+ *   array of their addresses the steps read them through and *bytes to their
+ *   sizes. The driver copies each to the GPU once, before the first step, and
+ *   puts the device copy's address in its entry: kernels read device memory
+ *   only. A CPU model's steps address their constants directly: it returns 0.
  *===----------------------------------------------------------------------===*/
 const char *mgs_model_manifest(void);
+int64_t mgs_model_constants(void ***table, const int64_t **bytes);
 mgsrt_status_t mgs_train_step(mgsrt_ctx_t *ctx, void *const *io);
 mgsrt_status_t mgs_eval_step(mgsrt_ctx_t *ctx, void *const *io);
 

@@ -35,6 +35,10 @@
 #include <thread>
 #include <unistd.h>
 
+// Weak: the driver's tests link a fake model without it (mgsrt.h, "The
+// compiled model"); mgsc's models always define it.
+#pragma weak mgs_model_constants
+
 namespace mgs::rt::driver {
 
 int Driver::error(const char *fmt, ...) {
@@ -299,6 +303,8 @@ int Driver::allocate(bool forTraining) {
       for (Buffer *b : {&labels, &loss})
         if (int rc = mirror(*b, "the labels and loss"))
           return rc;
+    if (int rc = constantsToDevice())
+      return rc;
   }
 
   // mgs_eval_step io: arena, params, inputs, outputs.
@@ -335,6 +341,32 @@ int Driver::createContext() {
   if (m.cuda && mgsrt_ctx_set_device(ctx, MGSRT_DEVICE_CUDA, -1) != MGSRT_OK)
     return error("this model was compiled for a GPU (mgsc --target=cuda): %s",
                  mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+// A GPU model's constants (mgs_model_constants), copied to the GPU once: the
+// steps read each through its table entry, which then holds the device copy.
+// Once a process: the table is the compiled model's, and its host addresses
+// are gone after the first time.
+int Driver::constantsToDevice() {
+  static bool moved = false;
+  void **table = nullptr;
+  const int64_t *bytes = nullptr;
+  const int64_t n = mgs_model_constants ? mgs_model_constants(&table, &bytes) : 0;
+  if (moved || n <= 0)
+    return 0;
+  moved = true;
+  for (int64_t i = 0; i < n; ++i) {
+    void *device = nullptr;
+    if (mgsrt_alloc(ctx, static_cast<size_t>(bytes[i]), &device) != MGSRT_OK)
+      return error("allocating the model's constants on the GPU: %s", mgsrt_ctx_message(ctx));
+    if (!device)
+      continue;
+    deviceMemory.push_back(device);
+    if (mgsrt_copy_to_device(ctx, device, table[i], static_cast<size_t>(bytes[i])) != MGSRT_OK)
+      return error("copying the model's constants to the GPU: %s", mgsrt_ctx_message(ctx));
+    table[i] = device;
+  }
   return 0;
 }
 

@@ -239,6 +239,7 @@ private:
   // into and written from, copied across where the two meet.
   int createContext();
   int mirror(Buffer &b, const std::string &what);
+  int constantsToDevice();
   int toDevice(Buffer &b);
   int toHost(Buffer &b);
   int paramsToHost();

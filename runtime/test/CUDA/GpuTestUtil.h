@@ -73,13 +73,15 @@ template <typename T> struct DeviceBuffer {
   operator void *() const { return ptr; }
 };
 
-/// Bitwise equality of two float vectors, reporting the first difference.
+/// Bitwise equality of two float vectors, reporting the first difference; any
+/// two NaNs are equal (their sign and payload differ between devices: x86 makes
+/// a negative default NaN, CUDA a positive one).
 inline ::testing::AssertionResult bitsEqual(const std::vector<float> &a,
                                             const std::vector<float> &b) {
   if (a.size() != b.size())
     return ::testing::AssertionFailure() << "sizes " << a.size() << " vs " << b.size();
   for (size_t i = 0; i < a.size(); ++i)
-    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0)
+    if (std::memcmp(&a[i], &b[i], sizeof(float)) != 0 && !(std::isnan(a[i]) && std::isnan(b[i])))
       return ::testing::AssertionFailure() << "first difference at " << i << ": " << a[i]
                                            << " vs " << b[i];
   return ::testing::AssertionSuccess();

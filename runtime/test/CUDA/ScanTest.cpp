@@ -47,7 +47,7 @@ TEST_F(GpuScan, ToIndexMatchesCpuAndRefusesNaN) {
   const Buffers g = runGpu(gpu, mgsrt_to_index, desc.data(), {x, std::vector<float>(2 * x.size())});
   EXPECT_TRUE(bitsEqual(g[1], c[1]));
   int64_t first = -1;
-  std::memcpy(&first, c[1].data() + 4, sizeof first);
+  std::memcpy(&first, c[1].data() + 2 * 4, sizeof first); // y[4], two floats an index
   EXPECT_EQ(first, 16777216);
 
   x[3] = std::numeric_limits<float>::quiet_NaN();

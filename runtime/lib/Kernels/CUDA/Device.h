@@ -146,10 +146,10 @@ mgsrt_status_t runCudaKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
   });
 }
 
-/// Copies the `count` floats `values` points to -- a constant of the step,
-/// which is host memory (cudaMemcpyDefault reads it wherever it is) -- into
-/// `scratch` (device memory) on the compute stream, and points `values` at
-/// the copy.
+/// Copies the `count` floats `values` points to -- a constant of the step
+/// (a compiled GPU model's are device copies, mgs_model_constants; a host
+/// pointer is read too: cudaMemcpyDefault) -- into `scratch` (device memory)
+/// on the compute stream, and points `values` at the copy.
 inline mgsrt_status_t stageOnDevice(mgsrt_ctx_t *ctx, const char *kernel, const float *&values,
                                     float *scratch, int64_t count) {
   MGSRT_CUDA_CHECK(ctx, kernel,
