@@ -27,7 +27,9 @@
 #      against PyTorch eager on the same GPU (bench/transformer_step.py
 #      --device cuda), fp32 without TF32 on both sides;
 #  12. compute-sanitizer memcheck on the newer kernels' tests and on 2 ranks.
-# Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240).
+#  13. today's models (ViT, GPT, MobileNetV3, ...): GPU vs CPU parameters after one step.
+# Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
+# GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what
 # changed on the GPU side since the last GPU run (bench/gpu_changes.sh, made
 # with the bundle): the CUDA sources and GPU tests changed, and the GPU tests
@@ -106,9 +108,11 @@ FAILED=()
 # (GPU_CHECK_STEP_LIMIT, default 240): a hung collective fails its step, not
 # the whole check.
 STEP_LIMIT=${GPU_CHECK_STEP_LIMIT:-240}
+# GPU_CHECK_ONLY=REGEX runs only the steps whose name it matches.
 step() { # NAME COMMAND...
   local name=$1
   shift
+  [[ -n ${GPU_CHECK_ONLY:-} && ! $name =~ $GPU_CHECK_ONLY ]] && return 0
   echo
   echo "=== $name"
   local t0=$SECONDS rc
@@ -332,29 +336,35 @@ memcheck() {
   return $rc
 }
 
-# Today's models (bundle: today-NAME-cpu and -gpu, batch 8): one epoch of 4
-# steps on synthetic data (bench/model_data.py) from the same weights, the
-# GPU's parameters against the CPU's within 1e-3 relative (sums in another
-# order over 4 steps of SGD with momentum).
+# Today's models (bundle: today-NAME-cpu and -gpu, batch 8): one step on
+# synthetic data (bench/model_data.py) from the same weights, the GPU's
+# parameters against the CPU's: each tensor within 1e-4 relative or 10 times
+# the CPU's own noise (its run again from inputs perturbed in their last
+# bits), whichever is larger (BatchNorm over 8 values amplifies rounding: a
+# 1e-7 input perturbation moves the CPU's own result by 1e-3; over 4 steps
+# with momentum, MobileNetV2's by 0.4).
 todays_models() {
-  local rc=0 cpu m args
+  local rc=0 cpu m args exclude compared
   for cpu in "$B"/bin/today-*-cpu; do
     m=${cpu##*/today-}
     m=${m%-cpu}
-    args=(--data "$RUN/$m-x.npy" --labels "$RUN/$m-y.npy" --epochs 1 --holdout 0 --lr 0.01
-          --seed 1 --progress-every 0)
-    if ! $PY "$ROOT/bench/model_data.py" "$cpu" 32 "$RUN/$m" ||
-       ! "$cpu" "${args[@]}" --save-weights "$RUN/$m-cpu.w" > "$RUN/$m-cpu.log" 2>&1 ||
-       ! "$B/bin/today-$m-gpu" "${args[@]}" --weights "$cpu.weights" \
+    args=(--labels "$RUN/$m-y.npy" --epochs 1 --holdout 0 --lr 0.01 --seed 1 --progress-every 0)
+    exclude=()
+    [[ $m == gpt ]] && exclude=(--exclude '^mask$') # frozen, and -inf above the diagonal
+    if ! $PY "$ROOT/bench/model_data.py" "$cpu" 8 "$RUN/$m" --perturbed ||
+       ! "$cpu" --data "$RUN/$m-x.npy" "${args[@]}" --save-weights "$RUN/$m-cpu.w" \
+         > "$RUN/$m-cpu.log" 2>&1 ||
+       ! "$cpu" --data "$RUN/$m-xp.npy" "${args[@]}" --save-weights "$RUN/$m-noise.w" \
+         > /dev/null 2>&1 ||
+       ! "$B/bin/today-$m-gpu" --data "$RUN/$m-x.npy" "${args[@]}" --weights "$cpu.weights" \
          --save-weights "$RUN/$m-gpu.w" > "$RUN/$m-gpu.log" 2>&1; then
       echo "$m: FAILED to run:"
       tail -n 2 "$RUN/$m-cpu.log" "$RUN/$m-gpu.log" 2> /dev/null
       rc=1
       continue
     fi
-    local compared
     compared=$($PY "$ROOT/scripts/compare_weights.py" "$RUN/$m-gpu.w" "$RUN/$m-cpu.w" \
-      --tol 1e-3 2>&1) || rc=1
+      --tol 1e-4 --noise "$RUN/$m-noise.w" "${exclude[@]}" 2>&1) || rc=1
     echo "$m: $(tail -n 1 <<< "$compared"); epoch loss GPU" \
       "$(awk '/^epoch 1:/ { print $5 }' "$RUN/$m-gpu.log"), CPU" \
       "$(awk '/^epoch 1:/ { print $5 }' "$RUN/$m-cpu.log")"
@@ -378,7 +388,7 @@ step "2 and 4 ranks on one GPU over MPI (--comm mpi)" ranks_on_one_gpu
 step "sparse collectives on NCCL (gtopk, sparse-allreduce)" nccl_sparse
 step "MLP on digits: GPU vs CPU parameters, accuracy" mlp
 step "LSTM, GRU, bidirectional LSTM: GPU vs CPU parameters" recurrent
-step "today's models: GPU vs CPU parameters after 4 steps" todays_models
+step "today's models: GPU vs CPU parameters after one step" todays_models
 step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "density warm-up on the GPU" warmup
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate

@@ -2,13 +2,16 @@
 """Synthetic data and parameters for a compiled mgs executable, shaped by its
 own manifest (mgs_model_manifest, read from the executable file).
 
-    bench/model_data.py EXECUTABLE SAMPLES OUT_PREFIX
+    bench/model_data.py EXECUTABLE SAMPLES OUT_PREFIX [--perturbed]
     bench/model_data.py --weights EXECUTABLE OUT.weights
 
 The first writes SAMPLES inputs (normal floats, or token ids below the
 classes for an index input) and class labels (one per sample, or one per
 token for a model with a label per token) to OUT_PREFIX-x.npy and
-OUT_PREFIX-y.npy, which the executable's --data and --labels read; a model
+OUT_PREFIX-y.npy, which the executable's --data and --labels read (token
+ids from 1: 0 is the padding some models mask; --perturbed: also
+OUT_PREFIX-xp.npy, the float inputs times 1 + 1e-7 noise, for
+scripts/compare_weights.py --noise); a model
 with more than one input, or trained against float targets, is refused
 (exit status 1). The second writes a weights file (the runtime's MGSW0002
 format) of every param: a matrix or kernel uniform in +-1/sqrt(fan-in), a
@@ -56,7 +59,8 @@ def write_weights(exe, out):
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "--weights":
         return write_weights(sys.argv[2], sys.argv[3])
-    if len(sys.argv) != 4:
+    perturbed = sys.argv[4:] == ["--perturbed"]
+    if len(sys.argv) != 4 + perturbed:
         sys.exit(__doc__)
     exe, samples, prefix = sys.argv[1], int(sys.argv[2]), sys.argv[3]
     lines = [line.split() for line in manifest(exe)]
@@ -70,12 +74,15 @@ def main():
     rng = np.random.default_rng(0)
     shape = (samples, *dims[1:])
     if inputs[0][0] == "index_input":
-        x = rng.integers(0, min(classes[0], 8), shape).astype(np.int64)
+        x = rng.integers(1, max(2, min(classes[0], 8)), shape).astype(np.int64)
     else:
         x = rng.standard_normal(shape).astype(np.float32)
     per_sample = labels[0][0] // batch
     y = rng.integers(0, classes[0], (samples, per_sample) if per_sample > 1 else samples)
     np.save(prefix + "-x.npy", x)
+    if perturbed:
+        noise = 1 + 1e-7 * rng.standard_normal(shape) if x.dtype == np.float32 else 1
+        np.save(prefix + "-xp.npy", (x * noise).astype(x.dtype))
     np.save(prefix + "-y.npy", y.astype(np.int64))
 
 

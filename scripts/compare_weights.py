@@ -2,6 +2,7 @@
 """Compares two weights files (the runtime's MGSW format) tensor by tensor.
 
     compare_weights.py A.weights B.weights [--tol T] [--exclude REGEX]
+                       [--noise N.weights [--noise-factor F]]
 
 Either file may be a checkpoint (MGSCKPT2, MGSCKPT3 or MGSCKPT4): its params are compared (the
 workers' checkpoints of one run hold the same params when they stay in step).
@@ -10,6 +11,12 @@ Prints the largest relative difference ||a - b|| / ||b|| over the tensors and
 exits 1 if it exceeds --tol (default 1e-5), if the tensors differ in names or
 shapes, or if any value of either file is NaN or infinite (a NaN compares as
 no difference at all, so it must fail on its own).
+
+--noise N.weights: B's own rounding noise, N being B's run again from inputs
+perturbed in their last bits: a tensor's tolerance is then the larger of --tol
+and F (default 10) times its difference N vs B. Where a model amplifies
+rounding (BatchNorm over few values, a value that is zero but for rounding),
+two float32 devices differ as much as one device from itself.
 """
 import argparse
 import os
@@ -42,10 +49,16 @@ def main():
                     help="leave out the tensors whose name this regular expression finds "
                          "(each worker's own state: mgs.residual/ for the error-feedback "
                          "residuals, running_ for BatchNorm's statistics of its batches)")
+    ap.add_argument("--noise", help="B run again from inputs perturbed in their last bits")
+    ap.add_argument("--noise-factor", type=float, default=10.0)
     args = ap.parse_args()
     a, b = read_params(args.a), read_params(args.b)
+    noise = read_params(args.noise) if args.noise else None
     if args.exclude:
         a, b = ({n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in (a, b))
+    if noise is not None and sorted(noise) != sorted(set(noise) | set(b)):
+        print(f"{args.noise} holds other tensors than {args.b}")
+        return 1
     if list(a) != list(b):
         print(f"the files hold different tensors: {list(a)} vs {list(b)}")
         return 1
@@ -60,14 +73,23 @@ def main():
     if not a:
         print("the files hold no tensors")
         return 1
-    diffs = [(float(np.linalg.norm(a[n] - b[n]) / max(np.linalg.norm(b[n]), 1e-30)), n)
-             for n in a]
+    def rel(x, y):
+        return float(np.linalg.norm(x - y) / max(np.linalg.norm(y), 1e-30))
+    diffs = [(rel(a[n], b[n]), n) for n in a]
     if not all(np.isfinite(d) for d, _ in diffs):  # an overflow in the norms
         print("a difference is not finite")
         return 1
-    worst = max(diffs)
-    print(f"max relative difference {worst[0]:.2e} ({worst[1]}), tolerance {args.tol:g}")
-    return 0 if worst[0] <= args.tol else 1
+    if noise is None:
+        worst = max(diffs)
+        print(f"max relative difference {worst[0]:.2e} ({worst[1]}), tolerance {args.tol:g}")
+        return 0 if worst[0] <= args.tol else 1
+    # The tensor nearest its tolerance, which is the larger of --tol and the scaled noise.
+    tols = {n: max(args.tol, args.noise_factor * rel(noise[n], b[n])) for n in a}
+    worst = max(diffs, key=lambda dn: dn[0] / tols[dn[1]])
+    print(f"max relative difference over tolerance {worst[0] / tols[worst[1]]:.2g} "
+          f"({worst[1]}: {worst[0]:.2e}, tolerance {tols[worst[1]]:.2e}: the larger of "
+          f"{args.tol:g} and {args.noise_factor:g} x its noise)")
+    return 0 if worst[0] <= tols[worst[1]] else 1
 
 
 if __name__ == "__main__":
