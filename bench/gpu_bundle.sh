@@ -50,6 +50,11 @@ compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda 
 compile resnet20-gpu-b32 "$MODELS/resnet20-opset15.onnx" --batch-size 32 --target=cuda
 compile resnet20-gpu-b128 "$MODELS/resnet20-opset15.onnx" --batch-size 128 --target=cuda
 compile resnet20-gpu-b512 "$MODELS/resnet20-opset15.onnx" --batch-size 512 --target=cuda
+# ResNet-50 (ImageNet shape): its 100 MB of weights are made on the GPU machine.
+for b in 32 64; do
+  compile "resnet50-gpu-b$b" "$MODELS/resnet50-opset15.onnx" --batch-size "$b" --target=cuda
+  rm "$B/bin/resnet50-gpu-b$b.weights"
+done
 # The recurrent layers (digits rows as sequences), GPU and CPU.
 for m in lstm gru bilstm; do
   compile "$m-gpu" "$MODELS/$m-opset15.onnx" --batch-size 16 --target=cuda

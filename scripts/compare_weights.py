@@ -2,7 +2,7 @@
 """Compares two weights files (the runtime's MGSW format) tensor by tensor.
 
     compare_weights.py A.weights B.weights [--tol T] [--exclude REGEX]
-                       [--noise N.weights [--noise-factor F]]
+                       [--noise N.weights [--noise-factor F]] [--initial W0.weights]
 
 Either file may be a checkpoint (MGSCKPT2, MGSCKPT3 or MGSCKPT4): its params are compared (the
 workers' checkpoints of one run hold the same params when they stay in step).
@@ -17,6 +17,10 @@ perturbed in their last bits: a tensor's tolerance is then the larger of --tol
 and F (default 10) times its difference N vs B. Where a model amplifies
 rounding (BatchNorm over few values, a value that is zero but for rounding),
 two float32 devices differ as much as one device from itself.
+
+--initial W0.weights: the weights A, B (and N) started from: their updates
+(A - W0, ...) are compared instead, so that a step that moved a tensor little
+is still checked (its update, not its value, must agree).
 """
 import argparse
 import os
@@ -51,14 +55,21 @@ def main():
                          "residuals, running_ for BatchNorm's statistics of its batches)")
     ap.add_argument("--noise", help="B run again from inputs perturbed in their last bits")
     ap.add_argument("--noise-factor", type=float, default=10.0)
+    ap.add_argument("--initial", help="the weights A and B started from: compare the updates")
     args = ap.parse_args()
-    a, b = read_params(args.a), read_params(args.b)
-    noise = read_params(args.noise) if args.noise else None
+    paths = [args.a, args.b] + [p for p in (args.noise, args.initial) if p]
+    files = [read_params(p) for p in paths]
     if args.exclude:
-        a, b = ({n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in (a, b))
-    if noise is not None and sorted(noise) != sorted(set(noise) | set(b)):
-        print(f"{args.noise} holds other tensors than {args.b}")
-        return 1
+        files = [{n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in files]
+    a, b = files[0], files[1]
+    for path, d in zip(paths[2:], files[2:]):
+        if list(d) != list(b) or any(d[n].shape != b[n].shape for n in b):
+            print(f"{path} holds other tensors than {args.b}")
+            return 1
+        if not all(np.all(np.isfinite(t)) for t in d.values()):
+            print(f"{path} holds NaN or infinity")
+            return 1
+    noise = files[2] if args.noise else None
     if list(a) != list(b):
         print(f"the files hold different tensors: {list(a)} vs {list(b)}")
         return 1
@@ -73,6 +84,11 @@ def main():
     if not a:
         print("the files hold no tensors")
         return 1
+    if args.initial:
+        w0 = files[-1]
+        a, b = ({n: t[n] - w0[n] for n in t} for t in (a, b))
+        if noise is not None:
+            noise = {n: noise[n] - w0[n] for n in noise}
     def rel(x, y):
         return float(np.linalg.norm(x - y) / max(np.linalg.norm(y), 1e-30))
     diffs = [(rel(a[n], b[n]), n) for n in a]

@@ -374,7 +374,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       for (LLVM::GlobalOp global : globals.constants) {
         auto array = cast<LLVM::LLVMArrayType>(global.getType());
         bytes.push_back(static_cast<int64_t>(array.getNumElements()) *
-                        (array.getElementType().isInteger(64) ? 8 : 4));
+                        array.getElementType().getIntOrFloatBitWidth() / 8);
       }
       auto sizesType = RankedTensorType::get({n}, b.getI64Type());
       sizes = LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI64Type(), n),

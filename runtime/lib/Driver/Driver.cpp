@@ -345,17 +345,12 @@ int Driver::createContext() {
 }
 
 // A GPU model's constants (mgs_model_constants), copied to the GPU once: the
-// steps read each through its table entry, which then holds the device copy.
-// Once a process: the table is the compiled model's, and its host addresses
-// are gone after the first time.
+// steps read each through its table entry, which then holds the device copy
+// (the destructor puts the host addresses back before freeing the copies).
 int Driver::constantsToDevice() {
-  static bool moved = false;
   void **table = nullptr;
   const int64_t *bytes = nullptr;
   const int64_t n = mgs_model_constants ? mgs_model_constants(&table, &bytes) : 0;
-  if (moved || n <= 0)
-    return 0;
-  moved = true;
   for (int64_t i = 0; i < n; ++i) {
     void *device = nullptr;
     if (mgsrt_alloc(ctx, static_cast<size_t>(bytes[i]), &device) != MGSRT_OK)
@@ -365,6 +360,7 @@ int Driver::constantsToDevice() {
     deviceMemory.push_back(device);
     if (mgsrt_copy_to_device(ctx, device, table[i], static_cast<size_t>(bytes[i])) != MGSRT_OK)
       return error("copying the model's constants to the GPU: %s", mgsrt_ctx_message(ctx));
+    hostConstants.emplace_back(&table[i], table[i]);
     table[i] = device;
   }
   return 0;

@@ -36,6 +36,7 @@
 #include <mutex>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace mgs::rt::driver {
@@ -82,6 +83,8 @@ public:
   explicit Driver(Options &options) : o(options) {}
   ~Driver() {
     stopWatchdog();
+    for (auto [entry, host] : hostConstants)
+      *entry = host;
     for (void *p : deviceMemory)
       mgsrt_free(ctx, p);
     if (ctx)
@@ -244,6 +247,8 @@ private:
   int toHost(Buffer &b);
   int paramsToHost();
   std::vector<void *> deviceMemory;
+  /// mgs_model_constants's entries pointed at device copies, and their host addresses.
+  std::vector<std::pair<void **, void *>> hostConstants;
 
   Options &o;
   std::string manifestText;

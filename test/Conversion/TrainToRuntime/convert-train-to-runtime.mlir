@@ -51,7 +51,8 @@
 // LOSSOPTS:       llvm.mlir.addressof @[[CE]]
 // LOSSOPTS-NEXT:  llvm.call @mgsrt_softmax_cross_entropy
 
-// target=cuda changes only the manifest (the runtime dispatches the same calls).
+// target=cuda changes the manifest (the runtime dispatches the same calls) and, for a
+// step with constants, how it reads them (constant-indices.mlir).
 // CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Atarget cuda\0Achecksum {{[0-9a-f]+}}\0A\00")
 // BADTARGET: error: convert-train-to-runtime: unknown target 'tpu' (expected cpu or cuda)
 

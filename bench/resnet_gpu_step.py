@@ -1,12 +1,16 @@
 #!/usr/bin/python3
-"""ResNet-20 (CIFAR shape) training-step time on one GPU: an mgsc --target=cuda
-executable against PyTorch on the same GPU, in one run, at batch 32, 128 and 512.
+"""ResNet training-step time on one GPU: an mgsc --target=cuda executable
+against PyTorch on the same GPU, in one run: ResNet-20 (CIFAR shape) at batch
+32, 128 and 512, or ResNet-50 (ImageNet shape, 224 x 224) at batch 32 and 64.
 
-    bench/resnet20_gpu_step.py [--build DIR] [--exe BATCH=EXE ...] [--iters N]
+    bench/resnet_gpu_step.py [--model resnet20|resnet50] [--build DIR]
+                             [--exe BATCH=EXE ...] [--iters N]
 
-A batch without --exe is compiled by DIR's mgsc.
+A batch without --exe is compiled by DIR's mgsc. The executables' weights
+need not be trained (bench/model_data.py --weights makes them).
 
-mgs: the executable trains on N batches of synthetic CIFAR-10 data; its step
+mgs: the executable trains on N batches of synthetic data (CIFAR-10's binary
+format for ResNet-20, .npy for ResNet-50); its step
 time is the executable's own samples/s over the iterations after the first
 progress interval (which includes cuDNN's algorithm search). Each step copies
 the batch to the GPU and the loss back (the driver prints it), so PyTorch's
@@ -19,8 +23,10 @@ cuDNN's heuristics and, with MGSRT_CUDNN_FIND=1, by measuring them too.
 Prints the figures and the ratios mgs/PyTorch (lower is better).
 """
 import argparse
+import atexit
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -32,7 +38,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 
-def torch_ms(batch, iters, xs, ys):
+def torch_ms(name, batch, iters, xs, ys):
     import torch
     import torch.nn.functional as F
     import export_models
@@ -40,7 +46,7 @@ def torch_ms(batch, iters, xs, ys):
     torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
-    model, _ = export_models.build("resnet20")
+    model, _ = export_models.build(name)
     model = model.cuda().train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
@@ -64,7 +70,11 @@ def torch_ms(batch, iters, xs, ys):
 
 def mgs_ms(exe, batch, data, every, find):
     env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0")
-    run = subprocess.run([exe, "--data", data, "--data-format", "cifar10", "--epochs", "1",
+    if isinstance(data, tuple):  # .npy inputs and labels
+        data_args = ["--data", data[0], "--labels", data[1]]
+    else:
+        data_args = ["--data", data, "--data-format", "cifar10"]
+    run = subprocess.run([exe, *data_args, "--epochs", "1",
                           "--holdout", "0", "--lr", "0.01", "--progress-every", str(every)],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, env=env)
@@ -79,6 +89,7 @@ def mgs_ms(exe, batch, data, every, find):
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("--model", choices=["resnet20", "resnet50"], default="resnet20")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--exe", action="append", default=[], metavar="BATCH=EXE",
                     help="the executable compiled for that batch size")
@@ -87,52 +98,61 @@ def main():
     try:
         import torch
         if not torch.cuda.is_available():
-            sys.exit("resnet20_gpu_step: PyTorch sees no GPU")
+            sys.exit("resnet_gpu_step: PyTorch sees no GPU")
     except ImportError:
-        sys.exit("resnet20_gpu_step: PyTorch is not installed")
+        sys.exit("resnet_gpu_step: PyTorch is not installed")
 
     work = tempfile.mkdtemp()
-    batches = (32, 128, 512)
+    atexit.register(shutil.rmtree, work, True)  # ResNet-50's data: about 3 GB
+    batches = (32, 128, 512) if args.model == "resnet20" else (32, 64)
     exes = {}
     for spec in args.exe:
         batch, sep, exe = spec.partition("=")
         if not sep or not batch.isdigit() or int(batch) not in batches:
-            sys.exit(f"resnet20_gpu_step: --exe {spec}: expected BATCH=EXE, BATCH one of "
+            sys.exit(f"resnet_gpu_step: --exe {spec}: expected BATCH=EXE, BATCH one of "
                      f"{', '.join(map(str, batches))}")
         exes[int(batch)] = exe
     for batch in batches:
         if batch in exes:
             continue
-        model = os.path.join(args.build, "test", "models", "resnet20-opset15.onnx")
-        exes[batch] = os.path.join(work, f"resnet20-b{batch}")
+        model = os.path.join(args.build, "test", "models", f"{args.model}-opset15.onnx")
+        exes[batch] = os.path.join(work, f"{args.model}-b{batch}")
         subprocess.run([os.path.join(args.build, "bin", "mgsc"), model, "--batch-size",
                         str(batch), "--target=cuda", "-o", exes[batch], "--quiet"], check=True)
     steps = {b: max(args.iters * 32 // b, 15) for b in batches}
 
     rng = np.random.default_rng(0)
     n = max(b * (steps[b] + 10) for b in batches)
-    records = np.concatenate([rng.integers(0, 10, (n, 1)), rng.integers(0, 256, (n, 3072))], 1)
-    records = records.astype(np.uint8)
-    data = os.path.join(work, "synthetic_cifar.bin")
-    records.tofile(data)
-    xs = torch.tensor(records[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
-    ys = torch.tensor(records[:, 0].astype(np.int64))
+    labels = rng.integers(0, 10 if args.model == "resnet20" else 1000, n)
+    if args.model == "resnet20":
+        records = np.concatenate([labels[:, None], rng.integers(0, 256, (n, 3072))], 1)
+        records = records.astype(np.uint8)
+        xs = torch.tensor(records[:, 1:].astype(np.float32) / 255.0).reshape(-1, 3, 32, 32)
+    else:
+        images = rng.standard_normal((n, 3, 224, 224), dtype=np.float32)
+        xs = torch.from_numpy(images)
+    ys = torch.tensor(labels.astype(np.int64))
 
-    print(f"ResNet-20 training step on {torch.cuda.get_device_name(0)}, fp32, "
+    print(f"{args.model} training step on {torch.cuda.get_device_name(0)}, fp32, "
           f"{args.iters} steps at batch 32, as many samples (at least 15 steps) above:")
     for batch in batches:
         iters = steps[batch]
         # The executable runs over exactly the iterations of one epoch.
-        sub = os.path.join(work, f"data-b{batch}.bin")
-        records[: batch * (iters + 10)].tofile(sub)
+        count = batch * (iters + 10)
+        if args.model == "resnet20":
+            data = os.path.join(work, f"data-b{batch}.bin")
+            records[:count].tofile(data)
+        else:
+            data = (os.path.join(work, f"x-b{batch}.npy"), os.path.join(work, f"y-b{batch}.npy"))
+            np.save(data[0], images[:count])
+            np.save(data[1], labels[:count].astype(np.int64))
         every = max(iters // 6, 1)
-        m = mgs_ms(exes[batch], batch, sub, every, find=False)
-        mf = mgs_ms(exes[batch], batch, sub, every, find=True)
-        t = torch_ms(batch, iters, xs, ys)
+        m = mgs_ms(exes[batch], batch, data, every, find=False)
+        mf = mgs_ms(exes[batch], batch, data, every, find=True)
+        t = torch_ms(args.model, batch, iters, xs, ys)
         print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step (cuDNN heuristics), {mf:7.3f} ms/step "
               f"(MGSRT_CUDNN_FIND=1)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
               f"{m / t:.3f}, {mf / t:.3f}")
-
 
 if __name__ == "__main__":
     main()
