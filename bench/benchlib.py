@@ -18,6 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # needs the path of a netcluster.sh (docs/benchmarks.md, "The netcluster"),
 # given by the benches' --netcluster option or this environment variable.
 NETCLUSTER_ENV = "MGS_NETCLUSTER"
+# Debian's scikit-learn ships the digits (1,797 8x8 images) as a CSV.
+DIGITS = "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"
 SETUP_HINT = "run scripts/setup.sh --bench"
 NETCLUSTER_STATE = os.environ.get("NC_STATE", "/tmp/netcluster-state")
 # The runtime's collectives are nonblocking (MPI_Iallreduce / MPI_Iallgather),
@@ -63,27 +65,42 @@ def window_ms(output, global_batch, drop_last=False):
     return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
 
 
-def torch_sgd_step_ms(model, batches, iters, warmup=3):
+def torch_sgd_step_ms(model, batches, iters, warmup=3, device="cpu"):
     """PyTorch's wall-clock and CPU (user + system, all threads) ms per
     training step of model (cross-entropy, SGD with momentum 0.9, lr 0.01):
     warmup steps on the first batches, then iters timed steps cycling
     through batches, a list of (input, label) pairs. Imports torch here, so
-    that it runs in whichever interpreter calls it."""
+    that it runs in whichever interpreter calls it. device "cuda": the model
+    and batches on the GPU, fp32 without TF32, each step reading its loss
+    back (as mgs's executables do)."""
     import time
     import torch
     import torch.nn.functional as F
+    gpu = device == "cuda"
+    if gpu:
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+        model = model.cuda()
+        batches = [(x.cuda(), y.cuda()) for x, y in batches]
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step(x, y):
         opt.zero_grad()
-        F.cross_entropy(model(x), y).backward()
+        loss = F.cross_entropy(model(x), y)
+        loss.backward()
         opt.step()
+        if gpu:
+            loss.item()
     for x, y in batches[:warmup]:
         step(x, y)
+    if gpu:
+        torch.cuda.synchronize()
     start, cpu = time.perf_counter(), time.process_time()
     for i in range(iters):
         step(*batches[i % len(batches)])
+    if gpu:
+        torch.cuda.synchronize()
     return ((time.perf_counter() - start) / iters * 1000,
             (time.process_time() - cpu) / iters * 1000)
 

@@ -62,12 +62,14 @@ for m in lstm gru bilstm; do
 done
 # Several ranks on one GPU over MPI (--comm mpi): dense and OMGS for 4 ranks.
 # The transformers of bench/transformer_step.py (its batches and flags).
-"$ROOT/scripts/export_models.py" "$STAGE/models" vit_small gpt_medium >/dev/null
+"$ROOT/scripts/export_models.py" "$STAGE/models" vit_small gpt_medium lstmlm_medium >/dev/null
 compile vit_small-gpu "$STAGE/models/vit_small-opset15.onnx" --batch-size 16 --target=cuda
 compile gpt_medium-gpu "$STAGE/models/gpt_medium-opset15.onnx" --batch-size 4 --target=cuda \
   --freeze mask
-# Their weights (34 MB) are made on the GPU machine (bench/model_data.py --weights).
-rm "$B/bin/vit_small-gpu.weights" "$B/bin/gpt_medium-gpu.weights"
+# The paper's LSTM language model, for bench/recurrent_step.py --device cuda.
+compile lstmlm_medium-gpu "$STAGE/models/lstmlm_medium-opset15.onnx" --batch-size 16 --target=cuda
+# Their weights (40 MB) are made on the GPU machine (bench/model_data.py --weights).
+rm "$B"/bin/{vit_small,gpt_medium,lstmlm_medium}-gpu.weights
 # Today's models (issue 12's families), GPU and CPU, batch 8: the GPU
 # executable reads the CPU's weights (--weights), gpu_check.sh makes the data.
 for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobilenetv2 \

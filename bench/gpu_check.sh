@@ -27,7 +27,9 @@
 #      against PyTorch eager on the same GPU (bench/transformer_step.py
 #      --device cuda), fp32 without TF32 on both sides;
 #  12. compute-sanitizer memcheck on the newer kernels' tests and on 2 ranks.
-#  13. today's models (ViT, GPT, MobileNetV3, ...): GPU vs CPU parameters after one step.
+#  13. today's models (ViT, GPT, MobileNetV3, ...): GPU vs CPU parameters after one step;
+#  14. the recurrent models' training step (the LSTM language model, GRU,
+#      bidirectional LSTM) against PyTorch on the same GPU (bench/recurrent_step.py).
 # Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
 # GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what
@@ -386,7 +388,7 @@ todays_models() {
 # (bench/gpu_bundle.sh leaves them out): timing needs no trained values.
 bench_weights() {
   local exe
-  for exe in "$B/bin/vit_small-gpu" "$B/bin/gpt_medium-gpu" "$B"/bin/resnet50-gpu-b*[0-9]; do
+  for exe in "$B"/bin/{vit_small,gpt_medium,lstmlm_medium}-gpu "$B"/bin/resnet50-gpu-b*[0-9]; do
     [[ -f $exe.weights ]] || $PY "$ROOT/bench/model_data.py" --weights "$exe" "$exe.weights" ||
       return 1
   done
@@ -404,7 +406,7 @@ step "density warm-up on the GPU" warmup
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
-if [[ -z ${GPU_CHECK_ONLY:-} || "ResNet-50 ViT-small" =~ $GPU_CHECK_ONLY ]]; then
+if [[ -z ${GPU_CHECK_ONLY:-} || "ResNet-50 ViT-small LSTM LM" =~ $GPU_CHECK_ONLY ]]; then
   bench_weights || echo "gpu_check: cannot make the benchmarks' weights"
 fi
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet_gpu_step.py" \
@@ -416,6 +418,10 @@ step "ViT-small and GPT-style LM step vs PyTorch eager on the GPU" $PY \
   "$ROOT/bench/transformer_step.py" "$RUN/transformers" --device cuda --torch2 $PY --no-compile \
   --repeats 1 --window 10 --windows 4 \
   --exe vit_small="$B/bin/vit_small-gpu" --exe gpt_medium="$B/bin/gpt_medium-gpu"
+step "LSTM LM, GRU, bidirectional LSTM step vs PyTorch on the GPU" $PY \
+  "$ROOT/bench/recurrent_step.py" "$RUN/recurrent" --device cuda --python $PY --rounds 1 \
+  --threads 8 --exe lstmlm_medium="$B/bin/lstmlm_medium-gpu" --exe gru="$B/bin/gru-gpu" \
+  --exe bilstm="$B/bin/bilstm-gpu" --digits "$B/data/digits.csv.gz"
 step "compute-sanitizer memcheck (new kernels' tests, 2 ranks over MPI)" memcheck
 
 echo

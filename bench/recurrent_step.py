@@ -6,6 +6,7 @@ the same model, batch and threads, in one run.
         [--batch-size 16] [--threads 2] [--iters 60] [--rounds 3]
         [--python /usr/bin/python3,VENV/bin/python] [--mgsc PATH]
         [--baseline-mgsc PATH] [--out FILE]
+        [--device cuda --exe NAME=EXE ... --digits DIGITS.csv.gz]
 
 mgs: mgsc compiles the model of scripts/export_models.py (opset 15) into a
 training executable, which trains on synthetic data (lstmlm*: token
@@ -21,6 +22,11 @@ the executables link); --baseline-mgsc: a second one measured in the same
 rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
 round alternate; the table shows each model's median over --rounds rounds
 and the ratio mgs/PyTorch (goal <= 1.0) of the medians.
+
+--device cuda: both sides on the GPU (mgsc --target=cuda executables, given
+by --exe where no mgsc is at hand, e.g. bench/gpu_check.sh's bundle; PyTorch
+--python's, default python3, fp32 without TF32, its loss read back each step
+as the executables do).
 
 Each model's "cpu" line gives the CPU time (user + system, all threads) per
 step, medians over the rounds: PyTorch's over its timed steps, mgs's over its
@@ -44,7 +50,7 @@ import benchlib  # noqa: E402
 TOKEN_MODELS = {"lstmlm": (50, 12), "lstmlm_medium": (2000, 20)}
 
 
-def torch_child(model_name, batch, threads, iters):
+def torch_child(model_name, batch, threads, iters, device):
     """Runs in a child process: prints PyTorch's ms/step, its CPU ms/step and its version."""
     import torch
     sys.path.insert(0, os.path.join(ROOT, "scripts"))
@@ -60,7 +66,7 @@ def torch_child(model_name, batch, threads, iters):
     else:
         batches = [(torch.rand(batch, 1, 8, 8, generator=gen),
                     torch.randint(0, 10, (batch,), generator=gen)) for _ in range(8)]
-    ms, cpu_ms = benchlib.torch_sgd_step_ms(model, batches, iters)
+    ms, cpu_ms = benchlib.torch_sgd_step_ms(model, batches, iters, device=device)
     print(f"{ms:.4f} {cpu_ms:.4f} {torch.__version__}")
 
 
@@ -78,8 +84,12 @@ def children_cpu():
     return u.ru_utime + u.ru_stime
 
 
-def prepare(model_name, build, mgsc, work, batch, iters):
-    """Exports and compiles the model; returns the executable's command."""
+def prepare(model_name, build, mgsc, work, batch, iters, exe=None, cuda=False,
+            digits=benchlib.DIGITS):
+    """Exports and compiles the model (unless exe is given); returns the
+    executable's command."""
+    if exe:
+        return command(model_name, exe, work, batch, iters, digits)
     models = os.path.join(build, "test", "models")
     onnx = os.path.join(models, f"{model_name}-opset15.onnx")
     if not os.path.exists(onnx):
@@ -88,20 +98,25 @@ def prepare(model_name, build, mgsc, work, batch, iters):
         if not os.path.exists(onnx):
             run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "export_models.py"), work,
                  f"{model_name}:15"])
-    exe = os.path.join(work, f"train_{model_name}")
-    run([mgsc, onnx, "--batch-size", str(batch), "-o", exe,
-         "--quiet"])
+    exe = os.path.join(work, f"train_{model_name}" + ("_cuda" if cuda else ""))
+    run([mgsc, onnx, "--batch-size", str(batch), "-o", exe, "--quiet",
+         *(["--target=cuda"] if cuda else [])])
+    return command(model_name, exe, work, batch, iters, digits)
+
+
+def command(model_name, exe, work, batch, iters, digits):
+    """The training command of exe, with its synthetic data made in work."""
     if model_name in TOKEN_MODELS:
         vocab, length = TOKEN_MODELS[model_name]
         data = os.path.join(work, f"tokens-{model_name}")
-        run(["/usr/bin/python3", os.path.join(ROOT, "scripts", "make_token_data.py"), data,
+        run([sys.executable, os.path.join(ROOT, "scripts", "make_token_data.py"), data,
              "--samples", str(batch * (iters + 8)), "--vocab", str(vocab), "--length",
              str(length)])
         args = ["--data", os.path.join(data, "tokens.npy"), "--labels",
                 os.path.join(data, "next.npy"), "--data-format", "npy"]
         epochs = 1
     else:
-        args = ["--data", "/usr/lib/python3/dist-packages/sklearn/datasets/data/digits.csv.gz"]
+        args = ["--data", digits]
         # 1797 digits, 10% held out: enough epochs for --iters steps
         epochs = max(1, -(-iters * batch // 1617))
     return [exe] + args + ["--epochs", str(epochs), "--holdout", "0", "--lr", "0.01",
@@ -138,11 +153,24 @@ def main():
     ap.add_argument("--mgsc", help="the mgsc to use (default: BUILD/bin/mgsc)")
     ap.add_argument("--baseline-mgsc", help="a second mgsc measured alongside")
     ap.add_argument("--out", help="also write the table to this file")
+    ap.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    ap.add_argument("--exe", action="append", default=[], metavar="NAME=EXE",
+                    help="a compiled executable of model NAME (no mgsc then)")
+    ap.add_argument("--digits", default=benchlib.DIGITS, help="the digits CSV (.gz)")
     ap.add_argument("--torch-child", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
-        torch_child(args.torch_child, args.batch_size, args.threads, args.iters)
+        torch_child(args.torch_child, args.batch_size, args.threads, args.iters, args.device)
         return
+    cuda = args.device == "cuda"
+    if cuda and args.python == ap.get_default("python"):
+        args.python = "python3"  # Debian's torch 1.13 has no CUDA
+    prebuilt = {}
+    for item in args.exe:
+        name, sep, path = item.partition("=")
+        if not sep or not os.path.exists(path):
+            sys.exit(f"recurrent_step: --exe {item}: expected NAME=EXE, EXE an existing file")
+        prebuilt[name] = os.path.abspath(path)
 
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads),
                OPENBLAS_NUM_THREADS=str(args.threads), MKL_NUM_THREADS=str(args.threads))
@@ -151,7 +179,8 @@ def main():
     os.makedirs(work, exist_ok=True)
     models = args.models.split(",")
     pythons = args.python.split(",")
-    cmds = {m: prepare(m, args.build, mgsc, work, args.batch_size, args.iters) for m in models}
+    cmds = {m: prepare(m, args.build, mgsc, work, args.batch_size, args.iters,
+                       prebuilt.get(m), cuda, args.digits) for m in models}
     sides = ["mgs"]
     if args.baseline_mgsc:
         sides.append("mgs base")
@@ -172,7 +201,8 @@ def main():
             for py in pythons:
                 out = run([py, os.path.abspath(__file__), args.build, "--batch-size",
                            str(args.batch_size), "--threads", str(args.threads), "--iters",
-                           str(args.iters), "--torch-child", m], env).split()
+                           str(args.iters), "--device", args.device, "--torch-child", m],
+                          env).split()
                 times[(m, py)].append(float(out[-3]))
                 cpus[(m, py)].append(float(out[-2]))
                 versions[py] = "torch " + out[-1]
@@ -181,7 +211,8 @@ def main():
 
     lines = [f"# bench/recurrent_step.py --models {args.models} --batch-size {args.batch_size} "
              f"--threads {args.threads} --iters {args.iters} --rounds {args.rounds} "
-             f"--python {args.python}" + (f" --mgsc {mgsc}" if args.mgsc else "") +
+             f"--python {args.python} --device {args.device}" +
+             (f" --mgsc {mgsc}" if args.mgsc else "") +
              (f" --baseline-mgsc {args.baseline_mgsc}" if args.baseline_mgsc else ""),
              f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs; "
              f"ms per training step, median of {args.rounds} rounds (each round's values in [])"]
