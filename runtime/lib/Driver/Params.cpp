@@ -151,7 +151,9 @@ std::string Driver::weightsPath() const {
   return beside;
 }
 
-// Params from --resume, else from the weights file.
+// Params from --resume, else from the weights file. Each worker alone (no
+// collective here): training runs it inside setupAlone, so that a bad
+// checkpoint or weights file is agreed on and said once, then agreeOnRun.
 int Driver::loadParams() {
   if (training && !o.resume.empty()) {
     if (Status s = readCheckpoint(rankPath(o.resume), resumed); !s.ok())
@@ -201,7 +203,7 @@ int Driver::loadParams() {
     loaded = std::move(resumed.params);
     haveResumed = true;
     noteInfiniteBuffers();
-    return agreeOnRun();
+    return 0;
   }
   std::string path = weightsPath();
   if (o.weights.empty()) {
@@ -215,7 +217,7 @@ int Driver::loadParams() {
   if (!s.ok())
     return error(s);
   noteInfiniteBuffers();
-  return training ? agreeOnRun() : 0;
+  return 0;
 }
 
 // The run id every worker's checkpoints carry: rank 0's fresh one, or, on a

@@ -355,15 +355,18 @@ int Driver::runTraining() {
     return rc;
   if (o.calibrate.empty())
     startWatchdog(); // the set-up included
-  if (int rc = loadParams())
-    return rc;
-  // Each worker reads its data and allocates alone: a failure there (a
-  // missing file, the same on every worker) is agreed on and said once, not
-  // by an abort of the job.
+  // Each worker reads its params (weights or --resume checkpoint) and data
+  // and allocates alone: a failure there (a missing file, the same on every
+  // worker, or one worker's missing checkpoint) is agreed on and said once,
+  // not by an abort of the job.
   if (int rc = setupAlone([&] {
-        int loaded = loadData();
-        return loaded ? loaded : allocate(/*forTraining=*/true);
+        int rc = loadParams();
+        if (!rc)
+          rc = loadData();
+        return rc ? rc : allocate(/*forTraining=*/true);
       }))
+    return rc;
+  if (int rc = agreeOnRun())
     return rc;
   if (int rc = broadcastParams())
     return rc;
