@@ -71,8 +71,8 @@ def torch_sgd_step_ms(model, batches, iters, warmup=3, device="cpu"):
     warmup steps on the first batches, then iters timed steps cycling
     through batches, a list of (input, label) pairs. Imports torch here, so
     that it runs in whichever interpreter calls it. device "cuda": the model
-    and batches on the GPU, fp32 without TF32, each step reading its loss
-    back (as mgs's executables do)."""
+    on the GPU, fp32 without TF32, each step copying its batch to the GPU
+    and reading its loss back (as mgs's executables do)."""
     import time
     import torch
     import torch.nn.functional as F
@@ -81,11 +81,12 @@ def torch_sgd_step_ms(model, batches, iters, warmup=3, device="cpu"):
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
         model = model.cuda()
-        batches = [(x.cuda(), y.cuda()) for x, y in batches]
     model.train()
     opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
 
     def step(x, y):
+        if gpu:
+            x, y = x.cuda(), y.cuda()
         opt.zero_grad()
         loss = F.cross_entropy(model(x), y)
         loss.backward()

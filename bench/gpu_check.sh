@@ -107,6 +107,9 @@ elif [[ -f $B/mpi/TREES ]]; then
 fi
 RUN=$(mktemp -d)
 FAILED=()
+# Ranks on GPU 0 under mpirun (the ranks' steps and memcheck add -np N).
+MPI_GPU0=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH -x MGSRT_CUDA_LIBRARY
+          -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0)
 # Each step runs in its own process group, stopped after STEP_LIMIT seconds
 # (GPU_CHECK_STEP_LIMIT, default 240): a hung collective fails its step, not
 # the whole check.
@@ -226,7 +229,7 @@ warmup() {
 sparse_collectives_at_density_one() {
   local c
   for c in gtopk sparse-allreduce; do
-    "${mpi[@]}" -np 4 "$B/bin/mlp-$c-d1-gpu" --comm mpi "${args[@]}" --epochs 1 \
+    "${MPI_GPU0[@]}" -np 4 "$B/bin/mlp-$c-d1-gpu" --comm mpi "${args[@]}" --epochs 1 \
       --save-weights "$RUN/$c-d1.w" > "$RUN/$c-d1.log" &&
       $PY "$ROOT/scripts/compare_weights.py" "$RUN/$c-d1.w" "$RUN/four.w" --tol 1e-5 \
         --exclude mgs.residual/ || return 1
@@ -245,8 +248,7 @@ ranks_on_one_gpu() {
     echo "skipped: no mpirun on this machine (several ranks on one GPU are unverified)"
     return 0
   fi
-  local mpi=(mpirun --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH
-             -x MGSRT_CUDA_LIBRARY -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0)
+  local mpi=("${MPI_GPU0[@]}")
   local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
   local rc=0 m
   check() { # WHAT COMMAND...: runs it, says FAILED with WHAT when it fails
@@ -330,15 +332,16 @@ memcheck() {
     return 0
   }
   local rc=0
+  local sanitizer=("$cs" --tool memcheck --report-api-errors no --error-exitcode 99
+                   --print-limit 20)
   if command -v mpirun > /dev/null; then
-    mpirun --allow-run-as-root --oversubscribe -np 2 -x LD_LIBRARY_PATH -x MGSRT_CUDA_LIBRARY \
-      -x OMP_NUM_THREADS=2 -x CUDA_VISIBLE_DEVICES=0 "$cs" --tool memcheck --report-api-errors no --error-exitcode 99 \
-      --print-limit 20 "$B/bin/mlp-layerwise2-gpu" --comm mpi --data "$B/data/digits.csv.gz" \
-      --epochs 1 --progress-every 0 > "$RUN/memcheck-ranks.log" 2>&1 || rc=1
+    "${MPI_GPU0[@]}" -np 2 "${sanitizer[@]}" "$B/bin/mlp-layerwise2-gpu" --comm mpi \
+      --data "$B/data/digits.csv.gz" --epochs 1 --progress-every 0 \
+      > "$RUN/memcheck-ranks.log" 2>&1 || rc=1
     grep -E 'ERROR SUMMARY|^final|Invalid' "$RUN/memcheck-ranks.log" | head -20
   fi
-  "$cs" --tool memcheck --report-api-errors no --error-exitcode 99 --print-limit 20 "$B/bin/MGSRuntimeCudaTests" \
-    --gtest_brief=1 --gtest_filter="$SANITIZED_TESTS" > "$RUN/memcheck-tests.log" 2>&1 || rc=1
+  "${sanitizer[@]}" "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 \
+    --gtest_filter="$SANITIZED_TESTS" > "$RUN/memcheck-tests.log" 2>&1 || rc=1
   grep -E '^\[ *(PASSED|FAILED) *\]|ERROR SUMMARY|Invalid|out of bounds' "$RUN/memcheck-tests.log" |
     head -30
   return $rc

@@ -30,43 +30,23 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+import benchlib  # noqa: E402
 
 
 def torch_ms(name, batch, iters, xs, ys):
     import torch
-    import torch.nn.functional as F
     import export_models
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
     torch.backends.cudnn.benchmark = True
     torch.manual_seed(0)
     model, _ = export_models.build(name)
-    model = model.cuda().train()
-    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
     batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
-
-    def step(x, y):
-        x, y = x.cuda(non_blocking=False), y.cuda(non_blocking=False)
-        opt.zero_grad()
-        loss = F.cross_entropy(model(x), y)
-        loss.backward()
-        opt.step()
-        return loss.item()
-    for x, y in batches[:5]:
-        step(x, y)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for i in range(iters):
-        step(*batches[i % len(batches)])
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / iters * 1000
-
+    return benchlib.torch_sgd_step_ms(model, batches, iters, warmup=5, device="cuda")[0]
 
 def mgs_ms(exe, batch, data, every, find):
     env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0")
