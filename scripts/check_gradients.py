@@ -52,6 +52,11 @@ shorter ones: the same seed), step k's gradient is recovered from the parameters
 it, and the references of step k are every mask on top of steps 1 .. k-1's identified ones (K x
 2^decisions references, not 2^(K x decisions)); the steps must not all draw the same masks. What
 is compared in full is then step K's gradient. --inject-step chooses the step --inject scales.
+--precision bf16 compiles with mgsc --precision bf16 (GEMMs, matmuls and convolutions on
+bfloat16 operands, float32 accumulation) and measures against PyTorch's CPU autocast to bfloat16
+(the forward under torch.autocast, the loss in float32) instead of its float32 run: --vs-float32 F
+then bounds mgs's error by F times autocast's, and mgs's whole-model error must also be over 10
+times PyTorch float32's (else nothing was computed in bfloat16).
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -199,6 +204,8 @@ def main():
                     help="NAME:FACTOR: scale mgs's value of tensor NAME by FACTOR before "
                          "comparing (to show that the bound catches a real error)")
     ap.add_argument("--dump", default="", help="write the figures per tensor to this JSON file")
+    ap.add_argument("--precision", choices=["f32", "bf16"], default="f32",
+                    help="mgsc --precision; bf16: measured against PyTorch's bfloat16 autocast")
     ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="sgd")
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
@@ -278,7 +285,8 @@ def main():
         if args.loss == "smooth-l1":
             clip_args += ["--smooth-l1-beta", str(args.smooth_l1_beta)]
     subprocess.run([args.mgsc, onnx_path, "--batch-size", str(args.batch), "-o", exe, "--quiet",
-                    *clip_args, *MGSC_ARGS.get(args.model, [])], check=True)
+                    *clip_args, "--precision", args.precision, *MGSC_ARGS.get(args.model, [])],
+                   check=True)
 
     # The same initial weights: the export's (the build with the same seed). An export by
     # another PyTorch (--onnx) may have drawn them otherwise (swin_v2's do, from PyTorch 2.15):
@@ -389,6 +397,15 @@ def main():
             xs = (x.double() * (1 + u)).to(dtype)
         return ref, xs
 
+    def forward(ref, xs, autocast):
+        """The model's output, under PyTorch's CPU autocast to bfloat16 when `autocast` (then
+        as float32: the loss is float32, as mgs's)."""
+        if not autocast:
+            return ref(xs)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            out = ref(xs)
+        return out.float()
+
     def drop_path_gradient(ref, xs, masks):
         """The gradient of one step of `ref` with the per-sample keep `masks` (in .grad, and
         returned as float64 arrays of their own)."""
@@ -417,7 +434,7 @@ def main():
             return drop_path_gradient(ref, xs, masks)
         return gradient
 
-    def reference(dtype, perturb=None, keep=None):
+    def reference(dtype, perturb=None, keep=None, autocast=False):
         """torch's result in `dtype`: gradients (1 step) or parameters after K steps;
         `perturb`: as start()'s; `keep` (--drop-path-masks): for each step, the per-sample keep
         masks of the StochasticDepth modules, in module order: the gradient of the last of
@@ -430,7 +447,7 @@ def main():
                 norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
                                                                   args.clip_grad_norm)))
         if args.steps == 1 and not adamw:
-            loss_of(ref(xs)).backward()
+            loss_of(forward(ref, xs, autocast)).backward()
             clip()
             return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if adamw:
@@ -440,7 +457,7 @@ def main():
             opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
         for _ in range(args.steps):
             opt.zero_grad()
-            loss_of(ref(xs)).backward()
+            loss_of(forward(ref, xs, autocast)).backward()
             clip()
             opt.step()
         if adamw:  # the displacement from the start
@@ -470,8 +487,15 @@ def main():
             print(f"MISMATCH: the first gradient norm {norms[0]:.4g} is within --clip-grad-norm "
                   f"{args.clip_grad_norm:g}: nothing was clipped")
             sys.exit(1)
-    samples32 = [reference(torch.float32, keep=keep)] + [
-        reference(torch.float32, perturb=s, keep=keep) for s in range(1, args.float32_samples)]
+    bf16 = args.precision == "bf16"
+    if bf16 and args.drop_path_masks:
+        sys.exit("--precision bf16: not with --drop-path-masks")
+    # The low-precision runs the bound is relative to: PyTorch's float32, or its autocast.
+    samples32 = [reference(torch.float32, keep=keep, autocast=bf16)] + [
+        reference(torch.float32, perturb=s, keep=keep, autocast=bf16)
+        for s in range(1, args.float32_samples)]
+    args.low_name = "PyTorch bf16 autocast" if bf16 else "PyTorch float32"
+    float32_run = reference(torch.float32) if bf16 else None
     if adamw:
         ours = {n: w1[n].astype(np.float64) - w0[n].astype(np.float64) for n in exact}
         what = f"AdamW displacement (w{args.steps} - w0) after {args.steps} step(s)"
@@ -488,15 +512,26 @@ def main():
 
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:
-        bound += f" or {args.vs_float32:g}x PyTorch float32's whole-model error"
+        bound += f" or {args.vs_float32:g}x {args.low_name}'s whole-model error"
     if args.clip_grad_norm > 0:
         what += f", gradient norm clipped to {args.clip_grad_norm:g}"
+    if bf16:
+        what += " (mgsc --precision bf16)"
+        # Rounded to bfloat16 at all: the error is far above float32's.
+        model_f32 = whole_model_error(float32_run, exact, finite)
+        result["model_float32"] = model_f32
+        if not result["model"] > 10 * model_f32:
+            result["bad"].append(f"the whole model's error {result['model']:.2e} is not over 10x "
+                                 f"PyTorch float32's {model_f32:.2e}: no bfloat16 arithmetic")
     summary = (f"{args.model}: {what} of {len(exact)} tensors vs PyTorch (float64): max rel err "
-               f"{result['worst']:.2e} (whole model {result['model']:.2e}, PyTorch float32's "
+               f"{result['worst']:.2e} (whole model {result['model']:.2e}, {args.low_name}'s "
                f"{result['model32']:.2e}; {bound}; a tensor within {args.tensor_factor:g}x "
-               f"that; PyTorch's own float32 run: max rel err {result['worst32']:.2e})\n"
+               f"that; {args.low_name}'s own run: max rel err {result['worst32']:.2e})\n"
                f"slack: whole model at {result['model_ratio']:.3f} of its bound, worst tensor "
                f"at {result['tensor_ratio']:.3f} of its bound ({result['tensor_worst']})")
+    if bf16:
+        summary += (f"\nbfloat16: the whole model's error is {result['model'] / model_f32:.0f}x "
+                    f"PyTorch float32's ({model_f32:.2e}; it must be over 10x)")
     print(summary)
     # Kept beside the run's files (a test's FileCheck swallows the output).
     with open(os.path.join(args.workdir, "check_gradients.log"), "a") as f:
@@ -639,6 +674,14 @@ def identify_drop_path_masks(grads, candidates, model_name, batch, tol):
     return keep
 
 
+def whole_model_error(ours, exact, finite):
+    """||ours - exact|| / ||exact|| over every finite tensor of `exact` at once."""
+    names = [n for n in exact if n in finite]
+    diff = np.sqrt(sum(np.sum((np.asarray(ours[n], np.float64) - exact[n]) ** 2) for n in names))
+    norm = np.sqrt(sum(np.sum(np.asarray(exact[n], np.float64) ** 2) for n in names))
+    return float(diff / norm)
+
+
 def compare(ours, exact, samples32, finite, args):
     """Checks mgs's tensors `ours` against the float64 reference `exact` (`samples32`: PyTorch
     float32 runs' tensors). Returns the figures, with the names of the tensors that fail.
@@ -705,7 +748,7 @@ def compare(ours, exact, samples32, finite, args):
         if ratio >= tensor_ratio:
             tensor_ratio, tensor_worst = ratio, n
         small = " (below the model's scale: relative to it)" if norm < against else ""
-        print(f"  {n:40s} rel err {err:.2e} (PyTorch float32: {err32:.2e}), "
+        print(f"  {n:40s} rel err {err:.2e} ({args.low_name}: {err32:.2e}), "
               f"{ratio:.3f} of its bound{small}")
         result["tensors"][n] = {"n": int(ref.size), "norm": norm, "diff": diff,
                                 "diff32": diff32, "ratio": ratio}

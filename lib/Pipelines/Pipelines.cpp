@@ -87,6 +87,15 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("target must be cpu or cuda, got '" + options.target + "'");
     return failure();
   }
+  if (options.precision != "f32" && options.precision != "bf16") {
+    emitError("precision must be f32 or bf16, got '" + options.precision + "'");
+    return failure();
+  }
+  if (options.precision == "bf16" && options.target == "cuda") {
+    emitError("precision bf16 runs on the CPU only for now (the CUDA kernels compute in "
+              "float32); drop --precision or --target cuda");
+    return failure();
+  }
   if (options.clipGradNorm < 0 || !std::isfinite(options.clipGradNorm.getValue())) {
     emitError("clip-grad-norm must be a positive number (0: no clipping), got " +
               std::to_string(options.clipGradNorm.getValue()));
@@ -228,6 +237,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
 void buildLoweringPipeline(OpPassManager &pm, const TrainPipelineOptions &options) {
   ConvertTrainToRuntimeOptions lowerOptions;
   lowerOptions.target = options.target;
+  lowerOptions.precision = options.precision;
   lowerOptions.instrument = options.instrument;
   if (!options.densityWarmup.empty()) {
     lowerOptions.densitySchedule.assign(options.densityWarmup.begin(), options.densityWarmup.end());

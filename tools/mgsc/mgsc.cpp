@@ -84,6 +84,12 @@ cl::opt<Device>
            cl::values(clEnumValN(Device::Cpu, "cpu", "the CPU (default)"),
                       clEnumValN(Device::Cuda, "cuda", "a GPU: CUDA kernels, cuDNN, cuBLAS, NCCL")),
            cl::cat(category));
+cl::opt<std::string> precisionOpt(
+    "precision",
+    cl::desc("The arithmetic of the GEMMs, matmuls and convolutions: f32 (default) or bf16 "
+             "(mixed precision: operands rounded to bfloat16, float32 accumulation; weights, "
+             "gradients, residuals and optimizer state stay float32; --target cpu)"),
+    cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc(mgs::onnx_import::kDimHelp),
            cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> trainBatchNorm("train-batchnorm", cl::desc(mgs::onnx_import::kTrainBatchNormHelp),
@@ -620,6 +626,7 @@ int main(int argc, char **argv) {
   pipeline.inference = inference;
   pipeline.evalMode = evalMode;
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
+  pipeline.precision = precisionOpt;
   pipeline.instrument = profileGenerate;
   pipeline.clipGradNorm = clipGradNorm;
   pipeline.loss = lossOpt;

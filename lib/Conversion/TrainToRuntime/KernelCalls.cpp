@@ -342,8 +342,10 @@ SmallVector<int64_t> countDesc(int64_t count) {
   return fields<CountDesc>({{CountDesc::Count, count}});
 }
 
-FailureOr<std::optional<KernelCall>> describe(Operation *op,
-                                              DenseMap<Operation *, int64_t> &slots) {
+namespace {
+
+FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
+                                                DenseMap<Operation *, int64_t> &slots) {
   using Result = FailureOr<std::optional<KernelCall>>;
   auto call = [&](Kernel kernel, SmallVector<int64_t> desc, SmallVector<BufArg> bufs) -> Result {
     return std::optional<KernelCall>(KernelCall{op, kernel, std::move(desc), std::move(bufs)});
@@ -772,6 +774,39 @@ FailureOr<std::optional<KernelCall>> describe(Operation *op,
       .Default([&](Operation *other) -> Result {
         return other->emitOpError() << "has no runtime kernel (convert-train-to-runtime)";
       });
+}
+
+/// The index of a GEMM, matmul or convolution descriptor's precision field;
+/// -1 for every other kernel.
+int64_t precisionField(const KernelCall &call) {
+  switch (call.kernel) {
+  case Kernel::gemm_fwd:
+  case Kernel::gemm_bwd:
+    return GemmDesc::Precision;
+  case Kernel::matmul_fwd:
+  case Kernel::matmul_bwd:
+    return MatMulDesc::at(MatMulDesc::Precision, call.desc[MatMulDesc::BatchRank]);
+  case Kernel::conv_fwd:
+  case Kernel::conv_bwd_data:
+  case Kernel::conv_bwd_weights:
+    return ConvDesc::at(ConvDesc::Precision, call.desc[ConvDesc::SpatialRank]);
+  default:
+    return -1;
+  }
+}
+
+} // namespace
+
+FailureOr<std::optional<KernelCall>> describe(Operation *op,
+                                              DenseMap<Operation *, int64_t> &slots,
+                                              int64_t precision) {
+  auto described = describeOp(op, slots);
+  if (succeeded(described) && *described) {
+    KernelCall &call = **described;
+    if (int64_t field = precisionField(call); field >= 0)
+      call.desc[field] = precision;
+  }
+  return described;
 }
 
 } // namespace mgs::lowering

@@ -59,8 +59,11 @@ llvm::SmallVector<int64_t> countDesc(int64_t count);
 /// storage). Fails, with an error at the op, for an op the runtime has no
 /// kernel for. `slots` holds the request slot of each collective in flight
 /// (updated: a start takes the lowest free slot, its wait frees it).
+/// `precision` (MGSRT_PRECISION_*) goes into the descriptors of the GEMMs,
+/// matmuls and convolutions.
 llvm::FailureOr<std::optional<KernelCall>>
-describe(mlir::Operation *op, llvm::DenseMap<mlir::Operation *, int64_t> &slots);
+describe(mlir::Operation *op, llvm::DenseMap<mlir::Operation *, int64_t> &slots,
+         int64_t precision);
 
 } // namespace mgs::lowering
 

@@ -214,7 +214,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       compiledWorkers = static_cast<int64_t>(global.getWorkers());
     else if (auto sparse = dyn_cast<comm::SparseAllReduceStartOp>(op))
       compiledWorkers = static_cast<int64_t>(sparse.getWorkers());
-    auto described = describe(&op, slots);
+    auto described = describe(&op, slots, precision);
     if (failed(described))
       return failure();
     if (*described)

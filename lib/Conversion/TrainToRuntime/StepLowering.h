@@ -84,6 +84,8 @@ public:
   /// A GPU step (--target=cuda): constants are read through the table the
   /// driver fills with their device copies, not at their host addresses.
   bool deviceConstants = false;
+  /// MGSRT_PRECISION_* of the GEMMs, matmuls and convolutions.
+  int64_t precision = MGSRT_PRECISION_F32;
   int64_t numCopyFreeBuckets = 0, numCopyFreeSplits = 0;
 
 private:

@@ -150,6 +150,16 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                          << "' (expected cpu or cuda)";
       return signalPassFailure();
     }
+    if (precision != "f32" && precision != "bf16") {
+      module.emitError() << "convert-train-to-runtime: unknown precision '" << precision
+                         << "' (expected f32 or bf16)";
+      return signalPassFailure();
+    }
+    if (precision == "bf16" && target == "cuda") {
+      module.emitError() << "convert-train-to-runtime: precision bf16 runs on the CPU only "
+                            "(the CUDA kernels compute in float32)";
+      return signalPassFailure();
+    }
 
     llvm::StringMap<int64_t> paramIndex, velocityIndex;
     std::string manifest = std::string(manifest::kHeader) + " " +
@@ -181,6 +191,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                             velocityIndex.size(), globals);
       lowering.instrument = instrument;
       lowering.deviceConstants = target == "cuda";
+      lowering.precision = precision == "bf16" ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32;
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);

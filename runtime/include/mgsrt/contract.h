@@ -180,19 +180,19 @@ struct BinaryDesc {
 };
 
 /// gemm_fwd / gemm_bwd: Y = alpha op(A) op(B) + beta C; C's shape left-padded
-/// to 2-D as (c0, c1); c0 = c1 = 0: no C.
+/// to 2-D as (c0, c1); c0 = c1 = 0: no C; precision: MGSRT_PRECISION_*.
 struct GemmDesc {
-  enum : int64_t { M, N, K, TransA, TransB, AlphaBits, BetaBits, C0, C1, Size };
+  enum : int64_t { M, N, K, TransA, TransB, AlphaBits, BetaBits, C0, C1, Precision, Size };
 };
 
 /// matmul_fwd / matmul_bwd: [batch_rank, out_batch[B], lhs_batch[B],
-/// rhs_batch[B], m, k, n, trans_lhs, trans_rhs] (lhs batch x m x k, rhs
-/// batch x k x n; trans_lhs = 1: lhs stored batch x k x m, trans_rhs = 1: rhs
-/// stored batch x n x k).
+/// rhs_batch[B], m, k, n, trans_lhs, trans_rhs, precision] (lhs batch x m x
+/// k, rhs batch x k x n; trans_lhs = 1: lhs stored batch x k x m, trans_rhs =
+/// 1: rhs stored batch x n x k; precision: MGSRT_PRECISION_*).
 struct MatMulDesc {
   enum : int64_t { BatchRank, Head };
   enum Array : int64_t { OutBatch, LhsBatch, RhsBatch, NumArrays };
-  enum Tail : int64_t { M, K, N, TransLhs, TransRhs, NumTail };
+  enum Tail : int64_t { M, K, N, TransLhs, TransRhs, Precision, NumTail };
   static constexpr int64_t at(Array a, int64_t batchRank) { return Head + a * batchRank; }
   static constexpr int64_t at(Tail t, int64_t batchRank) {
     return Head + NumArrays * batchRank + t;
@@ -204,12 +204,14 @@ struct MatMulDesc {
 
 /// conv_fwd / conv_bwd_data / conv_bwd_weights: [spatial_rank S, batch,
 /// channels, filters, group, in[S], kernel[S], out[S], strides[S],
-/// pads_begin[S], pads_end[S], dilations[S]].
+/// pads_begin[S], pads_end[S], dilations[S], precision] (MGSRT_PRECISION_*).
 struct ConvDesc {
   enum : int64_t { SpatialRank, Batch, Channels, Filters, Group, Head };
   enum Array : int64_t { In, Kernel, Out, Strides, PadsBegin, PadsEnd, Dilations, NumArrays };
+  enum Tail : int64_t { Precision, NumTail };
   static constexpr int64_t at(Array a, int64_t s) { return Head + a * s; }
-  static constexpr int64_t size(int64_t s) { return Head + NumArrays * s; }
+  static constexpr int64_t at(Tail t, int64_t s) { return Head + NumArrays * s + t; }
+  static constexpr int64_t size(int64_t s) { return Head + NumArrays * s + NumTail; }
 };
 
 /// pool_fwd / pool_bwd: [kind (MGSRT_POOL_*), spatial_rank S, batch, channels,
@@ -423,8 +425,9 @@ inline int64_t topkCount(int64_t n, double density) {
 namespace manifest {
 /// The first line: "mgs-manifest <kVersion>". A runtime refuses other versions.
 /// Version 2: the allgather descriptor became [k, slot, source_count, half].
+/// Version 3: gemm, matmul and conv descriptors end in a precision field.
 inline constexpr std::string_view kHeader = "mgs-manifest";
-inline constexpr int kVersion = 2;
+inline constexpr int kVersion = 3;
 
 inline constexpr std::string_view kMode = "mode"; ///< kModeTrain | kModeInference
 inline constexpr std::string_view kModeTrain = "train";

@@ -161,15 +161,25 @@ enum { MGSRT_BINARY_ADD = 0, MGSRT_BINARY_SUB = 1, MGSRT_BINARY_MUL = 2, MGSRT_B
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* The arithmetic of a GEMM, batched matmul or convolution (its descriptor's
+ * precision field).  Buffers are float32 either way.
+ *   F32:  float32 operands and accumulation.
+ *   BF16: mixed precision: the operands (inputs and incoming gradients) are
+ *         rounded to bfloat16 (to nearest, ties to even), the products are
+ *         accumulated in float32 and the result is float32. */
+enum { MGSRT_PRECISION_F32 = 0, MGSRT_PRECISION_BF16 = 1 };
+
 /* Gemm: Y = alpha * op(A) op(B) + beta * C.  desc: [M, N, K, trans_a, trans_b,
- *   alpha_bits, beta_bits, c0, c1]   (C's shape left-padded to 2-D; c0 = c1 = 0: no C)
+ *   alpha_bits, beta_bits, c0, c1, precision]
+ *   (C's shape left-padded to 2-D; c0 = c1 = 0: no C; precision: MGSRT_PRECISION_*)
  * fwd  bufs: A, B, C (nullable), Y
  * bwd  bufs: A, B, dY, dA (nullable), dB (nullable), dC (nullable) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_gemm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gemm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* Batched matmul with broadcast batch dims (1-D promotion resolved by the
- * compiler).  desc: [B, out_batch[B], lhs_batch[B], rhs_batch[B], M, K, N]
+ * compiler).  desc: [B, out_batch[B], lhs_batch[B], rhs_batch[B], M, K, N,
+ *   trans_lhs, trans_rhs, precision]
  *   lhs is lhs_batch x M x K, rhs is rhs_batch x K x N, out is out_batch x M x N.
  * fwd  bufs: lhs, rhs, out
  * bwd  bufs: lhs, rhs, dout, dlhs (nullable), drhs (nullable) */
@@ -177,7 +187,8 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_matmul_fwd(mgsrt_ctx_t *ctx, const int64_t *de
 MGSRT_EXPORT mgsrt_status_t mgsrt_matmul_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* Grouped N-D convolution (ONNX Conv).  desc: [S, N, C, M, group, in[S],
- *   kernel[S], out[S], strides[S], pads_begin[S], pads_end[S], dilations[S]]
+ *   kernel[S], out[S], strides[S], pads_begin[S], pads_end[S], dilations[S],
+ *   precision]
  *   x: N x C x in, w: M x C/group x kernel, b: M, y: N x M x out.
  * fwd          bufs: x, w, b (nullable), y
  * bwd_data     bufs: dy, w, dx

@@ -20,6 +20,7 @@ struct ConvParams {
   int64_t s, n, c, m, g;
   std::vector<int64_t> in, kernel, out, strides, padsBegin, padsEnd, dilations;
   int64_t descLen; // entries of desc the convolution reads
+  bool bf16;       // bfloat16 operands, float32 accumulation (MGSRT_PRECISION_BF16)
 
   /// Elements of w (M x C/group x kernel).
   int64_t weightCount() const {
@@ -74,7 +75,7 @@ inline mgsrt_status_t parseConv(mgsrt_ctx_t *ctx, const char *kernel, const int6
                         p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
                         " dilation=", p.dilations[i]);
   }
-  return MGSRT_OK;
+  return parsePrecision(ctx, kernel, desc[F::at(F::Precision, p.s)], p.bf16);
 }
 
 /// The buffer checks of each direction (after parseConv).

@@ -118,6 +118,25 @@ inline double descF64(const int64_t *desc, int index) {
   return mgsrt_f64_from_bits(desc[index]);
 }
 
+/// A descriptor's precision field (MGSRT_PRECISION_*): true for bfloat16
+/// operands; records an invalid-argument error for any other value.
+inline mgsrt_status_t parsePrecision(mgsrt_ctx_t *ctx, const char *kernel, int64_t value,
+                                     bool &bf16) {
+  if (value != MGSRT_PRECISION_F32 && value != MGSRT_PRECISION_BF16)
+    return invalidArg(ctx, kernel, "precision ", value, " is not ", int(MGSRT_PRECISION_F32),
+                      " (float32) or ", int(MGSRT_PRECISION_BF16), " (bfloat16)");
+  bf16 = value == MGSRT_PRECISION_BF16;
+  return MGSRT_OK;
+}
+
+/// The CUDA kernels' answer to a bfloat16 descriptor (the compiler refuses
+/// --precision bf16 with --target cuda first).
+inline mgsrt_status_t bf16Unavailable(mgsrt_ctx_t *ctx, const char *kernel) {
+  return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                   strCat(kernel, ": bfloat16 precision runs on the CPU only; the CUDA "
+                                  "kernels compute in float32"));
+}
+
 /// `g` where `keep`, else +0.0f, without a branch. Written as a bit mask
 /// because GCC turns `keep ? g : 0.0f` into a branch inside loops that also
 /// reduce in double; on data where `keep` is random (a ReLU's mask) the

@@ -32,6 +32,7 @@ struct ConvCase {
     const auto o = out();
     for (const auto *v : {&in, &kernel, &o, &strides, &padsBegin, &padsEnd, &dilations})
       d.insert(d.end(), v->begin(), v->end());
+    d.push_back(MGSRT_PRECISION_F32);
     return d;
   }
   int64_t xSize() const { return n * c * product(in); }

@@ -22,7 +22,7 @@ struct GemmCase {
   double alpha, beta;
   int64_t c0, c1;
   std::vector<int64_t> desc() const {
-    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1};
+    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1, MGSRT_PRECISION_F32};
   }
   std::string name() const {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " ta" +
@@ -114,7 +114,7 @@ struct MatmulCase {
     std::vector<int64_t> d = {static_cast<int64_t>(out.size())};
     for (const auto *v : {&out, &lhs, &rhs})
       d.insert(d.end(), v->begin(), v->end());
-    d.insert(d.end(), {m, k, n, tl, tr});
+    d.insert(d.end(), {m, k, n, tl, tr, MGSRT_PRECISION_F32});
     return d;
   }
   std::string name() const {

@@ -91,7 +91,7 @@ int measureOverlap(int64_t floats, int reps, bool sleep) {
   const double one = 1.0;
   int64_t oneBits;
   std::memcpy(&oneBits, &one, sizeof one);
-  const int64_t gemmDesc[] = {m, m, m, 0, 0, oneBits, 0, 0, 0};
+  const int64_t gemmDesc[] = {m, m, m, 0, 0, oneBits, 0, 0, 0, MGSRT_PRECISION_F32};
   void *gemmBufs[] = {a.data(), b.data(), nullptr, y.data()};
   double sleepSeconds = 0;
   auto compute = [&](int64_t gemms) {

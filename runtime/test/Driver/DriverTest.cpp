@@ -28,7 +28,7 @@ namespace fake {
 constexpr int N = 32, D = 64, C = 10;
 constexpr float kDropout = 0.1f;
 
-constexpr const char *kTrainManifest = R"(mgs-manifest 2
+constexpr const char *kTrainManifest = R"(mgs-manifest 3
 mode train
 batch_size 32
 arena_bytes 8192
@@ -574,7 +574,7 @@ TEST_F(DriverMain, DataProblemsExitOne) {
 }
 
 TEST_F(DriverMain, BadManifestExitsOne) {
-  fake::manifest = "mgs-manifest 2\nmode train\nbatch_size 0\n";
+  fake::manifest = "mgs-manifest 3\nmode train\nbatch_size 0\n";
   Result r = run({"--data", "x.csv"});
   EXPECT_EQ(r.rc, 1);
   EXPECT_TRUE(contains(r.err, "the compiled model's manifest line 3: batch_size must be at least 1"))

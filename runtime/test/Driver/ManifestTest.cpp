@@ -15,7 +15,7 @@ using namespace mgs::rt::driver::test;
 
 namespace {
 
-constexpr const char *kTrain = R"(mgs-manifest 2
+constexpr const char *kTrain = R"(mgs-manifest 3
 mode train
 batch_size 32
 arena_bytes 123456
@@ -52,7 +52,7 @@ TEST(Manifest, ParsesTrainMode) {
 TEST(Manifest, ParsesLossOptions) {
   // A regression: float targets of the output's shape, no classes.
   Manifest m;
-  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 0\n"
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\narena_bytes 0\n"
                                       "input x 2 4 3\noutput y 3 4 2 5\nlabels 3 4 2 5\n"
                                       "loss smooth_l1 0.5\n",
                                       m)));
@@ -69,7 +69,7 @@ TEST(Manifest, ParsesLossOptions) {
   EXPECT_EQ(m.ignoreIndex, -1);
   // Multi-label with a pos_weight per label (the labels' last axis).
   Manifest b;
-  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 0\n"
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\narena_bytes 0\n"
                                       "input x 2 4 3\noutput y 2 4 3\nlabels 2 4 3\n"
                                       "loss bce_with_logits\npos_weight 0.5 2 0\n",
                                       b)));
@@ -80,7 +80,7 @@ TEST(Manifest, ParsesLossOptions) {
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
   Manifest m;
   ASSERT_TRUE(
-      succeeded(parseManifest("mgs-manifest 2\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
+      succeeded(parseManifest("mgs-manifest 3\r\nmode inference\n\nbatch_size 1\narena_bytes 0\n"
                               "param w trainable 0\ninput a 2 1 3\ninput b 0\noutput y 1 1",
                               m)));
   EXPECT_EQ(m.mode, Manifest::Mode::Inference);
@@ -118,27 +118,27 @@ TEST_P(ManifestErrors, NamesTheProblem) {
   EXPECT_EQ(err.message, GetParam().message);
 }
 
-#define HEAD "mgs-manifest 2\nmode train\nbatch_size 4\narena_bytes 16\n"
+#define HEAD "mgs-manifest 3\nmode train\nbatch_size 4\narena_bytes 16\n"
 #define TAIL "output y 2 4 3\nlabels 1 4\nclasses 3\n"
 
 INSTANTIATE_TEST_SUITE_P(
     Manifest, ManifestErrors,
     ::testing::Values(
-        BadManifest{"", "manifest: missing 'mgs-manifest 2' line"},
+        BadManifest{"", "manifest: missing 'mgs-manifest 3' line"},
         BadManifest{"mode train\n",
-                    "manifest line 1: expected 'mgs-manifest 2' first: 'mode train'"},
-        BadManifest{"mgs-manifest 3\n", "manifest line 1: unsupported manifest version (this "
-                                        "runtime reads version 2): 'mgs-manifest 3'"},
-        BadManifest{"mgs-manifest 1\n", "manifest line 1: this model was compiled by an older mgsc "
-                                        "(manifest version 1); recompile it: 'mgs-manifest 1'"},
+                    "manifest line 1: expected 'mgs-manifest 3' first: 'mode train'"},
+        BadManifest{"mgs-manifest 4\n", "manifest line 1: unsupported manifest version (this "
+                                        "runtime reads version 3): 'mgs-manifest 4'"},
+        BadManifest{"mgs-manifest 2\n", "manifest line 1: this model was compiled by an older mgsc "
+                                        "(manifest version 2); recompile it: 'mgs-manifest 2'"},
         BadManifest{HEAD "mode train\n" TAIL, "manifest line 5: duplicate 'mode': 'mode train'"},
-        BadManifest{"mgs-manifest 2\nmode training\n",
+        BadManifest{"mgs-manifest 3\nmode training\n",
                     "manifest line 2: mode must be 'train' or 'inference': 'mode training'"},
-        BadManifest{"mgs-manifest 2\nbatch_size 0\n",
+        BadManifest{"mgs-manifest 3\nbatch_size 0\n",
                     "manifest line 2: batch_size must be at least 1, got 0: 'batch_size 0'"},
-        BadManifest{"mgs-manifest 2\nbatch_size x\n",
+        BadManifest{"mgs-manifest 3\nbatch_size x\n",
                     "manifest line 2: batch_size 'x' is not an integer: 'batch_size x'"},
-        BadManifest{"mgs-manifest 2\nbatch_size 4 5\n",
+        BadManifest{"mgs-manifest 3\nbatch_size 4 5\n",
                     "manifest line 2: expected 1 value after 'batch_size': 'batch_size 4 5'"},
         BadManifest{HEAD "widget 3\n", "manifest line 5: unknown item 'widget': 'widget 3'"},
         BadManifest{HEAD "param w trainable 2 3\n",
@@ -182,11 +182,11 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest line 5: ignore_index must be an integer, got 'x': 'ignore_index x'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
                     "manifest line 6: labels dimension 5 is not a multiple of the batch size 4: 'labels 1 5'"},
-        BadManifest{"mgs-manifest 2\nbatch_size 4\narena_bytes 16\n" TAIL,
+        BadManifest{"mgs-manifest 3\nbatch_size 4\narena_bytes 16\n" TAIL,
                     "manifest: missing 'mode' line"},
-        BadManifest{"mgs-manifest 2\nmode train\narena_bytes 16\n" TAIL,
+        BadManifest{"mgs-manifest 3\nmode train\narena_bytes 16\n" TAIL,
                     "manifest: missing 'batch_size' line"},
-        BadManifest{"mgs-manifest 2\nmode train\nbatch_size 4\n" TAIL,
+        BadManifest{"mgs-manifest 3\nmode train\nbatch_size 4\n" TAIL,
                     "manifest: missing 'arena_bytes' line"},
         BadManifest{HEAD "labels 1 4\nclasses 3\n", "manifest: missing 'output' line"},
         BadManifest{HEAD "output y 2 4 3\nclasses 3\n", "manifest: missing 'labels' line"},
@@ -197,8 +197,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "sparse_collectives gtopk ring\n",
                     "manifest line 5: sparse_collectives: 'ring' is not gtopk or "
                     "sparse-allreduce: 'sparse_collectives gtopk ring'"},
-        BadManifest{HEAD TAIL "mgs-manifest 2\n",
-                    "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 2'"}));
+        BadManifest{HEAD TAIL "mgs-manifest 3\n",
+                    "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 3'"}));
 
 // The checksum line (what mgsc writes last) is checked: a patched arena size
 // is refused before anything is allocated from it.

@@ -21,7 +21,7 @@ std::vector<Tensor> sampleTensors() {
 Manifest sampleManifest() {
   Manifest m;
   EXPECT_TRUE(
-      succeeded(parseManifest("mgs-manifest 2\nmode inference\nbatch_size 1\narena_bytes 0\n"
+      succeeded(parseManifest("mgs-manifest 3\nmode inference\nbatch_size 1\narena_bytes 0\n"
                               "param scalar state 0\nparam fc.weight trainable 2 2 3\n"
                               "param fc.bias trainable 1 2\noutput y 2 1 2\n",
                               m)));
@@ -173,7 +173,7 @@ TEST(Weights, ChecksumVersionOneAndFiniteness) {
 TEST(Checkpoint, RoundTrips) {
   TempDir dir;
   Checkpoint c;
-  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.manifest = "mgs-manifest 3\nmode train\n";
   c.seed = 42;
   c.holdout = 0.2;
   c.numSamples = 1797;
@@ -239,7 +239,7 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   // MGSCKPT1: the manifest's FNV-1a hash in place of its text, no CRC.
   TempDir dir;
   Checkpoint c;
-  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.manifest = "mgs-manifest 3\nmode train\n";
   c.seed = 5;
   c.params = sampleTensors();
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
@@ -274,7 +274,7 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   // MGSCKPT3: MGSCKPT4 without the skipped steps (read as 0).
   TempDir dir;
   Checkpoint c;
-  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.manifest = "mgs-manifest 3\nmode train\n";
   c.epochsDone = 3;
   c.runId = 78;
   c.stepsSkipped = 5;
@@ -296,7 +296,7 @@ TEST(Checkpoint, ReadsTheSecondFormat) {
   // MGSCKPT2: MGSCKPT3 without the run id (read as 0, unknown).
   TempDir dir;
   Checkpoint c;
-  c.manifest = "mgs-manifest 2\nmode train\n";
+  c.manifest = "mgs-manifest 3\nmode train\n";
   c.epochsDone = 2;
   c.runId = 77;
   c.params = sampleTensors();

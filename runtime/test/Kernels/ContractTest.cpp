@@ -45,8 +45,9 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(UnaryDesc::AlphaBits, 2);
   EXPECT_EQ(UnaryDesc::BetaBits, 3);
   EXPECT_EQ(CountDesc::Size, 1);
-  EXPECT_EQ(GemmDesc::Size, 9);
+  EXPECT_EQ(GemmDesc::Size, 10);
   EXPECT_EQ(GemmDesc::C1, 8);
+  EXPECT_EQ(GemmDesc::Precision, 9);
   EXPECT_EQ(BatchNormDesc::Size, 8);
   EXPECT_EQ(BatchNormDesc::EpsilonBits, 4);
   EXPECT_EQ(GatherDesc::Size, 3);
@@ -77,10 +78,11 @@ TEST(ContractTest, FixedDescriptorLayouts) {
 
 TEST(ContractTest, VariableDescriptorLayouts) {
   // conv, S = 2: [S, N, C, M, group, in[2], kernel[2], out[2], strides[2],
-  // pads_begin[2], pads_end[2], dilations[2]]
+  // pads_begin[2], pads_end[2], dilations[2], precision]
   EXPECT_EQ(ConvDesc::at(ConvDesc::In, 2), 5);
   EXPECT_EQ(ConvDesc::at(ConvDesc::PadsEnd, 2), 15);
-  EXPECT_EQ(ConvDesc::size(2), 19);
+  EXPECT_EQ(ConvDesc::at(ConvDesc::Precision, 2), 19);
+  EXPECT_EQ(ConvDesc::size(2), 20);
   // pool, S = 3: the two flags after the seven arrays.
   EXPECT_EQ(PoolDesc::at(PoolDesc::In, 3), 4);
   EXPECT_EQ(PoolDesc::at(PoolDesc::CountIncludePad, 3), 25);
@@ -88,11 +90,13 @@ TEST(ContractTest, VariableDescriptorLayouts) {
   // binary, rank 4: [op, R, out[4], lhs[4], rhs[4]]
   EXPECT_EQ(BinaryDesc::at(BinaryDesc::Rhs, 4), 10);
   EXPECT_EQ(BinaryDesc::size(4), 14);
-  // matmul, batch rank 2: m, k, n and the two trans flags after the three batch shapes.
+  // matmul, batch rank 2: m, k, n, the two trans flags and the precision after the three
+  // batch shapes.
   EXPECT_EQ(MatMulDesc::at(MatMulDesc::LhsBatch, 2), 3);
   EXPECT_EQ(MatMulDesc::at(MatMulDesc::N, 2), 9);
   EXPECT_EQ(MatMulDesc::at(MatMulDesc::TransRhs, 2), 11);
-  EXPECT_EQ(MatMulDesc::size(2), 12);
+  EXPECT_EQ(MatMulDesc::at(MatMulDesc::Precision, 2), 12);
+  EXPECT_EQ(MatMulDesc::size(2), 13);
   EXPECT_EQ(TransposeDesc::at(TransposeDesc::Perm, 3), 4);
   EXPECT_EQ(ConcatDesc::extentAt(2), 5);
   EXPECT_EQ(ConcatDesc::size(2), 5);
@@ -140,7 +144,7 @@ TEST(ContractTest, TopKCountIsTheFloorOfDensityTimesNAtLeastOne) {
 
 TEST(ContractTest, ManifestVersionAndHeader) {
   EXPECT_EQ(manifest::kHeader, "mgs-manifest");
-  EXPECT_EQ(manifest::kVersion, 2);
+  EXPECT_EQ(manifest::kVersion, 3);
   EXPECT_EQ(manifest::kResidualPrefix, "mgs.residual/");
 }
 

@@ -29,6 +29,7 @@ struct ConvCase {
     d.insert(d.end(), o.begin(), o.end());
     for (const auto *v : {&strides, &padsBegin, &padsEnd, &dilations})
       d.insert(d.end(), v->begin(), v->end());
+    d.push_back(MGSRT_PRECISION_F32);
     return d;
   }
   int64_t xSize() const { return n * c * product(in); }
@@ -145,6 +146,47 @@ TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
   checkGrad(dw, w, dy, fwd, 0.5, 1e-3, "dw");
   if (cc.bias)
     checkGrad(db, b, dy, fwd, 0.5, 1e-3, "db");
+}
+
+// bfloat16: each direction equals the float32 one on its operands rounded to
+// bfloat16 (the bias and what a direction writes stay float32), and rounds.
+TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
+  Ctx ctx;
+  const ConvCase cc = GetParam();
+  const auto desc = cc.desc(), half = bf16Desc(desc);
+  std::vector<float> x = randomVec(cc.xSize()), w = randomVec(cc.wSize()), b = randomVec(cc.m),
+                     dy = randomVec(cc.ySize());
+  std::vector<float> rx = roundBf16(x), rw = roundBf16(w), rdy = roundBf16(dy);
+  float *bias = cc.bias ? b.data() : nullptr;
+  auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &in, std::vector<float> &k) {
+    std::vector<float> y(cc.ySize(), NAN);
+    void *bufs[] = {in.data(), k.data(), bias, y.data()};
+    EXPECT_OK(ctx, mgsrt_conv_fwd(ctx, d.data(), bufs));
+    return y;
+  };
+  const std::vector<float> y = fwd(half, x, w);
+  expectClose(y, toDouble(fwd(desc, rx, rw)), 1e-5, 1e-5, "y");
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, x, w)), 1e-4) << "no rounding to bfloat16";
+  auto bwdData = [&](const std::vector<int64_t> &d, std::vector<float> &g,
+                     std::vector<float> &k) {
+    std::vector<float> dx(x.size(), NAN);
+    void *bufs[] = {g.data(), k.data(), dx.data()};
+    EXPECT_OK(ctx, mgsrt_conv_bwd_data(ctx, d.data(), bufs));
+    return dx;
+  };
+  expectClose(bwdData(half, dy, w), toDouble(bwdData(desc, rdy, rw)), 1e-5, 1e-5, "dx");
+  auto bwdWeights = [&](const std::vector<int64_t> &d, std::vector<float> &in,
+                        std::vector<float> &g) {
+    std::vector<float> dw(w.size(), NAN), db(cc.m, NAN);
+    void *bufs[] = {in.data(), g.data(), dw.data(), cc.bias ? db.data() : nullptr};
+    EXPECT_OK(ctx, mgsrt_conv_bwd_weights(ctx, d.data(), bufs));
+    return std::pair(dw, db);
+  };
+  auto [dw, db] = bwdWeights(half, x, dy);
+  auto [wantDw, wantDb] = bwdWeights(desc, rx, rdy);
+  expectClose(dw, toDouble(wantDw), 1e-5, 1e-5, "dw");
+  if (cc.bias)
+    expectClose(db, toDouble(wantDb), 1e-5, 1e-5, "db");
 }
 
 INSTANTIATE_TEST_SUITE_P(

@@ -121,7 +121,8 @@ TEST(ErrorTest, FailedContextMakesKernelsNoOps) {
   const int64_t good[] = {3};
   EXPECT_EQ(mgsrt_copy(ctx, good, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(y[0], 0.0f);
-  const int64_t conv[] = {2, 1, 1, 1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1};
+  const int64_t conv[] = {2, 1, 1, 1, 1, 3, 3, 1, 1, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1,
+                          MGSRT_PRECISION_F32};
   float w = 2.0f, out[9] = {};
   float img[9] = {1, 1, 1, 1, 1, 1, 1, 1, 1};
   void *cb[] = {img, &w, nullptr, out};
@@ -165,7 +166,7 @@ TEST(ErrorTest, CrossEntropyNamesTheBadLabel) {
 
 TEST(ErrorTest, GemmRejectsMissingC) {
   Ctx ctx;
-  const int64_t desc[] = {2, 2, 2, 0, 0, bits(1.0), bits(1.0), 1, 2};
+  const int64_t desc[] = {2, 2, 2, 0, 0, bits(1.0), bits(1.0), 1, 2, MGSRT_PRECISION_F32};
   float a[4] = {}, b[4] = {}, y[4] = {};
   void *bufs[] = {a, b, nullptr, y};
   EXPECT_EQ(mgsrt_gemm_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);

@@ -18,7 +18,8 @@ struct GemmCase {
 };
 
 std::vector<int64_t> gemmDesc(const GemmCase &c) {
-  return {c.m, c.n, c.k, c.ta, c.tb, bits(c.alpha), bits(c.beta), c.c0, c.c1};
+  return {c.m, c.n, c.k, c.ta, c.tb, bits(c.alpha), bits(c.beta), c.c0, c.c1,
+          MGSRT_PRECISION_F32};
 }
 
 std::vector<double> gemmRef(const GemmCase &c, const std::vector<float> &a,
@@ -77,6 +78,40 @@ TEST_P(GemmTest, BackwardMatchesFiniteDifferences) {
   checkGrad(db, b, dy, fwd, 0.5, 1e-3, "dB");
   if (hasC)
     checkGrad(dc, cm, dy, fwd, 0.5, 1e-3, "dC");
+}
+
+// bfloat16: the kernel on x equals the float32 kernel on x rounded to
+// bfloat16 (products of bfloat16 values are exact in float32; only the order
+// of the float32 sums may differ), and it does round: the float32 kernel on x
+// itself gives another result.
+TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
+  Ctx ctx;
+  const GemmCase c = GetParam();
+  const auto desc = gemmDesc(c), half = bf16Desc(desc);
+  const bool hasC = c.c0 || c.c1;
+  std::vector<float> a = randomVec(c.m * c.k), b = randomVec(c.k * c.n),
+                     cm = randomVec(std::max<int64_t>(1, c.c0 * c.c1)), dy = randomVec(c.m * c.n);
+  std::vector<float> ra = roundBf16(a), rb = roundBf16(b), rdy = roundBf16(dy);
+  auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w) {
+    std::vector<float> y(c.m * c.n, NAN);
+    void *bufs[] = {x.data(), w.data(), hasC ? cm.data() : nullptr, y.data()};
+    EXPECT_OK(ctx, mgsrt_gemm_fwd(ctx, d.data(), bufs));
+    return y;
+  };
+  const std::vector<float> y = fwd(half, a, b), want = fwd(desc, ra, rb);
+  expectClose(y, toDouble(want), 1e-5, 1e-5, "Y");
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, a, b)), 1e-4) << "no rounding to bfloat16";
+  auto bwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w,
+                 std::vector<float> &g) {
+    std::vector<float> da(a.size(), NAN), db(b.size(), NAN);
+    void *bufs[] = {x.data(), w.data(), g.data(), da.data(), db.data(), nullptr};
+    EXPECT_OK(ctx, mgsrt_gemm_bwd(ctx, d.data(), bufs));
+    return std::pair(da, db);
+  };
+  auto [da, db] = bwd(half, a, b, dy);
+  auto [wantDa, wantDb] = bwd(desc, ra, rb, rdy);
+  expectClose(da, toDouble(wantDa), 1e-5, 1e-5, "dA");
+  expectClose(db, toDouble(wantDb), 1e-5, 1e-5, "dB");
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -138,7 +173,7 @@ std::vector<int64_t> matmulDesc(const MatmulCase &c) {
   d.insert(d.end(), o.begin(), o.end());
   d.insert(d.end(), c.lhsB.begin(), c.lhsB.end());
   d.insert(d.end(), c.rhsB.begin(), c.rhsB.end());
-  d.insert(d.end(), {c.m, c.k, c.n, c.tl, c.tr});
+  d.insert(d.end(), {c.m, c.k, c.n, c.tl, c.tr, MGSRT_PRECISION_F32});
   return d;
 }
 
@@ -232,6 +267,34 @@ TEST_P(MatmulTest, BackwardOverwritesGradients) {
   expectClose(dr, wantR, 1e-5, 1e-5, "drhs");
 }
 
+// bfloat16: as GemmTest.Bf16IsFloat32OnRoundedOperands, through broadcast
+// and transposed batches.
+TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
+  const auto half = bf16Desc(desc);
+  std::vector<float> dy = randomVec(product(ob) * c.m * c.n);
+  std::vector<float> rl = roundBf16(l), rr = roundBf16(r), rdy = roundBf16(dy);
+  auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w) {
+    std::vector<float> y(dy.size(), NAN);
+    void *bufs[] = {x.data(), w.data(), y.data()};
+    EXPECT_OK(ctx, mgsrt_matmul_fwd(ctx, d.data(), bufs));
+    return y;
+  };
+  const std::vector<float> y = fwd(half, l, r);
+  expectClose(y, toDouble(fwd(desc, rl, rr)), 1e-5, 1e-5, "out");
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, l, r)), 1e-4) << "no rounding to bfloat16";
+  auto bwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w,
+                 std::vector<float> &g) {
+    std::vector<float> dl(l.size(), NAN), dr(r.size(), NAN);
+    void *bufs[] = {x.data(), w.data(), g.data(), dl.data(), dr.data()};
+    EXPECT_OK(ctx, mgsrt_matmul_bwd(ctx, d.data(), bufs));
+    return std::pair(dl, dr);
+  };
+  auto [dl, dr] = bwd(half, l, r, dy);
+  auto [wantDl, wantDr] = bwd(desc, rl, rr, rdy);
+  expectClose(dl, toDouble(wantDl), 1e-5, 1e-5, "dlhs");
+  expectClose(dr, toDouble(wantDr), 1e-5, 1e-5, "drhs");
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                          ::testing::Values(MatmulCase{{}, {}, 3, 4, 5},
                                            MatmulCase{{2, 3}, {2, 3}, 2, 3, 4},
@@ -249,11 +312,20 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                                            MatmulCase{{2, 1}, {1, 3}, 2, 4, 3, true, false},
                                            MatmulCase{{8}, {8}, 17, 16, 17, false, true})); // K^T
 
+TEST(MatmulErrors, PrecisionIsF32OrBf16) {
+  Ctx ctx;
+  std::vector<float> l(6), r(6), y(4);
+  void *bufs[] = {l.data(), r.data(), y.data()};
+  const int64_t desc[] = {0, 2, 3, 2, 0, 0, 2};
+  EXPECT_EQ(mgsrt_matmul_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(ctx.message(), "matmul_fwd: precision 2 is not 0 (float32) or 1 (bfloat16)");
+}
+
 TEST(MatmulErrors, TransFlagsAreZeroOrOne) {
   Ctx ctx;
   std::vector<float> l(6), r(6), y(4);
   void *bufs[] = {l.data(), r.data(), y.data()};
-  const int64_t desc[] = {0, 2, 3, 2, 0, 2};
+  const int64_t desc[] = {0, 2, 3, 2, 0, 2, MGSRT_PRECISION_F32};
   EXPECT_EQ(mgsrt_matmul_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_NE(ctx.message().find("trans_rhs 2"), std::string::npos) << ctx.message();
 }

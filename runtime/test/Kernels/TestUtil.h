@@ -48,6 +48,35 @@ struct Ctx {
     ASSERT_EQ(st_, MGSRT_OK) << mgsrt_ctx_message(ctx);                                  \
   } while (0)
 
+/// x rounded to the nearest bfloat16 (ties to even), as a float (finite x).
+inline float roundBf16(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &u, sizeof x);
+  return x;
+}
+inline std::vector<float> roundBf16(std::vector<float> v) {
+  for (float &x : v)
+    x = roundBf16(x);
+  return v;
+}
+
+/// A gemm, matmul or conv descriptor (whose last field is the precision) in
+/// bfloat16.
+inline std::vector<int64_t> bf16Desc(std::vector<int64_t> desc) {
+  desc.back() = MGSRT_PRECISION_BF16;
+  return desc;
+}
+
+/// The largest |a_i - b_i|.
+inline double maxAbsDiff(const std::vector<float> &a, const std::vector<float> &b) {
+  double m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i)
+    m = std::max(m, std::fabs(static_cast<double>(a[i]) - b[i]));
+  return m;
+}
+
 inline std::mt19937_64 &rng() {
   static std::mt19937_64 gen(12345);
   return gen;

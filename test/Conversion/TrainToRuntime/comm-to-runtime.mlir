@@ -37,11 +37,11 @@
 // For a GPU the sparse collectives lower to the same calls (a GPU context
 // runs them on NCCL, or staged over MPI with --comm mpi), and the manifest
 // names them.
-// CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives gtopk\0Achecksum
+// CUDA: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives gtopk\0Achecksum
 // CUDA-LABEL: llvm.func @mgs_train_step(
 // CUDA:         llvm.call @mgsrt_gtopk_start
 // CUDA:         llvm.call @mgsrt_comm_wait
-// CUDA-SAR: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives sparse-allreduce\0Achecksum
+// CUDA-SAR: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Atarget cuda\0Asparse_collectives sparse-allreduce\0Achecksum
 // CUDA-SAR-LABEL: llvm.func @mgs_train_step(
 // CUDA-SAR:       llvm.call @mgsrt_sparse_allreduce_start
 

@@ -9,7 +9,7 @@
 
 // bce-with-logits's pos_weight: a constant global, the fifth buffer, and in
 // the manifest (the evaluation's loss weighs the positives too), as float32.
-// POS: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Alabels 2 2 3\0Aloss bce_with_logits\0Apos_weight 3 0.5 0.100000001\0Achecksum {{[0-9a-f]+}}\0A\00")
+// POS: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Alabels 2 2 3\0Aloss bce_with_logits\0Apos_weight 3 0.5 0.100000001\0Achecksum {{[0-9a-f]+}}\0A\00")
 // POS: llvm.mlir.global internal constant @[[PW:__mgs_const_[0-9]+]](dense<[3.000000e+00, 5.000000e-01, 1.000000e-01]> : tensor<3xf32>)
 // POS-LABEL: llvm.func @mgs_train_step(
 // POS:       %[[PP:.*]] = llvm.mlir.addressof @[[PW]]
@@ -30,7 +30,7 @@
 // A regression: float targets of the output's shape (labels 2 2 3), the loss
 // and its beta instead of classes; the descriptor [kind 2 (smooth_l1),
 // count 6, beta's float64 bits, the last axis 3, 0: the mean].
-// REGRESSION: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aoutput y 2 2 3\0Alabels 2 2 3\0Aloss smooth_l1 0.25\0Achecksum {{[0-9a-f]+}}\0A\00")
+// REGRESSION: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Aoutput y 2 2 3\0Alabels 2 2 3\0Aloss smooth_l1 0.25\0Achecksum {{[0-9a-f]+}}\0A\00")
 // REGRESSION: llvm.mlir.global internal constant @[[EL:__mgs_desc_[0-9]+]](dense<[2, 6, 4598175219545276416, 3, 0]> : tensor<5xi64>)
 // REGRESSION-LABEL: llvm.func @mgs_train_step(
 // REGRESSION:       llvm.mlir.addressof @[[EL]]
@@ -45,7 +45,7 @@
 // The loss's options: the descriptor is [N, C, ignore_index, the smoothing's
 // float64 bits (of float32 0.1), 1: reduction "sum"]; the manifest names the ignored label (the
 // driver accepts it in the data), which it leaves out at PyTorch's -100.
-// LOSSOPTS: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Aignore_index 2\0Achecksum {{[0-9a-f]+}}\0A\00")
+// LOSSOPTS: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Aclasses 3\0Aignore_index 2\0Achecksum {{[0-9a-f]+}}\0A\00")
 // LOSSOPTS: llvm.mlir.global internal constant @[[CE:__mgs_desc_[0-9]+]](dense<[2, 3, 2, 4591870180174331904, 1]> : tensor<5xi64>)
 // LOSSOPTS-LABEL: llvm.func @mgs_train_step(
 // LOSSOPTS:       llvm.mlir.addressof @[[CE]]
@@ -53,15 +53,16 @@
 
 // target=cuda changes the manifest (the runtime dispatches the same calls) and, for a
 // step with constants, how it reads them (constant-indices.mlir).
-// CUDA: @__mgs_manifest("mgs-manifest 2\0Amode train{{.*}}\0Aclasses 3\0Atarget cuda\0Achecksum {{[0-9a-f]+}}\0A\00")
+// CUDA: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Aclasses 3\0Atarget cuda\0Achecksum {{[0-9a-f]+}}\0A\00")
 // BADTARGET: error: convert-train-to-runtime: unknown target 'tpu' (expected cpu or cuda)
 
 // The manifest describes the io layout the runtime's driver fills.
-// CHECK: llvm.mlir.global internal constant @__mgs_manifest("mgs-manifest 2\0Amode train\0Abatch_size 2\0Aarena_bytes [[ARENA:[0-9]+]]\0Aparam w1 trainable 2 5 4\0Aparam w2 trainable 2 3 5\0Ainput x 2 2 4\0Aoutput y 2 2 3\0Alabels 1 2\0Aclasses 3\0Achecksum {{[0-9a-f]+}}\0A\00")
+// CHECK: llvm.mlir.global internal constant @__mgs_manifest("mgs-manifest 3\0Amode train\0Abatch_size 2\0Aarena_bytes [[ARENA:[0-9]+]]\0Aparam w1 trainable 2 5 4\0Aparam w2 trainable 2 3 5\0Ainput x 2 2 4\0Aoutput y 2 2 3\0Alabels 1 2\0Aclasses 3\0Achecksum {{[0-9a-f]+}}\0A\00")
 
 // Descriptors are constants, one per call site: the first gemm is
-// [M, N, K, trans_a, trans_b, alpha, beta, c0, c1] with alpha = beta = 1.0.
-// CHECK-DAG: llvm.mlir.global internal constant @[[GEMM1:__mgs_desc_[0-9]+]](dense<[2, 5, 4, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0]> : tensor<9xi64>)
+// [M, N, K, trans_a, trans_b, alpha, beta, c0, c1, precision] with alpha = beta = 1.0
+// and precision 0 (float32).
+// CHECK-DAG: llvm.mlir.global internal constant @[[GEMM1:__mgs_desc_[0-9]+]](dense<[2, 5, 4, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0, 0]> : tensor<10xi64>)
 
 // CHECK-LABEL: llvm.func @mgs_train_step(
 // CHECK-SAME:      %[[CTX:[^:]*]]: !llvm.ptr, %[[IO:[^:]*]]: !llvm.ptr) -> i32

@@ -2,8 +2,8 @@
 
 // A transposed operand's flag is the descriptor's trans_lhs / trans_rhs
 // (after m, k, n: the op's shapes as it reads them), forward and backward:
-// [batch rank 0, m 6, k 4, n 5, trans_lhs 0, trans_rhs 1].
-// CHECK-DAG: llvm.mlir.global internal constant @[[D:__mgs_desc_[0-9]+]](dense<[0, 6, 4, 5, 0, 1]> : tensor<6xi64>)
+// [batch rank 0, m 6, k 4, n 5, trans_lhs 0, trans_rhs 1, precision 0].
+// CHECK-DAG: llvm.mlir.global internal constant @[[D:__mgs_desc_[0-9]+]](dense<[0, 6, 4, 5, 0, 1, 0]> : tensor<7xi64>)
 // CHECK-LABEL: llvm.func @mgs_train_step(
 // CHECK:         %[[D1:.*]] = llvm.mlir.addressof @[[D]]
 // CHECK:         llvm.call @mgsrt_matmul_fwd(%{{.*}}, %[[D1]], %{{.*}})

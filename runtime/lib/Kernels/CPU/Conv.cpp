@@ -11,8 +11,7 @@
 
 #include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
-
-#include <dnnl.hpp>
+#include "Kernels/CPU/Dnnl.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -68,19 +67,12 @@ bool useBlockedLayouts() {
 }
 
 //===----------------------------------------------------------------------===//
-// Engine, stream and cached state
+// Cached state
 //===----------------------------------------------------------------------===//
 
-struct DnnlEnv : KernelCache {
-  dnnl::engine engine{dnnl::engine::kind::cpu, 0};
-  dnnl::stream stream{engine};
-};
+using cpu::DnnlEnv;
 
-/// The per-context engine and stream live in the cache map under the address
-/// of this variable (no descriptor can have it).
-const int64_t kDnnlEnvKey = 0;
-
-DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return getCache<DnnlEnv>(ctx, &kDnnlEnvKey); }
+DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return cpu::dnnlEnv(ctx); }
 
 /// One primitive argument: the caller's plain memory (its handle set per
 /// call) and, when the primitive wants another layout, an internal memory in
@@ -162,21 +154,24 @@ struct Mds {
   dnnl::memory::desc srcAny, weightsAny, dstAny;    // what primitives may choose
 };
 
-Mds makeMds(const ConvParams &p, const ConvShapes &s) {
+/// A direction's operands: which of src, weights and dst it reads (they are
+/// bfloat16 inside the primitive when the convolution's precision is bf16;
+/// what it writes stays float32).
+enum class Reads { Fwd, BwdData, BwdWeights };
+
+Mds makeMds(const ConvParams &p, const ConvShapes &s, Reads reads) {
   Mds m;
   m.src = {s.src, dt::f32, plainDataTag(p.s)};
   m.dst = {s.dst, dt::f32, plainDataTag(p.s)};
   m.weights = {s.weights, dt::f32, plainWeightsTag(p.s, p.g > 1)};
   m.bias = {s.bias, dt::f32, tag::x};
-  if (useBlockedLayouts()) {
-    m.srcAny = {s.src, dt::f32, tag::any};
-    m.dstAny = {s.dst, dt::f32, tag::any};
-    m.weightsAny = {s.weights, dt::f32, tag::any};
-  } else {
-    m.srcAny = m.src;
-    m.dstAny = m.dst;
-    m.weightsAny = m.weights;
-  }
+  auto type = [&](bool read) { return p.bf16 && read ? dt::bf16 : dt::f32; };
+  const dt srcType = type(reads != Reads::BwdData), weightsType = type(reads != Reads::BwdWeights),
+           dstType = type(reads != Reads::Fwd);
+  const bool blocked = useBlockedLayouts();
+  m.srcAny = {s.src, srcType, blocked ? tag::any : plainDataTag(p.s)};
+  m.dstAny = {s.dst, dstType, blocked ? tag::any : plainDataTag(p.s)};
+  m.weightsAny = {s.weights, weightsType, blocked ? tag::any : plainWeightsTag(p.s, p.g > 1)};
   return m;
 }
 
@@ -191,7 +186,7 @@ dnnl::convolution_forward::primitive_desc fwdPd(const ConvShapes &s, const Mds &
 
 std::unique_ptr<Step> makeFwd(const ConvParams &p, bool bias, const dnnl::engine &eng) {
   ConvShapes s = convShapes(p);
-  Mds m = makeMds(p, s);
+  Mds m = makeMds(p, s, Reads::Fwd);
   auto pd = fwdPd(s, m, bias, eng);
   auto step = std::make_unique<Step>();
   step->prim = dnnl::convolution_forward(pd);
@@ -207,8 +202,8 @@ std::unique_ptr<Step> makeFwd(const ConvParams &p, bool bias, const dnnl::engine
 
 std::unique_ptr<Step> makeBwdData(const ConvParams &p, const dnnl::engine &eng) {
   ConvShapes s = convShapes(p);
-  Mds m = makeMds(p, s);
-  auto hint = fwdPd(s, m, false, eng);
+  Mds m = makeMds(p, s, Reads::BwdData);
+  auto hint = fwdPd(s, makeMds(p, s, Reads::Fwd), false, eng);
   dnnl::convolution_backward_data::desc d(dnnl::algorithm::convolution_direct, m.srcAny,
                                           m.weightsAny, m.dstAny, s.strides, s.dilations,
                                           s.padL, s.padR);
@@ -225,8 +220,8 @@ std::unique_ptr<Step> makeBwdData(const ConvParams &p, const dnnl::engine &eng) 
 
 std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl::engine &eng) {
   ConvShapes s = convShapes(p);
-  Mds m = makeMds(p, s);
-  auto hint = fwdPd(s, m, bias, eng);
+  Mds m = makeMds(p, s, Reads::BwdWeights);
+  auto hint = fwdPd(s, makeMds(p, s, Reads::Fwd), bias, eng);
   dnnl::convolution_backward_weights::desc d(
       dnnl::algorithm::convolution_direct, m.srcAny, m.weightsAny,
       bias ? m.bias : dnnl::memory::desc(), m.dstAny, s.strides, s.dilations, s.padL, s.padR);
@@ -313,13 +308,12 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
 template <typename Body>
 mgsrt_status_t runDnnlKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
                              void *const *bufs, Body &&body) {
-  return runKernel(ctx, kernel, desc, bufs, [&]() -> mgsrt_status_t {
-    try {
-      return body();
-    } catch (const dnnl::error &e) {
-      return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": oneDNN: ", e.what(), " (status ",
-                                                   static_cast<int>(e.status), ")"));
-    }
+  return runKernel(ctx, kernel, desc, bufs, [&] {
+    using F = mgs::contract::ConvDesc;
+    const int64_t s = desc[F::SpatialRank];
+    const bool bf16 =
+        s >= 1 && s <= 3 && desc[F::at(F::Precision, s)] == MGSRT_PRECISION_BF16;
+    return cpu::catchDnnl(ctx, kernel, body, bf16);
   });
 }
 

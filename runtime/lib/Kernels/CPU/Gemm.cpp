@@ -1,12 +1,22 @@
-//===- Gemm.cpp - Gemm and batched matmul on dnnl_sgemm -------------------===//
+//===- Gemm.cpp - Gemm and batched matmul on oneDNN -----------------------===//
+//
+// float32: dnnl_sgemm. bfloat16 (MGSRT_PRECISION_BF16): oneDNN's matmul
+// primitive on bfloat16 copies of the operands (reorders), accumulating and
+// writing float32; the primitives and the copies are cached per shape.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
+#include "Kernels/CPU/Dnnl.h"
 
 #include <dnnl.h>
 
 #include <algorithm>
+#include <array>
 #include <cstring>
+#include <map>
+#include <memory>
 #include <tuple>
 #include <vector>
 
@@ -37,19 +47,115 @@ bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb,
 
 namespace {
 
+//===----------------------------------------------------------------------===//
+// bfloat16 GEMM
+//===----------------------------------------------------------------------===//
+
+using dt = dnnl::memory::data_type;
+using tag = dnnl::memory::format_tag;
+
+/// One shape's bfloat16 GEMM: the caller's float32 operands (handles set per
+/// call), their bfloat16 copies in the same order (row- or column-major),
+/// the reorders that fill them, and the matmul writing the float32 result.
+struct Bf16Gemm {
+  dnnl::memory a, b, c, aBf, bBf;
+  dnnl::reorder toA, toB;
+  dnnl::matmul matmul;
+};
+
+/// (m, n, k, ta, tb, lda, ldb, ldc, alpha bits, beta bits).
+using Bf16GemmKey = std::array<int64_t, 10>;
+
+struct Bf16GemmCache : KernelCache {
+  std::map<Bf16GemmKey, std::unique_ptr<Bf16Gemm>> shapes;
+};
+
+std::unique_ptr<Bf16Gemm> makeBf16Gemm(const dnnl::engine &eng, bool ta, bool tb, int64_t m,
+                                       int64_t n, int64_t k, float alpha, int64_t lda,
+                                       int64_t ldb, float beta, int64_t ldc) {
+  using dims = dnnl::memory::dims;
+  // op(A) is m x k: stored row-major (lda) or, transposed, column-major.
+  const dims aDims{m, k}, bDims{k, n}, cDims{m, n};
+  const dnnl::memory::desc aUser(aDims, dt::f32, ta ? dims{1, lda} : dims{lda, 1});
+  const dnnl::memory::desc bUser(bDims, dt::f32, tb ? dims{1, ldb} : dims{ldb, 1});
+  const dnnl::memory::desc aBf(aDims, dt::bf16, ta ? tag::ba : tag::ab);
+  const dnnl::memory::desc bBf(bDims, dt::bf16, tb ? tag::ba : tag::ab);
+  const dnnl::memory::desc c(cDims, dt::f32, dims{ldc, 1});
+  dnnl::primitive_attr attr;
+  if (alpha != 1.0f)
+    attr.set_output_scales(0, {alpha});
+  if (beta != 0.0f) {
+    dnnl::post_ops ops;
+    ops.append_sum(beta);
+    attr.set_post_ops(ops);
+  }
+  dnnl::matmul::primitive_desc pd(dnnl::matmul::desc(aBf, bBf, c), attr, eng);
+  auto g = std::make_unique<Bf16Gemm>();
+  g->a = dnnl::memory(aUser, eng, DNNL_MEMORY_NONE);
+  g->b = dnnl::memory(bUser, eng, DNNL_MEMORY_NONE);
+  g->c = dnnl::memory(c, eng, DNNL_MEMORY_NONE);
+  g->aBf = dnnl::memory(aBf, eng);
+  g->bBf = dnnl::memory(bBf, eng);
+  g->toA = dnnl::reorder(g->a, g->aBf);
+  g->toB = dnnl::reorder(g->b, g->bBf);
+  g->matmul = dnnl::matmul(pd);
+  return g;
+}
+
+int64_t bitsOf(float f) {
+  uint32_t bits;
+  std::memcpy(&bits, &f, sizeof bits);
+  return bits;
+}
+
+/// C = alpha op(A) op(B) + beta C with A and B rounded to bfloat16 (k >= 1).
+mgsrt_status_t bf16Gemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m,
+                        int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
+                        const float *b, int64_t ldb, float beta, float *c, int64_t ldc) {
+  return cpu::catchDnnl(ctx, kernel, [&]() -> mgsrt_status_t {
+    static const int64_t key = 0;
+    cpu::DnnlEnv &env = cpu::dnnlEnv(ctx);
+    auto &slot = getCache<Bf16GemmCache>(ctx, &key)
+                     .shapes[{m, n, k, ta, tb, lda, ldb, ldc, bitsOf(alpha), bitsOf(beta)}];
+    if (!slot)
+      slot = makeBf16Gemm(env.engine, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
+    Bf16Gemm &g = *slot;
+    g.a.set_data_handle(const_cast<float *>(a));
+    g.b.set_data_handle(const_cast<float *>(b));
+    g.c.set_data_handle(c);
+    g.toA.execute(env.stream, g.a, g.aBf);
+    g.toB.execute(env.stream, g.b, g.bBf);
+    g.matmul.execute(env.stream,
+                     {{DNNL_ARG_SRC, g.aBf}, {DNNL_ARG_WEIGHTS, g.bBf}, {DNNL_ARG_DST, g.c}});
+    env.stream.wait();
+    return MGSRT_OK;
+  }, /*bf16=*/true);
+}
+
+/// sgemm in the descriptor's precision.
+bool gemm(mgsrt_ctx_t *ctx, const char *kernel, bool bf16, bool ta, bool tb, int64_t m,
+          int64_t n, int64_t k, float alpha, const float *a, int64_t lda, const float *b,
+          int64_t ldb, float beta, float *c, int64_t ldc) {
+  if (!bf16 || m == 0 || n == 0 || k == 0)
+    return sgemm(ctx, kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  return bf16Gemm(ctx, kernel, ta, tb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc) ==
+         MGSRT_OK;
+}
+
 /// Runs count GEMMs C_o = op(A_o) op(B_o) + beta C_o, each m x n x k, whose operands ptrs(o)
-/// gives as {A_o, B_o, C_o}. When the C_o are distinct (disjoint) the batches split across the
-/// OpenMP threads, each running a single-threaded dnnl_sgemm (oneDNN does not nest): at
-/// attention's shapes (many GEMMs of ~64x64x64) that beats threading each small GEMM in turn.
-/// Otherwise (C_o repeat: broadcast batches accumulating) they run one after another.
+/// gives as {A_o, B_o, C_o}. When the C_o are distinct (disjoint) the float32 batches split
+/// across the OpenMP threads, each running a single-threaded dnnl_sgemm (oneDNN does not nest):
+/// at attention's shapes (many GEMMs of ~64x64x64) that beats threading each small GEMM in turn.
+/// Otherwise (C_o repeat: broadcast batches accumulating), and in bfloat16 (one cached
+/// primitive, itself threaded), they run one after another.
 template <typename Ptrs>
-void batchedSgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
-                  int64_t k, int64_t count, bool disjoint, float beta, Ptrs ptrs) {
+void batchedGemm(mgsrt_ctx_t *ctx, const char *kernel, bool bf16, bool ta, bool tb, int64_t m,
+                 int64_t n, int64_t k, int64_t count, bool disjoint, float beta, Ptrs ptrs) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
-  if (!disjoint || count == 1 || m == 0 || n == 0 || k == 0) {
+  if (bf16 || !disjoint || count == 1 || m == 0 || n == 0 || k == 0) {
     for (int64_t o = 0; o < count && !ctx->failed(); ++o) {
       auto [a, b, c] = ptrs(o);
-      sgemm(ctx, kernel, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
+      gemm(ctx, kernel, bf16, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
     }
     return;
   }
@@ -93,7 +199,7 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
         y[i * g.n + j] = g.beta * c[i * rs + j * cs];
     beta = 1.0f;
   }
-  sgemm(ctx, kernel, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.ta ? g.m : g.k, b,
+  gemm(ctx, kernel, g.bf16, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.ta ? g.m : g.k, b,
         g.tb ? g.k : g.n, beta, y, g.n);
   return ctx->status;
 }
@@ -116,15 +222,17 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
   if (da) {
     if (!g.ta) // dA (M x K) = alpha dY op(B)^T
-      sgemm(ctx, kernel, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f, da, k);
+      gemm(ctx, kernel, g.bf16, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f, da,
+           k);
     else // dA (K x M) = alpha op(B) dY^T
-      sgemm(ctx, kernel, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f, da, m);
+      gemm(ctx, kernel, g.bf16, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f, da, m);
   }
   if (db && !ctx->failed()) {
     if (!g.tb) // dB (K x N) = alpha op(A)^T dY
-      sgemm(ctx, kernel, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f, db, n);
+      gemm(ctx, kernel, g.bf16, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f, db,
+           n);
     else // dB (N x K) = alpha dY^T op(A)
-      sgemm(ctx, kernel, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f, db, k);
+      gemm(ctx, kernel, g.bf16, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f, db, k);
   }
   if (dc && !ctx->failed()) {
     // dC = beta * dY summed over C's broadcast dims.
@@ -187,13 +295,13 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     return MGSRT_OK;
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
-    sgemm(ctx, kernel, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n, 0.0f,
-          out, n);
+    gemm(ctx, kernel, d.bf16, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n,
+         0.0f, out, n);
     return ctx->status;
   }
   std::vector<int64_t> li, ri;
   batchMaps(d, li, ri);
-  batchedSgemm(ctx, kernel, d.tl, d.tr, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
+  batchedGemm(ctx, kernel, d.bf16, d.tl, d.tr, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
     return std::tuple(lhs + li[o] * m * k, rhs + ri[o] * k * n, out + o * m * n);
   });
   return ctx->status;
@@ -234,33 +342,33 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   // d opR = opL^T dOut; a transposed operand's gradient is their transpose.
   if (dl) {
     if (stackLhs) // dL (B*M x K) = dOut (B*M x N) opR^T
-      sgemm(ctx, kernel, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
+      gemm(ctx, kernel, d.bf16, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
     else if (!tl) // dL_l (M x K) += dOut_o opR_o^T; the l distinct when lhs does not broadcast
-      batchedSgemm(ctx, kernel, false, !tr, m, k, n, d.outCount, lhsOwn, betaL,
-                   [&](int64_t o) {
-                     return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
-                   });
+      batchedGemm(ctx, kernel, d.bf16, false, !tr, m, k, n, d.outCount, lhsOwn, betaL,
+                  [&](int64_t o) {
+                    return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
+                  });
     else // dL_l (K x M) += opR_o dOut_o^T
-      batchedSgemm(ctx, kernel, tr, true, k, m, n, d.outCount, lhsOwn, betaL,
-                   [&](int64_t o) {
-                     return std::tuple(rhs + ri[o] * k * n, dout + o * m * n, dl + li[o] * m * k);
-                   });
+      batchedGemm(ctx, kernel, d.bf16, tr, true, k, m, n, d.outCount, lhsOwn, betaL,
+                  [&](int64_t o) {
+                    return std::tuple(rhs + ri[o] * k * n, dout + o * m * n, dl + li[o] * m * k);
+                  });
   }
   if (dr && !ctx->failed()) {
     if (stackLhs && !tr) // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
-      sgemm(ctx, kernel, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
+      gemm(ctx, kernel, d.bf16, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
     else if (stackLhs) // dR (N x K) = dOut^T (N x B*M) L (B*M x K)
-      sgemm(ctx, kernel, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
+      gemm(ctx, kernel, d.bf16, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
     else if (!tr) // dR_r (K x N) += opL_o^T dOut_o; the r distinct when rhs does not broadcast
-      batchedSgemm(ctx, kernel, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount, betaR,
-                   [&](int64_t o) {
-                     return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
-                   });
+      batchedGemm(ctx, kernel, d.bf16, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount,
+                  betaR, [&](int64_t o) {
+                    return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
+                  });
     else // dR_r (N x K) += dOut_o^T opL_o
-      batchedSgemm(ctx, kernel, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount, betaR,
-                   [&](int64_t o) {
-                     return std::tuple(dout + o * m * n, lhs + li[o] * m * k, dr + ri[o] * k * n);
-                   });
+      batchedGemm(ctx, kernel, d.bf16, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount,
+                  betaR, [&](int64_t o) {
+                    return std::tuple(dout + o * m * n, lhs + li[o] * m * k, dr + ri[o] * k * n);
+                  });
   }
   return ctx->status;
 }

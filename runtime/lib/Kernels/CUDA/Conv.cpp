@@ -457,6 +457,8 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
+  if (p.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkConvFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
@@ -487,6 +489,8 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
+  if (p.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkConvBwdDataBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
@@ -518,6 +522,8 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
+  if (p.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkConvBwdWeightsBufs(ctx, kernel, bufs))
     return ctx->status;
   cudaStream_t stream = state(ctx).stream;

@@ -163,6 +163,8 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
+  if (g.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkGemmFwdBufs(ctx, kernel, bufs, g))
     return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
@@ -234,6 +236,8 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
+  if (g.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkGemmBwdBufs(ctx, kernel, bufs, g))
     return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
@@ -310,6 +314,8 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
+  if (d.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkMatmulFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
@@ -382,6 +388,8 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
+  if (d.bf16)
+    return bf16Unavailable(ctx, kernel);
   if (!checkMatmulBwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
