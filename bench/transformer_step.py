@@ -6,7 +6,7 @@ model, batch and thread count, in one run.
     bench/transformer_step.py [BUILD_DIR] [--threads T] [--window W] [--windows K]
                               [--repeats R] [--models vit_small,gpt_medium]
                               [--torch2 PYTHON] [--mgsc MGSC]
-                              [--device cuda [--exe NAME=PATH ...]]
+                              [--device cuda [--exe NAME=PATH ...]] [--bf16]
 
 Models (scripts/export_models.py): vit_small, a VisionTransformer (image 32,
 patch 4, 6 layers, width 192, 3 heads, MLP 768; batch 16 of CIFAR-shaped
@@ -31,6 +31,11 @@ Each of the R repeats runs every side once, one after the other (the machine
 may be shared): the table gives each side's median over the repeats and the
 median of the per-repeat ratios mgs/PyTorch (goal: time <= 1.0, peak RSS
 <= 0.5 against Debian's PyTorch eager).
+
+--bf16 (CPU): mixed precision beside float32: mgs-bf16 is the executable compiled with mgsc
+--precision bf16 (GEMMs, matmuls and convolutions on bfloat16 operands, float32
+accumulation) and torch2-autocast PyTorch 2.x eager with its forward under
+torch.autocast("cpu", dtype=torch.bfloat16) (torch.compile is skipped).
 
 --device cuda: mgs's executables are compiled with --target=cuda (or given
 prebuilt with --exe, as bench/gpu_check.sh does from its bundle) and PyTorch
@@ -77,7 +82,7 @@ def make_data(name, n, work):
     return paths
 
 
-def torch_child(name, threads, window, windows, compile_, data, labels, device):
+def torch_child(name, threads, window, windows, compile_, data, labels, device, autocast):
     """Runs in a child process: prints a JSON line with PyTorch's median step
     time over the timed windows, every window, the warm-up time and the peak
     RSS (and peak GPU memory on a GPU)."""
@@ -103,7 +108,9 @@ def torch_child(name, threads, window, windows, compile_, data, labels, device):
         j = (i * b) % (len(ys) - b + 1)
         x, y = xs[j:j + b], ys[j:j + b].reshape(-1)
         opt.zero_grad()
-        F.cross_entropy(run(x), y).backward()
+        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+            out = run(x)
+        F.cross_entropy(out.float(), y).backward()
         opt.step()
     start = time.perf_counter()
     for i in range(window):
@@ -125,11 +132,12 @@ def torch_child(name, threads, window, windows, compile_, data, labels, device):
     print(json.dumps(res))
 
 
-def run_torch(python, name, args, compile_, data, labels, env):
+def run_torch(python, name, args, compile_, data, labels, env, autocast=False):
     cmd = [python, os.path.abspath(__file__), args.build, "--threads", str(args.threads),
            "--window", str(args.window), "--windows", str(args.windows),
            "--device", args.device,
-           "--torch-child", name, "1" if compile_ else "0", data, labels]
+           "--torch-child", name, "1" if compile_ else "0", data, labels,
+           "1" if autocast else "0"]
     out = benchlib.run_checked(cmd, f"PyTorch ({python}) on {name}", timeout=1800, env=env)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -172,14 +180,18 @@ def main():
     ap.add_argument("--exe", action="append", default=[], metavar="NAME=PATH",
                     help="a prebuilt mgs executable for model NAME (no export, no mgsc)")
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile's side")
-    ap.add_argument("--torch-child", nargs=4, help=argparse.SUPPRESS)
+    ap.add_argument("--bf16", action="store_true",
+                    help="CPU: also mgsc --precision bf16 and PyTorch 2.x under bf16 autocast")
+    ap.add_argument("--torch-child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
-        name, comp, data, labels = args.torch_child
+        name, comp, data, labels, autocast = args.torch_child
         torch_child(name, args.threads, args.window, args.windows, comp == "1", data, labels,
-                    args.device)
+                    args.device, autocast == "1")
         return
     gpu = args.device == "cuda"
+    if gpu and args.bf16:
+        sys.exit("transformer_step.py: --bf16 is for the CPU (mgsc --precision bf16 is CPU-only)")
     prebuilt = {}
     for item in args.exe:
         name, sep, path = item.partition("=")
@@ -205,6 +217,10 @@ def main():
             benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
                                   *MGSC_ARGS.get(name, []), *(["--target=cuda"] if gpu else []),
                                   "-o", exe, "--quiet"], f"mgsc {name}")
+            if args.bf16:
+                benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
+                                      *MGSC_ARGS.get(name, []), "--precision", "bf16",
+                                      "-o", exe + "_bf16", "--quiet"], f"mgsc {name} bf16")
         data = make_data(name, BATCH[name] * args.window * (args.windows + 1), work)
         setups[name] = (exe, params, data)
 
@@ -223,17 +239,24 @@ def main():
         sides = [("mgs", None, False), ("torch-1.13", "/usr/bin/python3", False)]
         if args.torch2:
             sides += [("torch2-eager", args.torch2, False), ("torch2-compile", args.torch2, True)]
+        if args.bf16:
+            sides.insert(1, ("mgs-bf16", None, False))
+            sides = [side for side in sides if not side[2]]
+            if args.torch2:
+                sides.append(("torch2-autocast", args.torch2, False))
     if args.no_compile:
         sides = [side for side in sides if not side[2]]
-    baseline = sides[1][0]
+    baseline = next(side for side, python, _ in sides if python)
     results = {name: {side: [] for side, _, _ in sides} for name in models}
     for r in range(args.repeats):
         for name in models:
             exe, _, (data, labels) = setups[name]
             for side, python, comp in sides:
                 try:
-                    res = (run_mgs(exe, name, args, data, labels, env) if python is None else
-                           run_torch(python, name, args, comp, data, labels, env))
+                    res = (run_mgs(exe + ("_bf16" if side == "mgs-bf16" else ""), name, args,
+                                   data, labels, env) if python is None else
+                           run_torch(python, name, args, comp, data, labels, env,
+                                     autocast=side == "torch2-autocast"))
                 except RuntimeError as e:
                     res = {"error": str(e).splitlines()[0]}
                 results[name][side].append(res)
@@ -258,13 +281,22 @@ def main():
             if "gpu_peak_kb" in runs[0]:
                 gpu_peak = statistics.median(x["gpu_peak_kb"] for x in runs) / 1024
                 line += f"   peak GPU memory {gpu_peak:7.1f} MiB"
-            if side != baseline:
-                pairs = [(x, y) for x, y in zip(results[name][side], base)
+            def ratios(other):
+                """The medians of the per-repeat time and RSS ratios side / other."""
+                pairs = [(x, y) for x, y in zip(results[name][side], results[name][other])
                          if "ms" in x and "ms" in y]
-                if pairs:
-                    tr = statistics.median(x["ms"] / y["ms"] for x, y in pairs)
-                    mr = statistics.median(x["rss_kb"] / y["rss_kb"] for x, y in pairs)
-                    line += f"   vs {baseline}: time {tr:.3f}x  RSS {mr:.3f}x"
+                if not pairs:
+                    return ""
+                tr = statistics.median(x["ms"] / y["ms"] for x, y in pairs)
+                mr = statistics.median(x["rss_kb"] / y["rss_kb"] for x, y in pairs)
+                return f"   vs {other}: time {tr:.3f}x  RSS {mr:.3f}x"
+            if side != baseline:
+                line += ratios(baseline)
+            # Mixed precision against float32 and against PyTorch's own.
+            if side == "mgs-bf16":
+                line += ratios("mgs")
+                if "torch2-autocast" in results[name]:
+                    line += ratios("torch2-autocast")
             if "warmup_s" in runs[0]:
                 line += f"   (warm-up {statistics.median(x['warmup_s'] for x in runs):.1f} s, "
                 line += f"torch {runs[0]['torch']})"
