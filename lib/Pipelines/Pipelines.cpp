@@ -55,8 +55,16 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     return failure();
   }
   // What mgsc refuses, refused here too (mgs-opt's users build the same steps).
-  if (!topk && (options.fp16Values || !options.densityWarmup.empty())) {
-    emitError(std::string(options.fp16Values ? "fp16-values" : "density-warmup") +
+  // The 16-bit value formats of the allgather ("" when neither is asked for).
+  const char *narrowValues = options.fp16Values   ? "fp16-values"
+                             : options.bf16Values ? "bf16-values"
+                                                  : "";
+  if (options.fp16Values && options.bf16Values) {
+    emitError("fp16-values and bf16-values exclude each other");
+    return failure();
+  }
+  if (!topk && (*narrowValues || !options.densityWarmup.empty())) {
+    emitError(std::string(*narrowValues ? narrowValues : "density-warmup") +
               " needs a sparse strategy (layerwise, omgs, ...); the strategy is " +
               options.strategy);
     return failure();
@@ -158,8 +166,9 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               options.strategy);
     return failure();
   }
-  if (collective != "allgather" && options.fp16Values) {
-    emitError("fp16-values applies to the allgather, not to sparse-collective " + collective);
+  if (collective != "allgather" && *narrowValues) {
+    emitError(std::string(narrowValues) + " applies to the allgather, not to sparse-collective " +
+              collective);
     return failure();
   }
   return success();
@@ -211,10 +220,10 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     merge.workers = options.workers;
     merge.density = options.density;
     merge.batchSize = options.batchSize;
-    // The global top-k and the balanced sparse all-reduce have no fp16
+    // The global top-k and the balanced sparse all-reduce have no 16-bit
     // values: auto chooses without them there. (Both run on a GPU, on NCCL
     // or staged over MPI with the executable's --comm mpi.)
-    if (options.fp16Values)
+    if (options.fp16Values || options.bf16Values)
       merge.autoCollectives = "allgather,allreduce";
     pm.addPass(comm::createCommMergeBuckets(merge));
   }
@@ -227,6 +236,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     sparse.workers = options.workers;
     sparse.maxDensity = options.densityWarmup.empty() ? 0.0 : maxDensity;
     sparse.halfValues = options.fp16Values;
+    sparse.bf16Values = options.bf16Values;
     sparse.collective = options.sparseCollective;
     pm.addPass(comm::createCommSparsifyTopK(sparse));
   }

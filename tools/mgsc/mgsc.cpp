@@ -126,6 +126,10 @@ cl::opt<bool> fp16Values("fp16-values",
                          cl::desc("Sparse strategies: send the top-k values as IEEE half "
                                   "precision (6 bytes per entry instead of 8)"),
                          cl::cat(category));
+cl::opt<bool> bf16Values("bf16-values",
+                         cl::desc("Sparse strategies: send the top-k values as bfloat16 (6 bytes "
+                                  "per entry instead of 8; float32's range, 8 bits of mantissa)"),
+                         cl::cat(category));
 cl::opt<std::string> sparseCollective(
     "sparse-collective",
     cl::desc("Sparse strategies: how the sparse gradients are exchanged: allgather (the "
@@ -489,9 +493,11 @@ int main(int argc, char **argv) {
   for (double d : densityWarmup)
     if (!(d > 0.0 && d <= 1.0))
       return fail("--density-warmup: each density must be in (0, 1], got " + mgs::formatNumber(d));
-  if (fp16Values && !sparse)
-    return fail("--fp16-values needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
-                strategy);
+  for (auto [set, flag] : {std::pair{bool(fp16Values), "--fp16-values"},
+                           std::pair{bool(bf16Values), "--bf16-values"}})
+    if (set && !sparse)
+      return fail(std::string(flag) +
+                  " needs a sparse strategy (layerwise, omgs, ...); --strategy is " + strategy);
   if (!densityWarmup.empty() && !sparse)
     return fail("--density-warmup needs a sparse strategy (layerwise, omgs, ...); --strategy is " +
                 strategy);
@@ -620,6 +626,7 @@ int main(int argc, char **argv) {
   pipeline.density = density;
   pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
   pipeline.fp16Values = fp16Values;
+  pipeline.bf16Values = bf16Values;
   pipeline.sparseCollective = sparseCollective;
   pipeline.profile = profileUse;
   pipeline.batchSize = compiledBatchSize(*module);

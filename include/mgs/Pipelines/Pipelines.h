@@ -47,6 +47,9 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
   Option<bool> fp16Values{*this, "fp16-values",
                           llvm::cl::desc("Sparse strategies: top-k values as IEEE half"),
                           llvm::cl::init(false)};
+  Option<bool> bf16Values{*this, "bf16-values",
+                          llvm::cl::desc("Sparse strategies: top-k values as bfloat16"),
+                          llvm::cl::init(false)};
   Option<std::string> sparseCollective{
       *this, "sparse-collective",
       llvm::cl::desc("Sparse strategies: the exchange of the sparse gradients the plan does not "

@@ -338,6 +338,13 @@ SmallVector<int64_t> padDesc(ArrayRef<int64_t> in, ArrayRef<int64_t> pads, Float
 
 } // namespace
 
+/// How an allgather's values travel (MGSRT_VALUES_*).
+int64_t wireValues(comm::AllGatherStartOp gather) {
+  if (gather.getHalfValues())
+    return MGSRT_VALUES_F16;
+  return gather.getBf16Values() ? MGSRT_VALUES_BF16 : MGSRT_VALUES_F32;
+}
+
 SmallVector<int64_t> countDesc(int64_t count) {
   return fields<CountDesc>({{CountDesc::Count, count}});
 }
@@ -693,7 +700,7 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
                     fields<AllGatherDesc>({{AllGatherDesc::K, numel(gather.getValues())},
                                            {AllGatherDesc::Slot, slot},
                                            {AllGatherDesc::SourceCount, source},
-                                           {AllGatherDesc::Half, gather.getHalfValues() ? 1 : 0}}),
+                                           {AllGatherDesc::Values, wireValues(gather)}}),
                     {{gather.getValues()}, {gather.getIndices()}, {wait.getResults()[0]},
                      {wait.getResults()[1]}});
       })

@@ -324,9 +324,9 @@ struct AllReduceDesc {
 
 /// allgather_start: k values and indices a rank, in request slot `slot`;
 /// source_count: the gradient the k were selected from (density warm-up; 0:
-/// none); half = 1: values travel as IEEE half.
+/// none); values: how they travel (MGSRT_VALUES_*).
 struct AllGatherDesc {
-  enum : int64_t { K, Slot, SourceCount, Half, Size };
+  enum : int64_t { K, Slot, SourceCount, Values, Size };
 };
 
 /// gtopk_start: the global top-k of every rank's k entries selected from a
@@ -425,7 +425,8 @@ inline int64_t topkCount(int64_t n, double density) {
 namespace manifest {
 /// The first line: "mgs-manifest <kVersion>". A runtime refuses other versions.
 /// Version 2: the allgather descriptor became [k, slot, source_count, half].
-/// Version 3: gemm, matmul and conv descriptors end in a precision field.
+/// Version 3: gemm, matmul and conv descriptors end in a precision field;
+/// the allgather's half flag became its values format (2: bfloat16).
 inline constexpr std::string_view kHeader = "mgs-manifest";
 inline constexpr int kVersion = 3;
 

@@ -161,6 +161,11 @@ enum { MGSRT_BINARY_ADD = 0, MGSRT_BINARY_SUB = 1, MGSRT_BINARY_MUL = 2, MGSRT_B
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* How a sparse exchange's values travel (the allgather descriptor's values
+ * field): float32, or IEEE half or bfloat16 (6 bytes per entry, not 8),
+ * rounded to nearest even and widened back to float32 on arrival. */
+enum { MGSRT_VALUES_F32 = 0, MGSRT_VALUES_F16 = 1, MGSRT_VALUES_BF16 = 2 };
+
 /* The arithmetic of a GEMM, batched matmul or convolution (its descriptor's
  * precision field).  Buffers are float32 either way.
  *   F32:  float32 operands and accumulation.
@@ -530,10 +535,9 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_ctx_set_staged_comm(mgsrt_ctx_t *ctx, int stag
  *
  * Allreduce average.  desc: [n, slot]   bufs: data (n, in/out)
  *   After the wait, data holds the elementwise sum over the ranks divided by P.
- * Allgather of sparse gradients.  desc: [k, slot, n, half]   (n: the size of
- *   the gradient the k were selected from, for the density warm-up; 0: none;
- *   half = 1: the values travel as IEEE half precision, rounded to nearest
- *   even, and arrive widened back to float: 6 bytes per entry, not 8)
+ * Allgather of sparse gradients.  desc: [k, slot, n, values]   (n: the size
+ *   of the gradient the k were selected from, for the density warm-up; 0:
+ *   none; values: MGSRT_VALUES_*, how the values travel)
  *   bufs: values (k, in), indices (k int32, in), recv_values (P*k, out),
  *         recv_indices (P*k int32, out)
  *   After the wait, recv_*[r*k + j] is rank r's values/indices[j]. values and

@@ -61,15 +61,12 @@ struct Slot {
   int32_t *recvIndices = nullptr;
   int64_t k = 0;
   int ranks = 0;
-  bool half = false; // values as IEEE half precision
+  WireValues values = WireValues::F32; // how the values travel
   // gtopk, sparse allreduce: shared with the task until it completes.
   std::shared_ptr<SparseJob> job;
   // When the last wait's collective completed (CommRequest::completedAt).
   double completedAt = -1.0;
 };
-
-/// Bytes of one value on the wire.
-size_t valueBytes(bool half) { return half ? sizeof(_Float16) : sizeof(float); }
 
 struct CommSlots final : CommState {
   std::array<Slot, MGSRT_COMM_MAX_SLOTS> slots;
@@ -137,26 +134,21 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (!s)
     return ctx->status;
   const int P = ctx->comm->backend->size();
-  if (!checkAllgather(ctx, kernel, k, P, bufs))
+  WireValues wire;
+  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
+      !checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
-  // One message per rank: the values (float or half), then the indices.
-  const bool halfValues = desc[AllGatherDesc::Half] != 0;
-  const size_t valuesBytes = static_cast<size_t>(k) * valueBytes(halfValues),
+  // One message per rank: the values (in their wire form), then the indices.
+  const size_t valuesBytes = static_cast<size_t>(k) * wireBytes(wire),
                bytes = valuesBytes + static_cast<size_t>(k) * 4;
   s->send.resize(bytes);
   s->recv.resize(bytes * P);
   if (k) {
-    if (halfValues) {
-      const float *v = static_cast<const float *>(bufs[0]);
-      _Float16 *h = reinterpret_cast<_Float16 *>(s->send.data());
-      for (int64_t j = 0; j < k; ++j)
-        h[j] = static_cast<_Float16>(v[j]); // rounds to nearest even
-    } else {
-      std::memcpy(s->send.data(), bufs[0], valuesBytes);
-    }
+    packValues(wire, static_cast<const float *>(bufs[0]), s->send.data(),
+               static_cast<size_t>(k));
     std::memcpy(s->send.data() + valuesBytes, bufs[1], static_cast<size_t>(k) * 4);
   }
-  s->half = halfValues;
+  s->values = wire;
   s->kind = Slot::Kind::AllGather;
   s->recvValues = static_cast<float *>(bufs[2]);
   s->recvIndices = static_cast<int32_t *>(bufs[3]);
@@ -262,18 +254,11 @@ mgsrt_status_t commWait(mgsrt_ctx_t *ctx, const int64_t *desc) {
   if (!status.ok())
     return backendFailure(ctx, kernel, status);
   if (s->kind == Slot::Kind::AllGather && s->k) {
-    const size_t k = static_cast<size_t>(s->k), valuesBytes = k * valueBytes(s->half),
+    const size_t k = static_cast<size_t>(s->k), valuesBytes = k * wireBytes(s->values),
                  bytes = valuesBytes + k * 4;
     for (int r = 0; r < s->ranks; ++r) {
       const char *msg = s->recv.data() + bytes * r;
-      float *values = s->recvValues + k * r;
-      if (s->half) {
-        const _Float16 *h = reinterpret_cast<const _Float16 *>(msg);
-        for (size_t j = 0; j < k; ++j)
-          values[j] = static_cast<float>(h[j]);
-      } else {
-        std::memcpy(values, msg, valuesBytes);
-      }
+      unpackValues(s->values, msg, s->recvValues + k * r, k);
       std::memcpy(s->recvIndices + k * r, msg + valuesBytes, k * 4);
     }
   }

@@ -11,6 +11,7 @@
 #define MGSRT_COMM_COMMCHECKS_H
 
 #include "Comm/CommCAPI.h"
+#include "Comm/WireValues.h"
 #include "Support/Common.h"
 
 #include <limits>
@@ -35,6 +36,18 @@ inline mgsrt_status_t slotBusy(mgsrt_ctx_t *ctx, const char *kernel, int64_t slo
 inline mgsrt_status_t slotIdle(mgsrt_ctx_t *ctx, const char *kernel, int64_t slot) {
   return invalidArg(ctx, kernel, "slot ", slot,
                     " has no pending collective (a wait without a start)");
+}
+
+/// allgather_start's values field (MGSRT_VALUES_*) as `out`. Returns false
+/// after recording the error.
+inline bool parseWireValues(mgsrt_ctx_t *ctx, const char *kernel, int64_t v, WireValues &out) {
+  if (v != MGSRT_VALUES_F32 && v != MGSRT_VALUES_F16 && v != MGSRT_VALUES_BF16)
+    return invalidArg(ctx, kernel, "values format ", v, " is not ", int(MGSRT_VALUES_F32),
+                      " (float32), ", int(MGSRT_VALUES_F16), " (IEEE half) or ",
+                      int(MGSRT_VALUES_BF16), " (bfloat16)"),
+           false;
+  out = static_cast<WireValues>(v);
+  return true;
 }
 
 /// allgather_start's buffers for k entries per rank over P ranks (values,

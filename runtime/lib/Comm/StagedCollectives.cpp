@@ -20,8 +20,6 @@ Status named(const char *what, const Status &s) {
   return s.ok() ? s : Status::error(s.code, std::string(what) + ": " + s.message);
 }
 
-size_t valueBytes(bool half) { return half ? sizeof(_Float16) : sizeof(float); }
-
 } // namespace
 
 StagedCollectives::StagedCollectives(CommBackend &host, CopyEngine &engine)
@@ -128,10 +126,10 @@ Status StagedCollectives::allReduceStart(int slot, float *data, size_t n) {
 }
 
 Status StagedCollectives::allGatherStart(int slot, const float *values, const int32_t *indices,
-                                         size_t k, bool half, float *recvValues,
+                                         size_t k, WireValues wire, float *recvValues,
                                          int32_t *recvIndices) {
   Slot &s = slots[slot];
-  const size_t P = static_cast<size_t>(host.size()), valuesBytes = k * valueBytes(half),
+  const size_t P = static_cast<size_t>(host.size()), valuesBytes = k * wireBytes(wire),
                message = valuesBytes + k * sizeof(int32_t);
   // send: this rank's message; recv: every rank's; out: the float values
   // copied before the narrowing, then the unpacked results.
@@ -141,7 +139,8 @@ Status StagedCollectives::allGatherStart(int slot, const float *values, const in
       return st;
   char *send = static_cast<char *>(s.send.data);
   if (k) {
-    std::vector<StagedCopy> copies = {{half ? s.out.data : send, values, k * sizeof(float)},
+    const bool narrow = wire != WireValues::F32; // packed on the host before sending
+    std::vector<StagedCopy> copies = {{narrow ? s.out.data : send, values, k * sizeof(float)},
                                       {send + valuesBytes, indices, k * sizeof(int32_t)}};
     if (Status st = engine.toHost(slot, copies, true); !st.ok())
       return named("allgather", st);
@@ -150,17 +149,14 @@ Status StagedCollectives::allGatherStart(int slot, const float *values, const in
   s.recvValues = recvValues;
   s.recvIndices = recvIndices;
   s.k = k;
-  s.half = half;
+  s.wire = wire;
   auto job = std::make_shared<Job>();
   job->what = "allgather";
   job->tag = slot;
   const float *wide = static_cast<const float *>(s.out.data);
-  job->start = [this, send, wide, k, half, message, recv = s.recv.data] {
-    if (half) {
-      _Float16 *h = reinterpret_cast<_Float16 *>(send);
-      for (size_t j = 0; j < k; ++j)
-        h[j] = static_cast<_Float16>(wide[j]); // rounds to nearest even
-    }
+  job->start = [this, send, wide, k, wire, message, recv = s.recv.data] {
+    if (wire != WireValues::F32)
+      packValues(wire, wide, send, k);
     return host.iallGather(send, message, recv);
   };
   s.job = job;
@@ -283,19 +279,13 @@ Status StagedCollectives::wait(int slot) {
   }
   if (!s.k)
     return Status::success();
-  const size_t k = s.k, P = static_cast<size_t>(host.size()), valuesBytes = k * valueBytes(s.half),
+  const size_t k = s.k, P = static_cast<size_t>(host.size()), valuesBytes = k * wireBytes(s.wire),
                message = valuesBytes + k * sizeof(int32_t);
   float *values = static_cast<float *>(s.out.data);
   char *indices = static_cast<char *>(s.out.data) + P * k * sizeof(float);
   for (size_t r = 0; r < P; ++r) {
     const char *msg = static_cast<const char *>(s.recv.data) + message * r;
-    if (s.half) {
-      const _Float16 *h = reinterpret_cast<const _Float16 *>(msg);
-      for (size_t j = 0; j < k; ++j)
-        values[k * r + j] = static_cast<float>(h[j]);
-    } else {
-      std::memcpy(values + k * r, msg, valuesBytes);
-    }
+    unpackValues(s.wire, msg, values + k * r, k);
     std::memcpy(indices + k * r * sizeof(int32_t), msg + valuesBytes, k * sizeof(int32_t));
   }
   return named("allgather",

@@ -29,6 +29,7 @@
 
 #include "Comm/CommBackend.h"
 #include "Comm/SparseCollectives.h"
+#include "Comm/WireValues.h"
 
 #include <array>
 #include <condition_variable>
@@ -93,12 +94,12 @@ public:
 
   /// In place: `data` (n floats on the device) becomes the average over the ranks.
   Status allReduceStart(int slot, float *data, size_t n);
-  /// Every rank's k values (sent as IEEE half when `half`) and indices, in
+  /// Every rank's k values (sent in the `wire` form) and indices, in
   /// rank order, into recvValues / recvIndices (P * k each, on the device).
   /// The sent buffers may be reused once this returns, as mgsrt.h promises
   /// (the compute stream's later kernels wait for their copy).
-  Status allGatherStart(int slot, const float *values, const int32_t *indices, size_t k, bool half,
-                        float *recvValues, int32_t *recvIndices);
+  Status allGatherStart(int slot, const float *values, const int32_t *indices, size_t k,
+                        WireValues wire, float *recvValues, int32_t *recvIndices);
   /// The global top-k (SparseCollectives.h) of every rank's k entries
   /// (values, indices on the device; indices in [0, n)): outValues /
   /// outIndices (k each, on the device) get mgsrt_gtopk_start's results
@@ -146,7 +147,7 @@ private:
     float *recvValues = nullptr;
     int32_t *recvIndices = nullptr;
     size_t k = 0;
-    bool half = false;
+    WireValues wire = WireValues::F32;
     // gtopk: the device residual and what the task leaves for the wait.
     float *residual = nullptr;
     std::shared_ptr<GlobalTopKResult> gtopk;

@@ -145,23 +145,45 @@ TEST_F(GpuComm, SparseCollectivesReportABadIndexAtTheWait) {
   EXPECT_EQ(gpu.message(), "comm_wait: sparse_allreduce: indices[2] = 50 is outside [0, 40)");
 }
 
-TEST_F(GpuComm, HalfValuesArriveRoundedToNearestEven) {
-  const int64_t k = 1000;
-  std::vector<float> values = randomVec(k, -100.0f, 100.0f);
-  values[0] = 1.0f / 3.0f;
-  values[1] = 65520.0f; // rounds to +inf in half
+/// values gathered from this one rank in the wire format `format` (mgsrt.h's
+/// MGSRT_VALUES_*), checked to arrive with their indices; returns them.
+std::vector<float> gatherValues(mgsrt_ctx_t *gpu, const std::vector<float> &values,
+                                int64_t format) {
+  const int64_t k = static_cast<int64_t>(values.size());
   std::vector<int32_t> indices(k, 7);
   DeviceBuffer<float> v(gpu, values), rv(gpu, k);
   DeviceBuffer<int32_t> ix(gpu, indices), ri(gpu, k);
-  int64_t start[4] = {k, 2, 0, 1}, wait[1] = {2};
+  int64_t start[4] = {k, 2, 0, format}, wait[1] = {2};
   void *bufs[4] = {v, ix, rv, ri};
-  ASSERT_OK(gpu, mgsrt_allgather_start(gpu, start, bufs));
-  ASSERT_OK(gpu, mgsrt_comm_wait(gpu, wait, nullptr));
-  std::vector<float> want(k);
-  for (int64_t j = 0; j < k; ++j)
-    want[j] = static_cast<float>(static_cast<_Float16>(values[j]));
-  EXPECT_TRUE(bitsEqual(rv.download(), want));
+  EXPECT_EQ(mgsrt_allgather_start(gpu, start, bufs), MGSRT_OK) << mgsrt_ctx_message(gpu);
+  EXPECT_EQ(mgsrt_comm_wait(gpu, wait, nullptr), MGSRT_OK) << mgsrt_ctx_message(gpu);
   EXPECT_EQ(ri.download(), indices);
+  return rv.download();
+}
+
+TEST_F(GpuComm, HalfValuesArriveRoundedToNearestEven) {
+  std::vector<float> values = randomVec(1000, -100.0f, 100.0f);
+  values[0] = 1.0f / 3.0f;
+  values[1] = 65520.0f; // rounds to +inf in half
+  std::vector<float> want(values.size());
+  for (size_t j = 0; j < values.size(); ++j)
+    want[j] = static_cast<float>(static_cast<_Float16>(values[j]));
+  EXPECT_TRUE(bitsEqual(gatherValues(gpu, values, MGSRT_VALUES_F16), want));
+}
+
+// bfloat16 values (NCCL's ncclBfloat16, narrowed and widened on the device):
+// rounded to 8 significant bits, to nearest even, computed here apart.
+TEST_F(GpuComm, Bf16ValuesArriveRoundedToNearestEven) {
+  std::vector<float> values = randomVec(1000, -100.0f, 100.0f);
+  values[0] = 1.0f / 3.0f;
+  values[1] = 3.4e38f; // rounds to +inf in bfloat16
+  std::vector<float> want(values.size());
+  for (size_t j = 0; j < values.size(); ++j) {
+    int e;
+    const double m = std::frexp(static_cast<double>(values[j]), &e);
+    want[j] = static_cast<float>(std::ldexp(std::nearbyint(m * 256.0) / 256.0, e));
+  }
+  EXPECT_TRUE(bitsEqual(gatherValues(gpu, values, MGSRT_VALUES_BF16), want));
 }
 
 TEST_F(GpuComm, BroadcastFromRootZero) {

@@ -165,11 +165,22 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
             ADD_FAILURE() << "recv from rank " << r << " [" << i << "]";
           }
     }
-    // The C ABI: values and indices of k entries per rank; values as float
-    // or as IEEE half (rounded to nearest even, widened back on arrival).
-    for (int64_t half : {int64_t(0), int64_t(1)})
+    // The C ABI: values and indices of k entries per rank; values as float,
+    // IEEE half or bfloat16 (rounded to nearest even, widened back on
+    // arrival; bfloat16's rounding computed here apart, to 8 significant bits).
+    auto wired = [](int64_t format, float x) {
+      if (format == MGSRT_VALUES_F16)
+        return static_cast<float>(static_cast<_Float16>(x));
+      if (format == MGSRT_VALUES_F32)
+        return x;
+      int e;
+      const double m = std::frexp(static_cast<double>(x), &e);
+      return static_cast<float>(std::ldexp(std::nearbyint(m * 256.0) / 256.0, e));
+    };
+    for (int64_t half : {int64_t(MGSRT_VALUES_F32), int64_t(MGSRT_VALUES_F16),
+                         int64_t(MGSRT_VALUES_BF16)})
     for (int64_t k : {int64_t(0), int64_t(1), int64_t(25557)}) {
-      SCOPED_TRACE("k=" + std::to_string(k) + " half=" + std::to_string(half) + " rank " +
+      SCOPED_TRACE("k=" + std::to_string(k) + " values=" + std::to_string(half) + " rank " +
                    std::to_string(env.rank));
       std::vector<float> values = rankData(env.rank, k, 4);
       std::vector<int32_t> indices(k);
@@ -188,9 +199,7 @@ TYPED_TEST_P(CommConformanceTest, AllGather) {
       int bad = 0;
       for (int r = 0; r < env.size; ++r)
         for (int64_t j = 0; j < k && bad < 5; ++j)
-          if (recvValues[r * k + j] !=
-                  (half ? static_cast<float>(static_cast<_Float16>(valueAt(r, j, 4)))
-                        : valueAt(r, j, 4)) ||
+          if (recvValues[r * k + j] != wired(half, valueAt(r, j, 4)) ||
               recvIndices[r * k + j] != r * 100000 + j) {
             ++bad;
             ADD_FAILURE() << "rank " << r << " entry " << j << ": " << recvValues[r * k + j]

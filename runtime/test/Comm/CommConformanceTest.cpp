@@ -223,6 +223,22 @@ TEST(SparseCollectiveErrorsTest, BadArgumentsAreRefusedAtTheStart) {
   mgsrt_comm_destroy(comm);
 }
 
+TEST(AllGatherErrorsTest, ValuesFormatIsF32F16OrBf16) {
+  mgsrt_comm_t *comm = nullptr;
+  ASSERT_EQ(mgsrt_comm_create("loopback", &comm, nullptr, 0), MGSRT_OK);
+  {
+    CommCtx ctx(comm);
+    float values[1] = {1.0f}, recv[1];
+    int32_t indices[1] = {0}, recvIdx[1];
+    void *bufs[] = {values, indices, recv, recvIdx};
+    const int64_t desc[] = {1, 0, 0, 3};
+    EXPECT_EQ(mgsrt_allgather_start(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(ctx.message(), "allgather_start: values format 3 is not 0 (float32), 1 (IEEE "
+                             "half) or 2 (bfloat16)");
+  }
+  mgsrt_comm_destroy(comm);
+}
+
 /// A backend without point-to-point messages (like nccl) refuses tasks.
 TEST(SparseCollectiveErrorsTest, BackendWithoutMessagesSaysSo) {
   struct NoMessages final : CommBackend {

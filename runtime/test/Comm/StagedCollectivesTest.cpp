@@ -20,6 +20,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -155,20 +156,28 @@ TEST_P(StagedCollectivesTest, AllReduceEqualsTheHostCollective) {
   });
 }
 
-TEST_P(StagedCollectivesTest, AllGatherFloatAndHalfValues) {
+/// x rounded to 8 significant bits, to nearest even (bfloat16's precision),
+/// computed apart from WireValues.h's bit manipulation.
+float nearestBf16(float x) {
+  int e;
+  const double m = std::frexp(static_cast<double>(x), &e); // x = m 2^e, |m| in [0.5, 1)
+  return static_cast<float>(std::ldexp(std::nearbyint(m * 256.0) / 256.0, e));
+}
+
+TEST_P(StagedCollectivesTest, AllGatherFloatHalfAndBf16Values) {
   const int P = GetParam();
   const size_t k = 5;
   onRanks(P, [&](int r, CommBackend &host) {
     HostCopyEngine engine;
     StagedCollectives staged(host, engine);
-    for (bool half : {false, true}) {
+    for (WireValues wire : {WireValues::F32, WireValues::F16, WireValues::BF16}) {
       std::vector<float> values = rankData(r, k), gotValues(P * k, -1.0f);
       values[0] = 1.0f / 3.0f; // not a half: rounded
       std::vector<int32_t> indices(k), gotIndices(P * k, -1);
       for (size_t j = 0; j < k; ++j)
         indices[j] = static_cast<int32_t>(100 * r + j);
       ASSERT_TRUE(staged
-                      .allGatherStart(1, values.data(), indices.data(), k, half, gotValues.data(),
+                      .allGatherStart(1, values.data(), indices.data(), k, wire, gotValues.data(),
                                       gotIndices.data())
                       .ok());
       // The sent buffers may be reused at once.
@@ -180,7 +189,10 @@ TEST_P(StagedCollectivesTest, AllGatherFloatAndHalfValues) {
         std::vector<float> sent = rankData(q, k);
         sent[0] = 1.0f / 3.0f;
         for (size_t j = 0; j < k; ++j) {
-          const float want = half ? static_cast<float>(static_cast<_Float16>(sent[j])) : sent[j];
+          const float want =
+              wire == WireValues::F16    ? static_cast<float>(static_cast<_Float16>(sent[j]))
+              : wire == WireValues::BF16 ? nearestBf16(sent[j])
+                                         : sent[j];
           EXPECT_EQ(gotValues[q * k + j], want) << "rank " << q << " entry " << j;
           EXPECT_EQ(gotIndices[q * k + j], static_cast<int32_t>(100 * q + j));
         }
@@ -255,7 +267,7 @@ TEST(StagedCollectivesErrorsTest, FailuresNameTheCollective) {
     // A copy that failed on the device: its collective still runs (the other
     // rank does not wait forever), and this rank's wait reports it.
     engine.failWait = r == 1;
-    ASSERT_TRUE(staged.allGatherStart(0, x, idx, 1, false, gotValues, gotIdx).ok());
+    ASSERT_TRUE(staged.allGatherStart(0, x, idx, 1, WireValues::F32, gotValues, gotIdx).ok());
     Status g = staged.wait(0);
     if (r == 1) {
       EXPECT_EQ(g.code, MGSRT_ERROR_BACKEND);

@@ -64,7 +64,7 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(ScatterAddDesc::Size, 3);
   EXPECT_EQ(AllReduceDesc::Size, 2);
   EXPECT_EQ(AllGatherDesc::Size, 4);
-  EXPECT_EQ(AllGatherDesc::Half, 3);
+  EXPECT_EQ(AllGatherDesc::Values, 3);
   EXPECT_EQ(GTopKDesc::Size, 3);
   EXPECT_EQ(GTopKDesc::Slot, 1);
   EXPECT_EQ(GTopKDesc::Count, 2);

@@ -1,5 +1,6 @@
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce,comm-schedule),convert-train-to-runtime)' | FileCheck %s
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 half-values=true},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSE
+// RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 bf16-values=true},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=BF16
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-merge-buckets{strategy=single workers=2},func.func(comm-schedule),convert-train-to-runtime)' 2>/dev/null | FileCheck %s --check-prefix=BUCKET
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=gtopk},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=GTOPK
 // RUN: mgs-opt %s --pass-pipeline='builtin.module(train-build-step,func.func(comm-insert-allreduce),comm-sparsify-topk{density=0.2 workers=2 collective=sparse-allreduce},func.func(comm-schedule),convert-train-to-runtime)' | FileCheck %s --check-prefix=SPARSEAR
@@ -64,6 +65,9 @@
 // half values], scatter-add [n, k, P].
 // SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3]> : tensor<2xi64>)
 // SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[3, 0, 15, 1]> : tensor<4xi64>)
+// bf16-values: the same allgathers with values format 2 (MGSRT_VALUES_BF16).
+// BF16-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[3, 0, 15, 2]> : tensor<4xi64>)
+// BF16-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 1, 20, 2]> : tensor<4xi64>)
 // SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[15, 3, 2]> : tensor<3xi64>)
 // SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[20, 4]> : tensor<2xi64>)
 // SPARSE-DAG: llvm.mlir.global internal constant @{{__mgs_desc_[0-9]+}}(dense<[4, 1, 20, 1]> : tensor<4xi64>)

@@ -24,6 +24,8 @@
 
 // BADNAME: error: comm-sparsify-topk: collective must be allgather, gtopk or sparse-allreduce, got 'ring'
 // BADHALF: error: comm-sparsify-topk: half-values applies to the allgather, not to gtopk
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 workers=4 collective=sparse-allreduce bf16-values=true" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADBF16
+// BADBF16: error: comm-sparsify-topk: bf16-values applies to the allgather, not to sparse-allreduce
 train.parameter @w trainable : tensor<16xf32>
 func.func @step(%dw: tensor<16xf32>) {
   %g = train.gradient @w, %dw {backprop_index = 0 : i64} : tensor<16xf32>

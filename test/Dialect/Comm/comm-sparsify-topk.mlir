@@ -10,8 +10,13 @@
 // BADWORKERSBIG: error: comm-sparsify-topk: workers must be in [1, 16777216], got 4294967300{{$}}
 // RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 half-values=true workers=4 min-elements=8" | FileCheck %s --check-prefix=HALF
 
-// half-values: the gather sends the values as IEEE half precision.
+// half-values: the gather sends the values as IEEE half precision;
+// bf16-values as bfloat16; not both.
 // HALF: comm.all_gather_start {{.*}} {half_values, workers = 4 : i64}
+// RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 bf16-values=true workers=4 min-elements=8" | FileCheck %s --check-prefix=BF16
+// BF16: comm.all_gather_start {{.*}} {bf16_values, workers = 4 : i64}
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 half-values=true bf16-values=true workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH
+// BOTH: error: comm-sparsify-topk: half-values and bf16-values exclude each other
 
 // max-density (a run-time density warm-up): the exchange holds floor(0.5 * 16) entries.
 // WARMUP: comm.topk_sparsify {{.*}} {k = 8 : i64} : tensor<16xf32> -> tensor<8xf32>, tensor<8xi32>

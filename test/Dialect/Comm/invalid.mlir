@@ -67,6 +67,14 @@ func.func @gather_request(%v: tensor<2xf32>, %i: tensor<2xi32>) {
 
 // -----
 
+func.func @gather_two_formats(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.all_gather_start' op half_values and bf16_values exclude each other}}
+  %r = comm.all_gather_start %v, %i {half_values, bf16_values, workers = 2 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<4xf32>, tensor<4xi32>>
+  return
+}
+
+// -----
+
 func.func @gather_workers(%v: tensor<2xf32>, %i: tensor<2xi32>) {
   // expected-error @+1 {{'comm.all_gather_start' op workers must be positive, got 0}}
   %r = comm.all_gather_start %v, %i {workers = 0 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<0xf32>, tensor<0xi32>>

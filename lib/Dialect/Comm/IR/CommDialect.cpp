@@ -95,6 +95,8 @@ LogicalResult AllGatherStartOp::verify() {
     return emitOpError() << "workers must be positive, got " << p;
   if (numElementsOf(getIndices()) != k)
     return emitOpError() << "values and indices differ in size";
+  if (getHalfValues() && getBf16Values())
+    return emitOpError() << "half_values and bf16_values exclude each other";
   auto request = getRequest().getType();
   if (request.getResultTypes().size() != 2)
     return emitOpError() << "the request must carry the gathered values and indices";

@@ -46,16 +46,21 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
         return signalPassFailure();
   }
 
-  /// Whether `name` is a sparse exchange this pass builds (with half values:
-  /// the allgather alone).
+  /// Whether `name` is a sparse exchange this pass builds (with half or
+  /// bfloat16 values: the allgather alone, and one of the two).
   LogicalResult checkCollective(Operation *where, StringRef name, StringRef what) {
     if (name != kAllGather && name != kGTopK && name != kSparseAllReduce)
       return where->emitError() << "comm-sparsify-topk: " << what << " must be " << kAllGather
                                 << ", " << kGTopK << " or " << kSparseAllReduce << ", got '"
                                 << name << "'";
-    if (halfValues && name != kAllGather)
-      return where->emitError() << "comm-sparsify-topk: half-values applies to the "
-                                << kAllGather << ", not to " << name;
+    if (halfValues && bf16Values)
+      return where->emitError() << "comm-sparsify-topk: half-values and bf16-values exclude "
+                                   "each other";
+    for (auto [set, flag] : {std::pair{bool(halfValues), "half-values"},
+                             std::pair{bool(bf16Values), "bf16-values"}})
+      if (set && name != kAllGather)
+        return where->emitError() << "comm-sparsify-topk: " << flag << " applies to the "
+                                  << kAllGather << ", not to " << name;
     return success();
   }
 
@@ -132,7 +137,8 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
                        .getRequest()
                  : AllGatherStartOp::create(b, loc, requestType, topk.getValues(),
                                             topk.getIndices(), b.getI64IntegerAttr(workers),
-                                            halfValues ? b.getUnitAttr() : UnitAttr())
+                                            halfValues ? b.getUnitAttr() : UnitAttr(),
+                                            bf16Values ? b.getUnitAttr() : UnitAttr())
                        .getRequest();
       b.setInsertionPoint(wait);
       auto newWait = WaitOp::create(b, wait.getLoc(), requestType.getResultTypes(), request);

@@ -61,10 +61,11 @@ struct Slot {
   // may reuse its buffers at once, as mgsrt.h promises).
   void *staging = nullptr;
   size_t stagingBytes = 0;
-  // allgather with half values: they arrive here, widened into `recvValues`
+  // allgather with 16-bit values: they arrive here, widened into `recvValues`
   // after the wait.
   void *recvHalf = nullptr;
   size_t recvHalfBytes = 0;
+  WireValues recvWire = WireValues::F32;
   float *recvValues = nullptr;
   int64_t recvCount = 0;
   // The sparse collectives: which one is pending ("gtopk",
@@ -288,12 +289,14 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, nc, s); r != MGSRT_OK)
     return r;
   const int P = nc->ranks;
-  if (!checkAllgather(ctx, kernel, k, P, bufs))
+  WireValues wire;
+  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
+      !checkAllgather(ctx, kernel, k, P, bufs))
     return ctx->status;
-  // The sent values (float, or half) and indices, copied on the compute
-  // stream: the caller may reuse its buffers at once.
-  const bool halfValues = desc[AllGatherDesc::Half] != 0;
-  const size_t valuesBytes = static_cast<size_t>(k) * (halfValues ? 2 : 4),
+  // The sent values (float, IEEE half or bfloat16) and indices, copied on the
+  // compute stream: the caller may reuse its buffers at once.
+  const bool halfValues = wire != WireValues::F32;
+  const size_t valuesBytes = static_cast<size_t>(k) * wireBytes(wire),
                indexBytes = static_cast<size_t>(k) * 4;
   cudaStream_t compute = cuda::state(ctx).stream;
   if (mgsrt_status_t r = ensure(ctx, kernel, nc->stream, s->staging, s->stagingBytes,
@@ -307,9 +310,12 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
       return r;
   char *stage = static_cast<char *>(s->staging);
   if (k) {
-    if (halfValues)
+    if (wire == WireValues::F16)
       MGSRT_CUDA_CHECK(ctx, kernel,
                        cuda::floatToHalf(static_cast<const float *>(bufs[0]), stage, k, compute));
+    else if (wire == WireValues::BF16)
+      MGSRT_CUDA_CHECK(ctx, kernel,
+                       cuda::floatToBf16(static_cast<const float *>(bufs[0]), stage, k, compute));
     else
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], valuesBytes,
                                                     cudaMemcpyDeviceToDevice, compute));
@@ -318,13 +324,17 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   }
   s->recvValues = halfValues ? static_cast<float *>(bufs[2]) : nullptr;
   s->recvCount = halfValues ? k * P : 0;
+  s->recvWire = wire;
   if (mgsrt_status_t r = afterCompute(ctx, kernel, *nc); r != MGSRT_OK)
     return r;
   if (k) {
     // Values and indices as two gathers in one NCCL group (one launch).
     MGSRT_NCCL_CHECK(ctx, kernel, ncclGroupStart());
     ncclResult_t a = ncclAllGather(stage, halfValues ? s->recvHalf : bufs[2],
-                                   static_cast<size_t>(k), halfValues ? ncclHalf : ncclFloat,
+                                   static_cast<size_t>(k),
+                                   wire == WireValues::F16    ? ncclHalf
+                                   : wire == WireValues::BF16 ? ncclBfloat16
+                                                              : ncclFloat,
                                    nc->comm, nc->stream);
     ncclResult_t b = ncclAllGather(stage + valuesBytes, bufs[3], static_cast<size_t>(k),
                                    ncclInt32, nc->comm, nc->stream);
@@ -425,9 +435,11 @@ mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, 
   s.pending = false;
   cudaStream_t compute = cuda::state(ctx).stream;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(compute, s.done, 0));
-  if (s.recvValues) // half values: widened on the compute stream
+  if (s.recvValues) // 16-bit values: widened on the compute stream
     MGSRT_CUDA_CHECK(ctx, kernel,
-                     cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
+                     s.recvWire == WireValues::BF16
+                         ? cuda::bf16ToFloat(s.recvHalf, s.recvValues, s.recvCount, compute)
+                         : cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
   s.recvValues = nullptr;
   if (Status e = n.asyncError(); !e.ok())
     return ctx->fail(e.code, strCat(kernel, ": ", e.message));

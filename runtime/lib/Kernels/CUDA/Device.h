@@ -208,6 +208,9 @@ mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int
 /// (lib/Comm/NCCL/NcclKernels.cu).
 cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);
 cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
+/// The same for bfloat16.
+cudaError_t floatToBf16(const float *in, void *out, int64_t n, cudaStream_t stream);
+cudaError_t bf16ToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
 /// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.
 cudaError_t divideBy(float *data, int64_t n, float divisor, cudaStream_t stream);
 /// residual[indices[j]] += values[j] for j = 0 .. count - 1, indices sorted

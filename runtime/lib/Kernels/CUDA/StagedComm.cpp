@@ -236,12 +236,14 @@ mgsrt_status_t stagedAllgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
   StagedCollectives *staged = nullptr;
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
     return r;
-  if (!checkAllgather(ctx, kernel, k, staged->size(), bufs))
+  WireValues wire;
+  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
+      !checkAllgather(ctx, kernel, k, staged->size(), bufs))
     return ctx->status;
   return result(ctx, kernel,
                 staged->allGatherStart(static_cast<int>(slot), static_cast<const float *>(bufs[0]),
                                        static_cast<const int32_t *>(bufs[1]),
-                                       static_cast<size_t>(k), desc[AllGatherDesc::Half] != 0,
+                                       static_cast<size_t>(k), wire,
                                        static_cast<float *>(bufs[2]),
                                        static_cast<int32_t *>(bufs[3])));
 }

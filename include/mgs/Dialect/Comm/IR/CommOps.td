@@ -120,8 +120,9 @@ def Comm_AllGatherStartOp : Comm_Op<"all_gather_start", [MemoryEffects<[MemWrite
     After the wait, the first result holds every worker's `values` (worker r
     at r * k) and the second their `indices`; `workers` is the number of
     workers the model is compiled for. With `half_values` the values travel
-    as IEEE half precision (rounded to nearest even) and arrive widened back
-    to f32: 6 bytes per entry instead of 8.
+    as IEEE half precision, with `bf16_values` as bfloat16 (either rounded to
+    nearest even; not both), and arrive widened back to f32: 6 bytes per entry
+    instead of 8.
 
     ```mlir
     %r = comm.all_gather_start %v, %i {workers = 4 : i64}
@@ -129,7 +130,7 @@ def Comm_AllGatherStartOp : Comm_Op<"all_gather_start", [MemoryEffects<[MemWrite
     ```
   }];
   let arguments = (ins StaticShapeTensorOf<[F32]>:$values, StaticShapeTensorOf<[I32]>:$indices,
-                       I64Attr:$workers, UnitAttr:$half_values);
+                       I64Attr:$workers, UnitAttr:$half_values, UnitAttr:$bf16_values);
   let results = (outs Comm_RequestType:$request);
   let assemblyFormat = "$values `,` $indices attr-dict `:` type($values) `,` type($indices) `->` type($request)";
   let hasVerifier = 1;

@@ -118,6 +118,8 @@ def CommSparsifyTopK : Pass<"comm-sparsify-topk", "mlir::ModuleOp"> {
            "Gradients with fewer elements stay dense">,
     Option<"halfValues", "half-values", "bool", /*default=*/"false",
            "Send the values as IEEE half precision (6 bytes per entry, not 8)">,
+    Option<"bf16Values", "bf16-values", "bool", /*default=*/"false",
+           "Send the values as bfloat16 (6 bytes per entry, not 8; float32's range)">,
     Option<"maxDensity", "max-density", "double", /*default=*/"0",
            "The largest density a run-time warm-up may ask for (0: density); "
            "the exchange buffers hold floor(max-density * n) entries">,
