@@ -151,6 +151,7 @@ TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
 // bfloat16: each direction equals the float32 one on its operands rounded to
 // bfloat16 (the bias and what a direction writes stay float32), and rounds.
 TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
   Ctx ctx;
   const ConvCase cc = GetParam();
   const auto desc = cc.desc(), half = bf16Desc(desc);

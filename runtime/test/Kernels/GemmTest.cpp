@@ -85,6 +85,7 @@ TEST_P(GemmTest, BackwardMatchesFiniteDifferences) {
 // of the float32 sums may differ), and it does round: the float32 kernel on x
 // itself gives another result.
 TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
   Ctx ctx;
   const GemmCase c = GetParam();
   const auto desc = gemmDesc(c), half = bf16Desc(desc);
@@ -270,6 +271,7 @@ TEST_P(MatmulTest, BackwardOverwritesGradients) {
 // bfloat16: as GemmTest.Bf16IsFloat32OnRoundedOperands, through broadcast
 // and transposed batches.
 TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
   const auto half = bf16Desc(desc);
   std::vector<float> dy = randomVec(product(ob) * c.m * c.n);
   std::vector<float> rl = roundBf16(l), rr = roundBf16(r), rdy = roundBf16(dy);
