@@ -55,8 +55,9 @@ using dt = dnnl::memory::data_type;
 using tag = dnnl::memory::format_tag;
 
 /// One shape's bfloat16 GEMM: the caller's float32 operands (handles set per
-/// call), their bfloat16 copies in the same order (row- or column-major),
-/// the reorders that fill them, and the matmul writing the float32 result.
+/// call), their bfloat16 copies in the same order (row- or column-major; in
+/// the context's one scratch buffer, set per call too), the reorders that
+/// fill them, and the matmul writing the float32 result.
 struct Bf16Gemm {
   dnnl::memory a, b, c, aBf, bBf;
   dnnl::reorder toA, toB;
@@ -66,8 +67,12 @@ struct Bf16Gemm {
 /// (m, n, k, ta, tb, lda, ldb, ldc, alpha bits, beta bits).
 using Bf16GemmKey = std::array<int64_t, 10>;
 
+/// The shapes' GEMMs and the scratch every one of them puts its bfloat16
+/// operands in (the size of the largest pair; a GEMM runs to completion
+/// before the next starts).
 struct Bf16GemmCache : KernelCache {
   std::map<Bf16GemmKey, std::unique_ptr<Bf16Gemm>> shapes;
+  std::vector<uint16_t> scratch;
 };
 
 std::unique_ptr<Bf16Gemm> makeBf16Gemm(const dnnl::engine &eng, bool ta, bool tb, int64_t m,
@@ -94,8 +99,8 @@ std::unique_ptr<Bf16Gemm> makeBf16Gemm(const dnnl::engine &eng, bool ta, bool tb
   g->a = dnnl::memory(aUser, eng, DNNL_MEMORY_NONE);
   g->b = dnnl::memory(bUser, eng, DNNL_MEMORY_NONE);
   g->c = dnnl::memory(c, eng, DNNL_MEMORY_NONE);
-  g->aBf = dnnl::memory(aBf, eng);
-  g->bBf = dnnl::memory(bBf, eng);
+  g->aBf = dnnl::memory(aBf, eng, DNNL_MEMORY_NONE);
+  g->bBf = dnnl::memory(bBf, eng, DNNL_MEMORY_NONE);
   g->toA = dnnl::reorder(g->a, g->aBf);
   g->toB = dnnl::reorder(g->b, g->bBf);
   g->matmul = dnnl::matmul(pd);
@@ -115,11 +120,16 @@ mgsrt_status_t bf16Gemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, 
   return cpu::catchDnnl(ctx, kernel, [&]() -> mgsrt_status_t {
     static const int64_t key = 0;
     cpu::DnnlEnv &env = cpu::dnnlEnv(ctx);
-    auto &slot = getCache<Bf16GemmCache>(ctx, &key)
-                     .shapes[{m, n, k, ta, tb, lda, ldb, ldc, bitsOf(alpha), bitsOf(beta)}];
+    Bf16GemmCache &cache = getCache<Bf16GemmCache>(ctx, &key);
+    auto &slot = cache.shapes[{m, n, k, ta, tb, lda, ldb, ldc, bitsOf(alpha), bitsOf(beta)}];
     if (!slot)
       slot = makeBf16Gemm(env.engine, ta, tb, m, n, k, alpha, lda, ldb, beta, ldc);
     Bf16Gemm &g = *slot;
+    const size_t aCount = static_cast<size_t>(m) * k, bCount = static_cast<size_t>(k) * n;
+    if (cache.scratch.size() < aCount + bCount)
+      cache.scratch.resize(aCount + bCount);
+    g.aBf.set_data_handle(cache.scratch.data());
+    g.bBf.set_data_handle(cache.scratch.data() + aCount);
     g.a.set_data_handle(const_cast<float *>(a));
     g.b.set_data_handle(const_cast<float *>(b));
     g.c.set_data_handle(c);
