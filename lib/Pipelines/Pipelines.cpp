@@ -100,8 +100,8 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     return failure();
   }
   if (options.precision == "bf16" && options.target == "cuda") {
-    emitError("precision bf16 runs on the CPU only for now (the CUDA kernels compute in "
-              "float32); drop --precision or --target cuda");
+    emitError("precision bf16 is not enabled for target cuda yet (its CUDA kernels have not "
+              "run on a GPU); drop --precision or --target cuda");
     return failure();
   }
   if (options.clipGradNorm < 0 || !std::isfinite(options.clipGradNorm.getValue())) {

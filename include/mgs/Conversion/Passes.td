@@ -45,7 +45,7 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
            "The arithmetic of the GEMMs, matmuls and convolutions: f32, or bf16 "
            "(operands rounded to bfloat16, float32 accumulation and results; "
-           "target cpu only)">,
+           "target cpu: the CUDA kernels have not run on a GPU yet)">,
     Option<"instrument", "instrument", "bool", /*default=*/"false",
            "Calibration build: mark the start of backprop and each gradient's "
            "completion (mgsrt_mark) so the executable's --calibrate can time "

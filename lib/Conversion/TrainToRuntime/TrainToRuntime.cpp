@@ -156,8 +156,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       return signalPassFailure();
     }
     if (precision == "bf16" && target == "cuda") {
-      module.emitError() << "convert-train-to-runtime: precision bf16 runs on the CPU only "
-                            "(the CUDA kernels compute in float32)";
+      module.emitError() << "convert-train-to-runtime: precision bf16 is not enabled for target "
+                            "cuda yet (its CUDA kernels have not run on a GPU)";
       return signalPassFailure();
     }
 

@@ -129,14 +129,6 @@ inline mgsrt_status_t parsePrecision(mgsrt_ctx_t *ctx, const char *kernel, int64
   return MGSRT_OK;
 }
 
-/// The CUDA kernels' answer to a bfloat16 descriptor (the compiler refuses
-/// --precision bf16 with --target cuda first).
-inline mgsrt_status_t bf16Unavailable(mgsrt_ctx_t *ctx, const char *kernel) {
-  return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                   strCat(kernel, ": bfloat16 precision runs on the CPU only; the CUDA "
-                                  "kernels compute in float32"));
-}
-
 /// `g` where `keep`, else +0.0f, without a branch. Written as a bit mask
 /// because GCC turns `keep ? g : 0.0f` into a branch inside loops that also
 /// reduce in double; on data where `keep` is random (a ReLU's mask) the

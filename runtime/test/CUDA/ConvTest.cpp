@@ -107,6 +107,16 @@ TEST_F(GpuConv, MatchesCpu) {
   }
 }
 
+// bfloat16 (bf16Operands: the operands rounded, then the float32 kernels):
+// the CPU's arithmetic, so the same tolerance.
+TEST_F(GpuConv, Bf16MatchesCpu) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  for (const ConvCase &cc : cases()) {
+    std::vector<int64_t> desc = bf16Desc(cc.desc());
+    checkCase(cpu, gpu, cc, desc.data());
+  }
+}
+
 TEST_F(GpuConv, RepeatedCallsReuseTheCallSite) {
   // The second call at the same descriptor runs on the cached descriptors and
   // algorithms; results must stay the same.
@@ -122,7 +132,7 @@ TEST_F(GpuConv, RepeatedCallsReuseTheCallSite) {
 TEST_F(GpuConv, ReusedDescriptorAddressIsRebuilt) {
   // One descriptor address holding one convolution, then another: the cache
   // must notice the new contents.
-  int64_t slot[5 + 7 * 3] = {};
+  int64_t slot[5 + 7 * 3 + 1] = {}; // S = 3, with the precision
   for (const ConvCase &cc : {cases()[7], cases()[12], cases()[15], cases()[0]}) {
     std::vector<int64_t> d = cc.desc();
     std::copy(d.begin(), d.end(), slot);

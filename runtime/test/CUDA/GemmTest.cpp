@@ -21,13 +21,15 @@ struct GemmCase {
   bool ta, tb;
   double alpha, beta;
   int64_t c0, c1;
+  bool bf16 = false;
   std::vector<int64_t> desc() const {
-    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1, MGSRT_PRECISION_F32};
+    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1,
+            bf16 ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32};
   }
   std::string name() const {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " ta" +
            std::to_string(ta) + " tb" + std::to_string(tb) + " C" + std::to_string(c0) + "x" +
-           std::to_string(c1);
+           std::to_string(c1) + (bf16 ? " bf16" : "");
   }
 };
 
@@ -67,6 +69,19 @@ TEST_F(GpuGemm, EveryTransposeAndBroadcastMatchesCpu) {
         checkGemm(cpu, gpu, {m, n, k, bool(ta), bool(tb), 0.7, -1.3, c0, c1});
 }
 
+// bfloat16 (bf16Operands: the operands rounded, then the float32 products):
+// the CPU's arithmetic, so the same tolerance.
+TEST_F(GpuGemm, Bf16MatchesCpu) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  const int64_t m = 33, n = 20, k = 45;
+  const std::pair<int64_t, int64_t> cShapes[] = {{0, 0}, {1, n}, {1, 1}};
+  for (int ta = 0; ta < 2; ++ta)
+    for (int tb = 0; tb < 2; ++tb)
+      for (auto [c0, c1] : cShapes)
+        checkGemm(cpu, gpu, {m, n, k, bool(ta), bool(tb), 0.7, -1.3, c0, c1, true});
+  checkGemm(cpu, gpu, {256, 200, 300, false, true, 1.0, 1.0, 1, 200, true});
+}
+
 TEST_F(GpuGemm, ClassifierShapesMatchCpu) {
   // A fully connected layer: batch 32, 64 -> 10 (ONNX Gemm with transB).
   checkGemm(cpu, gpu, {32, 10, 64, false, true, 1.0, 1.0, 1, 10});
@@ -85,20 +100,20 @@ TEST_F(GpuGemm, EmptyInnerDimension) {
 TEST_F(GpuGemm, ErrorsMatchCpu) {
   const int64_t one = bits(1.0);
   const std::vector<bool> all(6, true);
-  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {-1, 3, 4, 0, 0, one, one, 0, 0}, all, "negative M");
-  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 2, 0, one, one, 0, 0}, all, "trans_a 2");
-  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 2, 5}, all, "C 2x5");
-  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 0, 0, one, one, 1, 3},
+  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {-1, 3, 4, 0, 0, one, one, 0, 0, 0}, all, "negative M");
+  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 2, 0, one, one, 0, 0, 0}, all, "trans_a 2");
+  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 2, 5, 0}, all, "C 2x5");
+  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 0, 0, one, one, 1, 3, 0},
                   {true, true, false, true}, "null C");
-  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 0, 0, one, one, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_gemm_fwd, {2, 3, 4, 0, 0, one, one, 0, 0, 0},
                   {true, true, false, false}, "null Y");
-  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0, 0},
                   {true, true, true, true, true, true}, "dC without C");
-  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0, 0},
                   {false, true, true, true, true, false}, "dB without A");
-  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0, 0},
                   {true, false, true, true, false, false}, "dA without B");
-  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_gemm_bwd, {2, 3, 4, 0, 0, one, one, 0, 0, 0},
                   {true, true, false, true, true, false}, "null dY");
 }
 
@@ -110,11 +125,12 @@ struct MatmulCase {
   std::vector<int64_t> out, lhs, rhs;
   int64_t m, k, n;
   bool tl = false, tr = false; // lhs stored k x m, rhs stored n x k
+  bool bf16 = false;
   std::vector<int64_t> desc() const {
     std::vector<int64_t> d = {static_cast<int64_t>(out.size())};
     for (const auto *v : {&out, &lhs, &rhs})
       d.insert(d.end(), v->begin(), v->end());
-    d.insert(d.end(), {m, k, n, tl, tr, MGSRT_PRECISION_F32});
+    d.insert(d.end(), {m, k, n, tl, tr, bf16 ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32});
     return d;
   }
   std::string name() const {
@@ -126,7 +142,7 @@ struct MatmulCase {
     };
     return "out" + dims(out) + " lhs" + dims(lhs) + " rhs" + dims(rhs) + " " +
            std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
-           (tl ? " trans_lhs" : "") + (tr ? " trans_rhs" : "");
+           (tl ? " trans_lhs" : "") + (tr ? " trans_rhs" : "") + (bf16 ? " bf16" : "");
   }
 };
 
@@ -152,7 +168,15 @@ TEST_F(GpuMatmul, BroadcastBatchesMatchCpu) {
       {{2, 3}, {2, 1}, {1, 3}, 4, 3, 5, false, true}, // both broadcast
       {{8, 4}, {8, 4}, {8, 4}, 16, 16, 16, false, true}, // attention's K^T
   };
-  for (const MatmulCase &mc : cases) {
+  // Each in float32, then in bfloat16 (bf16Operands: the CPU's arithmetic,
+  // so the same tolerance) where the CPU has bfloat16 kernels.
+  std::vector<MatmulCase> all(std::begin(cases), std::end(cases));
+  if (hasBf16Kernels())
+    for (MatmulCase mc : cases) {
+      mc.bf16 = true;
+      all.push_back(mc);
+    }
+  for (const MatmulCase &mc : all) {
     SCOPED_TRACE(mc.name());
     const std::vector<int64_t> desc = mc.desc();
     const int64_t lc = product(mc.lhs), rc = product(mc.rhs), oc = product(mc.out);
@@ -190,13 +214,13 @@ TEST_F(GpuMatmul, ErrorsMatchCpu) {
   expectSameError(cpu, gpu, mgsrt_matmul_fwd, {1, 3, 2, 1, 2, 2, 2}, all, "2 vs 3");
   expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, -2, 2, 2}, all, "negative M");
   expectSameError(cpu, gpu, mgsrt_matmul_bwd, {1, 2, -2, 2, 2, 2, 2}, all, "negative batch");
-  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 0, 0}, {true, false, true},
+  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 0, 0, 0}, {true, false, true},
                   "null rhs");
-  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0, 0},
                   {false, true, true, true, true}, "drhs without lhs");
-  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0},
+  expectSameError(cpu, gpu, mgsrt_matmul_bwd, {0, 2, 2, 2, 0, 0, 0},
                   {true, true, false, true, false}, "null dout");
-  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 2, 0}, all, "trans_lhs 2");
+  expectSameError(cpu, gpu, mgsrt_matmul_fwd, {0, 2, 2, 2, 2, 0, 0}, all, "trans_lhs 2");
 }
 
 } // namespace

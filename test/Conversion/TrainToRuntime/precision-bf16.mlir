@@ -33,7 +33,7 @@
 // F32-DAG: dense<[2, 3, 5, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0, 0]> : tensor<10xi64>
 
 // BAD: error: convert-train-to-runtime: unknown precision 'fp8' (expected f32 or bf16)
-// CUDA: error: convert-train-to-runtime: precision bf16 runs on the CPU only (the CUDA kernels compute in float32)
+// CUDA: error: convert-train-to-runtime: precision bf16 is not enabled for target cuda yet (its CUDA kernels have not run on a GPU)
 
 train.parameter @wc trainable : tensor<2x1x3x3xf32>
 train.parameter @wm trainable : tensor<8x5xf32>

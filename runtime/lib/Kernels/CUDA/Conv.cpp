@@ -452,17 +452,47 @@ mgsrt_status_t convInput(mgsrt_ctx_t *ctx, const char *kernel, const ConvCudnn &
   return MGSRT_OK;
 }
 
+/// bfloat16 (p.bf16): every direction's two operands are bufs[0] and
+/// bufs[1] (x and w, dy and w, x and dy), of c0 and c1 floats; `bufs` (of
+/// `size` entries: 4, or bwd_data's 3) then points at `copy`, the same list
+/// with those two rounded (bf16Operands).
+mgsrt_status_t bf16ConvOperands(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
+                                void *const *&bufs, int size, int64_t c0, int64_t c1,
+                                void *(&copy)[4]) {
+  if (!p.bf16)
+    return MGSRT_OK;
+  const float *ops[2] = {static_cast<const float *>(bufs[0]),
+                         static_cast<const float *>(bufs[1])};
+  const int64_t counts[2] = {c0, c1};
+  if (bf16Operands(ctx, kernel, ops, counts, 2))
+    return ctx->status;
+  copy[0] = const_cast<float *>(ops[0]);
+  copy[1] = const_cast<float *>(ops[1]);
+  for (int i = 2; i < size; ++i)
+    copy[i] = bufs[i];
+  bufs = copy;
+  return MGSRT_OK;
+}
+
+int64_t elements(const std::vector<int64_t> &spatial, int64_t n, int64_t channels) {
+  int64_t count = n * channels;
+  for (int64_t d : spatial)
+    count *= d;
+  return count;
+}
+
 mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::conv_fwd);
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (p.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkConvFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
+  void *copy[4];
+  if (bf16ConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c), p.weightCount(), copy))
+    return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseFwd(ctx, kernel, *cc))
     return ctx->status;
@@ -489,12 +519,14 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (p.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkConvBwdDataBufs(ctx, kernel, bufs))
     return ctx->status;
   if (p.n == 0)
     return MGSRT_OK;
+  void *copy[4];
+  if (bf16ConvOperands(ctx, kernel, p, bufs, 3, elements(p.out, p.n, p.m), p.weightCount(),
+                       copy))
+    return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseBwdData(ctx, kernel, *cc))
     return ctx->status;
@@ -522,8 +554,6 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   ConvParams p;
   if (parseConv(ctx, kernel, desc, p))
     return ctx->status;
-  if (p.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkConvBwdWeightsBufs(ctx, kernel, bufs))
     return ctx->status;
   cudaStream_t stream = state(ctx).stream;
@@ -534,6 +564,10 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bufs[3], 0, sizeof(float) * p.m, stream));
     return MGSRT_OK;
   }
+  void *copy[4];
+  if (bf16ConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c),
+                       elements(p.out, p.n, p.m), copy))
+    return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseBwdFilter(ctx, kernel, *cc))
     return ctx->status;

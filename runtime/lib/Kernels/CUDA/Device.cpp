@@ -70,6 +70,30 @@ mgsrt_status_t synchronizeStream(mgsrt_ctx_t *ctx, const char *kernel) {
   return MGSRT_OK;
 }
 
+DeviceArray::~DeviceArray() {
+  if (ptr)
+    cudaFree(ptr);
+}
+
+mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *key, int64_t n,
+                           float *&out, bool &grown) {
+  DeviceArray &a = getCache<DeviceArray>(ctx, key);
+  grown = a.count < n;
+  if (grown) {
+    if (a.ptr) {
+      // Kernels queued earlier may still read the old array.
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(a.ptr));
+      a.ptr = nullptr;
+      a.count = 0;
+    }
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&a.ptr, sizeof(float) * n));
+    a.count = n;
+  }
+  out = a.ptr;
+  return MGSRT_OK;
+}
+
 mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out) {
   CudaState &st = state(ctx);
   if (bytes > st.workspaceBytes) {

@@ -76,6 +76,28 @@ inline CudaState &state(mgsrt_ctx_t *ctx) { return static_cast<CudaState &>(*ctx
 /// next call; kernels on the one stream use it one after another).
 mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out);
 
+/// A device array of floats kept in the context's cache under `key` (an
+/// address no descriptor has), grown on demand to at least `n` (the old one
+/// freed once the stream has let go of it); `grown` says it was reallocated
+/// (its contents are then undefined).
+struct DeviceArray : KernelCache {
+  float *ptr = nullptr;
+  int64_t count = 0;
+  ~DeviceArray() override;
+};
+mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *key, int64_t n,
+                           float *&out, bool &grown);
+
+/// A bfloat16 GEMM, matmul or convolution (MGSRT_PRECISION_BF16) on the GPU:
+/// each non-null ptrs[i] (counts[i] floats) is replaced by a copy rounded to
+/// bfloat16 (to nearest even, stored as float) in scratch of its own, apart
+/// from the workspace, and the float32 kernels run on the copies. Products of
+/// bfloat16 values are exact in float32, so this is the CPU's arithmetic
+/// (bfloat16 operands, float32 accumulation); not yet tensor cores' speed.
+/// The copies stay valid until the next call (Elementwise.cu).
+mgsrt_status_t bf16Operands(mgsrt_ctx_t *ctx, const char *kernel, const float **ptrs,
+                            const int64_t *counts, int n);
+
 /// Records a CUDA / cuBLAS / cuDNN failure as MGSRT_ERROR_BACKEND naming the
 /// kernel, the call and the library's message. Returns the status.
 mgsrt_status_t cudaFailure(mgsrt_ctx_t *ctx, const char *kernel, const char *call,

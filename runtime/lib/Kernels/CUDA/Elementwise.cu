@@ -14,6 +14,8 @@
 
 #include "Descriptors/ElementwiseDesc.h"
 
+#include <cuda_bf16.h>
+
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;
 
@@ -580,9 +582,40 @@ mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
   return MGSRT_OK;
 }
 
+__global__ void roundToBf16Kernel(const float *__restrict__ in, float *__restrict__ out,
+                                  int64_t n) {
+  for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
+    out[i] = __bfloat162float(__float2bfloat16_rn(in[i]));
+}
+
+/// bf16Operands' scratch: one device array per context.
+const int64_t kBf16ScratchKey = 0; // its cache key (no descriptor has this address)
+
 } // namespace
 
 namespace mgs::rt::cuda {
+
+mgsrt_status_t bf16Operands(mgsrt_ctx_t *ctx, const char *kernel, const float **ptrs,
+                            const int64_t *counts, int n) {
+  CudaState &st = state(ctx);
+  int64_t total = 0;
+  for (int i = 0; i < n; ++i)
+    if (ptrs[i])
+      total += counts[i];
+  float *next = nullptr;
+  bool grown = false;
+  if (deviceArray(ctx, kernel, &kBf16ScratchKey, total, next, grown))
+    return ctx->status;
+  for (int i = 0; i < n; ++i) {
+    if (!ptrs[i] || counts[i] == 0)
+      continue;
+    roundToBf16Kernel<<<gridFor(counts[i]), 256, 0, st.stream>>>(ptrs[i], next, counts[i]);
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
+    ptrs[i] = next;
+    next += counts[i];
+  }
+  return MGSRT_OK;
+}
 
 mgsrt_status_t unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::unary_fwd), desc, bufs, [&] { return unaryFwd(ctx, desc, bufs); });

@@ -90,37 +90,23 @@ mgsrt_status_t sgemmStrided(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool 
 }
 
 /// A device vector of ones, per context, grown on demand.
-struct OnesCache : KernelCache {
-  float *ptr = nullptr;
-  int64_t count = 0;
-  ~OnesCache() override {
-    if (ptr)
-      cudaFree(ptr);
-  }
-};
 const int64_t kOnesKey = 0; // its cache key (no descriptor has this address)
 
 mgsrt_status_t ones(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, const float *&out) {
-  OnesCache &oc = getCache<OnesCache>(ctx, &kOnesKey);
-  if (oc.count < n) {
-    CudaState &st = state(ctx);
-    if (oc.ptr) {
-      // Kernels queued earlier may still read the old vector.
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
-      MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(oc.ptr));
-      oc.ptr = nullptr;
-      oc.count = 0;
-    }
-    const int64_t want = n < 4096 ? 4096 : n;
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&oc.ptr, sizeof(float) * want));
+  float *ptr = nullptr;
+  bool grown = false;
+  const int64_t want = n < 4096 ? 4096 : n; // (never below 4096: grown only past that)
+  if (deviceArray(ctx, kernel, &kOnesKey, want, ptr, grown))
+    return ctx->status;
+  if (grown) {
     std::vector<float> host(want, 1.0f);
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(oc.ptr, host.data(), sizeof(float) * want,
+    CudaState &st = state(ctx);
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(ptr, host.data(), sizeof(float) * want,
                                                   cudaMemcpyHostToDevice, st.stream));
     // `host` is freed on return: wait for the copy.
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
-    oc.count = want;
   }
-  out = oc.ptr;
+  out = ptr;
   return MGSRT_OK;
 }
 
@@ -163,8 +149,6 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
-  if (g.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkGemmFwdBufs(ctx, kernel, bufs, g))
     return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
@@ -173,6 +157,14 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *y = static_cast<float *>(bufs[3]);
   if (g.m == 0 || g.n == 0)
     return MGSRT_OK;
+  if (g.bf16) {
+    const float *ops[2] = {a, b};
+    const int64_t counts[2] = {g.m * g.k, g.k * g.n};
+    if (bf16Operands(ctx, kernel, ops, counts, 2))
+      return ctx->status;
+    a = ops[0];
+    b = ops[1];
+  }
   float beta = 0.0f;
   if (g.hasC) {
     // Y = beta * broadcast(C), then accumulate the product into it.
@@ -236,8 +228,6 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   GemmDesc g;
   if (parseGemm(ctx, kernel, desc, g))
     return ctx->status;
-  if (g.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkGemmBwdBufs(ctx, kernel, bufs, g))
     return ctx->status;
   const float *a = static_cast<const float *>(bufs[0]);
@@ -247,19 +237,30 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *db = static_cast<float *>(bufs[4]);
   float *dc = static_cast<float *>(bufs[5]);
   const int64_t m = g.m, n = g.n, k = g.k;
+  // bfloat16: the products read rounded copies of A, B and dY; dC sums dY itself.
+  const float *dyOp = dy;
+  if (g.bf16 && (da || db)) {
+    const float *ops[3] = {db ? a : nullptr, da ? b : nullptr, dy};
+    const int64_t counts[3] = {m * k, k * n, m * n};
+    if (bf16Operands(ctx, kernel, ops, counts, 3))
+      return ctx->status;
+    a = ops[0];
+    b = ops[1];
+    dyOp = ops[2];
+  }
   // With opA = op(A) (M x K) and opB = op(B) (K x N):
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
   if (da) {
-    if (!g.ta ? sgemm(ctx, kernel, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f,
-                      da, k)
-              : sgemm(ctx, kernel, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f,
+    if (!g.ta ? sgemm(ctx, kernel, false, !g.tb, m, k, n, g.alpha, dyOp, n, b, g.tb ? k : n,
+                      0.0f, da, k)
+              : sgemm(ctx, kernel, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dyOp, n, 0.0f,
                       da, m))
       return ctx->status;
   }
   if (db) {
-    if (!g.tb ? sgemm(ctx, kernel, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f,
-                      db, n)
-              : sgemm(ctx, kernel, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f,
+    if (!g.tb ? sgemm(ctx, kernel, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dyOp, n,
+                      0.0f, db, n)
+              : sgemm(ctx, kernel, true, g.ta, n, k, m, g.alpha, dyOp, n, a, g.ta ? m : k, 0.0f,
                       db, k))
       return ctx->status;
   }
@@ -314,8 +315,6 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
-  if (d.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkMatmulFwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
@@ -325,6 +324,14 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t lda = d.tl ? m : k, ldb = d.tr ? k : n;
   if (d.outCount == 0)
     return MGSRT_OK;
+  if (d.bf16) {
+    const float *ops[2] = {lhs, rhs};
+    const int64_t counts[2] = {d.lhsCount * m * k, d.rhsCount * k * n};
+    if (bf16Operands(ctx, kernel, ops, counts, 2))
+      return ctx->status;
+    lhs = ops[0];
+    rhs = ops[1];
+  }
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
     return sgemm(ctx, kernel, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, ldb, 0.0f,
@@ -388,8 +395,6 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   MatmulDesc d;
   if (parseMatmul(ctx, kernel, desc, d))
     return ctx->status;
-  if (d.bf16)
-    return bf16Unavailable(ctx, kernel);
   if (!checkMatmulBwdBufs(ctx, kernel, bufs))
     return ctx->status;
   const float *lhs = static_cast<const float *>(bufs[0]);
@@ -408,6 +413,15 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
   if (d.outCount == 0)
     return MGSRT_OK;
+  if (d.bf16) {
+    const float *ops[3] = {lhs, rhs, dout};
+    const int64_t counts[3] = {d.lhsCount * m * k, d.rhsCount * k * n, d.outCount * m * n};
+    if (bf16Operands(ctx, kernel, ops, counts, 3))
+      return ctx->status;
+    lhs = ops[0];
+    rhs = ops[1];
+    dout = ops[2];
+  }
   const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
