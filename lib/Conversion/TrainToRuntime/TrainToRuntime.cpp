@@ -289,6 +289,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       manifest += item(manifest::kWorkers) + " " + std::to_string(compiledWorkers);
     if (target == "cuda")
       manifest += item(manifest::kTarget) + " " + std::string(manifest::kTargetCuda);
+    if (precision == "bf16")
+      manifest += item(manifest::kPrecision) + " " + std::string(manifest::kPrecisionBf16);
     if (gtopk || sparseAllReduce)
       manifest += item(manifest::kSparseCollectives) +
                   (gtopk ? " " + std::string(manifest::kGTopK) : "") +

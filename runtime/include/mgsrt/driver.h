@@ -79,6 +79,7 @@ struct Manifest {
   std::vector<std::string> sparseCollectives;
   int64_t workers = 0;            // workers a sparse exchange was compiled for (0: any)
   bool cuda = false;              // `target cuda`: kernels run on a GPU
+  bool bf16 = false;              // `precision bf16`: bfloat16 GEMMs and convolutions
   bool instrumented = false;      // `instrumented 1`: the step calls mgsrt_mark
   /// `density_schedule R0 R1 ...`: the top-k density of epoch e is R[min(e, last)].
   std::vector<double> densitySchedule;

@@ -642,7 +642,7 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  * main (runtime/lib/Driver) calls them.
  *
  * mgs_model_manifest: a text description, one item a line:
- *   mgs-manifest 2
+ *   mgs-manifest 3
  *   mode train|inference
  *   batch_size N
  *   arena_bytes BYTES          (scratch memory for activations and gradients)
@@ -659,6 +659,8 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *   workers P                  (optional: sparse exchanges are compiled for exactly P workers)
  *   target cpu|cuda            (optional, default cpu: cuda makes the driver attach
  *                               the context to a GPU and keep every io buffer there)
+ *   precision bf16             (optional, default float32: the GEMMs, matmuls and
+ *                               convolutions are bfloat16 ones; for the run's header)
  *   density_schedule R0 R1 ... (optional: the driver calls mgsrt_ctx_set_density with
  *                               R[min(epoch, last)] before each epoch: a warm-up)
  *   instrumented 1             (optional: the step calls mgsrt_mark; --calibrate works)

@@ -26,6 +26,7 @@
 //   instrumented 1           (optional: calibration marks; --calibrate works)
 //   mark B NAME              (instrumented: param NAME's gradient is mark B)
 //   target cpu|cuda          (optional, default cpu: where the kernels run)
+//   precision bf16           (optional, default float32: bfloat16 GEMMs and convolutions)
 //   source PATH              (optional: the ONNX model compiled; the rest of
 //                             the line, spaces included)
 // Blank lines are skipped.
@@ -385,6 +386,14 @@ private:
       if (words[1] != key::kTargetCpu && words[1] != key::kTargetCuda)
         return fail("target must be cpu or cuda");
       m.cuda = words[1] == key::kTargetCuda;
+      return true;
+    }
+    if (item == key::kPrecision) {
+      if (!once(item) || !expectWords(2))
+        return false;
+      if (words[1] != key::kPrecisionBf16)
+        return fail("precision must be bf16 (float32 has no line)");
+      m.bf16 = true;
       return true;
     }
     if (item == key::kSource) {

@@ -405,6 +405,9 @@ int Driver::runTraining() {
     std::printf("1 process, %d thread(s) (set OMP_NUM_THREADS to change: sums then round in "
                 "another order, so the figures differ a little)\n",
                 omp_get_max_threads());
+  if (m.bf16)
+    std::printf("precision bf16: GEMMs, matmuls and convolutions on bfloat16 operands, float32 "
+                "accumulation; weights, gradients and optimizer state float32\n");
   if (o.optimizer == Optimizer::AdamW)
     std::printf("optimizer adamw: betas %g, %g, eps %g, decoupled weight decay %g\n", o.beta1,
                 o.beta2, o.eps, o.weightDecay);

@@ -99,6 +99,14 @@ TEST(Manifest, ParsesSparseCollectives) {
   EXPECT_EQ(m.sparseCollectives, (std::vector<std::string>{"gtopk", "sparse-allreduce"}));
 }
 
+TEST(Manifest, ParsesPrecision) {
+  Manifest plain, bf16;
+  ASSERT_TRUE(succeeded(parseManifest(kTrain, plain)));
+  EXPECT_FALSE(plain.bf16);
+  ASSERT_TRUE(succeeded(parseManifest(std::string(kTrain) + "precision bf16\n", bf16)));
+  EXPECT_TRUE(bf16.bf16);
+}
+
 TEST(Manifest, FormatsShapes) {
   EXPECT_EQ(formatShape({}), "[]");
   EXPECT_EQ(formatShape({10, 64}), "[10, 64]");
@@ -197,6 +205,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "sparse_collectives gtopk ring\n",
                     "manifest line 5: sparse_collectives: 'ring' is not gtopk or "
                     "sparse-allreduce: 'sparse_collectives gtopk ring'"},
+        BadManifest{HEAD "precision f32\n",
+                    "manifest line 5: precision must be bf16 (float32 has no line): "
+                    "'precision f32'"},
         BadManifest{HEAD TAIL "mgs-manifest 3\n",
                     "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 3'"}));
 

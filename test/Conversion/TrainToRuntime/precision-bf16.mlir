@@ -1,5 +1,6 @@
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime=precision=bf16 | FileCheck %s
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime | FileCheck %s --check-prefix=F32
+// RUN: mgs-opt %s --train-build-step --convert-train-to-runtime | not grep -q "precision bf16"
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=bf16 target=cuda" 2>&1 | FileCheck %s --check-prefix=CUDA
 
@@ -13,6 +14,8 @@
 // CHECK-DAG: @[[MATMUL:__mgs_desc_[0-9]+]](dense<[0, 2, 8, 5, 0, 0, 1]> : tensor<7xi64>)
 // gemm: [M 2, N 3, K 5, trans 0 1, alpha, beta, c0 0, c1 0, precision]
 // CHECK-DAG: @[[GEMM:__mgs_desc_[0-9]+]](dense<[2, 3, 5, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0, 1]> : tensor<10xi64>)
+// The manifest says so, for the run's header (the float32 one has no such line).
+// CHECK-DAG: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Aprecision bf16\0A
 // CHECK-LABEL: llvm.func @mgs_train_step(
 // CHECK: %[[D1:.*]] = llvm.mlir.addressof @[[CONV]]
 // CHECK: llvm.call @mgsrt_conv_fwd(%{{.*}}, %[[D1]], %{{.*}})
