@@ -135,8 +135,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
     return ctx->status;
   const int P = ctx->comm->backend->size();
   WireValues wire;
-  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
-      !checkAllgather(ctx, kernel, k, P, bufs))
+  if (!checkAllgather(ctx, kernel, desc, k, P, bufs, wire))
     return ctx->status;
   // One message per rank: the values (in their wire form), then the indices.
   const size_t valuesBytes = static_cast<size_t>(k) * wireBytes(wire),

@@ -13,6 +13,7 @@
 #include "Comm/CommCAPI.h"
 #include "Comm/WireValues.h"
 #include "Support/Common.h"
+#include "mgsrt/contract.h"
 
 #include <limits>
 
@@ -38,22 +39,19 @@ inline mgsrt_status_t slotIdle(mgsrt_ctx_t *ctx, const char *kernel, int64_t slo
                     " has no pending collective (a wait without a start)");
 }
 
-/// allgather_start's values field (MGSRT_VALUES_*) as `out`. Returns false
-/// after recording the error.
-inline bool parseWireValues(mgsrt_ctx_t *ctx, const char *kernel, int64_t v, WireValues &out) {
+/// allgather_start's values format (its descriptor's values field,
+/// MGSRT_VALUES_*) as `wire`, and its buffers for k entries per rank over P
+/// ranks (values, indices, recv_values, recv_indices). Returns false after
+/// recording the error.
+inline bool checkAllgather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc, int64_t k,
+                           int P, void *const *bufs, WireValues &wire) {
+  const int64_t v = desc[mgs::contract::AllGatherDesc::Values];
   if (v != MGSRT_VALUES_F32 && v != MGSRT_VALUES_F16 && v != MGSRT_VALUES_BF16)
     return invalidArg(ctx, kernel, "values format ", v, " is not ", int(MGSRT_VALUES_F32),
                       " (float32), ", int(MGSRT_VALUES_F16), " (IEEE half) or ",
                       int(MGSRT_VALUES_BF16), " (bfloat16)"),
            false;
-  out = static_cast<WireValues>(v);
-  return true;
-}
-
-/// allgather_start's buffers for k entries per rank over P ranks (values,
-/// indices, recv_values, recv_indices). Returns false after recording the error.
-inline bool checkAllgather(mgsrt_ctx_t *ctx, const char *kernel, int64_t k, int P,
-                           void *const *bufs) {
+  wire = static_cast<WireValues>(v);
   if (k > std::numeric_limits<int64_t>::max() / 8 / P)
     return invalidArg(ctx, kernel, "k = ", k, " is too large for ", P, " ranks"), false;
   return BufferCheck(ctx, kernel, bufs)

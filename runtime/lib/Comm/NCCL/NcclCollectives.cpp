@@ -290,8 +290,7 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
     return r;
   const int P = nc->ranks;
   WireValues wire;
-  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
-      !checkAllgather(ctx, kernel, k, P, bufs))
+  if (!checkAllgather(ctx, kernel, desc, k, P, bufs, wire))
     return ctx->status;
   // The sent values (float, IEEE half or bfloat16) and indices, copied on the
   // compute stream: the caller may reuse its buffers at once.
@@ -310,12 +309,10 @@ mgsrt_status_t allgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
       return r;
   char *stage = static_cast<char *>(s->staging);
   if (k) {
-    if (wire == WireValues::F16)
+    if (halfValues)
       MGSRT_CUDA_CHECK(ctx, kernel,
-                       cuda::floatToHalf(static_cast<const float *>(bufs[0]), stage, k, compute));
-    else if (wire == WireValues::BF16)
-      MGSRT_CUDA_CHECK(ctx, kernel,
-                       cuda::floatToBf16(static_cast<const float *>(bufs[0]), stage, k, compute));
+                       cuda::narrowFloats(static_cast<const float *>(bufs[0]), stage, k,
+                                          wire == WireValues::BF16, compute));
     else
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(stage, bufs[0], valuesBytes,
                                                     cudaMemcpyDeviceToDevice, compute));
@@ -437,9 +434,8 @@ mgsrt_status_t finishSlot(mgsrt_ctx_t *ctx, const char *kernel, NcclBackend &n, 
   MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamWaitEvent(compute, s.done, 0));
   if (s.recvValues) // 16-bit values: widened on the compute stream
     MGSRT_CUDA_CHECK(ctx, kernel,
-                     s.recvWire == WireValues::BF16
-                         ? cuda::bf16ToFloat(s.recvHalf, s.recvValues, s.recvCount, compute)
-                         : cuda::halfToFloat(s.recvHalf, s.recvValues, s.recvCount, compute));
+                     cuda::widenFloats(s.recvHalf, s.recvValues, s.recvCount,
+                                       s.recvWire == WireValues::BF16, compute));
   s.recvValues = nullptr;
   if (Status e = n.asyncError(); !e.ok())
     return ctx->fail(e.code, strCat(kernel, ": ", e.message));

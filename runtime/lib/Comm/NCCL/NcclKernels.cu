@@ -17,24 +17,33 @@
 
 namespace {
 
-__global__ void floatToHalfKernel(const float *in, __half *out, int64_t n) {
+/// x as T, rounded to nearest even (the pointer selects T).
+__device__ __half narrowTo(float x, __half *) { return __float2half_rn(x); }
+__device__ __nv_bfloat16 narrowTo(float x, __nv_bfloat16 *) { return __float2bfloat16_rn(x); }
+
+template <typename T> __global__ void narrowKernel(const float *in, T *out, int64_t n) {
   for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
-    out[i] = __float2half_rn(in[i]);
+    out[i] = narrowTo(in[i], out);
 }
 
-__global__ void halfToFloatKernel(const __half *in, float *out, int64_t n) {
+template <typename T> __global__ void widenKernel(const T *in, float *out, int64_t n) {
   for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
-    out[i] = __half2float(in[i]);
+    out[i] = static_cast<float>(in[i]);
 }
 
-__global__ void floatToBf16Kernel(const float *in, __nv_bfloat16 *out, int64_t n) {
-  for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
-    out[i] = __float2bfloat16_rn(in[i]);
+template <typename T>
+cudaError_t narrowAs(const float *in, void *out, int64_t n, cudaStream_t stream) {
+  if (n > 0)
+    narrowKernel<<<mgs::rt::cuda::gridFor(n), 256, 0, stream>>>(in, static_cast<T *>(out), n);
+  return cudaPeekAtLastError();
 }
 
-__global__ void bf16ToFloatKernel(const __nv_bfloat16 *in, float *out, int64_t n) {
-  for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
-    out[i] = __bfloat162float(in[i]);
+template <typename T>
+cudaError_t widenAs(const void *in, float *out, int64_t n, cudaStream_t stream) {
+  if (n > 0)
+    widenKernel<<<mgs::rt::cuda::gridFor(n), 256, 0, stream>>>(static_cast<const T *>(in), out,
+                                                                 n);
+  return cudaPeekAtLastError();
 }
 
 __global__ void divideKernel(float *data, int64_t n, float divisor) {
@@ -46,29 +55,14 @@ __global__ void divideKernel(float *data, int64_t n, float divisor) {
 
 namespace mgs::rt::cuda {
 
-cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream) {
-  if (n > 0)
-    floatToHalfKernel<<<gridFor(n), 256, 0, stream>>>(in, static_cast<__half *>(out), n);
-  return cudaPeekAtLastError();
+cudaError_t narrowFloats(const float *in, void *out, int64_t n, bool bf16, cudaStream_t stream) {
+  return bf16 ? narrowAs<__nv_bfloat16>(in, out, n, stream)
+              : narrowAs<__half>(in, out, n, stream);
 }
 
-cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream) {
-  if (n > 0)
-    halfToFloatKernel<<<gridFor(n), 256, 0, stream>>>(static_cast<const __half *>(in), out, n);
-  return cudaPeekAtLastError();
-}
-
-cudaError_t floatToBf16(const float *in, void *out, int64_t n, cudaStream_t stream) {
-  if (n > 0)
-    floatToBf16Kernel<<<gridFor(n), 256, 0, stream>>>(in, static_cast<__nv_bfloat16 *>(out), n);
-  return cudaPeekAtLastError();
-}
-
-cudaError_t bf16ToFloat(const void *in, float *out, int64_t n, cudaStream_t stream) {
-  if (n > 0)
-    bf16ToFloatKernel<<<gridFor(n), 256, 0, stream>>>(static_cast<const __nv_bfloat16 *>(in),
-                                                      out, n);
-  return cudaPeekAtLastError();
+cudaError_t widenFloats(const void *in, float *out, int64_t n, bool bf16, cudaStream_t stream) {
+  return bf16 ? widenAs<__nv_bfloat16>(in, out, n, stream)
+              : widenAs<__half>(in, out, n, stream);
 }
 
 cudaError_t divideBy(float *data, int64_t n, float divisor, cudaStream_t stream) {

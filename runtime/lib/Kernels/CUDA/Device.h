@@ -226,13 +226,10 @@ mgsrt_status_t sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int
                      int64_t n, int64_t k, float alpha, const float *a, int64_t lda,
                      const float *b, int64_t ldb, float beta, float *c, int64_t ldc);
 
-/// n floats to IEEE half (round to nearest even) and back, on `stream`
-/// (lib/Comm/NCCL/NcclKernels.cu).
-cudaError_t floatToHalf(const float *in, void *out, int64_t n, cudaStream_t stream);
-cudaError_t halfToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
-/// The same for bfloat16.
-cudaError_t floatToBf16(const float *in, void *out, int64_t n, cudaStream_t stream);
-cudaError_t bf16ToFloat(const void *in, float *out, int64_t n, cudaStream_t stream);
+/// n floats to 16-bit values, IEEE half or (`bf16`) bfloat16, rounded to
+/// nearest even, and back, on `stream` (lib/Comm/NCCL/NcclKernels.cu).
+cudaError_t narrowFloats(const float *in, void *out, int64_t n, bool bf16, cudaStream_t stream);
+cudaError_t widenFloats(const void *in, float *out, int64_t n, bool bf16, cudaStream_t stream);
 /// data[i] = data[i] / divisor (IEEE division, as the CPU) on `stream`.
 cudaError_t divideBy(float *data, int64_t n, float divisor, cudaStream_t stream);
 /// residual[indices[j]] += values[j] for j = 0 .. count - 1, indices sorted

@@ -237,8 +237,7 @@ mgsrt_status_t stagedAllgatherStart(mgsrt_ctx_t *ctx, const int64_t *desc, void 
   if (mgsrt_status_t r = startSlot(ctx, kernel, slot, staged); r != MGSRT_OK)
     return r;
   WireValues wire;
-  if (!parseWireValues(ctx, kernel, desc[AllGatherDesc::Values], wire) ||
-      !checkAllgather(ctx, kernel, k, staged->size(), bufs))
+  if (!checkAllgather(ctx, kernel, desc, k, staged->size(), bufs, wire))
     return ctx->status;
   return result(ctx, kernel,
                 staged->allGatherStart(static_cast<int>(slot), static_cast<const float *>(bufs[0]),
