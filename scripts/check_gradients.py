@@ -57,6 +57,11 @@ bfloat16 operands, float32 accumulation) and measures against PyTorch's CPU auto
 (the forward under torch.autocast, the loss in float32) instead of its float32 run: --vs-float32 F
 then bounds mgs's error by F times autocast's, and mgs's whole-model error must also be over 10
 times PyTorch float32's (else nothing was computed in bfloat16).
+--precision f16 compiles with mgsc --precision f16 (operands rounded to IEEE half) and
+measures against the same bfloat16 autocast (Debian's PyTorch 1.13 has no CPU autocast to
+half): half keeps 11 significant bits to bfloat16's 8, so --vs-float32 F below 1 bounds mgs's
+error by a fraction of autocast's; it must also be over 10x PyTorch float32's. The executable
+scales the loss as it does by default (dynamic, from 65536) unless --loss-scale says otherwise.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -204,8 +209,11 @@ def main():
                     help="NAME:FACTOR: scale mgs's value of tensor NAME by FACTOR before "
                          "comparing (to show that the bound catches a real error)")
     ap.add_argument("--dump", default="", help="write the figures per tensor to this JSON file")
-    ap.add_argument("--precision", choices=["f32", "bf16"], default="f32",
-                    help="mgsc --precision; bf16: measured against PyTorch's bfloat16 autocast")
+    ap.add_argument("--precision", choices=["f32", "bf16", "f16"], default="f32",
+                    help="mgsc --precision; bf16 and f16: measured against PyTorch's bfloat16 "
+                         "autocast")
+    ap.add_argument("--loss-scale", default="",
+                    help="the executable's --loss-scale (dynamic, none or a number)")
     ap.add_argument("--optimizer", choices=["sgd", "adamw"], default="sgd")
     ap.add_argument("--clip-grad-norm", type=float, default=0.0,
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
@@ -363,7 +371,8 @@ def main():
         trained = os.path.join(args.workdir, f"{args.model}-trained-{steps}.onnx")
         subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args,
                         "--epochs", str(steps), "--holdout", "0", "--lr", str(lr), *opt_args,
-                        "--progress-every", "0", "--save", trained],
+                        "--progress-every", "0", "--save", trained,
+                        *(["--loss-scale", args.loss_scale] if args.loss_scale else [])],
                        check=True, stdout=subprocess.DEVNULL)
         saved = onnx.load(trained)
         if saved.ir_version <= onnx.IR_VERSION:  # (a PyTorch 2.x export's is newer than Debian's)
@@ -487,9 +496,9 @@ def main():
             print(f"MISMATCH: the first gradient norm {norms[0]:.4g} is within --clip-grad-norm "
                   f"{args.clip_grad_norm:g}: nothing was clipped")
             sys.exit(1)
-    bf16 = args.precision == "bf16"
+    bf16 = args.precision in ("bf16", "f16")  # both measured against bfloat16 autocast
     if bf16 and args.drop_path_masks:
-        sys.exit("--precision bf16: not with --drop-path-masks")
+        sys.exit(f"--precision {args.precision}: not with --drop-path-masks")
     # The low-precision runs the bound is relative to: PyTorch's float32, or its autocast.
     samples32 = [reference(torch.float32, keep=keep, autocast=bf16)] + [
         reference(torch.float32, perturb=s, keep=keep, autocast=bf16)
@@ -515,14 +524,15 @@ def main():
         bound += f" or {args.vs_float32:g}x {args.low_name}'s whole-model error"
     if args.clip_grad_norm > 0:
         what += f", gradient norm clipped to {args.clip_grad_norm:g}"
+    low = "bfloat16" if args.precision == "bf16" else "half"
     if bf16:
-        what += " (mgsc --precision bf16)"
-        # Rounded to bfloat16 at all: the error is far above float32's.
+        what += f" (mgsc --precision {args.precision})"
+        # Rounded to bfloat16 (half) at all: the error is far above float32's.
         model_f32 = whole_model_error(float32_run, exact, finite)
         result["model_float32"] = model_f32
         if not result["model"] > 10 * model_f32:
             result["bad"].append(f"the whole model's error {result['model']:.2e} is not over 10x "
-                                 f"PyTorch float32's {model_f32:.2e}: no bfloat16 arithmetic")
+                                 f"PyTorch float32's {model_f32:.2e}: no {low} arithmetic")
     summary = (f"{args.model}: {what} of {len(exact)} tensors vs PyTorch (float64): max rel err "
                f"{result['worst']:.2e} (whole model {result['model']:.2e}, {args.low_name}'s "
                f"{result['model32']:.2e}; {bound}; a tensor within {args.tensor_factor:g}x "
@@ -530,7 +540,7 @@ def main():
                f"slack: whole model at {result['model_ratio']:.3f} of its bound, worst tensor "
                f"at {result['tensor_ratio']:.3f} of its bound ({result['tensor_worst']})")
     if bf16:
-        summary += (f"\nbfloat16: the whole model's error is {result['model'] / model_f32:.0f}x "
+        summary += (f"\n{low}: the whole model's error is {result['model'] / model_f32:.0f}x "
                     f"PyTorch float32's ({model_f32:.2e}; it must be over 10x)")
     print(summary)
     # Kept beside the run's files (a test's FileCheck swallows the output).

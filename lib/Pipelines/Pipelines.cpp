@@ -95,13 +95,14 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("target must be cpu or cuda, got '" + options.target + "'");
     return failure();
   }
-  if (options.precision != "f32" && options.precision != "bf16") {
-    emitError("precision must be f32 or bf16, got '" + options.precision + "'");
+  if (options.precision != "f32" && options.precision != "bf16" && options.precision != "f16") {
+    emitError("precision must be f32, bf16 or f16, got '" + options.precision + "'");
     return failure();
   }
-  if (options.precision == "bf16" && options.target == "cuda") {
-    emitError("precision bf16 is not enabled for target cuda yet (its CUDA kernels have not "
-              "run on a GPU); drop --precision or --target cuda");
+  if (options.precision != "f32" && options.target == "cuda") {
+    emitError("precision " + options.precision +
+              " is not enabled for target cuda yet (its CUDA kernels have not run on a GPU); "
+              "drop --precision or --target cuda");
     return failure();
   }
   if (options.clipGradNorm < 0 || !std::isfinite(options.clipGradNorm.getValue())) {

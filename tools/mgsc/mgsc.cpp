@@ -86,10 +86,12 @@ cl::opt<Device>
            cl::cat(category));
 cl::opt<std::string> precisionOpt(
     "precision",
-    cl::desc("The arithmetic of the GEMMs, matmuls and convolutions: f32 (default) or bf16 "
-             "(mixed precision: operands rounded to bfloat16, float32 accumulation; weights, "
-             "gradients, residuals and optimizer state stay float32; --target cpu)"),
-    cl::value_desc("f32|bf16"), cl::init("f32"), cl::cat(category));
+    cl::desc("The arithmetic of the GEMMs, matmuls and convolutions: f32 (default), bf16 or "
+             "f16 (mixed precision: operands rounded to bfloat16 or IEEE half, float32 "
+             "accumulation; weights, gradients, residuals and optimizer state stay float32; "
+             "f16 trains with a dynamic loss scale, the executable's --loss-scale; --target "
+             "cpu)"),
+    cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc(mgs::onnx_import::kDimHelp),
            cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> trainBatchNorm("train-batchnorm", cl::desc(mgs::onnx_import::kTrainBatchNormHelp),

@@ -29,10 +29,11 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
     attaches the runtime context to a GPU and places the io buffers and the
     arena in device memory; the calls are the same (the runtime dispatches).
 
-    With `precision=bf16` every GEMM, batched matmul and convolution, forward
-    and backward, computes on bfloat16 operands with float32 accumulation
-    (the descriptors' precision field); buffers, parameters, residuals and
-    optimizer state stay float32.
+    With `precision=bf16` (`f16`) every GEMM, batched matmul and convolution,
+    forward and backward, computes on bfloat16 (half) operands with float32
+    accumulation (the descriptors' precision field); buffers, parameters,
+    residuals and optimizer state stay float32. The manifest says which, and
+    with f16 the training executable scales the loss (--loss-scale).
   }];
   let dependentDialects = ["mlir::LLVM::LLVMDialect"];
   let options = [
@@ -43,9 +44,9 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
                "Density per epoch (the last one for the rest), recorded in the "
                "manifest: the driver sets it before each epoch (a density warm-up)">,
     Option<"precision", "precision", "std::string", /*default=*/"\"f32\"",
-           "The arithmetic of the GEMMs, matmuls and convolutions: f32, or bf16 "
-           "(operands rounded to bfloat16, float32 accumulation and results; "
-           "target cpu: the CUDA kernels have not run on a GPU yet)">,
+           "The arithmetic of the GEMMs, matmuls and convolutions: f32, bf16 or "
+           "f16 (operands rounded to bfloat16 or half, float32 accumulation and "
+           "results; target cpu: the CUDA kernels have not run on a GPU yet)">,
     Option<"instrument", "instrument", "bool", /*default=*/"false",
            "Calibration build: mark the start of backprop and each gradient's "
            "completion (mgsrt_mark) so the executable's --calibrate can time "

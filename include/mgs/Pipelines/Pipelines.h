@@ -76,8 +76,8 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
                              llvm::cl::init("cpu")};
   Option<std::string> precision{
       *this, "precision",
-      llvm::cl::desc("The arithmetic of GEMMs, matmuls and convolutions: f32, or bf16 (bfloat16 "
-                     "operands, float32 accumulation; target cpu)"),
+      llvm::cl::desc("The arithmetic of GEMMs, matmuls and convolutions: f32, bf16 or f16 "
+                     "(bfloat16 or half operands, float32 accumulation; target cpu)"),
       llvm::cl::init("f32")};
   Option<bool> instrument{*this, "instrument",
                           llvm::cl::desc("Calibration build (mgsc --profile-generate)"),

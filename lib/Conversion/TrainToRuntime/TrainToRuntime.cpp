@@ -150,14 +150,15 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                          << "' (expected cpu or cuda)";
       return signalPassFailure();
     }
-    if (precision != "f32" && precision != "bf16") {
+    if (precision != "f32" && precision != "bf16" && precision != "f16") {
       module.emitError() << "convert-train-to-runtime: unknown precision '" << precision
-                         << "' (expected f32 or bf16)";
+                         << "' (expected f32, bf16 or f16)";
       return signalPassFailure();
     }
-    if (precision == "bf16" && target == "cuda") {
-      module.emitError() << "convert-train-to-runtime: precision bf16 is not enabled for target "
-                            "cuda yet (its CUDA kernels have not run on a GPU)";
+    if (precision != "f32" && target == "cuda") {
+      module.emitError() << "convert-train-to-runtime: precision " << precision
+                         << " is not enabled for target cuda yet (its CUDA kernels have not "
+                            "run on a GPU)";
       return signalPassFailure();
     }
 
@@ -191,7 +192,9 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                             velocityIndex.size(), globals);
       lowering.instrument = instrument;
       lowering.deviceConstants = target == "cuda";
-      lowering.precision = precision == "bf16" ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32;
+      lowering.precision = precision == "bf16"  ? MGSRT_PRECISION_BF16
+                           : precision == "f16" ? MGSRT_PRECISION_F16
+                                                : MGSRT_PRECISION_F32;
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
@@ -289,8 +292,10 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       manifest += item(manifest::kWorkers) + " " + std::to_string(compiledWorkers);
     if (target == "cuda")
       manifest += item(manifest::kTarget) + " " + std::string(manifest::kTargetCuda);
-    if (precision == "bf16")
-      manifest += item(manifest::kPrecision) + " " + std::string(manifest::kPrecisionBf16);
+    if (precision != "f32")
+      manifest += item(manifest::kPrecision) + " " +
+                  std::string(precision == "bf16" ? manifest::kPrecisionBf16
+                                                  : manifest::kPrecisionF16);
     if (gtopk || sparseAllReduce)
       manifest += item(manifest::kSparseCollectives) +
                   (gtopk ? " " + std::string(manifest::kGTopK) : "") +

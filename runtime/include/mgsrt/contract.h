@@ -487,11 +487,12 @@ inline constexpr std::string_view kWorkers = "workers";
 inline constexpr std::string_view kTarget = "target"; ///< kTargetCpu | kTargetCuda
 inline constexpr std::string_view kTargetCpu = "cpu";
 inline constexpr std::string_view kTargetCuda = "cuda";
-/// "precision bf16" (optional; absent: float32): the GEMMs, matmuls and
-/// convolutions compute on bfloat16 operands (their descriptors say so; this
-/// line is for the run's header).
+/// "precision bf16|f16" (optional; absent: float32): the GEMMs, matmuls and
+/// convolutions compute on bfloat16 or half operands (their descriptors say
+/// so; this line is for the run's header, and f16 turns on loss scaling).
 inline constexpr std::string_view kPrecision = "precision";
 inline constexpr std::string_view kPrecisionBf16 = "bf16";
+inline constexpr std::string_view kPrecisionF16 = "f16";
 inline constexpr std::string_view kDensitySchedule = "density_schedule";
 inline constexpr std::string_view kInstrumented = "instrumented"; ///< always "1"
 inline constexpr std::string_view kMark = "mark";                 ///< B NAME

@@ -79,7 +79,7 @@ struct Manifest {
   std::vector<std::string> sparseCollectives;
   int64_t workers = 0;            // workers a sparse exchange was compiled for (0: any)
   bool cuda = false;              // `target cuda`: kernels run on a GPU
-  bool bf16 = false;              // `precision bf16`: bfloat16 GEMMs and convolutions
+  int precision = 0;              // MGSRT_PRECISION_*: `precision bf16|f16`, or float32
   bool instrumented = false;      // `instrumented 1`: the step calls mgsrt_mark
   /// `density_schedule R0 R1 ...`: the top-k density of epoch e is R[min(e, last)].
   std::vector<double> densitySchedule;
@@ -124,10 +124,10 @@ Status matchWeights(const Manifest &manifest, const std::string &path,
 struct Checkpoint {
   /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
   /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
-  /// then empty and `manifestHash` set (written files are always MGSCKPT4).
+  /// then empty and `manifestHash` set (written files are always MGSCKPT5).
   std::string manifest;
   uint64_t manifestHash = 0;
-  int version = 4; // the format read: 1 (MGSCKPT1), 2, 3 or 4
+  int version = 5; // the format read: 1 (MGSCKPT1), 2, 3, 4 or 5
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
@@ -139,6 +139,11 @@ struct Checkpoint {
   /// iterationsDone less these is the optimizer's update count (AdamW's bias
   /// correction). 0 in the earlier formats.
   uint64_t stepsSkipped = 0;
+  /// The loss scale the next step would use (1 without loss scaling; 1 in
+  /// the formats before MGSCKPT5) and the steps since a dynamic scale last
+  /// changed. Residuals are stored unscaled whatever the scale.
+  double lossScale = 1.0;
+  uint64_t lossScaleSteps = 0;
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };

@@ -78,6 +78,17 @@ MGSRT_EXPORT void mgsrt_ctx_set_sgd(mgsrt_ctx_t *ctx, float lr, float momentum,
  * update about to run (bias correction 1 - beta^step); call before each step. */
 MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2, float eps,
                                       int64_t step);
+/* Loss scaling (mixed precision, as torch.amp.GradScaler): the loss kernels
+ * (mgsrt_softmax_cross_entropy, mgsrt_elementwise_loss) multiply the
+ * gradient they start backprop with by `scale`, and mgsrt_sgd_update and
+ * mgsrt_clip_grad_norm divide the gradients they read by it, so what the
+ * optimizer applies does not change (bit for bit when the scale is a power
+ * of two and nothing overflows or underflows). The gradients and what
+ * accumulates them between steps (sparsification's residuals) are in scaled
+ * units: the caller rescales residuals when it changes the scale. scale: a
+ * positive finite float, 1 by default; anything else is ignored. */
+MGSRT_EXPORT void mgsrt_ctx_set_loss_scale(mgsrt_ctx_t *ctx, float scale);
+MGSRT_EXPORT float mgsrt_ctx_loss_scale(const mgsrt_ctx_t *ctx);
 /* The dropout random stream: its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
@@ -171,8 +182,14 @@ enum { MGSRT_VALUES_F32 = 0, MGSRT_VALUES_F16 = 1, MGSRT_VALUES_BF16 = 2 };
  *   F32:  float32 operands and accumulation.
  *   BF16: mixed precision: the operands (inputs and incoming gradients) are
  *         rounded to bfloat16 (to nearest, ties to even), the products are
- *         accumulated in float32 and the result is float32. */
-enum { MGSRT_PRECISION_F32 = 0, MGSRT_PRECISION_BF16 = 1 };
+ *         accumulated in float32 and the result is float32.
+ *   F16:  the same with the operands rounded to IEEE half (to nearest, ties to
+ *         even; above 65504 to infinity, small values to half's subnormals or
+ *         zero). Products of halves are exact in float32, so on a CPU without
+ *         half arithmetic the kernels compute on rounded float32 copies with
+ *         the same results. Gradients that underflow half need a loss scale
+ *         (mgsrt_ctx_set_loss_scale). */
+enum { MGSRT_PRECISION_F32 = 0, MGSRT_PRECISION_BF16 = 1, MGSRT_PRECISION_F16 = 2 };
 
 /* Gemm: Y = alpha * op(A) op(B) + beta * C.  desc: [M, N, K, trans_a, trans_b,
  *   alpha_bits, beta_bits, c0, c1, precision]
@@ -659,8 +676,9 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *   workers P                  (optional: sparse exchanges are compiled for exactly P workers)
  *   target cpu|cuda            (optional, default cpu: cuda makes the driver attach
  *                               the context to a GPU and keep every io buffer there)
- *   precision bf16             (optional, default float32: the GEMMs, matmuls and
- *                               convolutions are bfloat16 ones; for the run's header)
+ *   precision bf16|f16         (optional, default float32: the GEMMs, matmuls and
+ *                               convolutions are bfloat16 or half ones; for the run's
+ *                               header, and f16 makes the driver scale the loss)
  *   density_schedule R0 R1 ... (optional: the driver calls mgsrt_ctx_set_density with
  *                               R[min(epoch, last)] before each epoch: a warm-up)
  *   instrumented 1             (optional: the step calls mgsrt_mark; --calibrate works)

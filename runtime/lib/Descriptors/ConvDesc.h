@@ -20,7 +20,7 @@ struct ConvParams {
   int64_t s, n, c, m, g;
   std::vector<int64_t> in, kernel, out, strides, padsBegin, padsEnd, dilations;
   int64_t descLen; // entries of desc the convolution reads
-  bool bf16;       // bfloat16 operands, float32 accumulation (MGSRT_PRECISION_BF16)
+  Precision precision; // what the operands are rounded to (MGSRT_PRECISION_*)
 
   /// Elements of w (M x C/group x kernel).
   int64_t weightCount() const {
@@ -29,6 +29,9 @@ struct ConvParams {
       w *= k;
     return w;
   }
+  /// Elements of x (N x C x in) and of y (N x M x out).
+  int64_t srcCount() const { return n * c * product(in.data(), s); }
+  int64_t dstCount() const { return n * m * product(out.data(), s); }
 };
 
 /// Parses and checks `desc` into `p`; records an invalid-argument error and
@@ -75,7 +78,7 @@ inline mgsrt_status_t parseConv(mgsrt_ctx_t *ctx, const char *kernel, const int6
                         p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
                         " dilation=", p.dilations[i]);
   }
-  return parsePrecision(ctx, kernel, desc[F::at(F::Precision, p.s)], p.bf16);
+  return parsePrecision(ctx, kernel, desc[F::at(F::Precision, p.s)], p.precision);
 }
 
 /// The buffer checks of each direction (after parseConv).

@@ -27,7 +27,7 @@ struct GemmDesc {
   float alpha, beta;
   int64_t c0, c1;
   bool hasC;
-  bool bf16; ///< bfloat16 operands, float32 accumulation (MGSRT_PRECISION_BF16)
+  Precision precision; ///< what the operands are rounded to (MGSRT_PRECISION_*)
 };
 
 inline mgsrt_status_t parseGemm(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
@@ -51,7 +51,7 @@ inline mgsrt_status_t parseGemm(mgsrt_ctx_t *ctx, const char *kernel, const int6
   if (g.hasC && ((g.c0 != 1 && g.c0 != g.m) || (g.c1 != 1 && g.c1 != g.n)))
     return invalidArg(ctx, kernel, "C shape ", g.c0, "x", g.c1, " does not broadcast to ", g.m,
                       "x", g.n);
-  return parsePrecision(ctx, kernel, desc[F::Precision], g.bf16);
+  return parsePrecision(ctx, kernel, desc[F::Precision], g.precision);
 }
 
 /// gemm_fwd's buffer checks (bufs: A, B, C, Y).
@@ -88,7 +88,7 @@ struct MatmulDesc {
   const int64_t *outB, *lhsB, *rhsB;
   int64_t m, k, n;
   bool tl, tr; ///< lhs stored k x m, rhs stored n x k (each batch)
-  bool bf16;   ///< bfloat16 operands, float32 accumulation (MGSRT_PRECISION_BF16)
+  Precision precision; ///< what the operands are rounded to (MGSRT_PRECISION_*)
   int64_t outCount, lhsCount, rhsCount;
 };
 
@@ -121,7 +121,7 @@ inline mgsrt_status_t parseMatmul(mgsrt_ctx_t *ctx, const char *kernel, const in
     return invalidArg(ctx, kernel, "trans_lhs ", tl, " and trans_rhs ", tr, " must be 0 or 1");
   d.tl = tl;
   d.tr = tr;
-  return parsePrecision(ctx, kernel, desc[F::at(F::Precision, d.b)], d.bf16);
+  return parsePrecision(ctx, kernel, desc[F::at(F::Precision, d.b)], d.precision);
 }
 
 /// matmul_fwd's buffer checks (bufs: lhs, rhs, out).

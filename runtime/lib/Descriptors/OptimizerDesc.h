@@ -84,10 +84,12 @@ inline int64_t checkClipGradNormDesc(mgsrt_ctx_t *ctx, const int64_t *desc, void
 }
 
 /// Records the factor torch.nn.utils.clip_grad_norm_ multiplies every
-/// gradient by, min(1, max_norm / (norm + 1e-6)), for the updates that follow.
+/// gradient by, min(1, max_norm / (norm + 1e-6)), for the updates that follow
+/// (the norm of the gradients the loss scale multiplied: divided by it).
 inline void setClipScale(mgsrt_ctx_t *ctx, const int64_t *desc, double sumOfSquares) {
-  const double coef = descF64(desc, mgs::contract::ClipGradNormDesc::MaxNormBits) /
-                      (std::sqrt(sumOfSquares) + 1e-6);
+  const double norm = std::sqrt(sumOfSquares) * static_cast<double>(ctx->invLossScale);
+  const double coef =
+      descF64(desc, mgs::contract::ClipGradNormDesc::MaxNormBits) / (norm + 1e-6);
   ctx->gradScale = static_cast<float>(coef < 1 ? coef : 1.0);
 }
 

@@ -3,7 +3,7 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT4"
+//   magic            8 bytes  "MGSCKPT5"
 //   manifest         u64 length + the bytes of mgs_model_manifest()'s text
 //                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
@@ -20,10 +20,16 @@
 //   run_id           u64      the run that wrote it (every worker's file of
 //                             one run has the same; a resumed run keeps it)
 //   steps_skipped    u64      iterations whose step was dropped
-//                             (--on-nonfinite skip), all epochs
+//                             (--on-nonfinite skip, or a loss-scale
+//                             overflow), all epochs
+//   loss_scale       f64      the loss scale the next step would use
+//                             (mgsrt_ctx_set_loss_scale; 1 without scaling)
+//   scale_steps      u64      steps since the dynamic loss scale last changed
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
-// The earlier formats are still read: "MGSCKPT3" (no steps_skipped: read
+// Residuals are written unscaled (divided by the loss scale) in every format.
+// The earlier formats are still read: "MGSCKPT4" (no loss_scale and
+// scale_steps: read as 1 and 0), "MGSCKPT3" (no steps_skipped either: read
 // as 0), "MGSCKPT2" (no run_id either: read as 0,
 // unknown) and "MGSCKPT1" (also a u64 FNV-1a 64 of the manifest in place of
 // its text, and no CRC).
@@ -35,6 +41,7 @@
 
 #include "FileIO.h"
 
+#include <cmath>
 #include <cstring>
 
 namespace mgs::rt::driver {
@@ -43,7 +50,8 @@ namespace {
 constexpr char kMagicV1[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
 constexpr char kMagicV2[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
 constexpr char kMagicV3[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '4'};
+constexpr char kMagicV4[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '4'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '5'};
 /// A manifest longer than this is not one mgsc wrote.
 constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 } // namespace
@@ -80,6 +88,8 @@ Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, 
   writeTensorList(w, c.velocities);
   w.writeValue(c.runId);
   w.writeValue(c.stepsSkipped);
+  w.writeValue(c.lossScale);
+  w.writeValue(c.lossScaleSteps);
   w.writeCrc();
   return w.finish();
 }
@@ -94,14 +104,17 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   const bool v1 = std::memcmp(magic, kMagicV1, 8) == 0;
   const bool v2 = std::memcmp(magic, kMagicV2, 8) == 0;
   const bool v3 = std::memcmp(magic, kMagicV3, 8) == 0;
-  if (!v1 && !v2 && !v3 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT4\", \"MGSCKPT3\", "
-                  "\"MGSCKPT2\" or \"MGSCKPT1\")");
+  const bool v4 = std::memcmp(magic, kMagicV4, 8) == 0;
+  if (!v1 && !v2 && !v3 && !v4 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT5\", \"MGSCKPT4\", "
+                  "\"MGSCKPT3\", \"MGSCKPT2\" or \"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
   c.runId = 0;
   c.stepsSkipped = 0;
-  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : 4;
+  c.lossScale = 1.0;
+  c.lossScaleSteps = 0;
+  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : 5;
   if (v1) {
     if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
       return s;
@@ -126,8 +139,13 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       !(body = r.readValue(c.rngState, "the header")).ok() ||
       !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok() ||
       (c.version >= 3 && !(body = r.readValue(c.runId, "the run id")).ok()) ||
-      (c.version >= 4 && !(body = r.readValue(c.stepsSkipped, "the skipped steps")).ok()))
+      (c.version >= 4 && !(body = r.readValue(c.stepsSkipped, "the skipped steps")).ok()) ||
+      (c.version >= 5 && (!(body = r.readValue(c.lossScale, "the loss scale")).ok() ||
+                          !(body = r.readValue(c.lossScaleSteps, "the loss scale")).ok())))
     return body;
+  if (!(c.lossScale > 0) || !std::isfinite(c.lossScale))
+    return r.fail("the loss scale " + std::to_string(c.lossScale) +
+                  " is not a positive number (corrupt?)");
   if (!v1) {
     if (Status s = r.readCrc(); !s.ok())
       return s;

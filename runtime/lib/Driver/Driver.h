@@ -192,6 +192,9 @@ private:
   /// `found`: "NAME' (element i: v)" for the first param (state params but
   /// the residuals alone, if `stateOnly`) holding NaN or infinity, or "".
   int findNonfiniteParam(bool stateOnly, std::string &found);
+  /// `found`: "NAME' (element i)" for the first residual holding NaN or
+  /// infinity, or "".
+  int findNonfiniteResidual(std::string &found);
   std::vector<std::vector<float>> snapshot; // params, then velocities
   /// Per param: a buffer loaded holding infinities (an attention mask's
   /// -inf), which the finiteness checks leave alone (it is never updated).
@@ -199,6 +202,32 @@ private:
   int64_t skippedSteps = 0;
   /// Steps dropped before this run (the resumed checkpoint's count).
   uint64_t skippedBefore = 0;
+
+  // LossScale.cpp: loss scaling (--loss-scale; dynamic by default for a
+  // model compiled with --precision f16).
+  /// Settles the scale (the options, the manifest, a resumed checkpoint),
+  /// says it in the header and scales the residuals as loaded (files hold
+  /// them unscaled).
+  int setupLossScale();
+  /// A dynamic scale: the step just run overflowed (its gradients are not
+  /// finite, its loss is): the scale halves (an error below kMinLossScale)
+  /// and the residuals, already back to before the step, follow it.
+  int backOffLossScale(int64_t epoch, int64_t it);
+  /// A dynamic scale after a step that was kept: it doubles after
+  /// --loss-scale-window of them in a row.
+  int growLossScale();
+  /// Multiplies every residual by `factor` (they hold scaled gradients).
+  int scaleResiduals(float factor);
+  /// Param i as files hold it: a residual divided by the loss scale.
+  std::vector<float> paramForFile(size_t i);
+  /// The end of the run's line on the scale ("" without dynamic scaling).
+  void printLossScaleSummary();
+  bool dynamicLossScale = false;
+  float lossScale = 1.0f;
+  uint64_t lossScaleSteps = 0;  ///< kept steps since the dynamic scale last changed
+  int64_t overflowSteps = 0;    ///< steps dropped for overflow this run (in skippedSteps too)
+  int64_t lossScaleGrowths = 0; ///< doublings this run
+  static constexpr float kMinLossScale = 0x1p-24f;
 
   // Calibrate.cpp
   int runCalibration();

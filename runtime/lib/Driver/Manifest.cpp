@@ -391,9 +391,12 @@ private:
     if (item == key::kPrecision) {
       if (!once(item) || !expectWords(2))
         return false;
-      if (words[1] != key::kPrecisionBf16)
-        return fail("precision must be bf16 (float32 has no line)");
-      m.bf16 = true;
+      if (words[1] == key::kPrecisionBf16)
+        m.precision = MGSRT_PRECISION_BF16;
+      else if (words[1] == key::kPrecisionF16)
+        m.precision = MGSRT_PRECISION_F16;
+      else
+        return fail("precision must be bf16 or f16 (float32 has no line)");
       return true;
     }
     if (item == key::kSource) {

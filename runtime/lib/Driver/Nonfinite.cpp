@@ -9,6 +9,9 @@
 // (--on-nonfinite stop, the default) or is undone on every worker alike
 // (--on-nonfinite skip: the workers agree with one small allgather, then go
 // back to the params and velocities from before the step) and counted.
+// With dynamic loss scaling (LossScale.cpp) a step whose gradients (or
+// residuals) are not finite while its loss is overflowed the scale: it is
+// dropped the same way, whatever --on-nonfinite says, and the scale halves.
 //
 // Saves check the params too (finiteParams): nothing that holds a NaN is
 // written over the last good checkpoint or weights file.
@@ -19,6 +22,7 @@
 
 #include "mgsrt/contract.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -95,6 +99,21 @@ int Driver::findNonfiniteParam(bool stateOnly, std::string &found) {
   return 0;
 }
 
+int Driver::findNonfiniteResidual(std::string &found) {
+  found.clear();
+  for (size_t i = 0; i < m.params.size() && found.empty(); ++i) {
+    const TensorSpec &p = m.params[i];
+    if (!isResidual(p))
+      continue;
+    if (int rc = toHost(params[i]))
+      return rc;
+    const int64_t at = firstNonfinite(params[i].f32(), p.numElements());
+    if (at >= 0)
+      found = p.name + "' (element " + std::to_string(at) + ")";
+  }
+  return 0;
+}
+
 int Driver::snapshotParams() {
   if (int rc = paramsToHost())
     return rc;
@@ -135,23 +154,40 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     if (!stat.empty())
       what = "the running statistic '" + stat + " is not finite";
   }
-  bool anyBad = !what.empty();
+  // Dynamic loss scaling: gradients that are not finite while the loss is
+  // are an overflow of the scale. A worker's gradient entries the sparse
+  // exchange did not send stay in its residuals, so those are looked at too.
+  bool overflow = false;
+  if (dynamicLossScale && std::isfinite(lossValue) && !faultAt(iteration)) {
+    overflow = badUpdates > 0;
+    if (what.empty()) {
+      std::string residual;
+      if (int rc = findNonfiniteResidual(residual))
+        return rc;
+      if (!residual.empty()) {
+        what = "the residual '" + residual + " is not finite";
+        overflow = true;
+      }
+    }
+  }
+  // 0: a good step; 1: an overflow of the loss scale; 2: anything else.
+  int verdict = what.empty() ? 0 : overflow ? 1 : 2;
   std::string where;
-  if (o.skipNonfinite && workers > 1) {
-    // Every worker drops the step or none does.
+  if ((o.skipNonfinite || dynamicLossScale) && workers > 1) {
+    // Every worker drops the step or none does, and for the same reason.
     std::vector<int32_t> all;
-    if (int rc = gatherFromWorkers({what.empty() ? 0 : 1}, all))
+    if (int rc = gatherFromWorkers({verdict}, all))
       return rc;
-    anyBad = false;
+    verdict = 0;
     for (int r = 0; r < workers; ++r)
       if (all[r]) {
-        where += (anyBad ? ", " : " on worker(s) ") + std::to_string(r);
-        anyBad = true;
+        where += (where.empty() ? " on worker(s) " : ", ") + std::to_string(r);
+        verdict = std::max(verdict, static_cast<int>(all[r]));
       }
   }
-  if (!anyBad)
+  if (verdict == 0)
     return 0;
-  if (!o.skipNonfinite)
+  if (verdict == 2 && !o.skipNonfinite)
     return error("training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
                  "run): %s; stopped without writing over any earlier save or checkpoint (lower "
                  "--lr, or pass --on-nonfinite skip to drop such steps)",
@@ -167,6 +203,8 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     }
   ++skippedSteps;
   skipped = true;
+  if (verdict == 1)
+    return backOffLossScale(epoch, it);
   std::printf("epoch %lld, iteration %lld: step dropped (--on-nonfinite skip)%s: %s\n",
               static_cast<long long>(epoch + 1), static_cast<long long>(it + 1), where.c_str(),
               what.empty() ? "another worker's loss or gradient is not finite" : what.c_str());

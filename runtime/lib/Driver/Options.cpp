@@ -80,6 +80,14 @@ constexpr const char *kUsageTraining =
     "  --on-nonfinite stop|skip a NaN or infinite loss or gradient: stop with an error\n"
     "                           naming the iteration and the param (default), or drop\n"
     "                           that step on every worker, count it and go on\n"
+    "  --loss-scale MODE        dynamic, none or a number: multiply the loss's gradient\n"
+    "                           by a scale the update divides out, so that small\n"
+    "                           gradients survive half precision. dynamic (the default\n"
+    "                           for mgsc --precision f16) halves it and drops the step\n"
+    "                           when a gradient overflows, and doubles it after\n"
+    "                           --loss-scale-window steps without; a number is fixed\n"
+    "  --loss-scale-init S      the dynamic scale's start (default 65536)\n"
+    "  --loss-scale-window N    (default 2000, as torch.amp.GradScaler)\n"
     "  --timeout SECONDS        end the job, naming the workers that did not arrive, when\n"
     "                           a step or collective makes no progress for this long\n"
     "                           (MPI workers; default 300; the set-up, the first\n"
@@ -123,7 +131,8 @@ const std::set<std::string> kTrainOnly = {
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
     "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
     "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
-    "--on-nonfinite", "--timeout", "--comm", "--per-class"};
+    "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale", "--loss-scale-init",
+    "--loss-scale-window"};
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -216,7 +225,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--save-weights", "--save",        "--weights",    "--input",      "--output",
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
         "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
-        "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm"};
+        "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--loss-scale",
+        "--loss-scale-init", "--loss-scale-window"};
     if (!known.count(arg))
       return problem("unknown option '" + std::string(argv[i]) + "'");
     if (!haveValue) {
@@ -307,6 +317,22 @@ Status parseOptions(int argc, char **argv, Options &o) {
       if (value != "stop" && value != "skip")
         return bad("stop or skip");
       o.skipNonfinite = value == "skip";
+    } else if (arg == "--loss-scale") {
+      if (value == "dynamic" || value == "none") {
+        o.lossScaling = value == "dynamic" ? LossScaling::Dynamic : LossScaling::None;
+      } else {
+        if (!parseF64(value, 0, o.lossScale) || !(o.lossScale > 0) ||
+            !std::isfinite(static_cast<float>(o.lossScale)))
+          return bad("dynamic, none or a positive float32 number");
+        o.lossScaling = LossScaling::Static;
+      }
+    } else if (arg == "--loss-scale-init") {
+      if (!parseF64(value, 0, o.lossScaleInit) || !(o.lossScaleInit > 0) ||
+          !std::isfinite(static_cast<float>(o.lossScaleInit)))
+        return bad("a positive float32 number");
+    } else if (arg == "--loss-scale-window") {
+      if (!parseI64(value, 1, o.lossScaleWindow))
+        return bad("an integer >= 1");
     } else if (arg == "--timeout") {
       if (!parseF64(value, 0, o.timeout))
         return bad("a number of seconds >= 0");

@@ -30,6 +30,10 @@ enum class LrSchedule { Step, Cosine };
 /// --comm: how a GPU model's collectives run (a CPU model's run on MPI).
 enum class DeviceComm { Nccl, Mpi };
 
+/// --loss-scale: what the loss's gradient is multiplied by. Default: dynamic
+/// for a model compiled with --precision f16, none otherwise.
+enum class LossScaling { Default, None, Static, Dynamic };
+
 /// The command line as parsed: the defaults where an option is not given.
 struct Options {
   std::string program = "mgs-model";
@@ -58,6 +62,10 @@ struct Options {
   /// --on-nonfinite skip: drop a step whose loss or gradient is not finite
   /// (else stop with an error).
   bool skipNonfinite = false;
+  LossScaling lossScaling = LossScaling::Default;
+  double lossScale = 1.0;         ///< --loss-scale S (Static)
+  double lossScaleInit = 65536.0; ///< --loss-scale-init: the dynamic scale's start (2^16)
+  int64_t lossScaleWindow = 2000; ///< --loss-scale-window: kept steps before it doubles
   /// --timeout: seconds without progress before the job is ended (0: never).
   double timeout = 300;
   /// --comm: NCCL (one GPU per rank), or MPI through pinned host memory.

@@ -271,10 +271,11 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   c.iterationsDone = iterationsDone;
   c.rngState = mgsrt_ctx_rng_state(ctx);
   size_t v = 0;
+  c.lossScale = lossScale;
+  c.lossScaleSteps = lossScaleSteps;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    const float *p = params[i].f32();
     int64_t n = m.params[i].numElements();
-    c.params.push_back({m.params[i].name, m.params[i].dims, std::vector<float>(p, p + n)});
+    c.params.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});
     if (!m.params[i].trainable)
       continue;
     const float *vel = velocities[v++].f32();
@@ -326,11 +327,8 @@ int Driver::saveWeights() {
   if (int rc = checkFiniteBeforeSave("--save-weights"))
     return rc;
   std::vector<Tensor> ts;
-  for (size_t i = 0; i < m.params.size(); ++i) {
-    const float *p = params[i].f32();
-    ts.push_back({m.params[i].name, m.params[i].dims,
-                  std::vector<float>(p, p + m.params[i].numElements())});
-  }
+  for (size_t i = 0; i < m.params.size(); ++i)
+    ts.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});
   if (Status s = writeWeights(o.saveWeights, ts); !s.ok())
     return error(s);
   return 0;

@@ -405,9 +405,13 @@ int Driver::runTraining() {
     std::printf("1 process, %d thread(s) (set OMP_NUM_THREADS to change: sums then round in "
                 "another order, so the figures differ a little)\n",
                 omp_get_max_threads());
-  if (m.bf16)
-    std::printf("precision bf16: GEMMs, matmuls and convolutions on bfloat16 operands, float32 "
-                "accumulation; weights, gradients and optimizer state float32\n");
+  if (m.precision != MGSRT_PRECISION_F32)
+    std::printf("precision %s: GEMMs, matmuls and convolutions on %s operands, float32 "
+                "accumulation; weights, gradients and optimizer state float32\n",
+                m.precision == MGSRT_PRECISION_F16 ? "f16" : "bf16",
+                m.precision == MGSRT_PRECISION_F16 ? "half" : "bfloat16");
+  if (int rc = setupLossScale())
+    return rc;
   if (o.optimizer == Optimizer::AdamW)
     std::printf("optimizer adamw: betas %g, %g, eps %g, decoupled weight decay %g\n", o.beta1,
                 o.beta2, o.eps, o.weightDecay);
@@ -460,7 +464,7 @@ int Driver::runTraining() {
                             static_cast<float>(o.eps), // dropped steps not counted
                             static_cast<int64_t>(iterationsDone - skippedBefore) -
                                 skippedSteps + 1);
-      if (o.skipNonfinite)
+      if (o.skipNonfinite || dynamicLossScale)
         if (int rc = snapshotParams())
           return rc;
       if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
@@ -478,6 +482,9 @@ int Driver::runTraining() {
       if (skipped) {
         ++skippedThisEpoch;
       } else {
+        if (dynamicLossScale)
+          if (int rc = growLossScale())
+            return rc;
         lossSum += l;
         windowLoss += l;
         ++windowIters;
@@ -548,10 +555,11 @@ int Driver::runTraining() {
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
                                 iterationsDone))
       return rc;
-  if (skippedSteps > 0)
+  if (skippedSteps > overflowSteps)
     std::printf("dropped %lld step(s) whose loss or gradient was not finite "
                 "(--on-nonfinite skip)\n",
-                static_cast<long long>(skippedSteps));
+                static_cast<long long>(skippedSteps - overflowSteps));
+  printLossScaleSummary();
   if (!evalSet().empty()) {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))

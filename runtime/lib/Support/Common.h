@@ -118,15 +118,29 @@ inline double descF64(const int64_t *desc, int index) {
   return mgsrt_f64_from_bits(desc[index]);
 }
 
-/// A descriptor's precision field (MGSRT_PRECISION_*): true for bfloat16
-/// operands; records an invalid-argument error for any other value.
+/// What a GEMM, matmul or convolution rounds its operands to before it
+/// multiplies (MGSRT_PRECISION_*); it accumulates in float32 either way.
+enum class Precision : uint8_t { F32, BF16, F16 };
+
+/// A descriptor's precision field; records an invalid-argument error for a
+/// value that is not an MGSRT_PRECISION_*.
 inline mgsrt_status_t parsePrecision(mgsrt_ctx_t *ctx, const char *kernel, int64_t value,
-                                     bool &bf16) {
-  if (value != MGSRT_PRECISION_F32 && value != MGSRT_PRECISION_BF16)
+                                     Precision &precision) {
+  switch (value) {
+  case MGSRT_PRECISION_F32:
+    precision = Precision::F32;
+    return MGSRT_OK;
+  case MGSRT_PRECISION_BF16:
+    precision = Precision::BF16;
+    return MGSRT_OK;
+  case MGSRT_PRECISION_F16:
+    precision = Precision::F16;
+    return MGSRT_OK;
+  default:
     return invalidArg(ctx, kernel, "precision ", value, " is not ", int(MGSRT_PRECISION_F32),
-                      " (float32) or ", int(MGSRT_PRECISION_BF16), " (bfloat16)");
-  bf16 = value == MGSRT_PRECISION_BF16;
-  return MGSRT_OK;
+                      " (float32), ", int(MGSRT_PRECISION_BF16), " (bfloat16) or ",
+                      int(MGSRT_PRECISION_F16), " (half)");
+  }
 }
 
 /// `g` where `keep`, else +0.0f, without a branch. Written as a bit mask

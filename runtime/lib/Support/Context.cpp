@@ -3,6 +3,7 @@
 #include "Support/Context.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -77,6 +78,15 @@ void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2, float eps, 
   ctx->eps = eps;
   ctx->adamStep = step;
 }
+
+void mgsrt_ctx_set_loss_scale(mgsrt_ctx_t *ctx, float scale) {
+  if (!(scale > 0.0f) || !std::isfinite(scale))
+    return;
+  ctx->lossScale = scale;
+  ctx->invLossScale = 1.0f / scale;
+}
+
+float mgsrt_ctx_loss_scale(const mgsrt_ctx_t *ctx) { return ctx->lossScale; }
 
 uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx) { return ctx->rngState; }
 

@@ -91,6 +91,11 @@ struct mgsrt_ctx {
   /// What mgsrt_clip_grad_norm last set: the factor every update applies to
   /// its gradient (1: no clipping).
   float gradScale = 1.0f;
+  /// mgsrt_ctx_set_loss_scale: the loss kernels' gradients are multiplied by
+  /// lossScale, and the updates and the norm clipping undo it.
+  float lossScale = 1.0f, invLossScale = 1.0f;
+  /// The factor an update applies to the gradient it reads.
+  float updateScale() const { return gradScale * invLossScale; }
   /// sgd_update calls whose gradient held a NaN or an infinity since the
   /// last mgsrt_ctx_take_nonfinite, and the first one's param buffer.
   int64_t nonfiniteUpdates = 0;

@@ -100,11 +100,13 @@ TEST(Manifest, ParsesSparseCollectives) {
 }
 
 TEST(Manifest, ParsesPrecision) {
-  Manifest plain, bf16;
+  Manifest plain, bf16, f16;
   ASSERT_TRUE(succeeded(parseManifest(kTrain, plain)));
-  EXPECT_FALSE(plain.bf16);
+  EXPECT_EQ(plain.precision, MGSRT_PRECISION_F32);
   ASSERT_TRUE(succeeded(parseManifest(std::string(kTrain) + "precision bf16\n", bf16)));
-  EXPECT_TRUE(bf16.bf16);
+  EXPECT_EQ(bf16.precision, MGSRT_PRECISION_BF16);
+  ASSERT_TRUE(succeeded(parseManifest(std::string(kTrain) + "precision f16\n", f16)));
+  EXPECT_EQ(f16.precision, MGSRT_PRECISION_F16);
 }
 
 TEST(Manifest, FormatsShapes) {
@@ -206,7 +208,7 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest line 5: sparse_collectives: 'ring' is not gtopk or "
                     "sparse-allreduce: 'sparse_collectives gtopk ring'"},
         BadManifest{HEAD "precision f32\n",
-                    "manifest line 5: precision must be bf16 (float32 has no line): "
+                    "manifest line 5: precision must be bf16 or f16 (float32 has no line): "
                     "'precision f32'"},
         BadManifest{HEAD TAIL "mgs-manifest 3\n",
                     "manifest line 8: duplicate 'mgs-manifest': 'mgs-manifest 3'"}));

@@ -182,6 +182,8 @@ TEST(Checkpoint, RoundTrips) {
   c.rngState = 0x123456789abcdefull;
   c.runId = 0xfeedface12345678ull;
   c.stepsSkipped = 7;
+  c.lossScale = 8192.0;
+  c.lossScaleSteps = 1999;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -189,9 +191,11 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 4);
+  EXPECT_EQ(r.version, 5);
   EXPECT_EQ(r.runId, c.runId);
   EXPECT_EQ(r.stepsSkipped, 7u);
+  EXPECT_EQ(r.lossScale, 8192.0);
+  EXPECT_EQ(r.lossScaleSteps, 1999u);
   EXPECT_EQ(r.seed, 42u);
   EXPECT_EQ(r.holdout, 0.2);
   EXPECT_EQ(r.numSamples, 1797u);
@@ -245,9 +249,9 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
-  // (What MGSCKPT4 writes, less its run id, skipped steps and CRC.)
+  // (What MGSCKPT5 writes, less its run id, skipped steps, loss scale and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 20);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 36);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -259,15 +263,40 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.params[2].data, c.params[2].data);
 }
 
-/// `c` written as MGSCKPT4 with its last `drop` bytes before the CRC cut,
+/// `c` written as MGSCKPT5 with its last `drop` bytes before the CRC cut,
 /// under `magic`, with a new CRC: the earlier formats.
 std::string olderFormat(const TempDir &dir, const Checkpoint &c, const char *magic, size_t drop) {
-  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v4", c)));
-  std::string v4 = readFile(dir / "v4");
-  std::string old = magic + v4.substr(8, v4.size() - 8 - 4 - drop);
+  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v5", c)));
+  std::string v5 = readFile(dir / "v5");
+  std::string old = magic + v5.substr(8, v5.size() - 8 - 4 - drop);
   const uint32_t crc = static_cast<uint32_t>(
       crc32(0, reinterpret_cast<const Bytef *>(old.data()), static_cast<uInt>(old.size())));
   return old + std::string(reinterpret_cast<const char *>(&crc), 4);
+}
+
+TEST(Checkpoint, ReadsTheFourthFormat) {
+  // MGSCKPT4: MGSCKPT5 without the loss scale and its steps (read as 1, 0).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 3\nmode train\n";
+  c.stepsSkipped = 5;
+  c.lossScale = 512.0;
+  c.lossScaleSteps = 3;
+  c.params = sampleTensors();
+  writeFile(dir / "v4", olderFormat(dir, c, "MGSCKPT4", 16));
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v4", r)));
+  EXPECT_EQ(r.version, 4);
+  EXPECT_EQ(r.stepsSkipped, 5u);
+  EXPECT_EQ(r.lossScale, 1.0);
+  EXPECT_EQ(r.lossScaleSteps, 0u);
+  // A loss scale that is not a positive number is a corrupt file.
+  c.lossScale = -2.0;
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "bad", c)));
+  Status err = readCheckpoint(dir / "bad", r);
+  EXPECT_NE(err.message.find("the loss scale -2.000000 is not a positive number (corrupt?)"),
+            std::string::npos)
+      << err.message;
 }
 
 TEST(Checkpoint, ReadsTheThirdFormat) {
@@ -279,7 +308,7 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   c.runId = 78;
   c.stepsSkipped = 5;
   c.params = sampleTensors();
-  writeFile(dir / "v3", olderFormat(dir, c, "MGSCKPT3", 8));
+  writeFile(dir / "v3", olderFormat(dir, c, "MGSCKPT3", 24));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v3", r)));
   EXPECT_EQ(r.version, 3);
@@ -287,8 +316,8 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   EXPECT_EQ(r.stepsSkipped, 0u);
   EXPECT_EQ(r.epochsDone, 3u);
   // The current format keeps the count.
-  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v4", r)));
-  EXPECT_EQ(r.version, 4);
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v5", r)));
+  EXPECT_EQ(r.version, 5);
   EXPECT_EQ(r.stepsSkipped, 5u);
 }
 
@@ -300,7 +329,7 @@ TEST(Checkpoint, ReadsTheSecondFormat) {
   c.epochsDone = 2;
   c.runId = 77;
   c.params = sampleTensors();
-  writeFile(dir / "v2", olderFormat(dir, c, "MGSCKPT2", 16));
+  writeFile(dir / "v2", olderFormat(dir, c, "MGSCKPT2", 32));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v2", r)));
   EXPECT_EQ(r.version, 2);

@@ -148,16 +148,15 @@ TEST_P(ConvTest, BackwardMatchesFiniteDifferences) {
     checkGrad(db, b, dy, fwd, 0.5, 1e-3, "db");
 }
 
-// bfloat16: each direction equals the float32 one on its operands rounded to
-// bfloat16 (the bias and what a direction writes stay float32), and rounds.
-TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
+// bfloat16 and half: each direction equals the float32 one on its operands
+// rounded to bfloat16 / half (the bias and what a direction writes stay
+// float32), and rounds.
+void expectFloat32OnRoundedOperands(const ConvCase &cc, const RoundedPrecision &p) {
   Ctx ctx;
-  const ConvCase cc = GetParam();
-  const auto desc = cc.desc(), half = bf16Desc(desc);
+  const auto desc = cc.desc(), half = bf16Desc(desc, p.precision);
   std::vector<float> x = randomVec(cc.xSize()), w = randomVec(cc.wSize()), b = randomVec(cc.m),
                      dy = randomVec(cc.ySize());
-  std::vector<float> rx = roundBf16(x), rw = roundBf16(w), rdy = roundBf16(dy);
+  std::vector<float> rx = p.round(x), rw = p.round(w), rdy = p.round(dy);
   float *bias = cc.bias ? b.data() : nullptr;
   auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &in, std::vector<float> &k) {
     std::vector<float> y(cc.ySize(), NAN);
@@ -167,7 +166,7 @@ TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
   };
   const std::vector<float> y = fwd(half, x, w);
   expectClose(y, toDouble(fwd(desc, rx, rw)), 1e-5, 1e-5, "y");
-  EXPECT_GT(maxAbsDiff(y, fwd(desc, x, w)), 1e-4) << "no rounding to bfloat16";
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, x, w)), p.showsRounding) << "no rounding";
   auto bwdData = [&](const std::vector<int64_t> &d, std::vector<float> &g,
                      std::vector<float> &k) {
     std::vector<float> dx(x.size(), NAN);
@@ -188,6 +187,15 @@ TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
   expectClose(dw, toDouble(wantDw), 1e-5, 1e-5, "dw");
   if (cc.bias)
     expectClose(db, toDouble(wantDb), 1e-5, 1e-5, "db");
+}
+
+TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  expectFloat32OnRoundedOperands(GetParam(), kBf16);
+}
+
+TEST_P(ConvTest, F16IsFloat32OnRoundedOperands) {
+  expectFloat32OnRoundedOperands(GetParam(), kF16);
 }
 
 INSTANTIATE_TEST_SUITE_P(

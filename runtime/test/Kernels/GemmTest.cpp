@@ -80,19 +80,17 @@ TEST_P(GemmTest, BackwardMatchesFiniteDifferences) {
     checkGrad(dc, cm, dy, fwd, 0.5, 1e-3, "dC");
 }
 
-// bfloat16: the kernel on x equals the float32 kernel on x rounded to
-// bfloat16 (products of bfloat16 values are exact in float32; only the order
-// of the float32 sums may differ), and it does round: the float32 kernel on x
-// itself gives another result.
-TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
+// bfloat16 and half: the kernel on x equals the float32 kernel on x rounded
+// to bfloat16 / half (products of such values are exact in float32; only the
+// order of the float32 sums may differ), and it does round: the float32
+// kernel on x itself gives another result.
+void expectFloat32OnRoundedOperands(const GemmCase &c, const RoundedPrecision &p) {
   Ctx ctx;
-  const GemmCase c = GetParam();
-  const auto desc = gemmDesc(c), half = bf16Desc(desc);
+  const auto desc = gemmDesc(c), half = bf16Desc(desc, p.precision);
   const bool hasC = c.c0 || c.c1;
   std::vector<float> a = randomVec(c.m * c.k), b = randomVec(c.k * c.n),
                      cm = randomVec(std::max<int64_t>(1, c.c0 * c.c1)), dy = randomVec(c.m * c.n);
-  std::vector<float> ra = roundBf16(a), rb = roundBf16(b), rdy = roundBf16(dy);
+  std::vector<float> ra = p.round(a), rb = p.round(b), rdy = p.round(dy);
   auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w) {
     std::vector<float> y(c.m * c.n, NAN);
     void *bufs[] = {x.data(), w.data(), hasC ? cm.data() : nullptr, y.data()};
@@ -101,7 +99,7 @@ TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
   };
   const std::vector<float> y = fwd(half, a, b), want = fwd(desc, ra, rb);
   expectClose(y, toDouble(want), 1e-5, 1e-5, "Y");
-  EXPECT_GT(maxAbsDiff(y, fwd(desc, a, b)), 1e-4) << "no rounding to bfloat16";
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, a, b)), p.showsRounding) << "no rounding";
   auto bwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w,
                  std::vector<float> &g) {
     std::vector<float> da(a.size(), NAN), db(b.size(), NAN);
@@ -115,6 +113,15 @@ TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
   expectClose(db, toDouble(wantDb), 1e-5, 1e-5, "dB");
 }
 
+TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  expectFloat32OnRoundedOperands(GetParam(), kBf16);
+}
+
+TEST_P(GemmTest, F16IsFloat32OnRoundedOperands) {
+  expectFloat32OnRoundedOperands(GetParam(), kF16);
+}
+
 INSTANTIATE_TEST_SUITE_P(
     Shapes, GemmTest,
     ::testing::Values(GemmCase{3, 4, 5, false, false, 1.0, 1.0, 0, 0},
@@ -124,6 +131,39 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{7, 2, 3, false, true, 2.0, 1.0, 1, 1},
                       GemmCase{1, 6, 9, true, false, 1.0, 0.0, 1, 6},
                       GemmCase{8, 10, 16, false, true, 1.0, 1.0, 1, 10}));
+
+// A half gemm's operands are rounded as IEEE half is (to nearest, ties to
+// even, past 65504 to infinity, half's subnormals below 2^-14): Y = A * 1
+// shows A as rounded (the same value; a zero's sign aside) against the compiler's own conversion,
+// on the edge cases and on 2^20 bit patterns spread over every float.
+TEST(GemmTest, F16RoundsOperandsAsIeeeHalf) {
+  std::vector<float> a = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.996f, 65520.0f, 65536.0f, 1e30f,
+                          INFINITY, -INFINITY, 0x1p-14f, 0x1.ffcp-15f, 0x1p-24f, 0x1p-25f,
+                          0x1.000002p-25f, 0x1.8p-24f, 0x1.002p0f, 0x1.006p0f, 0x1.001p0f,
+                          0x1.003p0f, -0x1.7fep-3f, 3.14159265f, 1e-8f, -1e-7f, NAN};
+  for (uint32_t i = 0; i < (1u << 20); ++i) {
+    const uint32_t u = i * 4093u + (i << 12); // every exponent, many fractions
+    float x;
+    std::memcpy(&x, &u, sizeof x);
+    a.push_back(x);
+  }
+  const int64_t m = static_cast<int64_t>(a.size());
+  const int64_t desc[] = {m, 1, 1, 0, 0, bits(1.0), bits(0.0), 0, 0, MGSRT_PRECISION_F16};
+  float one = 1.0f;
+  std::vector<float> y(a.size());
+  void *bufs[] = {a.data(), &one, nullptr, y.data()};
+  Ctx ctx;
+  ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc, bufs));
+  int64_t wrong = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    const float want = roundHalf(a[i]);
+    const bool same = std::isnan(want) ? std::isnan(y[i]) : want == y[i]; // +0 == -0
+    if (!same && ++wrong <= 5)
+      ADD_FAILURE() << "A = " << a[i] << " (" << std::hexfloat << a[i] << "): got " << y[i]
+                    << ", IEEE half " << want << std::defaultfloat;
+  }
+  EXPECT_EQ(wrong, 0);
+}
 
 TEST(GemmTest, LargeProductMatchesReference) {
   Ctx ctx;
@@ -204,6 +244,9 @@ protected:
     return c.tr ? (ri * c.n + j) * c.k + p : (ri * c.k + p) * c.n + j;
   }
 
+  /// As GemmTest's expectFloat32OnRoundedOperands.
+  void expectFloat32OnRoundedOperands(const RoundedPrecision &p);
+
   Ctx ctx;
   MatmulCase c;
   std::vector<int64_t> desc, ob;
@@ -268,13 +311,12 @@ TEST_P(MatmulTest, BackwardOverwritesGradients) {
   expectClose(dr, wantR, 1e-5, 1e-5, "drhs");
 }
 
-// bfloat16: as GemmTest.Bf16IsFloat32OnRoundedOperands, through broadcast
-// and transposed batches.
-TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
-  const auto half = bf16Desc(desc);
+// bfloat16 and half: as GemmTest.Bf16IsFloat32OnRoundedOperands, through
+// broadcast and transposed batches.
+void MatmulTest::expectFloat32OnRoundedOperands(const RoundedPrecision &p) {
+  const auto half = bf16Desc(desc, p.precision);
   std::vector<float> dy = randomVec(product(ob) * c.m * c.n);
-  std::vector<float> rl = roundBf16(l), rr = roundBf16(r), rdy = roundBf16(dy);
+  std::vector<float> rl = p.round(l), rr = p.round(r), rdy = p.round(dy);
   auto fwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w) {
     std::vector<float> y(dy.size(), NAN);
     void *bufs[] = {x.data(), w.data(), y.data()};
@@ -283,7 +325,7 @@ TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
   };
   const std::vector<float> y = fwd(half, l, r);
   expectClose(y, toDouble(fwd(desc, rl, rr)), 1e-5, 1e-5, "out");
-  EXPECT_GT(maxAbsDiff(y, fwd(desc, l, r)), 1e-4) << "no rounding to bfloat16";
+  EXPECT_GT(maxAbsDiff(y, fwd(desc, l, r)), p.showsRounding) << "no rounding";
   auto bwd = [&](const std::vector<int64_t> &d, std::vector<float> &x, std::vector<float> &w,
                  std::vector<float> &g) {
     std::vector<float> dl(l.size(), NAN), dr(r.size(), NAN);
@@ -296,6 +338,13 @@ TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
   expectClose(dl, toDouble(wantDl), 1e-5, 1e-5, "dlhs");
   expectClose(dr, toDouble(wantDr), 1e-5, 1e-5, "drhs");
 }
+
+TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  expectFloat32OnRoundedOperands(kBf16);
+}
+
+TEST_P(MatmulTest, F16IsFloat32OnRoundedOperands) { expectFloat32OnRoundedOperands(kF16); }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                          ::testing::Values(MatmulCase{{}, {}, 3, 4, 5},
@@ -314,13 +363,13 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                                            MatmulCase{{2, 1}, {1, 3}, 2, 4, 3, true, false},
                                            MatmulCase{{8}, {8}, 17, 16, 17, false, true})); // K^T
 
-TEST(MatmulErrors, PrecisionIsF32OrBf16) {
+TEST(MatmulErrors, PrecisionIsF32Bf16OrF16) {
   Ctx ctx;
   std::vector<float> l(6), r(6), y(4);
   void *bufs[] = {l.data(), r.data(), y.data()};
-  const int64_t desc[] = {0, 2, 3, 2, 0, 0, 2};
+  const int64_t desc[] = {0, 2, 3, 2, 0, 0, 3};
   EXPECT_EQ(mgsrt_matmul_fwd(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(ctx.message(), "matmul_fwd: precision 2 is not 0 (float32) or 1 (bfloat16)");
+  EXPECT_EQ(ctx.message(), "matmul_fwd: precision 3 is not 0 (float32), 1 (bfloat16) or 2 (half)");
 }
 
 TEST(MatmulErrors, TransFlagsAreZeroOrOne) {

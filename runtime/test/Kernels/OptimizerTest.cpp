@@ -155,3 +155,57 @@ TEST(ClipGradNormTest, NormDoesNotDependOnTheThreads) {
 }
 
 } // namespace
+
+// Loss scaling: the cross-entropy's gradient is the loss scale times the
+// unscaled one (a power of two: exactly), the loss itself is not scaled, and
+// the SGD, AdamW and clipped updates divide the scale out: on those scaled
+// gradients they end bit for bit where the unscaled ones do.
+TEST(LossScaleTest, LossGradientScaledUpdatesUnscaled) {
+  const int64_t n = 4, c = 3;
+  std::vector<float> logits = randomVec(n * c, -2, 2);
+  std::vector<int64_t> labels = {0, 2, 1, 2};
+  const int64_t ce[] = {n, c, -100, bits(0.0), 0};
+  auto crossEntropy = [&](float scale, std::vector<float> &dlogits) {
+    Ctx ctx;
+    mgsrt_ctx_set_loss_scale(ctx, scale);
+    float loss = NAN;
+    void *bufs[] = {logits.data(), labels.data(), &loss, dlogits.data(), nullptr};
+    EXPECT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, ce, bufs));
+    return loss;
+  };
+  std::vector<float> g(n * c), gs(n * c);
+  const float loss = crossEntropy(1.0f, g), lossScaled = crossEntropy(1024.0f, gs);
+  EXPECT_EQ(loss, lossScaled);
+  for (int64_t i = 0; i < n * c; ++i)
+    ASSERT_EQ(gs[i], 1024.0f * g[i]) << i;
+
+  for (bool adamw : {false, true})
+    for (bool clip : {false, true}) {
+      auto update = [&](float scale, std::vector<float> &grad) {
+        Ctx ctx;
+        mgsrt_ctx_set_loss_scale(ctx, scale);
+        mgsrt_ctx_set_sgd(ctx, 0.1f, 0.9f, 0.01f);
+        if (adamw)
+          mgsrt_ctx_set_adamw(ctx, 0.9f, 0.999f, 1e-8f, 1);
+        const int64_t m = static_cast<int64_t>(grad.size());
+        if (clip) { // a max norm the gradient exceeds: the clipping scales it
+          const int64_t desc[] = {1, bits(0.05), m};
+          void *bufs[] = {grad.data()};
+          EXPECT_OK(ctx, mgsrt_clip_grad_norm(ctx, desc, bufs));
+        }
+        std::vector<float> p(logits), state(2 * m, 0.0f);
+        const int64_t desc[] = {m};
+        void *bufs[] = {p.data(), grad.data(), state.data()};
+        EXPECT_OK(ctx, mgsrt_sgd_update(ctx, desc, bufs));
+        return p;
+      };
+      EXPECT_EQ(update(1024.0f, gs), update(1.0f, g))
+          << (adamw ? "adamw" : "sgd") << (clip ? ", clipped" : "");
+    }
+  // A scale that is not a positive finite number is ignored.
+  Ctx ctx;
+  mgsrt_ctx_set_loss_scale(ctx, 8.0f);
+  for (float bad : {0.0f, -1.0f, INFINITY, NAN})
+    mgsrt_ctx_set_loss_scale(ctx, bad);
+  EXPECT_EQ(mgsrt_ctx_loss_scale(ctx), 8.0f);
+}

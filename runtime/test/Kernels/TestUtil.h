@@ -62,10 +62,30 @@ inline std::vector<float> roundBf16(std::vector<float> v) {
   return v;
 }
 
+/// x rounded to the nearest IEEE half (ties to even), as a float: the
+/// compiler's own conversion (F16C or libgcc's), not the runtime's.
+inline float roundHalf(float x) { return static_cast<float>(static_cast<_Float16>(x)); }
+inline std::vector<float> roundHalf(std::vector<float> v) {
+  for (float &x : v)
+    x = roundHalf(x);
+  return v;
+}
+
+/// A reduced precision of the tests: its descriptor value, the rounding of
+/// an operand (the reference), and a difference that shows it was applied.
+struct RoundedPrecision {
+  int64_t precision;
+  std::vector<float> (*round)(std::vector<float>);
+  double showsRounding;
+};
+inline const RoundedPrecision kBf16{MGSRT_PRECISION_BF16, roundBf16, 1e-4};
+inline const RoundedPrecision kF16{MGSRT_PRECISION_F16, roundHalf, 1e-5};
+
 /// A gemm, matmul or conv descriptor (whose last field is the precision) in
-/// bfloat16.
-inline std::vector<int64_t> bf16Desc(std::vector<int64_t> desc) {
-  desc.back() = MGSRT_PRECISION_BF16;
+/// `precision` (bfloat16 by default).
+inline std::vector<int64_t> bf16Desc(std::vector<int64_t> desc,
+                                     int64_t precision = MGSRT_PRECISION_BF16) {
+  desc.back() = precision;
   return desc;
 }
 

@@ -12,6 +12,7 @@
 #include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
 #include "Kernels/CPU/Dnnl.h"
+#include "Kernels/CPU/HalfOperands.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -71,6 +72,7 @@ bool useBlockedLayouts() {
 //===----------------------------------------------------------------------===//
 
 using cpu::DnnlEnv;
+using cpu::halfOperands;
 
 DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return cpu::dnnlEnv(ctx); }
 
@@ -165,7 +167,8 @@ Mds makeMds(const ConvParams &p, const ConvShapes &s, Reads reads) {
   m.dst = {s.dst, dt::f32, plainDataTag(p.s)};
   m.weights = {s.weights, dt::f32, plainWeightsTag(p.s, p.g > 1)};
   m.bias = {s.bias, dt::f32, tag::x};
-  auto type = [&](bool read) { return p.bf16 && read ? dt::bf16 : dt::f32; };
+  const bool bf16 = p.precision == Precision::BF16;
+  auto type = [&](bool read) { return bf16 && read ? dt::bf16 : dt::f32; };
   const dt srcType = type(reads != Reads::BwdData), weightsType = type(reads != Reads::BwdWeights),
            dstType = type(reads != Reads::Fwd);
   const bool blocked = useBlockedLayouts();
@@ -242,6 +245,21 @@ std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl:
 // Kernels
 //===----------------------------------------------------------------------===//
 
+/// Half precision: points the direction's two operands (`first`, `second`,
+/// what the primitive reads) at copies rounded to half; nothing otherwise.
+mgsrt_status_t halfReads(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
+                         void *&first, int64_t firstCount, void *&second, int64_t secondCount) {
+  if (p.precision != Precision::F16)
+    return MGSRT_OK;
+  const float *ops[] = {static_cast<const float *>(first), static_cast<const float *>(second)};
+  const int64_t counts[] = {firstCount, secondCount};
+  if (halfOperands(ctx, kernel, ops, counts, 2))
+    return ctx->status;
+  first = const_cast<float *>(ops[0]);
+  second = const_cast<float *>(ops[1]);
+  return MGSRT_OK;
+}
+
 mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::conv_fwd);
   ConvParams p;
@@ -258,6 +276,8 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (!step)
     step = makeFwd(p, bias, env.engine);
   void *ptrs[4] = {bufs[0], bufs[1], bufs[3], bufs[2]};
+  if (halfReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.weightCount()))
+    return ctx->status;
   step->run(env.stream, ptrs);
   return MGSRT_OK;
 }
@@ -276,6 +296,8 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   if (!cache.bwdData)
     cache.bwdData = makeBwdData(p, env.engine);
   void *ptrs[3] = {bufs[0], bufs[1], bufs[2]};
+  if (halfReads(ctx, kernel, p, ptrs[0], p.dstCount(), ptrs[1], p.weightCount()))
+    return ctx->status;
   cache.bwdData->run(env.stream, ptrs);
   return MGSRT_OK;
 }
@@ -300,6 +322,8 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (!step)
     step = makeBwdWeights(p, bias, env.engine);
   void *ptrs[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
+  if (halfReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
+    return ctx->status;
   step->run(env.stream, ptrs);
   return MGSRT_OK;
 }

@@ -2,13 +2,16 @@
 //
 // float32: dnnl_sgemm. bfloat16 (MGSRT_PRECISION_BF16): oneDNN's matmul
 // primitive on bfloat16 copies of the operands (reorders), accumulating and
-// writing float32; the primitives and the copies are cached per shape.
+// writing float32; the primitives and the copies are cached per shape. Half
+// (MGSRT_PRECISION_F16): the float32 path on copies of the operands rounded
+// to half (HalfOperands.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
 #include "Kernels/CPU/Dnnl.h"
+#include "Kernels/CPU/HalfOperands.h"
 
 #include <dnnl.h>
 
@@ -21,6 +24,7 @@
 #include <vector>
 
 using namespace mgs::rt;
+using mgs::rt::cpu::halfOperands;
 using mgs::rt::cpu::sgemm;
 
 bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
@@ -199,6 +203,15 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *b = static_cast<const float *>(bufs[1]);
   const float *c = static_cast<const float *>(bufs[2]);
   float *y = static_cast<float *>(bufs[3]);
+  const bool bf16 = g.precision == Precision::BF16;
+  if (g.precision == Precision::F16) {
+    const float *ops[] = {a, b};
+    const int64_t counts[] = {g.m * g.k, g.k * g.n};
+    if (halfOperands(ctx, kernel, ops, counts, 2))
+      return ctx->status;
+    a = ops[0];
+    b = ops[1];
+  }
   float beta = 0.0f;
   if (g.hasC) {
     // Y = beta * broadcast(C), then accumulate the product into it.
@@ -209,7 +222,7 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
         y[i * g.n + j] = g.beta * c[i * rs + j * cs];
     beta = 1.0f;
   }
-  gemm(ctx, kernel, g.bf16, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.ta ? g.m : g.k, b,
+  gemm(ctx, kernel, bf16, g.ta, g.tb, g.m, g.n, g.k, g.alpha, a, g.ta ? g.m : g.k, b,
         g.tb ? g.k : g.n, beta, y, g.n);
   return ctx->status;
 }
@@ -228,21 +241,32 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *b = static_cast<const float *>(bufs[1]);
   const float *dy = static_cast<const float *>(bufs[2]);
   const int64_t m = g.m, n = g.n, k = g.k;
+  const bool bf16 = g.precision == Precision::BF16;
+  const float *dySum = dy; // dC sums dY as it is; the products may read it rounded
+  if (g.precision == Precision::F16 && (da || db)) {
+    const float *ops[] = {db ? a : nullptr, da ? b : nullptr, dy};
+    const int64_t counts[] = {m * k, k * n, m * n};
+    if (halfOperands(ctx, kernel, ops, counts, 3))
+      return ctx->status;
+    a = ops[0];
+    b = ops[1];
+    dy = ops[2];
+  }
   // With opA = op(A) (M x K) and opB = op(B) (K x N):
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
   if (da) {
     if (!g.ta) // dA (M x K) = alpha dY op(B)^T
-      gemm(ctx, kernel, g.bf16, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f, da,
+      gemm(ctx, kernel, bf16, false, !g.tb, m, k, n, g.alpha, dy, n, b, g.tb ? k : n, 0.0f, da,
            k);
     else // dA (K x M) = alpha op(B) dY^T
-      gemm(ctx, kernel, g.bf16, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f, da, m);
+      gemm(ctx, kernel, bf16, g.tb, true, k, m, n, g.alpha, b, g.tb ? k : n, dy, n, 0.0f, da, m);
   }
   if (db && !ctx->failed()) {
     if (!g.tb) // dB (K x N) = alpha op(A)^T dY
-      gemm(ctx, kernel, g.bf16, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f, db,
+      gemm(ctx, kernel, bf16, !g.ta, false, k, n, m, g.alpha, a, g.ta ? m : k, dy, n, 0.0f, db,
            n);
     else // dB (N x K) = alpha dY^T op(A)
-      gemm(ctx, kernel, g.bf16, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f, db, k);
+      gemm(ctx, kernel, bf16, true, g.ta, n, k, m, g.alpha, dy, n, a, g.ta ? m : k, 0.0f, db, k);
   }
   if (dc && !ctx->failed()) {
     // dC = beta * dY summed over C's broadcast dims.
@@ -250,7 +274,7 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     if (c0 == m && c1 == n) {
 #pragma omp parallel for simd if (m * n >= kParallelGrain) schedule(static)
       for (int64_t i = 0; i < m * n; ++i)
-        dc[i] = g.beta * dy[i];
+        dc[i] = g.beta * dySum[i];
     } else if (c0 == 1 && c1 == n) {
       // Column sums, a block of columns at a time walking dY's rows (each
       // column still summed in row order, in double).
@@ -260,7 +284,7 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
         const int64_t width = std::min(kBlock, n - j0);
         double s[kBlock] = {};
         for (int64_t i = 0; i < m; ++i) {
-          const float *row = dy + i * n + j0;
+          const float *row = dySum + i * n + j0;
 #pragma omp simd
           for (int64_t j = 0; j < width; ++j)
             s[j] += row[j];
@@ -273,13 +297,13 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
       for (int64_t i = 0; i < m; ++i) {
         double s = 0.0;
         for (int64_t j = 0; j < n; ++j)
-          s += dy[i * n + j];
+          s += dySum[i * n + j];
         dc[i] = static_cast<float>(g.beta * s);
       }
     } else { // 1 x 1
       double s = 0.0;
       for (int64_t i = 0; i < m * n; ++i)
-        s += dy[i];
+        s += dySum[i];
       dc[0] = static_cast<float>(g.beta * s);
     }
   }
@@ -303,15 +327,24 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t m = d.m, k = d.k, n = d.n;
   if (d.outCount == 0)
     return MGSRT_OK;
+  const bool bf16 = d.precision == Precision::BF16;
+  if (d.precision == Precision::F16) {
+    const float *ops[] = {lhs, rhs};
+    const int64_t counts[] = {d.lhsCount * m * k, d.rhsCount * k * n};
+    if (halfOperands(ctx, kernel, ops, counts, 2))
+      return ctx->status;
+    lhs = ops[0];
+    rhs = ops[1];
+  }
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
-    gemm(ctx, kernel, d.bf16, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n,
+    gemm(ctx, kernel, bf16, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n,
          0.0f, out, n);
     return ctx->status;
   }
   std::vector<int64_t> li, ri;
   batchMaps(d, li, ri);
-  batchedGemm(ctx, kernel, d.bf16, d.tl, d.tr, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
+  batchedGemm(ctx, kernel, bf16, d.tl, d.tr, m, n, k, d.outCount, true, 0.0f, [&](int64_t o) {
     return std::tuple(lhs + li[o] * m * k, rhs + ri[o] * k * n, out + o * m * n);
   });
   return ctx->status;
@@ -344,6 +377,16 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   if (d.outCount == 0)
     return MGSRT_OK;
   const float betaL = lhsOwn ? 0.0f : 1.0f, betaR = rhsOwn ? 0.0f : 1.0f;
+  const bool bf16 = d.precision == Precision::BF16;
+  if (d.precision == Precision::F16) {
+    const float *ops[] = {dr ? lhs : nullptr, dl ? rhs : nullptr, dout};
+    const int64_t counts[] = {d.lhsCount * m * k, d.rhsCount * k * n, d.outCount * m * n};
+    if (halfOperands(ctx, kernel, ops, counts, 3))
+      return ctx->status;
+    lhs = ops[0];
+    rhs = ops[1];
+    dout = ops[2];
+  }
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
   if (!stackLhs)
@@ -352,30 +395,30 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   // d opR = opL^T dOut; a transposed operand's gradient is their transpose.
   if (dl) {
     if (stackLhs) // dL (B*M x K) = dOut (B*M x N) opR^T
-      gemm(ctx, kernel, d.bf16, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
+      gemm(ctx, kernel, bf16, false, !tr, bm, k, n, 1.0f, dout, n, rhs, tr ? k : n, 0.0f, dl, k);
     else if (!tl) // dL_l (M x K) += dOut_o opR_o^T; the l distinct when lhs does not broadcast
-      batchedGemm(ctx, kernel, d.bf16, false, !tr, m, k, n, d.outCount, lhsOwn, betaL,
+      batchedGemm(ctx, kernel, bf16, false, !tr, m, k, n, d.outCount, lhsOwn, betaL,
                   [&](int64_t o) {
                     return std::tuple(dout + o * m * n, rhs + ri[o] * k * n, dl + li[o] * m * k);
                   });
     else // dL_l (K x M) += opR_o dOut_o^T
-      batchedGemm(ctx, kernel, d.bf16, tr, true, k, m, n, d.outCount, lhsOwn, betaL,
+      batchedGemm(ctx, kernel, bf16, tr, true, k, m, n, d.outCount, lhsOwn, betaL,
                   [&](int64_t o) {
                     return std::tuple(rhs + ri[o] * k * n, dout + o * m * n, dl + li[o] * m * k);
                   });
   }
   if (dr && !ctx->failed()) {
     if (stackLhs && !tr) // dR (K x N) = L^T (K x B*M) dOut (B*M x N)
-      gemm(ctx, kernel, d.bf16, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
+      gemm(ctx, kernel, bf16, true, false, k, n, bm, 1.0f, lhs, k, dout, n, 0.0f, dr, n);
     else if (stackLhs) // dR (N x K) = dOut^T (N x B*M) L (B*M x K)
-      gemm(ctx, kernel, d.bf16, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
+      gemm(ctx, kernel, bf16, true, false, n, k, bm, 1.0f, dout, n, lhs, k, 0.0f, dr, k);
     else if (!tr) // dR_r (K x N) += opL_o^T dOut_o; the r distinct when rhs does not broadcast
-      batchedGemm(ctx, kernel, d.bf16, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount,
+      batchedGemm(ctx, kernel, bf16, !tl, false, k, n, m, d.outCount, d.rhsCount == d.outCount,
                   betaR, [&](int64_t o) {
                     return std::tuple(lhs + li[o] * m * k, dout + o * m * n, dr + ri[o] * k * n);
                   });
     else // dR_r (N x K) += dOut_o^T opL_o
-      batchedGemm(ctx, kernel, d.bf16, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount,
+      batchedGemm(ctx, kernel, bf16, true, tl, n, k, m, d.outCount, d.rhsCount == d.outCount,
                   betaR, [&](int64_t o) {
                     return std::tuple(dout + o * m * n, lhs + li[o] * m * k, dr + ri[o] * k * n);
                   });

@@ -22,13 +22,14 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   float *loss = static_cast<float *>(bufs[2]);
   float *dx = static_cast<float *>(bufs[3]);
   const double invN = p.reductionScale();
+  const double gradScale = invN * static_cast<double>(ctx->lossScale); // invN at scale 1
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (p.count >= kParallelGrain) schedule(static)
   for (int64_t i = 0; i < p.count; ++i) {
     double grad;
     total += elementLoss(p, i, x[i], t[i], grad);
     if (dx)
-      dx[i] = static_cast<float>(grad * invN);
+      dx[i] = static_cast<float>(grad * gradScale);
   }
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;

@@ -22,7 +22,8 @@ namespace {
 /// gradient is NaN or infinite, found as the gradient is read (no extra pass).
 float sgd(float *__restrict param, const float *__restrict grad, float *__restrict vel,
           int64_t n, const mgsrt_ctx_t &c) {
-  const float lr = c.lr, momentum = c.momentum, wd = c.weightDecay, scale = c.gradScale;
+  const float lr = c.lr, momentum = c.momentum, wd = c.weightDecay,
+              scale = c.updateScale();
   // torch.optim.SGD (dampening 0, no nesterov): d = grad + wd * p;
   // buf = momentum * buf + d (buf = d on the first step, the same from a zero
   // buffer); p -= lr * buf. A scale of 1 leaves the gradient's bits as they are.
@@ -61,7 +62,7 @@ MGSRT_SIMD_CLONES float adamwRange(float *__restrict param, const float *__restr
 float adamw(float *__restrict param, const float *__restrict grad, float *__restrict m,
            float *__restrict v, int64_t n, const mgsrt_ctx_t &c) {
   const AdamWStep s = adamwStep(c);
-  const float scale = c.gradScale;
+  const float scale = c.updateScale();
   // torch.optim.AdamW (single tensor): p *= 1 - lr * wd; m = b1 m + (1 - b1) g;
   // v = b2 v + (1 - b2) g^2; p -= lr / bc1 * m / (sqrt(v) / sqrt(bc2) + eps),
   // each operation rounded on its own (no FMA: Kernels/CMakeLists.txt).

@@ -298,6 +298,7 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
   // mean is 0 / 0).
   const double invN = p.reductionScale(norm);
+  const double gradScale = invN * static_cast<double>(ctx->lossScale); // invN at scale 1
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
   for (int64_t i = 0; i < n; ++i) {
@@ -307,8 +308,9 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
         std::fill_n(drow, c, 0.0f);
       continue;
     }
-    total += p.weight ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, invN, drow)
-                      : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, invN, drow);
+    total += p.weight
+                 ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, gradScale, drow)
+                 : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, gradScale, drow);
   }
   *loss = static_cast<float>(total * invN);
   return MGSRT_OK;

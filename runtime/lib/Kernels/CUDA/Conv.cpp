@@ -452,19 +452,19 @@ mgsrt_status_t convInput(mgsrt_ctx_t *ctx, const char *kernel, const ConvCudnn &
   return MGSRT_OK;
 }
 
-/// bfloat16 (p.bf16): every direction's two operands are bufs[0] and
-/// bufs[1] (x and w, dy and w, x and dy), of c0 and c1 floats; `bufs` (of
+/// bfloat16 or half (p.precision): every direction's two operands are bufs[0]
+/// and bufs[1] (x and w, dy and w, x and dy), of c0 and c1 floats; `bufs` (of
 /// `size` entries: 4, or bwd_data's 3) then points at `copy`, the same list
-/// with those two rounded (bf16Operands).
-mgsrt_status_t bf16ConvOperands(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
-                                void *const *&bufs, int size, int64_t c0, int64_t c1,
-                                void *(&copy)[4]) {
-  if (!p.bf16)
+/// with those two rounded (roundedOperands).
+mgsrt_status_t roundedConvOperands(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
+                                   void *const *&bufs, int size, int64_t c0, int64_t c1,
+                                   void *(&copy)[4]) {
+  if (p.precision == Precision::F32)
     return MGSRT_OK;
   const float *ops[2] = {static_cast<const float *>(bufs[0]),
                          static_cast<const float *>(bufs[1])};
   const int64_t counts[2] = {c0, c1};
-  if (bf16Operands(ctx, kernel, ops, counts, 2))
+  if (roundedOperands(ctx, kernel, p.precision, ops, counts, 2))
     return ctx->status;
   copy[0] = const_cast<float *>(ops[0]);
   copy[1] = const_cast<float *>(ops[1]);
@@ -491,7 +491,7 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (p.n == 0)
     return MGSRT_OK;
   void *copy[4];
-  if (bf16ConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c), p.weightCount(), copy))
+  if (roundedConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c), p.weightCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseFwd(ctx, kernel, *cc))
@@ -524,7 +524,7 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   if (p.n == 0)
     return MGSRT_OK;
   void *copy[4];
-  if (bf16ConvOperands(ctx, kernel, p, bufs, 3, elements(p.out, p.n, p.m), p.weightCount(),
+  if (roundedConvOperands(ctx, kernel, p, bufs, 3, elements(p.out, p.n, p.m), p.weightCount(),
                        copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
@@ -565,7 +565,7 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
     return MGSRT_OK;
   }
   void *copy[4];
-  if (bf16ConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c),
+  if (roundedConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c),
                        elements(p.out, p.n, p.m), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;

@@ -15,6 +15,7 @@
 #include "Descriptors/ElementwiseDesc.h"
 
 #include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 using namespace mgs::rt;
 using namespace mgs::rt::cuda;
@@ -582,21 +583,25 @@ mgsrt_status_t accumulateKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *con
   return MGSRT_OK;
 }
 
-__global__ void roundToBf16Kernel(const float *__restrict__ in, float *__restrict__ out,
-                                  int64_t n) {
+/// out = in rounded to bfloat16 (half when `half`), to nearest even.
+__global__ void roundOperandKernel(const float *__restrict__ in, float *__restrict__ out,
+                                   int64_t n, bool half) {
   for (int64_t i = mgs::rt::cuda::firstIndex(); i < n; i += mgs::rt::cuda::gridStride())
-    out[i] = __bfloat162float(__float2bfloat16_rn(in[i]));
+    out[i] = half ? __half2float(__float2half_rn(in[i]))
+                  : __bfloat162float(__float2bfloat16_rn(in[i]));
 }
 
-/// bf16Operands' scratch: one device array per context.
-const int64_t kBf16ScratchKey = 0; // its cache key (no descriptor has this address)
+/// roundedOperands' scratch: one device array per context.
+const int64_t kRoundedScratchKey = 0; // its cache key (no descriptor has this address)
 
 } // namespace
 
 namespace mgs::rt::cuda {
 
-mgsrt_status_t bf16Operands(mgsrt_ctx_t *ctx, const char *kernel, const float **ptrs,
-                            const int64_t *counts, int n) {
+mgsrt_status_t roundedOperands(mgsrt_ctx_t *ctx, const char *kernel, Precision precision,
+                               const float **ptrs, const int64_t *counts, int n) {
+  if (precision == Precision::F32)
+    return MGSRT_OK;
   CudaState &st = state(ctx);
   int64_t total = 0;
   for (int i = 0; i < n; ++i)
@@ -604,12 +609,13 @@ mgsrt_status_t bf16Operands(mgsrt_ctx_t *ctx, const char *kernel, const float **
       total += counts[i];
   float *next = nullptr;
   bool grown = false;
-  if (deviceArray(ctx, kernel, &kBf16ScratchKey, total, next, grown))
+  if (deviceArray(ctx, kernel, &kRoundedScratchKey, total, next, grown))
     return ctx->status;
   for (int i = 0; i < n; ++i) {
     if (!ptrs[i] || counts[i] == 0)
       continue;
-    roundToBf16Kernel<<<gridFor(counts[i]), 256, 0, st.stream>>>(ptrs[i], next, counts[i]);
+    roundOperandKernel<<<gridFor(counts[i]), 256, 0, st.stream>>>(ptrs[i], next, counts[i],
+                                                                  precision == Precision::F16);
     MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
     ptrs[i] = next;
     next += counts[i];

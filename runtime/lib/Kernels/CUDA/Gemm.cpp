@@ -157,10 +157,10 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *y = static_cast<float *>(bufs[3]);
   if (g.m == 0 || g.n == 0)
     return MGSRT_OK;
-  if (g.bf16) {
+  if (g.precision != Precision::F32) {
     const float *ops[2] = {a, b};
     const int64_t counts[2] = {g.m * g.k, g.k * g.n};
-    if (bf16Operands(ctx, kernel, ops, counts, 2))
+    if (roundedOperands(ctx, kernel, g.precision, ops, counts, 2))
       return ctx->status;
     a = ops[0];
     b = ops[1];
@@ -237,12 +237,12 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *db = static_cast<float *>(bufs[4]);
   float *dc = static_cast<float *>(bufs[5]);
   const int64_t m = g.m, n = g.n, k = g.k;
-  // bfloat16: the products read rounded copies of A, B and dY; dC sums dY itself.
+  // bfloat16 or half: the products read rounded copies of A, B and dY; dC sums dY itself.
   const float *dyOp = dy;
-  if (g.bf16 && (da || db)) {
+  if (g.precision != Precision::F32 && (da || db)) {
     const float *ops[3] = {db ? a : nullptr, da ? b : nullptr, dy};
     const int64_t counts[3] = {m * k, k * n, m * n};
-    if (bf16Operands(ctx, kernel, ops, counts, 3))
+    if (roundedOperands(ctx, kernel, g.precision, ops, counts, 3))
       return ctx->status;
     a = ops[0];
     b = ops[1];
@@ -324,10 +324,10 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t lda = d.tl ? m : k, ldb = d.tr ? k : n;
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.bf16) {
+  if (d.precision != Precision::F32) {
     const float *ops[2] = {lhs, rhs};
     const int64_t counts[2] = {d.lhsCount * m * k, d.rhsCount * k * n};
-    if (bf16Operands(ctx, kernel, ops, counts, 2))
+    if (roundedOperands(ctx, kernel, d.precision, ops, counts, 2))
       return ctx->status;
     lhs = ops[0];
     rhs = ops[1];
@@ -413,10 +413,10 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.bf16) {
+  if (d.precision != Precision::F32) {
     const float *ops[3] = {lhs, rhs, dout};
     const int64_t counts[3] = {d.lhsCount * m * k, d.rhsCount * k * n, d.outCount * m * n};
-    if (bf16Operands(ctx, kernel, ops, counts, 3))
+    if (roundedOperands(ctx, kernel, d.precision, ops, counts, 3))
       return ctx->status;
     lhs = ops[0];
     rhs = ops[1];

@@ -76,8 +76,8 @@ mgsrt_status_t elementwiseLoss(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
       stageOnDevice(ctx, kernel, p.posWeight, reinterpret_cast<float *>(partial + blocks), p.last))
     return ctx->status;
   elementwiseLossKernel<<<blocks, kThreads, 0, st>>>(
-      static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]), p, invN, partial,
-      static_cast<float *>(bufs[3]));
+      static_cast<const float *>(bufs[0]), static_cast<const float *>(bufs[1]), p,
+      invN * static_cast<double>(ctx->lossScale), partial, static_cast<float *>(bufs[3]));
   meanOfPartialsKernel<<<1, kThreads, 0, st>>>(partial, blocks, invN,
                                                static_cast<float *>(bufs[2]));
   return MGSRT_OK;

@@ -93,12 +93,13 @@ mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
     return s;
   unsigned *flags = cuda::state(ctx).nonfinite.device;
   cudaStream_t stream = cuda::state(ctx).stream;
+  const float scale = ctx->updateScale();
   if (ctx->adamw)
     adamwKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, state + n, n,
-                                                adamwStep(*ctx), ctx->gradScale, flags, ordinal);
+                                                adamwStep(*ctx), scale, flags, ordinal);
   else
     sgdKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, n, ctx->lr, ctx->momentum,
-                                              ctx->weightDecay, ctx->gradScale, flags, ordinal);
+                                              ctx->weightDecay, scale, flags, ordinal);
   return MGSRT_OK;
 }
 

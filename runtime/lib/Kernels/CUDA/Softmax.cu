@@ -411,8 +411,10 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
       p.weight ? verdictAndSums.weightSums[0] : static_cast<double>(verdict[1]);
   const double weightSum = p.weight ? verdictAndSums.weightSums[1] : static_cast<double>(p.c);
   const double invN = p.reductionScale(norm);
-  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, invN, weightSum,
-                                                              rowLoss, dlogits);
+  // The gradient's factor: the mean's times the loss scale (exactly invN at 1).
+  const double gradScale = invN * static_cast<double>(ctx->lossScale);
+  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, gradScale,
+                                                              weightSum, rowLoss, dlogits);
   crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, invN, loss);
   return MGSRT_OK;
 }

@@ -3,6 +3,8 @@
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime | not grep -q "precision bf16"
 // RUN: not mgs-opt %s --train-build-step --convert-train-to-runtime=precision=fp8 2>&1 | FileCheck %s --check-prefix=BAD
 // RUN: not mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=bf16 target=cuda" 2>&1 | FileCheck %s --check-prefix=CUDA
+// RUN: mgs-opt %s --train-build-step --convert-train-to-runtime=precision=f16 | FileCheck %s --check-prefix=F16
+// RUN: not mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=f16 target=cuda" 2>&1 | FileCheck %s --check-prefix=F16CUDA
 
 // precision=bf16 sets the precision field (the last) of every convolution,
 // matmul and gemm descriptor, forward and backward, to 1
@@ -35,8 +37,16 @@
 // F32-DAG: dense<[0, 2, 8, 5, 0, 0, 0]> : tensor<7xi64>
 // F32-DAG: dense<[2, 3, 5, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0, 0]> : tensor<10xi64>
 
-// BAD: error: convert-train-to-runtime: unknown precision 'fp8' (expected f32 or bf16)
+// precision=f16: the same fields are 2 (MGSRT_PRECISION_F16), and the
+// manifest's line says f16 (the driver then scales the loss).
+// F16-DAG: dense<[2, 2, 1, 2, 1, 4, 4, 3, 3, 2, 2, 1, 1, 0, 0, 0, 0, 1, 1, 2]> : tensor<20xi64>
+// F16-DAG: dense<[0, 2, 8, 5, 0, 0, 2]> : tensor<7xi64>
+// F16-DAG: dense<[2, 3, 5, 0, 1, 4607182418800017408, 4607182418800017408, 0, 0, 2]> : tensor<10xi64>
+// F16-DAG: @__mgs_manifest("mgs-manifest 3\0Amode train{{.*}}\0Aprecision f16\0A
+
+// BAD: error: convert-train-to-runtime: unknown precision 'fp8' (expected f32, bf16 or f16)
 // CUDA: error: convert-train-to-runtime: precision bf16 is not enabled for target cuda yet (its CUDA kernels have not run on a GPU)
+// F16CUDA: error: convert-train-to-runtime: precision f16 is not enabled for target cuda yet (its CUDA kernels have not run on a GPU)
 
 train.parameter @wc trainable : tensor<2x1x3x3xf32>
 train.parameter @wm trainable : tensor<8x5xf32>
