@@ -6,7 +6,7 @@ model, batch and thread count, in one run.
     bench/transformer_step.py [BUILD_DIR] [--threads T] [--window W] [--windows K]
                               [--repeats R] [--models vit_small,gpt_medium]
                               [--torch2 PYTHON] [--mgsc MGSC]
-                              [--device cuda [--exe NAME=PATH ...]] [--bf16]
+                              [--device cuda [--exe NAME=PATH ...]] [--bf16] [--f16]
 
 Models (scripts/export_models.py): vit_small, a VisionTransformer (image 32,
 patch 4, 6 layers, width 192, 3 heads, MLP 768; batch 16 of CIFAR-shaped
@@ -36,6 +36,11 @@ median of the per-repeat ratios mgs/PyTorch (goal: time <= 1.0, peak RSS
 --precision bf16 (GEMMs, matmuls and convolutions on bfloat16 operands, float32
 accumulation) and torch2-autocast PyTorch 2.x eager with its forward under
 torch.autocast("cpu", dtype=torch.bfloat16) (torch.compile is skipped).
+
+--f16 (CPU): mgs-f16, compiled with mgsc --precision f16 (operands rounded to IEEE half, the
+default dynamic loss scale), beside mgs's float32 step: on a CPU without half arithmetic its
+kernels compute on rounded float32 copies, so this measures what the rounding passes and the
+loss scale's per-step snapshot cost, not a speed-up.
 
 --device cuda: mgs's executables are compiled with --target=cuda (or given
 prebuilt with --exe, as bench/gpu_check.sh does from its bundle) and PyTorch
@@ -182,6 +187,8 @@ def main():
     ap.add_argument("--no-compile", action="store_true", help="skip torch.compile's side")
     ap.add_argument("--bf16", action="store_true",
                     help="CPU: also mgsc --precision bf16 and PyTorch 2.x under bf16 autocast")
+    ap.add_argument("--f16", action="store_true",
+                    help="CPU: also mgsc --precision f16 (its cost over mgs's float32 step)")
     ap.add_argument("--torch-child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
@@ -190,8 +197,9 @@ def main():
                     args.device, autocast == "1")
         return
     gpu = args.device == "cuda"
-    if gpu and args.bf16:
-        sys.exit("transformer_step.py: --bf16 is for the CPU (mgsc --precision bf16 is CPU-only)")
+    if gpu and (args.bf16 or args.f16):
+        sys.exit("transformer_step.py: --bf16 and --f16 are for the CPU (mgsc --precision bf16 "
+                 "and f16 are CPU-only)")
     prebuilt = {}
     for item in args.exe:
         name, sep, path = item.partition("=")
@@ -217,10 +225,12 @@ def main():
             benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
                                   *MGSC_ARGS.get(name, []), *(["--target=cuda"] if gpu else []),
                                   "-o", exe, "--quiet"], f"mgsc {name}")
-            if args.bf16:
-                benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
-                                      *MGSC_ARGS.get(name, []), "--precision", "bf16",
-                                      "-o", exe + "_bf16", "--quiet"], f"mgsc {name} bf16")
+            for precision in ("bf16", "f16"):
+                if getattr(args, precision):
+                    benchlib.run_checked([mgsc, model, "--batch-size", str(BATCH[name]),
+                                          *MGSC_ARGS.get(name, []), "--precision", precision,
+                                          "-o", f"{exe}_{precision}", "--quiet"],
+                                         f"mgsc {name} {precision}")
         data = make_data(name, BATCH[name] * args.window * (args.windows + 1), work)
         setups[name] = (exe, params, data)
 
@@ -244,6 +254,8 @@ def main():
             sides = [side for side in sides if not side[2]]
             if args.torch2:
                 sides.append(("torch2-autocast", args.torch2, False))
+        if args.f16:
+            sides.insert(1, ("mgs-f16", None, False))
     if args.no_compile:
         sides = [side for side in sides if not side[2]]
     baseline = next(side for side, python, _ in sides if python)
@@ -253,8 +265,9 @@ def main():
             exe, _, (data, labels) = setups[name]
             for side, python, comp in sides:
                 try:
-                    res = (run_mgs(exe + ("_bf16" if side == "mgs-bf16" else ""), name, args,
-                                   data, labels, env) if python is None else
+                    suffix = {"mgs-bf16": "_bf16", "mgs-f16": "_f16"}.get(side, "")
+                    res = (run_mgs(exe + suffix, name, args, data, labels, env)
+                           if python is None else
                            run_torch(python, name, args, comp, data, labels, env,
                                      autocast=side == "torch2-autocast"))
                 except RuntimeError as e:
@@ -293,7 +306,7 @@ def main():
             if side != baseline:
                 line += ratios(baseline)
             # Mixed precision against float32 and against PyTorch's own.
-            if side == "mgs-bf16":
+            if side in ("mgs-bf16", "mgs-f16"):
                 line += ratios("mgs")
                 if "torch2-autocast" in results[name]:
                     line += ratios("torch2-autocast")

@@ -139,10 +139,10 @@ struct Checkpoint {
   /// iterationsDone less these is the optimizer's update count (AdamW's bias
   /// correction). 0 in the earlier formats.
   uint64_t stepsSkipped = 0;
-  /// The loss scale the next step would use (1 without loss scaling; 1 in
-  /// the formats before MGSCKPT5) and the steps since a dynamic scale last
-  /// changed. Residuals are stored unscaled whatever the scale.
-  double lossScale = 1.0;
+  /// The dynamic loss scale the next step would use (0: the run had none;
+  /// 0 in the formats before MGSCKPT5) and the steps since it last changed.
+  /// Residuals are stored unscaled whatever the scale.
+  double lossScale = 0.0;
   uint64_t lossScaleSteps = 0;
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order

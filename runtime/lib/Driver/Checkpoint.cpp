@@ -22,14 +22,15 @@
 //   steps_skipped    u64      iterations whose step was dropped
 //                             (--on-nonfinite skip, or a loss-scale
 //                             overflow), all epochs
-//   loss_scale       f64      the loss scale the next step would use
-//                             (mgsrt_ctx_set_loss_scale; 1 without scaling)
+//   loss_scale       f64      the dynamic loss scale the next step would use
+//                             (mgsrt_ctx_set_loss_scale); 0: the run had no
+//                             dynamic loss scale
 //   scale_steps      u64      steps since the dynamic loss scale last changed
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
 // Residuals are written unscaled (divided by the loss scale) in every format.
 // The earlier formats are still read: "MGSCKPT4" (no loss_scale and
-// scale_steps: read as 1 and 0), "MGSCKPT3" (no steps_skipped either: read
+// scale_steps: read as 0), "MGSCKPT3" (no steps_skipped either: read
 // as 0), "MGSCKPT2" (no run_id either: read as 0,
 // unknown) and "MGSCKPT1" (also a u64 FNV-1a 64 of the manifest in place of
 // its text, and no CRC).
@@ -112,7 +113,7 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   c.manifestHash = 0;
   c.runId = 0;
   c.stepsSkipped = 0;
-  c.lossScale = 1.0;
+  c.lossScale = 0.0;
   c.lossScaleSteps = 0;
   c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : 5;
   if (v1) {
@@ -141,15 +142,16 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       (c.version >= 3 && !(body = r.readValue(c.runId, "the run id")).ok()) ||
       (c.version >= 4 && !(body = r.readValue(c.stepsSkipped, "the skipped steps")).ok()) ||
       (c.version >= 5 && (!(body = r.readValue(c.lossScale, "the loss scale")).ok() ||
-                          !(body = r.readValue(c.lossScaleSteps, "the loss scale")).ok())))
+                          !(body = r.readValue(c.lossScaleSteps, "the loss scale's steps"))
+                               .ok())))
     return body;
-  if (!(c.lossScale > 0) || !std::isfinite(c.lossScale))
-    return r.fail("the loss scale " + std::to_string(c.lossScale) +
-                  " is not a positive number (corrupt?)");
   if (!v1) {
     if (Status s = r.readCrc(); !s.ok())
       return s;
   }
+  if (!(c.lossScale >= 0) || !std::isfinite(c.lossScale))
+    return r.fail("the loss scale " + std::to_string(c.lossScale) +
+                  " is neither 0 nor a positive number (corrupt?)");
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end");
   return Status::success();

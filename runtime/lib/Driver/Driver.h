@@ -227,7 +227,6 @@ private:
   uint64_t lossScaleSteps = 0;  ///< kept steps since the dynamic scale last changed
   int64_t overflowSteps = 0;    ///< steps dropped for overflow this run (in skippedSteps too)
   int64_t lossScaleGrowths = 0; ///< doublings this run
-  static constexpr float kMinLossScale = 0x1p-24f;
 
   // Calibrate.cpp
   int runCalibration();

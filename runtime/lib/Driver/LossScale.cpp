@@ -22,7 +22,6 @@
 
 #include "mgsrt/contract.h"
 
-#include <cfloat>
 #include <cmath>
 #include <cstdio>
 
@@ -52,8 +51,8 @@ int Driver::setupLossScale() {
               : mode == LossScaling::Dynamic ? static_cast<float>(o.lossScaleInit)
                                              : 1.0f;
   // A resumed dynamic run goes on at its checkpoint's scale (unless the
-  // scale's start is given again).
-  if (dynamicLossScale && haveResumed && resumed.version >= 5 &&
+  // scale's start is given again); a checkpoint of a run without one has 0.
+  if (dynamicLossScale && haveResumed && resumed.lossScale > 0 &&
       !o.given.count("--loss-scale-init")) {
     lossScale = static_cast<float>(resumed.lossScale);
     lossScaleSteps = resumed.lossScaleSteps;
@@ -90,17 +89,15 @@ int Driver::scaleResiduals(float factor) {
 std::vector<float> Driver::paramForFile(size_t i) {
   const float *p = params[i].f32();
   std::vector<float> v(p, p + m.params[i].numElements());
-  if (lossScale != 1.0f && isResidualName(m.params[i].name)) {
-    const float unscale = 1.0f / lossScale;
+  if (lossScale != 1.0f && isResidualName(m.params[i].name))
     for (float &x : v)
-      x *= unscale;
-  }
+      x /= lossScale;
   return v;
 }
 
 int Driver::backOffLossScale(int64_t epoch, int64_t it) {
   const float next = lossScale * 0.5f;
-  if (next < kMinLossScale)
+  if (next < static_cast<float>(kMinLossScale))
     return error("epoch %lld, iteration %lld: the gradients overflow at every loss scale (down "
                  "to %g): the loss is finite but its gradients are not; lower --lr or check "
                  "the data, or train with --precision f32",
@@ -121,7 +118,7 @@ int Driver::growLossScale() {
   if (++lossScaleSteps < static_cast<uint64_t>(o.lossScaleWindow))
     return 0;
   lossScaleSteps = 0;
-  if (lossScale > FLT_MAX / 2)
+  if (lossScale * 2.0f > static_cast<float>(kMaxLossScale))
     return 0;
   lossScale *= 2.0f;
   ++lossScaleGrowths;

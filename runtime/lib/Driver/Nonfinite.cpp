@@ -46,9 +46,11 @@ int64_t firstNonfinite(const float *p, int64_t n) {
 }
 
 /// Tests: MGSRT_FAULT_NONFINITE="I,J,..." makes iterations I, J, ... of the
-/// run (1-based, all epochs) count as non-finite, as if their loss were NaN.
-bool faultAt(uint64_t iteration) {
-  const char *list = std::getenv("MGSRT_FAULT_NONFINITE");
+/// run (1-based, all epochs) count as non-finite, as if their loss were NaN;
+/// MGSRT_FAULT_OVERFLOW (faultAt(iteration, true)) as if a gradient were
+/// infinite while the loss is finite (an overflow of a dynamic loss scale).
+bool faultAt(uint64_t iteration, bool overflow = false) {
+  const char *list = std::getenv(overflow ? "MGSRT_FAULT_OVERFLOW" : "MGSRT_FAULT_NONFINITE");
   if (!list)
     return false;
   for (const char *p = list;;) {
@@ -160,6 +162,10 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   bool overflow = false;
   if (dynamicLossScale && std::isfinite(lossValue) && !faultAt(iteration)) {
     overflow = badUpdates > 0;
+    if (what.empty() && faultAt(iteration, /*overflow=*/true)) {
+      what = "a gradient holds infinity (MGSRT_FAULT_OVERFLOW)";
+      overflow = true;
+    }
     if (what.empty()) {
       std::string residual;
       if (int rc = findNonfiniteResidual(residual))
@@ -171,7 +177,8 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     }
   }
   // 0: a good step; 1: an overflow of the loss scale; 2: anything else.
-  int verdict = what.empty() ? 0 : overflow ? 1 : 2;
+  const int mine = what.empty() ? 0 : overflow ? 1 : 2;
+  int verdict = mine;
   std::string where;
   if ((o.skipNonfinite || dynamicLossScale) && workers > 1) {
     // Every worker drops the step or none does, and for the same reason.
@@ -187,12 +194,15 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   }
   if (verdict == 0)
     return 0;
+  // What this worker saw is the reason only if it is the reason for all.
+  if (mine != verdict)
+    what = "another worker's loss or gradient is not finite";
   if (verdict == 2 && !o.skipNonfinite)
     return error("training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
-                 "run): %s; stopped without writing over any earlier save or checkpoint (lower "
+                 "run)%s: %s; stopped without writing over any earlier save or checkpoint (lower "
                  "--lr, or pass --on-nonfinite skip to drop such steps)",
                  static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
-                 static_cast<unsigned long long>(iteration), what.c_str());
+                 static_cast<unsigned long long>(iteration), where.c_str(), what.c_str());
   // Back to the params and velocities from before the step.
   size_t s = 0;
   for (std::vector<Buffer> *bufs : {&params, &velocities})
@@ -207,7 +217,7 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     return backOffLossScale(epoch, it);
   std::printf("epoch %lld, iteration %lld: step dropped (--on-nonfinite skip)%s: %s\n",
               static_cast<long long>(epoch + 1), static_cast<long long>(it + 1), where.c_str(),
-              what.empty() ? "another worker's loss or gradient is not finite" : what.c_str());
+              what.c_str());
   return 0;
 }
 

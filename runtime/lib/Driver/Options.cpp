@@ -321,15 +321,13 @@ Status parseOptions(int argc, char **argv, Options &o) {
       if (value == "dynamic" || value == "none") {
         o.lossScaling = value == "dynamic" ? LossScaling::Dynamic : LossScaling::None;
       } else {
-        if (!parseF64(value, 0, o.lossScale) || !(o.lossScale > 0) ||
-            !std::isfinite(static_cast<float>(o.lossScale)))
-          return bad("dynamic, none or a positive float32 number");
+        if (!parseF64(value, kMinLossScale, o.lossScale) || o.lossScale > kMaxLossScale)
+          return bad("dynamic, none or a number from 2^-24 to 2^64");
         o.lossScaling = LossScaling::Static;
       }
     } else if (arg == "--loss-scale-init") {
-      if (!parseF64(value, 0, o.lossScaleInit) || !(o.lossScaleInit > 0) ||
-          !std::isfinite(static_cast<float>(o.lossScaleInit)))
-        return bad("a positive float32 number");
+      if (!parseF64(value, kMinLossScale, o.lossScaleInit) || o.lossScaleInit > kMaxLossScale)
+        return bad("a number from 2^-24 to 2^64");
     } else if (arg == "--loss-scale-window") {
       if (!parseI64(value, 1, o.lossScaleWindow))
         return bad("an integer >= 1");

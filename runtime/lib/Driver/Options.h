@@ -33,6 +33,9 @@ enum class DeviceComm { Nccl, Mpi };
 /// --loss-scale: what the loss's gradient is multiplied by. Default: dynamic
 /// for a model compiled with --precision f16, none otherwise.
 enum class LossScaling { Default, None, Static, Dynamic };
+/// The range of a loss scale (--loss-scale, --loss-scale-init, and what the
+/// dynamic one halves or doubles to): 1 / S stays a normal float.
+inline constexpr double kMinLossScale = 0x1p-24, kMaxLossScale = 0x1p64;
 
 /// The command line as parsed: the defaults where an option is not given.
 struct Options {

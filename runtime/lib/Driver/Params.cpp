@@ -271,8 +271,8 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   c.iterationsDone = iterationsDone;
   c.rngState = mgsrt_ctx_rng_state(ctx);
   size_t v = 0;
-  c.lossScale = lossScale;
-  c.lossScaleSteps = lossScaleSteps;
+  c.lossScale = dynamicLossScale ? lossScale : 0.0;
+  c.lossScaleSteps = dynamicLossScale ? lossScaleSteps : 0;
   for (size_t i = 0; i < m.params.size(); ++i) {
     int64_t n = m.params[i].numElements();
     c.params.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});

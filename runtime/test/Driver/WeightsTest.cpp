@@ -275,7 +275,8 @@ std::string olderFormat(const TempDir &dir, const Checkpoint &c, const char *mag
 }
 
 TEST(Checkpoint, ReadsTheFourthFormat) {
-  // MGSCKPT4: MGSCKPT5 without the loss scale and its steps (read as 1, 0).
+  // MGSCKPT4: MGSCKPT5 without the loss scale and its steps (read as 0: no
+  // dynamic scale).
   TempDir dir;
   Checkpoint c;
   c.manifest = "mgs-manifest 3\nmode train\n";
@@ -288,13 +289,14 @@ TEST(Checkpoint, ReadsTheFourthFormat) {
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v4", r)));
   EXPECT_EQ(r.version, 4);
   EXPECT_EQ(r.stepsSkipped, 5u);
-  EXPECT_EQ(r.lossScale, 1.0);
+  EXPECT_EQ(r.lossScale, 0.0);
   EXPECT_EQ(r.lossScaleSteps, 0u);
-  // A loss scale that is not a positive number is a corrupt file.
+  // A loss scale that is neither 0 nor a positive number is a corrupt file.
   c.lossScale = -2.0;
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "bad", c)));
   Status err = readCheckpoint(dir / "bad", r);
-  EXPECT_NE(err.message.find("the loss scale -2.000000 is not a positive number (corrupt?)"),
+  EXPECT_NE(err.message.find("the loss scale -2.000000 is neither 0 nor a positive number "
+                             "(corrupt?)"),
             std::string::npos)
       << err.message;
 }
