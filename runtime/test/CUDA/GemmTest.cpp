@@ -16,20 +16,26 @@ namespace {
 
 constexpr double kTol = 1e-5;
 
+/// " bf16" / " f16" after a case's name; "" for float32.
+std::string precisionName(int64_t precision) {
+  return precision == MGSRT_PRECISION_BF16 ? " bf16"
+         : precision == MGSRT_PRECISION_F16 ? " f16"
+                                            : "";
+}
+
 struct GemmCase {
   int64_t m, n, k;
   bool ta, tb;
   double alpha, beta;
   int64_t c0, c1;
-  bool bf16 = false;
+  int64_t precision = MGSRT_PRECISION_F32;
   std::vector<int64_t> desc() const {
-    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1,
-            bf16 ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32};
+    return {m, n, k, ta, tb, bits(alpha), bits(beta), c0, c1, precision};
   }
   std::string name() const {
     return std::to_string(m) + "x" + std::to_string(n) + "x" + std::to_string(k) + " ta" +
            std::to_string(ta) + " tb" + std::to_string(tb) + " C" + std::to_string(c0) + "x" +
-           std::to_string(c1) + (bf16 ? " bf16" : "");
+           std::to_string(c1) + precisionName(precision);
   }
 };
 
@@ -69,18 +75,24 @@ TEST_F(GpuGemm, EveryTransposeAndBroadcastMatchesCpu) {
         checkGemm(cpu, gpu, {m, n, k, bool(ta), bool(tb), 0.7, -1.3, c0, c1});
 }
 
-// bfloat16 (bf16Operands: the operands rounded, then the float32 products):
-// the CPU's arithmetic, so the same tolerance.
-TEST_F(GpuGemm, Bf16MatchesCpu) {
-  SKIP_WITHOUT_BF16_KERNELS();
+// bfloat16 and half (roundedOperands: the operands rounded, then the float32
+// products): the CPU's arithmetic, so the same tolerance.
+void checkRoundedGemms(mgsrt_ctx_t *cpu, mgsrt_ctx_t *gpu, int64_t precision) {
   const int64_t m = 33, n = 20, k = 45;
   const std::pair<int64_t, int64_t> cShapes[] = {{0, 0}, {1, n}, {1, 1}};
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
       for (auto [c0, c1] : cShapes)
-        checkGemm(cpu, gpu, {m, n, k, bool(ta), bool(tb), 0.7, -1.3, c0, c1, true});
-  checkGemm(cpu, gpu, {256, 200, 300, false, true, 1.0, 1.0, 1, 200, true});
+        checkGemm(cpu, gpu, {m, n, k, bool(ta), bool(tb), 0.7, -1.3, c0, c1, precision});
+  checkGemm(cpu, gpu, {256, 200, 300, false, true, 1.0, 1.0, 1, 200, precision});
 }
+
+TEST_F(GpuGemm, Bf16MatchesCpu) {
+  SKIP_WITHOUT_BF16_KERNELS();
+  checkRoundedGemms(cpu, gpu, MGSRT_PRECISION_BF16);
+}
+
+TEST_F(GpuGemm, F16MatchesCpu) { checkRoundedGemms(cpu, gpu, MGSRT_PRECISION_F16); }
 
 TEST_F(GpuGemm, ClassifierShapesMatchCpu) {
   // A fully connected layer: batch 32, 64 -> 10 (ONNX Gemm with transB).
@@ -125,12 +137,12 @@ struct MatmulCase {
   std::vector<int64_t> out, lhs, rhs;
   int64_t m, k, n;
   bool tl = false, tr = false; // lhs stored k x m, rhs stored n x k
-  bool bf16 = false;
+  int64_t precision = MGSRT_PRECISION_F32;
   std::vector<int64_t> desc() const {
     std::vector<int64_t> d = {static_cast<int64_t>(out.size())};
     for (const auto *v : {&out, &lhs, &rhs})
       d.insert(d.end(), v->begin(), v->end());
-    d.insert(d.end(), {m, k, n, tl, tr, bf16 ? MGSRT_PRECISION_BF16 : MGSRT_PRECISION_F32});
+    d.insert(d.end(), {m, k, n, tl, tr, precision});
     return d;
   }
   std::string name() const {
@@ -142,7 +154,7 @@ struct MatmulCase {
     };
     return "out" + dims(out) + " lhs" + dims(lhs) + " rhs" + dims(rhs) + " " +
            std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n) +
-           (tl ? " trans_lhs" : "") + (tr ? " trans_rhs" : "") + (bf16 ? " bf16" : "");
+           (tl ? " trans_lhs" : "") + (tr ? " trans_rhs" : "") + precisionName(precision);
   }
 };
 
@@ -168,14 +180,15 @@ TEST_F(GpuMatmul, BroadcastBatchesMatchCpu) {
       {{2, 3}, {2, 1}, {1, 3}, 4, 3, 5, false, true}, // both broadcast
       {{8, 4}, {8, 4}, {8, 4}, 16, 16, 16, false, true}, // attention's K^T
   };
-  // Each in float32, then in bfloat16 (bf16Operands: the CPU's arithmetic,
-  // so the same tolerance) where the CPU has bfloat16 kernels.
+  // Each in float32, then in half and (where the CPU has bfloat16 kernels)
+  // bfloat16: roundedOperands, the CPU's arithmetic, so the same tolerance.
   std::vector<MatmulCase> all(std::begin(cases), std::end(cases));
-  if (hasBf16Kernels())
-    for (MatmulCase mc : cases) {
-      mc.bf16 = true;
-      all.push_back(mc);
-    }
+  for (int64_t precision : {MGSRT_PRECISION_F16, MGSRT_PRECISION_BF16})
+    if (precision != MGSRT_PRECISION_BF16 || hasBf16Kernels())
+      for (MatmulCase mc : cases) {
+        mc.precision = precision;
+        all.push_back(mc);
+      }
   for (const MatmulCase &mc : all) {
     SCOPED_TRACE(mc.name());
     const std::vector<int64_t> desc = mc.desc();

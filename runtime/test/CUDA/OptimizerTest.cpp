@@ -61,16 +61,20 @@ TEST_F(SgdGpu, NullBufferIsRejectedLikeTheCpu) {
   EXPECT_EQ(gpu.message(), cpu.message());
 }
 
+// Also under a loss scale (the gradients 1024x, the update dividing it out).
 TEST_F(SgdGpu, AdamWWithClippingMatchesTheCpuBitForBit) {
+  for (float scale : {1.0f, 1024.0f})
   for (int64_t n : {int64_t(7), int64_t(1 << 20) + 5}) {
     std::vector<float> param = randomVec(n, -2.0f, 2.0f), state(2 * n, 0.0f);
     DeviceBuffer<float> dp(gpu, param), ds(gpu, state), dg(gpu, n);
-    for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx})
+    for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx}) {
       mgsrt_ctx_set_sgd(c, 1e-3f, 0.0f, 0.01f);
+      mgsrt_ctx_set_loss_scale(c, scale);
+    }
     const int64_t desc[] = {n};
     const int64_t clip[] = {1, bits(0.5), n};
     for (int step = 1; step <= 3; ++step) { // moments and params carried over
-      std::vector<float> grad = randomVec(n, -1.0f, 1.0f);
+      std::vector<float> grad = randomVec(n, -scale, scale);
       dg.upload(grad);
       void *cpuGrad[] = {grad.data()};
       void *gpuGrad[] = {dg.ptr};
@@ -82,7 +86,8 @@ TEST_F(SgdGpu, AdamWWithClippingMatchesTheCpuBitForBit) {
       void *gpuBufs[] = {dp.ptr, dg.ptr, ds.ptr};
       ASSERT_OK(cpu, mgsrt_sgd_update(cpu, desc, cpuBufs));
       ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, gpuBufs));
-      const std::string what = "n=" + std::to_string(n) + " step=" + std::to_string(step);
+      const std::string what = "n=" + std::to_string(n) + " step=" + std::to_string(step) +
+                               " loss scale " + std::to_string(scale);
       EXPECT_TRUE(bitsEqual(dp.download(), param)) << what << " (param)";
       EXPECT_TRUE(bitsEqual(ds.download(), state)) << what << " (moments)";
     }

@@ -144,6 +144,29 @@ TEST_F(GpuSoftmax, CrossEntropyMatchesCpu) {
   }
 }
 
+// A loss scale (mgsrt_ctx_set_loss_scale) multiplies the GPU's gradient as
+// the CPU's (a power of two: exactly the unscaled one times it), not the loss.
+TEST_F(GpuSoftmax, CrossEntropyLossScaleMatchesCpu) {
+  const int64_t n = 64, c = 10;
+  const int64_t desc[] = {n, c, -100, 0, 0};
+  std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
+  std::vector<int64_t> labels(n);
+  for (int64_t i = 0; i < n; ++i)
+    labels[i] = (i * 7919) % c;
+  CeResult plain = ceGpu(gpu, desc, logits, labels, true);
+  for (mgsrt_ctx_t *ctx : {cpu.ctx, gpu.ctx})
+    mgsrt_ctx_set_loss_scale(ctx, 1024.0f);
+  CeResult rc = ceCpu(cpu, desc, logits, labels, true);
+  CeResult rg = ceGpu(gpu, desc, logits, labels, true);
+  for (mgsrt_ctx_t *ctx : {cpu.ctx, gpu.ctx})
+    mgsrt_ctx_set_loss_scale(ctx, 1.0f);
+  ASSERT_EQ(mgsrt_ctx_status(gpu), MGSRT_OK) << mgsrt_ctx_message(gpu);
+  EXPECT_EQ(rg.loss, plain.loss);
+  EXPECT_LE(maxRelDiff(rg.dlogits, rc.dlogits), 1e-6);
+  for (int64_t i = 0; i < n * c; ++i)
+    ASSERT_EQ(rg.dlogits[i], 1024.0f * plain.dlogits[i]) << i;
+}
+
 // Ignored labels and label smoothing: the GPU's loss and gradient are the
 // CPU's (the CPU's are checked against a float64 reference in
 // Kernels/SoftmaxTest.cpp), also with every label of the batch ignored.
