@@ -58,9 +58,10 @@ bfloat16 operands, float32 accumulation) and measures against PyTorch's CPU auto
 then bounds mgs's error by F times autocast's, and mgs's whole-model error must also be over 10
 times PyTorch float32's (else nothing was computed in bfloat16).
 --precision f16 compiles with mgsc --precision f16 (operands rounded to IEEE half) and
-measures against the same bfloat16 autocast (Debian's PyTorch 1.13 has no CPU autocast to
-half): half keeps 11 significant bits to bfloat16's 8, so --vs-float32 F below 1 bounds mgs's
-error by a fraction of autocast's; it must also be over 10x PyTorch float32's. The executable
+measures against PyTorch's CPU autocast to half where this PyTorch has one (2.x), else against
+the bfloat16 one (Debian's PyTorch 1.13 has none to half): half keeps 11 significant bits to
+bfloat16's 8, so there --vs-float32 F below 1 bounds mgs's error by a fraction of autocast's.
+Either way it must also be over 10x PyTorch float32's. The executable
 scales the loss as it does by default (dynamic, from 65536) unless --loss-scale says otherwise.
 Prints one line per parameter and exits 1 on a mismatch.
 """
@@ -407,11 +408,11 @@ def main():
         return ref, xs
 
     def forward(ref, xs, autocast):
-        """The model's output, under PyTorch's CPU autocast to bfloat16 when `autocast` (then
+        """The model's output, under PyTorch's CPU autocast (to autocast_dtype) when `autocast` (then
         as float32: the loss is float32, as mgs's)."""
         if not autocast:
             return ref(xs)
-        with torch.autocast("cpu", dtype=torch.bfloat16):
+        with torch.autocast("cpu", dtype=autocast_dtype):
             out = ref(xs)
         return out.float()
 
@@ -496,14 +497,18 @@ def main():
             print(f"MISMATCH: the first gradient norm {norms[0]:.4g} is within --clip-grad-norm "
                   f"{args.clip_grad_norm:g}: nothing was clipped")
             sys.exit(1)
-    bf16 = args.precision in ("bf16", "f16")  # both measured against bfloat16 autocast
+    bf16 = args.precision in ("bf16", "f16")  # both measured against an autocast
+    autocast_dtype = torch.bfloat16
+    if args.precision == "f16" and cpu_autocasts_to_half():
+        autocast_dtype = torch.float16
     if bf16 and args.drop_path_masks:
         sys.exit(f"--precision {args.precision}: not with --drop-path-masks")
     # The low-precision runs the bound is relative to: PyTorch's float32, or its autocast.
     samples32 = [reference(torch.float32, keep=keep, autocast=bf16)] + [
         reference(torch.float32, perturb=s, keep=keep, autocast=bf16)
         for s in range(1, args.float32_samples)]
-    args.low_name = "PyTorch bf16 autocast" if bf16 else "PyTorch float32"
+    args.low_name = ((f"PyTorch {'f16' if autocast_dtype == torch.float16 else 'bf16'} autocast")
+                     if bf16 else "PyTorch float32")
     float32_run = reference(torch.float32) if bf16 else None
     if adamw:
         ours = {n: w1[n].astype(np.float64) - w0[n].astype(np.float64) for n in exact}
@@ -552,6 +557,20 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def cpu_autocasts_to_half():
+    """Whether this PyTorch's CPU autocast computes a matmul in float16 (2.x; 1.13 warns that
+    it supports bfloat16 alone and leaves the matmul in float32)."""
+    import warnings
+    a = torch.ones(2, 2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            with torch.autocast("cpu", dtype=torch.float16):
+                return (a @ a).dtype == torch.float16
+        except (RuntimeError, TypeError):
+            return False
 
 
 def export_with_loss(args):

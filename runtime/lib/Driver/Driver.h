@@ -196,6 +196,8 @@ private:
   /// infinity, or "".
   int findNonfiniteResidual(std::string &found);
   std::vector<std::vector<float>> snapshot; // params, then velocities
+  std::vector<void *> deviceSnapshot;       // the same on a GPU (in deviceMemory)
+  int copyOnDevice(void *to, void *from, size_t bytes);
   /// Per param: a buffer loaded holding infinities (an attention mask's
   /// -inf), which the finiteness checks leave alone (it is never updated).
   std::vector<char> loadedInfinite;

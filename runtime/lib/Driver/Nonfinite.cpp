@@ -116,9 +116,36 @@ int Driver::findNonfiniteResidual(std::string &found) {
   return 0;
 }
 
+/// Copies `bytes` of device memory on the context's stream (mgsrt_copy).
+int Driver::copyOnDevice(void *to, void *from, size_t bytes) {
+  const int64_t desc[] = {static_cast<int64_t>(bytes / sizeof(float))};
+  void *bufs[] = {from, to};
+  if (desc[0] > 0 && mgsrt_copy(ctx, desc, bufs) != MGSRT_OK)
+    return error("copying on the GPU: %s%s", mgsrt_ctx_message(ctx), peersNote().c_str());
+  return 0;
+}
+
 int Driver::snapshotParams() {
-  if (int rc = paramsToHost())
-    return rc;
+  // On a GPU the copies stay there (queued on the stream, no host round trip).
+  if (m.cuda) {
+    size_t s = 0;
+    for (std::vector<Buffer> *bufs : {&params, &velocities})
+      for (Buffer &b : *bufs) {
+        if (s == deviceSnapshot.size()) {
+          void *copy = nullptr;
+          if (mgsrt_alloc(ctx, b.bytes(), &copy) != MGSRT_OK)
+            return error("allocating the step's snapshot on the GPU (--on-nonfinite skip, or a "
+                         "dynamic loss scale): %s",
+                         mgsrt_ctx_message(ctx));
+          deviceSnapshot.push_back(copy);
+          if (copy)
+            deviceMemory.push_back(copy);
+        }
+        if (int rc = copyOnDevice(deviceSnapshot[s++], b.device, b.bytes()))
+          return rc;
+      }
+    return 0;
+  }
   snapshot.resize(params.size() + velocities.size());
   size_t s = 0;
   for (std::vector<Buffer> *bufs : {&params, &velocities})
@@ -157,8 +184,11 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
       what = "the running statistic '" + stat + " is not finite";
   }
   // Dynamic loss scaling: gradients that are not finite while the loss is
-  // are an overflow of the scale. A worker's gradient entries the sparse
-  // exchange did not send stay in its residuals, so those are looked at too.
+  // are an overflow of the scale. Top-k ranks NaN and infinity above every
+  // finite value (TopK.cpp, gTop-k's merge alike), so any non-finite
+  // gradient entry is sent and reaches every worker's update, whose probe
+  // notes it. On the CPU the residuals (what was not sent) are also looked
+  // at, a cheap second check; on a GPU that would be a copy each step.
   bool overflow = false;
   if (dynamicLossScale && std::isfinite(lossValue) && !faultAt(iteration)) {
     overflow = badUpdates > 0;
@@ -166,7 +196,7 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
       what = "a gradient holds infinity (MGSRT_FAULT_OVERFLOW)";
       overflow = true;
     }
-    if (what.empty()) {
+    if (what.empty() && !m.cuda) {
       std::string residual;
       if (int rc = findNonfiniteResidual(residual))
         return rc;
@@ -207,9 +237,12 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   size_t s = 0;
   for (std::vector<Buffer> *bufs : {&params, &velocities})
     for (Buffer &b : *bufs) {
+      if (m.cuda) {
+        if (int rc = copyOnDevice(b.device, deviceSnapshot[s++], b.bytes()))
+          return rc;
+        continue;
+      }
       std::memcpy(b.get(), snapshot[s++].data(), b.bytes());
-      if (int rc = toDevice(b))
-        return rc;
     }
   ++skippedSteps;
   skipped = true;
