@@ -38,9 +38,10 @@ accumulation) and torch2-autocast PyTorch 2.x eager with its forward under
 torch.autocast("cpu", dtype=torch.bfloat16) (torch.compile is skipped).
 
 --f16 (CPU): mgs-f16, compiled with mgsc --precision f16 (operands rounded to IEEE half, the
-default dynamic loss scale), beside mgs's float32 step: on a CPU without half arithmetic its
-kernels compute on rounded float32 copies, so this measures what the rounding passes and the
-loss scale's per-step snapshot cost, not a speed-up.
+default dynamic loss scale), beside mgs's float32 step and torch2-autocast-f16, PyTorch 2.x
+eager under torch.autocast("cpu", dtype=torch.float16) (torch.compile is skipped): on a CPU
+without half arithmetic mgs's kernels compute on rounded float32 copies, so this measures what
+the rounding passes and the loss scale's per-step snapshot cost, not a speed-up.
 
 --device cuda: mgs's executables are compiled with --target=cuda (or given
 prebuilt with --exe, as bench/gpu_check.sh does from its bundle) and PyTorch
@@ -113,7 +114,8 @@ def torch_child(name, threads, window, windows, compile_, data, labels, device, 
         j = (i * b) % (len(ys) - b + 1)
         x, y = xs[j:j + b], ys[j:j + b].reshape(-1)
         opt.zero_grad()
-        with torch.autocast(device, dtype=torch.bfloat16, enabled=autocast):
+        with torch.autocast(device, dtype=torch.float16 if autocast == "f16" else torch.bfloat16,
+                            enabled=autocast != "0"):
             out = run(x)
         F.cross_entropy(out.float(), y).backward()
         opt.step()
@@ -137,12 +139,13 @@ def torch_child(name, threads, window, windows, compile_, data, labels, device, 
     print(json.dumps(res))
 
 
-def run_torch(python, name, args, compile_, data, labels, env, autocast=False):
+def run_torch(python, name, args, compile_, data, labels, env, autocast="0"):
+    """autocast: "0" (none), "bf16" or "f16"."""
     cmd = [python, os.path.abspath(__file__), args.build, "--threads", str(args.threads),
            "--window", str(args.window), "--windows", str(args.windows),
            "--device", args.device,
            "--torch-child", name, "1" if compile_ else "0", data, labels,
-           "1" if autocast else "0"]
+           autocast]
     out = benchlib.run_checked(cmd, f"PyTorch ({python}) on {name}", timeout=1800, env=env)
     return json.loads(out.strip().splitlines()[-1])
 
@@ -194,7 +197,7 @@ def main():
     if args.torch_child:
         name, comp, data, labels, autocast = args.torch_child
         torch_child(name, args.threads, args.window, args.windows, comp == "1", data, labels,
-                    args.device, autocast == "1")
+                    args.device, autocast)
         return
     gpu = args.device == "cuda"
     if gpu and (args.bf16 or args.f16):
@@ -256,6 +259,9 @@ def main():
                 sides.append(("torch2-autocast", args.torch2, False))
         if args.f16:
             sides.insert(1, ("mgs-f16", None, False))
+            sides = [side for side in sides if not side[2]]
+            if args.torch2:
+                sides.append(("torch2-autocast-f16", args.torch2, False))
     if args.no_compile:
         sides = [side for side in sides if not side[2]]
     baseline = next(side for side, python, _ in sides if python)
@@ -269,7 +275,8 @@ def main():
                     res = (run_mgs(exe + suffix, name, args, data, labels, env)
                            if python is None else
                            run_torch(python, name, args, comp, data, labels, env,
-                                     autocast=side == "torch2-autocast"))
+                                     autocast={"torch2-autocast": "bf16",
+                                               "torch2-autocast-f16": "f16"}.get(side, "0")))
                 except RuntimeError as e:
                     res = {"error": str(e).splitlines()[0]}
                 results[name][side].append(res)
@@ -308,8 +315,9 @@ def main():
             # Mixed precision against float32 and against PyTorch's own.
             if side in ("mgs-bf16", "mgs-f16"):
                 line += ratios("mgs")
-                if "torch2-autocast" in results[name]:
-                    line += ratios("torch2-autocast")
+                theirs = "torch2-autocast" + ("-f16" if side == "mgs-f16" else "")
+                if theirs in results[name]:
+                    line += ratios(theirs)
             if "warmup_s" in runs[0]:
                 line += f"   (warm-up {statistics.median(x['warmup_s'] for x in runs):.1f} s, "
                 line += f"torch {runs[0]['torch']})"
