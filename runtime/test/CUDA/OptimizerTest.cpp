@@ -63,8 +63,9 @@ TEST_F(SgdGpu, NullBufferIsRejectedLikeTheCpu) {
 
 // Also under a loss scale (the gradients 1024x, the update dividing it out).
 TEST_F(SgdGpu, AdamWWithClippingMatchesTheCpuBitForBit) {
-  for (float scale : {1.0f, 1024.0f})
-  for (int64_t n : {int64_t(7), int64_t(1 << 20) + 5}) {
+  const std::pair<float, int64_t> cases[] = {
+      {1.0f, 7}, {1.0f, (1 << 20) + 5}, {1024.0f, 7}, {1024.0f, (1 << 20) + 5}};
+  for (auto [scale, n] : cases) {
     std::vector<float> param = randomVec(n, -2.0f, 2.0f), state(2 * n, 0.0f);
     DeviceBuffer<float> dp(gpu, param), ds(gpu, state), dg(gpu, n);
     for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx}) {
