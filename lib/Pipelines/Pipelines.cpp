@@ -99,7 +99,8 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("precision must be f32, bf16 or f16, got '" + options.precision + "'");
     return failure();
   }
-  if (options.precision != "f32" && options.target == "cuda") {
+  if (options.precision != "f32" && options.target == "cuda" &&
+      !options.unverifiedGpuPrecision) {
     emitError("precision " + options.precision +
               " is not enabled for target cuda yet (its CUDA kernels have not run on a GPU); "
               "drop --precision or --target cuda");
@@ -249,6 +250,7 @@ void buildLoweringPipeline(OpPassManager &pm, const TrainPipelineOptions &option
   ConvertTrainToRuntimeOptions lowerOptions;
   lowerOptions.target = options.target;
   lowerOptions.precision = options.precision;
+  lowerOptions.unverifiedGpuPrecision = options.unverifiedGpuPrecision;
   lowerOptions.instrument = options.instrument;
   if (!options.densityWarmup.empty()) {
     lowerOptions.densitySchedule.assign(options.densityWarmup.begin(), options.densityWarmup.end());

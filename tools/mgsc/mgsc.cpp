@@ -92,6 +92,11 @@ cl::opt<std::string> precisionOpt(
              "f16 trains with a dynamic loss scale, the executable's --loss-scale; --target "
              "cpu)"),
     cl::value_desc("f32|bf16|f16"), cl::init("f32"), cl::cat(category));
+cl::opt<bool> unverifiedGpuPrecision(
+    "unverified-gpu-precision",
+    cl::desc("Allow --precision bf16 or f16 with --target=cuda before their CUDA kernels have "
+             "been verified on a GPU (for bench/gpu_check.sh, which verifies them)"),
+    cl::Hidden, cl::cat(category));
 cl::list<std::string> dims("dim", cl::desc(mgs::onnx_import::kDimHelp),
            cl::value_desc("NAME=N,..."), cl::CommaSeparated, cl::cat(category));
 cl::opt<bool> trainBatchNorm("train-batchnorm", cl::desc(mgs::onnx_import::kTrainBatchNormHelp),
@@ -636,6 +641,7 @@ int main(int argc, char **argv) {
   pipeline.evalMode = evalMode;
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
   pipeline.precision = precisionOpt;
+  pipeline.unverifiedGpuPrecision = unverifiedGpuPrecision;
   pipeline.instrument = profileGenerate;
   pipeline.clipGradNorm = clipGradNorm;
   pipeline.loss = lossOpt;

@@ -47,6 +47,10 @@ def ConvertTrainToRuntime : Pass<"convert-train-to-runtime", "mlir::ModuleOp"> {
            "The arithmetic of the GEMMs, matmuls and convolutions: f32, bf16 or "
            "f16 (operands rounded to bfloat16 or half, float32 accumulation and "
            "results; target cpu: the CUDA kernels have not run on a GPU yet)">,
+    Option<"unverifiedGpuPrecision", "unverified-gpu-precision", "bool",
+           /*default=*/"false",
+           "Allow precision bf16 or f16 with target cuda before their CUDA kernels "
+           "have been verified on a GPU (bench/gpu_check.sh does)">,
     Option<"instrument", "instrument", "bool", /*default=*/"false",
            "Calibration build: mark the start of backprop and each gradient's "
            "completion (mgsrt_mark) so the executable's --calibrate can time "

@@ -79,6 +79,11 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       llvm::cl::desc("The arithmetic of GEMMs, matmuls and convolutions: f32, bf16 or f16 "
                      "(bfloat16 or half operands, float32 accumulation; target cpu)"),
       llvm::cl::init("f32")};
+  Option<bool> unverifiedGpuPrecision{
+      *this, "unverified-gpu-precision",
+      llvm::cl::desc("Allow precision bf16 or f16 with target cuda, whose CUDA kernels have "
+                     "not been verified on a GPU yet (bench/gpu_check.sh verifies them)"),
+      llvm::cl::init(false)};
   Option<bool> instrument{*this, "instrument",
                           llvm::cl::desc("Calibration build (mgsc --profile-generate)"),
                           llvm::cl::init(false)};

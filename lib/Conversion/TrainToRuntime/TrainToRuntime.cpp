@@ -155,7 +155,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
                          << "' (expected f32, bf16 or f16)";
       return signalPassFailure();
     }
-    if (precision != "f32" && target == "cuda") {
+    if (precision != "f32" && target == "cuda" && !unverifiedGpuPrecision) {
       module.emitError() << "convert-train-to-runtime: precision " << precision
                          << " is not enabled for target cuda yet (its CUDA kernels have not "
                             "run on a GPU)";

@@ -5,6 +5,7 @@
 // RUN: not mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=bf16 target=cuda" 2>&1 | FileCheck %s --check-prefix=CUDA
 // RUN: mgs-opt %s --train-build-step --convert-train-to-runtime=precision=f16 | FileCheck %s --check-prefix=F16
 // RUN: not mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=f16 target=cuda" 2>&1 | FileCheck %s --check-prefix=F16CUDA
+// RUN: mgs-opt %s --train-build-step "--convert-train-to-runtime=precision=f16 target=cuda unverified-gpu-precision" | FileCheck %s --check-prefix=F16
 
 // precision=bf16 sets the precision field (the last) of every convolution,
 // matmul and gemm descriptor, forward and backward, to 1
