@@ -514,6 +514,9 @@ inline constexpr uint64_t checksum(std::string_view text) {
 /// Parameters named with this prefix are the compiler's error-feedback
 /// residuals (state, not the model's: --save leaves them out).
 inline constexpr std::string_view kResidualPrefix = "mgs.residual/";
+inline bool isResidualName(std::string_view name) {
+  return name.substr(0, kResidualPrefix.size()) == kResidualPrefix;
+}
 } // namespace manifest
 
 } // namespace mgs::contract

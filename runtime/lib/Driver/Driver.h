@@ -189,12 +189,13 @@ private:
   int checkFiniteBeforeSave(const char *what);
   /// Fills loadedInfinite from `loaded` (the params as read).
   void noteInfiniteBuffers();
-  /// `found`: "NAME' (element i: v)" for the first param (state params but
-  /// the residuals alone, if `stateOnly`) holding NaN or infinity, or "".
-  int findNonfiniteParam(bool stateOnly, std::string &found);
-  /// `found`: "NAME' (element i)" for the first residual holding NaN or
-  /// infinity, or "".
-  int findNonfiniteResidual(std::string &found);
+  /// Which params findNonfiniteParam looks at: every one (on the host
+  /// already), the state params but the residuals, or the residuals alone
+  /// (those two copied from the GPU first).
+  enum class ParamScan { All, State, Residuals };
+  /// `found`: "NAME' (element i: v)" for the first param of `scan` holding
+  /// NaN or infinity, or "".
+  int findNonfiniteParam(ParamScan scan, std::string &found);
   std::vector<std::vector<float>> snapshot; // params, then velocities
   std::vector<void *> deviceSnapshot;       // the same on a GPU (in deviceMemory)
   int copyOnDevice(void *to, void *from, size_t bytes);

@@ -27,13 +27,7 @@
 
 namespace mgs::rt::driver {
 
-namespace {
-
-bool isResidualName(const std::string &name) {
-  return name.rfind(contract::manifest::kResidualPrefix, 0) == 0;
-}
-
-} // namespace
+using contract::manifest::isResidualName;
 
 int Driver::setupLossScale() {
   const bool f16 = m.precision == MGSRT_PRECISION_F16;

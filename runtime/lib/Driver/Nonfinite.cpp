@@ -66,10 +66,6 @@ bool faultAt(uint64_t iteration, bool overflow = false) {
   }
 }
 
-bool isResidual(const TensorSpec &p) {
-  return p.name.rfind(contract::manifest::kResidualPrefix, 0) == 0;
-}
-
 } // namespace
 
 void Driver::noteInfiniteBuffers() {
@@ -80,15 +76,17 @@ void Driver::noteInfiniteBuffers() {
                                          static_cast<int64_t>(loaded[i].data.size())) >= 0;
 }
 
-int Driver::findNonfiniteParam(bool stateOnly, std::string &found) {
+int Driver::findNonfiniteParam(ParamScan scan, std::string &found) {
   found.clear();
   for (size_t i = 0; i < m.params.size(); ++i) {
     const TensorSpec &p = m.params[i];
-    if (stateOnly && (p.trainable || isResidual(p)))
+    const bool residual = contract::manifest::isResidualName(p.name);
+    if ((scan == ParamScan::State && (p.trainable || residual)) ||
+        (scan == ParamScan::Residuals && !residual))
       continue;
     if (i < loadedInfinite.size() && loadedInfinite[i])
       continue; // a frozen buffer that holds infinities by design (a mask)
-    if (stateOnly)
+    if (scan != ParamScan::All) // (All follows paramsToHost)
       if (int rc = toHost(params[i]))
         return rc;
     int64_t at = firstNonfinite(params[i].f32(), p.numElements());
@@ -97,21 +95,6 @@ int Driver::findNonfiniteParam(bool stateOnly, std::string &found) {
               std::to_string(params[i].f32()[at]) + ")";
       return 0;
     }
-  }
-  return 0;
-}
-
-int Driver::findNonfiniteResidual(std::string &found) {
-  found.clear();
-  for (size_t i = 0; i < m.params.size() && found.empty(); ++i) {
-    const TensorSpec &p = m.params[i];
-    if (!isResidual(p))
-      continue;
-    if (int rc = toHost(params[i]))
-      return rc;
-    const int64_t at = firstNonfinite(params[i].f32(), p.numElements());
-    if (at >= 0)
-      found = p.name + "' (element " + std::to_string(at) + ")";
   }
   return 0;
 }
@@ -178,7 +161,7 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     // (On a GPU that would be a copy a statistic each step: there, a
     // non-finite statistic is caught before a checkpoint or save.)
     std::string stat;
-    if (int rc = findNonfiniteParam(/*stateOnly=*/true, stat))
+    if (int rc = findNonfiniteParam(ParamScan::State, stat))
       return rc;
     if (!stat.empty())
       what = "the running statistic '" + stat + " is not finite";
@@ -198,7 +181,7 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
     }
     if (what.empty() && !m.cuda) {
       std::string residual;
-      if (int rc = findNonfiniteResidual(residual))
+      if (int rc = findNonfiniteParam(ParamScan::Residuals, residual))
         return rc;
       if (!residual.empty()) {
         what = "the residual '" + residual + " is not finite";
@@ -258,7 +241,7 @@ int Driver::checkFiniteBeforeSave(const char *what) {
   if (int rc = paramsToHost())
     return rc;
   std::string bad;
-  if (int rc = findNonfiniteParam(/*stateOnly=*/false, bad))
+  if (int rc = findNonfiniteParam(ParamScan::All, bad))
     return rc;
   if (!bad.empty())
     return error("not writing %s: param '%s is not finite (the earlier file, if any, is kept)",

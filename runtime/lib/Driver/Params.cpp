@@ -68,7 +68,7 @@ std::string plainDifference(const std::vector<std::string> &theirs,
         s.collectives = value;
       else if (key == mf::kTarget)
         s.target = value;
-      else if (key == "param" && value.rfind(mf::kResidualPrefix, 0) == 0)
+      else if (key == "param" && mf::isResidualName(value))
         s.residuals = true;
       else if (key == "param")
         s.params.push_back(value);
@@ -357,7 +357,7 @@ int Driver::saveOnnx() {
   std::vector<const float *> values;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    if (m.params[i].name.rfind(contract::manifest::kResidualPrefix, 0) == 0)
+    if (contract::manifest::isResidualName(m.params[i].name))
       continue; // the compiler's error-feedback state, not the model's
     names.push_back(m.params[i].name.c_str());
     values.push_back(params[i].f32());

@@ -81,7 +81,7 @@ Status matchParams(const Manifest &manifest, const std::string &source,
                       " but the model expects " + formatShape(p.dims));
     // What is trained (and each worker's residual) must be finite; a frozen
     // buffer may hold infinities (a causal mask's -inf).
-    if (p.trainable || p.name.rfind(contract::manifest::kResidualPrefix, 0) == 0)
+    if (p.trainable || contract::manifest::isResidualName(p.name))
       for (size_t i = 0; i < t.data.size(); ++i)
         if (!std::isfinite(t.data[i]))
           return badInput(source + ": tensor '" + p.name + "' holds " +

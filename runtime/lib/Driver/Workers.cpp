@@ -88,7 +88,7 @@ int Driver::broadcastParams() {
   for (size_t i = 0; i < m.params.size(); ++i) {
     // Error-feedback residuals are each worker's own (zero at the start,
     // the worker's checkpoint on resume).
-    const bool own = m.params[i].name.rfind(contract::manifest::kResidualPrefix, 0) == 0;
+    const bool own = contract::manifest::isResidualName(m.params[i].name);
     if ((!own && !broadcast(params[i], m.params[i].numElements())) ||
         (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
       return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));
