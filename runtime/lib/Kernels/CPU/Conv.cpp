@@ -251,12 +251,11 @@ mgsrt_status_t halfReads(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams 
                          void *&first, int64_t firstCount, void *&second, int64_t secondCount) {
   if (p.precision != Precision::F16)
     return MGSRT_OK;
-  const float *ops[] = {static_cast<const float *>(first), static_cast<const float *>(second)};
-  const int64_t counts[] = {firstCount, secondCount};
-  if (halfOperands(ctx, kernel, ops, counts, 2))
+  const float *a = static_cast<const float *>(first), *b = static_cast<const float *>(second);
+  if (halfOperands(ctx, kernel, {{a, firstCount}, {b, secondCount}}))
     return ctx->status;
-  first = const_cast<float *>(ops[0]);
-  second = const_cast<float *>(ops[1]);
+  first = const_cast<float *>(a);
+  second = const_cast<float *>(b);
   return MGSRT_OK;
 }
 

@@ -204,14 +204,9 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *c = static_cast<const float *>(bufs[2]);
   float *y = static_cast<float *>(bufs[3]);
   const bool bf16 = g.precision == Precision::BF16;
-  if (g.precision == Precision::F16) {
-    const float *ops[] = {a, b};
-    const int64_t counts[] = {g.m * g.k, g.k * g.n};
-    if (halfOperands(ctx, kernel, ops, counts, 2))
-      return ctx->status;
-    a = ops[0];
-    b = ops[1];
-  }
+  if (g.precision == Precision::F16 &&
+      halfOperands(ctx, kernel, {{a, g.m * g.k}, {b, g.k * g.n}}))
+    return ctx->status;
   float beta = 0.0f;
   if (g.hasC) {
     // Y = beta * broadcast(C), then accumulate the product into it.
@@ -243,15 +238,9 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const int64_t m = g.m, n = g.n, k = g.k;
   const bool bf16 = g.precision == Precision::BF16;
   const float *dySum = dy; // dC sums dY as it is; the products may read it rounded
-  if (g.precision == Precision::F16 && (da || db)) {
-    const float *ops[] = {db ? a : nullptr, da ? b : nullptr, dy};
-    const int64_t counts[] = {m * k, k * n, m * n};
-    if (halfOperands(ctx, kernel, ops, counts, 3))
-      return ctx->status;
-    a = ops[0];
-    b = ops[1];
-    dy = ops[2];
-  }
+  if (g.precision == Precision::F16 && (da || db) &&
+      halfOperands(ctx, kernel, {{a, db ? m * k : 0}, {b, da ? k * n : 0}, {dy, m * n}}))
+    return ctx->status;
   // With opA = op(A) (M x K) and opB = op(B) (K x N):
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
   if (da) {
@@ -328,14 +317,9 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   if (d.outCount == 0)
     return MGSRT_OK;
   const bool bf16 = d.precision == Precision::BF16;
-  if (d.precision == Precision::F16) {
-    const float *ops[] = {lhs, rhs};
-    const int64_t counts[] = {d.lhsCount * m * k, d.rhsCount * k * n};
-    if (halfOperands(ctx, kernel, ops, counts, 2))
-      return ctx->status;
-    lhs = ops[0];
-    rhs = ops[1];
-  }
+  if (d.precision == Precision::F16 &&
+      halfOperands(ctx, kernel, {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n}}))
+    return ctx->status;
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
     gemm(ctx, kernel, bf16, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, d.tr ? k : n,
@@ -378,15 +362,11 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     return MGSRT_OK;
   const float betaL = lhsOwn ? 0.0f : 1.0f, betaR = rhsOwn ? 0.0f : 1.0f;
   const bool bf16 = d.precision == Precision::BF16;
-  if (d.precision == Precision::F16) {
-    const float *ops[] = {dr ? lhs : nullptr, dl ? rhs : nullptr, dout};
-    const int64_t counts[] = {d.lhsCount * m * k, d.rhsCount * k * n, d.outCount * m * n};
-    if (halfOperands(ctx, kernel, ops, counts, 3))
-      return ctx->status;
-    lhs = ops[0];
-    rhs = ops[1];
-    dout = ops[2];
-  }
+  if (d.precision == Precision::F16 &&
+      halfOperands(ctx, kernel, {{lhs, dr ? d.lhsCount * m * k : 0},
+                                 {rhs, dl ? d.rhsCount * k * n : 0},
+                                 {dout, d.outCount * m * n}}))
+    return ctx->status;
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
   if (!stackLhs)

@@ -17,13 +17,12 @@ struct HalfScratch : KernelCache {
 } // namespace
 
 mgsrt_status_t mgs::rt::cpu::halfOperands(mgsrt_ctx_t *ctx, const char *kernel,
-                                          const float **ptrs, const int64_t *counts, int n) {
+                                          std::initializer_list<RoundedOperand> operands) {
   static const int64_t key = 0; // its cache key (no descriptor has this address)
   HalfScratch &scratch = getCache<HalfScratch>(ctx, &key);
   size_t total = 0;
-  for (int i = 0; i < n; ++i)
-    if (ptrs[i])
-      total += static_cast<size_t>(counts[i]);
+  for (const RoundedOperand &op : operands)
+    total += static_cast<size_t>(op.count);
   if (scratch.data.size() < total) {
     try {
       scratch.data.resize(total);
@@ -34,16 +33,16 @@ mgsrt_status_t mgs::rt::cpu::halfOperands(mgsrt_ctx_t *ctx, const char *kernel,
     }
   }
   float *next = scratch.data.data();
-  for (int i = 0; i < n; ++i) {
-    if (!ptrs[i])
+  for (const RoundedOperand &op : operands) {
+    if (op.count == 0)
       continue;
-    const float *in = ptrs[i];
+    const float *in = op.ptr;
     float *out = next;
-    const int64_t count = counts[i];
+    const int64_t count = op.count;
 #pragma omp parallel for simd if (count >= kParallelGrain) schedule(static)
     for (int64_t j = 0; j < count; ++j)
       out[j] = roundToHalf(in[j]);
-    ptrs[i] = out;
+    op.ptr = out;
     next += count;
   }
   return MGSRT_OK;

@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <initializer_list>
 
 namespace mgs::rt::cpu {
 
@@ -46,12 +47,12 @@ inline float roundToHalf(float x) {
   return out;
 }
 
-/// For MGSRT_PRECISION_F16: replaces each non-null ptrs[i] (counts[i] floats)
-/// with a copy rounded to half, in the context's one scratch array (valid
-/// until the next call; the kernels run one at a time). Records an error and
-/// returns it only when the scratch cannot grow.
-mgsrt_status_t halfOperands(mgsrt_ctx_t *ctx, const char *kernel, const float **ptrs,
-                            const int64_t *counts, int n);
+/// For MGSRT_PRECISION_F16: points each operand at a copy rounded to half,
+/// in the context's one scratch array (valid until the next call; the
+/// kernels run one at a time). Records an error and returns it only when the
+/// scratch cannot grow.
+mgsrt_status_t halfOperands(mgsrt_ctx_t *ctx, const char *kernel,
+                            std::initializer_list<RoundedOperand> operands);
 
 } // namespace mgs::rt::cpu
 

@@ -461,24 +461,15 @@ mgsrt_status_t roundedConvOperands(mgsrt_ctx_t *ctx, const char *kernel, const C
                                    void *(&copy)[4]) {
   if (p.precision == Precision::F32)
     return MGSRT_OK;
-  const float *ops[2] = {static_cast<const float *>(bufs[0]),
-                         static_cast<const float *>(bufs[1])};
-  const int64_t counts[2] = {c0, c1};
-  if (roundedOperands(ctx, kernel, p.precision, ops, counts, 2))
+  const float *a = static_cast<const float *>(bufs[0]), *b = static_cast<const float *>(bufs[1]);
+  if (roundedOperands(ctx, kernel, p.precision, {{a, c0}, {b, c1}}))
     return ctx->status;
-  copy[0] = const_cast<float *>(ops[0]);
-  copy[1] = const_cast<float *>(ops[1]);
+  copy[0] = const_cast<float *>(a);
+  copy[1] = const_cast<float *>(b);
   for (int i = 2; i < size; ++i)
     copy[i] = bufs[i];
   bufs = copy;
   return MGSRT_OK;
-}
-
-int64_t elements(const std::vector<int64_t> &spatial, int64_t n, int64_t channels) {
-  int64_t count = n * channels;
-  for (int64_t d : spatial)
-    count *= d;
-  return count;
 }
 
 mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -491,7 +482,7 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (p.n == 0)
     return MGSRT_OK;
   void *copy[4];
-  if (roundedConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c), p.weightCount(), copy))
+  if (roundedConvOperands(ctx, kernel, p, bufs, 4, p.srcCount(), p.weightCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseFwd(ctx, kernel, *cc))
@@ -524,8 +515,7 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   if (p.n == 0)
     return MGSRT_OK;
   void *copy[4];
-  if (roundedConvOperands(ctx, kernel, p, bufs, 3, elements(p.out, p.n, p.m), p.weightCount(),
-                       copy))
+  if (roundedConvOperands(ctx, kernel, p, bufs, 3, p.dstCount(), p.weightCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseBwdData(ctx, kernel, *cc))
@@ -565,8 +555,7 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
     return MGSRT_OK;
   }
   void *copy[4];
-  if (roundedConvOperands(ctx, kernel, p, bufs, 4, elements(p.in, p.n, p.c),
-                       elements(p.out, p.n, p.m), copy))
+  if (roundedConvOperands(ctx, kernel, p, bufs, 4, p.srcCount(), p.dstCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
   if (getConv(ctx, kernel, desc, p, cc) || chooseBwdFilter(ctx, kernel, *cc))

@@ -15,6 +15,7 @@
 #include "Support/Common.h"
 #include "Support/KernelList.h"
 
+#include <initializer_list>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -89,15 +90,15 @@ mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
                            float *&out, bool &grown);
 
 /// A bfloat16 or half GEMM, matmul or convolution (MGSRT_PRECISION_BF16,
-/// MGSRT_PRECISION_F16) on the GPU: each non-null ptrs[i] (counts[i] floats)
-/// is replaced by a copy rounded to `precision` (to nearest even, stored as
-/// float) in scratch of its own, apart from the workspace, and the float32
+/// MGSRT_PRECISION_F16) on the GPU: each operand is pointed at a copy rounded
+/// to `precision` (to nearest even, stored as float) in scratch of its own,
+/// apart from the workspace, and the float32
 /// kernels run on the copies. Products of bfloat16 or half values are exact
 /// in float32, so this is the CPU's arithmetic (reduced-precision operands,
 /// float32 accumulation); not yet tensor cores' speed. Nothing for F32. The
 /// copies stay valid until the next call (Elementwise.cu).
 mgsrt_status_t roundedOperands(mgsrt_ctx_t *ctx, const char *kernel, Precision precision,
-                               const float **ptrs, const int64_t *counts, int n);
+                               std::initializer_list<RoundedOperand> operands);
 
 /// Records a CUDA / cuBLAS / cuDNN failure as MGSRT_ERROR_BACKEND naming the
 /// kernel, the call and the library's message. Returns the status.

@@ -599,26 +599,25 @@ const int64_t kRoundedScratchKey = 0; // its cache key (no descriptor has this a
 namespace mgs::rt::cuda {
 
 mgsrt_status_t roundedOperands(mgsrt_ctx_t *ctx, const char *kernel, Precision precision,
-                               const float **ptrs, const int64_t *counts, int n) {
+                               std::initializer_list<RoundedOperand> operands) {
   if (precision == Precision::F32)
     return MGSRT_OK;
   CudaState &st = state(ctx);
   int64_t total = 0;
-  for (int i = 0; i < n; ++i)
-    if (ptrs[i])
-      total += counts[i];
+  for (const RoundedOperand &op : operands)
+    total += op.count;
   float *next = nullptr;
   bool grown = false;
   if (deviceArray(ctx, kernel, &kRoundedScratchKey, total, next, grown))
     return ctx->status;
-  for (int i = 0; i < n; ++i) {
-    if (!ptrs[i] || counts[i] == 0)
+  for (const RoundedOperand &op : operands) {
+    if (op.count == 0)
       continue;
-    roundOperandKernel<<<gridFor(counts[i]), 256, 0, st.stream>>>(ptrs[i], next, counts[i],
-                                                                  precision == Precision::F16);
+    roundOperandKernel<<<gridFor(op.count), 256, 0, st.stream>>>(op.ptr, next, op.count,
+                                                                 precision == Precision::F16);
     MGSRT_CUDA_CHECK(ctx, kernel, cudaPeekAtLastError());
-    ptrs[i] = next;
-    next += counts[i];
+    op.ptr = next;
+    next += op.count;
   }
   return MGSRT_OK;
 }

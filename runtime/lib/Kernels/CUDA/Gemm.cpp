@@ -157,14 +157,8 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *y = static_cast<float *>(bufs[3]);
   if (g.m == 0 || g.n == 0)
     return MGSRT_OK;
-  if (g.precision != Precision::F32) {
-    const float *ops[2] = {a, b};
-    const int64_t counts[2] = {g.m * g.k, g.k * g.n};
-    if (roundedOperands(ctx, kernel, g.precision, ops, counts, 2))
-      return ctx->status;
-    a = ops[0];
-    b = ops[1];
-  }
+  if (roundedOperands(ctx, kernel, g.precision, {{a, g.m * g.k}, {b, g.k * g.n}}))
+    return ctx->status;
   float beta = 0.0f;
   if (g.hasC) {
     // Y = beta * broadcast(C), then accumulate the product into it.
@@ -239,15 +233,9 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const int64_t m = g.m, n = g.n, k = g.k;
   // bfloat16 or half: the products read rounded copies of A, B and dY; dC sums dY itself.
   const float *dyOp = dy;
-  if (g.precision != Precision::F32 && (da || db)) {
-    const float *ops[3] = {db ? a : nullptr, da ? b : nullptr, dy};
-    const int64_t counts[3] = {m * k, k * n, m * n};
-    if (roundedOperands(ctx, kernel, g.precision, ops, counts, 3))
-      return ctx->status;
-    a = ops[0];
-    b = ops[1];
-    dyOp = ops[2];
-  }
+  if ((da || db) && roundedOperands(ctx, kernel, g.precision,
+                                    {{a, db ? m * k : 0}, {b, da ? k * n : 0}, {dyOp, m * n}}))
+    return ctx->status;
   // With opA = op(A) (M x K) and opB = op(B) (K x N):
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
   if (da) {
@@ -324,14 +312,9 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t lda = d.tl ? m : k, ldb = d.tr ? k : n;
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.precision != Precision::F32) {
-    const float *ops[2] = {lhs, rhs};
-    const int64_t counts[2] = {d.lhsCount * m * k, d.rhsCount * k * n};
-    if (roundedOperands(ctx, kernel, d.precision, ops, counts, 2))
-      return ctx->status;
-    lhs = ops[0];
-    rhs = ops[1];
-  }
+  if (roundedOperands(ctx, kernel, d.precision,
+                      {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n}}))
+    return ctx->status;
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
     return sgemm(ctx, kernel, false, d.tr, d.outCount * m, n, k, 1.0f, lhs, k, rhs, ldb, 0.0f,
@@ -413,15 +396,10 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
   if (d.outCount == 0)
     return MGSRT_OK;
-  if (d.precision != Precision::F32) {
-    const float *ops[3] = {lhs, rhs, dout};
-    const int64_t counts[3] = {d.lhsCount * m * k, d.rhsCount * k * n, d.outCount * m * n};
-    if (roundedOperands(ctx, kernel, d.precision, ops, counts, 3))
-      return ctx->status;
-    lhs = ops[0];
-    rhs = ops[1];
-    dout = ops[2];
-  }
+  if (roundedOperands(ctx, kernel, d.precision,
+                      {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n},
+                       {dout, d.outCount * m * n}}))
+    return ctx->status;
   const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
