@@ -27,6 +27,8 @@
 #include <onnx/defs/schema.h>
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <cmath>
+#include <cstring>
 #include <stdexcept>
 
 using namespace mlir;
@@ -103,6 +105,22 @@ FailureOr<RankedTensorType> GraphImporter::initializerType(const onnx::TensorPro
   return RankedTensorType::get(shape, b.getF32Type());
 }
 
+/// Whether a FLOAT initializer holds an infinity or a NaN (read in place:
+/// raw_data is little-endian float32, as on every host mgs builds for).
+static bool holdsNonFinite(const onnx::TensorProto &t) {
+  if (t.has_raw_data()) {
+    const std::string &raw = t.raw_data();
+    for (size_t at = 0; at + sizeof(float) <= raw.size(); at += sizeof(float)) {
+      float v;
+      std::memcpy(&v, raw.data() + at, sizeof v);
+      if (!std::isfinite(v))
+        return true;
+    }
+    return false;
+  }
+  return llvm::any_of(t.float_data(), [](float v) { return !std::isfinite(v); });
+}
+
 FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::TensorProto &t) {
   Location paramLoc = NameLoc::get(b.getStringAttr(name), fileLoc);
   ParameterOp &param = params[name];
@@ -121,10 +139,16 @@ FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::Tenso
     OpBuilder mb(&ctx);
     mb.setInsertionPoint(func);
     bool buffer = exportBuffers.contains(name);
+    // No update keeps a tensor with an infinity finite (-inf - lr * (g + wd *
+    // -inf) is NaN): such an initializer is a buffer the export did not name
+    // (a causal mask's -inf), imported frozen.
+    bool nonFinite = !buffer && holdsNonFinite(t);
     param = ParameterOp::create(mb, paramLoc, b.getStringAttr(name), TypeAttr::get(*type),
-                                buffer ? UnitAttr() : b.getUnitAttr(), init);
+                                buffer || nonFinite ? UnitAttr() : b.getUnitAttr(), init);
     if (buffer)
       param->setAttr(kExportBufferAttrName, b.getUnitAttr());
+    if (nonFinite)
+      param->setAttr(kNonFiniteInitAttrName, b.getUnitAttr());
   }
   return Value(GetParamOp::create(b, paramLoc, param.getType(),
                                   FlatSymbolRefAttr::get(param.getSymNameAttr())));
@@ -255,6 +279,7 @@ void GraphImporter::markStateParameter(int i) {
   if (auto it = params.find(curNode->input(i)); it != params.end()) {
     it->second.setTrainable(false);
     it->second->removeAttr(kExportBufferAttrName); // state, whatever the export calls it
+    it->second->removeAttr(kNonFiniteInitAttrName);
   }
 }
 

@@ -300,7 +300,8 @@ bool hasTrainingModeOps(mlir::ModuleOp module) {
 /// Marks the trainable parameters matched by --freeze's patterns as frozen
 /// (not trainable: the step neither updates nor exchanges them) and, unless
 /// --quiet, prints which are trainable and which frozen, the export's buffers
-/// among them (frozen at import: a pattern may name them too). A pattern that
+/// and the initializers holding infinities among them (frozen at import: a
+/// pattern may name them too). A pattern that
 /// matches no trainable parameter or buffer is an error naming it.
 bool freezeParameters(mlir::ModuleOp module) {
   SmallVector<std::pair<std::string, GlobPattern>> patterns;
@@ -314,14 +315,15 @@ bool freezeParameters(mlir::ModuleOp module) {
   }
   SmallVector<bool> used(patterns.size(), false);
   int64_t trainable = 0, trainableValues = 0;
-  std::string frozen, buffers;
+  std::string frozen, buffers, nonFinite;
   auto describe = [](mgs::train::ParameterOp param) {
     return param.getSymName().str() + " (" +
            mgs::withThousandsSeparators(param.getTensorType().getNumElements()) + " values)";
   };
   for (auto param : module.getOps<mgs::train::ParameterOp>()) {
     bool buffer = param->hasAttr(mgs::train::kExportBufferAttrName);
-    if (!param.getTrainable() && !buffer)
+    bool infinite = param->hasAttr(mgs::train::kNonFiniteInitAttrName);
+    if (!param.getTrainable() && !buffer && !infinite)
       continue;
     bool match = false;
     for (auto [i, pattern] : llvm::enumerate(patterns))
@@ -329,8 +331,9 @@ bool freezeParameters(mlir::ModuleOp module) {
         used[i] = true;
         match = true;
       }
-    if (buffer) {
-      buffers += (buffers.empty() ? "" : ", ") + describe(param);
+    if (buffer || infinite) {
+      std::string &list = buffer ? buffers : nonFinite;
+      list += (list.empty() ? "" : ", ") + describe(param);
       continue;
     }
     if (!match) {
@@ -347,7 +350,7 @@ bool freezeParameters(mlir::ModuleOp module) {
            "model");
       return false;
     }
-  if (quiet || (patterns.empty() && (buffers.empty() || inference)))
+  if (quiet || (patterns.empty() && ((buffers.empty() && nonFinite.empty()) || inference)))
     return true;
   errs() << "mgsc: " << trainable << " trainable parameters ("
          << mgs::withThousandsSeparators(trainableValues) << " values)";
@@ -355,6 +358,9 @@ bool freezeParameters(mlir::ModuleOp module) {
     errs() << "; frozen (--freeze): " << (frozen.empty() ? "none" : frozen);
   if (!buffers.empty())
     errs() << "; the export's buffers, not trained: " << buffers;
+  if (!nonFinite.empty())
+    errs() << "; not trained, as their initial values are not all finite (a mask's -inf): "
+           << nonFinite;
   errs() << "\n";
   return true;
 }

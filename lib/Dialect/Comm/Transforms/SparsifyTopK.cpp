@@ -41,6 +41,9 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       return signalPassFailure();
     SmallVector<AllReduceStartOp> starts;
     module.walk([&](AllReduceStartOp start) { starts.push_back(start); });
+    if (starts.empty())
+      module.emitWarning() << "comm-sparsify-topk: no comm.all_reduce_start to sparsify "
+                              "(comm-insert-allreduce inserts one for each gradient)";
     for (AllReduceStartOp start : starts)
       if (failed(sparsify(start)))
         return signalPassFailure();

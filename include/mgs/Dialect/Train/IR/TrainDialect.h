@@ -27,6 +27,10 @@ inline constexpr llvm::StringLiteral kGraphLossAttrName = "train.graph_loss";
 /// buffer, not a parameter (torch.export's graph signature: a causal mask,
 /// RoPE's inv_freq): imported frozen, never trained.
 inline constexpr llvm::StringLiteral kExportBufferAttrName = "train.export_buffer";
+/// Unit attribute of a train.parameter whose initial values are not all
+/// finite (an attention mask's -inf kept as a float initializer): imported
+/// frozen, as no update of such a tensor stays finite.
+inline constexpr llvm::StringLiteral kNonFiniteInitAttrName = "train.nonfinite_initializer";
 } // namespace mgs::train
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINDIALECT_H
