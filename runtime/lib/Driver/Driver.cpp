@@ -69,6 +69,13 @@ int Driver::error(const char *fmt, ...) {
   return 1;
 }
 
+int Driver::errorOnEveryWorker(const std::string &msg) {
+  std::fflush(stdout);
+  if (rank == 0)
+    report(msg);
+  return 1;
+}
+
 bool Driver::deferring() const {
   return deferErrors.load() && std::this_thread::get_id() != watchdog.get_id();
 }
@@ -161,6 +168,8 @@ int Driver::setupAlone(const std::function<int()> &setup) {
 }
 
 int Driver::usage(const std::string &msg) {
+  if (!deferring() && workers <= 1 && launchedAsLaterRank())
+    return 2; // worker 0 says it
   error(msg);
   if (deferring())
     deferredUsage = true; // the hint follows the message (setupAlone())
@@ -419,6 +428,10 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
       return 0;
     }
     if (!parsed.ok()) {
+      // Every worker of an mpirun job parses the same command line: the
+      // first says what is wrong with it.
+      if (launchedAsLaterRank())
+        return 2;
       std::fflush(stdout);
       std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
       printHelpHint(o.program);

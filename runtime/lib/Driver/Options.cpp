@@ -113,6 +113,13 @@ constexpr const char *kUsageInference =
 
 } // namespace
 
+bool launchedAsLaterRank() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
+    if (const char *v = std::getenv(name))
+      return std::atoi(v) > 0;
+  return false;
+}
+
 void printHelpHint(const std::string &program) {
   std::fprintf(stderr, "(%s --help lists the options)\n", program.c_str());
 }
@@ -184,6 +191,37 @@ bool parseChoice(const std::string &s, std::initializer_list<std::pair<const cha
   return false;
 }
 
+/// The edit distance of two short strings (insertions, deletions and
+/// substitutions; one row of the dynamic program).
+size_t editDistance(const std::string &a, const std::string &b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({above + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+/// " (did you mean 'X'?)" for the known option nearest to `arg`, when one
+/// is near enough to be a typo of it; empty otherwise.
+std::string suggestion(const std::string &arg, const std::set<std::string> &known) {
+  std::string best;
+  size_t bestDistance = std::max<size_t>(2, arg.size() / 4) + 1;
+  for (const std::string &option : known)
+    if (size_t d = editDistance(arg, option); d < bestDistance) {
+      bestDistance = d;
+      best = option;
+    }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
 bool parseBinding(const std::string &s, std::pair<std::string, std::string> &b) {
   size_t eq = s.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == s.size())
@@ -226,9 +264,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
         "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
         "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--loss-scale",
-        "--loss-scale-init", "--loss-scale-window"};
-    if (!known.count(arg))
-      return problem("unknown option '" + std::string(argv[i]) + "'");
+        "--loss-scale-init", "--loss-scale-window", "--help", "--inference", "--per-class"};
+    if (!known.count(arg) || arg == "--help" || arg == "--inference" || arg == "--per-class")
+      return problem("unknown option '" + std::string(argv[i]) + "'" + suggestion(arg, known));
     if (!haveValue) {
       if (i + 1 >= argc)
         return problem("option '" + arg + "' needs a value");

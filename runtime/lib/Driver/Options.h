@@ -89,6 +89,9 @@ extern const std::set<std::string> kInferenceOnly;
 void printUsage(std::FILE *f, const std::string &program);
 /// "(PROGRAM --help lists the options)" on stderr, after a usage error.
 void printHelpHint(const std::string &program);
+/// Whether mpirun (or a PMI launcher) started this process as a rank other
+/// than 0, read from its environment before MPI is initialized.
+bool launchedAsLaterRank();
 
 /// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT
 /// with the problem as its message.

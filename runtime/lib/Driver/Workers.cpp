@@ -43,14 +43,16 @@ int Driver::setupWorkers() {
   if (rank != 0)
     mgsrt_ctx_set_rng_state(ctx, mgsrt_ctx_rng_state(ctx) + 0x9E3779B97F4A7C15ull *
                                                                static_cast<uint64_t>(rank));
+  // The same model and job size on every worker: said once, no abort.
   if (workers > 1 && m.collectives == 0 && !calibrating)
-    return error("launched as %d workers, but the model was compiled without gradient "
-                 "communication; compile it with mgsc --strategy dense",
-                 workers);
+    return errorOnEveryWorker("launched as " + std::to_string(workers) +
+                              " workers, but the model was compiled for one process, without "
+                              "gradient communication; compile it with mgsc --strategy dense "
+                              "(or another strategy)");
   if (m.workers > 0 && workers != m.workers)
-    return error("launched as %d workers, but the model's sparse exchange was compiled for %lld "
-                 "(mgsc --workers)",
-                 workers, static_cast<long long>(m.workers));
+    return errorOnEveryWorker("launched as " + std::to_string(workers) +
+                              " workers, but the model's sparse exchange was compiled for " +
+                              std::to_string(m.workers) + " (mgsc --workers)");
   // Several workers on one host share its cores: unless told otherwise
   // (OMP_NUM_THREADS), each takes its share. OpenMP's default of one thread
   // per core in every process makes their spinning threads fight for the

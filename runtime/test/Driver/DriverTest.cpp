@@ -497,6 +497,9 @@ TEST_F(DriverMain, CommandLineErrorsExitTwo) {
   };
   for (const Case &c : std::vector<Case>{
            {{"--frobnicate"}, "unknown option '--frobnicate'"},
+           {{"--epoch", "2"}, "unknown option '--epoch' (did you mean '--epochs'?)"},
+           {{"--lr-schedul", "cosine"},
+            "unknown option '--lr-schedul' (did you mean '--lr-schedule'?)"},
            {{"--data"}, "option '--data' needs a value"},
            {{"--data", "x.csv", "--epochs", "ten"}, "bad value 'ten' for --epochs"},
            {{"--data", "x.csv", "--lr=-1"}, "bad value '-1' for --lr"},
