@@ -199,6 +199,33 @@ def torch2_python():
     return python if os.path.exists(python) else None
 
 
+def default_pythons():
+    """The --python default of the benches that time PyTorch beside mgs:
+    Debian's torch 1.13, then the PyTorch 2.x venv when there is one."""
+    torch2 = torch2_python()
+    return "/usr/bin/python3" + (f",{torch2}" if torch2 else "")
+
+
+TORCH_SIDE = "torch-side"
+
+
+def print_torch_side(*fields):
+    """A PyTorch child's result line, read back by torch_side()."""
+    import torch
+    print(TORCH_SIDE, *fields, torch.__version__, flush=True)
+
+
+def torch_side(python, argv, env=None, timeout=1200):
+    """Runs a bench's PyTorch side (argv: the script and its arguments) under
+    `python`; returns (the fields print_torch_side() printed, "torch VERSION")."""
+    out = run_checked([python] + list(argv), f"the PyTorch side under {python}",
+                      timeout=timeout, env=env)
+    lines = [line.split()[1:] for line in out.splitlines() if line.startswith(TORCH_SIDE + " ")]
+    if not lines:
+        raise RuntimeError(f"the PyTorch side under {python} printed no result:\n{out[-3000:]}")
+    return lines[-1][:-1], "torch " + lines[-1][-1]
+
+
 def require_matplotlib(option):
     """Raises RuntimeError, naming `option` and the set-up step, when
     matplotlib cannot be imported (checked at start-up, not after the run)."""

@@ -80,7 +80,7 @@ compile gpt_medium-gpu "$STAGE/models/gpt_medium-opset15.onnx" --batch-size 4 --
 compile lstmlm_medium-gpu "$STAGE/models/lstmlm_medium-opset15.onnx" --batch-size 16 --target=cuda
 # Their weights (40 MB) are made on the GPU machine (bench/model_data.py --weights).
 rm "$B"/bin/{vit_small,gpt_medium,lstmlm_medium}-gpu.weights
-# Today's models (issue 12's families), GPU and CPU, batch 8: the GPU
+# Today's models (docs/models.md's families), GPU and CPU, batch 8: the GPU
 # executable reads the CPU's weights (--weights), gpu_check.sh makes the data.
 for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobilenetv2 \
             shufflenetv2 convnext mnasnet swin decoder maxvit padattn seq2seq; do

@@ -85,6 +85,9 @@ print(":".join(sorted({os.path.dirname(p) for r in roots for p in glob.glob(r + 
 PYEOF
 )
 export LD_LIBRARY_PATH="$B/lib:${NVLIBS}:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+TORCH_VERSION=$($PY -c \
+  'import torch; print("torch", torch.__version__, "CUDA", torch.version.cuda)' 2>&1 | tail -1)
+echo "gpu_check: the PyTorch baseline is $TORCH_VERSION"
 export MGSRT_CUDA_LIBRARY=$B/lib/libmgsrt_cuda.so
 export OMP_NUM_THREADS=${OMP_NUM_THREADS:-8}
 # A machine with an OpenMPI of its own runs the ranks with it (its mpirun, its

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Import time and peak memory of VGG-16 (the largest model of the paper), as
-# ratios against the goals: under 10 s, and peak RSS under 2x the
+# ratios against its goals: under 10 s, and peak RSS under 2x the
 # file size. Uses the build tree of ./test.sh (exports the model if needed).
 #   bench/import_vgg16.sh [BUILD_DIR]
 set -euo pipefail

@@ -9,7 +9,7 @@
 // 1. Planning time of omgs, auto (all four collectives) and auto2 (allgather
 //    and allreduce only) for L = 500 (default) model-shaped
 //    layers, the median of R runs on each of T (default 30) random profiles,
-//    against the 50 ms goal: the median over profiles, how many
+//    against the 50 ms goal: the median over profiles, how many
 //    profiles meet it, and the slowest. --per-profile also prints each
 //    profile's search figures and the plan's predicted time (with --gap, the
 //    gap it was certified within when not the optimum).

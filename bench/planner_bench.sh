@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The planner's figures against the goals: exact planning time of
+# The planner's figures against its goals: exact planning time of
 # omgs and auto for 500 model-shaped layers (goal: under 50 ms), and how far
 # above the optimum the OMGS paper's greedy rule (and every other strategy)
 # lands on 100 random model-shaped profiles and on a ResNet-20 profile.

@@ -19,9 +19,10 @@ PyTorch version each; by default Debian's torch 1.13 and the PyTorch 2.x venv
 that scripts/setup.sh --bench makes, when there is one; columns named by
 their torch version). --mgsc: another build's mgsc (its runtime is the one
 the executables link); --baseline-mgsc: a second one measured in the same
-rounds (column "mgs base"), e.g. main's build against a branch's. Both run with OMP_NUM_THREADS=--threads. Runs of a
-round alternate; the table shows each model's median over --rounds rounds
-and the ratio mgs/PyTorch (goal <= 1.0) of the medians.
+rounds (column "mgs base"), e.g. main's build against a branch's. Both run
+with OMP_NUM_THREADS=--threads. Runs of a round alternate; the table shows
+each model's median over --rounds rounds and the ratio mgs/PyTorch (goal <=
+1.0) of the medians.
 
 --device cuda: both sides on the GPU (mgsc --target=cuda executables, given
 by --exe where no mgsc is at hand, e.g. bench/gpu_check.sh's bundle; PyTorch
@@ -145,8 +146,7 @@ def main():
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=60)
     ap.add_argument("--rounds", type=int, default=3)
-    torch2 = benchlib.torch2_python()
-    ap.add_argument("--python", default="/usr/bin/python3" + (f",{torch2}" if torch2 else ""),
+    ap.add_argument("--python", default=benchlib.default_pythons(),
                     help="comma-separated interpreters, one PyTorch each (default: Debian's "
                          "torch 1.13 and the PyTorch 2.x venv of scripts/setup.sh --bench, when "
                          "there is one)")

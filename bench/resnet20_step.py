@@ -3,14 +3,18 @@
 CPU with the same number of threads, in one run.
 
     bench/resnet20_step.py [BUILD_DIR] [--threads T] [--iters N]
+        [--python /usr/bin/python3,VENV/bin/python]
 
 mgs: mgsc compiles the torch export into a training executable, which trains
 on N batches of synthetic CIFAR-10 data (the step time is the executable's own
 samples/s over the iterations after the first progress interval, which
 includes oneDNN's primitive creation). PyTorch: the same model, SGD with
-momentum, the same batches, timed over N steps after 3 warm-up steps. Both
-processes' peak RSS is measured too. Prints the figures and the ratios
-mgs/PyTorch (goal for time: <= 1.0).
+momentum, the same batches, timed over N steps after 3 warm-up steps, under
+each interpreter of --python (one PyTorch version each; by default Debian's
+torch 1.13 and the PyTorch 2.x venv that scripts/setup.sh --bench makes, when
+there is one; each row is named by its torch version). Every process's peak
+RSS is measured too. Prints the figures and the ratios mgs/PyTorch (goal for
+time: <= 1.0).
 """
 import argparse
 import os
@@ -39,7 +43,7 @@ def torch_child(threads, iters, data_path):
     ys = torch.tensor(raw[:, 0].astype(np.int64))
     batches = [(xs[i:i + 32], ys[i:i + 32]) for i in range(0, len(ys) - 31, 32)]
     ms, _ = benchlib.torch_sgd_step_ms(model, batches, iters)
-    print(f"{ms:.3f} {resource.getrusage(resource.RUSAGE_SELF).ru_maxrss}")
+    benchlib.print_torch_side(f"{ms:.3f}", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)
 
 
 def main():
@@ -47,6 +51,8 @@ def main():
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
     ap.add_argument("--threads", type=int, default=2)
     ap.add_argument("--iters", type=int, default=40)
+    ap.add_argument("--python", default=benchlib.default_pythons(),
+                    help="interpreters to run the PyTorch side under, comma-separated")
     ap.add_argument("--torch-child", nargs=2, help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.torch_child:
@@ -83,18 +89,19 @@ def main():
     steady = rates[1:] if len(rates) > 1 else rates
     mgs_ms = 32 / (sum(steady) / len(steady)) * 1000
 
-    child = subprocess.run([sys.executable, os.path.abspath(__file__), args.build, "--threads",
-                            str(args.threads), "--iters", str(args.iters), "--torch-child",
-                            "x", data], env=env, stdout=subprocess.PIPE,
-                           stderr=subprocess.DEVNULL, universal_newlines=True, check=True)
-    torch_ms, torch_rss = child.stdout.split()
-    torch_ms, torch_rss = float(torch_ms), int(torch_rss)
+    torch_rows = []
+    for python in args.python.split(","):
+        (torch_ms, torch_rss), name = benchlib.torch_side(
+            python, [os.path.abspath(__file__), args.build, "--threads", str(args.threads),
+                     "--iters", str(args.iters), "--torch-child", "x", data], env=env)
+        torch_rows.append((name, float(torch_ms), int(torch_rss)))
 
     print(f"ResNet-20 training step, batch 32, {args.threads} threads, {args.iters} steps each:")
-    print(f"  mgs      {mgs_ms:8.2f} ms/step   peak RSS {mgs_rss / 1024:7.1f} MiB")
-    print(f"  PyTorch  {torch_ms:8.2f} ms/step   peak RSS {torch_rss / 1024:7.1f} MiB")
-    print(f"  time ratio mgs/PyTorch = {mgs_ms / torch_ms:.3f}  (goal <= 1.0)")
-    print(f"  peak RSS ratio mgs/PyTorch = {mgs_rss / torch_rss:.3f}")
+    print(f"  {'mgs':<24} {mgs_ms:8.2f} ms/step   peak RSS {mgs_rss / 1024:7.1f} MiB")
+    for name, torch_ms, torch_rss in torch_rows:
+        print(f"  {name:<24} {torch_ms:8.2f} ms/step   peak RSS {torch_rss / 1024:7.1f} MiB"
+              f"   mgs/that: time {mgs_ms / torch_ms:.3f}, peak RSS {mgs_rss / torch_rss:.3f}")
+    print("  goal for time: mgs/PyTorch <= 1.0")
 
 
 if __name__ == "__main__":

@@ -113,7 +113,8 @@ def main():
         xs = torch.from_numpy(images)
     ys = torch.tensor(labels.astype(np.int64))
 
-    print(f"{args.model} training step on {torch.cuda.get_device_name(0)}, fp32, "
+    print(f"{args.model} training step on {torch.cuda.get_device_name(0)}, fp32, PyTorch "
+          f"{torch.__version__} (CUDA {torch.version.cuda}), "
           f"{args.iters} steps at batch 32, as many samples (at least 15 steps) above:")
     for batch in batches:
         iters = steps[batch]
@@ -133,6 +134,7 @@ def main():
         print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step (cuDNN heuristics), {mf:7.3f} ms/step "
               f"(MGSRT_CUDNN_FIND=1)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
               f"{m / t:.3f}, {mf / t:.3f}")
+
 
 if __name__ == "__main__":
     main()

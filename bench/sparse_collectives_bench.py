@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Sparse collectives on a slow network: dense all-reduce, all-gather (omgs),
 global top-k and the balanced sparse all-reduce, measured and predicted side
-by side at several link rates of the netcluster (issue 14's "Must show").
+by side at several link rates of the netcluster.
 
     bench/sparse_collectives_bench.py [BUILD_DIR] [--rates 100mbit,1gbit]
         [--reference-rate 10gbit] [--model widemlp] [--workers 8] [--density 0.001]

@@ -78,6 +78,11 @@ def run_mgs_phases(build, n, k, data, shown=6):
         print("  " + line)
 
 
+def torch_version():
+    import torch
+    return f"torch {torch.__version__} (CUDA {torch.version.cuda})"
+
+
 def run_torch(n, k, reps):
     try:
         import torch
@@ -126,7 +131,7 @@ def main():
         ("torch.topk(x.abs(), k)", torch_ms),
     ]
     print(f"{device}: n = {args.n}, k = {k} (density {args.density}), medians of "
-          f"{args.reps} runs ({args.data} data)")
+          f"{args.reps} runs ({args.data} data); torch: {torch_version()}")
     print(f"{'':34s} {'ms':>9s} {'torch/this':>11s} {'read/this':>10s}")
     for label, ms in rows:
         print(f"{label:34s} {ms:9.4f} {torch_ms / ms:10.2f}x {read / ms:10.3f}")

@@ -7,10 +7,13 @@ groups, on P workers.
         [--model widemlp|resnet20|NAME] [--batch-size 16] [--workers 4]
         [--density 0.001] [--strategies dense,layerwise,single,omgs]
         [--iters 24] [--progress-every 4] [--rounds 2] [--rate 1gbit]
-        [--threads 1] [--timeout 600] [--work DIR] [--netcluster PATH/netcluster.sh]
+        [--threads 1] [--python /usr/bin/python3] [--timeout 600] [--work DIR]
+        [--netcluster PATH/netcluster.sh]
 
 The baselines (bench/torch_baseline_worker.py, torch.distributed over gloo,
-one process per worker, torch.set_num_threads(--threads)):
+one process per worker, torch.set_num_threads(--threads), under --python:
+Debian's torch 1.13 by default, or e.g. ~/.cache/mgs-torch2/bin/python, the
+PyTorch 2.x that scripts/setup.sh --bench installs):
 - "torch DDP": DistributedDataParallel, PyTorch's own dense data parallelism
   (25 MB buckets, allreduce overlapped with backward); compared with mgs's
   dense strategy (one allreduce per gradient, overlapped).
@@ -78,6 +81,9 @@ def main():
     ap.add_argument("--rate", default="1gbit", help="netcluster link rate")
     ap.add_argument("--threads", type=int, default=1,
                     help="compute threads per worker (OMP_NUM_THREADS / torch.set_num_threads)")
+    ap.add_argument("--python", default="/usr/bin/python3",
+                    help="the interpreter of the PyTorch side: Debian's torch 1.13 (default) or "
+                         "another, e.g. the PyTorch 2.x venv of scripts/setup.sh --bench")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
     ap.add_argument("--work", help="work folder (default /tmp/mgs-torch-baseline-NETWORK)")
     ap.add_argument("--netcluster", metavar="PATH",
@@ -93,7 +99,9 @@ def main():
     # make PyTorch's compute about 5x slower (widemlp step, 1 thread: 239 ms
     # against 46 ms with OpenBLAS) and the comparison meaningless.
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
-    if "openblas" not in blas and "mkl" not in blas and "blis" not in blas:
+    if args.python != "/usr/bin/python3":
+        blas = "its own (not Debian's torch)"
+    elif "openblas" not in blas and "mkl" not in blas and "blis" not in blas:
         die(f"PyTorch would run on the reference BLAS ({blas}), several times slower than a "
             f"tuned one: run scripts/setup.sh --bench (libopenblas0-pthread)")
     P, B, rho = args.workers, args.batch_size, args.density
@@ -126,7 +134,7 @@ def main():
                      OPENBLAS_NUM_THREADS=str(args.threads))
 
     def torch_cmd(mode, plan=None):
-        cmd = ["/usr/bin/python3", WORKER, "--model", args.model, "--mode", mode,
+        cmd = [args.python, WORKER, "--model", args.model, "--mode", mode,
                "--batch-size", B, "--density", rho, "--iters", args.iters,
                "--warmup", args.progress_every, "--threads", args.threads]
         return cmd + (["--plan", plan] if plan else [])
@@ -202,7 +210,8 @@ def main():
     print(f"network:     {cluster.text}")
     print(f"mgs:         MPI, {coll_text}; OMP_NUM_THREADS={args.threads} per rank; profile "
           f"calibrated on this network ({cal_line})")
-    print(f"PyTorch:     torch {torch_version()} gloo, BLAS {blas}, torch.set_num_threads("
+    print(f"PyTorch:     torch {torch_version(args.python)} ({args.python}) gloo, BLAS {blas}, "
+          f"torch.set_num_threads("
           f"{args.threads}), OPENBLAS_NUM_THREADS={args.threads}; the same groups (mgs-plan on "
           f"the same profile)")
     hdr = (f"{'strategy':10s} {'mgs ms':>10s} {'rounds':>15s} {'PyTorch ms':>10s} {'rounds':>15s} "
@@ -240,9 +249,9 @@ def main():
         sys.exit(1)
 
 
-def torch_version():
+def torch_version(python):
     try:
-        return run_checked(["/usr/bin/python3", "-c", "import torch; print(torch.__version__)"],
+        return run_checked([python, "-c", "import torch; print(torch.__version__)"],
                            "torch version").strip()
     except RuntimeError:
         return "?"

@@ -15,7 +15,7 @@ weights (the executable's .weights) in float64, bounded by check_gradients.py's 
 larger of its norm and the model's scale). PyTorch's float32 gradient's error is printed beside.
 A row whose tensors fail that fixed bound passes "at PyTorch float32's level" when each of them
 is within max(--tol, 2x PyTorch float32's error on it) and the whole model within max(--tol, 2x
-float32's): the issue's rule, for tiny random models whose gradients cancel in places.
+float32's): the rule for tiny random models whose gradients cancel in places.
 --inject NAME:FACTOR scales mgs's gradient of tensor NAME (in the rows that have it) before the
 comparison: the check must then fail.
 Run with a Python that has torch 2.x and transformers (the benches' venv,
@@ -112,7 +112,7 @@ def check(name, spec, args):
         r = check_gradients.compare(ours, exact, [g32], set(exact), opts)
     ok = not r["bad"]
     verdict = "ok" if ok else "MISMATCH " + ", ".join(r["bad"])
-    # The issue's own rule where the fixed bound fails a tensor: each such tensor within
+    # The relative rule where the fixed bound fails a tensor: each such tensor within
     # max(--tol, 2x PyTorch float32's error on it), the whole model within its bound (a tiny
     # random model whose gradients cancel in places: MobileViT's biases, float32's own error
     # on them past 1e-4).

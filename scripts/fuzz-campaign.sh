@@ -1,5 +1,5 @@
 #!/bin/bash
-# The fuzz campaign (issue 13): runs each libFuzzer target until RUNS
+# The fuzz campaign: runs each libFuzzer target until RUNS
 # executions (or MAX_SECONDS), two at a time at nice 19, then keeps what it
 # found: the inputs that add coverage to the committed corpus (libFuzzer's
 # -merge=1) and every crasher go into the target's corpus, which ./test.sh

@@ -982,7 +982,7 @@ TEST(PlannerExact, GreedyIsNotOptimal) {
 }
 
 //===----------------------------------------------------------------------===//
-// The global top-k and the balanced sparse all-reduce (issue 14)
+// The global top-k and the balanced sparse all-reduce
 //===----------------------------------------------------------------------===//
 
 TEST(PlannerCollectives, GlobalTopKRounds) {
