@@ -22,6 +22,7 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/InitAllDialects.h"
 #include "mgs/Pipelines/Pipelines.h"
+#include "mgs/Planner/Profile.h"
 #include "mgs/Planner/Strategy.h"
 #include "mgs/Support/CommandLine.h"
 #include "mgs/Support/Diagnostics.h"
@@ -146,7 +147,7 @@ cl::opt<std::string> sparseCollective(
     cl::value_desc("name"), cl::init("allgather"), cl::cat(category));
 cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
-                                     "executable will run on"),
+                                     "executable will run on (required; it refuses another)"),
                             cl::value_desc("P"), cl::init(0), cl::cat(category));
 cl::opt<double> clipGradNorm(
     "clip-grad-norm",
@@ -578,6 +579,45 @@ int main(int argc, char **argv) {
     *weights = std::move(*parsed);
   }
   warnUnusedOptions(sparse, merged);
+  mgs::TrainPipelineOptions pipeline;
+  // The pipeline mgs-opt --mgs-train-pipeline runs, from the flags.
+  pipeline.strategy = strategy;
+  pipeline.workers = workersOpt;
+  pipeline.density = density;
+  pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
+  pipeline.fp16Values = fp16Values;
+  pipeline.bf16Values = bf16Values;
+  pipeline.sparseCollective = sparseCollective;
+  pipeline.profile = profileUse;
+  pipeline.inference = inference;
+  pipeline.evalMode = evalMode;
+  pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
+  pipeline.precision = precisionOpt;
+  pipeline.unverifiedGpuPrecision = unverifiedGpuPrecision;
+  pipeline.instrument = profileGenerate;
+  pipeline.clipGradNorm = clipGradNorm;
+  pipeline.loss = lossOpt;
+  pipeline.smoothL1Beta = smoothL1Beta;
+  pipeline.ignoreIndex = ignoreIndex;
+  pipeline.labelSmoothing = labelSmoothing;
+  pipeline.classWeights = classWeights;
+  pipeline.posWeight = posWeight;
+  pipeline.reduction = reductionOpt;
+  // Checked before the import: an option's error names the option (the
+  // pipeline's own name of each is mgsc's), not a pass, and comes at once.
+  if (failed(mgs::verifyTrainPipelineOptions(pipeline, [](const Twine &message) {
+        std::string text = message.str();
+        StringRef first = StringRef(text).take_until([](char c) { return c == ' ' || c == ':'; });
+        if (cl::getRegisteredOptions().count(first))
+          text = "--" + text;
+        fail(text);
+      })))
+    return 1;
+  // A merge strategy's --profile-use file is read now too: its errors name
+  // it and the field. (Other strategies ignore it, with a warning above.)
+  if (merged && !profileUse.empty())
+    if (auto loaded = mgs::planner::loadProfile(profileUse); !loaded)
+      return fail("--profile-use '" + profileUse + "': " + toString(loaded.takeError()));
   std::string output = outputFile;
   if (output.empty())
     output = (emit == Emit::Exe ? sys::path::stem(inputFile)
@@ -632,34 +672,7 @@ int main(int argc, char **argv) {
     warn("training one sample at a time: the model's own batch size is 1 (exported with one "
          "example?); pass --batch-size N (e.g. 32)");
 
-  // The pipeline mgs-opt --mgs-train-pipeline runs, from the flags.
-  mgs::TrainPipelineOptions pipeline;
-  pipeline.strategy = strategy;
-  pipeline.workers = workersOpt;
-  pipeline.density = density;
-  pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
-  pipeline.fp16Values = fp16Values;
-  pipeline.bf16Values = bf16Values;
-  pipeline.sparseCollective = sparseCollective;
-  pipeline.profile = profileUse;
   pipeline.batchSize = compiledBatchSize(*module);
-  pipeline.inference = inference;
-  pipeline.evalMode = evalMode;
-  pipeline.target = device == Device::Cuda ? "cuda" : "cpu";
-  pipeline.precision = precisionOpt;
-  pipeline.unverifiedGpuPrecision = unverifiedGpuPrecision;
-  pipeline.instrument = profileGenerate;
-  pipeline.clipGradNorm = clipGradNorm;
-  pipeline.loss = lossOpt;
-  pipeline.smoothL1Beta = smoothL1Beta;
-  pipeline.ignoreIndex = ignoreIndex;
-  pipeline.labelSmoothing = labelSmoothing;
-  pipeline.classWeights = classWeights;
-  pipeline.posWeight = posWeight;
-  pipeline.reduction = reductionOpt;
-  if (failed(mgs::verifyTrainPipelineOptions(
-          pipeline, [](const Twine &message) { fail("mgs-train-pipeline: " + message); })))
-    return 1;
 
   mlir::PassManager pm(&context);
   if (failed(mlir::applyPassManagerCLOptions(pm)))

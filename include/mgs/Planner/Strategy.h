@@ -32,7 +32,7 @@ namespace mgs::planner {
 /// `none` (no communication) is the compiler's; the planner plans the others.
 /// Threshold takes a parameter: "threshold:BYTES".
 #define MGS_STRATEGIES(X)                                                                          \
-  X(None, "none", false, false, false, "one process, no communication")                            \
+  X(None, "none", false, false, false, "the default: one process, no communication")               \
   X(Dense, "dense", false, false, false,                                                           \
     "every gradient averaged with its own all-reduce, overlapping backprop")                       \
   X(MGWFBP, "mgwfbp", true, false, false, "dense, merged: the exact optimum over dense groupings") \
@@ -96,7 +96,7 @@ std::vector<Strategy> allStrategies();
 /// layerwise, threshold:BYTES, greedy, omgs, gtopk, sparse-allreduce, auto".
 llvm::StringRef strategyNames();
 /// The help text of a --strategy option: "Gradient communication between
-/// data-parallel workers: none (one process, no communication), dense (...),
+/// data-parallel workers: none (the default: one process, no communication), dense (...),
 /// ..., auto (...)".
 llvm::StringRef strategyHelp();
 
