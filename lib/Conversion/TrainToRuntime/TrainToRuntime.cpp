@@ -182,6 +182,22 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       appendShape(params, param.getType());
     }
 
+    // Each int64 input's bound, read before the lowering replaces the
+    // gathers: the fewest rows of a table it is gathered from directly
+    // (manifest index_rows; the driver checks the data against it).
+    SmallVector<std::pair<int64_t, std::string>> indexRows(eval.getNumArguments());
+    for (auto [i, arg] : llvm::enumerate(eval.getArguments()))
+      for (Operation *user : arg.getUsers()) {
+        auto gather = dyn_cast<GatherOp>(user);
+        if (!gather || gather.getIndices() != arg)
+          continue;
+        int64_t rows = cast<RankedTensorType>(gather.getTable().getType()).getDimSize(0);
+        if (indexRows[i].first && indexRows[i].first <= rows)
+          continue;
+        auto param = gather.getTable().getDefiningOp<GetParamOp>();
+        indexRows[i] = {rows, param ? param.getName().str() : "-"};
+      }
+
     Globals globals;
     int64_t arena = 0, collectives = 0, compiledWorkers = 0;
     for (auto [func, isTrain, name] :
@@ -233,8 +249,12 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     for (unsigned i = 0; i < evalType.getNumInputs(); ++i) {
       // An integer input holds indices (token ids, int64).
       bool indices = cast<ShapedType>(evalType.getInput(i)).getElementType().isInteger(64);
-      manifest += item(indices ? manifest::kIndexInput : manifest::kInput) + " " + ioName(eval, true, i);
+      std::string name = ioName(eval, true, i);
+      manifest += item(indices ? manifest::kIndexInput : manifest::kInput) + " " + name;
       appendShape(manifest, evalType.getInput(i));
+      if (indices && indexRows[i].first > 0)
+        manifest += item(manifest::kIndexRows) + " " + name + " " +
+                    std::to_string(indexRows[i].first) + " " + indexRows[i].second;
     }
     for (unsigned i = 0; i < evalType.getNumResults(); ++i) {
       manifest += item(manifest::kOutput) + " " + ioName(eval, false, i);

@@ -50,6 +50,8 @@ struct TensorSpec {
   std::vector<int64_t> dims;
   bool trainable = false; // params only: `trainable` (true) or `state`
   bool int64 = false;     // inputs only: int64 indices (manifest `index_input`), else float32
+  int64_t indexRows = 0;  // int64 inputs: values in [-indexRows, indexRows) (0: no bound)
+  std::string indexTable; // the table of indexRows rows ("-": a computed one)
 
   int64_t numElements() const;
 };
@@ -96,6 +98,9 @@ Status parseManifest(std::string_view text, Manifest &manifest);
 
 /// "[10, 64]".
 std::string formatShape(const std::vector<int64_t> &dims);
+/// "the R rows of 'TABLE' that the model's input 'NAME' indexes (ids must be
+/// in [-R, R))": what an index input's values must stay within (indexRows > 0).
+std::string describeIndexBound(const TensorSpec &input);
 
 //===--- Weights files ----------------------------------------------------===//
 //

@@ -77,6 +77,15 @@ int Driver::runInference() {
                    m.inputs[i].int64 ? "int64: token ids" : "float32");
     if (Status s = r.read(inputs[i].get(), inputs[i].bytes(), "the input"); !s.ok())
       return error(s);
+    const TensorSpec &spec = m.inputs[i];
+    if (spec.int64 && spec.indexRows > 0) {
+      const int64_t *ids = static_cast<const int64_t *>(inputs[i].get());
+      for (int64_t k = 0; k < spec.numElements(); ++k)
+        if (ids[k] < -spec.indexRows || ids[k] >= spec.indexRows)
+          return error("input file '%s': element %lld holds token id %lld, outside %s",
+                       file.c_str(), static_cast<long long>(k), static_cast<long long>(ids[k]),
+                       describeIndexBound(spec).c_str());
+    }
     if (int rc = toDevice(inputs[i]))
       return rc;
   }

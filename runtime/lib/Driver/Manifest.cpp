@@ -9,6 +9,8 @@
 //   param NAME trainable|state RANK D0 D1 ...
 //   input NAME RANK D0 ...
 //   index_input NAME RANK D0 ... (an int64 input: indices, e.g. token ids)
+//   index_rows NAME R TABLE  (optional: index_input NAME's values are in
+//                             [-R, R), the rows of the table it indexes)
 //   output NAME RANK D0 ...
 //   labels RANK D0 ...       (train mode)
 //   classes C                (train mode, the cross-entropy: labels of rank 1)
@@ -37,6 +39,7 @@
 
 #include "mgsrt/contract.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -59,6 +62,14 @@ int64_t Manifest::numTrainable() const {
   for (const TensorSpec &p : params)
     n += p.trainable;
   return n;
+}
+
+std::string describeIndexBound(const TensorSpec &input) {
+  const std::string rows = std::to_string(input.indexRows);
+  const std::string table =
+      input.indexTable == "-" ? std::string("a table") : "'" + input.indexTable + "'";
+  return "the " + rows + " rows of " + table + " that the model's input '" + input.name +
+         "' indexes (ids must be in [-" + rows + ", " + rows + "))";
 }
 
 std::string formatShape(const std::vector<int64_t> &dims) {
@@ -416,6 +427,22 @@ private:
       if (!parseTensor(words, false, m.inputs, inputNames))
         return false;
       m.inputs.back().int64 = true;
+      return true;
+    }
+    if (item == key::kIndexRows) {
+      if (!expectWords(4))
+        return false;
+      auto input = std::find_if(m.inputs.begin(), m.inputs.end(),
+                                [&](const TensorSpec &t) { return t.name == words[1]; });
+      if (input == m.inputs.end() || !input->int64)
+        return fail("index_rows names '" + std::string(words[1]) +
+                    "', which is not an index_input before it");
+      if (input->indexRows)
+        return fail("index_rows given twice for '" + input->name + "'");
+      if (!parseCount(words[2], item, 1, v))
+        return false;
+      input->indexRows = v;
+      input->indexTable = std::string(words[3]);
       return true;
     }
     if (item == key::kOutput)

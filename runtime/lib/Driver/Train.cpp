@@ -50,14 +50,21 @@ int Driver::checkSamples(const Dataset &d, const std::string &path, const char *
   if (!m.inputs[0].int64)
     return 0;
   // Token ids: the samples must be integers (within +-2^24, exact in the
-  // float32 the data sets hold).
+  // float32 the data sets hold), and within the rows of the tables (the
+  // embeddings) the input indexes, when the model says which.
+  const TensorSpec &input = m.inputs[0];
+  const double rows = static_cast<double>(input.indexRows);
   for (size_t i = 0; i < d.samples.size(); ++i) {
     const float v = d.samples[i];
     if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
       return error("%s '%s': sample %lld holds %g, but the model's input '%s' takes token ids "
                    "(integers)",
                    what, path.c_str(), static_cast<long long>(i / sampleSize), v,
-                   m.inputs[0].name.c_str());
+                   input.name.c_str());
+    if (input.indexRows > 0 && (v < -rows || v >= rows))
+      return error("%s '%s': sample %lld holds token id %g at position %lld, outside %s", what,
+                   path.c_str(), static_cast<long long>(i / sampleSize), v,
+                   static_cast<long long>(i % sampleSize), describeIndexBound(input).c_str());
   }
   return 0;
 }

@@ -109,6 +109,19 @@ TEST(Manifest, ParsesPrecision) {
   EXPECT_EQ(f16.precision, MGSRT_PRECISION_F16);
 }
 
+TEST(Manifest, ParsesIndexRows) {
+  Manifest m;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\n"
+                                      "arena_bytes 16\nindex_input ids 2 4 12\n"
+                                      "index_rows ids 50 embed.weight\noutput y 2 48 50\n"
+                                      "labels 1 48\nclasses 50\n",
+                                      m)));
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_TRUE(m.inputs[0].int64);
+  EXPECT_EQ(m.inputs[0].indexRows, 50);
+  EXPECT_EQ(m.inputs[0].indexTable, "embed.weight");
+}
+
 TEST(Manifest, FormatsShapes) {
   EXPECT_EQ(formatShape({}), "[]");
   EXPECT_EQ(formatShape({10, 64}), "[10, 64]");
@@ -162,6 +175,15 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "param w trainable 1 3\nparam w state 1 3\n",
                     "manifest line 6: duplicate param 'w': 'param w state 1 3'"},
         BadManifest{HEAD "input\n", "manifest line 5: missing the name: 'input'"},
+        BadManifest{HEAD "input x 1 4\nindex_rows x 10 e\n",
+                    "manifest line 6: index_rows names 'x', which is not an index_input before "
+                    "it: 'index_rows x 10 e'"},
+        BadManifest{HEAD "index_input x 1 4\nindex_rows x 0 e\n",
+                    "manifest line 6: index_rows must be at least 1, got 0: 'index_rows x 0 e'"},
+        BadManifest{HEAD "index_input x 1 4\nindex_rows x 10 e\nindex_rows x 9 e\n",
+                    "manifest line 7: index_rows given twice for 'x': 'index_rows x 9 e'"},
+        BadManifest{HEAD "index_input x 1 4\nindex_rows x 10\n",
+                    "manifest line 6: expected 3 values after 'index_rows': 'index_rows x 10'"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 1\nclasses 3\n",
                     "manifest line 6: the cross-entropy's labels must have rank 1: 'labels 2 4 1'"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss mse\nclasses 3\n",
