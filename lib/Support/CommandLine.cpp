@@ -5,6 +5,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
+
 using namespace llvm;
 
 void mgs::addVersionPrinter() {
@@ -32,6 +34,41 @@ std::string mgs::optionGivenTwice(cl::OptionCategory &category) {
     if (is_contained(option->Categories, &category) &&
         option->getNumOccurrencesFlag() == cl::Optional && option->getNumOccurrences() > 1)
       return (entry.first.size() == 1 ? "-" : "--") + entry.first.str() + " given twice";
+  }
+  return "";
+}
+
+std::string mgs::unknownOption(int argc, char **argv, cl::OptionCategory &category) {
+  auto &options = cl::getRegisteredOptions();
+  for (int i = 1; i < argc; ++i) {
+    StringRef arg = argv[i];
+    if (arg == "--")
+      break;
+    if (arg.size() < 2 || arg[0] != '-')
+      continue; // a positional argument
+    StringRef name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
+    bool inlineValue = name.contains('=');
+    name = name.take_until([](char c) { return c == '='; });
+    if (cl::Option *option = options.lookup(name)) {
+      if (!inlineValue && option->getValueExpectedFlag() == cl::ValueRequired)
+        ++i; // its value, whatever it looks like
+      continue;
+    }
+    std::string nearest;
+    unsigned best = std::max<unsigned>(2, name.size() / 4) + 1;
+    for (auto &entry : options) {
+      StringRef candidate = entry.first;
+      bool own = is_contained(entry.second->Categories, &category) || candidate == "help" ||
+                 candidate == "version";
+      if (!own)
+        continue;
+      if (unsigned d = name.edit_distance(candidate, true, best); d < best) {
+        best = d;
+        nearest = (candidate.size() == 1 ? "-" : "--") + candidate.str();
+      }
+    }
+    return "unknown option '" + arg.take_until([](char c) { return c == '='; }).str() + "'" +
+           (nearest.empty() ? "" : " (did you mean '" + nearest + "'?)");
   }
   return "";
 }

@@ -62,6 +62,11 @@ int main(int argc, char **argv) {
   mgs::addVersionPrinter();
   cl::AddExtraVersionPrinter(
       [](raw_ostream &os) { os << mgs::onnx_import::onnxLibraryDescription() << "\n"; });
+  if (std::string unknown = mgs::unknownOption(argc, argv, category); !unknown.empty()) {
+    errs() << "mgs-import-onnx: error: " << unknown
+           << " (mgs-import-onnx --help lists the options)\n";
+    return 1;
+  }
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs ONNX importer: an ONNX model into the mgs dialects\n\n"
                               "  mgs-import-onnx MODEL.onnx [-o OUT.mlir] [options]\n"

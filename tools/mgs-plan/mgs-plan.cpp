@@ -201,6 +201,8 @@ int main(int argc, char **argv) {
   InitLLVM y(argc, argv);
   mgs::showOnlyInHelp(category);
   mgs::addVersionPrinter();
+  if (std::string unknown = mgs::unknownOption(argc, argv, category); !unknown.empty())
+    return usageError(unknown);
   cl::ParseCommandLineOptions(argc, argv,
                               "mgs what-if planner: each merge strategy's plan and predicted "
                               "iteration time for a calibration profile\n");
@@ -216,7 +218,9 @@ int main(int argc, char **argv) {
     Expected<Strategy> s = Strategy::parse(name);
     if (!s)
       return usageError("--strategy: " + toString(s.takeError()));
-    selected.push_back(*s);
+    // A strategy named twice is planned and printed once.
+    if (llvm::none_of(selected, [&](const Strategy &t) { return t.name() == s->name(); }))
+      selected.push_back(*s);
   }
   if (selected.empty())
     selected = allStrategies();

@@ -474,6 +474,11 @@ int main(int argc, char **argv) {
   mlir::registerPassManagerCLOptions();
   mgs::showOnlyInHelp(category);
   mgs::addVersionPrinter();
+  // mgsc imports the model as mgs-import-onnx does: the same ONNX library.
+  cl::AddExtraVersionPrinter(
+      [](raw_ostream &os) { os << mgs::onnx_import::onnxLibraryDescription() << "\n"; });
+  if (std::string unknown = mgs::unknownOption(argc, argv, category); !unknown.empty())
+    return fail(unknown + " (mgsc --help lists the options)");
   cl::ParseCommandLineOptions(argc, argv,
                               "mgsc: compiles an ONNX model into a training executable\n\n"
                               "  mgsc MODEL.onnx -o OUT [options]; OUT --help lists what the\n"

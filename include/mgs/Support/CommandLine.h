@@ -20,6 +20,15 @@ void showOnlyInHelp(llvm::cl::OptionCategory &category);
 /// parsing.
 void addVersionPrinter();
 
+/// "unknown option '--X' (did you mean '--Y'?)" for the first argument of
+/// argv (before a "--") that names no registered option, suggesting the
+/// nearest option of `category` (or --help, --version) when one is near;
+/// empty when every option is known. The values of options that take one
+/// are skipped (--ignore-index -100). Call before parsing: LLVM's own
+/// message would go on to count the misspelled option's value as a stray
+/// positional argument.
+std::string unknownOption(int argc, char **argv, llvm::cl::OptionCategory &category);
+
 /// "--NAME given twice" for the first option of `category` that takes one
 /// value and was given more than once (LLVM keeps the last silently); empty
 /// when none was. Call after parsing.
