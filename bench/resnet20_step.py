@@ -90,7 +90,7 @@ def main():
     mgs_ms = 32 / (sum(steady) / len(steady)) * 1000
 
     torch_rows = []
-    for python in args.python.split(","):
+    for python in [p for p in args.python.split(",") if p]:
         (torch_ms, torch_rss), name = benchlib.torch_side(
             python, [os.path.abspath(__file__), args.build, "--threads", str(args.threads),
                      "--iters", str(args.iters), "--torch-child", "x", data], env=env)

@@ -92,7 +92,7 @@ def main():
     mgs = run_mgs(args.build, args.n, k, args.threads, args.reps, args.data)
     env = dict(os.environ, OMP_NUM_THREADS=str(args.threads))
     torches = []
-    for python in args.python.split(","):
+    for python in [p for p in args.python.split(",") if p]:
         (ms, sum_ms), name = benchlib.torch_side(
             python, [os.path.abspath(__file__), "--n", str(args.n), "--density",
                      str(args.density), "--threads", str(args.threads), "--reps",

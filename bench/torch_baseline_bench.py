@@ -47,6 +47,7 @@ the build (a tuned BLAS for PyTorch, ip/tc/ping for the netcluster).
 import argparse
 import os
 import re
+import shutil
 import statistics
 import sys
 import time
@@ -99,7 +100,9 @@ def main():
     # make PyTorch's compute about 5x slower (widemlp step, 1 thread: 239 ms
     # against 46 ms with OpenBLAS) and the comparison meaningless.
     blas = os.path.realpath("/usr/lib/x86_64-linux-gnu/libblas.so.3")
-    if args.python != "/usr/bin/python3":
+    debian_python = os.path.realpath(shutil.which(args.python) or args.python).startswith(
+        "/usr/bin/python3")
+    if not debian_python:
         blas = "its own (not Debian's torch)"
     elif "openblas" not in blas and "mkl" not in blas and "blis" not in blas:
         die(f"PyTorch would run on the reference BLAS ({blas}), several times slower than a "

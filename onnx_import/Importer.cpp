@@ -29,6 +29,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <optional>
 #include <stdexcept>
 
 using namespace mlir;
@@ -105,20 +106,24 @@ FailureOr<RankedTensorType> GraphImporter::initializerType(const onnx::TensorPro
   return RankedTensorType::get(shape, b.getF32Type());
 }
 
-/// Whether a FLOAT initializer holds an infinity or a NaN (read in place:
-/// raw_data is little-endian float32, as on every host mgs builds for).
-static bool holdsNonFinite(const onnx::TensorProto &t) {
+/// The first element of a FLOAT initializer that is an infinity or a NaN,
+/// with its value (read in place: raw_data is little-endian float32, as on
+/// every host mgs builds for); nullopt when all are finite.
+static std::optional<std::pair<size_t, float>> firstNonFinite(const onnx::TensorProto &t) {
   if (t.has_raw_data()) {
     const std::string &raw = t.raw_data();
     for (size_t at = 0; at + sizeof(float) <= raw.size(); at += sizeof(float)) {
       float v;
       std::memcpy(&v, raw.data() + at, sizeof v);
       if (!std::isfinite(v))
-        return true;
+        return std::pair{at / sizeof(float), v};
     }
-    return false;
+    return std::nullopt;
   }
-  return llvm::any_of(t.float_data(), [](float v) { return !std::isfinite(v); });
+  for (int i = 0; i < t.float_data_size(); ++i)
+    if (!std::isfinite(t.float_data(i)))
+      return std::pair{static_cast<size_t>(i), t.float_data(i)};
+  return std::nullopt;
 }
 
 FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::TensorProto &t) {
@@ -141,8 +146,13 @@ FailureOr<Value> GraphImporter::parameterValue(StringRef name, const onnx::Tenso
     bool buffer = exportBuffers.contains(name);
     // No update keeps a tensor with an infinity finite (-inf - lr * (g + wd *
     // -inf) is NaN): such an initializer is a buffer the export did not name
-    // (a causal mask's -inf), imported frozen.
-    bool nonFinite = !buffer && holdsNonFinite(t);
+    // (a causal mask's -inf), imported frozen. A NaN is no one's initial value.
+    std::optional<std::pair<size_t, float>> bad = firstNonFinite(t);
+    if (bad && std::isnan(bad->second))
+      return mlir::emitError(paramLoc)
+             << "initializer '" << name << "' holds NaN at element " << bad->first
+             << " (a model's initial values must be numbers: re-export it)";
+    bool nonFinite = !buffer && bad.has_value();
     param = ParameterOp::create(mb, paramLoc, b.getStringAttr(name), TypeAttr::get(*type),
                                 buffer || nonFinite ? UnitAttr() : b.getUnitAttr(), init);
     if (buffer)

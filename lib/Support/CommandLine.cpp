@@ -49,6 +49,8 @@ std::string mgs::unknownOption(int argc, char **argv, cl::OptionCategory &catego
     StringRef name = arg.drop_front(arg.starts_with("--") ? 2 : 1);
     bool inlineValue = name.contains('=');
     name = name.take_until([](char c) { return c == '='; });
+    if (name == "h")
+      continue; // --help's alias, registered only while parsing (a default option)
     if (cl::Option *option = options.lookup(name)) {
       if (!inlineValue && option->getValueExpectedFlag() == cl::ValueRequired)
         ++i; // its value, whatever it looks like
@@ -58,8 +60,9 @@ std::string mgs::unknownOption(int argc, char **argv, cl::OptionCategory &catego
     unsigned best = std::max<unsigned>(2, name.size() / 4) + 1;
     for (auto &entry : options) {
       StringRef candidate = entry.first;
-      bool own = is_contained(entry.second->Categories, &category) || candidate == "help" ||
-                 candidate == "version";
+      bool own = (is_contained(entry.second->Categories, &category) &&
+                  entry.second->getOptionHiddenFlag() == cl::NotHidden) ||
+                 candidate == "help" || candidate == "version";
       if (!own)
         continue;
       if (unsigned d = name.edit_distance(candidate, true, best); d < best) {

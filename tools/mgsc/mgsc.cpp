@@ -512,6 +512,8 @@ int main(int argc, char **argv) {
   for (double d : densityWarmup)
     if (!(d > 0.0 && d <= 1.0))
       return fail("--density-warmup: each density must be in (0, 1], got " + mgs::formatNumber(d));
+  if (fp16Values && bf16Values)
+    return fail("--fp16-values and --bf16-values exclude each other");
   for (auto [set, flag] : {std::pair{bool(fp16Values), "--fp16-values"},
                            std::pair{bool(bf16Values), "--bf16-values"}})
     if (set && !sparse)
@@ -613,14 +615,18 @@ int main(int argc, char **argv) {
   if (failed(mgs::verifyTrainPipelineOptions(pipeline, [](const Twine &message) {
         std::string text = message.str();
         StringRef first = StringRef(text).take_until([](char c) { return c == ' ' || c == ':'; });
-        if (cl::getRegisteredOptions().count(first))
+        if (cl::Option *option = cl::getRegisteredOptions().lookup(first);
+            option && is_contained(option->Categories, &category))
           text = "--" + text;
         fail(text);
       })))
     return 1;
   // A merge strategy's --profile-use file is read now too: its errors name
   // it and the field. (Other strategies ignore it, with a warning above.)
-  if (merged && !profileUse.empty())
+  // (Not standard input or a pipe, which the pass's read would find empty.)
+  bool readOnce = profileUse == "-" ||
+                  (sys::fs::exists(profileUse) && !sys::fs::is_regular_file(profileUse));
+  if (merged && !profileUse.empty() && !readOnce)
     if (auto loaded = mgs::planner::loadProfile(profileUse); !loaded)
       return fail("--profile-use '" + profileUse + "': " + toString(loaded.takeError()));
   std::string output = outputFile;

@@ -167,9 +167,13 @@ int Driver::setupAlone(const std::function<int()> &setup) {
   return usageError ? 2 : 1;
 }
 
-int Driver::usage(const std::string &msg) {
+int Driver::usageOnEveryWorker(const std::string &msg) {
   if (!deferring() && workers <= 1 && launchedAsLaterRank())
     return 2; // worker 0 says it
+  return usage(msg);
+}
+
+int Driver::usage(const std::string &msg) {
   error(msg);
   if (deferring())
     deferredUsage = true; // the hint follows the message (setupAlone())
@@ -185,25 +189,25 @@ int Driver::run() {
   training = m.mode == Manifest::Mode::Train && !o.inference;
 
   if (o.batchSize && o.batchSize != m.batchSize)
-    return usage("--batch-size " + std::to_string(o.batchSize) +
-                 " does not match the model, which was compiled with batch size " +
-                 std::to_string(m.batchSize) + " (recompile with mgsc to change it)");
+    return usageOnEveryWorker("--batch-size " + std::to_string(o.batchSize) +
+                              " does not match the model, which was compiled with batch size " +
+                              std::to_string(m.batchSize) + " (recompile with mgsc to change it)");
   for (const std::string &opt : o.given) {
     if (training && kInferenceOnly.count(opt))
-      return usage(opt + " is for inference; this model trains (add --inference to run "
-                         "its forward pass)");
+      return usageOnEveryWorker(opt + " is for inference; this model trains (add --inference to "
+                                      "run its forward pass)");
     if (!training && kTrainOnly.count(opt))
-      return usage(opt + " is a training option; this run is inference" +
-                   std::string(m.mode == Manifest::Mode::Inference
-                                   ? " (the model was compiled for inference)"
-                                   : " (--inference)"));
+      return usageOnEveryWorker(opt + " is a training option; this run is inference" +
+                                std::string(m.mode == Manifest::Mode::Inference
+                                                ? " (the model was compiled for inference)"
+                                                : " (--inference)"));
   }
   if (o.given.count("--comm") && !m.cuda)
-    return usage("--comm chooses how a GPU model's collectives run; this model was compiled "
-                 "for the CPU, whose collectives always run on MPI (mgsc --target=cuda "
-                 "compiles it for a GPU)");
+    return usageOnEveryWorker(
+        "--comm chooses how a GPU model's collectives run; this model was compiled for the CPU, "
+        "whose collectives always run on MPI (mgsc --target=cuda compiles it for a GPU)");
   if (training && o.data.empty())
-    return usage("--data is required to train");
+    return usageOnEveryWorker("--data is required to train");
   // The files the run will write, checked before it starts (a typo or a
   // read-only folder would otherwise lose the run); --save writes through
   // the ONNX writer, so it gets the resolved path.

@@ -120,9 +120,11 @@ private:
   /// Reports a failed Status (its message) and returns 1.
   int error(const Status &s) { return error("%s", s.message.c_str()); }
   /// A bad command line: the message and a pointer to --help; exit status 2.
-  /// Before the workers are set up it is the same on every worker under
-  /// mpirun (one command line, one model), so only the first says it.
   int usage(const std::string &msg);
+  /// usage() for what the command line and the model alone decide, checked
+  /// before the workers are set up: the same on every worker under mpirun,
+  /// so only the first says it (a check that reads a host's files is not).
+  int usageOnEveryWorker(const std::string &msg);
   /// An error every worker finds alike (the same model and job size): said
   /// by worker 0 alone, and each stops with 1, with no abort of the job.
   int errorOnEveryWorker(const std::string &msg);

@@ -26,8 +26,10 @@ namespace mgs::rt::driver {
 namespace {
 
 /// A manifest's lines that identify the compiled model: all but `source`
-/// (where the .onnx was, which moving or copying it changes) and the
-/// checksum (of all lines, `source` included).
+/// (where the .onnx was, which moving or copying it changes), the checksum
+/// (of all lines, `source` included) and `index_rows` (a bound the driver
+/// checks the data against, implied by the params' shapes, and absent from
+/// the manifests of models compiled before it).
 std::vector<std::string> identityLines(const std::string &manifest) {
   std::vector<std::string> lines;
   size_t pos = 0;
@@ -36,7 +38,8 @@ std::vector<std::string> identityLines(const std::string &manifest) {
     if (end == std::string::npos)
       end = manifest.size();
     std::string line = manifest.substr(pos, end - pos);
-    if (!line.empty() && line.rfind("source ", 0) != 0 && line.rfind("checksum ", 0) != 0)
+    if (!line.empty() && line.rfind("source ", 0) != 0 && line.rfind("checksum ", 0) != 0 &&
+        line.rfind(std::string(contract::manifest::kIndexRows) + " ", 0) != 0)
       lines.push_back(std::move(line));
     pos = end + 1;
   }

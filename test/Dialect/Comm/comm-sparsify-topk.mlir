@@ -17,9 +17,12 @@
 // BF16: comm.all_gather_start {{.*}} {bf16_values, workers = 4 : i64}
 // RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 half-values=true bf16-values=true workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BOTH
 // BOTH: error: comm-sparsify-topk: half-values and bf16-values exclude each other
-// RUN: echo 'module {}' | mgs-opt --comm-sparsify-topk="density=0.25 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTHING
-// Nothing to sparsify (a step before comm-insert-allreduce): a warning, not silence.
+// RUN: echo 'train.parameter @w trainable : tensor<4xf32> func.func @f(%%d: tensor<4xf32>) { %%g = train.gradient @w, %%d {backprop_index = 0 : i64} : tensor<4xf32> return }' | mgs-opt --comm-sparsify-topk="density=0.25 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=NOTHING
+// Gradients but nothing to sparsify (a step before comm-insert-allreduce): a
+// warning, not silence. With no gradient at all (every parameter frozen),
+// nothing to say.
 // NOTHING: warning: comm-sparsify-topk: no comm.all_reduce_start to sparsify (comm-insert-allreduce inserts one for each gradient)
+// RUN: echo 'module {}' | mgs-opt --comm-sparsify-topk="density=0.25 workers=4" -o /dev/null 2>&1 | count 0
 
 // max-density (a run-time density warm-up): the exchange holds floor(0.5 * 16) entries.
 // WARMUP: comm.topk_sparsify {{.*}} {k = 8 : i64} : tensor<16xf32> -> tensor<8xf32>, tensor<8xi32>

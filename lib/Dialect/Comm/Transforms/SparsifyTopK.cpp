@@ -41,7 +41,10 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
       return signalPassFailure();
     SmallVector<AllReduceStartOp> starts;
     module.walk([&](AllReduceStartOp start) { starts.push_back(start); });
-    if (starts.empty())
+    // (A step with no gradient, every parameter frozen, has nothing to send.)
+    bool hasGradients = module.walk([](train::GradientOp) { return WalkResult::interrupt(); })
+                            .wasInterrupted();
+    if (starts.empty() && hasGradients)
       module.emitWarning() << "comm-sparsify-topk: no comm.all_reduce_start to sparsify "
                               "(comm-insert-allreduce inserts one for each gradient)";
     for (AllReduceStartOp start : starts)
