@@ -705,8 +705,8 @@ TEST(PlannerStrategy, Traits) {
   EXPECT_EQ(strategyNames(), "dense, mgwfbp, single, layerwise, threshold:BYTES, greedy, omgs, "
                             "gtopk, sparse-allreduce, auto");
   EXPECT_TRUE(strategyHelp().starts_with(
-      "Gradient communication between data-parallel workers: none (one process, no "
-      "communication), dense ("));
+      "Gradient communication between data-parallel workers: none (the default: one process, "
+      "no communication), dense ("));
   // The traits agree with the plans: dense strategies never sparsify, sparse
   // ones without a per-group choice never stay dense, unmerged ones keep one
   // group per layer.
