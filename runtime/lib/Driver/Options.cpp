@@ -264,9 +264,14 @@ Status parseOptions(int argc, char **argv, Options &o) {
         "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
         "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
         "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--loss-scale",
-        "--loss-scale-init", "--loss-scale-window", "--help", "--inference", "--per-class"};
-    if (!known.count(arg) || arg == "--help" || arg == "--inference" || arg == "--per-class")
-      return problem("unknown option '" + std::string(argv[i]) + "'" + suggestion(arg, known));
+        "--loss-scale-init", "--loss-scale-window"};
+    if (!known.count(arg)) {
+      // The flags above (no value) are suggestions too: --inference=1 is
+      // met by "did you mean '--inference'?".
+      std::set<std::string> options = known;
+      options.insert({"--help", "--inference", "--per-class"});
+      return problem("unknown option '" + std::string(argv[i]) + "'" + suggestion(arg, options));
+    }
     if (!haveValue) {
       if (i + 1 >= argc)
         return problem("option '" + arg + "' needs a value");
