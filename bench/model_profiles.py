@@ -1,14 +1,15 @@
 #!/usr/bin/python3
-"""Planner profiles shaped like ResNet-50, VGG-16 and GPT-2 small, from the
-models' own tensor sizes, for mgs-plan's what-if sweeps (bench/collectives_scaling.py,
-test/mgs-plan/scaling.test):
+"""Planner profiles shaped like ResNet-50, VGG-16 and GPT-2 small (and GPT-2 large and XL),
+from the models' own tensor sizes, for mgs-plan's what-if sweeps (bench/collectives_scaling.py,
+test/mgs-plan/scaling.test) and the planner's speed (bench/planner_bench.sh):
 
-    bench/model_profiles.py MODEL GBITS > PROFILE.json     MODEL: resnet50 | vgg16 | gpt2
-    bench/model_profiles.py --all DIR                      the 9 profiles, DIR/MODEL-GGbit.json
+    bench/model_profiles.py MODEL GBITS > PROFILE.json
+        MODEL: resnet50 | vgg16 | gpt2 | gpt2-large | gpt2-xl
+    bench/model_profiles.py --all DIR      the 9 profiles of the first three, DIR/MODEL-GGbit.json
 
-Tensors: torchvision's resnet50 and vgg16 and Hugging Face's GPT-2 small (tied LM head),
+Tensors: torchvision's resnet50 and vgg16 and Hugging Face's GPT-2 (tied LM head),
 in forward order with their names; the script checks the totals (25,557,032;
-138,357,544; 124,439,808 parameters).
+138,357,544; 124,439,808; 774,030,080; 1,557,611,200 parameters).
 
 Compute times (one worker, a V100-class GPU): each tensor's backward is its share of
 the backward FLOPs (2 x forward: the input and the weight gradient, 4 x MACs) at
@@ -96,8 +97,8 @@ def vgg16():
     return layers, 138357544, "VGG-16 (torchvision), batch 32 at 224x224"
 
 
-def gpt2():
-    layers, tokens, seq, d, vocab = [], 8 * 1024, 1024, 768, 50257
+def gpt2(blocks=12, d=768, total=124439808, name="GPT-2 small"):
+    layers, tokens, seq, vocab = [], 8 * 1024, 1024, 50257
     norm = LAUNCH + 6 * tokens * d * 4 / MEMBW
 
     def linear(name, fin, fout, extra=0.0):
@@ -108,7 +109,7 @@ def gpt2():
     layers.append(("wte.weight", vocab * d, LAUNCH + 2 * tokens * d * 4 / MEMBW))
     layers.append(("wpe.weight", seq * d, LAUNCH + 2 * tokens * d * 4 / MEMBW))
     attention = 8.0 * seq * seq * d * (tokens // seq) / FLOPS  # backward of QK^T and AV
-    for i in range(12):
+    for i in range(blocks):
         p = f"h.{i}"
         layers += [(p + ".ln_1.weight", d, norm), (p + ".ln_1.bias", d, LAUNCH)]
         linear(p + ".attn.c_attn", d, 3 * d, attention)
@@ -118,14 +119,20 @@ def gpt2():
         linear(p + ".mlp.c_proj", 4 * d, d)
     lm_head = 4.0 * vocab * d * tokens / FLOPS
     layers += [("ln_f.weight", d, norm + lm_head), ("ln_f.bias", d, LAUNCH)]
-    return layers, 124439808, "GPT-2 small (Hugging Face, tied LM head), batch 8 x 1024 tokens"
+    return layers, total, f"{name} (Hugging Face, tied LM head), batch 8 x 1024 tokens"
 
 
 MODELS = {"resnet50": resnet50, "vgg16": vgg16, "gpt2": gpt2}
+# Larger shapes, not in --all's set: GPT-2 large and XL (436 and 580 tensors, 36 and 48
+# identical blocks), the planner's hardest real-model profiles (bench/planner_bench.sh).
+SHAPES = dict(MODELS, **{
+    "gpt2-large": lambda: gpt2(36, 1280, 774030080, "GPT-2 large"),
+    "gpt2-xl": lambda: gpt2(48, 1600, 1557611200, "GPT-2 XL"),
+})
 
 
 def profile(model, gbits):
-    layers, total, what = MODELS[model]()
+    layers, total, what = SHAPES[model]()
     assert sum(n for _, n, _ in layers) == total, (model, sum(n for _, n, _ in layers))
     per_byte = 8.0 / (gbits * 1e9)
     a_p, ring = LATENCY[gbits], WORKERS - 1
@@ -155,8 +162,8 @@ def main(argv):
                     json.dump(profile(model, gbits), f, indent=1)
                     f.write("\n")
         return
-    if len(argv) != 3 or argv[1] not in MODELS or int(argv[2]) not in LATENCY:
-        sys.exit("usage: model_profiles.py {resnet50|vgg16|gpt2} {1|10|100} | --all DIR")
+    if len(argv) != 3 or argv[1] not in SHAPES or argv[2] not in map(str, LATENCY):
+        sys.exit(f"usage: model_profiles.py {{{'|'.join(SHAPES)}}} {{1|10|100}} | --all DIR")
     json.dump(profile(argv[1], int(argv[2])), sys.stdout, indent=1)
     sys.stdout.write("\n")
 

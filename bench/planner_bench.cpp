@@ -16,7 +16,12 @@
 // 2. predicted(greedy) / predicted(omgs) over N (default 100) random
 //    model-shaped profiles with 20-300 tensors: max and mean (>= 1: omgs is
 //    the optimum), and the same for the other strategies.
-// 3. The same ratios for each PROFILE.json given.
+// 3. The same ratios for each PROFILE.json given, and the planning time of
+//    omgs, auto and auto2 on it (with --workers, at that P).
+// The exact searches stop past plan()'s label budget at the last level
+// (--last-level-budget; 0: exact however long), as for mgs-plan and mgsc;
+// "over the last level's budget" counts the profiles where that happened
+// (their plan is then within the gap its bounds certify).
 // Profiles come from mgs::planner::makeModelShapedProfile (seeded, the same
 // on every machine); --cpu-per-byte C gives both collectives of each the
 // compute time cpu_per_byte = C (calibration measured 1.7e-9..4.4e-9 on the
@@ -53,6 +58,10 @@ static cl::opt<unsigned> firstBuckets("first-buckets",
 static cl::opt<unsigned> labelBudget("label-budget",
                                      cl::desc("OptimalTuning::labelBudgetPerLayer"),
                                      cl::init(16));
+static cl::opt<unsigned> lastLevelBudget(
+    "last-level-budget",
+    cl::desc("OptimalTuning::lastLevelLabelsPerLayer (default: plan()'s, 0: exact however long)"),
+    cl::init(PlanSearch::kLabelsPerLayer));
 static cl::opt<unsigned> bucketGrowth("bucket-growth",
                                       cl::desc("OptimalTuning::bucketGrowth"), cl::init(8));
 static cl::opt<unsigned> budgetGrowth("budget-growth",
@@ -162,40 +171,51 @@ int main(int argc, char **argv) {
   tuning.exactAttempts = exactAttempts;
   tuning.windowedLastLevel = !plainLastLevel;
   tuning.exactFrontierPoints = exactPoints;
+  tuning.lastLevelLabelsPerLayer = lastLevelBudget;
+  // One profile planned `reps` times: the median time, and (--per-profile) its search figures.
+  auto timeOne = [&](const char *kindName, CollectiveSet allowed, const Profile &p,
+                     StringRef label, OptimalStats &stats) {
+    std::vector<double> times;
+    std::vector<Group> groups;
+    for (int r = 0; r < reps; ++r)
+      times.push_back(millisecondsOf([&] { groups = planOptimal(p, allowed, &stats, tuning); }));
+    double ms = median(times);
+    if (printEachProfile) {
+      int64_t L = static_cast<int64_t>(p.layers.size());
+      outs() << format("     %-6s %s: %.1f ms, labels per boundary %.1f (max %zu), "
+                       "%zu buckets, %zu runs%s%s, predicted %.12f s",
+                       kindName, label.str().c_str(), ms, double(stats.totalLabels) / double(L),
+                       stats.maxFrontier, stats.buckets, stats.attempts,
+                       stats.certifiedByBounds ? ", certified by bounds" : "",
+                       stats.exactFrontier ? ", exact frontier" : "", predict(p, groups));
+      if (stats.overBudget)
+        outs() << ", over the last level's budget";
+      if (stats.gap > 0)
+        outs() << format(" (within gap %.2g)", stats.gap);
+      outs() << "\n";
+    }
+    return ms;
+  };
   for (auto [kindName, allowed] : kinds) {
     std::vector<double> perProfile;
-    size_t maxFrontier = 0, escalated = 0;
+    size_t maxFrontier = 0, escalated = 0, overBudget = 0;
     double labelsPerBoundary = 0;
     uint64_t slowestSeed = 0;
     for (int t = 0; t < timedProfiles; ++t) {
       uint64_t seed = firstSeed + t;
       Profile p = randomProfile(numLayers, seed);
-      std::vector<double> times;
       OptimalStats stats;
-      std::vector<Group> groups;
-      for (int r = 0; r < reps; ++r)
-        times.push_back(
-            millisecondsOf([&] { groups = planOptimal(p, allowed, &stats, tuning); }));
-      perProfile.push_back(median(times));
-      if (printEachProfile) {
-        outs() << format("     %-6s seed %llu: %.1f ms, labels per boundary %.1f (max %zu), "
-                         "%zu buckets, %zu runs%s%s, predicted %.12f s",
-                         kindName, (unsigned long long)seed, perProfile.back(),
-                         double(stats.totalLabels) / double(numLayers), stats.maxFrontier,
-                         stats.buckets, stats.attempts,
-                         stats.certifiedByBounds ? ", certified by bounds" : "",
-                         stats.exactFrontier ? ", exact frontier" : "",
-                         predict(p, groups));
-        if (stats.gap > 0)
-          outs() << format(" (within gap %g)", stats.gap);
-        outs() << "\n";
-      }
+      perProfile.push_back(
+          timeOne(kindName, allowed, p, formatv("seed {0}", seed).str(), stats));
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
       maxFrontier = std::max(maxFrontier, stats.maxFrontier);
       escalated += stats.attempts > 1;
+      overBudget += stats.overBudget;
       labelsPerBoundary += double(stats.totalLabels) / double(numLayers) / timedProfiles;
     }
+    if (perProfile.empty())
+      continue;
     double worst = *std::max_element(perProfile.begin(), perProfile.end());
     size_t withinGoal = llvm::count_if(perProfile, [&](double ms) { return ms < kGoalMs; });
     outs() << format("   %-6s median %.2f ms = %.3f of the goal; %zu of %zu under it; slowest "
@@ -203,8 +223,8 @@ int main(int argc, char **argv) {
                      kindName, median(perProfile), median(perProfile) / kGoalMs,
                      withinGoal, perProfile.size(), worst, (unsigned long long)slowestSeed);
     outs() << format("         Pareto labels per boundary: mean %.1f, max %zu; finer bounds "
-                     "needed on %zu profiles\n",
-                     labelsPerBoundary, maxFrontier, escalated);
+                     "needed on %zu profiles; over the last level's budget on %zu\n",
+                     labelsPerBoundary, maxFrontier, escalated, overBudget);
   }
 
   // 2. Ratios to the optimum.
@@ -248,7 +268,23 @@ int main(int argc, char **argv) {
       errs() << file << ": error: " << toString(p.takeError()) << "\n";
       return 1;
     }
+    if (workers > 0)
+      p->workers = workers;
     report(formatv("3. {0} ({1} layers)\n", file, p->layers.size()).str(), ratiosOf({*p}));
+    for (auto [kindName, allowed] : kinds) {
+      OptimalStats stats;
+      double ms = timeOne(kindName, allowed, *p, file, stats);
+      if (printEachProfile)
+        continue; // timeOne() printed it
+      outs() << format("   %-6s planned in %.1f ms (median of %d), labels per boundary %.1f "
+                       "(max %zu), %zu buckets",
+                       kindName, ms, int(reps),
+                       double(stats.totalLabels) / double(p->layers.size()),
+                       stats.maxFrontier, stats.buckets);
+      if (stats.overBudget)
+        outs() << format(", over budget: within %.2g of the optimum", stats.gap);
+      outs() << "\n";
+    }
   }
   return 0;
 }

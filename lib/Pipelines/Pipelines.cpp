@@ -222,6 +222,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
     merge.workers = options.workers;
     merge.density = options.density;
     merge.batchSize = options.batchSize;
+    merge.exactPlan = options.exactPlan;
     // The global top-k and the balanced sparse all-reduce have no 16-bit
     // values: auto chooses without them there. (Both run on a GPU, on NCCL
     // or staged over MPI with the executable's --comm mpi.)

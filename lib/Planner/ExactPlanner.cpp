@@ -77,6 +77,18 @@ using namespace detail;
 // Prunings, each keeping some optimal grouping (all but the first hold in
 // exact arithmetic and are applied with a 1e-9 relative margin against
 // rounding; the unit tests compare with brute force to 1e-12):
+//   - Rounding variants. A candidate within kTie (1e-15) * (|X| + |Y|) of a
+//     kept label in both keys is dropped as if dominated: on profiles of
+//     repeated blocks (a transformer's layers) the same costs summed in
+//     another order give labels that differ in the last bits only. The
+//     step is monotone and moves both keys by at most what its inputs
+//     differ by, so a kept label ends at most that much above the dropped
+//     one's path: at most 2 L kTie relative over a path of L groups
+//     (1e-12 at L = 500). On a GPT-2-large-shaped profile (436 tensors,
+//     bench/model_profiles.py gpt2-large 1, P = 4) the labels a boundary fall
+//     from 3487 to 2119 and planning takes half the time; on the bench's
+//     random profiles omgs's seed 1004 keeps 10.5 labels a boundary instead
+//     of 13.2 (bench/results/planner-hard-profiles.txt, 9).
 //   - Within one (j, collective) batch, front[j] sorted by X ascending has
 //     Y descending; once B(i) + X + s >= Y the new Y is B(i) + X + s + c, and
 //     every later label (larger X) yields a label it dominates: stop there.
@@ -183,7 +195,18 @@ using namespace detail;
 // holds a per-layer two-way choice trading compute-stream time against comm
 // time, much like PARTITION), and profiles whose top-k and collective costs
 // trade almost exactly 1:1 have very many groupings within 1e-5 of the
-// optimum: there F grows to thousands and planning takes seconds.
+// optimum: there F grows to thousands and planning takes seconds. Real
+// transformers are such profiles: on GPT-2 large and XL shapes (36 and 48
+// identical blocks) auto's optimum all-reduces some big tensors densely while
+// the network would idle, a knapsack over which tensor of which block, and
+// the exact search keeps thousands of labels a boundary (1.4-8 s at 1 Gbit/s,
+// 179 s at 10 Gbit/s). So the last level's search may have a budget
+// (OptimalTuning::lastLevelLabelsPerLayer, which plan() sets unless asked
+// for the exact optimum): past it run() returns the best grouping known with
+// the gap the bounds certify, min(rootBound(), limit) against its cost
+// (every grouping that finishes within the limit is at least the root
+// bound, the others cost more than the limit). There: 1.1-7 s, within
+// 1.3e-6 .. 1e-4 (bench/results/planner-hard-profiles.txt, 9).
 //
 // The bounds, the windows of the last level, and what limits the search on
 // the hard profiles (with what was tried there and not kept) are explained
@@ -310,17 +333,42 @@ std::vector<Group> OptimalPlanner::run() {
         certifiedByBounds = true;
         return reconstruct(best);
       }
+      std::optional<size_t> levelBudget = budget;
+      if (last)
+        levelBudget = tuning.lastLevelLabelsPerLayer == 0
+                          ? std::nullopt
+                          : std::optional<size_t>(tuning.lastLevelLabelsPerLayer *
+                                                  static_cast<size_t>(view.L));
       std::optional<std::vector<std::vector<Label>>> front =
-          solve(Mode::Exact, limit, last ? std::nullopt : std::optional<size_t>(budget));
+          solve(Mode::Exact, limit, levelBudget);
       if (front) {
-        bool none = (*front)[view.L].empty() || bestY((*front)[view.L]) > upper;
-        if (!none)
+        double found = (*front)[view.L].empty() ? std::numeric_limits<double>::infinity()
+                                                : bestY((*front)[view.L]);
+        if (found <= upper)
           return reconstruct(*front); // the optimum
+        // Rounding variants dropped along the way (kTie) cost at most
+        // 2 L kTie of the optimum: the known grouping is then as good.
+        if (found <= upper + 2.0 * kTie * static_cast<double>(view.L) * std::abs(upper))
+          return reconstruct(best);
         // Exact: only rounding beyond the margin loses the known grouping,
         // which is then as good. With the gap: nothing beats the known
         // grouping by more than the gap, so it is within it.
         returnedHeuristic = !withGap;
         gap = withGap ? tuning.relativeGap : 0.0;
+        return reconstruct(best);
+      }
+      if (last) {
+        // Over the last level's budget: the gap, if allowed and not yet
+        // tried; else the known grouping with the gap the bounds certify.
+        // The suffix bounds hold for every grouping that finishes within
+        // `limit`, and the others cost more than it.
+        if (gapAllowed && !withGap) {
+          withGap = true;
+          continue;
+        }
+        double bound = std::min(rootBound(), limit);
+        gap = std::max(1.0 - bound / upper, std::numeric_limits<double>::min());
+        overBudget = true;
         return reconstruct(best);
       }
       // Over budget: the gap at this level (once the exact levels are
@@ -486,12 +534,15 @@ OptimalPlanner::solve(Mode mode, std::optional<double> limit, std::optional<size
 /// is the fastest structure.
 template <typename Keyed>
 void OptimalPlanner::insertPareto(std::vector<Keyed> &pareto, const Keyed &c) {
+  // Of the labels with X <= c.x + tie, the last has the least Y: when that Y
+  // is at most c.y + tie, c is dominated or a rounding variant (kTie).
+  double tie = kTie * (std::abs(c.x) + std::abs(c.y));
+  auto within = std::upper_bound(pareto.begin(), pareto.end(), c.x + tie,
+                                 [](double x, const Keyed &k) { return x < k.x; });
+  if (within != pareto.begin() && std::prev(within)->y <= c.y + tie)
+    return;
   auto pos = std::lower_bound(pareto.begin(), pareto.end(), c.x,
                               [](const Keyed &k, double x) { return k.x < x; });
-  if (pos != pareto.begin() && std::prev(pos)->y <= c.y)
-    return; // a smaller X with no larger Y
-  if (pos != pareto.end() && pos->x == c.x && pos->y <= c.y)
-    return; // the same X with no larger Y
   auto last = pos;
   while (last != pareto.end() && last->y >= c.y)
     ++last; // X >= c.x, Y >= c.y: dominated
@@ -530,7 +581,7 @@ std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed, Op
     *stats = {planner.maxFront,          planner.totalLabels, planner.usedBuckets,
               planner.attempts,          planner.returnedHeuristic, planner.gap,
               planner.certifiedByBounds, planner.windowed,    planner.windowDrops,
-              planner.exactFrontier};
+              planner.exactFrontier,     planner.overBudget};
   return groups;
 }
 

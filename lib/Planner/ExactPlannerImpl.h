@@ -56,7 +56,7 @@ public:
   /// Statistics of the exact run (for the benchmark).
   size_t maxFront = 0, totalLabels = 0, usedBuckets = 0, attempts = 0, windowDrops = 0;
   bool returnedHeuristic = false, certifiedByBounds = false, windowed = false,
-       exactFrontier = false;
+       exactFrontier = false, overBudget = false;
   double gap = 0.0;
 
 private:
@@ -66,6 +66,10 @@ private:
   /// Relative rounding allowed when a lower bound certifies a grouping (a
   /// bound is a sum over at most L groups: ~L * 1.1e-16 relative).
   static constexpr double kBoundRounding = 1e-13;
+  /// Relative tolerance of the forward DP's dominance (insertPareto): a
+  /// label within kTie * (|X| + |Y|) of a kept one in both keys is a
+  /// rounding variant of it (the same costs summed in another order).
+  static constexpr double kTie = 1e-15;
   /// A windowed boundary keeps its suffix points themselves while it shifts
   /// at most this many points per point kept (computeSuffixBounds()).
   static constexpr size_t kExactWork = 64;

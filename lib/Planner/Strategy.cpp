@@ -116,11 +116,12 @@ StringRef strategyHelp() {
   return help;
 }
 
-Plan plan(const Profile &profile, const Strategy &strategy, double relativeGap) {
+Plan plan(const Profile &profile, const Strategy &strategy, const PlanSearch &search) {
   Plan result;
   result.strategy = strategy.name();
   OptimalTuning tuning;
-  tuning.relativeGap = relativeGap;
+  tuning.relativeGap = search.relativeGap;
+  tuning.lastLevelLabelsPerLayer = search.exact ? 0 : PlanSearch::kLabelsPerLayer;
   OptimalStats stats;
   auto optimal = [&](CollectiveSet allowed) {
     std::vector<Group> groups = planOptimal(profile, allowed, &stats, tuning);

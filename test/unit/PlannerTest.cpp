@@ -1412,18 +1412,56 @@ TEST(PlannerExact, ExactFrontierKeepsTheOptimum) {
   EXPECT_EQ(certifiedExact, reachedExact);
 }
 
+// Past the last level's label budget the search returns the best grouping
+// known with the gap its bounds certify: with coarse bounds and a budget of
+// one label a layer, some profiles overflow it, and each result is then within its gap of the
+// Pareto DP's optimum (and never below it); the others are the optimum.
+TEST(PlannerExact, OverBudgetReturnsACertifiedGap) {
+  const CollectiveSet sets[] = {CollectiveSet::all(),
+                                {Collective::AllGather, Collective::AllReduce}};
+  // Coarse bounds (two buckets, no windows) leave the search many labels.
+  OptimalTuning tight{/*firstBuckets=*/1, /*bucketGrowth=*/2, /*lastBuckets=*/2,
+                      /*labelBudgetPerLayer=*/0};
+  tight.certifyByBounds = false;
+  tight.windowedLastLevel = false;
+  tight.lastLevelLabelsPerLayer = 1;
+  size_t over = 0, exact = 0;
+  for (const auto &[name, p] : lastLevelProfiles()) {
+    for (CollectiveSet allowed : sets) {
+      OptimalStats stats;
+      double got = predict(p, planOptimal(p, allowed, &stats, tight));
+      double slow = paretoOptimum(p, allowed);
+      EXPECT_FALSE(stats.returnedHeuristic) << name;
+      if (!stats.overBudget) {
+        ++exact;
+        EXPECT_TRUE(sameCost(got, slow)) << name << ": " << got << ", Pareto DP " << slow;
+        EXPECT_EQ(stats.gap, 0.0) << name;
+        continue;
+      }
+      ++over;
+      EXPECT_GT(stats.gap, 0.0) << name;
+      EXPECT_LT(stats.gap, 1.0) << name;
+      EXPECT_GE(got, slow * (1.0 - 1e-12)) << name;
+      EXPECT_LE(got * (1.0 - stats.gap), slow * (1.0 + 1e-12))
+          << name << ": " << got << " within " << stats.gap << " of " << slow;
+    }
+  }
+  EXPECT_GT(over, 0u);
+  EXPECT_GT(exact, 0u);
+}
+
 // On a 500-layer profile where the exact auto search outgrows its budgets
 // (bench/planner_bench's seed 1028: seconds), a gap of 1% ends it with a plan
 // certified within the gap, which plan() reports and no rule beats by more.
 TEST(PlannerExact, PlanCarriesTheGap) {
   Profile p = makeModelShapedProfile(500, 1028);
   Strategy autoAll{StrategyKind::Auto, 0, CollectiveSet::all()};
-  Plan withGap = plan(p, autoAll, 0.01);
+  Plan withGap = plan(p, autoAll, {0.01});
   EXPECT_EQ(withGap.gap, 0.01);
   EXPECT_DOUBLE_EQ(withGap.predictedSeconds, predict(p, withGap.groups));
   for (const Strategy &s : allStrategies()) {
     if (s.kind != StrategyKind::None) {
-      EXPECT_LE(withGap.predictedSeconds * (1.0 - 0.01), plan(p, s, 0.01).predictedSeconds)
+      EXPECT_LE(withGap.predictedSeconds * (1.0 - 0.01), plan(p, s, {0.01}).predictedSeconds)
           << s.name();
     }
   }

@@ -98,6 +98,12 @@ static cl::opt<double> relativeGap(
              "the optimum (e.g. 0.001) where the exact search is long; the plan then "
              "carries \"gap\" (default 0: the optimum)"),
     cl::value_desc("G"), cl::init(0.0), cl::cat(category));
+static cl::opt<bool> exactSearch(
+    "exact",
+    cl::desc("Search the exact optimum however long it takes (default: the exact search stops "
+             "once it outgrows its label budget, seconds where this takes minutes, and the plan "
+             "then carries the \"gap\" its bounds certify)"),
+    cl::cat(category));
 static cl::opt<bool> compare("compare",
                              cl::desc("Print a table (groups, predicted time, ratio to the "
                                       "best) instead of JSON"),
@@ -108,7 +114,7 @@ static constexpr const char *kUsage =
     "[--allgather-alpha A] [--allgather-beta B] [--allreduce-alpha A] [--allreduce-beta B] "
     "[--allgather-cpu-per-byte C] [--allreduce-cpu-per-byte C] [--gtopk-alpha A] "
     "[--gtopk-beta B] [--sparse-allreduce-alpha A] [--sparse-allreduce-beta B] "
-    "[--auto-collectives C[,C...]] [--gap G] [--compare] "
+    "[--auto-collectives C[,C...]] [--gap G] [--exact] [--compare] "
     "[--sweep | --sweep-workers P[,P...]]";
 
 static int usageError(const Twine &message) {
@@ -190,7 +196,7 @@ static void printSweep(raw_ostream &os, Profile profile, ArrayRef<Strategy> sele
     os << format("%-6lld", static_cast<long long>(p));
     Plan last;
     for (auto [i, s] : enumerate(selected)) {
-      last = plan(profile, s, relativeGap);
+      last = plan(profile, s, {relativeGap, exactSearch});
       os << ' ' << format("%*.6g", widths[i], last.predictedSeconds);
     }
     os << "  " << collectiveCounts(last) << "\n";
@@ -315,7 +321,7 @@ int main(int argc, char **argv) {
   }
   std::vector<Plan> plans;
   for (const Strategy &s : selected)
-    plans.push_back(plan(profile, s, relativeGap));
+    plans.push_back(plan(profile, s, {relativeGap, exactSearch}));
 
   if (compare) {
     printCompare(outs(), profile, plans);

@@ -116,6 +116,12 @@ cl::opt<std::string> profileUse("profile-use",
                                 cl::desc("Merge strategies: the calibration profile to plan with "
                                          "(default: an analytic estimate)"),
                                 cl::value_desc("file"), cl::cat(category));
+cl::opt<bool> exactPlan("exact-plan",
+                        cl::desc("Merge strategies: search the exact optimum however long it "
+                                 "takes (default: the search stops once it outgrows its budget, "
+                                 "seconds where this takes minutes, with a plan certified within "
+                                 "a gap, which a remark gives)"),
+                        cl::cat(category));
 cl::opt<bool> profileGenerate(
     "profile-generate",
     cl::desc("Build an instrumented executable whose --calibrate run measures this machine "
@@ -281,8 +287,10 @@ void warnUnusedOptions(bool sparse, bool merged) {
     unused(workersOpt, "sparse and merged strategies: layerwise, omgs, auto, mgwfbp, ...");
     unused(density, "sparse strategies: layerwise, omgs, auto, ...");
   }
-  if (!merged)
+  if (!merged) {
     unused(profileUse, "merge strategies: omgs, auto, mgwfbp, ...");
+    unused(exactPlan, "merge strategies: omgs, auto, mgwfbp, ...");
+  }
 }
 
 /// Whether the graph has a BatchNorm or dropout in training mode.
@@ -596,6 +604,7 @@ int main(int argc, char **argv) {
   pipeline.bf16Values = bf16Values;
   pipeline.sparseCollective = sparseCollective;
   pipeline.profile = profileUse;
+  pipeline.exactPlan = exactPlan;
   pipeline.inference = inference;
   pipeline.evalMode = evalMode;
   pipeline.target = device == Device::Cuda ? "cuda" : "cpu";

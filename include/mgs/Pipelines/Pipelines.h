@@ -60,6 +60,11 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       *this, "profile",
       llvm::cl::desc("Merged strategies: the calibration profile (empty: an estimate)"),
       llvm::cl::init("")};
+  Option<bool> exactPlan{
+      *this, "exact-plan",
+      llvm::cl::desc("Merged strategies: search the exact optimum however long it takes "
+                     "(default: stop past the search's budget, within a certified gap)"),
+      llvm::cl::init(false)};
   Option<int64_t> batchSize{
       *this, "batch-size",
       llvm::cl::desc("Merged strategies: the per-worker batch size the step is compiled for "

@@ -44,6 +44,9 @@ struct OptimalStats {
   /// Every boundary of the windowed level kept its suffix points themselves
   /// (OptimalTuning::exactFrontierPoints), so its bounds lose nothing.
   bool exactFrontier = false;
+  /// The last level's search outgrew OptimalTuning::lastLevelLabelsPerLayer:
+  /// the result is the best grouping known, within `gap` of the optimum.
+  bool overBudget = false;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
 /// exercise every path). The result is exact for every setting.
@@ -82,6 +85,13 @@ struct OptimalTuning {
   /// last level's bounds (windowed, exact where the windows are narrow)
   /// settle them for less (ExactPlanner.cpp, run()).
   size_t budgetGrowth = 2;
+  /// Labels per layer the last level's search may keep (0: no limit, the
+  /// exact optimum however long it takes). Past it the search stops and the
+  /// best grouping known is returned with the gap its bounds certify
+  /// (OptimalStats::gap, overBudget): on profiles of many repeated blocks
+  /// (a transformer's) the exact search keeps thousands of labels a
+  /// boundary and takes minutes to tell them apart.
+  size_t lastLevelLabelsPerLayer = 0;
 };
 /// The exact optimum of predict() over contiguous groupings whose groups each
 /// use one of the allowed collectives (omgs: allgather; mgwfbp: allreduce;

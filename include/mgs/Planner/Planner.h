@@ -38,11 +38,23 @@ struct Plan {
   double gap = 0.0;
 };
 
+/// How far the exact strategies search.
+struct PlanSearch {
+  /// In [0, 1): stop at a grouping certified within this relative gap of the
+  /// optimum where the exact search is long (OptimalTuning::relativeGap).
+  double relativeGap = 0.0;
+  /// The optimum however long its search takes. Otherwise the finest level's
+  /// search keeps at most kLabelsPerLayer labels per layer and, past them,
+  /// returns the best grouping known with the gap its bounds certify
+  /// (OptimalTuning::lastLevelLabelsPerLayer; Plan::gap): seconds where the
+  /// exact search of a transformer's profile takes minutes.
+  bool exact = false;
+  static constexpr size_t kLabelsPerLayer = 256;
+};
+
 /// Plans with a strategy; the profile must be valid. Plan::predictedSeconds
-/// is predict() of the groups. `relativeGap` (in [0, 1)) lets the exact
-/// strategies stop at a grouping certified within it of the optimum where the
-/// exact search is long (OptimalTuning::relativeGap).
-Plan plan(const Profile &profile, const Strategy &strategy, double relativeGap = 0.0);
+/// is predict() of the groups.
+Plan plan(const Profile &profile, const Strategy &strategy, const PlanSearch &search = {});
 
 /// docs/design.md's Plan JSON, one group a line:
 ///   {

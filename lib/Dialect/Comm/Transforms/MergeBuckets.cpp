@@ -83,7 +83,12 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     FailureOr<planner::Profile> prof = makeProfile(layers);
     if (failed(prof))
       return signalPassFailure();
-    planner::Plan plan = planner::plan(*prof, *parsed);
+    planner::Plan plan = planner::plan(*prof, *parsed, {/*relativeGap=*/0.0, exactPlan});
+    if (plan.gap > 0.0)
+      mlir::emitRemark(module.getLoc())
+          << "comm-merge-buckets: the " << plan.strategy << " plan is within "
+          << formatNumber(100.0 * plan.gap)
+          << "% of the optimum: its exact search outgrew its budget (exact-plan searches on)";
 
     for (const planner::Group &g : plan.groups) {
       SmallVector<Member> members(layers.begin() + g.begin, layers.begin() + g.end);

@@ -59,6 +59,10 @@ def CommMergeBuckets : Pass<"comm-merge-buckets", "mlir::ModuleOp"> {
     Option<"autoCollectives", "auto-collectives", "std::string", /*default=*/"\"\"",
            "The collectives strategy auto chooses from, comma-separated (allgather, "
            "allreduce, gtopk, sparse-allreduce); empty: all four">,
+    Option<"exactPlan", "exact-plan", "bool", /*default=*/"false",
+           "Search the exact optimum however long it takes (default: the search stops "
+           "past its label budget with the plan the bounds certify within a gap, said "
+           "in a remark)">,
   ];
   let statistics = [
     Statistic<"numBuckets", "num-buckets", "Buckets of two or more gradients">,
