@@ -5,6 +5,7 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/Support/FormatNumber.h"
 
+#include "llvm/Support/Format.h"
 #include "mlir/IR/Builders.h"
 
 #include <cmath>
@@ -84,11 +85,13 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
     if (failed(prof))
       return signalPassFailure();
     planner::Plan plan = planner::plan(*prof, *parsed, {/*relativeGap=*/0.0, exactPlan});
-    if (plan.gap > 0.0)
+    if (plan.gap > 0.0) {
+      std::string percent;
+      llvm::raw_string_ostream(percent) << llvm::format("%.2g", 100.0 * plan.gap);
       mlir::emitRemark(module.getLoc())
-          << "comm-merge-buckets: the " << plan.strategy << " plan is within "
-          << formatNumber(100.0 * plan.gap)
+          << "comm-merge-buckets: the " << plan.strategy << " plan is within " << percent
           << "% of the optimum: its exact search outgrew its budget (exact-plan searches on)";
+    }
 
     for (const planner::Group &g : plan.groups) {
       SmallVector<Member> members(layers.begin() + g.begin, layers.begin() + g.end);
