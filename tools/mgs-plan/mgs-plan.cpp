@@ -100,7 +100,8 @@ static cl::opt<double> relativeGap(
     cl::value_desc("G"), cl::init(0.0), cl::cat(category));
 static cl::opt<bool> exactSearch(
     "exact",
-    cl::desc("Search the exact optimum however long it takes (default: the exact search stops "
+    cl::desc("Search the exact optimum however long it takes, unless --gap says otherwise "
+             "(default: the exact search stops "
              "once it outgrows its label budget, seconds where this takes minutes, and the plan "
              "then carries the \"gap\" its bounds certify)"),
     cl::cat(category));

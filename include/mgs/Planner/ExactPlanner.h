@@ -28,8 +28,9 @@ struct OptimalStats {
   /// here even when the heuristics happened to find the optimum.
   bool returnedHeuristic = false;
   /// The result's certified relative gap: 0 when it is the optimum, else the
-  /// `relativeGap` it was planned with (its predicted time is then at most
-  /// the optimum / (1 - gap)).
+  /// `relativeGap` it was planned with or, past the last level's budget
+  /// (overBudget), the gap its bounds certify (its predicted time is then at
+  /// most the optimum / (1 - gap)).
   double gap = 0.0;
   /// The bounds alone showed the heuristics' grouping optimal (or within the
   /// gap): no exact search ran (with attempts == 0, the simple bounds before
@@ -49,19 +50,21 @@ struct OptimalStats {
   bool overBudget = false;
 };
 /// Search effort knobs (the defaults suit real models; tests shrink them to
-/// exercise every path). The result is exact for every setting.
+/// exercise every path). The result is exact (to 2 L 1e-15 relative, the
+/// rounding variants of ExactPlanner.cpp) for every setting but relativeGap
+/// and lastLevelLabelsPerLayer, which say how far from it it may be.
 struct OptimalTuning {
   size_t firstBuckets = 512;       ///< suffix-bound buckets of the first run
   size_t bucketGrowth = 8;         ///< factor per escalation
-  size_t lastBuckets = 32768;      ///< the run at or past this has no budget
+  size_t lastBuckets = 32768;      ///< the last run (at or past this): see lastLevelLabelsPerLayer
   size_t labelBudgetPerLayer = 16; ///< escalate past this many labels per layer
   /// 0: the optimum. gap in (0, 1): a grouping whose predicted time is at most
   /// the optimum / (1 - gap), certified: the search keeps only the groupings
   /// that would beat the best known one by more than `gap` of its time, and
   /// when none is left the known one is within the gap. It is used only once
-  /// the exact search outgrows its first two label budgets (profiles where
-  /// very many groupings tie within the gap), so typical profiles still get
-  /// the exact optimum.
+  /// the exact search outgrows its first `exactAttempts` label budgets, or
+  /// the last level's (profiles where very many groupings tie within the
+  /// gap), so typical profiles still get the exact optimum.
   double relativeGap = 0.0;
   /// Bucket levels whose exact search runs before the gap is used (the
   /// search with the gap then starts at the same level).
@@ -85,8 +88,9 @@ struct OptimalTuning {
   /// last level's bounds (windowed, exact where the windows are narrow)
   /// settle them for less (ExactPlanner.cpp, run()).
   size_t budgetGrowth = 2;
-  /// Labels per layer the last level's search may keep (0: no limit, the
-  /// exact optimum however long it takes). Past it the search stops and the
+  /// Labels the last level's search may keep, in all, per layer (a budget of
+  /// this times L; 0: no limit, the exact optimum however long it takes).
+  /// Past it the search (with relativeGap, if any, once more) stops and the
   /// best grouping known is returned with the gap its bounds certify
   /// (OptimalStats::gap, overBudget): on profiles of many repeated blocks
   /// (a transformer's) the exact search keeps thousands of labels a
@@ -98,9 +102,11 @@ struct OptimalTuning {
 /// gtopk, sparse-allreduce: that one; auto: all four), up to floating-point
 /// rounding of the sums (1e-12 relative in the tests against brute force).
 /// See ExactPlanner.cpp for the algorithm, the proof and the running time
-/// (tens of milliseconds for 500 layers; up to 0.5-0.9 s on the rare profiles
-/// where very many groupings tie), and ExactBounds.cpp for the bounds and what
-/// limits them on those profiles. `allowed` must not be empty.
+/// (tens of milliseconds for 500 layers; up to 0.5 s on the rare random
+/// profiles where very many groupings tie, and seconds to minutes on a GPT-2
+/// large or XL shape, which OptimalTuning::lastLevelLabelsPerLayer bounds), and
+/// ExactBounds.cpp for the bounds and what limits them on those profiles.
+/// `allowed` must not be empty.
 std::vector<Group> planOptimal(const Profile &profile, CollectiveSet allowed,
                                OptimalStats *stats = nullptr, const OptimalTuning &tuning = {});
 /// The same over the all-gather (sparse) and the all-reduce (dense).

@@ -44,7 +44,7 @@ struct PlanSearch {
   /// optimum where the exact search is long (OptimalTuning::relativeGap).
   double relativeGap = 0.0;
   /// The optimum however long its search takes. Otherwise the finest level's
-  /// search keeps at most kLabelsPerLayer labels per layer and, past them,
+  /// search keeps at most kLabelsPerLayer * L labels in all and, past them,
   /// returns the best grouping known with the gap its bounds certify
   /// (OptimalTuning::lastLevelLabelsPerLayer; Plan::gap): seconds where the
   /// exact search of a transformer's profile takes minutes.
