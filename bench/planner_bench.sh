@@ -10,7 +10,7 @@
 #   bench/planner_bench.sh [BUILD_DIR] [planner_bench options, e.g. --layers 1000]
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-build=${1:-$root/build}
+build=$(realpath -m "${1:-$root/build}")
 shift || true
 ninja -C "$build" -j2 planner_bench mgs-plan >/dev/null
 tmp=$(mktemp -d)
@@ -18,7 +18,8 @@ trap 'rm -rf "$tmp"' EXIT
 for model in gpt2-large gpt2-xl; do
   python3 "$root/bench/model_profiles.py" "$model" 10 >"$tmp/$model-10Gbit.json"
 done
-"$build/bench/planner_bench" "$@" "$root/test/mgs-plan/Inputs/resnet20.json" \
+cd "$root" # the profiles' names as the output gives them: ./test/..., gpt2-*.json
+"$build/bench/planner_bench" "$@" ./test/mgs-plan/Inputs/resnet20.json \
   "$tmp/gpt2-large-10Gbit.json" "$tmp/gpt2-xl-10Gbit.json" | sed "s|$tmp/||"
 echo
 echo "ResNet-20 profile (test/mgs-plan/Inputs/resnet20.json):"
