@@ -16,8 +16,8 @@
 // 2. predicted(greedy) / predicted(omgs) over N (default 100) random
 //    model-shaped profiles with 20-300 tensors: max and mean (>= 1: omgs is
 //    the optimum), and the same for the other strategies.
-// 3. The same ratios for each PROFILE.json given, and the planning time of
-//    omgs, auto and auto2 on it (with --workers, at that P).
+// 3. The same ratios for each PROFILE.json given, and the planning time and
+//    search figures of omgs, auto and auto2 on it (with --workers, at that P).
 // The exact searches stop past plan()'s label budget at the last level
 // (--last-level-budget; 0: exact however long), as for mgs-plan and mgsc;
 // "over the last level's budget" counts the profiles where that happened
@@ -172,15 +172,15 @@ int main(int argc, char **argv) {
   tuning.windowedLastLevel = !plainLastLevel;
   tuning.exactFrontierPoints = exactPoints;
   tuning.lastLevelLabelsPerLayer = lastLevelBudget;
-  // One profile planned `reps` times: the median time, and (--per-profile) its search figures.
+  // One profile planned `reps` times: the median time, and (`print`) its search figures.
   auto timeOne = [&](const char *kindName, CollectiveSet allowed, const Profile &p,
-                     StringRef label, OptimalStats &stats) {
+                     StringRef label, OptimalStats &stats, bool print) {
     std::vector<double> times;
     std::vector<Group> groups;
     for (int r = 0; r < reps; ++r)
       times.push_back(millisecondsOf([&] { groups = planOptimal(p, allowed, &stats, tuning); }));
     double ms = median(times);
-    if (printEachProfile) {
+    if (print) {
       int64_t L = static_cast<int64_t>(p.layers.size());
       outs() << format("     %-6s %s: %.1f ms, labels per boundary %.1f (max %zu), "
                        "%zu buckets, %zu runs%s%s, predicted %.12f s",
@@ -206,7 +206,7 @@ int main(int argc, char **argv) {
       Profile p = randomProfile(numLayers, seed);
       OptimalStats stats;
       perProfile.push_back(
-          timeOne(kindName, allowed, p, formatv("seed {0}", seed).str(), stats));
+          timeOne(kindName, allowed, p, formatv("seed {0}", seed).str(), stats, printEachProfile));
       if (perProfile.back() >= *std::max_element(perProfile.begin(), perProfile.end()))
         slowestSeed = seed;
       maxFrontier = std::max(maxFrontier, stats.maxFrontier);
@@ -276,17 +276,7 @@ int main(int argc, char **argv) {
     report(formatv("3. {0} ({1} layers)\n", file, p->layers.size()).str(), ratiosOf({*p}));
     for (auto [kindName, allowed] : kinds) {
       OptimalStats stats;
-      double ms = timeOne(kindName, allowed, *p, file, stats);
-      if (printEachProfile)
-        continue; // timeOne() printed it
-      outs() << format("   %-6s planned in %.1f ms (median of %d), labels per boundary %.1f "
-                       "(max %zu), %zu buckets",
-                       kindName, ms, int(reps),
-                       double(stats.totalLabels) / double(p->layers.size()),
-                       stats.maxFrontier, stats.buckets);
-      if (stats.overBudget)
-        outs() << format(", over budget: within %.2g of the optimum", stats.gap);
-      outs() << "\n";
+      timeOne(kindName, allowed, *p, file, stats, /*print=*/true);
     }
   }
   return 0;
