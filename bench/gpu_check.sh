@@ -30,6 +30,9 @@
 #  13. today's models (ViT, GPT, MobileNetV3, ...): GPU vs CPU parameters after one step;
 #  14. the recurrent models' training step (the LSTM language model, GRU,
 #      bidirectional LSTM) against PyTorch on the same GPU (bench/recurrent_step.py).
+#  15. the step as a CUDA graph (--cuda-graph): the kernel-by-kernel run's
+#      parameters bit for bit (SGD; AdamW on a cosine schedule; a density
+#      warm-up), and ResNet-20's step time with it (in 7).
 # Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
 # GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what
@@ -424,6 +427,41 @@ todays_models() {
   return $rc
 }
 
+# --cuda-graph (test/e2e/train-cuda-graph.test's checks): the step captured
+# once and replayed ends with the kernel-by-kernel run's parameters bit for
+# bit (the MLP with SGD, and with AdamW on a cosine schedule, whose lr and
+# bias correction change every step; the CNN with OMGS on NCCL and a density
+# warm-up, captured again each epoch); the global top-k says why it runs
+# kernel by kernel.
+cuda_graph() {
+  local common=(--data "$B/data/digits.csv.gz" --seed 1 --progress-every 0)
+  local rc=0 run
+  local -a runs=("mlp-gpu --epochs 2 --lr 0.05"
+    "mlp-gpu --epochs 2 --optimizer adamw --lr 0.001 --lr-schedule cosine --weight-decay 0.01"
+    "cnn-warmup-gpu --epochs 5 --lr 0.05")
+  for run in "${runs[@]}"; do
+    read -r -a a <<<"$run"
+    echo "${a[*]}:"
+    "$B/bin/${a[0]}" "${common[@]}" "${a[@]:1}" --save-weights "$RUN/g-eager.w" \
+      > "$RUN/g-eager.log" &&
+      "$B/bin/${a[0]}" "${common[@]}" "${a[@]:1}" --save-weights "$RUN/g-graph.w" --cuda-graph \
+        > "$RUN/g-graph.log" || rc=1
+    grep -h -e '^cuda graph' -e '^--cuda-graph' -e '^final' "$RUN/g-graph.log"
+    if ! cmp -s "$RUN/g-eager.w" "$RUN/g-graph.w"; then
+      echo "the graph's parameters differ from the kernel-by-kernel run's:"
+      $PY "$ROOT/scripts/compare_weights.py" "$RUN/g-graph.w" "$RUN/g-eager.w" --tol 0
+      rc=1
+    fi
+    awk '/^cuda graph:/ { found = 1; if ($3 != $5 - 1) exit 1 } END { if (!found) exit 1 }' \
+      "$RUN/g-graph.log" || { echo "not every step after the first was replayed"; rc=1; }
+  done
+  "$B/bin/mlp-gtopk-w1-gpu" "${common[@]}" --epochs 1 --lr 0.05 --cuda-graph > "$RUN/g-gtopk.log" &&
+    grep -q '^--cuda-graph: the step runs kernel by kernel: gtopk_start: reads its exchange back' \
+      "$RUN/g-gtopk.log" && accuracy_at_least "$RUN/g-gtopk.log" 80 || rc=1
+  grep -h -e '^--cuda-graph' -e '^final' "$RUN/g-gtopk.log"
+  return $rc
+}
+
 # The benchmarks' large weights (the transformers', ResNet-50's), made here
 # (bench/gpu_bundle.sh leaves them out): timing needs no trained values.
 bench_weights() {
@@ -445,6 +483,7 @@ step "CNN with OMGS sparsification on the GPU" cnn_omgs
 step "reduced precision on the GPU (bf16, f16 and its loss scale; not yet enabled)" \
   reduced_precision
 step "density warm-up on the GPU" warmup
+step "the step as a CUDA graph (--cuda-graph): the same parameters" cuda_graph
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
 step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"

@@ -18,8 +18,9 @@ loop reads loss.item() every step too. PyTorch: the same model
 (scripts/export_models.py), SGD with momentum, the same batches on the GPU,
 timed over the same steps (N at batch 32, as many samples at larger batches,
 at least 15 steps) after 5 warm-up steps, fp32 without TF32 (as mgs), with
-cudnn.benchmark (cuDNN's algorithms measured); mgs runs twice, choosing by
-cuDNN's heuristics and, with MGSRT_CUDNN_FIND=1, by measuring them too.
+cudnn.benchmark (cuDNN's algorithms measured); mgs runs three times, choosing
+by cuDNN's heuristics, with MGSRT_CUDNN_FIND=1 by measuring them too, and so
+with its step captured as a CUDA graph and replayed (--cuda-graph).
 Prints the figures and the ratios mgs/PyTorch (lower is better).
 """
 import argparse
@@ -48,18 +49,21 @@ def torch_ms(name, batch, iters, xs, ys):
     batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
     return benchlib.torch_sgd_step_ms(model, batches, iters, warmup=5, device="cuda")[0]
 
-def mgs_ms(exe, batch, data, every, find):
+def mgs_ms(exe, batch, data, every, find, graph=False):
     env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0")
     if isinstance(data, tuple):  # .npy inputs and labels
         data_args = ["--data", data[0], "--labels", data[1]]
     else:
         data_args = ["--data", data, "--data-format", "cifar10"]
     run = subprocess.run([exe, *data_args, "--epochs", "1",
-                          "--holdout", "0", "--lr", "0.01", "--progress-every", str(every)],
+                          "--holdout", "0", "--lr", "0.01", "--progress-every", str(every),
+                          *(["--cuda-graph"] if graph else [])],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, env=env)
     if run.returncode != 0:
         sys.exit(f"{exe} failed ({run.returncode}):\n{run.stdout[-2000:]}\n{run.stderr[-2000:]}")
+    if graph and "--cuda-graph: " in run.stdout:  # it ran kernel by kernel: say why
+        print("  " + next(l for l in run.stdout.splitlines() if l.startswith("--cuda-graph: ")))
     rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", run.stdout)]
     if not rates:
         sys.exit(f"{exe} printed no progress:\n{run.stdout[-2000:]}")
@@ -130,10 +134,11 @@ def main():
         every = max(iters // 6, 1)
         m = mgs_ms(exes[batch], batch, data, every, find=False)
         mf = mgs_ms(exes[batch], batch, data, every, find=True)
+        mg = mgs_ms(exes[batch], batch, data, every, find=True, graph=True)
         t = torch_ms(args.model, batch, iters, xs, ys)
         print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step (cuDNN heuristics), {mf:7.3f} ms/step "
-              f"(MGSRT_CUDNN_FIND=1)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
-              f"{m / t:.3f}, {mf / t:.3f}")
+              f"(MGSRT_CUDNN_FIND=1), {mg:7.3f} ms/step (and --cuda-graph)   PyTorch "
+              f"{t:7.3f} ms/step   ratio mgs/PyTorch = {m / t:.3f}, {mf / t:.3f}, {mg / t:.3f}")
 
 
 if __name__ == "__main__":

@@ -132,6 +132,27 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_host(mgsrt_ctx_t *ctx, void *dst, cons
 /* Waits for every kernel queued on the context; returns the context's status. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
 
+/* The training step as a CUDA graph (a GPU context; the CPU's is
+ * MGSRT_ERROR_UNAVAILABLE). Between mgsrt_graph_begin and mgsrt_graph_end the
+ * kernels and collectives the context is given are captured, not run: call
+ * the compiled step once between them (after one step run as usual, which
+ * allocates what the step needs), then mgsrt_graph_launch to run it, and
+ * again each step. What a graph cannot hold (a result read back to the host
+ * within the step, scratch memory that grows, dropout, the sparse
+ * collectives, collectives staged through host memory, profiling) fails the
+ * capture with MGSRT_ERROR_UNAVAILABLE naming it: mgsrt_graph_end returns the
+ * context's status, nothing is kept, and after mgsrt_ctx_clear the step runs
+ * as usual. The replays use the context's current learning rate, momentum,
+ * weight decay and AdamW step; mgsrt_graph_launch sets *ran = 0 without
+ * running anything when no graph is kept or it is stale (scratch memory
+ * moved, or the loss scale or top-k density changed since its capture):
+ * capture again. Non-finite gradients and bad labels come back, as a step's,
+ * with the next copy to the host or mgsrt_synchronize. keep = 0 drops a
+ * capture that succeeded. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_graph_begin(mgsrt_ctx_t *ctx);
+MGSRT_EXPORT mgsrt_status_t mgsrt_graph_end(mgsrt_ctx_t *ctx, int keep);
+MGSRT_EXPORT mgsrt_status_t mgsrt_graph_launch(mgsrt_ctx_t *ctx, int *ran);
+
 /*===--- Kernels ----------------------------------------------------------===*
  * Notation: S = number of spatial dims (1..3); shapes listed in desc order.
  *===----------------------------------------------------------------------===*/

@@ -206,6 +206,19 @@ int Driver::run() {
     return usageOnEveryWorker(
         "--comm chooses how a GPU model's collectives run; this model was compiled for the CPU, "
         "whose collectives always run on MPI (mgsc --target=cuda compiles it for a GPU)");
+  if (o.cudaGraph && !m.cuda)
+    return usageOnEveryWorker("--cuda-graph replays a GPU model's training step as a CUDA graph; "
+                              "this model was compiled for the CPU (mgsc --target=cuda compiles "
+                              "it for a GPU)");
+  if (o.cudaGraph && o.comm == DeviceComm::Mpi)
+    return usageOnEveryWorker("--cuda-graph cannot hold collectives staged through host memory "
+                              "(--comm mpi): leave out one of them");
+  if (o.cudaGraph && !o.trace.empty())
+    return usageOnEveryWorker("--trace times every kernel of a step, which --cuda-graph's replays "
+                              "do not run one by one: leave out one of them");
+  if (o.cudaGraph && !o.calibrate.empty())
+    return usageOnEveryWorker("--cuda-graph is for training; --calibrate times the step kernel "
+                              "by kernel");
   if (training && o.data.empty())
     return usageOnEveryWorker("--data is required to train");
   // The files the run will write, checked before it starts (a typo or a

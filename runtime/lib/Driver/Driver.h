@@ -151,6 +151,14 @@ private:
 
   // Train.cpp
   int runTraining();
+  /// One training step: mgs_train_step, or with --cuda-graph (after the
+  /// run's `first` step, which allocates what the step needs) its CUDA graph,
+  /// captured once and replayed (captured again when stale). A step a graph
+  /// cannot hold runs as usual from then on, and says why once (a stale
+  /// graph's new capture gets a second try, after one step run as usual).
+  mgsrt_status_t trainStep(bool first);
+  bool graphRefused = false, graphRetried = false;
+  int64_t graphCaptures = 0, graphReplays = 0;
   int loadData();
   /// Accuracy on the evaluation set: --test-data's samples, else the
   /// held-out part of --data.

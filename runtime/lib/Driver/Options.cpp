@@ -96,6 +96,11 @@ constexpr const char *kUsageTraining =
     "                           (default), or MPI with the device buffers staged\n"
     "                           through pinned host memory (several ranks may share a\n"
     "                           GPU); not for a CPU model, whose collectives run on MPI\n"
+    "  --cuda-graph             a GPU model's training step captured once as a CUDA\n"
+    "                           graph and replayed (fewer launches: faster at small\n"
+    "                           batches); a step a graph cannot hold (dropout, gtopk or\n"
+    "                           sparse-allreduce, a gather's index check, norm clipping)\n"
+    "                           says why and runs kernel by kernel\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
     "with the workers the model will train on):\n"
     "  --calibrate FILE         instead of training, measure each layer's backward on\n"
@@ -136,7 +141,7 @@ const std::set<std::string> kTrainOnly = {
     "--lr",    "--momentum",
     "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
-    "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
+    "--calibrate", "--calibrate-density", "--trace", "--trace-steps", "--cuda-graph",
     "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
     "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale", "--loss-scale-init",
     "--loss-scale-window"};
@@ -242,8 +247,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
       o.help = true;
       continue;
     }
-    if (arg == "--inference" || arg == "--per-class") {
-      (arg == "--inference" ? o.inference : o.perClass) = true;
+    if (arg == "--inference" || arg == "--per-class" || arg == "--cuda-graph") {
+      (arg == "--inference" ? o.inference : arg == "--per-class" ? o.perClass : o.cudaGraph) = true;
       o.given.insert(arg);
       continue;
     }
@@ -269,7 +274,7 @@ Status parseOptions(int argc, char **argv, Options &o) {
       // The flags above (no value) are suggestions too: --inference=1 is
       // met by "did you mean '--inference'?".
       std::set<std::string> options = known;
-      options.insert({"--help", "--inference", "--per-class"});
+      options.insert({"--help", "--inference", "--per-class", "--cuda-graph"});
       return problem("unknown option '" + std::string(argv[i]) + "'" + suggestion(arg, options));
     }
     if (!haveValue) {

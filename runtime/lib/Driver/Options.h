@@ -76,6 +76,9 @@ struct Options {
   /// --per-class: after training, each class's recall and precision on the
   /// evaluation set, and their balanced accuracy (class-labelled models).
   bool perClass = false;
+  /// --cuda-graph: a GPU model's training step captured once as a CUDA graph
+  /// and replayed (Train.cpp, trainStep()).
+  bool cudaGraph = false;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

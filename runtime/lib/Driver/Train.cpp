@@ -43,6 +43,40 @@ double secondsSince(Clock::time_point t) {
 
 } // namespace
 
+mgsrt_status_t Driver::trainStep(bool first) {
+  if (!o.cudaGraph || graphRefused || first)
+    return mgs_train_step(ctx, trainIo.data());
+  int ran = 0;
+  if (mgsrt_graph_launch(ctx, &ran) != MGSRT_OK)
+    return mgsrt_ctx_status(ctx);
+  if (!ran) { // none yet, or stale: capture the step, then run it
+    if (mgsrt_graph_begin(ctx) == MGSRT_OK) {
+      mgs_train_step(ctx, trainIo.data()); // captured: its status is graph_end's
+      if (mgsrt_graph_end(ctx, 1) == MGSRT_OK && mgsrt_graph_launch(ctx, &ran) == MGSRT_OK &&
+          ran)
+        ++graphCaptures;
+    }
+    if (!ran) {
+      // Nothing of the step ran: it runs kernel by kernel. A step captured
+      // before (its graph went stale: the density or loss scale changed,
+      // scratch moved) may need one such step to grow its memory, so it is
+      // captured again on the next; else it stays so, said once.
+      std::string why = mgsrt_ctx_message(ctx);
+      mgsrt_ctx_clear(ctx);
+      if (graphCaptures == 0 || graphRetried) {
+        graphRefused = true;
+        if (rank == 0)
+          std::printf("--cuda-graph: the step runs kernel by kernel: %s\n", why.c_str());
+      }
+      graphRetried = true;
+      return mgs_train_step(ctx, trainIo.data());
+    }
+    graphRetried = false;
+  }
+  ++graphReplays;
+  return MGSRT_OK;
+}
+
 int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
   if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
       !s.ok())
@@ -474,7 +508,7 @@ int Driver::runTraining() {
       if (o.skipNonfinite || dynamicLossScale)
         if (int rc = snapshotParams())
           return rc;
-      if (mgs_train_step(ctx, trainIo.data()) != MGSRT_OK)
+      if (trainStep(itersThisRun == 0) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s%s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
                      mgsrt_ctx_message(ctx), peersNote().c_str());
@@ -567,6 +601,10 @@ int Driver::runTraining() {
                 "(--on-nonfinite skip)\n",
                 static_cast<long long>(skippedSteps - overflowSteps));
   printLossScaleSummary();
+  if (o.cudaGraph && graphReplays > 0 && rank == 0)
+    std::printf("cuda graph: %lld of %lld step(s) replayed (captured %lld time(s))\n",
+                static_cast<long long>(graphReplays), static_cast<long long>(itersThisRun),
+                static_cast<long long>(graphCaptures));
   if (!evalSet().empty()) {
     int status = 0;
     if (!haveAccuracy && !evaluate(correct, total, status))

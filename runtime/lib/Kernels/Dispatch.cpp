@@ -170,6 +170,37 @@ mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx) {
   return MGSRT_OK;
 }
 
+namespace {
+mgsrt_status_t noGraphs(mgsrt_ctx_t *ctx, const char *what) {
+  return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                   strCat(what, ": CUDA graphs are for a GPU context (this one runs on the CPU)"));
+}
+} // namespace
+
+mgsrt_status_t mgsrt_graph_begin(mgsrt_ctx_t *ctx) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  if (ctx->failed())
+    return ctx->status;
+  return ctx->deviceKernels ? ctx->deviceKernels->graphBegin(ctx) : noGraphs(ctx, "graph_begin");
+}
+
+mgsrt_status_t mgsrt_graph_end(mgsrt_ctx_t *ctx, int keep) {
+  if (!ctx)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  return ctx->deviceKernels ? ctx->deviceKernels->graphEnd(ctx, keep) : noGraphs(ctx, "graph_end");
+}
+
+mgsrt_status_t mgsrt_graph_launch(mgsrt_ctx_t *ctx, int *ran) {
+  if (!ctx || !ran)
+    return MGSRT_ERROR_INVALID_ARGUMENT;
+  *ran = 0;
+  if (ctx->failed())
+    return ctx->status;
+  return ctx->deviceKernels ? ctx->deviceKernels->graphLaunch(ctx, ran)
+                            : noGraphs(ctx, "graph_launch");
+}
+
 mgsrt_status_t mgsrt_mark(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *) {
   if (!ctx)
     return MGSRT_ERROR_INVALID_ARGUMENT;

@@ -47,6 +47,10 @@ struct DeviceKernels {
   mgsrt_status_t (*memcpy)(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind);
   /// Waits for every kernel queued on the context; reports asynchronous errors.
   mgsrt_status_t (*synchronize)(mgsrt_ctx_t *ctx);
+  /// mgsrt_graph_begin, mgsrt_graph_end, mgsrt_graph_launch.
+  mgsrt_status_t (*graphBegin)(mgsrt_ctx_t *ctx);
+  mgsrt_status_t (*graphEnd)(mgsrt_ctx_t *ctx, int keep);
+  mgsrt_status_t (*graphLaunch)(mgsrt_ctx_t *ctx, int *ran);
 #define MGSRT_TABLE_ENTRY(name) mgsrt_kernel_fn name;
   MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY)
   MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
@@ -56,14 +60,15 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 15; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start;
+constexpr int kDeviceKernelsVersion = 16; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start;
                                           // 8: layer_norm_fwd/bwd; 9: CUDA layer_norm, lstm, gru;
                                           // 10: gelu_fwd/bwd; 11: cumsum, to_index;
                                           // 12: topk_positions; 13: elementwise_loss,
                                           // softmax_cross_entropy's ignore_index and smoothing;
                                           // 14: class weights (softmax_cross_entropy's fifth
                                           // buffer), elementwise_loss's last axis and pos_weight;
-                                          // 15: both losses' sum flag (reduction "sum")
+                                          // 15: both losses' sum flag (reduction "sum");
+                                          // 16: the step's CUDA graph (graphBegin ...)
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

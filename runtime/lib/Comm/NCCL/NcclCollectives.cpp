@@ -83,6 +83,9 @@ mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collect
                       size_t &have, size_t bytes) {
   if (have >= bytes)
     return MGSRT_OK;
+  if (mgsrt_status_t s = cuda::refuseInCapture(ctx, kernel, "its staging memory grows"))
+    return s;
+  cuda::noteReallocation(ctx); // a graph that used the old buffer is stale
   if (buf) {
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(collectives));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(cuda::state(ctx).stream));
@@ -515,12 +518,19 @@ mgsrt_status_t allgather_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
 
 mgsrt_status_t gtopk_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::gtopk_start), desc, bufs, [&] {
+    // Its wait reads the exchange's report back on the host.
+    if (refuseInCapture(ctx, kernelName(Kernel::gtopk_start), "reads its exchange back"))
+      return ctx->status;
     return ctx->stagedComm ? stagedGtopkStart(ctx, desc, bufs) : gtopkStart(ctx, desc, bufs);
   });
 }
 
 mgsrt_status_t sparse_allreduce_start(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::sparse_allreduce_start), desc, bufs, [&] {
+    // Its messages' sizes depend on the data: read back on the host.
+    if (refuseInCapture(ctx, kernelName(Kernel::sparse_allreduce_start),
+                        "sizes its messages on the host"))
+      return ctx->status;
     return ctx->stagedComm ? stagedSparseAllreduceStart(ctx, desc, bufs)
                            : sparseAllreduceStart(ctx, desc, bufs);
   });

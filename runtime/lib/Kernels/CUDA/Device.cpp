@@ -14,6 +14,8 @@ CudaState::~CudaState() {
   comm.reset(); // NCCL first: it may still use the stream
   if (stream)
     cudaStreamSynchronize(stream);
+  if (scalars)
+    cudaFree(scalars);
   if (workspace)
     cudaFree(workspace);
   if (cudnn)
@@ -56,8 +58,17 @@ mgsrt_status_t unimplemented(mgsrt_ctx_t *ctx, const char *kernel) {
                    strCat(kernel, ": no CUDA implementation of this kernel yet"));
 }
 
+mgsrt_status_t refuseInCapture(mgsrt_ctx_t *ctx, const char *kernel, const char *what) {
+  if (!state(ctx).graph.capturing)
+    return MGSRT_OK;
+  return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                   strCat(kernel, ": ", what, ", which a CUDA graph of the step cannot hold"));
+}
+
 mgsrt_status_t synchronizeStream(mgsrt_ctx_t *ctx, const char *kernel) {
   CudaState &st = state(ctx);
+  if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "waits for the GPU (a result read back)"))
+    return s;
   if (mgsrt_status_t s = queueNonfiniteReadback(ctx, kernel))
     return s;
   if (st.comm) {
@@ -67,7 +78,7 @@ mgsrt_status_t synchronizeStream(mgsrt_ctx_t *ctx, const char *kernel) {
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
   }
   noteNonfiniteReadback(ctx);
-  return MGSRT_OK;
+  return checkGraphVerdicts(ctx, kernel);
 }
 
 DeviceArray::~DeviceArray() {
@@ -80,6 +91,9 @@ mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
   DeviceArray &a = getCache<DeviceArray>(ctx, key);
   grown = a.count < n;
   if (grown) {
+    if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "its scratch memory grows"))
+      return s;
+    noteReallocation(ctx);
     if (a.ptr) {
       // Kernels queued earlier may still read the old array.
       MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
@@ -97,6 +111,9 @@ mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
 mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, void **out) {
   CudaState &st = state(ctx);
   if (bytes > st.workspaceBytes) {
+    if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "its scratch memory grows"))
+      return s;
+    noteReallocation(ctx);
     if (st.workspace) {
       MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
       MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(st.workspace));
@@ -150,6 +167,7 @@ mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
   MGSRT_CUBLAS_CHECK(ctx, kernel, cublasSetMathMode(st->cublas, CUBLAS_PEDANTIC_MATH));
   MGSRT_CUDNN_CHECK(ctx, kernel, cudnnCreate(&st->cudnn));
   MGSRT_CUDNN_CHECK(ctx, kernel, cudnnSetStream(st->cudnn, st->stream));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&st->scalars, sizeof(UpdateScalars)));
   ctx->deviceState = std::move(st);
   return MGSRT_OK;
 }
@@ -174,6 +192,9 @@ void release(mgsrt_ctx_t *, void *ptr) { cudaFree(ptr); }
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
   const char *kernel = kind == 1 ? "copy_to_host" : "copy_to_device";
   cudaStream_t s = state(ctx).stream;
+  if (kind != 2)
+    if (mgsrt_status_t r = refuseInCapture(ctx, kernel, "waits for the GPU (a host copy)"))
+      return r;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(state(ctx).ordinal));
   cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
                      : kind == 1 ? cudaMemcpyDeviceToHost
@@ -195,6 +216,9 @@ const DeviceKernels kTable = {
     release,
     copy,
     synchronize,
+    graphBegin,
+    graphEnd,
+    graphLaunch,
 #define MGSRT_TABLE_ENTRY(name) cuda::name,
     MGSRT_COMPUTE_KERNELS(MGSRT_TABLE_ENTRY) MGSRT_COMM_KERNELS(MGSRT_TABLE_ENTRY)
 #undef MGSRT_TABLE_ENTRY

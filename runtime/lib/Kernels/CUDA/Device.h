@@ -12,6 +12,8 @@
 #ifndef MGSRT_KERNELS_CUDA_DEVICE_H
 #define MGSRT_KERNELS_CUDA_DEVICE_H
 
+#include "Descriptors/OptimizerDesc.h"
+#include "Descriptors/SoftmaxDesc.h"
 #include "Support/Common.h"
 #include "Support/KernelList.h"
 
@@ -20,6 +22,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -59,6 +62,48 @@ struct NonfiniteFlags {
   ~NonfiniteFlags();
 };
 
+/// What the updates read from device memory rather than their arguments, so
+/// that a step captured as a CUDA graph (StepGraph) updates with each step's
+/// learning rate and AdamW bias correction (Optimizer.cu).
+struct UpdateScalars {
+  float lr, momentum, weightDecay, scale;
+  AdamWStep adam;
+};
+
+/// The training step captured once as a CUDA graph and replayed
+/// (mgsrt_graph_begin / _end / _launch, Graph.cpp). While `capturing`, what
+/// a graph cannot hold (a wait for the stream, scratch memory that grows, a
+/// host-side random stream) refuses (refuseInCapture) instead of running.
+struct StepGraph {
+  bool capturing = false;
+  cudaGraphExec_t exec = nullptr;
+  /// The buffers a graph uses stay where they are while `generation` does
+  /// not change (scratch that grows bumps it): a graph of an older one is
+  /// stale, and so is one captured at another loss scale or top-k density.
+  uint64_t generation = 0, capturedGeneration = 0;
+  float capturedLossScale = 1.0f;
+  double capturedDensity = 0;
+  /// The updates' params in the graph's order (their finiteness bits).
+  std::vector<const void *> updates;
+  /// The checks of the graph's data (cross-entropy's labels, scatter-add's
+  /// indices; `captured`: of the one being captured) that a step run kernel
+  /// by kernel reads back before going on: each one's verdict word (the first
+  /// bad position, ~0 when none) is read back after a replay into
+  /// `verdictsHost` (pinned), and `pending` until the next wait for the
+  /// stream, which calls `report` with a bad position (the kernel's error).
+  struct Verdict {
+    const unsigned long long *device;
+    std::function<mgsrt_status_t(mgsrt_ctx_t *, unsigned long long)> report;
+  };
+  using Report = decltype(Verdict::report);
+  std::vector<Verdict> verdicts, captured, pending;
+  unsigned long long *verdictsHost = nullptr;
+  size_t verdictsCapacity = 0;
+  /// Drops the graph (not the pending checks of a replay).
+  void reset();
+  ~StepGraph();
+};
+
 struct CudaState final : DeviceState {
   int ordinal = 0;
   cudaStream_t stream = nullptr; // every compute kernel is queued here
@@ -68,10 +113,39 @@ struct CudaState final : DeviceState {
   size_t workspaceBytes = 0;
   std::unique_ptr<CommDeviceState> comm; // created by the first collective
   NonfiniteFlags nonfinite;
+  /// The updates' scalars on the device, and the values last queued there.
+  UpdateScalars *scalars = nullptr;
+  UpdateScalars uploaded{};
+  bool scalarsUploaded = false;
+  StepGraph graph;
   ~CudaState() override;
 };
 
+/// While a step is being captured: fails `kernel` with MGSRT_ERROR_UNAVAILABLE
+/// saying `what` cannot be captured (the capture is then dropped and the step
+/// runs without a graph); MGSRT_OK otherwise.
+mgsrt_status_t refuseInCapture(mgsrt_ctx_t *ctx, const char *kernel, const char *what);
+/// A kernel's check of its data (see StepGraph::Verdict) in device memory:
+/// run kernel by kernel, `bad` (~0 when fine) is read back now (a wait) and
+/// `report` called on a bad position; while capturing, after each replay.
+mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, const unsigned long long *bad,
+                            StepGraph::Report report);
+/// Scratch memory was reallocated: graphs captured before are stale.
+inline void noteReallocation(mgsrt_ctx_t *ctx);
+/// Queues the context's current update scalars to the device when they differ
+/// from the last queued (never while capturing: a replay queues its own).
+mgsrt_status_t uploadUpdateScalars(mgsrt_ctx_t *ctx, const char *kernel, bool force = false);
+/// After a wait for the stream: the label checks of the graphs replayed since
+/// the last one (a bad label fails the context with the eager step's error).
+mgsrt_status_t checkGraphVerdicts(mgsrt_ctx_t *ctx, const char *kernel);
+/// mgsrt_graph_begin, mgsrt_graph_end and mgsrt_graph_launch (Graph.cu).
+mgsrt_status_t graphBegin(mgsrt_ctx_t *ctx);
+mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep);
+mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran);
+
 inline CudaState &state(mgsrt_ctx_t *ctx) { return static_cast<CudaState &>(*ctx->deviceState); }
+
+inline void noteReallocation(mgsrt_ctx_t *ctx) { ++state(ctx).graph.generation; }
 
 /// Scratch memory of at least `bytes` on the context's stream (valid until the
 /// next call; kernels on the one stream use it one after another).
@@ -191,6 +265,8 @@ inline mgsrt_status_t stageOnDevice(mgsrt_ctx_t *ctx, const char *kernel, const 
 template <typename T, typename Launch>
 mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, const T *values,
                             Launch &&launch, int64_t &bad, T &value) {
+  if (refuseInCapture(ctx, kernel, "checks its indices on the host"))
+    return ctx->status;
   void *scratch = nullptr;
   if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
     return ctx->status;

@@ -58,6 +58,9 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, p.masks, st));
     return MGSRT_OK;
   }
+  // The random stream moves on the host: a graph's replay would repeat it.
+  if (refuseInCapture(ctx, kernel, "draws its masks from a host-side random stream"))
+    return ctx->status;
   const uint64_t start = ctx->rngState;
   if (n > 0)
     dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, start,

@@ -15,6 +15,7 @@
 #include "Descriptors/OptimizerDesc.h"
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 using namespace mgs::rt;
@@ -29,8 +30,11 @@ __device__ inline void flagIf(bool bad, unsigned *flags, int ordinal) {
 }
 
 __global__ void sgdKernel(float *__restrict__ param, const float *__restrict__ grad,
-                          float *__restrict__ vel, int64_t n, float lr, float momentum,
-                          float wd, float scale, unsigned *flags, int ordinal) {
+                          float *__restrict__ vel, int64_t n,
+                          const UpdateScalars *__restrict__ scalars, unsigned *flags,
+                          int ordinal) {
+  const float lr = scalars->lr, momentum = scalars->momentum, wd = scalars->weightDecay,
+              scale = scalars->scale;
   bool bad = false;
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const float p = param[i];
@@ -46,7 +50,10 @@ __global__ void sgdKernel(float *__restrict__ param, const float *__restrict__ g
 
 __global__ void adamwKernel(float *__restrict__ param, const float *__restrict__ grad,
                             float *__restrict__ m, float *__restrict__ v, int64_t n,
-                            AdamWStep s, float scale, unsigned *flags, int ordinal) {
+                            const UpdateScalars *__restrict__ scalars, unsigned *flags,
+                            int ordinal) {
+  const AdamWStep s = scalars->adam;
+  const float scale = scalars->scale;
   bool bad = false;
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     bad |= !isfinite(grad[i]);
@@ -68,6 +75,8 @@ mgsrt_status_t nextFlag(mgsrt_ctx_t *ctx, const char *kernel, const void *param,
   NonfiniteFlags &f = cuda::state(ctx).nonfinite;
   constexpr size_t kBytes = NonfiniteFlags::kCapacity / 32 * sizeof(unsigned);
   if (!f.device) {
+    if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "allocates its first call's memory"))
+      return s;
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&f.device, kBytes));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMallocHost(&f.host, kBytes));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(f.device, 0, kBytes, cuda::state(ctx).stream));
@@ -91,17 +100,20 @@ mgsrt_status_t optimizerUpdate(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   int ordinal = 0;
   if (mgsrt_status_t s = nextFlag(ctx, kernelName(Kernel::sgd_update), param, ordinal))
     return s;
-  unsigned *flags = cuda::state(ctx).nonfinite.device;
-  cudaStream_t stream = cuda::state(ctx).stream;
-  const float scale = ctx->updateScale();
+  if (mgsrt_status_t s = uploadUpdateScalars(ctx, kernelName(Kernel::sgd_update)))
+    return s;
+  CudaState &st = cuda::state(ctx);
+  unsigned *flags = st.nonfinite.device;
   if (ctx->adamw)
-    adamwKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, state + n, n,
-                                                adamwStep(*ctx), scale, flags, ordinal);
+    adamwKernel<<<gridFor(n), 256, 0, st.stream>>>(param, grad, state, state + n, n, st.scalars,
+                                                   flags, ordinal);
   else
-    sgdKernel<<<gridFor(n), 256, 0, stream>>>(param, grad, state, n, ctx->lr, ctx->momentum,
-                                              ctx->weightDecay, scale, flags, ordinal);
+    sgdKernel<<<gridFor(n), 256, 0, st.stream>>>(param, grad, state, n, st.scalars, flags,
+                                                 ordinal);
   return MGSRT_OK;
 }
+
+__global__ void setScalarsKernel(UpdateScalars *__restrict__ out, UpdateScalars v) { *out = v; }
 
 /// The CPU kernel's chunks (OptimizerDesc.h): each thread sums one, in
 /// order, in double.
@@ -122,6 +134,9 @@ mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   const int64_t chunks = checkClipGradNormDesc(ctx, desc, bufs);
   if (chunks < 0)
     return ctx->status;
+  // The factor is worked out on the host from the norm read back.
+  if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "reads the gradients' norm back"))
+    return s;
   double total = 0;
   if (chunks > 0) {
     void *scratch = nullptr;
@@ -158,6 +173,24 @@ mgs::rt::cuda::NonfiniteFlags::~NonfiniteFlags() {
     cudaFree(device);
   if (host)
     cudaFreeHost(host);
+}
+
+mgsrt_status_t mgs::rt::cuda::uploadUpdateScalars(mgsrt_ctx_t *ctx, const char *kernel,
+                                                  bool force) {
+  CudaState &st = cuda::state(ctx);
+  // A replay's updates read what its launch queued (graphLaunch).
+  if (st.graph.capturing)
+    return MGSRT_OK;
+  const UpdateScalars now{ctx->lr, ctx->momentum, ctx->weightDecay, ctx->updateScale(),
+                          adamwStep(*ctx)};
+  if (!force && st.scalarsUploaded && std::memcmp(&now, &st.uploaded, sizeof now) == 0)
+    return MGSRT_OK;
+  // By value: the launch copies them, so nothing on the host must outlive it.
+  setScalarsKernel<<<1, 1, 0, st.stream>>>(st.scalars, now);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
+  st.uploaded = now;
+  st.scalarsUploaded = true;
+  return MGSRT_OK;
 }
 
 mgsrt_status_t mgs::rt::cuda::queueNonfiniteReadback(mgsrt_ctx_t *ctx, const char *kernel) {

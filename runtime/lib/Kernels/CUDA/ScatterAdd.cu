@@ -42,7 +42,9 @@ __global__ void iota(u32 *out, int64_t total) {
 /// One thread per run of equal (sorted) indices: the values in their
 /// original order, added from +0, then divided by P (x86's NaN results).
 __global__ void sumRuns(const u32 *keys, const u32 *positions, const float *values,
-                        int64_t total, int P, float *out) {
+                        int64_t total, int P, const u64 *bad, float *out) {
+  if (*bad != ~0ull) // a graph's replay runs it regardless; the error comes after
+    return;
   for (int64_t s = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; s < total;
        s += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const u32 index = keys[s];
@@ -57,6 +59,16 @@ __global__ void sumRuns(const u32 *keys, const u32 *positions, const float *valu
     out[index] = sum;
   }
 }
+
+/// A call site's index check (device memory of its own: a graph's replay
+/// reads it back after the whole step).
+struct ScatterAddSite : KernelCache {
+  u64 *bad = nullptr;
+  ~ScatterAddSite() override {
+    if (bad)
+      cudaFree(bad);
+  }
+};
 
 mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::scatter_add);
@@ -89,32 +101,37 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   void *ws = nullptr;
   if (mgsrt_status_t s = workspace(ctx, kernel, 256 + 3 * arrayBytes + sortBytes, &ws))
     return s;
+  ScatterAddSite &site = getCache<ScatterAddSite>(ctx, desc);
+  if (!site.bad) {
+    if (refuseInCapture(ctx, kernel, "allocates its first call's memory"))
+      return ctx->status;
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&site.bad, sizeof(u64)));
+  }
+  u64 *bad = site.bad;
   char *p = static_cast<char *>(ws);
-  u64 *bad = reinterpret_cast<u64 *>(p);
   u32 *keysOut = reinterpret_cast<u32 *>(p + 256);
   u32 *positions = reinterpret_cast<u32 *>(p + 256 + arrayBytes);
   u32 *positionsOut = reinterpret_cast<u32 *>(p + 256 + 2 * arrayBytes);
   void *sortTemp = p + 256 + 3 * arrayBytes;
 
+  // Every index is checked before anything is written: the one host
+  // synchronization of this kernel (in a graph, after the replay, and the
+  // sums skip their work on a bad index).
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
   if (total > 0) {
-    // Every index is checked before anything is written: the one host
-    // synchronization of this kernel.
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
     findBadIndex<<<gridFor(total), 256, 0, stream>>>(indices, total, n, bad);
-    u64 badHost = 0;
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(&badHost, bad, sizeof badHost, cudaMemcpyDeviceToHost, stream));
-    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-      return s;
-    if (badHost < static_cast<u64>(total)) {
+    auto report = [indices, n, k](mgsrt_ctx_t *c, unsigned long long at) {
+      const char *name = kernelName(Kernel::scatter_add);
       int32_t index = 0;
-      MGSRT_CUDA_CHECK(ctx, kernel,
-                       cudaMemcpyAsync(&index, indices + badHost, sizeof index,
-                                       cudaMemcpyDeviceToHost, stream));
-      if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      MGSRT_CUDA_CHECK(c, name,
+                       cudaMemcpyAsync(&index, indices + at, sizeof index,
+                                       cudaMemcpyDeviceToHost, state(c).stream));
+      if (mgsrt_status_t s = synchronizeStream(c, name))
         return s;
-      return scatterAddBadIndex(ctx, n, k, static_cast<int64_t>(badHost), index);
-    }
+      return scatterAddBadIndex(c, n, k, static_cast<int64_t>(at), index);
+    };
+    if (mgsrt_status_t s = checkVerdict(ctx, kernel, bad, report))
+      return s;
   }
   if (n > 0)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(out, 0, n * sizeof(float), stream));
@@ -127,7 +144,7 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
                                                    positionsOut, static_cast<int>(total), 0,
                                                    endBit, stream));
   sumRuns<<<gridFor(total), 256, 0, stream>>>(keysOut, positionsOut, values, total,
-                                              static_cast<int>(P), out);
+                                              static_cast<int>(P), bad, out);
   return MGSRT_OK;
 }
 

@@ -281,17 +281,42 @@ __global__ void crossEntropyWeightSumsKernel(const int64_t *__restrict__ labels,
   }
 }
 
+/// The factors of the loss and its gradient (crossEntropyScalesKernel), in
+/// device memory: a step captured as a CUDA graph computes them there.
+struct CrossEntropyScales {
+  double invN, gradScale, weightSum;
+};
+
+/// The factors from the label check's count (check[1]) or the weight sums,
+/// as the host computed them before (the same double operations).
+__global__ void crossEntropyScalesKernel(const unsigned long long *__restrict__ check,
+                                         const double *__restrict__ weightSums,
+                                         CrossEntropyParams p, double lossScale,
+                                         CrossEntropyScales *__restrict__ out) {
+  const double norm = p.weight ? weightSums[0] : static_cast<double>(check[1]);
+  const double invN = p.reductionScale(norm);
+  out->invN = invN;
+  out->gradScale = __dmul_rn(invN, lossScale);
+  out->weightSum = p.weight ? weightSums[1] : static_cast<double>(p.c);
+}
+
 /// One warp per sample, with the target (1 - e) onehot(label) + e / c
 /// weighted by the class weights w (1 without): rowLoss[i] = rowScale lse_i -
 /// (1 - e) w[label] logit[i, label] - e / c sum_j w[j] logit[i, j] (double),
 /// and dlogits (if any) = (softmax rowScale - (1 - e) w[label] onehot -
 /// e / c w) * invN; 0 on ignored rows. rowScale = p.rowScale(label,
-/// weightSum): 1 without weights.
+/// weightSum): 1 without weights. invN here is the scales' gradScale (the
+/// mean's factor times the loss scale). Nothing when the label check found a
+/// bad label (a graph's replay runs it regardless; the error comes after).
 __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
                                        const int64_t *__restrict__ labels, CrossEntropyParams p,
-                                       double invN, double weightSum,
+                                       const unsigned long long *__restrict__ verdict,
+                                       const CrossEntropyScales *__restrict__ scales,
                                        double *__restrict__ rowLoss,
                                        float *__restrict__ dlogits) {
+  if (*verdict != ~0ull)
+    return;
+  const double invN = scales->gradScale, weightSum = scales->weightSum;
   const int lane = threadIdx.x % 32;
   const int64_t c = p.c;
   for (int64_t i = groupRow<32>(); i < p.n; i += groupRows<32>()) {
@@ -339,8 +364,10 @@ __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
 
 /// *loss = mean of rowLoss (one block; a fixed-order sum).
 __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64_t n,
-                                       double invN, float *__restrict__ loss) {
+                                       const CrossEntropyScales *__restrict__ scales,
+                                       float *__restrict__ loss) {
   __shared__ double ssum[kWarps];
+  const double invN = scales->invN;
   double sum = 0.0;
   for (int64_t i = threadIdx.x; i < n; i += kThreads)
     sum += rowLoss[i];
@@ -348,6 +375,28 @@ __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64
   if (threadIdx.x == 0)
     *loss = static_cast<float>(sum * invN);
 }
+
+/// The error of a bad label found by the check: its value read back.
+mgsrt_status_t readBadLabel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *labels,
+                            int64_t sample, const CrossEntropyParams &p) {
+  int64_t label = 0;
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpyAsync(&label, labels + sample, sizeof label, cudaMemcpyDeviceToHost,
+                                   state(ctx).stream));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
+  return badLabel(ctx, kernel, label, sample, p);
+}
+
+/// A call site's label check, weight sums and factors: device memory of its
+/// own, since a graph's replay reads the check back after the whole step.
+struct CrossEntropySite : KernelCache {
+  void *buf = nullptr;
+  ~CrossEntropySite() override {
+    if (buf)
+      cudaFree(buf);
+  }
+};
 
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
@@ -361,61 +410,54 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   float *dlogits = static_cast<float *>(bufs[3]);
   cudaStream_t st = state(ctx).stream;
 
-  // Scratch: the first bad sample and the count, the weight sums, one double
-  // per sample, then a copy of the class weights (stageOnDevice).
+  // The site's check (the first bad sample and the count), weight sums and
+  // factors.
+  CrossEntropySite &site = getCache<CrossEntropySite>(ctx, desc);
+  if (!site.buf) {
+    if (refuseInCapture(ctx, kernel, "allocates its first call's memory"))
+      return ctx->status;
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMalloc(&site.buf, 4 * sizeof(double) + sizeof(CrossEntropyScales)));
+  }
+  auto *check = static_cast<unsigned long long *>(site.buf);
+  double *weightSums = static_cast<double *>(site.buf) + 2;
+  auto *scales = reinterpret_cast<CrossEntropyScales *>(static_cast<double *>(site.buf) + 4);
+  // Scratch: one double per sample, then a copy of the class weights
+  // (stageOnDevice).
   void *ws = nullptr;
-  if (workspace(ctx, kernel, sizeof(double) * (n + 4) + (p.weight ? sizeof(float) * p.c : 0), &ws))
+  if (workspace(ctx, kernel, sizeof(double) * n + (p.weight ? sizeof(float) * p.c : 0), &ws))
     return ctx->status;
-  auto *check = static_cast<unsigned long long *>(ws);
-  double *weightSums = static_cast<double *>(ws) + 2;
-  double *rowLoss = static_cast<double *>(ws) + 4;
+  double *rowLoss = static_cast<double *>(ws);
   if (p.weight &&
       stageOnDevice(ctx, kernel, p.weight, reinterpret_cast<float *>(rowLoss + n), p.c))
     return ctx->status;
 
   // The labels are checked (and the counted ones counted) before anything is
   // written, as on the CPU: the check runs on the device and its verdict is
-  // read back (a synchronization).
+  // read back (a synchronization). In a graph's capture the verdict is read
+  // back after each replay instead (StepGraph::verdicts) and the rows kernel
+  // skips its work on a bad label.
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check, 0xff, sizeof *check, st));
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check + 1, 0, sizeof *check, st));
   checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check);
   if (p.weight)
     crossEntropyWeightSumsKernel<<<1, kThreads, 0, st>>>(labels, p, weightSums);
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-  // The verdict, the count and (with weights) the two weight sums.
-  struct {
-    unsigned long long check[2];
-    double weightSums[2];
-  } verdictAndSums = {{0, 0}, {0.0, 0.0}};
-  unsigned long long *verdict = verdictAndSums.check;
-  MGSRT_CUDA_CHECK(ctx, kernel,
-                   cudaMemcpyAsync(&verdictAndSums, check,
-                                   p.weight ? sizeof verdictAndSums : sizeof verdictAndSums.check,
-                                   cudaMemcpyDeviceToHost, st));
-  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-    return s;
-  if (verdict[0] < static_cast<unsigned long long>(n)) {
-    const int64_t sample = static_cast<int64_t>(verdict[0]);
-    int64_t label = 0;
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(&label, labels + sample, sizeof label,
-                                     cudaMemcpyDeviceToHost, st));
-    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-      return s;
-    return badLabel(ctx, kernel, label, sample, p);
-  }
-
   // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
-  // mean is 0 / 0).
-  const double norm =
-      p.weight ? verdictAndSums.weightSums[0] : static_cast<double>(verdict[1]);
-  const double weightSum = p.weight ? verdictAndSums.weightSums[1] : static_cast<double>(p.c);
-  const double invN = p.reductionScale(norm);
-  // The gradient's factor: the mean's times the loss scale (exactly invN at 1).
-  const double gradScale = invN * static_cast<double>(ctx->lossScale);
-  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, gradScale,
-                                                              weightSum, rowLoss, dlogits);
-  crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, invN, loss);
+  // mean is 0 / 0). The gradient's factor: the mean's times the loss scale
+  // (exactly invN at 1).
+  crossEntropyScalesKernel<<<1, 1, 0, st>>>(check, weightSums, p,
+                                            static_cast<double>(ctx->lossScale), scales);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
+  if (mgsrt_status_t s = checkVerdict(ctx, kernel, check,
+                                      [labels, p](mgsrt_ctx_t *c, unsigned long long at) {
+                                        return readBadLabel(
+                                            c, kernelName(Kernel::softmax_cross_entropy), labels,
+                                            static_cast<int64_t>(at), p);
+                                      }))
+    return s;
+  crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, check, scales,
+                                                              rowLoss, dlogits);
+  crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, scales, loss);
   return MGSRT_OK;
 }
 

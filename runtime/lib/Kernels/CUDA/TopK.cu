@@ -626,6 +626,8 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
     cache.selectBlocks = std::max(1, std::min(perSM * sms, kMaxSelectBlocks));
   }
   if (!cache.site) {
+    if (refuseInCapture(ctx, kernel, "allocates its first call's memory"))
+      return ctx->status;
     TopKSite *site = nullptr;
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&site, sizeof(TopKSite)));
     if (cudaError_t err = cudaMemsetAsync(site, 0, sizeof(TopKSite), stream); err != cudaSuccess) {
@@ -670,6 +672,8 @@ mgsrt_status_t topkSparsify(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   uint2 *cand = reinterpret_cast<uint2 *>(p + ctrlBytes + histBytes + blockBytes + statusBytes);
 
   const bool phases = phaseTiming();
+  if (phases && refuseInCapture(ctx, kernel, "times its phases (MGSRT_TOPK_PHASES)"))
+    return ctx->status;
   if (phases) {
     for (cudaEvent_t &e : cache.events)
       if (!e)

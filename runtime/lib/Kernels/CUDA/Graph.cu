@@ -1,0 +1,196 @@
+//===- Graph.cu - The training step as a CUDA graph ------------------------===//
+//
+// mgsrt_graph_begin / _end / _launch on a GPU context: the step's kernels,
+// queued by one call of the compiled step while the compute stream is
+// captured, become a graph that each later step replays with one launch
+// (small batches are otherwise bound by the launches' latency).
+//
+// What a replay cannot repeat is refused while capturing (refuseInCapture:
+// a wait for the stream, scratch memory that grows, dropout's host-side
+// random stream, the sparse collectives' host work, profiling), and the
+// caller then runs the step without a graph. What changes from step to step
+// is read by the replayed kernels from device memory: the updates' learning
+// rate, momentum, weight decay and AdamW bias correction (UpdateScalars,
+// queued before each launch), the cross-entropy's factors (computed on the
+// device). A graph captured at another loss scale or top-k density, or
+// before scratch memory moved, is stale: graphLaunch says so and the caller
+// captures again. The updates' finiteness bits and the label checks come
+// back as an eager step's do, with the next wait for the stream.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Device.h"
+
+using namespace mgs::rt;
+
+namespace mgs::rt::cuda {
+
+void StepGraph::reset() {
+  if (exec)
+    cudaGraphExecDestroy(exec);
+  exec = nullptr;
+  updates.clear();
+  verdicts.clear();
+}
+
+StepGraph::~StepGraph() {
+  reset();
+  if (verdictsHost)
+    cudaFreeHost(verdictsHost);
+}
+
+mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, const unsigned long long *bad,
+                            StepGraph::Report report) {
+  CudaState &st = state(ctx);
+  if (st.graph.capturing) {
+    st.graph.captured.push_back({bad, std::move(report)});
+    return MGSRT_OK;
+  }
+  unsigned long long at = 0;
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpyAsync(&at, bad, sizeof at, cudaMemcpyDeviceToHost, st.stream));
+  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+    return s;
+  return at == ~0ull ? MGSRT_OK : report(ctx, at);
+}
+
+mgsrt_status_t checkGraphVerdicts(mgsrt_ctx_t *ctx, const char *) {
+  StepGraph &g = state(ctx).graph;
+  if (g.pending.empty())
+    return MGSRT_OK;
+  // The replays' checks were read back before the wait that called this.
+  std::vector<StepGraph::Verdict> pending;
+  pending.swap(g.pending);
+  for (size_t i = 0; i < pending.size(); ++i)
+    if (g.verdictsHost[i] != ~0ull)
+      return pending[i].report(ctx, g.verdictsHost[i]);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t graphBegin(mgsrt_ctx_t *ctx) {
+  const char *kernel = "graph_begin";
+  if (ctx->failed())
+    return ctx->status;
+  CudaState &st = state(ctx);
+  if (st.graph.capturing)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT, strCat(kernel, ": already capturing"));
+  if (ctx->stagedComm)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     strCat(kernel, ": the collectives are staged through host memory (MPI), "
+                                    "which a CUDA graph of the step cannot hold"));
+  if (ctx->profile || ctx->tracing)
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     strCat(kernel, ": profiling or a trace waits for every kernel, which a "
+                                    "CUDA graph of the step cannot hold"));
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(st.ordinal));
+  // The updates' flags and the checks of an earlier step come back first:
+  // the graph's updates number their flags from 0.
+  if (!st.nonfinite.params.empty() || !st.graph.pending.empty())
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
+  st.graph.reset(); // a capture replaces the graph kept, whatever its outcome
+  st.graph.captured.clear();
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal));
+  st.graph.capturing = true;
+  st.graph.capturedGeneration = st.graph.generation;
+  st.graph.capturedLossScale = ctx->lossScale;
+  st.graph.capturedDensity = ctx->density;
+  return MGSRT_OK;
+}
+
+mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
+  const char *kernel = "graph_end";
+  CudaState &st = state(ctx);
+  StepGraph &g = st.graph;
+  if (!g.capturing)
+    return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT, strCat(kernel, ": not capturing"));
+  g.capturing = false;
+  cudaGraph_t graph = nullptr;
+  cudaError_t ended = cudaStreamEndCapture(st.stream, &graph);
+  // The updates queued their flags' bits while capturing: they are the
+  // graph's (nothing ran, so no bit is set).
+  std::vector<const void *> updates;
+  updates.swap(st.nonfinite.params);
+  st.nonfinite.copyQueued = false;
+  std::vector<StepGraph::Verdict> captured;
+  captured.swap(g.captured);
+  auto drop = [&] {
+    if (graph)
+      cudaGraphDestroy(graph);
+    cudaGetLastError(); // an invalidated capture's error is not the next kernel's
+  };
+  if (ctx->failed()) { // something refused, or failed, while capturing
+    drop();
+    return ctx->status;
+  }
+  if (ended != cudaSuccess) {
+    drop();
+    return cudaFailure(ctx, kernel, "cudaStreamEndCapture", ended);
+  }
+  if (g.generation != g.capturedGeneration) {
+    drop();
+    return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
+                     strCat(kernel, ": scratch memory moved while capturing"));
+  }
+  if (!keep) {
+    drop();
+    return MGSRT_OK;
+  }
+  cudaGraphExec_t exec = nullptr;
+  cudaError_t made = cudaGraphInstantiate(&exec, graph, 0);
+  drop();
+  if (made != cudaSuccess)
+    return cudaFailure(ctx, kernel, "cudaGraphInstantiate", made);
+  if (captured.size() > g.verdictsCapacity) {
+    if (g.verdictsHost)
+      cudaFreeHost(g.verdictsHost);
+    g.verdictsHost = nullptr;
+    g.verdictsCapacity = 0;
+    if (cudaError_t e = cudaMallocHost(&g.verdictsHost, captured.size() * sizeof(*g.verdictsHost));
+        e != cudaSuccess) {
+      cudaGraphExecDestroy(exec);
+      return cudaFailure(ctx, kernel, "cudaMallocHost", e);
+    }
+    g.verdictsCapacity = captured.size();
+  }
+  g.reset();
+  g.exec = exec;
+  g.updates = std::move(updates);
+  g.verdicts = std::move(captured);
+  return MGSRT_OK;
+}
+
+mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran) {
+  const char *kernel = "graph_launch";
+  *ran = 0;
+  if (ctx->failed())
+    return ctx->status;
+  CudaState &st = state(ctx);
+  StepGraph &g = st.graph;
+  if (!g.exec)
+    return MGSRT_OK;
+  if (g.generation != g.capturedGeneration || ctx->lossScale != g.capturedLossScale ||
+      ctx->density != g.capturedDensity) {
+    g.reset(); // stale: the caller captures again
+    return MGSRT_OK;
+  }
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(st.ordinal));
+  if (!st.nonfinite.params.empty() || !g.pending.empty())
+    if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
+      return s;
+  if (mgsrt_status_t s = uploadUpdateScalars(ctx, kernel, /*force=*/true))
+    return s;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaGraphLaunch(g.exec, st.stream));
+  for (size_t i = 0; i < g.verdicts.size(); ++i)
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMemcpyAsync(g.verdictsHost + i, g.verdicts[i].device,
+                                     sizeof(*g.verdictsHost), cudaMemcpyDeviceToHost, st.stream));
+  // Read back with the next wait, as an eager step's.
+  st.nonfinite.params = g.updates;
+  g.pending = g.verdicts;
+  *ran = 1;
+  return MGSRT_OK;
+}
+
+} // namespace mgs::rt::cuda

@@ -1,0 +1,181 @@
+//===- GraphTest.cpp - The step as a CUDA graph: replays vs the CPU -------===//
+//
+// mgsrt_graph_begin / _end / _launch: a "step" (cross-entropy, then an SGD or
+// AdamW update of a parameter by the logits' gradient) captured once and
+// replayed with each step's learning rate gives the CPU's results bit for
+// bit; a bad label or a bad gathered index surfaces as the eager step's
+// error; what a replay cannot
+// repeat refuses the capture and leaves the context usable.
+//
+//===----------------------------------------------------------------------===//
+
+#include "GpuTestUtil.h"
+
+using namespace mgsrt_test;
+
+namespace {
+
+using GraphGpu = GpuTest;
+
+// n samples of c classes: the logits are the parameter.
+constexpr int64_t kN = 64, kC = 10;
+
+std::vector<int64_t> someLabels(int64_t n, int64_t c) {
+  std::vector<int64_t> labels(n);
+  for (int64_t i = 0; i < n; ++i)
+    labels[i] = (i * 7919) % c;
+  return labels;
+}
+
+TEST_F(GraphGpu, ReplaysMatchTheCpuWithEachStepsScalars) {
+  for (bool adamw : {false, true}) {
+    SCOPED_TRACE(adamw ? "AdamW" : "SGD");
+    std::vector<float> param = randomVec(kN * kC, -2.0f, 2.0f), state(2 * kN * kC, 0.0f);
+    std::vector<float> grad(kN * kC), loss(1);
+    std::vector<int64_t> labels = someLabels(kN, kC);
+    DeviceBuffer<float> dp(gpu, param), ds(gpu, state), dg(gpu, kN * kC), dl(gpu, 1);
+    DeviceBuffer<int64_t> dy(gpu, labels);
+    const int64_t ce[] = {kN, kC, -100, 0, 0}, update[] = {kN * kC};
+    void *cpuCe[] = {param.data(), labels.data(), loss.data(), grad.data(), nullptr};
+    void *gpuCe[] = {dp.ptr, dy.ptr, dl.ptr, dg.ptr, nullptr};
+    void *cpuUpdate[] = {param.data(), grad.data(), state.data()};
+    void *gpuUpdate[] = {dp.ptr, dg.ptr, ds.ptr};
+    auto gpuStep = [&] {
+      mgsrt_softmax_cross_entropy(gpu, ce, gpuCe);
+      mgsrt_sgd_update(gpu, update, gpuUpdate);
+    };
+    for (int step = 1; step <= 5; ++step) {
+      SCOPED_TRACE("step " + std::to_string(step));
+      // The learning rate and AdamW's step change every step (a schedule).
+      for (mgsrt_ctx_t *c : {cpu.ctx, gpu.ctx}) {
+        mgsrt_ctx_set_sgd(c, 0.1f / static_cast<float>(step), 0.9f, 0.01f);
+        if (adamw)
+          mgsrt_ctx_set_adamw(c, 0.9f, 0.999f, 1e-8f, step);
+      }
+      ASSERT_OK(cpu, mgsrt_softmax_cross_entropy(cpu, ce, cpuCe));
+      ASSERT_OK(cpu, mgsrt_sgd_update(cpu, update, cpuUpdate));
+      int ran = 0;
+      if (step == 1) { // as the driver: the first step runs kernel by kernel
+        gpuStep();
+      } else if (step == 2) {
+        ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+        gpuStep();
+        ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+        ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+        EXPECT_EQ(ran, 1);
+      } else {
+        ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+        EXPECT_EQ(ran, 1);
+      }
+      EXPECT_TRUE(bitsEqual(dp.download(), param)) << "param";
+      EXPECT_TRUE(bitsEqual(dl.download(), loss)) << "loss";
+      EXPECT_TRUE(bitsEqual(ds.download(), state)) << "optimizer state";
+    }
+    // Another loss scale: the graph is stale, nothing runs.
+    mgsrt_ctx_set_loss_scale(gpu, 2.0f);
+    int ran = 1;
+    ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+    EXPECT_EQ(ran, 0);
+    mgsrt_ctx_set_loss_scale(gpu, 1.0f);
+  }
+}
+
+TEST_F(GraphGpu, ABadLabelIsTheEagerStepsError) {
+  std::vector<float> logits = randomVec(kN * kC, -2.0f, 2.0f), grad(kN * kC), loss(1);
+  std::vector<int64_t> labels = someLabels(kN, kC);
+  DeviceBuffer<float> dx(gpu, logits), dg(gpu, kN * kC), dl(gpu, 1);
+  DeviceBuffer<int64_t> dy(gpu, labels);
+  const int64_t ce[] = {kN, kC, -100, 0, 0};
+  void *gpuCe[] = {dx.ptr, dy.ptr, dl.ptr, dg.ptr, nullptr};
+  ASSERT_OK(gpu, mgsrt_softmax_cross_entropy(gpu, ce, gpuCe)); // the site's first call
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_softmax_cross_entropy(gpu, ce, gpuCe);
+  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+  labels[5] = 12;
+  dy.upload(labels);
+  int ran = 0;
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+  EXPECT_EQ(ran, 1);
+  EXPECT_EQ(mgsrt_synchronize(gpu), MGSRT_ERROR_INVALID_ARGUMENT);
+  void *cpuCe[] = {logits.data(), labels.data(), loss.data(), grad.data(), nullptr};
+  EXPECT_EQ(mgsrt_softmax_cross_entropy(cpu, ce, cpuCe), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpu.message(), cpu.message());
+}
+
+// The sparse exchange's scatter-add checks its gathered indices after a
+// replay, as the label check: the sums, then a bad index's own error.
+TEST_F(GraphGpu, ScatterAddChecksItsIndicesAfterAReplay) {
+  const int64_t n = 1000, k = 10, P = 3;
+  std::vector<float> values = randomVec(P * k, -1.0f, 1.0f), out(n, 0.0f);
+  std::vector<int32_t> indices(P * k);
+  for (int64_t i = 0; i < P * k; ++i)
+    indices[i] = static_cast<int32_t>((i * 37) % n);
+  DeviceBuffer<float> dv(gpu, values), dout(gpu, n);
+  DeviceBuffer<int32_t> di(gpu, indices);
+  const int64_t desc[] = {n, k, P};
+  void *cpuBufs[] = {values.data(), indices.data(), out.data()};
+  void *gpuBufs[] = {dv.ptr, di.ptr, dout.ptr};
+  ASSERT_OK(gpu, mgsrt_scatter_add(gpu, desc, gpuBufs)); // the site's first call
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_scatter_add(gpu, desc, gpuBufs);
+  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+  values = randomVec(P * k, -1.0f, 1.0f);
+  dv.upload(values);
+  int ran = 0;
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+  EXPECT_EQ(ran, 1);
+  ASSERT_OK(cpu, mgsrt_scatter_add(cpu, desc, cpuBufs));
+  EXPECT_TRUE(bitsEqual(dout.download(), out));
+  indices[17] = -3;
+  di.upload(indices);
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+  EXPECT_EQ(mgsrt_synchronize(gpu), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mgsrt_scatter_add(cpu, desc, cpuBufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpu.message(), cpu.message());
+}
+
+TEST_F(GraphGpu, WhatAReplayCannotRepeatRefusesTheCapture) {
+  int ran = 1;
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran)); // none kept yet
+  EXPECT_EQ(ran, 0);
+  const int64_t n = 1000;
+  const int64_t dropout[] = {n, bits(0.5), 1, 1};
+  DeviceBuffer<float> dx(gpu, randomVec(n)), dy(gpu, n);
+  DeviceBuffer<uint8_t> mask(gpu, n);
+  void *bufs[] = {dx.ptr, dy.ptr, mask.ptr};
+  const uint64_t rng = mgsrt_ctx_rng_state(gpu);
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_dropout_fwd(gpu, dropout, bufs);
+  EXPECT_EQ(mgsrt_graph_end(gpu, 1), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_NE(gpu.message().find("dropout_fwd: draws its masks from a host-side random stream, "
+                               "which a CUDA graph of the step cannot hold"),
+            std::string::npos)
+      << gpu.message();
+  EXPECT_EQ(mgsrt_ctx_rng_state(gpu), rng); // the stream did not move
+  mgsrt_ctx_clear(gpu);
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran)); // nothing kept
+  EXPECT_EQ(ran, 0);
+  EXPECT_OK(gpu, mgsrt_dropout_fwd(gpu, dropout, bufs)); // usable again
+  // A read-back inside the step.
+  std::vector<float> host(n);
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_copy_to_host(gpu, host.data(), dx.ptr, n * sizeof(float));
+  EXPECT_EQ(mgsrt_graph_end(gpu, 1), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_NE(gpu.message().find("waits for the GPU"), std::string::npos) << gpu.message();
+  mgsrt_ctx_clear(gpu);
+  EXPECT_TRUE(bitsEqual(dx.download(), dx.download()));
+}
+
+// A CPU context has no graphs: a clear error, whether or not a GPU exists.
+TEST(GraphCpu, ACpuContextHasNoGraphs) {
+  Ctx cpu{7};
+  EXPECT_EQ(mgsrt_graph_begin(cpu), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_EQ(cpu.message(),
+            "graph_begin: CUDA graphs are for a GPU context (this one runs on the CPU)");
+  mgsrt_ctx_clear(cpu);
+  int ran = 1;
+  EXPECT_EQ(mgsrt_graph_launch(cpu, &ran), MGSRT_ERROR_UNAVAILABLE);
+  EXPECT_EQ(ran, 0);
+}
+
+} // namespace
