@@ -32,7 +32,7 @@
 #      bidirectional LSTM) against PyTorch on the same GPU (bench/recurrent_step.py).
 #  15. the step as a CUDA graph (--cuda-graph): the kernel-by-kernel run's
 #      parameters bit for bit (SGD; AdamW on a cosine schedule; a density
-#      warm-up), and ResNet-20's step time with it (in 7).
+#      warm-up), refusals said, and ResNet-20's step time with it (in 7).
 # Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
 # GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what
@@ -430,15 +430,15 @@ todays_models() {
 # --cuda-graph (test/e2e/train-cuda-graph.test's checks): the step captured
 # once and replayed ends with the kernel-by-kernel run's parameters bit for
 # bit (the MLP with SGD, and with AdamW on a cosine schedule, whose lr and
-# bias correction change every step; the CNN with OMGS on NCCL and a density
-# warm-up, captured again each epoch); the global top-k says why it runs
-# kernel by kernel.
+# bias correction change every step; with OMGS on NCCL and a density warm-up,
+# captured again each epoch); the global top-k and the CNN (dropout) say why
+# they run kernel by kernel.
 cuda_graph() {
   local common=(--data "$B/data/digits.csv.gz" --seed 1 --progress-every 0)
   local rc=0 run
   local -a runs=("mlp-gpu --epochs 2 --lr 0.05"
     "mlp-gpu --epochs 2 --optimizer adamw --lr 0.001 --lr-schedule cosine --weight-decay 0.01"
-    "cnn-warmup-gpu --epochs 5 --lr 0.05")
+    "mlp-warmup1-gpu --epochs 3 --lr 0.05")
   for run in "${runs[@]}"; do
     read -r -a a <<<"$run"
     echo "${a[*]}:"
@@ -459,6 +459,10 @@ cuda_graph() {
     grep -q '^--cuda-graph: the step runs kernel by kernel: gtopk_start: reads its exchange back' \
       "$RUN/g-gtopk.log" && accuracy_at_least "$RUN/g-gtopk.log" 80 || rc=1
   grep -h -e '^--cuda-graph' -e '^final' "$RUN/g-gtopk.log"
+  "$B/bin/cnn-omgs-gpu" "${common[@]}" --epochs 1 --lr 0.05 --cuda-graph > "$RUN/g-cnn.log" &&
+    grep -q '^--cuda-graph: the step runs kernel by kernel: dropout_fwd: draws its masks' \
+      "$RUN/g-cnn.log" || rc=1
+  grep -h -e '^--cuda-graph' -e '^final' "$RUN/g-cnn.log"
   return $rc
 }
 

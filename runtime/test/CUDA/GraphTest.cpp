@@ -3,13 +3,15 @@
 // mgsrt_graph_begin / _end / _launch: a "step" (cross-entropy, then an SGD or
 // AdamW update of a parameter by the logits' gradient) captured once and
 // replayed with each step's learning rate gives the CPU's results bit for
-// bit; a bad label or a bad gathered index surfaces as the eager step's
-// error; what a replay cannot
+// bit; a bad label or index (cross-entropy, scatter-add, gather) surfaces as
+// the eager step's error; what a replay cannot
 // repeat refuses the capture and leaves the context usable.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
+
+#include <functional>
 
 using namespace mgsrt_test;
 
@@ -102,6 +104,33 @@ TEST_F(GraphGpu, ABadLabelIsTheEagerStepsError) {
   EXPECT_EQ(gpu.message(), cpu.message());
 }
 
+/// A kernel with an index check in a graph: run once kernel by kernel (its
+/// first call), captured, replayed after `change` (new inputs, both sides)
+/// to the CPU's `cpuOut` bit for bit; then, after `corrupt` (a bad index,
+/// both sides), a replay's error is the CPU's.
+void checkedKernelInAGraph(Ctx &cpu, Ctx &gpu,
+                           mgsrt_status_t (*kernel)(mgsrt_ctx_t *, const int64_t *, void *const *),
+                           const int64_t *desc, void *const *cpuBufs, void *const *gpuBufs,
+                           const std::function<void()> &change,
+                           const std::function<std::vector<float>()> &gpuOut,
+                           const std::vector<float> &cpuOut, const std::function<void()> &corrupt) {
+  ASSERT_OK(gpu, kernel(gpu, desc, gpuBufs));
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  kernel(gpu, desc, gpuBufs);
+  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+  change();
+  int ran = 0;
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+  EXPECT_EQ(ran, 1);
+  ASSERT_OK(cpu, kernel(cpu, desc, cpuBufs));
+  EXPECT_TRUE(bitsEqual(gpuOut(), cpuOut));
+  corrupt();
+  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+  EXPECT_EQ(mgsrt_synchronize(gpu), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(kernel(cpu, desc, cpuBufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(gpu.message(), cpu.message());
+}
+
 // The sparse exchange's scatter-add checks its gathered indices after a
 // replay, as the label check: the sums, then a bad index's own error.
 TEST_F(GraphGpu, ScatterAddChecksItsIndicesAfterAReplay) {
@@ -115,23 +144,42 @@ TEST_F(GraphGpu, ScatterAddChecksItsIndicesAfterAReplay) {
   const int64_t desc[] = {n, k, P};
   void *cpuBufs[] = {values.data(), indices.data(), out.data()};
   void *gpuBufs[] = {dv.ptr, di.ptr, dout.ptr};
-  ASSERT_OK(gpu, mgsrt_scatter_add(gpu, desc, gpuBufs)); // the site's first call
-  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
-  mgsrt_scatter_add(gpu, desc, gpuBufs);
-  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
-  values = randomVec(P * k, -1.0f, 1.0f);
-  dv.upload(values);
-  int ran = 0;
-  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
-  EXPECT_EQ(ran, 1);
-  ASSERT_OK(cpu, mgsrt_scatter_add(cpu, desc, cpuBufs));
-  EXPECT_TRUE(bitsEqual(dout.download(), out));
-  indices[17] = -3;
-  di.upload(indices);
-  ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
-  EXPECT_EQ(mgsrt_synchronize(gpu), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(mgsrt_scatter_add(cpu, desc, cpuBufs), MGSRT_ERROR_INVALID_ARGUMENT);
-  EXPECT_EQ(gpu.message(), cpu.message());
+  checkedKernelInAGraph(
+      cpu, gpu, mgsrt_scatter_add, desc, cpuBufs, gpuBufs,
+      [&] {
+        values = randomVec(P * k, -1.0f, 1.0f);
+        dv.upload(values);
+      },
+      [&] { return dout.download(); }, out,
+      [&] {
+        indices[17] = -3;
+        di.upload(indices);
+      });
+}
+
+// An embedding's gather checks its indices after a replay too.
+TEST_F(GraphGpu, GatherChecksItsIndicesAfterAReplay) {
+  const int64_t rows = 50, rowSize = 8, count = 20;
+  std::vector<float> table = randomVec(rows * rowSize, -1.0f, 1.0f), y(count * rowSize);
+  std::vector<int64_t> indices(count);
+  for (int64_t i = 0; i < count; ++i)
+    indices[i] = (i * 13) % rows - (i % 3 == 0 ? rows : 0); // negatives count from the end
+  DeviceBuffer<float> dt(gpu, table), dy(gpu, count * rowSize);
+  DeviceBuffer<int64_t> di(gpu, indices);
+  const int64_t desc[] = {rows, rowSize, count};
+  void *cpuBufs[] = {table.data(), indices.data(), y.data()};
+  void *gpuBufs[] = {dt.ptr, di.ptr, dy.ptr};
+  checkedKernelInAGraph(
+      cpu, gpu, mgsrt_gather_fwd, desc, cpuBufs, gpuBufs,
+      [&] {
+        table = randomVec(rows * rowSize, -1.0f, 1.0f);
+        dt.upload(table);
+      },
+      [&] { return dy.download(); }, y,
+      [&] {
+        indices[7] = rows;
+        di.upload(indices);
+      });
 }
 
 TEST_F(GraphGpu, WhatAReplayCannotRepeatRefusesTheCapture) {

@@ -85,8 +85,8 @@ mgsrt_status_t ensure(mgsrt_ctx_t *ctx, const char *kernel, cudaStream_t collect
     return MGSRT_OK;
   if (mgsrt_status_t s = cuda::refuseInCapture(ctx, kernel, "its staging memory grows"))
     return s;
-  cuda::noteReallocation(ctx); // a graph that used the old buffer is stale
   if (buf) {
+    cuda::noteReallocation(ctx); // a graph that used the old buffer is stale
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(collectives));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(cuda::state(ctx).stream));
     MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(buf));

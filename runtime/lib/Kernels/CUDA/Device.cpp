@@ -93,8 +93,8 @@ mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
   if (grown) {
     if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "its scratch memory grows"))
       return s;
-    noteReallocation(ctx);
     if (a.ptr) {
+      noteReallocation(ctx); // a graph that used the old array is stale
       // Kernels queued earlier may still read the old array.
       MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(state(ctx).stream));
       MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(a.ptr));
@@ -113,8 +113,8 @@ mgsrt_status_t workspace(mgsrt_ctx_t *ctx, const char *kernel, size_t bytes, voi
   if (bytes > st.workspaceBytes) {
     if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "its scratch memory grows"))
       return s;
-    noteReallocation(ctx);
     if (st.workspace) {
+      noteReallocation(ctx); // a graph that used the old workspace is stale
       MGSRT_CUDA_CHECK(ctx, kernel, cudaStreamSynchronize(st.stream));
       MGSRT_CUDA_CHECK(ctx, kernel, cudaFree(st.workspace));
       st.workspace = nullptr;

@@ -22,6 +22,7 @@
 #include <cuda_runtime.h>
 #include <cudnn.h>
 
+#include <cstring>
 #include <functional>
 #include <memory>
 #include <vector>
@@ -86,19 +87,26 @@ struct StepGraph {
   /// The updates' params in the graph's order (their finiteness bits).
   std::vector<const void *> updates;
   /// The checks of the graph's data (cross-entropy's labels, scatter-add's
-  /// indices; `captured`: of the one being captured) that a step run kernel
-  /// by kernel reads back before going on: each one's verdict word (the first
-  /// bad position, ~0 when none) is read back after a replay into
-  /// `verdictsHost` (pinned), and `pending` until the next wait for the
-  /// stream, which calls `report` with a bad position (the kernel's error).
+  /// and a gather's indices; `captured`: of the one being captured) that a
+  /// step run kernel by kernel reads back before going on: each one's two
+  /// verdict words (the first bad position, ~0 when none, and the bits of the
+  /// value there, copied as the check ran: the buffer may be reused later in
+  /// the step) are read back after a replay into `verdictsHost` (pinned), and
+  /// `pending` until the next wait for the stream, which calls `report` with
+  /// a bad position and its value's bits (the kernel's error).
   struct Verdict {
     const unsigned long long *device;
-    std::function<mgsrt_status_t(mgsrt_ctx_t *, unsigned long long)> report;
+    std::function<mgsrt_status_t(mgsrt_ctx_t *, unsigned long long, unsigned long long)> report;
   };
   using Report = decltype(Verdict::report);
   std::vector<Verdict> verdicts, captured, pending;
   unsigned long long *verdictsHost = nullptr;
   size_t verdictsCapacity = 0;
+  /// The verdict words of the graph's checks, two a check (device memory of
+  /// its own, allocated before the first capture: a step's scratch is reused).
+  static constexpr size_t kWords = 2048;
+  unsigned long long *words = nullptr;
+  size_t wordsUsed = 0;
   /// Drops the graph (not the pending checks of a replay).
   void reset();
   ~StepGraph();
@@ -125,11 +133,24 @@ struct CudaState final : DeviceState {
 /// saying `what` cannot be captured (the capture is then dropped and the step
 /// runs without a graph); MGSRT_OK otherwise.
 mgsrt_status_t refuseInCapture(mgsrt_ctx_t *ctx, const char *kernel, const char *what);
+/// Where a check's verdict word goes: `scratch` (the call's own scratch,
+/// read back at once) kernel by kernel; while capturing, a word of the
+/// graph's (read back after each replay).
+mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *scratch,
+                           unsigned long long *&word);
 /// A kernel's check of its data (see StepGraph::Verdict) in device memory:
 /// run kernel by kernel, `bad` (~0 when fine) is read back now (a wait) and
-/// `report` called on a bad position; while capturing, after each replay.
-mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, const unsigned long long *bad,
-                            StepGraph::Report report);
+/// `report` called with a bad position and the bits of `values`'s element
+/// there (`valueBytes` <= 8 bytes each); while capturing, after each replay.
+mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *bad,
+                            const void *values, size_t valueBytes, StepGraph::Report report);
+/// The value bits report() is given, as a T.
+template <typename T> T valueOf(unsigned long long bits) {
+  static_assert(sizeof(T) <= sizeof bits);
+  T v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
 /// Scratch memory was reallocated: graphs captured before are stale.
 inline void noteReallocation(mgsrt_ctx_t *ctx);
 /// Queues the context's current update scalars to the device when they differ
@@ -259,32 +280,29 @@ inline mgsrt_status_t stageOnDevice(mgsrt_ctx_t *ctx, const char *kernel, const 
 
 /// The first of n elements a check refuses (a bad index): `launch(first,
 /// stream)` queues a kernel that atomicMin-s the position of each refused
-/// element into *first, which starts at n; the position is read back (one
-/// synchronization a call) into `bad` (n when none), with that element of
-/// `values` into `value`. A refused value thus gets the CPU's error.
-template <typename T, typename Launch>
-mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, int64_t n, const T *values,
-                            Launch &&launch, int64_t &bad, T &value) {
-  if (refuseInCapture(ctx, kernel, "checks its indices on the host"))
-    return ctx->status;
+/// element into *first (~0 when none; verdictWord's); then, kernel by
+/// kernel, the position is read back (one synchronization a call), or in a
+/// graph after each replay (checkVerdict), and a refused one is reported as
+/// report(position, that element of `values`): the CPU's error. `first` is
+/// left for the kernels after the check, which skip their work on a refused
+/// element (a replay runs them regardless).
+template <typename T, typename Launch, typename Report>
+mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, const T *values,
+                            Launch &&launch, Report report, const unsigned long long *&first) {
   void *scratch = nullptr;
   if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
     return ctx->status;
-  auto *first = static_cast<unsigned long long *>(scratch);
+  unsigned long long *word = nullptr;
+  if (verdictWord(ctx, kernel, static_cast<unsigned long long *>(scratch), word))
+    return ctx->status;
   cudaStream_t st = state(ctx).stream;
-  const unsigned long long none = static_cast<unsigned long long>(n);
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(first, &none, sizeof none,
-                                                cudaMemcpyHostToDevice, st));
-  launch(first, st);
-  unsigned long long at = none;
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(&at, first, sizeof at, cudaMemcpyDeviceToHost, st));
-  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-    return s;
-  bad = static_cast<int64_t>(at);
-  if (at != none)
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpy(&value, values + at, sizeof value,
-                                             cudaMemcpyDeviceToHost));
-  return MGSRT_OK;
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(word, 0xff, sizeof *word, st));
+  launch(word, st);
+  first = word;
+  return checkVerdict(ctx, kernel, word, values, sizeof(T),
+                      [report](mgsrt_ctx_t *c, unsigned long long at, unsigned long long bits) {
+                        return report(c, static_cast<int64_t>(at), valueOf<T>(bits));
+                      });
 }
 
 /// Blocks of `threads` covering n elements, capped (kernels use grid-stride loops).

@@ -36,7 +36,9 @@ __global__ void firstBadIndexKernel(const int64_t *__restrict__ indices, int64_t
 
 __global__ void gatherFwdKernel(const float *__restrict__ table,
                                 const int64_t *__restrict__ indices, float *__restrict__ y,
-                                GatherShape g) {
+                                GatherShape g, const unsigned long long *__restrict__ bad) {
+  if (*bad != ~0ull) // a graph's replay runs it regardless; the error comes after
+    return;
   const int64_t total = g.count * g.rowSize;
   for (int64_t e = firstIndex(); e < total; e += gridStride()) {
     const int64_t i = e / g.rowSize, j = e % g.rowSize;
@@ -46,29 +48,34 @@ __global__ void gatherFwdKernel(const float *__restrict__ table,
 
 __global__ void gatherBwdKernel(const int64_t *__restrict__ indices,
                                 const float *__restrict__ dy, float *__restrict__ dtable,
-                                GatherShape g) {
+                                GatherShape g, const unsigned long long *__restrict__ bad) {
+  if (*bad != ~0ull)
+    return;
   for (int64_t j = firstIndex(); j < g.rowSize; j += gridStride())
     for (int64_t i = 0; i < g.count; ++i)
       dtable[rowOf(indices[i], g.rows) * g.rowSize + j] += dy[i * g.rowSize + j];
 }
 
-/// Parses the descriptor and checks every index (device memory) against the table.
+/// Parses the descriptor and checks every index (device memory) against the
+/// table; `bad` is the check's verdict word (firstRefused).
 mgsrt_status_t parseGather(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                           const int64_t *indices, GatherShape &g) {
+                           const int64_t *indices, GatherShape &g,
+                           const unsigned long long *&bad) {
   if (parseGatherShape(ctx, kernel, desc, g))
     return ctx->status;
   if (g.count == 0)
     return MGSRT_OK;
-  int64_t bad = g.count, value = 0;
-  if (mgsrt_status_t s = firstRefused(
-          ctx, kernel, g.count, indices,
-          [&](unsigned long long *first, cudaStream_t st) {
-            firstBadIndexKernel<<<gridFor(g.count, kThreads), kThreads, 0, st>>>(
-                indices, g.count, g.rows, first);
-          },
-          bad, value))
-    return s;
-  return bad == g.count ? MGSRT_OK : badGatherIndex(ctx, kernel, bad, value, g.rows);
+  const int64_t rows = g.rows;
+  return firstRefused(
+      ctx, kernel, indices,
+      [&](unsigned long long *first, cudaStream_t st) {
+        firstBadIndexKernel<<<gridFor(g.count, kThreads), kThreads, 0, st>>>(indices, g.count,
+                                                                             g.rows, first);
+      },
+      [kernel, rows](mgsrt_ctx_t *c, int64_t at, int64_t value) {
+        return badGatherIndex(c, kernel, at, value, rows);
+      },
+      bad);
 }
 
 mgsrt_status_t gatherFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
@@ -77,12 +84,13 @@ mgsrt_status_t gatherFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     return ctx->status;
   const auto *indices = static_cast<const int64_t *>(bufs[1]);
   GatherShape g;
-  if (parseGather(ctx, kernel, desc, indices, g))
+  const unsigned long long *bad = nullptr;
+  if (parseGather(ctx, kernel, desc, indices, g, bad))
     return ctx->status;
   if (g.count * g.rowSize == 0)
     return MGSRT_OK;
   gatherFwdKernel<<<gridFor(g.count * g.rowSize, kThreads), kThreads, 0, state(ctx).stream>>>(
-      static_cast<const float *>(bufs[0]), indices, static_cast<float *>(bufs[2]), g);
+      static_cast<const float *>(bufs[0]), indices, static_cast<float *>(bufs[2]), g, bad);
   return MGSRT_OK;
 }
 
@@ -92,7 +100,8 @@ mgsrt_status_t gatherBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     return ctx->status;
   const auto *indices = static_cast<const int64_t *>(bufs[0]);
   GatherShape g;
-  if (parseGather(ctx, kernel, desc, indices, g))
+  const unsigned long long *bad = nullptr;
+  if (parseGather(ctx, kernel, desc, indices, g, bad))
     return ctx->status;
   auto *dtable = static_cast<float *>(bufs[2]);
   cudaStream_t st = state(ctx).stream;
@@ -101,7 +110,7 @@ mgsrt_status_t gatherBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   if (g.count * g.rowSize == 0)
     return MGSRT_OK;
   gatherBwdKernel<<<gridFor(g.rowSize, kThreads), kThreads, 0, st>>>(
-      indices, static_cast<const float *>(bufs[1]), dtable, g);
+      indices, static_cast<const float *>(bufs[1]), dtable, g, bad);
   return MGSRT_OK;
 }
 

@@ -37,12 +37,48 @@ StepGraph::~StepGraph() {
   reset();
   if (verdictsHost)
     cudaFreeHost(verdictsHost);
+  if (words)
+    cudaFree(words);
 }
 
-mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, const unsigned long long *bad,
-                            StepGraph::Report report) {
+mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *scratch,
+                           unsigned long long *&word) {
+  StepGraph &g = state(ctx).graph;
+  if (!g.capturing) {
+    word = scratch;
+    return MGSRT_OK;
+  }
+  if (g.wordsUsed + 2 > StepGraph::kWords)
+    return refuseInCapture(ctx, kernel, "checks more data than a graph's 1024 verdicts hold");
+  word = g.words + g.wordsUsed;
+  g.wordsUsed += 2;
+  return MGSRT_OK;
+}
+
+namespace {
+/// word[1] = the bits of the element of `values` at the bad position word[0]
+/// (nothing when there is none).
+__global__ void copyBadValue(const unsigned char *values, unsigned bytes,
+                             unsigned long long *word) {
+  if (word[0] == ~0ull)
+    return;
+  unsigned long long bits = 0;
+  const unsigned char *v = values + word[0] * bytes;
+  for (unsigned b = 0; b < bytes; ++b)
+    bits |= static_cast<unsigned long long>(v[b]) << (8 * b);
+  word[1] = bits;
+}
+} // namespace
+
+mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *bad,
+                            const void *values, size_t valueBytes, StepGraph::Report report) {
   CudaState &st = state(ctx);
   if (st.graph.capturing) {
+    // The value now, while `values` holds it (a replay reads the words after
+    // the whole step).
+    copyBadValue<<<1, 1, 0, st.stream>>>(static_cast<const unsigned char *>(values),
+                                         static_cast<unsigned>(valueBytes), bad);
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
     st.graph.captured.push_back({bad, std::move(report)});
     return MGSRT_OK;
   }
@@ -51,7 +87,13 @@ mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, const unsigned
                    cudaMemcpyAsync(&at, bad, sizeof at, cudaMemcpyDeviceToHost, st.stream));
   if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
     return s;
-  return at == ~0ull ? MGSRT_OK : report(ctx, at);
+  if (at == ~0ull)
+    return MGSRT_OK;
+  unsigned long long bits = 0; // little-endian, as copyBadValue packs it
+  MGSRT_CUDA_CHECK(ctx, kernel,
+                   cudaMemcpy(&bits, static_cast<const unsigned char *>(values) + at * valueBytes,
+                              valueBytes, cudaMemcpyDeviceToHost));
+  return report(ctx, at, bits);
 }
 
 mgsrt_status_t checkGraphVerdicts(mgsrt_ctx_t *ctx, const char *) {
@@ -62,8 +104,8 @@ mgsrt_status_t checkGraphVerdicts(mgsrt_ctx_t *ctx, const char *) {
   std::vector<StepGraph::Verdict> pending;
   pending.swap(g.pending);
   for (size_t i = 0; i < pending.size(); ++i)
-    if (g.verdictsHost[i] != ~0ull)
-      return pending[i].report(ctx, g.verdictsHost[i]);
+    if (g.verdictsHost[2 * i] != ~0ull)
+      return pending[i].report(ctx, g.verdictsHost[2 * i], g.verdictsHost[2 * i + 1]);
   return MGSRT_OK;
 }
 
@@ -90,6 +132,10 @@ mgsrt_status_t graphBegin(mgsrt_ctx_t *ctx) {
       return s;
   st.graph.reset(); // a capture replaces the graph kept, whatever its outcome
   st.graph.captured.clear();
+  if (!st.graph.words)
+    MGSRT_CUDA_CHECK(ctx, kernel,
+                     cudaMalloc(&st.graph.words, StepGraph::kWords * sizeof(*st.graph.words)));
+  st.graph.wordsUsed = 0;
   MGSRT_CUDA_CHECK(ctx, kernel,
                    cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal));
   st.graph.capturing = true;
@@ -147,7 +193,8 @@ mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
       cudaFreeHost(g.verdictsHost);
     g.verdictsHost = nullptr;
     g.verdictsCapacity = 0;
-    if (cudaError_t e = cudaMallocHost(&g.verdictsHost, captured.size() * sizeof(*g.verdictsHost));
+    if (cudaError_t e =
+            cudaMallocHost(&g.verdictsHost, 2 * captured.size() * sizeof(*g.verdictsHost));
         e != cudaSuccess) {
       cudaGraphExecDestroy(exec);
       return cudaFailure(ctx, kernel, "cudaMallocHost", e);
@@ -184,8 +231,9 @@ mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran) {
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGraphLaunch(g.exec, st.stream));
   for (size_t i = 0; i < g.verdicts.size(); ++i)
     MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(g.verdictsHost + i, g.verdicts[i].device,
-                                     sizeof(*g.verdictsHost), cudaMemcpyDeviceToHost, st.stream));
+                     cudaMemcpyAsync(g.verdictsHost + 2 * i, g.verdicts[i].device,
+                                     2 * sizeof(*g.verdictsHost), cudaMemcpyDeviceToHost,
+                                     st.stream));
   // Read back with the next wait, as an eager step's.
   st.nonfinite.params = g.updates;
   g.pending = g.verdicts;

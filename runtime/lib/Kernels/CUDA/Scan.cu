@@ -57,16 +57,18 @@ mgsrt_status_t toIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     return MGSRT_OK;
   const auto *x = static_cast<const float *>(bufs[0]);
   auto *y = static_cast<int64_t *>(bufs[1]);
-  int64_t bad = n;
-  float value = 0.0f;
-  if (mgsrt_status_t s = firstRefused(
-          ctx, kernel, n, x,
-          [&](unsigned long long *first, cudaStream_t st) {
-            toIndexKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, n, first);
-          },
-          bad, value))
-    return s;
-  return bad == n ? MGSRT_OK : badIndexValue(ctx, kernel, bad, value);
+  // (What follows a bad value sees its index unset: the error comes first,
+  // or right after a graph's replay.)
+  const unsigned long long *first = nullptr;
+  return firstRefused(
+      ctx, kernel, x,
+      [&](unsigned long long *word, cudaStream_t st) {
+        toIndexKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, n, word);
+      },
+      [kernel](mgsrt_ctx_t *c, int64_t at, float value) {
+        return badIndexValue(c, kernel, at, value);
+      },
+      first);
 }
 
 } // namespace

@@ -60,16 +60,6 @@ __global__ void sumRuns(const u32 *keys, const u32 *positions, const float *valu
   }
 }
 
-/// A call site's index check (device memory of its own: a graph's replay
-/// reads it back after the whole step).
-struct ScatterAddSite : KernelCache {
-  u64 *bad = nullptr;
-  ~ScatterAddSite() override {
-    if (bad)
-      cudaFree(bad);
-  }
-};
-
 mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::scatter_add);
   if (!checkScatterAddDesc(ctx, desc, bufs))
@@ -101,14 +91,10 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   void *ws = nullptr;
   if (mgsrt_status_t s = workspace(ctx, kernel, 256 + 3 * arrayBytes + sortBytes, &ws))
     return s;
-  ScatterAddSite &site = getCache<ScatterAddSite>(ctx, desc);
-  if (!site.bad) {
-    if (refuseInCapture(ctx, kernel, "allocates its first call's memory"))
-      return ctx->status;
-    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&site.bad, sizeof(u64)));
-  }
-  u64 *bad = site.bad;
   char *p = static_cast<char *>(ws);
+  unsigned long long *bad = nullptr; // the check's verdict word (a graph's own in a capture)
+  if (verdictWord(ctx, kernel, reinterpret_cast<unsigned long long *>(p), bad))
+    return ctx->status;
   u32 *keysOut = reinterpret_cast<u32 *>(p + 256);
   u32 *positions = reinterpret_cast<u32 *>(p + 256 + arrayBytes);
   u32 *positionsOut = reinterpret_cast<u32 *>(p + 256 + 2 * arrayBytes);
@@ -120,17 +106,10 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
   if (total > 0) {
     findBadIndex<<<gridFor(total), 256, 0, stream>>>(indices, total, n, bad);
-    auto report = [indices, n, k](mgsrt_ctx_t *c, unsigned long long at) {
-      const char *name = kernelName(Kernel::scatter_add);
-      int32_t index = 0;
-      MGSRT_CUDA_CHECK(c, name,
-                       cudaMemcpyAsync(&index, indices + at, sizeof index,
-                                       cudaMemcpyDeviceToHost, state(c).stream));
-      if (mgsrt_status_t s = synchronizeStream(c, name))
-        return s;
-      return scatterAddBadIndex(c, n, k, static_cast<int64_t>(at), index);
+    auto report = [n, k](mgsrt_ctx_t *c, unsigned long long at, unsigned long long index) {
+      return scatterAddBadIndex(c, n, k, static_cast<int64_t>(at), valueOf<int32_t>(index));
     };
-    if (mgsrt_status_t s = checkVerdict(ctx, kernel, bad, report))
+    if (mgsrt_status_t s = checkVerdict(ctx, kernel, bad, indices, sizeof *indices, report))
       return s;
   }
   if (n > 0)

@@ -242,11 +242,11 @@ mgsrt_status_t softmaxBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
 // Softmax cross-entropy
 //===----------------------------------------------------------------------===//
 
-/// check[0] = the lowest sample whose label is neither a class nor ignored
-/// (left at its initial all-ones value when there is none), check[1] += the
+/// *check = the lowest sample whose label is neither a class nor ignored
+/// (left at its initial all-ones value when there is none), *count += the
 /// samples counted (not ignored).
 __global__ void checkLabelsKernel(const int64_t *__restrict__ labels, CrossEntropyParams p,
-                                  unsigned long long *check) {
+                                  unsigned long long *check, unsigned long long *count) {
   unsigned long long counted = 0;
   for (int64_t i = firstIndex(); i < p.n; i += gridStride()) {
     bool bad;
@@ -255,7 +255,7 @@ __global__ void checkLabelsKernel(const int64_t *__restrict__ labels, CrossEntro
       atomicMin(check, static_cast<unsigned long long>(i));
   }
   if (counted)
-    atomicAdd(check + 1, counted);
+    atomicAdd(count, counted);
 }
 
 /// With class weights (one block, a fixed-order sum): sums[0] = the sum of
@@ -287,13 +287,13 @@ struct CrossEntropyScales {
   double invN, gradScale, weightSum;
 };
 
-/// The factors from the label check's count (check[1]) or the weight sums,
-/// as the host computed them before (the same double operations).
-__global__ void crossEntropyScalesKernel(const unsigned long long *__restrict__ check,
+/// The factors from the label check's count or the weight sums, as the host
+/// computed them before (the same double operations).
+__global__ void crossEntropyScalesKernel(const unsigned long long *__restrict__ count,
                                          const double *__restrict__ weightSums,
                                          CrossEntropyParams p, double lossScale,
                                          CrossEntropyScales *__restrict__ out) {
-  const double norm = p.weight ? weightSums[0] : static_cast<double>(check[1]);
+  const double norm = p.weight ? weightSums[0] : static_cast<double>(*count);
   const double invN = p.reductionScale(norm);
   out->invN = invN;
   out->gradScale = __dmul_rn(invN, lossScale);
@@ -376,28 +376,6 @@ __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64
     *loss = static_cast<float>(sum * invN);
 }
 
-/// The error of a bad label found by the check: its value read back.
-mgsrt_status_t readBadLabel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *labels,
-                            int64_t sample, const CrossEntropyParams &p) {
-  int64_t label = 0;
-  MGSRT_CUDA_CHECK(ctx, kernel,
-                   cudaMemcpyAsync(&label, labels + sample, sizeof label, cudaMemcpyDeviceToHost,
-                                   state(ctx).stream));
-  if (mgsrt_status_t s = synchronizeStream(ctx, kernel))
-    return s;
-  return badLabel(ctx, kernel, label, sample, p);
-}
-
-/// A call site's label check, weight sums and factors: device memory of its
-/// own, since a graph's replay reads the check back after the whole step.
-struct CrossEntropySite : KernelCache {
-  void *buf = nullptr;
-  ~CrossEntropySite() override {
-    if (buf)
-      cudaFree(buf);
-  }
-};
-
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   CrossEntropyParams p;
@@ -410,24 +388,20 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   float *dlogits = static_cast<float *>(bufs[3]);
   cudaStream_t st = state(ctx).stream;
 
-  // The site's check (the first bad sample and the count), weight sums and
-  // factors.
-  CrossEntropySite &site = getCache<CrossEntropySite>(ctx, desc);
-  if (!site.buf) {
-    if (refuseInCapture(ctx, kernel, "allocates its first call's memory"))
-      return ctx->status;
-    MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMalloc(&site.buf, 4 * sizeof(double) + sizeof(CrossEntropyScales)));
-  }
-  auto *check = static_cast<unsigned long long *>(site.buf);
-  double *weightSums = static_cast<double *>(site.buf) + 2;
-  auto *scales = reinterpret_cast<CrossEntropyScales *>(static_cast<double *>(site.buf) + 4);
-  // Scratch: one double per sample, then a copy of the class weights
-  // (stageOnDevice).
+  // Scratch: the check's verdict word (the first bad sample; a graph's own
+  // while capturing: verdictWord) and count, the weight sums, the factors,
+  // one double per sample, then a copy of the class weights (stageOnDevice).
   void *ws = nullptr;
-  if (workspace(ctx, kernel, sizeof(double) * n + (p.weight ? sizeof(float) * p.c : 0), &ws))
+  if (workspace(ctx, kernel,
+                sizeof(double) * (n + 7) + (p.weight ? sizeof(float) * p.c : 0), &ws))
     return ctx->status;
-  double *rowLoss = static_cast<double *>(ws);
+  unsigned long long *check = nullptr;
+  if (verdictWord(ctx, kernel, static_cast<unsigned long long *>(ws), check))
+    return ctx->status;
+  auto *count = static_cast<unsigned long long *>(ws) + 1;
+  double *weightSums = static_cast<double *>(ws) + 2;
+  auto *scales = reinterpret_cast<CrossEntropyScales *>(static_cast<double *>(ws) + 4);
+  double *rowLoss = static_cast<double *>(ws) + 7;
   if (p.weight &&
       stageOnDevice(ctx, kernel, p.weight, reinterpret_cast<float *>(rowLoss + n), p.c))
     return ctx->status;
@@ -438,22 +412,22 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   // back after each replay instead (StepGraph::verdicts) and the rows kernel
   // skips its work on a bad label.
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check, 0xff, sizeof *check, st));
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check + 1, 0, sizeof *check, st));
-  checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(count, 0, sizeof *count, st));
+  checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check, count);
   if (p.weight)
     crossEntropyWeightSumsKernel<<<1, kThreads, 0, st>>>(labels, p, weightSums);
   // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
   // mean is 0 / 0). The gradient's factor: the mean's times the loss scale
   // (exactly invN at 1).
-  crossEntropyScalesKernel<<<1, 1, 0, st>>>(check, weightSums, p,
+  crossEntropyScalesKernel<<<1, 1, 0, st>>>(count, weightSums, p,
                                             static_cast<double>(ctx->lossScale), scales);
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-  if (mgsrt_status_t s = checkVerdict(ctx, kernel, check,
-                                      [labels, p](mgsrt_ctx_t *c, unsigned long long at) {
-                                        return readBadLabel(
-                                            c, kernelName(Kernel::softmax_cross_entropy), labels,
-                                            static_cast<int64_t>(at), p);
-                                      }))
+  if (mgsrt_status_t s = checkVerdict(
+          ctx, kernel, check, labels, sizeof *labels,
+          [p](mgsrt_ctx_t *c, unsigned long long at, unsigned long long label) {
+            return badLabel(c, kernelName(Kernel::softmax_cross_entropy),
+                            valueOf<int64_t>(label), static_cast<int64_t>(at), p);
+          }))
     return s;
   crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, check, scales,
                                                               rowLoss, dlogits);
