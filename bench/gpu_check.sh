@@ -32,7 +32,7 @@
 #      bidirectional LSTM) against PyTorch on the same GPU (bench/recurrent_step.py).
 #  15. the step as a CUDA graph (--cuda-graph): the kernel-by-kernel run's
 #      parameters bit for bit (SGD; AdamW on a cosine schedule; a density
-#      warm-up), refusals said, and ResNet-20's step time with it (in 7).
+#      warm-up; norm clipping), refusals said, and ResNet-20's step time with it (in 7).
 # Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
 # GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what
@@ -431,14 +431,15 @@ todays_models() {
 # once and replayed ends with the kernel-by-kernel run's parameters bit for
 # bit (the MLP with SGD, and with AdamW on a cosine schedule, whose lr and
 # bias correction change every step; with OMGS on NCCL and a density warm-up,
-# captured again each epoch); the global top-k and the CNN (dropout) say why
+# captured again each epoch; with norm clipping, its factor worked out on the
+# device); the global top-k and the CNN (dropout) say why
 # they run kernel by kernel.
 cuda_graph() {
   local common=(--data "$B/data/digits.csv.gz" --seed 1 --progress-every 0)
   local rc=0 run
   local -a runs=("mlp-gpu --epochs 2 --lr 0.05"
     "mlp-gpu --epochs 2 --optimizer adamw --lr 0.001 --lr-schedule cosine --weight-decay 0.01"
-    "mlp-warmup1-gpu --epochs 3 --lr 0.05")
+    "mlp-warmup1-gpu --epochs 3 --lr 0.05" "mlp-clip-gpu --epochs 2 --lr 0.05")
   for run in "${runs[@]}"; do
     read -r -a a <<<"$run"
     echo "${a[*]}:"

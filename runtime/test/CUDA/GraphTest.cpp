@@ -1,16 +1,17 @@
 //===- GraphTest.cpp - The step as a CUDA graph: replays vs the CPU -------===//
 //
-// mgsrt_graph_begin / _end / _launch: a "step" (cross-entropy, then an SGD or
-// AdamW update of a parameter by the logits' gradient) captured once and
-// replayed with each step's learning rate gives the CPU's results bit for
-// bit; a bad label or index (cross-entropy, scatter-add, gather) surfaces as
-// the eager step's error; what a replay cannot
-// repeat refuses the capture and leaves the context usable.
+// mgsrt_graph_begin / _end / _launch: a "step" (cross-entropy, with or
+// without norm clipping, then an SGD or AdamW update of a parameter by the
+// logits' gradient) captured once and replayed with each step's learning rate
+// gives the CPU's results bit for bit; a bad label or index (cross-entropy,
+// scatter-add, gather) surfaces as the eager step's error; what a replay
+// cannot repeat refuses the capture and leaves the context usable.
 //
 //===----------------------------------------------------------------------===//
 
 #include "GpuTestUtil.h"
 
+#include <algorithm>
 #include <functional>
 
 using namespace mgsrt_test;
@@ -30,20 +31,27 @@ std::vector<int64_t> someLabels(int64_t n, int64_t c) {
 }
 
 TEST_F(GraphGpu, ReplaysMatchTheCpuWithEachStepsScalars) {
-  for (bool adamw : {false, true}) {
-    SCOPED_TRACE(adamw ? "AdamW" : "SGD");
+  for (auto [adamw, clipped] : {std::pair{false, false}, std::pair{true, false},
+                                std::pair{false, true}, std::pair{true, true}}) {
+    SCOPED_TRACE(std::string(adamw ? "AdamW" : "SGD") + (clipped ? ", clipped" : ""));
     std::vector<float> param = randomVec(kN * kC, -2.0f, 2.0f), state(2 * kN * kC, 0.0f);
     std::vector<float> grad(kN * kC), loss(1);
     std::vector<int64_t> labels = someLabels(kN, kC);
     DeviceBuffer<float> dp(gpu, param), ds(gpu, state), dg(gpu, kN * kC), dl(gpu, 1);
     DeviceBuffer<int64_t> dy(gpu, labels);
-    const int64_t ce[] = {kN, kC, -100, 0, 0}, update[] = {kN * kC};
+    // Clipping to a norm of 0.5 (a graph's factor is worked out on the device).
+    const int64_t ce[] = {kN, kC, -100, 0, 0}, update[] = {kN * kC},
+                  clip[] = {1, bits(0.5), kN * kC};
+    void *cpuGrad[] = {grad.data()};
+    void *gpuGrad[] = {dg.ptr};
     void *cpuCe[] = {param.data(), labels.data(), loss.data(), grad.data(), nullptr};
     void *gpuCe[] = {dp.ptr, dy.ptr, dl.ptr, dg.ptr, nullptr};
     void *cpuUpdate[] = {param.data(), grad.data(), state.data()};
     void *gpuUpdate[] = {dp.ptr, dg.ptr, ds.ptr};
     auto gpuStep = [&] {
       mgsrt_softmax_cross_entropy(gpu, ce, gpuCe);
+      if (clipped)
+        mgsrt_clip_grad_norm(gpu, clip, gpuGrad);
       mgsrt_sgd_update(gpu, update, gpuUpdate);
     };
     for (int step = 1; step <= 5; ++step) {
@@ -55,6 +63,8 @@ TEST_F(GraphGpu, ReplaysMatchTheCpuWithEachStepsScalars) {
           mgsrt_ctx_set_adamw(c, 0.9f, 0.999f, 1e-8f, step);
       }
       ASSERT_OK(cpu, mgsrt_softmax_cross_entropy(cpu, ce, cpuCe));
+      if (clipped)
+        ASSERT_OK(cpu, mgsrt_clip_grad_norm(cpu, clip, cpuGrad));
       ASSERT_OK(cpu, mgsrt_sgd_update(cpu, update, cpuUpdate));
       int ran = 0;
       if (step == 1) { // as the driver: the first step runs kernel by kernel
@@ -146,8 +156,9 @@ TEST_F(GraphGpu, ScatterAddChecksItsIndicesAfterAReplay) {
   void *gpuBufs[] = {dv.ptr, di.ptr, dout.ptr};
   checkedKernelInAGraph(
       cpu, gpu, mgsrt_scatter_add, desc, cpuBufs, gpuBufs,
-      [&] {
-        values = randomVec(P * k, -1.0f, 1.0f);
+      [&] { // new values in the same storage (cpuBufs points at it)
+        const std::vector<float> v = randomVec(P * k, -1.0f, 1.0f);
+        std::copy(v.begin(), v.end(), values.begin());
         dv.upload(values);
       },
       [&] { return dout.download(); }, out,
@@ -171,8 +182,9 @@ TEST_F(GraphGpu, GatherChecksItsIndicesAfterAReplay) {
   void *gpuBufs[] = {dt.ptr, di.ptr, dy.ptr};
   checkedKernelInAGraph(
       cpu, gpu, mgsrt_gather_fwd, desc, cpuBufs, gpuBufs,
-      [&] {
-        table = randomVec(rows * rowSize, -1.0f, 1.0f);
+      [&] { // a new table in the same storage (cpuBufs points at it)
+        const std::vector<float> t = randomVec(rows * rowSize, -1.0f, 1.0f);
+        std::copy(t.begin(), t.end(), table.begin());
         dt.upload(table);
       },
       [&] { return dy.download(); }, y,

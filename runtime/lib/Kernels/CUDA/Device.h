@@ -289,8 +289,10 @@ inline mgsrt_status_t stageOnDevice(mgsrt_ctx_t *ctx, const char *kernel, const 
 template <typename T, typename Launch, typename Report>
 mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, const T *values,
                             Launch &&launch, Report report, const unsigned long long *&first) {
+  // Kernel by kernel the word is the workspace's first (a caller keeps
+  // nothing there across this call).
   void *scratch = nullptr;
-  if (workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
+  if (!state(ctx).graph.capturing && workspace(ctx, kernel, sizeof(unsigned long long), &scratch))
     return ctx->status;
   unsigned long long *word = nullptr;
   if (verdictWord(ctx, kernel, static_cast<unsigned long long *>(scratch), word))

@@ -49,7 +49,7 @@ mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long l
     return MGSRT_OK;
   }
   if (g.wordsUsed + 2 > StepGraph::kWords)
-    return refuseInCapture(ctx, kernel, "checks more data than a graph's 1024 verdicts hold");
+    return refuseInCapture(ctx, kernel, "is one check more than a graph's 1024");
   word = g.words + g.wordsUsed;
   g.wordsUsed += 2;
   return MGSRT_OK;
@@ -234,6 +234,9 @@ mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran) {
                      cudaMemcpyAsync(g.verdictsHost + 2 * i, g.verdicts[i].device,
                                      2 * sizeof(*g.verdictsHost), cudaMemcpyDeviceToHost,
                                      st.stream));
+  // The replay may have rewritten the scalars (a clipping factor): the next
+  // update run kernel by kernel queues its own.
+  st.scalarsUploaded = false;
   // Read back with the next wait, as an eager step's.
   st.nonfinite.params = g.updates;
   g.pending = g.verdicts;

@@ -128,19 +128,36 @@ __global__ void chunkSquares(const float *__restrict__ x, int64_t n, double *__r
   }
 }
 
+/// A graph's clipping (its replays cannot read the norm back): the chunks'
+/// sums added in order, then setClipScale's arithmetic, the factor put
+/// where the updates read it (scalars->scale, as updateScale() makes it).
+__global__ void clipScaleKernel(const double *__restrict__ partial, int64_t chunks,
+                                double maxNorm, float invLossScale,
+                                UpdateScalars *__restrict__ scalars) {
+  double total = 0;
+  for (int64_t c = 0; c < chunks; ++c)
+    total = __dadd_rn(total, partial[c]);
+  const double norm = __dmul_rn(__dsqrt_rn(total), static_cast<double>(invLossScale));
+  const double coef = __ddiv_rn(maxNorm, __dadd_rn(norm, 1e-6));
+  const float gradScale = static_cast<float>(coef < 1 ? coef : 1.0);
+  scalars->scale = __fmul_rn(gradScale, invLossScale);
+}
+
 mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   using D = mgs::contract::ClipGradNormDesc;
   const char *kernel = kernelName(Kernel::clip_grad_norm);
   const int64_t chunks = checkClipGradNormDesc(ctx, desc, bufs);
   if (chunks < 0)
     return ctx->status;
-  // The factor is worked out on the host from the norm read back.
-  if (mgsrt_status_t s = refuseInCapture(ctx, kernel, "reads the gradients' norm back"))
-    return s;
+  // Kernel by kernel the factor is worked out on the host from the norm read
+  // back; in a graph's capture, on the device (clipScaleKernel: the same
+  // operations).
+  const bool onDevice = cuda::state(ctx).graph.capturing;
   double total = 0;
-  if (chunks > 0) {
+  if (chunks > 0 || onDevice) {
     void *scratch = nullptr;
-    if (mgsrt_status_t s = workspace(ctx, kernel, chunks * sizeof(double), &scratch))
+    if (mgsrt_status_t s = workspace(ctx, kernel, std::max<int64_t>(chunks, 1) * sizeof(double),
+                                     &scratch))
       return s;
     double *partial = static_cast<double *>(scratch);
     cudaStream_t stream = cuda::state(ctx).stream;
@@ -151,6 +168,13 @@ mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
         chunkSquares<<<gridFor(c), 256, 0, stream>>>(static_cast<const float *>(bufs[g]), n,
                                                      partial + at);
       at += c;
+    }
+    if (onDevice) {
+      CudaState &st = cuda::state(ctx);
+      clipScaleKernel<<<1, 1, 0, stream>>>(partial, chunks, descF64(desc, D::MaxNormBits),
+                                           ctx->invLossScale, st.scalars);
+      MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
+      return MGSRT_OK;
     }
     std::vector<double> host(static_cast<size_t>(chunks));
     MGSRT_CUDA_CHECK(ctx, kernel,
