@@ -57,8 +57,7 @@ compile cnn-omgs-cpu "$MODELS/cnn-opset15.onnx" --batch-size 32 \
 compile cnn-cal-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda --profile-generate
 compile cnn-warmup-gpu "$MODELS/cnn-opset15.onnx" --batch-size 32 --target=cuda \
   --strategy omgs --workers 1 --density 0.001 --density-warmup 0.25,0.0625,0.015625,0.004
-# --cuda-graph's density warm-up and clipping checks (gpu_check.sh, cuda_graph):
-# the MLP (the CNN has dropout, which a graph cannot hold).
+# --cuda-graph's density warm-up and clipping checks (gpu_check.sh, cuda_graph).
 compile mlp-warmup1-gpu "$MODELS/mlp-opset15.onnx" --batch-size 32 --target=cuda \
   --strategy omgs --workers 1 --density 0.01 --density-warmup 0.25,0.0625
 compile mlp-clip-gpu "$MODELS/mlp-opset15.onnx" --batch-size 32 --target=cuda --clip-grad-norm 0.5

@@ -138,12 +138,13 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
  * the compiled step once between them (after one step run as usual, which
  * allocates what the step needs), then mgsrt_graph_launch to run it, and
  * again each step. What a graph cannot hold (a result read back to the host
- * within the step, scratch memory that grows, dropout, the sparse
- * collectives, collectives staged through host memory, profiling) fails the
+ * within the step, scratch memory that grows, the sparse collectives,
+ * collectives staged through host memory, profiling) fails the
  * capture with MGSRT_ERROR_UNAVAILABLE naming it: mgsrt_graph_end returns the
  * context's status, nothing is kept, and after mgsrt_ctx_clear the step runs
  * as usual. The replays use the context's current learning rate, momentum,
- * weight decay and AdamW step; mgsrt_graph_launch sets *ran = 0 without
+ * weight decay and AdamW step, and move its dropout stream on as the step
+ * would; mgsrt_graph_launch sets *ran = 0 without
  * running anything when no graph is kept or it is stale (scratch memory
  * moved, or the loss scale or top-k density changed since its capture):
  * capture again. Non-finite gradients and bad labels come back, as a step's,

@@ -98,7 +98,7 @@ constexpr const char *kUsageTraining =
     "                           GPU); not for a CPU model, whose collectives run on MPI\n"
     "  --cuda-graph             a GPU model's training step captured once as a CUDA\n"
     "                           graph and replayed (fewer launches: faster at small\n"
-    "                           batches); a step a graph cannot hold (dropout, gtopk or\n"
+    "                           batches); a step a graph cannot hold (gtopk or\n"
     "                           sparse-allreduce) says why and runs kernel by kernel\n"
     "calibration (a model built with mgsc --profile-generate; run it under mpirun\n"
     "with the workers the model will train on):\n"

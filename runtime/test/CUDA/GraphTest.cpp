@@ -3,9 +3,10 @@
 // mgsrt_graph_begin / _end / _launch: a "step" (cross-entropy, with or
 // without norm clipping, then an SGD or AdamW update of a parameter by the
 // logits' gradient) captured once and replayed with each step's learning rate
-// gives the CPU's results bit for bit; a bad label or index (cross-entropy,
-// scatter-add, gather) surfaces as the eager step's error; what a replay
-// cannot repeat refuses the capture and leaves the context usable.
+// gives the CPU's results bit for bit, as do dropout's masks; a bad label or
+// index (cross-entropy, scatter-add, gather) surfaces as the eager step's
+// error; what a replay cannot repeat refuses the capture and leaves the
+// context usable.
 //
 //===----------------------------------------------------------------------===//
 
@@ -194,28 +195,59 @@ TEST_F(GraphGpu, GatherChecksItsIndicesAfterAReplay) {
       });
 }
 
+// Dropout in a graph: each replay draws the masks the calls run kernel by
+// kernel draw (the CPU's), and the stream moves on as theirs does.
+TEST_F(GraphGpu, DropoutReplaysDrawTheEagerMasks) {
+  const int64_t n = 1000;
+  const int64_t dropout[] = {n, bits(0.5), 1, 1};
+  std::vector<float> x = randomVec(n), y(n);
+  std::vector<uint8_t> mask(n);
+  DeviceBuffer<float> dx(gpu, x), dy(gpu, n);
+  DeviceBuffer<uint8_t> dmask(gpu, n);
+  void *cpuBufs[] = {x.data(), y.data(), mask.data()};
+  void *gpuBufs[] = {dx.ptr, dy.ptr, dmask.ptr};
+  ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_dropout_fwd(gpu, dropout, gpuBufs); // two calls a step
+  mgsrt_dropout_fwd(gpu, dropout, gpuBufs);
+  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+  EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu)); // nothing ran yet
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    ASSERT_OK(cpu, mgsrt_dropout_fwd(cpu, dropout, cpuBufs));
+    const std::vector<uint8_t> firstMask = mask;
+    ASSERT_OK(cpu, mgsrt_dropout_fwd(cpu, dropout, cpuBufs));
+    EXPECT_NE(firstMask, mask); // the two calls drew differently
+    int ran = 0;
+    ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+    EXPECT_EQ(ran, 1);
+    EXPECT_TRUE(bitsEqual(dy.download(), y));
+    EXPECT_EQ(dmask.download(), mask);
+    EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+  }
+}
+
 TEST_F(GraphGpu, WhatAReplayCannotRepeatRefusesTheCapture) {
   int ran = 1;
   ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran)); // none kept yet
   EXPECT_EQ(ran, 0);
-  const int64_t n = 1000;
-  const int64_t dropout[] = {n, bits(0.5), 1, 1};
-  DeviceBuffer<float> dx(gpu, randomVec(n)), dy(gpu, n);
-  DeviceBuffer<uint8_t> mask(gpu, n);
-  void *bufs[] = {dx.ptr, dy.ptr, mask.ptr};
-  const uint64_t rng = mgsrt_ctx_rng_state(gpu);
+  // Scratch that would grow within the step: a cross-entropy larger than
+  // any run before.
+  const int64_t n = 4096, c = 10;
+  std::vector<int64_t> labels = someLabels(n, c);
+  DeviceBuffer<float> dx(gpu, randomVec(n * c)), dg(gpu, n * c), dl(gpu, 1);
+  DeviceBuffer<int64_t> dy(gpu, labels);
+  const int64_t ce[] = {n, c, -100, 0, 0};
+  void *bufs[] = {dx.ptr, dy.ptr, dl.ptr, dg.ptr, nullptr};
   ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
-  mgsrt_dropout_fwd(gpu, dropout, bufs);
+  mgsrt_softmax_cross_entropy(gpu, ce, bufs);
   EXPECT_EQ(mgsrt_graph_end(gpu, 1), MGSRT_ERROR_UNAVAILABLE);
-  EXPECT_NE(gpu.message().find("dropout_fwd: draws its masks from a host-side random stream, "
-                               "which a CUDA graph of the step cannot hold"),
-            std::string::npos)
-      << gpu.message();
-  EXPECT_EQ(mgsrt_ctx_rng_state(gpu), rng); // the stream did not move
+  EXPECT_EQ(gpu.message(), "softmax_cross_entropy: its scratch memory grows, which a CUDA graph "
+                           "of the step cannot hold");
   mgsrt_ctx_clear(gpu);
   ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran)); // nothing kept
   EXPECT_EQ(ran, 0);
-  EXPECT_OK(gpu, mgsrt_dropout_fwd(gpu, dropout, bufs)); // usable again
+  EXPECT_OK(gpu, mgsrt_softmax_cross_entropy(gpu, ce, bufs)); // usable again
   // A read-back inside the step.
   std::vector<float> host(n);
   ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
@@ -223,7 +255,7 @@ TEST_F(GraphGpu, WhatAReplayCannotRepeatRefusesTheCapture) {
   EXPECT_EQ(mgsrt_graph_end(gpu, 1), MGSRT_ERROR_UNAVAILABLE);
   EXPECT_NE(gpu.message().find("waits for the GPU"), std::string::npos) << gpu.message();
   mgsrt_ctx_clear(gpu);
-  EXPECT_TRUE(bitsEqual(dx.download(), dx.download()));
+  EXPECT_OK(gpu, mgsrt_copy_to_host(gpu, host.data(), dx.ptr, n * sizeof(float)));
 }
 
 // A CPU context has no graphs: a clear error, whether or not a GPU exists.

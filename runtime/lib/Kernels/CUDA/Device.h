@@ -107,6 +107,13 @@ struct StepGraph {
   static constexpr size_t kWords = 2048;
   unsigned long long *words = nullptr;
   size_t wordsUsed = 0;
+  /// Dropout: each call of the graph draws from the stream state in its slot
+  /// of `rngStarts` (device memory), which a launch fills from the context's
+  /// state, advancing that as the calls would (`dropoutMasks`: each call's
+  /// draws, in order; `capturedMasks`: of the one being captured).
+  static constexpr size_t kDropouts = 256;
+  uint64_t *rngStarts = nullptr;
+  std::vector<int64_t> dropoutMasks, capturedMasks;
   /// Drops the graph (not the pending checks of a replay).
   void reset();
   ~StepGraph();

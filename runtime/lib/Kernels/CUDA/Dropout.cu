@@ -3,7 +3,8 @@
 // Element i's draw depends only on the stream state at entry and i
 // (DropoutDesc.h: splitmix64 is a counter plus a mix), so each thread draws
 // its elements independently and the mask and output are those of the CPU
-// for the same state. The state advances on the host by n, as on the CPU.
+// for the same state. The state advances on the host by n, as on the CPU (in
+// a graph, each launch gives each call its state: StepGraph::rngStarts).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +23,14 @@ constexpr unsigned kThreads = 256;
 // x and y (dy and dx) may be one buffer: no __restrict__ on them.
 // Element i belongs to mask entry i / inner; the thread of its block's first
 // element writes the mask entry.
+// The stream state is `state`, or in a graph *stateAt (its slot, filled by
+// each launch).
 __global__ void dropoutFwdKernel(const float *x, float *y,
                                  uint8_t *__restrict__ mask, int64_t n, int64_t inner,
-                                 uint64_t state, uint64_t threshold, float scale) {
+                                 uint64_t state, const uint64_t *__restrict__ stateAt,
+                                 uint64_t threshold, float scale) {
+  if (stateAt)
+    state = *stateAt;
   for (int64_t i = firstIndex(); i < n; i += gridStride()) {
     const int64_t m = i / inner;
     const bool keep = dropoutKeep(state, m, threshold);
@@ -58,13 +64,23 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, p.masks, st));
     return MGSRT_OK;
   }
-  // The random stream moves on the host: a graph's replay would repeat it.
-  if (refuseInCapture(ctx, kernel, "draws its masks from a host-side random stream"))
-    return ctx->status;
+  // In a graph's capture the call draws from its slot of the graph's states,
+  // which each launch fills (the stream moves on the host as it would here).
+  StepGraph &g = state(ctx).graph;
+  if (g.capturing) {
+    if (g.capturedMasks.size() == StepGraph::kDropouts)
+      return refuseInCapture(ctx, kernel, "is one dropout more than a graph's 256");
+    const uint64_t *slot = g.rngStarts + g.capturedMasks.size();
+    g.capturedMasks.push_back(p.masks);
+    if (n > 0)
+      dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, 0, slot,
+                                                                  p.threshold, p.scale);
+    return MGSRT_OK;
+  }
   const uint64_t start = ctx->rngState;
   if (n > 0)
     dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, start,
-                                                                p.threshold, p.scale);
+                                                                nullptr, p.threshold, p.scale);
   ctx->rngState = dropoutAdvance(start, p.masks);
   return MGSRT_OK;
 }

@@ -6,20 +6,22 @@
 // (small batches are otherwise bound by the launches' latency).
 //
 // What a replay cannot repeat is refused while capturing (refuseInCapture:
-// a wait for the stream, scratch memory that grows, dropout's host-side
-// random stream, the sparse collectives' host work, profiling), and the
-// caller then runs the step without a graph. What changes from step to step
-// is read by the replayed kernels from device memory: the updates' learning
-// rate, momentum, weight decay and AdamW bias correction (UpdateScalars,
-// queued before each launch), the cross-entropy's factors (computed on the
-// device). A graph captured at another loss scale or top-k density, or
-// before scratch memory moved, is stale: graphLaunch says so and the caller
-// captures again. The updates' finiteness bits and the label checks come
+// a wait for the stream, scratch memory that grows, the sparse collectives'
+// host work, profiling), and the caller then runs the step without a graph.
+// What changes from step to step is read by the replayed kernels from device
+// memory: the updates' learning rate, momentum, weight decay and AdamW bias
+// correction (UpdateScalars, queued before each launch), dropout's stream
+// states (queued before each launch), the cross-entropy's factors and the
+// clipping factor (computed on the device). A graph captured at another loss
+// scale or top-k density, or before scratch memory moved, is stale:
+// graphLaunch says so and the caller captures again. The updates' finiteness bits and the label checks come
 // back as an eager step's do, with the next wait for the stream.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Device.h"
+
+#include "Descriptors/DropoutDesc.h"
 
 using namespace mgs::rt;
 
@@ -31,6 +33,7 @@ void StepGraph::reset() {
   exec = nullptr;
   updates.clear();
   verdicts.clear();
+  dropoutMasks.clear();
 }
 
 StepGraph::~StepGraph() {
@@ -39,6 +42,8 @@ StepGraph::~StepGraph() {
     cudaFreeHost(verdictsHost);
   if (words)
     cudaFree(words);
+  if (rngStarts)
+    cudaFree(rngStarts);
 }
 
 mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *scratch,
@@ -56,6 +61,16 @@ mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long l
 }
 
 namespace {
+/// The dropout calls' stream states of one launch (by value: the launch
+/// copies them).
+struct RngStarts {
+  uint64_t at[StepGraph::kDropouts];
+};
+__global__ void setRngStarts(uint64_t *__restrict__ out, RngStarts v, unsigned count) {
+  for (unsigned i = threadIdx.x; i < count; i += blockDim.x)
+    out[i] = v.at[i];
+}
+
 /// word[1] = the bits of the element of `values` at the bad position word[0]
 /// (nothing when there is none).
 __global__ void copyBadValue(const unsigned char *values, unsigned bytes,
@@ -135,7 +150,11 @@ mgsrt_status_t graphBegin(mgsrt_ctx_t *ctx) {
   if (!st.graph.words)
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMalloc(&st.graph.words, StepGraph::kWords * sizeof(*st.graph.words)));
+  if (!st.graph.rngStarts)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&st.graph.rngStarts,
+                                             StepGraph::kDropouts * sizeof(*st.graph.rngStarts)));
   st.graph.wordsUsed = 0;
+  st.graph.capturedMasks.clear();
   MGSRT_CUDA_CHECK(ctx, kernel,
                    cudaStreamBeginCapture(st.stream, cudaStreamCaptureModeThreadLocal));
   st.graph.capturing = true;
@@ -161,6 +180,8 @@ mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
   st.nonfinite.copyQueued = false;
   std::vector<StepGraph::Verdict> captured;
   captured.swap(g.captured);
+  std::vector<int64_t> masks;
+  masks.swap(g.capturedMasks);
   auto drop = [&] {
     if (graph)
       cudaGraphDestroy(graph);
@@ -205,6 +226,7 @@ mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
   g.exec = exec;
   g.updates = std::move(updates);
   g.verdicts = std::move(captured);
+  g.dropoutMasks = std::move(masks);
   return MGSRT_OK;
 }
 
@@ -228,6 +250,20 @@ mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran) {
       return s;
   if (mgsrt_status_t s = uploadUpdateScalars(ctx, kernel, /*force=*/true))
     return s;
+  // Each dropout call's stream state, the context's moved on as the calls
+  // would move it.
+  if (!g.dropoutMasks.empty()) {
+    RngStarts starts{};
+    uint64_t rng = ctx->rngState;
+    for (size_t i = 0; i < g.dropoutMasks.size(); ++i) {
+      starts.at[i] = rng;
+      rng = dropoutAdvance(rng, g.dropoutMasks[i]);
+    }
+    setRngStarts<<<1, 256, 0, st.stream>>>(g.rngStarts, starts,
+                                           static_cast<unsigned>(g.dropoutMasks.size()));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
+    ctx->rngState = rng;
+  }
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGraphLaunch(g.exec, st.stream));
   for (size_t i = 0; i < g.verdicts.size(); ++i)
     MGSRT_CUDA_CHECK(ctx, kernel,
