@@ -155,10 +155,10 @@ mgsrt_status_t clipGradNorm(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   const bool onDevice = cuda::state(ctx).graph.capturing;
   double total = 0;
   if (chunks > 0 || onDevice) {
-    void *scratch = nullptr;
-    if (mgsrt_status_t s = workspace(ctx, kernel, std::max<int64_t>(chunks, 1) * sizeof(double),
-                                     &scratch))
-      return s;
+    void *scratch = nullptr; // (no chunks: the factor's kernel reads none)
+    if (chunks > 0)
+      if (mgsrt_status_t s = workspace(ctx, kernel, chunks * sizeof(double), &scratch))
+        return s;
     double *partial = static_cast<double *>(scratch);
     cudaStream_t stream = cuda::state(ctx).stream;
     int64_t at = 0;
