@@ -32,7 +32,8 @@
 #      bidirectional LSTM) against PyTorch on the same GPU (bench/recurrent_step.py).
 #  15. the step as a CUDA graph (--cuda-graph): the kernel-by-kernel run's
 #      parameters bit for bit (SGD; AdamW on a cosine schedule; a density
-#      warm-up; norm clipping; the default CNN with dropout), refusals said, and ResNet-20's step time with it (in 7).
+#      warm-up; norm clipping; the default CNN with dropout), refusals said;
+#      the step times with it are columns of 7, 11 and 14.
 # Each step is stopped after GPU_CHECK_STEP_LIMIT seconds (default 240);
 # GPU_CHECK_ONLY=REGEX runs only the steps whose names it matches.
 # First, before the GPU is needed, the bundle's commit and the table of what

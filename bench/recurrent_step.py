@@ -27,7 +27,9 @@ each model's median over --rounds rounds and the ratio mgs/PyTorch (goal <=
 --device cuda: both sides on the GPU (mgsc --target=cuda executables, given
 by --exe where no mgsc is at hand, e.g. bench/gpu_check.sh's bundle; PyTorch
 --python's, default python3, fp32 without TF32, its loss read back each step
-as the executables do).
+as the executables do), and the executables once more with --cuda-graph
+(column "graph ms": the step captured once as a CUDA graph and replayed; a
+line says why where it runs kernel by kernel).
 
 Each model's "cpu" line gives the CPU time (user + system, all threads) per
 step, medians over the rounds: PyTorch's over its timed steps, mgs's over its
@@ -129,6 +131,9 @@ def mgs_ms(cmd, batch, env):
     cpu = children_cpu()
     out = run(cmd, env)
     cpu = children_cpu() - cpu
+    for line in out.splitlines():
+        if line.startswith("--cuda-graph: "):  # it ran kernel by kernel: say why
+            print(line, flush=True)
     rates = [float(m) for m in re.findall(r"([0-9.]+) samples/s", out)]
     if not rates:
         sys.exit(f"recurrent_step: no samples/s in the output of {' '.join(cmd)}:\n{out[-2000:]}")
@@ -182,6 +187,9 @@ def main():
     cmds = {m: prepare(m, args.build, mgsc, work, args.batch_size, args.iters,
                        prebuilt.get(m), cuda, args.digits) for m in models}
     sides = ["mgs"]
+    if cuda:  # the same executables with --cuda-graph (the step captured once, replayed)
+        sides.append("mgs graph")
+        graph_cmds = {m: cmds[m] + ["--cuda-graph"] for m in models}
     if args.baseline_mgsc:
         sides.append("mgs base")
         base_work = os.path.join(work, "baseline")
@@ -194,6 +202,7 @@ def main():
     for rnd in range(args.rounds):
         for m in models:
             for side, side_cmds in [("mgs", cmds)] + (
+                    [("mgs graph", graph_cmds)] if cuda else []) + (
                     [("mgs base", base_cmds)] if args.baseline_mgsc else []):
                 wall, cpu = mgs_ms(side_cmds[m], args.batch_size, env)
                 times[(m, side)].append(wall)
@@ -217,6 +226,8 @@ def main():
              f"# {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}, {os.cpu_count()} CPUs; "
              f"ms per training step, median of {args.rounds} rounds (each round's values in [])"]
     header = f"{'model':15} {'mgs ms':>8}"
+    if cuda:
+        header += f" {'graph ms':>9} {'graph/mgs':>9}"
     if args.baseline_mgsc:
         header += f" {'mgs base ms':>11} {'mgs/base':>8}"
     for py in pythons:
@@ -225,6 +236,9 @@ def main():
     for m in models:
         med = statistics.median(times[(m, "mgs")])
         row = f"{m:15} {med:8.2f}"
+        if cuda:
+            gmed = statistics.median(times[(m, "mgs graph")])
+            row += f" {gmed:9.2f} {gmed / med:9.3f}"
         if args.baseline_mgsc:
             bmed = statistics.median(times[(m, "mgs base")])
             row += f" {bmed:11.2f} {med / bmed:8.3f}"

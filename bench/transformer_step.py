@@ -50,6 +50,8 @@ as mgs; each window ends with a synchronization (mgs's steps do: the loss
 comes back every step). Debian's PyTorch 1.13 has no CUDA and does not run;
 the ratios are against PyTorch eager on the GPU, and PyTorch's peak is its
 peak GPU memory (torch.cuda.max_memory_allocated) beside mgs's host RSS.
+On a GPU mgs-graph is the same executable with --cuda-graph (its step captured
+once as a CUDA graph and replayed; where it cannot be, the line printed says why).
 """
 import argparse
 import json
@@ -150,12 +152,12 @@ def run_torch(python, name, args, compile_, data, labels, env, autocast="0"):
     return json.loads(out.strip().splitlines()[-1])
 
 
-def run_mgs(exe, name, args, data, labels, env):
+def run_mgs(exe, name, args, data, labels, env, extra=()):
     """The executable's windows timed by when each progress line arrives (its
     samples/s has one decimal: too coarse at a few samples/s)."""
     cmd = ["/usr/bin/time", "-f", "maxrss_kb %M", exe, "--data", data, "--labels", labels,
            "--epochs", "1", "--holdout", "0", "--optimizer", "adamw", "--lr", str(LR),
-           "--seed", "1", "--progress-every", str(args.window)]
+           "--seed", "1", "--progress-every", str(args.window), *extra]
     p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                          universal_newlines=True, env=env)
     arrivals, out = [], []
@@ -163,6 +165,8 @@ def run_mgs(exe, name, args, data, labels, env):
         out.append(line)
         if benchlib.RATE_RE.search(line):
             arrivals.append(time.perf_counter())
+        elif line.startswith("--cuda-graph: "):  # it ran kernel by kernel: say why
+            print(f"{name}: {line.strip()}", flush=True)
     err = p.stderr.read()
     if p.wait() != 0 or len(arrivals) < 2:
         raise RuntimeError(f"mgs on {name}: exit status {p.returncode}: {err.strip()[-500:]}")
@@ -243,8 +247,9 @@ def main():
         # Debian's PyTorch has no CUDA: the GPU's baseline is the given one.
         args.torch2 = args.torch2 or "python3"
         print(f"PyTorch sides: {args.torch2}'s, on the GPU", flush=True)
-        sides = [("mgs", None, False), ("torch-eager", args.torch2, False),
-                 ("torch-compile", args.torch2, True)]
+        # mgs-graph: the executable's --cuda-graph (the step captured once, replayed).
+        sides = [("mgs", None, False), ("mgs-graph", None, False),
+                 ("torch-eager", args.torch2, False), ("torch-compile", args.torch2, True)]
     else:
         print("PyTorch sides: torch-1.13 is Debian's (/usr/bin/python3); " +
               (f"torch2-* is {args.torch2}'s" if args.torch2 else
@@ -272,7 +277,8 @@ def main():
             for side, python, comp in sides:
                 try:
                     suffix = {"mgs-bf16": "_bf16", "mgs-f16": "_f16"}.get(side, "")
-                    res = (run_mgs(exe + suffix, name, args, data, labels, env)
+                    extra = ["--cuda-graph"] if side == "mgs-graph" else []
+                    res = (run_mgs(exe + suffix, name, args, data, labels, env, extra)
                            if python is None else
                            run_torch(python, name, args, comp, data, labels, env,
                                      autocast={"torch2-autocast": "bf16",
