@@ -72,7 +72,7 @@ struct UpdateScalars {
 };
 
 /// The training step captured once as a CUDA graph and replayed
-/// (mgsrt_graph_begin / _end / _launch, Graph.cpp). While `capturing`, what
+/// (mgsrt_graph_begin / _end / _launch, Graph.cu). While `capturing`, what
 /// a graph cannot hold (a wait for the stream, scratch memory that grows, a
 /// host-side random stream) refuses (refuseInCapture) instead of running.
 struct StepGraph {
@@ -88,24 +88,22 @@ struct StepGraph {
   std::vector<const void *> updates;
   /// The checks of the graph's data (cross-entropy's labels, scatter-add's
   /// and a gather's indices; `captured`: of the one being captured) that a
-  /// step run kernel by kernel reads back before going on: each one's two
-  /// verdict words (the first bad position, ~0 when none, and the bits of the
-  /// value there, copied as the check ran: the buffer may be reused later in
-  /// the step) are read back after a replay into `verdictsHost` (pinned), and
-  /// `pending` until the next wait for the stream, which calls `report` with
-  /// a bad position and its value's bits (the kernel's error).
-  struct Verdict {
-    const unsigned long long *device;
-    std::function<mgsrt_status_t(mgsrt_ctx_t *, unsigned long long, unsigned long long)> report;
-  };
-  using Report = decltype(Verdict::report);
-  std::vector<Verdict> verdicts, captured, pending;
-  unsigned long long *verdictsHost = nullptr;
-  size_t verdictsCapacity = 0;
+  /// step run kernel by kernel reads back before going on (firstRefused):
+  /// check i's two verdict words, words[2 i] and words[2 i + 1] (verdictWord
+  /// hands them out in order: the first bad position, ~0 when none, and the
+  /// bits of the value there, copied as the check ran: the buffer may be
+  /// reused later in the step), are read back after a replay into
+  /// `verdictsHost` (pinned), and its report `pending` until the next wait
+  /// for the stream calls it with a bad position and its value's bits (the
+  /// kernel's error).
+  using Report =
+      std::function<mgsrt_status_t(mgsrt_ctx_t *, unsigned long long, unsigned long long)>;
+  std::vector<Report> verdicts, captured, pending;
   /// The verdict words of the graph's checks, two a check (device memory of
-  /// its own, allocated before the first capture: a step's scratch is reused).
+  /// its own, allocated before the first capture: a step's scratch is reused),
+  /// and their pinned copy on the host.
   static constexpr size_t kWords = 2048;
-  unsigned long long *words = nullptr;
+  unsigned long long *words = nullptr, *verdictsHost = nullptr;
   size_t wordsUsed = 0;
   /// Dropout: each call of the graph draws from the stream state in its slot
   /// of `rngStarts` (device memory), which a launch fills from the context's
@@ -145,7 +143,7 @@ mgsrt_status_t refuseInCapture(mgsrt_ctx_t *ctx, const char *kernel, const char 
 /// graph's (read back after each replay).
 mgsrt_status_t verdictWord(mgsrt_ctx_t *ctx, const char *kernel, unsigned long long *scratch,
                            unsigned long long *&word);
-/// A kernel's check of its data (see StepGraph::Verdict) in device memory:
+/// A kernel's check of its data (see StepGraph::verdicts) in device memory:
 /// run kernel by kernel, `bad` (~0 when fine) is read back now (a wait) and
 /// `report` called with a bad position and the bits of `values`'s element
 /// there (`valueBytes` <= 8 bytes each); while capturing, after each replay.
@@ -307,6 +305,7 @@ mgsrt_status_t firstRefused(mgsrt_ctx_t *ctx, const char *kernel, const T *value
   cudaStream_t st = state(ctx).stream;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(word, 0xff, sizeof *word, st));
   launch(word, st);
+  MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
   first = word;
   return checkVerdict(ctx, kernel, word, values, sizeof(T),
                       [report](mgsrt_ctx_t *c, unsigned long long at, unsigned long long bits) {

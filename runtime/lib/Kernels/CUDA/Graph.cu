@@ -14,8 +14,9 @@
 // states (queued before each launch), the cross-entropy's factors and the
 // clipping factor (computed on the device). A graph captured at another loss
 // scale or top-k density, or before scratch memory moved, is stale:
-// graphLaunch says so and the caller captures again. The updates' finiteness bits and the label checks come
-// back as an eager step's do, with the next wait for the stream.
+// graphLaunch says so and the caller captures again. The updates' finiteness
+// bits and the checks of the step's data come back as an eager step's do,
+// with the next wait for the stream.
 //
 //===----------------------------------------------------------------------===//
 
@@ -94,7 +95,7 @@ mgsrt_status_t checkVerdict(mgsrt_ctx_t *ctx, const char *kernel, unsigned long 
     copyBadValue<<<1, 1, 0, st.stream>>>(static_cast<const unsigned char *>(values),
                                          static_cast<unsigned>(valueBytes), bad);
     MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-    st.graph.captured.push_back({bad, std::move(report)});
+    st.graph.captured.push_back(std::move(report)); // its words: verdictWord's, in order
     return MGSRT_OK;
   }
   unsigned long long at = 0;
@@ -116,11 +117,11 @@ mgsrt_status_t checkGraphVerdicts(mgsrt_ctx_t *ctx, const char *) {
   if (g.pending.empty())
     return MGSRT_OK;
   // The replays' checks were read back before the wait that called this.
-  std::vector<StepGraph::Verdict> pending;
+  std::vector<StepGraph::Report> pending;
   pending.swap(g.pending);
   for (size_t i = 0; i < pending.size(); ++i)
     if (g.verdictsHost[2 * i] != ~0ull)
-      return pending[i].report(ctx, g.verdictsHost[2 * i], g.verdictsHost[2 * i + 1]);
+      return pending[i](ctx, g.verdictsHost[2 * i], g.verdictsHost[2 * i + 1]);
   return MGSRT_OK;
 }
 
@@ -147,9 +148,12 @@ mgsrt_status_t graphBegin(mgsrt_ctx_t *ctx) {
       return s;
   st.graph.reset(); // a capture replaces the graph kept, whatever its outcome
   st.graph.captured.clear();
-  if (!st.graph.words)
+  if (!st.graph.words) {
     MGSRT_CUDA_CHECK(ctx, kernel,
                      cudaMalloc(&st.graph.words, StepGraph::kWords * sizeof(*st.graph.words)));
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMallocHost(&st.graph.verdictsHost,
+                                                 StepGraph::kWords * sizeof(*st.graph.words)));
+  }
   if (!st.graph.rngStarts)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMalloc(&st.graph.rngStarts,
                                              StepGraph::kDropouts * sizeof(*st.graph.rngStarts)));
@@ -178,7 +182,7 @@ mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
   std::vector<const void *> updates;
   updates.swap(st.nonfinite.params);
   st.nonfinite.copyQueued = false;
-  std::vector<StepGraph::Verdict> captured;
+  std::vector<StepGraph::Report> captured;
   captured.swap(g.captured);
   std::vector<int64_t> masks;
   masks.swap(g.capturedMasks);
@@ -209,19 +213,6 @@ mgsrt_status_t graphEnd(mgsrt_ctx_t *ctx, int keep) {
   drop();
   if (made != cudaSuccess)
     return cudaFailure(ctx, kernel, "cudaGraphInstantiate", made);
-  if (captured.size() > g.verdictsCapacity) {
-    if (g.verdictsHost)
-      cudaFreeHost(g.verdictsHost);
-    g.verdictsHost = nullptr;
-    g.verdictsCapacity = 0;
-    if (cudaError_t e =
-            cudaMallocHost(&g.verdictsHost, 2 * captured.size() * sizeof(*g.verdictsHost));
-        e != cudaSuccess) {
-      cudaGraphExecDestroy(exec);
-      return cudaFailure(ctx, kernel, "cudaMallocHost", e);
-    }
-    g.verdictsCapacity = captured.size();
-  }
   g.reset();
   g.exec = exec;
   g.updates = std::move(updates);
@@ -265,11 +256,12 @@ mgsrt_status_t graphLaunch(mgsrt_ctx_t *ctx, int *ran) {
     ctx->rngState = rng;
   }
   MGSRT_CUDA_CHECK(ctx, kernel, cudaGraphLaunch(g.exec, st.stream));
-  for (size_t i = 0; i < g.verdicts.size(); ++i)
+  // The checks' words, all at once (check i's are words 2 i and 2 i + 1).
+  if (!g.verdicts.empty())
     MGSRT_CUDA_CHECK(ctx, kernel,
-                     cudaMemcpyAsync(g.verdictsHost + 2 * i, g.verdicts[i].device,
-                                     2 * sizeof(*g.verdictsHost), cudaMemcpyDeviceToHost,
-                                     st.stream));
+                     cudaMemcpyAsync(g.verdictsHost, g.words,
+                                     2 * g.verdicts.size() * sizeof(*g.verdictsHost),
+                                     cudaMemcpyDeviceToHost, st.stream));
   // The replay may have rewritten the scalars (a clipping factor): the next
   // update run kernel by kernel queues its own.
   st.scalarsUploaded = false;

@@ -24,7 +24,8 @@ using namespace mgs::rt::cuda::topk;
 
 namespace {
 
-__global__ void findBadIndex(const int32_t *indices, int64_t total, int64_t n, u64 *bad) {
+__global__ void findBadIndex(const int32_t *indices, int64_t total, int64_t n,
+                             unsigned long long *bad) {
   for (int64_t j = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < total;
        j += static_cast<int64_t>(gridDim.x) * blockDim.x) {
     const int32_t i = indices[j];
@@ -91,10 +92,7 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   void *ws = nullptr;
   if (mgsrt_status_t s = workspace(ctx, kernel, 256 + 3 * arrayBytes + sortBytes, &ws))
     return s;
-  char *p = static_cast<char *>(ws);
-  unsigned long long *bad = nullptr; // the check's verdict word (a graph's own in a capture)
-  if (verdictWord(ctx, kernel, reinterpret_cast<unsigned long long *>(p), bad))
-    return ctx->status;
+  char *p = static_cast<char *>(ws); // (its first word: firstRefused's, kernel by kernel)
   u32 *keysOut = reinterpret_cast<u32 *>(p + 256);
   u32 *positions = reinterpret_cast<u32 *>(p + 256 + arrayBytes);
   u32 *positionsOut = reinterpret_cast<u32 *>(p + 256 + 2 * arrayBytes);
@@ -103,15 +101,18 @@ mgsrt_status_t scatterAdd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   // Every index is checked before anything is written: the one host
   // synchronization of this kernel (in a graph, after the replay, and the
   // sums skip their work on a bad index).
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(bad, 0xff, sizeof(u64), stream));
-  if (total > 0) {
-    findBadIndex<<<gridFor(total), 256, 0, stream>>>(indices, total, n, bad);
-    auto report = [n, k](mgsrt_ctx_t *c, unsigned long long at, unsigned long long index) {
-      return scatterAddBadIndex(c, n, k, static_cast<int64_t>(at), valueOf<int32_t>(index));
-    };
-    if (mgsrt_status_t s = checkVerdict(ctx, kernel, bad, indices, sizeof *indices, report))
+  const unsigned long long *bad = nullptr;
+  if (total > 0)
+    if (mgsrt_status_t s = firstRefused(
+            ctx, kernel, indices,
+            [&](unsigned long long *first, cudaStream_t st) {
+              findBadIndex<<<gridFor(total), 256, 0, st>>>(indices, total, n, first);
+            },
+            [n, k](mgsrt_ctx_t *c, int64_t at, int32_t index) {
+              return scatterAddBadIndex(c, n, k, at, index);
+            },
+            bad))
       return s;
-  }
   if (n > 0)
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(out, 0, n * sizeof(float), stream));
   if (total == 0)

@@ -388,15 +388,12 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   float *dlogits = static_cast<float *>(bufs[3]);
   cudaStream_t st = state(ctx).stream;
 
-  // Scratch: the check's verdict word (the first bad sample; a graph's own
-  // while capturing: verdictWord) and count, the weight sums, the factors,
+  // Scratch: the check's verdict word (firstRefused's: the first bad sample;
+  // a graph's own while capturing) and count, the weight sums, the factors,
   // one double per sample, then a copy of the class weights (stageOnDevice).
   void *ws = nullptr;
   if (workspace(ctx, kernel,
                 sizeof(double) * (n + 7) + (p.weight ? sizeof(float) * p.c : 0), &ws))
-    return ctx->status;
-  unsigned long long *check = nullptr;
-  if (verdictWord(ctx, kernel, static_cast<unsigned long long *>(ws), check))
     return ctx->status;
   auto *count = static_cast<unsigned long long *>(ws) + 1;
   double *weightSums = static_cast<double *>(ws) + 2;
@@ -411,23 +408,24 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   // read back (a synchronization). In a graph's capture the verdict is read
   // back after each replay instead (StepGraph::verdicts) and the rows kernel
   // skips its work on a bad label.
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(check, 0xff, sizeof *check, st));
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(count, 0, sizeof *count, st));
-  checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, check, count);
-  if (p.weight)
-    crossEntropyWeightSumsKernel<<<1, kThreads, 0, st>>>(labels, p, weightSums);
-  // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
-  // mean is 0 / 0). The gradient's factor: the mean's times the loss scale
-  // (exactly invN at 1).
-  crossEntropyScalesKernel<<<1, 1, 0, st>>>(count, weightSums, p,
-                                            static_cast<double>(ctx->lossScale), scales);
-  MGSRT_CUDA_CHECK(ctx, kernel, cudaGetLastError());
-  if (mgsrt_status_t s = checkVerdict(
-          ctx, kernel, check, labels, sizeof *labels,
-          [p](mgsrt_ctx_t *c, unsigned long long at, unsigned long long label) {
-            return badLabel(c, kernelName(Kernel::softmax_cross_entropy),
-                            valueOf<int64_t>(label), static_cast<int64_t>(at), p);
-          }))
+  const unsigned long long *check = nullptr;
+  if (mgsrt_status_t s = firstRefused(
+          ctx, kernel, labels,
+          [&](unsigned long long *first, cudaStream_t) {
+            checkLabelsKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(labels, p, first, count);
+            if (p.weight)
+              crossEntropyWeightSumsKernel<<<1, kThreads, 0, st>>>(labels, p, weightSums);
+            // Every label ignored (or weighing 0): no loss and no gradient
+            // (PyTorch's mean is 0 / 0). The gradient's factor: the mean's
+            // times the loss scale (exactly invN at 1).
+            crossEntropyScalesKernel<<<1, 1, 0, st>>>(count, weightSums, p,
+                                                      static_cast<double>(ctx->lossScale), scales);
+          },
+          [kernel, p](mgsrt_ctx_t *c, int64_t at, int64_t label) {
+            return badLabel(c, kernel, label, at, p);
+          },
+          check))
     return s;
   crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, check, scales,
                                                               rowLoss, dlogits);
