@@ -175,10 +175,23 @@ gpu_tests() {
 
 # The convolutions again with cuDNN's algorithms ranked by measurement
 # (MGSRT_CUDNN_FIND=1): the same accuracy rules, so the same CPU comparison.
+# Then MGSRT_CUDNN_ALGOS=any (every FP32 algorithm, as cudnn.benchmark): the
+# CNN still trains, and a bad value is refused by name.
 gpu_conv_find() {
   MGSRT_CUDNN_FIND=1 "$B/bin/MGSRuntimeCudaTests" --gtest_brief=1 --gtest_filter='GpuConv*' 2>&1 |
     tail -20
-  return "${PIPESTATUS[0]}"
+  local rc=${PIPESTATUS[0]}
+  local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
+  MGSRT_CUDNN_FIND=1 MGSRT_CUDNN_ALGOS=any "$B/bin/cnn-omgs-gpu" "${args[@]}" --epochs 5 \
+    > "$RUN/cnn-any.log" && accuracy_at_least "$RUN/cnn-any.log" 95 || rc=1
+  tail -n 1 "$RUN/cnn-any.log"
+  if MGSRT_CUDNN_ALGOS=fast "$B/bin/cnn-omgs-gpu" "${args[@]}" --epochs 1 > "$RUN/cnn-bad.log" 2>&1 ||
+    ! grep -q "MGSRT_CUDNN_ALGOS='fast' is neither 'accurate' nor 'any'" "$RUN/cnn-bad.log"; then
+    echo "MGSRT_CUDNN_ALGOS=fast was not refused by name:"
+    tail -n 3 "$RUN/cnn-bad.log"
+    rc=1
+  fi
+  return $rc
 }
 
 mlp() {
@@ -488,7 +501,7 @@ step "reduced precision on the GPU (bf16, f16 and its loss scale; not yet enable
 step "density warm-up on the GPU" warmup
 step "the step as a CUDA graph (--cuda-graph): the same parameters" cuda_graph
 step "calibration on the GPU (marks, top-k, NCCL fits)" calibrate
-step "GPU convolution tests, MGSRT_CUDNN_FIND=1" gpu_conv_find
+step "GPU convolution tests, MGSRT_CUDNN_FIND=1, MGSRT_CUDNN_ALGOS=any" gpu_conv_find
 step "top-k vs torch.topk on the GPU" $PY "$ROOT/bench/topk_gpu_bench.py" "$B"
 if [[ -z ${GPU_CHECK_ONLY:-} || "ResNet-50 ViT-small LSTM LM" =~ $GPU_CHECK_ONLY ]]; then
   bench_weights || echo "gpu_check: cannot make the benchmarks' weights"

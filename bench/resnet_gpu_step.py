@@ -18,9 +18,12 @@ loop reads loss.item() every step too. PyTorch: the same model
 (scripts/export_models.py), SGD with momentum, the same batches on the GPU,
 timed over the same steps (N at batch 32, as many samples at larger batches,
 at least 15 steps) after 5 warm-up steps, fp32 without TF32 (as mgs), with
-cudnn.benchmark (cuDNN's algorithms measured); mgs runs three times, choosing
-by cuDNN's heuristics, with MGSRT_CUDNN_FIND=1 by measuring them too, and so
-with its step captured as a CUDA graph and replayed (--cuda-graph).
+cudnn.benchmark (cuDNN's algorithms measured); mgs runs four times, choosing
+by cuDNN's heuristics, with MGSRT_CUDNN_FIND=1 by measuring them too, so with
+its step captured as a CUDA graph and replayed (--cuda-graph), and so with
+every FP32 algorithm cuDNN offers allowed (MGSRT_CUDNN_ALGOS=any: Winograd,
+FFT and non-deterministic ones, the set cudnn.benchmark chooses from; mgs's
+default keeps to the accurate, deterministic ones).
 Prints the figures and the ratios mgs/PyTorch (lower is better).
 """
 import argparse
@@ -49,8 +52,8 @@ def torch_ms(name, batch, iters, xs, ys):
     batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
     return benchlib.torch_sgd_step_ms(model, batches, iters, warmup=5, device="cuda")[0]
 
-def mgs_ms(exe, batch, data, every, find, graph=False):
-    env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0")
+def mgs_ms(exe, batch, data, every, find, graph=False, algos="accurate"):
+    env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0", MGSRT_CUDNN_ALGOS=algos)
     if isinstance(data, tuple):  # .npy inputs and labels
         data_args = ["--data", data[0], "--labels", data[1]]
     else:
@@ -135,10 +138,12 @@ def main():
         m = mgs_ms(exes[batch], batch, data, every, find=False)
         mf = mgs_ms(exes[batch], batch, data, every, find=True)
         mg = mgs_ms(exes[batch], batch, data, every, find=True, graph=True)
+        ma = mgs_ms(exes[batch], batch, data, every, find=True, graph=True, algos="any")
         t = torch_ms(args.model, batch, iters, xs, ys)
         print(f"  batch {batch:3d}: mgs {m:7.3f} ms/step (cuDNN heuristics), {mf:7.3f} ms/step "
-              f"(MGSRT_CUDNN_FIND=1), {mg:7.3f} ms/step (and --cuda-graph)   PyTorch "
-              f"{t:7.3f} ms/step   ratio mgs/PyTorch = {m / t:.3f}, {mf / t:.3f}, {mg / t:.3f}")
+              f"(MGSRT_CUDNN_FIND=1), {mg:7.3f} ms/step (and --cuda-graph), {ma:7.3f} ms/step "
+              f"(and MGSRT_CUDNN_ALGOS=any)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
+              f"{m / t:.3f}, {mf / t:.3f}, {mg / t:.3f}, {ma / t:.3f}")
 
 
 if __name__ == "__main__":

@@ -129,6 +129,19 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_device(mgsrt_ctx_t *ctx, void *dst, co
                                                  size_t bytes);
 MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_host(mgsrt_ctx_t *ctx, void *dst, const void *src,
                                                size_t bytes);
+/* mgsrt_copy_to_device without the wait: queued after the kernels before it
+ * and before those after it, it returns at once. src must stay allocated and
+ * unchanged until the next call that waits for the device (a copy to the
+ * host, mgsrt_synchronize). A CPU context copies at once. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_copy_to_device_async(mgsrt_ctx_t *ctx, void *dst,
+                                                       const void *src, size_t bytes);
+/* Host memory for copies to and from the context's device: page-locked on a
+ * GPU (its copies run at full speed and mgsrt_copy_to_device_async overlaps
+ * them with the host's work), 64-byte aligned host memory on the CPU. *out is
+ * NULL on failure (recorded in ctx). bytes = 0 gives NULL and MGSRT_OK. Free
+ * with mgsrt_host_free on the same context, before it is destroyed. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_host_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out);
+MGSRT_EXPORT void mgsrt_host_free(mgsrt_ctx_t *ctx, void *ptr);
 /* Waits for every kernel queued on the context; returns the context's status. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
 

@@ -87,6 +87,9 @@ public:
       *entry = host;
     for (void *p : deviceMemory)
       mgsrt_free(ctx, p);
+    for (BatchStaging &st : staging)
+      for (void *p : {st.input, st.labels})
+        mgsrt_host_free(ctx, p);
     if (ctx)
       mgsrt_ctx_destroy(ctx); // waits for pending collectives
     mgsrt_comm_destroy(comm);
@@ -181,7 +184,24 @@ private:
   double learningRate(int64_t epoch, int64_t iteration) const;
   /// The epochs a cosine schedule spans: --cosine-epochs, else --epochs.
   int64_t scheduleEpochs() const { return o.cosineEpochs > 0 ? o.cosineEpochs : o.epochs; }
-  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count);
+  /// Copies `count` samples (and labels) into the batch: into `input` and
+  /// `labelsOut` when given, else into the input's and the labels' buffers.
+  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count,
+                 void *input = nullptr, void *labelsOut = nullptr);
+  /// A GPU model's batches, staged in page-locked host memory: iteration
+  /// `it`'s batch fills staging[it % 2] while the step before runs on the
+  /// GPU, and is copied across without waiting before its own step (its
+  /// slot is next written two iterations later, after the wait for the loss
+  /// between them). Allocated by setupStaging() (Train.cpp).
+  struct BatchStaging {
+    void *input = nullptr, *labels = nullptr;
+  };
+  BatchStaging staging[2];
+  int setupStaging();
+  /// Fills staging[it % 2] with iteration `it`'s batch of `order`.
+  void stageBatch(const std::vector<int64_t> &order, int64_t it);
+  /// Copies staging[it % 2] to the input's and the labels' device copies.
+  int stagedToDevice(int64_t it);
 
   // Workers.cpp
   int setupWorkers();

@@ -190,13 +190,16 @@ int Driver::loadData() {
 
 // Copies `count` samples (and labels) into the batch; the rest is zero. An
 // int64 input (token ids) gets the samples' values as integers.
-bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count) {
-  int64_t *lab = labels.get() && m.loss.empty() ? static_cast<int64_t *>(labels.get()) : nullptr;
-  float *targets = labels.get() && !m.loss.empty() ? labels.f32() : nullptr;
+bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count, void *input,
+                       void *labelsOut) {
+  void *labelMemory = labelsOut ? labelsOut : labels.get();
+  int64_t *lab = labelMemory && m.loss.empty() ? static_cast<int64_t *>(labelMemory) : nullptr;
+  float *targets = labelMemory && !m.loss.empty() ? static_cast<float *>(labelMemory) : nullptr;
   const int64_t L = labelsPerSample;
   const bool ints = m.inputs[0].int64;
-  float *in = inputs[0].f32();
-  int64_t *inInts = static_cast<int64_t *>(inputs[0].get());
+  void *inputMemory = input ? input : inputs[0].get();
+  float *in = static_cast<float *>(inputMemory);
+  int64_t *inInts = static_cast<int64_t *>(inputMemory);
   for (int64_t j = 0; j < count; ++j) {
     const float *sample = from.samples.data() + indices[j] * sampleSize;
     if (ints)
@@ -221,6 +224,31 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
       std::fill(targets + count * L, targets + m.batchSize * L, 0.0f);
   }
   return true;
+}
+
+int Driver::setupStaging() {
+  for (BatchStaging &st : staging)
+    if (mgsrt_host_alloc(ctx, inputs[0].bytes(), &st.input) != MGSRT_OK ||
+        mgsrt_host_alloc(ctx, labels.bytes(), &st.labels) != MGSRT_OK)
+      return error("allocating page-locked host memory for the batches: %s",
+                   mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+void Driver::stageBatch(const std::vector<int64_t> &order, int64_t it) {
+  const BatchStaging &st = staging[it % 2];
+  fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize, st.input,
+            st.labels);
+}
+
+int Driver::stagedToDevice(int64_t it) {
+  const BatchStaging &st = staging[it % 2];
+  if (mgsrt_copy_to_device_async(ctx, inputs[0].device, st.input, inputs[0].bytes()) !=
+          MGSRT_OK ||
+      mgsrt_copy_to_device_async(ctx, labels.device, st.labels, labels.bytes()) != MGSRT_OK)
+    return error("copying the batch to the GPU: %s%s", mgsrt_ctx_message(ctx),
+                 peersNote().c_str());
+  return 0;
 }
 
 double Driver::learningRate(int64_t epoch, int64_t iteration) const {
@@ -470,6 +498,9 @@ int Driver::runTraining() {
   int64_t itersThisRun = 0;
   const int64_t itersLeftAtStart = std::max<int64_t>(o.epochs - firstEpoch, 0) * itersPerEpoch;
   std::vector<int64_t> order;
+  if (m.cuda)
+    if (int rc = setupStaging())
+      return rc;
 
   for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
     if (!m.densitySchedule.empty()) {
@@ -483,6 +514,8 @@ int Driver::runTraining() {
     }
     order = trainSet;
     shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
+    if (m.cuda && itersPerEpoch > 0)
+      stageBatch(order, 0);
     double lossSum = 0, windowLoss = 0;
     int64_t windowIters = 0, skippedThisEpoch = 0;
     Clock::time_point windowStart = Clock::now();
@@ -493,11 +526,13 @@ int Driver::runTraining() {
       // --trace: iterations 3 .. 2 + N of this run.
       if (!o.trace.empty() && itersThisRun == kTraceWarmup)
         mgsrt_ctx_record_trace(ctx, 1);
-      fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
-      if (int rc = toDevice(inputs[0]))
-        return rc;
-      if (int rc = toDevice(labels))
-        return rc;
+      if (m.cuda) {
+        // Staged while the step before ran (the first: before the loop).
+        if (int rc = stagedToDevice(it))
+          return rc;
+      } else {
+        fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+      }
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
       if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t,
@@ -512,6 +547,11 @@ int Driver::runTraining() {
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s%s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
                      mgsrt_ctx_message(ctx), peersNote().c_str());
+      // The next batch, while this step runs on the GPU, into the slot this
+      // step's copies did not read (its last copies, the step before's,
+      // ended with that step's wait for its loss).
+      if (m.cuda && it + 1 < itersPerEpoch)
+        stageBatch(order, it + 1);
       if (int rc = toHost(loss))
         return rc;
       float l = *loss.f32();

@@ -109,7 +109,10 @@ mgsrt_status_t mgsrt_ctx_set_device(mgsrt_ctx_t *ctx, int device, int ordinal) {
 
 int mgsrt_ctx_device(const mgsrt_ctx_t *ctx) { return ctx ? ctx->device : MGSRT_DEVICE_CPU; }
 
-mgsrt_status_t mgsrt_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+namespace {
+/// mgsrt_alloc (`host` false: the device's memory) and mgsrt_host_alloc
+/// (page-locked host memory); on a CPU context both are aligned host memory.
+mgsrt_status_t allocate(mgsrt_ctx_t *ctx, size_t bytes, void **out, bool host) {
   if (!ctx || !out)
     return MGSRT_ERROR_INVALID_ARGUMENT;
   *out = nullptr;
@@ -118,23 +121,37 @@ mgsrt_status_t mgsrt_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
   if (bytes == 0)
     return MGSRT_OK;
   if (ctx->deviceKernels)
-    return ctx->deviceKernels->alloc(ctx, bytes, out);
+    return (host ? ctx->deviceKernels->hostAlloc : ctx->deviceKernels->alloc)(ctx, bytes, out);
   void *p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
   if (!p)
     return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY,
-                     strCat("alloc: out of memory allocating ", bytes, " bytes"));
+                     strCat(host ? "host_alloc" : "alloc", ": out of memory allocating ", bytes,
+                            " bytes"));
   *out = p;
   return MGSRT_OK;
 }
 
-void mgsrt_free(mgsrt_ctx_t *ctx, void *ptr) {
+void release(mgsrt_ctx_t *ctx, void *ptr, bool host) {
   if (!ptr)
     return;
   if (ctx && ctx->deviceKernels)
-    ctx->deviceKernels->free(ctx, ptr);
+    (host ? ctx->deviceKernels->hostFree : ctx->deviceKernels->free)(ctx, ptr);
   else
     std::free(ptr);
 }
+} // namespace
+
+mgsrt_status_t mgsrt_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  return allocate(ctx, bytes, out, /*host=*/false);
+}
+
+void mgsrt_free(mgsrt_ctx_t *ctx, void *ptr) { release(ctx, ptr, /*host=*/false); }
+
+mgsrt_status_t mgsrt_host_alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  return allocate(ctx, bytes, out, /*host=*/true);
+}
+
+void mgsrt_host_free(mgsrt_ctx_t *ctx, void *ptr) { release(ctx, ptr, /*host=*/true); }
 
 static mgsrt_status_t copyBytes(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes,
                                 int kind) {
@@ -158,6 +175,11 @@ mgsrt_status_t mgsrt_copy_to_device(mgsrt_ctx_t *ctx, void *dst, const void *src
 
 mgsrt_status_t mgsrt_copy_to_host(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes) {
   return copyBytes(ctx, dst, src, bytes, 1);
+}
+
+mgsrt_status_t mgsrt_copy_to_device_async(mgsrt_ctx_t *ctx, void *dst, const void *src,
+                                          size_t bytes) {
+  return copyBytes(ctx, dst, src, bytes, 3);
 }
 
 mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx) {

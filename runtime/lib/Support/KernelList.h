@@ -43,7 +43,11 @@ struct DeviceKernels {
   mgsrt_status_t (*attach)(mgsrt_ctx_t *ctx, int ordinal);
   mgsrt_status_t (*alloc)(mgsrt_ctx_t *ctx, size_t bytes, void **out);
   void (*free)(mgsrt_ctx_t *ctx, void *ptr);
-  /// kind: 0 host to device, 1 device to host, 2 device to device.
+  /// mgsrt_host_alloc, mgsrt_host_free: page-locked host memory.
+  mgsrt_status_t (*hostAlloc)(mgsrt_ctx_t *ctx, size_t bytes, void **out);
+  void (*hostFree)(mgsrt_ctx_t *ctx, void *ptr);
+  /// kind: 0 host to device, 1 device to host, 2 device to device, 3 host to
+  /// device without waiting (mgsrt_copy_to_device_async).
   mgsrt_status_t (*memcpy)(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind);
   /// Waits for every kernel queued on the context; reports asynchronous errors.
   mgsrt_status_t (*synchronize)(mgsrt_ctx_t *ctx);
@@ -60,7 +64,7 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 16; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start;
+constexpr int kDeviceKernelsVersion = 17; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start;
                                           // 8: layer_norm_fwd/bwd; 9: CUDA layer_norm, lstm, gru;
                                           // 10: gelu_fwd/bwd; 11: cumsum, to_index;
                                           // 12: topk_positions; 13: elementwise_loss,
@@ -68,7 +72,8 @@ constexpr int kDeviceKernelsVersion = 16; // 6: clip_grad_norm; 7: gtopk_start, 
                                           // 14: class weights (softmax_cross_entropy's fifth
                                           // buffer), elementwise_loss's last axis and pos_weight;
                                           // 15: both losses' sum flag (reduction "sum");
-                                          // 16: the step's CUDA graph (graphBegin ...)
+                                          // 16: the step's CUDA graph (graphBegin ...);
+                                          // 17: hostAlloc, hostFree, memcpy kind 3
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

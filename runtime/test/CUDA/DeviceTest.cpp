@@ -2,6 +2,8 @@
 
 #include "GpuTestUtil.h"
 
+#include <cstdint>
+
 using namespace mgsrt_test;
 
 namespace {
@@ -26,7 +28,61 @@ TEST(DeviceAttach, UnknownDeviceIsRejected) {
   EXPECT_NE(ctx.message().find("unknown device 7"), std::string::npos) << ctx.message();
 }
 
+// A CPU context's host memory is its device memory: aligned, and copied at
+// once (runs without a GPU too).
+TEST(HostMemory, ACpuContextsIsAlignedAndItsAsyncCopyCopiesAtOnce) {
+  Ctx ctx;
+  void *host = nullptr, *dev = nullptr;
+  const std::vector<float> values = randomVec(1000);
+  const size_t bytes = values.size() * sizeof(float);
+  ASSERT_EQ(mgsrt_host_alloc(ctx, bytes, &host), MGSRT_OK) << ctx.message();
+  ASSERT_NE(host, nullptr);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(host) % 64, 0u);
+  ASSERT_EQ(mgsrt_alloc(ctx, bytes, &dev), MGSRT_OK) << ctx.message();
+  std::memcpy(host, values.data(), bytes);
+  ASSERT_EQ(mgsrt_copy_to_device_async(ctx, dev, host, bytes), MGSRT_OK) << ctx.message();
+  std::memset(host, 0, bytes); // a CPU context has copied already
+  std::vector<float> back(values.size());
+  std::memcpy(back.data(), dev, bytes);
+  EXPECT_TRUE(bitsEqual(back, values));
+  void *none = host;
+  EXPECT_EQ(mgsrt_host_alloc(ctx, 0, &none), MGSRT_OK);
+  EXPECT_EQ(none, nullptr);
+  EXPECT_EQ(mgsrt_host_alloc(ctx, 8, nullptr), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mgsrt_copy_to_device_async(ctx, nullptr, host, bytes), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.message().find("copy: null pointer"), std::string::npos) << ctx.message();
+  mgsrt_host_free(ctx, host);
+  mgsrt_free(ctx, dev);
+}
+
 using Device = GpuTest;
+
+// Page-locked memory and copies that do not wait: two batches staged in
+// turn into one device buffer, as the training driver does; each step's
+// kernel sees its own batch (the wait before a slot is written again is
+// the copy back of the step's result).
+TEST_F(Device, AsyncCopiesFromPageLockedMemoryArriveInOrder) {
+  const size_t n = 1 << 20, bytes = n * sizeof(float);
+  void *slots[2] = {nullptr, nullptr};
+  for (void *&slot : slots) {
+    ASSERT_EQ(mgsrt_host_alloc(gpu, bytes, &slot), MGSRT_OK) << gpu.message();
+    ASSERT_NE(slot, nullptr);
+  }
+  DeviceBuffer<float> batch(gpu, n), copy(gpu, n);
+  for (int step = 0; step < 4; ++step) {
+    std::vector<float> values = randomVec(static_cast<int64_t>(n));
+    std::memcpy(slots[step % 2], values.data(), bytes);
+    ASSERT_EQ(mgsrt_copy_to_device_async(gpu, batch.ptr, slots[step % 2], bytes), MGSRT_OK)
+        << gpu.message();
+    // A kernel queued after the copy reads what it copied.
+    int64_t desc[] = {static_cast<int64_t>(n)};
+    void *bufs[] = {batch.ptr, copy.ptr};
+    ASSERT_EQ(mgsrt_copy(gpu, desc, bufs), MGSRT_OK) << gpu.message();
+    EXPECT_TRUE(bitsEqual(copy.download(), values)) << "step " << step;
+  }
+  for (void *slot : slots)
+    mgsrt_host_free(gpu, slot);
+}
 
 TEST_F(Device, MissingOrdinalIsRejected) {
   Ctx other;

@@ -10,6 +10,10 @@
 //   - are GEMM-like or direct: FFT and Winograd variants are skipped, their
 //     transforms lose more precision than a 1e-5 comparison allows;
 //   - are deterministic, when one qualifies (else the first that works).
+// MGSRT_CUDNN_ALGOS=any lifts the last two rules: every FP32 algorithm cuDNN
+// offers competes (Winograd, FFT, non-deterministic ones), as among those
+// PyTorch's cudnn.benchmark chooses from; faster on small-channel 3x3
+// convolutions, within PyTorch's accuracy rather than the CPU's 1e-5.
 // With MGSRT_CUDNN_FIND=1 the candidates are ranked by cuDNN running each
 // of them once on the call site's shapes (cudnnFind*Algorithm, what
 // PyTorch's cudnn.benchmark does) instead of by its heuristics; the rules
@@ -244,6 +248,32 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
          a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
 }
 
+/// MGSRT_CUDNN_ALGOS: "accurate" (the default) or "any" (see the top).
+enum class AlgoPolicy { Accurate, Any, Invalid };
+AlgoPolicy algoPolicy() {
+  static const AlgoPolicy policy = [] {
+    const char *v = std::getenv("MGSRT_CUDNN_ALGOS");
+    if (!v || !*v || std::strcmp(v, "accurate") == 0)
+      return AlgoPolicy::Accurate;
+    return std::strcmp(v, "any") == 0 ? AlgoPolicy::Any : AlgoPolicy::Invalid;
+  }();
+  return policy;
+}
+
+/// Whether the policy lets algorithm `a` run.
+template <typename Algo> bool allowed(Algo a) {
+  return algoPolicy() == AlgoPolicy::Any || accurate(a);
+}
+
+/// A bad MGSRT_CUDNN_ALGOS, named before any algorithm is chosen.
+mgsrt_status_t checkAlgoPolicy(mgsrt_ctx_t *ctx, const char *kernel) {
+  if (algoPolicy() != AlgoPolicy::Invalid)
+    return MGSRT_OK;
+  return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
+                   strCat(kernel, ": MGSRT_CUDNN_ALGOS='", std::getenv("MGSRT_CUDNN_ALGOS"),
+                          "' is neither 'accurate' nor 'any'"));
+}
+
 /// MGSRT_CUDNN_FIND=1: rank the algorithms by measuring them.
 bool measureAlgos() {
   static const bool on = [] {
@@ -274,7 +304,7 @@ mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get
       // cores; the convolution runs with the descriptor's FMA math, so those
       // timings rank when cuDNN labels any (else the FP32 ones, as before).
       auto usable = [](const Perf &r, bool fmaOnly) {
-        return r.status == CUDNN_STATUS_SUCCESS && accurate(r.algo) &&
+        return r.status == CUDNN_STATUS_SUCCESS && allowed(r.algo) &&
                (fmaOnly ? r.mathType == CUDNN_FMA_MATH : fp32Math(r.mathType));
       };
       for (bool fmaOnly : {true, false})
@@ -295,17 +325,18 @@ mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get
   return MGSRT_OK;
 }
 
-/// Picks from cuDNN's ranked results: the first accurate FP32
-/// algorithm whose workspace size cuDNN reports (deterministic ones first),
-/// else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
+/// Picks from cuDNN's ranked results: the first FP32 algorithm the policy
+/// allows whose workspace size cuDNN reports (accurate: deterministic ones
+/// first; any: in cuDNN's order), else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
 template <typename Perf, typename Algo, typename Query>
 mgsrt_status_t pickAlgo(mgsrt_ctx_t *ctx, const char *kernel, const std::vector<Perf> &perf,
                         Algo fallback, Query wsQuery, Algo &algo, size_t &ws) {
   for (int pass = 0; pass < 2; ++pass)
     for (const Perf &r : perf) {
-      if (r.status != CUDNN_STATUS_SUCCESS || !fp32Math(r.mathType) || !accurate(r.algo))
+      if (r.status != CUDNN_STATUS_SUCCESS || !fp32Math(r.mathType) || !allowed(r.algo))
         continue;
-      if (pass == 0 && r.determinism != CUDNN_DETERMINISTIC)
+      if (pass == 0 && r.determinism != CUDNN_DETERMINISTIC &&
+          algoPolicy() == AlgoPolicy::Accurate)
         continue;
       size_t bytes = 0;
       if (wsQuery(r.algo, &bytes) == CUDNN_STATUS_SUCCESS) {
@@ -485,7 +516,8 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (roundedConvOperands(ctx, kernel, p, bufs, 4, p.srcCount(), p.weightCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
-  if (getConv(ctx, kernel, desc, p, cc) || chooseFwd(ctx, kernel, *cc))
+  if (checkAlgoPolicy(ctx, kernel) || getConv(ctx, kernel, desc, p, cc) ||
+      chooseFwd(ctx, kernel, *cc))
     return ctx->status;
   float *padBuf;
   void *algoWs;
@@ -518,7 +550,8 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   if (roundedConvOperands(ctx, kernel, p, bufs, 3, p.dstCount(), p.weightCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
-  if (getConv(ctx, kernel, desc, p, cc) || chooseBwdData(ctx, kernel, *cc))
+  if (checkAlgoPolicy(ctx, kernel) || getConv(ctx, kernel, desc, p, cc) ||
+      chooseBwdData(ctx, kernel, *cc))
     return ctx->status;
   float *padBuf;
   void *algoWs;
@@ -558,7 +591,8 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (roundedConvOperands(ctx, kernel, p, bufs, 4, p.srcCount(), p.dstCount(), copy))
     return ctx->status;
   ConvCudnn *cc = nullptr;
-  if (getConv(ctx, kernel, desc, p, cc) || chooseBwdFilter(ctx, kernel, *cc))
+  if (checkAlgoPolicy(ctx, kernel) || getConv(ctx, kernel, desc, p, cc) ||
+      chooseBwdFilter(ctx, kernel, *cc))
     return ctx->status;
   float *padBuf;
   void *algoWs;

@@ -172,37 +172,51 @@ mgsrt_status_t attach(mgsrt_ctx_t *ctx, int ordinal) {
   return MGSRT_OK;
 }
 
-mgsrt_status_t alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+/// alloc (device memory) and hostAlloc (page-locked host memory).
+mgsrt_status_t allocate(mgsrt_ctx_t *ctx, size_t bytes, void **out, bool host) {
   cudaError_t err = cudaSetDevice(state(ctx).ordinal);
   if (err == cudaSuccess)
-    err = cudaMalloc(out, bytes);
+    err = host ? cudaHostAlloc(out, bytes, cudaHostAllocDefault) : cudaMalloc(out, bytes);
   if (err != cudaSuccess) {
     *out = nullptr;
     cudaGetLastError();
     return ctx->fail(err == cudaErrorMemoryAllocation ? MGSRT_ERROR_OUT_OF_MEMORY
                                                       : MGSRT_ERROR_BACKEND,
-                     strCat("alloc: cudaMalloc of ", bytes, " bytes failed: ",
-                            cudaGetErrorString(err)));
+                     strCat(host ? "host_alloc: cudaHostAlloc of " : "alloc: cudaMalloc of ",
+                            bytes, " bytes failed: ", cudaGetErrorString(err)));
   }
   return MGSRT_OK;
 }
 
+mgsrt_status_t alloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  return allocate(ctx, bytes, out, /*host=*/false);
+}
+
 void release(mgsrt_ctx_t *, void *ptr) { cudaFree(ptr); }
 
+mgsrt_status_t hostAlloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
+  return allocate(ctx, bytes, out, /*host=*/true);
+}
+
+void hostRelease(mgsrt_ctx_t *, void *ptr) { cudaFreeHost(ptr); }
+
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
-  const char *kernel = kind == 1 ? "copy_to_host" : "copy_to_device";
+  const char *kernel = kind == 1   ? "copy_to_host"
+                       : kind == 3 ? "copy_to_device_async"
+                                   : "copy_to_device";
   cudaStream_t s = state(ctx).stream;
   if (kind != 2)
     if (mgsrt_status_t r = refuseInCapture(ctx, kernel, "waits for the GPU (a host copy)"))
       return r;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(state(ctx).ordinal));
-  cudaMemcpyKind k = kind == 0   ? cudaMemcpyHostToDevice
-                     : kind == 1 ? cudaMemcpyDeviceToHost
-                                 : cudaMemcpyDeviceToDevice;
+  cudaMemcpyKind k = kind == 1   ? cudaMemcpyDeviceToHost
+                     : kind == 2 ? cudaMemcpyDeviceToDevice
+                                 : cudaMemcpyHostToDevice;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dst, src, bytes, k, s));
   // The host side may be pageable memory that the caller reuses at once. The
   // updates' finiteness flags come back with this wait (the loss's copy).
-  if (kind != 2)
+  // Kind 3's caller keeps the host side until its next wait instead.
+  if (kind == 0 || kind == 1)
     return synchronizeStream(ctx, kernel);
   return MGSRT_OK;
 }
@@ -214,6 +228,8 @@ const DeviceKernels kTable = {
     attach,
     alloc,
     release,
+    hostAlloc,
+    hostRelease,
     copy,
     synchronize,
     graphBegin,
