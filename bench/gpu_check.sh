@@ -508,7 +508,7 @@ if [[ -z ${GPU_CHECK_ONLY:-} || "ResNet-50 ViT-small LSTM LM" =~ $GPU_CHECK_ONLY
 fi
 step "ResNet-20 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet_gpu_step.py" \
   --exe 32="$B/bin/resnet20-gpu-b32" --exe 128="$B/bin/resnet20-gpu-b128" \
-  --exe 512="$B/bin/resnet20-gpu-b512"
+  --exe 512="$B/bin/resnet20-gpu-b512" --profile-batch 128
 step "ResNet-50 step vs PyTorch on the GPU" $PY "$ROOT/bench/resnet_gpu_step.py" \
   --model resnet50 --exe 32="$B/bin/resnet50-gpu-b32" --exe 64="$B/bin/resnet50-gpu-b64"
 step "ViT-small and GPT-style LM step vs PyTorch eager on the GPU" $PY \

@@ -24,7 +24,9 @@ its step captured as a CUDA graph and replayed (--cuda-graph), and so with
 every FP32 algorithm cuDNN offers allowed (MGSRT_CUDNN_ALGOS=any: Winograd,
 FFT and non-deterministic ones, the set cudnn.benchmark chooses from; mgs's
 default keeps to the accurate, deterministic ones).
-Prints the figures and the ratios mgs/PyTorch (lower is better).
+Prints the figures and the ratios mgs/PyTorch (lower is better); with
+--profile-batch B, also where each side's GPU time goes at batch B (mgs's
+MGSRT_PROFILE table, torch.profiler's per-op table).
 """
 import argparse
 import atexit
@@ -51,6 +53,58 @@ def torch_ms(name, batch, iters, xs, ys):
     model, _ = export_models.build(name)
     batches = [(xs[i:i + batch], ys[i:i + batch]) for i in range(0, len(ys) - batch + 1, batch)]
     return benchlib.torch_sgd_step_ms(model, batches, iters, warmup=5, device="cuda")[0]
+
+def torch_profile(name, batch, xs, ys, steps=10):
+    """PyTorch's GPU time per op over `steps` training steps (after warm-up),
+    the ops that took the most first."""
+    import torch
+    import torch.nn.functional as F
+    import export_models
+    torch.backends.cudnn.benchmark = True
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.manual_seed(0)
+    model, _ = export_models.build(name)
+    model = model.cuda().train()
+    opt = torch.optim.SGD(model.parameters(), lr=0.01, momentum=0.9)
+    x, y = xs[:batch].cuda(), ys[:batch].cuda()
+
+    def step():
+        opt.zero_grad()
+        F.cross_entropy(model(x), y).backward()
+        opt.step()
+    for _ in range(5):
+        step()
+    torch.cuda.synchronize()
+    acts = [torch.profiler.ProfilerActivity.CPU, torch.profiler.ProfilerActivity.CUDA]
+    with torch.profiler.profile(activities=acts) as prof:
+        for _ in range(steps):
+            step()
+        torch.cuda.synchronize()
+    averages = prof.key_averages()
+    for key in ("self_device_time_total", "self_cuda_time_total"):
+        try:
+            return averages.table(sort_by=key, row_limit=15)
+        except (AttributeError, KeyError, ValueError):
+            continue
+    return averages.table(row_limit=15)
+
+
+def mgs_profile(exe, data, every):
+    """mgs's time per kernel (MGSRT_PROFILE=1: the stream synchronized
+    after each kernel, so each kernel's time is the GPU's)."""
+    env = dict(os.environ, MGSRT_CUDNN_FIND="1", MGSRT_PROFILE="1")
+    data_args = (["--data", data[0], "--labels", data[1]] if isinstance(data, tuple)
+                 else ["--data", data, "--data-format", "cifar10"])
+    run = subprocess.run([exe, *data_args, "--epochs", "1", "--holdout", "0", "--lr", "0.01",
+                          "--progress-every", str(every)], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, universal_newlines=True, env=env)
+    lines = run.stderr.splitlines()
+    at = next((i for i, l in enumerate(lines) if l.startswith("mgsrt profile")), None)
+    if run.returncode != 0 or at is None:
+        return f"(no profile: exit {run.returncode})\n" + "\n".join(lines[-5:])
+    return "\n".join(lines[at:at + 18])
+
 
 def mgs_ms(exe, batch, data, every, find, graph=False, algos="accurate"):
     env = dict(os.environ, MGSRT_CUDNN_FIND="1" if find else "0", MGSRT_CUDNN_ALGOS=algos)
@@ -81,6 +135,9 @@ def main():
     ap.add_argument("--exe", action="append", default=[], metavar="BATCH=EXE",
                     help="the executable compiled for that batch size")
     ap.add_argument("--iters", type=int, default=60)
+    ap.add_argument("--profile-batch", type=int, default=0, metavar="B",
+                    help="then print mgs's time per kernel (MGSRT_PROFILE=1) and PyTorch's "
+                    "per op (torch.profiler) at batch B")
     args = ap.parse_args()
     try:
         import torch
@@ -144,6 +201,15 @@ def main():
               f"(MGSRT_CUDNN_FIND=1), {mg:7.3f} ms/step (and --cuda-graph), {ma:7.3f} ms/step "
               f"(and MGSRT_CUDNN_ALGOS=any)   PyTorch {t:7.3f} ms/step   ratio mgs/PyTorch = "
               f"{m / t:.3f}, {mf / t:.3f}, {mg / t:.3f}, {ma / t:.3f}")
+        if batch == args.profile_batch:
+            print(f"  where the time goes at batch {batch}: mgs (MGSRT_CUDNN_FIND=1), per kernel:")
+            print("    " + mgs_profile(exes[batch], data, every).replace("\n", "\n    "))
+            try:
+                table = torch_profile(args.model, batch, xs, ys)
+            except Exception as e:  # the profiler is a diagnosis, not the benchmark
+                table = f"(torch.profiler failed: {e})"
+            print("  PyTorch, per op (self GPU time over 10 steps):")
+            print("    " + table.replace("\n", "\n    "))
 
 
 if __name__ == "__main__":
