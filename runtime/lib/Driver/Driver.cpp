@@ -325,10 +325,13 @@ int Driver::allocate(bool forTraining) {
       for (Buffer &b : *bufs)
         if (int rc = mirror(b, "an input or output"))
           return rc;
-    if (forTraining)
+    if (forTraining) {
       for (Buffer *b : {&labels, &loss})
         if (int rc = mirror(*b, "the labels and loss"))
           return rc;
+      if (int rc = setupStaging())
+        return rc;
+    }
     if (int rc = constantsToDevice())
       return rc;
   }

@@ -192,7 +192,8 @@ private:
   /// `it`'s batch fills staging[it % 2] while the step before runs on the
   /// GPU, and is copied across without waiting before its own step (its
   /// slot is next written two iterations later, after the wait for the loss
-  /// between them). Allocated by setupStaging() (Train.cpp).
+  /// between them). Allocated with the other buffers (allocate()) by
+  /// setupStaging() (Train.cpp).
   struct BatchStaging {
     void *input = nullptr, *labels = nullptr;
   };

@@ -498,9 +498,6 @@ int Driver::runTraining() {
   int64_t itersThisRun = 0;
   const int64_t itersLeftAtStart = std::max<int64_t>(o.epochs - firstEpoch, 0) * itersPerEpoch;
   std::vector<int64_t> order;
-  if (m.cuda)
-    if (int rc = setupStaging())
-      return rc;
 
   for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
     if (!m.densitySchedule.empty()) {

@@ -30,7 +30,7 @@ TEST(DeviceAttach, UnknownDeviceIsRejected) {
 
 // A CPU context's host memory is its device memory: aligned, and copied at
 // once (runs without a GPU too).
-TEST(HostMemory, ACpuContextsIsAlignedAndItsAsyncCopyCopiesAtOnce) {
+TEST(HostMemory, ACpuContextsIsAlignedAndItsAsyncCopiesCopyAtOnce) {
   Ctx ctx;
   void *host = nullptr, *dev = nullptr;
   const std::vector<float> values = randomVec(1000);
@@ -57,31 +57,40 @@ TEST(HostMemory, ACpuContextsIsAlignedAndItsAsyncCopyCopiesAtOnce) {
 
 using Device = GpuTest;
 
-// Page-locked memory and copies that do not wait: two batches staged in
-// turn into one device buffer, as the training driver does; each step's
-// kernel sees its own batch (the wait before a slot is written again is
-// the copy back of the step's result).
+// Page-locked memory and copies that do not wait, as the training driver
+// uses them: two host slots in turn, the next batch written into the other
+// slot while the step's copy and kernel may still be queued; each step's
+// kernel sees its own batch.
 TEST_F(Device, AsyncCopiesFromPageLockedMemoryArriveInOrder) {
   const size_t n = 1 << 20, bytes = n * sizeof(float);
-  void *slots[2] = {nullptr, nullptr};
-  for (void *&slot : slots) {
+  struct Slots {
+    mgsrt_ctx_t *ctx;
+    void *ptr[2] = {nullptr, nullptr};
+    ~Slots() {
+      for (void *p : ptr)
+        mgsrt_host_free(ctx, p);
+    }
+  } slots{gpu};
+  for (void *&slot : slots.ptr) {
     ASSERT_EQ(mgsrt_host_alloc(gpu, bytes, &slot), MGSRT_OK) << gpu.message();
     ASSERT_NE(slot, nullptr);
   }
   DeviceBuffer<float> batch(gpu, n), copy(gpu, n);
+  std::vector<std::vector<float>> values;
+  for (int step = 0; step < 5; ++step)
+    values.push_back(randomVec(static_cast<int64_t>(n)));
+  std::memcpy(slots.ptr[0], values[0].data(), bytes);
   for (int step = 0; step < 4; ++step) {
-    std::vector<float> values = randomVec(static_cast<int64_t>(n));
-    std::memcpy(slots[step % 2], values.data(), bytes);
-    ASSERT_EQ(mgsrt_copy_to_device_async(gpu, batch.ptr, slots[step % 2], bytes), MGSRT_OK)
+    ASSERT_EQ(mgsrt_copy_to_device_async(gpu, batch.ptr, slots.ptr[step % 2], bytes), MGSRT_OK)
         << gpu.message();
     // A kernel queued after the copy reads what it copied.
     int64_t desc[] = {static_cast<int64_t>(n)};
     void *bufs[] = {batch.ptr, copy.ptr};
     ASSERT_EQ(mgsrt_copy(gpu, desc, bufs), MGSRT_OK) << gpu.message();
-    EXPECT_TRUE(bitsEqual(copy.download(), values)) << "step " << step;
+    // The next batch, into the other slot, before the wait below.
+    std::memcpy(slots.ptr[(step + 1) % 2], values[step + 1].data(), bytes);
+    EXPECT_TRUE(bitsEqual(copy.download(), values[step])) << "step " << step;
   }
-  for (void *slot : slots)
-    mgsrt_host_free(gpu, slot);
 }
 
 TEST_F(Device, MissingOrdinalIsRejected) {

@@ -41,6 +41,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <string>
 #include <vector>
 
 using namespace mgs::rt;
@@ -248,21 +249,42 @@ bool accurate(cudnnConvolutionBwdFilterAlgo_t a) {
          a == CUDNN_CONVOLUTION_BWD_FILTER_ALGO_3;
 }
 
-/// MGSRT_CUDNN_ALGOS: "accurate" (the default) or "any" (see the top).
+/// MGSRT_CUDNN_ALGOS: "accurate" (the default) or "any" (see the top); read
+/// once, with the value for the message of a bad one.
 enum class AlgoPolicy { Accurate, Any, Invalid };
-AlgoPolicy algoPolicy() {
-  static const AlgoPolicy policy = [] {
+struct AlgoSetting {
+  AlgoPolicy policy = AlgoPolicy::Accurate;
+  std::string value;
+};
+const AlgoSetting &algoSetting() {
+  static const AlgoSetting setting = [] {
+    AlgoSetting s;
     const char *v = std::getenv("MGSRT_CUDNN_ALGOS");
-    if (!v || !*v || std::strcmp(v, "accurate") == 0)
-      return AlgoPolicy::Accurate;
-    return std::strcmp(v, "any") == 0 ? AlgoPolicy::Any : AlgoPolicy::Invalid;
+    s.value = v ? v : "";
+    if (!s.value.empty() && s.value != "accurate")
+      s.policy = s.value == "any" ? AlgoPolicy::Any : AlgoPolicy::Invalid;
+    return s;
   }();
-  return policy;
+  return setting;
 }
+AlgoPolicy algoPolicy() { return algoSetting().policy; }
 
 /// Whether the policy lets algorithm `a` run.
 template <typename Algo> bool allowed(Algo a) {
   return algoPolicy() == AlgoPolicy::Any || accurate(a);
+}
+
+/// Under "any", the most workspace an algorithm may ask for: a quarter of
+/// the device memory free when it is chosen (FFT and Winograd variants can
+/// ask for far more than the accurate ones, and the workspace, once grown,
+/// is kept).
+size_t anyWorkspaceCap() {
+  size_t freeBytes = 0, totalBytes = 0;
+  if (cudaMemGetInfo(&freeBytes, &totalBytes) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return freeBytes / 4;
 }
 
 /// A bad MGSRT_CUDNN_ALGOS, named before any algorithm is chosen.
@@ -270,7 +292,7 @@ mgsrt_status_t checkAlgoPolicy(mgsrt_ctx_t *ctx, const char *kernel) {
   if (algoPolicy() != AlgoPolicy::Invalid)
     return MGSRT_OK;
   return ctx->fail(MGSRT_ERROR_INVALID_ARGUMENT,
-                   strCat(kernel, ": MGSRT_CUDNN_ALGOS='", std::getenv("MGSRT_CUDNN_ALGOS"),
+                   strCat(kernel, ": MGSRT_CUDNN_ALGOS='", algoSetting().value,
                           "' is neither 'accurate' nor 'any'"));
 }
 
@@ -327,19 +349,20 @@ mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get
 
 /// Picks from cuDNN's ranked results: the first FP32 algorithm the policy
 /// allows whose workspace size cuDNN reports (accurate: deterministic ones
-/// first; any: in cuDNN's order), else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
+/// first; any: in cuDNN's order, within anyWorkspaceCap()), else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
 template <typename Perf, typename Algo, typename Query>
 mgsrt_status_t pickAlgo(mgsrt_ctx_t *ctx, const char *kernel, const std::vector<Perf> &perf,
                         Algo fallback, Query wsQuery, Algo &algo, size_t &ws) {
+  const bool any = algoPolicy() == AlgoPolicy::Any;
+  const size_t cap = any ? anyWorkspaceCap() : 0;
   for (int pass = 0; pass < 2; ++pass)
     for (const Perf &r : perf) {
       if (r.status != CUDNN_STATUS_SUCCESS || !fp32Math(r.mathType) || !allowed(r.algo))
         continue;
-      if (pass == 0 && r.determinism != CUDNN_DETERMINISTIC &&
-          algoPolicy() == AlgoPolicy::Accurate)
+      if (pass == 0 && r.determinism != CUDNN_DETERMINISTIC && !any)
         continue;
       size_t bytes = 0;
-      if (wsQuery(r.algo, &bytes) == CUDNN_STATUS_SUCCESS) {
+      if (wsQuery(r.algo, &bytes) == CUDNN_STATUS_SUCCESS && (!any || bytes <= cap)) {
         algo = r.algo;
         ws = bytes;
         return MGSRT_OK;

@@ -198,7 +198,13 @@ mgsrt_status_t hostAlloc(mgsrt_ctx_t *ctx, size_t bytes, void **out) {
   return allocate(ctx, bytes, out, /*host=*/true);
 }
 
-void hostRelease(mgsrt_ctx_t *, void *ptr) { cudaFreeHost(ptr); }
+void hostRelease(mgsrt_ctx_t *ctx, void *ptr) {
+  // A copy from it may still be queued (mgsrt_copy_to_device_async).
+  cudaSetDevice(state(ctx).ordinal);
+  cudaStreamSynchronize(state(ctx).stream);
+  cudaGetLastError();
+  cudaFreeHost(ptr);
+}
 
 mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, int kind) {
   const char *kernel = kind == 1   ? "copy_to_host"
@@ -206,7 +212,9 @@ mgsrt_status_t copy(mgsrt_ctx_t *ctx, void *dst, const void *src, size_t bytes, 
                                    : "copy_to_device";
   cudaStream_t s = state(ctx).stream;
   if (kind != 2)
-    if (mgsrt_status_t r = refuseInCapture(ctx, kernel, "waits for the GPU (a host copy)"))
+    if (mgsrt_status_t r = refuseInCapture(ctx, kernel,
+                                           kind == 3 ? "reads host memory (a copy to the GPU)"
+                                                     : "waits for the GPU (a host copy)"))
       return r;
   MGSRT_CUDA_CHECK(ctx, kernel, cudaSetDevice(state(ctx).ordinal));
   cudaMemcpyKind k = kind == 1   ? cudaMemcpyDeviceToHost
