@@ -9,6 +9,10 @@
 
 #include "LayerTestUtil.h"
 
+#include <cstdint>
+#include <cstring>
+#include <string>
+
 using namespace mgsrt_test;
 using namespace mgsrt_test::layers;
 
@@ -79,7 +83,7 @@ TEST_F(GpuGemm, EveryTransposeAndBroadcastMatchesCpu) {
 // products): the CPU's arithmetic, so the same tolerance.
 void checkRoundedGemms(mgsrt_ctx_t *cpu, mgsrt_ctx_t *gpu, int64_t precision) {
   const int64_t m = 33, n = 20, k = 45;
-  const std::pair<int64_t, int64_t> cShapes[] = {{0, 0}, {1, n}, {1, 1}};
+  const std::pair<int64_t, int64_t> cShapes[] = {{0, 0}, {m, n}, {1, n}, {m, 1}, {1, 1}};
   for (int ta = 0; ta < 2; ++ta)
     for (int tb = 0; tb < 2; ++tb)
       for (auto [c0, c1] : cShapes)
@@ -93,6 +97,47 @@ TEST_F(GpuGemm, Bf16MatchesCpu) {
 }
 
 TEST_F(GpuGemm, F16MatchesCpu) { checkRoundedGemms(cpu, gpu, MGSRT_PRECISION_F16); }
+
+/// x rounded to bfloat16 (to nearest even; x finite), as a float.
+float bf16Of(float x) {
+  uint32_t u;
+  std::memcpy(&u, &x, 4);
+  u = (u + 0x7fffu + ((u >> 16) & 1u)) & 0xffff0000u;
+  std::memcpy(&x, &u, 4);
+  return x;
+}
+
+// The rounding of the operands itself, bit for bit and without the CPU's
+// kernels: 1 x 1 x 1 products a * b of values at ties and past the ends of
+// half's and bfloat16's ranges against the host's own rounding (_Float16;
+// bf16Of). A product of two rounded values is exact in float32 here.
+TEST_F(GpuGemm, OperandsRoundToNearestEven) {
+  const std::pair<float, float> pairs[] = {
+      {1.0f + 0x1p-11f, 1.0f},          // half: a tie, to even (1)
+      {1.0f + 3 * 0x1p-11f, 1.0f},      // half: a tie, to even (up)
+      {1.0f + 0x1p-8f, 1.0f},           // bfloat16: a tie, to even (1)
+      {1.0f + 3 * 0x1p-8f, 1.0f},       // bfloat16: a tie, to even (up)
+      {65519.0f, 1.0f},                 // half: its largest, 65504
+      {65520.0f, 1.0f},                 // half: infinity
+      {1.0f + 0x1p-12f, 3.0f + 0x1p-9f}, // both rounded
+      {-7.0f / 3.0f, 5.0f / 7.0f},
+  };
+  for (int64_t precision : {MGSRT_PRECISION_F16, MGSRT_PRECISION_BF16})
+    for (auto [a, b] : pairs) {
+      SCOPED_TRACE(std::to_string(a) + " * " + std::to_string(b) + precisionName(precision));
+      const std::vector<int64_t> desc = GemmCase{1, 1, 1, false, false, 1.0, 0.0, 0, 0,
+                                                 precision}
+                                            .desc();
+      Buffers in = {{a}, {b}, {}, {0.0f}};
+      Buffers out = runGpu(gpu, mgsrt_gemm_fwd, desc.data(), in);
+      const float want =
+          precision == MGSRT_PRECISION_F16
+              ? static_cast<float>(static_cast<_Float16>(a)) *
+                    static_cast<float>(static_cast<_Float16>(b))
+              : bf16Of(a) * bf16Of(b);
+      EXPECT_TRUE(bitsEqual(out[3], {want}));
+    }
+}
 
 TEST_F(GpuGemm, ClassifierShapesMatchCpu) {
   // A fully connected layer: batch 32, 64 -> 10 (ONNX Gemm with transB).
@@ -209,12 +254,16 @@ TEST_F(GpuMatmul, BroadcastBatchesMatchCpu) {
     EXPECT_LE(relToMax(bg[3], bc[3]), kTol) << "dlhs";
     EXPECT_LE(relToMax(bg[4], bc[4]), kTol) << "drhs";
 
-    // Each gradient alone.
+    // Each gradient alone, without the operand it does not read (null, as
+    // the contract allows: dlhs reads rhs and dout, drhs lhs and dout).
     in[4].clear();
+    in[0].clear();
     bg = runGpu(gpu, mgsrt_matmul_bwd, desc.data(), in);
     EXPECT_LE(relToMax(bg[3], bc[3]), kTol) << "dlhs alone";
     in[4] = sized(rc * mc.k * mc.n, 7.0f);
+    in[0] = l;
     in[3].clear();
+    in[1].clear();
     bg = runGpu(gpu, mgsrt_matmul_bwd, desc.data(), in);
     EXPECT_LE(relToMax(bg[4], bc[4]), kTol) << "drhs alone";
   }

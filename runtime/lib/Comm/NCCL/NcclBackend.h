@@ -32,6 +32,7 @@
 
 #include "Comm/CommBackend.h"
 
+#include <cuda_bf16.h> // before nccl.h: older NCCLs declare ncclBfloat16 only after it
 #include <cuda_runtime.h>
 #include <nccl.h>
 

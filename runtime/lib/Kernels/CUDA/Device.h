@@ -194,8 +194,10 @@ mgsrt_status_t deviceArray(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *
 /// to `precision` (to nearest even, stored as float) in scratch of its own,
 /// apart from the workspace, and the float32
 /// kernels run on the copies. Products of bfloat16 or half values are exact
-/// in float32, so this is the CPU's arithmetic (reduced-precision operands,
-/// float32 accumulation); not yet tensor cores' speed. Nothing for F32. The
+/// in float32 (but for products below float's normal range, ~2^-126, which
+/// round as subnormals), so this is the CPU's arithmetic (reduced-precision
+/// operands, float32 accumulation; a CPU whose bf16 instructions flush
+/// subnormals differs there); not yet tensor cores' speed. Nothing for F32. The
 /// copies stay valid until the next call (Elementwise.cu).
 mgsrt_status_t roundedOperands(mgsrt_ctx_t *ctx, const char *kernel, Precision precision,
                                std::initializer_list<RoundedOperand> operands);

@@ -396,8 +396,10 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
     MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(dr, 0, sizeof(float) * d.rhsCount * k * n, s));
   if (d.outCount == 0)
     return MGSRT_OK;
+  // Each gradient reads the other operand (dlhs: rhs, drhs: lhs), which may
+  // be null when its gradient is not wanted (the CPU rounds the same ones).
   if (roundedOperands(ctx, kernel, d.precision,
-                      {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n},
+                      {{lhs, dr ? d.lhsCount * m * k : 0}, {rhs, dl ? d.rhsCount * k * n : 0},
                        {dout, d.outCount * m * n}}))
     return ctx->status;
   const bool stackLhs = d.rhsCount == 1 && d.lhsCount == d.outCount && !tl;
