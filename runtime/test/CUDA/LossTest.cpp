@@ -43,6 +43,17 @@ TEST_F(GpuLoss, ElementwiseLossMatchesCpu) {
       const Buffers g = runGpu(gpu, mgsrt_elementwise_loss, desc, in);
       EXPECT_LE(relToMax(g[2], c[2]), 1e-6) << g[2][0] << " vs " << c[2][0];
       EXPECT_LE(relToMax(g[3], c[3]), 1e-7);
+      // Under a loss scale (f16): the gradients scaled as the CPU's, the
+      // loss itself not.
+      for (mgsrt_ctx_t *c : {cpu, gpu})
+        mgsrt_ctx_set_loss_scale(c, 1024.0f);
+      const Buffers cs = runCpu(cpu, mgsrt_elementwise_loss, desc, in);
+      const Buffers gs = runGpu(gpu, mgsrt_elementwise_loss, desc, in);
+      for (mgsrt_ctx_t *c : {cpu, gpu})
+        mgsrt_ctx_set_loss_scale(c, 1.0f);
+      EXPECT_TRUE(bitsEqual(cs[2], c[2])) << "the CPU's loss under a scale";
+      EXPECT_LE(relToMax(gs[2], cs[2]), 1e-6) << "loss, scale 1024";
+      EXPECT_LE(relToMax(gs[3], cs[3]), 1e-7) << "gradient, scale 1024";
       if (!k.posWeight)
         continue;
       // pos_weight in host memory, as a compiled step's constant (the kernel

@@ -8,33 +8,38 @@ namespace {
 
 using SgdGpu = GpuTest;
 
+// Also under a loss scale (the gradients 1024x, the update dividing it out).
 TEST_F(SgdGpu, MatchesTheCpuBitForBit) {
   struct Hyper {
     float lr, momentum, wd;
   };
-  const Hyper hypers[] = {{0.1f, 0.9f, 5e-4f}, {0.01f, 0.0f, 0.0f}, {1.3f, 0.99f, 0.1f},
-                          {3e-4f, 0.5f, 1e-2f}};
-  for (int64_t n : {int64_t(1), int64_t(7), int64_t(1000), int64_t(1 << 20) + 5}) {
-    for (const Hyper &h : hypers) {
-      std::vector<float> param = randomVec(n, -2.0f, 2.0f), vel = randomVec(n, -1.0f, 1.0f);
-      DeviceBuffer<float> dp(gpu, param), dv(gpu, vel), dg(gpu, n);
-      mgsrt_ctx_set_sgd(cpu, h.lr, h.momentum, h.wd);
-      mgsrt_ctx_set_sgd(gpu, h.lr, h.momentum, h.wd);
-      const int64_t desc[] = {n};
-      for (int step = 0; step < 3; ++step) { // velocities and params carried over
-        std::vector<float> grad = randomVec(n, -1.0f, 1.0f);
-        dg.upload(grad);
-        void *cpuBufs[] = {param.data(), grad.data(), vel.data()};
-        void *gpuBufs[] = {dp.ptr, dg.ptr, dv.ptr};
-        ASSERT_OK(cpu, mgsrt_sgd_update(cpu, desc, cpuBufs));
-        ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, gpuBufs));
-        const std::string what = "n=" + std::to_string(n) + " lr=" + std::to_string(h.lr) +
-                                 " step=" + std::to_string(step);
-        EXPECT_TRUE(bitsEqual(dp.download(), param)) << what << " (param)";
-        EXPECT_TRUE(bitsEqual(dv.download(), vel)) << what << " (velocity)";
+  const Hyper hypers[] = {
+      {0.1f, 0.9f, 5e-4f}, {0.01f, 0.0f, 0.0f}, {1.3f, 0.99f, 0.1f}, {3e-4f, 0.5f, 1e-2f}};
+  for (float scale : {1.0f, 1024.0f})
+    for (int64_t n : {int64_t(1), int64_t(7), int64_t(1000), int64_t(1 << 20) + 5}) {
+      for (mgsrt_ctx_t *c : {cpu, gpu})
+        mgsrt_ctx_set_loss_scale(c, scale);
+      for (const Hyper &h : hypers) {
+        std::vector<float> param = randomVec(n, -2.0f, 2.0f), vel = randomVec(n, -1.0f, 1.0f);
+        DeviceBuffer<float> dp(gpu, param), dv(gpu, vel), dg(gpu, n);
+        mgsrt_ctx_set_sgd(cpu, h.lr, h.momentum, h.wd);
+        mgsrt_ctx_set_sgd(gpu, h.lr, h.momentum, h.wd);
+        const int64_t desc[] = {n};
+        for (int step = 0; step < 3; ++step) { // velocities and params carried over
+          std::vector<float> grad = randomVec(n, -scale, scale);
+          dg.upload(grad);
+          void *cpuBufs[] = {param.data(), grad.data(), vel.data()};
+          void *gpuBufs[] = {dp.ptr, dg.ptr, dv.ptr};
+          ASSERT_OK(cpu, mgsrt_sgd_update(cpu, desc, cpuBufs));
+          ASSERT_OK(gpu, mgsrt_sgd_update(gpu, desc, gpuBufs));
+          const std::string what = "n=" + std::to_string(n) + " lr=" + std::to_string(h.lr) +
+                                   " scale=" + std::to_string(scale) +
+                                   " step=" + std::to_string(step);
+          EXPECT_TRUE(bitsEqual(dp.download(), param)) << what << " (param)";
+          EXPECT_TRUE(bitsEqual(dv.download(), vel)) << what << " (velocity)";
+        }
       }
     }
-  }
 }
 
 TEST_F(SgdGpu, EmptyAndInvalid) {
