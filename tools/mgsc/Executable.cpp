@@ -5,6 +5,7 @@
 #include "Importer.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 #include "mgs/Support/OutputFile.h"
+#include "mgsrt/contract.h"
 #include "mgsrt/driver.h"
 
 #include "llvm/IR/LegacyPassManager.h"
@@ -58,6 +59,14 @@ bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef p
   llvm::StringMap<size_t> slot;
   std::vector<std::string> external;
   for (auto p : module.getOps<mgs::train::ParameterOp>()) {
+    // An error-feedback residual that starts at zero is left out: the
+    // driver starts it at zero (matchWeights), and a sparsified model's file
+    // is half as large.
+    if (mgs::contract::manifest::isResidualName(p.getSymName()))
+      if (auto init = p.getInitialValue())
+        if (auto dense = dyn_cast<mlir::DenseElementsAttr>(*init);
+            dense && dense.isSplat() && dense.getSplatValue<float>() == 0.0f)
+          continue;
     mgs::rt::driver::Tensor &t = tensors.emplace_back();
     t.name = p.getSymName().str();
     t.dims.assign(p.getTensorType().getShape().begin(), p.getTensorType().getShape().end());

@@ -120,6 +120,8 @@ Status readWeights(const std::string &path, std::vector<Tensor> &tensors);
 Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors);
 /// Checks that `tensors` (read from `path`) holds exactly the manifest's
 /// params with the manifest's shapes, and reorders them into param order.
+/// The error-feedback residuals (mgs.residual/...) may be left out: they
+/// then start at zero (mgsc writes none; --save-weights writes them).
 Status matchWeights(const Manifest &manifest, const std::string &path,
                     std::vector<Tensor> &tensors);
 

@@ -129,8 +129,10 @@ void writeTensorList(AtomicWriter &w, const std::vector<Tensor> &ts);
 Status readTensorList(Reader &r, std::vector<Tensor> &ts);
 
 /// matchWeights with `source` ("weights file 'x'", "checkpoint 'y'") in messages.
+/// `zeroResiduals`: an error-feedback residual (mgs.residual/...) the file
+/// leaves out starts at zero (mgsc writes none: they all start at zero).
 Status matchParams(const Manifest &manifest, const std::string &source,
-                   std::vector<Tensor> &tensors);
+                   std::vector<Tensor> &tensors, bool zeroResiduals = false);
 
 /// Whole file contents, through zlib (so gzip-compressed or plain).
 Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes);

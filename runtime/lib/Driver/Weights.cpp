@@ -3,8 +3,10 @@
 // Little-endian: magic "MGSW0002" (8 bytes), u64 count, then per tensor: u32
 // name length, name bytes, u32 rank, i64 dims[rank], float32 data; last, u32
 // zlib's CRC-32 of every byte before it. mgsc writes one entry per param of
-// the manifest; the driver reads it at start and writes the trained params
-// in the same format (--save-weights). The first version, "MGSW0001", is the
+// the manifest but the error-feedback residuals (mgs.residual/..., zero at
+// the start: the driver starts one the file leaves out at zero, which halves
+// a sparsified model's file); the driver reads it at start and writes the
+// trained params, residuals too, in the same format (--save-weights). The first version, "MGSW0001", is the
 // same without the CRC and is still read.
 //
 //===----------------------------------------------------------------------===//
@@ -60,11 +62,11 @@ Status writeWeights(const std::string &path, const std::vector<Tensor> &tensors)
 
 Status matchWeights(const Manifest &manifest, const std::string &path,
                     std::vector<Tensor> &tensors) {
-  return matchParams(manifest, "weights file '" + path + "'", tensors);
+  return matchParams(manifest, "weights file '" + path + "'", tensors, /*zeroResiduals=*/true);
 }
 
 Status matchParams(const Manifest &manifest, const std::string &source,
-                   std::vector<Tensor> &tensors) {
+                   std::vector<Tensor> &tensors, bool zeroResiduals) {
   std::map<std::string, size_t> byName;
   for (size_t i = 0; i < tensors.size(); ++i)
     byName[tensors[i].name] = i;
@@ -72,6 +74,13 @@ Status matchParams(const Manifest &manifest, const std::string &source,
   ordered.reserve(manifest.params.size());
   for (const TensorSpec &p : manifest.params) {
     auto it = byName.find(p.name);
+    if (it == byName.end() && zeroResiduals && contract::manifest::isResidualName(p.name)) {
+      Tensor &zero = ordered.emplace_back();
+      zero.name = p.name;
+      zero.dims = p.dims;
+      zero.data.assign(p.numElements(), 0.0f);
+      continue;
+    }
     if (it == byName.end())
       return badInput(source + " has no tensor for param '" + p.name + "' (shape " +
                       formatShape(p.dims) + ")");

@@ -1,5 +1,6 @@
 //===- WeightsTest.cpp - Weights files and checkpoints --------------------===//
 
+#include "Driver/FileIO.h"
 #include "TestUtil.h"
 #include "mgsrt/driver.h"
 
@@ -56,6 +57,40 @@ TEST(Weights, MissingParamIsAnError) {
   Status err = matchWeights(sampleManifest(), "m.weights", ts);
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message, "weights file 'm.weights' has no tensor for param 'fc.bias' (shape [2])");
+}
+
+// mgsc leaves the error-feedback residuals out (they start at zero): a
+// weights file may, a checkpoint may not.
+TEST(Weights, AResidualLeftOutStartsAtZero) {
+  Manifest m;
+  ASSERT_TRUE(succeeded(
+      parseManifest("mgs-manifest 3\nmode inference\nbatch_size 1\narena_bytes 0\n"
+                    "param fc.weight trainable 2 2 3\nparam fc.bias trainable 1 2\n"
+                    "param mgs.residual/fc.weight..fc.bias state 1 8\noutput y 2 1 2\n",
+                    m)));
+  std::vector<Tensor> ts = sampleTensors();
+  ts.pop_back(); // "scalar"
+  std::vector<Tensor> kept = ts;
+  ASSERT_TRUE(succeeded(matchWeights(m, "m.weights", ts)));
+  ASSERT_EQ(ts.size(), 3u);
+  EXPECT_EQ(ts[2].name, "mgs.residual/fc.weight..fc.bias");
+  EXPECT_EQ(ts[2].dims, (std::vector<int64_t>{8}));
+  EXPECT_EQ(ts[2].data, std::vector<float>(8, 0.0f));
+  // One the file holds is read as it is (--save-weights writes them).
+  ts = kept;
+  ts.push_back({"mgs.residual/fc.weight..fc.bias", {8}, {1, 2, 3, 4, 5, 6, 7, 8}});
+  ASSERT_TRUE(succeeded(matchWeights(m, "m.weights", ts)));
+  EXPECT_EQ(ts[2].data, (std::vector<float>{1, 2, 3, 4, 5, 6, 7, 8}));
+  // A checkpoint holds every param: one left out is an error there.
+  ts = kept;
+  Status err = matchParams(m, "checkpoint 'c'", ts);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "checkpoint 'c' has no tensor for param "
+                         "'mgs.residual/fc.weight..fc.bias' (shape [8])");
+  // Any other param left out is an error in a weights file too.
+  ts = kept;
+  ts.pop_back(); // fc.bias
+  EXPECT_FALSE(matchWeights(m, "m.weights", ts).ok());
 }
 
 TEST(Weights, ShapeMismatchNamesBothShapes) {
