@@ -14,9 +14,10 @@ OUT_PREFIX-xp.npy, the float inputs times 1 + 1e-7 noise, for
 scripts/compare_weights.py --noise); a model
 with more than one input, or trained against float targets, is refused
 (exit status 1). The second writes a weights file (the runtime's MGSW0002
-format) of every param: a matrix or kernel uniform in +-1/sqrt(fan-in), a
-vector of ones when it is a scale (".weight", a running variance), else
-zeros. Timing runs need no trained values: the GPU machine makes them so
+format) of every param but the error-feedback residuals (mgs.residual/,
+which the driver starts at zero, as mgsc's files leave them out): a matrix
+or kernel uniform in +-1/sqrt(fan-in), a vector of ones when it is a scale
+(".weight", a running variance), else zeros. Timing runs need no trained values: the GPU machine makes them so
 that the bundle need not carry large weights files.
 """
 import struct
@@ -37,7 +38,8 @@ def manifest(path):
 def write_weights(exe, out):
     rng = np.random.default_rng(0)
     records = []
-    params = [w for w in (line.split() for line in manifest(exe)) if w[0] == "param"]
+    params = [w for w in (line.split() for line in manifest(exe))
+              if w[0] == "param" and not w[1].startswith("mgs.residual/")]
     for w in params:
         name, dims = w[1], [int(d) for d in w[4:4 + int(w[3])]]
         if len(dims) >= 2:

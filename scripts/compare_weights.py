@@ -20,8 +20,8 @@ two float32 devices differ as much as one device from itself.
 
 --initial W0.weights: the weights A, B (and N) started from: their updates
 (A - W0, ...) are compared instead, so that a step that moved a tensor little
-is still checked (its update, not its value, must agree). The residuals
-(mgs.residual/) W0 leaves out, as mgsc's files do, start at zero.
+is still checked (its update, not its value, must agree). A W0 with no
+residual (mgs.residual/), as mgsc writes them, has each of them at zero.
 """
 import argparse
 import os
@@ -60,15 +60,12 @@ def main():
     args = ap.parse_args()
     paths = [args.a, args.b] + [p for p in (args.noise, args.initial) if p]
     files = [read_params(p) for p in paths]
-    if args.initial:  # mgsc's file leaves out the residuals: they start at zero
-        w0, ordered = files[-1], {}
-        for n, t in files[1].items():
-            if n in w0:
-                ordered[n] = w0[n]
-            elif n.startswith("mgs.residual/"):
-                ordered[n] = np.zeros_like(t)
-        ordered.update({n: t for n, t in w0.items() if n not in ordered})
-        files[-1] = ordered
+    w0 = files[-1] if args.initial else {}
+    if w0 and not any(n.startswith("mgs.residual/") for n in w0):
+        # mgsc's file, which leaves out the residuals: they start at zero
+        files[-1] = {n: w0[n] if n in w0 else np.zeros_like(t) for n, t in files[1].items()
+                     if n in w0 or n.startswith("mgs.residual/")}
+        files[-1].update({n: t for n, t in w0.items() if n not in files[-1]})
     if args.exclude:
         files = [{n: t for n, t in d.items() if not re.search(args.exclude, n)} for d in files]
     a, b = files[0], files[1]

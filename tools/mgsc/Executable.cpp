@@ -53,7 +53,8 @@ bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
 
 namespace {
 /// Writes the parameters' initial values (inline ones, or the ONNX
-/// initializers) in the runtime's weights format, in parameter order.
+/// initializers) in the runtime's weights format, in parameter order, but
+/// the error-feedback residuals that start at zero (the driver does).
 bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef path) {
   std::vector<mgs::rt::driver::Tensor> tensors;
   llvm::StringMap<size_t> slot;
@@ -65,7 +66,8 @@ bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef p
     if (mgs::contract::manifest::isResidualName(p.getSymName()))
       if (auto init = p.getInitialValue())
         if (auto dense = dyn_cast<mlir::DenseElementsAttr>(*init);
-            dense && dense.isSplat() && dense.getSplatValue<float>() == 0.0f)
+            dense && dense.getElementType().isF32() && dense.isSplat() &&
+            dense.getSplatValue<APFloat>().isPosZero())
           continue;
     mgs::rt::driver::Tensor &t = tensors.emplace_back();
     t.name = p.getSymName().str();

@@ -25,7 +25,8 @@ bool emitObject(llvm::Module &module, llvm::StringRef path, std::string &error);
 bool link(llvm::StringRef object, llvm::StringRef output, std::string &error);
 
 /// OUT.weights: the parameters' initial values (inline ones, or the ONNX
-/// initializers) in the runtime's weights format, written beside it under a
+/// initializers; not the error-feedback residuals, zero at the start) in the
+/// runtime's weights format, written beside it under a
 /// temporary name and renamed over it by commit() once the executable is
 /// linked, so a failure before leaves no weights without their executable
 /// (nor a previous executable without its own). Dropped unless committed.

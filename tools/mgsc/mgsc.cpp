@@ -701,8 +701,9 @@ int main(int argc, char **argv) {
   if (failed(pm.run(*module)))
     return 1;
 
-  // The weights: every parameter of the step (the communication passes add
-  // residuals), written before the lowering removes the parameters; they get
+  // The weights: every parameter of the step but the error-feedback residuals
+  // the communication passes add (zero at the start: the driver starts them
+  // at zero), written before the lowering removes the parameters; they get
   // their name only with the executable (PendingWeights).
   mgsc::PendingWeights weights;
   if (emit == Emit::Exe) {

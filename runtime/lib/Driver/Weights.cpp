@@ -4,10 +4,11 @@
 // name length, name bytes, u32 rank, i64 dims[rank], float32 data; last, u32
 // zlib's CRC-32 of every byte before it. mgsc writes one entry per param of
 // the manifest but the error-feedback residuals (mgs.residual/..., zero at
-// the start: the driver starts one the file leaves out at zero, which halves
-// a sparsified model's file); the driver reads it at start and writes the
-// trained params, residuals too, in the same format (--save-weights). The first version, "MGSW0001", is the
-// same without the CRC and is still read.
+// the start: the driver starts one the file leaves out at zero, which
+// halves a sparsified model's file); the driver reads it at start and writes
+// the trained params, residuals too, in the same format (--save-weights).
+// The first version, "MGSW0001", is the same without the CRC and is still
+// read.
 //
 //===----------------------------------------------------------------------===//
 
