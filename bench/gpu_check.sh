@@ -188,7 +188,8 @@ gpu_conv_find() {
     MGSRT_CUDNN_FIND=$find MGSRT_CUDNN_ALGOS=any "$B/bin/cnn-omgs-gpu" "${args[@]}" --epochs 5 \
       > "$RUN/cnn-any.log" && accuracy_at_least "$RUN/cnn-any.log" 95 || rc=1
   done
-  if MGSRT_CUDNN_ALGOS=fast "$B/bin/cnn-omgs-gpu" "${args[@]}" --epochs 1 > "$RUN/cnn-bad.log" 2>&1 ||
+  if MGSRT_CUDNN_ALGOS=fast "$B/bin/cnn-omgs-gpu" "${args[@]}" --epochs 1 \
+    > "$RUN/cnn-bad.log" 2>&1 ||
     ! grep -q "MGSRT_CUDNN_ALGOS='fast' is neither 'accurate' nor 'any'" "$RUN/cnn-bad.log"; then
     echo "MGSRT_CUDNN_ALGOS=fast was not refused by name:"
     tail -n 3 "$RUN/cnn-bad.log"

@@ -17,8 +17,9 @@ with more than one input, or trained against float targets, is refused
 format) of every param but the error-feedback residuals (mgs.residual/,
 which the driver starts at zero, as mgsc's files leave them out): a matrix
 or kernel uniform in +-1/sqrt(fan-in), a vector of ones when it is a scale
-(".weight", a running variance), else zeros. Timing runs need no trained values: the GPU machine makes them so
-that the bundle need not carry large weights files.
+(".weight", a running variance), else zeros. Timing runs need no trained
+values: the GPU machine makes them so that the bundle need not carry large
+weights files.
 """
 import struct
 import sys

@@ -457,7 +457,7 @@ int Driver::runCalibration() {
   shuffleForEpoch(order, o.seed, 0);
   auto runStep = [&](int s) {
     int64_t it = s % itersPerEpoch;
-    fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+    fillBatch(data, batchIndices(order, it), m.batchSize);
     if (toDevice(inputs[0]) || toDevice(labels))
       return false;
     // The parameters change as in training (lr from --lr): the times do not

@@ -199,6 +199,10 @@ private:
   };
   BatchStaging staging[2];
   int setupStaging();
+  /// This worker's samples of iteration `it` in the epoch's `order`.
+  const int64_t *batchIndices(const std::vector<int64_t> &order, int64_t it) const {
+    return order.data() + (it * workers + rank) * m.batchSize;
+  }
   /// Fills staging[it % 2] with iteration `it`'s batch of `order`.
   void stageBatch(const std::vector<int64_t> &order, int64_t it);
   /// Copies staging[it % 2] to the input's and the labels' device copies.

@@ -237,8 +237,7 @@ int Driver::setupStaging() {
 
 void Driver::stageBatch(const std::vector<int64_t> &order, int64_t it) {
   const BatchStaging &st = staging[it % 2];
-  fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize, st.input,
-            st.labels);
+  fillBatch(data, batchIndices(order, it), m.batchSize, st.input, st.labels);
 }
 
 int Driver::stagedToDevice(int64_t it) {
@@ -528,7 +527,7 @@ int Driver::runTraining() {
         if (int rc = stagedToDevice(it))
           return rc;
       } else {
-        fillBatch(data, order.data() + (it * workers + rank) * m.batchSize, m.batchSize);
+        fillBatch(data, batchIndices(order, it), m.batchSize);
       }
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));

@@ -349,7 +349,8 @@ mgsrt_status_t rankAlgos(mgsrt_ctx_t *ctx, const char *kernel, int maxCount, Get
 
 /// Picks from cuDNN's ranked results: the first FP32 algorithm the policy
 /// allows whose workspace size cuDNN reports (accurate: deterministic ones
-/// first; any: in cuDNN's order, within anyWorkspaceCap()), else `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
+/// first; any: in cuDNN's order, within anyWorkspaceCap()), else
+/// `fallback`. `wsQuery(algo, &bytes)` asks cuDNN for the workspace.
 template <typename Perf, typename Algo, typename Query>
 mgsrt_status_t pickAlgo(mgsrt_ctx_t *ctx, const char *kernel, const std::vector<Perf> &perf,
                         Algo fallback, Query wsQuery, Algo &algo, size_t &ws) {
