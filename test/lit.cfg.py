@@ -26,22 +26,6 @@ config.substitutions.append(
 # dataset-fashion-mnist, which scripts/setup.sh installs.
 config.substitutions.append(("%fashion_mnist", "/usr/share/datasets/fashion-mnist"))
 
-# oneDNN's bfloat16 kernels (mgsc --precision bf16) need AVX-512 (avx512_core:
-# F, BW, VL, DQ); tests that train in bfloat16 REQUIRE this feature, as the GPU
-# tests require a GPU, and test/e2e/precision-bf16-isa.test checks the error
-# a CPU without them gets.
-def cpu_flags():
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("flags"):
-                    return set(line.split(":", 1)[1].split())
-    except OSError:
-        pass
-    return set()
-if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= cpu_flags():
-    config.available_features.add("cpu-bf16")
-
 # The runtime's MPI check runs under mpirun (test/runtime/mpi.test).
 config.substitutions.append(
     ("%mgsrt_mpi_check", os.path.join(config.mgs_tools_dir, "mgsrt_mpi_check")))

@@ -217,7 +217,9 @@ enum { MGSRT_VALUES_F32 = 0, MGSRT_VALUES_F16 = 1, MGSRT_VALUES_BF16 = 2 };
  *   F32:  float32 operands and accumulation.
  *   BF16: mixed precision: the operands (inputs and incoming gradients) are
  *         rounded to bfloat16 (to nearest, ties to even), the products are
- *         accumulated in float32 and the result is float32.
+ *         accumulated in float32 and the result is float32. Products of
+ *         bfloat16 values are exact in float32 too, so a CPU without oneDNN's
+ *         bfloat16 kernels computes on rounded float32 copies.
  *   F16:  the same with the operands rounded to IEEE half (to nearest, ties to
  *         even; above 65504 to infinity, small values to half's subnormals or
  *         zero). Products of halves are exact in float32, so on a CPU without
@@ -225,6 +227,14 @@ enum { MGSRT_VALUES_F32 = 0, MGSRT_VALUES_F16 = 1, MGSRT_VALUES_BF16 = 2 };
  *         the same results. Gradients that underflow half need a loss scale
  *         (mgsrt_ctx_set_loss_scale). */
 enum { MGSRT_PRECISION_F32 = 0, MGSRT_PRECISION_BF16 = 1, MGSRT_PRECISION_F16 = 2 };
+
+/* Whether the context's GEMMs, matmuls and convolutions compute in
+ * `precision`'s own arithmetic (1), or in float32 on operands rounded to it
+ * (0: the same products, float32 accumulation as above, without the speed):
+ * on a CPU, half always, bfloat16 where oneDNN has no bfloat16 kernels (they
+ * need AVX-512; DNNL_MAX_CPU_ISA can withhold them); on a GPU, both for now.
+ * float32 is 1; a value that is not an MGSRT_PRECISION_* is -1. */
+MGSRT_EXPORT int mgsrt_ctx_precision_native(const mgsrt_ctx_t *ctx, int precision);
 
 /* Gemm: Y = alpha * op(A) op(B) + beta * C.  desc: [M, N, K, trans_a, trans_b,
  *   alpha_bits, beta_bits, c0, c1, precision]

@@ -5,8 +5,7 @@
 // widened back to float32 on arrival. Shared by the CPU collectives
 // (CommCAPI.cpp) and the GPU's staged ones (StagedCollectives.cpp), which pack
 // on the host; NCCL's convert on the device (NCCL/NcclKernels.cu) with the
-// same rounding. (GCC 12 has no bfloat16 arithmetic type: bfloat16 is
-// converted by its bits here.)
+// same rounding (Support/Rounding.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +13,7 @@
 #define MGSRT_COMM_WIREVALUES_H
 
 #include "mgsrt/mgsrt.h"
+#include "Support/Rounding.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -25,22 +25,6 @@ enum class WireValues { F32 = MGSRT_VALUES_F32, F16 = MGSRT_VALUES_F16, BF16 = M
 
 /// Bytes of one value on the wire.
 inline size_t wireBytes(WireValues w) { return w == WireValues::F32 ? 4 : 2; }
-
-/// x as bfloat16 bits, rounded to nearest even; a NaN stays a (quiet) NaN.
-inline uint16_t floatToBf16(float x) {
-  uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if ((u & 0x7fffffffu) > 0x7f800000u)
-    return static_cast<uint16_t>((u >> 16) | 0x40u);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1u)) >> 16);
-}
-
-inline float bf16ToFloat(uint16_t b) {
-  const uint32_t u = static_cast<uint32_t>(b) << 16;
-  float x;
-  std::memcpy(&x, &u, sizeof x);
-  return x;
-}
 
 /// k values into their wire form at `out` (k * wireBytes(w) bytes).
 inline void packValues(WireValues w, const float *in, void *out, size_t k) {

@@ -473,11 +473,20 @@ int Driver::runTraining() {
     std::printf("1 process, %d thread(s) (set OMP_NUM_THREADS to change: sums then round in "
                 "another order, so the figures differ a little)\n",
                 omp_get_max_threads());
-  if (m.precision != MGSRT_PRECISION_F32)
+  if (m.precision != MGSRT_PRECISION_F32) {
+    const char *format = m.precision == MGSRT_PRECISION_F16 ? "half" : "bfloat16";
     std::printf("precision %s: GEMMs, matmuls and convolutions on %s operands, float32 "
                 "accumulation; weights, gradients and optimizer state float32\n",
-                m.precision == MGSRT_PRECISION_F16 ? "f16" : "bf16",
-                m.precision == MGSRT_PRECISION_F16 ? "half" : "bfloat16");
+                m.precision == MGSRT_PRECISION_F16 ? "f16" : "bf16", format);
+    if (!mgsrt_ctx_precision_native(ctx, m.precision))
+      std::printf("  %s: float32 kernels on operands rounded to %s, the same products "
+                  "without %s arithmetic's speed\n",
+                  mgsrt_ctx_device(ctx) == MGSRT_DEVICE_CUDA ? "on this GPU, for now"
+                  : m.precision == MGSRT_PRECISION_F16
+                      ? "this CPU has no half kernels"
+                      : "oneDNN has no bfloat16 kernels for this CPU (they need AVX-512)",
+                  format, format);
+  }
   if (int rc = setupLossScale())
     return rc;
   if (o.optimizer == Optimizer::AdamW)

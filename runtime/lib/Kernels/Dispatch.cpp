@@ -7,6 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Kernels/CPU/RoundedOperands.h"
 #include "Support/Common.h"
 #include "Support/KernelList.h"
 
@@ -108,6 +109,22 @@ mgsrt_status_t mgsrt_ctx_set_device(mgsrt_ctx_t *ctx, int device, int ordinal) {
 }
 
 int mgsrt_ctx_device(const mgsrt_ctx_t *ctx) { return ctx ? ctx->device : MGSRT_DEVICE_CPU; }
+
+int mgsrt_ctx_precision_native(const mgsrt_ctx_t *ctx, int precision) {
+  switch (precision) {
+  case MGSRT_PRECISION_F32:
+    return 1;
+  case MGSRT_PRECISION_BF16:
+  case MGSRT_PRECISION_F16:
+    // A GPU rounds the operands of both (Device.h's roundedOperands).
+    if (mgsrt_ctx_device(ctx) == MGSRT_DEVICE_CUDA)
+      return 0;
+    return cpu::nativePrecision(precision == MGSRT_PRECISION_BF16 ? Precision::BF16
+                                                                  : Precision::F16);
+  default:
+    return -1;
+  }
+}
 
 namespace {
 /// mgsrt_alloc (`host` false: the device's memory) and mgsrt_host_alloc

@@ -122,7 +122,7 @@ inline double descF64(const int64_t *desc, int index) {
 /// multiplies (MGSRT_PRECISION_*); it accumulates in float32 either way.
 enum class Precision : uint8_t { F32, BF16, F16 };
 
-/// An operand such a kernel rounds (HalfOperands.h on the CPU, Device.h's
+/// An operand such a kernel rounds (RoundedOperands.h on the CPU, Device.h's
 /// roundedOperands on a GPU): its pointer, replaced by the rounded copy's,
 /// and its element count (0: not read, the pointer left as it is).
 struct RoundedOperand {

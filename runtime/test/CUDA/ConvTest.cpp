@@ -110,7 +110,6 @@ TEST_F(GpuConv, MatchesCpu) {
 // bfloat16 and half (roundedOperands: the operands rounded, then the
 // float32 kernels): the CPU's arithmetic, so the same tolerance.
 TEST_F(GpuConv, Bf16MatchesCpu) {
-  SKIP_WITHOUT_BF16_KERNELS();
   for (const ConvCase &cc : cases()) {
     std::vector<int64_t> desc = bf16Desc(cc.desc());
     checkCase(cpu, gpu, cc, desc.data());

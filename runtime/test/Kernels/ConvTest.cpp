@@ -190,7 +190,6 @@ void expectFloat32OnRoundedOperands(const ConvCase &cc, const RoundedPrecision &
 }
 
 TEST_P(ConvTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
   expectFloat32OnRoundedOperands(GetParam(), kBf16);
 }
 

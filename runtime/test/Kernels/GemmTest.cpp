@@ -2,6 +2,8 @@
 
 #include "TestUtil.h"
 
+#include <cfloat>
+
 using namespace mgsrt_test;
 
 namespace {
@@ -114,7 +116,6 @@ void expectFloat32OnRoundedOperands(const GemmCase &c, const RoundedPrecision &p
 }
 
 TEST_P(GemmTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
   expectFloat32OnRoundedOperands(GetParam(), kBf16);
 }
 
@@ -132,23 +133,22 @@ INSTANTIATE_TEST_SUITE_P(
                       GemmCase{1, 6, 9, true, false, 1.0, 0.0, 1, 6},
                       GemmCase{8, 10, 16, false, true, 1.0, 1.0, 1, 10}));
 
-// A half gemm's operands are rounded as IEEE half is (to nearest, ties to
-// even, past 65504 to infinity, half's subnormals below 2^-14): Y = A * 1
-// shows A as rounded (the same value; a zero's sign aside) against the compiler's own conversion,
-// on the edge cases and on 2^20 bit patterns spread over every float.
-TEST(GemmTest, F16RoundsOperandsAsIeeeHalf) {
-  std::vector<float> a = {0.0f, -0.0f, 1.0f, 65504.0f, 65519.996f, 65520.0f, 65536.0f, 1e30f,
-                          INFINITY, -INFINITY, 0x1p-14f, 0x1.ffcp-15f, 0x1p-24f, 0x1p-25f,
-                          0x1.000002p-25f, 0x1.8p-24f, 0x1.002p0f, 0x1.006p0f, 0x1.001p0f,
-                          0x1.003p0f, -0x1.7fep-3f, 3.14159265f, 1e-8f, -1e-7f, NAN};
+// A reduced-precision gemm's operands are rounded as `reference` rounds: Y =
+// A * 1 shows A as rounded (the same value; a zero's sign aside), on `edges`
+// and on 2^20 bit patterns spread over every float. `skip` leaves out the
+// values a reference does not speak for.
+void expectRoundsAs(int64_t precision, std::vector<float> a, float (*reference)(float),
+                    const char *name, bool (*skip)(float) = nullptr) {
   for (uint32_t i = 0; i < (1u << 20); ++i) {
     const uint32_t u = i * 4093u + (i << 12); // every exponent, many fractions
     float x;
     std::memcpy(&x, &u, sizeof x);
     a.push_back(x);
   }
+  if (skip)
+    a.erase(std::remove_if(a.begin(), a.end(), skip), a.end());
   const int64_t m = static_cast<int64_t>(a.size());
-  const int64_t desc[] = {m, 1, 1, 0, 0, bits(1.0), bits(0.0), 0, 0, MGSRT_PRECISION_F16};
+  const int64_t desc[] = {m, 1, 1, 0, 0, bits(1.0), bits(0.0), 0, 0, precision};
   float one = 1.0f;
   std::vector<float> y(a.size());
   void *bufs[] = {a.data(), &one, nullptr, y.data()};
@@ -156,13 +156,65 @@ TEST(GemmTest, F16RoundsOperandsAsIeeeHalf) {
   ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc, bufs));
   int64_t wrong = 0;
   for (size_t i = 0; i < a.size(); ++i) {
-    const float want = roundHalf(a[i]);
+    const float want = reference(a[i]);
     const bool same = std::isnan(want) ? std::isnan(y[i]) : want == y[i]; // +0 == -0
     if (!same && ++wrong <= 5)
       ADD_FAILURE() << "A = " << a[i] << " (" << std::hexfloat << a[i] << "): got " << y[i]
-                    << ", IEEE half " << want << std::defaultfloat;
+                    << ", " << name << " " << want << std::defaultfloat;
   }
   EXPECT_EQ(wrong, 0);
+}
+
+// Half: to nearest, ties to even, past 65504 to infinity, half's subnormals
+// below 2^-14; against the compiler's own conversion.
+TEST(GemmTest, F16RoundsOperandsAsIeeeHalf) {
+  expectRoundsAs(MGSRT_PRECISION_F16,
+                 {0.0f, -0.0f, 1.0f, 65504.0f, 65519.996f, 65520.0f, 65536.0f, 1e30f, INFINITY,
+                  -INFINITY, 0x1p-14f, 0x1.ffcp-15f, 0x1p-24f, 0x1p-25f, 0x1.000002p-25f,
+                  0x1.8p-24f, 0x1.002p0f, 0x1.006p0f, 0x1.001p0f, 0x1.003p0f, -0x1.7fep-3f,
+                  3.14159265f, 1e-8f, -1e-7f, NAN},
+                 roundHalf, "IEEE half");
+}
+
+/// x rounded to bfloat16 by arithmetic, not by its bits: the nearest multiple
+/// of bfloat16's spacing in x's binade (2^-133 below 2^-126), ties to even
+/// (nearbyint in the default rounding mode, in double, where x / spacing is
+/// exact), past bfloat16's largest finite value (0x1.fep127) to infinity.
+float bf16ByArithmetic(float x) {
+  if (!std::isfinite(x) || x == 0.0f)
+    return x;
+  const double spacing = std::ldexp(1.0, std::max(std::ilogb(x), -126) - 7);
+  const double r = std::nearbyint(static_cast<double>(x) / spacing) * spacing;
+  return std::fabs(r) > 0x1.fep127 ? std::copysign(INFINITY, x) : static_cast<float>(r);
+}
+
+// bfloat16: to nearest, ties to even, past 0x1.fep127 to infinity, float's
+// subnormals to bfloat16's; NaN stays NaN. Where this CPU has oneDNN's
+// bfloat16 kernels, their conversion (AVX-512 BF16's) takes float's
+// subnormals as zero, so those are left out there; otherwise (the operands
+// rounded for the float32 kernels) every float counts.
+TEST(GemmTest, Bf16RoundsOperandsToNearestEven) {
+  Ctx ctx;
+  const int native = mgsrt_ctx_precision_native(ctx, MGSRT_PRECISION_BF16);
+  ASSERT_TRUE(native == 0 || native == 1);
+  expectRoundsAs(MGSRT_PRECISION_BF16,
+                 {0.0f, -0.0f, 1.0f, 0x1.01p0f, 0x1.03p0f, 0x1.008p0f, 0x1.018p0f,
+                  0x1.008002p0f, -0x1.fep127f, 0x1.fefffep127f, 0x1.ffp127f, FLT_MAX, INFINITY,
+                  -INFINITY, 0x1p-126f, 0x1.01p-126f, 0x1.008p-127f, 0x1p-133f, 0x1p-134f,
+                  0x1.8p-134f, 0x1p-149f, 3.14159265f, 1e-8f, -1e-7f, NAN},
+                 bf16ByArithmetic, "bfloat16",
+                 native ? +[](float x) { return std::fpclassify(x) == FP_SUBNORMAL; } : nullptr);
+}
+
+// Which precisions a CPU context computes in its own arithmetic: float32
+// always, half never (no CPU kernels of it), bfloat16 where oneDNN has
+// kernels; not a precision: -1.
+TEST(GemmTest, PrecisionNativeSaysWhatTheCpuComputesIn) {
+  Ctx ctx;
+  EXPECT_EQ(mgsrt_ctx_precision_native(ctx, MGSRT_PRECISION_F32), 1);
+  EXPECT_EQ(mgsrt_ctx_precision_native(ctx, MGSRT_PRECISION_F16), 0);
+  EXPECT_EQ(mgsrt_ctx_precision_native(ctx, 3), -1);
+  EXPECT_EQ(mgsrt_ctx_precision_native(nullptr, MGSRT_PRECISION_F32), 1);
 }
 
 TEST(GemmTest, LargeProductMatchesReference) {
@@ -340,7 +392,6 @@ void MatmulTest::expectFloat32OnRoundedOperands(const RoundedPrecision &p) {
 }
 
 TEST_P(MatmulTest, Bf16IsFloat32OnRoundedOperands) {
-  SKIP_WITHOUT_BF16_KERNELS();
   expectFloat32OnRoundedOperands(kBf16);
 }
 

@@ -89,24 +89,6 @@ inline std::vector<int64_t> bf16Desc(std::vector<int64_t> desc,
   return desc;
 }
 
-/// Whether oneDNN has bfloat16 kernels on this CPU (they need AVX-512): a
-/// 1x1x1 bfloat16 gemm does not answer MGSRT_ERROR_UNAVAILABLE.
-inline bool hasBf16Kernels() {
-  Ctx ctx;
-  const int64_t desc[] = {1, 1, 1, 0, 0, bits(1.0), bits(0.0), 0, 0, MGSRT_PRECISION_BF16};
-  float a = 1, b = 1, y = 0;
-  void *bufs[] = {&a, &b, nullptr, &y};
-  return mgsrt_gemm_fwd(ctx, desc, bufs) != MGSRT_ERROR_UNAVAILABLE;
-}
-
-/// Skips a bfloat16 test on a CPU without the kernels, saying so (their
-/// absence is an error of its own: test/e2e/precision-bf16-isa.test).
-#define SKIP_WITHOUT_BF16_KERNELS()                                                      \
-  do {                                                                                   \
-    if (!mgsrt_test::hasBf16Kernels())                                                   \
-      GTEST_SKIP() << "oneDNN has no bfloat16 kernels on this CPU (no AVX-512)";        \
-  } while (0)
-
 /// The largest |a_i - b_i|.
 inline double maxAbsDiff(const std::vector<float> &a, const std::vector<float> &b) {
   double m = 0;

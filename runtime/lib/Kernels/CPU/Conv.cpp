@@ -12,7 +12,7 @@
 #include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
 #include "Kernels/CPU/Dnnl.h"
-#include "Kernels/CPU/HalfOperands.h"
+#include "Kernels/CPU/RoundedOperands.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -72,7 +72,7 @@ bool useBlockedLayouts() {
 //===----------------------------------------------------------------------===//
 
 using cpu::DnnlEnv;
-using cpu::halfOperands;
+using cpu::roundedOperands;
 
 DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return cpu::dnnlEnv(ctx); }
 
@@ -157,8 +157,8 @@ struct Mds {
 };
 
 /// A direction's operands: which of src, weights and dst it reads (they are
-/// bfloat16 inside the primitive when the convolution's precision is bf16;
-/// what it writes stays float32).
+/// bfloat16 inside the primitive when the convolution's precision is bf16
+/// and oneDNN has bfloat16 kernels; what it writes stays float32).
 enum class Reads { Fwd, BwdData, BwdWeights };
 
 Mds makeMds(const ConvParams &p, const ConvShapes &s, Reads reads) {
@@ -167,7 +167,7 @@ Mds makeMds(const ConvParams &p, const ConvShapes &s, Reads reads) {
   m.dst = {s.dst, dt::f32, plainDataTag(p.s)};
   m.weights = {s.weights, dt::f32, plainWeightsTag(p.s, p.g > 1)};
   m.bias = {s.bias, dt::f32, tag::x};
-  const bool bf16 = p.precision == Precision::BF16;
+  const bool bf16 = cpu::nativeBf16(p.precision);
   auto type = [&](bool read) { return bf16 && read ? dt::bf16 : dt::f32; };
   const dt srcType = type(reads != Reads::BwdData), weightsType = type(reads != Reads::BwdWeights),
            dstType = type(reads != Reads::Fwd);
@@ -245,14 +245,13 @@ std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl:
 // Kernels
 //===----------------------------------------------------------------------===//
 
-/// Half precision: points the direction's two operands (`first`, `second`,
-/// what the primitive reads) at copies rounded to half; nothing otherwise.
-mgsrt_status_t halfReads(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
-                         void *&first, int64_t firstCount, void *&second, int64_t secondCount) {
-  if (p.precision != Precision::F16)
-    return MGSRT_OK;
+/// A precision this CPU does not compute in (half; bfloat16 without oneDNN's
+/// kernels): points the direction's two operands (`first`, `second`, what
+/// the primitive reads) at rounded copies; nothing otherwise.
+mgsrt_status_t roundedReads(mgsrt_ctx_t *ctx, const char *kernel, const ConvParams &p,
+                            void *&first, int64_t firstCount, void *&second, int64_t secondCount) {
   const float *a = static_cast<const float *>(first), *b = static_cast<const float *>(second);
-  if (halfOperands(ctx, kernel, {{a, firstCount}, {b, secondCount}}))
+  if (roundedOperands(ctx, kernel, p.precision, {{a, firstCount}, {b, secondCount}}))
     return ctx->status;
   first = const_cast<float *>(a);
   second = const_cast<float *>(b);
@@ -275,7 +274,7 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   if (!step)
     step = makeFwd(p, bias, env.engine);
   void *ptrs[4] = {bufs[0], bufs[1], bufs[3], bufs[2]};
-  if (halfReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.weightCount()))
+  if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.weightCount()))
     return ctx->status;
   step->run(env.stream, ptrs);
   return MGSRT_OK;
@@ -295,7 +294,7 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
   if (!cache.bwdData)
     cache.bwdData = makeBwdData(p, env.engine);
   void *ptrs[3] = {bufs[0], bufs[1], bufs[2]};
-  if (halfReads(ctx, kernel, p, ptrs[0], p.dstCount(), ptrs[1], p.weightCount()))
+  if (roundedReads(ctx, kernel, p, ptrs[0], p.dstCount(), ptrs[1], p.weightCount()))
     return ctx->status;
   cache.bwdData->run(env.stream, ptrs);
   return MGSRT_OK;
@@ -321,7 +320,7 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   if (!step)
     step = makeBwdWeights(p, bias, env.engine);
   void *ptrs[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
-  if (halfReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
+  if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
     return ctx->status;
   step->run(env.stream, ptrs);
   return MGSRT_OK;
@@ -334,8 +333,9 @@ mgsrt_status_t runDnnlKernel(mgsrt_ctx_t *ctx, const char *kernel, const int64_t
   return runKernel(ctx, kernel, desc, bufs, [&] {
     using F = mgs::contract::ConvDesc;
     const int64_t s = desc[F::SpatialRank];
-    const bool bf16 =
-        s >= 1 && s <= 3 && desc[F::at(F::Precision, s)] == MGSRT_PRECISION_BF16;
+    const bool bf16 = s >= 1 && s <= 3 &&
+                      desc[F::at(F::Precision, s)] == MGSRT_PRECISION_BF16 &&
+                      cpu::hasBf16Kernels();
     return cpu::catchDnnl(ctx, kernel, body, bf16);
   });
 }

@@ -3,15 +3,15 @@
 // float32: dnnl_sgemm. bfloat16 (MGSRT_PRECISION_BF16): oneDNN's matmul
 // primitive on bfloat16 copies of the operands (reorders), accumulating and
 // writing float32; the primitives and the copies are cached per shape. Half
-// (MGSRT_PRECISION_F16): the float32 path on copies of the operands rounded
-// to half (HalfOperands.h).
+// (MGSRT_PRECISION_F16), and bfloat16 where oneDNN has no bfloat16 kernels:
+// the float32 path on copies of the operands rounded (RoundedOperands.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
 #include "Descriptors/GemmDesc.h"
 #include "Kernels/CPU/Dnnl.h"
-#include "Kernels/CPU/HalfOperands.h"
+#include "Kernels/CPU/RoundedOperands.h"
 
 #include <dnnl.h>
 
@@ -24,7 +24,7 @@
 #include <vector>
 
 using namespace mgs::rt;
-using mgs::rt::cpu::halfOperands;
+using mgs::rt::cpu::roundedOperands;
 using mgs::rt::cpu::sgemm;
 
 bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
@@ -203,9 +203,8 @@ mgsrt_status_t gemmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *b = static_cast<const float *>(bufs[1]);
   const float *c = static_cast<const float *>(bufs[2]);
   float *y = static_cast<float *>(bufs[3]);
-  const bool bf16 = g.precision == Precision::BF16;
-  if (g.precision == Precision::F16 &&
-      halfOperands(ctx, kernel, {{a, g.m * g.k}, {b, g.k * g.n}}))
+  const bool bf16 = cpu::nativeBf16(g.precision);
+  if (roundedOperands(ctx, kernel, g.precision, {{a, g.m * g.k}, {b, g.k * g.n}}))
     return ctx->status;
   float beta = 0.0f;
   if (g.hasC) {
@@ -236,10 +235,10 @@ mgsrt_status_t gemmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *b = static_cast<const float *>(bufs[1]);
   const float *dy = static_cast<const float *>(bufs[2]);
   const int64_t m = g.m, n = g.n, k = g.k;
-  const bool bf16 = g.precision == Precision::BF16;
+  const bool bf16 = cpu::nativeBf16(g.precision);
   const float *dySum = dy; // dC sums dY as it is; the products may read it rounded
-  if (g.precision == Precision::F16 && (da || db) &&
-      halfOperands(ctx, kernel, {{a, db ? m * k : 0}, {b, da ? k * n : 0}, {dy, m * n}}))
+  if ((da || db) && roundedOperands(ctx, kernel, g.precision,
+                                    {{a, db ? m * k : 0}, {b, da ? k * n : 0}, {dy, m * n}}))
     return ctx->status;
   // With opA = op(A) (M x K) and opB = op(B) (K x N):
   //   d opA = alpha dY opB^T,  d opB = alpha opA^T dY.
@@ -316,9 +315,9 @@ mgsrt_status_t matmulFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const int64_t m = d.m, k = d.k, n = d.n;
   if (d.outCount == 0)
     return MGSRT_OK;
-  const bool bf16 = d.precision == Precision::BF16;
-  if (d.precision == Precision::F16 &&
-      halfOperands(ctx, kernel, {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n}}))
+  const bool bf16 = cpu::nativeBf16(d.precision);
+  if (roundedOperands(ctx, kernel, d.precision,
+                      {{lhs, d.lhsCount * m * k}, {rhs, d.rhsCount * k * n}}))
     return ctx->status;
   if (d.rhsCount == 1 && d.lhsCount == d.outCount && !d.tl) {
     // One rhs for every batch: the batches stack into one (B*M) x K matrix.
@@ -361,11 +360,11 @@ mgsrt_status_t matmulBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   if (d.outCount == 0)
     return MGSRT_OK;
   const float betaL = lhsOwn ? 0.0f : 1.0f, betaR = rhsOwn ? 0.0f : 1.0f;
-  const bool bf16 = d.precision == Precision::BF16;
-  if (d.precision == Precision::F16 &&
-      halfOperands(ctx, kernel, {{lhs, dr ? d.lhsCount * m * k : 0},
-                                 {rhs, dl ? d.rhsCount * k * n : 0},
-                                 {dout, d.outCount * m * n}}))
+  const bool bf16 = cpu::nativeBf16(d.precision);
+  if (roundedOperands(ctx, kernel, d.precision,
+                      {{lhs, dr ? d.lhsCount * m * k : 0},
+                       {rhs, dl ? d.rhsCount * k * n : 0},
+                       {dout, d.outCount * m * n}}))
     return ctx->status;
   const int64_t bm = d.outCount * m;
   std::vector<int64_t> li, ri;
