@@ -26,6 +26,11 @@ config.substitutions.append(
 # dataset-fashion-mnist, which scripts/setup.sh installs.
 config.substitutions.append(("%fashion_mnist", "/usr/share/datasets/fashion-mnist"))
 
+# The runtime's kernel tests (GoogleTest), run again under another environment
+# (test/runtime/bf16-rounded-kernels.test).
+config.substitutions.append(
+    ("%mgsrt_kernel_tests",
+     os.path.join(config.mgs_obj_root, "test", "unit", "MGSRuntimeKernelTests")))
 # The runtime's MPI check runs under mpirun (test/runtime/mpi.test).
 config.substitutions.append(
     ("%mgsrt_mpi_check", os.path.join(config.mgs_tools_dir, "mgsrt_mpi_check")))

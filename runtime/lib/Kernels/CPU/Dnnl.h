@@ -28,8 +28,9 @@ inline DnnlEnv &dnnlEnv(mgsrt_ctx_t *ctx) {
 }
 
 /// Runs `body`, turning a dnnl::error into the kernel's backend error. With
-/// `bf16` (bfloat16 operands), oneDNN having no kernel means this CPU has
-/// none for bfloat16 (oneDNN's need AVX-512), which the error says.
+/// `bf16` (oneDNN's bfloat16 primitives, which this CPU has: a CPU without
+/// them rounds the operands for float32 ones instead, RoundedOperands.h),
+/// oneDNN having no kernel means none for this shape, which the error says.
 template <typename Body>
 mgsrt_status_t catchDnnl(mgsrt_ctx_t *ctx, const char *kernel, Body &&body, bool bf16 = false) {
   try {
@@ -37,8 +38,8 @@ mgsrt_status_t catchDnnl(mgsrt_ctx_t *ctx, const char *kernel, Body &&body, bool
   } catch (const dnnl::error &e) {
     if (bf16 && e.status == dnnl_unimplemented)
       return ctx->fail(MGSRT_ERROR_UNAVAILABLE,
-                       strCat(kernel, ": oneDNN has no bfloat16 kernel for this CPU (it needs "
-                                      "AVX-512); compile with --precision f32"));
+                       strCat(kernel, ": oneDNN has no bfloat16 kernel for this shape on this "
+                                      "CPU; compile with --precision f32"));
     return ctx->fail(MGSRT_ERROR_BACKEND, strCat(kernel, ": oneDNN: ", e.what(), " (status ",
                                                  static_cast<int>(e.status), ")"));
   }
