@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include <cfloat>
+#include <tuple>
 
 using namespace mgsrt_test;
 
@@ -226,6 +227,47 @@ TEST(GemmTest, LargeProductMatchesReference) {
   void *bufs[] = {a.data(), b.data(), cm.data(), y.data()};
   ASSERT_OK(ctx, mgsrt_gemm_fwd(ctx, desc.data(), bufs));
   expectClose(y, gemmRef(c, a, b, cm), 1e-4, 1e-4, "Y");
+}
+
+// Weight gradients whose operands' rows are a multiple of 2 KB apart
+// (and large): cpu::sgemm copies them into padded rows first (Gemm.cpp's
+// padStrides). dB = alpha A^T dY (the padded form; dA = alpha dY B^T, checked
+// too, is not) against double sums, at a shape with both of dB's operands
+// padded (A 512 x 512, dY 512 x 1024) and one with only dY (A 300 x 256), and
+// a batched matmul's broadcast weight (its lhs stacked: one 256 x 512 x 256
+// GEMM, dOut padded). The sizes are well over padStrides' 64 Ki floats.
+TEST(GemmTest, WeightGradientsOfPowerOfTwoStridesMatchDoubleSums) {
+  Ctx ctx;
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{512, 512, 1024}, {300, 256, 1024}}) {
+    SCOPED_TRACE("M " + std::to_string(m));
+    GemmCase c{m, n, k, false, false, 0.5, 0.0, 0, 0};
+    auto desc = gemmDesc(c);
+    std::vector<float> a = randomVec(m * k), b = randomVec(k * n), dy = randomVec(m * n);
+    std::vector<float> da(m * k, NAN), db(k * n, NAN);
+    void *bufs[] = {a.data(), b.data(), dy.data(), da.data(), db.data(), nullptr};
+    ASSERT_OK(ctx, mgsrt_gemm_bwd(ctx, desc.data(), bufs));
+    std::vector<double> wantDb(k * n, 0.0), wantDa(m * k, 0.0);
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t p = 0; p < k; ++p)
+        for (int64_t j = 0; j < n; ++j) {
+          wantDb[p * n + j] += 0.5 * a[i * k + p] * dy[i * n + j];
+          wantDa[i * k + p] += 0.5 * dy[i * n + j] * b[p * n + j];
+        }
+    expectClose(db, wantDb, 1e-4, 1e-4, "dB");
+    expectClose(da, wantDa, 1e-4, 1e-4, "dA");
+  }
+  // matmul: lhs 2 x 128 x 256 (stacked to 256 x 256), rhs 256 x 512 shared.
+  const int64_t desc[] = {1, 2, 2, 1, 128, 256, 512, 0, 0, MGSRT_PRECISION_F32};
+  std::vector<float> l = randomVec(2 * 128 * 256), r = randomVec(256 * 512),
+                     dout = randomVec(2 * 128 * 512), dr(256 * 512, NAN);
+  void *bufs[] = {l.data(), r.data(), dout.data(), nullptr, dr.data()};
+  ASSERT_OK(ctx, mgsrt_matmul_bwd(ctx, desc, bufs));
+  std::vector<double> want(256 * 512, 0.0);
+  for (int64_t i = 0; i < 256; ++i)
+    for (int64_t p = 0; p < 256; ++p)
+      for (int64_t j = 0; j < 512; ++j)
+        want[p * 512 + j] += double(l[i * 256 + p]) * dout[i * 512 + j];
+  expectClose(dr, want, 1e-4, 1e-4, "dR");
 }
 
 TEST(GemmTest, EmptyInnerDimension) {

@@ -2,6 +2,7 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mgsrt_test;
@@ -145,6 +146,57 @@ TEST_P(GruTest, AbsentGradientsAreZero) {
   auto withZeros = backward(false), withNulls = backward(true);
   for (int k = 1; k < 4; ++k)
     EXPECT_EQ(withZeros[k], withNulls[k]) << "gradient " << k;
+}
+
+// At H = 512 (gates 1536 floats apart) over 2 x 40 steps the recurrent
+// weights' gradient GEMMs read their gate gradients through padded copies
+// (Gemm.cpp's padStrides), without linear_before_reset 2H and H of every row
+// of 3H; each sample alone (39 or 40 rows: 61,440 floats at most)
+// is under the size that pads (padStrides' 64 Ki floats; a change there must
+// keep this test on both sides of it). The weights' gradients over the batch
+// are the sums of each sample's.
+TEST(GruWide, WeightGradientsAreTheSamplesSums) {
+  Ctx ctx;
+  const GruCase c{40, 2, 8, 512, false};
+  const int64_t T = c.t, N = c.n, I = c.i, H = c.h;
+  GruData d(c);
+  d.r = randomVec(3 * H * H, -0.04f, 0.04f); // contracting: no exploding gradients
+  std::vector<float> cy = randomVec(T * N * H), ch = randomVec(N * H);
+  auto backward = [&](GruData &data, std::vector<float> &dy, std::vector<float> &dh) {
+    GruOut o = forward(ctx, data);
+    std::vector<std::vector<float>> g{std::vector<float>(data.x.size()),
+                                      std::vector<float>(data.w.size()),
+                                      std::vector<float>(data.r.size()),
+                                      std::vector<float>(data.b.size())};
+    auto desc = data.desc();
+    void *bufs[] = {data.x.data(), data.w.data(), data.r.data(), o.y.data(), o.saved.data(),
+                    dy.data(),     dh.data(),     g[0].data(),   g[1].data(), g[2].data(),
+                    g[3].data()};
+    EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
+    return g;
+  };
+  auto whole = backward(d, cy, ch);
+  std::vector<std::vector<double>> sums{std::vector<double>(d.w.size()),
+                                        std::vector<double>(d.r.size()),
+                                        std::vector<double>(d.b.size())};
+  for (int64_t n = 0; n < N; ++n) {
+    GruData one({T, 1, I, H, false});
+    one.w = d.w;
+    one.r = d.r;
+    one.b = d.b;
+    std::vector<float> dy(T * H), dh(ch.begin() + n * H, ch.begin() + (n + 1) * H);
+    for (int64_t t = 0; t < T; ++t) {
+      std::copy_n(d.x.begin() + (t * N + n) * I, I, one.x.begin() + t * I);
+      std::copy_n(cy.begin() + (t * N + n) * H, H, dy.begin() + t * H);
+    }
+    auto g = backward(one, dy, dh);
+    for (int k = 0; k < 3; ++k)
+      for (size_t j = 0; j < sums[k].size(); ++j)
+        sums[k][j] += g[k + 1][j];
+  }
+  expectClose(whole[1], sums[0], 1e-4, 1e-5, "dW");
+  expectClose(whole[2], sums[1], 1e-4, 1e-5, "dR");
+  expectClose(whole[3], sums[2], 1e-4, 1e-5, "dB");
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GruTest,

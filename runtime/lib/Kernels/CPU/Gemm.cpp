@@ -20,6 +20,7 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <new>
 #include <tuple>
 #include <vector>
 
@@ -27,11 +28,76 @@ using namespace mgs::rt;
 using mgs::rt::cpu::roundedOperands;
 using mgs::rt::cpu::sgemm;
 
+namespace {
+
+/// The padded copies of sgemm's operands (see padStrides).
+struct PaddedScratch : KernelCache {
+  std::vector<float> data;
+};
+
+/// dnnl_sgemm (oneDNN 2.6) with op(A) = A^T and B as it is -- a weight
+/// gradient X^T dY -- reads an operand whose rows are a multiple of 2 KB apart
+/// at about half speed on AVX2 (the rows fall into the same cache sets): at
+/// 256 x 1024 x 512 on 2 cores 3.0 ms, 1.8 ms with B (1024 floats a row)
+/// copied into rows 16 floats longer first, copy included. So such an operand
+/// of 64 Ki floats or more is copied: GPT's and an LSTM's weight gradients
+/// then take 0.57-0.83x plain sgemm's time, the other shapes measured within
+/// 1.5% of it. Rows 768 floats apart gained 11% at GPT's 512 rows and lost
+/// 4-14% at ViT's 1040 (the copy's cost grows with the rows), so they stay as
+/// they are, as do the other transpositions, which gain nothing
+/// (runtime/bench/SgemmStridesBench.cpp, bench/results/sgemm-strides-cpu.txt).
+/// The copies hold the same numbers
+/// (oneDNN may sum them in another order, as for any other stride). Nothing
+/// is padded when the scratch cannot grow; it is kept with the context, as
+/// large as the largest operand copied so far.
+void padStrides(mgsrt_ctx_t *ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
+                const float *&a, int64_t &lda, const float *&b, int64_t &ldb) {
+  constexpr int64_t kStride = 512, kPad = 16, kLeast = 64 * 1024;
+  if (!ta || tb)
+    return;
+  // A is k rows of m, B k rows of n.
+  // A's copy (k x m) is paid back over n columns of products: at n = 128 it
+  // lost 7% (an LSTM's input weights, 512 gates x 128 x 320 rows).
+  const bool padA = lda % kStride == 0 && n >= 256 && k * lda >= kLeast;
+  const bool padB = ldb % kStride == 0 && k * ldb >= kLeast;
+  if (!padA && !padB)
+    return;
+  static const int64_t key = 0; // its cache key (no descriptor has this address)
+  PaddedScratch &scratch = getCache<PaddedScratch>(ctx, &key);
+  // Rows kPad floats longer, or twice that where that is a multiple of
+  // kStride again; B's copy starts a whole number of 64-byte lines after A's.
+  auto padded = [](int64_t cols) { return cols + ((cols + kPad) % kStride ? kPad : 2 * kPad); };
+  const int64_t aCount = padA ? (k * padded(m) + kPad - 1) / kPad * kPad : 0;
+  const int64_t bCount = padB ? k * padded(n) : 0;
+  if (scratch.data.size() < static_cast<size_t>(aCount + bCount)) {
+    try {
+      scratch.data.resize(aCount + bCount);
+    } catch (const std::bad_alloc &) {
+      return;
+    }
+  }
+  auto copy = [&](const float *&from, int64_t &ld, int64_t cols, int64_t rows, float *to) {
+    const int64_t stride = padded(cols);
+#pragma omp parallel for if (rows * cols >= kParallelGrain) schedule(static)
+    for (int64_t r = 0; r < rows; ++r)
+      std::memcpy(to + r * stride, from + r * ld, sizeof(float) * cols);
+    from = to;
+    ld = stride;
+  };
+  if (padA)
+    copy(a, lda, m, k, scratch.data.data());
+  if (padB)
+    copy(b, ldb, n, k, scratch.data.data() + aCount);
+}
+
+} // namespace
+
 bool mgs::rt::cpu::sgemm(mgsrt_ctx_t *ctx, const char *kernel, bool ta, bool tb, int64_t m, int64_t n,
            int64_t k, float alpha, const float *a, int64_t lda, const float *b, int64_t ldb,
            float beta, float *c, int64_t ldc) {
   if (m == 0 || n == 0)
     return true;
+  padStrides(ctx, ta, tb, m, n, k, a, lda, b, ldb);
   if (k == 0) {
     // op(A) op(B) is zero; dnnl_sgemm needs k >= 1.
     for (int64_t i = 0; i < m; ++i)
