@@ -21,6 +21,7 @@
 #include <sstream>
 #include <string>
 #include <utility>
+#include <vector>
 
 /// Functions the CPU and CUDA kernels share (the descriptors' per-element
 /// arithmetic): device code too where nvcc compiles them.
@@ -180,6 +181,24 @@ template <typename T> T &getCache(mgsrt_ctx_t *ctx, const int64_t *desc) {
     return *existing;
   slot = std::make_unique<T>();
   return static_cast<T &>(*slot);
+}
+
+/// A float array kept with the context under `key` (an address no
+/// descriptor has: each user's own static), grown to at least `count`
+/// floats; valid until its next call with that key. Null when it cannot grow.
+struct FloatScratch : KernelCache {
+  std::vector<float> data;
+};
+inline float *floatScratch(mgsrt_ctx_t *ctx, const int64_t *key, size_t count) {
+  FloatScratch &scratch = getCache<FloatScratch>(ctx, key);
+  if (scratch.data.size() < count) {
+    try {
+      scratch.data.resize(count);
+    } catch (const std::bad_alloc &) {
+      return nullptr;
+    }
+  }
+  return scratch.data.data();
 }
 
 } // namespace mgs::rt

@@ -38,6 +38,22 @@ GruOut forward(mgsrt_ctx_t *ctx, GruData &d) {
   return o;
 }
 
+/// mgsrt_gru_bwd of `d` after its forward `o`, given the results' gradients
+/// `dy` (null: zero) and `dh`: {dx, dw, dr, db}; dx is not asked for (null,
+/// and left empty) unless `withDx`.
+std::vector<std::vector<float>> backward(mgsrt_ctx_t *ctx, GruData &d, GruOut &o, float *dy,
+                                         float *dh, bool withDx = true) {
+  std::vector<std::vector<float>> g{std::vector<float>(withDx ? d.x.size() : 0),
+                                    std::vector<float>(d.w.size()), std::vector<float>(d.r.size()),
+                                    std::vector<float>(d.b.size())};
+  auto desc = d.desc();
+  void *bufs[] = {d.x.data(),     d.w.data(),  d.r.data(), o.y.data(),
+                  o.saved.data(), dy,          dh,         withDx ? g[0].data() : nullptr,
+                  g[1].data(),    g[2].data(), g[3].data()};
+  EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
+  return g;
+}
+
 /// ONNX's GRU equations in double, gate order z, r, h.
 GruOut reference(const GruData &d) {
   const GruCase &c = d.c;
@@ -110,15 +126,12 @@ TEST_P(GruTest, BackwardMatchesFiniteDifferences) {
     return all;
   };
   GruOut o = forward(ctx, d);
-  std::vector<float> dx(d.x.size()), dw(d.w.size()), dr(d.r.size()), db(d.b.size());
-  auto desc = d.desc();
-  void *bufs[] = {d.x.data(), d.w.data(), d.r.data(), o.y.data(), o.saved.data(), cy.data(),
-                  ch.data(),  dx.data(),  dw.data(),  dr.data(),  db.data()};
-  ASSERT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
-  checkGrad(dx, d.x, weights, outputs, 1e-2, 1e-2, "dx");
-  checkGrad(dw, d.w, weights, outputs, 1e-2, 1e-2, "dw");
-  checkGrad(dr, d.r, weights, outputs, 1e-2, 1e-2, "dr");
-  checkGrad(db, d.b, weights, outputs, 1e-2, 1e-2, "db");
+  auto g = backward(ctx, d, o, cy.data(), ch.data());
+  ASSERT_FALSE(HasFailure()) << "gru_bwd failed";
+  checkGrad(g[0], d.x, weights, outputs, 1e-2, 1e-2, "dx");
+  checkGrad(g[1], d.w, weights, outputs, 1e-2, 1e-2, "dw");
+  checkGrad(g[2], d.r, weights, outputs, 1e-2, 1e-2, "dr");
+  checkGrad(g[3], d.b, weights, outputs, 1e-2, 1e-2, "db");
 }
 
 TEST_P(GruTest, AbsentGradientsAreZero) {
@@ -129,21 +142,8 @@ TEST_P(GruTest, AbsentGradientsAreZero) {
   const GruCase c = d.c;
   GruOut o = forward(ctx, d);
   std::vector<float> zy(c.t * c.n * c.h, 0.0f), ch = randomVec(c.n * c.h);
-  auto desc = d.desc();
-  auto backward = [&](bool nulls) {
-    std::vector<std::vector<float>> g{
-        std::vector<float>(d.x.size()), std::vector<float>(d.w.size()),
-        std::vector<float>(d.r.size()), std::vector<float>(d.b.size())};
-    void *bufs[] = {d.x.data(),     d.w.data(),
-                    d.r.data(),     o.y.data(),
-                    o.saved.data(), nulls ? nullptr : zy.data(),
-                    ch.data(),      nulls ? nullptr : g[0].data(),
-                    g[1].data(),    g[2].data(),
-                    g[3].data()};
-    EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
-    return g;
-  };
-  auto withZeros = backward(false), withNulls = backward(true);
+  auto withZeros = backward(ctx, d, o, zy.data(), ch.data());
+  auto withNulls = backward(ctx, d, o, nullptr, ch.data(), /*withDx=*/false);
   for (int k = 1; k < 4; ++k)
     EXPECT_EQ(withZeros[k], withNulls[k]) << "gradient " << k;
 }
@@ -162,20 +162,11 @@ TEST(GruWide, WeightGradientsAreTheSamplesSums) {
   GruData d(c);
   d.r = randomVec(3 * H * H, -0.04f, 0.04f); // contracting: no exploding gradients
   std::vector<float> cy = randomVec(T * N * H), ch = randomVec(N * H);
-  auto backward = [&](GruData &data, std::vector<float> &dy, std::vector<float> &dh) {
+  auto gradients = [&](GruData &data, std::vector<float> &dy, std::vector<float> &dh) {
     GruOut o = forward(ctx, data);
-    std::vector<std::vector<float>> g{std::vector<float>(data.x.size()),
-                                      std::vector<float>(data.w.size()),
-                                      std::vector<float>(data.r.size()),
-                                      std::vector<float>(data.b.size())};
-    auto desc = data.desc();
-    void *bufs[] = {data.x.data(), data.w.data(), data.r.data(), o.y.data(), o.saved.data(),
-                    dy.data(),     dh.data(),     g[0].data(),   g[1].data(), g[2].data(),
-                    g[3].data()};
-    EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
-    return g;
+    return backward(ctx, data, o, dy.data(), dh.data());
   };
-  auto whole = backward(d, cy, ch);
+  auto whole = gradients(d, cy, ch);
   std::vector<std::vector<double>> sums{std::vector<double>(d.w.size()),
                                         std::vector<double>(d.r.size()),
                                         std::vector<double>(d.b.size())};
@@ -189,7 +180,7 @@ TEST(GruWide, WeightGradientsAreTheSamplesSums) {
       std::copy_n(d.x.begin() + (t * N + n) * I, I, one.x.begin() + t * I);
       std::copy_n(cy.begin() + (t * N + n) * H, H, dy.begin() + t * H);
     }
-    auto g = backward(one, dy, dh);
+    auto g = gradients(one, dy, dh);
     for (int k = 0; k < 3; ++k)
       for (size_t j = 0; j < sums[k].size(); ++j)
         sums[k][j] += g[k + 1][j];

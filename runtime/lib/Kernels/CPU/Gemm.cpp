@@ -20,7 +20,6 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <new>
 #include <tuple>
 #include <vector>
 
@@ -29,11 +28,6 @@ using mgs::rt::cpu::roundedOperands;
 using mgs::rt::cpu::sgemm;
 
 namespace {
-
-/// The padded copies of sgemm's operands (see padStrides).
-struct PaddedScratch : KernelCache {
-  std::vector<float> data;
-};
 
 /// dnnl_sgemm (oneDNN 2.6) with op(A) = A^T and B as it is -- a weight
 /// gradient X^T dY -- reads an operand whose rows are a multiple of 2 KB apart
@@ -46,10 +40,9 @@ struct PaddedScratch : KernelCache {
 /// 4-14% at ViT's 1040 (the copy's cost grows with the rows), so they stay as
 /// they are, as do the other transpositions, which gain nothing
 /// (runtime/bench/SgemmStridesBench.cpp, bench/results/sgemm-strides-cpu.txt).
-/// The copies hold the same numbers
-/// (oneDNN may sum them in another order, as for any other stride). Nothing
-/// is padded when the scratch cannot grow; it is kept with the context, as
-/// large as the largest operand copied so far.
+/// The copies hold the same numbers (oneDNN may sum them in another order, as
+/// for any other stride). Nothing is padded when the scratch cannot grow; it
+/// is kept with the context, as large as the largest operand copied so far.
 void padStrides(mgsrt_ctx_t *ctx, bool ta, bool tb, int64_t m, int64_t n, int64_t k,
                 const float *&a, int64_t &lda, const float *&b, int64_t &ldb) {
   constexpr int64_t kStride = 512, kPad = 16, kLeast = 64 * 1024;
@@ -62,20 +55,15 @@ void padStrides(mgsrt_ctx_t *ctx, bool ta, bool tb, int64_t m, int64_t n, int64_
   const bool padB = ldb % kStride == 0 && k * ldb >= kLeast;
   if (!padA && !padB)
     return;
-  static const int64_t key = 0; // its cache key (no descriptor has this address)
-  PaddedScratch &scratch = getCache<PaddedScratch>(ctx, &key);
+  static const int64_t key = 0; // the padded copies' scratch
   // Rows kPad floats longer, or twice that where that is a multiple of
   // kStride again; B's copy starts a whole number of 64-byte lines after A's.
   auto padded = [](int64_t cols) { return cols + ((cols + kPad) % kStride ? kPad : 2 * kPad); };
   const int64_t aCount = padA ? (k * padded(m) + kPad - 1) / kPad * kPad : 0;
   const int64_t bCount = padB ? k * padded(n) : 0;
-  if (scratch.data.size() < static_cast<size_t>(aCount + bCount)) {
-    try {
-      scratch.data.resize(aCount + bCount);
-    } catch (const std::bad_alloc &) {
-      return;
-    }
-  }
+  float *scratch = floatScratch(ctx, &key, static_cast<size_t>(aCount + bCount));
+  if (!scratch)
+    return;
   auto copy = [&](const float *&from, int64_t &ld, int64_t cols, int64_t rows, float *to) {
     const int64_t stride = padded(cols);
 #pragma omp parallel for if (rows * cols >= kParallelGrain) schedule(static)
@@ -85,9 +73,9 @@ void padStrides(mgsrt_ctx_t *ctx, bool ta, bool tb, int64_t m, int64_t n, int64_
     ld = stride;
   };
   if (padA)
-    copy(a, lda, m, k, scratch.data.data());
+    copy(a, lda, m, k, scratch);
   if (padB)
-    copy(b, ldb, n, k, scratch.data.data() + aCount);
+    copy(b, ldb, n, k, scratch + aCount);
 }
 
 } // namespace

@@ -6,17 +6,10 @@
 #include <dnnl.hpp>
 
 #include <exception>
-#include <new>
-#include <vector>
 
 using namespace mgs::rt;
 
 namespace {
-
-/// The rounded copies of the running kernel's operands.
-struct RoundedScratch : KernelCache {
-  std::vector<float> data;
-};
 
 /// Whether oneDNN can make a bfloat16 matmul (bfloat16 operands, float32
 /// result): the primitive every bfloat16 GEMM and matmul uses, and the ISA
@@ -52,22 +45,16 @@ mgsrt_status_t mgs::rt::cpu::roundedOperands(mgsrt_ctx_t *ctx, const char *kerne
                                              std::initializer_list<RoundedOperand> operands) {
   if (nativePrecision(p))
     return MGSRT_OK;
-  static const int64_t key = 0; // its cache key (no descriptor has this address)
-  RoundedScratch &scratch = getCache<RoundedScratch>(ctx, &key);
+  static const int64_t key = 0; // the rounded copies' scratch
   size_t total = 0;
   for (const RoundedOperand &op : operands)
     total += static_cast<size_t>(op.count);
-  if (scratch.data.size() < total) {
-    try {
-      scratch.data.resize(total);
-    } catch (const std::bad_alloc &) {
-      return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY,
-                       strCat(kernel, ": no memory for the ",
-                              p == Precision::F16 ? "half" : "bfloat16",
-                              "-rounded copies of its operands (", total, " floats)"));
-    }
-  }
-  float *next = scratch.data.data();
+  float *next = floatScratch(ctx, &key, total);
+  if (!next)
+    return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY,
+                     strCat(kernel, ": no memory for the ",
+                            p == Precision::F16 ? "half" : "bfloat16",
+                            "-rounded copies of its operands (", total, " floats)"));
   for (const RoundedOperand &op : operands) {
     if (op.count == 0)
       continue;
