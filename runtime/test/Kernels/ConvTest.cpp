@@ -216,7 +216,19 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{2, 3, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true},   // stem
         ConvCase{2, 16, 32, 1, {8, 8}, {1, 1}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, false}, // 1x1 s2
         ConvCase{2, 16, 32, 1, {8, 8}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}, true},  // 3x3 s2
-        ConvCase{2, 32, 32, 32, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false} // dw big
+        ConvCase{2, 32, 32, 32, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false}, // dw big
+        // Grouped shapes whose weight gradient oneDNN 2.6 runs as im2col + GEMM on AVX2, and
+        // which GroupedConvWeights.h therefore computes (test/runtime/conv-grouped-weights.test
+        // runs every grouped case here on it)
+        ConvCase{2, 16, 16, 16, {8, 8}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}, true}, // ConvNeXt
+        ConvCase{2, 24, 24, 24, {6, 6}, {5, 5}, {2, 2}, {2, 2}, {2, 2}, {1, 1}, false}, // 5x5 s2
+        ConvCase{3, 16, 16, 16, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true},  // dw 2x2
+        ConvCase{2, 13, 13, 13, {5, 4}, {5, 3}, {1, 1}, {2, 1}, {2, 1}, {1, 1}, true},  // 13 wide
+        ConvCase{2, 8, 16, 8, {5, 5}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, true},    // 2 per group
+        ConvCase{2, 32, 32, 4, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},  // RegNet
+        ConvCase{2, 12, 12, 12, {11}, {7}, {1}, {6}, {5}, {2}, true},                   // 1-D dw
+        ConvCase{1, 8, 8, 8, {3, 4, 5}, {3, 3, 3}, {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, {1, 1, 2},
+                 true}                                                              // 3-D dw
         ));
 
 TEST(ConvCacheTest, DescriptorReusedAtSameAddress) {

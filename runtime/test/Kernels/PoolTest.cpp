@@ -2,7 +2,9 @@
 
 #include "TestUtil.h"
 
+#include <cmath>
 #include <limits>
+#include <string>
 
 using namespace mgsrt_test;
 
@@ -224,6 +226,58 @@ TEST(PoolTest, TiesPickTheFirstInBoundsElement) {
   ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), bufs));
   EXPECT_EQ(idx, (std::vector<int64_t>{0, 1, 4, 5}));
   EXPECT_EQ(y, std::vector<float>(4, 2.5f));
+}
+
+TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
+  // Rows wide enough that most windows are wholly in bounds (the kernel runs
+  // those a row at a time), values of three levels (the ties a ReLU leaves)
+  // and NaNs: each max, its index and where the backward puts its gradient
+  // are the first maximum in row-major window order, as the reference's.
+  const std::vector<PoolCase> cases = {
+      {kMax, 2, 3, {13, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, 0},
+      {kMax, 2, 3, {13, 21}, {3, 3}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, true, false, 0},
+      {kMax, 2, 3, {13, 21}, {2, 2}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, false, false, 0},
+      {kMax, 2, 3, {13, 21}, {3, 3}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, true, false, 1},
+      {kMax, 2, 3, {13, 21}, {5, 5}, {1, 1}, {2, 2}, {2, 2}, {2, 2}, false, false, 0},
+      {kMax, 2, 3, {13, 21}, {1, 3}, {1, 3}, {0, 0}, {0, 0}, {1, 1}, false, false, 0},
+      {kMax, 2, 3, {40}, {4}, {2}, {1}, {1}, {1}, false, false, 0},
+      {kMax, 1, 2, {5, 6, 19}, {2, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, false,
+       0}};
+  for (const PoolCase &pc : cases) {
+    SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
+                 std::to_string(pc.strides.back()) + " rank " + std::to_string(pc.s()));
+    Ctx ctx;
+    auto desc = pc.desc();
+    std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
+    for (size_t i = 0; i < x.size(); ++i)
+      x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
+    std::vector<float> y(pc.ySize());
+    std::vector<int64_t> idx(pc.ySize());
+    void *fwd[] = {x.data(), y.data(), idx.data()};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+    const PoolRef ref = poolRef(pc, x);
+    EXPECT_EQ(idx, ref.indices);
+    // And without the indices (the kernel then tracks no positions).
+    std::vector<float> yAlone(pc.ySize());
+    void *fwdAlone[] = {x.data(), yAlone.data(), nullptr};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwdAlone));
+    for (const std::vector<float> *out : {&y, &yAlone})
+      for (int64_t i = 0; i < pc.ySize(); ++i) {
+        const float want = static_cast<float>(ref.y[i]);
+        if (std::isnan(want))
+          EXPECT_TRUE(std::isnan((*out)[i])) << "y[" << i << "]";
+        else
+          EXPECT_EQ((*out)[i], want) << "y[" << i << "]";
+      }
+    std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
+    void *bwd[] = {x.data(), dy.data(), dx.data()};
+    ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+    std::vector<double> want(pc.xSize(), 0.0);
+    for (int64_t i = 0; i < pc.ySize(); ++i)
+      if (ref.argOffset[i] >= 0)
+        want[ref.argOffset[i]] += dy[i];
+    expectClose(dx, want, 1e-6, 1e-6, "dx");
+  }
 }
 
 TEST(PoolTest, PaddingNeverWins) {

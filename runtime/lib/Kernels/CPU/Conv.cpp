@@ -12,6 +12,7 @@
 #include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
 #include "Kernels/CPU/Dnnl.h"
+#include "Kernels/CPU/GroupedConvWeights.h"
 #include "Kernels/CPU/RoundedOperands.h"
 
 #include <cstdlib>
@@ -104,6 +105,7 @@ struct Arg {
 /// A primitive with its arguments, run on caller pointers.
 struct Step {
   dnnl::primitive prim;
+  std::string impl; // oneDNN's implementation (its impl_info_str)
   std::vector<Arg> args;
   std::unordered_map<int, dnnl::memory> argMap;
 
@@ -133,6 +135,9 @@ struct ConvCache : KernelCache {
   std::unique_ptr<Step> fwd[2];        // [has bias]
   std::unique_ptr<Step> bwdData;
   std::unique_ptr<Step> bwdWeights[2]; // [has bias]
+  // A grouped convolution's weight gradient where oneDNN has no direct
+  // kernel for it (GroupedConvWeights.h); then bwdWeights stays empty.
+  std::unique_ptr<cpu::GroupedConvWeights> groupedWeights;
 };
 
 /// The call site's cache, reset when the descriptor's contents changed (an
@@ -146,6 +151,7 @@ ConvCache &getConvCache(mgsrt_ctx_t *ctx, const int64_t *desc, const ConvParams 
     cache.bwdData.reset();
     cache.bwdWeights[0].reset();
     cache.bwdWeights[1].reset();
+    cache.groupedWeights.reset();
     cache.descCopy.assign(desc, desc + p.descLen);
   }
   return cache;
@@ -231,6 +237,7 @@ std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl:
   dnnl::convolution_backward_weights::primitive_desc pd(d, eng, hint);
   auto step = std::make_unique<Step>();
   step->prim = dnnl::convolution_backward_weights(pd);
+  step->impl = pd.impl_info_str();
   step->args.resize(bias ? 4 : 3);
   step->args[0].init(DNNL_ARG_SRC, false, m.src, pd.src_desc(), eng);
   step->args[1].init(DNNL_ARG_DIFF_DST, false, m.dst, pd.diff_dst_desc(), eng);
@@ -239,6 +246,29 @@ std::unique_ptr<Step> makeBwdWeights(const ConvParams &p, bool bias, const dnnl:
     step->args[3].init(DNNL_ARG_DIFF_BIAS, true, m.bias, pd.diff_bias_desc(), eng);
   step->finish();
   return step;
+}
+
+/// Whether a grouped convolution's weight gradient runs on
+/// GroupedConvWeights: always or never as MGSRT_CONV_GROUPED_WEIGHTS says,
+/// otherwise where oneDNN's primitive (made by `make` into `step`) is its
+/// im2col + GEMM or reference implementation (on float32 operands: with
+/// oneDNN's bfloat16 kernels the primitive stays). `step` is left empty when
+/// the answer is yes.
+template <typename Make>
+bool useGroupedWeights(const ConvParams &p, Make &&make, std::unique_ptr<Step> &step) {
+  using cpu::GroupedWeightsChoice;
+  const GroupedWeightsChoice choice = cpu::groupedWeightsChoice();
+  if (p.g == 1 || cpu::nativeBf16(p.precision) || choice == GroupedWeightsChoice::OneDnn) {
+    step = make();
+    return false;
+  }
+  if (choice == GroupedWeightsChoice::Direct)
+    return true;
+  step = make();
+  if (step->impl.find("gemm") == std::string::npos && step->impl.find("ref") == std::string::npos)
+    return false;
+  step.reset();
+  return true;
 }
 
 //===----------------------------------------------------------------------===//
@@ -317,12 +347,19 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   DnnlEnv &env = getEnv(ctx);
   ConvCache &cache = getConvCache(ctx, desc, p);
   auto &step = cache.bwdWeights[bias];
-  if (!step)
-    step = makeBwdWeights(p, bias, env.engine);
+  if (!step && !cache.groupedWeights) {
+    if (useGroupedWeights(p, [&] { return makeBwdWeights(p, bias, env.engine); }, step))
+      cache.groupedWeights = std::make_unique<cpu::GroupedConvWeights>(p);
+  }
   void *ptrs[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
   if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
     return ctx->status;
-  step->run(env.stream, ptrs);
+  if (cache.groupedWeights)
+    cache.groupedWeights->run(static_cast<const float *>(ptrs[0]),
+                              static_cast<const float *>(ptrs[1]), static_cast<float *>(ptrs[2]),
+                              static_cast<float *>(ptrs[3]));
+  else
+    step->run(env.stream, ptrs);
   return MGSRT_OK;
 }
 

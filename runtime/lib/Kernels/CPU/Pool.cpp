@@ -2,12 +2,17 @@
 //
 // 1-D and 2-D pools run as 3-D ones with leading unit dims. Each (n, c)
 // plane is independent: the planes are split across threads, and the
-// per-dim window ranges are computed once per call.
+// per-dim window ranges are computed once per call. In each row of output
+// windows, those wholly in bounds along the last dim (all but a row's first
+// and last few) run together, tap by tap with the columns as vector lanes,
+// in the per-window loops' order: the same maxima, positions (the first in
+// row-major window order), sums and their rounding.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
 #include "Descriptors/PoolDesc.h"
+#include "Kernels/CPU/VectorMath.h"
 
 #include <algorithm>
 #include <cstring>
@@ -68,6 +73,195 @@ inline int64_t windowArgMax(const PoolParams &p, const Windows &w, const float *
   return best;
 }
 
+/// The output columns [first, last) whose windows are wholly in bounds in
+/// dim 2 (a contiguous run: a window's start grows with its column).
+struct Interior {
+  int64_t first = 0, last = 0;
+};
+
+Interior interiorColumns(const PoolParams &p, const Windows &w) {
+  auto whole = [&](int64_t o) { return w.lo[2][o] == 0 && w.hi[2][o] == p.kernel[2]; };
+  Interior in;
+  while (in.first < p.out[2] && !whole(in.first))
+    ++in.first;
+  in.last = in.first;
+  while (in.last < p.out[2] && whole(in.last))
+    ++in.last;
+  return in;
+}
+
+/// The plane offsets of output row (o0, o1)'s in-bounds tap rows (dims 0
+/// and 1) in row-major tap order, at column 0, into `rows`; returns how many.
+int64_t tapRows(const PoolParams &p, const Windows &w, int64_t o0, int64_t o1, int64_t *rows) {
+  int64_t n = 0;
+  for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
+    const int64_t q0 = w.start[0][o0] + k0 * p.dilations[0];
+    for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1)
+      rows[n++] = (q0 * p.in[1] + w.start[1][o1] + k1 * p.dilations[1]) * p.in[2];
+  }
+  return n;
+}
+
+/// One output row's run of interior columns: `count` windows whose first
+/// taps are at x + rows[r] + c0 + j * stride (j the column in the run), each
+/// with `taps` taps `dilation` apart along the row.
+struct RowRun {
+  const int64_t *rows;
+  int64_t nRows, taps, dilation, stride, c0, count;
+};
+
+/// The run's window maxima into y and, when arg is not null, the offsets in
+/// the plane of the first of each window's maxima (row-major tap order, as
+/// windowArgMax): every column in step, tap by tap, without branches.
+template <int64_t kStride>
+inline void runMaxBody(const float *x, const RowRun &r, float *y, int64_t *arg) {
+  // Locals: arg's stores could otherwise change r's fields, for all GCC knows.
+  const int64_t s = kStride ? kStride : r.stride, count = r.count, nRows = r.nRows,
+                taps = r.taps, c0 = r.c0, dilation = r.dilation;
+  const int64_t *rows = r.rows;
+  const int64_t first = rows[0] + c0;
+  for (int64_t j = 0; j < count; ++j)
+    y[j] = x[first + j * s];
+  // Two loop nests, one per case: with the choice inside, GCC vectorizes
+  // neither.
+  if (!arg) {
+    for (int64_t row = 0; row < nRows; ++row)
+      for (int64_t t = row == 0 ? 1 : 0; t < taps; ++t) {
+        const float *xs = x + rows[row] + c0 + t * dilation;
+        for (int64_t j = 0; j < count; ++j) {
+          const float v = xs[j * s], best = y[j];
+          y[j] = v > best ? v : best;
+        }
+      }
+    return;
+  }
+  for (int64_t j = 0; j < count; ++j)
+    arg[j] = first + j * s;
+  for (int64_t row = 0; row < nRows; ++row)
+    for (int64_t t = row == 0 ? 1 : 0; t < taps; ++t) {
+      const int64_t off = rows[row] + c0 + t * dilation;
+      const float *xs = x + off;
+      for (int64_t j = 0; j < count; ++j) {
+        const float v = xs[j * s], best = y[j];
+        const int64_t at = arg[j];
+        const bool greater = v > best;
+        y[j] = greater ? v : best;
+        arg[j] = greater ? off + j * s : at;
+      }
+    }
+}
+
+/// The run's window sums (in double, taps in row-major order, as the
+/// per-window loop adds them) into sums.
+template <int64_t kStride>
+inline void runSumBody(const float *x, const RowRun &r, double *sums) {
+  const int64_t s = kStride ? kStride : r.stride;
+  for (int64_t j = 0; j < r.count; ++j)
+    sums[j] = 0.0;
+  for (int64_t row = 0; row < r.nRows; ++row)
+    for (int64_t t = 0; t < r.taps; ++t) {
+      const float *xs = x + r.rows[row] + r.c0 + t * r.dilation;
+      for (int64_t j = 0; j < r.count; ++j)
+        sums[j] += xs[j * s];
+    }
+}
+
+MGSRT_SIMD_CLONES void runMaxStride1(const float *x, const RowRun &r, float *y, int64_t *arg) {
+  runMaxBody<1>(x, r, y, arg);
+}
+MGSRT_SIMD_CLONES void runMaxStride2(const float *x, const RowRun &r, float *y, int64_t *arg) {
+  runMaxBody<2>(x, r, y, arg);
+}
+MGSRT_SIMD_CLONES void runMaxAnyStride(const float *x, const RowRun &r, float *y, int64_t *arg) {
+  runMaxBody<0>(x, r, y, arg);
+}
+MGSRT_SIMD_CLONES void runSumStride1(const float *x, const RowRun &r, double *sums) {
+  runSumBody<1>(x, r, sums);
+}
+MGSRT_SIMD_CLONES void runSumStride2(const float *x, const RowRun &r, double *sums) {
+  runSumBody<2>(x, r, sums);
+}
+MGSRT_SIMD_CLONES void runSumAnyStride(const float *x, const RowRun &r, double *sums) {
+  runSumBody<0>(x, r, sums);
+}
+
+void runMax(const float *x, const RowRun &r, float *y, int64_t *arg) {
+  (r.stride == 1 ? runMaxStride1 : r.stride == 2 ? runMaxStride2 : runMaxAnyStride)(x, r, y, arg);
+}
+void runSum(const float *x, const RowRun &r, double *sums) {
+  (r.stride == 1 ? runSumStride1 : r.stride == 2 ? runSumStride2 : runSumAnyStride)(x, r, sums);
+}
+
+/// What every output row of a call shares: the windows, the interior
+/// columns, and per thread the row's tap rows, arguments and sums.
+struct RowScratch {
+  std::vector<int64_t> rows, args;
+  std::vector<float> best;
+  std::vector<double> sums;
+  explicit RowScratch(const PoolParams &p)
+      : rows(static_cast<size_t>(p.kernel[0] * p.kernel[1])),
+        args(static_cast<size_t>(p.out[2])), best(static_cast<size_t>(p.out[2])),
+        sums(static_cast<size_t>(p.out[2])) {}
+};
+
+/// The interior run of output row (o0, o1), its tap rows in scratch.rows;
+/// count 0 when the row has none (every column then goes the per-window way).
+RowRun interiorRun(const PoolParams &p, const Windows &w, const Interior &in, int64_t o0,
+                   int64_t o1, RowScratch &scratch) {
+  RowRun r{scratch.rows.data(), 0, p.kernel[2], p.dilations[2], p.strides[2], 0, 0};
+  if (in.last <= in.first)
+    return r;
+  r.nRows = tapRows(p, w, o0, o1, scratch.rows.data());
+  r.c0 = w.start[2][in.first];
+  r.count = r.nRows > 0 ? in.last - in.first : 0;
+  return r;
+}
+
+/// The ONNX index output of a max at plane offset `arg` (-1: none).
+int64_t maxIndex(const PoolParams &p, int64_t plane, int64_t arg) {
+  if (arg < 0)
+    return -1;
+  const int64_t q2 = arg % p.in[2], q1 = (arg / p.in[2]) % p.in[1], q0 = arg / (p.in[2] * p.in[1]);
+  return plane * p.inPlane + onnxIndex(p, q0, q1, q2);
+}
+
+/// The average of window (o0, o1, o2), taps in row-major order.
+float windowAverage(const PoolParams &p, const Windows &w, const float *xp, int64_t o0,
+                    int64_t o1, int64_t o2) {
+  const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
+  double sum = 0.0;
+  const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
+  for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
+    const int64_t q0 = s0 + k0 * p.dilations[0];
+    for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
+      const float *row = xp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
+      for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
+        sum += row[k2 * p.dilations[2]];
+    }
+  }
+  return div > 0.0 ? static_cast<float>(sum / div) : 0.0f;
+}
+
+/// Output row (o0, o1)'s maxima into scratch.best and, with `args`, their
+/// offsets (windowArgMax's) into scratch.args, through the interior run where
+/// there is one.
+void rowMax(const PoolParams &p, const Windows &w, const Interior &in, const float *xp,
+            int64_t o0, int64_t o1, bool args, RowScratch &scratch) {
+  const RowRun r = interiorRun(p, w, in, o0, o1, scratch);
+  if (r.count > 0)
+    runMax(xp, r, scratch.best.data() + in.first,
+           args ? scratch.args.data() + in.first : nullptr);
+  for (int64_t o2 = 0; o2 < p.out[2]; ++o2) {
+    if (r.count > 0 && o2 >= in.first && o2 < in.last)
+      continue;
+    const int64_t arg = windowArgMax(p, w, xp, o0, o1, o2);
+    scratch.args[o2] = arg;
+    // A window with no in-bounds tap (pads wider than the window) yields 0
+    // and index -1, as ONNX's 2-D reference does.
+    scratch.best[o2] = arg >= 0 ? xp[arg] : 0.0f;
+  }
+}
+
 mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::pool_fwd);
   PoolParams p;
@@ -79,47 +273,42 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *y = static_cast<float *>(bufs[1]);
   int64_t *indices = p.kind == MGSRT_POOL_MAX ? static_cast<int64_t *>(bufs[2]) : nullptr;
   const Windows w(p);
+  const Interior in = interiorColumns(p, w);
   const int64_t planes = p.n * p.c;
   const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-#pragma omp parallel for if (work >= kParallelGrain && planes > 1) schedule(static)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const float *xp = x + plane * p.inPlane;
-    float *yp = y + plane * p.outPlane;
-    int64_t *ip = indices ? indices + plane * p.outPlane : nullptr;
-    int64_t oi = 0;
-    for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-      for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
-        for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi) {
+#pragma omp parallel if (work >= kParallelGrain && planes > 1)
+  {
+    RowScratch scratch(p);
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *xp = x + plane * p.inPlane;
+      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
+          const int64_t rowStart = plane * p.outPlane + (o0 * p.out[1] + o1) * p.out[2];
+          float *yr = y + rowStart;
           if (isMax) {
-            int64_t arg = windowArgMax(p, w, xp, o0, o1, o2);
-            // A window with no in-bounds tap (pads wider than the window)
-            // yields 0 and index -1, as ONNX's 2-D reference does.
-            yp[oi] = arg >= 0 ? xp[arg] : 0.0f;
-            if (ip) {
-              if (arg < 0) {
-                ip[oi] = -1;
-              } else {
-                int64_t q2 = arg % p.in[2], q1 = (arg / p.in[2]) % p.in[1],
-                        q0 = arg / (p.in[2] * p.in[1]);
-                ip[oi] = plane * p.inPlane + onnxIndex(p, q0, q1, q2);
-              }
-            }
+            rowMax(p, w, in, xp, o0, o1, indices != nullptr, scratch);
+            std::memcpy(yr, scratch.best.data(), sizeof(float) * p.out[2]);
+            if (indices)
+              for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
+                indices[rowStart + o2] = maxIndex(p, plane, scratch.args[o2]);
             continue;
           }
-          const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
-          double sum = 0.0;
-          const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
-          for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
-            const int64_t q0 = s0 + k0 * p.dilations[0];
-            for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
-              const float *row = xp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
-              for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
-                sum += row[k2 * p.dilations[2]];
+          const RowRun r = interiorRun(p, w, in, o0, o1, scratch);
+          if (r.count > 0) {
+            runSum(xp, r, scratch.sums.data());
+            for (int64_t j = 0; j < r.count; ++j) {
+              const int64_t o2 = in.first + j;
+              const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
+              yr[o2] = div > 0.0 ? static_cast<float>(scratch.sums[j] / div) : 0.0f;
             }
           }
-          yp[oi] = div > 0.0 ? static_cast<float>(sum / div) : 0.0f;
+          for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
+            if (!(r.count > 0 && o2 >= in.first && o2 < in.last))
+              yr[o2] = windowAverage(p, w, xp, o0, o1, o2);
         }
+    }
   }
   return MGSRT_OK;
 }
@@ -135,39 +324,47 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const float *dy = static_cast<const float *>(bufs[1]);
   float *dx = static_cast<float *>(bufs[2]);
   const Windows w(p);
+  const Interior in = interiorColumns(p, w);
   const int64_t planes = p.n * p.c;
   const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-#pragma omp parallel for if (work >= kParallelGrain && planes > 1) schedule(static)
-  for (int64_t plane = 0; plane < planes; ++plane) {
-    const float *xp = isMax ? x + plane * p.inPlane : nullptr;
-    const float *dyp = dy + plane * p.outPlane;
-    float *dxp = dx + plane * p.inPlane;
-    std::memset(dxp, 0, sizeof(float) * p.inPlane);
-    int64_t oi = 0;
-    for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-      for (int64_t o1 = 0; o1 < p.out[1]; ++o1)
-        for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi) {
+#pragma omp parallel if (work >= kParallelGrain && planes > 1)
+  {
+    RowScratch scratch(p);
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane) {
+      const float *xp = isMax ? x + plane * p.inPlane : nullptr;
+      const float *dyp = dy + plane * p.outPlane;
+      float *dxp = dx + plane * p.inPlane;
+      std::memset(dxp, 0, sizeof(float) * p.inPlane);
+      int64_t oi = 0;
+      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
           if (isMax) {
-            int64_t arg = windowArgMax(p, w, xp, o0, o1, o2);
-            if (arg >= 0)
-              dxp[arg] += dyp[oi];
+            // Scattered in column order, as the forward's windows come.
+            rowMax(p, w, in, xp, o0, o1, true, scratch);
+            for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi)
+              if (scratch.args[o2] >= 0)
+                dxp[scratch.args[o2]] += dyp[oi];
             continue;
           }
-          const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
-          if (div <= 0.0)
-            continue;
-          const float g = static_cast<float>(dyp[oi] / div);
-          const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
-          for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
-            const int64_t q0 = s0 + k0 * p.dilations[0];
-            for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
-              float *row = dxp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
-              for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
-                row[k2 * p.dilations[2]] += g;
+          for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi) {
+            const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
+            if (div <= 0.0)
+              continue;
+            const float g = static_cast<float>(dyp[oi] / div);
+            const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
+            for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
+              const int64_t q0 = s0 + k0 * p.dilations[0];
+              for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
+                float *row = dxp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
+                for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
+                  row[k2 * p.dilations[2]] += g;
+              }
             }
           }
         }
+    }
   }
   return MGSRT_OK;
 }

@@ -1,0 +1,56 @@
+//===- GroupedConvWeights.h - Grouped convolutions' weight gradients -*- C++ -*-===//
+//
+// The weight (and bias) gradient of a grouped convolution computed in
+// channels-last order, for the shapes where oneDNN 2.6 has no direct kernel:
+// its AVX2 depthwise backward-weights kernel takes only 3x3 windows on inputs
+// of 3x3 or more, and every other grouped convolution (ConvNeXt's 7x7
+// depthwise, EfficientNet's and MobileNetV3's 5x5, any depthwise one on a 2x2
+// map, RegNet's groups of 8 on a 2x2 map) falls back to its im2col + GEMM
+// implementation, one small GEMM per group: 10 to 50 times the direct
+// kernels' time. Here x and dy are transposed to channels-last (N, spatial,
+// C), and each output channel's taps accumulate over the batch with the
+// channels as the vector lanes, so every window size, stride, dilation and
+// padding runs at the same speed. Each output channel's sums run in one fixed
+// order (a sum per sample, then over the samples), whatever the thread count.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGSRT_KERNELS_CPU_GROUPEDCONVWEIGHTS_H
+#define MGSRT_KERNELS_CPU_GROUPEDCONVWEIGHTS_H
+
+#include "Descriptors/ConvDesc.h"
+
+#include <vector>
+
+namespace mgs::rt::cpu {
+
+/// The weight gradient of one grouped convolution (its shape fixed at
+/// construction) with its channels-last scratch.
+class GroupedConvWeights {
+public:
+  explicit GroupedConvWeights(const ConvParams &p);
+
+  /// dw (M x C/group x kernel, the caller's plain layout) and, when db is not
+  /// null, db (M) from x (N x C x in) and dy (N x M x out). Throws
+  /// std::bad_alloc when its scratch cannot be allocated.
+  void run(const float *x, const float *dy, float *dw, float *db);
+
+private:
+  // The shape as 3 spatial dims (leading unit dims for 1-D and 2-D).
+  int64_t n_, c_, m_, inGroup_, outGroup_;
+  int64_t in_[3], out_[3], kernel_[3], stride_[3], pad_[3], dilation_[3];
+  int64_t inPlane_, outPlane_, taps_;
+  std::vector<float> xT_, dyT_, sums_; // x and dy channels-last; each slice's sums
+  std::vector<int64_t> xChannel_;      // per output channel: its group's first input channel
+};
+
+/// Which weight-gradient kernel grouped convolutions use:
+/// MGSRT_CONV_GROUPED_WEIGHTS=direct (GroupedConvWeights for every grouped
+/// convolution: the tests' switch), =onednn (never), otherwise (the default)
+/// GroupedConvWeights where oneDNN's choice is its GEMM or reference one.
+enum class GroupedWeightsChoice { Auto, Direct, OneDnn };
+GroupedWeightsChoice groupedWeightsChoice();
+
+} // namespace mgs::rt::cpu
+
+#endif // MGSRT_KERNELS_CPU_GROUPEDCONVWEIGHTS_H
