@@ -2,8 +2,12 @@
 
 #include "TestUtil.h"
 
+#include <omp.h>
+
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 
 using namespace mgsrt_test;
 
@@ -228,8 +232,38 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{2, 32, 32, 4, {2, 2}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false},  // RegNet
         ConvCase{2, 12, 12, 12, {11}, {7}, {1}, {6}, {5}, {2}, true},                   // 1-D dw
         ConvCase{1, 8, 8, 8, {3, 4, 5}, {3, 3, 3}, {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, {1, 1, 2},
-                 true}                                                              // 3-D dw
+                 true},                                                             // 3-D dw
+        ConvCase{2, 8, 12, 4, {6, 7}, {3, 2}, {2, 1}, {0, 2}, {1, 0}, {2, 1}, true}, // 2 in, 3 out
+        ConvCase{3, 4, 4, 4, {2}, {3}, {1}, {4}, {4}, {1}, true} // pads beyond the kernel's reach
         ));
+
+TEST(ConvGroupedWeightsTest, SameBitsWhateverTheThreadCount) {
+  // The channels-last weight gradient (forced on: MGSRT_CONV_GROUPED_WEIGHTS
+  // is read when a call site's kernel is chosen) sums each output channel in
+  // one order however many threads split the channels: 20 of them on 1, 3
+  // and 7 threads (slices of 20, 8 + 8 + 4, 8 + 8 + 4 with idle threads).
+  const ConvCase cc{3, 20, 20, 20, {9, 9}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}, true};
+  auto desc = cc.desc();
+  std::vector<float> x = randomVec(cc.xSize()), dy = randomVec(cc.ySize());
+  ASSERT_EQ(setenv("MGSRT_CONV_GROUPED_WEIGHTS", "direct", 1), 0);
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<float>> dws, dbs;
+  for (int t : {1, 3, 7}) {
+    omp_set_num_threads(t);
+    Ctx ctx;
+    std::vector<float> dw(cc.wSize()), db(cc.m);
+    void *bw[] = {x.data(), dy.data(), dw.data(), db.data()};
+    EXPECT_OK(ctx, mgsrt_conv_bwd_weights(ctx, desc.data(), bw));
+    dws.push_back(dw);
+    dbs.push_back(db);
+  }
+  omp_set_num_threads(threads);
+  unsetenv("MGSRT_CONV_GROUPED_WEIGHTS");
+  for (size_t i = 1; i < dws.size(); ++i) {
+    EXPECT_EQ(0, std::memcmp(dws[0].data(), dws[i].data(), sizeof(float) * dws[0].size()));
+    EXPECT_EQ(0, std::memcmp(dbs[0].data(), dbs[i].data(), sizeof(float) * dbs[0].size()));
+  }
+}
 
 TEST(ConvCacheTest, DescriptorReusedAtSameAddress) {
   // The cache is keyed by the desc address; new contents there must not run

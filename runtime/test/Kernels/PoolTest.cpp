@@ -242,6 +242,11 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
       {kMax, 2, 3, {13, 21}, {1, 3}, {1, 3}, {0, 0}, {0, 0}, {1, 1}, false, false, 0},
       {kMax, 2, 3, {40}, {4}, {2}, {1}, {1}, {1}, false, false, 0},
       {kMax, 1, 2, {5, 6, 19}, {2, 3, 3}, {1, 2, 2}, {1, 1, 1}, {0, 1, 1}, {1, 1, 1}, true, false,
+       0},
+      // Stride 3 with dilation 2 along the row, ceil mode (the any-stride loop).
+      {kMax, 2, 2, {7, 29}, {2, 3}, {1, 3}, {0, 1}, {1, 2}, {1, 2}, true, false, 0},
+      // Windows wholly in padding along dims 0 and 1 beside in-bounds columns.
+      {kMax, 1, 2, {2, 2, 30}, {3, 3, 3}, {1, 1, 1}, {4, 4, 1}, {4, 4, 1}, {2, 2, 1}, false, false,
        0}};
   for (const PoolCase &pc : cases) {
     SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
@@ -277,6 +282,28 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
       if (ref.argOffset[i] >= 0)
         want[ref.argOffset[i]] += dy[i];
     expectClose(dx, want, 1e-6, 1e-6, "dx");
+  }
+}
+
+TEST(PoolTest, HugeWindowsOverOnePositionNeedNoRoomForTheirPadding) {
+  // A 30001 x 30001 window, all but its centre padding, over a 1 x 1 x 1
+  // map: the kernel's room follows the taps in bounds (one), not the
+  // window's size (9e8), on every thread; y = x, the gradient goes through.
+  const int64_t k = 30001, pad = (k - 1) / 2;
+  for (int64_t kind : {kMax, kAvg}) {
+    PoolCase pc{kind, 2, 16, {1, 1, 1}, {k, k, 1}, {1, 1, 1}, {pad, pad, 0}, {pad, pad, 0},
+                {1, 1, 1}, false, false, 0};
+    Ctx ctx;
+    auto desc = pc.desc();
+    std::vector<float> x = randomVec(pc.xSize()), y(pc.ySize()), dy = randomVec(pc.ySize()),
+                       dx(pc.xSize());
+    std::vector<int64_t> idx(pc.ySize());
+    void *fwd[] = {x.data(), y.data(), kind == kMax ? idx.data() : nullptr};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+    EXPECT_EQ(y, x);
+    void *bwd[] = {x.data(), dy.data(), dx.data()};
+    ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+    EXPECT_EQ(dx, dy);
   }
 }
 

@@ -354,12 +354,20 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   void *ptrs[4] = {bufs[0], bufs[1], bufs[2], bufs[3]};
   if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
     return ctx->status;
-  if (cache.groupedWeights)
-    cache.groupedWeights->run(static_cast<const float *>(ptrs[0]),
-                              static_cast<const float *>(ptrs[1]), static_cast<float *>(ptrs[2]),
-                              static_cast<float *>(ptrs[3]));
-  else
+  if (!cache.groupedWeights) {
     step->run(env.stream, ptrs);
+    return MGSRT_OK;
+  }
+  static const int64_t key = 0; // the channels-last copies' scratch, one for every call site
+  const int64_t count = cache.groupedWeights->scratchCount();
+  float *scratch = floatScratch(ctx, &key, static_cast<size_t>(count));
+  if (!scratch)
+    return ctx->fail(MGSRT_ERROR_OUT_OF_MEMORY,
+                     strCat(kernel, ": no memory for the channels-last copies of x and dy (",
+                            count * static_cast<int64_t>(sizeof(float)), " bytes)"));
+  cache.groupedWeights->run(static_cast<const float *>(ptrs[0]),
+                            static_cast<const float *>(ptrs[1]), static_cast<float *>(ptrs[2]),
+                            static_cast<float *>(ptrs[3]), scratch);
   return MGSRT_OK;
 }
 

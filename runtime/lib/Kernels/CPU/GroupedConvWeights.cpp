@@ -114,11 +114,11 @@ GroupedConvWeights::GroupedConvWeights(const ConvParams &p)
   taps_ = kernel_[0] * kernel_[1] * kernel_[2];
 }
 
-void GroupedConvWeights::run(const float *x, const float *dy, float *dw, float *db) {
-  xT_.resize(static_cast<size_t>(n_ * c_ * inPlane_));
-  dyT_.resize(static_cast<size_t>(n_ * m_ * outPlane_));
-  toChannelsLast(x, xT_.data(), n_, c_, inPlane_);
-  toChannelsLast(dy, dyT_.data(), n_, m_, outPlane_);
+void GroupedConvWeights::run(const float *x, const float *dy, float *dw, float *db,
+                             float *scratch) {
+  float *xT = scratch, *dyT = scratch + n_ * c_ * inPlane_;
+  toChannelsLast(x, xT, n_, c_, inPlane_);
+  toChannelsLast(dy, dyT, n_, m_, outPlane_);
   const Shape s{n_,      c_,      m_,   inGroup_,  outGroup_, in_,       out_,
                 kernel_, stride_, pad_, dilation_, inPlane_,  outPlane_, taps_};
 
@@ -137,8 +137,7 @@ void GroupedConvWeights::run(const float *x, const float *dy, float *dw, float *
     const int64_t m0 = slice * width, w = std::min(width, m_ - m0);
     float *acc = sums_.data() + slice * (2 * accSize + 2 * width);
     float *accN = acc + accSize, *dbAcc = accN + accSize, *dbN = dbAcc + width;
-    accumulate(s, xT_.data(), dyT_.data(), m0, w, xChannel_.data() + m0, db != nullptr, acc, accN,
-               dbAcc, dbN);
+    accumulate(s, xT, dyT, m0, w, xChannel_.data() + m0, db != nullptr, acc, accN, dbAcc, dbN);
     for (int64_t j = 0; j < w; ++j) {
       const int64_t m = m0 + j;
       for (int64_t i = 0; i < inGroup_; ++i)
@@ -151,15 +150,14 @@ void GroupedConvWeights::run(const float *x, const float *dy, float *dw, float *
 }
 
 GroupedWeightsChoice groupedWeightsChoice() {
-  static const GroupedWeightsChoice choice = [] {
-    const char *v = std::getenv("MGSRT_CONV_GROUPED_WEIGHTS");
-    if (v && std::strcmp(v, "direct") == 0)
-      return GroupedWeightsChoice::Direct;
-    if (v && std::strcmp(v, "onednn") == 0)
-      return GroupedWeightsChoice::OneDnn;
-    return GroupedWeightsChoice::Auto;
-  }();
-  return choice;
+  // Read when a call site's kernel is chosen (once per call site), not once
+  // per process: a test can set it around the calls it makes.
+  const char *v = std::getenv("MGSRT_CONV_GROUPED_WEIGHTS");
+  if (v && std::strcmp(v, "direct") == 0)
+    return GroupedWeightsChoice::Direct;
+  if (v && std::strcmp(v, "onednn") == 0)
+    return GroupedWeightsChoice::OneDnn;
+  return GroupedWeightsChoice::Auto;
 }
 
 } // namespace mgs::rt::cpu

@@ -30,24 +30,29 @@ class GroupedConvWeights {
 public:
   explicit GroupedConvWeights(const ConvParams &p);
 
+  /// Floats of the scratch run() needs: x and dy in channels-last order.
+  int64_t scratchCount() const { return n_ * c_ * inPlane_ + n_ * m_ * outPlane_; }
+
   /// dw (M x C/group x kernel, the caller's plain layout) and, when db is not
-  /// null, db (M) from x (N x C x in) and dy (N x M x out). Throws
-  /// std::bad_alloc when its scratch cannot be allocated.
-  void run(const float *x, const float *dy, float *dw, float *db);
+  /// null, db (M) from x (N x C x in) and dy (N x M x out), with `scratch`
+  /// (scratchCount() floats, shared by every call site: Conv.cpp's).
+  void run(const float *x, const float *dy, float *dw, float *db, float *scratch);
 
 private:
   // The shape as 3 spatial dims (leading unit dims for 1-D and 2-D).
   int64_t n_, c_, m_, inGroup_, outGroup_;
   int64_t in_[3], out_[3], kernel_[3], stride_[3], pad_[3], dilation_[3];
   int64_t inPlane_, outPlane_, taps_;
-  std::vector<float> xT_, dyT_, sums_; // x and dy channels-last; each slice's sums
-  std::vector<int64_t> xChannel_;      // per output channel: its group's first input channel
+  std::vector<float> sums_;       // each slice's sums
+  std::vector<int64_t> xChannel_; // per output channel: its group's first input channel
 };
 
 /// Which weight-gradient kernel grouped convolutions use:
 /// MGSRT_CONV_GROUPED_WEIGHTS=direct (GroupedConvWeights for every grouped
-/// convolution: the tests' switch), =onednn (never), otherwise (the default)
-/// GroupedConvWeights where oneDNN's choice is its GEMM or reference one.
+/// convolution on float32 kernels: the tests' switch; oneDNN's bfloat16
+/// kernels, where the CPU has them, stay), =onednn (never), otherwise (the
+/// default) GroupedConvWeights where oneDNN's choice is its GEMM or reference
+/// one.
 enum class GroupedWeightsChoice { Auto, Direct, OneDnn };
 GroupedWeightsChoice groupedWeightsChoice();
 

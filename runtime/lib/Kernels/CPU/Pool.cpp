@@ -6,13 +6,15 @@
 // windows, those wholly in bounds along the last dim (all but a row's first
 // and last few) run together, tap by tap with the columns as vector lanes,
 // in the per-window loops' order: the same maxima, positions (the first in
-// row-major window order), sums and their rounding.
+// row-major window order), sums and their rounding (a NaN's sign aside).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Support/Common.h"
 #include "Descriptors/PoolDesc.h"
 #include "Kernels/CPU/VectorMath.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cstring>
@@ -192,17 +194,39 @@ void runSum(const float *x, const RowRun &r, double *sums) {
   (r.stride == 1 ? runSumStride1 : r.stride == 2 ? runSumStride2 : runSumAnyStride)(x, r, sums);
 }
 
-/// What every output row of a call shares: the windows, the interior
-/// columns, and per thread the row's tap rows, arguments and sums.
+/// A thread's room for one output row: its tap rows (as many as a window
+/// has in bounds in dims 0 and 1 at most, never more than the plane's rows),
+/// and per column the max's offset, the max and the sum.
 struct RowScratch {
   std::vector<int64_t> rows, args;
   std::vector<float> best;
   std::vector<double> sums;
-  explicit RowScratch(const PoolParams &p)
-      : rows(static_cast<size_t>(p.kernel[0] * p.kernel[1])),
+  RowScratch(const PoolParams &p, const Windows &w)
+      : rows(static_cast<size_t>(std::max<int64_t>(1, mostTaps(w, 0, p.out[0]) *
+                                                          mostTaps(w, 1, p.out[1])))),
         args(static_cast<size_t>(p.out[2])), best(static_cast<size_t>(p.out[2])),
         sums(static_cast<size_t>(p.out[2])) {}
+
+  /// The most in-bounds taps of a window along dim d.
+  static int64_t mostTaps(const Windows &w, int d, int64_t out) {
+    int64_t most = 0;
+    for (int64_t o = 0; o < out; ++o)
+      most = std::max(most, w.hi[d][o] - w.lo[d][o]);
+    return most;
+  }
 };
+
+/// One RowScratch per thread a parallel region over the planes may have,
+/// made before it (so that running out of memory is the kernel's error, not
+/// an exception escaping the region).
+std::vector<RowScratch> rowScratches(const PoolParams &p, const Windows &w, bool parallel) {
+  std::vector<RowScratch> scratch;
+  const int threads = parallel ? std::max(1, omp_get_max_threads()) : 1;
+  scratch.reserve(static_cast<size_t>(threads));
+  for (int t = 0; t < threads; ++t)
+    scratch.emplace_back(p, w);
+  return scratch;
+}
 
 /// The interior run of output row (o0, o1), its tap rows in scratch.rows;
 /// count 0 when the row has none (every column then goes the per-window way).
@@ -277,9 +301,11 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const int64_t planes = p.n * p.c;
   const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-#pragma omp parallel if (work >= kParallelGrain && planes > 1)
+  const bool parallel = work >= kParallelGrain && planes > 1;
+  std::vector<RowScratch> scratches = rowScratches(p, w, parallel);
+#pragma omp parallel if (parallel)
   {
-    RowScratch scratch(p);
+    RowScratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float *xp = x + plane * p.inPlane;
@@ -328,9 +354,11 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const int64_t planes = p.n * p.c;
   const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-#pragma omp parallel if (work >= kParallelGrain && planes > 1)
+  const bool parallel = work >= kParallelGrain && planes > 1;
+  std::vector<RowScratch> scratches = rowScratches(p, w, parallel);
+#pragma omp parallel if (parallel)
   {
-    RowScratch scratch(p);
+    RowScratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
 #pragma omp for schedule(static)
     for (int64_t plane = 0; plane < planes; ++plane) {
       const float *xp = isMax ? x + plane * p.inPlane : nullptr;
