@@ -25,24 +25,10 @@ struct TransposeParams {
   int64_t ext[kMaxRank], is[kMaxRank];
 };
 
-/// transpose (bufs: x, y).
-inline mgsrt_status_t parseTranspose(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                                     void *const *bufs, TransposeParams &p) {
-  using F = mgs::contract::TransposeDesc;
-  const int64_t r = desc[F::Rank];
-  if (r < 0 || r > kMaxRank)
-    return invalidArg(ctx, kernel, "rank ", r, " is out of range [0, ", kMaxRank, "]");
-  const int64_t *in = desc + F::at(F::In, r), *perm = desc + F::at(F::Perm, r);
-  bool seen[kMaxRank] = {};
-  for (int64_t i = 0; i < r; ++i) {
-    if (in[i] < 0)
-      return invalidArg(ctx, kernel, "extent ", in[i], " of dim ", i, " is negative");
-    if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
-      return invalidArg(ctx, kernel, "perm is not a permutation of [0, ", r, ")");
-    seen[perm[i]] = true;
-  }
-  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
-    return ctx->status;
+/// The transpose of a row-major tensor of rank r with extents `in` whose
+/// output dim i is input dim perm[i] (a permutation: callers check it).
+inline TransposeParams transposeParams(const int64_t *in, const int64_t *perm, int64_t r) {
+  TransposeParams p;
   p.total = product(in, r);
   int64_t inStride[kMaxRank];
   for (int64_t i = r - 1, s = 1; i >= 0; --i) {
@@ -63,6 +49,28 @@ inline mgsrt_status_t parseTranspose(mgsrt_ctx_t *ctx, const char *kernel, const
     p.is[p.rank] = st;
     ++p.rank;
   }
+  return p;
+}
+
+/// transpose (bufs: x, y).
+inline mgsrt_status_t parseTranspose(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                     void *const *bufs, TransposeParams &p) {
+  using F = mgs::contract::TransposeDesc;
+  const int64_t r = desc[F::Rank];
+  if (r < 0 || r > kMaxRank)
+    return invalidArg(ctx, kernel, "rank ", r, " is out of range [0, ", kMaxRank, "]");
+  const int64_t *in = desc + F::at(F::In, r), *perm = desc + F::at(F::Perm, r);
+  bool seen[kMaxRank] = {};
+  for (int64_t i = 0; i < r; ++i) {
+    if (in[i] < 0)
+      return invalidArg(ctx, kernel, "extent ", in[i], " of dim ", i, " is negative");
+    if (perm[i] < 0 || perm[i] >= r || seen[perm[i]])
+      return invalidArg(ctx, kernel, "perm is not a permutation of [0, ", r, ")");
+    seen[perm[i]] = true;
+  }
+  if (!BufferCheck(ctx, kernel, bufs).require(0, "x").require(1, "y").ok)
+    return ctx->status;
+  p = transposeParams(in, perm, r);
   return MGSRT_OK;
 }
 

@@ -1,6 +1,7 @@
 //===- GroupedConvWeights.cpp - Grouped convolutions' weight gradients ----===//
 
 #include "Kernels/CPU/GroupedConvWeights.h"
+#include "Kernels/CPU/Transpose.h"
 #include "Kernels/CPU/VectorMath.h"
 
 #include <omp.h>
@@ -13,28 +14,12 @@ namespace mgs::rt::cpu {
 
 namespace {
 
-/// The convolution's shape as the accumulation loops read it.
-struct Shape {
-  int64_t n, c, m, inGroup, outGroup;
-  const int64_t *in, *out, *kernel, *stride, *pad, *dilation;
-  int64_t inPlane, outPlane, taps;
-};
+using Shape = GroupedConvWeights::Shape;
 
-/// src (count planes of `plane` values) -> dst (plane rows of count values).
-MGSRT_SIMD_CLONES
+/// src (batch x channels x plane) -> dst (batch x plane x channels).
 void toChannelsLast(const float *src, float *dst, int64_t batch, int64_t channels, int64_t plane) {
-  constexpr int64_t kBlock = 32;
-  const int64_t blocks = (plane + kBlock - 1) / kBlock;
-#pragma omp parallel for collapse(2) schedule(static)
-  for (int64_t b = 0; b < batch; ++b)
-    for (int64_t blk = 0; blk < blocks; ++blk) {
-      const int64_t p0 = blk * kBlock, p1 = std::min(plane, p0 + kBlock);
-      const float *s = src + b * channels * plane;
-      float *d = dst + b * channels * plane;
-      for (int64_t ch = 0; ch < channels; ++ch)
-        for (int64_t p = p0; p < p1; ++p)
-          d[p * channels + ch] = s[ch * plane + p];
-    }
+  const int64_t extents[3] = {batch, channels, plane}, perm[3] = {0, 2, 1};
+  transpose(src, dst, transposeParams(extents, perm, 3));
 }
 
 /// The taps' sums of output channels [m0, m0 + width) over the batch into
@@ -97,52 +82,55 @@ void accumulate(const Shape &s, const float *xT, const float *dyT, int64_t m0, i
 
 } // namespace
 
-GroupedConvWeights::GroupedConvWeights(const ConvParams &p)
-    : n_(p.n), c_(p.c), m_(p.m), inGroup_(p.c / p.g), outGroup_(p.m / p.g) {
+GroupedConvWeights::GroupedConvWeights(const ConvParams &p) {
+  s_.n = p.n;
+  s_.c = p.c;
+  s_.m = p.m;
+  s_.inGroup = p.c / p.g;
+  s_.outGroup = p.m / p.g;
   const int64_t lead = 3 - p.s;
   for (int64_t d = 0; d < 3; ++d) {
     const bool unit = d < lead;
-    in_[d] = unit ? 1 : p.in[d - lead];
-    out_[d] = unit ? 1 : p.out[d - lead];
-    kernel_[d] = unit ? 1 : p.kernel[d - lead];
-    stride_[d] = unit ? 1 : p.strides[d - lead];
-    pad_[d] = unit ? 0 : p.padsBegin[d - lead];
-    dilation_[d] = unit ? 1 : p.dilations[d - lead];
+    s_.in[d] = unit ? 1 : p.in[d - lead];
+    s_.out[d] = unit ? 1 : p.out[d - lead];
+    s_.kernel[d] = unit ? 1 : p.kernel[d - lead];
+    s_.stride[d] = unit ? 1 : p.strides[d - lead];
+    s_.pad[d] = unit ? 0 : p.padsBegin[d - lead];
+    s_.dilation[d] = unit ? 1 : p.dilations[d - lead];
   }
-  inPlane_ = in_[0] * in_[1] * in_[2];
-  outPlane_ = out_[0] * out_[1] * out_[2];
-  taps_ = kernel_[0] * kernel_[1] * kernel_[2];
+  s_.inPlane = s_.in[0] * s_.in[1] * s_.in[2];
+  s_.outPlane = s_.out[0] * s_.out[1] * s_.out[2];
+  s_.taps = s_.kernel[0] * s_.kernel[1] * s_.kernel[2];
+  xChannel_.resize(static_cast<size_t>(s_.m));
+  for (int64_t m = 0; m < s_.m; ++m)
+    xChannel_[m] = m / s_.outGroup * s_.inGroup;
 }
 
 void GroupedConvWeights::run(const float *x, const float *dy, float *dw, float *db,
                              float *scratch) {
-  float *xT = scratch, *dyT = scratch + n_ * c_ * inPlane_;
-  toChannelsLast(x, xT, n_, c_, inPlane_);
-  toChannelsLast(dy, dyT, n_, m_, outPlane_);
-  const Shape s{n_,      c_,      m_,   inGroup_,  outGroup_, in_,       out_,
-                kernel_, stride_, pad_, dilation_, inPlane_,  outPlane_, taps_};
+  const Shape &s = s_;
+  float *xT = scratch, *dyT = scratch + s.n * s.c * s.inPlane;
+  toChannelsLast(x, xT, s.n, s.c, s.inPlane);
+  toChannelsLast(dy, dyT, s.n, s.m, s.outPlane);
 
   // Each thread takes a slice of the output channels, a multiple of 8 wide
   // (a vector of lanes) where there are enough of them.
   const int64_t threads = std::max(1, omp_get_max_threads());
-  const int64_t width = std::min(m_, ((m_ + threads - 1) / threads + 7) / 8 * 8);
-  const int64_t slices = (m_ + width - 1) / width;
-  const int64_t accSize = taps_ * inGroup_ * width;
+  const int64_t width = std::min(s.m, ((s.m + threads - 1) / threads + 7) / 8 * 8);
+  const int64_t slices = (s.m + width - 1) / width;
+  const int64_t accSize = s.taps * s.inGroup * width;
   sums_.resize(static_cast<size_t>(slices * (2 * accSize + 2 * width)));
-  xChannel_.resize(static_cast<size_t>(m_));
-  for (int64_t m = 0; m < m_; ++m)
-    xChannel_[m] = m / outGroup_ * inGroup_;
 #pragma omp parallel for schedule(static)
   for (int64_t slice = 0; slice < slices; ++slice) {
-    const int64_t m0 = slice * width, w = std::min(width, m_ - m0);
+    const int64_t m0 = slice * width, w = std::min(width, s.m - m0);
     float *acc = sums_.data() + slice * (2 * accSize + 2 * width);
     float *accN = acc + accSize, *dbAcc = accN + accSize, *dbN = dbAcc + width;
     accumulate(s, xT, dyT, m0, w, xChannel_.data() + m0, db != nullptr, acc, accN, dbAcc, dbN);
     for (int64_t j = 0; j < w; ++j) {
       const int64_t m = m0 + j;
-      for (int64_t i = 0; i < inGroup_; ++i)
-        for (int64_t tap = 0; tap < taps_; ++tap)
-          dw[(m * inGroup_ + i) * taps_ + tap] = acc[(tap * inGroup_ + i) * w + j];
+      for (int64_t i = 0; i < s.inGroup; ++i)
+        for (int64_t tap = 0; tap < s.taps; ++tap)
+          dw[(m * s.inGroup + i) * s.taps + tap] = acc[(tap * s.inGroup + i) * w + j];
       if (db)
         db[m] = dbAcc[j];
     }

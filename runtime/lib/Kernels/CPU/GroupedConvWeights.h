@@ -28,10 +28,17 @@ namespace mgs::rt::cpu {
 /// construction) with its channels-last scratch.
 class GroupedConvWeights {
 public:
+  /// The shape as 3 spatial dims (leading unit dims for 1-D and 2-D).
+  struct Shape {
+    int64_t n, c, m, inGroup, outGroup;
+    int64_t in[3], out[3], kernel[3], stride[3], pad[3], dilation[3];
+    int64_t inPlane, outPlane, taps;
+  };
+
   explicit GroupedConvWeights(const ConvParams &p);
 
   /// Floats of the scratch run() needs: x and dy in channels-last order.
-  int64_t scratchCount() const { return n_ * c_ * inPlane_ + n_ * m_ * outPlane_; }
+  int64_t scratchCount() const { return s_.n * (s_.c * s_.inPlane + s_.m * s_.outPlane); }
 
   /// dw (M x C/group x kernel, the caller's plain layout) and, when db is not
   /// null, db (M) from x (N x C x in) and dy (N x M x out), with `scratch`
@@ -39,12 +46,9 @@ public:
   void run(const float *x, const float *dy, float *dw, float *db, float *scratch);
 
 private:
-  // The shape as 3 spatial dims (leading unit dims for 1-D and 2-D).
-  int64_t n_, c_, m_, inGroup_, outGroup_;
-  int64_t in_[3], out_[3], kernel_[3], stride_[3], pad_[3], dilation_[3];
-  int64_t inPlane_, outPlane_, taps_;
-  std::vector<float> sums_;       // each slice's sums
+  Shape s_;
   std::vector<int64_t> xChannel_; // per output channel: its group's first input channel
+  std::vector<float> sums_;       // each slice's sums
 };
 
 /// Which weight-gradient kernel grouped convolutions use:

@@ -1,6 +1,6 @@
 //===- Shape.cpp - Transpose, concat / split, constant pad ----------------===//
 
-#include "Descriptors/ShapeDesc.h"
+#include "Kernels/CPU/Transpose.h"
 
 #include <algorithm>
 #include <cstring>
@@ -20,16 +20,21 @@ mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
   TransposeParams tp;
   if (parseTranspose(ctx, kernelName(Kernel::transpose), desc, bufs, tp))
     return ctx->status;
-  const float *x = static_cast<const float *>(bufs[0]);
-  float *y = static_cast<float *>(bufs[1]);
+  cpu::transpose(static_cast<const float *>(bufs[0]), static_cast<float *>(bufs[1]), tp);
+  return MGSRT_OK;
+}
+
+} // namespace
+
+void mgs::rt::cpu::transpose(const float *x, float *y, const TransposeParams &tp) {
   const int64_t total = tp.total;
   if (total == 0)
-    return MGSRT_OK;
+    return;
   const int64_t rank = tp.rank;
   const int64_t *ext = tp.ext, *is = tp.is;
   if (rank <= 1) {
     std::memcpy(y, x, sizeof(float) * total);
-    return MGSRT_OK;
+    return;
   }
   int64_t os[kMaxRank];
   for (int64_t i = rank - 1, s = 1; i >= 0; --i) {
@@ -49,7 +54,7 @@ mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
       }
       std::memcpy(y + row * len, x + off, sizeof(float) * len);
     }
-    return MGSRT_OK;
+    return;
   }
   // Tile the output dim `j` that is innermost in the input against the
   // output's innermost dim, so both sides touch whole cache lines.
@@ -89,8 +94,9 @@ mgsrt_status_t transposeKernel(mgsrt_ctx_t *ctx, const int64_t *desc, void *cons
         yr[ll] = xr[ll * sL];
     }
   }
-  return MGSRT_OK;
 }
+
+namespace {
 
 //===----------------------------------------------------------------------===//
 // Concat / split
