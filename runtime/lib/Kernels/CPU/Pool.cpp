@@ -216,16 +216,27 @@ struct RowScratch {
   }
 };
 
-/// One RowScratch per thread a parallel region over the planes may have,
-/// made before it (so that running out of memory is the kernel's error, not
-/// an exception escaping the region).
-std::vector<RowScratch> rowScratches(const PoolParams &p, const Windows &w, bool parallel) {
-  std::vector<RowScratch> scratch;
+/// body(plane, scratch) for every (n, c) plane, the planes split across the
+/// OpenMP threads when the call is big enough. Each thread's RowScratch is
+/// made before the parallel region, so that running out of memory is the
+/// kernel's error, not an exception escaping the region.
+template <typename Body>
+void forEachPlane(const PoolParams &p, const Windows &w, Body &&body) {
+  const int64_t planes = p.n * p.c;
+  const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
+  const bool parallel = work >= kParallelGrain && planes > 1;
+  std::vector<RowScratch> scratches;
   const int threads = parallel ? std::max(1, omp_get_max_threads()) : 1;
-  scratch.reserve(static_cast<size_t>(threads));
+  scratches.reserve(static_cast<size_t>(threads));
   for (int t = 0; t < threads; ++t)
-    scratch.emplace_back(p, w);
-  return scratch;
+    scratches.emplace_back(p, w);
+#pragma omp parallel if (parallel)
+  {
+    RowScratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
+#pragma omp for schedule(static)
+    for (int64_t plane = 0; plane < planes; ++plane)
+      body(plane, scratch);
+  }
 }
 
 /// The interior run of output row (o0, o1), its tap rows in scratch.rows;
@@ -298,44 +309,35 @@ mgsrt_status_t poolFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   int64_t *indices = p.kind == MGSRT_POOL_MAX ? static_cast<int64_t *>(bufs[2]) : nullptr;
   const Windows w(p);
   const Interior in = interiorColumns(p, w);
-  const int64_t planes = p.n * p.c;
-  const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-  const bool parallel = work >= kParallelGrain && planes > 1;
-  std::vector<RowScratch> scratches = rowScratches(p, w, parallel);
-#pragma omp parallel if (parallel)
-  {
-    RowScratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(static)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float *xp = x + plane * p.inPlane;
-      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
-          const int64_t rowStart = plane * p.outPlane + (o0 * p.out[1] + o1) * p.out[2];
-          float *yr = y + rowStart;
-          if (isMax) {
-            rowMax(p, w, in, xp, o0, o1, indices != nullptr, scratch);
-            std::memcpy(yr, scratch.best.data(), sizeof(float) * p.out[2]);
-            if (indices)
-              for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
-                indices[rowStart + o2] = maxIndex(p, plane, scratch.args[o2]);
-            continue;
-          }
-          const RowRun r = interiorRun(p, w, in, o0, o1, scratch);
-          if (r.count > 0) {
-            runSum(xp, r, scratch.sums.data());
-            for (int64_t j = 0; j < r.count; ++j) {
-              const int64_t o2 = in.first + j;
-              const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
-              yr[o2] = div > 0.0 ? static_cast<float>(scratch.sums[j] / div) : 0.0f;
-            }
-          }
-          for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
-            if (!(r.count > 0 && o2 >= in.first && o2 < in.last))
-              yr[o2] = windowAverage(p, w, xp, o0, o1, o2);
+  forEachPlane(p, w, [&](int64_t plane, RowScratch &scratch) {
+    const float *xp = x + plane * p.inPlane;
+    for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
+        const int64_t rowStart = plane * p.outPlane + (o0 * p.out[1] + o1) * p.out[2];
+        float *yr = y + rowStart;
+        if (isMax) {
+          rowMax(p, w, in, xp, o0, o1, indices != nullptr, scratch);
+          std::memcpy(yr, scratch.best.data(), sizeof(float) * p.out[2]);
+          if (indices)
+            for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
+              indices[rowStart + o2] = maxIndex(p, plane, scratch.args[o2]);
+          continue;
         }
-    }
-  }
+        const RowRun r = interiorRun(p, w, in, o0, o1, scratch);
+        if (r.count > 0) {
+          runSum(xp, r, scratch.sums.data());
+          for (int64_t j = 0; j < r.count; ++j) {
+            const int64_t o2 = in.first + j;
+            const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
+            yr[o2] = div > 0.0 ? static_cast<float>(scratch.sums[j] / div) : 0.0f;
+          }
+        }
+        for (int64_t o2 = 0; o2 < p.out[2]; ++o2)
+          if (!(r.count > 0 && o2 >= in.first && o2 < in.last))
+            yr[o2] = windowAverage(p, w, xp, o0, o1, o2);
+      }
+  });
   return MGSRT_OK;
 }
 
@@ -351,49 +353,40 @@ mgsrt_status_t poolBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   float *dx = static_cast<float *>(bufs[2]);
   const Windows w(p);
   const Interior in = interiorColumns(p, w);
-  const int64_t planes = p.n * p.c;
-  const int64_t work = planes * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
   const bool isMax = p.kind == MGSRT_POOL_MAX;
-  const bool parallel = work >= kParallelGrain && planes > 1;
-  std::vector<RowScratch> scratches = rowScratches(p, w, parallel);
-#pragma omp parallel if (parallel)
-  {
-    RowScratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(static)
-    for (int64_t plane = 0; plane < planes; ++plane) {
-      const float *xp = isMax ? x + plane * p.inPlane : nullptr;
-      const float *dyp = dy + plane * p.outPlane;
-      float *dxp = dx + plane * p.inPlane;
-      std::memset(dxp, 0, sizeof(float) * p.inPlane);
-      int64_t oi = 0;
-      for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
-        for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
-          if (isMax) {
-            // Scattered in column order, as the forward's windows come.
-            rowMax(p, w, in, xp, o0, o1, true, scratch);
-            for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi)
-              if (scratch.args[o2] >= 0)
-                dxp[scratch.args[o2]] += dyp[oi];
+  forEachPlane(p, w, [&](int64_t plane, RowScratch &scratch) {
+    const float *xp = isMax ? x + plane * p.inPlane : nullptr;
+    const float *dyp = dy + plane * p.outPlane;
+    float *dxp = dx + plane * p.inPlane;
+    std::memset(dxp, 0, sizeof(float) * p.inPlane);
+    int64_t oi = 0;
+    for (int64_t o0 = 0; o0 < p.out[0]; ++o0)
+      for (int64_t o1 = 0; o1 < p.out[1]; ++o1) {
+        if (isMax) {
+          // Scattered in column order, as the forward's windows come.
+          rowMax(p, w, in, xp, o0, o1, true, scratch);
+          for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi)
+            if (scratch.args[o2] >= 0)
+              dxp[scratch.args[o2]] += dyp[oi];
+          continue;
+        }
+        for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi) {
+          const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
+          if (div <= 0.0)
             continue;
-          }
-          for (int64_t o2 = 0; o2 < p.out[2]; ++o2, ++oi) {
-            const double div = w.divisor[0][o0] * w.divisor[1][o1] * w.divisor[2][o2];
-            if (div <= 0.0)
-              continue;
-            const float g = static_cast<float>(dyp[oi] / div);
-            const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
-            for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
-              const int64_t q0 = s0 + k0 * p.dilations[0];
-              for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
-                float *row = dxp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
-                for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
-                  row[k2 * p.dilations[2]] += g;
-              }
+          const float g = static_cast<float>(dyp[oi] / div);
+          const int64_t s0 = w.start[0][o0], s1 = w.start[1][o1], s2 = w.start[2][o2];
+          for (int64_t k0 = w.lo[0][o0]; k0 < w.hi[0][o0]; ++k0) {
+            const int64_t q0 = s0 + k0 * p.dilations[0];
+            for (int64_t k1 = w.lo[1][o1]; k1 < w.hi[1][o1]; ++k1) {
+              float *row = dxp + (q0 * p.in[1] + s1 + k1 * p.dilations[1]) * p.in[2] + s2;
+              for (int64_t k2 = w.lo[2][o2]; k2 < w.hi[2][o2]; ++k2)
+                row[k2 * p.dilations[2]] += g;
             }
           }
         }
-    }
-  }
+      }
+  });
   return MGSRT_OK;
 }
 
