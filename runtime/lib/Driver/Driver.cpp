@@ -42,6 +42,15 @@
 namespace mgs::rt::driver {
 
 int Driver::error(const char *fmt, ...) {
+  char text[2048] = "";
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(text, sizeof(text), fmt, ap);
+  va_end(ap);
+  return fail(text, /*hint=*/false);
+}
+
+int Driver::fail(const std::string &text, bool hint) {
   // The watchdog is ending the job (its error names the workers, and it
   // aborted the NCCL collectives this thread may have waited in): an error
   // here is only the consequence. Wait for the end (the watchdog exits).
@@ -49,29 +58,22 @@ int Driver::error(const char *fmt, ...) {
     for (;;)
       std::this_thread::sleep_for(std::chrono::seconds(1));
   std::fflush(stdout);
-  // One write per message: under mpirun several workers may fail at once, and
-  // pieces of their messages would interleave. A worker other than rank 0
-  // says which it is.
-  char text[2048] = "";
-  va_list ap;
-  va_start(ap, fmt);
-  std::vsnprintf(text, sizeof(text), fmt, ap);
-  va_end(ap);
   if (deferring()) {
     if (deferred.empty())
       deferred = text;
+    deferredUsage = deferredUsage || hint;
     return 1;
   }
-  report(text);
+  report(text, hint);
   // The other workers would wait for this one in their next collective.
   if (comm && workers > 1)
     mgsrt_comm_abort(comm, 1);
   return 1;
 }
 
-int Driver::errorOnEveryWorker(const std::string &msg) {
+int Driver::agreedError(bool say, const std::string &msg) {
   std::fflush(stdout);
-  if (rank == 0)
+  if (say)
     report(msg);
   return 1;
 }
@@ -80,12 +82,17 @@ bool Driver::deferring() const {
   return deferErrors.load() && std::this_thread::get_id() != watchdog.get_id();
 }
 
-void Driver::report(const std::string &text) {
+void Driver::report(const std::string &text, bool hint) {
+  // One write per message, its --help hint included: under mpirun several
+  // workers may fail at once, and mpirun's own lines come between two writes.
+  // A worker other than rank 0 says which it is.
   std::string line = o.program + ": error: ";
   if (workers > 1 && rank != 0)
     line += "worker " + std::to_string(rank) + ": ";
   line += text;
   line += '\n';
+  if (hint)
+    line += helpHint(o.program);
   std::fflush(stderr);
   if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
     // Nowhere left to report it.
@@ -105,17 +112,11 @@ int Driver::setupAlone(const std::function<int()> &setup) {
   deferred.clear();
   const bool usageError = deferredUsage;
   deferredUsage = false;
-  auto hint = [&] {
-    if (usageError)
-      printHelpHint(o.program);
-  };
   if (rc && message.empty())
     message = "the set-up failed";
   if (workers <= 1) {
-    if (rc) {
-      report(message);
-      hint();
-    }
+    if (rc)
+      report(message, usageError);
     return rc ? (usageError ? 2 : 1) : 0;
   }
   // A worker that failed says so at once if the others keep it waiting (a
@@ -128,7 +129,7 @@ int Driver::setupAlone(const std::function<int()> &setup) {
     sayer = std::thread([&] {
       std::unique_lock<std::mutex> lock(m);
       if (!cv.wait_for(lock, std::chrono::seconds(5), [&] { return agreed.load(); })) {
-        report(message + " (the other workers are still setting up)");
+        report(message + " (the other workers are still setting up)", usageError);
         said = true;
       }
     });
@@ -159,10 +160,8 @@ int Driver::setupAlone(const std::function<int()> &setup) {
     for (int r = 0; r < rank; ++r)
       saidBefore = saidBefore || (all[3 * r] && all[3 * r + 1] == all[3 * rank + 1] &&
                                   all[3 * r + 2] == all[3 * rank + 2]);
-    if (!saidBefore) {
-      report(message);
-      hint();
-    }
+    if (!saidBefore)
+      report(message, usageError);
   }
   return usageError ? 2 : 1;
 }
@@ -174,11 +173,7 @@ int Driver::usageOnEveryWorker(const std::string &msg) {
 }
 
 int Driver::usage(const std::string &msg) {
-  error(msg);
-  if (deferring())
-    deferredUsage = true; // the hint follows the message (setupAlone())
-  else
-    printHelpHint(o.program);
+  fail(msg, /*hint=*/true);
   return 2;
 }
 
@@ -453,8 +448,10 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
       if (launchedAsLaterRank())
         return 2;
       std::fflush(stdout);
-      std::fprintf(stderr, "%s: error: %s\n", o.program.c_str(), parsed.message.c_str());
-      printHelpHint(o.program);
+      const std::string text = o.program + ": error: " + parsed.message + "\n" + helpHint(o.program);
+      if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { // one write (report())
+        // Nowhere left to report it.
+      }
       return 2;
     }
     return driver.run();

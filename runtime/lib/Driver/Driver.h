@@ -103,8 +103,12 @@ private:
   // Driver.cpp
   int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   int error(const std::string &msg) { return error("%s", msg.c_str()); }
-  /// Writes "PROGRAM: error: [worker R: ]TEXT" in one write.
-  void report(const std::string &text);
+  /// Reports `text` (with the --help hint after it when `hint`) and aborts
+  /// the other workers, or keeps it while deferring(); returns 1.
+  int fail(const std::string &text, bool hint);
+  /// Writes "PROGRAM: error: [worker R: ]TEXT" and, when `hint`, the --help
+  /// hint on the next line, in one write.
+  void report(const std::string &text, bool hint = false);
   /// While set, error() on the main thread keeps its first message in
   /// `deferred` (and usage() that it was a usage error) instead of reporting
   /// it and aborting the workers (setupAlone()); the watchdog's errors are
@@ -128,9 +132,13 @@ private:
   /// before the workers are set up: the same on every worker under mpirun,
   /// so only the first says it (a check that reads a host's files is not).
   int usageOnEveryWorker(const std::string &msg);
-  /// An error every worker finds alike (the same model and job size): said
-  /// by worker 0 alone, and each stops with 1, with no abort of the job.
-  int errorOnEveryWorker(const std::string &msg);
+  /// An error every worker knows of (the same model and job size, or what a
+  /// gather told them all): said by the workers given `say` alone, and each
+  /// stops with 1, with no abort of the job. An abort would race a worker's
+  /// report with its end: Open MPI kills the workers as soon as one aborts.
+  int agreedError(bool say, const std::string &msg);
+  /// An error every worker finds alike: agreedError() said by worker 0.
+  int errorOnEveryWorker(const std::string &msg) { return agreedError(rank == 0, msg); }
   int allocate(bool training);
 
   // Params.cpp

@@ -193,9 +193,9 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   const int mine = what.empty() ? 0 : overflow ? 1 : 2;
   int verdict = mine;
   std::string where;
+  std::vector<int32_t> all; // every worker's verdict, when they were gathered
   if ((o.skipNonfinite || dynamicLossScale) && workers > 1) {
     // Every worker drops the step or none does, and for the same reason.
-    std::vector<int32_t> all;
     if (int rc = gatherFromWorkers({verdict}, all))
       return rc;
     verdict = 0;
@@ -210,12 +210,22 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   // What this worker saw is the reason only if it is the reason for all.
   if (mine != verdict)
     what = "another worker's loss or gradient is not finite";
-  if (verdict == 2 && !o.skipNonfinite)
-    return error("training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
-                 "run)%s: %s; stopped without writing over any earlier save or checkpoint (lower "
-                 "--lr, or pass --on-nonfinite skip to drop such steps)",
-                 static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
-                 static_cast<unsigned long long>(iteration), where.c_str(), what.c_str());
+  if (verdict == 2 && !o.skipNonfinite) {
+    char text[2048];
+    std::snprintf(text, sizeof text,
+                  "training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
+                  "run)%s: %s; stopped without writing over any earlier save or checkpoint (lower "
+                  "--lr, or pass --on-nonfinite skip to drop such steps)",
+                  static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+                  static_cast<unsigned long long>(iteration), where.c_str(), what.c_str());
+    if (all.empty())
+      return error("%s", text);
+    // Every worker knows: the first that saw it says it, with its reason.
+    int first = 0;
+    while (all[first] != verdict)
+      ++first;
+    return agreedError(rank == first, text);
+  }
   // Back to the params and velocities from before the step.
   size_t s = 0;
   for (std::vector<Buffer> *bufs : {&params, &velocities})

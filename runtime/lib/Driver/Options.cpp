@@ -124,8 +124,8 @@ bool launchedAsLaterRank() {
   return false;
 }
 
-void printHelpHint(const std::string &program) {
-  std::fprintf(stderr, "(%s --help lists the options)\n", program.c_str());
+std::string helpHint(const std::string &program) {
+  return "(" + program + " --help lists the options)\n";
 }
 
 void printUsage(std::FILE *f, const std::string &program) {

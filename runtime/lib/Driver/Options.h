@@ -90,8 +90,8 @@ extern const std::set<std::string> kInferenceOnly;
 
 /// The usage for this executable's model (mgs_model_manifest()).
 void printUsage(std::FILE *f, const std::string &program);
-/// "(PROGRAM --help lists the options)" on stderr, after a usage error.
-void printHelpHint(const std::string &program);
+/// "(PROGRAM --help lists the options)\n": the line after a usage error.
+std::string helpHint(const std::string &program);
 /// Whether mpirun (or a PMI launcher) started this process as a rank other
 /// than 0, read from its environment before MPI is initialized.
 bool launchedAsLaterRank();

@@ -257,9 +257,10 @@ int Driver::agreeOnRun() {
                   all[3 * r + 2], static_cast<unsigned long long>(runOf(r)));
     files += line;
   }
-  return error("checkpoint '%s': the workers' files are not one consistent set (worker(s) %s "
-               "differ from worker 0's: %s); not resuming. Resume from a set written together",
-               o.resume.c_str(), differ.c_str(), files.c_str());
+  return errorOnEveryWorker("checkpoint '" + o.resume +
+                            "': the workers' files are not one consistent set (worker(s) " +
+                            differ + " differ from worker 0's: " + files +
+                            "); not resuming. Resume from a set written together");
 }
 
 int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
@@ -315,11 +316,10 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
       failed += (failed.empty() ? "" : ", ") + std::to_string(r);
   if (!failed.empty()) {
     w.discard();
-    // This worker's own reason first, when it is the one that failed.
-    return error("%sthe checkpoint of epoch %llu failed on worker(s) %s; no worker's file was "
-                 "replaced (any earlier set is kept)",
-                 s.ok() ? "" : (s.message + "; ").c_str(),
-                 static_cast<unsigned long long>(epochsDone), failed.c_str());
+    // Each worker that failed says why (the reasons may differ).
+    return agreedError(!s.ok(), s.message + "; the checkpoint of epoch " +
+                                    std::to_string(epochsDone) + " failed on worker(s) " + failed +
+                                    "; no worker's file was replaced (any earlier set is kept)");
   }
   if (Status p = w.publish(); !p.ok())
     return error(p);
