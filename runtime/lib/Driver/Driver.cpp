@@ -448,7 +448,8 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
       if (launchedAsLaterRank())
         return 2;
       std::fflush(stdout);
-      const std::string text = o.program + ": error: " + parsed.message + "\n" + helpHint(o.program);
+      const std::string text =
+          o.program + ": error: " + parsed.message + "\n" + helpHint(o.program);
       if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { // one write (report())
         // Nowhere left to report it.
       }
