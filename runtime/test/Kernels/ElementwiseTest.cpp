@@ -4,6 +4,9 @@
 
 #include <array>
 #include <cmath>
+#include <cstring>
+
+#include <omp.h>
 
 using namespace mgsrt_test;
 
@@ -248,6 +251,8 @@ const std::vector<BinaryCase> &binaryCases() {
       {{2, 3, 5, 7}, {2, 1, 5, 1}},
       {{64, 33, 17}, {1, 33, 1}},      // large: parallel paths
       {{8, 1, 64}, {1, 80, 64}},       // large, both innermost kept: row sums
+      {{40, 30, 48}, {1, 1, 48}},      // a bias: one row, its 1200 positions in blocks
+      {{3, 100, 120}, {3, 1, 1}},      // few rows, the innermost reduced: 2 blocks
   };
   return cases;
 }
@@ -307,7 +312,33 @@ INSTANTIATE_TEST_SUITE_P(
     OpsAndShapes, BinaryTest,
     ::testing::Combine(::testing::Values(MGSRT_BINARY_ADD, MGSRT_BINARY_SUB, MGSRT_BINARY_MUL,
                                          MGSRT_BINARY_DIV),
-                       ::testing::Range(0, 10)));
+                       ::testing::Range(0, 12)));
+
+TEST(BinaryTest, ReductionsHaveTheSameBitsWhateverTheThreadCount) {
+  // A target of few rows sums blocks of its reduced positions apart, on
+  // whichever threads, then adds the blocks in order: 1, 2, 3 and 7 threads
+  // give the same bits.
+  const int threads = omp_get_max_threads();
+  for (int caseIdx : {10, 11}) {
+    const BinaryCase &c = binaryCases()[caseIdx];
+    std::vector<int64_t> desc = binaryDesc(MGSRT_BINARY_MUL, c);
+    std::vector<float> a = randomVec(product(c.lhs)), b = randomVec(product(c.rhs));
+    std::vector<float> g = randomVec(product(broadcastShape(c)));
+    std::vector<std::vector<float>> dbs;
+    for (int t : {1, 2, 3, 7}) {
+      omp_set_num_threads(t);
+      Ctx ctx;
+      std::vector<float> db(b.size());
+      void *bufs[] = {a.data(), b.data(), g.data(), nullptr, db.data()};
+      EXPECT_OK(ctx, mgsrt_binary_bwd(ctx, desc.data(), bufs));
+      dbs.push_back(db);
+    }
+    omp_set_num_threads(threads);
+    for (size_t i = 1; i < dbs.size(); ++i)
+      EXPECT_EQ(0, std::memcmp(dbs[0].data(), dbs[i].data(), dbs[0].size() * sizeof(float)))
+          << "case " << caseIdx << ", thread count #" << i;
+  }
+}
 
 TEST(BinaryTest, DivBackwardMatchesFiniteDifferences) {
   Ctx ctx;

@@ -196,20 +196,30 @@ LogicalResult Differentiator::differentiate(Operation *op) {
   Location loc = op->getLoc();
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto bin) {
-        // An add without broadcasting passes its gradient through unchanged:
-        // no op, the operands' gradients are the result's (residual blocks).
-        if (isa<AddOp>(op) && bin.getLhs().getType() == bin.getResult().getType() &&
-            bin.getRhs().getType() == bin.getResult().getType()) {
-          accumulate(bin.getLhs(), gradOf(bin.getResult()));
-          accumulate(bin.getRhs(), gradOf(bin.getResult()));
+        // An operand of an add (or a sub's lhs) that has the result's shape
+        // takes the result's gradient as it is: no op for an add without
+        // broadcasting (residual blocks); for a bias add, the op computes
+        // only the bias's gradient (its unused result is never written).
+        auto passesThrough = [&](Value operand, bool lhs) {
+          return (isa<AddOp>(op) || (isa<SubOp>(op) && lhs)) &&
+                 operand.getType() == bin.getResult().getType();
+        };
+        const bool lhsPass = passesThrough(bin.getLhs(), true);
+        const bool rhsPass = passesThrough(bin.getRhs(), false);
+        Value g = gradOf(bin.getResult());
+        if (lhsPass)
+          accumulate(bin.getLhs(), g);
+        if (rhsPass)
+          accumulate(bin.getRhs(), g);
+        if ((lhsPass || !needsGrad(bin.getLhs())) && (rhsPass || !needsGrad(bin.getRhs())))
           return success();
-        }
         StringRef kind = elementwiseKind(op);
         auto grads = create<BinaryGradOp>(loc, bin.getLhs().getType(), bin.getRhs().getType(),
-                                          b.getStringAttr(kind), bin.getLhs(), bin.getRhs(),
-                                          gradOf(bin.getResult()));
-        accumulate(bin.getLhs(), grads.getLhsGrad());
-        accumulate(bin.getRhs(), grads.getRhsGrad());
+                                          b.getStringAttr(kind), bin.getLhs(), bin.getRhs(), g);
+        if (!lhsPass)
+          accumulate(bin.getLhs(), grads.getLhsGrad());
+        if (!rhsPass)
+          accumulate(bin.getRhs(), grads.getRhsGrad());
         return success();
       })
       .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,

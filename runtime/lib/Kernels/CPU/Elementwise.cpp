@@ -417,14 +417,25 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
     odoCount *= sp.ext[redDims[i]];
   const int64_t sa = sp.stride[1][last], sb = sp.stride[2][last];
 
-  const bool parallel = total >= kParallelGrain && rows > 1;
-  const int64_t accLen = innerKept ? len : 0;
-  std::vector<double> accAll(accLen * (parallel ? omp_get_max_threads() : 1));
+  // A target of few rows (a bias: one) also splits its reduced positions into
+  // blocks of kOdoBlock, each summed apart, so that it spreads over the threads.
+  // The blocks depend on the shape alone and their sums add in block order:
+  // the same bits whatever the thread count.
+  constexpr int64_t kOdoBlock = 64;
+  const int64_t blocks =
+      rows < 64 && odoCount > kOdoBlock ? (odoCount + kOdoBlock - 1) / kOdoBlock : 1;
+  const int64_t items = rows * blocks;
+  const bool parallel = total >= kParallelGrain && items > 1;
+  const int64_t accLen = innerKept ? len : 1;
+  // Each (row, block)'s sums when there are several blocks; else each thread's.
+  std::vector<double> accAll(accLen * (blocks > 1 ? items
+                                                  : parallel ? omp_get_max_threads() : 1));
 #pragma omp parallel if (parallel)
   {
-    double *acc = accAll.data() + accLen * omp_get_thread_num();
 #pragma omp for schedule(static)
-    for (int64_t row = 0; row < rows; ++row) {
+    for (int64_t item = 0; item < items; ++item) {
+      const int64_t row = item / blocks, block = item % blocks;
+      double *acc = accAll.data() + accLen * (blocks > 1 ? item : omp_get_thread_num());
       // Offsets of out, lhs, rhs, T at the row's start.
       int64_t og = 0, oa = 0, ob = 0, ot = 0;
       int64_t r = row;
@@ -437,10 +448,9 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
         ob += c * sp.stride[2][d];
         ot += c * sp.stride[t][d];
       }
-      if (innerKept)
-        std::fill(acc, acc + accLen, 0.0);
-      double sum = 0.0;
-      for (int64_t k = 0; k < odoCount; ++k) {
+      std::fill(acc, acc + accLen, 0.0);
+      const int64_t kEnd = blocks > 1 ? std::min(odoCount, (block + 1) * kOdoBlock) : odoCount;
+      for (int64_t k = blocks > 1 ? block * kOdoBlock : 0; k < kEnd; ++k) {
         int64_t pg = og, pa = oa, pb = ob, q = k;
         for (int64_t i = nOdoDims - 1; i >= 0; --i) {
           int64_t d = redDims[i];
@@ -455,15 +465,32 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
           for (int64_t j = 0; j < len; ++j)
             acc[j] += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
         } else {
+          double sum = acc[0]; // one running sum, in the row's order
           for (int64_t j = 0; j < len; ++j)
             sum += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
+          acc[0] = sum;
         }
       }
-      if (innerKept) {
-        for (int64_t j = 0; j < len; ++j)
+      if (blocks == 1)
+        for (int64_t j = 0; j < accLen; ++j)
           dt[ot + j] = static_cast<float>(acc[j]);
-      } else {
-        dt[ot] = static_cast<float>(sum);
+    }
+    if (blocks > 1) {
+      // Each row's blocks, in order.
+#pragma omp for schedule(static)
+      for (int64_t row = 0; row < rows; ++row) {
+        int64_t ot = 0, r = row;
+        for (int64_t i = nRowDims - 1; i >= 0; --i) {
+          int64_t d = keptDims[i];
+          ot += (r % sp.ext[d]) * sp.stride[t][d];
+          r /= sp.ext[d];
+        }
+        for (int64_t j = 0; j < accLen; ++j) {
+          double sum = 0.0;
+          for (int64_t block = 0; block < blocks; ++block)
+            sum += accAll[(row * blocks + block) * accLen + j];
+          dt[ot + j] = static_cast<float>(sum);
+        }
       }
     }
   }
