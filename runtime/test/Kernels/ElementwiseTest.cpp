@@ -252,7 +252,7 @@ const std::vector<BinaryCase> &binaryCases() {
       {{64, 33, 17}, {1, 33, 1}},      // large: parallel paths
       {{8, 1, 64}, {1, 80, 64}},       // large, both innermost kept: row sums
       {{40, 30, 48}, {1, 1, 48}},      // a bias: one row, its 1200 positions in blocks
-      {{3, 100, 120}, {3, 1, 1}},      // few rows, the innermost reduced: 2 blocks
+      {{100, 3, 120}, {1, 3, 1}},      // few rows, the innermost reduced: 2 blocks
   };
   return cases;
 }
