@@ -454,7 +454,17 @@ INSTANTIATE_TEST_SUITE_P(Shapes, MatmulTest,
                                            MatmulCase{{4}, {1}, 3, 2, 5, true, false},
                                            MatmulCase{{1}, {4}, 3, 2, 5, true, true},
                                            MatmulCase{{2, 1}, {1, 3}, 2, 4, 3, true, false},
-                                           MatmulCase{{8}, {8}, 17, 16, 17, false, true})); // K^T
+                                           MatmulCase{{8}, {8}, 17, 16, 17, false, true}, // K^T
+                                           // windowed attention's (SmallGemm.cpp): C's rows
+                                           // whole vectors, tails of rows, 32 x 32 x 32
+                                           MatmulCase{{16}, {16}, 16, 24, 16, false, true},
+                                           MatmulCase{{16}, {16}, 16, 16, 24},
+                                           MatmulCase{{5}, {5}, 13, 7, 8, true, true},
+                                           MatmulCase{{6}, {6}, 31, 32, 32, true, false},
+                                           MatmulCase{{3}, {3}, 32, 32, 32},
+                                           // beyond it: oneDNN's sgemm
+                                           MatmulCase{{8}, {8}, 40, 33, 48, false, true},
+                                           MatmulCase{{4}, {1}, 33, 16, 16}));
 
 TEST(MatmulErrors, PrecisionIsF32Bf16OrF16) {
   Ctx ctx;

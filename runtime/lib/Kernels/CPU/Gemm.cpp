@@ -12,6 +12,7 @@
 #include "Descriptors/GemmDesc.h"
 #include "Kernels/CPU/Dnnl.h"
 #include "Kernels/CPU/RoundedOperands.h"
+#include "Kernels/CPU/SmallGemm.h"
 
 #include <dnnl.h>
 
@@ -215,15 +216,20 @@ bool gemm(mgsrt_ctx_t *ctx, const char *kernel, bool bf16, bool ta, bool tb, int
 /// across the OpenMP threads, each running a single-threaded dnnl_sgemm (oneDNN does not nest):
 /// at attention's shapes (many GEMMs of ~64x64x64) that beats threading each small GEMM in turn.
 /// Otherwise (C_o repeat: broadcast batches accumulating), and in bfloat16 (one cached
-/// primitive, itself threaded), they run one after another.
+/// primitive, itself threaded), they run one after another. Float32 GEMMs of 32 x 32 x 32 or
+/// less (windowed attention's) run in cpu::smallGemm, without oneDNN's cost per call.
 template <typename Ptrs>
 void batchedGemm(mgsrt_ctx_t *ctx, const char *kernel, bool bf16, bool ta, bool tb, int64_t m,
                  int64_t n, int64_t k, int64_t count, bool disjoint, float beta, Ptrs ptrs) {
   const int64_t lda = ta ? m : k, ldb = tb ? k : n;
+  const bool small = !bf16 && cpu::isSmallGemm(m, n, k);
   if (bf16 || !disjoint || count == 1 || m == 0 || n == 0 || k == 0) {
     for (int64_t o = 0; o < count && !ctx->failed(); ++o) {
       auto [a, b, c] = ptrs(o);
-      gemm(ctx, kernel, bf16, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
+      if (small)
+        cpu::smallGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n);
+      else
+        gemm(ctx, kernel, bf16, ta, tb, m, n, k, 1.0f, a, lda, b, ldb, beta, c, n);
     }
     return;
   }
@@ -231,6 +237,10 @@ void batchedGemm(mgsrt_ctx_t *ctx, const char *kernel, bool bf16, bool ta, bool 
 #pragma omp parallel for schedule(static)
   for (int64_t o = 0; o < count; ++o) {
     auto [a, b, c] = ptrs(o);
+    if (small) {
+      cpu::smallGemm(ta, tb, m, n, k, a, lda, b, ldb, beta, c, n);
+      continue;
+    }
     dnnl_status_t st = dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', m, n, k, 1.0f, a, lda, b, ldb,
                                   beta, c, n);
     if (st != dnnl_success) {
