@@ -3,9 +3,9 @@
 // Windowed attention (Swin's windows of 16 tokens and heads of 24 or 32
 // channels) runs thousands of GEMMs of 16 x 24 x 16 a step. dnnl_sgemm spends
 // more on each call than on its arithmetic there (0.45 us for 6 K
-// multiply-adds: 27 GFLOP/s on 2 AVX2 cores), so these run here instead: the
-// operands copied into op(A) and op(B) with rows padded to whole vectors, a
-// block of C's rows kept in registers, and the products summed in k's order.
+// multiply-adds: 27 GFLOP/s on 2 AVX2 cores), so these run here instead: an
+// operand copied only when it is transposed or its rows are not whole vectors,
+// a block of C's rows kept in registers, and the products summed in k's order.
 //
 //===----------------------------------------------------------------------===//
 
