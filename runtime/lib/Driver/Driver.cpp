@@ -41,11 +41,38 @@
 
 namespace mgs::rt::driver {
 
-int Driver::error(const char *fmt, ...) {
+namespace {
+
+/// Writes `line` to stderr in one write: under mpirun several workers may
+/// fail at once, and mpirun's own lines come between two writes.
+void writeError(const std::string &line) {
+  std::fflush(stderr);
+  if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
+    // Nowhere left to report it.
+  }
+}
+
+/// printf's format filled in, up to 2047 characters.
+std::string vformat(const char *fmt, va_list ap) {
   char text[2048] = "";
+  std::vsnprintf(text, sizeof(text), fmt, ap);
+  return text;
+}
+
+} // namespace
+
+std::string Driver::formatted(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  std::vsnprintf(text, sizeof(text), fmt, ap);
+  std::string text = vformat(fmt, ap);
+  va_end(ap);
+  return text;
+}
+
+int Driver::error(const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  std::string text = vformat(fmt, ap);
   va_end(ap);
   return fail(text, /*hint=*/false);
 }
@@ -83,9 +110,8 @@ bool Driver::deferring() const {
 }
 
 void Driver::report(const std::string &text, bool hint) {
-  // One write per message, its --help hint included: under mpirun several
-  // workers may fail at once, and mpirun's own lines come between two writes.
-  // A worker other than rank 0 says which it is.
+  // The message and its --help hint in one write (writeError()). A worker
+  // other than rank 0 says which it is.
   std::string line = o.program + ": error: ";
   if (workers > 1 && rank != 0)
     line += "worker " + std::to_string(rank) + ": ";
@@ -93,10 +119,7 @@ void Driver::report(const std::string &text, bool hint) {
   line += '\n';
   if (hint)
     line += helpHint(o.program);
-  std::fflush(stderr);
-  if (::write(STDERR_FILENO, line.data(), line.size()) < 0) {
-    // Nowhere left to report it.
-  }
+  writeError(line);
 }
 
 int Driver::setupAlone(const std::function<int()> &setup) {
@@ -448,11 +471,7 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
       if (launchedAsLaterRank())
         return 2;
       std::fflush(stdout);
-      const std::string text =
-          o.program + ": error: " + parsed.message + "\n" + helpHint(o.program);
-      if (::write(STDERR_FILENO, text.data(), text.size()) < 0) { // one write (report())
-        // Nowhere left to report it.
-      }
+      writeError(o.program + ": error: " + parsed.message + "\n" + helpHint(o.program));
       return 2;
     }
     return driver.run();

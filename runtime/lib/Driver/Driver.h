@@ -101,6 +101,8 @@ public:
 
 private:
   // Driver.cpp
+  /// printf's format filled in, up to 2047 characters (as error() takes it).
+  static std::string formatted(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
   int error(const char *fmt, ...) __attribute__((format(printf, 2, 3)));
   int error(const std::string &msg) { return error("%s", msg.c_str()); }
   /// Reports `text` (with the --help hint after it when `hint`) and aborts

@@ -94,14 +94,12 @@ int Driver::backOffLossScale(int64_t epoch, int64_t it) {
   if (next < static_cast<float>(kMinLossScale)) {
     // Every worker is here at once (checkStep's gather agreed on the overflow,
     // and the scale is the same on all): worker 0 says it, no abort.
-    char text[512];
-    std::snprintf(text, sizeof text,
-                  "epoch %lld, iteration %lld: the gradients overflow at every loss scale (down "
+    return errorOnEveryWorker(
+        formatted("epoch %lld, iteration %lld: the gradients overflow at every loss scale (down "
                   "to %g): the loss is finite but its gradients are not; lower --lr or check "
                   "the data, or train with --precision f32",
                   static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
-                  static_cast<double>(lossScale));
-    return errorOnEveryWorker(text);
+                  static_cast<double>(lossScale)));
   }
   std::printf("epoch %lld, iteration %lld: loss scale %g -> %g: a gradient overflowed (step "
               "dropped)\n",

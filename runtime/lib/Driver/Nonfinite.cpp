@@ -211,15 +211,14 @@ int Driver::checkStep(int64_t epoch, int64_t it, uint64_t iteration, float lossV
   if (mine != verdict)
     what = "another worker's loss or gradient is not finite";
   if (verdict == 2 && !o.skipNonfinite) {
-    char text[2048];
-    std::snprintf(text, sizeof text,
-                  "training went non-finite at epoch %lld, iteration %lld (iteration %llu of the "
-                  "run)%s: %s; stopped without writing over any earlier save or checkpoint (lower "
-                  "--lr, or pass --on-nonfinite skip to drop such steps)",
-                  static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
-                  static_cast<unsigned long long>(iteration), where.c_str(), what.c_str());
+    const std::string text = formatted(
+        "training went non-finite at epoch %lld, iteration %lld (iteration %llu of the run)%s: "
+        "%s; stopped without writing over any earlier save or checkpoint (lower --lr, or pass "
+        "--on-nonfinite skip to drop such steps)",
+        static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+        static_cast<unsigned long long>(iteration), where.c_str(), what.c_str());
     if (all.empty())
-      return error("%s", text);
+      return error(text);
     // Every worker knows: the first that saw it says it, with its reason.
     int first = 0;
     while (all[first] != verdict)

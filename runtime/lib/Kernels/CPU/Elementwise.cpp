@@ -424,6 +424,7 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
   constexpr int64_t kOdoBlock = 64;
   const int64_t blocks =
       rows < 64 && odoCount > kOdoBlock ? (odoCount + kOdoBlock - 1) / kOdoBlock : 1;
+  const int64_t perBlock = blocks > 1 ? kOdoBlock : odoCount; // reduced positions a block
   const int64_t items = rows * blocks;
   const bool parallel = total >= kParallelGrain && items > 1;
   const int64_t accLen = innerKept ? len : 1;
@@ -449,8 +450,8 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
         ot += c * sp.stride[t][d];
       }
       std::fill(acc, acc + accLen, 0.0);
-      const int64_t kEnd = blocks > 1 ? std::min(odoCount, (block + 1) * kOdoBlock) : odoCount;
-      for (int64_t k = blocks > 1 ? block * kOdoBlock : 0; k < kEnd; ++k) {
+      const int64_t kEnd = std::min(odoCount, (block + 1) * perBlock);
+      for (int64_t k = block * perBlock; k < kEnd; ++k) {
         int64_t pg = og, pa = oa, pb = ob, q = k;
         for (int64_t i = nOdoDims - 1; i >= 0; --i) {
           int64_t d = redDims[i];
