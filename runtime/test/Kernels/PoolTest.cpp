@@ -10,6 +10,8 @@ using namespace mgsrt_test;
 
 namespace {
 
+constexpr int64_t kMax = MGSRT_POOL_MAX, kAvg = MGSRT_POOL_AVG;
+
 struct PoolCase {
   int64_t kind, n, c;
   std::vector<int64_t> in, kernel, strides, padsBegin, padsEnd, dilations;
@@ -45,6 +47,7 @@ struct PoolRef {
   std::vector<int64_t> indices;   // ONNX indices (max)
   std::vector<int64_t> argOffset; // flat row-major input offset of the max, -1 if none
   std::vector<double> divisor;    // average
+  std::vector<std::vector<int64_t>> taps; // each window's in-bounds plane offsets, in order
 };
 
 /// Straight from the ONNX definition: enumerate every tap of every window.
@@ -56,6 +59,7 @@ PoolRef poolRef(const PoolCase &pc, const std::vector<float> &x) {
   r.indices.assign(pc.ySize(), -1);
   r.argOffset.assign(pc.ySize(), -1);
   r.divisor.assign(pc.ySize(), 0.0);
+  r.taps.resize(pc.ySize());
   for (int64_t plane = 0; plane < pc.n * pc.c; ++plane)
     for (int64_t op = 0; op < outPlane; ++op) {
       auto o = unflatten(op, out);
@@ -78,6 +82,7 @@ PoolRef poolRef(const PoolCase &pc, const std::vector<float> &x) {
         if (!inside)
           continue;
         ++inCount;
+        r.taps[yi].push_back(rowMajor);
         double v = x[plane * inPlane + rowMajor];
         sum += v;
         if (bestOff < 0 || v > best) {
@@ -99,6 +104,24 @@ PoolRef poolRef(const PoolCase &pc, const std::vector<float> &x) {
       }
     }
   return r;
+}
+
+/// dx as the kernels add it up: each window's share in float, the windows in
+/// order (plane by plane, row-major), from +0.
+std::vector<float> orderedGrad(const PoolCase &pc, const PoolRef &r, const std::vector<float> &dy) {
+  std::vector<float> dx(pc.xSize(), 0.0f);
+  const int64_t inPlane = product(pc.in), outPlane = product(pc.out());
+  for (int64_t i = 0; i < pc.ySize(); ++i) {
+    if (pc.kind == kMax) {
+      if (r.argOffset[i] >= 0)
+        dx[r.argOffset[i]] += dy[i];
+    } else if (r.divisor[i] > 0) {
+      const float g = static_cast<float>(dy[i] / r.divisor[i]);
+      for (int64_t off : r.taps[i])
+        dx[(i / outPlane) * inPlane + off] += g;
+    }
+  }
+  return dx;
 }
 
 class PoolTest : public ::testing::TestWithParam<PoolCase> {};
@@ -182,7 +205,6 @@ TEST_P(PoolTest, BackwardMatchesFiniteDifferences) {
   checkGrad(dx, x, dy, fwd, 0.01, 2e-3, "dx");
 }
 
-constexpr int64_t kMax = MGSRT_POOL_MAX, kAvg = MGSRT_POOL_AVG;
 
 INSTANTIATE_TEST_SUITE_P(
     Shapes, PoolTest,
@@ -229,10 +251,12 @@ TEST(PoolTest, TiesPickTheFirstInBoundsElement) {
 }
 
 TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
-  // Rows wide enough that most windows are wholly in bounds (the kernel runs
-  // those a row at a time), values of three levels (the ties a ReLU leaves)
-  // and NaNs: each max, its index and where the backward puts its gradient
-  // are the first maximum in row-major window order, as the reference's.
+  // Rows wide enough that most windows are wholly in bounds (in planes of
+  // over 4096 positions the kernel runs those a row at a time), values of
+  // three levels (the ties a ReLU leaves) and NaNs: each max, its index and
+  // where the backward puts its gradient are the first maximum in row-major
+  // window order, as the reference's, and the gradient's sums are the bits
+  // of adding in window order.
   const std::vector<PoolCase> cases = {
       {kMax, 2, 3, {13, 21}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}, false, false, 0},
       {kMax, 2, 3, {13, 21}, {3, 3}, {2, 2}, {0, 0}, {0, 0}, {1, 1}, true, false, 0},
@@ -248,41 +272,101 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
       // Windows wholly in padding along dims 0 and 1 beside in-bounds columns.
       {kMax, 1, 2, {2, 2, 30}, {3, 3, 3}, {1, 1, 1}, {4, 4, 1}, {4, 4, 1}, {2, 2, 1}, false, false,
        0}};
-  for (const PoolCase &pc : cases) {
-    SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
-                 std::to_string(pc.strides.back()) + " rank " + std::to_string(pc.s()));
-    Ctx ctx;
-    auto desc = pc.desc();
-    std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
-    for (size_t i = 0; i < x.size(); ++i)
-      x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
-    std::vector<float> y(pc.ySize());
-    std::vector<int64_t> idx(pc.ySize());
-    void *fwd[] = {x.data(), y.data(), idx.data()};
-    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
-    const PoolRef ref = poolRef(pc, x);
-    EXPECT_EQ(idx, ref.indices);
-    // And without the indices (the kernel then tracks no positions).
-    std::vector<float> yAlone(pc.ySize());
-    void *fwdAlone[] = {x.data(), yAlone.data(), nullptr};
-    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwdAlone));
-    for (const std::vector<float> *out : {&y, &yAlone})
-      for (int64_t i = 0; i < pc.ySize(); ++i) {
-        const float want = static_cast<float>(ref.y[i]);
-        if (std::isnan(want))
-          EXPECT_TRUE(std::isnan((*out)[i])) << "y[" << i << "]";
-        else
-          EXPECT_EQ((*out)[i], want) << "y[" << i << "]";
-      }
-    std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
-    void *bwd[] = {x.data(), dy.data(), dx.data()};
-    ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-    std::vector<double> want(pc.xSize(), 0.0);
-    for (int64_t i = 0; i < pc.ySize(); ++i)
-      if (ref.argOffset[i] >= 0)
-        want[ref.argOffset[i]] += dy[i];
-    expectClose(dx, want, 1e-6, 1e-6, "dx");
-  }
+  // Each case as it is (planes of up to 4096 positions go in blocks of 16)
+  // and with its first dim grown past that (a row at a time).
+  for (const PoolCase &small : cases)
+    for (bool big : {false, true}) {
+      PoolCase pc = small;
+      if (big)
+        pc.in[0] *= 4097 / product(pc.in) + 1;
+      SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
+                   std::to_string(pc.strides.back()) + " rank " + std::to_string(pc.s()) +
+                   " plane " + std::to_string(product(pc.in)));
+      Ctx ctx;
+      auto desc = pc.desc();
+      std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
+      for (size_t i = 0; i < x.size(); ++i)
+        x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
+      std::vector<float> y(pc.ySize());
+      std::vector<int64_t> idx(pc.ySize());
+      void *fwd[] = {x.data(), y.data(), idx.data()};
+      ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+      const PoolRef ref = poolRef(pc, x);
+      EXPECT_EQ(idx, ref.indices);
+      // And without the indices (the kernel then tracks no positions).
+      std::vector<float> yAlone(pc.ySize());
+      void *fwdAlone[] = {x.data(), yAlone.data(), nullptr};
+      ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwdAlone));
+      for (const std::vector<float> *out : {&y, &yAlone})
+        for (int64_t i = 0; i < pc.ySize(); ++i) {
+          const float want = static_cast<float>(ref.y[i]);
+          if (std::isnan(want))
+            EXPECT_TRUE(std::isnan((*out)[i])) << "y[" << i << "]";
+          else
+            EXPECT_EQ((*out)[i], want) << "y[" << i << "]";
+        }
+      std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
+      void *bwd[] = {x.data(), dy.data(), dx.data()};
+      ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+      EXPECT_EQ(dx, orderedGrad(pc, ref, dy));
+    }
+}
+
+TEST(PoolTest, BlocksAndRowRunsGiveTheReferenceBits) {
+  // Planes of up to 4096 positions go in blocks of 16, transposed so that
+  // the planes are vector lanes; larger ones, and an average pool's forward
+  // over rows of 20 windows or more, go a row at a time. Either way: the
+  // reference's maxima, indices and averages exactly, and the gradient bit
+  // for bit as adding each window's share in window order gives it. 6
+  // planes (one part-filled block) and 36 (two blocks and a tail of 4);
+  // values of three levels (ties) and NaNs for the max pools.
+  struct Window {
+    std::vector<int64_t> kernel, strides, pads;
+    bool ceil;
+  };
+  const std::vector<Window> windows = {{{3, 3}, {1, 1}, {1, 1}, false},
+                                       {{3, 3}, {2, 2}, {0, 0}, true},
+                                       {{2, 2}, {2, 2}, {0, 0}, false},
+                                       {{3, 2}, {2, 1}, {1, 0}, true}};
+  const std::vector<std::vector<int64_t>> maps = {{2, 2}, {4, 4}, {9, 11}, {8, 44}, {70, 66}};
+  for (int64_t kind : {kMax, kAvg})
+    for (const Window &win : windows)
+      for (const std::vector<int64_t> &in : maps)
+        for (int64_t c : {3, 9}) {
+          const int64_t n = c == 3 ? 2 : 4;
+          // count_include_pad on the 9-channel runs only.
+          PoolCase pc{kind, n, c, in, win.kernel, win.strides, win.pads, win.pads, {1, 1},
+                      win.ceil, c == 9, 0};
+          if (in[0] + 2 * win.pads[0] < win.kernel[0] || in[1] + 2 * win.pads[1] < win.kernel[1])
+            continue; // a window wider than the padded map
+          SCOPED_TRACE((kind == kMax ? "max " : "average ") + std::to_string(in[0]) + "x" +
+                       std::to_string(in[1]) + " kernel " + std::to_string(win.kernel[0]) +
+                       " stride " + std::to_string(win.strides[0]) + " planes " +
+                       std::to_string(pc.n * c));
+          Ctx ctx;
+          auto desc = pc.desc();
+          std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
+          if (kind == kMax)
+            for (size_t i = 0; i < x.size(); ++i)
+              x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
+          std::vector<float> y(pc.ySize());
+          std::vector<int64_t> idx(pc.ySize());
+          void *fwd[] = {x.data(), y.data(), kind == kMax ? idx.data() : nullptr};
+          ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+          const PoolRef ref = poolRef(pc, x);
+          if (kind == kMax)
+            EXPECT_EQ(idx, ref.indices);
+          int64_t wrong = 0;
+          for (int64_t i = 0; i < pc.ySize(); ++i) {
+            const float want = static_cast<float>(ref.y[i]);
+            wrong += std::isnan(want) ? !std::isnan(y[i]) : y[i] != want;
+          }
+          EXPECT_EQ(wrong, 0) << "outputs differ from the reference";
+          std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
+          void *bwd[] = {x.data(), dy.data(), dx.data()};
+          ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+          EXPECT_EQ(dx, orderedGrad(pc, ref, dy));
+        }
 }
 
 TEST(PoolTest, HugeWindowsOverOnePositionNeedNoRoomForTheirPadding) {
