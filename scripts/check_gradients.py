@@ -3,6 +3,7 @@
 
     check_gradients.py MGSC MODEL WORKDIR [--steps K] [--lr LR] [--tol T] [--opset N]
                        [--vs-float32 F] [--float32-samples S] [--tensor-factor T]
+                       [--tensor-vs-float32 F]
                        [--optimizer sgd|adamw] [--clip-grad-norm C] [--inject NAME:FACTOR]
 
 Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llama (Hugging Face's,
@@ -26,7 +27,8 @@ whole model's error (all tensors at once) must be within --tol or, with --vs-flo
 within F times PyTorch's own float32 whole-model error (the largest over --float32-samples
 runs), and every tensor's within --tensor-factor times that, relative to the larger of its
 norm and the norm it has at the model's scale: a bound that holds on any x86
-machine (the reasons: compare()). On GoogLeNet PyTorch's float32 gradients are 1.03e-3 from
+machine (the reasons: compare()); with --tensor-vs-float32 F a tensor may instead be within F
+times PyTorch float32's own error on it (chaotic runs). On GoogLeNet PyTorch's float32 gradients are 1.03e-3 from
 float64 over the model and mgs's the same. --inject NAME:FACTOR scales one tensor of mgs's
 before comparing (test/e2e/gradients-inject.test: the bound catches a 1% error).
 With --optimizer adamw the executable runs K steps of AdamW (lr 0.01,
@@ -206,6 +208,11 @@ def main():
                          "relative to the larger of its norm and the norm it would have at the "
                          "model's root-mean-square value (see compare()); 4 with "
                          "--vs-float32, else 1")
+    ap.add_argument("--tensor-vs-float32", type=float, default=0.0,
+                    help="a tensor may also be within this multiple of PyTorch float32's own "
+                         "error on that tensor (the largest over --float32-samples): for runs "
+                         "whose float32 results are chaotic, where a tensor can be far from "
+                         "float64 in any float32 run (see compare())")
     ap.add_argument("--inject", default="",
                     help="NAME:FACTOR: scale mgs's value of tensor NAME by FACTOR before "
                          "comparing (to show that the bound catches a real error)")
@@ -538,10 +545,12 @@ def main():
         if not result["model"] > 10 * model_f32:
             result["bad"].append(f"the whole model's error {result['model']:.2e} is not over 10x "
                                  f"PyTorch float32's {model_f32:.2e}: no {low} arithmetic")
+    per_tensor = (f" or {args.tensor_vs_float32:g}x {args.low_name}'s error on it"
+                  if args.tensor_vs_float32 > 0 else "")
     summary = (f"{args.model}: {what} of {len(exact)} tensors vs PyTorch (float64): max rel err "
                f"{result['worst']:.2e} (whole model {result['model']:.2e}, {args.low_name}'s "
                f"{result['model32']:.2e}; {bound}; a tensor within {args.tensor_factor:g}x "
-               f"that; {args.low_name}'s own run: max rel err {result['worst32']:.2e})\n"
+               f"that{per_tensor}; {args.low_name}'s own run: max rel err {result['worst32']:.2e})\n"
                f"slack: whole model at {result['model_ratio']:.3f} of its bound, worst tensor "
                f"at {result['tensor_ratio']:.3f} of its bound ({result['tensor_worst']})")
     if bf16:
@@ -737,6 +746,12 @@ def compare(ours, exact, samples32, finite, args):
       come from the float64 reference and R, not from a float32 tensor's luck; T allows for
       errors that gather on some tensors (on GoogLeNet mgs's and PyTorch float32's errors are
       the same per tensor, up to 2x the model's).
+    - with --tensor-vs-float32 F, a tensor may instead be within F x PyTorch float32's own error
+      on it (the largest over the samples). Only for chaotic runs (several steps of an
+      ill-conditioned model), where a float32 run can be half a tensor's norm away on one
+      tensor whichever kernels compute it: there "no further than float32 arithmetic gets"
+      is what can be asked. It only adds a way to pass, so a tensor that float32 computes
+      well is still held to the bound above.
     A tensor that holds infinities (a mask) must be equal; NaN anywhere fails."""
     names = [n for n in exact if n in finite]
     bad = [n for n in exact if n not in finite and not np.array_equal(ours[n], exact[n])]
@@ -773,6 +788,8 @@ def compare(ours, exact, samples32, finite, args):
         diff32 = max(float(np.linalg.norm(t[n] - ref)) for t in samples32)
         err, err32 = diff / against, diff32 / against
         ratio = err / (args.tensor_factor * bound)
+        if args.tensor_vs_float32 > 0 and err32 > 0:
+            ratio = min(ratio, err / (args.tensor_vs_float32 * err32))
         worst, worst32 = max(worst, err), max(worst32, err32)
         if ratio >= tensor_ratio:
             tensor_ratio, tensor_worst = ratio, n
