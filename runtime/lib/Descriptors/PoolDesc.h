@@ -84,8 +84,18 @@ inline mgsrt_status_t parsePool(mgsrt_ctx_t *ctx, const char *kernel, const int6
                         p.strides[i], " pads=", p.padsBegin[i], "/", p.padsEnd[i],
                         " dilation=", p.dilations[i]);
   }
-  p.inPlane = p.in[0] * p.in[1] * p.in[2];
-  p.outPlane = p.out[0] * p.out[1] * p.out[2];
+  // The sizes the kernels index with must fit in int64.
+  int64_t planes = 0, inSize = 0, outSize = 0;
+  if (__builtin_mul_overflow(p.in[0], p.in[1], &p.inPlane) ||
+      __builtin_mul_overflow(p.inPlane, p.in[2], &p.inPlane) ||
+      __builtin_mul_overflow(p.out[0], p.out[1], &p.outPlane) ||
+      __builtin_mul_overflow(p.outPlane, p.out[2], &p.outPlane) ||
+      __builtin_mul_overflow(p.n, p.c, &planes) ||
+      __builtin_mul_overflow(planes, p.inPlane, &inSize) ||
+      __builtin_mul_overflow(planes, p.outPlane, &outSize))
+    return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " and the spatial dims (in ", p.in[0],
+                      "x", p.in[1], "x", p.in[2], ", out ", p.out[0], "x", p.out[1], "x",
+                      p.out[2], ") have more elements than int64 counts");
   return MGSRT_OK;
 }
 

@@ -3,6 +3,7 @@
 #include "TestUtil.h"
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -124,6 +125,35 @@ std::vector<float> orderedGrad(const PoolCase &pc, const PoolRef &r, const std::
   return dx;
 }
 
+/// Whether got holds want's bits (+0 and -0 differ; NaNs must be the same NaN).
+::testing::AssertionResult sameBits(const std::vector<float> &got, const std::vector<float> &want) {
+  if (got.size() != want.size())
+    return ::testing::AssertionFailure() << got.size() << " values against " << want.size();
+  for (size_t i = 0; i < got.size(); ++i)
+    if (std::memcmp(&got[i], &want[i], sizeof(float)) != 0)
+      return ::testing::AssertionFailure() << "value " << i << ": " << got[i] << " against "
+                                           << want[i] << " (bits differ)";
+  return ::testing::AssertionSuccess();
+}
+
+/// pc with its first spatial dim grown so that a plane has over 4096
+/// positions (the kernel then goes a row at a time, not in blocks of planes).
+PoolCase withLargePlanes(PoolCase pc) {
+  pc.in[0] *= 4097 / product(pc.in) + 1;
+  return pc;
+}
+
+/// Values of -1, -0, +0 and 1: ties, and zeros whose sign shows which won.
+std::vector<float> signedZeroTies(int64_t n) {
+  std::vector<float> x = randomVec(n, -1.5f, 1.5f);
+  for (size_t i = 0; i < x.size(); ++i) {
+    x[i] = std::round(x[i]);
+    if (x[i] == 0.0f && i % 2)
+      x[i] = -0.0f;
+  }
+  return x;
+}
+
 class PoolTest : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(PoolTest, ForwardMatchesReference) {
@@ -183,6 +213,37 @@ TEST_P(PoolTest, BackwardMatchesReference) {
     }
   }
   expectClose(dx, want, 1e-5, 1e-6, "dx");
+}
+
+TEST_P(PoolTest, BlocksAndRowRunsGiveTheOrderedBits) {
+  // Each case as it is (planes of up to 4096 positions go in blocks of 16
+  // planes) and with planes past that (a row at a time): the reference's
+  // maxima (which of two tied zeros included), indices and averages, and
+  // the gradient as adding each window's share in window order gives it,
+  // bit for bit.
+  for (bool large : {false, true}) {
+    const PoolCase pc = large ? withLargePlanes(GetParam()) : GetParam();
+    SCOPED_TRACE(large ? "planes of over 4096 positions" : "the case's own planes");
+    Ctx ctx;
+    auto desc = pc.desc();
+    std::vector<float> x = signedZeroTies(pc.xSize()), y(pc.ySize());
+    std::vector<int64_t> indices(pc.ySize());
+    void *fwd[] = {x.data(), y.data(), pc.kind == kMax ? indices.data() : nullptr};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+    const PoolRef ref = poolRef(pc, x);
+    std::vector<float> want(pc.ySize());
+    for (int64_t i = 0; i < pc.ySize(); ++i)
+      want[i] = pc.kind == kMax && ref.argOffset[i] >= 0 ? x[ref.argOffset[i]]
+                                                         : static_cast<float>(ref.y[i]);
+    EXPECT_TRUE(sameBits(y, want));
+    if (pc.kind == kMax) {
+      EXPECT_EQ(indices, ref.indices);
+    }
+    std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
+    void *bwd[] = {x.data(), dy.data(), dx.data()};
+    ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+    EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
+  }
 }
 
 TEST_P(PoolTest, BackwardMatchesFiniteDifferences) {
@@ -276,9 +337,7 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
   // and with its first dim grown past that (a row at a time).
   for (const PoolCase &small : cases)
     for (bool big : {false, true}) {
-      PoolCase pc = small;
-      if (big)
-        pc.in[0] *= 4097 / product(pc.in) + 1;
+      const PoolCase pc = big ? withLargePlanes(small) : small;
       SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
                    std::to_string(pc.strides.back()) + " rank " + std::to_string(pc.s()) +
                    " plane " + std::to_string(product(pc.in)));
@@ -308,7 +367,7 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
       std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
       void *bwd[] = {x.data(), dy.data(), dx.data()};
       ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-      EXPECT_EQ(dx, orderedGrad(pc, ref, dy));
+      EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
     }
 }
 
@@ -354,8 +413,9 @@ TEST(PoolTest, BlocksAndRowRunsGiveTheReferenceBits) {
           void *fwd[] = {x.data(), y.data(), kind == kMax ? idx.data() : nullptr};
           ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
           const PoolRef ref = poolRef(pc, x);
-          if (kind == kMax)
+          if (kind == kMax) {
             EXPECT_EQ(idx, ref.indices);
+          }
           int64_t wrong = 0;
           for (int64_t i = 0; i < pc.ySize(); ++i) {
             const float want = static_cast<float>(ref.y[i]);
@@ -365,7 +425,7 @@ TEST(PoolTest, BlocksAndRowRunsGiveTheReferenceBits) {
           std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
           void *bwd[] = {x.data(), dy.data(), dx.data()};
           ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-          EXPECT_EQ(dx, orderedGrad(pc, ref, dy));
+          EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
         }
 }
 
@@ -389,6 +449,21 @@ TEST(PoolTest, HugeWindowsOverOnePositionNeedNoRoomForTheirPadding) {
     ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
     EXPECT_EQ(dx, dy);
   }
+}
+
+TEST(PoolTest, SizesPastInt64AreRefused) {
+  // 2^22 x 2^22 x 2^22 positions a plane: the descriptor is refused, naming
+  // the sizes, before any buffer is touched.
+  const int64_t big = int64_t{1} << 22;
+  PoolCase pc{kMax, 1, 1, {big, big, big}, {1, 1, 1}, {1, 1, 1}, {0, 0, 0}, {0, 0, 0},
+              {1, 1, 1}, false, false, 0};
+  Ctx ctx;
+  auto desc = pc.desc();
+  float dummy = 0.0f;
+  void *bufs[] = {&dummy, &dummy, nullptr};
+  EXPECT_EQ(mgsrt_pool_fwd(ctx, desc.data(), bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_NE(ctx.message().find("more elements than int64 counts"), std::string::npos)
+      << ctx.message();
 }
 
 TEST(PoolTest, PaddingNeverWins) {

@@ -16,7 +16,8 @@
 // vector lanes. The taps come in the same order, so the results are the same
 // bits as the row path's (the backward too: each input position gets its
 // windows' gradients in window order, starting from +0, and adding +0 where
-// a window's max is elsewhere changes nothing).
+// a window's max is elsewhere changes nothing), up to which NaN comes out
+// where NaNs meet (an add's operand order, which also differs by CPU).
 //
 //===----------------------------------------------------------------------===//
 
@@ -249,8 +250,11 @@ void forEachWithScratch(int64_t count, bool parallel, Make &&make, Body &&body) 
 
 /// Whether a call is big enough to spread over the threads.
 bool worthThreads(const PoolParams &p, int64_t items) {
-  const int64_t work = p.n * p.c * p.outPlane * p.kernel[0] * p.kernel[1] * p.kernel[2];
-  return work >= kParallelGrain && items > 1;
+  // In double: the window's taps (padding included) can overflow int64.
+  const double work = static_cast<double>(p.n * p.c * p.outPlane) *
+                      static_cast<double>(p.kernel[0]) * static_cast<double>(p.kernel[1]) *
+                      static_cast<double>(p.kernel[2]);
+  return work >= static_cast<double>(kParallelGrain) && items > 1;
 }
 
 /// body(plane, scratch) for every (n, c) plane.
@@ -431,9 +435,10 @@ template <typename V, typename T> inline void storeLanes(T *p, const V &v) {
 /// max (row-major window order) into arg; 0 and -1 for a window with no tap.
 MGSRT_SIMD_CLONES void blockMax(const TapTable &t, int64_t windows, const float *x, float *best,
                                 int32_t *arg) {
-  const int32_t *taps = t.taps.data();
+  // Locals: the stores below could alias t's arrays, for all GCC knows.
+  const int32_t *first = t.first.data(), *taps = t.taps.data();
   for (int64_t o = 0; o < windows; ++o) {
-    const int32_t begin = t.first[o], end = t.first[o + 1];
+    const int32_t begin = first[o], end = first[o + 1];
     Floats b = {};
     Ints a = Ints{} - 1;
     if (begin < end) {
@@ -457,13 +462,13 @@ MGSRT_SIMD_CLONES void blockMax(const TapTable &t, int64_t windows, const float 
 MGSRT_SIMD_CLONES void blockMaxGrad(const TapTable &t, int64_t windows, int64_t inPlane,
                                     const int32_t *arg, const float *dy, float *dx) {
   std::fill(dx, dx + inPlane * kLanes, 0.0f);
-  const int32_t *taps = t.taps.data();
+  const int32_t *first = t.first.data(), *taps = t.taps.data();
   for (int64_t o = 0; o < windows; ++o) {
     Ints a;
     Floats g;
     loadLanes(a, arg + o * kLanes);
     loadLanes(g, dy + o * kLanes);
-    for (int32_t k = t.first[o]; k < t.first[o + 1]; ++k) {
+    for (int32_t k = first[o], end = first[o + 1]; k < end; ++k) {
       float *d = dx + taps[k] * kLanes;
       Floats sum;
       loadLanes(sum, d);
@@ -474,10 +479,10 @@ MGSRT_SIMD_CLONES void blockMaxGrad(const TapTable &t, int64_t windows, int64_t 
 
 /// Each window's average (its taps summed in double, in order).
 MGSRT_SIMD_CLONES void blockAverage(const TapTable &t, int64_t windows, const float *x, float *y) {
-  const int32_t *taps = t.taps.data();
+  const int32_t *first = t.first.data(), *taps = t.taps.data();
   for (int64_t o = 0; o < windows; ++o) {
     Doubles sum = {};
-    for (int32_t k = t.first[o]; k < t.first[o + 1]; ++k) {
+    for (int32_t k = first[o], end = first[o + 1]; k < end; ++k) {
       Floats v;
       loadLanes(v, x + taps[k] * kLanes);
       sum += __builtin_convertvector(v, Doubles);
@@ -493,7 +498,7 @@ MGSRT_SIMD_CLONES void blockAverage(const TapTable &t, int64_t windows, const fl
 MGSRT_SIMD_CLONES void blockAverageGrad(const TapTable &t, int64_t windows, int64_t inPlane,
                                         const float *dy, float *dx) {
   std::fill(dx, dx + inPlane * kLanes, 0.0f);
-  const int32_t *taps = t.taps.data();
+  const int32_t *first = t.first.data(), *taps = t.taps.data();
   for (int64_t o = 0; o < windows; ++o) {
     const double div = t.divisor[o];
     if (div <= 0.0)
@@ -502,7 +507,7 @@ MGSRT_SIMD_CLONES void blockAverageGrad(const TapTable &t, int64_t windows, int6
     loadLanes(dyLanes, dy + o * kLanes);
     const Floats g =
         __builtin_convertvector(__builtin_convertvector(dyLanes, Doubles) / div, Floats);
-    for (int32_t k = t.first[o]; k < t.first[o + 1]; ++k) {
+    for (int32_t k = first[o], end = first[o + 1]; k < end; ++k) {
       float *d = dx + taps[k] * kLanes;
       Floats sum;
       loadLanes(sum, d);
