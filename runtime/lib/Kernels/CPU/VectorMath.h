@@ -43,6 +43,10 @@ inline float clamp(float x, float bound) {
 inline float fastExp(float x) {
   x = clamp(x, 88.3762626647949f);
   float fx = x * 1.44269504088896341f + 0.5f;
+  // A NaN (the clamp lets it through) converts to no int32: take 0 instead,
+  // the result is NaN all the same (y is), without undefined behaviour in
+  // the conversion and the shift below. Other inputs keep their bits.
+  fx = fx == fx ? fx : 0.0f;
   float n = static_cast<float>(static_cast<int32_t>(fx));
   n -= n > fx ? 1.0f : 0.0f; // floor
   x = x - n * 0.693359375f + n * 2.12194440e-4f;
