@@ -28,11 +28,13 @@ std::vector<BadCall> badCalls() {
       {"matmul_fwd", mgsrt_matmul_fwd, {1, 3, 2, 1, 2, 2, 2}},
       {"matmul_bwd", mgsrt_matmul_bwd, {-1, 2, 2, 2}},
       {"conv_fwd", mgsrt_conv_fwd, {4, 1, 1, 1, 1}},
+      // (each conv descriptor whole, precision included: ConvDesc::size(2) = 20 entries)
       // group 2 does not divide C = 3
-      {"conv_bwd_data", mgsrt_conv_bwd_data, {2, 1, 3, 4, 2, 5, 5, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1}},
+      {"conv_bwd_data", mgsrt_conv_bwd_data,
+       {2, 1, 3, 4, 2, 5, 5, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, MGSRT_PRECISION_F32}},
       // out 4 should be 3
       {"conv_bwd_weights", mgsrt_conv_bwd_weights,
-       {2, 1, 2, 2, 1, 5, 5, 3, 3, 4, 3, 1, 1, 0, 0, 0, 0, 1, 1}},
+       {2, 1, 2, 2, 1, 5, 5, 3, 3, 4, 3, 1, 1, 0, 0, 0, 0, 1, 1, MGSRT_PRECISION_F32}},
       {"pool_fwd", mgsrt_pool_fwd, {2, 1, 1, 1, 4, 2, 3, 1, 0, 0, 1, 0, 0}},
       // out 9 exceeds the ceil-mode extent 3
       {"pool_bwd", mgsrt_pool_bwd, {0, 1, 1, 1, 4, 2, 9, 1, 0, 0, 1, 0, 0}},
