@@ -154,6 +154,45 @@ std::vector<float> signedZeroTies(int64_t n) {
   return x;
 }
 
+/// Values of 0, 1 and 2 (the ties a ReLU leaves) with a NaN every 37.
+std::vector<float> nanTies(int64_t n) {
+  std::vector<float> x = randomVec(n, 0.0f, 3.0f);
+  for (size_t i = 0; i < x.size(); ++i)
+    x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
+  return x;
+}
+
+/// Runs pc's forward (a max pool's with its indices and without: the kernel
+/// then tracks no positions) and backward on x against the reference: each
+/// max the bits of the input it picked (which of tied zeros, which NaN),
+/// indices and averages exactly, and the gradient bit for bit as adding each
+/// window's share in window order gives it.
+void expectReferenceBits(const PoolCase &pc, std::vector<float> x) {
+  Ctx ctx;
+  auto desc = pc.desc();
+  const PoolRef ref = poolRef(pc, x);
+  std::vector<float> want(pc.ySize());
+  for (int64_t i = 0; i < pc.ySize(); ++i)
+    want[i] = pc.kind == kMax && ref.argOffset[i] >= 0 ? x[ref.argOffset[i]]
+                                                       : static_cast<float>(ref.y[i]);
+  for (bool withIndices : {true, false}) {
+    if (withIndices && pc.kind != kMax)
+      continue;
+    std::vector<float> y(pc.ySize());
+    std::vector<int64_t> indices(pc.ySize());
+    void *fwd[] = {x.data(), y.data(), withIndices ? indices.data() : nullptr};
+    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
+    EXPECT_TRUE(sameBits(y, want)) << (withIndices ? "with" : "without") << " the indices";
+    if (withIndices) {
+      EXPECT_EQ(indices, ref.indices);
+    }
+  }
+  std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
+  void *bwd[] = {x.data(), dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
+  EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
+}
+
 class PoolTest : public ::testing::TestWithParam<PoolCase> {};
 
 TEST_P(PoolTest, ForwardMatchesReference) {
@@ -224,25 +263,7 @@ TEST_P(PoolTest, BlocksAndRowRunsGiveTheOrderedBits) {
   for (bool large : {false, true}) {
     const PoolCase pc = large ? withLargePlanes(GetParam()) : GetParam();
     SCOPED_TRACE(large ? "planes of over 4096 positions" : "the case's own planes");
-    Ctx ctx;
-    auto desc = pc.desc();
-    std::vector<float> x = signedZeroTies(pc.xSize()), y(pc.ySize());
-    std::vector<int64_t> indices(pc.ySize());
-    void *fwd[] = {x.data(), y.data(), pc.kind == kMax ? indices.data() : nullptr};
-    ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
-    const PoolRef ref = poolRef(pc, x);
-    std::vector<float> want(pc.ySize());
-    for (int64_t i = 0; i < pc.ySize(); ++i)
-      want[i] = pc.kind == kMax && ref.argOffset[i] >= 0 ? x[ref.argOffset[i]]
-                                                         : static_cast<float>(ref.y[i]);
-    EXPECT_TRUE(sameBits(y, want));
-    if (pc.kind == kMax) {
-      EXPECT_EQ(indices, ref.indices);
-    }
-    std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
-    void *bwd[] = {x.data(), dy.data(), dx.data()};
-    ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-    EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
+    expectReferenceBits(pc, signedZeroTies(pc.xSize()));
   }
 }
 
@@ -341,33 +362,7 @@ TEST(PoolTest, TiesAndNaNsInWideRowsMatchTheReference) {
       SCOPED_TRACE("kernel " + std::to_string(pc.kernel.back()) + " stride " +
                    std::to_string(pc.strides.back()) + " rank " + std::to_string(pc.s()) +
                    " plane " + std::to_string(product(pc.in)));
-      Ctx ctx;
-      auto desc = pc.desc();
-      std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
-      for (size_t i = 0; i < x.size(); ++i)
-        x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
-      std::vector<float> y(pc.ySize());
-      std::vector<int64_t> idx(pc.ySize());
-      void *fwd[] = {x.data(), y.data(), idx.data()};
-      ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
-      const PoolRef ref = poolRef(pc, x);
-      EXPECT_EQ(idx, ref.indices);
-      // And without the indices (the kernel then tracks no positions).
-      std::vector<float> yAlone(pc.ySize());
-      void *fwdAlone[] = {x.data(), yAlone.data(), nullptr};
-      ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwdAlone));
-      for (const std::vector<float> *out : {&y, &yAlone})
-        for (int64_t i = 0; i < pc.ySize(); ++i) {
-          const float want = static_cast<float>(ref.y[i]);
-          if (std::isnan(want))
-            EXPECT_TRUE(std::isnan((*out)[i])) << "y[" << i << "]";
-          else
-            EXPECT_EQ((*out)[i], want) << "y[" << i << "]";
-        }
-      std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
-      void *bwd[] = {x.data(), dy.data(), dx.data()};
-      ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-      EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
+      expectReferenceBits(pc, nanTies(pc.xSize()));
     }
 }
 
@@ -402,30 +397,8 @@ TEST(PoolTest, BlocksAndRowRunsGiveTheReferenceBits) {
                        std::to_string(in[1]) + " kernel " + std::to_string(win.kernel[0]) +
                        " stride " + std::to_string(win.strides[0]) + " planes " +
                        std::to_string(pc.n * c));
-          Ctx ctx;
-          auto desc = pc.desc();
-          std::vector<float> x = randomVec(pc.xSize(), 0.0f, 3.0f);
-          if (kind == kMax)
-            for (size_t i = 0; i < x.size(); ++i)
-              x[i] = i % 37 == 5 ? std::numeric_limits<float>::quiet_NaN() : std::floor(x[i]);
-          std::vector<float> y(pc.ySize());
-          std::vector<int64_t> idx(pc.ySize());
-          void *fwd[] = {x.data(), y.data(), kind == kMax ? idx.data() : nullptr};
-          ASSERT_OK(ctx, mgsrt_pool_fwd(ctx, desc.data(), fwd));
-          const PoolRef ref = poolRef(pc, x);
-          if (kind == kMax) {
-            EXPECT_EQ(idx, ref.indices);
-          }
-          int64_t wrong = 0;
-          for (int64_t i = 0; i < pc.ySize(); ++i) {
-            const float want = static_cast<float>(ref.y[i]);
-            wrong += std::isnan(want) ? !std::isnan(y[i]) : y[i] != want;
-          }
-          EXPECT_EQ(wrong, 0) << "outputs differ from the reference";
-          std::vector<float> dy = randomVec(pc.ySize()), dx(pc.xSize(), 123.0f);
-          void *bwd[] = {x.data(), dy.data(), dx.data()};
-          ASSERT_OK(ctx, mgsrt_pool_bwd(ctx, desc.data(), bwd));
-          EXPECT_TRUE(sameBits(dx, orderedGrad(pc, ref, dy)));
+          expectReferenceBits(pc, kind == kMax ? nanTies(pc.xSize())
+                                               : randomVec(pc.xSize(), 0.0f, 3.0f));
         }
 }
 
