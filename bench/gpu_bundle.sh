@@ -40,6 +40,7 @@ compile() { # NAME MODEL ARGS...
 }
 compile mlp-gpu "$MODELS/mlp-opset15.onnx" --batch-size 32 --target=cuda
 compile mlp-cpu "$MODELS/mlp-opset15.onnx" --batch-size 32
+compile mlp-acc2-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --accumulate 2 --target=cuda
 # bfloat16 and half on the GPU, not yet enabled there (mgsc refuses them with
 # --target=cuda until gpu_check.sh's "reduced precision" step has passed):
 # the MLP and the CNN (GEMMs and convolutions), GPU and CPU.

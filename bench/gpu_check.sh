@@ -198,11 +198,16 @@ gpu_conv_find() {
   return $rc
 }
 
+# (And gradient accumulation on the GPU: 2 batches of 16 a step end where
+# the CPU's steps of 32 do, as test/e2e/accumulate.test checks on the CPU.)
 mlp() {
   local args=(--data "$B/data/digits.csv.gz" --lr 0.05 --seed 1 --progress-every 0)
   "$B/bin/mlp-gpu" "${args[@]}" --epochs 1 --save-weights "$RUN/gpu.w" > "$RUN/mlp-gpu.log" &&
     "$B/bin/mlp-cpu" "${args[@]}" --epochs 1 --save-weights "$RUN/cpu.w" > "$RUN/mlp-cpu.log" &&
     $PY "$ROOT/scripts/compare_weights.py" "$RUN/gpu.w" "$RUN/cpu.w" --tol 1e-4 &&
+    "$B/bin/mlp-acc2-gpu" "${args[@]}" --epochs 1 --save-weights "$RUN/acc2.w" \
+      > "$RUN/mlp-acc2.log" &&
+    $PY "$ROOT/scripts/compare_weights.py" "$RUN/acc2.w" "$RUN/cpu.w" --tol 1e-4 &&
     "$B/bin/mlp-gpu" "${args[@]}" --epochs 10 > "$RUN/mlp-gpu10.log" &&
     accuracy_at_least "$RUN/mlp-gpu10.log" 95
   local rc=$?

@@ -111,6 +111,20 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               std::to_string(options.clipGradNorm.getValue()));
     return failure();
   }
+  if (options.accumulate < 1) {
+    emitError("accumulate must be a positive number of batches, got " +
+              std::to_string(options.accumulate.getValue()));
+    return failure();
+  }
+  if (options.accumulate > 1 && options.inference) {
+    emitError("accumulate applies to training; inference builds the forward alone");
+    return failure();
+  }
+  if (options.accumulate > 1 && options.instrument) {
+    emitError("accumulate: a calibration build (mgsc --profile-generate) measures one batch's "
+              "backward; compile it without accumulation");
+    return failure();
+  }
   if (options.clipGradNorm > 0 && options.inference) {
     emitError("clip-grad-norm applies to training; inference builds the forward alone");
     return failure();
@@ -212,6 +226,11 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.posWeight.assign(options.posWeight.begin(), options.posWeight.end());
   stepOptions.reduction = options.reduction;
   pm.addPass(train::createTrainBuildStep(stepOptions));
+  if (options.accumulate > 1) {
+    train::TrainAccumulateGradientsOptions accumulate;
+    accumulate.steps = options.accumulate;
+    pm.addPass(train::createTrainAccumulateGradients(accumulate));
+  }
   if (!strategy.communicates())
     return addGradientClipping(pm, options);
   pm.addNestedPass<func::FuncOp>(comm::createCommInsertAllReduce());

@@ -54,16 +54,17 @@ bool emitObject(llvm::Module &module, StringRef path, std::string &error) {
 namespace {
 /// Writes the parameters' initial values (inline ones, or the ONNX
 /// initializers) in the runtime's weights format, in parameter order, but
-/// the error-feedback residuals that start at zero (the driver does).
+/// the error-feedback residuals and gradient accumulators that start at
+/// zero (the driver does).
 bool writeWeights(mlir::MLIRContext &context, mlir::ModuleOp module, StringRef path) {
   std::vector<mgs::rt::driver::Tensor> tensors;
   llvm::StringMap<size_t> slot;
   std::vector<std::string> external;
   for (auto p : module.getOps<mgs::train::ParameterOp>()) {
-    // An error-feedback residual that starts at zero is left out: the
-    // driver starts it at zero (matchWeights), and a sparsified model's file
-    // is half as large.
-    if (mgs::contract::manifest::isResidualName(p.getSymName()))
+    // An error-feedback residual or accumulator that starts at zero is left
+    // out: the driver starts it at zero (matchWeights), and a sparsified
+    // model's file is half as large.
+    if (mgs::contract::manifest::isWorkerStateName(p.getSymName()))
       if (auto init = p.getInitialValue())
         if (auto dense = dyn_cast<mlir::DenseElementsAttr>(*init);
             dense && dense.getElementType().isF32() && dense.isSplat() &&

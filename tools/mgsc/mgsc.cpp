@@ -155,6 +155,12 @@ cl::opt<int64_t> workersOpt("workers",
                             cl::desc("Sparse strategies: the number of workers (MPI ranks) the "
                                      "executable will run on (required; it refuses another)"),
                             cl::value_desc("P"), cl::init(0), cl::cat(category));
+cl::opt<int64_t> accumulateOpt(
+    "accumulate",
+    cl::desc("Gradient accumulation: each optimizer step (and gradient exchange) sums the "
+             "gradients of N batches, each of the loss divided by N (loss / N with N backward "
+             "passes in PyTorch); the executable then takes N batches per worker a step"),
+    cl::value_desc("N"), cl::init(1), cl::cat(category));
 cl::opt<double> clipGradNorm(
     "clip-grad-norm",
     cl::desc("Clip the global 2-norm of the averaged gradients to MAX before the optimizer's "
@@ -612,6 +618,7 @@ int main(int argc, char **argv) {
   pipeline.unverifiedGpuPrecision = unverifiedGpuPrecision;
   pipeline.instrument = profileGenerate;
   pipeline.clipGradNorm = clipGradNorm;
+  pipeline.accumulate = accumulateOpt;
   pipeline.loss = lossOpt;
   pipeline.smoothL1Beta = smoothL1Beta;
   pipeline.ignoreIndex = ignoreIndex;

@@ -97,6 +97,11 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       llvm::cl::desc("Clip the global norm of the averaged gradients to this (0: no clipping); "
                      "the updates then wait for every gradient"),
       llvm::cl::init(0.0)};
+  Option<int64_t> accumulate{
+      *this, "accumulate",
+      llvm::cl::desc("Batches per optimizer step: their gradients (each of the loss over N) "
+                     "summed before the exchange and the update (gradient accumulation)"),
+      llvm::cl::init(1)};
   Option<std::string> loss{
       *this, "loss",
       llvm::cl::desc("The loss: cross-entropy (class labels), or mse, l1, smooth-l1, "

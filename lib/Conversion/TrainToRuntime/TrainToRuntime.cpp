@@ -111,6 +111,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     ModuleOp module = getOperation();
     auto eval = module.lookupSymbol<func::FuncOp>("eval_step");
     auto train = module.lookupSymbol<func::FuncOp>("train_step");
+    auto accum = module.lookupSymbol<func::FuncOp>("accum_step");
     if (!eval) {
       module.emitError() << "convert-train-to-runtime: no @eval_step (run train-build-step first)";
       return signalPassFailure();
@@ -124,6 +125,18 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       }
     if (failed(checkStepSignatures(eval, train)))
       return signalPassFailure();
+    int64_t accumulate = 1;
+    if (accum) {
+      auto steps = accum->getAttrOfType<IntegerAttr>(kAccumulateAttrName);
+      if (!train || accum.getFunctionType() != train.getFunctionType() || !steps ||
+          steps.getInt() < 2) {
+        accum.emitError() << "@accum_step must have @train_step's type and a "
+                          << kAccumulateAttrName
+                          << " of 2 or more (as train-accumulate-gradients builds it)";
+        return signalPassFailure();
+      }
+      accumulate = steps.getInt();
+    }
     // A density warm-up changes k at run time in the top-k, the gather and
     // the scatter-add alike: the gather must know the gradient's size.
     if (!densitySchedule.empty()) {
@@ -201,7 +214,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     Globals globals;
     int64_t arena = 0, collectives = 0, compiledWorkers = 0;
     for (auto [func, isTrain, name] :
-         {std::tuple{train, true, symbols::kTrainStep}, std::tuple{eval, false, symbols::kEvalStep}}) {
+         {std::tuple{train, true, symbols::kTrainStep}, std::tuple{eval, false, symbols::kEvalStep},
+          std::tuple{accum, true, symbols::kAccumStep}}) {
       if (!func)
         continue;
       StepLowering lowering(module, paramIndex, velocityIndex, paramIndex.size(),
@@ -214,7 +228,7 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
-      if (isTrain) {
+      if (func == train) {
         collectives = lowering.numCollectives;
         compiledWorkers = lowering.compiledWorkers;
       }
@@ -328,6 +342,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
         manifest += text;
       }
     }
+    if (accumulate > 1)
+      manifest += item(manifest::kAccumulate) + " " + std::to_string(accumulate);
     if (instrument && train) {
       manifest += item(manifest::kInstrumented) + " 1";
       // Which parameter each gradient mark stands for.
@@ -346,7 +362,11 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     manifest += std::string(manifest::kChecksum) + " " + sum + "\n";
     emitManifest(module, manifest);
     if (!train)
-      emitNoTrainStep(module);
+      emitFailingStep(module, symbols::kTrainStep,
+                      "this model was compiled with --inference: it has no training step");
+    if (!accum)
+      emitFailingStep(module, symbols::kAccumStep,
+                      "this model was compiled without --accumulate: it has no accumulation step");
 
     // Only the LLVM dialect remains.
     for (Operation &op : llvm::make_early_inc_range(module.getBody()->getOperations()))
@@ -355,23 +375,25 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
     module->removeAttr(kWeightsFileAttrName);
   }
 
-  /// An inference-only model still defines mgs_train_step (the driver links
-  /// against it): it fails with a message saying why.
-  void emitNoTrainStep(ModuleOp module) {
+  /// A step the model does not have is still defined (the driver links
+  /// against every step, mgsrt.h): `symbol` fails with `why`.
+  void emitFailingStep(ModuleOp module, StringRef symbol, StringRef why) {
     OpBuilder b(module.getContext());
     Location loc = module.getLoc();
     auto ptr = LLVM::LLVMPointerType::get(b.getContext());
-    std::string message = "this model was compiled with --inference: it has no training step";
+    std::string message = why.str();
     message.push_back('\0');
     b.setInsertionPointToStart(module.getBody());
     auto text = LLVM::GlobalOp::create(b, loc, LLVM::LLVMArrayType::get(b.getI8Type(), message.size()),
                                        /*isConstant=*/true, LLVM::Linkage::Internal,
-                                       "__mgs_no_train_step", b.getStringAttr(message));
-    auto failFn = LLVM::LLVMFuncOp::create(
-        b, loc, symbols::kCtxFail,
-        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, b.getI32Type(), ptr}));
+                                       ("__mgs_no_" + symbol).str(), b.getStringAttr(message));
+    auto failFn = module.lookupSymbol<LLVM::LLVMFuncOp>(symbols::kCtxFail);
+    if (!failFn)
+      failFn = LLVM::LLVMFuncOp::create(
+          b, loc, symbols::kCtxFail,
+          LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, b.getI32Type(), ptr}));
     b.setInsertionPointToEnd(module.getBody());
-    auto fn = LLVM::LLVMFuncOp::create(b, loc, symbols::kTrainStep,
+    auto fn = LLVM::LLVMFuncOp::create(b, loc, symbol,
                                        LLVM::LLVMFunctionType::get(b.getI32Type(), {ptr, ptr}));
     Block *entry = fn.addEntryBlock(b);
     b.setInsertionPointToStart(entry);

@@ -150,6 +150,7 @@ inline constexpr const char *kModelManifest = "mgs_model_manifest";
 inline constexpr const char *kModelConstants = "mgs_model_constants";
 inline constexpr const char *kTrainStep = "mgs_train_step";
 inline constexpr const char *kEvalStep = "mgs_eval_step";
+inline constexpr const char *kAccumStep = "mgs_accum_step";
 } // namespace symbols
 
 //===--- Descriptors --------------------------------------------------------===//
@@ -499,6 +500,10 @@ inline constexpr std::string_view kPrecision = "precision";
 inline constexpr std::string_view kPrecisionBf16 = "bf16";
 inline constexpr std::string_view kPrecisionF16 = "f16";
 inline constexpr std::string_view kDensitySchedule = "density_schedule";
+/// "accumulate N" (optional, train mode; absent: 1): an optimizer step takes
+/// N batches, mgs_accum_step for the first N - 1 and mgs_train_step for the
+/// last (mgsc --accumulate).
+inline constexpr std::string_view kAccumulate = "accumulate";
 inline constexpr std::string_view kInstrumented = "instrumented"; ///< always "1"
 inline constexpr std::string_view kMark = "mark";                 ///< B NAME
 inline constexpr std::string_view kSource = "source";             ///< the rest of the line
@@ -519,8 +524,20 @@ inline constexpr uint64_t checksum(std::string_view text) {
 /// Parameters named with this prefix are the compiler's error-feedback
 /// residuals (state, not the model's: --save leaves them out).
 inline constexpr std::string_view kResidualPrefix = "mgs.residual/";
+/// Parameters named with this prefix are the compiler's gradient
+/// accumulators (mgsc --accumulate): zero between optimizer steps.
+inline constexpr std::string_view kAccumulatorPrefix = "mgs.accum/";
 inline bool isResidualName(std::string_view name) {
   return name.substr(0, kResidualPrefix.size()) == kResidualPrefix;
+}
+inline bool isAccumulatorName(std::string_view name) {
+  return name.substr(0, kAccumulatorPrefix.size()) == kAccumulatorPrefix;
+}
+/// The compiler's per-worker gradient state (residuals and accumulators):
+/// zero at the start, each worker's own, in the loss scale's units, and not
+/// the model's (--save leaves it out).
+inline bool isWorkerStateName(std::string_view name) {
+  return isResidualName(name) || isAccumulatorName(name);
 }
 } // namespace manifest
 

@@ -83,6 +83,9 @@ struct Manifest {
   bool cuda = false;              // `target cuda`: kernels run on a GPU
   int precision = 0;              // MGSRT_PRECISION_*: `precision bf16|f16`, or float32
   bool instrumented = false;      // `instrumented 1`: the step calls mgsrt_mark
+  /// `accumulate N`: batches an optimizer step takes (mgs_accum_step for the
+  /// first N - 1); 1 when absent.
+  int64_t accumulate = 1;
   /// `density_schedule R0 R1 ...`: the top-k density of epoch e is R[min(e, last)].
   std::vector<double> densitySchedule;
   /// `mark B NAME` lines (instrumented): the gradient of param NAME completes

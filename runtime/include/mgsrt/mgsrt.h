@@ -726,10 +726,14 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *                               header, and f16 makes the driver scale the loss)
  *   density_schedule R0 R1 ... (optional: the driver calls mgsrt_ctx_set_density with
  *                               R[min(epoch, last)] before each epoch: a warm-up)
+ *   accumulate N               (optional, N >= 2: an optimizer step takes N batches:
+ *                               mgs_accum_step for the first N - 1, mgs_train_step for
+ *                               the last; mgsc --accumulate)
  *   instrumented 1             (optional: the step calls mgsrt_mark; --calibrate works)
  *   mark B NAME                (instrumented: mark B is param NAME's gradient completing)
  *   source PATH                (optional: the ONNX model compiled, for --save)
- * Params named "mgs.residual/..." are the compiler's error-feedback residuals:
+ * Params named "mgs.residual/..." are the compiler's error-feedback residuals,
+ * "mgs.accum/..." its gradient accumulators (zero between optimizer steps):
  * state, but not the model's (--save leaves them out of the ONNX file).
  *
  * mgs_train_step (mode train) io: arena, every param, one velocity buffer per
@@ -739,6 +743,12 @@ MGSRT_EXPORT int64_t mgsrt_ctx_trace(const mgsrt_ctx_t *ctx, const mgsrt_trace_e
  *   Runs forward (BatchNorm batch statistics, dropout on), loss, backward and
  *   the SGD update; updates trainable params, velocities and BatchNorm
  *   running statistics in place.
+ * mgs_accum_step (a model compiled with accumulation) io: mgs_train_step's.
+ *   Runs forward, loss and backward like it, but adds each gradient to its
+ *   accumulator (param "mgs.accum/NAME") instead of exchanging and applying
+ *   it; BatchNorm running statistics update. mgs_train_step then exchanges
+ *   and applies the accumulated gradients and zeroes the accumulators.
+ *   Without accumulation it fails with a message.
  * mgs_eval_step io: arena, every param, every input, every output.
  *   Forward in inference form (running statistics, no dropout); params are
  *   not changed. Present in both modes.
@@ -755,6 +765,7 @@ const char *mgs_model_manifest(void);
 int64_t mgs_model_constants(void ***table, const int64_t **bytes);
 mgsrt_status_t mgs_train_step(mgsrt_ctx_t *ctx, void *const *io);
 mgsrt_status_t mgs_eval_step(mgsrt_ctx_t *ctx, void *const *io);
+mgsrt_status_t mgs_accum_step(mgsrt_ctx_t *ctx, void *const *io);
 
 #ifdef __cplusplus
 } /* extern "C" */

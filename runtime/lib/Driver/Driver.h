@@ -215,6 +215,10 @@ private:
   }
   /// Fills staging[it % 2] with iteration `it`'s batch of `order`.
   void stageBatch(const std::vector<int64_t> &order, int64_t it);
+  /// With accumulation (mgsc --accumulate A): iteration `it`'s first A - 1
+  /// batches through mgs_accum_step, their losses added to `lossSum`.
+  int accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, int64_t it,
+                        double &lossSum);
   /// Copies staging[it % 2] to the input's and the labels' device copies.
   int stagedToDevice(int64_t it);
 

@@ -27,7 +27,7 @@
 
 namespace mgs::rt::driver {
 
-using contract::manifest::isResidualName;
+using contract::manifest::isWorkerStateName;
 
 int Driver::setupLossScale() {
   const bool f16 = m.precision == MGSRT_PRECISION_F16;
@@ -66,7 +66,7 @@ int Driver::setupLossScale() {
 
 int Driver::scaleResiduals(float factor) {
   for (size_t i = 0; i < m.params.size(); ++i) {
-    if (!isResidualName(m.params[i].name))
+    if (!isWorkerStateName(m.params[i].name))
       continue;
     if (int rc = toHost(params[i]))
       return rc;
@@ -83,7 +83,7 @@ int Driver::scaleResiduals(float factor) {
 std::vector<float> Driver::paramForFile(size_t i) {
   const float *p = params[i].f32();
   std::vector<float> v(p, p + m.params[i].numElements());
-  if (lossScale != 1.0f && isResidualName(m.params[i].name))
+  if (lossScale != 1.0f && isWorkerStateName(m.params[i].name))
     for (float &x : v)
       x /= lossScale;
   return v;

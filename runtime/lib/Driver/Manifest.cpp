@@ -377,6 +377,12 @@ private:
       }
       return true;
     }
+    if (item == key::kAccumulate) {
+      if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 2, v))
+        return false;
+      m.accumulate = v;
+      return true;
+    }
     if (item == key::kInstrumented) {
       if (!once(item) || !expectWords(2) || words[1] != "1")
         return fail("instrumented takes the value 1");

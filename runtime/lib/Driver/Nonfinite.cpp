@@ -80,7 +80,7 @@ int Driver::findNonfiniteParam(ParamScan scan, std::string &found) {
   found.clear();
   for (size_t i = 0; i < m.params.size(); ++i) {
     const TensorSpec &p = m.params[i];
-    const bool residual = contract::manifest::isResidualName(p.name);
+    const bool residual = contract::manifest::isWorkerStateName(p.name);
     if ((scan == ParamScan::State && (p.trainable || residual)) ||
         (scan == ParamScan::Residuals && !residual))
       continue;

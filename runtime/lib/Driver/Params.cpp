@@ -53,7 +53,7 @@ std::string plainDifference(const std::vector<std::string> &theirs,
                             const std::vector<std::string> &mine) {
   namespace mf = contract::manifest;
   struct Summary {
-    std::string batch, workers, collectives, target;
+    std::string batch, workers, collectives, target, accumulate = "1";
     bool residuals = false;
     std::vector<std::string> params; // "NAME SHAPE..." of the model's own
   };
@@ -71,8 +71,12 @@ std::string plainDifference(const std::vector<std::string> &theirs,
         s.collectives = value;
       else if (key == mf::kTarget)
         s.target = value;
+      else if (key == mf::kAccumulate)
+        s.accumulate = value;
       else if (key == "param" && mf::isResidualName(value))
         s.residuals = true;
+      else if (key == "param" && mf::isAccumulatorName(value))
+        continue;
       else if (key == "param")
         s.params.push_back(value);
     }
@@ -82,6 +86,9 @@ std::string plainDifference(const std::vector<std::string> &theirs,
   std::string out;
   if (a.batch != b.batch)
     out += "it was compiled for batch size " + a.batch + ", this executable for " + b.batch + "; ";
+  if (a.accumulate != b.accumulate)
+    out += "it was compiled with --accumulate " + a.accumulate + ", this executable with " +
+           b.accumulate + "; ";
   if (a.target != b.target && !a.target.empty() && !b.target.empty())
     out += "it was compiled for the " + a.target + ", this executable for the " + b.target + "; ";
   auto exchange = [](const Summary &s) {
@@ -278,6 +285,8 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   c.lossScale = dynamicLossScale ? lossScale : 0.0;
   c.lossScaleSteps = dynamicLossScale ? lossScaleSteps : 0;
   for (size_t i = 0; i < m.params.size(); ++i) {
+    if (contract::manifest::isAccumulatorName(m.params[i].name))
+      continue; // zero between steps: stored nowhere
     int64_t n = m.params[i].numElements();
     c.params.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});
     if (!m.params[i].trainable)
@@ -331,7 +340,8 @@ int Driver::saveWeights() {
     return rc;
   std::vector<Tensor> ts;
   for (size_t i = 0; i < m.params.size(); ++i)
-    ts.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});
+    if (!contract::manifest::isAccumulatorName(m.params[i].name)) // zero between steps
+      ts.push_back({m.params[i].name, m.params[i].dims, paramForFile(i)});
   if (Status s = writeWeights(o.saveWeights, ts); !s.ok())
     return error(s);
   return 0;
@@ -360,8 +370,8 @@ int Driver::saveOnnx() {
   std::vector<const float *> values;
   std::vector<int64_t> sizes;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    if (contract::manifest::isResidualName(m.params[i].name))
-      continue; // the compiler's error-feedback state, not the model's
+    if (contract::manifest::isWorkerStateName(m.params[i].name))
+      continue; // the compiler's gradient state, not the model's
     names.push_back(m.params[i].name.c_str());
     values.push_back(params[i].f32());
     sizes.push_back(m.params[i].numElements());

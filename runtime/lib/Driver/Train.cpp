@@ -176,15 +176,21 @@ int Driver::loadData() {
     holdout = o.holdout = resumed.holdout;
   }
   splitHoldout(data.size(), holdout, seed, trainSet, heldOutSet);
-  // Every worker shuffles the same way; iteration i takes `workers`
-  // consecutive batches of the order, one per worker (a global batch).
-  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / (m.batchSize * workers);
+  // Every worker shuffles the same way; batch u of the epoch takes
+  // `workers` consecutive batches of the order, one per worker (a global
+  // batch), and iteration i (an optimizer step) the batches i * A .. i * A +
+  // A - 1 with accumulation over A batches.
+  const int64_t stepSamples = m.batchSize * workers * m.accumulate;
+  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / stepSamples;
   if (itersPerEpoch == 0)
-    return error("'%s': %zu training samples (after holding out %zu) are fewer than the global "
-                 "batch size %lld (%d workers x %lld)",
+    return error("'%s': %zu training samples (after holding out %zu) are fewer than the "
+                 "samples of one step, %lld (%d workers x batch size %lld%s)",
                  o.data.c_str(), trainSet.size(), heldOutSet.size(),
-                 static_cast<long long>(m.batchSize * workers), workers,
-                 static_cast<long long>(m.batchSize));
+                 static_cast<long long>(stepSamples), workers,
+                 static_cast<long long>(m.batchSize),
+                 m.accumulate > 1
+                     ? (" x " + std::to_string(m.accumulate) + " batches accumulated").c_str()
+                     : "");
   return 0;
 }
 
@@ -232,6 +238,30 @@ int Driver::setupStaging() {
         mgsrt_host_alloc(ctx, labels.bytes(), &st.labels) != MGSRT_OK)
       return error("allocating page-locked host memory for the batches: %s",
                    mgsrt_ctx_message(ctx));
+  return 0;
+}
+
+int Driver::accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, int64_t it,
+                              double &lossSum) {
+  for (int64_t a = 0; a + 1 < m.accumulate; ++a) {
+    const int64_t u = it * m.accumulate + a;
+    if (m.cuda) {
+      if (int rc = stagedToDevice(u))
+        return rc;
+    } else {
+      fillBatch(data, batchIndices(order, u), m.batchSize);
+    }
+    if (mgs_accum_step(ctx, trainIo.data()) != MGSRT_OK)
+      return error("mgs_accum_step failed (epoch %lld, iteration %lld, batch %lld of %lld): %s%s",
+                   static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
+                   static_cast<long long>(a + 1), static_cast<long long>(m.accumulate),
+                   mgsrt_ctx_message(ctx), peersNote().c_str());
+    if (m.cuda)
+      stageBatch(order, u + 1); // the step's batches are never its last
+    if (int rc = toHost(loss))
+      return rc;
+    lossSum += *loss.f32();
+  }
   return 0;
 }
 
@@ -455,6 +485,7 @@ int Driver::runTraining() {
                   "%lld included (pass a larger --epochs to continue)\n",
                   static_cast<long long>(o.epochs), static_cast<long long>(firstEpoch));
   }
+  const int64_t stepSamples = m.batchSize * workers * m.accumulate;
   std::printf("training on '%s': %zu samples, %zu held out, batch size %lld, %lld iterations "
               "per epoch\n",
               data.source.c_str(), trainSet.size(), heldOutSet.size(),
@@ -462,6 +493,11 @@ int Driver::runTraining() {
   if (haveTestSet())
     std::printf("evaluating on the test set '%s': %lld samples\n", testSet.source.c_str(),
                 static_cast<long long>(testSet.size()));
+  if (m.accumulate > 1)
+    std::printf("gradient accumulation: each step sums the gradients of %lld batches (%lld "
+                "samples a step%s)\n",
+                static_cast<long long>(m.accumulate), static_cast<long long>(stepSamples),
+                workers > 1 ? " over the workers" : "");
   if (workers > 1)
     std::printf("%d workers (MPI), global batch size %lld%s\n", workers,
                 static_cast<long long>(m.batchSize * workers),
@@ -531,12 +567,21 @@ int Driver::runTraining() {
       // --trace: iterations 3 .. 2 + N of this run.
       if (!o.trace.empty() && itersThisRun == kTraceWarmup)
         mgsrt_ctx_record_trace(ctx, 1);
+      if (o.skipNonfinite || dynamicLossScale) // before the step's first batch
+        if (int rc = snapshotParams())
+          return rc;
+      // With accumulation, the step's batches but its last.
+      double accumulatedLoss = 0;
+      if (m.accumulate > 1)
+        if (int rc = accumulateBatches(order, epoch, it, accumulatedLoss))
+          return rc;
+      const int64_t lastBatch = (it + 1) * m.accumulate - 1;
       if (m.cuda) {
         // Staged while the step before ran (the first: before the loop).
-        if (int rc = stagedToDevice(it))
+        if (int rc = stagedToDevice(lastBatch))
           return rc;
       } else {
-        fillBatch(data, batchIndices(order, it), m.batchSize);
+        fillBatch(data, batchIndices(order, lastBatch), m.batchSize);
       }
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
@@ -545,9 +590,6 @@ int Driver::runTraining() {
                             static_cast<float>(o.eps), // dropped steps not counted
                             static_cast<int64_t>(iterationsDone - skippedBefore) -
                                 skippedSteps + 1);
-      if (o.skipNonfinite || dynamicLossScale)
-        if (int rc = snapshotParams())
-          return rc;
       if (trainStep(itersThisRun == 0) != MGSRT_OK)
         return error("mgs_train_step failed (epoch %lld, iteration %lld): %s%s",
                      static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
@@ -556,10 +598,13 @@ int Driver::runTraining() {
       // step's copies did not read (its last copies, the step before's,
       // ended with that step's wait for its loss).
       if (m.cuda && it + 1 < itersPerEpoch)
-        stageBatch(order, it + 1);
+        stageBatch(order, lastBatch + 1);
       if (int rc = toHost(loss))
         return rc;
-      float l = *loss.f32();
+      // The step's loss: the mean over its batches.
+      float l = m.accumulate > 1 ? static_cast<float>((accumulatedLoss + *loss.f32()) /
+                                                       static_cast<double>(m.accumulate))
+                                 : *loss.f32();
       ++iterationsDone;
       ++itersThisRun;
       bool skipped = false;
@@ -588,7 +633,7 @@ int Driver::runTraining() {
            secondsSince(windowStart) >= 30.0)) {
         double window = secondsSince(windowStart);
         double rate =
-            window > 0 ? static_cast<double>(windowIters * m.batchSize * workers) / window : 0;
+            window > 0 ? static_cast<double>(windowIters * stepSamples) / window : 0;
         double eta = trainSeconds / static_cast<double>(itersThisRun) *
                      static_cast<double>(itersLeftAtStart - itersThisRun);
         std::printf("epoch %lld/%lld iter %lld/%lld loss %.4f  %.1f samples/s  ETA %s\n",

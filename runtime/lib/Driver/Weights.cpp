@@ -75,7 +75,10 @@ Status matchParams(const Manifest &manifest, const std::string &source,
   ordered.reserve(manifest.params.size());
   for (const TensorSpec &p : manifest.params) {
     auto it = byName.find(p.name);
-    if (it == byName.end() && zeroResiduals && contract::manifest::isResidualName(p.name)) {
+    // Accumulators are zero between steps and stored nowhere; residuals
+    // start at zero where the file is a weights file.
+    if (it == byName.end() && (contract::manifest::isAccumulatorName(p.name) ||
+                               (zeroResiduals && contract::manifest::isResidualName(p.name)))) {
       Tensor &zero = ordered.emplace_back();
       zero.name = p.name;
       zero.dims = p.dims;
@@ -91,7 +94,7 @@ Status matchParams(const Manifest &manifest, const std::string &source,
                       " but the model expects " + formatShape(p.dims));
     // What is trained (and each worker's residual) must be finite; a frozen
     // buffer may hold infinities (a causal mask's -inf).
-    if (p.trainable || contract::manifest::isResidualName(p.name))
+    if (p.trainable || contract::manifest::isWorkerStateName(p.name))
       for (size_t i = 0; i < t.data.size(); ++i)
         if (!std::isfinite(t.data[i]))
           return badInput(source + ": tensor '" + p.name + "' holds " +

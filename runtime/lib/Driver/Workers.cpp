@@ -88,9 +88,9 @@ int Driver::broadcastParams() {
   };
   size_t v = 0;
   for (size_t i = 0; i < m.params.size(); ++i) {
-    // Error-feedback residuals are each worker's own (zero at the start,
-    // the worker's checkpoint on resume).
-    const bool own = contract::manifest::isResidualName(m.params[i].name);
+    // Error-feedback residuals and accumulators are each worker's own (zero
+    // at the start, the worker's checkpoint on resume).
+    const bool own = contract::manifest::isWorkerStateName(m.params[i].name);
     if ((!own && !broadcast(params[i], m.params[i].numElements())) ||
         (m.params[i].trainable && !broadcast(velocities[v++], m.params[i].numElements())))
       return error("broadcasting the parameters: %s", mgsrt_ctx_message(ctx));

@@ -109,6 +109,14 @@ TEST(Manifest, ParsesPrecision) {
   EXPECT_EQ(f16.precision, MGSRT_PRECISION_F16);
 }
 
+TEST(Manifest, ParsesAccumulate) {
+  Manifest plain, four;
+  ASSERT_TRUE(succeeded(parseManifest(kTrain, plain)));
+  EXPECT_EQ(plain.accumulate, 1);
+  ASSERT_TRUE(succeeded(parseManifest(std::string(kTrain) + "accumulate 4\n", four)));
+  EXPECT_EQ(four.accumulate, 4);
+}
+
 TEST(Manifest, ParsesIndexRows) {
   Manifest m;
   ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\n"
@@ -229,6 +237,10 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "sparse_collectives gtopk ring\n",
                     "manifest line 5: sparse_collectives: 'ring' is not gtopk or "
                     "sparse-allreduce: 'sparse_collectives gtopk ring'"},
+        BadManifest{HEAD "accumulate 1\n",
+                    "manifest line 5: accumulate must be at least 2, got 1: 'accumulate 1'"},
+        BadManifest{HEAD "accumulate 2\naccumulate 2\n",
+                    "manifest line 6: duplicate 'accumulate': 'accumulate 2'"},
         BadManifest{HEAD "precision f32\n",
                     "manifest line 5: precision must be bf16 or f16 (float32 has no line): "
                     "'precision f32'"},

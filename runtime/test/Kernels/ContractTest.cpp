@@ -148,4 +148,16 @@ TEST(ContractTest, ManifestVersionAndHeader) {
   EXPECT_EQ(manifest::kResidualPrefix, "mgs.residual/");
 }
 
+// The compiler's per-worker gradient state, by name: what the driver keeps
+// out of --save, starts at zero and does not broadcast.
+TEST(ContractTest, WorkerStateNames) {
+  EXPECT_TRUE(manifest::isResidualName("mgs.residual/fc.weight..fc.bias"));
+  EXPECT_TRUE(manifest::isAccumulatorName("mgs.accum/fc.weight"));
+  EXPECT_FALSE(manifest::isAccumulatorName("mgs.residual/fc.weight"));
+  EXPECT_TRUE(manifest::isWorkerStateName("mgs.accum/fc.weight"));
+  EXPECT_TRUE(manifest::isWorkerStateName("mgs.residual/fc.weight"));
+  EXPECT_FALSE(manifest::isWorkerStateName("fc.weight"));
+  EXPECT_FALSE(manifest::isWorkerStateName("mgs.accum"));
+}
+
 } // namespace

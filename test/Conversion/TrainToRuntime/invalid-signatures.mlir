@@ -43,3 +43,19 @@ func.func @train_step(%x: tensor<4x10xf32>, %y: tensor<4xi64>) {
 func.func @eval_step(%x: tensor<0x10xf32>) -> tensor<0x10xf32> {
   return %x : tensor<0x10xf32>
 }
+
+// -----
+
+func.func @eval_step(%x: tensor<4x10xf32>) -> tensor<4x10xf32> {
+  return %x : tensor<4x10xf32>
+}
+func.func @train_step(%x: tensor<4x10xf32>, %y: tensor<4xi64>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  return %c, %x : tensor<f32>, tensor<4x10xf32>
+}
+// An accumulation step without its batch count.
+// expected-error @+1 {{@accum_step must have @train_step's type and a train.accumulate of 2 or more (as train-accumulate-gradients builds it)}}
+func.func @accum_step(%x: tensor<4x10xf32>, %y: tensor<4xi64>) -> (tensor<f32>, tensor<4x10xf32>) {
+  %c = arith.constant dense<0.0> : tensor<f32>
+  return %c, %x : tensor<f32>, tensor<4x10xf32>
+}

@@ -31,6 +31,9 @@ inline constexpr llvm::StringLiteral kExportBufferAttrName = "train.export_buffe
 /// finite (an attention mask's -inf kept as a float initializer): imported
 /// frozen, as no update of such a tensor stays finite.
 inline constexpr llvm::StringLiteral kNonFiniteInitAttrName = "train.nonfinite_initializer";
+/// I64 attribute of @accum_step (train-accumulate-gradients): the batches
+/// an optimizer step takes, @accum_step for all but the last.
+inline constexpr llvm::StringLiteral kAccumulateAttrName = "train.accumulate";
 } // namespace mgs::train
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINDIALECT_H

@@ -104,6 +104,51 @@ def TrainFuseBatchNormRelu : Pass<"train-fuse-batch-norm-relu", "mlir::func::Fun
   ];
 }
 
+def TrainAccumulateGradients : Pass<"train-accumulate-gradients", "mlir::ModuleOp"> {
+  let summary = "Gradient accumulation: an optimizer step over the gradients of several batches";
+  let description = [{
+    Run after train-build-step, before the communication passes. With
+    `steps` N > 1, an optimizer step (and its gradient exchange) takes the
+    summed gradients of N batches, as N backward passes of `loss / N`
+    accumulate into PyTorch's `.grad` (of `loss` itself with the loss's
+    `sum` reduction). Per parameter with a gradient, a state parameter
+    `mgs.accum/NAME` (zero at the start, each worker's own) holds the sum so
+    far.
+
+    - The loss's gradient in `@train_step` is multiplied by 1 / N (a mean
+      reduction's).
+    - `@accum_step`, a copy of `@train_step` for the first N - 1 batches of a
+      step: each gradient is added to its accumulator instead of being
+      exchanged and applied (BatchNorm running statistics still update per
+      batch, as in PyTorch).
+    - `@train_step`, the last batch: each `train.gradient` marks the
+      accumulator plus the batch's gradient, so the exchange still starts as
+      each gradient completes in backprop; the accumulators are set back to
+      zero at its end.
+
+    ```mlir
+    // @train_step after (steps = 2)
+    %a = train.get_param @"mgs.accum/w" : tensor<3x4xf32>
+    %sum = train.add %a, %dw : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+    %g = train.gradient @w, %sum {backprop_index = 0 : i64} : tensor<3x4xf32>
+    train.sgd_update @w, %g : tensor<3x4xf32>
+    train.assign_param @"mgs.accum/w", %zeros : tensor<3x4xf32>
+    // @accum_step
+    %a = train.get_param @"mgs.accum/w" : tensor<3x4xf32>
+    %sum = train.add %a, %dw : tensor<3x4xf32>, tensor<3x4xf32> -> tensor<3x4xf32>
+    train.assign_param @"mgs.accum/w", %sum : tensor<3x4xf32>
+    ```
+  }];
+  let dependentDialects = ["mgs::train::TrainDialect", "mlir::arith::ArithDialect"];
+  let options = [
+    Option<"steps", "steps", "int64_t", /*default=*/"1",
+           "Batches per optimizer step (>= 1; 1 leaves the module as it is)">,
+  ];
+  let statistics = [
+    Statistic<"numAccumulators", "num-accumulators", "Gradient accumulators created">,
+  ];
+}
+
 def TrainClipGradNorm : Pass<"train-clip-grad-norm", "mlir::func::FuncOp"> {
   let summary = "Clip the global gradient norm before the parameter updates";
   let description = [{
