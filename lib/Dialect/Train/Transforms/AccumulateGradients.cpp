@@ -29,15 +29,14 @@ std::string accumulatorName(StringRef param) {
   return std::string(contract::manifest::kAccumulatorPrefix) + param.str();
 }
 
-struct TrainAccumulateGradients
-    : impl::TrainAccumulateGradientsBase<TrainAccumulateGradients> {
+struct TrainAccumulateGradients : impl::TrainAccumulateGradientsBase<TrainAccumulateGradients> {
   using Base::Base;
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
     if (steps < 1) {
       module.emitError() << "train-accumulate-gradients: steps must be >= 1, got "
-                       << static_cast<int64_t>(steps);
+                         << static_cast<int64_t>(steps);
       return signalPassFailure();
     }
     if (steps == 1)
@@ -72,8 +71,8 @@ struct TrainAccumulateGradients
       auto type = cast<RankedTensorType>(g.getType());
       OpBuilder b(param);
       b.setInsertionPointAfter(param);
-      ParameterOp::create(b, param.getLoc(), b.getStringAttr(name), TypeAttr::get(type),
-                          UnitAttr(), DenseElementsAttr::get(type, 0.0f));
+      ParameterOp::create(b, param.getLoc(), b.getStringAttr(name), TypeAttr::get(type), UnitAttr(),
+                          DenseElementsAttr::get(type, 0.0f));
       ++numAccumulators;
     }
 
@@ -108,8 +107,8 @@ struct TrainAccumulateGradients
       g.getGradMutable().assign(addAccumulator(b, g));
       b.setInsertionPoint(ret);
       auto type = cast<RankedTensorType>(g.getType());
-      Value zeros = arith::ConstantOp::create(b, g.getLoc(), type,
-                                              DenseElementsAttr::get(type, 0.0f));
+      Value zeros =
+          arith::ConstantOp::create(b, g.getLoc(), type, DenseElementsAttr::get(type, 0.0f));
       AssignParamOp::create(b, g.getLoc(), accumulatorRef(g), zeros);
     }
   }
@@ -151,8 +150,8 @@ struct TrainAccumulateGradients
     b.setInsertionPointAfterValue(grad);
     auto scalar = RankedTensorType::get({}, b.getF32Type());
     const float factor = static_cast<float>(1.0 / static_cast<double>(steps));
-    Value c = arith::ConstantOp::create(b, grad.getLoc(), scalar,
-                                        DenseElementsAttr::get(scalar, factor));
+    Value c =
+        arith::ConstantOp::create(b, grad.getLoc(), scalar, DenseElementsAttr::get(scalar, factor));
     auto scaled = MulOp::create(b, grad.getLoc(), grad.getType(), grad, c);
     grad.replaceAllUsesExcept(scaled, scaled);
     return success();
