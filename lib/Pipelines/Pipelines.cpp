@@ -11,6 +11,7 @@
 #include "mgs/Dialect/Comm/Transforms/Passes.h"
 #include "mgs/Dialect/Train/Transforms/Passes.h"
 #include "mgs/Support/FormatNumber.h"
+#include "mgsrt/contract.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Pass/PassRegistry.h"
@@ -111,8 +112,9 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
               std::to_string(options.clipGradNorm.getValue()));
     return failure();
   }
-  if (options.accumulate < 1) {
-    emitError("accumulate must be a positive number of batches, got " +
+  if (options.accumulate < 1 || options.accumulate > mgs::contract::manifest::kMaxAccumulate) {
+    emitError("accumulate must be a number of batches in [1, " +
+              std::to_string(mgs::contract::manifest::kMaxAccumulate) + "], got " +
               std::to_string(options.accumulate.getValue()));
     return failure();
   }

@@ -29,6 +29,31 @@ int64_t byteSize(Value v) {
   return std::max<int64_t>(numel(v) * bytes, 1);
 }
 
+bool assignsZeros(AssignParamOp a) {
+  auto c = a.getValue().getDefiningOp<arith::ConstantOp>();
+  auto attr = c ? dyn_cast<DenseElementsAttr>(c.getValue()) : nullptr;
+  return attr && attr.isSplat() && attr.getElementType().isF32() &&
+         attr.getSplatValue<APFloat>().isPosZero();
+}
+
+bool onlyAssignedAsZeros(Value constant) {
+  return !constant.use_empty() && llvm::all_of(constant.getUsers(), [](Operation *user) {
+    auto a = dyn_cast<AssignParamOp>(user);
+    return a && assignsZeros(a);
+  });
+}
+
+AddOp inPlaceAccumulation(AssignParamOp a) {
+  auto add = a.getValue().getDefiningOp<AddOp>();
+  if (!add || !add->hasOneUse())
+    return {};
+  auto get = add.getLhs().getDefiningOp<GetParamOp>();
+  if (!get || get.getName() != a.getParam() || add.getLhs().getType() != add.getType() ||
+      add.getRhs().getType() != add.getType())
+    return {};
+  return add;
+}
+
 namespace {
 
 FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
@@ -71,7 +96,11 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
         return call(Kernel::clip_fwd, countDesc(numel(c.getResult())),
                     {{c.getInput()}, {c.getMin()}, {c.getMax()}, {c.getResult()}});
       })
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) {
+      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) -> Result {
+        if (auto add = dyn_cast<AddOp>(op); add && add->hasOneUse())
+          if (auto assign = dyn_cast<AssignParamOp>(*add->getUsers().begin());
+              assign && inPlaceAccumulation(assign) == add)
+            return none(); // the assignment's accumulate computes it
         int64_t code = binaryCode(elementwiseKind(op));
         Value l = op->getOperand(0), r = op->getOperand(1), o = op->getResult(0);
         return call(Kernel::binary_fwd, binaryDesc(code, shapeOf(l), shapeOf(r), shapeOf(o)),
@@ -427,9 +456,16 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
         }
         return call(Kernel::clip_grad_norm, d, bufs);
       })
+      // The parameter is the last buffer, which the lowering points at its
+      // slot.
       .Case([&](AssignParamOp a) {
-        return call(Kernel::copy, countDesc(byteSize(a.getValue()) / 4),
-                    {{a.getValue()}, {Value()}});
+        const int64_t n = byteSize(a.getValue()) / 4;
+        if (assignsZeros(a))
+          return call(Kernel::zero, countDesc(n), {{Value()}});
+        if (AddOp add = inPlaceAccumulation(a))
+          return call(Kernel::accumulate, countDesc(n),
+                      {{add.getLhs()}, {add.getRhs()}, {Value()}});
+        return call(Kernel::copy, countDesc(n), {{a.getValue()}, {Value()}});
       })
       .Case([&](GRUOp g) {
         ArrayRef<int64_t> x = shapeOf(g.getInput());

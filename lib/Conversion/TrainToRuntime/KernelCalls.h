@@ -52,6 +52,17 @@ struct KernelCall {
 /// readers, which the in-place collective on the gradient would disturb.
 inline bool gradientAliases(train::GradientOp g) { return g.getGrad().hasOneUse(); }
 
+/// An assignment of zeros to a state parameter (a splat +0 constant): the
+/// zero kernel on the parameter, with no constant in memory.
+bool assignsZeros(train::AssignParamOp a);
+/// A constant that only assignsZeros() reads: it needs no global.
+bool onlyAssignedAsZeros(mlir::Value constant);
+/// assign_param @p, add(get_param @p, g) of one shape, the add read by
+/// nothing else (a gradient accumulator, train-accumulate-gradients): one
+/// in-place accumulate kernel on the parameter; the add gets no call of its
+/// own. Null otherwise.
+train::AddOp inPlaceAccumulation(train::AssignParamOp a);
+
 /// The descriptor of a kernel over `count` elements (copy, zero, clip, ...).
 llvm::SmallVector<int64_t> countDesc(int64_t count);
 

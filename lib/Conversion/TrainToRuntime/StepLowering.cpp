@@ -239,7 +239,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
   for (Operation &op : body.without_terminator()) {
     if (auto get = dyn_cast<GetParamOp>(op))
       storage[get.getResult()] = {Storage::Slot, 1 + paramIndex.lookup(get.getName())};
-    else if (auto c = dyn_cast<arith::ConstantOp>(op)) {
+    else if (auto c = dyn_cast<arith::ConstantOp>(op); c && !onlyAssignedAsZeros(c)) {
       LLVM::GlobalOp global = constantGlobal(c);
       storage[c.getResult()] = {Storage::Global,
                                 static_cast<int64_t>(globals.constants.size()), global};
@@ -338,7 +338,7 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
       pointers[0] = slotPointer(1 + paramIndex.lookup(update.getParam()));
       pointers[2] = slotPointer(1 + numParams + velocityIndex.lookup(update.getParam()));
     } else if (auto assign = dyn_cast<AssignParamOp>(c.op)) {
-      pointers[1] = slotPointer(1 + paramIndex.lookup(assign.getParam()));
+      pointers.back() = slotPointer(1 + paramIndex.lookup(assign.getParam()));
     } else if (auto topk = dyn_cast<comm::TopKSparsifyOp>(c.op)) {
       pointers[1] = slotPointer(1 + paramIndex.lookup(topk.getResidual()));
     } else if (auto global = dyn_cast<comm::GTopKStartOp>(c.op)) {

@@ -504,6 +504,7 @@ inline constexpr std::string_view kDensitySchedule = "density_schedule";
 /// N batches, mgs_accum_step for the first N - 1 and mgs_train_step for the
 /// last (mgsc --accumulate).
 inline constexpr std::string_view kAccumulate = "accumulate";
+inline constexpr int64_t kMaxAccumulate = int64_t(1) << 20; ///< mgsc --accumulate's bound
 inline constexpr std::string_view kInstrumented = "instrumented"; ///< always "1"
 inline constexpr std::string_view kMark = "mark";                 ///< B NAME
 inline constexpr std::string_view kSource = "source";             ///< the rest of the line

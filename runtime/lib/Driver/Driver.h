@@ -217,8 +217,9 @@ private:
   void stageBatch(const std::vector<int64_t> &order, int64_t it);
   /// With accumulation (mgsc --accumulate A): iteration `it`'s first A - 1
   /// batches through mgs_accum_step, their losses added to `lossSum`.
+  /// `step` and `allowance`: the watchdog's (markProgress), before each batch.
   int accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, int64_t it,
-                        double &lossSum);
+                        int64_t step, double allowance, double &lossSum);
   /// Copies staging[it % 2] to the input's and the labels' device copies.
   int stagedToDevice(int64_t it);
 

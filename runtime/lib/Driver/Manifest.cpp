@@ -380,6 +380,9 @@ private:
     if (item == key::kAccumulate) {
       if (!once(item) || !expectWords(2) || !parseCount(words[1], item, 2, v))
         return false;
+      if (v > key::kMaxAccumulate)
+        return fail("accumulate must be at most " + std::to_string(key::kMaxAccumulate) +
+                    ", got " + std::to_string(v));
       m.accumulate = v;
       return true;
     }

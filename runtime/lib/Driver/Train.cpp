@@ -18,6 +18,10 @@
 #include <cstring>
 #include <omp.h>
 
+// Weak: a model compiled by an mgsc before accumulation has none; one whose
+// manifest says `accumulate N` does (runTraining checks).
+#pragma weak mgs_accum_step
+
 namespace mgs::rt::driver {
 
 namespace {
@@ -180,13 +184,16 @@ int Driver::loadData() {
   // `workers` consecutive batches of the order, one per worker (a global
   // batch), and iteration i (an optimizer step) the batches i * A .. i * A +
   // A - 1 with accumulation over A batches.
-  const int64_t stepSamples = m.batchSize * workers * m.accumulate;
-  itersPerEpoch = static_cast<int64_t>(trainSet.size()) / stepSamples;
+  int64_t stepSamples = 0;
+  const bool overflows = __builtin_mul_overflow(m.batchSize, workers, &stepSamples) ||
+                         __builtin_mul_overflow(stepSamples, m.accumulate, &stepSamples);
+  itersPerEpoch = overflows ? 0 : static_cast<int64_t>(trainSet.size()) / stepSamples;
   if (itersPerEpoch == 0)
     return error("'%s': %zu training samples (after holding out %zu) are fewer than the "
-                 "samples of one step, %lld (%d workers x batch size %lld%s)",
+                 "samples of one step, %.0f (%d workers x batch size %lld%s)",
                  o.data.c_str(), trainSet.size(), heldOutSet.size(),
-                 static_cast<long long>(stepSamples), workers,
+                 static_cast<double>(m.batchSize) * workers * static_cast<double>(m.accumulate),
+                 workers,
                  static_cast<long long>(m.batchSize),
                  m.accumulate > 1
                      ? (" x " + std::to_string(m.accumulate) + " batches accumulated").c_str()
@@ -242,9 +249,11 @@ int Driver::setupStaging() {
 }
 
 int Driver::accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, int64_t it,
-                              double &lossSum) {
+                              int64_t step, double allowance, double &lossSum) {
   for (int64_t a = 0; a + 1 < m.accumulate; ++a) {
     const int64_t u = it * m.accumulate + a;
+    // Each batch is progress: a step of many batches is not a hang.
+    markProgress("a training step", step, a == 0 ? allowance : 1);
     if (m.cuda) {
       if (int rc = stagedToDevice(u))
         return rc;
@@ -446,6 +455,10 @@ int Driver::runTraining() {
                  static_cast<long long>(labelCount), static_cast<long long>(m.batchSize),
                  static_cast<long long>(labelsPerSample));
   sampleSize = in.numElements() / m.batchSize;
+  if (m.accumulate > 1 && !mgs_accum_step)
+    return error("the model's manifest says 'accumulate %lld', but it defines no "
+                 "mgs_accum_step (linked from another build's object?); recompile it with mgsc",
+                 static_cast<long long>(m.accumulate));
 
   if (int rc = createContext())
     return rc;
@@ -572,9 +585,13 @@ int Driver::runTraining() {
           return rc;
       // With accumulation, the step's batches but its last.
       double accumulatedLoss = 0;
-      if (m.accumulate > 1)
-        if (int rc = accumulateBatches(order, epoch, it, accumulatedLoss))
+      if (m.accumulate > 1) {
+        if (int rc = accumulateBatches(order, epoch, it, static_cast<int64_t>(iterationsDone),
+                                       itersThisRun == 0 ? kLongAllowance : 1, accumulatedLoss))
           return rc;
+        markProgress("a training step", static_cast<int64_t>(iterationsDone),
+                     itersThisRun == 0 ? kLongAllowance : 1); // the first exchange's set-up
+      }
       const int64_t lastBatch = (it + 1) * m.accumulate - 1;
       if (m.cuda) {
         // Staged while the step before ran (the first: before the loop).

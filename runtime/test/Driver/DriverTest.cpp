@@ -1,7 +1,7 @@
 //===- DriverTest.cpp - mgsrt_driver_main with a fake compiled model ------===//
 //
 // This file defines the compiled model's symbols (mgs_model_manifest,
-// mgs_train_step, mgs_eval_step, mgs_accum_step) as mgsc's object file would: a softmax
+// mgs_train_step, mgs_eval_step) as mgsc's object file would: a softmax
 // regression on the 8x8 digits, in plain C++, with input dropout drawn from
 // the context's random stream (so checkpoints must carry it) and a `state`
 // param counting the samples seen (so state params must round-trip too).
@@ -131,12 +131,6 @@ mgsrt_status_t mgs_eval_step(mgsrt_ctx_t *ctx, void *const *io) {
   fake::forward(static_cast<const float *>(io[1]), static_cast<const float *>(io[2]),
                 static_cast<const float *>(io[4]), static_cast<float *>(io[5]));
   return ctx->status;
-}
-
-// The fake model has no accumulation (its manifest says none): as mgsc's
-// objects, it still defines the step, which fails.
-mgsrt_status_t mgs_accum_step(mgsrt_ctx_t *ctx, void *const *) {
-  return mgsrt_ctx_fail(ctx, MGSRT_ERROR_INVALID_ARGUMENT, "no accumulation step");
 }
 
 } // extern "C"

@@ -239,6 +239,9 @@ INSTANTIATE_TEST_SUITE_P(
                     "sparse-allreduce: 'sparse_collectives gtopk ring'"},
         BadManifest{HEAD "accumulate 1\n",
                     "manifest line 5: accumulate must be at least 2, got 1: 'accumulate 1'"},
+        BadManifest{HEAD "accumulate 1048577\n",
+                    "manifest line 5: accumulate must be at most 1048576, got 1048577: "
+                    "'accumulate 1048577'"},
         BadManifest{HEAD "accumulate 2\naccumulate 2\n",
                     "manifest line 6: duplicate 'accumulate': 'accumulate 2'"},
         BadManifest{HEAD "precision f32\n",
