@@ -3,7 +3,7 @@
 PyTorch eager on the same model, batch, data and thread count, in one run.
 
     bench/zoo_step.py [BUILD_DIR] [--threads T] [--iters N] [--repeats R]
-                      [--models NAME,...] [--python PY1,PY2]
+                      [--models NAME,...] [--python PY1,PY2] [--against-env VAR=VALUE]
 
 Models (torchvision, random weights, 10 classes; the sizes of a small-image
 task, so that a run takes minutes on 2 cores): resnet18, resnext50_32x4d,
@@ -25,6 +25,12 @@ venv that scripts/setup.sh --bench makes, when there is one). Each of the R
 repeats runs every side once, one after the other; the table gives each
 side's median over the repeats and the median of the per-repeat ratios
 mgs/PyTorch (goal: <= 1.0).
+
+--against-env VAR=VALUE also runs the same executable with VAR=VALUE in its
+environment right after each of mgs's runs (a runtime switch's A/B on one
+machine in one run: MGSRT_CONV_DEPTHWISE=onednn puts depthwise convolutions
+back on oneDNN) and prints mgs's time over that one's, the median of the
+per-repeat ratios. --python '' leaves PyTorch out.
 """
 import argparse
 import os
@@ -112,9 +118,17 @@ def main():
     ap.add_argument("--models", default="", help="comma-separated names (default: all)")
     ap.add_argument("--python", default=benchlib.default_pythons(),
                     help="interpreters to run the PyTorch side under, comma-separated")
+    ap.add_argument("--against-env", default="", metavar="VAR=VALUE",
+                    help="also time mgs with VAR=VALUE in its environment, interleaved")
     ap.add_argument("--export", nargs=2, help=argparse.SUPPRESS)
     ap.add_argument("--torch-child", nargs=5, help=argparse.SUPPRESS)
     args = ap.parse_args()
+    against = None
+    if args.against_env:
+        var, eq, value = args.against_env.partition("=")
+        if not var or not eq:
+            sys.exit(f"zoo_step.py: --against-env wants VAR=VALUE, not '{args.against_env}'")
+        against = (var, value)
     if args.export:
         export_child(*args.export)
         return
@@ -148,13 +162,21 @@ def main():
         np.save(x, rng.standard_normal((n, *shape)).astype(np.float32))
         np.save(y, rng.integers(0, 10, n).astype(np.int64))
         mgs_ms, torch_ms, ratios = [], {}, {}
-        for _ in range(args.repeats):
+        env_ms, env_ratios = [], []
+
+        def mgs_step_ms(run_env):
             out = benchlib.run_checked(
                 [exe, "--data", x, "--labels", y, "--epochs", "1", "--holdout", "0", "--lr",
                  "0.01", "--seed", "1", "--progress-every", str(EVERY)], f"mgs on {name}",
-                timeout=1800, env=env)
-            ms = statistics.median(benchlib.window_ms(out, batch))
+                timeout=1800, env=run_env)
+            return statistics.median(benchlib.window_ms(out, batch))
+
+        for _ in range(args.repeats):
+            ms = mgs_step_ms(env)
             mgs_ms.append(ms)
+            if against:
+                env_ms.append(mgs_step_ms(dict(env, **{against[0]: against[1]})))
+                env_ratios.append(ms / env_ms[-1])
             for python in pythons:
                 (t,), version = benchlib.torch_side(
                     python, [os.path.abspath(__file__), "--torch-child", name, str(args.iters),
@@ -164,11 +186,15 @@ def main():
         mgs = statistics.median(mgs_ms)
         size = "x".join(map(str, shape[1:]))
         line = f"  {name:<20} {size:>5} batch {batch:>2}  mgs {mgs:7.1f} ms"
+        if against:
+            line += (f"  with {against[0]}={against[1]} {statistics.median(env_ms):7.1f} ms"
+                     f" (mgs/that {statistics.median(env_ratios):.3f})")
         for version in torch_ms:
             line += (f"  {version} {statistics.median(torch_ms[version]):7.1f} ms"
                      f" (mgs/that {statistics.median(ratios[version]):.3f})")
         print(line, flush=True)
-    print("  goal: mgs/PyTorch <= 1.0")
+    if pythons:
+        print("  goal: mgs/PyTorch <= 1.0")
 
 
 

@@ -239,13 +239,15 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(ConvGroupedWeightsTest, SameBitsWhateverTheThreadCount) {
   // The channels-last weight gradient (forced on: MGSRT_CONV_GROUPED_WEIGHTS
-  // is read when a call site's kernel is chosen) sums each output channel in
-  // one order however many threads split the channels: 20 of them on 1, 3
-  // and 7 threads (slices of 20, 8 + 8 + 4, 8 + 8 + 4 with idle threads).
+  // is read when a call site's kernel is chosen; MGSRT_CONV_DEPTHWISE keeps
+  // the depthwise kernel off) sums each output channel in one order however
+  // many threads split the channels: 20 of them on 1, 3 and 7 threads (slices
+  // of 20, 8 + 8 + 4, 8 + 8 + 4 with idle threads).
   const ConvCase cc{3, 20, 20, 20, {9, 9}, {7, 7}, {1, 1}, {3, 3}, {3, 3}, {1, 1}, true};
   auto desc = cc.desc();
   std::vector<float> x = randomVec(cc.xSize()), dy = randomVec(cc.ySize());
   ASSERT_EQ(setenv("MGSRT_CONV_GROUPED_WEIGHTS", "direct", 1), 0);
+  ASSERT_EQ(setenv("MGSRT_CONV_DEPTHWISE", "onednn", 1), 0);
   const int threads = omp_get_max_threads();
   std::vector<std::vector<float>> dws, dbs;
   for (int t : {1, 3, 7}) {
@@ -259,10 +261,46 @@ TEST(ConvGroupedWeightsTest, SameBitsWhateverTheThreadCount) {
   }
   omp_set_num_threads(threads);
   unsetenv("MGSRT_CONV_GROUPED_WEIGHTS");
+  unsetenv("MGSRT_CONV_DEPTHWISE");
   for (size_t i = 1; i < dws.size(); ++i) {
     EXPECT_EQ(0, std::memcmp(dws[0].data(), dws[i].data(), sizeof(float) * dws[0].size()));
     EXPECT_EQ(0, std::memcmp(dbs[0].data(), dbs[i].data(), sizeof(float) * dbs[0].size()));
   }
+}
+
+TEST(ConvDepthwiseTest, SameBitsWhateverTheThreadCount) {
+  // The depthwise kernel in blocks of planes (runtime/lib/Kernels/CPU/
+  // DepthwiseConv.h): every direction gives the same bits on 1, 2, 3 and 7
+  // threads. 20 channels (a block of 16 and one of 4) over a batch of 9,
+  // whose weight gradient is summed in 8 chunks of the batch (2 samples
+  // each, the last ones empty) in a fixed order, however the threads take
+  // them.
+  const ConvCase cc{9, 20, 20, 20, {9, 7}, {5, 3}, {2, 1}, {2, 1}, {1, 1}, {1, 2}, true};
+  auto desc = cc.desc();
+  std::vector<float> x = randomVec(cc.xSize()), w = randomVec(cc.wSize()), b = randomVec(cc.m),
+                     dy = randomVec(cc.ySize());
+  const int threads = omp_get_max_threads();
+  std::vector<std::vector<float>> results;
+  for (int t : {1, 2, 3, 7}) {
+    omp_set_num_threads(t);
+    Ctx ctx;
+    std::vector<float> y(cc.ySize()), dx(cc.xSize()), dw(cc.wSize()), db(cc.m);
+    void *fb[] = {x.data(), w.data(), b.data(), y.data()};
+    void *bd[] = {dy.data(), w.data(), dx.data()};
+    void *bw[] = {x.data(), dy.data(), dw.data(), db.data()};
+    EXPECT_OK(ctx, mgsrt_conv_fwd(ctx, desc.data(), fb));
+    EXPECT_OK(ctx, mgsrt_conv_bwd_data(ctx, desc.data(), bd));
+    EXPECT_OK(ctx, mgsrt_conv_bwd_weights(ctx, desc.data(), bw));
+    std::vector<float> all = y;
+    for (const auto *v : {&dx, &dw, &db})
+      all.insert(all.end(), v->begin(), v->end());
+    results.push_back(all);
+  }
+  omp_set_num_threads(threads);
+  for (size_t i = 1; i < results.size(); ++i)
+    EXPECT_EQ(0, std::memcmp(results[0].data(), results[i].data(),
+                             sizeof(float) * results[0].size()))
+        << "threads run " << i;
 }
 
 TEST(ConvCacheTest, DescriptorReusedAtSameAddress) {

@@ -11,6 +11,7 @@
 
 #include "Support/Common.h"
 #include "Descriptors/ConvDesc.h"
+#include "Kernels/CPU/DepthwiseConv.h"
 #include "Kernels/CPU/Dnnl.h"
 #include "Kernels/CPU/GroupedConvWeights.h"
 #include "Kernels/CPU/RoundedOperands.h"
@@ -138,6 +139,10 @@ struct ConvCache : KernelCache {
   // A grouped convolution's weight gradient where oneDNN has no direct
   // kernel for it (GroupedConvWeights.h); then bwdWeights stays empty.
   std::unique_ptr<cpu::GroupedConvWeights> groupedWeights;
+  // A depthwise convolution that runs in blocks of planes (DepthwiseConv.h)
+  // in every direction; then nothing above is made.
+  std::unique_ptr<cpu::DepthwiseConv> depthwise;
+  bool depthwiseChosen = false; // whether `depthwise` was decided
 };
 
 /// The call site's cache, reset when the descriptor's contents changed (an
@@ -152,9 +157,22 @@ ConvCache &getConvCache(mgsrt_ctx_t *ctx, const int64_t *desc, const ConvParams 
     cache.bwdWeights[0].reset();
     cache.bwdWeights[1].reset();
     cache.groupedWeights.reset();
+    cache.depthwise.reset();
+    cache.depthwiseChosen = false;
     cache.descCopy.assign(desc, desc + p.descLen);
   }
   return cache;
+}
+
+/// The call site's depthwise kernel, or null when its convolution stays on
+/// oneDNN.
+const cpu::DepthwiseConv *depthwiseOf(ConvCache &cache, const ConvParams &p) {
+  if (!cache.depthwiseChosen) {
+    if (cpu::DepthwiseConv::takes(p))
+      cache.depthwise = std::make_unique<cpu::DepthwiseConv>(p);
+    cache.depthwiseChosen = true;
+  }
+  return cache.depthwise.get();
 }
 
 struct Mds {
@@ -300,10 +318,17 @@ mgsrt_status_t convFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   const bool bias = bufs[2] != nullptr;
   DnnlEnv &env = getEnv(ctx);
   ConvCache &cache = getConvCache(ctx, desc, p);
+  void *ptrs[4] = {bufs[0], bufs[1], bufs[3], bufs[2]};
+  if (const cpu::DepthwiseConv *dw = depthwiseOf(cache, p)) {
+    if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.weightCount()))
+      return ctx->status;
+    dw->forward(static_cast<const float *>(ptrs[0]), static_cast<const float *>(ptrs[1]),
+                static_cast<const float *>(ptrs[3]), static_cast<float *>(ptrs[2]));
+    return MGSRT_OK;
+  }
   auto &step = cache.fwd[bias];
   if (!step)
     step = makeFwd(p, bias, env.engine);
-  void *ptrs[4] = {bufs[0], bufs[1], bufs[3], bufs[2]};
   if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.weightCount()))
     return ctx->status;
   step->run(env.stream, ptrs);
@@ -321,12 +346,17 @@ mgsrt_status_t convBwdData(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
     return MGSRT_OK;
   DnnlEnv &env = getEnv(ctx);
   ConvCache &cache = getConvCache(ctx, desc, p);
-  if (!cache.bwdData)
+  const cpu::DepthwiseConv *dw = depthwiseOf(cache, p);
+  if (!dw && !cache.bwdData)
     cache.bwdData = makeBwdData(p, env.engine);
   void *ptrs[3] = {bufs[0], bufs[1], bufs[2]};
   if (roundedReads(ctx, kernel, p, ptrs[0], p.dstCount(), ptrs[1], p.weightCount()))
     return ctx->status;
-  cache.bwdData->run(env.stream, ptrs);
+  if (dw)
+    dw->backwardData(static_cast<const float *>(ptrs[0]), static_cast<const float *>(ptrs[1]),
+                     static_cast<float *>(ptrs[2]));
+  else
+    cache.bwdData->run(env.stream, ptrs);
   return MGSRT_OK;
 }
 
@@ -346,6 +376,14 @@ mgsrt_status_t convBwdWeights(mgsrt_ctx_t *ctx, const int64_t *desc, void *const
   }
   DnnlEnv &env = getEnv(ctx);
   ConvCache &cache = getConvCache(ctx, desc, p);
+  if (const cpu::DepthwiseConv *dw = depthwiseOf(cache, p)) {
+    void *ptrs[2] = {bufs[0], bufs[1]};
+    if (roundedReads(ctx, kernel, p, ptrs[0], p.srcCount(), ptrs[1], p.dstCount()))
+      return ctx->status;
+    dw->backwardWeights(static_cast<const float *>(ptrs[0]), static_cast<const float *>(ptrs[1]),
+                        static_cast<float *>(bufs[2]), static_cast<float *>(bufs[3]));
+    return MGSRT_OK;
+  }
   auto &step = cache.bwdWeights[bias];
   if (!step && !cache.groupedWeights) {
     if (useGroupedWeights(p, [&] { return makeBwdWeights(p, bias, env.engine); }, step))

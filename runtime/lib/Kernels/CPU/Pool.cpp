@@ -23,6 +23,7 @@
 
 #include "Support/Common.h"
 #include "Descriptors/PoolDesc.h"
+#include "Kernels/CPU/PlaneBlocks.h"
 #include "Kernels/CPU/VectorMath.h"
 
 #include <omp.h>
@@ -32,6 +33,7 @@
 #include <vector>
 
 using namespace mgs::rt;
+using namespace mgs::rt::cpu;
 
 namespace {
 
@@ -227,27 +229,6 @@ struct RowScratch {
   }
 };
 
-/// body(i, scratch) for i in [0, count), spread over the OpenMP threads when
-/// `parallel`. Each thread's scratch (make()) is made before the parallel
-/// region, so that running out of memory is the kernel's error, not an
-/// exception escaping the region.
-template <typename Make, typename Body>
-void forEachWithScratch(int64_t count, bool parallel, Make &&make, Body &&body) {
-  using Scratch = decltype(make());
-  std::vector<Scratch> scratches;
-  const int threads = parallel ? std::max(1, omp_get_max_threads()) : 1;
-  scratches.reserve(static_cast<size_t>(threads));
-  for (int t = 0; t < threads; ++t)
-    scratches.push_back(make());
-#pragma omp parallel if (parallel)
-  {
-    Scratch &scratch = scratches[static_cast<size_t>(omp_get_thread_num())];
-#pragma omp for schedule(static)
-    for (int64_t i = 0; i < count; ++i)
-      body(i, scratch);
-  }
-}
-
 /// Whether a call is big enough to spread over the threads.
 bool worthThreads(const PoolParams &p, int64_t items) {
   // In double: the window's taps (padding included) can overflow int64.
@@ -324,8 +305,6 @@ void rowMax(const PoolParams &p, const Windows &w, const Interior &in, const flo
 
 //===- Blocks of planes ---------------------------------------------------===//
 
-/// Planes a block holds: the lanes of the block path's vectors.
-constexpr int64_t kLanes = 16;
 /// The block path takes planes of at most this many positions, in and out (a
 /// block's transposed input, output and maxima then fit in 256 KiB each) ...
 constexpr int64_t kBlockMaxPlane = 4096;
@@ -403,34 +382,10 @@ struct BlockScratch {
         arg(p.kind == MGSRT_POOL_MAX ? static_cast<size_t>(kLanes * p.outPlane) : 0) {}
 };
 
-/// Rows [0, lanes) of src (each `size` long, `size` apart) into dst's
-/// columns: dst[i * kLanes + l] = src[l * size + i].
-void toLanes(const float *src, int64_t lanes, int64_t size, float *dst) {
-  for (int64_t l = 0; l < lanes; ++l)
-    for (int64_t i = 0; i < size; ++i)
-      dst[i * kLanes + l] = src[l * size + i];
-}
-
-/// The inverse: dst[l * size + i] = src[i * kLanes + l] for l < lanes.
-void fromLanes(const float *src, int64_t lanes, int64_t size, float *dst) {
-  for (int64_t l = 0; l < lanes; ++l)
-    for (int64_t i = 0; i < size; ++i)
-      dst[l * size + i] = src[i * kLanes + l];
-}
-
-// A block's lanes at one position, as GCC vector types: each clone lowers
-// them to its own registers (one AVX-512 register, two AVX2 ones, ...).
-typedef float Floats __attribute__((vector_size(kLanes * sizeof(float))));
+// The maxima's offsets and the average's double sums, beside PlaneBlocks.h's
+// Floats.
 typedef int32_t Ints __attribute__((vector_size(kLanes * sizeof(int32_t))));
 typedef double Doubles __attribute__((vector_size(kLanes * sizeof(double))));
-
-// Loads and stores through memcpy: the lanes of a row need no alignment.
-template <typename V, typename T> inline void loadLanes(V &v, const T *p) {
-  std::memcpy(&v, p, sizeof v);
-}
-template <typename V, typename T> inline void storeLanes(T *p, const V &v) {
-  std::memcpy(p, &v, sizeof v);
-}
 
 /// Each window's max in every lane into best, and the offset of its first
 /// max (row-major window order) into arg; 0 and -1 for a window with no tap.
