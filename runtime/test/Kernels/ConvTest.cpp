@@ -234,7 +234,8 @@ INSTANTIATE_TEST_SUITE_P(
         ConvCase{1, 8, 8, 8, {3, 4, 5}, {3, 3, 3}, {2, 1, 1}, {1, 0, 1}, {1, 2, 1}, {1, 1, 2},
                  true},                                                             // 3-D dw
         ConvCase{2, 8, 12, 4, {6, 7}, {3, 2}, {2, 1}, {0, 2}, {1, 0}, {2, 1}, true}, // 2 in, 3 out
-        ConvCase{3, 4, 4, 4, {2}, {3}, {1}, {4}, {4}, {1}, true} // pads beyond the kernel's reach
+        ConvCase{3, 4, 4, 4, {2}, {3}, {1}, {4}, {4}, {1}, true}, // pads beyond the kernel's reach
+        ConvCase{1, 17, 17, 17, {70, 66}, {3, 3}, {2, 1}, {1, 1}, {0, 1}, {1, 1}, true} // dw 70x66
         ));
 
 TEST(ConvGroupedWeightsTest, SameBitsWhateverTheThreadCount) {

@@ -47,10 +47,10 @@ public:
   /// dw (C x kernel) and, when db is not null, db (C) from x and dy.
   void backwardWeights(const float *x, const float *dy, float *dw, float *db) const;
 
-  /// Planes of more positions than this stay on oneDNN (a block's
-  /// transposed planes then outgrow the caches: measured in
-  /// bench/results/conv-layout-cpu.txt).
-  static constexpr int64_t kMaxPlane = 4096;
+  /// Planes of more positions than this stay on oneDNN (measured faster
+  /// than oneDNN up to 224 x 224 maps, bench/results/conv-layout-cpu.txt;
+  /// a block's scratch is then 3 MiB a buffer).
+  static constexpr int64_t kMaxPlane = 65536;
   static constexpr int64_t kMaxTaps = int64_t(1) << 20;
 
   /// In-bounds taps grouped by what they sum into: group g's entries are
