@@ -4,9 +4,10 @@
 // EfficientNet's, ConvNeXt's depthwise ones), forward and both backward
 // directions, on the caller's NCHW buffers. oneDNN runs them fast only on its
 // blocked layouts, and Conv.cpp's reorders of whole activations to and from
-// those cost up to twice the convolution itself (bench/results/conv-layout-cpu.txt). Here the planes go in blocks of
-// kLanes channels, each transposed in a thread's scratch where it stays in
-// cache (PlaneBlocks.h, as the pools do), and each output position runs its
+// those cost up to twice the convolution itself
+// (bench/results/conv-layout-cpu.txt). Here the planes go in blocks of kLanes
+// channels, each transposed in a thread's scratch where it stays in cache
+// (PlaneBlocks.h, as the pools do), and each output position runs its
 // in-bounds taps with the block's channels as the vector lanes: any window,
 // stride, dilation and padding, 1-D to 3-D. The taps are grouped by window
 // shape (interior, each edge, each corner: Patterns), so that four outputs of
