@@ -222,6 +222,9 @@ private:
                         int64_t step, double allowance, double &lossSum);
   /// Copies staging[it % 2] to the input's and the labels' device copies.
   int stagedToDevice(int64_t it);
+  /// Puts batch `u` of `order` into the step's input and labels: its staged
+  /// copy on a GPU model (stagedToDevice), filled in place on the CPU.
+  int loadBatch(const std::vector<int64_t> &order, int64_t u);
 
   // Workers.cpp
   int setupWorkers();

@@ -254,12 +254,8 @@ int Driver::accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, 
     const int64_t u = it * m.accumulate + a;
     // Each batch is progress: a step of many batches is not a hang.
     markProgress("a training step", step, a == 0 ? allowance : 1);
-    if (m.cuda) {
-      if (int rc = stagedToDevice(u))
-        return rc;
-    } else {
-      fillBatch(data, batchIndices(order, u), m.batchSize);
-    }
+    if (int rc = loadBatch(order, u))
+      return rc;
     if (mgs_accum_step(ctx, trainIo.data()) != MGSRT_OK)
       return error("mgs_accum_step failed (epoch %lld, iteration %lld, batch %lld of %lld): %s%s",
                    static_cast<long long>(epoch + 1), static_cast<long long>(it + 1),
@@ -286,6 +282,13 @@ int Driver::stagedToDevice(int64_t it) {
       mgsrt_copy_to_device_async(ctx, labels.device, st.labels, labels.bytes()) != MGSRT_OK)
     return error("copying the batch to the GPU: %s%s", mgsrt_ctx_message(ctx),
                  peersNote().c_str());
+  return 0;
+}
+
+int Driver::loadBatch(const std::vector<int64_t> &order, int64_t u) {
+  if (m.cuda)
+    return stagedToDevice(u);
+  fillBatch(data, batchIndices(order, u), m.batchSize);
   return 0;
 }
 
@@ -593,13 +596,9 @@ int Driver::runTraining() {
                      itersThisRun == 0 ? kLongAllowance : 1); // the first exchange's set-up
       }
       const int64_t lastBatch = (it + 1) * m.accumulate - 1;
-      if (m.cuda) {
-        // Staged while the step before ran (the first: before the loop).
-        if (int rc = stagedToDevice(lastBatch))
-          return rc;
-      } else {
-        fillBatch(data, batchIndices(order, lastBatch), m.batchSize);
-      }
+      // On a GPU: staged while the step before ran (the first: before the loop).
+      if (int rc = loadBatch(order, lastBatch))
+        return rc;
       mgsrt_ctx_set_sgd(ctx, static_cast<float>(learningRate(epoch, it)),
                         static_cast<float>(o.momentum), static_cast<float>(o.weightDecay));
       if (o.optimizer == Optimizer::AdamW) // bias correction: this is update number t,
