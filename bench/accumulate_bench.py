@@ -40,15 +40,6 @@ def die(msg):
     sys.exit(1)
 
 
-def samples_per_second(output):
-    """The mean samples/s of every progress window of an mgs executable's
-    output but the first."""
-    rates = [float(r) for _, r in benchlib.RATE_RE.findall(output)]
-    if len(rates) < 2:
-        raise RuntimeError(f"too few progress windows in the output:\n{output[-2000:]}")
-    return statistics.mean(rates[1:])
-
-
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
@@ -134,7 +125,7 @@ def main():
                         cmd[cmd.index(data)] = short
                     out = run_checked(cmd, f"training {s} --accumulate {a}",
                                       timeout=args.timeout, cwd=work)
-                    rate = samples_per_second(out)
+                    rate = statistics.mean(benchlib.window_rates(out))
                     rates[(s, a)].append(rate)
                     print(f"round {r + 1} {s:<10} accumulate {a}: {rate:9.1f} samples/s",
                           flush=True)

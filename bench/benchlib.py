@@ -56,13 +56,19 @@ def run_checked(cmd, what, timeout=600, env=None, cwd=None):
     return out
 
 
-def window_ms(output, global_batch, drop_last=False):
-    """ms per iteration of every progress window of an mgs executable's
-    output but the first (and the last, with drop_last)."""
+def window_rates(output, drop_last=False):
+    """samples/s of every progress window of an mgs executable's output but
+    the first (and the last, with drop_last)."""
     rates = [float(r) for _, r in RATE_RE.findall(output)]
     if len(rates) < 2 + drop_last:
         raise RuntimeError(f"too few progress windows in the output:\n{output[-2000:]}")
-    return [global_batch / r * 1000.0 for r in rates[1:len(rates) - drop_last]]
+    return rates[1:len(rates) - drop_last]
+
+
+def window_ms(output, global_batch, drop_last=False):
+    """ms per iteration of every progress window of an mgs executable's
+    output but the first (and the last, with drop_last)."""
+    return [global_batch / r * 1000.0 for r in window_rates(output, drop_last)]
 
 
 def torch_sgd_step_ms(model, batches, iters, warmup=3, device="cpu"):
