@@ -27,6 +27,8 @@
 #include "mgsrt/contract.h"
 #include "mgsrt/mgsrt.h"
 
+#include "Kernels/CPU/DnnlStep.h"
+
 #include <dnnl.hpp>
 
 #include <algorithm>
@@ -35,7 +37,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 namespace {
@@ -51,47 +52,26 @@ struct ConvShape {
   int groups = 1;
 };
 
-/// One argument of a primitive: the caller's buffer and, where the primitive
-/// wants another layout, its own with the reorder (as Conv.cpp's Arg).
-struct Arg {
-  int key;
-  bool output;
-  dnnl::memory user, prim;
-  dnnl::reorder reorder;
-  bool needsReorder;
-};
+/// A primitive with its arguments, reordered in and out where the primitive
+/// wants another layout than the buffers' (the runtime's own, Conv.cpp's).
+using Call = mgs::rt::cpu::DnnlStep;
 
-Arg makeArg(int key, bool output, const dnnl::memory::desc &user, const dnnl::memory::desc &prim,
-            const dnnl::engine &eng) {
-  Arg a{key, output, dnnl::memory(user, eng), {}, {}, !(user == prim)};
-  std::memset(a.user.get_data_handle(), 0, user.get_size());
-  if (a.needsReorder) {
-    a.prim = dnnl::memory(prim, eng);
-    a.reorder = output ? dnnl::reorder(a.prim, a.user) : dnnl::reorder(a.user, a.prim);
-  } else {
-    a.prim = a.user;
-  }
+/// One argument of a primitive: a buffer of its own (zeroed) in `user`'s
+/// layout, and the primitive's layout `prim`.
+mgs::rt::cpu::DnnlArg makeArg(int key, bool output, const dnnl::memory::desc &user,
+                              const dnnl::memory::desc &prim, const dnnl::engine &eng) {
+  mgs::rt::cpu::DnnlArg a;
+  a.init(key, output, user, prim, eng, /*owned=*/true);
   return a;
 }
 
-struct Call {
-  dnnl::primitive prim;
-  std::vector<Arg> args;
-
-  void run(dnnl::stream &s) {
-    std::unordered_map<int, dnnl::memory> map;
-    for (Arg &a : args) {
-      map[a.key] = a.prim;
-      if (a.needsReorder && !a.output)
-        a.reorder.execute(s, a.user, a.prim);
-    }
-    prim.execute(s, map);
-    for (Arg &a : args)
-      if (a.needsReorder && a.output)
-        a.reorder.execute(s, a.prim, a.user);
-    s.wait();
-  }
-};
+Call makeCall(const dnnl::primitive &prim, std::vector<mgs::rt::cpu::DnnlArg> args) {
+  Call c;
+  c.prim = prim;
+  c.args = std::move(args);
+  c.finish();
+  return c;
+}
 
 /// One convolution's training step through mgs's kernels, on NCHW buffers.
 struct MgsCalls {
@@ -161,33 +141,34 @@ std::vector<Call> makeCalls(const ConvShape &c, int batch, Layout layout, bool f
                                 weiAny, dstAny, strides, dil, pads, pads),
       eng);
   std::vector<Call> calls;
-  calls.push_back(
-      {convolution_forward(fwd),
-       {makeArg(DNNL_ARG_SRC, false, caller(srcUser, fwd.src_desc()), fwd.src_desc(), eng),
-        makeArg(DNNL_ARG_WEIGHTS, false, weiUser, fwd.weights_desc(), eng),
-        makeArg(DNNL_ARG_DST, true, caller(dstUser, fwd.dst_desc()), fwd.dst_desc(), eng)}});
+  calls.push_back(makeCall(
+      convolution_forward(fwd),
+      {makeArg(DNNL_ARG_SRC, false, caller(srcUser, fwd.src_desc()), fwd.src_desc(), eng),
+       makeArg(DNNL_ARG_WEIGHTS, false, weiUser, fwd.weights_desc(), eng),
+       makeArg(DNNL_ARG_DST, true, caller(dstUser, fwd.dst_desc()), fwd.dst_desc(), eng)}));
   if (!first) {
     convolution_backward_data::primitive_desc bwd(
         convolution_backward_data::desc(algorithm::convolution_direct, srcAny, weiAny, dstAny,
                                         strides, dil, pads, pads),
         eng, fwd);
-    calls.push_back({convolution_backward_data(bwd),
-                     {makeArg(DNNL_ARG_DIFF_DST, false, caller(dstUser, bwd.diff_dst_desc()),
-                              bwd.diff_dst_desc(), eng),
-                      makeArg(DNNL_ARG_WEIGHTS, false, weiUser, bwd.weights_desc(), eng),
-                      makeArg(DNNL_ARG_DIFF_SRC, true, caller(srcUser, bwd.diff_src_desc()),
-                              bwd.diff_src_desc(), eng)}});
+    calls.push_back(
+        makeCall(convolution_backward_data(bwd),
+                 {makeArg(DNNL_ARG_DIFF_DST, false, caller(dstUser, bwd.diff_dst_desc()),
+                          bwd.diff_dst_desc(), eng),
+                  makeArg(DNNL_ARG_WEIGHTS, false, weiUser, bwd.weights_desc(), eng),
+                  makeArg(DNNL_ARG_DIFF_SRC, true, caller(srcUser, bwd.diff_src_desc()),
+                          bwd.diff_src_desc(), eng)}));
   }
   convolution_backward_weights::primitive_desc bww(
       convolution_backward_weights::desc(algorithm::convolution_direct, srcAny, weiAny, dstAny,
                                          strides, dil, pads, pads),
       eng, fwd);
   calls.push_back(
-      {convolution_backward_weights(bww),
-       {makeArg(DNNL_ARG_SRC, false, caller(srcUser, bww.src_desc()), bww.src_desc(), eng),
-        makeArg(DNNL_ARG_DIFF_DST, false, caller(dstUser, bww.diff_dst_desc()), bww.diff_dst_desc(),
-                eng),
-        makeArg(DNNL_ARG_DIFF_WEIGHTS, true, weiUser, bww.diff_weights_desc(), eng)}});
+      makeCall(convolution_backward_weights(bww),
+               {makeArg(DNNL_ARG_SRC, false, caller(srcUser, bww.src_desc()), bww.src_desc(), eng),
+                makeArg(DNNL_ARG_DIFF_DST, false, caller(dstUser, bww.diff_dst_desc()),
+                        bww.diff_dst_desc(), eng),
+                makeArg(DNNL_ARG_DIFF_WEIGHTS, true, weiUser, bww.diff_weights_desc(), eng)}));
   return calls;
 }
 

@@ -13,12 +13,12 @@
 #include "Descriptors/ConvDesc.h"
 #include "Kernels/CPU/DepthwiseConv.h"
 #include "Kernels/CPU/Dnnl.h"
+#include "Kernels/CPU/DnnlStep.h"
 #include "Kernels/CPU/GroupedConvWeights.h"
 #include "Kernels/CPU/RoundedOperands.h"
 
 #include <cstdlib>
 #include <cstring>
-#include <unordered_map>
 #include <vector>
 
 using namespace mgs::rt;
@@ -78,58 +78,7 @@ using cpu::roundedOperands;
 
 DnnlEnv &getEnv(mgsrt_ctx_t *ctx) { return cpu::dnnlEnv(ctx); }
 
-/// One primitive argument: the caller's plain memory (its handle set per
-/// call) and, when the primitive wants another layout, an internal memory in
-/// that layout and the reorder between them.
-struct Arg {
-  int dnnlArg = 0;
-  bool output = false;
-  dnnl::memory user, prim;
-  dnnl::reorder reorder;
-  bool needsReorder = false;
-
-  void init(int arg, bool isOutput, const dnnl::memory::desc &userMd,
-            const dnnl::memory::desc &primMd, const dnnl::engine &eng) {
-    dnnlArg = arg;
-    output = isOutput;
-    user = dnnl::memory(userMd, eng, DNNL_MEMORY_NONE);
-    needsReorder = !(userMd == primMd);
-    if (needsReorder) {
-      prim = dnnl::memory(primMd, eng);
-      reorder = isOutput ? dnnl::reorder(prim, user) : dnnl::reorder(user, prim);
-    } else {
-      prim = user;
-    }
-  }
-};
-
-/// A primitive with its arguments, run on caller pointers.
-struct Step {
-  dnnl::primitive prim;
-  std::string impl; // oneDNN's implementation (its impl_info_str)
-  std::vector<Arg> args;
-  std::unordered_map<int, dnnl::memory> argMap;
-
-  void finish() {
-    for (const Arg &a : args)
-      argMap[a.dnnlArg] = a.prim;
-  }
-
-  /// `ptrs[i]` is the caller's buffer for args[i].
-  void run(dnnl::stream &strm, void *const *ptrs) {
-    for (size_t i = 0; i < args.size(); ++i) {
-      Arg &a = args[i];
-      a.user.set_data_handle(ptrs[i]);
-      if (a.needsReorder && !a.output)
-        a.reorder.execute(strm, a.user, a.prim);
-    }
-    prim.execute(strm, argMap);
-    for (Arg &a : args)
-      if (a.needsReorder && a.output)
-        a.reorder.execute(strm, a.prim, a.user);
-    strm.wait();
-  }
-};
+using Step = cpu::DnnlStep;
 
 struct ConvCache : KernelCache {
   std::vector<int64_t> descCopy;
