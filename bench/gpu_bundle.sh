@@ -88,7 +88,8 @@ rm "$B"/bin/{vit_small,gpt_medium,lstmlm_medium}-gpu.weights
 # Today's models (docs/models.md's families), GPU and CPU, batch 8: the GPU
 # executable reads the CPU's weights (--weights), gpu_check.sh makes the data.
 for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobilenetv2 \
-            shufflenetv2 convnext mnasnet swin decoder maxvit padattn seq2seq; do
+            shufflenetv2 convnext mnasnet swin decoder maxvit padattn seq2seq \
+            segnet:--class-axis,1 lstmlm_seq:--class-axis,-1; do
   IFS=: read -r m rest <<< "$spec"
   opset=15 name=$m flags=()
   if [[ $rest == 17 ]]; then

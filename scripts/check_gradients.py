@@ -8,7 +8,9 @@
 
 Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llama (Hugging Face's,
 transformers 5, --batch 2): language models on
-int64 token ids, a label per token; hfmask: the same under Hugging Face's padding mask;
+int64 token ids, a label per token; lstmlm_seq: lstmlm's logits as (N, T, vocab), mgsc
+--class-axis -1; hfmask: the same under Hugging Face's padding mask; segnet: per-pixel scores
+(N, 11, 8, 8) against labels (N, 8, 8), mgsc --class-axis 1;
 transformer, padattn, robertapos: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
@@ -129,7 +131,10 @@ MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_co
              "hf_llama": ["--freeze", "*.rotary_emb.inv_freq"],
              # its graph inputs beside the ids, given their values as its forward makes them
              "hfinputs": ["--dim", "sequence=12", "--bind-input",
-                          "attention_mask=input!=0,token_type_ids=0"]}
+                          "attention_mask=input!=0,token_type_ids=0"],
+             # the cross-entropy over per-pixel scores (N, 11, 8, 8) and per-token logits
+             # (N, 12, 50): their class axes
+             "segnet": ["--class-axis", "1"], "lstmlm_seq": ["--class-axis", "-1"]}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
@@ -138,8 +143,16 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name in ("lstmlm", "gpt", "transformer", "decoder", "padattn", "seq2seq", "robertapos",
-                "hfmask", "hfinputs") or \
+    if name == "segnet":
+        # Digits-shaped images and a class (0..10) per pixel (NumPy, labels (N, 8, 8)).
+        x = (rng.integers(0, 17, (n, 1, 8, 8)) / 16.0).astype(np.float32)
+        labels = rng.integers(0, 11, (n, 8, 8))
+        path = os.path.join(workdir, f"{name}-batch.npy")
+        np.save(path, x)
+        np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
+        return path, "npy", torch.tensor(x), labels.reshape(-1)
+    if name in ("lstmlm", "lstmlm_seq", "gpt", "transformer", "decoder", "padattn", "seq2seq",
+                "robertapos", "hfmask", "hfinputs") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
@@ -359,7 +372,13 @@ def main():
                                                       reduction=args.reduction)
         weight = (torch.tensor([float(w) for w in args.class_weights.split(",")],
                                dtype=logits.dtype) if args.class_weights else None)
-        return F.cross_entropy(logits, y, weight=weight, ignore_index=args.ignore_index,
+        target = y
+        if logits.dim() > 2:  # mgsc --class-axis: 1 as PyTorch takes it, -1 as rows
+            if MGSC_ARGS[args.model][1] == "1":
+                target = y.reshape(logits.shape[0], *logits.shape[2:])
+            else:
+                logits = logits.reshape(-1, logits.shape[-1])
+        return F.cross_entropy(logits, target, weight=weight, ignore_index=args.ignore_index,
                                label_smoothing=args.label_smoothing, reduction=args.reduction)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
     # SGD (--drop-path-masks) take lr 0.1: on sdepth, after a first step at lr 1 or 10 some

@@ -120,6 +120,27 @@ class Autoencoder(nn.Module):
         return self.dec2(torch.relu(self.dec1(h)))
 
 
+class SegNet(nn.Module):
+    """Semantic segmentation of 1x8x8 digits, U-Net-shaped: per-pixel scores (N, 11, 8, 8), the
+    digit's class on its strokes and 10 on the background (test/e2e/segmentation.test). A
+    convolution at 8x8, a stride-2 one and another at 4x4 (which sees the whole digit), a
+    transposed convolution back to 8x8 joined with the first's output, a 1x1 convolution to the
+    classes. Trained with PyTorch's CrossEntropyLoss on the output as it is: mgsc --class-axis
+    1, labels (N, 8, 8)."""
+
+    def __init__(self, classes=11):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.down = nn.Sequential(nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16),
+                                  nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1), nn.ReLU())
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.head = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        e = self.enc(x)
+        return self.head(torch.cat([e, torch.relu(self.up(self.down(e)))], 1))
+
+
 class SoftplusMLP(nn.Module):
     """Softplus (Mamba's time steps) for digits: a linear layer whose outputs, times 24, reach
     past 20 and below -20 (where log(1 + e^x) is x, or e^x), softplus, a linear layer."""
@@ -319,15 +340,18 @@ class TokenLSTM(nn.Module):
     sequence first) and a linear layer back to the 50 tokens at every
     position: logits [N * T, 50], one row per (sample, position), sample-major."""
 
-    def __init__(self, vocab=50, embed=16, hidden=32):
+    def __init__(self, vocab=50, embed=16, hidden=32, rows=True):
         super().__init__()
         self.embed = nn.Embedding(vocab, embed)
         self.lstm = nn.LSTM(embed, hidden, num_layers=2)
         self.out = nn.Linear(hidden, vocab)
+        self.rows = rows
 
     def forward(self, tokens):
         x = self.embed(tokens).transpose(0, 1)
         y, _ = self.lstm(x)
+        if not self.rows:  # logits [N, T, 50], as Hugging Face's LM heads give them
+            return self.out(y.transpose(0, 1))
         return self.out(y.transpose(0, 1).reshape(-1, y.shape[-1]))
 
 
@@ -1141,6 +1165,9 @@ def build(name):
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
+        # the same with logits [N, 12, 50] (classes last: mgsc --class-axis -1)
+        "lstmlm_seq": (lambda: TokenLSTM(rows=False), torch.zeros(1, 12, dtype=torch.long)),
+        "segnet": (SegNet, digits),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence
         # (1.4 M parameters: communication matters on a 1 Gbit/s network)
         "lstmlm_medium": (lambda: TokenLSTM(vocab=2000, embed=200, hidden=200),

@@ -146,10 +146,10 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     return failure();
   }
   const bool crossEntropyOptions = options.labelSmoothing != 0.0 || options.ignoreIndex != -100 ||
-                                   !options.classWeights.empty();
+                                   !options.classWeights.empty() || options.classAxis != 0;
   if (loss != "cross-entropy" && crossEntropyOptions) {
-    emitError("label-smoothing, ignore-index and class-weights are the cross-entropy's; the loss "
-              "is " +
+    emitError("label-smoothing, ignore-index, class-weights and class-axis are the "
+              "cross-entropy's; the loss is " +
               loss);
     return failure();
   }
@@ -168,8 +168,8 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
   }
   if ((crossEntropyOptions || !options.posWeight.empty() || options.reduction != "mean") &&
       options.inference) {
-    emitError("label-smoothing, ignore-index, class-weights, pos-weight and reduction apply to "
-              "training's loss; inference builds the forward alone");
+    emitError("label-smoothing, ignore-index, class-weights, class-axis, pos-weight and "
+              "reduction apply to training's loss; inference builds the forward alone");
     return failure();
   }
   const std::string &collective = options.sparseCollective;
@@ -227,6 +227,7 @@ void buildTrainStepPipeline(OpPassManager &pm, const TrainPipelineOptions &optio
   stepOptions.classWeights.assign(options.classWeights.begin(), options.classWeights.end());
   stepOptions.posWeight.assign(options.posWeight.begin(), options.posWeight.end());
   stepOptions.reduction = options.reduction;
+  stepOptions.classAxis = options.classAxis;
   pm.addPass(train::createTrainBuildStep(stepOptions));
   if (options.accumulate > 1) {
     train::TrainAccumulateGradientsOptions accumulate;

@@ -77,12 +77,14 @@
 // LOSS-NAME: error: mgs-train-pipeline: loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got 'hinge'
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=mse label-smoothing=0.1' 2>&1 | FileCheck %s --check-prefix=LOSS-CE
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=l1 class-weights=1,2' 2>&1 | FileCheck %s --check-prefix=LOSS-CE
+// RUN: not mgs-opt %s --mgs-train-pipeline='loss=bce-with-logits class-axis=1' 2>&1 | FileCheck %s --check-prefix=LOSS-CE
+// RUN: not mgs-opt %s --mgs-train-pipeline='class-axis=-1 inference=true' 2>&1 | FileCheck %s --check-prefix=LOSS-INFERENCE
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=mse pos-weight=1,2' 2>&1 | FileCheck %s --check-prefix=LOSS-POS
 // LOSS-POS: error: mgs-train-pipeline: pos-weight is bce-with-logits's; the loss is mse
-// LOSS-CE: error: mgs-train-pipeline: label-smoothing, ignore-index and class-weights are the cross-entropy's; the loss is {{mse|l1}}
+// LOSS-CE: error: mgs-train-pipeline: label-smoothing, ignore-index, class-weights and class-axis are the cross-entropy's; the loss is {{mse|l1|bce-with-logits}}
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=smooth-l1 smooth-l1-beta=-1' 2>&1 | FileCheck %s --check-prefix=LOSS-BETA
 // LOSS-BETA: error: mgs-train-pipeline: smooth-l1-beta must be finite and >= 0, got -1.000000
-// LOSS-INFERENCE: error: mgs-train-pipeline: label-smoothing, ignore-index, class-weights, pos-weight and reduction apply to training's loss; inference builds the forward alone
+// LOSS-INFERENCE: error: mgs-train-pipeline: label-smoothing, ignore-index, class-weights, class-axis, pos-weight and reduction apply to training's loss; inference builds the forward alone
 
 // A two-layer MLP as imported (test/Dialect/Train/train-build-step.mlir).
 train.parameter @w1 trainable : tensor<5x4xf32>

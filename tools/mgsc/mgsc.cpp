@@ -201,6 +201,13 @@ cl::opt<std::string> posWeightOpt(
              "(per label) for its positive targets (torch.nn.BCEWithLogitsLoss's pos_weight): "
              "W0,W1,... or a text file of them"),
     cl::value_desc("LIST|FILE"), cl::cat(category));
+cl::opt<int64_t> classAxisOpt(
+    "class-axis",
+    cl::desc("The cross-entropy's class axis when the first output has rank >= 3: 1 for "
+             "(N, C, d1, ...) (PyTorch's CrossEntropyLoss on the output as it is: per-pixel "
+             "scores of a segmentation), -1 for (N, d1, ..., C) (a language model's "
+             "(N, L, vocab)); the labels are then (N, d1, ...), one per position"),
+    cl::value_desc("AXIS"), cl::init(0), cl::cat(category));
 cl::opt<std::string> reductionOpt(
     "reduction",
     cl::desc("How the loss reduces over the samples (every value, for --loss other than "
@@ -435,12 +442,11 @@ bool checkGraphLoss(mlir::ModuleOp module) {
              << "its scores, without the labels input '" << text("labels") << "'\n";
     return true;
   }
-  for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
-                             static_cast<cl::Option *>(&ignoreIndex),
-                             static_cast<cl::Option *>(&classWeightsOpt),
-                             static_cast<cl::Option *>(&posWeightOpt),
-                             static_cast<cl::Option *>(&smoothL1Beta),
-                             static_cast<cl::Option *>(&reductionOpt)})
+  for (cl::Option *option :
+       {static_cast<cl::Option *>(&lossOpt), static_cast<cl::Option *>(&ignoreIndex),
+        static_cast<cl::Option *>(&classWeightsOpt), static_cast<cl::Option *>(&posWeightOpt),
+        static_cast<cl::Option *>(&smoothL1Beta), static_cast<cl::Option *>(&reductionOpt),
+        static_cast<cl::Option *>(&classAxisOpt)})
     if (option->getNumOccurrences()) {
       fail("--" + option->ArgStr + ": the model computes its loss in the graph, " + source +
            ", which sets it; drop --" + option->ArgStr +
@@ -558,6 +564,9 @@ int main(int argc, char **argv) {
     std::snprintf(given, sizeof given, "%g", labelSmoothing.getValue());
     return fail("--label-smoothing must be in [0, 1], got " + Twine(given));
   }
+  if (classAxisOpt.getNumOccurrences() && classAxisOpt == 0)
+    return fail("--class-axis 0 is the batch's; the classes are on another axis of the first "
+                "output (1: classes second; -1: classes last)");
   const bool crossEntropy = lossOpt == "cross-entropy";
   if (!crossEntropy && lossOpt != "mse" && lossOpt != "l1" && lossOpt != "smooth-l1" &&
       lossOpt != "bce-with-logits")
@@ -572,18 +581,17 @@ int main(int argc, char **argv) {
     return fail("--smooth-l1-beta is --loss smooth-l1's; the loss is " + lossOpt);
   if (reductionOpt != "mean" && reductionOpt != "sum")
     return fail("--reduction must be mean or sum, got '" + reductionOpt + "'");
-  for (cl::Option *option : {static_cast<cl::Option *>(&lossOpt),
-                             static_cast<cl::Option *>(&reductionOpt),
-                             static_cast<cl::Option *>(&smoothL1Beta),
-                             static_cast<cl::Option *>(&labelSmoothing),
-                             static_cast<cl::Option *>(&ignoreIndex),
-                             static_cast<cl::Option *>(&classWeightsOpt),
-                             static_cast<cl::Option *>(&posWeightOpt)}) {
+  for (cl::Option *option :
+       {static_cast<cl::Option *>(&lossOpt), static_cast<cl::Option *>(&reductionOpt),
+        static_cast<cl::Option *>(&smoothL1Beta), static_cast<cl::Option *>(&labelSmoothing),
+        static_cast<cl::Option *>(&ignoreIndex), static_cast<cl::Option *>(&classWeightsOpt),
+        static_cast<cl::Option *>(&classAxisOpt), static_cast<cl::Option *>(&posWeightOpt)}) {
     if (option->getNumOccurrences() && inference)
       return fail("--" + option->ArgStr +
                   " applies to training's loss; --inference compiles the forward alone");
     if (option->getNumOccurrences() && !crossEntropy &&
-        (option == &labelSmoothing || option == &ignoreIndex || option == &classWeightsOpt))
+        (option == &labelSmoothing || option == &ignoreIndex || option == &classWeightsOpt ||
+         option == &classAxisOpt))
       return fail("--" + option->ArgStr + " is the cross-entropy's; --loss is " + lossOpt);
     if (option == &posWeightOpt && option->getNumOccurrences() && lossOpt != "bce-with-logits")
       return fail("--pos-weight is --loss bce-with-logits's; the loss is " + lossOpt);
@@ -626,6 +634,7 @@ int main(int argc, char **argv) {
   pipeline.classWeights = classWeights;
   pipeline.posWeight = posWeight;
   pipeline.reduction = reductionOpt;
+  pipeline.classAxis = classAxisOpt;
   // Checked before the import: an option's error names the option (the
   // pipeline's own name of each is mgsc's), not a pass, and comes at once.
   if (failed(mgs::verifyTrainPipelineOptions(pipeline, [](const Twine &message) {

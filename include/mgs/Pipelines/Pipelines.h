@@ -124,6 +124,12 @@ struct TrainPipelineOptions : public mlir::PassPipelineOptions<TrainPipelineOpti
       *this, "pos-weight",
       llvm::cl::desc("bce-with-logits: one weight >= 0 per position of the output's last axis "
                      "for the positive targets (PyTorch's pos_weight)")};
+  Option<int64_t> classAxis{
+      *this, "class-axis",
+      llvm::cl::desc("The cross-entropy's class axis in a first output of rank >= 3 (1: "
+                     "(N, C, d1, ...); -1: (N, d1, ..., C)), trained as rows against labels "
+                     "(N, d1, ...); 0: not given"),
+      llvm::cl::init(0)};
   Option<std::string> reduction{
       *this, "reduction",
       llvm::cl::desc("The loss's reduction over the samples: mean (PyTorch's default) or sum"),

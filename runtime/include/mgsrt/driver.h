@@ -184,6 +184,9 @@ struct Dataset {
   /// loss) instead of `labels`, labelsPerSample for each sample.
   std::vector<float> targets;
   int64_t labelsPerSample = 1; // > 1: a label per token (NumPy labels (N, L)), or targets
+  /// NumPy labels of rank > 2, (N, d1, ..., dk): (d1, ..., dk), a label's
+  /// position in messages (a segmentation's (row, column)); else empty.
+  std::vector<int64_t> labelShape;
   /// Digits CSV: the line each sample was read from, for messages.
   std::vector<int64_t> lines;
 
@@ -218,7 +221,8 @@ Status loadCifar10(const std::string &path, Dataset &data, DataSplit split = Dat
 /// shape (N, ...) in float32 or float64, taken as stored (one sample is the
 /// product of the other dimensions), or integers within +-2^24 (token ids),
 /// and `labels` of shape (N,), or (N, L) for L labels a sample (one per
-/// token), in any integer type. What users bring for models of any input shape.
+/// token), or (N, d1, ..., dk) (one per position: a segmentation's pixels),
+/// in any integer type. What users bring for models of any input shape.
 /// With `floatTargets` (a model trained against float targets: mgsc --loss
 /// mse, ...), `labels` holds the targets instead, of shape (N, ...) in any
 /// float or integer type, read into data.targets (labelsPerSample: the

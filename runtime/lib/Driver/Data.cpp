@@ -415,6 +415,20 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data, Da
   return badInput("unknown data format");
 }
 
+/// Label `k` of a sample as messages name it: its index, or (i1, ..., ik)
+/// for labels of shape (N, d1, ..., dk).
+static std::string labelPosition(const Dataset &data, int64_t k) {
+  if (data.labelShape.size() < 2)
+    return std::to_string(k);
+  std::string at;
+  for (size_t d = data.labelShape.size(); d-- > 0;) {
+    const int64_t extent = std::max<int64_t>(data.labelShape[d], 1);
+    at = std::to_string(k % extent) + (at.empty() ? "" : ", ") + at;
+    k /= extent;
+  }
+  return "(" + at + ")";
+}
+
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
                     int64_t classes, const char *what, int64_t ignoreIndex) {
   const std::string prefix = std::string(what) + " '";
@@ -430,11 +444,14 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                     " per sample (the targets take the output's shape)");
   }
   if (data.labelsPerSample != labelsPerSample) {
-    return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
-                    "': " + std::to_string(data.labelsPerSample) +
-                    " label(s) per sample, but the model's loss " + "takes " +
-                    std::to_string(labelsPerSample) + " per sample (labels of shape (N, " +
-                    std::to_string(labelsPerSample) + "))");
+    const std::string count = std::to_string(labelsPerSample);
+    return badInput(
+        prefix + (data.labelSource.empty() ? data.source : data.labelSource) + "': " +
+        std::to_string(data.labelsPerSample) + " label(s) per sample, but the model's loss takes " +
+        count + " per sample (labels of shape " +
+        (labelsPerSample == 1 ? "(N,)"
+                              : "(N, " + count + "), or (N, d1, ...) of " + count + " positions") +
+        ")");
   }
   // NaN, infinity and absurd magnitudes (a float64 1e39 becomes float32
   // infinity; 1e20 squared overflows BatchNorm's variance) name their sample.
@@ -474,7 +491,7 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
               ? "line " + std::to_string(data.lines[i])
               : "sample " + std::to_string(i) + " (counting from 0)";
       if (data.labelsPerSample > 1)
-        where += ", position " + std::to_string(k % data.labelsPerSample);
+        where += ", position " + labelPosition(data, k % data.labelsPerSample);
       return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
                       "': label " + std::to_string(data.labels[k]) + " at " + where +
                       " is out of range for the model's " + std::to_string(classes) +

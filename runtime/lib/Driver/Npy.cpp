@@ -205,11 +205,10 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
                     "': dtype must be float32, float64 or integers (the model's loss takes "
                     "float targets)");
   }
-  if (!floatTargets &&
-      ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1 || y.shape.size() > 2)) {
+  if (!floatTargets && ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1)) {
     return badInput("NumPy labels '" + labels +
-                    "': must be integers of shape (N,) or, several per " +
-                    "sample (one per token), (N, L)");
+                    "': must be integers of shape (N,) or, several per sample, (N, L) (one "
+                    "per token) or (N, d1, ...) (one per position)");
   }
   if (x.shape[0] == 0 || y.shape[0] == 0) {
     return badInput("NumPy " +
@@ -227,6 +226,8 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
   data.labelsPerSample = static_cast<int64_t>(y.count / static_cast<uint64_t>(n));
   if (data.labelsPerSample == 0)
     return badInput("NumPy labels '" + labels + "': a sample has no labels");
+  if (!floatTargets && y.shape.size() > 2)
+    data.labelShape.assign(y.shape.begin() + 1, y.shape.end());
   data.samples.resize(x.count);
   for (uint64_t i = 0; i < x.count; ++i) {
     auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };

@@ -334,10 +334,10 @@ std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t
 
 void Driver::printPerClass(const char *set) const {
   std::printf("per class (%s): class, recall (right / its labels), precision (right / its "
-              "predictions)\n",
+              "predictions), IoU (right / its labels or predictions)\n",
               set);
-  double recallSum = 0.0;
-  int64_t present = 0, silent = 0;
+  double recallSum = 0.0, iouSum = 0.0;
+  int64_t present = 0, silent = 0, seen = 0;
   auto percent = [](int64_t part, int64_t whole) {
     return 100.0 * static_cast<double>(part) / static_cast<double>(whole);
   };
@@ -357,7 +357,14 @@ void Driver::printPerClass(const char *set) const {
     if (predicted > 0)
       std::snprintf(precision, sizeof precision, "%.2f%% (%lld/%lld)", percent(hits, predicted),
                     static_cast<long long>(hits), static_cast<long long>(predicted));
-    std::printf("  class %zu: recall %s, precision %s\n", c, recall, precision);
+    // Intersection over union (Jaccard): right over the positions labelled
+    // or predicted c, a segmentation's figure of each class.
+    const int64_t either = support + predicted - hits;
+    iouSum += static_cast<double>(hits) / static_cast<double>(either);
+    ++seen;
+    std::printf("  class %zu: recall %s, precision %s, IoU %.2f%% (%lld/%lld)\n", c, recall,
+                precision, percent(hits, either), static_cast<long long>(hits),
+                static_cast<long long>(either));
   }
   if (silent > 0)
     std::printf("  (%lld classes neither in the set nor predicted)\n",
@@ -365,6 +372,9 @@ void Driver::printPerClass(const char *set) const {
   if (present > 0)
     std::printf("balanced accuracy (mean recall over the %lld classes in the set): %.2f%%\n",
                 static_cast<long long>(present), 100.0 * recallSum / static_cast<double>(present));
+  if (seen > 0)
+    std::printf("mean IoU (over the %lld classes in the set or predicted): %.2f%%\n",
+                static_cast<long long>(seen), 100.0 * iouSum / static_cast<double>(seen));
 }
 
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {

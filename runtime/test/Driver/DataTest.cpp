@@ -442,8 +442,8 @@ TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   err = loadNpy(x, y, d);
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message, "NumPy labels '" + y +
-                             "': must be integers of shape (N,) or, several per "
-                             "sample (one per token), (N, L)");
+                             "': must be integers of shape (N,) or, several per sample, (N, L) "
+                             "(one per token) or (N, d1, ...) (one per position)");
   err = loadNpy(x, dir / "missing.npy", d);
   EXPECT_FALSE(err.ok());
   EXPECT_TRUE(contains(err.message, "missing.npy")) << err.message;
@@ -471,12 +471,40 @@ TEST(Npy, TokenSequences) {
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message, "data '" + y +
                              "': 3 label(s) per sample, but the model's loss takes 1 per "
-                             "sample (labels of shape (N, 1))");
+                             "sample (labels of shape (N,))");
   err = checkDataset(d, 3, 3, 7);
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message, "data '" + y +
                              "': label 7 at sample 0 (counting from 0), position 1 is out of "
                              "range for the model's 7 classes");
+}
+
+TEST(Npy, LabelsPerPosition) {
+  // A label per position of each sample, (N, d1, d2): a segmentation's per
+  // pixel classes, row-major; messages name a position by its indices.
+  TempDir dir;
+  const std::string x = dir / "x.npy", y = dir / "y.npy";
+  writeFile(x, npy("<f4", "(2, 1, 2, 3)",
+                   bytesOf<float>(
+                       {0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f, 0.5f})));
+  writeFile(y, npy("|u1", "(2, 2, 3)", bytesOf<uint8_t>({0, 1, 2, 3, 4, 0, 1, 1, 1, 2, 2, 4})));
+  Dataset d;
+  ASSERT_TRUE(succeeded(loadNpy(x, y, d)));
+  EXPECT_EQ(d.size(), 2);
+  EXPECT_EQ(d.labelsPerSample, 6);
+  EXPECT_EQ(d.labelShape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(d.labels, (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 1, 1, 2, 2, 4}));
+  EXPECT_TRUE(succeeded(checkDataset(d, 6, 6, 5)));
+  Status err = checkDataset(d, 6, 6, 4);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + y +
+                             "': label 4 at sample 0 (counting from 0), position (1, 1) is out "
+                             "of range for the model's 4 classes");
+  err = checkDataset(d, 6, 3, 5);
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "data '" + y +
+                             "': 6 label(s) per sample, but the model's loss takes 3 per "
+                             "sample (labels of shape (N, 3), or (N, d1, ...) of 3 positions)");
 }
 
 TEST(DataFormat, GuessesFromThePath) {

@@ -12,6 +12,7 @@
 // RUN: mgs-opt %s --split-input-file --train-build-step 2>&1 | FileCheck %s --check-prefix=MEAN
 // RUN: not mgs-opt %s --split-input-file --train-build-step="reduction=sum" 2>&1 | FileCheck %s --check-prefix=SUMOPT
 // RUN: not mgs-opt %s --split-input-file --train-build-step="class-weights=-1,1,1" 2>&1 | FileCheck %s --check-prefix=NEG
+// RUN: not mgs-opt %s --split-input-file --train-build-step="class-axis=1" 2>&1 | FileCheck %s --check-prefix=AXIS
 
 // CHECK-LABEL: func.func @train_step(
 // CHECK:         %[[W:.*]] = arith.constant dense<[1.000000e+00, 2.000000e+00, 5.000000e-01]> : tensor<3xf32>
@@ -21,6 +22,7 @@
 // IGNORE: error: train-build-step: the graph's loss (node 'loss', SoftmaxCrossEntropyLoss) ignores label 2; the ignore-index option says 5
 // WEIGHTS: error: train-build-step: class-weights: the graph's loss (node 'loss', SoftmaxCrossEntropyLoss) has its own class weights, which are trained
 // REDUCTION: error: train-build-step: reduction must be mean or sum, got 'max'
+// AXIS: error: train-build-step: class-axis: the graph's loss sets the class axis (ONNX's: 1, its scores flattened at import)
 train.parameter @w trainable : tensor<3x4xf32>
 func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {train.name = "y"})
     attributes {train.graph_loss = {ignore_index = 2 : i64, labels = "y", node = "loss", op = "SoftmaxCrossEntropyLoss", reduction = "sum", weight = dense<[1.0, 2.0, 0.5]> : tensor<3xf32>}} {

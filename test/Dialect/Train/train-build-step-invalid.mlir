@@ -10,7 +10,16 @@ module {
 // -----
 
 module {
-  // expected-error @below {{train-build-step: the first output is the logits and must be N x C (batch x classes), got 'tensor<2x3x4xf32>'}}
+  // expected-error @below {{train-build-step: the first output is the logits and must be N x C (batch x classes), or of rank >= 3 with class-axis, got 'tensor<6xf32>'}}
+  func.func @forward(%x: tensor<6xf32>) -> tensor<6xf32> {
+    return %x : tensor<6xf32>
+  }
+}
+
+// -----
+
+module {
+  // expected-error @below {{train-build-step: the first output 'tensor<2x3x4xf32>' has rank 3: the cross-entropy needs its class axis: class-axis 1}}
   func.func @forward(%x: tensor<2x3x4xf32>) -> tensor<2x3x4xf32> {
     return %x : tensor<2x3x4xf32>
   }

@@ -53,17 +53,6 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
       return signalPassFailure();
     }
 
-    // With a training step, @eval_step is its evaluation counterpart (the
-    // inference form); alone, it is the forward graph exactly as given, with
-    // ONNX's semantics (a BatchNorm in training mode uses batch statistics),
-    // unless eval-mode asks for the inference form.
-    OpBuilder b(module.getContext());
-    b.setInsertionPointAfter(forward);
-    auto eval = cast<func::FuncOp>(b.clone(*forward));
-    eval.setSymName("eval_step");
-    if (!inferenceOnly || evalMode)
-      makeInference(eval);
-
     if (elementwiseLossKind().empty() && loss != "cross-entropy") {
       module.emitError() << "train-build-step: unknown loss '" << loss
                          << "'; expected cross-entropy, mse, l1, smooth-l1 or bce-with-logits";
@@ -96,11 +85,30 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                          << "'";
       return signalPassFailure();
     }
+    if (classAxis != 0 && (inferenceOnly || !elementwiseLossKind().empty())) {
+      module.emitError() << "train-build-step: class-axis is the cross-entropy's class axis; "
+                         << (inferenceOnly ? "inference-only builds no loss"
+                                           : "the loss is " + loss);
+      return signalPassFailure();
+    }
     CrossEntropy crossEntropy{ignoreIndex,
                               SmallVector<double>(classWeights.begin(), classWeights.end()),
                               "class-weights", reduction == "sum"};
     if (!inferenceOnly && failed(applyGraphLoss(forward, crossEntropy)))
       return signalPassFailure();
+    if (!inferenceOnly && elementwiseLossKind().empty() && failed(flattenClassAxis(forward)))
+      return signalPassFailure();
+
+    // With a training step, @eval_step is its evaluation counterpart (the
+    // inference form); alone, it is the forward graph exactly as given, with
+    // ONNX's semantics (a BatchNorm in training mode uses batch statistics),
+    // unless eval-mode asks for the inference form.
+    OpBuilder b(module.getContext());
+    b.setInsertionPointAfter(forward);
+    auto eval = cast<func::FuncOp>(b.clone(*forward));
+    eval.setSymName("eval_step");
+    if (!inferenceOnly || evalMode)
+      makeInference(eval);
     if (failed(checkWeights(module, crossEntropy.weightsSource, "class", crossEntropy.weights)) ||
         failed(checkWeights(module, "pos-weight", "position", posWeight)))
       return signalPassFailure();
@@ -170,6 +178,73 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     return success();
   }
 
+  /// The cross-entropy of a first output of rank >= 3 (class-axis given):
+  /// in @forward itself, the class axis moved last (train.transpose, unless
+  /// it is last) and the rest flattened into rows (N * d1 * ..., C), sample
+  /// by sample (train.reshape), as PyTorch's CrossEntropyLoss pairs the
+  /// scores with labels (N, d1, ...). @eval_step, cloned from @forward after
+  /// this, gives the driver's accuracy the same rows. An N x C output takes
+  /// class-axis 1 (or -1) and stays as it is.
+  LogicalResult flattenClassAxis(func::FuncOp forward) {
+    FunctionType type = forward.getFunctionType();
+    if (type.getNumResults() == 0)
+      return success(); // buildTrainStep says it
+    auto out = dyn_cast<RankedTensorType>(type.getResult(0));
+    if (!out || out.getRank() < 2)
+      return success(); // buildTrainStep says it
+    const int64_t rank = out.getRank();
+    const char *classesWhere =
+        "class-axis 1 (classes second, (N, C, d1, ...): PyTorch's CrossEntropyLoss on the "
+        "output as it is, as for per-pixel scores) or class-axis -1 (classes last, (N, d1, ..., "
+        "C): a language model's (N, L, vocab)); or, against float targets of its shape, loss "
+        "mse, l1, smooth-l1 or bce-with-logits";
+    if (classAxis != 0 && forward->hasAttr(kGraphLossAttrName))
+      return forward.emitError() << "train-build-step: class-axis: the graph's loss sets the "
+                                    "class axis (ONNX's: 1, its scores flattened at import)";
+    if (classAxis == 0 && rank == 2)
+      return success();
+    if (classAxis == 0)
+      return forward.emitError() << "train-build-step: the first output " << out << " has rank "
+                                 << rank
+                                 << ": the cross-entropy needs its class axis: " << classesWhere;
+    if (classAxis < -(rank - 1) || classAxis > rank - 1)
+      return forward.emitError() << "train-build-step: class-axis "
+                                 << static_cast<int64_t>(classAxis)
+                                 << " is not an axis of the first output " << out
+                                 << " but the batch's (1.." << rank - 1 << ", or -1..-" << rank - 1
+                                 << " from the back)";
+    const int64_t axis = classAxis < 0 ? classAxis + rank : classAxis;
+    if (rank == 2)
+      return success();
+    if (!out.hasStaticShape() || out.getNumElements() == 0)
+      return forward.emitError() << "train-build-step: the first output " << out
+                                 << " must have a static shape and elements";
+    auto ret = cast<func::ReturnOp>(forward.getBody().front().getTerminator());
+    OpBuilder b(ret);
+    Location loc = ret.getLoc();
+    Value scores = ret.getOperand(0);
+    if (axis != rank - 1) {
+      SmallVector<int64_t> perm, dims;
+      for (int64_t d = 0; d < rank; ++d)
+        if (d != axis)
+          perm.push_back(d);
+      perm.push_back(axis);
+      for (int64_t d : perm)
+        dims.push_back(out.getDimSize(d));
+      scores = TransposeOp::create(b, loc, RankedTensorType::get(dims, out.getElementType()),
+                                   scores, b.getDenseI64ArrayAttr(perm));
+    }
+    const int64_t classes = out.getDimSize(axis);
+    auto rows =
+        RankedTensorType::get({out.getNumElements() / classes, classes}, out.getElementType());
+    scores = ReshapeOp::create(b, loc, rows, scores);
+    ret->setOperand(0, scores);
+    SmallVector<Type> results(type.getResults());
+    results[0] = rows;
+    forward.setType(b.getFunctionType(type.getInputs(), results));
+    return success();
+  }
+
   /// Every weight of `option` finite (in float32) and >= 0.
   static LogicalResult checkWeights(ModuleOp module, StringRef option, StringRef what,
                                     ArrayRef<double> weights) {
@@ -221,7 +296,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     const StringRef lossKind = elementwiseLossKind();
     if (lossKind.empty() && logitsType.getRank() != 2)
       return forward.emitError() << "train-build-step: the first output is the logits and must "
-                                    "be N x C (batch x classes), got "
+                                    "be N x C (batch x classes), or of rank >= 3 with "
+                                    "class-axis, got "
                                  << logitsType
                                  << " (another output trains against float targets of its "
                                     "shape: loss mse, l1, smooth-l1 or bce-with-logits)";

@@ -14,7 +14,10 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
       graph as exported (BatchNorm batch statistics, dropout on), the mean
       softmax cross-entropy of the first output (N x C logits) against the
       int64 labels (`ignore-index`, `label-smoothing`, `class-weights`:
-      PyTorch's options), or
+      PyTorch's options; an output of rank >= 3 with `class-axis`: its class
+      axis moved last and the rest flattened into rows (N * d1 * ..., C) in
+      the forward graph itself, so `@eval_step`'s output has those rows too),
+      or
       with `loss` a regression or multi-label loss against float targets of
       the first output's shape (`train.elementwise_loss`), reverse-mode autodiff of every op back to the trainable
       parameters, and per parameter, as its gradient completes, a
@@ -74,6 +77,13 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     Option<"reduction", "reduction", "std::string", /*default=*/"\"mean\"",
            "How the loss reduces over the samples (elements): mean (PyTorch's default) or "
            "sum (the loss and its gradient not divided by the count)">,
+    Option<"classAxis", "class-axis", "int64_t", /*default=*/"0",
+           "The cross-entropy's class axis in a first output of rank >= 3: 1 for classes "
+           "second ((N, C, d1, ...), PyTorch's CrossEntropyLoss on the output as it is: "
+           "per-pixel scores), -1 for classes last ((N, d1, ..., C): a language model's "
+           "(N, L, vocab)), or any other axis but the batch's, negative from the back. The "
+           "output is then trained as rows (N * d1 * ..., C), sample by sample, against "
+           "labels (N, d1, ...). 0: not given (an N x C output needs none)">,
   ];
   let statistics = [
     Statistic<"numGradients", "num-gradients", "Parameter gradients built">,
