@@ -10,7 +10,8 @@ Exports MODEL (lstmlm, gpt, decoder, seq2seq, llama (PyTorch 2.5+ only), hf_llam
 transformers 5, --batch 2): language models on
 int64 token ids, a label per token; lstmlm_seq: lstmlm's logits as (N, T, vocab), mgsc
 --class-axis -1; hfmask: the same under Hugging Face's padding mask; segnet: per-pixel scores
-(N, 11, 8, 8) against labels (N, 8, 8), mgsc --class-axis 1;
+(N, 11, 8, 8) against labels (N, 8, 8), mgsc --class-axis 1; lraspp: torchvision's LR-ASPP
+segmentation, (N, 5, 64, 64);
 transformer, padattn, robertapos: classifiers of token ids; mlp, lenet, cnn, lstm, lngelu, gru, bilstm:
 digits-shaped; resnet20, googlenet, mobilenetv3, shufflenetv2, vit, convnext, mnasnet,
 swin, swin_v2 (PyTorch 2.x only), maxvit: CIFAR-shaped;
@@ -134,7 +135,11 @@ MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_co
                           "attention_mask=input!=0,token_type_ids=0"],
              # the cross-entropy over per-pixel scores (N, 11, 8, 8) and per-token logits
              # (N, 12, 50): their class axes
-             "segnet": ["--class-axis", "1"], "lstmlm_seq": ["--class-axis", "-1"]}
+             "segnet": ["--class-axis", "1"], "lstmlm_seq": ["--class-axis", "-1"],
+             "lraspp": ["--class-axis", "1"]}
+
+# Segmentation models: one image's shape and the classes of its pixels (NumPy labels (N, H, W)).
+SEGMENTATION = {"segnet": ((1, 8, 8), 11), "lraspp": ((3, 64, 64), 5)}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64)}
@@ -143,10 +148,12 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)
-    if name == "segnet":
-        # Digits-shaped images and a class (0..10) per pixel (NumPy, labels (N, 8, 8)).
-        x = (rng.integers(0, 17, (n, 1, 8, 8)) / 16.0).astype(np.float32)
-        labels = rng.integers(0, 11, (n, 8, 8))
+    if name in SEGMENTATION:
+        # Images (segnet's digits-shaped) and a class per pixel (NumPy, labels (N, H, W)).
+        shape, classes = SEGMENTATION[name]
+        x = (rng.integers(0, 17, (n, *shape)) / 16.0 if name == "segnet"
+             else rng.standard_normal((n, *shape))).astype(np.float32)
+        labels = rng.integers(0, classes, (n, *shape[1:]))
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, x)
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))

@@ -141,6 +141,18 @@ class SegNet(nn.Module):
         return self.head(torch.cat([e, torch.relu(self.up(self.down(e)))], 1))
 
 
+class SegmentationScores(nn.Module):
+    """A torchvision segmentation model's scores (N, C, H, W): its forward returns a dict, whose
+    "out" the user trains with CrossEntropyLoss (mgsc --class-axis 1)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
 class SoftplusMLP(nn.Module):
     """Softplus (Mamba's time steps) for digits: a linear layer whose outputs, times 24, reach
     past 20 and below -20 (where log(1 + e^x) is x, or e^x), softplus, a linear layer."""
@@ -1202,6 +1214,11 @@ def build(name):
         # needs more than one value per channel at 1x1.
         "mobilenetv3": (lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0),
                         torch.zeros(2, 3, 32, 32)),
+        # torchvision's LR-ASPP semantic segmentation (MobileNetV3-Large backbone, its
+        # bilinear upsampling to the input's size), 5 classes per pixel of 64x64 images.
+        "lraspp": (lambda: SegmentationScores(tvm.segmentation.lraspp_mobilenet_v3_large(
+                       weights=None, weights_backbone=None, num_classes=5)),
+                   torch.zeros(2, 3, 64, 64)),
         # A reduced ShuffleNetV2 (torchvision's class, x0.5 widths, two blocks a
         # stage instead of 4, 8, 4; 10 classes) on CIFAR-shaped input (32 -> 1
         # over its five stride-2 stages). Its channel shuffle (a 5-D view and

@@ -1,6 +1,7 @@
 #!/usr/bin/python3
 """Probe what a new user exports today: every classification family of
-torchvision (Debian's, torch 1.13) and PyTorch's own transformer and
+torchvision (Debian's, torch 1.13), its semantic segmentation models (FCN,
+DeepLabV3, LR-ASPP: scores per pixel, mgsc --class-axis 1) and PyTorch's own transformer and
 recurrent blocks, each at the smallest configuration that keeps its
 structure, through the whole path a user takes:
 
@@ -316,6 +317,16 @@ def models():
         "llama (sdpa)": (lambda: export_models.TokenLlama(sdpa=True), (16,), "token", 16, 128, 0.1),
         "llama (tied)": (lambda: export_models.TokenLlama(tied=True), (16,), "token", 16, 128,
                          0.1),
+        # torchvision's semantic segmentation (its dict's "out": scores (N, 5, 64, 64), trained
+        # per pixel with mgsc --class-axis 1), no auxiliary head, random backbones.
+        "fcn": (lambda: export_models.SegmentationScores(tvm.segmentation.fcn_resnet50(
+            weights=None, weights_backbone=None, num_classes=5, aux_loss=False)), img64,
+                "segment", 4, 16, 0.01),
+        "deeplabv3": (lambda: export_models.SegmentationScores(
+            tvm.segmentation.deeplabv3_mobilenet_v3_large(
+                weights=None, weights_backbone=None, num_classes=5, aux_loss=False)), img64,
+                      "segment", 8, 32, 0.01),
+        "lraspp": (lambda: export_models.build("lraspp")[0], img64, "segment", 8, 32, 0.01),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
         **hf_models(),
@@ -344,7 +355,8 @@ def export(name, ctor, shape, kind, path, batch):
                           input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                           **exporter)
         return
-    example = torch.zeros(2, *shape, dtype=torch.long if kind != "image" else torch.float32)
+    example = torch.zeros(2, *shape,
+                          dtype=torch.float32 if kind in ("image", "segment") else torch.long)
     rows = "rows" if kind in ("token", "padded") else "N"
     # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph), but
     # for the models only the default one exports (export_models.py's TORCH_EXPORT).
@@ -358,7 +370,18 @@ def export(name, ctor, shape, kind, path, batch):
 def make_data(kind, shape, samples, work):
     rng = np.random.default_rng(0)
     x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
-    if kind == "image":
+    if kind == "segment":  # a square of class 1..4 on background 0, its pattern in the image
+        labels = np.zeros((samples, *shape[1:]), np.int64)
+        images = 0.5 * rng.standard_normal((samples, *shape))
+        patterns = rng.standard_normal((5, shape[0], 1, 1))
+        side = shape[1] // 2
+        for i in range(samples):
+            c, (r0, c0) = rng.integers(1, 5), rng.integers(0, shape[1] - side, 2)
+            labels[i, r0:r0 + side, c0:c0 + side] = c
+            images[i, :, r0:r0 + side, c0:c0 + side] += patterns[c]
+        np.save(x, images.astype(np.float32))
+        np.save(y, labels)
+    elif kind == "image":
         labels = rng.integers(0, 10, samples)
         patterns = rng.standard_normal((10, *shape))
         np.save(x, (patterns[labels] + 0.5 * rng.standard_normal((samples, *shape)))
@@ -436,7 +459,8 @@ def torch_losses(ctor, x, y, kind, batch, epochs, lr, mgs_order=False):
         total, steps = 0.0, len(xs) // batch
         for i in range(steps):
             idx = order[i * batch:(i + 1) * batch]
-            loss = F.cross_entropy(model(xs[idx]), ys[idx].reshape(-1))
+            target = ys[idx] if kind == "segment" else ys[idx].reshape(-1)
+            loss = F.cross_entropy(model(xs[idx]), target)
             opt.zero_grad()
             loss.backward()
             opt.step()
@@ -470,6 +494,8 @@ def run(cmd, timeout, env=None):
 # and Sin are computed).
 # The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
+             # per-pixel scores (N, C, H, W)
+             **{name: ["--class-axis", "1"] for name in ("fcn", "deeplabv3", "lraspp")},
              # BART's final_logits_bias, a float buffer (not among named_parameters)
              "hf bart": ["--freeze", "*.final_logits_bias"],
              # Whisper's sinusoidal position table: a parameter PyTorch does not train
