@@ -1214,6 +1214,13 @@ def build(name):
         # needs more than one value per channel at 1x1.
         "mobilenetv3": (lambda: tvm.mobilenet_v3_small(weights=None, num_classes=10, dropout=0.0),
                         torch.zeros(2, 3, 32, 32)),
+        # torchvision's R(2+1)D video classifier (3-D convolutions factored into 1x3x3 spatial
+        # and 3x1x1 temporal ones, BatchNorm3d between them), one block a stage, on clips of 8
+        # frames of 32x32 (NumPy data).
+        "r2plus1d": (lambda: tvm.video.VideoResNet(
+                         tvm.video.resnet.BasicBlock, [tvm.video.resnet.Conv2Plus1D] * 4,
+                         [1, 1, 1, 1], tvm.video.resnet.R2Plus1dStem, num_classes=10),
+                     torch.zeros(2, 3, 8, 32, 32)),
         # torchvision's LR-ASPP semantic segmentation (MobileNetV3-Large backbone, its
         # bilinear upsampling to the input's size), 5 classes per pixel of 64x64 images.
         "lraspp": (lambda: SegmentationScores(tvm.segmentation.lraspp_mobilenet_v3_large(

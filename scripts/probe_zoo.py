@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Probe what a new user exports today: every classification family of
-torchvision (Debian's, torch 1.13), its semantic segmentation models (FCN,
-DeepLabV3, LR-ASPP: scores per pixel, mgsc --class-axis 1) and PyTorch's own transformer and
+torchvision (Debian's, torch 1.13), its video classifiers (R3D, MC3, R(2+1)D)
+and semantic segmentation models (FCN, DeepLabV3, LR-ASPP: scores per pixel,
+mgsc --class-axis 1), and PyTorch's own transformer and
 recurrent blocks, each at the smallest configuration that keeps its
 structure, through the whole path a user takes:
 
@@ -317,6 +318,12 @@ def models():
         "llama (sdpa)": (lambda: export_models.TokenLlama(sdpa=True), (16,), "token", 16, 128, 0.1),
         "llama (tied)": (lambda: export_models.TokenLlama(tied=True), (16,), "token", 16, 128,
                          0.1),
+        # torchvision's video classifiers (3-D convolutions; R(2+1)D's factored into 1x3x3 and
+        # 3x1x1) on clips of 8 frames of 32x32.
+        "r3d": (lambda: tvm.video.r3d_18(num_classes=10), (3, 8, 32, 32), "image", 4, 16, 0.01),
+        "mc3": (lambda: tvm.video.mc3_18(num_classes=10), (3, 8, 32, 32), "image", 4, 16, 0.01),
+        "r2plus1d": (lambda: tvm.video.r2plus1d_18(num_classes=10), (3, 8, 32, 32), "image", 4,
+                     16, 0.01),
         # torchvision's semantic segmentation (its dict's "out": scores (N, 5, 64, 64), trained
         # per pixel with mgsc --class-axis 1), no auxiliary head, random backbones.
         "fcn": (lambda: export_models.SegmentationScores(tvm.segmentation.fcn_resnet50(
