@@ -12,7 +12,9 @@ mobilenet_v2, mobilenet_v3_small (96x96), efficientnet_b0 (stochastic depth
 0: Debian's torch 1.13 cannot export it in training mode), regnet_y_400mf, a
 ConvNeXt (stages of 48, 96, 192 channels, 2 blocks each) and a Swin
 transformer (width 48, depths 2, 2, 2, windows of 4); 64x64 images unless
-said, batch 32 (16 for the two largest).
+said, batch 32 (16 for the two largest); and two video classifiers,
+r2plus1d_18 and mc3_18 (3-D convolutions), on clips of 8 frames of 64x64,
+batch 8.
 
 mgs: Debian's torch 1.13 exports each (training mode, opset 15, constant
 folding off), mgsc compiles it for the batch, and the executable trains on N +
@@ -54,7 +56,7 @@ ZOO = {
     "squeezenet1_1": (IMG, 32), "densenet": (IMG, 32), "shufflenet_v2_x1_0": (IMG, 32),
     "mobilenet_v2": (IMG, 32), "mobilenet_v3_small": ((3, 96, 96), 32),
     "efficientnet_b0": (IMG, 16), "regnet_y_400mf": (IMG, 32), "convnext": (IMG, 32),
-    "swin": (IMG, 32),
+    "swin": (IMG, 32), "r2plus1d_18": ((3, 8, 64, 64), 8), "mc3_18": ((3, 8, 64, 64), 8),
 }
 
 
@@ -78,6 +80,8 @@ def build(name):
         return swin.SwinTransformer(patch_size=[4, 4], embed_dim=48, depths=[2, 2, 2],
                                     num_heads=[2, 4, 8], window_size=[4, 4],
                                     stochastic_depth_prob=0.0, num_classes=10)
+    if name in ("r2plus1d_18", "mc3_18"):
+        return getattr(tvm.video, name)(num_classes=10)
     return getattr(tvm, name)(num_classes=10)
 
 
