@@ -89,7 +89,7 @@ rm "$B"/bin/{vit_small,gpt_medium,lstmlm_medium}-gpu.weights
 # executable reads the CPU's weights (--weights), gpu_check.sh makes the data.
 for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobilenetv2 \
             shufflenetv2 convnext mnasnet swin decoder maxvit padattn seq2seq \
-            segnet:--class-axis,1 lstmlm_seq:--class-axis,-1; do
+            segnet:--class-axis,1 lstmlm_seq:--class-axis,-1 lraspp:--class-axis,1 r2plus1d; do
   IFS=: read -r m rest <<< "$spec"
   opset=15 name=$m flags=()
   if [[ $rest == 17 ]]; then
@@ -100,6 +100,10 @@ for spec in vit gpt:--freeze,mask transformer lngelu lngelu:17 mobilenetv3 mobil
   compile "today-$name-cpu" "$MODELS/$m-opset$opset.onnx" --batch-size 8 "${flags[@]}"
   compile "today-$name-gpu" "$MODELS/$m-opset$opset.onnx" --batch-size 8 "${flags[@]}" --target=cuda
   rm "$B/bin/today-$name-gpu.weights"
+  # The large ones' weights (R(2+1)D's 50 MB, LR-ASPP's 13 MB) are made on the GPU machine
+  # too (gpu_check.sh's todays_models: bench/model_data.py --weights, PyTorch's default
+  # initialization's bounds).
+  [[ $name == r2plus1d || $name == lraspp ]] && rm "$B/bin/today-$name-cpu.weights"
 done
 compile mlp-dense8-gpu "$MODELS/mlp-opset15.onnx" --batch-size 8 --strategy dense --target=cuda
 compile mlp-dense16-gpu "$MODELS/mlp-opset15.onnx" --batch-size 16 --strategy dense --target=cuda

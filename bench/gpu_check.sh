@@ -426,7 +426,10 @@ todays_models() {
     args=(--labels "$RUN/$m-y.npy" --epochs 1 --holdout 0 --lr 0.01 --seed 1 --progress-every 0)
     exclude=()
     [[ $m == gpt ]] && exclude=(--exclude '^mask$') # frozen, and -inf above the diagonal
-    if ! $PY "$ROOT/bench/model_data.py" "$cpu" 8 "$RUN/$m" --perturbed ||
+    # (the weights the bundle leaves out for their size: made here)
+    if ! { [[ -f $cpu.weights ]] || $PY "$ROOT/bench/model_data.py" --weights "$cpu" \
+             "$cpu.weights"; } ||
+       ! $PY "$ROOT/bench/model_data.py" "$cpu" 8 "$RUN/$m" --perturbed ||
        ! "$cpu" --data "$RUN/$m-x.npy" "${args[@]}" --save-weights "$RUN/$m-cpu.w" \
          > "$RUN/$m-cpu.log" 2>&1 ||
        ! "$cpu" --data "$RUN/$m-xp.npy" "${args[@]}" --save-weights "$RUN/$m-noise.w" \
