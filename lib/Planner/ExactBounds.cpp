@@ -203,6 +203,18 @@ namespace mgs::planner::detail {
 //     1024 112 -> 68 ms and 1011 197 -> 156 ms (both certified), but 1001,
 //     1010, 1017, 1018, 1027 and 1028 1.2-2.6x slower (their prefix
 //     frontiers at 4096 buckets cost up to 216 ms).
+//   - (Session 43, planner_bench --per-profile --reps 1, one run each on a
+//     quiet AVX-512 EPYC; auto's slow seeds 1001, 1010, 1011, 1017, 1018,
+//     1024, 1027, 1028 at 132, 233, 251, 359, 213, 91, 114, 246 ms as kept.)
+//     Windowed levels from the second one on (prefix frontier at the
+//     level's own buckets): 126, 560, 131, 470, 346, 62, 173, 332 ms.
+//     The same plus a second windowed pass at the same bucket count before
+//     escalating (its windows narrowed by the first pass's bounds): 1001
+//     and 1024 finish at 512 buckets, but 182, 898, 314, 507, 259, 98, 227,
+//     303 ms. That second pass alone, unwindowed: every seed slower. The
+//     least-corner test of the windowed level (skip a group that not even
+//     (prefixMinX, prefixMinY) can take and finish) at the plain levels:
+//     1011 206 -> 186 ms, the others within the noise. Still 22 of 30.
 
 namespace {
 /// The Pareto frontier (a ascending, f strictly descending) of points added
