@@ -476,6 +476,32 @@ bool checkGraphLoss(mlir::ModuleOp module) {
   return true;
 }
 
+/// With --class-axis, says (unless --quiet) what the cross-entropy trains: the
+/// first output's rows and classes, and the labels a batch takes. An axis the
+/// output does not have is train-build-step's error.
+void describeClassAxis(mlir::ModuleOp module) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (quiet || inference || !classAxisOpt.getNumOccurrences() || !forward ||
+      forward.getNumResults() == 0)
+    return;
+  auto out = dyn_cast<mlir::RankedTensorType>(forward.getResultTypes()[0]);
+  if (!out || !out.hasStaticShape() || out.getRank() < 3)
+    return;
+  const int64_t rank = out.getRank(), axis = classAxisOpt < 0 ? classAxisOpt + rank : classAxisOpt;
+  if (axis < 1 || axis >= rank || out.getDimSize(axis) == 0)
+    return;
+  std::string labels;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis)
+      labels += (labels.empty() ? "" : ", ") + std::to_string(out.getDimSize(d));
+  auto name = forward.getResultAttrOfType<mlir::StringAttr>(0, "train.name");
+  errs() << "mgsc: the cross-entropy over axis " << axis << " of the first output '"
+         << (name ? name.getValue() : "0") << "' (";
+  llvm::interleave(out.getShape(), errs(), "x");
+  errs() << "): " << out.getNumElements() / out.getDimSize(axis) << " rows of "
+         << out.getDimSize(axis) << " classes, against labels (" << labels << ") a batch\n";
+}
+
 /// The batch size the step was built for: dimension 0 of forward's input.
 int64_t compiledBatchSize(mlir::ModuleOp module) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
@@ -698,6 +724,7 @@ int main(int argc, char **argv) {
     return 1;
   if (!checkGraphLoss(*module))
     return 1;
+  describeClassAxis(*module);
   if (!freezeParameters(*module))
     return 1;
   if (inference && !evalMode && hasTrainingModeOps(*module))
