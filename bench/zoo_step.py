@@ -14,7 +14,9 @@ ConvNeXt (stages of 48, 96, 192 channels, 2 blocks each) and a Swin
 transformer (width 48, depths 2, 2, 2, windows of 4); 64x64 images unless
 said, batch 32 (16 for the two largest); and two video classifiers,
 r2plus1d_18 and mc3_18 (3-D convolutions), on clips of 8 frames of 64x64,
-batch 8.
+batch 8; and two semantic segmentation models, lraspp_mobilenet_v3_large and
+deeplabv3_mobilenet_v3_large (10 classes a pixel: mgsc --class-axis 1, labels
+(N, 64, 64)), batch 16.
 
 mgs: Debian's torch 1.13 exports each (training mode, opset 15, constant
 folding off), mgsc compiles it for the batch, and the executable trains on N +
@@ -57,7 +59,25 @@ ZOO = {
     "mobilenet_v2": (IMG, 32), "mobilenet_v3_small": ((3, 96, 96), 32),
     "efficientnet_b0": (IMG, 16), "regnet_y_400mf": (IMG, 32), "convnext": (IMG, 32),
     "swin": (IMG, 32), "r2plus1d_18": ((3, 8, 64, 64), 8), "mc3_18": ((3, 8, 64, 64), 8),
+    "lraspp_mobilenet_v3_large": (IMG, 16), "deeplabv3_mobilenet_v3_large": (IMG, 16),
 }
+# Semantic segmentation: scores per pixel (N, 10, 64, 64), a label per pixel (mgsc --class-axis 1).
+SEGMENTATION = {"lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"}
+
+
+def segmentation_scores(model):
+    """A torchvision segmentation model's "out" (its forward returns a dict); torch is
+    imported by the child processes only."""
+    import torch
+
+    class Scores(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.model = model
+
+        def forward(self, x):
+            return self.model(x)["out"]
+    return Scores()
 
 
 def build(name):
@@ -80,6 +100,10 @@ def build(name):
         return swin.SwinTransformer(patch_size=[4, 4], embed_dim=48, depths=[2, 2, 2],
                                     num_heads=[2, 4, 8], window_size=[4, 4],
                                     stochastic_depth_prob=0.0, num_classes=10)
+    if name in SEGMENTATION:
+        extra = {"aux_loss": False} if name.startswith("deeplabv3") else {}
+        return segmentation_scores(getattr(tvm.segmentation, name)(
+            weights=None, weights_backbone=None, num_classes=10, **extra))
     if name in ("r2plus1d_18", "mc3_18"):
         return getattr(tvm.video, name)(num_classes=10)
     return getattr(tvm, name)(num_classes=10)
@@ -158,13 +182,15 @@ def main():
             export(name, onnx)
         shape, batch = ZOO[name]
         exe = os.path.join(work, "train")
-        benchlib.run_checked([mgsc, onnx, "--batch-size", str(batch), "-o", exe, "--quiet"],
+        axis = ["--class-axis", "1"] if name in SEGMENTATION else []
+        benchlib.run_checked([mgsc, onnx, "--batch-size", str(batch), "-o", exe, "--quiet", *axis],
                              f"mgsc on {name}", timeout=1200)
         n = batch * (args.iters + 8)
         rng = np.random.default_rng(0)
         x, y = os.path.join(work, "x.npy"), os.path.join(work, "y.npy")
         np.save(x, rng.standard_normal((n, *shape)).astype(np.float32))
-        np.save(y, rng.integers(0, 10, n).astype(np.int64))
+        np.save(y, rng.integers(0, 10, (n, *shape[1:]) if name in SEGMENTATION else n)
+                .astype(np.int64))
         mgs_ms, torch_ms, ratios = [], {}, {}
         env_ms, env_ratios = [], []
 
