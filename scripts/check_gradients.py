@@ -347,7 +347,8 @@ def main():
         for i in range(0, args.batch, 2):
             per_sample[i, per_sample.shape[1] - 1 - (i // 2) % 5:] = -100
         labels = per_sample.reshape(-1)
-        np.save(path.replace("-batch.npy", "-labels.npy"), per_sample.astype(np.int64))
+        saved = path.replace("-batch.npy", "-labels.npy")  # in the shape make_batch gave them
+        np.save(saved, per_sample.reshape(np.load(saved).shape).astype(np.int64))
     y = torch.tensor(labels, dtype=torch.long)
     if args.loss != "cross-entropy":
         # Float targets of the first output's shape, the inputs as NumPy data.
@@ -382,7 +383,11 @@ def main():
                                dtype=logits.dtype) if args.class_weights else None)
         target = y
         if logits.dim() > 2:  # mgsc --class-axis: 1 as PyTorch takes it, -1 as rows
-            if MGSC_ARGS[args.model][1] == "1":
+            flags = MGSC_ARGS.get(args.model, [])
+            if "--class-axis" not in flags:
+                sys.exit(f"{args.model}: an output of rank {logits.dim()} needs mgsc --class-axis "
+                         "in MGSC_ARGS")
+            if flags[flags.index("--class-axis") + 1] == "1":
                 target = y.reshape(logits.shape[0], *logits.shape[2:])
             else:
                 logits = logits.reshape(-1, logits.shape[-1])

@@ -278,6 +278,12 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       FunctionType t = train.getFunctionType();
       manifest += item(manifest::kLabels);
       appendShape(manifest, t.getInput(t.getNumInputs() - 1));
+      if (auto shape = train.getArgAttrOfType<DenseI64ArrayAttr>(t.getNumInputs() - 1,
+                                                                 kLabelShapeAttrName)) {
+        manifest += item(manifest::kLabelShape) + " " + std::to_string(shape.size());
+        for (int64_t d : shape.asArrayRef())
+          manifest += " " + std::to_string(d);
+      }
       // A regression or multi-label loss names itself (float targets, no
       // classes); the cross-entropy's classes are its logits' columns.
       ElementwiseLossOp elementwise;

@@ -449,6 +449,11 @@ inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME 
 inline constexpr std::string_view kIndexRows = "index_rows";
 inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
 inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
+/// "label_shape RANK N D1 ..." (optional, after kLabels, the cross-entropy):
+/// the labels are rows of scores of rank >= 3 (mgsc --class-axis), one per
+/// position of (N, D1, ...), as many as kLabels says; labels data of rank
+/// > 2 must have that shape.
+inline constexpr std::string_view kLabelShape = "label_shape";
 /// "loss KIND" (train mode, instead of kClasses): the loss is an
 /// elementwise_loss (mse, l1, "smooth_l1 BETA", bce_with_logits) against
 /// float32 targets of the labels' shape; absent: the cross-entropy against

@@ -65,6 +65,9 @@ struct Manifest {
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   std::vector<int64_t> labelDims; // train mode
+  /// Train mode, "label_shape": the positions (N, D1, ...) the labels' rows
+  /// come from (mgsc --class-axis); empty when the manifest has none.
+  std::vector<int64_t> labelShape;
   int64_t classes = 0;            // train mode, cross-entropy
   /// Train mode: the elementwise_loss kind ("mse", ...) of a model trained
   /// against float targets; empty: the cross-entropy against class labels.
@@ -243,6 +246,12 @@ inline constexpr float kMaxAbsSample = 1e15f;
 /// ("data '...'", "test data '...'").
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
                     int64_t classes, const char *what = "data", int64_t ignoreIndex = -100);
+/// Labels of rank > 2 (data.labelShape) against the positions (D1, ...) a
+/// sample's labels must have (the manifest's label_shape without N): an
+/// error naming both shapes when they differ (the same count, another
+/// layout: (N, W, H) for (N, H, W)). Labels of rank 1 or 2 are not checked.
+Status checkLabelShape(const Dataset &data, const std::vector<int64_t> &positions,
+                       const char *what = "data");
 
 //===--- Determinism helpers ----------------------------------------------===//
 

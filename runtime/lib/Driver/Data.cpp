@@ -504,6 +504,22 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
   return Status::success();
 }
 
+Status checkLabelShape(const Dataset &data, const std::vector<int64_t> &positions,
+                       const char *what) {
+  if (data.labelShape.empty() || positions.empty() || data.labelShape == positions)
+    return Status::success();
+  auto shape = [](const std::vector<int64_t> &dims) {
+    std::string out = "(N";
+    for (int64_t d : dims)
+      out += ", " + std::to_string(d);
+    return out + ")";
+  };
+  return badInput(std::string(what) + " '" +
+                  (data.labelSource.empty() ? data.source : data.labelSource) +
+                  "': labels of shape " + shape(data.labelShape) + ", but the model's loss takes " +
+                  shape(positions) + " (its scores' positions, in their order)");
+}
+
 //===--- Deterministic order ----------------------------------------------===//
 
 namespace {

@@ -333,6 +333,13 @@ private:
       }
       return true;
     }
+    if (item == key::kLabelShape) {
+      if (!once(item) || !parseShape(words, 1, m.labelShape))
+        return false;
+      if (m.labelShape.size() < 2)
+        return fail("label_shape must have rank 2 or more (N and the positions)");
+      return true;
+    }
     if (item == key::kLabels) {
       if (!once(item) || !parseShape(words, 1, m.labelDims))
         return false;
@@ -486,6 +493,18 @@ private:
                                    ": the cross-entropy's labels must have rank 1: '" +
                                    labelsText + "'");
         return false;
+      }
+      if (!m.labelShape.empty()) {
+        int64_t positions = 1;
+        for (int64_t d : m.labelShape)
+          positions *= d; // parseShape bounds the product
+        if (!m.loss.empty() || m.labelShape[0] != m.batchSize || m.labelDims.size() != 1 ||
+            positions != m.labelDims[0]) {
+          status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                                 "manifest: label_shape must be the batch size and the "
+                                 "positions of the cross-entropy's rows, as many as its labels");
+          return false;
+        }
       }
       if (!m.loss.empty() && saw(key::kClasses)) {
         status = Status::error(MGSRT_ERROR_INVALID_ARGUMENT,

@@ -85,6 +85,11 @@ int Driver::checkSamples(const Dataset &d, const std::string &path, const char *
   if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
       !s.ok())
     return error(s);
+  if (!m.labelShape.empty())
+    if (Status s = checkLabelShape(
+            d, std::vector<int64_t>(m.labelShape.begin() + 1, m.labelShape.end()), what);
+        !s.ok())
+      return error(s);
   if (!m.inputs[0].int64)
     return 0;
   // Token ids: the samples must be integers (within +-2^24, exact in the

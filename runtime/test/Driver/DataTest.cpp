@@ -505,6 +505,18 @@ TEST(Npy, LabelsPerPosition) {
   EXPECT_EQ(err.message, "data '" + y +
                              "': 6 label(s) per sample, but the model's loss takes 3 per "
                              "sample (labels of shape (N, 3), or (N, d1, ...) of 3 positions)");
+  // The positions' shape, when the model says it (the manifest's label_shape): the same count
+  // in another layout is refused; labels of rank 2 (N, 6) are the positions flattened.
+  EXPECT_TRUE(succeeded(checkLabelShape(d, {2, 3})));
+  err = checkLabelShape(d, {3, 2}, "test data");
+  EXPECT_FALSE(err.ok());
+  EXPECT_EQ(err.message, "test data '" + y +
+                             "': labels of shape (N, 2, 3), but the model's loss takes (N, 3, 2) "
+                             "(its scores' positions, in their order)");
+  writeFile(y, npy("|u1", "(2, 6)", bytesOf<uint8_t>({0, 1, 2, 3, 4, 0, 1, 1, 1, 2, 2, 4})));
+  ASSERT_TRUE(succeeded(loadNpy(x, y, d)));
+  EXPECT_TRUE(d.labelShape.empty());
+  EXPECT_TRUE(succeeded(checkLabelShape(d, {3, 2})));
 }
 
 TEST(DataFormat, GuessesFromThePath) {

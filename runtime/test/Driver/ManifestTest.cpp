@@ -130,6 +130,18 @@ TEST(Manifest, ParsesIndexRows) {
   EXPECT_EQ(m.inputs[0].indexTable, "embed.weight");
 }
 
+TEST(Manifest, ParsesLabelShape) {
+  // Rows of (N, C, 2, 3) scores (mgsc --class-axis): 24 labels, their positions (4, 2, 3).
+  Manifest m, none;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\n"
+                                      "arena_bytes 16\ninput x 2 4 5\noutput y 2 24 3\n"
+                                      "labels 1 24\nlabel_shape 3 4 2 3\nclasses 3\n",
+                                      m)));
+  EXPECT_EQ(m.labelShape, (std::vector<int64_t>{4, 2, 3}));
+  ASSERT_TRUE(succeeded(parseManifest(kTrain, none)));
+  EXPECT_TRUE(none.labelShape.empty());
+}
+
 TEST(Manifest, FormatsShapes) {
   EXPECT_EQ(formatShape({}), "[]");
   EXPECT_EQ(formatShape({10, 64}), "[10, 64]");
@@ -174,8 +186,9 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "widget 3\n", "manifest line 5: unknown item 'widget': 'widget 3'"},
         BadManifest{HEAD "param w trainable 2 3\n",
                     "manifest line 5: rank 2 but 1 dimensions: 'param w trainable 2 3'"},
-        BadManifest{HEAD "param w trainable 1 -3\n",
-                    "manifest line 5: dimension must be at least 0, got -3: 'param w trainable 1 -3'"},
+        BadManifest{
+            HEAD "param w trainable 1 -3\n",
+            "manifest line 5: dimension must be at least 0, got -3: 'param w trainable 1 -3'"},
         BadManifest{HEAD "param w frozen 1 3\n", "manifest line 5: expected 'trainable' or "
                                                  "'state', got 'frozen': 'param w frozen 1 3'"},
         BadManifest{HEAD "param w trainable\n",
@@ -194,6 +207,15 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest line 6: expected 3 values after 'index_rows': 'index_rows x 10'"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 1\nclasses 3\n",
                     "manifest line 6: the cross-entropy's labels must have rank 1: 'labels 2 4 1'"},
+        BadManifest{HEAD "output y 2 8 3\nlabels 1 8\nlabel_shape 1 8\nclasses 3\n",
+                    "manifest line 7: label_shape must have rank 2 or more (N and the "
+                    "positions): 'label_shape 1 8'"},
+        BadManifest{HEAD "output y 2 8 3\nlabels 1 8\nlabel_shape 2 4 3\nclasses 3\n",
+                    "manifest: label_shape must be the batch size and the positions of the "
+                    "cross-entropy's rows, as many as its labels"},
+        BadManifest{HEAD "output y 2 8 3\nlabels 1 8\nlabel_shape 2 2 4\nclasses 3\n",
+                    "manifest: label_shape must be the batch size and the positions of the "
+                    "cross-entropy's rows, as many as its labels"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss mse\nclasses 3\n",
                     "manifest: 'classes' is for the cross-entropy, not loss mse"},
         BadManifest{HEAD "loss hinge\n",
@@ -221,7 +243,8 @@ INSTANTIATE_TEST_SUITE_P(
         BadManifest{HEAD "ignore_index x\n",
                     "manifest line 5: ignore_index must be an integer, got 'x': 'ignore_index x'"},
         BadManifest{HEAD "output y 1 4\nlabels 1 5\nclasses 3\n",
-                    "manifest line 6: labels dimension 5 is not a multiple of the batch size 4: 'labels 1 5'"},
+                    "manifest line 6: labels dimension 5 is not a multiple of the batch size 4: "
+                    "'labels 1 5'"},
         BadManifest{"mgs-manifest 3\nbatch_size 4\narena_bytes 16\n" TAIL,
                     "manifest: missing 'mode' line"},
         BadManifest{"mgs-manifest 3\nmode train\narena_bytes 16\n" TAIL,

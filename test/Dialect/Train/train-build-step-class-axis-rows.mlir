@@ -6,6 +6,7 @@
 // and stays as it is.
 // CHECK-LABEL: func.func @train_step(
 // CHECK-SAME:      %[[LABELS:[^:]*]]: tensor<2xi64> {train.name = "labels"})
+// CHECK-NOT:     train.label_shape
 // CHECK-NOT:     train.reshape
 // CHECK:         train.softmax_cross_entropy %{{.*}}, %[[LABELS]] : (tensor<2x3xf32>, tensor<2xi64>)
 // RANGE: error: train-build-step: class-axis 2 is not an axis of the first output 'tensor<2x3xf32>' but the batch's (1..1, or -1..-1 from the back)

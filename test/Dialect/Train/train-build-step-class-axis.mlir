@@ -14,8 +14,10 @@
 // class-axis 1): the classes moved last and the rest flattened into rows
 // N * d1 * d2 = 40, sample by sample, in the forward graph itself, so that
 // @eval_step's output has the same rows; the labels are one per row.
+// The labels are rows too, their data's shape the positions' (2, 4, 5)
+// (the manifest's label_shape, which the driver checks the data against).
 // SECOND-LABEL: func.func @train_step(
-// SECOND-SAME:      %{{.*}}: tensor<2x3x4x5xf32> {train.name = "x"}, %[[LABELS:.*]]: tensor<40xi64> {train.name = "labels"})
+// SECOND-SAME:      %{{.*}}: tensor<2x3x4x5xf32> {train.name = "x"}, %[[LABELS:.*]]: tensor<40xi64> {train.label_shape = array<i64: 2, 4, 5>, train.name = "labels"})
 // SECOND-SAME:      -> (tensor<f32> {train.name = "loss"}, tensor<40x3xf32> {train.name = "scores"})
 // SECOND:         %[[Y:.*]] = train.mul
 // SECOND:         %[[T:.*]] = train.transpose %[[Y]] {perm = array<i64: 0, 2, 3, 1>} : (tensor<2x3x4x5xf32>) -> tensor<2x4x5x3xf32>
@@ -30,11 +32,12 @@
 // Classes last (class-axis -1, a language model's (N, L, vocab)): no
 // transpose, the rows of 5 classes as they are.
 // LAST-LABEL: func.func @train_step(
-// LAST-SAME:      %[[LABELS:[^:]*]]: tensor<24xi64> {train.name = "labels"})
+// LAST-SAME:      %[[LABELS:[^:]*]]: tensor<24xi64> {train.label_shape = array<i64: 2, 3, 4>, train.name = "labels"})
 // LAST-NOT:       train.transpose
 // LAST:           %[[R:.*]] = train.reshape %{{.*}} : (tensor<2x3x4x5xf32>) -> tensor<24x5xf32>
 // LAST:           train.softmax_cross_entropy %[[R]], %[[LABELS]] : (tensor<24x5xf32>, tensor<24xi64>)
 // Any other axis but the batch's.
+// THIRD:          {train.label_shape = array<i64: 2, 3, 5>, train.name = "labels"}
 // THIRD:          train.transpose %{{.*}} {perm = array<i64: 0, 1, 3, 2>} : (tensor<2x3x4x5xf32>) -> tensor<2x3x5x4xf32>
 // THIRD:          train.reshape %{{.*}} : (tensor<2x3x5x4xf32>) -> tensor<30x4xf32>
 // NONE: error: train-build-step: the first output 'tensor<2x3x4x5xf32>' has rank 4: the cross-entropy needs its class axis: class-axis 1 (classes second, (N, C, d1, ...): PyTorch's CrossEntropyLoss on the output as it is, as for per-pixel scores) or class-axis -1 (classes last, (N, d1, ..., C): a language model's (N, L, vocab))

@@ -237,6 +237,10 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     const int64_t classes = out.getDimSize(axis);
     auto rows =
         RankedTensorType::get({out.getNumElements() / classes, classes}, out.getElementType());
+    labelShape.clear();
+    for (int64_t d = 0; d < rank; ++d)
+      if (d != axis)
+        labelShape.push_back(out.getDimSize(d));
     scores = ReshapeOp::create(b, loc, rows, scores);
     ret->setOperand(0, scores);
     SmallVector<Type> results(type.getResults());
@@ -244,6 +248,10 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     forward.setType(b.getFunctionType(type.getInputs(), results));
     return success();
   }
+
+  /// The positions of the scores flattenClassAxis made rows of, (N, d1, ...):
+  /// the shape of the labels' data (empty: one label a row, or (N, L)).
+  SmallVector<int64_t> labelShape;
 
   /// Every weight of `option` finite (in float32) and >= 0.
   static LogicalResult checkWeights(ModuleOp module, StringRef option, StringRef what,
@@ -379,6 +387,10 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     argTypes.push_back(labelsType);
     step.setType(b.getFunctionType(argTypes, ValueRange(results).getTypes()));
     step.setArgAttr(argTypes.size() - 1, "train.name", b.getStringAttr("labels"));
+    // With class-axis, the positions the rows come from, (N, d1, ...): the
+    // shape the labels' data must have (the manifest's label_shape).
+    if (!labelShape.empty())
+      step.setArgAttr(argTypes.size() - 1, kLabelShapeAttrName, b.getDenseI64ArrayAttr(labelShape));
     // Result attributes shift by one: the loss comes first.
     SmallVector<DictionaryAttr> resultAttrs{b.getDictionaryAttr(
         b.getNamedAttr("train.name", b.getStringAttr("loss")))};

@@ -23,6 +23,10 @@ inline constexpr llvm::StringLiteral kWeightsFileAttrName = "train.weights_file"
 /// when the exporter's metadata shows a label smoothing the ONNX node lost.
 /// train-build-step trains that loss.
 inline constexpr llvm::StringLiteral kGraphLossAttrName = "train.graph_loss";
+/// On @train_step's labels argument (rows, one label each) when the rows
+/// come from scores of rank >= 3 (train-build-step's class-axis): the shape
+/// (N, d1, ...) of their positions, which the labels' data must have.
+inline constexpr llvm::StringLiteral kLabelShapeAttrName = "train.label_shape";
 /// Unit attribute of a train.parameter that the export says is the module's
 /// buffer, not a parameter (torch.export's graph signature: a causal mask,
 /// RoPE's inv_freq): imported frozen, never trained.
