@@ -137,10 +137,10 @@ Status matchWeights(const Manifest &manifest, const std::string &path,
 struct Checkpoint {
   /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
   /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
-  /// then empty and `manifestHash` set (written files are always MGSCKPT5).
+  /// then empty and `manifestHash` set (written files are always MGSCKPT6).
   std::string manifest;
   uint64_t manifestHash = 0;
-  int version = 5; // the format read: 1 (MGSCKPT1), 2, 3, 4 or 5
+  int version = 6; // the format read: 1 (MGSCKPT1), 2, ... 6
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
@@ -157,6 +157,15 @@ struct Checkpoint {
   /// Residuals are stored unscaled whatever the scale.
   double lossScale = 0.0;
   uint64_t lossScaleSteps = 0;
+  /// A checkpoint within an epoch (--checkpoint-every, or a stop on a
+  /// signal): the iterations of epoch `epochsDone` (0-based) already run, of
+  /// `itersPerEpoch` an epoch, and that epoch's sum of kept steps' losses and
+  /// count of dropped steps so far (for its mean). 0 at an epoch's end and in
+  /// the formats before MGSCKPT6 (itersPerEpoch then unknown).
+  uint64_t itersIntoEpoch = 0;
+  uint64_t itersPerEpoch = 0;
+  double epochLossSum = 0.0;
+  uint64_t epochSkipped = 0;
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };

@@ -3,7 +3,7 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT5"
+//   magic            8 bytes  "MGSCKPT6"
 //   manifest         u64 length + the bytes of mgs_model_manifest()'s text
 //                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
@@ -26,10 +26,17 @@
 //                             (mgsrt_ctx_set_loss_scale); 0: the run had no
 //                             dynamic loss scale
 //   scale_steps      u64      steps since the dynamic loss scale last changed
+//   iters_into_epoch u64      iterations of epoch epochs_done already run:
+//                             0 at an epoch's end, else a checkpoint within
+//                             it (--checkpoint-every, a stop on a signal)
+//   iters_per_epoch  u64      the writing run's iterations an epoch
+//   epoch_loss_sum   f64      that epoch's losses so far (its kept steps')
+//   epoch_skipped    u64      that epoch's dropped steps so far
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
 // Residuals are written unscaled (divided by the loss scale) in every format.
-// The earlier formats are still read: "MGSCKPT4" (no loss_scale and
+// The earlier formats are still read: "MGSCKPT5" (no iters_into_epoch ..
+// epoch_skipped: read as 0, an epoch's end), "MGSCKPT4" (no loss_scale and
 // scale_steps: read as 0), "MGSCKPT3" (no steps_skipped either: read
 // as 0), "MGSCKPT2" (no run_id either: read as 0,
 // unknown) and "MGSCKPT1" (also a u64 FNV-1a 64 of the manifest in place of
@@ -52,7 +59,8 @@ constexpr char kMagicV1[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '1'};
 constexpr char kMagicV2[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
 constexpr char kMagicV3[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
 constexpr char kMagicV4[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '4'};
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '5'};
+constexpr char kMagicV5[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '5'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '6'};
 /// A manifest longer than this is not one mgsc wrote.
 constexpr uint64_t kMaxManifestBytes = 1ull << 30;
 } // namespace
@@ -91,6 +99,10 @@ Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, 
   w.writeValue(c.stepsSkipped);
   w.writeValue(c.lossScale);
   w.writeValue(c.lossScaleSteps);
+  w.writeValue(c.itersIntoEpoch);
+  w.writeValue(c.itersPerEpoch);
+  w.writeValue(c.epochLossSum);
+  w.writeValue(c.epochSkipped);
   w.writeCrc();
   return w.finish();
 }
@@ -106,16 +118,19 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   const bool v2 = std::memcmp(magic, kMagicV2, 8) == 0;
   const bool v3 = std::memcmp(magic, kMagicV3, 8) == 0;
   const bool v4 = std::memcmp(magic, kMagicV4, 8) == 0;
-  if (!v1 && !v2 && !v3 && !v4 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT5\", \"MGSCKPT4\", "
-                  "\"MGSCKPT3\", \"MGSCKPT2\" or \"MGSCKPT1\")");
+  const bool v5 = std::memcmp(magic, kMagicV5, 8) == 0;
+  if (!v1 && !v2 && !v3 && !v4 && !v5 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT6\" or an earlier format's, "
+                  "\"MGSCKPT5\" .. \"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
   c.runId = 0;
   c.stepsSkipped = 0;
   c.lossScale = 0.0;
   c.lossScaleSteps = 0;
-  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : 5;
+  c.itersIntoEpoch = c.itersPerEpoch = c.epochSkipped = 0;
+  c.epochLossSum = 0.0;
+  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : v5 ? 5 : 6;
   if (v1) {
     if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
       return s;
@@ -138,12 +153,18 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
       !(body = r.readValue(c.epochsDone, "the header")).ok() ||
       !(body = r.readValue(c.iterationsDone, "the header")).ok() ||
       !(body = r.readValue(c.rngState, "the header")).ok() ||
-      !(body = readTensorList(r, c.params)).ok() || !(body = readTensorList(r, c.velocities)).ok() ||
+      !(body = readTensorList(r, c.params)).ok() ||
+      !(body = readTensorList(r, c.velocities)).ok() ||
       (c.version >= 3 && !(body = r.readValue(c.runId, "the run id")).ok()) ||
       (c.version >= 4 && !(body = r.readValue(c.stepsSkipped, "the skipped steps")).ok()) ||
-      (c.version >= 5 && (!(body = r.readValue(c.lossScale, "the loss scale")).ok() ||
-                          !(body = r.readValue(c.lossScaleSteps, "the loss scale's steps"))
-                               .ok())))
+      (c.version >= 5 &&
+       (!(body = r.readValue(c.lossScale, "the loss scale")).ok() ||
+        !(body = r.readValue(c.lossScaleSteps, "the loss scale's steps")).ok())) ||
+      (c.version >= 6 &&
+       (!(body = r.readValue(c.itersIntoEpoch, "the iterations into the epoch")).ok() ||
+        !(body = r.readValue(c.itersPerEpoch, "the iterations per epoch")).ok() ||
+        !(body = r.readValue(c.epochLossSum, "the epoch's loss")).ok() ||
+        !(body = r.readValue(c.epochSkipped, "the epoch's dropped steps")).ok())))
     return body;
   if (!v1) {
     if (Status s = r.readCrc(); !s.ok())
@@ -152,6 +173,11 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   if (!(c.lossScale >= 0) || !std::isfinite(c.lossScale))
     return r.fail("the loss scale " + std::to_string(c.lossScale) +
                   " is neither 0 nor a positive number (corrupt?)");
+  if (c.itersIntoEpoch > 0 && c.itersIntoEpoch >= c.itersPerEpoch)
+    return r.fail("it was written after iteration " + std::to_string(c.itersIntoEpoch) +
+                  " of an epoch of " + std::to_string(c.itersPerEpoch) + " (corrupt?)");
+  if (c.epochSkipped > c.itersIntoEpoch || !std::isfinite(c.epochLossSum))
+    return r.fail("its epoch's loss so far is not that of its iterations (corrupt?)");
   if (r.remaining() != 0)
     return r.fail(std::to_string(r.remaining()) + " unexpected bytes at the end");
   return Status::success();

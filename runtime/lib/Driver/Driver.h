@@ -12,6 +12,7 @@
 //   Train.cpp      the data, the batches and the training loop
 //   Inference.cpp  one forward pass on raw input files
 //   Workers.cpp    the data-parallel workers (MPI) and the params' broadcast
+//   Stop.cpp       checkpoints within an epoch, a stop on a signal
 //   Trace.cpp      the --trace timeline
 //   Calibrate.cpp  --calibrate
 //
@@ -26,6 +27,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <cstdlib>
@@ -149,7 +151,11 @@ private:
   /// worker's file is found to be of the same run and epoch).
   int agreeOnRun();
   uint64_t runId = 0;
-  int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone);
+  /// After `epochsDone` epochs and `itersIntoEpoch` iterations of the next
+  /// (a checkpoint within an epoch: that epoch's loss sum and dropped steps
+  /// so far, for its mean).
+  int saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone, uint64_t itersIntoEpoch = 0,
+                     double epochLossSum = 0.0, uint64_t epochSkipped = 0);
   int saveWeights();
   int saveOnnx();
   /// --weights, or the file beside the executable (as it was started, else
@@ -234,6 +240,23 @@ private:
   int gatherFromWorkers(const std::vector<int32_t> &mine, std::vector<int32_t> &all);
   static constexpr size_t kMaxGather = 8;
   Buffer gatherBufs[4]; // values, indices, received values, received indices
+
+  // Stop.cpp: checkpoints within an epoch (--checkpoint-every) and a stop on
+  // a signal (with --checkpoint).
+  /// With --checkpoint: SIGTERM, SIGINT and SIGUSR1 ask the run to stop
+  /// after the step under way (a second one ends it at once).
+  void installStopHandlers();
+  /// After training iteration `iteration` (1-based, over the run and the
+  /// runs it resumed): whether a checkpoint is due (--checkpoint-every's
+  /// iterations or seconds) and the signal that asked to stop (0: none), the
+  /// same on every worker (one allgather a step with several workers).
+  int pollStop(uint64_t iteration, bool &checkpointDue, int &stopSignal);
+  int signalledWorkers = 1; ///< pollStop(): the workers a stop signal reached
+  /// The line and status of a run stopped by `signal` after its checkpoint,
+  /// `epochsDone` epochs and `itersIntoEpoch` iterations of the next in.
+  int stoppedBySignal(int signal, int64_t epochsDone, int64_t itersIntoEpoch);
+  /// When the last checkpoint was written (--checkpoint-every's seconds).
+  std::chrono::steady_clock::time_point lastCheckpoint = std::chrono::steady_clock::now();
 
   // Nonfinite.cpp
   /// --on-nonfinite skip: the params and velocities before the step, to go

@@ -70,7 +70,13 @@ constexpr const char *kUsageTraining =
     "                           what class weights, mgsc --class-weights, are for) and mean\n"
     "                           IoU (a segmentation's figure)\n"
     "  --checkpoint FILE        write a checkpoint after every epoch (MPI rank r > 0:\n"
-    "                           FILE.rank<r>, with its own residuals and dropout stream)\n"
+    "                           FILE.rank<r>, with its own residuals and dropout stream);\n"
+    "                           with it, SIGTERM, SIGINT or SIGUSR1 stops the run after\n"
+    "                           the step under way, writes the checkpoint and exits with\n"
+    "                           128 + the signal (a second one stops at once)\n"
+    "  --checkpoint-every N     also every N iterations, or every N seconds of training\n"
+    "                           with a unit: 90s, 10m, 2h (a resume goes on from that\n"
+    "                           iteration, as if the run had not stopped)\n"
     "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
     "  --save-weights FILE      write the trained params (weights-file format)\n"
     "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
@@ -139,15 +145,16 @@ void printUsage(std::FILE *f, const std::string &program) {
                kUsageInference);
 }
 
+// clang-format off
 const std::set<std::string> kTrainOnly = {
-    "--data",  "--data-format", "--labels", "--test-data", "--test-labels", "--epochs",
-    "--lr",    "--momentum",
-    "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
-    "--holdout", "--progress-every", "--checkpoint", "--resume", "--save-weights", "--save",
-    "--calibrate", "--calibrate-density", "--trace", "--trace-steps", "--cuda-graph",
-    "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule", "--cosine-epochs",
-    "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale", "--loss-scale-init",
-    "--loss-scale-window"};
+    "--data", "--data-format", "--labels", "--test-data", "--test-labels", "--epochs", "--lr",
+    "--momentum", "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
+    "--holdout", "--progress-every", "--checkpoint", "--checkpoint-every", "--resume",
+    "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
+    "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
+    "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale",
+    "--loss-scale-init", "--loss-scale-window"};
+// clang-format on
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
@@ -161,6 +168,25 @@ bool parseI64(const std::string &s, int64_t min, int64_t &v) {
   if (*end || errno || x < min)
     return false;
   v = x;
+  return true;
+}
+
+/// --checkpoint-every: N iterations, or N seconds with a unit (s, m, h).
+bool parseCheckpointEvery(std::string value, Options &o) {
+  double scale = 0;
+  if (!value.empty()) {
+    const char unit = value.back();
+    scale = unit == 's' ? 1 : unit == 'm' ? 60 : unit == 'h' ? 3600 : 0;
+  }
+  if (scale == 0)
+    return parseI64(value, 1, o.checkpointEveryIters);
+  value.pop_back();
+  char *end;
+  errno = 0;
+  const double n = std::strtod(value.c_str(), &end);
+  if (value.empty() || *end || errno || !(n > 0) || !std::isfinite(n * scale))
+    return false;
+  o.checkpointEverySeconds = n * scale;
   return true;
 }
 
@@ -263,16 +289,14 @@ Status parseOptions(int argc, char **argv, Options &o) {
       arg = arg.substr(0, eq);
       haveValue = true;
     }
-    static const std::set<std::string> known = {
-        "--data",      "--data-format",    "--labels",     "--test-data",  "--test-labels",
-        "--epochs",    "--batch-size",     "--lr",
-        "--momentum",  "--weight-decay",   "--warmup-epochs", "--lr-steps",  "--lr-gamma",
-        "--seed",      "--holdout",        "--progress-every", "--checkpoint", "--resume",
-        "--save-weights", "--save",        "--weights",    "--input",      "--output",
-        "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
-        "--optimizer", "--beta1",     "--beta2",        "--eps",        "--lr-schedule",
-        "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--loss-scale",
-        "--loss-scale-init", "--loss-scale-window"};
+    // The options that take a value: the training ones but its flags, and these.
+    static const std::set<std::string> known = [] {
+      std::set<std::string> options = kTrainOnly;
+      for (const char *flag : {"--cuda-graph", "--per-class"})
+        options.erase(flag);
+      options.insert({"--batch-size", "--weights", "--input", "--output"});
+      return options;
+    }();
     if (!known.count(arg)) {
       // The flags above (no value) are suggestions too: --inference=1 is
       // met by "did you mean '--inference'?".
@@ -349,6 +373,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return bad("an integer >= 0");
     } else if (arg == "--checkpoint") {
       o.checkpoint = value;
+    } else if (arg == "--checkpoint-every") {
+      if (!parseCheckpointEvery(value, o))
+        return bad("a number of iterations >= 1, or of seconds with a unit: 90s, 10m, 2h");
     } else if (arg == "--resume") {
       o.resume = value;
     } else if (arg == "--save-weights") {
@@ -427,6 +454,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return problem(std::string(stepOnly) + " is for --lr-schedule step, not cosine");
   if (o.lrSchedule != LrSchedule::Cosine && o.given.count("--cosine-epochs"))
     return problem("--cosine-epochs is for --lr-schedule cosine");
+  if (o.given.count("--checkpoint-every") && o.checkpoint.empty())
+    return problem("--checkpoint-every needs --checkpoint FILE (where to write)");
   // --test-data replaces the held-out part: none unless asked, and asking is
   // a contradiction.
   if (!o.testData.empty()) {

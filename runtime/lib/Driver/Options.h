@@ -42,6 +42,10 @@ struct Options {
   std::string program = "mgs-model";
   std::string executable;
   std::string data, labels, weights, checkpoint, resume, saveWeights, saveOnnx, calibrate;
+  /// --checkpoint-every: a checkpoint within the epochs too, every this many
+  /// iterations (0: none) or seconds of training (0: none).
+  int64_t checkpointEveryIters = 0;
+  double checkpointEverySeconds = 0;
   /// --test-data, --test-labels: the evaluation set (none: the held-out part).
   std::string testData, testLabels;
   double calibrateDensity = 0.001;

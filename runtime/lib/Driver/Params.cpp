@@ -240,28 +240,33 @@ int Driver::agreeOnRun() {
     mine = (static_cast<uint64_t>(device()) << 32 | device()) | 1; // never 0 (unknown)
   }
   const uint64_t epoch = haveResumed ? resumed.epochsDone : 0;
+  const uint64_t into = haveResumed ? resumed.itersIntoEpoch : 0;
   std::vector<int32_t> all;
   if (int rc = gatherFromWorkers({static_cast<int32_t>(mine), static_cast<int32_t>(mine >> 32),
-                                  static_cast<int32_t>(std::min<uint64_t>(epoch, INT32_MAX))},
+                                  static_cast<int32_t>(std::min<uint64_t>(epoch, INT32_MAX)),
+                                  static_cast<int32_t>(std::min<uint64_t>(into, INT32_MAX))},
                                  all))
     return rc;
   auto runOf = [&](int r) {
-    return static_cast<uint32_t>(all[3 * r]) | static_cast<uint64_t>(all[3 * r + 1]) << 32;
+    return static_cast<uint32_t>(all[4 * r]) | static_cast<uint64_t>(all[4 * r + 1]) << 32;
   };
   runId = runOf(0);
   if (!haveResumed)
     return 0;
   std::string differ;
   for (int r = 1; r < workers; ++r)
-    if (all[3 * r + 2] != all[2] || (resumed.runId && runOf(r) != runOf(0)))
+    if (all[4 * r + 2] != all[2] || all[4 * r + 3] != all[3] ||
+        (resumed.runId && runOf(r) != runOf(0)))
       differ += (differ.empty() ? "" : ", ") + std::to_string(r);
   if (differ.empty())
     return 0;
   std::string files;
   for (int r = 0; r < workers; ++r) {
-    char line[160];
-    std::snprintf(line, sizeof line, "%sworker %d: epoch %d of run %016llx", r ? "; " : "", r,
-                  all[3 * r + 2], static_cast<unsigned long long>(runOf(r)));
+    char line[200];
+    const int32_t at = all[4 * r + 3];
+    std::snprintf(line, sizeof line, "%sworker %d: epoch %d%s%s of run %016llx", r ? "; " : "", r,
+                  at ? all[4 * r + 2] + 1 : all[4 * r + 2], at ? ", iteration " : "",
+                  at ? std::to_string(at).c_str() : "", static_cast<unsigned long long>(runOf(r)));
     files += line;
   }
   return errorOnEveryWorker("checkpoint '" + o.resume +
@@ -270,7 +275,9 @@ int Driver::agreeOnRun() {
                             "); not resuming. Resume from a set written together");
 }
 
-int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
+int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone, uint64_t itersIntoEpoch,
+                           double epochLossSum, uint64_t epochSkipped) {
+  lastCheckpoint = std::chrono::steady_clock::now();
   if (int rc = checkFiniteBeforeSave("the checkpoint"))
     return rc;
   Checkpoint c;
@@ -303,6 +310,10 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   }
   c.runId = runId;
   c.stepsSkipped = skippedBefore + static_cast<uint64_t>(skippedSteps);
+  c.itersIntoEpoch = itersIntoEpoch;
+  c.itersPerEpoch = static_cast<uint64_t>(itersPerEpoch);
+  c.epochLossSum = epochLossSum;
+  c.epochSkipped = epochSkipped;
   // Every worker writes its own (its error-feedback residuals and dropout
   // stream are its own): rank r > 0 writes <file>.rank<r>. Then the workers
   // agree: every file is renamed into place, or none is (a failed write
@@ -313,7 +324,7 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
     // Tests: "R:E" makes worker R's checkpoint of epoch E fail as a full disk.
     int r = -1, e = -1;
     if (std::sscanf(fault, "%d:%d", &r, &e) == 2 && r == rank &&
-        static_cast<uint64_t>(e) == epochsDone)
+        static_cast<uint64_t>(e) == epochsDone && itersIntoEpoch == 0)
       s = ioError("cannot write '" + rankPath(o.checkpoint) + "': " + std::strerror(ENOSPC));
   }
   std::vector<int32_t> all;
@@ -326,8 +337,11 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone) {
   if (!failed.empty()) {
     w.discard();
     // Each worker that failed says why (the reasons may differ).
-    return agreedError(!s.ok(), s.message + "; the checkpoint of epoch " +
-                                    std::to_string(epochsDone) + " failed on worker(s) " + failed +
+    const std::string which = itersIntoEpoch ? std::to_string(epochsDone + 1) + " (iteration " +
+                                                   std::to_string(itersIntoEpoch) + ")"
+                                             : std::to_string(epochsDone);
+    return agreedError(!s.ok(), s.message + "; the checkpoint of epoch " + which +
+                                    " failed on worker(s) " + failed +
                                     "; no worker's file was replaced (any earlier set is kept)");
   }
   if (Status p = w.publish(); !p.ok())

@@ -503,14 +503,31 @@ int Driver::runTraining() {
     return runCalibration();
 
   int64_t firstEpoch = 0;
+  int64_t firstIter = 0; // of the first epoch: a checkpoint within it
   uint64_t iterationsDone = 0;
   if (haveResumed) {
     mgsrt_ctx_set_rng_state(ctx, resumed.rngState);
     firstEpoch = static_cast<int64_t>(resumed.epochsDone);
+    firstIter = static_cast<int64_t>(resumed.itersIntoEpoch);
     iterationsDone = resumed.iterationsDone;
     skippedBefore = resumed.stepsSkipped;
-    std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
-                static_cast<long long>(firstEpoch));
+    // Within an epoch, its order goes on where it stopped: only with as
+    // many iterations an epoch (the same workers, batch and accumulation).
+    if (firstIter > 0 && resumed.itersPerEpoch != static_cast<uint64_t>(itersPerEpoch))
+      return errorOnEveryWorker(
+          "checkpoint '" + o.resume + "' was written within epoch " +
+          std::to_string(firstEpoch + 1) + ", after iteration " + std::to_string(firstIter) +
+          " of " + std::to_string(resumed.itersPerEpoch) + ", but this run has " +
+          std::to_string(itersPerEpoch) + " iterations an epoch (" + std::to_string(workers) +
+          " worker(s) x batch size " + std::to_string(m.batchSize) +
+          "): resume it on the workers that wrote it");
+    if (firstIter > 0)
+      std::printf("resumed from '%s' in epoch %lld after iteration %lld of %lld\n",
+                  o.resume.c_str(), static_cast<long long>(firstEpoch + 1),
+                  static_cast<long long>(firstIter), static_cast<long long>(itersPerEpoch));
+    else
+      std::printf("resumed from '%s' after epoch %lld\n", o.resume.c_str(),
+                  static_cast<long long>(firstEpoch));
     if (firstEpoch >= o.epochs)
       std::printf("nothing left to train: --epochs %lld counts every epoch, the checkpoint's "
                   "%lld included (pass a larger --epochs to continue)\n",
@@ -571,8 +588,10 @@ int Driver::runTraining() {
   bool checkpointCurrent = false;
   double trainSeconds = 0;      // time spent in training iterations this run
   int64_t itersThisRun = 0;
-  const int64_t itersLeftAtStart = std::max<int64_t>(o.epochs - firstEpoch, 0) * itersPerEpoch;
+  const int64_t itersLeftAtStart =
+      o.epochs > firstEpoch ? (o.epochs - firstEpoch) * itersPerEpoch - firstIter : 0;
   std::vector<int64_t> order;
+  installStopHandlers();
 
   for (int64_t epoch = firstEpoch; epoch < o.epochs; ++epoch) {
     if (!m.densitySchedule.empty()) {
@@ -586,12 +605,16 @@ int Driver::runTraining() {
     }
     order = trainSet;
     shuffleForEpoch(order, o.seed, static_cast<uint64_t>(epoch));
+    // A checkpoint within the epoch: on from its iteration, with its loss.
+    const bool within = epoch == firstEpoch && firstIter > 0;
+    const int64_t startIter = within ? firstIter : 0;
     if (m.cuda && itersPerEpoch > 0)
-      stageBatch(order, 0);
-    double lossSum = 0, windowLoss = 0;
-    int64_t windowIters = 0, skippedThisEpoch = 0;
+      stageBatch(order, startIter * m.accumulate);
+    double lossSum = within ? resumed.epochLossSum : 0, windowLoss = 0;
+    int64_t windowIters = 0,
+            skippedThisEpoch = within ? static_cast<int64_t>(resumed.epochSkipped) : 0;
     Clock::time_point windowStart = Clock::now();
-    for (int64_t it = 0; it < itersPerEpoch; ++it) {
+    for (int64_t it = startIter; it < itersPerEpoch; ++it) {
       Clock::time_point iterStart = Clock::now();
       markProgress("a training step", static_cast<int64_t>(iterationsDone),
                    itersThisRun == 0 ? kLongAllowance : 1);
@@ -677,6 +700,23 @@ int Driver::runTraining() {
         windowIters = 0;
         windowStart = Clock::now();
       }
+      // --checkpoint: one due within the epoch, or a stop asked by a signal
+      // (the epoch's last step: after its evaluation and checkpoint).
+      if (!o.checkpoint.empty() && it + 1 < itersPerEpoch) {
+        bool due = false;
+        int signal = 0;
+        if (int rc = pollStop(iterationsDone, due, signal))
+          return rc;
+        if (due || signal) {
+          markProgress("a checkpoint", static_cast<int64_t>(iterationsDone), kLongAllowance);
+          if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch), iterationsDone,
+                                      static_cast<uint64_t>(it + 1), lossSum,
+                                      static_cast<uint64_t>(skippedThisEpoch)))
+            return rc;
+        }
+        if (signal)
+          return stoppedBySignal(signal, epoch, it + 1);
+      }
     }
     // NaN when every step of the epoch was dropped.
     double meanLoss = itersPerEpoch > skippedThisEpoch
@@ -699,6 +739,13 @@ int Driver::runTraining() {
       if (int rc = saveCheckpoint(static_cast<uint64_t>(epoch + 1), iterationsDone))
         return rc;
       checkpointCurrent = true;
+      bool due = false;
+      int signal = 0;
+      if (epoch + 1 < o.epochs)
+        if (int rc = pollStop(iterationsDone, due, signal))
+          return rc;
+      if (signal)
+        return stoppedBySignal(signal, epoch + 1, 0);
     }
   }
 

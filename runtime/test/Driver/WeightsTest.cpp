@@ -219,6 +219,10 @@ TEST(Checkpoint, RoundTrips) {
   c.stepsSkipped = 7;
   c.lossScale = 8192.0;
   c.lossScaleSteps = 1999;
+  c.itersIntoEpoch = 12;
+  c.itersPerEpoch = 44;
+  c.epochLossSum = 3.25;
+  c.epochSkipped = 1;
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -226,8 +230,12 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 5);
+  EXPECT_EQ(r.version, 6);
   EXPECT_EQ(r.runId, c.runId);
+  EXPECT_EQ(r.itersIntoEpoch, 12u);
+  EXPECT_EQ(r.itersPerEpoch, 44u);
+  EXPECT_EQ(r.epochLossSum, 3.25);
+  EXPECT_EQ(r.epochSkipped, 1u);
   EXPECT_EQ(r.stepsSkipped, 7u);
   EXPECT_EQ(r.lossScale, 8192.0);
   EXPECT_EQ(r.lossScaleSteps, 1999u);
@@ -284,9 +292,10 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
-  // (What MGSCKPT5 writes, less its run id, skipped steps, loss scale and CRC.)
+  // (What MGSCKPT6 writes, less its run id, skipped steps, loss scale, place
+  // in the epoch and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 36);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 68);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -298,15 +307,57 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.params[2].data, c.params[2].data);
 }
 
-/// `c` written as MGSCKPT5 with its last `drop` bytes before the CRC cut,
+/// `c` written as MGSCKPT6 with its last `drop` bytes before the CRC cut,
 /// under `magic`, with a new CRC: the earlier formats.
 std::string olderFormat(const TempDir &dir, const Checkpoint &c, const char *magic, size_t drop) {
-  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v5", c)));
-  std::string v5 = readFile(dir / "v5");
-  std::string old = magic + v5.substr(8, v5.size() - 8 - 4 - drop);
+  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v6", c)));
+  std::string v6 = readFile(dir / "v6");
+  std::string old = magic + v6.substr(8, v6.size() - 8 - 4 - drop);
   const uint32_t crc = static_cast<uint32_t>(
       crc32(0, reinterpret_cast<const Bytef *>(old.data()), static_cast<uInt>(old.size())));
   return old + std::string(reinterpret_cast<const char *>(&crc), 4);
+}
+
+TEST(Checkpoint, ReadsTheFifthFormat) {
+  // MGSCKPT5: MGSCKPT6 without the place in the epoch (read as 0: written at
+  // an epoch's end).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 3\nmode train\n";
+  c.epochsDone = 2;
+  c.lossScale = 512.0;
+  c.itersIntoEpoch = 5;
+  c.itersPerEpoch = 9;
+  c.epochLossSum = 1.5;
+  c.params = sampleTensors();
+  writeFile(dir / "v5", olderFormat(dir, c, "MGSCKPT5", 32));
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v5", r)));
+  EXPECT_EQ(r.version, 5);
+  EXPECT_EQ(r.lossScale, 512.0);
+  EXPECT_EQ(r.itersIntoEpoch, 0u);
+  EXPECT_EQ(r.itersPerEpoch, 0u);
+  EXPECT_EQ(r.epochLossSum, 0.0);
+}
+
+TEST(Checkpoint, RefusesAPlaceOutsideItsEpoch) {
+  TempDir dir;
+  Checkpoint c, r;
+  c.manifest = "mgs-manifest 3\nmode train\n";
+  c.params = sampleTensors();
+  c.itersIntoEpoch = 44;
+  c.itersPerEpoch = 44;
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "past", c)));
+  Status err = readCheckpoint(dir / "past", r);
+  EXPECT_EQ(err.message, "checkpoint '" + (dir / "past") +
+                             "': it was written after iteration 44 of an epoch of 44 (corrupt?)");
+  c.itersIntoEpoch = 3;
+  c.epochSkipped = 4;
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "skips", c)));
+  err = readCheckpoint(dir / "skips", r);
+  EXPECT_NE(err.message.find("its epoch's loss so far is not that of its iterations (corrupt?)"),
+            std::string::npos)
+      << err.message;
 }
 
 TEST(Checkpoint, ReadsTheFourthFormat) {
@@ -319,7 +370,7 @@ TEST(Checkpoint, ReadsTheFourthFormat) {
   c.lossScale = 512.0;
   c.lossScaleSteps = 3;
   c.params = sampleTensors();
-  writeFile(dir / "v4", olderFormat(dir, c, "MGSCKPT4", 16));
+  writeFile(dir / "v4", olderFormat(dir, c, "MGSCKPT4", 48));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v4", r)));
   EXPECT_EQ(r.version, 4);
@@ -345,7 +396,7 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   c.runId = 78;
   c.stepsSkipped = 5;
   c.params = sampleTensors();
-  writeFile(dir / "v3", olderFormat(dir, c, "MGSCKPT3", 24));
+  writeFile(dir / "v3", olderFormat(dir, c, "MGSCKPT3", 56));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v3", r)));
   EXPECT_EQ(r.version, 3);
@@ -353,8 +404,8 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   EXPECT_EQ(r.stepsSkipped, 0u);
   EXPECT_EQ(r.epochsDone, 3u);
   // The current format keeps the count.
-  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v5", r)));
-  EXPECT_EQ(r.version, 5);
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v6", r)));
+  EXPECT_EQ(r.version, 6);
   EXPECT_EQ(r.stepsSkipped, 5u);
 }
 
@@ -366,7 +417,7 @@ TEST(Checkpoint, ReadsTheSecondFormat) {
   c.epochsDone = 2;
   c.runId = 77;
   c.params = sampleTensors();
-  writeFile(dir / "v2", olderFormat(dir, c, "MGSCKPT2", 32));
+  writeFile(dir / "v2", olderFormat(dir, c, "MGSCKPT2", 64));
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v2", r)));
   EXPECT_EQ(r.version, 2);

@@ -1,0 +1,138 @@
+//===- Stop.cpp - Checkpoints within an epoch, a stop on a signal ---------===//
+//
+// A long run loses at most --checkpoint-every's iterations or seconds to a
+// crash, and a run that is asked to stop (a cluster's preemption: SLURM and
+// Kubernetes send SIGTERM, then SIGKILL after a grace period; SLURM's
+// --signal=USR1@T sends SIGUSR1 T seconds before the end; Ctrl-C) finishes
+// the step under way, writes its checkpoint and exits with 128 + the signal
+// (a second signal, a second or more after the first, ends it at once),
+// so that --resume goes on from that iteration as if the run had not
+// stopped. Several workers decide together after every step (one allgather
+// of two int32): a signal that reached one of them, or a checkpoint one of
+// them finds due by its clock, holds for all, at the same iteration.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include <csignal>
+#include <cstdio>
+#include <ctime>
+#include <unistd.h>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+/// The first stop signal received (0: none) and when. Set by the handler.
+volatile std::sig_atomic_t stopSignal = 0;
+timespec stopSignalAt = {};
+/// Whether the handler says what it will do (rank 0 alone: every worker of
+/// an mpirun job gets the signal).
+volatile std::sig_atomic_t sayOnSignal = 1;
+
+const char *signalName(int signal) {
+  return signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "SIGUSR1";
+}
+
+// Only async-signal-safe calls here (clock_gettime, write, signal, raise).
+extern "C" void onStopSignal(int signal) {
+  timespec now = {};
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  if (stopSignal == 0) {
+    stopSignalAt = now;
+    stopSignal = signal;
+    if (!sayOnSignal)
+      return;
+    const char *name = signalName(signal);
+    constexpr char rest[] = ": stopping after this step to write the checkpoint (a second "
+                            "signal stops at once)\n";
+    ssize_t ignored = write(STDERR_FILENO, name, std::strlen(name));
+    ignored = write(STDERR_FILENO, rest, sizeof rest - 1);
+    (void)ignored;
+    return;
+  }
+  // Another within a second is the same request delivered twice (timeout(1)
+  // sends it to its command, then to its process group); later, a second
+  // request: the signal's default action, at once.
+  const double since = static_cast<double>(now.tv_sec - stopSignalAt.tv_sec) +
+                       1e-9 * static_cast<double>(now.tv_nsec - stopSignalAt.tv_nsec);
+  if (since < 1.0)
+    return;
+  std::signal(signal, SIG_DFL);
+  std::raise(signal);
+}
+
+/// Tests: MGSRT_FAULT_SIGNAL="I[:R[:S]]" sends signal S (default SIGTERM; 9
+/// is SIGKILL, a crash) to worker R (default, or -1: every worker) after
+/// iteration I, as a scheduler would; 0: none.
+int faultSignalAt(uint64_t iteration, int rank) {
+  const char *fault = std::getenv("MGSRT_FAULT_SIGNAL");
+  unsigned long long at = 0;
+  int onRank = -1, signal = SIGTERM;
+  if (!fault || std::sscanf(fault, "%llu:%d:%d", &at, &onRank, &signal) < 1)
+    return 0;
+  return at == iteration && (onRank < 0 || onRank == rank) ? signal : 0;
+}
+
+} // namespace
+
+void Driver::installStopHandlers() {
+  if (o.checkpoint.empty())
+    return; // no checkpoint to write: a signal's default action, at once
+  sayOnSignal = rank == 0;
+  struct sigaction action = {};
+  action.sa_handler = onStopSignal;
+  action.sa_flags = SA_RESTART;
+  sigemptyset(&action.sa_mask); // one handler at a time
+  for (int signal : {SIGTERM, SIGINT, SIGUSR1})
+    sigaddset(&action.sa_mask, signal);
+  for (int signal : {SIGTERM, SIGINT, SIGUSR1})
+    sigaction(signal, &action, nullptr);
+}
+
+int Driver::pollStop(uint64_t iteration, bool &checkpointDue, int &signal) {
+  if (int fault = faultSignalAt(iteration, rank))
+    std::raise(fault);
+  checkpointDue =
+      (o.checkpointEveryIters > 0 &&
+       iteration % static_cast<uint64_t>(o.checkpointEveryIters) == 0) ||
+      (o.checkpointEverySeconds > 0 &&
+       std::chrono::duration<double>(std::chrono::steady_clock::now() - lastCheckpoint).count() >=
+           o.checkpointEverySeconds);
+  signal = stopSignal;
+  if (workers == 1)
+    return 0;
+  std::vector<int32_t> all;
+  if (int rc = gatherFromWorkers({signal, checkpointDue ? 1 : 0}, all))
+    return rc;
+  signalledWorkers = 0;
+  for (int r = 0; r < workers; ++r) {
+    if (signal == 0)
+      signal = all[2 * r];
+    signalledWorkers += all[2 * r] != 0;
+    checkpointDue = checkpointDue || all[2 * r + 1];
+  }
+  return 0;
+}
+
+int Driver::stoppedBySignal(int signal, int64_t epochsDone, int64_t itersIntoEpoch) {
+  char where[96];
+  if (itersIntoEpoch > 0)
+    std::snprintf(where, sizeof where, "in epoch %lld after iteration %lld of %lld",
+                  static_cast<long long>(epochsDone + 1), static_cast<long long>(itersIntoEpoch),
+                  static_cast<long long>(itersPerEpoch));
+  else
+    std::snprintf(where, sizeof where, "after epoch %lld", static_cast<long long>(epochsDone));
+  std::string by = signalName(signal);
+  if (workers > 1)
+    by += " (received by " + std::to_string(signalledWorkers) + " of " + std::to_string(workers) +
+          " workers)";
+  std::printf("stopped by %s %s: the checkpoint '%s' holds the run; continue it with --resume "
+              "%s\n",
+              by.c_str(), where, o.checkpoint.c_str(), o.checkpoint.c_str());
+  std::fflush(stdout);
+  return 128 + signal;
+}
+
+} // namespace mgs::rt::driver
