@@ -62,15 +62,28 @@ void check(const Status &status, const char *reader) {
 void checkDataset(const Status &status, const Dataset &d, const char *reader) {
   check(status, reader);
   // Class labels or float targets (loadNpy's floatTargets), never both.
-  const size_t perSample = d.targets.empty() ? d.labels.size() : d.targets.size();
+  const size_t perSample = d.targets.empty() ? d.labelCount() : d.targets.size();
   if (status.ok() && (d.sampleSize < 1 || d.size() < 1 || d.labelsPerSample < 1 ||
-                      (!d.targets.empty() && !d.labels.empty()) ||
+                      (!d.targets.empty() && d.labelCount() != 0) ||
                       perSample != static_cast<size_t>(d.size() * d.labelsPerSample) ||
-                      d.samples.size() != static_cast<size_t>(d.sampleSize * d.size()))) {
-    std::fprintf(stderr, "%s: inconsistent data set (%lld values a sample, %zu values, %zu "
+                      d.sampleValues() != static_cast<uint64_t>(d.sampleSize * d.size()))) {
+    std::fprintf(stderr,
+                 "%s: inconsistent data set (%lld values a sample, %llu values, %llu "
                  "labels)\n",
-                 reader, static_cast<long long>(d.sampleSize), d.samples.size(), d.labels.size());
+                 reader, static_cast<long long>(d.sampleSize),
+                 static_cast<unsigned long long>(d.sampleValues()),
+                 static_cast<unsigned long long>(d.labelCount()));
     std::abort();
+  }
+  if (!status.ok())
+    return;
+  // Every sample and label as the batches read them (in place: a mapping).
+  std::vector<float> sample(static_cast<size_t>(d.sampleSize));
+  std::vector<int64_t> labels(static_cast<size_t>(d.labelsPerSample));
+  for (int64_t i = 0; i < d.size(); ++i) {
+    d.copySample(i, sample.data());
+    if (d.targets.empty())
+      d.copyLabels(i, labels.data());
   }
 }
 

@@ -20,6 +20,7 @@
 #include "mgsrt/status.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -184,14 +185,38 @@ enum class DataFormat { Digits, Mnist, Cifar10, Npy };
 /// CIFAR-10 test_batch.bin). A path naming a file is read as it is.
 enum class DataSplit { Train, Test };
 
-/// Samples as one contiguous float32 array (sample i at i * sampleSize),
-/// normalized to [0, 1] (NumPy inputs: as stored); labels as int64.
+/// Numbers as a NumPy file stores them (float32 or float64, integers of 1,
+/// 2, 4 or 8 bytes, little-endian), read in place: usually a read-only
+/// mapping of the file, which `owner` keeps alive. count 0: none.
+struct StoredNumbers {
+  std::shared_ptr<const void> owner;
+  const unsigned char *data = nullptr;
+  char kind = 'f'; // 'f' (float), 'i' (signed) or 'u' (unsigned integers)
+  int itemSize = 4;
+  uint64_t count = 0;
+
+  /// Number k as float32 (a float64 rounded; an integer converted).
+  float asFloat(uint64_t k) const;
+  /// Integer k (kind 'i' or 'u'; a uint64 beyond INT64_MAX is not one: the
+  /// reader refuses such files). A float is truncated.
+  int64_t asInt(uint64_t k) const;
+  void toFloats(uint64_t first, uint64_t n, float *out) const;
+  void toInts(uint64_t first, uint64_t n, int64_t *out) const;
+};
+
+/// Samples (sample i at i * sampleSize), normalized to [0, 1] (NumPy inputs:
+/// as stored), and labels, int64. The built-in formats hold them in
+/// `samples` and `labels`; NumPy files in place (`storedSamples`,
+/// `storedLabels`: a mapped file is not copied, so the workers on a node
+/// share one copy of the data). Read them through the accessors.
 struct Dataset {
   std::string source;      // the path the samples came from, for messages
   std::string labelSource; // where the labels came from, when another file (NumPy)
   int64_t sampleSize = 0;
   std::vector<float> samples;
   std::vector<int64_t> labels; // labelsPerSample for each sample, in order
+  StoredNumbers storedSamples; // in place of `samples` when count > 0
+  StoredNumbers storedLabels;  // in place of `labels` when count > 0
   /// Float targets (loadNpy with floatTargets: a regression or multi-label
   /// loss) instead of `labels`, labelsPerSample for each sample.
   std::vector<float> targets;
@@ -203,9 +228,22 @@ struct Dataset {
   std::vector<int64_t> lines;
 
   int64_t size() const {
-    return static_cast<int64_t>(targets.empty() ? labels.size() : targets.size()) /
-           labelsPerSample;
+    return static_cast<int64_t>(targets.empty() ? labelCount() : targets.size()) / labelsPerSample;
   }
+  /// Every sample value, all samples: sampleSize x size().
+  uint64_t sampleValues() const {
+    return storedSamples.count ? storedSamples.count : samples.size();
+  }
+  float sampleValue(uint64_t k) const {
+    return storedSamples.count ? storedSamples.asFloat(k) : samples[k];
+  }
+  /// Sample i's sampleSize values, as float32 / as integers (token ids).
+  void copySample(int64_t i, float *out) const;
+  void copySampleIds(int64_t i, int64_t *out) const;
+  uint64_t labelCount() const { return storedLabels.count ? storedLabels.count : labels.size(); }
+  int64_t label(uint64_t k) const { return storedLabels.count ? storedLabels.asInt(k) : labels[k]; }
+  /// Sample i's labelsPerSample labels.
+  void copyLabels(int64_t i, int64_t *out) const;
 };
 
 /// "digits", "mnist", "cifar10", "npy".

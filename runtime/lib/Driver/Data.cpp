@@ -429,6 +429,31 @@ static std::string labelPosition(const Dataset &data, int64_t k) {
   return "(" + at + ")";
 }
 
+void Dataset::copySample(int64_t i, float *out) const {
+  const uint64_t first = static_cast<uint64_t>(i) * static_cast<uint64_t>(sampleSize);
+  if (storedSamples.count)
+    storedSamples.toFloats(first, static_cast<uint64_t>(sampleSize), out);
+  else
+    std::memcpy(out, samples.data() + first, static_cast<size_t>(sampleSize) * sizeof(float));
+}
+
+void Dataset::copySampleIds(int64_t i, int64_t *out) const {
+  const uint64_t first = static_cast<uint64_t>(i) * static_cast<uint64_t>(sampleSize);
+  if (storedSamples.count)
+    storedSamples.toInts(first, static_cast<uint64_t>(sampleSize), out);
+  else
+    for (int64_t k = 0; k < sampleSize; ++k)
+      out[k] = static_cast<int64_t>(samples[first + static_cast<uint64_t>(k)]);
+}
+
+void Dataset::copyLabels(int64_t i, int64_t *out) const {
+  const uint64_t first = static_cast<uint64_t>(i) * static_cast<uint64_t>(labelsPerSample);
+  if (storedLabels.count)
+    storedLabels.toInts(first, static_cast<uint64_t>(labelsPerSample), out);
+  else
+    std::copy_n(labels.data() + first, labelsPerSample, out);
+}
+
 Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSample,
                     int64_t classes, const char *what, int64_t ignoreIndex) {
   const std::string prefix = std::string(what) + " '";
@@ -455,8 +480,8 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
   }
   // NaN, infinity and absurd magnitudes (a float64 1e39 becomes float32
   // infinity; 1e20 squared overflows BatchNorm's variance) name their sample.
-  for (size_t k = 0; k < data.samples.size(); ++k) {
-    const float v = data.samples[k];
+  for (uint64_t k = 0; k < data.sampleValues(); ++k) {
+    const float v = data.sampleValue(k);
     if (std::fabs(v) <= kMaxAbsSample) // false for NaN
       continue;
     const int64_t i = static_cast<int64_t>(k) / data.sampleSize;
@@ -483,8 +508,9 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
                     " of sample " + std::to_string(i) + " (counting from 0) is " + value +
                     ", not a finite value within +-1e15");
   }
-  for (int64_t k = 0; k < static_cast<int64_t>(data.labels.size()); ++k)
-    if ((data.labels[k] < 0 || data.labels[k] >= classes) && data.labels[k] != ignoreIndex) {
+  for (int64_t k = 0; k < static_cast<int64_t>(data.labelCount()); ++k) {
+    const int64_t label = data.label(static_cast<uint64_t>(k));
+    if ((label < 0 || label >= classes) && label != ignoreIndex) {
       const int64_t i = k / data.labelsPerSample;
       std::string where =
           static_cast<size_t>(i) < data.lines.size()
@@ -493,14 +519,13 @@ Status checkDataset(const Dataset &data, int64_t sampleSize, int64_t labelsPerSa
       if (data.labelsPerSample > 1)
         where += ", position " + labelPosition(data, k % data.labelsPerSample);
       return badInput(prefix + (data.labelSource.empty() ? data.source : data.labelSource) +
-                      "': label " + std::to_string(data.labels[k]) + " at " + where +
-                      " is out of range for the model's " + std::to_string(classes) +
-                      " classes" +
-                      (data.labels[k] < 0 ? " (padding must be the ignored label " +
-                                                std::to_string(ignoreIndex) +
-                                                ": mgsc --ignore-index)"
-                                          : ""));
+                      "': label " + std::to_string(label) + " at " + where +
+                      " is out of range for the model's " + std::to_string(classes) + " classes" +
+                      (label < 0 ? " (padding must be the ignored label " +
+                                       std::to_string(ignoreIndex) + ": mgsc --ignore-index)"
+                                 : ""));
     }
+  }
   return Status::success();
 }
 

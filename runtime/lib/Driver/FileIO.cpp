@@ -8,8 +8,9 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
-#include <random>
 #include <fcntl.h>
+#include <random>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zlib.h>
@@ -399,6 +400,42 @@ Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes)
     return s;
   }
   gzclose(f);
+  return Status::success();
+}
+
+Status mapOrRead(const std::string &path, FileBytes &bytes) {
+  bytes = FileBytes();
+  auto readWhole = [&] {
+    auto whole = std::make_shared<std::vector<unsigned char>>();
+    Status s = readMaybeGzip(path, *whole);
+    bytes.data = whole->data();
+    bytes.size = whole->size();
+    bytes.owner = std::move(whole);
+    return s;
+  };
+  const char *readData = std::getenv("MGSRT_READ_DATA");
+  if (readData && std::strcmp(readData, "1") == 0)
+    return readWhole();
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  struct stat st;
+  if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 2) {
+    if (fd >= 0)
+      ::close(fd);
+    return readWhole(); // its errors name the file
+  }
+  unsigned char magic[2] = {};
+  const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;
+  void *at = gzip ? MAP_FAILED
+                  : ::mmap(nullptr, static_cast<size_t>(st.st_size), PROT_READ, MAP_SHARED, fd, 0);
+  ::close(fd); // the mapping stays
+  if (at == MAP_FAILED)
+    return readWhole();
+  const size_t size = static_cast<size_t>(st.st_size);
+  bytes.owner = std::shared_ptr<const void>(
+      at, [size](const void *p) { ::munmap(const_cast<void *>(p), size); });
+  bytes.data = static_cast<const unsigned char *>(at);
+  bytes.size = size;
+  bytes.mapped = true;
   return Status::success();
 }
 

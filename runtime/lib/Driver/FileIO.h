@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -136,6 +137,21 @@ Status matchParams(const Manifest &manifest, const std::string &source,
 
 /// Whole file contents, through zlib (so gzip-compressed or plain).
 Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes);
+
+/// A file's bytes where they can be read in place: a read-only mapping of a
+/// plain file (pages read as they are touched, shared by every process that
+/// maps it: the workers on a node hold one copy), or, for a gzip-compressed
+/// file (or one that cannot be mapped), its contents in memory. `owner`
+/// keeps them alive.
+struct FileBytes {
+  std::shared_ptr<const void> owner;
+  const unsigned char *data = nullptr;
+  size_t size = 0;
+  bool mapped = false;
+};
+/// MGSRT_READ_DATA=1 reads plain files whole instead (the behaviour before
+/// mapping, for comparisons).
+Status mapOrRead(const std::string &path, FileBytes &bytes);
 
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);

@@ -45,31 +45,31 @@ size_t headerValue(std::string_view header, std::string_view key) {
   return at < header.size() ? at : std::string_view::npos;
 }
 
-Status parseNpy(const std::string &path, const char *what, const std::vector<unsigned char> &bytes,
-                NpyArray &a) {
+Status parseNpy(const std::string &path, const char *what, const FileBytes &file, NpyArray &a) {
+  const std::string_view bytes(reinterpret_cast<const char *>(file.data), file.size);
   auto fail = [&](const std::string &msg) {
     return badInput(std::string(what) + " '" + path + "': " + msg);
   };
   static const unsigned char kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
   if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, 6) != 0)
     return fail("not a NumPy .npy file (no \\x93NUMPY magic)");
-  const int major = bytes[6];
+  auto byte = [&](size_t i) { return static_cast<size_t>(static_cast<unsigned char>(bytes[i])); };
+  const size_t major = byte(6);
   size_t headerLen, offset;
   if (major == 1) {
-    headerLen = bytes[8] | (size_t(bytes[9]) << 8);
+    headerLen = byte(8) | (byte(9) << 8);
     offset = 10;
   } else if (major == 2 || major == 3) {
     if (bytes.size() < 12)
       return fail("truncated header");
-    headerLen = bytes[8] | (size_t(bytes[9]) << 8) | (size_t(bytes[10]) << 16) |
-                (size_t(bytes[11]) << 24);
+    headerLen = byte(8) | (byte(9) << 8) | (byte(10) << 16) | (byte(11) << 24);
     offset = 12;
   } else {
     return fail("unsupported .npy format version " + std::to_string(major));
   }
   if (headerLen > bytes.size() - offset)
     return fail("truncated header (" + std::to_string(headerLen) + " bytes announced)");
-  std::string_view header(reinterpret_cast<const char *>(bytes.data()) + offset, headerLen);
+  std::string_view header = bytes.substr(offset, headerLen);
   size_t dataOffset = offset + headerLen;
 
   size_t d = headerValue(header, "descr");
@@ -138,7 +138,7 @@ Status parseNpy(const std::string &path, const char *what, const std::vector<uns
   if (bytes.size() - dataOffset != want)
     return fail("holds " + std::to_string(bytes.size() - dataOffset) + " bytes of data; its shape " +
                 "and dtype need " + std::to_string(want) + " (truncated?)");
-  a.data = bytes.data() + dataOffset;
+  a.data = file.data + dataOffset;
   return Status::success();
 }
 
@@ -181,13 +181,13 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
   data = Dataset();
   data.source = inputs;
   data.labelSource = labels;
-  std::vector<unsigned char> xb, yb;
+  FileBytes xb, yb;
   NpyArray x, y;
-  Status s = readMaybeGzip(inputs, xb);
+  Status s = mapOrRead(inputs, xb);
   if (s.ok())
     s = parseNpy(inputs, "NumPy inputs", xb, x);
   if (s.ok())
-    s = readMaybeGzip(labels, yb);
+    s = mapOrRead(labels, yb);
   if (s.ok())
     s = parseNpy(labels, "NumPy labels", yb, y);
   if (!s.ok())
@@ -228,35 +228,26 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
     return badInput("NumPy labels '" + labels + "': a sample has no labels");
   if (!floatTargets && y.shape.size() > 2)
     data.labelShape.assign(y.shape.begin() + 1, y.shape.end());
-  data.samples.resize(x.count);
+  // The inputs stay where they are (a mapped file is not copied): checked
+  // here, converted batch by batch.
+  data.storedSamples = {xb.owner, x.data, x.kind, x.itemSize, x.count};
   for (uint64_t i = 0; i < x.count; ++i) {
-    auto sample = [&] { return std::to_string(i / static_cast<uint64_t>(data.sampleSize)); };
-    float v;
-    if (intInputs) {
-      // Integer inputs (token ids) travel as float32: exact up to 2^24.
-      int64_t iv = 0;
-      if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24)) {
-        Status failure =
-            badInput("NumPy inputs '" + inputs + "': sample " + sample() +
-                     " (counting from 0) holds an integer beyond +-2^24 (16,777,216), the range "
-                     "mgs carries exactly");
-        data = Dataset();
-        return failure;
-      }
-      v = static_cast<float>(iv);
-    } else {
-      v = x.itemSize == 4 ? loadLittle<float>(x.data + 4 * i)
-                          : static_cast<float>(loadLittle<double>(x.data + 8 * i));
-    }
-    if (!std::isfinite(v)) {
-      Status failure =
-          badInput("NumPy inputs '" + inputs + "': sample " + sample() +
-                   " (counting from 0) holds a value that is not a finite float32 (NaN, infinity, "
-                   "or a float64 beyond float32's range)");
+    auto fail = [&](const char *what) {
+      Status failure = badInput("NumPy inputs '" + inputs + "': sample " +
+                                std::to_string(i / static_cast<uint64_t>(data.sampleSize)) +
+                                " (counting from 0) holds " + what);
       data = Dataset();
       return failure;
+    };
+    if (intInputs) {
+      // Integer inputs (token ids) travel as float32 too: exact up to 2^24.
+      int64_t iv = 0;
+      if (!npyInt(x, i, iv) || iv < -(int64_t(1) << 24) || iv > (int64_t(1) << 24))
+        return fail("an integer beyond +-2^24 (16,777,216), the range mgs carries exactly");
+    } else if (!std::isfinite(data.storedSamples.asFloat(i))) {
+      return fail("a value that is not a finite float32 (NaN, infinity, or a float64 beyond "
+                  "float32's range)");
     }
-    data.samples[i] = v;
   }
   if (floatTargets) {
     data.targets.resize(y.count);
@@ -278,7 +269,7 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
     }
     return Status::success(); // checkDataset checks the values
   }
-  data.labels.resize(y.count);
+  // Integer labels stay where they are too; checkDataset checks the range.
   for (uint64_t i = 0; i < y.count; ++i) {
     int64_t v = 0;
     if (!npyInt(y, i, v)) {
@@ -290,9 +281,63 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
       data = Dataset();
       return failure;
     }
-    data.labels[i] = v; // checkDataset checks the range
   }
+  data.storedLabels = {yb.owner, y.data, y.kind, y.itemSize, y.count};
   return Status::success();
+}
+
+//===--- Numbers read in place --------------------------------------------===//
+
+namespace {
+template <typename T, typename Out> void convert(const unsigned char *p, uint64_t n, Out *out) {
+  for (uint64_t k = 0; k < n; ++k)
+    out[k] = static_cast<Out>(loadLittle<T>(p + k * sizeof(T)));
+}
+
+/// Numbers first .. first + n - 1 of `s` into `out`, converted (one switch a
+/// run, not a number).
+template <typename Out>
+void convertStored(const StoredNumbers &s, uint64_t first, uint64_t n, Out *out) {
+  const unsigned char *p = s.data + first * static_cast<uint64_t>(s.itemSize);
+  const bool isSigned = s.kind == 'i';
+  if (s.kind == 'f') {
+    if (s.itemSize == 4)
+      convert<float>(p, n, out);
+    else
+      convert<double>(p, n, out);
+    return;
+  }
+  switch (s.itemSize) {
+  case 1:
+    return isSigned ? convert<int8_t>(p, n, out) : convert<uint8_t>(p, n, out);
+  case 2:
+    return isSigned ? convert<int16_t>(p, n, out) : convert<uint16_t>(p, n, out);
+  case 4:
+    return isSigned ? convert<int32_t>(p, n, out) : convert<uint32_t>(p, n, out);
+  default: // a uint64 beyond INT64_MAX was refused when the file was read
+    return convert<int64_t>(p, n, out);
+  }
+}
+} // namespace
+
+float StoredNumbers::asFloat(uint64_t k) const {
+  float v;
+  convertStored(*this, k, 1, &v);
+  return v;
+}
+
+int64_t StoredNumbers::asInt(uint64_t k) const {
+  int64_t v;
+  convertStored(*this, k, 1, &v);
+  return v;
+}
+
+void StoredNumbers::toFloats(uint64_t first, uint64_t n, float *out) const {
+  convertStored(*this, first, n, out);
+}
+
+void StoredNumbers::toInts(uint64_t first, uint64_t n, int64_t *out) const {
+  convertStored(*this, first, n, out);
 }
 
 } // namespace mgs::rt::driver

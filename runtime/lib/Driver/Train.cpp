@@ -97,17 +97,17 @@ int Driver::checkSamples(const Dataset &d, const std::string &path, const char *
   // embeddings) the input indexes, when the model says which.
   const TensorSpec &input = m.inputs[0];
   const double rows = static_cast<double>(input.indexRows);
-  for (size_t i = 0; i < d.samples.size(); ++i) {
-    const float v = d.samples[i];
+  for (uint64_t i = 0; i < d.sampleValues(); ++i) {
+    const float v = d.sampleValue(i);
     if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
       return error("%s '%s': sample %lld holds %g, but the model's input '%s' takes token ids "
                    "(integers)",
-                   what, path.c_str(), static_cast<long long>(i / sampleSize), v,
+                   what, path.c_str(), static_cast<long long>(i) / sampleSize, v,
                    input.name.c_str());
     if (input.indexRows > 0 && (v < -rows || v >= rows))
       return error("%s '%s': sample %lld holds token id %g at position %lld, outside %s", what,
-                   path.c_str(), static_cast<long long>(i / sampleSize), v,
-                   static_cast<long long>(i % sampleSize), describeIndexBound(input).c_str());
+                   path.c_str(), static_cast<long long>(i) / sampleSize, v,
+                   static_cast<long long>(i) % sampleSize, describeIndexBound(input).c_str());
   }
   return 0;
 }
@@ -219,14 +219,12 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
   float *in = static_cast<float *>(inputMemory);
   int64_t *inInts = static_cast<int64_t *>(inputMemory);
   for (int64_t j = 0; j < count; ++j) {
-    const float *sample = from.samples.data() + indices[j] * sampleSize;
     if (ints)
-      for (int64_t k = 0; k < sampleSize; ++k)
-        inInts[j * sampleSize + k] = static_cast<int64_t>(sample[k]);
+      from.copySampleIds(indices[j], inInts + j * sampleSize);
     else
-      std::memcpy(in + j * sampleSize, sample, static_cast<size_t>(sampleSize) * sizeof(float));
+      from.copySample(indices[j], in + j * sampleSize);
     if (lab)
-      std::copy_n(from.labels.data() + indices[j] * L, L, lab + j * L);
+      from.copyLabels(indices[j], lab + j * L);
     if (targets)
       std::copy_n(from.targets.data() + indices[j] * L, L, targets + j * L);
   }
@@ -423,7 +421,7 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     }
     for (int64_t j = 0; j < count; ++j)
       for (int64_t k = 0; k < L; ++k) {
-        const int64_t label = from.labels[set[start + j] * L + k];
+        const int64_t label = from.label(static_cast<uint64_t>(set[start + j] * L + k));
         if (label == m.ignoreIndex) // padding: not a prediction
           continue;
         const float *row = y + (j * L + k) * perRow;

@@ -338,6 +338,20 @@ template <typename T> std::string bytesOf(std::initializer_list<T> values) {
   return s;
 }
 
+/// A data set's samples and labels as values (they may be read in place).
+std::vector<float> samplesOf(const Dataset &d) {
+  std::vector<float> v(d.sampleValues());
+  for (uint64_t k = 0; k < v.size(); ++k)
+    v[k] = d.sampleValue(k);
+  return v;
+}
+std::vector<int64_t> labelsOf(const Dataset &d) {
+  std::vector<int64_t> v(d.labelCount());
+  for (uint64_t k = 0; k < v.size(); ++k)
+    v[k] = d.label(k);
+  return v;
+}
+
 TEST(Npy, ReadsFloatInputsAndIntegerLabels) {
   TempDir dir;
   writeFile(dir / "x.npy", npy("<f4", "(3, 2, 2)", bytesOf<float>({0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
@@ -346,14 +360,51 @@ TEST(Npy, ReadsFloatInputsAndIntegerLabels) {
   Dataset d;
   ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "y.npy", d)));
   EXPECT_EQ(d.sampleSize, 4);
-  EXPECT_EQ(d.labels, (std::vector<int64_t>{2, 0, 1}));
-  EXPECT_EQ(d.samples[5], 5.0f);
+  EXPECT_EQ(labelsOf(d), (std::vector<int64_t>{2, 0, 1}));
+  EXPECT_EQ(d.sampleValue(5), 5.0f);
   // float64 inputs, uint8 labels (numpy's '|u1').
   writeFile(dir / "x64.npy", npy("<f8", "(2, 1)", bytesOf<double>({0.25, -1.5})));
   writeFile(dir / "y8.npy", npy("|u1", "(2,)", std::string("\x07\x03", 2)));
   ASSERT_TRUE(succeeded(loadNpy(dir / "x64.npy", dir / "y8.npy", d)));
-  EXPECT_EQ(d.samples, (std::vector<float>{0.25f, -1.5f}));
-  EXPECT_EQ(d.labels, (std::vector<int64_t>{7, 3}));
+  EXPECT_EQ(samplesOf(d), (std::vector<float>{0.25f, -1.5f}));
+  EXPECT_EQ(labelsOf(d), (std::vector<int64_t>{7, 3}));
+}
+
+TEST(Npy, ReadsInPlace) {
+  // A plain .npy is read in place (mapped: the workers on a node share it)
+  // and converted a sample at a time; a gzip-compressed one is inflated
+  // once, in its own dtype. Each dtype gives the same values.
+  TempDir dir;
+  writeFile(dir / "y.npy", npy("|u1", "(2,)", std::string("\x01\x02", 2)));
+  const std::vector<float> want = {0, 7, 255, 3, 1, 200};
+  const std::string u8 = npy("|u1", "(2, 3)", bytesOf<uint8_t>({0, 7, 255, 3, 1, 200}));
+  writeFile(dir / "u8.npy", u8);
+  writeGzip(dir / "u8.npy.gz", u8);
+  writeFile(dir / "i16.npy", npy("<i2", "(2, 3)", bytesOf<int16_t>({0, 7, 255, 3, 1, 200})));
+  writeFile(dir / "u32.npy", npy("<u4", "(2, 3)", bytesOf<uint32_t>({0, 7, 255, 3, 1, 200})));
+  writeFile(dir / "f64.npy", npy("<f8", "(2, 3)", bytesOf<double>({0, 7, 255, 3, 1, 200})));
+  for (const char *name : {"u8.npy", "u8.npy.gz", "i16.npy", "u32.npy", "f64.npy"}) {
+    SCOPED_TRACE(name);
+    Dataset d;
+    ASSERT_TRUE(succeeded(loadNpy(dir / name, dir / "y.npy", d)));
+    EXPECT_TRUE(d.samples.empty());
+    EXPECT_NE(d.storedSamples.owner, nullptr);
+    EXPECT_EQ(samplesOf(d), want);
+    float sample[3];
+    int64_t ids[3], label = 0;
+    d.copySample(1, sample);
+    d.copySampleIds(1, ids);
+    d.copyLabels(1, &label);
+    EXPECT_EQ(std::vector<float>(sample, sample + 3), (std::vector<float>{3, 1, 200}));
+    EXPECT_EQ(std::vector<int64_t>(ids, ids + 3), (std::vector<int64_t>{3, 1, 200}));
+    EXPECT_EQ(label, 2);
+  }
+  // What loadNpy returns outlives the files' names: a mapping holds the
+  // file, removed or not.
+  Dataset d;
+  ASSERT_TRUE(succeeded(loadNpy(dir / "u8.npy", dir / "y.npy", d)));
+  std::remove((dir / "u8.npy").c_str());
+  EXPECT_EQ(samplesOf(d), want);
 }
 
 TEST(Npy, ReadsFloatTargets) {
@@ -465,7 +516,7 @@ TEST(Npy, TokenSequences) {
   EXPECT_EQ(d.size(), 2);
   EXPECT_EQ(d.sampleSize, 3);
   EXPECT_EQ(d.labelsPerSample, 3);
-  EXPECT_EQ(d.samples, (std::vector<float>{5, 0, 7, 1, 2, 3}));
+  EXPECT_EQ(samplesOf(d), (std::vector<float>{5, 0, 7, 1, 2, 3}));
   EXPECT_TRUE(succeeded(checkDataset(d, 3, 3, 8)));
   err = checkDataset(d, 3, 1, 8);
   EXPECT_FALSE(err.ok());
@@ -493,7 +544,7 @@ TEST(Npy, LabelsPerPosition) {
   EXPECT_EQ(d.size(), 2);
   EXPECT_EQ(d.labelsPerSample, 6);
   EXPECT_EQ(d.labelShape, (std::vector<int64_t>{2, 3}));
-  EXPECT_EQ(d.labels, (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 1, 1, 2, 2, 4}));
+  EXPECT_EQ(labelsOf(d), (std::vector<int64_t>{0, 1, 2, 3, 4, 0, 1, 1, 1, 2, 2, 4}));
   EXPECT_TRUE(succeeded(checkDataset(d, 6, 6, 5)));
   Status err = checkDataset(d, 6, 6, 4);
   EXPECT_FALSE(err.ok());
