@@ -252,6 +252,9 @@ private:
   /// same on every worker (one allgather a step with several workers).
   int pollStop(uint64_t iteration, bool &checkpointDue, int &stopSignal);
   int signalledWorkers = 1; ///< pollStop(): the workers a stop signal reached
+  /// --auto-resume: resume from --checkpoint's file when every worker's
+  /// exists, start anew when none does (agreed; some but not all: an error).
+  int chooseResume();
   /// The line and status of a run stopped by `signal` after its checkpoint,
   /// `epochsDone` epochs and `itersIntoEpoch` iterations of the next in.
   int stoppedBySignal(int signal, int64_t epochsDone, int64_t itersIntoEpoch);

@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <iterator>
 #include <utility>
 
 namespace mgs::rt::driver {
@@ -78,6 +79,8 @@ constexpr const char *kUsageTraining =
     "                           with a unit: 90s, 10m, 2h (a resume goes on from that\n"
     "                           iteration, as if the run had not stopped)\n"
     "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
+    "  --auto-resume            continue from --checkpoint's file when it exists, else\n"
+    "                           start (a job requeued after a stop runs the same command)\n"
     "  --save-weights FILE      write the trained params (weights-file format)\n"
     "  --save FILE.onnx         write the trained model as ONNX: the compiled model's\n"
     "                           graph with the trained initializers (BatchNorm\n"
@@ -150,14 +153,21 @@ const std::set<std::string> kTrainOnly = {
     "--data", "--data-format", "--labels", "--test-data", "--test-labels", "--epochs", "--lr",
     "--momentum", "--weight-decay", "--warmup-epochs", "--lr-steps", "--lr-gamma", "--seed",
     "--holdout", "--progress-every", "--checkpoint", "--checkpoint-every", "--resume",
-    "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace", "--trace-steps",
-    "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
+    "--auto-resume", "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace",
+    "--trace-steps", "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
     "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale",
     "--loss-scale-init", "--loss-scale-window"};
 // clang-format on
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
+
+/// The options that take no value, and what each sets.
+const std::pair<const char *, bool Options::*> kFlags[] = {
+    {"--inference", &Options::inference},
+    {"--per-class", &Options::perClass},
+    {"--cuda-graph", &Options::cudaGraph},
+    {"--auto-resume", &Options::autoResume}};
 
 bool parseI64(const std::string &s, int64_t min, int64_t &v) {
   if (s.empty())
@@ -276,8 +286,10 @@ Status parseOptions(int argc, char **argv, Options &o) {
       o.help = true;
       continue;
     }
-    if (arg == "--inference" || arg == "--per-class" || arg == "--cuda-graph") {
-      (arg == "--inference" ? o.inference : arg == "--per-class" ? o.perClass : o.cudaGraph) = true;
+    if (auto flag = std::find_if(std::begin(kFlags), std::end(kFlags),
+                                 [&](const auto &f) { return arg == f.first; });
+        flag != std::end(kFlags)) {
+      o.*(flag->second) = true;
       o.given.insert(arg);
       continue;
     }
@@ -292,8 +304,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
     // The options that take a value: the training ones but its flags, and these.
     static const std::set<std::string> known = [] {
       std::set<std::string> options = kTrainOnly;
-      for (const char *flag : {"--cuda-graph", "--per-class"})
-        options.erase(flag);
+      for (const auto &flag : kFlags)
+        options.erase(flag.first);
       options.insert({"--batch-size", "--weights", "--input", "--output"});
       return options;
     }();
@@ -301,7 +313,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
       // The flags above (no value) are suggestions too: --inference=1 is
       // met by "did you mean '--inference'?".
       std::set<std::string> options = known;
-      options.insert({"--help", "--inference", "--per-class", "--cuda-graph"});
+      options.insert("--help");
+      for (const auto &flag : kFlags)
+        options.insert(flag.first);
       return problem("unknown option '" + std::string(argv[i]) + "'" + suggestion(arg, options));
     }
     if (!haveValue) {
@@ -454,8 +468,12 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return problem(std::string(stepOnly) + " is for --lr-schedule step, not cosine");
   if (o.lrSchedule != LrSchedule::Cosine && o.given.count("--cosine-epochs"))
     return problem("--cosine-epochs is for --lr-schedule cosine");
-  if (o.given.count("--checkpoint-every") && o.checkpoint.empty())
-    return problem("--checkpoint-every needs --checkpoint FILE (where to write)");
+  for (const char *needsCheckpoint : {"--checkpoint-every", "--auto-resume"})
+    if (o.given.count(needsCheckpoint) && o.checkpoint.empty())
+      return problem(std::string(needsCheckpoint) + " needs --checkpoint FILE (where to write)");
+  if (o.autoResume && !o.resume.empty())
+    return problem("--auto-resume resumes from --checkpoint's file when it exists; --resume names "
+                   "one: give either");
   // --test-data replaces the held-out part: none unless asked, and asking is
   // a contradiction.
   if (!o.testData.empty()) {

@@ -83,6 +83,9 @@ struct Options {
   /// --cuda-graph: a GPU model's training step captured once as a CUDA graph
   /// and replayed (Train.cpp, trainStep()).
   bool cudaGraph = false;
+  /// --auto-resume: --resume from --checkpoint's file when every worker's
+  /// exists (Stop.cpp, chooseResume()).
+  bool autoResume = false;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "FileIO.h"
 
 #include <csignal>
 #include <cstdio>
@@ -113,6 +114,31 @@ int Driver::pollStop(uint64_t iteration, bool &checkpointDue, int &signal) {
     signalledWorkers += all[2 * r] != 0;
     checkpointDue = checkpointDue || all[2 * r + 1];
   }
+  return 0;
+}
+
+int Driver::chooseResume() {
+  if (!o.autoResume)
+    return 0;
+  const bool mine = isRegularFile(rankPath(o.checkpoint));
+  std::vector<int32_t> all;
+  if (int rc = gatherFromWorkers({mine ? 1 : 0}, all))
+    return rc;
+  std::string with, without;
+  for (int r = 0; r < workers; ++r) {
+    std::string &list = all[r] ? with : without;
+    list += (list.empty() ? "" : ", ") + std::to_string(r);
+  }
+  if (!with.empty() && !without.empty())
+    return errorOnEveryWorker("--auto-resume: the checkpoint '" + o.checkpoint +
+                              "' has the files of worker(s) " + with + " but not of " + without +
+                              " (written by fewer workers? each resumes from its own, "
+                              "<file>.rank<r>); resume as it was written, or remove them to start "
+                              "anew");
+  if (without.empty())
+    o.resume = o.checkpoint;
+  else
+    std::printf("no checkpoint '%s' yet: a new run (--auto-resume)\n", o.checkpoint.c_str());
   return 0;
 }
 

@@ -482,6 +482,9 @@ int Driver::runTraining() {
     return rc;
   if (o.calibrate.empty())
     startWatchdog(); // the set-up included
+  if (o.calibrate.empty())
+    if (int rc = chooseResume())
+      return rc;
   // Each worker reads its params (weights or --resume checkpoint) and data
   // and allocates alone: a failure there (a missing file, the same on every
   // worker, or one worker's missing checkpoint) is agreed on and said once,
