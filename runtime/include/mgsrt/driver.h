@@ -198,7 +198,8 @@ struct StoredNumbers {
   /// Number k as float32 (a float64 rounded; an integer converted).
   float asFloat(uint64_t k) const;
   /// Integer k (kind 'i' or 'u'; a uint64 beyond INT64_MAX is not one: the
-  /// reader refuses such files). A float is truncated.
+  /// reader refuses such files). A float is rounded to float32 and truncated:
+  /// only for values checked to be integers within int64 (token ids are).
   int64_t asInt(uint64_t k) const;
   void toFloats(uint64_t first, uint64_t n, float *out) const;
   void toInts(uint64_t first, uint64_t n, int64_t *out) const;

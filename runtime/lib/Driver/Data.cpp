@@ -7,6 +7,8 @@
 
 #include "FileIO.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -171,8 +173,13 @@ Status guessDataFormat(const std::string &path, DataFormat &format) {
                     "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
                     "digits|mnist|cifar10|npy");
   }
-  if (!isRegularFile(path))
+  struct stat st;
+  if (::stat(path.c_str(), &st) != 0)
     return ioError("data path '" + path + "' does not exist");
+  if (!S_ISREG(st.st_mode))
+    return badInput("data path '" + path +
+                    "' is not a regular file (a pipe or a device): its format cannot be guessed; "
+                    "pass --data-format");
   std::string name = lower(baseName(path));
   if (endsWith(name, ".csv") || endsWith(name, ".csv.gz"))
     format = DataFormat::Digits;

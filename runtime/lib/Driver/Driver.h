@@ -252,6 +252,8 @@ private:
   /// same on every worker (one allgather a step with several workers).
   int pollStop(uint64_t iteration, bool &checkpointDue, int &stopSignal);
   int signalledWorkers = 1; ///< pollStop(): the workers a stop signal reached
+  /// After the last step: a stop signal then only says the run is ending.
+  void noteFinishing();
   /// --auto-resume: resume from --checkpoint's file when every worker's
   /// exists, start anew when none does (agreed; some but not all: an error).
   int chooseResume();

@@ -416,12 +416,15 @@ Status mapOrRead(const std::string &path, FileBytes &bytes) {
   const char *readData = std::getenv("MGSRT_READ_DATA");
   if (readData && std::strcmp(readData, "1") == 0)
     return readWhole();
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // Only a regular file is opened here (a FIFO is read once, whole).
   struct stat st;
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 2)
+    return readWhole(); // its errors name the file
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0 || ::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size < 2) {
     if (fd >= 0)
       ::close(fd);
-    return readWhole(); // its errors name the file
+    return readWhole();
   }
   unsigned char magic[2] = {};
   const bool gzip = ::pread(fd, magic, 2, 0) == 2 && magic[0] == 0x1f && magic[1] == 0x8b;

@@ -327,6 +327,8 @@ float StoredNumbers::asFloat(uint64_t k) const {
 }
 
 int64_t StoredNumbers::asInt(uint64_t k) const {
+  if (kind == 'f') // as the float32 the checks saw (a float64 rounded first)
+    return static_cast<int64_t>(asFloat(k));
   int64_t v;
   convertStored(*this, k, 1, &v);
   return v;
@@ -337,6 +339,11 @@ void StoredNumbers::toFloats(uint64_t first, uint64_t n, float *out) const {
 }
 
 void StoredNumbers::toInts(uint64_t first, uint64_t n, int64_t *out) const {
+  if (kind == 'f') {
+    for (uint64_t k = 0; k < n; ++k)
+      out[k] = asInt(first + k);
+    return;
+  }
   convertStored(*this, first, n, out);
 }
 

@@ -16,6 +16,8 @@
 #include "Driver.h"
 #include "FileIO.h"
 
+#include <algorithm>
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <ctime>
@@ -25,40 +27,54 @@ namespace mgs::rt::driver {
 
 namespace {
 
-/// The first stop signal received (0: none) and when. Set by the handler.
-volatile std::sig_atomic_t stopSignal = 0;
-timespec stopSignalAt = {};
+/// The first stop signal received (0: none) and when (CLOCK_MONOTONIC, ns).
+/// Lock-free atomics: the handler may run on any of the process's threads,
+/// two at once for a signal delivered twice.
+std::atomic<int> stopSignal{0};
+std::atomic<int64_t> stopSignalAt{0};
+static_assert(std::atomic<int>::is_always_lock_free && std::atomic<int64_t>::is_always_lock_free,
+              "the signal handler's atomics must be lock-free");
 /// Whether the handler says what it will do (rank 0 alone: every worker of
-/// an mpirun job gets the signal).
-volatile std::sig_atomic_t sayOnSignal = 1;
+/// an mpirun job gets the signal), and whether the run is past its last
+/// step (its final evaluation and saves: it ends anyway).
+std::atomic<bool> sayOnSignal{true}, finishing{false};
 
 const char *signalName(int signal) {
   return signal == SIGTERM ? "SIGTERM" : signal == SIGINT ? "SIGINT" : "SIGUSR1";
 }
 
-// Only async-signal-safe calls here (clock_gettime, write, signal, raise).
-extern "C" void onStopSignal(int signal) {
+int64_t monotonicNs() {
   timespec now = {};
   clock_gettime(CLOCK_MONOTONIC, &now);
-  if (stopSignal == 0) {
-    stopSignalAt = now;
-    stopSignal = signal;
-    if (!sayOnSignal)
+  return static_cast<int64_t>(now.tv_sec) * 1000000000 + now.tv_nsec;
+}
+
+void say(const char *text) {
+  ssize_t ignored = write(STDERR_FILENO, text, std::strlen(text));
+  (void)ignored;
+}
+
+// Only async-signal-safe calls here (clock_gettime, write, signal, raise,
+// lock-free atomics).
+extern "C" void onStopSignal(int signal) {
+  const int64_t now = monotonicNs();
+  int none = 0;
+  if (stopSignal.compare_exchange_strong(none, -1)) { // claimed: the first
+    stopSignalAt.store(now);
+    stopSignal.store(signal);
+    if (!sayOnSignal.load())
       return;
-    const char *name = signalName(signal);
-    constexpr char rest[] = ": stopping after this step to write the checkpoint (a second "
-                            "signal stops at once)\n";
-    ssize_t ignored = write(STDERR_FILENO, name, std::strlen(name));
-    ignored = write(STDERR_FILENO, rest, sizeof rest - 1);
-    (void)ignored;
+    say(signalName(signal));
+    say(finishing.load() ? ": the run is finishing (its last step is done)\n"
+                         : ": stopping after this step to write the checkpoint (a second signal "
+                           "stops at once)\n");
     return;
   }
   // Another within a second is the same request delivered twice (timeout(1)
   // sends it to its command, then to its process group); later, a second
   // request: the signal's default action, at once.
-  const double since = static_cast<double>(now.tv_sec - stopSignalAt.tv_sec) +
-                       1e-9 * static_cast<double>(now.tv_nsec - stopSignalAt.tv_nsec);
-  if (since < 1.0)
+  const int64_t first = stopSignalAt.load();
+  if (first == 0 || now - first < 1000000000)
     return;
   std::signal(signal, SIG_DFL);
   std::raise(signal);
@@ -82,6 +98,7 @@ void Driver::installStopHandlers() {
   if (o.checkpoint.empty())
     return; // no checkpoint to write: a signal's default action, at once
   sayOnSignal = rank == 0;
+  lastCheckpoint = std::chrono::steady_clock::now(); // --checkpoint-every's seconds from here
   struct sigaction action = {};
   action.sa_handler = onStopSignal;
   action.sa_flags = SA_RESTART;
@@ -92,6 +109,8 @@ void Driver::installStopHandlers() {
     sigaction(signal, &action, nullptr);
 }
 
+void Driver::noteFinishing() { finishing = true; }
+
 int Driver::pollStop(uint64_t iteration, bool &checkpointDue, int &signal) {
   if (int fault = faultSignalAt(iteration, rank))
     std::raise(fault);
@@ -101,7 +120,7 @@ int Driver::pollStop(uint64_t iteration, bool &checkpointDue, int &signal) {
       (o.checkpointEverySeconds > 0 &&
        std::chrono::duration<double>(std::chrono::steady_clock::now() - lastCheckpoint).count() >=
            o.checkpointEverySeconds);
-  signal = stopSignal;
+  signal = std::max(stopSignal.load(), 0);
   if (workers == 1)
     return 0;
   std::vector<int32_t> all;

@@ -531,8 +531,12 @@ int Driver::runTraining() {
                   static_cast<long long>(firstEpoch));
     if (firstEpoch >= o.epochs)
       std::printf("nothing left to train: --epochs %lld counts every epoch, the checkpoint's "
-                  "%lld included (pass a larger --epochs to continue)\n",
-                  static_cast<long long>(o.epochs), static_cast<long long>(firstEpoch));
+                  "%lld%s included (pass a larger --epochs to continue)\n",
+                  static_cast<long long>(o.epochs), static_cast<long long>(firstEpoch),
+                  firstIter > 0 ? (" and " + std::to_string(firstIter) + " iteration(s) of epoch " +
+                                   std::to_string(firstEpoch + 1))
+                                      .c_str()
+                                : "");
   }
   const int64_t stepSamples = m.batchSize * workers * m.accumulate;
   std::printf("training on '%s': %zu samples, %zu held out, batch size %lld, %lld iterations "
@@ -759,11 +763,16 @@ int Driver::runTraining() {
     else if (int rc = writeTrace(itersThisRun - kTraceWarmup))
       return rc;
   }
+  noteFinishing();
   markProgress("the final checkpoint and saves", static_cast<int64_t>(iterationsDone),
                kLongAllowance);
+  // Nothing trained (resumed at or past --epochs): the checkpoint as it was,
+  // within its epoch when it was.
   if (!o.checkpoint.empty() && !checkpointCurrent)
     if (int rc = saveCheckpoint(static_cast<uint64_t>(std::max<int64_t>(firstEpoch, o.epochs)),
-                                iterationsDone))
+                                iterationsDone, static_cast<uint64_t>(firstIter),
+                                haveResumed ? resumed.epochLossSum : 0.0,
+                                haveResumed ? resumed.epochSkipped : 0))
       return rc;
   if (skippedSteps > overflowSteps)
     std::printf("dropped %lld step(s) whose loss or gradient was not finite "

@@ -417,7 +417,7 @@ TEST(Npy, ReadsFloatTargets) {
   ASSERT_TRUE(succeeded(loadNpy(dir / "x.npy", dir / "t.npy", d, /*floatTargets=*/true)));
   EXPECT_EQ(d.labelsPerSample, 4);
   EXPECT_EQ(d.size(), 2);
-  EXPECT_TRUE(d.labels.empty());
+  EXPECT_EQ(d.labelCount(), 0u);
   EXPECT_EQ(d.targets, (std::vector<float>{0.5f, -1, 2, 3, 4, 5, 6, 7}));
   EXPECT_TRUE(checkDataset(d, 3, 4, 1).ok());
   writeFile(dir / "ti.npy", npy("<i4", "(2,)", bytesOf<int32_t>({-3, 9})));
