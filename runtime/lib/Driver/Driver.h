@@ -10,6 +10,7 @@
 //   Params.cpp     loading the params (weights file, checkpoint to resume),
 //                  saving them (checkpoint, --save-weights, --save)
 //   Train.cpp      the data, the batches and the training loop
+//   Evaluate.cpp   the evaluation set's accuracy or loss, --per-class
 //   Inference.cpp  one forward pass on raw input files
 //   Workers.cpp    the data-parallel workers (MPI) and the params' broadcast
 //   Stop.cpp       checkpoints within an epoch, a stop on a signal
