@@ -68,6 +68,10 @@ the bfloat16 one (Debian's PyTorch 1.13 has none to half): half keeps 11 signifi
 bfloat16's 8, so there --vs-float32 F below 1 bounds mgs's error by a fraction of autocast's.
 Either way it must also be over 10x PyTorch float32's. The executable
 scales the loss as it does by default (dynamic, from 65536) unless --loss-scale says otherwise.
+--augment SPEC runs the executable with --augment SPEC --seed 1: the reference trains step k
+(epoch k) on the batch mgs_augment.py computes from the same draws (a segmentation's labels
+moved alike, padded with the ignored label), so each transform is checked pixel by pixel
+through the gradients.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -87,6 +91,7 @@ import torch.nn.functional as F
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
+import mgs_augment  # noqa: E402
 
 
 def read_records(data, pos):
@@ -285,8 +290,13 @@ def main():
     ap.add_argument("--inject-step", type=int, default=0,
                     help="with --drop-path-masks: the step whose gradient --inject scales "
                          "(default the last)")
+    ap.add_argument("--augment", default="",
+                    help="train with the executable's --augment SPEC (--seed 1): the reference "
+                         "trains step k (epoch k) on the batch mgs_augment.py transforms alike")
     args = ap.parse_args()
     adamw = args.optimizer == "adamw"
+    if args.augment and args.drop_path_masks:
+        sys.exit("--augment: not with --drop-path-masks")
     if args.drop_path_masks and (adamw or args.clip_grad_norm > 0):
         sys.exit("--drop-path-masks: plain SGD only")
     if not 0 <= args.inject_step <= args.steps or (args.inject_step and not args.drop_path_masks):
@@ -362,8 +372,25 @@ def main():
             np.save(path, x.numpy())
         np.save(path.replace("-batch.npy", "-labels.npy"), targets)
         y = torch.from_numpy(targets)
+    # The batch of each step (one an epoch): as the executable's --augment transforms it, the
+    # labels per pixel (a segmentation's) moved alike and padded with the ignored label, float
+    # targets of the image's height and width (an autoencoder's) padded with 0.
+    step_xs, step_ys = [x], [y]
+    if args.augment:
+        step_xs = [torch.from_numpy(mgs_augment.augment(x.numpy(), args.augment, 1, k))
+                   for k in range(args.steps)]
+        if args.loss != "cross-entropy" and y.dim() >= 3 and y.shape[-2:] == x.shape[-2:]:
+            step_ys = [torch.from_numpy(mgs_augment.augment(y.numpy(), args.augment, 1, k))
+                       for k in range(args.steps)]
+        elif args.model in SEGMENTATION:
+            per_pixel = y.numpy().reshape(args.batch, *SEGMENTATION[args.model][0][1:])
+            step_ys = [torch.from_numpy(mgs_augment.augment(per_pixel, args.augment, 1, k,
+                                                            fill=args.ignore_index).reshape(-1))
+                       for k in range(args.steps)]
+        else:
+            step_ys = [y] * args.steps
 
-    def loss_of(logits):
+    def loss_of(logits, y=y):
         """PyTorch's loss with the executable's options (ignore_index -100, the default of
         both)."""
         if args.loss == "mse":
@@ -412,6 +439,7 @@ def main():
         subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args,
                         "--epochs", str(steps), "--holdout", "0", "--lr", str(lr), *opt_args,
                         "--progress-every", "0", "--save", trained,
+                        *(["--augment", args.augment, "--seed", "1"] if args.augment else []),
                         *(["--loss-scale", args.loss_scale] if args.loss_scale else [])],
                        check=True, stdout=subprocess.DEVNULL)
         saved = onnx.load(trained)
@@ -439,12 +467,15 @@ def main():
                 if n in w0:
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
-        xs = x if not x.is_floating_point() else x.to(dtype)
-        if perturb is not None and x.is_floating_point():
-            g = torch.Generator().manual_seed(perturb)
-            u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
-            xs = (x.double() * (1 + u)).to(dtype)
-        return ref, xs
+
+        def convert(x):
+            xs = x if not x.is_floating_point() else x.to(dtype)
+            if perturb is not None and x.is_floating_point():
+                g = torch.Generator().manual_seed(perturb)
+                u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
+                xs = (x.double() * (1 + u)).to(dtype)
+            return xs
+        return ref, [convert(x) for x in step_xs]
 
     def forward(ref, xs, autocast):
         """The model's output, under PyTorch's CPU autocast (to autocast_dtype) when `autocast` (then
@@ -468,7 +499,7 @@ def main():
         """torch's gradient in `dtype` of step k = len(keep) + 1 as a function of its masks:
         steps 1 .. k-1 (plain SGD, their masks `keep`) are replayed once, and every call starts
         from the state they leave (parameters, buffers, the random generator)."""
-        ref, xs = start(dtype, perturb)
+        ref, (xs,) = start(dtype, perturb)
         for masks in keep:
             drop_path_gradient(ref, xs, masks)
             with torch.no_grad():
@@ -496,7 +527,7 @@ def main():
                 norms.append(float(torch.nn.utils.clip_grad_norm_(ref.parameters(),
                                                                   args.clip_grad_norm)))
         if args.steps == 1 and not adamw:
-            loss_of(forward(ref, xs, autocast)).backward()
+            loss_of(forward(ref, xs[0], autocast), step_ys[0]).backward()
             clip()
             return {names.get(n, n): p.grad.double().numpy() for n, p in ref.named_parameters()}
         if adamw:
@@ -504,9 +535,10 @@ def main():
                                     weight_decay=0.01)
         else:
             opt = torch.optim.SGD(ref.parameters(), lr=lr, momentum=0.9, weight_decay=1e-4)
-        for _ in range(args.steps):
+        for k in range(args.steps):
             opt.zero_grad()
-            loss_of(forward(ref, xs, autocast)).backward()
+            at = min(k, len(xs) - 1)
+            loss_of(forward(ref, xs[at], autocast), step_ys[at]).backward()
             clip()
             opt.step()
         if adamw:  # the displacement from the start
@@ -562,6 +594,18 @@ def main():
         inject(ours, what, args.inject)
     finite = {n for n, t in exact.items() if np.isfinite(t).all()}
     result = compare(ours, exact, samples32, finite, args)
+    if args.augment:
+        # The check sees the transforms only if they move samples, and if the batch as stored
+        # gives another result.
+        moved = [sum(mgs_augment.draw(args.augment, 1, k, i) != (0, 0, False, False)
+                     for i in range(args.batch)) for k in range(args.steps)]
+        step_xs[:], step_ys[:] = [x], [y]
+        away = whole_model_error(ours, reference(torch.float64), finite)
+        print(f"--augment {args.augment}: samples moved in step 1..{args.steps}: {moved} of "
+              f"{args.batch}; the batch as stored gives a reference {away:.2e} away from mgs's")
+        if not away > 100 * result["model"]:
+            result["bad"].append("the transforms do not change the result: the check shows "
+                                 "nothing")
 
     bound = f"tolerance {args.tol:g}"
     if args.vs_float32:

@@ -311,6 +311,48 @@ void shuffleForEpoch(std::vector<int64_t> &indices, uint64_t seed, uint64_t epoc
 void splitHoldout(int64_t n, double fraction, uint64_t seed, std::vector<int64_t> &train,
                   std::vector<int64_t> &heldOut);
 
+//===--- Data augmentation ------------------------------------------------===//
+//
+// --augment: random geometric transforms of every training sample, drawn
+// anew each epoch, as torchvision's RandomCrop(size, padding=P),
+// RandomHorizontalFlip and RandomVerticalFlip do. They act on a sample's last
+// two axes (H, W): each of its planes (the product of its other axes, its
+// channels) moves alike.
+
+struct Augmentation {
+  bool hflip = false, vflip = false;
+  int64_t cropPadding = 0; ///< crop=P: a window of H x W from the image padded by P
+  bool any() const { return hflip || vflip || cropPadding > 0; }
+};
+
+/// Parses --augment's value: items `flip` (horizontal), `vflip`, `crop=P`
+/// (P >= 1) separated by commas, each at most once; an error names the item.
+Status parseAugmentation(std::string_view spec, Augmentation &augmentation);
+/// "random crop of the image padded by 4, random horizontal flip".
+std::string describeAugmentation(const Augmentation &augmentation);
+
+/// One sample's transform: out(y, x) = in(Y + dy, X + dx), Y = H - 1 - y when
+/// vflip (else y), X = W - 1 - x when hflip (else x), and the fill value
+/// where (Y + dy, X + dx) is outside the image. dy, dx in [-P, P] are the
+/// crop's offset in the padded image minus P.
+struct AugmentDraw {
+  int64_t dy = 0, dx = 0;
+  bool hflip = false, vflip = false;
+};
+
+/// Sample `sample`'s draw in `epoch`: a pure function of (seed, epoch,
+/// sample) (not of the workers, the batch or the order), taken from its own
+/// splitmix64 stream in this order: the crop's row and column offsets (each
+/// uniform in [0, 2P]), then one bit (the top one of a draw) per flip, the
+/// horizontal first.
+AugmentDraw drawAugmentation(const Augmentation &augmentation, uint64_t seed, uint64_t epoch,
+                             int64_t sample);
+/// Applies `draw` in place to `planes` consecutive planes of H x W values.
+void augmentPlanes(float *values, int64_t planes, int64_t height, int64_t width,
+                   const AugmentDraw &draw, float fill);
+void augmentPlanes(int64_t *values, int64_t planes, int64_t height, int64_t width,
+                   const AugmentDraw &draw, int64_t fill);
+
 } // namespace mgs::rt::driver
 
 #endif // MGSRT_DRIVER_H

@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -604,6 +605,113 @@ void splitHoldout(int64_t n, double fraction, uint64_t seed, std::vector<int64_t
   train.assign(all.begin() + held, all.end());
   std::sort(heldOut.begin(), heldOut.end());
   std::sort(train.begin(), train.end());
+}
+
+//===--- Data augmentation ------------------------------------------------===//
+
+Status parseAugmentation(std::string_view spec, Augmentation &augmentation) {
+  auto bad = [&](const std::string &problem) {
+    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                         problem + " (the items: flip, vflip, crop=P, separated by commas)");
+  };
+  Augmentation a;
+  bool seenCrop = false;
+  size_t pos = 0;
+  while (pos <= spec.size()) {
+    size_t comma = spec.find(',', pos);
+    if (comma == std::string_view::npos)
+      comma = spec.size();
+    const std::string item(spec.substr(pos, comma - pos));
+    pos = comma + 1;
+    bool *flag = item == "flip" ? &a.hflip : item == "vflip" ? &a.vflip : nullptr;
+    if (flag) {
+      if (*flag)
+        return bad("'" + item + "' is given twice");
+      *flag = true;
+    } else if (item.rfind("crop=", 0) == 0) {
+      if (seenCrop)
+        return bad("'crop' is given twice");
+      seenCrop = true;
+      const std::string value = item.substr(5);
+      char *end = nullptr;
+      errno = 0;
+      const long long p = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end || errno || p < 1 || p > (1 << 20))
+        return bad("'" + item + "': the padding P of crop=P is an integer >= 1");
+      a.cropPadding = p;
+    } else {
+      return bad(item.empty() ? std::string("an empty item") : "unknown item '" + item + "'");
+    }
+  }
+  augmentation = a;
+  return Status::success();
+}
+
+std::string describeAugmentation(const Augmentation &a) {
+  std::string s;
+  auto add = [&](const std::string &what) { s += (s.empty() ? "" : ", ") + what; };
+  if (a.cropPadding > 0)
+    add("random crop of the image padded by " + std::to_string(a.cropPadding));
+  if (a.hflip)
+    add("random horizontal flip");
+  if (a.vflip)
+    add("random vertical flip");
+  return s;
+}
+
+AugmentDraw drawAugmentation(const Augmentation &a, uint64_t seed, uint64_t epoch, int64_t sample) {
+  uint64_t state = streamState(streamState(seed, 3, epoch), 4, static_cast<uint64_t>(sample));
+  AugmentDraw d;
+  if (a.cropPadding > 0) {
+    const uint64_t span = 2 * static_cast<uint64_t>(a.cropPadding) + 1;
+    d.dy = static_cast<int64_t>(below(state, span)) - a.cropPadding;
+    d.dx = static_cast<int64_t>(below(state, span)) - a.cropPadding;
+  }
+  if (a.hflip)
+    d.hflip = splitmix64(state) >> 63;
+  if (a.vflip)
+    d.vflip = splitmix64(state) >> 63;
+  return d;
+}
+
+namespace {
+
+template <typename T>
+void transformPlanes(T *values, int64_t planes, int64_t height, int64_t width, const AugmentDraw &d,
+                     T fill) {
+  if (d.dy == 0 && d.dx == 0 && !d.hflip && !d.vflip)
+    return;
+  thread_local std::vector<T> plane;
+  plane.resize(static_cast<size_t>(height * width));
+  for (int64_t p = 0; p < planes; ++p) {
+    T *v = values + p * height * width;
+    std::copy_n(v, height * width, plane.data());
+    for (int64_t y = 0; y < height; ++y) {
+      const int64_t from = (d.vflip ? height - 1 - y : y) + d.dy;
+      T *row = v + y * width;
+      if (from < 0 || from >= height) {
+        std::fill_n(row, width, fill);
+        continue;
+      }
+      const T *in = plane.data() + from * width;
+      for (int64_t x = 0; x < width; ++x) {
+        const int64_t at = (d.hflip ? width - 1 - x : x) + d.dx;
+        row[x] = at >= 0 && at < width ? in[at] : fill;
+      }
+    }
+  }
+}
+
+} // namespace
+
+void augmentPlanes(float *values, int64_t planes, int64_t height, int64_t width,
+                   const AugmentDraw &draw, float fill) {
+  transformPlanes(values, planes, height, width, draw, fill);
+}
+
+void augmentPlanes(int64_t *values, int64_t planes, int64_t height, int64_t width,
+                   const AugmentDraw &draw, int64_t fill) {
+  transformPlanes(values, planes, height, width, draw, fill);
 }
 
 } // namespace mgs::rt::driver

@@ -203,8 +203,16 @@ private:
   int64_t scheduleEpochs() const { return o.cosineEpochs > 0 ? o.cosineEpochs : o.epochs; }
   /// Copies `count` samples (and labels) into the batch: into `input` and
   /// `labelsOut` when given, else into the input's and the labels' buffers.
-  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count,
-                 void *input = nullptr, void *labelsOut = nullptr);
+  /// `augment`: training batches, each sample transformed by --augment
+  /// (drawn for augmentEpoch).
+  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count, void *input = nullptr,
+                 void *labelsOut = nullptr, bool augment = false);
+  /// --augment against the model (an image input; labels or targets per
+  /// pixel move with it), checked before the workers start; says what it does.
+  int setupAugmentation();
+  int64_t augmentHeight = 0, augmentWidth = 0;
+  bool augmentLabels = false, augmentTargets = false; // per pixel: moved with the image
+  int64_t augmentEpoch = 0; // the epoch the training batches are drawn for
   /// A GPU model's batches, staged in page-locked host memory: iteration
   /// `it`'s batch fills staging[it % 2] while the step before runs on the
   /// GPU, and is copied across without waiting before its own step (its

@@ -64,6 +64,10 @@ constexpr const char *kUsageTraining =
     "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
     "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2;\n"
     "                           0 with --test-data)\n"
+    "  --augment A,...          random transforms of each training sample, anew each\n"
+    "                           epoch, on its last two axes (an image's height and width):\n"
+    "                           crop=P (a window of the image padded by P with zeros),\n"
+    "                           flip (horizontal), vflip; labels per pixel move with it\n"
     "  --progress-every N       progress line every N iterations (default 10), also after\n"
     "                           a first step of 1 s or more and every 30 s; 0 = never\n"
     "  --per-class              after training, each class's recall, precision and IoU on\n"
@@ -157,7 +161,7 @@ const std::set<std::string> kTrainOnly = {
     "--auto-resume", "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace",
     "--trace-steps", "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
     "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale",
-    "--loss-scale-init", "--loss-scale-window"};
+    "--loss-scale-init", "--loss-scale-window", "--augment"};
 // clang-format on
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
@@ -388,6 +392,9 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return bad("an integer >= 0");
     } else if (arg == "--checkpoint") {
       o.checkpoint = value;
+    } else if (arg == "--augment") {
+      if (Status s = parseAugmentation(value, o.augmentation); !s.ok())
+        return problem("bad value '" + value + "' for --augment: " + s.message);
     } else if (arg == "--checkpoint-every") {
       if (!parseCheckpointEvery(value, o))
         return bad("a number of iterations >= 1, or of seconds with a unit: 90s, 10m, 2h");

@@ -86,6 +86,8 @@ struct Options {
   /// --auto-resume: --resume from --checkpoint's file when every worker's
   /// exists (Stop.cpp, chooseResume()).
   bool autoResume = false;
+  /// --augment: random flips and crops of the training samples (Data.cpp).
+  Augmentation augmentation;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

@@ -691,4 +691,109 @@ TEST(Order, ShuffleIsAPureFunctionOfSeedAndEpoch) {
   EXPECT_EQ(v, base);
 }
 
+//===--- --augment --------------------------------------------------------===//
+
+TEST(Augment, ParsesItemsAndNamesTheBadOne) {
+  Augmentation a;
+  ASSERT_TRUE(succeeded(parseAugmentation("crop=4,flip", a)));
+  EXPECT_TRUE(a.hflip);
+  EXPECT_FALSE(a.vflip);
+  EXPECT_EQ(a.cropPadding, 4);
+  EXPECT_EQ(describeAugmentation(a),
+            "random crop of the image padded by 4, random horizontal flip");
+  ASSERT_TRUE(succeeded(parseAugmentation("vflip", a)));
+  EXPECT_TRUE(a.vflip && !a.hflip && a.cropPadding == 0);
+  const std::pair<const char *, const char *> bad[] = {{"flip,rotate", "unknown item 'rotate'"},
+                                                       {"flip,flip", "'flip' is given twice"},
+                                                       {"crop=2,crop=3", "'crop' is given twice"},
+                                                       {"crop=0", "'crop=0': the padding P"},
+                                                       {"crop=-1", "'crop=-1'"},
+                                                       {"crop=2x", "'crop=2x'"},
+                                                       {"crop=", "'crop='"},
+                                                       {"flip,", "an empty item"},
+                                                       {"", "an empty item"}};
+  for (const auto &[spec, message] : bad) {
+    Augmentation kept = a;
+    Status s = parseAugmentation(spec, kept);
+    EXPECT_FALSE(s.ok()) << spec;
+    EXPECT_TRUE(contains(s.message, message)) << spec << ": " << s.message;
+    EXPECT_TRUE(kept.vflip && !kept.hflip) << "a failed parse leaves the value as it was";
+  }
+}
+
+TEST(Augment, DrawsArePureAndCoverTheirRange) {
+  Augmentation a;
+  ASSERT_TRUE(succeeded(parseAugmentation("crop=2,flip,vflip", a)));
+  std::set<int64_t> dys, dxs;
+  int hflips = 0, vflips = 0, differ = 0;
+  const int n = 2000;
+  for (int i = 0; i < n; ++i) {
+    AugmentDraw d = drawAugmentation(a, 7, 3, i), again = drawAugmentation(a, 7, 3, i);
+    EXPECT_EQ(d.dy, again.dy);
+    EXPECT_EQ(d.dx, again.dx);
+    EXPECT_EQ(d.hflip, again.hflip);
+    ASSERT_GE(d.dy, -2);
+    ASSERT_LE(d.dy, 2);
+    ASSERT_GE(d.dx, -2);
+    ASSERT_LE(d.dx, 2);
+    dys.insert(d.dy);
+    dxs.insert(d.dx);
+    hflips += d.hflip;
+    vflips += d.vflip;
+    AugmentDraw next = drawAugmentation(a, 7, 4, i); // another epoch
+    differ += next.dy != d.dy || next.dx != d.dx || next.hflip != d.hflip || next.vflip != d.vflip;
+  }
+  EXPECT_EQ(dys.size(), 5u);
+  EXPECT_EQ(dxs.size(), 5u);
+  // Binomial(2000, 1/2): 5 standard deviations are 112.
+  EXPECT_NEAR(hflips, n / 2, 112);
+  EXPECT_NEAR(vflips, n / 2, 112);
+  EXPECT_GT(differ, n / 2); // each epoch draws anew
+  // Without crop or a flip, nothing of it is drawn.
+  ASSERT_TRUE(succeeded(parseAugmentation("flip", a)));
+  for (int i = 0; i < 50; ++i) {
+    AugmentDraw d = drawAugmentation(a, 7, 3, i);
+    EXPECT_TRUE(d.dy == 0 && d.dx == 0 && !d.vflip);
+  }
+}
+
+TEST(Augment, MovesEveryPlaneAndFillsWhatItUncovers) {
+  // Two planes of 3 x 4; value = 100 * plane + 10 * row + column.
+  std::vector<float> v(24);
+  for (int p = 0; p < 2; ++p)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 4; ++x)
+        v[p * 12 + y * 4 + x] = static_cast<float>(100 * p + 10 * y + x);
+  const std::vector<float> original = v;
+  // out(y, x) = in(y + 1, (3 - x) - 1): one row down, mirrored, one column left.
+  AugmentDraw d;
+  d.dy = 1;
+  d.dx = -1;
+  d.hflip = true;
+  augmentPlanes(v.data(), 2, 3, 4, d, -5.0f);
+  for (int p = 0; p < 2; ++p)
+    for (int y = 0; y < 3; ++y)
+      for (int x = 0; x < 4; ++x) {
+        const int fy = y + 1, fx = 3 - x - 1;
+        const float want = fy < 3 && fx >= 0 ? static_cast<float>(100 * p + 10 * fy + fx) : -5.0f;
+        EXPECT_EQ(v[p * 12 + y * 4 + x], want) << p << " " << y << " " << x;
+      }
+  // The identity draw leaves the values; a vertical flip twice restores them.
+  v = original;
+  augmentPlanes(v.data(), 2, 3, 4, AugmentDraw{}, -5.0f);
+  EXPECT_EQ(v, original);
+  AugmentDraw flip;
+  flip.vflip = true;
+  augmentPlanes(v.data(), 2, 3, 4, flip, -5.0f);
+  EXPECT_EQ(v[0], 20.0f);
+  augmentPlanes(v.data(), 2, 3, 4, flip, -5.0f);
+  EXPECT_EQ(v, original);
+  // Labels: the same geometry, the fill the ignored label.
+  std::vector<int64_t> labels = {1, 2, 3, 4, 5, 6};
+  AugmentDraw shift;
+  shift.dx = 2;
+  augmentPlanes(labels.data(), 1, 2, 3, shift, -100);
+  EXPECT_EQ(labels, (std::vector<int64_t>{3, -100, -100, 6, -100, -100}));
+}
+
 } // namespace

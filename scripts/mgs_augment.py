@@ -1,0 +1,90 @@
+"""The training executable's --augment, in NumPy: the same draws (its splitmix64 streams) and
+the same transforms, so a test can compute the batches the executable trains on.
+
+    draw(spec, seed, epoch, sample) -> (dy, dx, hflip, vflip)
+    augment(values, spec, seed, epoch, fill=0) -> values transformed sample by sample
+
+`spec` is --augment's value ("flip,crop=2"); `values` has the samples on its first axis and
+their height and width on its last two, sample i being data-set sample i (the executable keys
+each draw on the sample's index in the data file, not its place in a batch).
+"""
+
+import numpy as np
+
+_M = (1 << 64) - 1
+
+
+def _splitmix64(state):
+    state = (state + 0x9E3779B97F4A7C15) & _M
+    z = state
+    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & _M
+    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & _M
+    return state, z ^ (z >> 31)
+
+
+def _stream_state(seed, tag, index):
+    s = seed ^ ((tag * 0xD1B54A32D192ED03) & _M)
+    s, _ = _splitmix64(s)
+    s ^= (index * 0x8CB92BA72F3D8DD7) & _M
+    _, z = _splitmix64(s)
+    return z
+
+
+def _below(state, bound):
+    threshold = ((1 << 64) - bound) % bound
+    while True:
+        state, r = _splitmix64(state)
+        if r >= threshold:
+            return state, r % bound
+
+
+def parse(spec):
+    """(crop padding, hflip, vflip) of an --augment value."""
+    crop, hflip, vflip = 0, False, False
+    for item in spec.split(","):
+        if item == "flip":
+            hflip = True
+        elif item == "vflip":
+            vflip = True
+        elif item.startswith("crop="):
+            crop = int(item[5:])
+        else:
+            raise ValueError(f"unknown --augment item {item!r}")
+    return crop, hflip, vflip
+
+
+def draw(spec, seed, epoch, sample):
+    crop, hflip, vflip = parse(spec)
+    state = _stream_state(_stream_state(seed, 3, epoch), 4, sample)
+    dy = dx = 0
+    if crop:
+        state, r = _below(state, 2 * crop + 1)
+        dy = r - crop
+        state, r = _below(state, 2 * crop + 1)
+        dx = r - crop
+    h = v = False
+    if hflip:
+        state, z = _splitmix64(state)
+        h = bool(z >> 63)
+    if vflip:
+        state, z = _splitmix64(state)
+        v = bool(z >> 63)
+    return dy, dx, h, v
+
+
+def transform(image, dy, dx, hflip, vflip, fill=0):
+    """out[..., y, x] = image[..., Y + dy, X + dx] (Y, X flipped where asked), `fill` outside."""
+    height, width = image.shape[-2:]
+    ys = (np.arange(height)[::-1] if vflip else np.arange(height)) + dy
+    xs = (np.arange(width)[::-1] if hflip else np.arange(width)) + dx
+    out = np.full_like(image, fill)
+    rows, cols = (ys >= 0) & (ys < height), (xs >= 0) & (xs < width)
+    out[..., np.flatnonzero(rows)[:, None], np.flatnonzero(cols)[None, :]] = \
+        image[..., ys[rows][:, None], xs[cols][None, :]]
+    return out
+
+
+def augment(values, spec, seed, epoch, fill=0):
+    values = np.asarray(values)
+    return np.stack([transform(values[i], *draw(spec, seed, epoch, i), fill=fill)
+                     for i in range(values.shape[0])])
