@@ -3,6 +3,7 @@
 #include "FileIO.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cmath>
@@ -10,6 +11,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <random>
+#include <signal.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -403,6 +405,112 @@ Status readMaybeGzip(const std::string &path, std::vector<unsigned char> &bytes)
   return Status::success();
 }
 
+//===--- Mapped files and SIGBUS ------------------------------------------===//
+//
+// A page of a mapping past the end of its file (truncated, or rewritten
+// shorter, while the run reads it) faults with SIGBUS. Its handler tells the
+// user which file changed, and how to avoid it, rather than a bare "Bus
+// error": the mappings are registered here with the message's parts, and the
+// handler only reads them (async-signal-safe: atomics, write(2), _exit).
+
+namespace {
+
+struct MappedFile {
+  std::atomic<const unsigned char *> begin{nullptr};
+  std::atomic<size_t> size{0};
+  char path[512] = {};
+};
+constexpr int kMaxMappedFiles = 32;
+MappedFile mappedFiles[kMaxMappedFiles];
+char faultPrefix[256] = "mgs-model: error: ";
+struct sigaction previousBusAction;
+
+void appendText(char *buffer, size_t &length, size_t capacity, const char *text) {
+  for (; *text && length + 1 < capacity; ++text)
+    buffer[length++] = *text;
+}
+
+void appendNumber(char *buffer, size_t &length, size_t capacity, uint64_t value) {
+  char digits[24];
+  int n = 0;
+  do {
+    digits[n++] = static_cast<char>('0' + value % 10);
+    value /= 10;
+  } while (value);
+  while (n > 0 && length + 1 < capacity)
+    buffer[length++] = digits[--n];
+}
+
+void onBusError(int signal, siginfo_t *info, void *) {
+  const auto *at = static_cast<const unsigned char *>(info->si_addr);
+  for (const MappedFile &file : mappedFiles) {
+    const unsigned char *begin = file.begin.load(std::memory_order_acquire);
+    const size_t size = file.size.load(std::memory_order_relaxed);
+    if (!begin || at < begin || at >= begin + size)
+      continue;
+    char message[1536];
+    size_t length = 0;
+    const size_t capacity = sizeof(message);
+    appendText(message, length, capacity, faultPrefix);
+    appendText(message, length, capacity, "the data file '");
+    appendText(message, length, capacity, file.path);
+    appendText(message, length, capacity,
+               "' shrank while this run reads it in place (truncated or rewritten): byte ");
+    appendNumber(message, length, capacity, static_cast<uint64_t>(at - begin));
+    appendText(message, length, capacity, " of the ");
+    appendNumber(message, length, capacity, size);
+    appendText(message, length, capacity,
+               " it had is gone. Replace a data file by writing a new one and renaming it over "
+               "the old (a run keeps the file it opened), or read the data whole with "
+               "MGSRT_READ_DATA=1\n");
+    ssize_t ignored = ::write(2, message, length);
+    (void)ignored;
+    ::_exit(1);
+  }
+  // Not a data file's fault: the action before ours, when the instruction
+  // faults again on return.
+  ::sigaction(signal, &previousBusAction, nullptr);
+}
+
+/// Registers a mapping for onBusError (installed with the first); false when
+/// the table is full.
+bool registerMapping(const unsigned char *begin, size_t size, const std::string &path) {
+  static const bool installed = [] {
+    struct sigaction action = {};
+    action.sa_sigaction = onBusError;
+    action.sa_flags = SA_SIGINFO;
+    sigemptyset(&action.sa_mask);
+    return ::sigaction(SIGBUS, &action, &previousBusAction) == 0;
+  }();
+  if (!installed)
+    return false;
+  for (MappedFile &file : mappedFiles) {
+    if (file.begin.load(std::memory_order_relaxed))
+      continue;
+    const size_t n = std::min(path.size(), sizeof(file.path) - 1);
+    std::memcpy(file.path, path.data(), n);
+    file.path[n] = '\0';
+    file.size.store(size, std::memory_order_relaxed);
+    file.begin.store(begin, std::memory_order_release);
+    return true;
+  }
+  return false;
+}
+
+void unregisterMapping(const void *begin) {
+  for (MappedFile &file : mappedFiles)
+    if (file.begin.load(std::memory_order_relaxed) == begin)
+      file.begin.store(nullptr, std::memory_order_release);
+}
+
+} // namespace
+
+void setDataFaultPrefix(const std::string &prefix) {
+  const size_t n = std::min(prefix.size(), sizeof(faultPrefix) - 1);
+  std::memcpy(faultPrefix, prefix.data(), n);
+  faultPrefix[n] = '\0';
+}
+
 Status mapOrRead(const std::string &path, FileBytes &bytes) {
   bytes = FileBytes();
   auto readWhole = [&] {
@@ -434,8 +542,14 @@ Status mapOrRead(const std::string &path, FileBytes &bytes) {
   if (at == MAP_FAILED)
     return readWhole();
   const size_t size = static_cast<size_t>(st.st_size);
-  bytes.owner = std::shared_ptr<const void>(
-      at, [size](const void *p) { ::munmap(const_cast<void *>(p), size); });
+  if (!registerMapping(static_cast<const unsigned char *>(at), size, path)) {
+    ::munmap(at, size);
+    return readWhole();
+  }
+  bytes.owner = std::shared_ptr<const void>(at, [size](const void *p) {
+    unregisterMapping(p);
+    ::munmap(const_cast<void *>(p), size);
+  });
   bytes.data = static_cast<const unsigned char *>(at);
   bytes.size = size;
   bytes.mapped = true;

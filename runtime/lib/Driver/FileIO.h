@@ -150,8 +150,13 @@ struct FileBytes {
   bool mapped = false;
 };
 /// MGSRT_READ_DATA=1 reads plain files whole instead (the behaviour before
-/// mapping, for comparisons).
+/// mapping, for comparisons). A mapped file that shrinks while mapped (a
+/// read past its new end raises SIGBUS) ends the process with status 1 and an
+/// error naming it (after setDataFaultPrefix's prefix).
 Status mapOrRead(const std::string &path, FileBytes &bytes);
+/// "PROG: error: [worker R: ]": what the SIGBUS error of a mapped data file
+/// begins with.
+void setDataFaultPrefix(const std::string &prefix);
 
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);

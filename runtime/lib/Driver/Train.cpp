@@ -399,6 +399,10 @@ int Driver::runTraining() {
     return rc;
   if (int rc = setupWorkers())
     return rc;
+  // A mapped data file that shrinks under the run: its SIGBUS is an error
+  // naming it, said as report() says errors.
+  setDataFaultPrefix(o.program + ": error: " +
+                     (workers > 1 && rank != 0 ? "worker " + std::to_string(rank) + ": " : ""));
   if (o.calibrate.empty())
     startWatchdog(); // the set-up included
   if (o.calibrate.empty())
