@@ -293,6 +293,10 @@ def main():
     ap.add_argument("--augment", default="",
                     help="train with the executable's --augment SPEC (--seed 1): the reference "
                          "trains step k (epoch k) on the batch mgs_augment.py transforms alike")
+    ap.add_argument("--input-mean", default="",
+                    help="the executable's --input-mean (with --input-std): the reference "
+                         "normalizes its batches alike, per channel (axis 1)")
+    ap.add_argument("--input-std", default="")
     args = ap.parse_args()
     adamw = args.optimizer == "adamw"
     if args.augment and args.drop_path_masks:
@@ -389,6 +393,15 @@ def main():
                        for k in range(args.steps)]
         else:
             step_ys = [y] * args.steps
+    if args.input_mean or args.input_std:
+        # torchvision's Normalize, in float32 as the executable does it.
+        def per_channel(text, default):
+            v = [float(t) for t in text.split(",")] if text else [default]
+            shape = [1] * x.dim()
+            shape[1] = len(v) if len(v) > 1 else 1
+            return torch.tensor(v, dtype=torch.float32).reshape(shape)
+        mean, std = per_channel(args.input_mean, 0.0), per_channel(args.input_std, 1.0)
+        step_xs = [(s.float() - mean) / std for s in step_xs]
 
     def loss_of(logits, y=y):
         """PyTorch's loss with the executable's options (ignore_index -100, the default of
@@ -440,6 +453,8 @@ def main():
                         "--epochs", str(steps), "--holdout", "0", "--lr", str(lr), *opt_args,
                         "--progress-every", "0", "--save", trained,
                         *(["--augment", args.augment, "--seed", "1"] if args.augment else []),
+                        *(["--input-mean", args.input_mean] if args.input_mean else []),
+                        *(["--input-std", args.input_std] if args.input_std else []),
                         *(["--loss-scale", args.loss_scale] if args.loss_scale else [])],
                        check=True, stdout=subprocess.DEVNULL)
         saved = onnx.load(trained)

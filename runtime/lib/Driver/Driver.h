@@ -207,12 +207,23 @@ private:
   /// (drawn for augmentEpoch).
   bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count, void *input = nullptr,
                  void *labelsOut = nullptr, bool augment = false);
-  /// --augment against the model (an image input; labels or targets per
-  /// pixel move with it), checked before the workers start; says what it does.
-  int setupAugmentation();
+
+  // Transforms.cpp
+  /// --augment, --input-mean and --input-std against the model (an image
+  /// input; labels or targets per pixel move with it; a value per channel),
+  /// checked before the workers start.
+  int setupSampleTransforms();
+  /// The lines that say what they do (none when there are none).
+  void describeSampleTransforms() const;
+  /// Sample `sample` (its float input `values` and, when given, its labels
+  /// or targets) in the batch: --augment's transform when `augment`, then
+  /// the normalization.
+  void transformSample(int64_t sample, bool augment, float *values, int64_t *labels,
+                       float *targets);
   int64_t augmentHeight = 0, augmentWidth = 0;
   bool augmentLabels = false, augmentTargets = false; // per pixel: moved with the image
   int64_t augmentEpoch = 0; // the epoch the training batches are drawn for
+  std::vector<float> normalizeMean, normalizeStd; // per channel; empty: none
   /// A GPU model's batches, staged in page-locked host memory: iteration
   /// `it`'s batch fills staging[it % 2] while the step before runs on the
   /// GPU, and is copied across without waiting before its own step (its

@@ -68,6 +68,9 @@ constexpr const char *kUsageTraining =
     "                           epoch, on its last two axes (an image's height and width):\n"
     "                           crop=P (a window of the image padded by P with zeros),\n"
     "                           flip (horizontal), vflip; labels per pixel move with it\n"
+    "  --input-mean M1,...      every sample (trained and evaluated) as (x - M) / S per\n"
+    "  --input-std S1,...       channel (its axis 1), after --augment: torchvision's\n"
+    "                           Normalize; one value for every channel (defaults 0, 1)\n"
     "  --progress-every N       progress line every N iterations (default 10), also after\n"
     "                           a first step of 1 s or more and every 30 s; 0 = never\n"
     "  --per-class              after training, each class's recall, precision and IoU on\n"
@@ -161,7 +164,7 @@ const std::set<std::string> kTrainOnly = {
     "--auto-resume", "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace",
     "--trace-steps", "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
     "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale",
-    "--loss-scale-init", "--loss-scale-window", "--augment"};
+    "--loss-scale-init", "--loss-scale-window", "--augment", "--input-mean", "--input-std"};
 // clang-format on
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
@@ -225,6 +228,24 @@ bool parseF64(const std::string &s, double min, double &v) {
   if (*end || !std::isfinite(x) || x < min)
     return false;
   v = x;
+  return true;
+}
+
+/// Numbers >= min separated by commas (> 0 when `positive`).
+bool parseF64List(const std::string &s, double min, bool positive, std::vector<double> &v) {
+  std::vector<double> values;
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    size_t comma = s.find(',', pos);
+    if (comma == std::string::npos)
+      comma = s.size();
+    double x;
+    if (!parseF64(s.substr(pos, comma - pos), min, x) || (positive && !(x > 0)))
+      return false;
+    values.push_back(x);
+    pos = comma + 1;
+  }
+  v = std::move(values);
   return true;
 }
 
@@ -392,6 +413,12 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return bad("an integer >= 0");
     } else if (arg == "--checkpoint") {
       o.checkpoint = value;
+    } else if (arg == "--input-mean") {
+      if (!parseF64List(value, -HUGE_VAL, false, o.inputMean))
+        return bad("a number, or one per channel separated by commas");
+    } else if (arg == "--input-std") {
+      if (!parseF64List(value, 0, true, o.inputStd))
+        return bad("a number > 0, or one per channel separated by commas");
     } else if (arg == "--augment") {
       if (Status s = parseAugmentation(value, o.augmentation); !s.ok())
         return problem("bad value '" + value + "' for --augment: " + s.message);

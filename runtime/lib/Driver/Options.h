@@ -88,6 +88,10 @@ struct Options {
   bool autoResume = false;
   /// --augment: random flips and crops of the training samples (Data.cpp).
   Augmentation augmentation;
+  /// --input-mean, --input-std: every sample (training and evaluation) as
+  /// (x - mean[c]) / std[c] per channel c (one value: every channel); empty:
+  /// as stored.
+  std::vector<double> inputMean, inputStd;
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line

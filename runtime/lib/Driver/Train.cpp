@@ -226,20 +226,9 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
       from.copyLabels(indices[j], lab + j * L);
     if (targets)
       std::copy_n(from.targets.data() + indices[j] * L, L, targets + j * L);
-    if (!augment || !o.augmentation.any())
-      continue;
-    // The sample's draw: a function of the run's seed, the epoch and the
-    // sample alone, so the same whatever the workers and the batch order.
-    const AugmentDraw draw =
-        drawAugmentation(o.augmentation, o.seed, static_cast<uint64_t>(augmentEpoch), indices[j]);
-    const int64_t plane = augmentHeight * augmentWidth;
     if (!ints)
-      augmentPlanes(in + j * sampleSize, sampleSize / plane, augmentHeight, augmentWidth, draw,
-                    0.0f);
-    if (lab && augmentLabels) // padded with the label the loss ignores
-      augmentPlanes(lab + j * L, L / plane, augmentHeight, augmentWidth, draw, m.ignoreIndex);
-    if (targets && augmentTargets)
-      augmentPlanes(targets + j * L, L / plane, augmentHeight, augmentWidth, draw, 0.0f);
+      transformSample(indices[j], augment, in + j * sampleSize, lab ? lab + j * L : nullptr,
+                      targets ? targets + j * L : nullptr);
   }
   if (count < m.batchSize) {
     const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
@@ -253,48 +242,6 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
       std::fill(targets + count * L, targets + m.batchSize * L, 0.0f);
   }
   return true;
-}
-
-int Driver::setupAugmentation() {
-  const Augmentation &a = o.augmentation;
-  if (!a.any())
-    return 0;
-  const TensorSpec &in = m.inputs[0];
-  if (in.int64)
-    return usageOnEveryWorker("--augment moves an image's pixels; the model's input '" + in.name +
-                              "' takes token ids");
-  if (in.dims.size() < 3)
-    return usageOnEveryWorker(
-        "--augment moves pixels along a sample's last two axes (its height and width); the "
-        "model's input '" +
-        in.name + "' " + formatShape(in.dims) +
-        " has one axis a sample (export the model with its image input, (N, C, H, W))");
-  const int64_t h = in.dims[in.dims.size() - 2], w = in.dims.back();
-  if (a.cropPadding >= h || a.cropPadding >= w)
-    return usageOnEveryWorker("--augment crop=" + std::to_string(a.cropPadding) +
-                              ": the padding must be smaller than the image, " + std::to_string(h) +
-                              " x " + std::to_string(w) + " (the input '" + in.name + "' " +
-                              formatShape(in.dims) + ")");
-  // Labels or targets per pixel move with the image; others (a class, a
-  // vector a sample) stay as they are.
-  auto perPixel = [&](const std::vector<int64_t> &dims) {
-    return dims.size() >= 3 && dims[dims.size() - 2] == h && dims.back() == w;
-  };
-  if (m.loss.empty() && !m.labelShape.empty() && !perPixel(m.labelShape))
-    return usageOnEveryWorker("--augment moves the image's " + std::to_string(h) + " x " +
-                              std::to_string(w) + " pixels, but the model's labels " +
-                              formatShape(m.labelShape) +
-                              " are per position of another grid, which cannot move with them");
-  if (m.loss.empty() && m.labelShape.empty() && labelsPerSample > 1)
-    return usageOnEveryWorker(
-        "--augment moves the image's pixels, but the model takes " +
-        std::to_string(labelsPerSample) +
-        " labels a sample (a label per token or row), which cannot move with them");
-  augmentHeight = h;
-  augmentWidth = w;
-  augmentLabels = m.loss.empty() && !m.labelShape.empty();
-  augmentTargets = !m.loss.empty() && perPixel(m.labelDims);
-  return 0;
 }
 
 int Driver::setupStaging() {
@@ -388,7 +335,7 @@ int Driver::runTraining() {
                  static_cast<long long>(labelCount), static_cast<long long>(m.batchSize),
                  static_cast<long long>(labelsPerSample));
   sampleSize = in.numElements() / m.batchSize;
-  if (int rc = setupAugmentation())
+  if (int rc = setupSampleTransforms())
     return rc;
   if (m.accumulate > 1 && !mgs_accum_step)
     return error("the model's manifest says 'accumulate %lld', but it defines no "
@@ -469,15 +416,7 @@ int Driver::runTraining() {
   if (haveTestSet())
     std::printf("evaluating on the test set '%s': %lld samples\n", testSet.source.c_str(),
                 static_cast<long long>(testSet.size()));
-  if (o.augmentation.any())
-    std::printf("augment: %s, on the %lld x %lld pixels of each training sample, drawn anew each "
-                "epoch%s\n",
-                describeAugmentation(o.augmentation).c_str(), static_cast<long long>(augmentHeight),
-                static_cast<long long>(augmentWidth),
-                augmentLabels    ? " (its labels per pixel moved with it, padded with the ignored "
-                                   "label)"
-                : augmentTargets ? " (its targets per pixel moved with it, padded with 0)"
-                                 : "");
+  describeSampleTransforms();
   if (m.accumulate > 1)
     std::printf("gradient accumulation: each step sums the gradients of %lld batches (%lld "
                 "samples a step%s)\n",
