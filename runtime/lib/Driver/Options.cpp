@@ -231,22 +231,30 @@ bool parseF64(const std::string &s, double min, double &v) {
   return true;
 }
 
-/// Numbers >= min separated by commas (> 0 when `positive`).
-bool parseF64List(const std::string &s, double min, bool positive, std::vector<double> &v) {
-  std::vector<double> values;
+/// `s`'s items separated by commas, each parsed by `item`; false when one fails.
+template <typename T, typename ParseItem>
+bool parseList(const std::string &s, std::vector<T> &v, ParseItem item) {
+  std::vector<T> values;
   size_t pos = 0;
   while (pos <= s.size()) {
     size_t comma = s.find(',', pos);
     if (comma == std::string::npos)
       comma = s.size();
-    double x;
-    if (!parseF64(s.substr(pos, comma - pos), min, x) || (positive && !(x > 0)))
+    T x;
+    if (!item(s.substr(pos, comma - pos), x))
       return false;
     values.push_back(x);
     pos = comma + 1;
   }
   v = std::move(values);
   return true;
+}
+
+/// Numbers >= min separated by commas (> 0 when `positive`).
+bool parseF64List(const std::string &s, double min, bool positive, std::vector<double> &v) {
+  return parseList<double>(s, v, [&](const std::string &item, double &x) {
+    return parseF64(item, min, x) && (!positive || x > 0);
+  });
 }
 
 /// `s` as one of the named choices.
@@ -387,18 +395,10 @@ Status parseOptions(int argc, char **argv, Options &o) {
       if (!parseF64(value, 0, o.warmupEpochs))
         return bad("a number of epochs >= 0");
     } else if (arg == "--lr-steps") {
-      o.lrSteps.clear();
-      size_t pos = 0;
-      while (pos <= value.size()) {
-        size_t comma = value.find(',', pos);
-        if (comma == std::string::npos)
-          comma = value.size();
-        int64_t e;
-        if (!parseI64(value.substr(pos, comma - pos), 0, e))
-          return bad("epochs >= 0 separated by commas, like 30,60");
-        o.lrSteps.push_back(e);
-        pos = comma + 1;
-      }
+      if (!parseList<int64_t>(value, o.lrSteps, [](const std::string &item, int64_t &e) {
+            return parseI64(item, 0, e);
+          }))
+        return bad("epochs >= 0 separated by commas, like 30,60");
     } else if (arg == "--lr-gamma") {
       if (!parseF64(value, 0, o.lrGamma))
         return bad("a number >= 0");
