@@ -24,8 +24,8 @@ packages=(
   cmake ninja-build g++ libgtest-dev
   libmlir-22-dev mlir-22-tools llvm-22-dev llvm-22-tools
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata curl ca-certificates
-  libopenmpi-dev openmpi-bin libdnnl-dev
-  python3-torch python3-torchvision python3-onnx python3-sklearn
+  libopenmpi-dev openmpi-bin libdnnl-dev libpng-dev libjpeg-dev
+  python3-torch python3-torchvision python3-onnx python3-sklearn python3-pil
   dataset-fashion-mnist
 )
 if ((bench)); then

@@ -178,7 +178,7 @@ uint64_t fnv1a64(std::string_view text);
 
 //===--- Data sets --------------------------------------------------------===//
 
-enum class DataFormat { Digits, Mnist, Cifar10, Npy };
+enum class DataFormat { Digits, Mnist, Cifar10, Npy, ImageFolder };
 
 /// Which split a directory of a standard data set gives: the training files
 /// (MNIST train-*, CIFAR-10 data_batch_*) or the test ones (MNIST t10k-*,
@@ -227,6 +227,10 @@ struct Dataset {
   std::vector<int64_t> labelShape;
   /// Digits CSV: the line each sample was read from, for messages.
   std::vector<int64_t> lines;
+  /// An image folder: the name of each label's class (its folder), and the
+  /// files it skipped (not images).
+  std::vector<std::string> classNames;
+  int64_t skippedFiles = 0;
 
   int64_t size() const {
     return static_cast<int64_t>(targets.empty() ? labelCount() : targets.size()) / labelsPerSample;
@@ -283,6 +287,24 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
                    DataSplit split = DataSplit::Train);
+
+/// An image folder, torchvision's ImageFolder layout: DIR/CLASS/.../IMAGE
+/// (PNG or JPEG, decoded by content; other files skipped, other image
+/// formats refused), classes labelled in the sorted order of their folders'
+/// names (`knownClasses`: a test set's, by the training set's names), each
+/// image decoded once, as gray or RGB for `channels` (1 or 3), resized and
+/// center-cropped to height x width as torchvision's Resize + CenterCrop do
+/// on a PIL image (imageToSample), in [0, 1]. Decoded in parallel (OpenMP),
+/// with a progress line every 10 s.
+Status loadImageFolder(const std::string &path, int64_t channels, int64_t height, int64_t width,
+                       Dataset &data, const std::vector<std::string> *knownClasses = nullptr);
+/// One decoded image (interleaved 8-bit RGB, height x width) as a sample of
+/// `channels` x toHeight x toWidth floats: PIL's "L" conversion for one
+/// channel; torchvision's Resize(S) (the side that limits a cover of the
+/// target to it, the other truncated, with PIL's antialiased bilinear filter
+/// in its fixed point) and CenterCrop; then ToTensor's division by 255.
+void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int64_t channels,
+                   int64_t toHeight, int64_t toWidth, float *out);
 
 /// The largest magnitude a sample value may have (checkDataset).
 inline constexpr float kMaxAbsSample = 1e15f;

@@ -138,6 +138,8 @@ bool parseDataFormat(std::string_view name, DataFormat &format) {
     format = DataFormat::Cifar10;
   else if (name == "npy")
     format = DataFormat::Npy;
+  else if (name == "imagefolder")
+    format = DataFormat::ImageFolder;
   else
     return false;
   return true;
@@ -153,6 +155,8 @@ const char *dataFormatName(DataFormat format) {
     return "cifar10";
   case DataFormat::Npy:
     return "npy";
+  case DataFormat::ImageFolder:
+    return "imagefolder";
   }
   return "?";
 }
@@ -170,9 +174,21 @@ Status guessDataFormat(const std::string &path, DataFormat &format) {
       format = DataFormat::Cifar10;
       return Status::success();
     }
+    // Folders in it: an image folder (its loader says what is wrong in them).
+    if (DIR *d = ::opendir(path.c_str())) {
+      bool folders = false;
+      while (const dirent *e = ::readdir(d))
+        folders = folders || (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") &&
+                              isDirectory(path + "/" + e->d_name));
+      ::closedir(d);
+      if (folders) {
+        format = DataFormat::ImageFolder;
+        return Status::success();
+      }
+    }
     return badInput("cannot guess the data format of directory '" + path +
-                    "' (no train-images-idx3-ubyte, no data_batch_*.bin); pass --data-format "
-                    "digits|mnist|cifar10|npy");
+                    "' (no train-images-idx3-ubyte, no data_batch_*.bin, no class folders); "
+                    "pass --data-format digits|mnist|cifar10|npy|imagefolder");
   }
   struct stat st;
   if (::stat(path.c_str(), &st) != 0)
@@ -192,7 +208,7 @@ Status guessDataFormat(const std::string &path, DataFormat &format) {
     format = DataFormat::Npy;
   else {
     return badInput("cannot guess the data format of '" + path +
-                    "'; pass --data-format digits|mnist|cifar10|npy");
+                    "'; pass --data-format digits|mnist|cifar10|npy|imagefolder");
   }
   return Status::success();
 }
@@ -419,6 +435,10 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data, Da
     return loadCifar10(path, data, split);
   case DataFormat::Npy:
     return badInput("NumPy data '" + path + "' needs its labels file (--labels FILE.npy)");
+  case DataFormat::ImageFolder:
+    return badInput("image folder '" + path +
+                    "' needs the model's image size "
+                    "(loadImageFolder)");
   }
   return badInput("unknown data format");
 }

@@ -180,6 +180,11 @@ private:
   bool graphRefused = false, graphRetried = false;
   int64_t graphCaptures = 0, graphReplays = 0;
   int loadData();
+  /// An image folder's demands on the model (a batch of gray or RGB images,
+  /// one class a sample), and what one holds (its classes against the
+  /// model's).
+  int checkImageFolderModel();
+  int describeImageFolder(const Dataset &d, const char *what);
   /// Accuracy on the evaluation set: --test-data's samples, else the
   /// held-out part of --data.
   bool evaluate(int64_t &correct, int64_t &total, int &status);

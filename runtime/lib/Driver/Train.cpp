@@ -111,6 +111,45 @@ int Driver::checkSamples(const Dataset &d, const std::string &path, const char *
   return 0;
 }
 
+int Driver::checkImageFolderModel() {
+  const TensorSpec &in = m.inputs[0];
+  if (in.int64 || in.dims.size() != 4 || (in.dims[1] != 1 && in.dims[1] != 3))
+    return error("an image folder gives images; the model's input '%s' %s is not a batch of "
+                 "gray or RGB images (N, 1 or 3, H, W)",
+                 in.name.c_str(), formatShape(in.dims).c_str());
+  if (!m.loss.empty() || labelsPerSample != 1)
+    return error("an image folder gives one class a sample (its folder); the model trains "
+                 "against %s",
+                 !m.loss.empty() ? ("float targets (" + m.loss + ")").c_str()
+                                 : (std::to_string(labelsPerSample) + " labels a sample").c_str());
+  return 0;
+}
+
+int Driver::describeImageFolder(const Dataset &d, const char *what) {
+  const int64_t classes = static_cast<int64_t>(d.classNames.size());
+  std::vector<bool> present(d.classNames.size(), false);
+  for (uint64_t k = 0; k < d.labelCount(); ++k)
+    present[static_cast<size_t>(d.label(k))] = true;
+  const int64_t held = std::count(present.begin(), present.end(), true);
+  if (classes > m.classes)
+    return error("%s '%s' has %lld class folders, but the model scores %lld classes", what,
+                 d.source.c_str(), static_cast<long long>(classes),
+                 static_cast<long long>(m.classes));
+  std::string names;
+  for (int64_t c = 0; c < std::min<int64_t>(classes, 8); ++c)
+    names += (c ? ", " : "") + std::to_string(c) + " " + d.classNames[c];
+  std::printf(
+      "%s '%s': %lld images of %s%lld classes (%s%s)%s, each as %lld x %lld x %lld\n", what,
+      d.source.c_str(), static_cast<long long>(d.size()),
+      held < classes ? (std::to_string(held) + " of the ").c_str() : "",
+      static_cast<long long>(classes), names.c_str(), classes > 8 ? ", ..." : "",
+      d.skippedFiles ? (", " + std::to_string(d.skippedFiles) + " other files skipped").c_str()
+                     : "",
+      static_cast<long long>(m.inputs[0].dims[1]), static_cast<long long>(m.inputs[0].dims[2]),
+      static_cast<long long>(m.inputs[0].dims[3]));
+  return 0;
+}
+
 int Driver::loadData() {
   DataFormat format = o.format;
   if (!o.haveFormat) {
@@ -132,10 +171,19 @@ int Driver::loadData() {
   if (format != DataFormat::Npy && !o.labels.empty())
     return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
                  dataFormatName(format) + " data, whose labels come with it");
+  if (format == DataFormat::ImageFolder)
+    if (int rc = checkImageFolderModel())
+      return rc;
+  const TensorSpec &in = m.inputs[0];
   if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, floatTargets)
-                                           : loadDataset(o.data, format, data);
+                 : format == DataFormat::ImageFolder
+                     ? loadImageFolder(o.data, in.dims[1], in.dims[2], in.dims[3], data)
+                     : loadDataset(o.data, format, data);
       !s.ok())
     return error(s);
+  if (format == DataFormat::ImageFolder)
+    if (int rc = describeImageFolder(data, "data"))
+      return rc;
   if (int rc = checkSamples(data, o.data, "data"))
     return rc;
   if (haveTestSet()) {
@@ -150,9 +198,15 @@ int Driver::loadData() {
       return error("test data '%s' does not exist", o.testData.c_str());
     if (Status s = format == DataFormat::Npy
                        ? loadNpy(o.testData, o.testLabels, testSet, floatTargets)
+                   : format == DataFormat::ImageFolder
+                       ? loadImageFolder(o.testData, in.dims[1], in.dims[2], in.dims[3], testSet,
+                                         &data.classNames)
                        : loadDataset(o.testData, format, testSet, DataSplit::Test);
         !s.ok())
       return error("--test-data: %s", s.message.c_str());
+    if (format == DataFormat::ImageFolder)
+      if (int rc = describeImageFolder(testSet, "test data"))
+        return rc;
     if (int rc = checkSamples(testSet, o.testData, "test data"))
       return rc;
     testIndices.resize(static_cast<size_t>(testSet.size()));

@@ -1,0 +1,434 @@
+//===- ImageFolder.cpp - A directory of class folders of images ----------===//
+//
+// torchvision's ImageFolder: DIR/CLASS/.../IMAGE, the classes the sorted
+// names of DIR's folders, each folder's images in the order of a sorted walk.
+// Every image is decoded once, when the data loads (PNG by libpng, JPEG by
+// libjpeg), made gray or RGB for the model's channels, resized and
+// center-cropped to the model's height and width as torchvision's
+// Resize(S) + CenterCrop(S) do on a PIL image (PIL's antialiased bilinear
+// filter in its fixed-point arithmetic, so the pixels are PIL's), and held
+// as float32 in [0, 1] (ToTensor's division by 255).
+//
+//===----------------------------------------------------------------------===//
+
+#include "FileIO.h"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <csetjmp>
+#include <cstdio>
+#include <cstring>
+#include <dirent.h>
+#include <jpeglib.h>
+#include <omp.h>
+#include <png.h>
+#include <sys/stat.h>
+
+namespace mgs::rt::driver {
+
+namespace {
+
+std::string lowerCase(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+bool hasSuffix(const std::string &s, const char *suffix) {
+  const size_t n = std::strlen(suffix);
+  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
+}
+
+/// What a file in a class folder is: an image mgs reads, one it cannot
+/// (torchvision's other extensions), or not an image (skipped, as there).
+enum class FileKind { Readable, Unreadable, Other };
+
+FileKind fileKind(const std::string &name) {
+  const std::string n = lowerCase(name);
+  for (const char *e : {".png", ".jpg", ".jpeg"})
+    if (hasSuffix(n, e))
+      return FileKind::Readable;
+  for (const char *e : {".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"})
+    if (hasSuffix(n, e))
+      return FileKind::Unreadable;
+  return FileKind::Other;
+}
+
+/// The entries of `dir` (not . and ..), sorted by name; false when it
+/// cannot be read.
+bool listDirectory(const std::string &dir, std::vector<std::string> &names) {
+  names.clear();
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return false;
+  while (const dirent *e = ::readdir(d)) {
+    const std::string name = e->d_name;
+    if (name != "." && name != "..")
+      names.push_back(name);
+  }
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return true;
+}
+
+/// Every directory under `dir` (itself included), sorted by path as
+/// Python's sorted(os.walk(dir)) orders them.
+void walkDirectories(const std::string &dir, std::vector<std::string> &out) {
+  out.push_back(dir);
+  std::vector<std::string> names;
+  if (!listDirectory(dir, names))
+    return;
+  for (const std::string &name : names)
+    if (isDirectory(dir + "/" + name))
+      walkDirectories(dir + "/" + name, out);
+}
+
+/// An image as decoded: interleaved 8-bit RGB.
+struct Rgb {
+  int64_t width = 0, height = 0;
+  std::vector<unsigned char> pixels;
+};
+
+Status decodePng(const std::string &path, Rgb &image) {
+  png_image png;
+  std::memset(&png, 0, sizeof(png));
+  png.version = PNG_IMAGE_VERSION;
+  if (!png_image_begin_read_from_file(&png, path.c_str()))
+    return badInput("image '" + path + "': " + png.message);
+  // RGBA, its alpha then dropped: PIL's convert("RGB") (what torchvision's
+  // loader does) ignores transparency; libpng's RGB would blend it.
+  png.format = PNG_FORMAT_RGBA;
+  image.width = png.width;
+  image.height = png.height;
+  std::vector<unsigned char> rgba(PNG_IMAGE_SIZE(png));
+  if (!png_image_finish_read(&png, nullptr, rgba.data(), 0, nullptr)) {
+    std::string message = png.message;
+    png_image_free(&png);
+    return badInput("image '" + path + "': " + message);
+  }
+  const size_t pixels = static_cast<size_t>(image.width * image.height);
+  image.pixels.resize(pixels * 3);
+  for (size_t i = 0; i < pixels; ++i)
+    std::copy_n(rgba.data() + 4 * i, 3, image.pixels.data() + 3 * i);
+  return Status::success();
+}
+
+struct JpegErrors {
+  jpeg_error_mgr manager;
+  std::jmp_buf jump;
+  char message[JMSG_LENGTH_MAX];
+};
+
+void onJpegError(j_common_ptr info) {
+  auto *errors = reinterpret_cast<JpegErrors *>(info->err);
+  (*info->err->format_message)(info, errors->message);
+  std::longjmp(errors->jump, 1);
+}
+
+// A warning (corrupt data libjpeg would fill in, a truncated file) is an
+// error, as PIL makes it; trace messages are dropped.
+void onJpegMessage(j_common_ptr info, int level) {
+  if (level < 0)
+    onJpegError(info);
+}
+
+Status decodeJpeg(const std::string &path, Rgb &image) {
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return ioError("image '" + path + "': " + std::strerror(errno));
+  jpeg_decompress_struct jpeg;
+  JpegErrors errors;
+  jpeg.err = jpeg_std_error(&errors.manager);
+  errors.manager.error_exit = onJpegError;
+  errors.manager.emit_message = onJpegMessage;
+  // Nothing with a destructor is created between here and the last
+  // longjmp: `image` is the caller's.
+  if (setjmp(errors.jump)) {
+    jpeg_destroy_decompress(&jpeg);
+    std::fclose(file);
+    return badInput("image '" + path + "': " + errors.message);
+  }
+  jpeg_create_decompress(&jpeg);
+  jpeg_stdio_src(&jpeg, file);
+  jpeg_read_header(&jpeg, TRUE);
+  jpeg.out_color_space = JCS_RGB;
+  jpeg_start_decompress(&jpeg);
+  image.width = jpeg.output_width;
+  image.height = jpeg.output_height;
+  image.pixels.resize(static_cast<size_t>(image.width * image.height * 3));
+  while (jpeg.output_scanline < jpeg.output_height) {
+    JSAMPROW row = image.pixels.data() +
+                   static_cast<size_t>(jpeg.output_scanline) * static_cast<size_t>(image.width) * 3;
+    jpeg_read_scanlines(&jpeg, &row, 1);
+  }
+  jpeg_finish_decompress(&jpeg);
+  jpeg_destroy_decompress(&jpeg);
+  std::fclose(file);
+  return Status::success();
+}
+
+/// Decodes by content (PNG or JPEG signature), whatever the extension says.
+Status decodeImage(const std::string &path, Rgb &image) {
+  unsigned char magic[4] = {};
+  std::FILE *file = std::fopen(path.c_str(), "rb");
+  if (!file)
+    return ioError("image '" + path + "': " + std::strerror(errno));
+  const size_t got = std::fread(magic, 1, sizeof(magic), file);
+  std::fclose(file);
+  if (got >= 4 && magic[0] == 0x89 && magic[1] == 'P' && magic[2] == 'N' && magic[3] == 'G')
+    return decodePng(path, image);
+  if (got >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF)
+    return decodeJpeg(path, image);
+  return badInput("image '" + path + "' is neither PNG nor JPEG (its first bytes are not " +
+                  "either signature)");
+}
+
+} // namespace
+
+//===--- PIL's resampling -------------------------------------------------===//
+
+namespace {
+
+// PIL's fixed point for 8-bit images: 32 bits less 8 for the pixel and 2
+// for the sign and the sums' headroom.
+constexpr int kPrecisionBits = 32 - 8 - 2;
+
+/// One axis of PIL's antialiased bilinear resampling, `in` values to `out`:
+/// for each output position its first input and its fixed-point weights.
+struct AxisWeights {
+  int64_t taps = 0;
+  std::vector<int64_t> first, count;
+  std::vector<int32_t> weights; // taps a position
+};
+
+AxisWeights bilinearWeights(int64_t in, int64_t out) {
+  AxisWeights a;
+  const double scale = static_cast<double>(in) / static_cast<double>(out);
+  const double filterScale = std::max(scale, 1.0);
+  const double support = 1.0 * filterScale; // the bilinear filter's support is 1
+  const double inverse = 1.0 / filterScale;
+  a.taps = static_cast<int64_t>(std::ceil(support)) * 2 + 1;
+  a.first.resize(static_cast<size_t>(out));
+  a.count.resize(static_cast<size_t>(out));
+  a.weights.assign(static_cast<size_t>(out * a.taps), 0);
+  std::vector<double> w(static_cast<size_t>(a.taps));
+  for (int64_t o = 0; o < out; ++o) {
+    const double center = (static_cast<double>(o) + 0.5) * scale;
+    int64_t lo = static_cast<int64_t>(center - support + 0.5);
+    int64_t hi = static_cast<int64_t>(center + support + 0.5);
+    lo = std::max<int64_t>(lo, 0);
+    hi = std::min(hi, in) - lo;
+    double sum = 0;
+    for (int64_t x = 0; x < hi; ++x) {
+      const double d = std::fabs((static_cast<double>(x + lo) - center + 0.5) * inverse);
+      w[x] = d < 1.0 ? 1.0 - d : 0.0;
+      sum += w[x];
+    }
+    for (int64_t x = 0; x < hi; ++x) {
+      const double k = sum != 0.0 ? w[x] / sum : w[x];
+      const double fixed = k * static_cast<double>(1 << kPrecisionBits);
+      a.weights[o * a.taps + x] = static_cast<int32_t>(k < 0 ? fixed - 0.5 : fixed + 0.5);
+    }
+    a.first[o] = lo;
+    a.count[o] = hi;
+  }
+  return a;
+}
+
+unsigned char clip8(int32_t sum) {
+  const int32_t v = sum >> kPrecisionBits;
+  return static_cast<unsigned char>(std::clamp(v, 0, 255));
+}
+
+/// One plane, `height` x `width`, resampled to `toHeight` x `toWidth`:
+/// horizontally, then vertically, each pass rounded to 8 bits (PIL's order).
+std::vector<unsigned char> resamplePlane(const unsigned char *plane, int64_t height, int64_t width,
+                                         int64_t toHeight, int64_t toWidth) {
+  std::vector<unsigned char> rows(plane, plane + height * width);
+  if (toWidth != width) {
+    const AxisWeights a = bilinearWeights(width, toWidth);
+    std::vector<unsigned char> out(static_cast<size_t>(height * toWidth));
+    for (int64_t y = 0; y < height; ++y)
+      for (int64_t x = 0; x < toWidth; ++x) {
+        int32_t sum = 1 << (kPrecisionBits - 1);
+        const unsigned char *in = rows.data() + y * width + a.first[x];
+        const int32_t *k = a.weights.data() + x * a.taps;
+        for (int64_t t = 0; t < a.count[x]; ++t)
+          sum += static_cast<int32_t>(in[t]) * k[t];
+        out[y * toWidth + x] = clip8(sum);
+      }
+    rows = std::move(out);
+    width = toWidth;
+  }
+  if (toHeight != height) {
+    const AxisWeights a = bilinearWeights(height, toHeight);
+    std::vector<unsigned char> out(static_cast<size_t>(toHeight * width));
+    for (int64_t y = 0; y < toHeight; ++y) {
+      const int32_t *k = a.weights.data() + y * a.taps;
+      for (int64_t x = 0; x < width; ++x) {
+        int32_t sum = 1 << (kPrecisionBits - 1);
+        for (int64_t t = 0; t < a.count[y]; ++t)
+          sum += static_cast<int32_t>(rows[(a.first[y] + t) * width + x]) * k[t];
+        out[y * width + x] = clip8(sum);
+      }
+    }
+    rows = std::move(out);
+  }
+  return rows;
+}
+
+} // namespace
+
+void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int64_t channels,
+                   int64_t toHeight, int64_t toWidth, float *out) {
+  // Planes of the model's channels: RGB, or PIL's "L" (ITU-R 601-2 luma in
+  // its fixed point; a gray image's value exactly).
+  std::vector<std::vector<unsigned char>> planes(static_cast<size_t>(channels));
+  const int64_t pixels = height * width;
+  for (auto &p : planes)
+    p.resize(static_cast<size_t>(pixels));
+  for (int64_t i = 0; i < pixels; ++i) {
+    const unsigned char *px = rgb + 3 * i;
+    if (channels == 1)
+      planes[0][i] =
+          static_cast<unsigned char>((px[0] * 19595 + px[1] * 38470 + px[2] * 7471 + 0x8000) >> 16);
+    else
+      for (int64_t c = 0; c < 3; ++c)
+        planes[c][i] = px[c];
+  }
+  // Resize(S): the side that limits the cover to toHeight x toWidth, as
+  // torchvision sizes it (the other side truncated); then CenterCrop.
+  int64_t rh, rw;
+  if (width * toHeight <= height * toWidth) {
+    rw = toWidth;
+    rh = std::max(toHeight, static_cast<int64_t>(static_cast<double>(toWidth * height) /
+                                                 static_cast<double>(width)));
+  } else {
+    rh = toHeight;
+    rw = std::max(toWidth, static_cast<int64_t>(static_cast<double>(toHeight * width) /
+                                                static_cast<double>(height)));
+  }
+  const int64_t top = static_cast<int64_t>(std::nearbyint((rh - toHeight) / 2.0));
+  const int64_t left = static_cast<int64_t>(std::nearbyint((rw - toWidth) / 2.0));
+  for (int64_t c = 0; c < channels; ++c) {
+    const std::vector<unsigned char> resized =
+        resamplePlane(planes[c].data(), height, width, rh, rw);
+    float *o = out + c * toHeight * toWidth;
+    for (int64_t y = 0; y < toHeight; ++y)
+      for (int64_t x = 0; x < toWidth; ++x)
+        o[y * toWidth + x] = static_cast<float>(resized[(y + top) * rw + x + left]) / 255.0f;
+  }
+}
+
+//===--- The folder -------------------------------------------------------===//
+
+Status loadImageFolder(const std::string &path, int64_t channels, int64_t height, int64_t width,
+                       Dataset &data, const std::vector<std::string> *knownClasses) {
+  data = Dataset();
+  data.source = path;
+  if (channels != 1 && channels != 3)
+    return badInput("image folder '" + path + "': the model's input has " +
+                    std::to_string(channels) +
+                    " channels a sample; images are read as gray (1) or RGB (3)");
+  std::vector<std::string> names;
+  if (!listDirectory(path, names))
+    return ioError("image folder '" + path + "': " + std::strerror(errno));
+  std::vector<std::string> classDirs;
+  for (const std::string &name : names)
+    if (isDirectory(path + "/" + name))
+      classDirs.push_back(name);
+  if (classDirs.empty())
+    return badInput("image folder '" + path +
+                    "' has no class folders (it should hold one folder of images a class: "
+                    "DIR/CLASS/IMAGE.png)");
+  // The files, class by class; the labels by class name (a test set's
+  // against the training set's classes).
+  std::vector<std::string> files;
+  int64_t skipped = 0;
+  for (const std::string &cls : classDirs) {
+    int64_t label = static_cast<int64_t>(data.classNames.size());
+    if (knownClasses) {
+      auto it = std::find(knownClasses->begin(), knownClasses->end(), cls);
+      if (it == knownClasses->end())
+        return badInput("image folder '" + path + "': class folder '" + cls +
+                        "' is not a class of the training data (its classes: the folders of "
+                        "--data)");
+      label = it - knownClasses->begin();
+    }
+    std::vector<std::string> dirs;
+    walkDirectories(path + "/" + cls, dirs);
+    std::sort(dirs.begin(), dirs.end());
+    const size_t before = files.size();
+    for (const std::string &dir : dirs) {
+      std::vector<std::string> entries;
+      if (!listDirectory(dir, entries))
+        return ioError("image folder '" + path + "': folder '" + dir +
+                       "': " + std::strerror(errno));
+      for (const std::string &entry : entries) {
+        const std::string file = dir + "/" + entry;
+        if (isDirectory(file))
+          continue;
+        switch (fileKind(entry)) {
+        case FileKind::Readable:
+          files.push_back(file);
+          data.labels.push_back(label);
+          break;
+        case FileKind::Unreadable:
+          return badInput("image '" + file +
+                          "': mgs reads PNG and JPEG images; convert it "
+                          "(e.g. with PIL: Image.open(f).save(f + '.png'))");
+        case FileKind::Other:
+          ++skipped;
+          break;
+        }
+      }
+    }
+    if (files.size() == before)
+      return badInput("image folder '" + path + "': class folder '" + cls +
+                      "' holds no PNG or JPEG image");
+    data.classNames.push_back(cls);
+  }
+  if (knownClasses)
+    data.classNames = *knownClasses;
+  data.skippedFiles = skipped;
+
+  // Decoded in parallel; the first failure (in file order) is the error.
+  const int64_t n = static_cast<int64_t>(files.size());
+  data.sampleSize = channels * height * width;
+  data.samples.assign(static_cast<size_t>(n * data.sampleSize), 0.0f);
+  std::vector<Status> failures(static_cast<size_t>(n));
+  std::atomic<int64_t> done{0};
+  const auto start = std::chrono::steady_clock::now();
+  std::atomic<double> lastReport{0.0};
+#pragma omp parallel for schedule(dynamic, 4)
+  for (int64_t i = 0; i < n; ++i) {
+    Rgb image;
+    Status s = decodeImage(files[i], image);
+    if (s.ok() && (image.width <= 0 || image.height <= 0))
+      s = badInput("image '" + files[i] + "' has no pixels");
+    if (s.ok())
+      imageToSample(image.pixels.data(), image.height, image.width, channels, height, width,
+                    data.samples.data() + i * data.sampleSize);
+    else
+      failures[i] = std::move(s);
+    const int64_t count = ++done;
+    if (omp_get_thread_num() == 0) {
+      const double seconds =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+      if (seconds - lastReport.load() >= 10.0) {
+        lastReport = seconds;
+        std::printf("reading '%s': %lld of %lld images (%.0f s)\n", path.c_str(),
+                    static_cast<long long>(count), static_cast<long long>(n), seconds);
+        std::fflush(stdout);
+      }
+    }
+  }
+  for (Status &s : failures)
+    if (!s.ok())
+      return s;
+  return Status::success();
+}
+
+} // namespace mgs::rt::driver
