@@ -194,6 +194,9 @@ struct StoredNumbers {
   char kind = 'f'; // 'f' (float), 'i' (signed) or 'u' (unsigned integers)
   int itemSize = 4;
   uint64_t count = 0;
+  /// > 0: a number reads as float32 value / divisor (an image folder's
+  /// bytes: ToTensor's division by 255).
+  float divisor = 0;
 
   /// Number k as float32 (a float64 rounded; an integer converted).
   float asFloat(uint64_t k) const;
@@ -294,17 +297,19 @@ Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
 /// names (`knownClasses`: a test set's, by the training set's names), each
 /// image decoded once, as gray or RGB for `channels` (1 or 3), resized and
 /// center-cropped to height x width as torchvision's Resize + CenterCrop do
-/// on a PIL image (imageToSample), in [0, 1]. Decoded in parallel (OpenMP),
-/// with a progress line every 10 s.
+/// on a PIL image (imageToSample), held as bytes (storedSamples, read
+/// divided by 255). Decoded in parallel (OpenMP), with a progress line every
+/// 10 s.
 Status loadImageFolder(const std::string &path, int64_t channels, int64_t height, int64_t width,
                        Dataset &data, const std::vector<std::string> *knownClasses = nullptr);
 /// One decoded image (interleaved 8-bit RGB, height x width) as a sample of
-/// `channels` x toHeight x toWidth floats: PIL's "L" conversion for one
+/// `channels` x toHeight x toWidth bytes: PIL's "L" conversion for one
 /// channel; torchvision's Resize(S) (the side that limits a cover of the
 /// target to it, the other truncated, with PIL's antialiased bilinear filter
-/// in its fixed point) and CenterCrop; then ToTensor's division by 255.
+/// in its fixed point) and CenterCrop. (The data set reads each byte divided
+/// by 255, as ToTensor.)
 void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int64_t channels,
-                   int64_t toHeight, int64_t toWidth, float *out);
+                   int64_t toHeight, int64_t toWidth, unsigned char *out);
 
 /// The largest magnitude a sample value may have (checkDataset).
 inline constexpr float kMaxAbsSample = 1e15f;

@@ -7,7 +7,7 @@
 // center-cropped to the model's height and width as torchvision's
 // Resize(S) + CenterCrop(S) do on a PIL image (PIL's antialiased bilinear
 // filter in its fixed-point arithmetic, so the pixels are PIL's), and held
-// as float32 in [0, 1] (ToTensor's division by 255).
+// as bytes, read divided by 255 (ToTensor's division).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +22,7 @@
 #include <cstring>
 #include <dirent.h>
 #include <jpeglib.h>
+#include <memory>
 #include <omp.h>
 #include <png.h>
 #include <sys/stat.h>
@@ -85,6 +86,15 @@ void walkDirectories(const std::string &dir, std::vector<std::string> &out) {
       walkDirectories(dir + "/" + name, out);
 }
 
+/// The most pixels an image may have (a header may claim any size).
+constexpr int64_t kMaxImagePixels = int64_t(1) << 28;
+
+Status tooLarge(const std::string &path, int64_t width, int64_t height) {
+  return badInput("image '" + path + "' is " + std::to_string(width) + " x " +
+                  std::to_string(height) + " pixels, more than the " +
+                  std::to_string(kMaxImagePixels) + " an image may have");
+}
+
 /// An image as decoded: interleaved 8-bit RGB.
 struct Rgb {
   int64_t width = 0, height = 0;
@@ -102,6 +112,10 @@ Status decodePng(const std::string &path, Rgb &image) {
   png.format = PNG_FORMAT_RGBA;
   image.width = png.width;
   image.height = png.height;
+  if (image.width * image.height > kMaxImagePixels) {
+    png_image_free(&png);
+    return tooLarge(path, image.width, image.height);
+  }
   std::vector<unsigned char> rgba(PNG_IMAGE_SIZE(png));
   if (!png_image_finish_read(&png, nullptr, rgba.data(), 0, nullptr)) {
     std::string message = png.message;
@@ -153,6 +167,12 @@ Status decodeJpeg(const std::string &path, Rgb &image) {
   jpeg_create_decompress(&jpeg);
   jpeg_stdio_src(&jpeg, file);
   jpeg_read_header(&jpeg, TRUE);
+  if (static_cast<int64_t>(jpeg.image_width) * jpeg.image_height > kMaxImagePixels) {
+    const int64_t w = jpeg.image_width, h = jpeg.image_height;
+    jpeg_destroy_decompress(&jpeg);
+    std::fclose(file);
+    return tooLarge(path, w, h);
+  }
   jpeg.out_color_space = JCS_RGB;
   jpeg_start_decompress(&jpeg);
   image.width = jpeg.output_width;
@@ -282,7 +302,7 @@ std::vector<unsigned char> resamplePlane(const unsigned char *plane, int64_t hei
 } // namespace
 
 void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int64_t channels,
-                   int64_t toHeight, int64_t toWidth, float *out) {
+                   int64_t toHeight, int64_t toWidth, unsigned char *out) {
   // Planes of the model's channels: RGB, or PIL's "L" (ITU-R 601-2 luma in
   // its fixed point; a gray image's value exactly).
   std::vector<std::vector<unsigned char>> planes(static_cast<size_t>(channels));
@@ -315,10 +335,9 @@ void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int6
   for (int64_t c = 0; c < channels; ++c) {
     const std::vector<unsigned char> resized =
         resamplePlane(planes[c].data(), height, width, rh, rw);
-    float *o = out + c * toHeight * toWidth;
+    unsigned char *o = out + c * toHeight * toWidth;
     for (int64_t y = 0; y < toHeight; ++y)
-      for (int64_t x = 0; x < toWidth; ++x)
-        o[y * toWidth + x] = static_cast<float>(resized[(y + top) * rw + x + left]) / 255.0f;
+      std::copy_n(resized.data() + (y + top) * rw + left, toWidth, o + y * toWidth);
   }
 }
 
@@ -397,21 +416,28 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
   // Decoded in parallel; the first failure (in file order) is the error.
   const int64_t n = static_cast<int64_t>(files.size());
   data.sampleSize = channels * height * width;
-  data.samples.assign(static_cast<size_t>(n * data.sampleSize), 0.0f);
+  // Held as bytes (a quarter of float32), read divided by 255.
+  auto bytes =
+      std::make_shared<std::vector<unsigned char>>(static_cast<size_t>(n * data.sampleSize));
   std::vector<Status> failures(static_cast<size_t>(n));
   std::atomic<int64_t> done{0};
   const auto start = std::chrono::steady_clock::now();
   std::atomic<double> lastReport{0.0};
 #pragma omp parallel for schedule(dynamic, 4)
   for (int64_t i = 0; i < n; ++i) {
-    Rgb image;
-    Status s = decodeImage(files[i], image);
-    if (s.ok() && (image.width <= 0 || image.height <= 0))
-      s = badInput("image '" + files[i] + "' has no pixels");
-    if (s.ok())
-      imageToSample(image.pixels.data(), image.height, image.width, channels, height, width,
-                    data.samples.data() + i * data.sampleSize);
-    else
+    Status s;
+    try { // (nothing may leave an OpenMP loop)
+      Rgb image;
+      s = decodeImage(files[i], image);
+      if (s.ok() && (image.width <= 0 || image.height <= 0))
+        s = badInput("image '" + files[i] + "' has no pixels");
+      if (s.ok())
+        imageToSample(image.pixels.data(), image.height, image.width, channels, height, width,
+                      bytes->data() + i * data.sampleSize);
+    } catch (const std::bad_alloc &) {
+      s = ioError("image '" + files[i] + "': out of memory decoding it");
+    }
+    if (!s.ok())
       failures[i] = std::move(s);
     const int64_t count = ++done;
     if (omp_get_thread_num() == 0) {
@@ -428,6 +454,13 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
   for (Status &s : failures)
     if (!s.ok())
       return s;
+  StoredNumbers &stored = data.storedSamples;
+  stored.data = bytes->data();
+  stored.kind = 'u';
+  stored.itemSize = 1;
+  stored.count = bytes->size();
+  stored.divisor = 255.0f;
+  stored.owner = std::move(bytes);
   return Status::success();
 }
 

@@ -323,7 +323,7 @@ void convertStored(const StoredNumbers &s, uint64_t first, uint64_t n, Out *out)
 float StoredNumbers::asFloat(uint64_t k) const {
   float v;
   convertStored(*this, k, 1, &v);
-  return v;
+  return divisor > 0 ? v / divisor : v;
 }
 
 int64_t StoredNumbers::asInt(uint64_t k) const {
@@ -336,6 +336,9 @@ int64_t StoredNumbers::asInt(uint64_t k) const {
 
 void StoredNumbers::toFloats(uint64_t first, uint64_t n, float *out) const {
   convertStored(*this, first, n, out);
+  if (divisor > 0)
+    for (uint64_t k = 0; k < n; ++k)
+      out[k] /= divisor;
 }
 
 void StoredNumbers::toInts(uint64_t first, uint64_t n, int64_t *out) const {

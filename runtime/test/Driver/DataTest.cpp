@@ -584,7 +584,7 @@ TEST(DataFormat, GuessesFromThePath) {
   err = guessDataFormat(dir / "data.txt", f);
   EXPECT_FALSE(err.ok());
   EXPECT_EQ(err.message, "cannot guess the data format of '" + (dir / "data.txt") +
-                             "'; pass --data-format digits|mnist|cifar10|npy");
+                             "'; pass --data-format digits|mnist|cifar10|npy|imagefolder");
   writeFile(dir / "x.npy", "");
   ASSERT_TRUE(succeeded(guessDataFormat(dir / "x.npy", f)));
   EXPECT_EQ(f, DataFormat::Npy);
@@ -594,6 +594,11 @@ TEST(DataFormat, GuessesFromThePath) {
   err = guessDataFormat(dir.path(), f);
   EXPECT_FALSE(err.ok());
   EXPECT_TRUE(contains(err.message, "cannot guess the data format of directory")) << err.message;
+  // A directory of folders: an image folder.
+  ASSERT_EQ(::mkdir((dir / "cat").c_str(), 0755), 0);
+  ASSERT_TRUE(succeeded(guessDataFormat(dir.path(), f)));
+  EXPECT_EQ(f, DataFormat::ImageFolder);
+  EXPECT_STREQ(dataFormatName(f), "imagefolder");
 
   EXPECT_TRUE(parseDataFormat("cifar10", f));
   EXPECT_EQ(f, DataFormat::Cifar10);
@@ -803,30 +808,30 @@ TEST(ImageFolder, ResamplesAsPil) {
   // 1/2 a pass, rounded to 8 bits after each: rows (10 + 20) / 2 = 15 and
   // (30 + 41) / 2 = 35.5 -> 36, then (15 + 36) / 2 = 25.5 -> 26.
   const unsigned char rgb[] = {10, 0, 255, 20, 0, 255, 30, 0, 255, 41, 0, 255};
-  float out[3];
+  unsigned char out[3];
   imageToSample(rgb, 2, 2, 3, 1, 1, out);
-  EXPECT_EQ(out[0], 26.0f / 255.0f);
-  EXPECT_EQ(out[1], 0.0f);
-  EXPECT_EQ(out[2], 1.0f);
+  EXPECT_EQ(out[0], 26);
+  EXPECT_EQ(out[1], 0);
+  EXPECT_EQ(out[2], 255);
   // Gray: PIL's "L" of each pixel (ITU-R 601-2 luma in 16-bit fixed point),
   // no resampling at the same size.
   const unsigned char px[] = {255, 0, 0, 0, 255, 0, 0, 0, 255, 7, 7, 7};
-  float gray[4];
+  unsigned char gray[4];
   imageToSample(px, 2, 2, 1, 2, 2, gray);
-  EXPECT_EQ(gray[0], 76.0f / 255.0f);  // (255 * 19595 + 0x8000) >> 16
-  EXPECT_EQ(gray[1], 150.0f / 255.0f); // 255 * 38470
-  EXPECT_EQ(gray[2], 29.0f / 255.0f);  // 255 * 7471
-  EXPECT_EQ(gray[3], 7.0f / 255.0f);   // a gray pixel keeps its value
+  EXPECT_EQ(gray[0], 76);  // (255 * 19595 + 0x8000) >> 16
+  EXPECT_EQ(gray[1], 150); // 255 * 38470
+  EXPECT_EQ(gray[2], 29);  // 255 * 7471
+  EXPECT_EQ(gray[3], 7);   // a gray pixel keeps its value
   // A 2 x 4 image into 2 x 2: Resize(2) leaves it 2 x 4, CenterCrop takes
   // columns 1 and 2.
   const unsigned char wide[] = {1, 1, 1, 2, 2, 2, 3, 3, 3, 4, 4, 4,
                                 5, 5, 5, 6, 6, 6, 7, 7, 7, 8, 8, 8};
-  float crop[4];
+  unsigned char crop[4];
   imageToSample(wide, 2, 4, 1, 2, 2, crop);
-  EXPECT_EQ(crop[0], 2.0f / 255.0f);
-  EXPECT_EQ(crop[1], 3.0f / 255.0f);
-  EXPECT_EQ(crop[2], 6.0f / 255.0f);
-  EXPECT_EQ(crop[3], 7.0f / 255.0f);
+  EXPECT_EQ(crop[0], 2);
+  EXPECT_EQ(crop[1], 3);
+  EXPECT_EQ(crop[2], 6);
+  EXPECT_EQ(crop[3], 7);
 }
 
 } // namespace
