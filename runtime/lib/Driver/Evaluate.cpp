@@ -79,8 +79,10 @@ void Driver::printPerClass(const char *set) const {
     const int64_t either = support + predicted - hits;
     iouSum += static_cast<double>(hits) / static_cast<double>(either);
     ++seen;
-    std::printf("  class %zu: recall %s, precision %s, IoU %.2f%% (%lld/%lld)\n", c, recall,
-                precision, percent(hits, either), static_cast<long long>(hits),
+    // An image folder's class by its folder's name too.
+    const std::string name = c < data.classNames.size() ? " (" + data.classNames[c] + ")" : "";
+    std::printf("  class %zu%s: recall %s, precision %s, IoU %.2f%% (%lld/%lld)\n", c, name.c_str(),
+                recall, precision, percent(hits, either), static_cast<long long>(hits),
                 static_cast<long long>(either));
   }
   if (silent > 0)
