@@ -25,6 +25,7 @@
 #include <memory>
 #include <omp.h>
 #include <png.h>
+#include <set>
 #include <sys/stat.h>
 
 namespace mgs::rt::driver {
@@ -75,15 +76,20 @@ bool listDirectory(const std::string &dir, std::vector<std::string> &names) {
 }
 
 /// Every directory under `dir` (itself included), sorted by path as
-/// Python's sorted(os.walk(dir)) orders them.
-void walkDirectories(const std::string &dir, std::vector<std::string> &out) {
+/// Python's sorted(os.walk(dir, followlinks=True)) orders them; a directory
+/// reached again through a link is not walked twice (a loop of links ends).
+void walkDirectories(const std::string &dir, std::vector<std::string> &out,
+                     std::set<std::pair<dev_t, ino_t>> &seen) {
+  struct stat st;
+  if (::stat(dir.c_str(), &st) != 0 || !seen.insert({st.st_dev, st.st_ino}).second)
+    return;
   out.push_back(dir);
   std::vector<std::string> names;
   if (!listDirectory(dir, names))
     return;
   for (const std::string &name : names)
     if (isDirectory(dir + "/" + name))
-      walkDirectories(dir + "/" + name, out);
+      walkDirectories(dir + "/" + name, out, seen);
 }
 
 /// The most pixels an image may have (a header may claim any size).
@@ -377,7 +383,8 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
       label = it - knownClasses->begin();
     }
     std::vector<std::string> dirs;
-    walkDirectories(path + "/" + cls, dirs);
+    std::set<std::pair<dev_t, ino_t>> seen;
+    walkDirectories(path + "/" + cls, dirs, seen);
     std::sort(dirs.begin(), dirs.end());
     const size_t before = files.size();
     for (const std::string &dir : dirs) {
