@@ -21,7 +21,7 @@ work=${2:-/dev/shm/mgs-fuzz}
 build=$(realpath -m "${3:-$root/build}") # only the importer needs it
 shift $(($# < 3 ? $# : 3))
 targets=("$@")
-[[ ${#targets[@]} -gt 0 ]] || targets=(import data files profile manifest)
+[[ ${#targets[@]} -gt 0 ]] || targets=(import data files profile manifest images)
 max_seconds=${MAX_SECONDS:-21600}
 keep=${KEEP:-1}
 mkdir -p "$work/tmp"
@@ -33,7 +33,7 @@ runner() { # TARGET SECONDS [ARGS...]
   shift 2
   case $t in
     import) "$root/onnx_import/fuzz/run.sh" "$s" "$work/import" "$build" "$@" ;;
-    data | files | manifest) "$root/runtime/fuzz/run.sh" "$s" "$work/runtime" "$t" "$@" ;;
+    data | files | manifest | images) "$root/runtime/fuzz/run.sh" "$s" "$work/runtime" "$t" "$@" ;;
     profile) "$root/lib/Planner/fuzz/run.sh" "$s" "$work/profile" "$@" ;;
     *) echo "fuzz-campaign: unknown target '$t'" >&2; return 1 ;;
   esac
@@ -68,6 +68,7 @@ canonicalize() { # TARGET FILE...
     data) kinds="2,3,4,6,7" ;;
     files) kinds="0,1" ;;
     manifest) kinds="5" ;;
+    images) kinds="8" ;;
     *) return 0 ;;
   esac
   shift
@@ -77,7 +78,7 @@ kinds = [int(k) for k in sys.argv[1].split(",")]
 for path in sys.argv[2:]:
     data = bytearray(open(path, "rb").read())
     if data:
-        kind = data[0] % 8
+        kind = data[0] % 9
         data[0] = kind if kind in kinds else kinds[kind % len(kinds)]
         open(path, "wb").write(bytes(data))
 PY

@@ -2,7 +2,8 @@
 //
 // A libFuzzer target over the training executable's readers of user files:
 // weights files, checkpoints, digits CSV (plain or gzip), MNIST IDX pairs,
-// CIFAR-10 batches, NumPy .npy pairs (class labels or float targets) and the model manifest. The first byte picks the reader;
+// CIFAR-10 batches, NumPy .npy pairs (class labels or float targets), the model manifest and
+// an image of an image folder (PNG or JPEG). The first byte picks the reader;
 // the rest is the file. Each must return an error message or data whose
 // sizes agree, never crash, hang or read out of bounds (ASan/UBSan).
 //
@@ -23,6 +24,9 @@
 #include <cstring>
 #include <optional>
 #include <string>
+#include <sys/stat.h>
+#include <tuple>
+#include <unistd.h>
 #include <utility>
 
 using mgs::rt::Status;
@@ -109,16 +113,17 @@ void checkTensors(const std::vector<Tensor> &ts, const char *reader) {
 /// -DMGS_FUZZ_KINDS=0,1 (weights and checkpoints), 2,3,4,6,7 (data) or 5 (manifest),
 /// so that no execution goes to another family's reader.
 #ifndef MGS_FUZZ_KINDS
-#define MGS_FUZZ_KINDS 0, 1, 2, 3, 4, 5, 6, 7
+#define MGS_FUZZ_KINDS 0, 1, 2, 3, 4, 5, 6, 7, 8
 #endif
+constexpr unsigned kKinds = 9;
 
-/// The reader an input's first byte picks: byte % 8 when this build has it,
+/// The reader an input's first byte picks: byte % kKinds when this build has it,
 /// else one of this build's. run.sh rewrites the first byte of what a family's
 /// fuzzer keeps to the kind it ran, so the replay (every kind) runs the same.
 unsigned kindOf(uint8_t first) {
   static constexpr unsigned kinds[] = {MGS_FUZZ_KINDS};
   constexpr size_t count = sizeof kinds / sizeof kinds[0];
-  const unsigned kind = first % 8;
+  const unsigned kind = first % kKinds;
   if (std::find(kinds, kinds + count, kind) != kinds + count)
     return kind;
   return kinds[kind % count];
@@ -198,6 +203,30 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     checkDataset(s, d, "loadNpy (float targets)");
     if (s.ok())
       check(mgs::rt::driver::checkDataset(d, d.sampleSize, d.labelsPerSample, 1), "checkDataset");
+    break;
+  }
+  case 8: {
+    // One image (decoded by its signature, whatever its name says) as the
+    // one class of an image folder, read for an RGB 8 x 8 model and a gray
+    // 5 x 3 one (a crop of another aspect). The folder is made and removed
+    // here: WorkFiles knows files only.
+    const std::string root = mgs::fuzz::workDir("mgs-fuzz") + "/images";
+    const std::string cls = root + "/c", file = cls + "/i.png";
+    ::mkdir(root.c_str(), 0700);
+    ::mkdir(cls.c_str(), 0700);
+    std::FILE *f = std::fopen(file.c_str(), "wb");
+    if (!f || (size && std::fwrite(data, 1, size, f) != size) || std::fclose(f) != 0) {
+      std::perror(file.c_str());
+      std::abort();
+    }
+    for (const auto &[channels, height, width] : {std::tuple{3, 8, 8}, std::tuple{1, 5, 3}}) {
+      Dataset d;
+      Status s = loadImageFolder(root, channels, height, width, d);
+      checkDataset(s, d, "loadImageFolder");
+    }
+    std::remove(file.c_str());
+    ::rmdir(cls.c_str());
+    ::rmdir(root.c_str());
     break;
   }
   }

@@ -23,7 +23,9 @@
 #include <dirent.h>
 #include <jpeglib.h>
 #include <memory>
+#ifdef _OPENMP // (the fuzz targets build it without OpenMP)
 #include <omp.h>
+#endif
 #include <png.h>
 #include <set>
 #include <sys/stat.h>
@@ -447,7 +449,12 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
     if (!s.ok())
       failures[i] = std::move(s);
     const int64_t count = ++done;
-    if (omp_get_thread_num() == 0) {
+#ifdef _OPENMP
+    const bool reporter = omp_get_thread_num() == 0;
+#else
+    const bool reporter = true;
+#endif
+    if (reporter) {
       const double seconds =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
       if (seconds - lastReport.load() >= 10.0) {
