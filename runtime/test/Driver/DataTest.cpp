@@ -13,9 +13,6 @@ using namespace mgs::rt::driver::test;
 
 namespace {
 
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
 
 //===--- digits -----------------------------------------------------------===//
 

@@ -137,9 +137,6 @@ mgsrt_status_t mgs_eval_step(mgsrt_ctx_t *ctx, void *const *io) {
 
 namespace {
 
-bool contains(const std::string &s, const std::string &part) {
-  return s.find(part) != std::string::npos;
-}
 
 struct Result {
   int rc;

@@ -65,6 +65,10 @@ template <typename T> void append(std::string &s, const T &v) {
   s.append(reinterpret_cast<const char *>(&v), sizeof v);
 }
 
+inline bool contains(const std::string &s, const std::string &part) {
+  return s.find(part) != std::string::npos;
+}
+
 /// Success, or a failure that shows the status's message:
 /// ASSERT_TRUE(succeeded(readWeights(path, tensors))).
 inline ::testing::AssertionResult succeeded(const Status &s) {
