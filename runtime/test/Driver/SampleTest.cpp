@@ -16,7 +16,6 @@ using namespace mgs::rt::driver::test;
 
 namespace {
 
-
 //===--- --augment --------------------------------------------------------===//
 
 TEST(Augment, ParsesItemsAndNamesTheBadOne) {
