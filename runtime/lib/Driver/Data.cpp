@@ -11,20 +11,14 @@
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <dirent.h>
 
 namespace mgs::rt::driver {
 
 namespace {
-
-bool endsWith(std::string_view s, std::string_view suffix) {
-  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
-}
 
 std::string baseName(const std::string &path) {
   size_t slash = path.find_last_of('/');
@@ -35,23 +29,6 @@ std::string joinPath(const std::string &dir, const std::string &name) {
   if (dir.empty() || dir.back() == '/')
     return dir + name;
   return dir + "/" + name;
-}
-
-std::string lower(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-Status listDirectory(const std::string &dir, std::vector<std::string> &names) {
-  DIR *d = ::opendir(dir.c_str());
-  if (!d)
-    return ioError("cannot read directory '" + dir + "': " + std::strerror(errno));
-  while (struct dirent *e = ::readdir(d))
-    names.push_back(e->d_name);
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return Status::success();
 }
 
 // The first of `candidates` (each also tried with ".gz") present in `dir`.
@@ -175,16 +152,12 @@ Status guessDataFormat(const std::string &path, DataFormat &format) {
       return Status::success();
     }
     // Folders in it: an image folder (its loader says what is wrong in them).
-    if (DIR *d = ::opendir(path.c_str())) {
-      bool folders = false;
-      while (const dirent *e = ::readdir(d))
-        folders = folders || (std::strcmp(e->d_name, ".") && std::strcmp(e->d_name, "..") &&
-                              isDirectory(path + "/" + e->d_name));
-      ::closedir(d);
-      if (folders) {
-        format = DataFormat::ImageFolder;
-        return Status::success();
-      }
+    std::vector<std::string> names;
+    if (listDirectory(path, names).ok() &&
+        std::any_of(names.begin(), names.end(),
+                    [&](const std::string &n) { return isDirectory(joinPath(path, n)); })) {
+      format = DataFormat::ImageFolder;
+      return Status::success();
     }
     return badInput("cannot guess the data format of directory '" + path +
                     "' (no train-images-idx3-ubyte, no data_batch_*.bin, no class folders); "
@@ -628,44 +601,6 @@ void splitHoldout(int64_t n, double fraction, uint64_t seed, std::vector<int64_t
 }
 
 //===--- Data augmentation ------------------------------------------------===//
-
-Status parseAugmentation(std::string_view spec, Augmentation &augmentation) {
-  auto bad = [&](const std::string &problem) {
-    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
-                         problem + " (the items: flip, vflip, crop=P, separated by commas)");
-  };
-  Augmentation a;
-  bool seenCrop = false;
-  size_t pos = 0;
-  while (pos <= spec.size()) {
-    size_t comma = spec.find(',', pos);
-    if (comma == std::string_view::npos)
-      comma = spec.size();
-    const std::string item(spec.substr(pos, comma - pos));
-    pos = comma + 1;
-    bool *flag = item == "flip" ? &a.hflip : item == "vflip" ? &a.vflip : nullptr;
-    if (flag) {
-      if (*flag)
-        return bad("'" + item + "' is given twice");
-      *flag = true;
-    } else if (item.rfind("crop=", 0) == 0) {
-      if (seenCrop)
-        return bad("'crop' is given twice");
-      seenCrop = true;
-      const std::string value = item.substr(5);
-      char *end = nullptr;
-      errno = 0;
-      const long long p = std::strtoll(value.c_str(), &end, 10);
-      if (value.empty() || *end || errno || p < 1 || p > (1 << 20))
-        return bad("'" + item + "': the padding P of crop=P is an integer >= 1");
-      a.cropPadding = p;
-    } else {
-      return bad(item.empty() ? std::string("an empty item") : "unknown item '" + item + "'");
-    }
-  }
-  augmentation = a;
-  return Status::success();
-}
 
 std::string describeAugmentation(const Augmentation &a) {
   std::string s;

@@ -4,11 +4,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <climits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <dirent.h>
 #include <fcntl.h>
 #include <random>
 #include <signal.h>
@@ -27,6 +29,29 @@ bool isDirectory(const std::string &path) {
 bool isRegularFile(const std::string &path) {
   struct stat st;
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
+}
+
+Status listDirectory(const std::string &dir, std::vector<std::string> &names) {
+  names.clear();
+  DIR *d = ::opendir(dir.c_str());
+  if (!d)
+    return ioError("cannot read directory '" + dir + "': " + std::strerror(errno));
+  while (const dirent *e = ::readdir(d))
+    if (std::strcmp(e->d_name, ".") != 0 && std::strcmp(e->d_name, "..") != 0)
+      names.push_back(e->d_name);
+  ::closedir(d);
+  std::sort(names.begin(), names.end());
+  return Status::success();
+}
+
+bool endsWith(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+std::string lower(std::string s) {
+  for (char &c : s)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
 }
 
 namespace {

@@ -160,6 +160,12 @@ void setDataFaultPrefix(const std::string &prefix);
 
 bool isDirectory(const std::string &path);
 bool isRegularFile(const std::string &path);
+/// The entries of `dir` but "." and "..", sorted by name; an error names the
+/// directory.
+Status listDirectory(const std::string &dir, std::vector<std::string> &names);
+bool endsWith(std::string_view s, std::string_view suffix);
+/// ASCII lower case (file extensions).
+std::string lower(std::string s);
 /// Whether two paths name one file: the same file when both exist (links and
 /// other spellings included), else the same spelling.
 bool sameFile(const std::string &a, const std::string &b);

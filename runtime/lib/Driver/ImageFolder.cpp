@@ -20,7 +20,6 @@
 #include <csetjmp>
 #include <cstdio>
 #include <cstring>
-#include <dirent.h>
 #include <jpeglib.h>
 #include <memory>
 #ifdef _OPENMP // (the fuzz targets build it without OpenMP)
@@ -34,47 +33,19 @@ namespace mgs::rt::driver {
 
 namespace {
 
-std::string lowerCase(std::string s) {
-  for (char &c : s)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-bool hasSuffix(const std::string &s, const char *suffix) {
-  const size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 /// What a file in a class folder is: an image mgs reads, one it cannot
 /// (torchvision's other extensions), or not an image (skipped, as there).
 enum class FileKind { Readable, Unreadable, Other };
 
 FileKind fileKind(const std::string &name) {
-  const std::string n = lowerCase(name);
+  const std::string n = lower(name);
   for (const char *e : {".png", ".jpg", ".jpeg"})
-    if (hasSuffix(n, e))
+    if (endsWith(n, e))
       return FileKind::Readable;
   for (const char *e : {".ppm", ".bmp", ".pgm", ".tif", ".tiff", ".webp"})
-    if (hasSuffix(n, e))
+    if (endsWith(n, e))
       return FileKind::Unreadable;
   return FileKind::Other;
-}
-
-/// The entries of `dir` (not . and ..), sorted by name; false when it
-/// cannot be read.
-bool listDirectory(const std::string &dir, std::vector<std::string> &names) {
-  names.clear();
-  DIR *d = ::opendir(dir.c_str());
-  if (!d)
-    return false;
-  while (const dirent *e = ::readdir(d)) {
-    const std::string name = e->d_name;
-    if (name != "." && name != "..")
-      names.push_back(name);
-  }
-  ::closedir(d);
-  std::sort(names.begin(), names.end());
-  return true;
 }
 
 /// Every directory under `dir` (itself included), sorted by path as
@@ -87,8 +58,8 @@ void walkDirectories(const std::string &dir, std::vector<std::string> &out,
     return;
   out.push_back(dir);
   std::vector<std::string> names;
-  if (!listDirectory(dir, names))
-    return;
+  if (!listDirectory(dir, names).ok())
+    return; // (its files' listing says why)
   for (const std::string &name : names)
     if (isDirectory(dir + "/" + name))
       walkDirectories(dir + "/" + name, out, seen);
@@ -109,11 +80,13 @@ struct Rgb {
   std::vector<unsigned char> pixels;
 };
 
-Status decodePng(const std::string &path, Rgb &image) {
+/// The decoders read `file` (open, at its start; the caller closes it);
+/// `path` is for messages.
+Status decodePng(const std::string &path, std::FILE *file, Rgb &image) {
   png_image png;
   std::memset(&png, 0, sizeof(png));
   png.version = PNG_IMAGE_VERSION;
-  if (!png_image_begin_read_from_file(&png, path.c_str()))
+  if (!png_image_begin_read_from_stdio(&png, file))
     return badInput("image '" + path + "': " + png.message);
   // RGBA, its alpha then dropped: PIL's convert("RGB") (what torchvision's
   // loader does) ignores transparency; libpng's RGB would blend it.
@@ -156,10 +129,7 @@ void onJpegMessage(j_common_ptr info, int level) {
     onJpegError(info);
 }
 
-Status decodeJpeg(const std::string &path, Rgb &image) {
-  std::FILE *file = std::fopen(path.c_str(), "rb");
-  if (!file)
-    return ioError("image '" + path + "': " + std::strerror(errno));
+Status decodeJpeg(const std::string &path, std::FILE *file, Rgb &image) {
   jpeg_decompress_struct jpeg;
   JpegErrors errors;
   jpeg.err = jpeg_std_error(&errors.manager);
@@ -169,7 +139,6 @@ Status decodeJpeg(const std::string &path, Rgb &image) {
   // longjmp: `image` is the caller's.
   if (setjmp(errors.jump)) {
     jpeg_destroy_decompress(&jpeg);
-    std::fclose(file);
     return badInput("image '" + path + "': " + errors.message);
   }
   jpeg_create_decompress(&jpeg);
@@ -178,7 +147,6 @@ Status decodeJpeg(const std::string &path, Rgb &image) {
   if (static_cast<int64_t>(jpeg.image_width) * jpeg.image_height > kMaxImagePixels) {
     const int64_t w = jpeg.image_width, h = jpeg.image_height;
     jpeg_destroy_decompress(&jpeg);
-    std::fclose(file);
     return tooLarge(path, w, h);
   }
   jpeg.out_color_space = JCS_RGB;
@@ -193,24 +161,28 @@ Status decodeJpeg(const std::string &path, Rgb &image) {
   }
   jpeg_finish_decompress(&jpeg);
   jpeg_destroy_decompress(&jpeg);
-  std::fclose(file);
   return Status::success();
 }
 
-/// Decodes by content (PNG or JPEG signature), whatever the extension says.
+/// Decodes by content (PNG or JPEG signature), whatever the extension says;
+/// the file is opened once.
 Status decodeImage(const std::string &path, Rgb &image) {
   unsigned char magic[4] = {};
   std::FILE *file = std::fopen(path.c_str(), "rb");
   if (!file)
     return ioError("image '" + path + "': " + std::strerror(errno));
   const size_t got = std::fread(magic, 1, sizeof(magic), file);
-  std::fclose(file);
+  std::rewind(file);
+  Status s;
   if (got >= 4 && magic[0] == 0x89 && magic[1] == 'P' && magic[2] == 'N' && magic[3] == 'G')
-    return decodePng(path, image);
-  if (got >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF)
-    return decodeJpeg(path, image);
-  return badInput("image '" + path + "' is neither PNG nor JPEG (its first bytes are not " +
-                  "either signature)");
+    s = decodePng(path, file, image);
+  else if (got >= 3 && magic[0] == 0xFF && magic[1] == 0xD8 && magic[2] == 0xFF)
+    s = decodeJpeg(path, file, image);
+  else
+    s = badInput("image '" + path + "' is neither PNG nor JPEG (its first bytes are not " +
+                 "either signature)");
+  std::fclose(file);
+  return s;
 }
 
 } // namespace
@@ -272,9 +244,8 @@ unsigned char clip8(int32_t sum) {
 
 /// One plane, `height` x `width`, resampled to `toHeight` x `toWidth`:
 /// horizontally, then vertically, each pass rounded to 8 bits (PIL's order).
-std::vector<unsigned char> resamplePlane(const unsigned char *plane, int64_t height, int64_t width,
-                                         int64_t toHeight, int64_t toWidth) {
-  std::vector<unsigned char> rows(plane, plane + height * width);
+std::vector<unsigned char> resamplePlane(std::vector<unsigned char> rows, int64_t height,
+                                         int64_t width, int64_t toHeight, int64_t toWidth) {
   if (toWidth != width) {
     const AxisWeights a = bilinearWeights(width, toWidth);
     std::vector<unsigned char> out(static_cast<size_t>(height * toWidth));
@@ -342,7 +313,7 @@ void imageToSample(const unsigned char *rgb, int64_t height, int64_t width, int6
   const int64_t left = static_cast<int64_t>(std::nearbyint((rw - toWidth) / 2.0));
   for (int64_t c = 0; c < channels; ++c) {
     const std::vector<unsigned char> resized =
-        resamplePlane(planes[c].data(), height, width, rh, rw);
+        resamplePlane(std::move(planes[c]), height, width, rh, rw);
     unsigned char *o = out + c * toHeight * toWidth;
     for (int64_t y = 0; y < toHeight; ++y)
       std::copy_n(resized.data() + (y + top) * rw + left, toWidth, o + y * toWidth);
@@ -360,8 +331,8 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
                     std::to_string(channels) +
                     " channels a sample; images are read as gray (1) or RGB (3)");
   std::vector<std::string> names;
-  if (!listDirectory(path, names))
-    return ioError("image folder '" + path + "': " + std::strerror(errno));
+  if (Status s = listDirectory(path, names); !s.ok())
+    return ioError("image folder '" + path + "': " + s.message);
   std::vector<std::string> classDirs;
   for (const std::string &name : names)
     if (isDirectory(path + "/" + name))
@@ -391,9 +362,8 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
     const size_t before = files.size();
     for (const std::string &dir : dirs) {
       std::vector<std::string> entries;
-      if (!listDirectory(dir, entries))
-        return ioError("image folder '" + path + "': folder '" + dir +
-                       "': " + std::strerror(errno));
+      if (Status s = listDirectory(dir, entries); !s.ok())
+        return ioError("image folder '" + path + "': " + s.message);
       for (const std::string &entry : entries) {
         const std::string file = dir + "/" + entry;
         if (isDirectory(file))
@@ -432,7 +402,9 @@ Status loadImageFolder(const std::string &path, int64_t channels, int64_t height
   std::atomic<int64_t> done{0};
   const auto start = std::chrono::steady_clock::now();
   std::atomic<double> lastReport{0.0};
+#ifdef _OPENMP
 #pragma omp parallel for schedule(dynamic, 4)
+#endif
   for (int64_t i = 0; i < n; ++i) {
     Status s;
     try { // (nothing may leave an OpenMP loop)

@@ -261,6 +261,42 @@ bool parseF64List(const std::string &s, double min, bool positive, std::vector<d
   });
 }
 
+} // namespace
+
+Status parseAugmentation(std::string_view spec, Augmentation &augmentation) {
+  std::vector<std::string> items;
+  parseList<std::string>(std::string(spec), items, [](const std::string &item, std::string &out) {
+    out = item;
+    return true;
+  });
+  auto bad = [&](const std::string &problem) {
+    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT,
+                         problem + " (the items: flip, vflip, crop=P, separated by commas)");
+  };
+  Augmentation a;
+  bool seenCrop = false;
+  for (const std::string &item : items) {
+    bool *flag = item == "flip" ? &a.hflip : item == "vflip" ? &a.vflip : nullptr;
+    if (flag) {
+      if (*flag)
+        return bad("'" + item + "' is given twice");
+      *flag = true;
+    } else if (item.rfind("crop=", 0) == 0) {
+      if (seenCrop)
+        return bad("'crop' is given twice");
+      seenCrop = true;
+      if (!parseI64(item.substr(5), 1, a.cropPadding) || a.cropPadding > (1 << 20))
+        return bad("'" + item + "': the padding P of crop=P is an integer >= 1");
+    } else {
+      return bad(item.empty() ? std::string("an empty item") : "unknown item '" + item + "'");
+    }
+  }
+  augmentation = a;
+  return Status::success();
+}
+
+namespace {
+
 /// `s` as one of the named choices.
 template <typename E>
 bool parseChoice(const std::string &s, std::initializer_list<std::pair<const char *, E>> choices,
