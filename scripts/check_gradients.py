@@ -278,16 +278,16 @@ def main():
     # targets of the image's height and width (an autoencoder's) padded with 0.
     step_xs, step_ys = [x], [y]
     if args.augment:
-        step_xs = [torch.from_numpy(mgs_augment.augment(x.numpy(), args.augment, 1, k))
-                   for k in range(args.steps)]
+        def each_step(values, fill=0):
+            """`values` as the executable transforms them in epoch 1, 2, ... (--seed 1)."""
+            return [torch.from_numpy(mgs_augment.augment(values, args.augment, 1, k, fill=fill))
+                    for k in range(args.steps)]
+        step_xs = each_step(x.numpy())
         if args.loss != "cross-entropy" and y.dim() >= 3 and y.shape[-2:] == x.shape[-2:]:
-            step_ys = [torch.from_numpy(mgs_augment.augment(y.numpy(), args.augment, 1, k))
-                       for k in range(args.steps)]
+            step_ys = each_step(y.numpy())
         elif args.model in SEGMENTATION:
             per_pixel = y.numpy().reshape(args.batch, *SEGMENTATION[args.model][0][1:])
-            step_ys = [torch.from_numpy(mgs_augment.augment(per_pixel, args.augment, 1, k,
-                                                            fill=args.ignore_index).reshape(-1))
-                       for k in range(args.steps)]
+            step_ys = [s.reshape(-1) for s in each_step(per_pixel, args.ignore_index)]
         else:
             step_ys = [y] * args.steps
     if args.input_mean or args.input_std:
