@@ -1,0 +1,347 @@
+"""The small models mgs is tested on (digits, Fashion-MNIST and CIFAR shapes): MLPs, CNNs,
+ResNet-20, autoencoders, segmentation nets; scripts/export_models.py builds and exports them."""
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+
+class MLP(nn.Module):
+    """Digits MLP: 64 -> 128 -> 64 -> 10; with inputs=784, the Fashion-MNIST (and
+    MNIST) one."""
+
+    def __init__(self, inputs=64):
+        super().__init__()
+        self.fc1 = nn.Linear(inputs, 128)
+        self.fc2 = nn.Linear(128, 64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class LeNet(nn.Module):
+    """LeNet-5 shaped for 1x8x8 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 6, 5, padding=2)
+        self.conv2 = nn.Conv2d(6, 16, 3)
+        self.fc1 = nn.Linear(16 * 2 * 2, 120)
+        self.fc2 = nn.Linear(120, 84)
+        self.fc3 = nn.Linear(84, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+        x = F.relu(self.conv2(x))
+        x = torch.flatten(x, 1)
+        x = F.relu(self.fc1(x))
+        x = F.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+class ResizeNet(nn.Module):
+    """Resizes of computed data for 1x8x8 digits, as decoders and DINOv2's position embeddings
+    use F.interpolate: a convolution, bilinear upsampling x2 (16x16), a stride-2 convolution,
+    bicubic resizing to 6x6 and nearest upsampling x2 (12x12, averaged 3x3), a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3, padding=1)
+        self.conv2 = nn.Conv2d(4, 4, 3, stride=2, padding=1)
+        self.fc = nn.Linear(4 * 4 * 4, 10)
+
+    def forward(self, x):
+        x = F.interpolate(torch.relu(self.conv1(x)), scale_factor=2, mode="bilinear",
+                          align_corners=False)
+        x = F.interpolate(torch.relu(self.conv2(x)), size=(6, 6), mode="bicubic",
+                          align_corners=False)
+        x = F.avg_pool2d(F.interpolate(x, scale_factor=2, mode="nearest"), 3)
+        return self.fc(x.flatten(1))
+
+
+class ConvTransposeNet(nn.Module):
+    """Transposed convolutions (decoders, UNets, GAN generators) for 1x8x8 digits: a stride-2
+    convolution to 4x4, a stride-2 transposed convolution back to 8x8 (padding 1, output_padding
+    1, 2 groups), a dilated one without bias to 10x10, average pooling, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 3, stride=2, padding=1)
+        self.up = nn.ConvTranspose2d(4, 4, 3, stride=2, padding=1, output_padding=1, groups=2)
+        self.wide = nn.ConvTranspose2d(4, 2, 2, dilation=2, bias=False)
+        self.fc = nn.Linear(2 * 5 * 5, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.up(torch.relu(self.conv(x))))
+        return self.fc(F.avg_pool2d(self.wide(x), 2).flatten(1))
+
+
+class Autoencoder(nn.Module):
+    """A convolutional autoencoder for 1x8x8 digits (denoising; trained with a regression loss,
+    mgsc --loss mse): two stride-2 convolutions to 16x2x2, two stride-2 transposed convolutions
+    back to 1x8x8, the output the reconstruction itself (N, 1, 8, 8)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc1 = nn.Conv2d(1, 8, 3, stride=2, padding=1)
+        self.enc2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.dec1 = nn.ConvTranspose2d(16, 8, 4, stride=2, padding=1)
+        self.dec2 = nn.ConvTranspose2d(8, 1, 4, stride=2, padding=1)
+
+    def forward(self, x):
+        h = torch.relu(self.enc2(torch.relu(self.enc1(x))))
+        return self.dec2(torch.relu(self.dec1(h)))
+
+
+class SegNet(nn.Module):
+    """Semantic segmentation of 1x8x8 digits, U-Net-shaped: per-pixel scores (N, 11, 8, 8), the
+    digit's class on its strokes and 10 on the background (test/e2e/segmentation.test). A
+    convolution at 8x8, a stride-2 one and another at 4x4 (which sees the whole digit), a
+    transposed convolution back to 8x8 joined with the first's output, a 1x1 convolution to the
+    classes. Trained with PyTorch's CrossEntropyLoss on the output as it is: mgsc --class-axis
+    1, labels (N, 8, 8)."""
+
+    def __init__(self, classes=11):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Conv2d(1, 8, 3, padding=1), nn.BatchNorm2d(8), nn.ReLU())
+        self.down = nn.Sequential(nn.Conv2d(8, 16, 3, stride=2, padding=1), nn.BatchNorm2d(16),
+                                  nn.ReLU(), nn.Conv2d(16, 16, 3, padding=1), nn.ReLU())
+        self.up = nn.ConvTranspose2d(16, 8, 2, stride=2)
+        self.head = nn.Conv2d(16, classes, 1)
+
+    def forward(self, x):
+        e = self.enc(x)
+        return self.head(torch.cat([e, torch.relu(self.up(self.down(e)))], 1))
+
+
+class SegmentationScores(nn.Module):
+    """A torchvision segmentation model's scores (N, C, H, W): its forward returns a dict, whose
+    "out" the user trains with CrossEntropyLoss (mgsc --class-axis 1)."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def forward(self, x):
+        return self.model(x)["out"]
+
+
+class SoftplusMLP(nn.Module):
+    """Softplus (Mamba's time steps) for digits: a linear layer whose outputs, times 24, reach
+    past 20 and below -20 (where log(1 + e^x) is x, or e^x), softplus, a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        return self.fc2(F.softplus(24 * self.fc1(x.flatten(1))))
+
+
+class MoEMLP(nn.Module):
+    """A mixture of experts for digits, routed as Mixtral routes tokens: a router's softmax, each
+    sample's 2 of 4 experts by topk, their weights renormalized (the probabilities read again by
+    torch.gather at the indices); each expert a two-layer MLP whose stacked weights are indexed
+    at the routed experts, one batched product for all (transformers' batched_mm experts)."""
+
+    def __init__(self):
+        super().__init__()
+        self.router = nn.Linear(64, 4)
+        self.w1 = nn.Parameter(torch.randn(4, 64, 32) / 8)
+        self.w2 = nn.Parameter(torch.randn(4, 32, 10) / 6)
+
+    def forward(self, x):
+        h = x.flatten(1)
+        probs = torch.softmax(self.router(h), dim=-1)
+        top, experts = torch.topk(probs, 2, dim=-1)
+        weights = torch.gather(probs, 1, experts) / top.sum(-1, keepdim=True)
+        hidden = torch.relu(torch.matmul(h[:, None, None, :], self.w1[experts]))  # N x 2 x 1 x 32
+        out = torch.matmul(hidden, self.w2[experts]).squeeze(2)  # N x 2 x 10
+        return (out * weights.unsqueeze(-1)).sum(1)
+
+
+class ScatterNet(nn.Module):
+    """Slice assignment of computed values for digits (Funnel's, as torch.export writes it:
+    ScatterND with computed updates): the first 8 of a linear layer's 32 outputs overwritten
+    by the tanh of the next 8, one more by the square of another, then a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.flatten(1))
+        h[:, 0:8] = torch.tanh(h[:, 8:16])
+        v = h[:, 17].clone()  # (autograd: the product saves v, which the writes leave alone)
+        h[:, 16] = v * v
+        return self.fc2(torch.relu(h))
+
+
+class FNetMixer(nn.Module):
+    """FNet's token mixing for digits: each image's 8 rows as tokens, a linear layer to 16
+    features, the real part of their 2-D Fourier transform over tokens and features
+    (torch.fft.fftn(h, dim=(1, 2)).real: two ONNX DFTs, which only PyTorch 2.x's torch.export
+    exports) added back, ReLU, a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(8, 16)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        h = self.fc1(x.reshape(-1, 8, 8))
+        mixed = torch.fft.fftn(h, dim=(1, 2)).real
+        return self.fc2(torch.relu(h + mixed / 8).flatten(1))
+
+
+class SmallCNN(nn.Module):
+    """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(16)
+        self.conv2 = nn.Conv2d(16, 32, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(32)
+        self.dropout = nn.Dropout(0.25)
+        self.fc = nn.Linear(32 * 2 * 2, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        x = self.dropout(torch.flatten(x, 1))
+        return self.fc(x)
+
+
+class FashionCNN(nn.Module):
+    """A CNN for 1x28x28 images (Fashion-MNIST) with more parameters (421 K) than a few thousand
+    images need: it overfits them, which augmentation is for (bench/augment_accuracy.py)."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 32, 3, padding=1)
+        self.bn1 = nn.BatchNorm2d(32)
+        self.conv2 = nn.Conv2d(32, 64, 3, padding=1)
+        self.bn2 = nn.BatchNorm2d(64)
+        self.fc1 = nn.Linear(64 * 7 * 7, 128)
+        self.fc2 = nn.Linear(128, 10)
+
+    def forward(self, x):
+        x = F.max_pool2d(F.relu(self.bn1(self.conv1(x))), 2)
+        x = F.max_pool2d(F.relu(self.bn2(self.conv2(x))), 2)
+        return self.fc2(F.relu(self.fc1(torch.flatten(x, 1))))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.conv1 = nn.Conv2d(cin, cout, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(cout)
+        self.conv2 = nn.Conv2d(cout, cout, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(cout)
+        self.shortcut = None
+        if stride != 1 or cin != cout:
+            self.shortcut = nn.Sequential(nn.Conv2d(cin, cout, 1, stride, bias=False),
+                                          nn.BatchNorm2d(cout))
+
+    def forward(self, x):
+        out = F.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        return F.relu(out + (x if self.shortcut is None else self.shortcut(x)))
+
+
+class ResNet20(nn.Module):
+    """CIFAR-style ResNet-20 (He et al. 2016, 3 stages of 3 basic blocks), 3x32x32 input."""
+
+    def __init__(self, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, 16, 3, 1, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(16)
+        layers, cin = [], 16
+        for cout, stride in [(16, 1), (32, 2), (64, 2)]:
+            for i in range(3):
+                layers.append(BasicBlock(cin, cout, stride if i == 0 else 1))
+                cin = cout
+        self.layers = nn.Sequential(*layers)
+        self.fc = nn.Linear(64, num_classes)
+
+    def forward(self, x):
+        x = F.relu(self.bn1(self.conv1(x)))
+        x = self.layers(x)
+        x = F.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+class WideMLP(nn.Module):
+    """3072 -> 2048 -> 2048 -> 10 on CIFAR-shaped input (10.5 M parameters,
+    42 MB of fp32 gradients): a model where communication matters as in the
+    paper, used by the benchmarks."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(3072, 2048)
+        self.fc2 = nn.Linear(2048, 2048)
+        self.fc3 = nn.Linear(2048, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
+
+
+class StochasticDepthNet(nn.Module):
+    """A residual CNN for 1x8x8 digits whose two residual branches go through torchvision's
+    StochasticDepth (drop path, p = 0.5, mode "row": each sample's branch kept or dropped whole,
+    as in torchvision's EfficientNet, ConvNeXt and Swin). PyTorch 2.x exports it in training mode
+    as RandomUniformLike, Less, Cast, Div and Mul; Debian's PyTorch 1.13 cannot export it (it
+    refuses bernoulli_), so its export is committed (test/e2e/Inputs/torch2)."""
+
+    def __init__(self, p=0.5):
+        super().__init__()
+        from torchvision.ops import StochasticDepth
+        self.stem = nn.Conv2d(1, 16, 3, padding=1)
+        self.block1 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                                    nn.Conv2d(16, 16, 3, padding=1))
+        self.block2 = nn.Sequential(nn.Conv2d(16, 16, 3, padding=1), nn.ReLU(),
+                                    nn.Conv2d(16, 16, 3, padding=1))
+        self.drop1 = StochasticDepth(p, "row")
+        self.drop2 = StochasticDepth(p, "row")
+        self.fc = nn.Linear(16 * 8 * 8, 10)
+
+    def forward(self, x):
+        x = F.relu(self.stem(x))
+        x = F.relu(x + self.drop1(self.block1(x)))
+        x = F.relu(x + self.drop2(self.block2(x)))
+        return self.fc(torch.flatten(x, 1))
+
+
+class LayerNormGeluMLP(nn.Module):
+    """Digits MLP with LayerNorm and GELU: 64 -> 128 -> LayerNorm -> GELU -> 64 ->
+    LayerNorm -> GELU (tanh approximation) -> 10. Opset 15 exports LayerNorm as
+    its decomposition (ReduceMean, Sub, Pow, Sqrt, Div, ...), opset 17 as
+    LayerNormalization; GELU is Erf (exact) or Pow/Tanh (tanh) arithmetic."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 128)
+        self.ln1 = nn.LayerNorm(128)
+        self.fc2 = nn.Linear(128, 64)
+        self.ln2 = nn.LayerNorm(64)
+        self.fc3 = nn.Linear(64, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        x = F.gelu(self.ln1(self.fc1(x)))
+        x = F.gelu(self.ln2(self.fc2(x)), approximate="tanh")
+        return self.fc3(x)
+
+
+def shufflenet_small():
+    """torchvision's ShuffleNetV2 at x0.5 widths with two blocks a stage, ten classes."""
+    import torchvision.models as tvm
+    return tvm.ShuffleNetV2([2, 2, 2], [24, 48, 96, 192, 1024], num_classes=10)
