@@ -4,7 +4,7 @@
     compare_weights.py A.weights B.weights [--tol T] [--exclude REGEX]
                        [--noise N.weights [--noise-factor F]] [--initial W0.weights]
 
-Either file may be a checkpoint (MGSCKPT2 to MGSCKPT6): its params are compared (the
+Either file may be a checkpoint (MGSCKPT2 to MGSCKPT7): its params are compared (the
 workers' checkpoints of one run hold the same params when they stay in step).
 
 Prints the largest relative difference ||a - b|| / ||b|| over the tensors and
@@ -38,7 +38,8 @@ from check_gradients import read_records, read_weights  # noqa: E402
 def read_params(path):
     """A weights file's tensors, or a checkpoint's params (its first tensor list)."""
     data = open(path, "rb").read()
-    if data[:8] not in (b"MGSCKPT2", b"MGSCKPT3", b"MGSCKPT4", b"MGSCKPT5", b"MGSCKPT6"):
+    if data[:8] not in (b"MGSCKPT2", b"MGSCKPT3", b"MGSCKPT4", b"MGSCKPT5", b"MGSCKPT6",
+                        b"MGSCKPT7"):
         return read_weights(path)
     (length,) = struct.unpack_from("<Q", data, 8)
     pos = 16 + length + 6 * 8  # seed, holdout, samples, epochs, iterations, rng state

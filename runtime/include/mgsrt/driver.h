@@ -138,10 +138,10 @@ Status matchWeights(const Manifest &manifest, const std::string &path,
 struct Checkpoint {
   /// The compiled model's manifest (mgs_model_manifest()). A checkpoint in
   /// the first format (MGSCKPT1) holds only its fnv1a64 hash: `manifest` is
-  /// then empty and `manifestHash` set (written files are always MGSCKPT6).
+  /// then empty and `manifestHash` set (written files are always MGSCKPT7).
   std::string manifest;
   uint64_t manifestHash = 0;
-  int version = 6; // the format read: 1 (MGSCKPT1), 2, ... 6
+  int version = 7; // the format read: 1 (MGSCKPT1), 2, ... 7
   uint64_t seed = 0;
   double holdout = 0;
   uint64_t numSamples = 0;      // size of the whole data set (before the split)
@@ -167,6 +167,13 @@ struct Checkpoint {
   uint64_t itersPerEpoch = 0;
   double epochLossSum = 0.0;
   uint64_t epochSkipped = 0;
+  /// The training options the run was given (Options.h, isRecordedOption:
+  /// its schedule, optimizer settings, transforms), as (option, value) in
+  /// the order given; --resume takes those not given again. Empty in the
+  /// formats before MGSCKPT7, whose runs' options are unknown (`hasOptions`
+  /// false).
+  std::vector<std::pair<std::string, std::string>> options;
+  bool hasOptions = true;
   std::vector<Tensor> params;     // every manifest param, in param order
   std::vector<Tensor> velocities; // one per trainable param, in param order
 };

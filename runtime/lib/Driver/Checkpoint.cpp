@@ -3,7 +3,7 @@
 // A checkpoint is written atomically (a temporary file renamed over the
 // target) at the end of every epoch. Format, little-endian:
 //
-//   magic            8 bytes  "MGSCKPT6"
+//   magic            8 bytes  "MGSCKPT7"
 //   manifest         u64 length + the bytes of mgs_model_manifest()'s text
 //                    (so a mismatch can say what differs)
 //   seed             u64      --seed of the run (shuffling, split, dropout)
@@ -32,10 +32,15 @@
 //   iters_per_epoch  u64      the writing run's iterations an epoch
 //   epoch_loss_sum   f64      that epoch's losses so far (its kept steps')
 //   epoch_skipped    u64      that epoch's dropped steps so far
+//   options          u64 count + (option, value) pairs, each string a u32
+//                    length and its bytes: the training options the run
+//                    was given (Options.h, isRecordedOption), which
+//                    --resume takes when not given again
 //   crc              u32      zlib's CRC-32 of every byte before it
 //
 // Residuals are written unscaled (divided by the loss scale) in every format.
-// The earlier formats are still read: "MGSCKPT5" (no iters_into_epoch ..
+// The earlier formats are still read: "MGSCKPT6" (no options: the run's
+// are unknown), "MGSCKPT5" (no iters_into_epoch ..
 // epoch_skipped: read as 0, an epoch's end), "MGSCKPT4" (no loss_scale and
 // scale_steps: read as 0), "MGSCKPT3" (no steps_skipped either: read
 // as 0), "MGSCKPT2" (no run_id either: read as 0,
@@ -60,9 +65,46 @@ constexpr char kMagicV2[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '2'};
 constexpr char kMagicV3[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '3'};
 constexpr char kMagicV4[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '4'};
 constexpr char kMagicV5[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '5'};
-constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '6'};
+constexpr char kMagicV6[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '6'};
+constexpr char kMagic[8] = {'M', 'G', 'S', 'C', 'K', 'P', 'T', '7'};
 /// A manifest longer than this is not one mgsc wrote.
 constexpr uint64_t kMaxManifestBytes = 1ull << 30;
+/// Bounds on the recorded options (far above what a command line holds).
+constexpr uint64_t kMaxOptions = 256;
+constexpr uint32_t kMaxOptionBytes = 1u << 16;
+
+void writeString(AtomicWriter &w, const std::string &text) {
+  const uint32_t bytes = static_cast<uint32_t>(text.size());
+  w.writeValue(bytes);
+  w.write(text.data(), bytes);
+}
+
+Status readString(Reader &r, std::string &text, const char *what) {
+  uint32_t bytes = 0;
+  if (Status s = r.readValue(bytes, what); !s.ok())
+    return s;
+  if (bytes > kMaxOptionBytes || bytes > r.remaining())
+    return r.fail(std::string(what) + "'s length " + std::to_string(bytes) +
+                  " does not fit in the file (corrupt?)");
+  text.resize(bytes);
+  return r.read(text.data(), bytes, what);
+}
+
+Status readOptions(Reader &r, std::vector<std::pair<std::string, std::string>> &options) {
+  uint64_t count = 0;
+  if (Status s = r.readValue(count, "the recorded options' count"); !s.ok())
+    return s;
+  if (count > kMaxOptions)
+    return r.fail("it records " + std::to_string(count) + " options (corrupt?)");
+  options.resize(count);
+  for (auto &[option, value] : options) {
+    if (Status s = readString(r, option, "a recorded option"); !s.ok())
+      return s;
+    if (Status s = readString(r, value, "a recorded option's value"); !s.ok())
+      return s;
+  }
+  return Status::success();
+}
 } // namespace
 
 uint64_t fnv1a64(std::string_view text) {
@@ -103,6 +145,11 @@ Status writeCheckpointUnpublished(const std::string &path, const Checkpoint &c, 
   w.writeValue(c.itersPerEpoch);
   w.writeValue(c.epochLossSum);
   w.writeValue(c.epochSkipped);
+  w.writeValue(static_cast<uint64_t>(c.options.size()));
+  for (const auto &[option, value] : c.options) {
+    writeString(w, option);
+    writeString(w, value);
+  }
   w.writeCrc();
   return w.finish();
 }
@@ -119,9 +166,10 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   const bool v3 = std::memcmp(magic, kMagicV3, 8) == 0;
   const bool v4 = std::memcmp(magic, kMagicV4, 8) == 0;
   const bool v5 = std::memcmp(magic, kMagicV5, 8) == 0;
-  if (!v1 && !v2 && !v3 && !v4 && !v5 && std::memcmp(magic, kMagic, 8) != 0)
-    return r.fail("not a checkpoint (the magic is not \"MGSCKPT6\" or an earlier format's, "
-                  "\"MGSCKPT5\" .. \"MGSCKPT1\")");
+  const bool v6 = std::memcmp(magic, kMagicV6, 8) == 0;
+  if (!v1 && !v2 && !v3 && !v4 && !v5 && !v6 && std::memcmp(magic, kMagic, 8) != 0)
+    return r.fail("not a checkpoint (the magic is not \"MGSCKPT7\" or an earlier format's, "
+                  "\"MGSCKPT6\" .. \"MGSCKPT1\")");
   c.manifest.clear();
   c.manifestHash = 0;
   c.runId = 0;
@@ -130,7 +178,9 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
   c.lossScaleSteps = 0;
   c.itersIntoEpoch = c.itersPerEpoch = c.epochSkipped = 0;
   c.epochLossSum = 0.0;
-  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : v5 ? 5 : 6;
+  c.options.clear();
+  c.version = v1 ? 1 : v2 ? 2 : v3 ? 3 : v4 ? 4 : v5 ? 5 : v6 ? 6 : 7;
+  c.hasOptions = c.version >= 7;
   if (v1) {
     if (Status s = r.readValue(c.manifestHash, "the header"); !s.ok())
       return s;
@@ -164,7 +214,8 @@ Status readCheckpoint(const std::string &path, Checkpoint &c) {
        (!(body = r.readValue(c.itersIntoEpoch, "the iterations into the epoch")).ok() ||
         !(body = r.readValue(c.itersPerEpoch, "the iterations per epoch")).ok() ||
         !(body = r.readValue(c.epochLossSum, "the epoch's loss")).ok() ||
-        !(body = r.readValue(c.epochSkipped, "the epoch's dropped steps")).ok())))
+        !(body = r.readValue(c.epochSkipped, "the epoch's dropped steps")).ok())) ||
+      (c.version >= 7 && !(body = readOptions(r, c.options)).ok()))
     return body;
   if (!v1) {
     if (Status s = r.readCrc(); !s.ok())

@@ -148,6 +148,7 @@ private:
 
   // Params.cpp
   int loadParams();
+  int takeRecordedOptions();
   /// The run id (a fresh one, or the resumed checkpoints' once every
   /// worker's file is found to be of the same run and epoch).
   int agreeOnRun();

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <map>
 #include <utility>
 
 namespace mgs::rt::driver {
@@ -90,7 +91,9 @@ constexpr const char *kUsageTraining =
     "  --checkpoint-every N     also every N iterations, or every N seconds with a unit:\n"
     "                           90s, 10m, 2h (a resume goes on from that iteration, as\n"
     "                           if the run had not stopped)\n"
-    "  --resume FILE            continue from a checkpoint (its params replace --weights)\n"
+    "  --resume FILE            continue from a checkpoint (its params replace --weights);\n"
+    "                           the training options its run was given (--epochs, --lr,\n"
+    "                           the schedule, --augment, ...) apply unless given again\n"
     "  --auto-resume            continue from --checkpoint's file when it exists, else\n"
     "                           start (a job requeued after a stop runs the same command)\n"
     "  --save-weights FILE      write the trained params (weights-file format)\n"
@@ -173,6 +176,11 @@ const std::set<std::string> kTrainOnly = {
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
 namespace {
+
+/// A bad command line: `message` says what is wrong.
+Status problem(std::string message) {
+  return Status::error(MGSRT_ERROR_INVALID_ARGUMENT, std::move(message));
+}
 
 /// The options that take no value, and what each sets.
 const std::pair<const char *, bool Options::*> kFlags[] = {
@@ -348,12 +356,12 @@ bool parseBinding(const std::string &s, std::pair<std::string, std::string> &b) 
   return true;
 }
 
+Status parseValue(const std::string &arg, const std::string &value, Options &o);
+Status checkCombination(Options &o);
+
 } // namespace
 
 Status parseOptions(int argc, char **argv, Options &o) {
-  auto problem = [](std::string message) {
-    return Status::error(MGSRT_ERROR_INVALID_ARGUMENT, std::move(message));
-  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--help" || arg == "-h") {
@@ -401,138 +409,152 @@ Status parseOptions(int argc, char **argv, Options &o) {
     // --output name one tensor each time).
     if (!o.given.insert(arg).second && arg != "--input" && arg != "--output")
       return problem(arg + " given twice");
-    auto bad = [&](const char *expected) {
-      return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");
-    };
-    if (arg == "--data") {
-      o.data = value;
-    } else if (arg == "--labels") {
-      o.labels = value;
-    } else if (arg == "--test-data") {
-      o.testData = value;
-    } else if (arg == "--test-labels") {
-      o.testLabels = value;
-    } else if (arg == "--data-format") {
-      if (!parseDataFormat(value, o.format))
-        return bad("digits, mnist, cifar10 or npy");
-      o.haveFormat = true;
-    } else if (arg == "--epochs") {
-      if (!parseI64(value, 0, o.epochs))
-        return bad("an integer >= 0");
-    } else if (arg == "--batch-size") {
-      if (!parseI64(value, 1, o.batchSize))
-        return bad("an integer >= 1");
-    } else if (arg == "--lr") {
-      if (!parseF64(value, 0, o.lr))
-        return bad("a number >= 0");
-    } else if (arg == "--momentum") {
-      if (!parseF64(value, 0, o.momentum) || o.momentum >= 1)
-        return bad("a number in [0, 1)");
-    } else if (arg == "--weight-decay") {
-      if (!parseF64(value, 0, o.weightDecay))
-        return bad("a number >= 0");
-    } else if (arg == "--warmup-epochs") {
-      if (!parseF64(value, 0, o.warmupEpochs))
-        return bad("a number of epochs >= 0");
-    } else if (arg == "--lr-steps") {
-      if (!parseList<int64_t>(value, o.lrSteps, [](const std::string &item, int64_t &e) {
-            return parseI64(item, 0, e);
-          }))
-        return bad("epochs >= 0 separated by commas, like 30,60");
-    } else if (arg == "--lr-gamma") {
-      if (!parseF64(value, 0, o.lrGamma))
-        return bad("a number >= 0");
-    } else if (arg == "--seed") {
-      if (!parseU64(value, o.seed))
-        return bad("an unsigned 64-bit integer");
-    } else if (arg == "--holdout") {
-      if (!parseF64(value, 0, o.holdout) || o.holdout >= 1)
-        return bad("a fraction in [0, 1)");
-    } else if (arg == "--progress-every") {
-      if (!parseI64(value, 0, o.progressEvery))
-        return bad("an integer >= 0");
-    } else if (arg == "--checkpoint") {
-      o.checkpoint = value;
-    } else if (arg == "--input-mean") {
-      if (!parseF64List(value, -HUGE_VAL, false, o.inputMean))
-        return bad("a number, or one per channel separated by commas");
-    } else if (arg == "--input-std") {
-      if (!parseF64List(value, 0, true, o.inputStd))
-        return bad("a number > 0, or one per channel separated by commas");
-    } else if (arg == "--augment") {
-      if (Status s = parseAugmentation(value, o.augmentation); !s.ok())
-        return problem("bad value '" + value + "' for --augment: " + s.message);
-    } else if (arg == "--checkpoint-every") {
-      if (!parseCheckpointEvery(value, o))
-        return bad("a number of iterations >= 1, or of seconds with a unit: 90s, 10m, 2h");
-    } else if (arg == "--resume") {
-      o.resume = value;
-    } else if (arg == "--save-weights") {
-      o.saveWeights = value;
-    } else if (arg == "--save") {
-      o.saveOnnx = value;
-    } else if (arg == "--weights") {
-      o.weights = value;
-    } else if (arg == "--calibrate") {
-      o.calibrate = value;
-    } else if (arg == "--trace") {
-      o.trace = value;
-    } else if (arg == "--trace-steps") {
-      if (!parseI64(value, 1, o.traceSteps))
-        return bad("an integer >= 1");
-    } else if (arg == "--on-nonfinite") {
-      if (value != "stop" && value != "skip")
-        return bad("stop or skip");
-      o.skipNonfinite = value == "skip";
-    } else if (arg == "--loss-scale") {
-      if (value == "dynamic" || value == "none") {
-        o.lossScaling = value == "dynamic" ? LossScaling::Dynamic : LossScaling::None;
-      } else {
-        if (!parseF64(value, kMinLossScale, o.lossScale) || o.lossScale > kMaxLossScale)
-          return bad("dynamic, none or a number from 2^-24 to 2^64");
-        o.lossScaling = LossScaling::Static;
-      }
-    } else if (arg == "--loss-scale-init") {
-      if (!parseF64(value, kMinLossScale, o.lossScaleInit) || o.lossScaleInit > kMaxLossScale)
-        return bad("a number from 2^-24 to 2^64");
-    } else if (arg == "--loss-scale-window") {
-      if (!parseI64(value, 1, o.lossScaleWindow))
-        return bad("an integer >= 1");
-    } else if (arg == "--timeout") {
-      if (!parseF64(value, 0, o.timeout))
-        return bad("a number of seconds >= 0");
-    } else if (arg == "--comm") {
-      if (!parseChoice(value, {{"nccl", DeviceComm::Nccl}, {"mpi", DeviceComm::Mpi}}, o.comm))
-        return bad("nccl or mpi");
-    } else if (arg == "--calibrate-density") {
-      if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
-          o.calibrateDensity > 1)
-        return bad("a density in (0, 1]");
-    } else if (arg == "--optimizer") {
-      if (!parseChoice(value, {{"sgd", Optimizer::Sgd}, {"adamw", Optimizer::AdamW}},
-                       o.optimizer))
-        return bad("sgd or adamw");
-    } else if (arg == "--beta1" || arg == "--beta2") {
-      double &beta = arg == "--beta1" ? o.beta1 : o.beta2;
-      if (!parseF64(value, 0, beta) || beta >= 1)
-        return bad("a number in [0, 1)");
-    } else if (arg == "--eps") {
-      if (!parseF64(value, 0, o.eps))
-        return bad("a number >= 0");
-    } else if (arg == "--lr-schedule") {
-      if (!parseChoice(value, {{"step", LrSchedule::Step}, {"cosine", LrSchedule::Cosine}},
-                       o.lrSchedule))
-        return bad("step or cosine");
-    } else if (arg == "--cosine-epochs") {
-      if (!parseI64(value, 1, o.cosineEpochs))
-        return bad("an integer >= 1");
-    } else if (arg == "--input" || arg == "--output") {
-      std::pair<std::string, std::string> b;
-      if (!parseBinding(value, b))
-        return bad("NAME=FILE");
-      (arg == "--input" ? o.inputs : o.outputs).push_back(b);
-    }
+    if (Status s = parseValue(arg, value, o); !s.ok())
+      return s;
+    o.givenValues.emplace_back(arg, value);
   }
+  return checkCombination(o);
+}
+
+namespace {
+
+/// `value` of option `arg` (one that takes a value) into `o`.
+Status parseValue(const std::string &arg, const std::string &value, Options &o) {
+  auto bad = [&](const char *expected) {
+    return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");
+  };
+  if (arg == "--data") {
+    o.data = value;
+  } else if (arg == "--labels") {
+    o.labels = value;
+  } else if (arg == "--test-data") {
+    o.testData = value;
+  } else if (arg == "--test-labels") {
+    o.testLabels = value;
+  } else if (arg == "--data-format") {
+    if (!parseDataFormat(value, o.format))
+      return bad("digits, mnist, cifar10 or npy");
+    o.haveFormat = true;
+  } else if (arg == "--epochs") {
+    if (!parseI64(value, 0, o.epochs))
+      return bad("an integer >= 0");
+  } else if (arg == "--batch-size") {
+    if (!parseI64(value, 1, o.batchSize))
+      return bad("an integer >= 1");
+  } else if (arg == "--lr") {
+    if (!parseF64(value, 0, o.lr))
+      return bad("a number >= 0");
+  } else if (arg == "--momentum") {
+    if (!parseF64(value, 0, o.momentum) || o.momentum >= 1)
+      return bad("a number in [0, 1)");
+  } else if (arg == "--weight-decay") {
+    if (!parseF64(value, 0, o.weightDecay))
+      return bad("a number >= 0");
+  } else if (arg == "--warmup-epochs") {
+    if (!parseF64(value, 0, o.warmupEpochs))
+      return bad("a number of epochs >= 0");
+  } else if (arg == "--lr-steps") {
+    if (!parseList<int64_t>(value, o.lrSteps, [](const std::string &item, int64_t &e) {
+          return parseI64(item, 0, e);
+        }))
+      return bad("epochs >= 0 separated by commas, like 30,60");
+  } else if (arg == "--lr-gamma") {
+    if (!parseF64(value, 0, o.lrGamma))
+      return bad("a number >= 0");
+  } else if (arg == "--seed") {
+    if (!parseU64(value, o.seed))
+      return bad("an unsigned 64-bit integer");
+  } else if (arg == "--holdout") {
+    if (!parseF64(value, 0, o.holdout) || o.holdout >= 1)
+      return bad("a fraction in [0, 1)");
+  } else if (arg == "--progress-every") {
+    if (!parseI64(value, 0, o.progressEvery))
+      return bad("an integer >= 0");
+  } else if (arg == "--checkpoint") {
+    o.checkpoint = value;
+  } else if (arg == "--input-mean") {
+    if (!parseF64List(value, -HUGE_VAL, false, o.inputMean))
+      return bad("a number, or one per channel separated by commas");
+  } else if (arg == "--input-std") {
+    if (!parseF64List(value, 0, true, o.inputStd))
+      return bad("a number > 0, or one per channel separated by commas");
+  } else if (arg == "--augment") {
+    if (Status s = parseAugmentation(value, o.augmentation); !s.ok())
+      return problem("bad value '" + value + "' for --augment: " + s.message);
+  } else if (arg == "--checkpoint-every") {
+    if (!parseCheckpointEvery(value, o))
+      return bad("a number of iterations >= 1, or of seconds with a unit: 90s, 10m, 2h");
+  } else if (arg == "--resume") {
+    o.resume = value;
+  } else if (arg == "--save-weights") {
+    o.saveWeights = value;
+  } else if (arg == "--save") {
+    o.saveOnnx = value;
+  } else if (arg == "--weights") {
+    o.weights = value;
+  } else if (arg == "--calibrate") {
+    o.calibrate = value;
+  } else if (arg == "--trace") {
+    o.trace = value;
+  } else if (arg == "--trace-steps") {
+    if (!parseI64(value, 1, o.traceSteps))
+      return bad("an integer >= 1");
+  } else if (arg == "--on-nonfinite") {
+    if (value != "stop" && value != "skip")
+      return bad("stop or skip");
+    o.skipNonfinite = value == "skip";
+  } else if (arg == "--loss-scale") {
+    if (value == "dynamic" || value == "none") {
+      o.lossScaling = value == "dynamic" ? LossScaling::Dynamic : LossScaling::None;
+    } else {
+      if (!parseF64(value, kMinLossScale, o.lossScale) || o.lossScale > kMaxLossScale)
+        return bad("dynamic, none or a number from 2^-24 to 2^64");
+      o.lossScaling = LossScaling::Static;
+    }
+  } else if (arg == "--loss-scale-init") {
+    if (!parseF64(value, kMinLossScale, o.lossScaleInit) || o.lossScaleInit > kMaxLossScale)
+      return bad("a number from 2^-24 to 2^64");
+  } else if (arg == "--loss-scale-window") {
+    if (!parseI64(value, 1, o.lossScaleWindow))
+      return bad("an integer >= 1");
+  } else if (arg == "--timeout") {
+    if (!parseF64(value, 0, o.timeout))
+      return bad("a number of seconds >= 0");
+  } else if (arg == "--comm") {
+    if (!parseChoice(value, {{"nccl", DeviceComm::Nccl}, {"mpi", DeviceComm::Mpi}}, o.comm))
+      return bad("nccl or mpi");
+  } else if (arg == "--calibrate-density") {
+    if (!parseF64(value, 0, o.calibrateDensity) || o.calibrateDensity <= 0 ||
+        o.calibrateDensity > 1)
+      return bad("a density in (0, 1]");
+  } else if (arg == "--optimizer") {
+    if (!parseChoice(value, {{"sgd", Optimizer::Sgd}, {"adamw", Optimizer::AdamW}}, o.optimizer))
+      return bad("sgd or adamw");
+  } else if (arg == "--beta1" || arg == "--beta2") {
+    double &beta = arg == "--beta1" ? o.beta1 : o.beta2;
+    if (!parseF64(value, 0, beta) || beta >= 1)
+      return bad("a number in [0, 1)");
+  } else if (arg == "--eps") {
+    if (!parseF64(value, 0, o.eps))
+      return bad("a number >= 0");
+  } else if (arg == "--lr-schedule") {
+    if (!parseChoice(value, {{"step", LrSchedule::Step}, {"cosine", LrSchedule::Cosine}},
+                     o.lrSchedule))
+      return bad("step or cosine");
+  } else if (arg == "--cosine-epochs") {
+    if (!parseI64(value, 1, o.cosineEpochs))
+      return bad("an integer >= 1");
+  } else if (arg == "--input" || arg == "--output") {
+    std::pair<std::string, std::string> b;
+    if (!parseBinding(value, b))
+      return bad("NAME=FILE");
+    (arg == "--input" ? o.inputs : o.outputs).push_back(b);
+  }
+  return Status::success();
+}
+
+/// The checks of the options together, once each is parsed.
+Status checkCombination(Options &o) {
   // Known only after reading the checkpoint when resuming without --optimizer.
   if (o.given.count("--optimizer") || !o.given.count("--resume"))
     if (Status s = checkOptimizerOptions(o); !s.ok())
@@ -546,7 +568,8 @@ Status parseOptions(int argc, char **argv, Options &o) {
   for (const char *needsCheckpoint : {"--checkpoint-every", "--auto-resume"})
     if (o.given.count(needsCheckpoint) && o.checkpoint.empty())
       return problem(std::string(needsCheckpoint) + " needs --checkpoint FILE (where to write)");
-  if (o.autoResume && !o.resume.empty())
+  // (--auto-resume sets o.resume itself when it resumes.)
+  if (o.autoResume && o.given.count("--resume"))
     return problem("--auto-resume resumes from --checkpoint's file when it exists; --resume names "
                    "one: give either");
   // --test-data replaces the held-out part: none unless asked, and asking is
@@ -560,6 +583,66 @@ Status parseOptions(int argc, char **argv, Options &o) {
     return problem("--test-labels goes with --test-data (the test set's .npy inputs)");
   }
   return Status::success();
+}
+
+} // namespace
+
+bool isRecordedOption(const std::string &option) {
+  static const std::set<std::string> recorded = {"--epochs",        "--lr",
+                                                 "--momentum",      "--weight-decay",
+                                                 "--warmup-epochs", "--lr-schedule",
+                                                 "--cosine-epochs", "--lr-steps",
+                                                 "--lr-gamma",      "--beta1",
+                                                 "--beta2",         "--eps",
+                                                 "--augment",       "--input-mean",
+                                                 "--input-std",     "--on-nonfinite",
+                                                 "--loss-scale",    "--loss-scale-window"};
+  return recorded.count(option) != 0;
+}
+
+Status applyRecordedOptions(const RecordedOptions &recorded, Options &o,
+                            std::vector<std::string> &taken, std::vector<std::string> &changed,
+                            std::vector<std::string> &dropped) {
+  std::map<std::string, std::string> theirs;
+  for (const auto &[option, value] : recorded) {
+    if (!isRecordedOption(option))
+      return problem("it records the option '" + option +
+                     "', which this executable does not take from a checkpoint (corrupt, or "
+                     "written by another version of mgs?)");
+    if (!theirs.emplace(option, value).second)
+      return problem("it records " + option + " twice (corrupt?)");
+  }
+  for (const auto &[option, value] : o.givenValues) {
+    if (!isRecordedOption(option))
+      continue;
+    auto it = theirs.find(option);
+    if (it == theirs.end())
+      changed.push_back(option + " " + value + " (the checkpoint's run: not given)");
+    else if (it->second != value)
+      changed.push_back(option + " " + value + " (the checkpoint's run: " + it->second + ")");
+  }
+  // The schedule the run goes on with: this command line's, else the
+  // checkpoint's. The other schedule's recorded options are left out.
+  std::string schedule = "step";
+  for (const auto &[option, value] : o.given.count("--lr-schedule") ? o.givenValues : recorded)
+    if (option == "--lr-schedule")
+      schedule = value;
+  for (const auto &[option, value] : recorded) {
+    if (o.given.count(option))
+      continue;
+    const bool stepOnly = option == "--lr-steps" || option == "--lr-gamma";
+    if ((stepOnly && schedule != "step") || (option == "--cosine-epochs" && schedule != "cosine")) {
+      dropped.push_back(option + " " + value + " (for --lr-schedule " +
+                        (stepOnly ? "step" : "cosine") + ")");
+      continue;
+    }
+    if (Status s = parseValue(option, value, o); !s.ok())
+      return s;
+    o.given.insert(option);
+    o.givenValues.emplace_back(option, value);
+    taken.push_back(option + " " + value);
+  }
+  return checkCombination(o);
 }
 
 Status checkOptimizerOptions(const Options &o) {

@@ -95,6 +95,8 @@ struct Options {
   bool inference = false, help = false;
   std::vector<std::pair<std::string, std::string>> inputs, outputs;
   std::set<std::string> given; // the options on the command line
+  /// The options that take a value, as given (option, value), in order.
+  std::vector<std::pair<std::string, std::string>> givenValues;
 };
 
 /// Options that only make sense when training / only when running inference.
@@ -112,6 +114,27 @@ bool launchedAsLaterRank();
 /// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT
 /// with the problem as its message.
 Status parseOptions(int argc, char **argv, Options &o);
+
+/// The options that make a training run what it is (its schedule, optimizer
+/// settings, transforms): a checkpoint records those given, and --resume
+/// takes the ones not given again (--seed and --holdout, which choose the
+/// split, and the optimizer, which its state gives, are recorded apart).
+bool isRecordedOption(const std::string &option);
+
+/// A checkpoint's recorded options, as given to the run that wrote it.
+using RecordedOptions = std::vector<std::pair<std::string, std::string>>;
+
+/// What --resume does with a checkpoint's recorded options: each one not on
+/// this command line is parsed into `o` as if given (listed in `taken`); a
+/// recorded option given again with another value, or one given now that
+/// the run did not have, keeps this command line's and is listed in
+/// `changed` ("--lr 0.01 (the checkpoint's run: 0.05)"). A recorded option
+/// of the other learning-rate schedule than the one the run goes on with
+/// (--lr-schedule given another value) is left out, listed in `dropped`.
+/// Then the combination is checked as the command line is.
+Status applyRecordedOptions(const RecordedOptions &recorded, Options &o,
+                            std::vector<std::string> &taken, std::vector<std::string> &changed,
+                            std::vector<std::string> &dropped);
 
 /// A bad pairing of the optimizer with another one's options (--momentum
 /// with AdamW, --beta1/--beta2/--eps with SGD).

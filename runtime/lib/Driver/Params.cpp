@@ -189,6 +189,8 @@ int Driver::loadParams() {
     else if (o.optimizer != theirs && !resumed.velocities.empty())
       return error("checkpoint '%s' was written with --optimizer %s, not %s", o.resume.c_str(),
                    optimizerName(theirs), optimizerName(o.optimizer));
+    if (int rc = takeRecordedOptions())
+      return rc;
     if (Status s = checkOptimizerOptions(o); !s.ok())
       return usage(s.message);
     const std::vector<std::string> prefixes =
@@ -227,6 +229,35 @@ int Driver::loadParams() {
   if (!s.ok())
     return error(s);
   noteInfiniteBuffers();
+  return 0;
+}
+
+// The checkpoint's recorded options (its run's schedule, optimizer settings
+// and transforms) that this command line does not give: taken, and said, as
+// are the ones it gives another value.
+int Driver::takeRecordedOptions() {
+  if (!resumed.hasOptions)
+    return 0; // an earlier format: the run's options are unknown
+  std::vector<std::string> taken, changed, dropped;
+  if (Status s = applyRecordedOptions(resumed.options, o, taken, changed, dropped); !s.ok())
+    return usage("resuming from checkpoint '" + o.resume +
+                 "' with its run's options: " + s.message);
+  auto joined = [](const std::vector<std::string> &items, const char *separator) {
+    std::string text;
+    for (const std::string &item : items)
+      text += (text.empty() ? "" : separator) + item;
+    return text;
+  };
+  if (rank == 0 && !taken.empty())
+    std::printf("resuming with the checkpoint's options: %s\n", joined(taken, " ").c_str());
+  if (rank == 0 && !changed.empty())
+    std::printf("this command line changes: %s\n", joined(changed, ", ").c_str());
+  if (rank == 0 && !dropped.empty())
+    std::printf("not taken from the checkpoint: %s\n", joined(dropped, ", ").c_str());
+  // The transforms are set up before the checkpoint is read.
+  for (const std::string &item : taken)
+    if (item.rfind("--augment ", 0) == 0 || item.rfind("--input-", 0) == 0)
+      return setupSampleTransforms();
   return 0;
 }
 
@@ -314,6 +345,9 @@ int Driver::saveCheckpoint(uint64_t epochsDone, uint64_t iterationsDone, uint64_
   c.itersPerEpoch = static_cast<uint64_t>(itersPerEpoch);
   c.epochLossSum = epochLossSum;
   c.epochSkipped = epochSkipped;
+  for (const auto &[option, value] : o.givenValues)
+    if (isRecordedOption(option))
+      c.options.emplace_back(option, value);
   // Every worker writes its own (its error-feedback residuals and dropout
   // stream are its own): rank r > 0 writes <file>.rank<r>. Then the workers
   // agree: every file is renamed into place, or none is (a failed write

@@ -223,6 +223,7 @@ TEST(Checkpoint, RoundTrips) {
   c.itersPerEpoch = 44;
   c.epochLossSum = 3.25;
   c.epochSkipped = 1;
+  c.options = {{"--lr", "0.05"}, {"--augment", "crop=4,flip"}}; // 52 bytes in the file
   c.params = sampleTensors();
   c.velocities = {sampleTensors()[0]};
   Status err;
@@ -230,7 +231,9 @@ TEST(Checkpoint, RoundTrips) {
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "ck", r)));
   EXPECT_EQ(r.manifest, c.manifest);
-  EXPECT_EQ(r.version, 6);
+  EXPECT_EQ(r.version, 7);
+  EXPECT_TRUE(r.hasOptions);
+  EXPECT_EQ(r.options, c.options);
   EXPECT_EQ(r.runId, c.runId);
   EXPECT_EQ(r.itersIntoEpoch, 12u);
   EXPECT_EQ(r.itersPerEpoch, 44u);
@@ -263,9 +266,9 @@ TEST(Checkpoint, RoundTrips) {
   EXPECT_FALSE(err.ok());
   EXPECT_NE(err.message.find("not a checkpoint"), std::string::npos) << err.message;
 
-  // One flipped bit anywhere (here in a parameter's data) is found.
+  // One flipped bit anywhere (here in a velocity's data) is found.
   std::string flipped = bytes;
-  flipped[bytes.size() - 20] ^= 0x04;
+  flipped[bytes.size() - 52 - 20] ^= 0x04;
   writeFile(dir / "flipped", flipped);
   err = readCheckpoint(dir / "flipped", r);
   EXPECT_FALSE(err.ok());
@@ -282,6 +285,39 @@ TEST(Checkpoint, RoundTrips) {
   EXPECT_NE(err.message.find("does not fit in the file"), std::string::npos) << err.message;
 }
 
+/// `text` with a new CRC-32 in place of its last 4 bytes.
+std::string recrc(std::string text) {
+  text.resize(text.size() - 4);
+  const uint32_t crc = static_cast<uint32_t>(
+      crc32(0, reinterpret_cast<const Bytef *>(text.data()), static_cast<uInt>(text.size())));
+  return text + std::string(reinterpret_cast<const char *>(&crc), 4);
+}
+
+TEST(Checkpoint, RefusesCorruptRecordedOptions) {
+  TempDir dir;
+  Checkpoint c, r;
+  c.manifest = "mgs-manifest 3\nmode train\n";
+  c.params = sampleTensors();
+  c.options = {{"--lr", "0.05"}};
+  ASSERT_TRUE(succeeded(writeCheckpoint(dir / "ck", c)));
+  const std::string bytes = readFile(dir / "ck");
+  // The options: count (8), "--lr" (4 + 4), "0.05" (4 + 4), then the CRC.
+  const size_t count = bytes.size() - 4 - 24;
+  std::string many = bytes;
+  many[count + 1] = 0x10; // 4097 options
+  writeFile(dir / "many", recrc(many));
+  Status err = readCheckpoint(dir / "many", r);
+  EXPECT_EQ(err.message, "checkpoint '" + (dir / "many") + "': it records 4097 options (corrupt?)");
+  std::string longValue = bytes;
+  longValue[count + 16 + 2] = 0x01; // the value's length 65540
+  writeFile(dir / "long", recrc(longValue));
+  err = readCheckpoint(dir / "long", r);
+  EXPECT_NE(err.message.find("a recorded option's value's length 65540 does not fit in the file "
+                             "(corrupt?)"),
+            std::string::npos)
+      << err.message;
+}
+
 TEST(Checkpoint, ReadsTheFirstFormat) {
   // MGSCKPT1: the manifest's FNV-1a hash in place of its text, no CRC.
   TempDir dir;
@@ -292,10 +328,10 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   ASSERT_TRUE(succeeded(writeCheckpoint(dir / "v2", c)));
   std::string v2 = readFile(dir / "v2");
   const uint64_t hash = fnv1a64(c.manifest);
-  // (What MGSCKPT6 writes, less its run id, skipped steps, loss scale, place
-  // in the epoch and CRC.)
+  // (What MGSCKPT7 writes, less its run id, skipped steps, loss scale, place
+  // in the epoch, options and CRC.)
   std::string v1 = "MGSCKPT1" + std::string(reinterpret_cast<const char *>(&hash), 8) +
-                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 68);
+                   v2.substr(16 + c.manifest.size(), v2.size() - 16 - c.manifest.size() - 76);
   writeFile(dir / "v1", v1);
   Checkpoint r;
   ASSERT_TRUE(succeeded(readCheckpoint(dir / "v1", r)));
@@ -307,15 +343,31 @@ TEST(Checkpoint, ReadsTheFirstFormat) {
   EXPECT_EQ(r.params[2].data, c.params[2].data);
 }
 
-/// `c` written as MGSCKPT6 with its last `drop` bytes before the CRC cut,
-/// under `magic`, with a new CRC: the earlier formats.
+/// `c` (no options) written as MGSCKPT7, its options' count and its last
+/// `drop` bytes of MGSCKPT6 before the CRC cut, under `magic`, with a new
+/// CRC: the earlier formats.
 std::string olderFormat(const TempDir &dir, const Checkpoint &c, const char *magic, size_t drop) {
-  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "v6", c)));
-  std::string v6 = readFile(dir / "v6");
-  std::string old = magic + v6.substr(8, v6.size() - 8 - 4 - drop);
-  const uint32_t crc = static_cast<uint32_t>(
-      crc32(0, reinterpret_cast<const Bytef *>(old.data()), static_cast<uInt>(old.size())));
-  return old + std::string(reinterpret_cast<const char *>(&crc), 4);
+  EXPECT_TRUE(c.options.empty());
+  EXPECT_TRUE(succeeded(writeCheckpoint(dir / "current", c)));
+  std::string current = readFile(dir / "current");
+  return recrc(magic + current.substr(8, current.size() - 8 - 8 - drop));
+}
+
+TEST(Checkpoint, ReadsTheSixthFormat) {
+  // MGSCKPT6: MGSCKPT7 without the options (the run's are unknown).
+  TempDir dir;
+  Checkpoint c;
+  c.manifest = "mgs-manifest 3\nmode train\n";
+  c.itersIntoEpoch = 5;
+  c.itersPerEpoch = 9;
+  c.params = sampleTensors();
+  writeFile(dir / "v6", olderFormat(dir, c, "MGSCKPT6", 0));
+  Checkpoint r;
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v6", r)));
+  EXPECT_EQ(r.version, 6);
+  EXPECT_FALSE(r.hasOptions);
+  EXPECT_TRUE(r.options.empty());
+  EXPECT_EQ(r.itersIntoEpoch, 5u);
 }
 
 TEST(Checkpoint, ReadsTheFifthFormat) {
@@ -404,8 +456,8 @@ TEST(Checkpoint, ReadsTheThirdFormat) {
   EXPECT_EQ(r.stepsSkipped, 0u);
   EXPECT_EQ(r.epochsDone, 3u);
   // The current format keeps the count.
-  ASSERT_TRUE(succeeded(readCheckpoint(dir / "v6", r)));
-  EXPECT_EQ(r.version, 6);
+  ASSERT_TRUE(succeeded(readCheckpoint(dir / "current", r)));
+  EXPECT_EQ(r.version, 7);
   EXPECT_EQ(r.stepsSkipped, 5u);
 }
 
