@@ -124,6 +124,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     if (failed(checkOutputsProduced(model.graph(), fileLoc)) ||
         failed(checkBeforeShapeInference(model.graph(), fileLoc)) ||
         (!options.forInference && (failed(checkExportedParameters(model.graph(), fileLoc)) ||
+                                   failed(checkBufferMutations(model.graph(), fileLoc)) ||
                                    failed(checkEvalModeExport(model, fileLoc)))))
       return failure();
 

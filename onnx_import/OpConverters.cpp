@@ -432,6 +432,13 @@ LogicalResult convertIdentity(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
+  // PyTorch's detach, as torch.export's exporter writes it (the TorchScript
+  // exporter leaves no trace of it): no gradient flows through.
+  if (std::optional<FxCall> call = fxCall(n.node());
+      n.node().op_type() == "Identity" && call && call->op == "detach") {
+    n.setOutput(0, StopGradientOp::create(n.builder(), n.loc(), *x));
+    return success();
+  }
   n.setOutput(0, *x);
   return success();
 }

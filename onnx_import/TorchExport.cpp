@@ -37,37 +37,53 @@ bool isModuleState(StringRef kind) {
   return kind == "PARAMETER" || kind == "BUFFER" || kind == "CONSTANT_TENSOR";
 }
 
+/// The entries of one section of the graph's signature ("# inputs" or
+/// "# outputs"), each "NAME: KIND ATTRS" as (NAME, KIND ATTRS).
+SmallVector<std::pair<StringRef, StringRef>> signatureSection(const onnx::GraphProto &graph,
+                                                              StringRef section) {
+  SmallVector<StringRef> lines;
+  graphMetadata(graph, kExportSignatureKey).split(lines, '\n');
+  SmallVector<std::pair<StringRef, StringRef>> entries;
+  bool inSection = false;
+  for (StringRef line : lines) {
+    line = line.trim();
+    if (line.starts_with("#")) {
+      inSection = line == section;
+      continue;
+    }
+    auto [name, rest] = line.split(": ");
+    if (inSection && !rest.empty())
+      entries.emplace_back(name, rest);
+  }
+  return entries;
+}
+
+/// The quoted target of an entry's attributes ("target='fc.weight'"); empty
+/// without one.
+StringRef entryTarget(StringRef attrs) {
+  size_t at = attrs.find("target='");
+  if (at == StringRef::npos)
+    return {};
+  StringRef target = attrs.drop_front(at + strlen("target='"));
+  size_t end = target.find('\'');
+  return end == StringRef::npos ? StringRef() : target.take_front(end);
+}
+
 /// The inputs of the graph's signature; nullopt without one, and for one
 /// whose parameter or buffer lines do not read as such (another format: the
 /// signature is then not used at all, rather than misread).
 std::optional<std::vector<SignatureInput>> readSignature(const onnx::GraphProto &graph) {
-  StringRef text = graphMetadata(graph, kExportSignatureKey);
-  if (text.empty())
+  if (graphMetadata(graph, kExportSignatureKey).empty())
     return std::nullopt;
   std::vector<SignatureInput> inputs;
-  SmallVector<StringRef> lines;
-  text.split(lines, '\n');
-  bool inInputs = false;
-  for (StringRef line : lines) {
-    line = line.trim();
-    if (line.starts_with("#")) {
-      inInputs = line == "# inputs";
-      continue;
-    }
-    auto [name, rest] = line.split(": ");
-    if (!inInputs || rest.empty())
-      continue;
+  for (auto [name, rest] : signatureSection(graph, "# inputs")) {
     auto [kind, attrs] = rest.split(' ');
     if (!isModuleState(kind))
       continue;
-    size_t at = attrs.find("target='");
-    if (name.empty() || at == StringRef::npos)
+    StringRef target = entryTarget(attrs);
+    if (name.empty() || target.empty())
       return std::nullopt;
-    StringRef target = attrs.drop_front(at + strlen("target='"));
-    size_t end = target.find('\'');
-    if (end == StringRef::npos || end == 0)
-      return std::nullopt;
-    inputs.push_back({name.str(), kind.str(), target.take_front(end).str()});
+    inputs.push_back({name.str(), kind.str(), target.str()});
   }
   return inputs;
 }
@@ -251,6 +267,33 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node) {
     return false;
   size_t training = call->overload == "no_stats" ? 3 : 5;
   return call->args.size() > training && call->args[training] == "True";
+}
+
+LogicalResult checkBufferMutations(const onnx::GraphProto &graph, Location fileLoc) {
+  // What mgs updates itself: a BatchNorm's running statistics (inputs 3
+  // and 4) and their batch count.
+  llvm::StringSet<> statistics;
+  for (const auto &node : graph.node())
+    if (node.op_type() == "BatchNormalization")
+      for (int i = 3; i < 5 && i < node.input_size(); ++i)
+        statistics.insert(node.input(i));
+  SmallVector<StringRef> unsupported;
+  for (auto [name, rest] : signatureSection(graph, "# outputs")) {
+    StringRef target = entryTarget(rest);
+    if (rest.starts_with("BUFFER_MUTATION ") && !target.empty() && !statistics.contains(target) &&
+        !target.ends_with("num_batches_tracked"))
+      unsupported.push_back(target);
+  }
+  if (unsupported.empty())
+    return success();
+  InFlightDiagnostic diag = emitError(fileLoc);
+  diag << "the model updates " << unsupported.size() << " buffer(s) in its forward ('";
+  llvm::interleave(unsupported, diag, "', '");
+  diag << "'; torch.export's signature: BUFFER_MUTATION), as spectral normalization's power "
+          "iteration does under no_grad: mgs updates only BatchNorm's running statistics, and "
+          "would differentiate through the update and keep the buffers as exported, so the "
+          "model would not train as in PyTorch";
+  return failure();
 }
 
 LogicalResult checkExportedParameters(const onnx::GraphProto &graph, Location fileLoc) {

@@ -71,6 +71,13 @@ bool exportedBatchNormTraining(const onnx::NodeProto &node);
 mlir::LogicalResult checkExportedParameters(const onnx::GraphProto &graph,
                                             mlir::Location fileLoc);
 
+/// With a graph signature: an error when the model updates buffers in its
+/// forward (BUFFER_MUTATION outputs) other than BatchNorm's running
+/// statistics, which mgs updates itself: spectral normalization's power
+/// iteration, say, which PyTorch runs under no_grad and mgs would neither
+/// run as an update nor keep out of the gradient.
+mlir::LogicalResult checkBufferMutations(const onnx::GraphProto &graph, mlir::Location fileLoc);
+
 /// PyTorch's TorchScript exporter in evaluation mode (its default) fuses
 /// each BatchNorm into the convolution before it and names the fused weight
 /// and bias after their reader ("onnx::Conv_19"), which in a training-mode

@@ -294,6 +294,27 @@ class WideMLP(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+class DetachMLP(nn.Module):
+    """A digits MLP whose forward detaches two values, as quantization-aware and VQ-VAE-style
+    models do: a straight-through estimator h + (relu(h) - h).detach() (forward relu(h), gradient
+    the identity's) and a division by a detached norm. torch.export's exporter writes each detach
+    as an Identity whose FX node is aten.detach (mgs stops the gradient there); the TorchScript
+    exporter drops it (the graph then computes the same values, and mgs cannot know)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc1(torch.flatten(x, 1))
+        h = h + (torch.relu(h) - h).detach()
+        h = self.fc2(h)
+        h = h / (h.norm(dim=1, keepdim=True).detach() + 1)
+        return self.fc(h)
+
+
 class StochasticDepthNet(nn.Module):
     """A residual CNN for 1x8x8 digits whose two residual branches go through torchvision's
     StochasticDepth (drop path, p = 0.5, mode "row": each sample's branch kept or dropped whole,

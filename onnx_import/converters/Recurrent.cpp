@@ -123,8 +123,20 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
                            << ") is an initializer, which mgs would train; mgs supports a zero "
                               "initial state only (a Constant)";
     auto init = n.constantFloats(i);
-    if (failed(init))
+    auto proto = n.constantInput(i);
+    if (failed(init) || failed(proto))
       return failure();
+    // (An LSTM with proj_size exported by torch.export: hidden_size is the
+    // projection's, its cell state the LSTM's, wider.)
+    SmallVector<int64_t> dims((*proto)->dims().begin(), (*proto)->dims().end());
+    SmallVector<int64_t> expected =
+        layout ? SmallVector<int64_t>{batch, dirs, h} : SmallVector<int64_t>{dirs, batch, h};
+    if (dims != expected)
+      return n.emitError() << name << " (input " << i << ") must have shape "
+                           << shapeToString(expected)
+                           << (layout ? " [batch, num_directions, hidden_size]"
+                                      : " [num_directions, batch, hidden_size]")
+                           << ", got " << shapeToString(dims);
     if (llvm::any_of(*init, [](float v) { return v != 0.0f; }))
       return n.emitError() << name << " (input " << i << ") must be zero";
   }

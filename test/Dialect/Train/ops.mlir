@@ -77,6 +77,14 @@ func.func @unary(%x: tensor<2x3xf32>)
   return %relu, %sig, %tanh, %leaky : tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>, tensor<2x3xf32>
 }
 
+// CHECK-LABEL: func.func @stop_gradient
+//       CHECK:   %[[S:.*]] = train.stop_gradient %{{.*}} : tensor<2x3xf32>
+//       CHECK:   return %[[S]]
+func.func @stop_gradient(%x: tensor<2x3xf32>) -> tensor<2x3xf32> {
+  %s = train.stop_gradient %x : tensor<2x3xf32>
+  return %s : tensor<2x3xf32>
+}
+
 // A bound may be a scalar or any one-element tensor.
 // CHECK-LABEL: func.func @clip
 //  CHECK-SAME:   (%[[X:.*]]: tensor<4xf32>, %[[LO:.*]]: tensor<f32>, %[[HI:.*]]: tensor<1xf32>)

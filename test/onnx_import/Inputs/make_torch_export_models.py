@@ -14,7 +14,10 @@ node metadata, as scripts/export_models.py leaves such exports:
     fc.weight (head.weight) and an unused one, neither an initializer;
   - constant.onnx: every parameter an initializer, and the lifted scale val_3 beside them;
   - unsigned.onnx: the same without the signature;
-  - malformed.onnx: the same with a signature of another format (targets not quoted).
+  - malformed.onnx: the same with a signature of another format (targets not quoted);
+  - mutation.onnx: constant.onnx whose signature also has a buffer the forward updates
+    (sn._u: BUFFER_MUTATION, as spectral normalization's power iteration is; a BatchNorm's
+    running statistics, which mgs updates itself, are test/e2e/Inputs/torch2/cnn-dynamo's).
 """
 import sys
 
@@ -25,14 +28,17 @@ from onnx import TensorProto, helper, numpy_helper
 out = sys.argv[1]
 
 
-def signature(params, quote="'"):
+def signature(params, quote="'", mutated=()):
     lines = ["", "# inputs"] + [f"p_{p.replace('.', '_')}: PARAMETER target={quote}{p}{quote}"
                                 for p in params]
-    lines += ["x: USER_INPUT", "", "# outputs", "mul: USER_OUTPUT", ""]
+    lines += [f"b_{b.replace('.', '_')}: BUFFER target='{b}' persistent=True" for b in mutated]
+    lines += ["x: USER_INPUT", "", "# outputs"]
+    lines += [f"new_{b.replace('.', '_')}: BUFFER_MUTATION target='{b}'" for b in mutated]
+    lines += ["mul: USER_OUTPUT", ""]
     return "\n".join(lines)
 
 
-def model(name, params, ln_weight, scale_initializer, signed=True, quote="'"):
+def model(name, params, ln_weight, scale_initializer, signed=True, quote="'", mutated=()):
     rng = np.random.default_rng(0)
     inits = [numpy_helper.from_array(rng.standard_normal((4, 3)).astype(np.float32), "fc.weight"),
              numpy_helper.from_array(np.ones(3, np.float32), "fc.bias"),
@@ -55,7 +61,7 @@ def model(name, params, ln_weight, scale_initializer, signed=True, quote="'"):
                               inits)
     if signed:
         graph.metadata_props.add(key="pkg.torch.export.ExportedProgram.graph_signature",
-                                 value=signature(params, quote))
+                                 value=signature(params, quote, mutated))
     m = helper.make_model(graph, producer_name="pytorch", producer_version="2.15.0",
                           opset_imports=[helper.make_opsetid("", 20)])
     m.ir_version = 10
@@ -69,3 +75,4 @@ model("tied", params + ["head.weight", "unused.weight"], "ln.weight", False)
 model("constant", params, "ln.weight", True)
 model("unsigned", params, "ln.weight", True, signed=False)
 model("malformed", params, "ln.weight", True, quote="")
+model("mutation", params, "ln.weight", True, mutated=["sn._u"])

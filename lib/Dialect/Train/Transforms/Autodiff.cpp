@@ -510,8 +510,8 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
-    if (isa<TopKPositionsOp>(op))
-      continue; // piecewise constant: no gradient flows through positions
+    if (isa<TopKPositionsOp, StopGradientOp>(op))
+      continue; // piecewise constant positions, or a detached value: no gradient flows
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())
         if (isa<FloatType>(cast<ShapedType>(r.getType()).getElementType()))

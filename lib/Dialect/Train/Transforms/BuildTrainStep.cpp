@@ -115,6 +115,11 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     if (!inferenceOnly && failed(buildTrainStep(forward, crossEntropy)))
       return signalPassFailure();
     forward.erase();
+    // The gradients are built: a detached value is its input from here on.
+    module.walk([](StopGradientOp stop) {
+      stop.replaceAllUsesWith(stop.getInput());
+      stop.erase();
+    });
   }
 
   /// The cross-entropy's ignored label, class weights and reduction: the

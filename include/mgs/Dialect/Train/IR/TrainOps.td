@@ -1017,6 +1017,24 @@ def Train_ToIndexOp : Train_Op<"to_index", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_StopGradientOp : Train_Op<"stop_gradient", [Pure, SameOperandsAndResultType]> {
+  let summary = "The input, through which no gradient flows (PyTorch's detach)";
+  let description = [{
+    Its input unchanged; reverse-mode differentiation treats it as a
+    constant, so nothing before it gets a gradient through it (PyTorch's
+    `x.detach()`, which torch.export's ONNX exporter writes as an Identity
+    node whose FX node is `aten.detach`). train-build-step replaces it with
+    its input once the gradients are built.
+
+    ```mlir
+    %d = train.stop_gradient %x : tensor<16x32xf32>
+    ```
+  }];
+  let arguments = (ins Train_Tensor:$input);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input)";
+}
+
 def Train_TopKPositionsOp : Train_Op<"topk_positions", [Pure]> {
   let summary = "The positions of the k greatest or least entries along the last axis (ONNX TopK's indices)";
   let description = [{
