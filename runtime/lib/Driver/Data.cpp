@@ -79,9 +79,12 @@ Status parseIdx(const std::string &path, const std::vector<unsigned char> &bytes
     return fail("truncated file (" + std::to_string(bytes.size()) + " bytes)");
   if (bytes[0] != 0 || bytes[1] != 0 || bytes[3] == 0)
     return fail("not an IDX file (bad magic)");
-  if (bytes[2] != 0x08)
-    return fail("unsupported IDX element type 0x" + std::to_string(bytes[2] / 16) +
-                std::to_string(bytes[2] % 16) + " (only unsigned bytes, 0x08)");
+  if (bytes[2] != 0x08) {
+    char type[8];
+    std::snprintf(type, sizeof type, "0x%02X", bytes[2]);
+    return fail(std::string("unsupported IDX element type ") + type +
+                " (only unsigned bytes, 0x08)");
+  }
   size_t rank = bytes[3];
   if (bytes.size() < 4 + 4 * rank)
     return fail("truncated file (" + std::to_string(bytes.size()) + " bytes)");
@@ -97,8 +100,14 @@ Status parseIdx(const std::string &path, const std::vector<unsigned char> &bytes
   if (have < elements)
     return fail("truncated file: " + std::to_string(elements) + " data bytes expected, " +
                 std::to_string(have) + " present");
-  if (have > elements)
-    return fail(std::to_string(have - elements) + " unexpected bytes after the data");
+  if (have > elements) {
+    std::string shape;
+    for (uint32_t d : dims)
+      shape += (shape.empty() ? "" : " x ") + std::to_string(d);
+    return fail(std::to_string(have - elements) + " unexpected bytes after the data (its header " +
+                "gives " + std::to_string(rank) + " dimension(s), " + shape + ": " +
+                std::to_string(elements) + " bytes)");
+  }
   return Status::success();
 }
 

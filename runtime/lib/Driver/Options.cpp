@@ -14,7 +14,9 @@
 #include <cstring>
 #include <initializer_list>
 #include <iterator>
+#include <limits>
 #include <map>
+#include <tuple>
 #include <utility>
 
 namespace mgs::rt::driver {
@@ -262,6 +264,14 @@ bool parseList(const std::string &s, std::vector<T> &v, ParseItem item) {
   return true;
 }
 
+/// Whether a value lies outside float32's finite range or, in magnitude,
+/// below `least`.
+bool anyBeyondFloat(const std::vector<double> &values, double least) {
+  return std::any_of(values.begin(), values.end(), [&](double v) {
+    return std::fabs(v) > std::numeric_limits<float>::max() || std::fabs(v) < least;
+  });
+}
+
 /// Numbers >= min separated by commas (> 0 when `positive`).
 bool parseF64List(const std::string &s, double min, bool positive, std::vector<double> &v) {
   return parseList<double>(s, v, [&](const std::string &item, double &x) {
@@ -423,6 +433,10 @@ Status parseValue(const std::string &arg, const std::string &value, Options &o) 
   auto bad = [&](const char *expected) {
     return problem("bad value '" + value + "' for " + arg + " (expected " + expected + ")");
   };
+  // A path left empty (an unset shell variable) would read as the option
+  // not given: a run that saves nothing, say.
+  if (value.empty() && isPathOption(arg))
+    return bad("a file name");
   if (arg == "--data") {
     o.data = value;
   } else if (arg == "--labels") {
@@ -433,7 +447,7 @@ Status parseValue(const std::string &arg, const std::string &value, Options &o) 
     o.testLabels = value;
   } else if (arg == "--data-format") {
     if (!parseDataFormat(value, o.format))
-      return bad("digits, mnist, cifar10 or npy");
+      return bad("digits, mnist, cifar10, npy or imagefolder");
     o.haveFormat = true;
   } else if (arg == "--epochs") {
     if (!parseI64(value, 0, o.epochs))
@@ -473,11 +487,14 @@ Status parseValue(const std::string &arg, const std::string &value, Options &o) 
   } else if (arg == "--checkpoint") {
     o.checkpoint = value;
   } else if (arg == "--input-mean") {
-    if (!parseF64List(value, -HUGE_VAL, false, o.inputMean))
-      return bad("a number, or one per channel separated by commas");
+    // (In float32, as the samples: a mean beyond its range is infinite, a
+    // standard deviation below 1e-30 makes a sample's quotient overflow.)
+    if (!parseF64List(value, -HUGE_VAL, false, o.inputMean) || anyBeyondFloat(o.inputMean, 0.0))
+      return bad("a number within float32's range, or one per channel separated by commas");
   } else if (arg == "--input-std") {
-    if (!parseF64List(value, 0, true, o.inputStd))
-      return bad("a number > 0, or one per channel separated by commas");
+    if (!parseF64List(value, 0, true, o.inputStd) || anyBeyondFloat(o.inputStd, 1e-30))
+      return bad("a number from 1e-30 to float32's largest, or one per channel separated by "
+                 "commas");
   } else if (arg == "--augment") {
     if (Status s = parseAugmentation(value, o.augmentation); !s.ok())
       return problem("bad value '" + value + "' for --augment: " + s.message);
@@ -565,6 +582,13 @@ Status checkCombination(Options &o) {
         return problem(std::string(stepOnly) + " is for --lr-schedule step, not cosine");
   if (o.lrSchedule != LrSchedule::Cosine && o.given.count("--cosine-epochs"))
     return problem("--cosine-epochs is for --lr-schedule cosine");
+  // An option that tunes another one not given would be silently ignored.
+  for (auto [option, needs, what] :
+       {std::tuple{"--trace-steps", "--trace", "the steps --trace FILE records"},
+        std::tuple{"--calibrate-density", "--calibrate", "the density --calibrate FILE times"},
+        std::tuple{"--lr-gamma", "--lr-steps", "the factor applied at --lr-steps"}})
+    if (o.given.count(option) && !o.given.count(needs))
+      return problem(std::string(option) + " sets " + what + "; " + needs + " is not given");
   for (const char *needsCheckpoint : {"--checkpoint-every", "--auto-resume"})
     if (o.given.count(needsCheckpoint) && o.checkpoint.empty())
       return problem(std::string(needsCheckpoint) + " needs --checkpoint FILE (where to write)");
@@ -586,6 +610,13 @@ Status checkCombination(Options &o) {
 }
 
 } // namespace
+
+bool isPathOption(const std::string &option) {
+  static const std::set<std::string> paths = {
+      "--data", "--labels",       "--test-data", "--test-labels", "--checkpoint", "--resume",
+      "--save", "--save-weights", "--weights",   "--calibrate",   "--trace"};
+  return paths.count(option) != 0;
+}
 
 bool isRecordedOption(const std::string &option) {
   static const std::set<std::string> recorded = {"--epochs",        "--lr",

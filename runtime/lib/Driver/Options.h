@@ -115,6 +115,10 @@ bool launchedAsLaterRank();
 /// with the problem as its message.
 Status parseOptions(int argc, char **argv, Options &o);
 
+/// The options whose value is a file's path (which each MPI worker may give
+/// its own).
+bool isPathOption(const std::string &option);
+
 /// The options that make a training run what it is (its schedule, optimizer
 /// settings, transforms): a checkpoint records those given, and --resume
 /// takes the ones not given again (--seed and --holdout, which choose the

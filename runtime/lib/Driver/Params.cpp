@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
+#include <map>
 #include <random>
 #include <unistd.h>
 
@@ -272,31 +273,70 @@ int Driver::agreeOnRun() {
   }
   const uint64_t epoch = haveResumed ? resumed.epochsDone : 0;
   const uint64_t into = haveResumed ? resumed.itersIntoEpoch : 0;
+  // Every worker runs the same steps: the same options (paths aside: each
+  // may read its own copy) and data of the same size, or the job would stop
+  // at the first step they disagree on (a hang until --timeout, or MPI's
+  // own error).
+  std::map<std::string, std::string> options;
+  for (const std::string &option : o.given)
+    options[option] = "";
+  for (const auto &[option, value] : o.givenValues)
+    options[option] = isPathOption(option) ? "(a path)" : value;
+  std::string text;
+  for (const auto &[option, value] : options)
+    text += option + "=" + value + "\n";
+  const uint64_t fingerprint = fnv1a64(text);
+  auto clamped = [](uint64_t v) { return static_cast<int32_t>(std::min<uint64_t>(v, INT32_MAX)); };
+  constexpr int kFields = 8;
   std::vector<int32_t> all;
   if (int rc = gatherFromWorkers({static_cast<int32_t>(mine), static_cast<int32_t>(mine >> 32),
-                                  static_cast<int32_t>(std::min<uint64_t>(epoch, INT32_MAX)),
-                                  static_cast<int32_t>(std::min<uint64_t>(into, INT32_MAX))},
+                                  clamped(epoch), clamped(into), static_cast<int32_t>(fingerprint),
+                                  static_cast<int32_t>(fingerprint >> 32),
+                                  clamped(static_cast<uint64_t>(data.size())),
+                                  clamped(static_cast<uint64_t>(testSet.size()))},
                                  all))
     return rc;
+  std::string otherOptions, otherData;
+  for (int r = 1; r < workers; ++r) {
+    const int32_t *w = &all[kFields * r];
+    if (w[4] != all[4] || w[5] != all[5])
+      otherOptions += (otherOptions.empty() ? "" : ", ") + std::to_string(r);
+    else if (w[6] != all[6] || w[7] != all[7])
+      otherData += std::string(otherData.empty() ? "" : "; ") + "worker " + std::to_string(r) +
+                   ": " + std::to_string(w[6]) + " samples" +
+                   (haveTestSet() ? ", " + std::to_string(w[7]) + " test samples" : "");
+  }
   auto runOf = [&](int r) {
-    return static_cast<uint32_t>(all[4 * r]) | static_cast<uint64_t>(all[4 * r + 1]) << 32;
+    return static_cast<uint32_t>(all[kFields * r]) | static_cast<uint64_t>(all[kFields * r + 1])
+                                                         << 32;
   };
   runId = runOf(0);
-  if (!haveResumed)
-    return 0;
+  // A resumed set of files of different runs first (their recorded options
+  // differ too).
   std::string differ;
-  for (int r = 1; r < workers; ++r)
-    if (all[4 * r + 2] != all[2] || all[4 * r + 3] != all[3] ||
+  for (int r = 1; haveResumed && r < workers; ++r)
+    if (all[kFields * r + 2] != all[2] || all[kFields * r + 3] != all[3] ||
         (resumed.runId && runOf(r) != runOf(0)))
       differ += (differ.empty() ? "" : ", ") + std::to_string(r);
-  if (differ.empty())
+  if (differ.empty()) {
+    if (!otherOptions.empty())
+      return errorOnEveryWorker("worker(s) " + otherOptions +
+                                " were started with other options than worker 0 (every worker "
+                                "runs the same steps: start them all with the same command line; "
+                                "only the paths of files may differ)");
+    if (!otherData.empty())
+      return errorOnEveryWorker(
+          "the workers read data sets of different sizes (worker 0: " + std::to_string(all[6]) +
+          " samples" + (haveTestSet() ? ", " + std::to_string(all[7]) + " test samples" : "") +
+          "; " + otherData + "): every worker must read the same data");
     return 0;
+  }
   std::string files;
   for (int r = 0; r < workers; ++r) {
     char line[200];
-    const int32_t at = all[4 * r + 3];
+    const int32_t at = all[kFields * r + 3];
     std::snprintf(line, sizeof line, "%sworker %d: epoch %d%s%s of run %016llx", r ? "; " : "", r,
-                  at ? all[4 * r + 2] + 1 : all[4 * r + 2], at ? ", iteration " : "",
+                  at ? all[kFields * r + 2] + 1 : all[kFields * r + 2], at ? ", iteration " : "",
                   at ? std::to_string(at).c_str() : "", static_cast<unsigned long long>(runOf(r)));
     files += line;
   }

@@ -239,7 +239,11 @@ TEST(Mnist, Errors) {
   check(good, idx({3}, {1, 2}), "MNIST labels file");
   std::string floats = good;
   floats[2] = 0x0D;
-  check(floats, labels, "unsupported IDX element type");
+  check(floats, labels, "unsupported IDX element type 0x0D (only unsigned bytes, 0x08)");
+  // A header with fewer dimensions than the data: says what it gives.
+  std::string oneDim = good.substr(0, 3) + "\x01" + good.substr(4);
+  check(oneDim, labels,
+        "17 unexpected bytes after the data (its header gives 1 dimension(s), 3: 3 bytes)");
 }
 
 //===--- CIFAR-10 ---------------------------------------------------------===//
