@@ -89,6 +89,22 @@ LogicalResult convertLeakyRelu(NodeImporter &n) {
   return buildSingle<LeakyReluOp>(n, *x, n.builder().getF32FloatAttr(n.floatAttr("alpha", 0.01f)));
 }
 
+/// Elu, Celu and Selu: their attributes with ONNX's defaults.
+LogicalResult convertExpUnit(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  OpBuilder &b = n.builder();
+  StringRef op = n.node().op_type();
+  if (op == "Elu")
+    return buildSingle<EluOp>(n, *x, b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)));
+  if (op == "Celu")
+    return buildSingle<CeluOp>(n, *x, b.getF32FloatAttr(n.floatAttr("alpha", 1.0f)));
+  return buildSingle<SeluOp>(n, *x,
+                             b.getF32FloatAttr(n.floatAttr("alpha", 1.67326319217681884765625f)),
+                             b.getF32FloatAttr(n.floatAttr("gamma", 1.05070102214813232421875f)));
+}
+
 LogicalResult convertClip(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -535,6 +551,13 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Reciprocal", convertReciprocal},
       {"Cos", convertUnary<CosOp>},
       {"Sin", convertUnary<SinOp>},
+      {"Abs", convertUnary<AbsOp>},
+      {"Log", convertUnary<LogOp>},
+      {"Softsign", convertUnary<SoftsignOp>},
+      {"Mish", convertUnary<MishOp>},
+      {"Elu", convertExpUnit},
+      {"Celu", convertExpUnit},
+      {"Selu", convertExpUnit},
       {"ReduceMean", convertReduceMean},
       {"ReduceSum", convertReduceSum},
       {"ReduceL2", convertReduceL2},

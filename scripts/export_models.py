@@ -58,6 +58,8 @@ def build(name):
         "sdepth": (StochasticDepthNet, digits),
         # detach in forward (torch.export writes it; TorchScript drops it)
         "detach": (DetachMLP, digits),
+        # ELU, SELU, CELU, Softsign, Mish, LogSigmoid, Abs, Log
+        "activations": (ActivationsMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
@@ -226,7 +228,8 @@ def build(name):
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
-                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach"}
+                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
+                 "activations"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

@@ -294,6 +294,28 @@ class WideMLP(nn.Module):
         return self.fc3(F.relu(self.fc2(F.relu(self.fc1(x)))))
 
 
+class ActivationsMLP(nn.Module):
+    """A digits MLP through the activations PyTorch users reach for beyond ReLU: ELU, SELU,
+    CELU (alpha 0.5), Softsign, Mish, LogSigmoid and log(|h| + 1) (ONNX Elu, Selu, Celu,
+    Softsign, Mish or its decomposition, Log of Sigmoid, Abs and Log)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 48)
+        self.fc2 = nn.Linear(48, 48)
+        self.fc3 = nn.Linear(48, 48)
+        self.fc = nn.Linear(48, 10)
+
+    def forward(self, x):
+        h = self.fc1(torch.flatten(x, 1))
+        h = F.elu(h) + F.selu(h) + F.celu(h, alpha=0.5)
+        h = self.fc2(h)
+        h = F.softsign(h) + F.mish(h)
+        h = self.fc3(h)
+        h = F.logsigmoid(h) + torch.log(torch.abs(h) + 1)
+        return self.fc(h)
+
+
 class DetachMLP(nn.Module):
     """A digits MLP whose forward detaches two values, as quantization-aware and VQ-VAE-style
     models do: a straight-through estimator h + (relu(h) - h).detach() (forward relu(h), gradient

@@ -123,6 +123,13 @@ int64_t unaryCode(StringRef kind) {
       .Case("pow", MGSRT_UNARY_POW)
       .Case("hard_sigmoid", MGSRT_UNARY_HARD_SIGMOID)
       .Case("hard_swish", MGSRT_UNARY_HARD_SWISH)
+      .Case("abs", MGSRT_UNARY_ABS)
+      .Case("log", MGSRT_UNARY_LOG)
+      .Case("softsign", MGSRT_UNARY_SOFTSIGN)
+      .Case("mish", MGSRT_UNARY_MISH)
+      .Case("elu", MGSRT_UNARY_ELU)
+      .Case("celu", MGSRT_UNARY_CELU)
+      .Case("selu", MGSRT_UNARY_SELU)
       .Default(MGSRT_UNARY_TANH);
 }
 

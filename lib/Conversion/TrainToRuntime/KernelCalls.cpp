@@ -63,6 +63,10 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
     return std::optional<KernelCall>(KernelCall{op, kernel, std::move(desc), std::move(bufs)});
   };
   auto none = []() -> Result { return std::optional<KernelCall>(); };
+  if (std::optional<UnaryParams> un = unaryParams(op))
+    return call(Kernel::unary_fwd,
+                unaryDesc(unaryCode(un->kind), numel(op->getResult(0)), un->alpha, un->beta),
+                {{op->getOperand(0)}, {op->getResult(0)}});
   return llvm::TypeSwitch<Operation *, Result>(op)
       .Case<GetParamOp, arith::ConstantOp, ReshapeOp, FlattenOp>(
           [&](Operation *) { return none(); })
@@ -72,25 +76,6 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
         if (gradientAliases(g))
           return none();
         return call(Kernel::copy, countDesc(byteSize(g.getResult()) / 4), {{g.getGrad()}, {g.getResult()}});
-      })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
-            HardSwishOp, ExpOp, CosOp, SinOp>([&](Operation *) {
-        int64_t code = unaryCode(elementwiseKind(op));
-        double alpha = 0, beta = 0;
-        if (auto leaky = dyn_cast<LeakyReluOp>(op))
-          alpha = leaky.getAlpha().convertToDouble();
-        if (auto pow = dyn_cast<PowOp>(op))
-          alpha = pow.getExponent().convertToDouble();
-        if (auto hard = dyn_cast<HardSigmoidOp>(op)) {
-          alpha = hard.getAlpha().convertToDouble();
-          beta = hard.getBeta().convertToDouble();
-        }
-        if (isa<HardSwishOp>(op)) { // ONNX's constants, as float32
-          alpha = 1.0f / 6.0f;
-          beta = 0.5f;
-        }
-        return call(Kernel::unary_fwd, unaryDesc(code, numel(op->getResult(0)), alpha, beta),
-                    {{op->getOperand(0)}, {op->getResult(0)}});
       })
       .Case([&](ClipOp c) {
         return call(Kernel::clip_fwd, countDesc(numel(c.getResult())),

@@ -30,14 +30,15 @@ inline mgsrt_status_t parseElementCount(mgsrt_ctx_t *ctx, const char *kernel, co
 struct UnaryParams {
   int64_t op, n;
   float alpha;
-  float beta; ///< hard_sigmoid and hard_swish only; 0 for the others.
+  float beta; ///< hard_sigmoid, hard_swish and selu (gamma) only; 0 for the others.
 };
 
 /// Whether unary op `op`'s gradient reads x (else y).
 inline bool unaryGradReadsInput(int64_t op) {
   return op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU || op == MGSRT_UNARY_ERF ||
          op == MGSRT_UNARY_POW || op == MGSRT_UNARY_HARD_SIGMOID || op == MGSRT_UNARY_HARD_SWISH ||
-         op == MGSRT_UNARY_COS || op == MGSRT_UNARY_SIN;
+         op == MGSRT_UNARY_COS || op == MGSRT_UNARY_SIN ||
+         (op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_SELU);
 }
 
 /// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu, leaky, erf,
@@ -46,13 +47,14 @@ inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_SIN)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, 11]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_SELU)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, ", MGSRT_UNARY_SELU, "]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));
-  const bool hard = p.op == MGSRT_UNARY_HARD_SIGMOID || p.op == MGSRT_UNARY_HARD_SWISH;
-  p.beta = hard ? static_cast<float>(descF64(desc, F::BetaBits)) : 0.0f;
+  const bool hasBeta = p.op == MGSRT_UNARY_HARD_SIGMOID || p.op == MGSRT_UNARY_HARD_SWISH ||
+                       p.op == MGSRT_UNARY_SELU;
+  p.beta = hasBeta ? static_cast<float>(descF64(desc, F::BetaBits)) : 0.0f;
   const int64_t n = p.n;
   BufferCheck check(ctx, kernel, bufs);
   if (!bwd) {

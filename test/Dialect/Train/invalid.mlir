@@ -1138,7 +1138,7 @@ func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
 // -----
 
 func.func @unary_grad_unknown_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp cos sin}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'gelu'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow exp cos sin hard_sigmoid hard_swish abs log softsign mish elu celu selu}}
   %d = train.unary_grad "gelu" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1336,7 +1336,7 @@ func.func @reduce_grad_bad_grad(%g: tensor<6xf32>) {
 // -----
 
 func.func @unary_grad_bad_kind(%x: tensor<4xf32>) {
-  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow hard_sigmoid hard_swish exp cos sin}}
+  // expected-error @+1 {{'train.unary_grad' op unknown kind 'cbrt'; expected one of relu leaky_relu sigmoid tanh sqrt erf pow exp cos sin hard_sigmoid hard_swish abs log softsign mish elu celu selu}}
   %d = train.unary_grad "cbrt" %x, %x, %x : tensor<4xf32>
   return
 }
@@ -1527,4 +1527,28 @@ func.func @topk_positions_too_long(%x: tensor<1x16777217xf32>) {
   // expected-error @+1 {{'train.topk_positions' op last axis has 16777217 entries, more than 2^24 (its positions are floats)}}
   %p = train.topk_positions %x {k = 1, largest = true} : tensor<1x16777217xf32> -> tensor<1x1xf32>
   return
+}
+
+// -----
+
+func.func @celu_zero_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.celu' op alpha must be finite and not 0, got 0}}
+  %y = train.celu %x {alpha = 0.0 : f32} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @selu_infinite_gamma(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.selu' op alpha and gamma must be finite, got INF}}
+  %y = train.selu %x {alpha = 1.0 : f32, gamma = 0x7F800000 : f32} : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @elu_nan_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'train.elu' op alpha must be finite, got nan}}
+  %y = train.elu %x {alpha = 0x7FC00000 : f32} : tensor<4xf32>
+  return %y : tensor<4xf32>
 }

@@ -194,6 +194,13 @@ LogicalResult Differentiator::finishParameter(GetParamOp op) {
 
 LogicalResult Differentiator::differentiate(Operation *op) {
   Location loc = op->getLoc();
+  if (std::optional<UnaryParams> un = unaryParams(op)) {
+    Value x = op->getOperand(0), y = op->getResult(0);
+    auto dx = create<UnaryGradOp>(loc, x.getType(), b.getStringAttr(un->kind), x, y, gradOf(y),
+                                  b.getF32FloatAttr(un->alpha), b.getF32FloatAttr(un->beta));
+    accumulate(x, dx);
+    return success();
+  }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
       .Case<AddOp, SubOp, MulOp, DivOp>([&](auto bin) {
         // An operand of an add (or a sub's lhs) that has the result's shape
@@ -220,28 +227,6 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           accumulate(bin.getLhs(), grads.getLhsGrad());
         if (!rhsPass)
           accumulate(bin.getRhs(), grads.getRhsGrad());
-        return success();
-      })
-      .Case<ReluOp, LeakyReluOp, SigmoidOp, TanhOp, SqrtOp, ErfOp, PowOp, HardSigmoidOp,
-            HardSwishOp, ExpOp, CosOp, SinOp>([&](auto un) {
-        StringRef kind = elementwiseKind(op);
-        FloatAttr alpha = b.getF32FloatAttr(0.0f), beta = b.getF32FloatAttr(0.0f);
-        if (auto leaky = dyn_cast<LeakyReluOp>(op))
-          alpha = leaky.getAlphaAttr();
-        if (auto pow = dyn_cast<PowOp>(op))
-          alpha = pow.getExponentAttr();
-        if (auto hard = dyn_cast<HardSigmoidOp>(op)) {
-          alpha = hard.getAlphaAttr();
-          beta = hard.getBetaAttr();
-        }
-        if (isa<HardSwishOp>(op)) {
-          alpha = b.getF32FloatAttr(1.0f / 6.0f);
-          beta = b.getF32FloatAttr(0.5f);
-        }
-        auto dx =
-            create<UnaryGradOp>(loc, un.getInput().getType(), b.getStringAttr(kind), un.getInput(),
-                                un.getResult(), gradOf(un.getResult()), alpha, beta);
-        accumulate(un.getInput(), dx);
         return success();
       })
       .Case([&](GeluOp gelu) {

@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - Unary, clip, binary, copy/zero/accumulate --------===//
 
 #include "Descriptors/ElementwiseDesc.h"
+#include "Kernels/UnaryMath.h"
 
 #include <algorithm>
 #include <cmath>
@@ -63,8 +64,30 @@ void unaryPowGrad(const float *x, const float *dy, float *dx, int64_t n, float p
   }
 }
 
+/// UnaryMath.h's ops, forward and backward (every one reads x), indexed by
+/// op - MGSRT_UNARY_ABS.
+template <int Op> void laterUnaryFwd(const float *x, float *y, int64_t n, float a, float b) {
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = unary::value<Op>(x[i], a, b);
+}
+template <int Op>
+void laterUnaryBwd(const float *x, const float *dy, float *dx, int64_t n, float a, float b) {
+#pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    dx[i] = unary::grad<Op>(x[i], dy[i], a, b);
+}
+template <int... Ops> struct LaterUnary {
+  static constexpr void (*fwd[])(const float *, float *, int64_t, float,
+                                 float) = {laterUnaryFwd<Ops>...};
+  static constexpr void (*bwd[])(const float *, const float *, float *, int64_t, float,
+                                 float) = {laterUnaryBwd<Ops>...};
+};
+using Later = LaterUnary<MGSRT_UNARY_ABS, MGSRT_UNARY_LOG, MGSRT_UNARY_SOFTSIGN, MGSRT_UNARY_MISH,
+                         MGSRT_UNARY_ELU, MGSRT_UNARY_CELU, MGSRT_UNARY_SELU>;
+
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  UnaryParams p;
+  UnaryParams p{};
   if (parseUnary(ctx, kernelName(Kernel::unary_fwd), desc, bufs, false, p))
     return ctx->status;
   const int64_t n = p.n;
@@ -130,12 +153,15 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     for (int64_t i = 0; i < n; ++i)
       y[i] = std::sin(x[i]);
     break;
+  default: // (parseUnary checked the range)
+    Later::fwd[p.op - MGSRT_UNARY_ABS](x, y, n, alpha, beta);
+    break;
   }
   return MGSRT_OK;
 }
 
 mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  UnaryParams p;
+  UnaryParams p{};
   if (parseUnary(ctx, kernelName(Kernel::unary_bwd), desc, bufs, true, p))
     return ctx->status;
   const int64_t op = p.op, n = p.n;
@@ -217,6 +243,9 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
 #pragma omp parallel for if (n >= kParallelGrain / 8) schedule(static)
     for (int64_t i = 0; i < n; ++i)
       dx[i] = dy[i] * std::cos(x[i]);
+    break;
+  default:
+    Later::bwd[op - MGSRT_UNARY_ABS](x, dy, dx, n, alpha, beta);
     break;
   }
   return MGSRT_OK;

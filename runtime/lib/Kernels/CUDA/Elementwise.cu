@@ -13,6 +13,7 @@
 #include "Device.h"
 
 #include "Descriptors/ElementwiseDesc.h"
+#include "Kernels/UnaryMath.h"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -59,6 +60,8 @@ __global__ void unaryFwdKernel(const float *__restrict__ x, float *__restrict__ 
       y[i] = cosf(v);
     else if constexpr (Op == MGSRT_UNARY_SIN)
       y[i] = sinf(v);
+    else if constexpr (unary::isLaterOp(Op))
+      y[i] = unary::value<Op>(v, alpha, beta);
     else if constexpr (Op == MGSRT_UNARY_POW)
       // The exponents LayerNorm and GELU use as products, as on the CPU.
       y[i] = alpha == 2.0f   ? __fmul_rn(v, v)
@@ -98,6 +101,8 @@ __global__ void unaryBwdKernel(const float *__restrict__ x, const float *__restr
       dx[i] = __fmul_rn(-g, sinf(x[i]));
     } else if constexpr (Op == MGSRT_UNARY_SIN) {
       dx[i] = __fmul_rn(g, cosf(x[i]));
+    } else if constexpr (unary::isLaterOp(Op)) {
+      dx[i] = unary::grad<Op>(x[i], g, alpha, beta);
     } else if constexpr (Op == MGSRT_UNARY_ERF) {
       const float v = x[i];
       dx[i] = g * 1.1283791670955126f * expf(-v * v);
@@ -158,6 +163,27 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_SIN:
     unaryFwdKernel<MGSRT_UNARY_SIN><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_ABS:
+    unaryFwdKernel<MGSRT_UNARY_ABS><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_LOG:
+    unaryFwdKernel<MGSRT_UNARY_LOG><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SOFTSIGN:
+    unaryFwdKernel<MGSRT_UNARY_SOFTSIGN><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_MISH:
+    unaryFwdKernel<MGSRT_UNARY_MISH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_ELU:
+    unaryFwdKernel<MGSRT_UNARY_ELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_CELU:
+    unaryFwdKernel<MGSRT_UNARY_CELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SELU:
+    unaryFwdKernel<MGSRT_UNARY_SELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
   default:
     unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
@@ -220,6 +246,34 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_SIN:
     unaryBwdKernel<MGSRT_UNARY_SIN>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_ABS:
+    unaryBwdKernel<MGSRT_UNARY_ABS>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_LOG:
+    unaryBwdKernel<MGSRT_UNARY_LOG>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SOFTSIGN:
+    unaryBwdKernel<MGSRT_UNARY_SOFTSIGN>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_MISH:
+    unaryBwdKernel<MGSRT_UNARY_MISH>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_ELU:
+    unaryBwdKernel<MGSRT_UNARY_ELU>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_CELU:
+    unaryBwdKernel<MGSRT_UNARY_CELU>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_SELU:
+    unaryBwdKernel<MGSRT_UNARY_SELU>
         <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   default:

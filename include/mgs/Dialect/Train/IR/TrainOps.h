@@ -11,6 +11,8 @@
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
+#include <optional>
+
 #define GET_OP_CLASSES
 #include "mgs/Dialect/Train/IR/TrainOps.h.inc"
 
@@ -20,6 +22,19 @@ namespace mgs::train {
 /// "mul", "div"), or "" for other ops. The one mapping shared by autodiff and
 /// the lowering.
 llvm::StringRef elementwiseKind(mlir::Operation *op);
+
+/// A unary elementwise op (relu, sigmoid, ..., elu, selu) as the runtime's
+/// unary kernels and train.unary_grad take it: its kind (elementwiseKind)
+/// and its parameters alpha and beta (0 where the op has none). nullopt for
+/// other ops. The one list of such ops autodiff and the lowering share.
+struct UnaryParams {
+  llvm::StringRef kind;
+  double alpha = 0, beta = 0;
+};
+std::optional<UnaryParams> unaryParams(mlir::Operation *op);
+
+/// train.unary_grad's kinds: those of unaryParams().
+llvm::ArrayRef<llvm::StringRef> unaryKinds();
 
 /// train.elementwise_loss's kinds (torch.nn's MSELoss, L1Loss, SmoothL1Loss,
 /// BCEWithLogitsLoss).

@@ -778,6 +778,34 @@ def Train_ExpOp : Train_UnaryOp<"exp", "Exp">;
 // that is an ONNX initializer: computed in the graph unless it is frozen and folded).
 def Train_CosOp : Train_UnaryOp<"cos", "Cos">;
 def Train_SinOp : Train_UnaryOp<"sin", "Sin">;
+def Train_AbsOp : Train_UnaryOp<"abs", "Abs">;
+def Train_LogOp : Train_UnaryOp<"log", "Log">;
+def Train_SoftsignOp : Train_UnaryOp<"softsign", "Softsign">;
+def Train_MishOp : Train_UnaryOp<"mish", "Mish"> {
+  let description = [{
+    ONNX `Mish`: y = x tanh(softplus(x)), softplus(x) = log(1 + exp(x)).
+  }];
+}
+def Train_EluOp : Train_UnaryOp<"elu", "Elu", (ins F32Attr:$alpha)> {
+  let description = [{
+    ONNX `Elu`: y = x for x > 0, else alpha (exp(x) - 1); alpha finite.
+  }];
+  let hasVerifier = 1;
+}
+def Train_CeluOp : Train_UnaryOp<"celu", "Celu", (ins F32Attr:$alpha)> {
+  let description = [{
+    ONNX `Celu`: y = max(0, x) + min(0, alpha (exp(x / alpha) - 1)); alpha
+    finite and not 0.
+  }];
+  let hasVerifier = 1;
+}
+def Train_SeluOp : Train_UnaryOp<"selu", "Selu", (ins F32Attr:$alpha, F32Attr:$gamma)> {
+  let description = [{
+    ONNX `Selu`: y = gamma x for x > 0, else gamma alpha (exp(x) - 1); alpha
+    and gamma finite.
+  }];
+  let hasVerifier = 1;
+}
 def Train_PowOp : Train_UnaryOp<"pow", "Pow", (ins F32Attr:$exponent)> {
   let summary = "Elementwise power to a constant exponent (ONNX Pow)";
   let description = [{
