@@ -99,7 +99,9 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
   const int64_t castTo = op == "Cast" ? intAttr("to", 0) : 0;
   if (!hasOutput(0) || curNode->output_size() != 1)
     return reject("'" + op + "' is not on the way to a dropout mask");
-  const std::optional<double> c = compares || scales ? otherScalar() : std::nullopt;
+  std::optional<double> c;
+  if (compares || scales)
+    c = otherScalar();
   if (mask.stage == RandomMask::Uniform && compares) {
     if (!c)
       return reject("it is compared with something other than a constant FLOAT scalar");

@@ -45,7 +45,9 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("strategy " + options.strategy + " needs workers >= 1 (the number of MPI ranks)");
     return failure();
   }
-  if (options.workers < 0 || options.workers > planner::kMaxWorkers) {
+  // (0, the default, is "not given": mgsc sets workers only when it is.)
+  if ((options.workers.hasValue() ? options.workers < 1 : options.workers < 0) ||
+      options.workers > planner::kMaxWorkers) {
     emitError("workers must be in [1, " + std::to_string(planner::kMaxWorkers) + "], got " +
               std::to_string(options.workers));
     return failure();
@@ -79,7 +81,7 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
     emitError("smooth-l1-beta is smooth-l1's; the loss is " + options.loss.getValue());
     return failure();
   }
-  if (topk && !(options.density > 0.0 && options.density <= 1.0)) {
+  if (!(options.density > 0.0 && options.density <= 1.0)) {
     emitError("density must be in (0, 1], got " + formatNumber(options.density));
     return failure();
   }
@@ -120,6 +122,10 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
   }
   if (options.accumulate > 1 && options.inference) {
     emitError("accumulate applies to training; inference builds the forward alone");
+    return failure();
+  }
+  if (options.instrument && options.inference) {
+    emitError("instrument calibrates training; inference builds the forward alone");
     return failure();
   }
   if (options.accumulate > 1 && options.instrument) {
@@ -164,6 +170,10 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
   }
   if (options.reduction != "mean" && options.reduction != "sum") {
     emitError("reduction must be mean or sum, got '" + options.reduction + "'");
+    return failure();
+  }
+  if (loss != "cross-entropy" && options.inference) {
+    emitError("loss applies to training; inference builds the forward alone");
     return failure();
   }
   if ((crossEntropyOptions || !options.posWeight.empty() || options.reduction != "mean") &&

@@ -113,3 +113,13 @@ func.func @forward(%x: tensor<2x4xf32> {train.name = "x"}) -> (tensor<2x3xf32> {
 // BATCH: error: mgs-train-pipeline: batch-size must be positive (0: the model's own), got -3
 // RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense workers=-1' 2>&1 | FileCheck %s --check-prefix=WORKERS
 // WORKERS: error: mgs-train-pipeline: workers must be in [1, 16777216], got -1
+// RUN: not mgs-opt %s --mgs-train-pipeline='workers=0' 2>&1 | FileCheck %s --check-prefix=WORKERS-ZERO
+// WORKERS-ZERO: error: mgs-train-pipeline: workers must be in [1, 16777216], got 0
+// RUN: not mgs-opt %s --mgs-train-pipeline='strategy=dense density=5' 2>&1 | FileCheck %s --check-prefix=DENSITY-DENSE
+// DENSITY-DENSE: error: mgs-train-pipeline: density must be in (0, 1], got 5
+// RUN: not mgs-opt %s --mgs-train-pipeline='density=nan' 2>&1 | FileCheck %s --check-prefix=DENSITY-NAN
+// DENSITY-NAN: error: mgs-train-pipeline: density must be in (0, 1], got nan
+// RUN: not mgs-opt %s --mgs-train-pipeline='inference=true instrument=true' 2>&1 | FileCheck %s --check-prefix=INSTRUMENT-INFERENCE
+// INSTRUMENT-INFERENCE: error: mgs-train-pipeline: instrument calibrates training; inference builds the forward alone
+// RUN: not mgs-opt %s --mgs-train-pipeline='inference=true loss=mse' 2>&1 | FileCheck %s --check-prefix=LOSS-KIND-INFERENCE
+// LOSS-KIND-INFERENCE: error: mgs-train-pipeline: loss applies to training; inference builds the forward alone

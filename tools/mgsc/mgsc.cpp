@@ -409,7 +409,8 @@ int main(int argc, char **argv) {
   warnUnusedOptions(sparse, merged);
   // The pipeline mgs-opt --mgs-train-pipeline runs, from the flags.
   pipeline.strategy = strategy;
-  pipeline.workers = workersOpt;
+  if (workersOpt.getNumOccurrences())
+    pipeline.workers = workersOpt;
   pipeline.density = density;
   pipeline.densityWarmup = std::vector<double>(densityWarmup.begin(), densityWarmup.end());
   pipeline.fp16Values = fp16Values;

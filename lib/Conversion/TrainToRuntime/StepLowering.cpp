@@ -208,12 +208,20 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
     if (isa<comm::AllReduceStartOp, comm::AllGatherStartOp, comm::GTopKStartOp,
             comm::SparseAllReduceStartOp>(op))
       ++numCollectives;
+    // The manifest records one worker count: every sparse exchange's.
+    int64_t workers = 0;
     if (auto gather = dyn_cast<comm::AllGatherStartOp>(op))
-      compiledWorkers = static_cast<int64_t>(gather.getWorkers());
+      workers = static_cast<int64_t>(gather.getWorkers());
     else if (auto global = dyn_cast<comm::GTopKStartOp>(op))
-      compiledWorkers = static_cast<int64_t>(global.getWorkers());
+      workers = static_cast<int64_t>(global.getWorkers());
     else if (auto sparse = dyn_cast<comm::SparseAllReduceStartOp>(op))
-      compiledWorkers = static_cast<int64_t>(sparse.getWorkers());
+      workers = static_cast<int64_t>(sparse.getWorkers());
+    if (workers && compiledWorkers && workers != compiledWorkers)
+      return op.emitError() << "convert-train-to-runtime: this exchange is compiled for "
+                            << workers << " workers, an earlier one for " << compiledWorkers
+                            << "; a step runs on one number of workers";
+    if (workers)
+      compiledWorkers = workers;
     auto described = describe(&op, slots, precision);
     if (failed(described))
       return failure();

@@ -228,6 +228,13 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (failed(lowering.lower(func, isTrain, name)))
         return signalPassFailure();
       arena = std::max(arena, lowering.arenaBytes);
+      if (lowering.compiledWorkers && compiledWorkers &&
+          lowering.compiledWorkers != compiledWorkers) {
+        module.emitError() << "convert-train-to-runtime: the steps' exchanges are compiled for "
+                           << compiledWorkers << " and " << lowering.compiledWorkers
+                           << " workers; the module runs on one number of workers";
+        return signalPassFailure();
+      }
       if (func == train) {
         collectives = lowering.numCollectives;
         compiledWorkers = lowering.compiledWorkers;

@@ -30,7 +30,7 @@ using mgs::contract::SparseAllReduceDesc;
 using mgs::contract::WaitDesc;
 
 // The timeline keys a collective by its slot, at one place in every start.
-static_assert(AllReduceDesc::Slot == AllGatherDesc::Slot);
+static_assert(int64_t(AllReduceDesc::Slot) == int64_t(AllGatherDesc::Slot));
 static_assert(int64_t(AllReduceDesc::Slot) == int64_t(GTopKDesc::Slot));
 static_assert(int64_t(AllReduceDesc::Slot) == int64_t(SparseAllReduceDesc::Slot));
 

@@ -4,6 +4,13 @@
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=fastest" 2>&1 | FileCheck %s --check-prefix=STRATEGY
 // RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=0" 2>&1 | FileCheck %s --check-prefix=WORKERS
 // WORKERS: error: comm-merge-buckets: workers must be in [1, 16777216], got 0
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=4 batch-size=-4" 2>&1 | FileCheck %s --check-prefix=BATCH
+// BATCH: error: comm-merge-buckets: batch-size must be positive (0: unknown), got -4
+// RUN: not mgs-opt %s --comm-merge-buckets="strategy=omgs workers=4 density=nan" 2>&1 | FileCheck %s --check-prefix=DENSITY
+// DENSITY: error: comm-merge-buckets: density must be in (0, 1], got nan
+// A parameter of no elements is refused where it is declared, by name.
+// RUN: echo 'train.parameter @z trainable : tensor<3x0xf32> func.func @train_step(%%d: tensor<3x0xf32>) { %%g = train.gradient @z, %%d {backprop_index = 0 : i64} : tensor<3x0xf32> %%r = comm.all_reduce_start %%g : tensor<3x0xf32> %%a = comm.wait %%r : !comm.request<tensor<3x0xf32>> train.sgd_update @z, %%a : tensor<3x0xf32> return }' | not mgs-opt --comm-merge-buckets="strategy=omgs workers=4" 2>&1 | FileCheck %s --check-prefix=EMPTY
+// EMPTY: <stdin>:1:1: error: comm-merge-buckets: parameter 'z' has no elements ('tensor<3x0xf32>'): its gradient is nothing to plan or exchange
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=gtopk workers=8" 2>/dev/null | FileCheck %s --check-prefix=GTOPK
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=sparse-allreduce workers=8" 2>/dev/null | FileCheck %s --check-prefix=SPARSE
 // RUN: mgs-opt %s --comm-merge-buckets="strategy=auto workers=8 auto-collectives=allreduce" 2>/dev/null | FileCheck %s --check-prefix=AUTO-DENSE

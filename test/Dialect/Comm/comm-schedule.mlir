@@ -28,3 +28,21 @@ func.func @step(%d1: tensor<4xf32>, %d2: tensor<3xf32>) -> tensor<4xf32> {
   train.assign_param @s, %more : tensor<4xf32>
   return %more : tensor<4xf32>
 }
+
+// A running-statistics assignment before the exchange starts: the wait stays
+// after its start (moving it before the assignment would use the request
+// before it exists).
+// CHECK-LABEL: func.func @negative_assign_before_start
+//       CHECK:   train.assign_param @m
+//  CHECK-NEXT:   %[[R:.*]] = comm.all_reduce_start
+//  CHECK-NEXT:   %[[A:.*]] = comm.wait %[[R]]
+//  CHECK-NEXT:   train.sgd_update @w, %[[A]]
+train.parameter @w trainable : tensor<4xf32>
+train.parameter @m : tensor<4xf32>
+func.func @negative_assign_before_start(%g: tensor<4xf32>) {
+  train.assign_param @m, %g : tensor<4xf32>
+  %r = comm.all_reduce_start %g : tensor<4xf32>
+  %a = comm.wait %r : !comm.request<tensor<4xf32>>
+  train.sgd_update @w, %a : tensor<4xf32>
+  return
+}

@@ -8,6 +8,12 @@
 // BADWORKERS: error: comm-sparsify-topk: workers must be in [1, 16777216], got 0{{$}}
 // BADWORKERSNEG: error: comm-sparsify-topk: workers must be in [1, 16777216], got -1{{$}}
 // BADWORKERSBIG: error: comm-sparsify-topk: workers must be in [1, 16777216], got 4294967300{{$}}
+// RUN: not mgs-opt %s --comm-sparsify-topk="density=0.25 workers=4 min-elements=-5" -o /dev/null 2>&1 | FileCheck %s --check-prefix=BADMIN
+// BADMIN: error: comm-sparsify-topk: min-elements must be >= 0 (0: every gradient is sparsified), got -5{{$}}
+// A symbol that has the name of a residual the pass creates is not taken for
+// it (here it is too small for the gradient).
+// RUN: echo 'train.parameter @w trainable : tensor<4xf32> train.parameter @"mgs.residual/w" : tensor<1xf32> func.func @f(%%d: tensor<4xf32>) { %%g = train.gradient @w, %%d {backprop_index = 0 : i64} : tensor<4xf32> %%r = comm.all_reduce_start %%g : tensor<4xf32> %%a = comm.wait %%r : !comm.request<tensor<4xf32>> train.sgd_update @w, %%a : tensor<4xf32> return }' | not mgs-opt --comm-sparsify-topk="density=0.5 workers=4" -o /dev/null 2>&1 | FileCheck %s --check-prefix=RESIDUAL
+// RESIDUAL: error: comm-sparsify-topk: the module has a symbol @"mgs.residual/w" already, the name of the residual of 'w' this pass creates
 // RUN: mgs-opt %s -split-input-file --comm-sparsify-topk="density=0.25 half-values=true workers=4 min-elements=8" | FileCheck %s --check-prefix=HALF
 
 // half-values: the gather sends the values as IEEE half precision;

@@ -76,7 +76,7 @@ func.func @gather_two_formats(%v: tensor<2xf32>, %i: tensor<2xi32>) {
 // -----
 
 func.func @gather_workers(%v: tensor<2xf32>, %i: tensor<2xi32>) {
-  // expected-error @+1 {{'comm.all_gather_start' op workers must be positive, got 0}}
+  // expected-error @+1 {{'comm.all_gather_start' op workers must be in [1, 16777216], got 0}}
   %r = comm.all_gather_start %v, %i {workers = 0 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<0xf32>, tensor<0xi32>>
   return
 }
@@ -199,7 +199,53 @@ func.func @sparse_all_reduce_too_small(%v: tensor<4xf32>, %i: tensor<4xi32>) {
 // -----
 
 func.func @sparse_all_reduce_workers(%v: tensor<2xf32>, %i: tensor<2xi32>) {
-  // expected-error @+1 {{'comm.sparse_all_reduce_start' op workers must be positive}}
+  // expected-error @+1 {{'comm.sparse_all_reduce_start' op workers must be in [1, 16777216], got 0}}
   %r = comm.sparse_all_reduce_start %v, %i {workers = 0 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<10xf32>>
+  return
+}
+
+// -----
+
+// The residual of the global top-k is the sparsified gradient's: a smaller
+// parameter would be written past its end.
+train.parameter @tiny : tensor<1xf32> = dense<0.0> : tensor<1xf32>
+train.parameter @res : tensor<64xf32> = dense<0.0> : tensor<64xf32>
+func.func @gtopk_residual_type(%g: tensor<64xf32>) {
+  %v, %i = comm.topk_sparsify %g, @res {k = 4 : i64} : tensor<64xf32> -> tensor<4xf32>, tensor<4xi32>
+  // expected-error @+1 {{'comm.gtopk_start' op residual 'tiny' must have the gradient's type 'tensor<64xf32>'}}
+  %q = comm.gtopk_start %v, %i, @tiny {workers = 2 : i64} : tensor<4xf32>, tensor<4xi32> -> !comm.request<tensor<4xf32>, tensor<4xi32>>
+  return
+}
+
+// -----
+
+// workers * k would wrap around int64: workers is bounded as the passes bound it.
+func.func @gather_workers_too_many(%v: tensor<3xf32>, %i: tensor<3xi32>) {
+  // expected-error @+1 {{'comm.all_gather_start' op workers must be in [1, 16777216], got 6148914691236517206}}
+  %r = comm.all_gather_start %v, %i {workers = 6148914691236517206 : i64} : tensor<3xf32>, tensor<3xi32> -> !comm.request<tensor<2xf32>, tensor<2xi32>>
+  return
+}
+
+// -----
+
+func.func @gtopk_workers_too_many(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.gtopk_start' op workers must be in [1, 16777216], got 16777217}}
+  %r = comm.gtopk_start %v, %i, @res {workers = 16777217 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<2xf32>, tensor<2xi32>>
+  return
+}
+
+// -----
+
+func.func @sparse_all_reduce_workers_negative(%v: tensor<2xf32>, %i: tensor<2xi32>) {
+  // expected-error @+1 {{'comm.sparse_all_reduce_start' op workers must be in [1, 16777216], got -1}}
+  %r = comm.sparse_all_reduce_start %v, %i {workers = -1 : i64} : tensor<2xf32>, tensor<2xi32> -> !comm.request<tensor<10xf32>>
+  return
+}
+
+// -----
+
+func.func @scatter_workers_too_many(%v: tensor<4xf32>, %i: tensor<4xi32>) {
+  // expected-error @+1 {{'comm.scatter_add' op workers must be in [1, 16777216], got 33554432}}
+  %d = comm.scatter_add %v, %i {workers = 33554432 : i64} : tensor<4xf32>, tensor<4xi32> -> tensor<10xf32>
   return
 }

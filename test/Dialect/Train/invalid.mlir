@@ -1529,6 +1529,207 @@ func.func @topk_positions_too_long(%x: tensor<1x16777217xf32>) {
   return
 }
 
+//===----------------------------------------------------------------------===//
+// Gradient ops: what their kernels read (ranks, axes, the forward op's shapes)
+//===----------------------------------------------------------------------===//
+
+// -----
+
+func.func @softmax_grad_axis_out_of_range(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'train.softmax_grad' op axis 9 is out of range for rank 2}}
+  %r = train.softmax_grad %x, %x {axis = 9 : i64} : tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @softmax_grad_negative_axis_out_of_range(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+  // expected-error @+1 {{'train.softmax_grad' op axis -3 is out of range for rank 2}}
+  %r = train.softmax_grad %x, %x {axis = -3 : i64, log} : tensor<4x3xf32>
+  return %r : tensor<4x3xf32>
+}
+
+// -----
+
+func.func @matmul_grad_batch_not_broadcastable(%l: tensor<2x4x3xf32>, %r: tensor<5x3x2xf32>, %x: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.matmul_grad' op operand shapes 2x4x3 and 5x3x2 do not match for matmul}}
+  %a, %b = train.matmul_grad %l, %r, %x : (tensor<2x4x3xf32>, tensor<5x3x2xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul_grad_trans_1d(%v: tensor<4xf32>, %m: tensor<4x5xf32>, %dy: tensor<5xf32>) {
+  // expected-error @+1 {{'train.matmul_grad' op trans_lhs needs an operand of rank >= 2, got rank 1}}
+  %a, %b = train.matmul_grad %v, %m, %dy {trans_lhs = true} : (tensor<4xf32>, tensor<4x5xf32>, tensor<5xf32>) -> (tensor<4xf32>, tensor<4x5xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul_grad_grad_shape(%l: tensor<3x4xf32>, %r: tensor<4x5xf32>, %dy: tensor<3x4xf32>) {
+  // expected-error @+1 {{'train.matmul_grad' op grad shape 3x4 does not match the expected 3x5}}
+  %a, %b = train.matmul_grad %l, %r, %dy : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<3x4xf32>) -> (tensor<3x4xf32>, tensor<4x5xf32>)
+  return
+}
+
+// -----
+
+func.func @matmul_grad_lhs_grad_type(%l: tensor<3x4xf32>, %r: tensor<4x5xf32>, %dy: tensor<3x5xf32>) {
+  // expected-error @+1 {{'train.matmul_grad' op lhs and lhs_grad must all have type 'tensor<3x4xf32>', got 'tensor<4x5xf32>'}}
+  %a, %b = train.matmul_grad %l, %r, %dy : (tensor<3x4xf32>, tensor<4x5xf32>, tensor<3x5xf32>) -> (tensor<4x5xf32>, tensor<4x5xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_grad_a_not_2d(%a: tensor<4xf32>, %b: tensor<4xf32>, %dy: tensor<4x3xf32>) {
+  // expected-error @+1 {{'train.gemm_grad' op A and B must be 2-D, got 4 and 4}}
+  %da, %db = train.gemm_grad %a, %b, %dy {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = false}
+      : (tensor<4xf32>, tensor<4xf32>, tensor<4x3xf32>) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_grad_grad_shape(%a: tensor<8x4xf32>, %b: tensor<10x4xf32>, %dy: tensor<8x4xf32>) {
+  // expected-error @+1 {{'train.gemm_grad' op grad shape 8x4 does not match the expected 8x10}}
+  %da, %db = train.gemm_grad %a, %b, %dy {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x4xf32>, tensor<10x4xf32>, tensor<8x4xf32>) -> (tensor<8x4xf32>, tensor<10x4xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_grad_b_grad_type(%a: tensor<8x4xf32>, %b: tensor<10x4xf32>, %dy: tensor<8x10xf32>) {
+  // expected-error @+1 {{'train.gemm_grad' op B and b_grad must all have type 'tensor<10x4xf32>', got 'tensor<4x10xf32>'}}
+  %da, %db = train.gemm_grad %a, %b, %dy {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x4xf32>, tensor<10x4xf32>, tensor<8x10xf32>) -> (tensor<8x4xf32>, tensor<4x10xf32>)
+  return
+}
+
+// -----
+
+func.func @gemm_grad_c_grad_not_broadcastable(%a: tensor<8x4xf32>, %b: tensor<10x4xf32>, %dy: tensor<8x10xf32>) {
+  // expected-error @+1 {{'train.gemm_grad' op c_grad of shape 1x8x10 does not broadcast to 8x10}}
+  %da, %db, %dc = train.gemm_grad %a, %b, %dy {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+      : (tensor<8x4xf32>, tensor<10x4xf32>, tensor<8x10xf32>) -> (tensor<8x4xf32>, tensor<10x4xf32>, tensor<1x8x10xf32>)
+  return
+}
+
+// -----
+
+func.func @conv_grad_data_rank_1_result(%x: tensor<4x3xf32>, %w: tensor<2x3xf32>) {
+  // expected-error @+1 {{'train.conv_grad_data' op result must have rank >= 3 (N x C x spatial...), got rank 1}}
+  %r = train.conv_grad_data %x, %w {strides = array<i64>, pads = array<i64>, dilations = array<i64>, group = 1 : i64} : (tensor<4x3xf32>, tensor<2x3xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_data_channels(%dy: tensor<1x16x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv_grad_data' op result has 4 channels but weight expects 3 per group x 1 groups}}
+  %dx = train.conv_grad_data %dy, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_data_grad_shape(%dy: tensor<1x16x8x8xf32>, %w: tensor<16x3x3x3xf32>) {
+  // expected-error @+1 {{'train.conv_grad_data' op grad shape 1x16x8x8 does not match the expected 1x16x6x6}}
+  %dx = train.conv_grad_data %dy, %w {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
+      : (tensor<1x16x8x8xf32>, tensor<16x3x3x3xf32>) -> tensor<1x3x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_weights_pads_size(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x16x8x8xf32>) {
+  // expected-error @+1 {{'train.conv_grad_weights' op 'pads' has 2 entries, expected 4}}
+  %dw = train.conv_grad_weights %x, %dy {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<16x3x3x3xf32>
+  return
+}
+
+// -----
+
+func.func @conv_grad_weights_bias_grad_shape(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x16x8x8xf32>) {
+  // expected-error @+1 {{'train.conv_grad_weights' op bias_grad must have shape 16, got 3}}
+  %dw, %db = train.conv_grad_weights %x, %dy {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<1x16x8x8xf32>) -> (tensor<16x3x3x3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @conv_grad_weights_rank(%x: tensor<1x3x8x8xf32>, %dy: tensor<1x16x8x8xf32>) {
+  // expected-error @+1 {{'train.conv_grad_weights' op weight_grad rank 2 differs from input rank 4}}
+  %dw = train.conv_grad_weights %x, %dy {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 1, 1, 1, 1>, strides = array<i64: 1, 1>}
+      : (tensor<1x3x8x8xf32>, tensor<1x16x8x8xf32>) -> tensor<16x27xf32>
+  return
+}
+
+// -----
+
+func.func @clip_grad_bound_not_one_element(%x: tensor<4xf32>, %lo: tensor<2xf32>, %hi: tensor<f32>) {
+  // expected-error @+1 {{'train.clip_grad' op min must have exactly one element, got shape 2}}
+  %d = train.clip_grad %x, %lo, %hi, %x : (tensor<4xf32>, tensor<2xf32>, tensor<f32>, tensor<4xf32>) -> tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @clip_grad_grad_type(%x: tensor<64xf32>, %lo: tensor<f32>, %hi: tensor<f32>, %dy: tensor<1xf32>) {
+  // expected-error @+1 {{'train.clip_grad' op input, grad and result must all have type 'tensor<64xf32>', got 'tensor<1xf32>'}}
+  %d = train.clip_grad %x, %lo, %hi, %dy : (tensor<64xf32>, tensor<f32>, tensor<f32>, tensor<1xf32>) -> tensor<64xf32>
+  return
+}
+
+// -----
+
+func.func @pool_grad_rank(%x: tensor<4x4xf32>) {
+  // expected-error @+1 {{'train.pool_grad' op input must have rank >= 3 (N x C x spatial...), got rank 2}}
+  %d = train.pool_grad "max" %x, %x {count_include_pad = false, dilations = array<i64: 1>, kernel_shape = array<i64: 1>, pads = array<i64: 0, 0>, strides = array<i64: 1>}
+      : (tensor<4x4xf32>, tensor<4x4xf32>) -> tensor<4x4xf32>
+  return
+}
+
+// -----
+
+func.func @pool_grad_grad_shape(%x: tensor<1x2x8x8xf32>, %dy: tensor<1x2x8x8xf32>) {
+  // expected-error @+1 {{'train.pool_grad' op grad shape 1x2x8x8 is not the pooled shape of the input 1x2x8x8 (1x2x4x4, or its ceil-mode extents)}}
+  %d = train.pool_grad "average" %x, %dy {count_include_pad = false, dilations = array<i64: 1, 1>, kernel_shape = array<i64: 2, 2>, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 2, 2>}
+      : (tensor<1x2x8x8xf32>, tensor<1x2x8x8xf32>) -> tensor<1x2x8x8xf32>
+  return
+}
+
+// -----
+
+func.func @batch_norm_grad_rank(%x: tensor<4xf32>, %c: tensor<4xf32>) {
+  // expected-error @+1 {{'train.batch_norm_grad' op input must have rank >= 2 (N x C x ...), got rank 1}}
+  %dx, %ds, %db = train.batch_norm_grad %x, %c, %c, %c, %x
+      : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @batch_norm_grad_saved_mean_shape(%x: tensor<2x3xf32>, %c: tensor<3xf32>, %m: tensor<2xf32>) {
+  // expected-error @+1 {{'train.batch_norm_grad' op saved_mean shape 2 does not match the expected 3}}
+  %dx, %ds, %db = train.batch_norm_grad %x, %c, %m, %c, %x
+      : (tensor<2x3xf32>, tensor<3xf32>, tensor<2xf32>, tensor<3xf32>, tensor<2x3xf32>) -> (tensor<2x3xf32>, tensor<3xf32>, tensor<3xf32>)
+  return
+}
+
+// -----
+
+func.func @softmax_cross_entropy_no_classes(%logits: tensor<2x0xf32>, %labels: tensor<2xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op logits must have at least one class, got 2x0}}
+  %loss, %d = train.softmax_cross_entropy %logits, %labels : (tensor<2x0xf32>, tensor<2xi64>) -> (tensor<f32>, tensor<2x0xf32>)
+  return
+}
+
 // -----
 
 func.func @celu_zero_alpha(%x: tensor<4xf32>) -> tensor<4xf32> {

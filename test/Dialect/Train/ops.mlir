@@ -509,7 +509,7 @@ func.func @training_ops(%x: tensor<4x3xf32>, %labels: tensor<4xi64>, %v: tensor<
   %bl, %br = train.binary_grad "mul" %x, %v, %c : (tensor<4x3xf32>, tensor<3xf32>, tensor<4x3xf32>) -> (tensor<4x3xf32>, tensor<3xf32>)
   %ga, %gb, %gc = train.gemm_grad %a, %w, %x {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
       : (tensor<4x5xf32>, tensor<3x5xf32>, tensor<4x3xf32>) -> (tensor<4x5xf32>, tensor<3x5xf32>, tensor<3xf32>)
-  %ml, %mr = train.matmul_grad %a, %w, %a : (tensor<4x5xf32>, tensor<3x5xf32>, tensor<4x5xf32>) -> (tensor<4x5xf32>, tensor<3x5xf32>)
+  %ml, %mr = train.matmul_grad %a, %w, %x {trans_rhs = true} : (tensor<4x5xf32>, tensor<3x5xf32>, tensor<4x3xf32>) -> (tensor<4x5xf32>, tensor<3x5xf32>)
   %dx = train.conv_grad_data %dimg, %k {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}
       : (tensor<1x2x2x2xf32>, tensor<2x1x3x3xf32>) -> tensor<1x1x4x4xf32>
   %dw, %db = train.conv_grad_weights %img, %dimg {dilations = array<i64: 1, 1>, group = 1 : i64, pads = array<i64: 0, 0, 0, 0>, strides = array<i64: 1, 1>}

@@ -3,6 +3,7 @@
 // RUN: mgs-opt %s -split-input-file --pass-pipeline='builtin.module(train-build-step,train-accumulate-gradients{steps=1})' | FileCheck %s --check-prefix=ONE
 // RUN: not mgs-opt %s -split-input-file --pass-pipeline='builtin.module(train-build-step,train-accumulate-gradients{steps=0})' 2>&1 | FileCheck %s --check-prefix=ZERO
 // RUN: not mgs-opt %s -split-input-file --pass-pipeline='builtin.module(train-accumulate-gradients{steps=2})' 2>&1 | FileCheck %s --check-prefix=NOSTEP
+// RUN: not mgs-opt %s -split-input-file --pass-pipeline='builtin.module(train-build-step,train-accumulate-gradients{steps=9223372036854775807})' 2>&1 | FileCheck %s --check-prefix=HUGE
 
 // A two-layer MLP over 4 batches a step. Each trainable parameter gets an
 // accumulator (state, zero at the start) beside it; the loss's gradient is
@@ -59,7 +60,8 @@
 // ONE-NOT:     mgs.accum
 // ONE-NOT:     @accum_step
 
-// ZERO: error: train-accumulate-gradients: steps must be >= 1, got 0
+// ZERO: error: train-accumulate-gradients: steps must be a number of batches in [1, 1048576], got 0
+// HUGE: error: train-accumulate-gradients: steps must be a number of batches in [1, 1048576], got 9223372036854775807
 // NOSTEP: error: train-accumulate-gradients: no @train_step (run train-build-step first)
 train.parameter @w1 trainable : tensor<5x4xf32>
 train.parameter @w2 trainable : tensor<3x5xf32>

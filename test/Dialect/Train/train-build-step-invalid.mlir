@@ -40,3 +40,43 @@ module {
     return %y : tensor<2x3xf32>
   }
 }
+
+// -----
+
+// The pass builds @eval_step (and @train_step): an existing one is a clash,
+// reported where it is, before any IR is created.
+module {
+  func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+  // expected-error @below {{train-build-step: the module has a symbol @eval_step already; the pass builds @eval_step from @forward}}
+  func.func @eval_step(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+}
+
+// -----
+
+module {
+  func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+  // expected-error @below {{train-build-step: the module has a symbol @train_step already; the pass builds @train_step from @forward}}
+  func.func @train_step(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
+    return %x : tensor<4x3xf32>
+  }
+}
+
+// -----
+
+// A cross-entropy over no classes: the runtime has nothing to normalize.
+module {
+  train.parameter @w trainable : tensor<0x4xf32>
+  // expected-error @below {{train-build-step: the first output is the logits and has no classes, got 'tensor<2x0xf32>'}}
+  func.func @forward(%x: tensor<2x4xf32>) -> tensor<2x0xf32> {
+    %w = train.get_param @w : tensor<0x4xf32>
+    %y = train.gemm %x, %w {alpha = 1.0 : f32, beta = 1.0 : f32, trans_a = false, trans_b = true}
+        : (tensor<2x4xf32>, tensor<0x4xf32>) -> tensor<2x0xf32>
+    return %y : tensor<2x0xf32>
+  }
+}

@@ -1,6 +1,7 @@
 //===- CommDialect.cpp - The comm dialect ---------------------------------===//
 
 #include "mgs/Dialect/Comm/IR/CommDialect.h"
+#include "mgs/Planner/Profile.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/DialectImplementation.h"
@@ -68,6 +69,31 @@ LogicalResult WaitOp::inferReturnTypes(MLIRContext *, std::optional<Location> lo
 
 static int64_t numElementsOf(Value v) { return cast<RankedTensorType>(v.getType()).getNumElements(); }
 
+/// `workers` in [1, kMaxWorkers], the bound the passes and the planner take
+/// (sizes computed from it stay far from overflow).
+static LogicalResult verifyWorkers(Operation *op, uint64_t attr) {
+  const int64_t workers = static_cast<int64_t>(attr);
+  if (workers < 1 || workers > mgs::planner::kMaxWorkers)
+    return op->emitOpError() << "workers must be in [1, " << mgs::planner::kMaxWorkers << "], got "
+                             << workers;
+  return success();
+}
+
+/// The train.parameter `residual` names, checked to have the gradient's type
+/// `gradType` (the lowering reads and writes it as the gradient).
+static LogicalResult verifyResidual(Operation *op, SymbolTableCollection &symbolTable,
+                                    FlatSymbolRefAttr name, Type gradType) {
+  Operation *residual = symbolTable.lookupNearestSymbolFrom(op, name);
+  if (!residual || residual->getName().getStringRef() != "train.parameter")
+    return op->emitOpError() << "residual '" << name.getValue()
+                             << "' does not name a train.parameter";
+  auto type = residual->getAttrOfType<TypeAttr>("type");
+  if (!type || type.getValue() != gradType)
+    return op->emitOpError() << "residual '" << name.getValue()
+                             << "' must have the gradient's type " << gradType;
+  return success();
+}
+
 LogicalResult TopKSparsifyOp::verify() {
   int64_t n = numElementsOf(getGrad()), k = static_cast<int64_t>(getK());
   if (k < 1 || k > n)
@@ -79,20 +105,13 @@ LogicalResult TopKSparsifyOp::verify() {
 }
 
 LogicalResult TopKSparsifyOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
-  Operation *residual = symbolTable.lookupNearestSymbolFrom(*this, getResidualAttr());
-  if (!residual || residual->getName().getStringRef() != "train.parameter")
-    return emitOpError() << "residual '" << getResidual() << "' does not name a train.parameter";
-  auto type = residual->getAttrOfType<TypeAttr>("type");
-  if (!type || type.getValue() != getGrad().getType())
-    return emitOpError() << "residual '" << getResidual() << "' must have the gradient's type "
-                         << getGrad().getType();
-  return success();
+  return verifyResidual(*this, symbolTable, getResidualAttr(), getGrad().getType());
 }
 
 LogicalResult AllGatherStartOp::verify() {
+  if (failed(verifyWorkers(*this, getWorkers())))
+    return failure();
   int64_t k = numElementsOf(getValues()), p = static_cast<int64_t>(getWorkers());
-  if (p < 1)
-    return emitOpError() << "workers must be positive, got " << p;
   if (numElementsOf(getIndices()) != k)
     return emitOpError() << "values and indices differ in size";
   if (getHalfValues() && getBf16Values())
@@ -122,8 +141,8 @@ static int64_t sparsePairSize(Operation *op, Value values, Value indices) {
 }
 
 LogicalResult GTopKStartOp::verify() {
-  if (static_cast<int64_t>(getWorkers()) < 1)
-    return emitOpError() << "workers must be positive";
+  if (failed(verifyWorkers(*this, getWorkers())))
+    return failure();
   if (sparsePairSize(*this, getValues(), getIndices()) < 0)
     return failure();
   ArrayRef<Type> carried = getRequest().getType().getResultTypes();
@@ -135,6 +154,12 @@ LogicalResult GTopKStartOp::verify() {
 }
 
 LogicalResult GTopKStartOp::verifySymbolUses(SymbolTableCollection &symbolTable) {
+  // The residual is the sparsified gradient's, which the lowering reads and
+  // writes as that gradient: its type, when the comm.topk_sparsify that gives
+  // the values shows it (convert-train-to-runtime refuses values from
+  // elsewhere).
+  if (auto topk = getValues().getDefiningOp<TopKSparsifyOp>())
+    return verifyResidual(*this, symbolTable, getResidualAttr(), topk.getGrad().getType());
   Operation *residual = symbolTable.lookupNearestSymbolFrom(*this, getResidualAttr());
   if (!residual || residual->getName().getStringRef() != "train.parameter")
     return emitOpError() << "residual '" << getResidual() << "' does not name a train.parameter";
@@ -142,8 +167,8 @@ LogicalResult GTopKStartOp::verifySymbolUses(SymbolTableCollection &symbolTable)
 }
 
 LogicalResult SparseAllReduceStartOp::verify() {
-  if (static_cast<int64_t>(getWorkers()) < 1)
-    return emitOpError() << "workers must be positive";
+  if (failed(verifyWorkers(*this, getWorkers())))
+    return failure();
   int64_t k = sparsePairSize(*this, getValues(), getIndices());
   if (k < 0)
     return failure();
@@ -158,8 +183,8 @@ LogicalResult SparseAllReduceStartOp::verify() {
 }
 
 LogicalResult ScatterAddOp::verify() {
-  if (static_cast<int64_t>(getWorkers()) < 1)
-    return emitOpError() << "workers must be positive";
+  if (failed(verifyWorkers(*this, getWorkers())))
+    return failure();
   if (numElementsOf(getValues()) != numElementsOf(getIndices()))
     return emitOpError() << "values and indices differ in size";
   return success();

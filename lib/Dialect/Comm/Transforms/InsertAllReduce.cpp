@@ -38,11 +38,15 @@ struct CommInsertAllReduce : impl::CommInsertAllReduceBase<CommInsertAllReduce> 
       b.setInsertionPointAfter(grad);
       auto requestType = RequestType::get(&getContext(), {tagged.getType()});
       auto start = AllReduceStartOp::create(b, grad.getLoc(), requestType, tagged);
-      // The wait goes right before the first user; comm-schedule sinks it.
-      Operation *first = uses.front()->getOwner();
+      // The wait goes right before the first user in the gradient's block
+      // (comm-schedule sinks it), or before its terminator: anywhere after the
+      // start there, it dominates the uses in the blocks that block dominates.
+      Block *block = grad->getBlock();
+      Operation *first = block->getTerminator();
       for (OpOperand *use : uses)
-        if (use->getOwner()->isBeforeInBlock(first))
-          first = use->getOwner();
+        if (Operation *user = block->findAncestorOpInBlock(*use->getOwner());
+            user && user->isBeforeInBlock(first))
+          first = user;
       b.setInsertionPoint(first);
       auto wait = WaitOp::create(b, grad.getLoc(), TypeRange{tagged.getType()}, start.getRequest());
       for (OpOperand *use : uses)

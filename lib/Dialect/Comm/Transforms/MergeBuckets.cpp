@@ -36,6 +36,16 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
                          << "], got " << static_cast<int64_t>(workers);
       return signalPassFailure();
     }
+    if (batchSize < 0) {
+      module.emitError() << "comm-merge-buckets: batch-size must be positive (0: unknown), got "
+                         << static_cast<int64_t>(batchSize);
+      return signalPassFailure();
+    }
+    if (!(density > 0.0 && density <= 1.0)) {
+      module.emitError() << "comm-merge-buckets: density must be in (0, 1], got "
+                         << formatNumber(density);
+      return signalPassFailure();
+    }
     auto step = module.lookupSymbol<func::FuncOp>("train_step");
     if (!step)
       return;
@@ -50,6 +60,15 @@ struct CommMergeBuckets : impl::CommMergeBucketsBase<CommMergeBuckets> {
       if (!start || !wait) {
         grad.emitError() << "comm-merge-buckets: expects each gradient averaged by one "
                             "comm.all_reduce_start and its wait (run comm-insert-allreduce first)";
+        return signalPassFailure();
+      }
+      // The planner's layers have elements: an empty parameter has nothing
+      // to exchange (nor to train).
+      if (cast<RankedTensorType>(grad.getType()).getNumElements() == 0) {
+        Operation *param = module.lookupSymbol(grad.getParamAttr());
+        (param ? param : grad.getOperation())->emitError()
+            << "comm-merge-buckets: parameter '" << grad.getParam() << "' has no elements ("
+            << grad.getType() << "): its gradient is nothing to plan or exchange";
         return signalPassFailure();
       }
       layers.push_back({grad, start, wait});

@@ -45,6 +45,18 @@ struct CommSchedule : impl::CommScheduleBase<CommSchedule> {
         chain.push_back(op);
         work.append(op->getUsers().begin(), op->getUsers().end());
       }
+      // What the moved ops read must still come before them: the request's
+      // start, in particular, may come after `end`.
+      auto definedBeforeEnd = [&](Value v) {
+        Operation *def = v.getDefiningOp();
+        return !def || def->getBlock() != &body || llvm::is_contained(chain, def) ||
+               def->isBeforeInBlock(end);
+      };
+      movable &= llvm::all_of(wait->getOperands(), definedBeforeEnd);
+      for (Operation *op : chain)
+        movable &= llvm::all_of(op->getOperands(), [&](Value v) {
+          return v.getDefiningOp() == wait || definedBeforeEnd(v);
+        });
       if (!movable)
         continue;
       llvm::sort(chain, [](Operation *a, Operation *b) { return a->isBeforeInBlock(b); });

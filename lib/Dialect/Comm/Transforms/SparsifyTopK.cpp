@@ -37,6 +37,12 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
                          << "], got " << static_cast<int64_t>(workers);
       return signalPassFailure();
     }
+    if (minElements < 0) {
+      module.emitError() << "comm-sparsify-topk: min-elements must be >= 0 (0: every gradient "
+                            "is sparsified), got "
+                         << static_cast<int64_t>(minElements);
+      return signalPassFailure();
+    }
     if (failed(checkCollective(module, collective, "collective")))
       return signalPassFailure();
     SmallVector<AllReduceStartOp> starts;
@@ -97,12 +103,17 @@ struct CommSparsifyTopK : impl::CommSparsifyTopKBase<CommSparsifyTopK> {
     // The residual: a state parameter, zero at the start.
     ModuleOp module = getOperation();
     std::string name = std::string(contract::manifest::kResidualPrefix) + residualOf;
-    if (!module.lookupSymbol(name)) {
-      OpBuilder mb(&getContext());
-      mb.setInsertionPoint(start->getParentOfType<func::FuncOp>());
-      train::ParameterOp::create(mb, start.getLoc(), mb.getStringAttr(name), TypeAttr::get(type),
-                                 UnitAttr(), DenseElementsAttr::get(type, 0.0f));
+    if (Operation *existing = module.lookupSymbol(name)) {
+      // (The prefix is the contract's: --save leaves the residuals out by it.)
+      existing->emitError() << "comm-sparsify-topk: the module has a symbol @\"" << name
+                            << "\" already, the name of the residual of '" << residualOf
+                            << "' this pass creates";
+      return failure();
     }
+    OpBuilder mb(&getContext());
+    mb.setInsertionPoint(start->getParentOfType<func::FuncOp>());
+    train::ParameterOp::create(mb, start.getLoc(), mb.getStringAttr(name), TypeAttr::get(type),
+                               UnitAttr(), DenseElementsAttr::get(type, 0.0f));
 
     OpBuilder b(start);
     Location loc = start.getLoc();

@@ -162,51 +162,77 @@ LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
 
-LogicalResult ClipOp::verify() {
-  for (auto [name, bound] : {std::pair<StringRef, Value>{"min", getMin()}, {"max", getMax()}})
+/// Clip's bounds: one element each (clip and clip_grad).
+static LogicalResult verifyClipBounds(Operation *op, Value min, Value max) {
+  for (auto [name, bound] : {std::pair<StringRef, Value>{"min", min}, {"max", max}})
     if (numElements(shapeOf(bound)) != 1)
-      return emitOpError() << name << " must have exactly one element, got shape "
-                           << shapeToString(shapeOf(bound));
+      return op->emitOpError() << name << " must have exactly one element, got shape "
+                               << shapeToString(shapeOf(bound));
   return success();
 }
+
+LogicalResult ClipOp::verify() { return verifyClipBounds(*this, getMin(), getMax()); }
 
 //===----------------------------------------------------------------------===//
 // Linear algebra
 //===----------------------------------------------------------------------===//
 
-LogicalResult GemmOp::verify() {
-  ArrayRef<int64_t> a = shapeOf(getA()), b = shapeOf(getB());
+/// gemm's M x N result from A and B (2-D, inner dimensions equal) and, when
+/// present, C (broadcast to it); gemm and gemm_grad.
+static FailureOr<SmallVector<int64_t>> gemmResultShape(Operation *op, Value aValue,
+                                                       Value bValue, bool transA, bool transB,
+                                                       Value c, StringRef cName = "C") {
+  ArrayRef<int64_t> a = shapeOf(aValue), b = shapeOf(bValue);
   if (a.size() != 2 || b.size() != 2)
-    return emitOpError() << "A and B must be 2-D, got " << shapeToString(a) << " and "
-                         << shapeToString(b);
-  int64_t m = getTransA() ? a[1] : a[0], ka = getTransA() ? a[0] : a[1];
-  int64_t kb = getTransB() ? b[1] : b[0], n = getTransB() ? b[0] : b[1];
+    return op->emitOpError() << "A and B must be 2-D, got " << shapeToString(a) << " and "
+                             << shapeToString(b);
+  int64_t m = transA ? a[1] : a[0], ka = transA ? a[0] : a[1];
+  int64_t kb = transB ? b[1] : b[0], n = transB ? b[0] : b[1];
   if (ka != kb)
-    return emitOpError() << "inner dimensions differ: op(A) is " << m << "x" << ka
-                         << ", op(B) is " << kb << "x" << n;
+    return op->emitOpError() << "inner dimensions differ: op(A) is " << m << "x" << ka
+                             << ", op(B) is " << kb << "x" << n;
   SmallVector<int64_t> expected{m, n};
-  if (getC() && !isUnidirectionallyBroadcastable(shapeOf(getC()), expected))
-    return emitOpError() << "C of shape " << shapeToString(shapeOf(getC()))
-                         << " does not broadcast to " << shapeToString(expected);
-  return checkResultShape(*this, getResult(), expected);
+  if (c && !isUnidirectionallyBroadcastable(shapeOf(c), expected))
+    return op->emitOpError() << cName << " of shape " << shapeToString(shapeOf(c))
+                             << " does not broadcast to " << shapeToString(expected);
+  return expected;
 }
 
-LogicalResult MatMulOp::verify() {
-  SmallVector<int64_t> lhs(shapeOf(getLhs())), rhs(shapeOf(getRhs()));
-  for (auto [shape, trans, name] : {std::tuple(&lhs, getTransLhs(), "trans_lhs"),
-                                    std::tuple(&rhs, getTransRhs(), "trans_rhs")}) {
+LogicalResult GemmOp::verify() {
+  auto expected = gemmResultShape(*this, getA(), getB(), getTransA(), getTransB(), getC());
+  if (failed(expected))
+    return failure();
+  return checkResultShape(*this, getResult(), *expected);
+}
+
+/// numpy.matmul's result shape of lhs and rhs, each with its last two
+/// dimensions swapped when transposed; matmul and matmul_grad.
+static FailureOr<SmallVector<int64_t>> matmulResultShape(Operation *op, Value lhsValue,
+                                                         Value rhsValue, bool transLhs,
+                                                         bool transRhs) {
+  SmallVector<int64_t> lhs(shapeOf(lhsValue)), rhs(shapeOf(rhsValue));
+  for (auto [shape, trans, name] :
+       {std::tuple(&lhs, transLhs, "trans_lhs"), std::tuple(&rhs, transRhs, "trans_rhs")}) {
     if (!trans)
       continue;
     if (shape->size() < 2)
-      return emitOpError() << name << " needs an operand of rank >= 2, got rank " << shape->size();
+      return op->emitOpError() << name << " needs an operand of rank >= 2, got rank "
+                               << shape->size();
     std::swap((*shape)[shape->size() - 2], shape->back());
   }
   auto expected = matmulShape(lhs, rhs);
   if (!expected)
-    return emitOpError() << "operand shapes " << shapeToString(shapeOf(getLhs()))
-                         << (getTransLhs() ? " (transposed)" : "") << " and "
-                         << shapeToString(shapeOf(getRhs()))
-                         << (getTransRhs() ? " (transposed)" : "") << " do not match for matmul";
+    return op->emitOpError() << "operand shapes " << shapeToString(shapeOf(lhsValue))
+                             << (transLhs ? " (transposed)" : "") << " and "
+                             << shapeToString(shapeOf(rhsValue))
+                             << (transRhs ? " (transposed)" : "") << " do not match for matmul";
+  return *expected;
+}
+
+LogicalResult MatMulOp::verify() {
+  auto expected = matmulResultShape(*this, getLhs(), getRhs(), getTransLhs(), getTransRhs());
+  if (failed(expected))
+    return failure();
   return checkResultShape(*this, getResult(), *expected);
 }
 
@@ -214,32 +240,74 @@ LogicalResult MatMulOp::verify() {
 // Convolution and pooling
 //===----------------------------------------------------------------------===//
 
-LogicalResult ConvOp::verify() {
-  ArrayRef<int64_t> x = shapeOf(getInput()), w = shapeOf(getWeight());
+namespace {
+/// A convolution's operands as its op names them: conv's input, weight and
+/// bias; conv_grad_data's result (the conv's input) and weight;
+/// conv_grad_weights' input, weight_grad and bias_grad.
+struct ConvOperands {
+  Value input, weight, bias;
+  StringRef inputName = "input", weightName = "weight", biasName = "bias";
+};
+
+/// The N x M x spatial... output of a convolution (ONNX Conv's rules); conv
+/// and its two gradients, whose kernels read the same descriptor.
+FailureOr<SmallVector<int64_t>> convShape(Operation *op, const ConvOperands &conv,
+                                          ArrayRef<int64_t> strides, ArrayRef<int64_t> pads,
+                                          ArrayRef<int64_t> dilations, int64_t group) {
+  ArrayRef<int64_t> x = shapeOf(conv.input), w = shapeOf(conv.weight);
   if (x.size() < 3)
-    return emitOpError() << "input must have rank >= 3 (N x C x spatial...), got rank "
-                         << x.size();
+    return op->emitOpError() << conv.inputName
+                             << " must have rank >= 3 (N x C x spatial...), got rank " << x.size();
   if (w.size() != x.size())
-    return emitOpError() << "weight rank " << w.size() << " differs from input rank " << x.size();
-  int64_t group = getGroup();
+    return op->emitOpError() << conv.weightName << " rank " << w.size() << " differs from "
+                             << conv.inputName << " rank " << x.size();
   if (group < 1)
-    return emitOpError() << "group must be positive, got " << group;
+    return op->emitOpError() << "group must be positive, got " << group;
   if (x[1] % group != 0 || w[1] * group != x[1])
-    return emitOpError() << "input has " << x[1] << " channels but weight expects " << w[1]
-                         << " per group x " << group << " groups";
+    return op->emitOpError() << conv.inputName << " has " << x[1] << " channels but "
+                             << conv.weightName << " expects " << w[1] << " per group x " << group
+                             << " groups";
   if (w[0] % group != 0)
-    return emitOpError() << "output channels (" << w[0] << ") are not divisible by group ("
-                         << group << ")";
-  if (getBias() && (shapeOf(getBias()).size() != 1 || shapeOf(getBias())[0] != w[0]))
-    return emitOpError() << "bias must have shape " << w[0] << ", got "
-                         << shapeToString(shapeOf(getBias()));
-  auto spatial = verifyWindow(*this, x, w.drop_front(2), getStrides(), getPads(), getDilations(),
+    return op->emitOpError() << "output channels (" << w[0] << ") are not divisible by group ("
+                             << group << ")";
+  if (conv.bias && (shapeOf(conv.bias).size() != 1 || shapeOf(conv.bias)[0] != w[0]))
+    return op->emitOpError() << conv.biasName << " must have shape " << w[0] << ", got "
+                             << shapeToString(shapeOf(conv.bias));
+  auto spatial = verifyWindow(op, x, w.drop_front(2), strides, pads, dilations,
                               /*ceilMode=*/false);
   if (failed(spatial))
     return failure();
   SmallVector<int64_t> expected{x[0], w[0]};
   expected.append(spatial->begin(), spatial->end());
-  return checkResultShape(*this, getResult(), expected);
+  return expected;
+}
+} // namespace
+
+LogicalResult ConvOp::verify() {
+  auto expected = convShape(*this, {getInput(), getWeight(), getBias()}, getStrides(), getPads(),
+                            getDilations(), getGroup());
+  if (failed(expected))
+    return failure();
+  return checkResultShape(*this, getResult(), *expected);
+}
+
+LogicalResult ConvGradDataOp::verify() {
+  // The conv from the result's shape to the gradient's (in the forward graph,
+  // a transposed convolution from the gradient's to the result's).
+  auto expected = convShape(*this, {getResult(), getWeight(), Value(), "result"}, getStrides(),
+                            getPads(), getDilations(), getGroup());
+  if (failed(expected))
+    return failure();
+  return checkResultShape(*this, getGrad(), *expected, "grad");
+}
+
+LogicalResult ConvGradWeightsOp::verify() {
+  auto expected = convShape(
+      *this, {getInput(), getWeightGrad(), getBiasGrad(), "input", "weight_grad", "bias_grad"},
+      getStrides(), getPads(), getDilations(), getGroup());
+  if (failed(expected))
+    return failure();
+  return checkResultShape(*this, getGrad(), *expected, "grad");
 }
 
 LogicalResult MaxPoolOp::verify() {
@@ -352,11 +420,12 @@ LogicalResult TopKPositionsOp::verify() {
   if (len > (int64_t{1} << 24))
     return emitOpError() << "last axis has " << len
                          << " entries, more than 2^24 (its positions are floats)";
-  if (getK() < 1 || getK() > len)
-    return emitOpError() << "k = " << getK() << " must be in [1, " << len
+  const int64_t k = static_cast<int64_t>(getK());
+  if (k < 1 || k > len)
+    return emitOpError() << "k = " << k << " must be in [1, " << len
                          << "] (the last axis' extent)";
   SmallVector<int64_t> out(in);
-  out.back() = getK();
+  out.back() = k;
   return checkResultShape(*this, getResult(), out);
 }
 
@@ -525,6 +594,8 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   ArrayRef<int64_t> logits = shapeOf(getLogits());
   if (logits.size() != 2)
     return emitOpError() << "logits must be N x C, got " << shapeToString(logits);
+  if (logits[1] == 0)
+    return emitOpError() << "logits must have at least one class, got " << shapeToString(logits);
   const double smoothing = getLabelSmoothing().convertToDouble();
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return emitOpError() << "label_smoothing must be in [0, 1], got " << smoothing;
@@ -620,16 +691,79 @@ LogicalResult BinaryGradOp::verify() {
   return checkResultShape(*this, getGrad(), *out, "grad");
 }
 
+LogicalResult ClipGradOp::verify() {
+  if (failed(verifyClipBounds(*this, getMin(), getMax())))
+    return failure();
+  return verifySameTypes(*this, getInput(), {getGrad(), getResult()}, "input, grad and result");
+}
+
+LogicalResult GemmGradOp::verify() {
+  auto expected = gemmResultShape(*this, getA(), getB(), getTransA(), getTransB(), getCGrad(),
+                                  "c_grad");
+  if (failed(expected) || failed(checkResultShape(*this, getGrad(), *expected, "grad")) ||
+      failed(verifySameTypes(*this, getA(), {getAGrad()}, "A and a_grad")))
+    return failure();
+  return verifySameTypes(*this, getB(), {getBGrad()}, "B and b_grad");
+}
+
+LogicalResult MatMulGradOp::verify() {
+  auto expected = matmulResultShape(*this, getLhs(), getRhs(), getTransLhs(), getTransRhs());
+  if (failed(expected) || failed(checkResultShape(*this, getGrad(), *expected, "grad")) ||
+      failed(verifySameTypes(*this, getLhs(), {getLhsGrad()}, "lhs and lhs_grad")))
+    return failure();
+  return verifySameTypes(*this, getRhs(), {getRhsGrad()}, "rhs and rhs_grad");
+}
+
+LogicalResult SoftmaxGradOp::verify() {
+  return normalizeAxis(*this, getAxis(), shapeOf(getResult()).size());
+}
+
 LogicalResult BatchNormGradOp::verify() {
   if (getRelu() != static_cast<bool>(getBias()))
     return emitOpError() << "takes the bias exactly when it has a fused relu";
-  return success();
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  if (x.size() < 2)
+    return emitOpError() << "input must have rank >= 2 (N x C x ...), got rank " << x.size();
+  SmallVector<int64_t> channels{x[1]};
+  for (auto [name, v] : {std::pair<StringRef, Value>{"scale", getScale()},
+                         {"saved_mean", getSavedMean()}, {"saved_inv_std", getSavedInvStd()},
+                         {"scale_grad", getScaleGrad()}, {"bias_grad", getBiasGrad()},
+                         {"bias", getBias()}})
+    if (v && failed(checkResultShape(*this, v, channels, name)))
+      return failure();
+  if (failed(checkResultShape(*this, getGrad(), x, "grad")))
+    return failure();
+  return checkResultShape(*this, getInputGrad(), x, "input_grad");
 }
 
 LogicalResult PoolGradOp::verify() {
-  if (failed(verifyKind(*this, getKind(), {"max", "average"})))
+  if (failed(verifyKind(*this, getKind(), {"max", "average"})) ||
+      failed(verifySameTypes(*this, getInput(), {getResult()}, "input and result")))
     return failure();
-  return verifySameTypes(*this, getInput(), {getResult()}, "input and result");
+  // The forward's output: the window's positions in floor or (the forward's
+  // ceil_mode, which the gradient does not keep) ceil mode.
+  ArrayRef<int64_t> x = shapeOf(getInput());
+  auto floor = verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), getDilations(),
+                            /*ceilMode=*/false);
+  if (failed(floor))
+    return failure();
+  auto ceil = verifyWindow(*this, x, getKernelShape(), getStrides(), getPads(), getDilations(),
+                           /*ceilMode=*/true);
+  if (failed(ceil))
+    return failure();
+  ArrayRef<int64_t> dy = shapeOf(getGrad());
+  SmallVector<int64_t> expected{x[0], x[1]};
+  expected.append(floor->begin(), floor->end());
+  if (dy.size() == x.size() && dy.take_front(2) == ArrayRef<int64_t>(expected).take_front(2)) {
+    bool fits = true;
+    for (size_t i = 2; i < dy.size() && fits; ++i)
+      fits = dy[i] == (*floor)[i - 2] || dy[i] == (*ceil)[i - 2];
+    if (fits)
+      return success();
+  }
+  return emitOpError() << "grad shape " << shapeToString(dy)
+                       << " is not the pooled shape of the input " << shapeToString(x) << " ("
+                       << shapeToString(expected) << ", or its ceil-mode extents)";
 }
 
 LogicalResult SplitOp::verify() {

@@ -34,8 +34,10 @@ struct TrainAccumulateGradients : impl::TrainAccumulateGradientsBase<TrainAccumu
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    if (steps < 1) {
-      module.emitError() << "train-accumulate-gradients: steps must be >= 1, got "
+    if (steps < 1 || steps > contract::manifest::kMaxAccumulate) {
+      module.emitError() << "train-accumulate-gradients: steps must be a number of batches in "
+                            "[1, "
+                         << contract::manifest::kMaxAccumulate << "], got "
                          << static_cast<int64_t>(steps);
       return signalPassFailure();
     }

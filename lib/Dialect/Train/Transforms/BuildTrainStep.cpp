@@ -52,6 +52,17 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                           << " must be one straight-line block";
       return signalPassFailure();
     }
+    // The steps this pass builds: a symbol of that name already is a clash.
+    for (StringRef step : {"eval_step", "train_step"}) {
+      if (step == "train_step" && inferenceOnly)
+        continue;
+      if (Operation *existing = module.lookupSymbol(step)) {
+        existing->emitError() << "train-build-step: the module has a symbol @" << step
+                              << " already; the pass builds @" << step << " from @"
+                              << forwardName;
+        return signalPassFailure();
+      }
+    }
 
     if (elementwiseLossKind().empty() && loss != "cross-entropy") {
       module.emitError() << "train-build-step: unknown loss '" << loss
@@ -314,6 +325,10 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                                  << logitsType
                                  << " (another output trains against float targets of its "
                                     "shape: loss mse, l1, smooth-l1 or bce-with-logits)";
+    if (lossKind.empty() && logitsType.getDimSize(1) == 0)
+      return forward.emitError() << "train-build-step: the first output is the logits and has no "
+                                    "classes, got "
+                                 << logitsType;
     if (!lossKind.empty() && (logitsType.getRank() < 1 || !logitsType.getElementType().isF32()))
       return forward.emitError() << "train-build-step: the " << loss
                                  << " loss's first output must be a float32 tensor with the "

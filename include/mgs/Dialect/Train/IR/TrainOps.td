@@ -578,6 +578,7 @@ def Train_ClipGradOp : Train_Op<"clip_grad", [Pure]> {
                        Train_Tensor:$grad);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$input `,` $min `,` $max `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_BinaryGradOp : Train_Op<"binary_grad", [Pure]> {
@@ -603,6 +604,7 @@ def Train_GemmGradOp : Train_Op<"gemm_grad", [Pure]> {
                        F32Attr:$alpha, F32Attr:$beta, BoolAttr:$trans_a, BoolAttr:$trans_b);
   let results = (outs Train_Tensor:$a_grad, Train_Tensor:$b_grad, Optional<Train_Tensor>:$c_grad);
   let assemblyFormat = "$a `,` $b `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_MatMulGradOp : Train_Op<"matmul_grad", [Pure]> {
@@ -612,6 +614,7 @@ def Train_MatMulGradOp : Train_Op<"matmul_grad", [Pure]> {
                        DefaultValuedAttr<BoolAttr, "false">:$trans_rhs);
   let results = (outs Train_Tensor:$lhs_grad, Train_Tensor:$rhs_grad);
   let assemblyFormat = "$lhs `,` $rhs `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_ConvGradDataOp : Train_Op<"conv_grad_data", [Pure]> {
@@ -621,6 +624,7 @@ def Train_ConvGradDataOp : Train_Op<"conv_grad_data", [Pure]> {
                        DenseI64ArrayAttr:$dilations, I64Attr:$group);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$grad `,` $weight attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_ConvGradWeightsOp : Train_Op<"conv_grad_weights", [Pure]> {
@@ -630,6 +634,7 @@ def Train_ConvGradWeightsOp : Train_Op<"conv_grad_weights", [Pure]> {
                        DenseI64ArrayAttr:$dilations, I64Attr:$group);
   let results = (outs Train_Tensor:$weight_grad, Optional<Train_Tensor>:$bias_grad);
   let assemblyFormat = "$input `,` $grad attr-dict `:` functional-type(operands, results)";
+  let hasVerifier = 1;
 }
 
 def Train_PoolGradOp : Train_Op<"pool_grad", [Pure]> {
@@ -711,6 +716,7 @@ def Train_SoftmaxGradOp : Train_Op<"softmax_grad", [Pure, AllTypesMatch<["output
   let arguments = (ins Train_Tensor:$output, Train_Tensor:$grad, I64Attr:$axis, UnitAttr:$log);
   let results = (outs Train_Tensor:$result);
   let assemblyFormat = "$output `,` $grad attr-dict `:` type($result)";
+  let hasVerifier = 1;
 }
 
 def Train_SplitOp : Train_Op<"split", [Pure]> {
