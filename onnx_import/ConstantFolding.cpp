@@ -516,7 +516,7 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = gatherND(r);
   else if (op == "CumSum")
     ok = cumSum(r);
-  else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin")
+  else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd")
     ok = reduce(r);
   else if (op == "Slice")
     ok = slice(r);
@@ -628,7 +628,7 @@ bool isFoldableOp(llvm::StringRef opType) {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
       "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
       "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip",
-      "ReduceSum", "ReduceMax", "ReduceMin"};
+      "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

@@ -180,12 +180,12 @@ bool Folder::reduce(HostTensor &r) {
       kept[d] = 1;
   const SmallVector<int64_t> keptStrides = stridesOf(kept);
   const int64_t count = countOf(kept);
-  if (x.size() == 0 && node.op_type() != "ReduceSum")
+  if (x.size() == 0 && node.op_type() != "ReduceSum" && node.op_type() != "ReduceProd")
     return fail(node.op_type() + " of no elements");
   const std::string &op = node.op_type();
   auto run = [&](const auto &in, auto &out) {
     using T = std::decay_t<decltype(in[0])>;
-    out.assign(count, op == "ReduceSum" ? T(0) : T());
+    out.assign(count, op == "ReduceSum" ? T(0) : op == "ReduceProd" ? T(1) : T());
     std::vector<bool> seen(count, false);
     for (int64_t i = 0; i < static_cast<int64_t>(in.size()); ++i) {
       int64_t rest = i, at = 0;
@@ -202,6 +202,15 @@ bool Folder::reduce(HostTensor &r) {
             return fail("integer overflow in ReduceSum");
         } else {
           acc += in[i];
+        }
+      } else if (op == "ReduceProd") {
+        // (torch.var / std's unbiased count: the product of the reduced
+        // dimensions, read from the shape.)
+        if constexpr (std::is_integral_v<T>) {
+          if (__builtin_mul_overflow(acc, in[i], &acc))
+            return fail("integer overflow in ReduceProd");
+        } else {
+          acc *= in[i];
         }
       } else if (!seen[at] || (op == "ReduceMax" ? in[i] > acc : in[i] < acc)) {
         acc = in[i];

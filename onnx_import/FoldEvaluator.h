@@ -132,7 +132,8 @@ private:
   bool gatherND(HostTensor &r);
   bool cumSum(HostTensor &r);
   /// ReduceSum, ReduceMax, ReduceMin (BEiT's relative_coords.sum(-1) in its
-  /// forward), axes as an input or (older opsets) an attribute.
+  /// forward) and ReduceProd (torch.var's element count), axes as an input
+  /// or (older opsets) an attribute.
   bool reduce(HostTensor &r);
 
   // Arithmetic (ConstantFoldingArith.cpp).

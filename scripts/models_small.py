@@ -316,6 +316,22 @@ class ActivationsMLP(nn.Module):
         return self.fc(h)
 
 
+class StdNormMLP(nn.Module):
+    """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
+    form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the
+    TorchScript exporter computes as ReduceProd of the input's shape (evaluated at import)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.fc1(torch.flatten(x, 1))
+        h = (h - h.mean(1, keepdim=True)) / (h.std(1, keepdim=True) + 0.1)
+        return self.fc(torch.relu(h))
+
+
 class DetachMLP(nn.Module):
     """A digits MLP whose forward detaches two values, as quantization-aware and VQ-VAE-style
     models do: a straight-through estimator h + (relu(h) - h).detach() (forward relu(h), gradient
