@@ -395,6 +395,28 @@ LogicalResult convertNeg(NodeImporter &n) {
   return buildSingle<MulOp>(n, *x, f32Scalar(n, -1.0f));
 }
 
+/// PRelu (nn.PReLU): y = relu(x) + slope (x - relu(x)), the slope (a
+/// parameter of one value or one a channel, [C, 1, 1]) broadcast as ONNX
+/// does. Its gradients follow from the pieces: 1 where x > 0, the slope
+/// elsewhere; the slope's is min(x, 0), summed over what it broadcasts to.
+LogicalResult convertPRelu(NodeImporter &n) {
+  auto x = n.input(0), slope = n.input(1);
+  auto outType = n.outputType(0);
+  if (failed(x) || failed(slope) || failed(outType))
+    return failure();
+  if (*outType != x->getType())
+    return n.emitError() << "slope " << shapeToString(shapeOf(*slope))
+                         << " must broadcast to X " << shapeToString(shapeOf(*x));
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  Type type = x->getType();
+  Value positive = ReluOp::create(b, loc, type, *x);
+  Value negative = SubOp::create(b, loc, type, *x, positive);
+  Value scaled = MulOp::create(b, loc, type, *slope, negative);
+  n.setOutput(0, AddOp::create(b, loc, type, positive, scaled));
+  return success();
+}
+
 /// Softplus (Mamba's time steps): log(1 + e^x) = -log_softmax([0, x])[0],
 /// each element paired with a zero along a new last axis. LogSoftmax is the
 /// stable form (no overflow of e^x for large x, no loss for very negative x)
@@ -509,6 +531,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Sigmoid", convertUnary<SigmoidOp>},
       {"Tanh", convertUnary<TanhOp>},
       {"LeakyRelu", convertLeakyRelu},
+      {"PRelu", convertPRelu},
       {"Clip", convertClip},
       {"Gemm", convertGemm},
       {"MatMul", convertBinary<MatMulOp>},

@@ -62,6 +62,8 @@ def build(name):
         "activations": (ActivationsMLP, digits),
         # torch.std (unbiased): ReduceProd of the shape
         "stdnorm": (StdNormMLP, digits),
+        # nn.PReLU, a slope a channel and one slope (ONNX PRelu)
+        "prelu": (PReluNet, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
@@ -231,7 +233,7 @@ def build(name):
 DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
-                 "activations", "stdnorm"}
+                 "activations", "stdnorm", "prelu"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

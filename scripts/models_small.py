@@ -316,6 +316,24 @@ class ActivationsMLP(nn.Module):
         return self.fc(h)
 
 
+class PReluNet(nn.Module):
+    """A digits CNN with learned leaky slopes: nn.PReLU(8) (one slope a channel, ONNX PRelu's
+    slope [8, 1, 1]) after the convolution and nn.PReLU() (one slope) after a linear layer."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 8, 3, padding=1)
+        self.act1 = nn.PReLU(8)
+        self.fc1 = nn.Linear(8 * 8 * 8, 32)
+        self.act2 = nn.PReLU()
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        h = self.act1(self.conv(x))
+        h = self.act2(self.fc1(torch.flatten(h, 1)))
+        return self.fc(h)
+
+
 class StdNormMLP(nn.Module):
     """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
     form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the
