@@ -395,6 +395,34 @@ LogicalResult convertNeg(NodeImporter &n) {
   return buildSingle<MulOp>(n, *x, f32Scalar(n, -1.0f));
 }
 
+/// Max and Min of computed tensors (torch.maximum, clamp with tensor
+/// bounds), its inputs taken pairwise from the left and broadcast as ONNX
+/// does: max(a, b) = b + relu(a - b), min(a, b) = a - relu(a - b). Where a
+/// and b tie, the gradient goes to one of them (PyTorch splits it in two).
+LogicalResult convertMaxMin(NodeImporter &n) {
+  const bool max = n.node().op_type() == "Max";
+  auto acc = n.input(0);
+  if (failed(acc))
+    return failure();
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  for (int i = 1; i < n.node().input_size(); ++i) {
+    auto next = n.input(i);
+    if (failed(next))
+      return failure();
+    auto shape = broadcastShapes(shapeOf(*acc), shapeOf(*next));
+    if (!shape)
+      return n.emitError() << "inputs " << shapeToString(shapeOf(*acc)) << " and "
+                           << shapeToString(shapeOf(*next)) << " do not broadcast";
+    auto type = RankedTensorType::get(*shape, b.getF32Type());
+    Value excess = ReluOp::create(b, loc, type, SubOp::create(b, loc, type, *acc, *next));
+    acc = max ? Value(AddOp::create(b, loc, type, *next, excess))
+              : Value(SubOp::create(b, loc, type, *acc, excess));
+  }
+  n.setOutput(0, *acc);
+  return success();
+}
+
 /// PRelu (nn.PReLU): y = relu(x) + slope (x - relu(x)), the slope (a
 /// parameter of one value or one a channel, [C, 1, 1]) broadcast as ONNX
 /// does. Its gradients follow from the pieces: 1 where x > 0, the slope
@@ -532,6 +560,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Tanh", convertUnary<TanhOp>},
       {"LeakyRelu", convertLeakyRelu},
       {"PRelu", convertPRelu},
+      {"Max", convertMaxMin},
+      {"Min", convertMaxMin},
       {"Clip", convertClip},
       {"Gemm", convertGemm},
       {"MatMul", convertBinary<MatMulOp>},

@@ -64,6 +64,8 @@ def build(name):
         "stdnorm": (StdNormMLP, digits),
         # nn.PReLU, a slope a channel and one slope (ONNX PRelu)
         "prelu": (PReluNet, digits),
+        # torch.maximum and clamp with tensor bounds (ONNX Max and Min)
+        "maxmin": (MaxMinMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
@@ -233,7 +235,8 @@ def build(name):
 DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
-                 "activations", "stdnorm", "prelu"}
+                 "activations", "stdnorm", "prelu",
+                 "maxmin"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

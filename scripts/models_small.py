@@ -334,6 +334,24 @@ class PReluNet(nn.Module):
         return self.fc(h)
 
 
+class MaxMinMLP(nn.Module):
+    """A digits MLP through torch.maximum of two computed branches and a clamp between
+    learned per-feature bounds (ONNX Max and Min of computed tensors)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(64, 32)
+        self.lo = nn.Parameter(torch.full((32,), -0.5))
+        self.hi = nn.Parameter(torch.full((32,), 0.5))
+        self.fc = nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        h = torch.maximum(self.fc1(x), self.fc2(x))
+        return self.fc(torch.clamp(h, min=self.lo, max=self.hi))
+
+
 class StdNormMLP(nn.Module):
     """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
     form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the
