@@ -23,7 +23,7 @@
 
 namespace mgs::rt::unary {
 
-/// Whether op `Op` is one of this file's.
+/// Whether unary op `op` is one of this file's.
 constexpr bool isLaterOp(int op) { return op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_SELU; }
 
 MGSRT_UNARY_FN float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }

@@ -1,6 +1,6 @@
 //===- OpVerifiers.h - Shape checks the op verifiers share ------*- C++ -*-===//
 //
-// Internal to the dialect's verifiers (TrainOps.cpp, NormOps.cpp).
+// Internal to the dialect's verifiers (TrainOps.cpp, NormOps.cpp, RecurrentOps.cpp).
 //
 //===----------------------------------------------------------------------===//
 

@@ -12,9 +12,7 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
-#include "llvm/ADT/TypeSwitch.h"
 
-#include <array>
 #include <cmath>
 #include <tuple>
 
@@ -429,53 +427,6 @@ LogicalResult TopKPositionsOp::verify() {
   return checkResultShape(*this, getResult(), out);
 }
 
-namespace {
-/// The LSTM's T, N, I, H from its input and weights; checks w, r, b.
-FailureOr<std::array<int64_t, 4>> lstmDims(Operation *op, Value input, Value w, Value r,
-                                            Value b) {
-  ArrayRef<int64_t> x = shapeOf(input), ws = shapeOf(w);
-  if (x.size() != 3)
-    return op->emitOpError() << "input must be T x N x I, got shape " << shapeToString(x);
-  if (ws.size() != 3 || ws[0] != 1 || ws[1] % 4 != 0 || ws[1] == 0 || ws[2] != x[2])
-    return op->emitOpError() << "w must be 1 x 4H x I with I = " << x[2] << ", got shape "
-                             << shapeToString(ws);
-  const int64_t h = ws[1] / 4;
-  if (failed(checkResultShape(op, r, {1, 4 * h, h}, "r")) ||
-      (b && failed(checkResultShape(op, b, {1, 8 * h}, "b"))))
-    return failure();
-  return std::array<int64_t, 4>{x[0], x[1], x[2], h};
-}
-} // namespace
-
-LogicalResult LSTMOp::verify() {
-  auto d = lstmDims(*this, getInput(), getW(), getR(), getB());
-  if (failed(d))
-    return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getYH(), {1, n, h}, "y_h")) ||
-      failed(checkResultShape(*this, getYC(), {1, n, h}, "y_c")))
-    return failure();
-  return checkResultShape(*this, getSaved(), {t, n, 5 * h}, "saved");
-}
-
-LogicalResult LSTMGradOp::verify() {
-  auto d = lstmDims(*this, getInput(), getW(), getR(), Value());
-  if (failed(d))
-    return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getSaved(), {t, n, 5 * h}, "saved")) ||
-      (getYGrad() && failed(checkResultShape(*this, getYGrad(), {t, 1, n, h}, "y_grad"))) ||
-      (getYHGrad() && failed(checkResultShape(*this, getYHGrad(), {1, n, h}, "y_h_grad"))) ||
-      (getYCGrad() && failed(checkResultShape(*this, getYCGrad(), {1, n, h}, "y_c_grad"))) ||
-      failed(checkResultShape(*this, getInputGrad(), {t, n, i}, "input_grad")) ||
-      failed(checkResultShape(*this, getWGrad(), {1, 4 * h, i}, "w_grad")) ||
-      failed(checkResultShape(*this, getRGrad(), {1, 4 * h, h}, "r_grad")))
-    return failure();
-  return checkResultShape(*this, getBGrad(), {1, 8 * h}, "b_grad");
-}
-
 /// A dropout mask is the data's shape, or its leading dimensions followed by
 /// ones: one mask element per block of consecutive data elements.
 static LogicalResult checkDropoutMask(Operation *op, ArrayRef<int64_t> x, Value mask) {
@@ -648,36 +599,6 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 
 LogicalResult UnaryGradOp::verify() { return verifyKind(*this, getKind(), unaryKinds()); }
 
-/// alpha (and gamma) of elu, celu and selu: finite, and celu's not 0 (it
-/// divides by it).
-static LogicalResult verifyExpUnitParams(Operation *op, ArrayRef<float> values, bool nonZero) {
-  for (float v : values)
-    if (!std::isfinite(v) || (nonZero && v == 0.0f))
-      return op->emitOpError() << "alpha" << (values.size() > 1 ? " and gamma" : "")
-                               << " must be finite" << (nonZero ? " and not 0" : "") << ", got "
-                               << v;
-  return success();
-}
-
-LogicalResult EluOp::verify() {
-  return verifyExpUnitParams(*this, {getAlpha().convertToFloat()}, false);
-}
-LogicalResult CeluOp::verify() {
-  return verifyExpUnitParams(*this, {getAlpha().convertToFloat()}, true);
-}
-LogicalResult SeluOp::verify() {
-  return verifyExpUnitParams(*this, {getAlpha().convertToFloat(), getGamma().convertToFloat()},
-                             false);
-}
-
-LogicalResult HardSigmoidOp::verify() {
-  float alpha = getAlpha().convertToFloat(), beta = getBeta().convertToFloat();
-  if (!std::isfinite(alpha) || !std::isfinite(beta))
-    return emitOpError() << "alpha and beta must be finite, got alpha " << alpha << " and beta "
-                         << beta;
-  return success();
-}
-
 LogicalResult BinaryGradOp::verify() {
   if (failed(verifyKind(*this, getKind(), {"add", "sub", "mul", "div"})))
     return failure();
@@ -842,109 +763,6 @@ LogicalResult ReduceGradOp::verify() {
     return success();
   return emitOpError() << "grad shape " << shapeToString(shapeOf(getGrad()))
                        << " is not the reduction of " << shapeToString(in) << " over its axes";
-}
-
-StringRef mgs::train::elementwiseKind(Operation *op) {
-  return llvm::TypeSwitch<Operation *, StringRef>(op)
-      .Case([](ReluOp) { return "relu"; })
-      .Case([](LeakyReluOp) { return "leaky_relu"; })
-      .Case([](SigmoidOp) { return "sigmoid"; })
-      .Case([](TanhOp) { return "tanh"; })
-      .Case([](HardSigmoidOp) { return "hard_sigmoid"; })
-      .Case([](HardSwishOp) { return "hard_swish"; })
-      .Case([](AddOp) { return "add"; })
-      .Case([](SubOp) { return "sub"; })
-      .Case([](MulOp) { return "mul"; })
-      .Case([](DivOp) { return "div"; })
-      .Case([](SqrtOp) { return "sqrt"; })
-      .Case([](ErfOp) { return "erf"; })
-      .Case([](ExpOp) { return "exp"; })
-      .Case([](CosOp) { return "cos"; })
-      .Case([](SinOp) { return "sin"; })
-      .Case([](PowOp) { return "pow"; })
-      .Case([](AbsOp) { return "abs"; })
-      .Case([](LogOp) { return "log"; })
-      .Case([](SoftsignOp) { return "softsign"; })
-      .Case([](MishOp) { return "mish"; })
-      .Case([](EluOp) { return "elu"; })
-      .Case([](CeluOp) { return "celu"; })
-      .Case([](SeluOp) { return "selu"; })
-      .Default([](Operation *) { return ""; });
-}
-
-ArrayRef<StringRef> mgs::train::unaryKinds() {
-  static const StringRef kinds[] = {"relu",         "leaky_relu", "sigmoid", "tanh", "sqrt",
-                                    "erf",          "pow",        "exp",     "cos",  "sin",
-                                    "hard_sigmoid", "hard_swish", "abs",     "log",  "softsign",
-                                    "mish",         "elu",        "celu",    "selu"};
-  return kinds;
-}
-
-std::optional<UnaryParams> mgs::train::unaryParams(Operation *op) {
-  UnaryParams p{elementwiseKind(op)};
-  if (!llvm::is_contained(unaryKinds(), p.kind))
-    return std::nullopt;
-  auto f = [](FloatAttr a) { return a.getValue().convertToDouble(); };
-  if (auto leaky = dyn_cast<LeakyReluOp>(op))
-    p.alpha = f(leaky.getAlphaAttr());
-  else if (auto pow = dyn_cast<PowOp>(op))
-    p.alpha = f(pow.getExponentAttr());
-  else if (auto hard = dyn_cast<HardSigmoidOp>(op))
-    p = {p.kind, f(hard.getAlphaAttr()), f(hard.getBetaAttr())};
-  else if (isa<HardSwishOp>(op)) // ONNX's constants, as float32
-    p = {p.kind, 1.0f / 6.0f, 0.5f};
-  else if (auto elu = dyn_cast<EluOp>(op))
-    p.alpha = f(elu.getAlphaAttr());
-  else if (auto celu = dyn_cast<CeluOp>(op))
-    p.alpha = f(celu.getAlphaAttr());
-  else if (auto selu = dyn_cast<SeluOp>(op))
-    p = {p.kind, f(selu.getAlphaAttr()), f(selu.getGammaAttr())};
-  return p;
-}
-
-namespace {
-/// The GRU's T, N, I, H from its input and weights; checks w, r, b.
-FailureOr<std::array<int64_t, 4>> gruDims(Operation *op, Value input, Value w, Value r,
-                                           Value b) {
-  ArrayRef<int64_t> x = shapeOf(input), ws = shapeOf(w);
-  if (x.size() != 3)
-    return op->emitOpError() << "input must be T x N x I, got shape " << shapeToString(x);
-  if (ws.size() != 3 || ws[0] != 1 || ws[1] % 3 != 0 || ws[1] == 0 || ws[2] != x[2])
-    return op->emitOpError() << "w must be 1 x 3H x I with I = " << x[2] << ", got shape "
-                             << shapeToString(ws);
-  const int64_t h = ws[1] / 3;
-  if (failed(checkResultShape(op, r, {1, 3 * h, h}, "r")) ||
-      (b && failed(checkResultShape(op, b, {1, 6 * h}, "b"))))
-    return failure();
-  return std::array<int64_t, 4>{x[0], x[1], x[2], h};
-}
-} // namespace
-
-LogicalResult GRUOp::verify() {
-  auto d = gruDims(*this, getInput(), getW(), getR(), getB());
-  if (failed(d))
-    return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getYH(), {1, n, h}, "y_h")))
-    return failure();
-  return checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved");
-}
-
-LogicalResult GRUGradOp::verify() {
-  auto d = gruDims(*this, getInput(), getW(), getR(), Value());
-  if (failed(d))
-    return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved")) ||
-      (getYGrad() && failed(checkResultShape(*this, getYGrad(), {t, 1, n, h}, "y_grad"))) ||
-      (getYHGrad() && failed(checkResultShape(*this, getYHGrad(), {1, n, h}, "y_h_grad"))) ||
-      failed(checkResultShape(*this, getInputGrad(), {t, n, i}, "input_grad")) ||
-      failed(checkResultShape(*this, getWGrad(), {1, 3 * h, i}, "w_grad")) ||
-      failed(checkResultShape(*this, getRGrad(), {1, 3 * h, h}, "r_grad")))
-    return failure();
-  return checkResultShape(*this, getBGrad(), {1, 6 * h}, "b_grad");
 }
 
 #define GET_OP_CLASSES
