@@ -591,10 +591,12 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
     return "starts, ends, axes and steps must have the same length, got " +
            std::to_string(starts.size()) + ", " + std::to_string(ends.size()) + ", " +
            std::to_string(axisList.size()) + " and " + std::to_string(steps.size());
-  for (int64_t st : steps)
-    if (st < 1 || (st != 1 && !step))
-      return "step " + std::to_string(st) + " is not supported: " +
-             (step ? "positive steps only" : "steps of 1 only");
+  for (int64_t st : steps) {
+    if (st == 0)
+      return "a step is 0";
+    if (st != 1 && !step)
+      return "step " + std::to_string(st) + " is not supported: steps of 1 only";
+  }
   lo.assign(rank, 0);
   if (step)
     step->assign(rank, 1);
@@ -617,6 +619,22 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
     };
     if (step && !steps.empty())
       (*step)[axis] = steps[k];
+    if (!steps.empty() && steps[k] < 0 && dim == 0) {
+      lo[axis] = hi[axis] = 0;
+      continue;
+    }
+    if (!steps.empty() && steps[k] < 0) {
+      // Backwards: from start (clamped into [0, dim - 1]) down to just above
+      // end (clamped into [-1, dim - 1]).
+      auto clampBack = [&](int64_t i, int64_t least) {
+        if (i < 0)
+          i = i < -dim ? least : i + dim;
+        return std::clamp<int64_t>(i, least, dim - 1);
+      };
+      lo[axis] = clampBack(starts[k], 0);
+      hi[axis] = std::min(lo[axis], clampBack(ends[k], -1));
+      continue;
+    }
     lo[axis] = clampIndex(starts[k]);
     hi[axis] = std::max(lo[axis], clampIndex(ends[k]));
   }

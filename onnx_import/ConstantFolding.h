@@ -51,9 +51,10 @@ enum class FoldResult {
 
 /// ONNX Slice's bounds on a tensor of shape `dims`: per dimension [lo, hi),
 /// whole where not in `axes` (empty `axes`: the first starts.size()
-/// dimensions). Starts and ends are clamped as ONNX does for positive steps.
-/// Without `step`, steps must be 1; with it, positive, and `step` gets each
-/// dimension's. Returns the problem, or an empty string. Shared by the folder
+/// dimensions). Starts and ends are clamped as ONNX does. Without `step`,
+/// steps must be 1; with it, not 0, and `step` gets each dimension's; where
+/// a step is negative, the elements are lo, lo + step, ... while above hi
+/// (hi <= lo, hi may be -1). Returns the problem, or an empty string. Shared by the folder
 /// (constant data) and the Slice converter (computed data).
 std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> starts,
                         llvm::ArrayRef<int64_t> ends, llvm::ArrayRef<int64_t> axes,

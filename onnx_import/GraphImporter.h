@@ -233,12 +233,23 @@ private:
   /// constant position as one of its pieces; sets `handled`. Any other use
   /// of a sequence is an error naming the node. In Sequence.cpp.
   mlir::LogicalResult importSequence(bool &handled);
-  /// Imports IsNaN of a computed tensor where it is all false: a Softmax of
-  /// scores plus a constant mask that leaves each row a finite logit (how
-  /// the TorchScript exporter writes scaled_dot_product_attention with a
-  /// BOOL mask: Where(IsNaN(p), 0, p)). Sets `handled`; any other IsNaN of a
-  /// computed tensor is an error naming the node. In IsNaN.cpp.
+  /// Imports IsNaN of a computed tensor: all false where it provably is (a
+  /// Softmax of scores plus a constant mask that leaves each row a finite
+  /// logit: how the TorchScript exporter writes scaled_dot_product_attention
+  /// with a BOOL mask, Where(IsNaN(p), 0, p)), else the truth 1 - (p == p).
+  /// Sets `handled`. In IsNaN.cpp.
   mlir::LogicalResult importIsNaN(bool &handled);
+  /// Imports comparisons of computed FLOAT data, IsInf, Sign, and Not, And,
+  /// Or, Xor, Cast and Where of their results (truths: BOOL held as 1.0 /
+  /// 0.0); sets `handled`. In ComputedTruth.cpp.
+  mlir::LogicalResult importComputedTruth(bool &handled);
+  /// Input `i` as a truth: one computed (truths), or a constant BOOL made
+  /// 1.0 / 0.0; failure (no error) otherwise.
+  mlir::FailureOr<mlir::Value> truthOperand(int i);
+  /// Binds output 0 to the truth `v` (of the output's shape, or an error).
+  mlir::LogicalResult setTruth(mlir::Value v);
+  /// A scalar FLOAT constant at the current node.
+  mlir::Value f32Constant(float v);
   /// Binds output 0 to an all-false BOOL constant of its shape; sets `handled`.
   mlir::LogicalResult allFalse(bool &handled);
   /// Verifies the ops after `lastBefore` in `block` (all of them when null):
@@ -291,6 +302,9 @@ private:
   /// IsNaN of the softmax of scores plus one is all false where a row keeps
   /// a key (IsNaN.cpp).
   llvm::StringSet<> runtimeMaskBiases;
+  /// BOOL values computed at run time from FLOAT data, held as 1.0 / 0.0
+  /// (ComputedTruth.cpp).
+  llvm::StringSet<> truths;
   /// The graph inputs that are not initializers: with more than one, errors
   /// about an integer one suggest --bind-input.
   int dataInputCount = 0;

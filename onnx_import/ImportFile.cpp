@@ -97,8 +97,25 @@ std::string onnxLibraryDescription() {
 }
 
 SmallVector<StringRef> supportedOpTypes() {
-  // (Einsum is rewritten into MatMul and Transposes before the graph walk.)
-  SmallVector<StringRef> ops{"Constant", "ConstantOfShape", "Einsum", "Expand", "Shape"};
+  // (Einsum is rewritten into MatMul and Transposes before the graph walk;
+  // comparisons and logic of computed data are ComputedTruth.cpp's.)
+  SmallVector<StringRef> ops{"Constant",
+                             "ConstantOfShape",
+                             "Einsum",
+                             "Expand",
+                             "Shape",
+                             "And",
+                             "Equal",
+                             "Greater",
+                             "GreaterOrEqual",
+                             "IsInf",
+                             "IsNaN",
+                             "Less",
+                             "LessOrEqual",
+                             "Not",
+                             "Or",
+                             "Sign",
+                             "Xor"};
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);

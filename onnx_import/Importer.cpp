@@ -190,6 +190,10 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
     return mlir::emitError(useLoc) << user << name
                                    << "': an INT64 graph input, which mgs reads only as the "
                                       "indices of a Gather (an embedding)";
+  if (auto it = runtimeInts.find(name); it != runtimeInts.end())
+    return mlir::emitError(useLoc)
+           << user << name << "': integers computed at run time " << it->second.origin
+           << ", which mgs reads only as indices or casts to FLOAT";
   FailureOr<Value> v = failure();
   if (auto it = constants.find(name); it != constants.end())
     v = constantValue(name, *it->second);
@@ -556,8 +560,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     // The patterns read across nodes, each claiming the node it handles.
     bool handled = false;
     for (auto pattern : {&GraphImporter::importRuntimeInt, &GraphImporter::importRuntimeMask,
-                         &GraphImporter::importRandomMask,
-                         &GraphImporter::importIsNaN, &GraphImporter::importIndexReshape,
+                         &GraphImporter::importRandomMask, &GraphImporter::importIsNaN,
+                         &GraphImporter::importComputedTruth, &GraphImporter::importIndexReshape,
                          &GraphImporter::importSequence}) {
       if (failed((this->*pattern)(handled)))
         return failure();

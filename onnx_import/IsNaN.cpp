@@ -12,6 +12,8 @@
 
 #include "GraphImporter.h"
 
+#include "mgs/Dialect/Train/IR/TrainOps.h"
+
 #include <onnx/defs/tensor_proto_util.h>
 
 #include <cmath>
@@ -26,12 +28,15 @@ LogicalResult GraphImporter::importIsNaN(bool &handled) {
       foldableConstant(curNode->input(0)))
     return success(); // IsNaN of a constant: the folder's (or unsupported)
   const std::string &probs = curNode->input(0);
-  auto notProven = [&](const Twine &why) {
-    return emitError() << "IsNaN of a computed tensor ('" << probs
-                       << "'): mgs evaluates it only where it is all false, on a Softmax of "
-                          "scores plus a constant mask that leaves each row a finite value (how "
-                          "PyTorch exports scaled_dot_product_attention with a BOOL mask); "
-                       << why;
+  // Not provably all false: computed, 1 - (p == p).
+  auto notProven = [&](const Twine &) -> LogicalResult {
+    handled = true;
+    auto p = input(0);
+    if (failed(p))
+      return failure();
+    auto type = cast<RankedTensorType>(p->getType());
+    Value same = train::EqualOp::create(b, curLoc, type, *p, *p);
+    return setTruth(train::SubOp::create(b, curLoc, type, f32Constant(1.0f), same));
   };
   auto producer = [&](const std::string &name) -> const onnx::NodeProto * {
     auto it = producers.find(name);

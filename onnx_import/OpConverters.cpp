@@ -13,6 +13,7 @@
 #include "converters/Attention.h"
 #include "converters/Indexing.h"
 #include "converters/LayerNorm.h"
+#include "converters/Layout.h"
 #include "converters/MobileNet.h"
 #include "converters/Scatter.h"
 #include "converters/Split.h"
@@ -328,53 +329,6 @@ LogicalResult convertConcat(NodeImporter &n) {
   return buildSingle<ConcatOp>(n, inputs, n.builder().getI64IntegerAttr(n.intAttr("axis", 0)));
 }
 
-LogicalResult convertPad(NodeImporter &n) {
-  std::string mode = n.stringAttr("mode", "constant");
-  if (mode != "constant")
-    return n.emitError() << "unsupported value '" << mode
-                         << "' of attribute 'mode'; supported: constant";
-  auto x = n.input(0);
-  if (failed(x))
-    return failure();
-  auto pads = n.constantInts(1);
-  if (failed(pads))
-    return failure();
-  // Opset 18's `axes` input: the pads given are those of these axes, in their order (begins,
-  // then ends); every other axis is not padded.
-  if (n.hasInput(3)) {
-    auto axes = n.constantInts(3);
-    if (failed(axes))
-      return failure();
-    int64_t rank = cast<RankedTensorType>(x->getType()).getRank();
-    if (pads->size() != 2 * axes->size())
-      return n.emitError() << "input 'pads' has " << pads->size() << " values for "
-                           << axes->size() << " axes; expected " << 2 * axes->size();
-    SmallVector<int64_t> full(2 * rank, 0);
-    SmallVector<bool> seen(rank, false);
-    for (auto [i, axis] : llvm::enumerate(*axes)) {
-      if (axis < -rank || axis >= rank)
-        return n.emitError() << "axis " << axis << " of input 'axes' is out of range for rank "
-                             << rank;
-      int64_t a = axis < 0 ? axis + rank : axis;
-      if (seen[a])
-        return n.emitError() << "axis " << axis << " appears twice in input 'axes'";
-      seen[a] = true;
-      full[a] = (*pads)[i];
-      full[a + rank] = (*pads)[i + axes->size()];
-    }
-    *pads = std::move(full);
-  }
-  float value = 0.0f;
-  if (n.hasInput(2)) {
-    auto v = n.constantFloat(2);
-    if (failed(v))
-      return failure();
-    value = *v;
-  }
-  OpBuilder &bld = n.builder();
-  return buildSingle<PadOp>(n, *x, bld.getDenseI64ArrayAttr(*pads), bld.getF32FloatAttr(value));
-}
-
 /// Gelu (opset 20): train.gelu, exact or with the tanh approximation.
 LogicalResult convertGelu(NodeImporter &n) {
   std::string approximate = n.stringAttr("approximate", "none");
@@ -585,6 +539,9 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Squeeze", convertReshapeLike},
       {"Unsqueeze", convertReshapeLike},
       {"Pad", convertPad},
+      {"DepthToSpace", convertDepthToSpace},
+      {"SpaceToDepth", convertSpaceToDepth},
+      {"Trilu", convertTrilu},
       {"Identity", convertIdentity},
       // CastLike of a computed tensor (PyTorch 2.x's type_as): computed tensors are FLOAT and
       // the importer refuses a computed result of another type, so the identity (constants are
@@ -614,6 +571,14 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"ReduceMean", convertReduceMean},
       {"ReduceSum", convertReduceSum},
       {"ReduceL2", convertReduceL2},
+      {"ReduceL1", convertReduceSumLike},
+      {"ReduceSumSquare", convertReduceSumLike},
+      {"ReduceLogSum", convertReduceSumLike},
+      {"ReduceLogSumExp", convertReduceLogSumExp},
+      {"ReduceMax", convertReduceMaxMin},
+      {"ReduceMin", convertReduceMaxMin},
+      {"ArgMax", convertArgMaxMin},
+      {"ArgMin", convertArgMaxMin},
       {"Pow", convertPow},
       {"Sqrt", convertUnary<SqrtOp>},
       {"Erf", convertUnary<ErfOp>},

@@ -66,6 +66,12 @@ def build(name):
         "prelu": (PReluNet, digits),
         # torch.maximum and clamp with tensor bounds (ONNX Max and Min)
         "maxmin": (MaxMinMLP, digits),
+        # reflect/replicate/circular padding, flip, pixel (un)shuffle
+        "layout": (LayoutNet, digits),
+        # amax, amin, max(dim), logsumexp, L1 norm, argmax (computed data)
+        "reductions": (ReductionsMLP, digits),
+        # comparisons of computed data, And, Sign, IsNaN, Where by them
+        "truths": (TruthsMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
@@ -236,7 +242,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", 
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",
-                 "maxmin"}
+                 "maxmin", "layout", "reductions", "truths"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

@@ -352,6 +352,72 @@ class MaxMinMLP(nn.Module):
         return self.fc(torch.clamp(h, min=self.lo, max=self.hi))
 
 
+class LayoutNet(nn.Module):
+    """A digits CNN through layout ops that copy elements: reflect and replicate padding (ONNX
+    Pad's reflect and edge modes), torch.flip (Slice with step -1), pixel_unshuffle and
+    pixel_shuffle (a reshape and transpose in TorchScript's export; SpaceToDepth and
+    DepthToSpace in torch.export's). Circular padding is left out: PyTorch 1.13 exports
+    F.pad(h, (2, 1), mode="circular") as slices that take 1 and 2 columns, not 2 and 1."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv1 = nn.Conv2d(1, 4, 3)
+        self.conv2 = nn.Conv2d(4, 4, 3)
+        self.conv3 = nn.Conv2d(16, 16, 1)
+        self.fc = nn.Linear(4 * 8 * 8, 10)
+
+    def forward(self, x):
+        h = torch.tanh(self.conv1(F.pad(x, (1, 1, 1, 1), mode="reflect")))
+        h = h + torch.flip(h, dims=[3])
+        h = torch.tanh(self.conv2(F.pad(h, (1, 1, 2, 0), mode="replicate")))
+        h = self.conv3(F.pixel_unshuffle(h, 2))
+        h = F.pixel_shuffle(torch.tanh(h), 2)
+        return self.fc(torch.flatten(h, 1))
+
+
+class ReductionsMLP(nn.Module):
+    """A digits MLP whose hidden features [N, 4, 8] are summarized by torch.amax, torch.amin,
+    torch.max(dim).values, torch.logsumexp, an L1 norm and the gather at argmax (ONNX
+    ReduceMax, ReduceMin, ReduceLogSumExp, ReduceL1, ArgMax of computed data)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc = nn.Linear(4 + 8 + 4 + 4 + 8 + 4, 10)
+
+    def forward(self, x):
+        h = torch.tanh(self.fc1(torch.flatten(x, 1))).reshape(-1, 4, 8)
+        at = h.argmax(dim=2, keepdim=True)
+        parts = [h.amax(dim=2), h.amin(dim=1), torch.max(h, dim=2).values,
+                 torch.logsumexp(2.0 * h, dim=2), torch.norm(h, p=1, dim=1),
+                 torch.gather(h, 2, at).squeeze(2)]
+        return self.fc(torch.cat(parts, dim=1))
+
+
+class TruthsMLP(nn.Module):
+    """A digits MLP through comparisons of computed data and selections by them:
+    masked_fill(h < 0, -0.5), torch.where(h > 0.1, log(h), 0) (whose unchosen branch is NaN
+    or -inf), an And of >= and <=, torch.sign, torch.isnan of sqrt(h), h == its row's
+    maximum cast to float, and torch.triu (ONNX Less, Greater, GreaterOrEqual, LessOrEqual,
+    And, Equal, Cast, Sign, IsNaN, Where and Trilu of computed data)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc = nn.Linear(7 * 32, 10)
+
+    def forward(self, x):
+        h = self.fc1(torch.flatten(x, 1))
+        parts = [h.masked_fill(h < 0, -0.5),
+                 torch.where(h > 0.1, torch.log(h), torch.zeros_like(h)),
+                 torch.where((h >= 0) & (h <= 0.5), h, -h),
+                 torch.sign(h) * h,
+                 torch.where(torch.isnan(torch.sqrt(h)), torch.zeros_like(h), h),
+                 (h == h.amax(dim=1, keepdim=True)).float() * h,
+                 torch.triu(h.reshape(-1, 4, 8), diagonal=1).reshape(-1, 32)]
+        return self.fc(torch.cat(parts, dim=1))
+
+
 class StdNormMLP(nn.Module):
     """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
     form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the

@@ -21,7 +21,9 @@ within ONNX's backend-test tolerance:
 
     |ours - ref| <= ATOL + RTOL * |ref|     (RTOL 1e-3, ATOL 1e-7; NaN == NaN)
 
-The executable writes every output as float32. A reference output of another
+The executable writes every output as float32. A BOOL reference output passes
+when the file holds exactly its 1.0 / 0.0 as float32 (a comparison computed at
+run time). A reference output of another
 element type passes only if the file written holds exactly its element count
 times its item size and, read as that type, equals the reference; otherwise
 the test fails as "non-float32 output NAME (DTYPE)". The work directory of a
@@ -139,6 +141,13 @@ def fmt(x):
 def compare(name, got_bytes, ref, shape_text):
     """'' when the output matches, else why not."""
     ref = np.asarray(ref)
+    if ref.dtype == np.bool_ and len(got_bytes) == ref.size * 4:
+        # A BOOL computed at run time (a comparison of FLOAT data) is 1.0 / 0.0.
+        got = np.frombuffer(got_bytes, dtype="<f4").reshape(ref.shape)
+        if np.array_equal(got, ref.astype(np.float32)):
+            return ""
+        return "BOOL output %s held as 1.0 / 0.0 differs at %d of %d elements" % (
+            name, int(np.sum(got != ref.astype(np.float32))), ref.size)
     if ref.dtype != np.float32:
         itemsize = ref.dtype.itemsize
         if len(got_bytes) == ref.size * itemsize:

@@ -174,7 +174,11 @@ def check_signature(mlir, test_dir):
         for name, ty in want[kind].items():
             if name not in got[kind]:
                 return "signature: %s '%s' missing from @forward" % (kind, name)
-            if got[kind][name] != ty:
+            # A BOOL result computed at run time (a comparison of FLOAT data)
+            # is held as 1.0 / 0.0: f32 of the reference's shape.
+            bool_as_f32 = (kind == "output" and (ty.endswith("xi1>") or ty == "tensor<i1>")
+                           and got[kind][name] == ty[:-len("i1>")] + "f32>")
+            if got[kind][name] != ty and not bool_as_f32:
                 return "signature: %s '%s' is %s, reference data is %s" % (
                     kind, name, got[kind][name], ty)
     return ""

@@ -146,6 +146,12 @@ Value gatherAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, Value i
   return permuteDims(b, loc, y, perm);
 }
 
+Value pickAlongAxis(OpBuilder &b, Location loc, Value x, int64_t axis, ArrayRef<int64_t> at) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(at.size())}, b.getI64Type());
+  Value indices = arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, at));
+  return gatherAlongAxis(b, loc, x, axis, indices);
+}
+
 Value sliceAxis(OpBuilder &b, Location loc, Value v, int64_t axis, int64_t lo, int64_t hi) {
   SmallVector<int64_t> shape(shapeOf(v));
   const int64_t dim = shape[axis];
@@ -431,11 +437,12 @@ LogicalResult convertGather(NodeImporter &n) {
   return success();
 }
 
-/// Slice with constant starts/ends/axes and positive steps: per sliced axis,
-/// a split into the part before, the slice and the part after, keeping the
-/// slice (PyTorch re-slices an LSTM's weights into ONNX's gate order so);
-/// with a step, every step-th element of the slice (Swin's patch merging,
-/// x[:, 0::2]: strideAxis).
+/// Slice with constant starts/ends/axes/steps: per sliced axis, a split into
+/// the part before, the slice and the part after, keeping the slice (PyTorch
+/// re-slices an LSTM's weights into ONNX's gate order so); with a step,
+/// every step-th element of the slice (Swin's patch merging, x[:, 0::2]:
+/// strideAxis); with a negative step (torch.flip), the elements picked in
+/// their order by a gather.
 LogicalResult convertSlice(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
@@ -467,6 +474,13 @@ LogicalResult convertSlice(NodeImporter &n) {
     if (lo == hi) { // Phi-3's rotary pass-through part at partial_rotary_factor 1
       n.setEmptyOutput(0);
       return success();
+    }
+    if (step < 0) {
+      SmallVector<int64_t> at;
+      for (int64_t i = lo; i > hi; i += step)
+        at.push_back(i);
+      v = pickAlongAxis(b, n.loc(), v, axis, at);
+      continue;
     }
     v = step == 1 ? sliceAxis(b, n.loc(), v, axis, lo, hi)
                   : strideAxis(b, n.loc(), v, axis, lo, (hi - lo + step - 1) / step, step);

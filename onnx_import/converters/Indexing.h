@@ -12,6 +12,8 @@
 
 #include "OpConverters.h"
 
+#include <utility>
+
 namespace mgs::onnx_import {
 
 /// `v` with its dimensions permuted (result dimension i is v's perm[i]): one
@@ -43,6 +45,21 @@ mlir::Value gatherElementsAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value
 /// than the data's; an error naming the node otherwise.
 mlir::LogicalResult checkGatherElementsShapes(NodeImporter &n, llvm::ArrayRef<int64_t> shape,
                                               llvm::ArrayRef<int64_t> indexShape, int64_t axis);
+
+/// The elements of `x` at positions `at` (constants in range, repeats
+/// allowed) along `axis`, in that order: gatherAlongAxis at a constant.
+mlir::Value pickAlongAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value x, int64_t axis,
+                          llvm::ArrayRef<int64_t> at);
+
+/// The greatest (`largest`) or least element of `x` over `axes` (sorted, in
+/// range, not empty) and its position among them (row-major), each of
+/// shape x's other dimensions then 1: the axes moved last and flattened (at
+/// most 2^24 elements in all: the caller checks), train.topk_positions with
+/// k = 1 (ties: the first), the value gathered there (its gradient goes to
+/// that one element).
+std::pair<mlir::Value, mlir::Value> selectExtremum(mlir::OpBuilder &b, mlir::Location loc,
+                                                   mlir::Value x, llvm::ArrayRef<int64_t> axes,
+                                                   bool largest);
 
 /// The part [lo, hi) of `v` along `axis` (a non-empty range): a split into
 /// the part before, the part and the part after, keeping the part; `v`

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "converters/LayerNorm.h"
+#include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -38,41 +39,89 @@ FailureOr<SmallVector<int64_t>> normalizeAxes(NodeImporter &n, ArrayRef<int64_t>
   return out;
 }
 
-/// The reduction of input 0 of `n` over `axes` (already read; empty: every
-/// axis unless noop_with_empty_axes), as `kind`; `l2`: the square root of the
-/// sum of the squares (ReduceL2: mul, the sum, sqrt).
-LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes,
-                          bool l2 = false) {
+/// A reduction's input 0, the axes it reduces (normalized and sorted; every
+/// axis when `axes` is empty) and its result type.
+struct Reduction {
+  Value x;
+  SmallVector<int64_t> axes;
+  RankedTensorType type;
+};
+
+/// The Reduction of node `n` over `axes` (read from the node), or nullopt
+/// when noop_with_empty_axes (or a scalar input) leaves nothing to reduce:
+/// the output is then the input.
+FailureOr<std::optional<Reduction>> prepareReduction(NodeImporter &n, ArrayRef<int64_t> axes) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
-  if (l2)
-    x = Value(MulOp::create(n.builder(), n.loc(), x->getType(), *x, *x));
-  int64_t rank = shapeOf(*x).size();
-  bool keepdims = n.intAttr("keepdims", 1) != 0;
+  const int64_t rank = shapeOf(*x).size();
   SmallVector<int64_t> all;
-  if (axes.empty()) {
-    if (n.intAttr("noop_with_empty_axes", 0) != 0) {
-      n.setOutput(0, *x);
-      return success();
-    }
+  if (axes.empty() && n.intAttr("noop_with_empty_axes", 0) == 0)
     for (int64_t d = 0; d < rank; ++d)
       all.push_back(d);
-    axes = all;
-  }
-  auto norm = normalizeAxes(n, axes, rank);
+  auto norm = normalizeAxes(n, axes.empty() ? ArrayRef<int64_t>(all) : axes, rank);
   if (failed(norm))
     return failure();
+  if (norm->empty()) {
+    n.setOutput(0, *x);
+    return std::optional<Reduction>();
+  }
   auto type = n.outputType(0);
   if (failed(type))
     return failure();
+  return std::optional<Reduction>(Reduction{*x, std::move(*norm), *type});
+}
+
+/// What a reduction applies to each element first, and to each sum after.
+enum class Before { None, Square, Abs };
+enum class After { None, Sqrt, Log };
+
+/// The reduction of input 0 of `n` over `axes` (already read; empty: every
+/// axis unless noop_with_empty_axes), as `kind`, with `before` applied to
+/// each element first (ReduceL2, ReduceSumSquare: x * x; ReduceL1: abs) and
+/// `after` to the result (ReduceL2: sqrt; ReduceLogSum: log).
+LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes,
+                          Before before = Before::None, After after = After::None) {
+  auto r = prepareReduction(n, axes);
+  if (failed(r) || !*r)
+    return failure(failed(r)); // an error, or nothing to reduce
+  auto [x, norm, type] = **r;
   OpBuilder &b = n.builder();
-  Value out = ReduceOp::create(b, n.loc(), *type, b.getStringAttr(kind), *x,
-                               b.getDenseI64ArrayAttr(*norm), b.getBoolAttr(keepdims));
-  if (l2)
-    out = SqrtOp::create(b, n.loc(), *type, out);
+  Location loc = n.loc();
+  Value in = x;
+  if (before == Before::Square)
+    in = MulOp::create(b, loc, in.getType(), in, in);
+  else if (before == Before::Abs)
+    in = AbsOp::create(b, loc, in.getType(), in);
+  Value out =
+      ReduceOp::create(b, loc, type, b.getStringAttr(kind), in, b.getDenseI64ArrayAttr(norm),
+                       b.getBoolAttr(n.intAttr("keepdims", 1) != 0));
+  if (after == After::Sqrt)
+    out = SqrtOp::create(b, loc, type, out);
+  else if (after == After::Log)
+    out = LogOp::create(b, loc, type, out);
   n.setOutput(0, out);
   return success();
+}
+
+/// The greatest or least element over the reduced axes, of `shape` (x's
+/// dimensions with the reduced ones kept as 1 or dropped). x has at most
+/// 2^24 elements: their positions are held in float.
+FailureOr<Value> extremum(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool largest,
+                          ArrayRef<int64_t> shape, Value *position = nullptr) {
+  const int64_t count = numElements(shapeOf(x));
+  if (count > kFloatExactIntegers)
+    return n.emitError() << "its input has " << count
+                         << " elements, more than 2^24: mgs finds the greatest or least by "
+                            "its position, computed in float, exact only up to 2^24";
+  if (count == 0)
+    return n.emitError() << "its input is empty";
+  OpBuilder &b = n.builder();
+  auto [value, at] = selectExtremum(b, n.loc(), x, axes, largest);
+  auto type = RankedTensorType::get(shape, b.getF32Type());
+  if (position)
+    *position = ReshapeOp::create(b, n.loc(), type, at);
+  return Value(ReshapeOp::create(b, n.loc(), type, value));
 }
 
 /// The axes of a reduction: input 1 where the opset passes them as an input
@@ -109,7 +158,87 @@ LogicalResult convertReduceL2(NodeImporter &n) {
   auto axes = reduceAxes(n, n.opset() >= 18);
   if (failed(axes))
     return failure();
-  return buildReduce(n, "sum", *axes, /*l2=*/true);
+  return buildReduce(n, "sum", *axes, Before::Square, After::Sqrt);
+}
+
+LogicalResult convertReduceSumLike(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 18);
+  if (failed(axes))
+    return failure();
+  StringRef op = n.node().op_type();
+  if (op == "ReduceL1")
+    return buildReduce(n, "sum", *axes, Before::Abs);
+  if (op == "ReduceSumSquare")
+    return buildReduce(n, "sum", *axes, Before::Square);
+  return buildReduce(n, "sum", *axes, Before::None, After::Log); // ReduceLogSum
+}
+
+LogicalResult convertReduceMaxMin(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 18);
+  if (failed(axes))
+    return failure();
+  auto r = prepareReduction(n, *axes);
+  if (failed(r) || !*r)
+    return failure(failed(r)); // an error, or nothing to reduce
+  auto out =
+      extremum(n, (*r)->x, (*r)->axes, n.node().op_type() == "ReduceMax", (*r)->type.getShape());
+  if (failed(out))
+    return failure();
+  n.setOutput(0, *out);
+  return success();
+}
+
+LogicalResult convertReduceLogSumExp(NodeImporter &n) {
+  auto axes = reduceAxes(n, n.opset() >= 18);
+  if (failed(axes))
+    return failure();
+  auto r = prepareReduction(n, *axes);
+  if (failed(r) || !*r)
+    return failure(failed(r)); // an error, or nothing to reduce
+  auto [x, norm, type] = **r;
+  SmallVector<int64_t> kept(shapeOf(x));
+  for (int64_t a : norm)
+    kept[a] = 1;
+  auto m = extremum(n, x, norm, /*largest=*/true, kept);
+  if (failed(m))
+    return failure();
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  // log sum exp(x - m) + m, m the greatest and detached: its gradient is
+  // the softmax over the axes, as PyTorch's.
+  Value shift = StopGradientOp::create(b, loc, m->getType(), *m);
+  Value e = ExpOp::create(b, loc, x.getType(), SubOp::create(b, loc, x.getType(), x, shift));
+  Value sum =
+      ReduceOp::create(b, loc, type, b.getStringAttr("sum"), e, b.getDenseI64ArrayAttr(norm),
+                       b.getBoolAttr(n.intAttr("keepdims", 1) != 0));
+  Value lse = LogOp::create(b, loc, type, sum);
+  n.setOutput(0,
+              AddOp::create(b, loc, type, lse, ReshapeOp::create(b, loc, type, shift)).getResult());
+  return success();
+}
+
+LogicalResult convertArgMaxMin(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  const int64_t rank = shapeOf(*x).size();
+  auto axis = n.axisAttr("axis", 0, rank);
+  if (failed(axis))
+    return failure();
+  if (n.intAttr("select_last_index", 0) != 0)
+    return n.emitError() << "unsupported value 1 of attribute 'select_last_index'; mgs takes "
+                            "the first of equal elements (0)";
+  auto type = n.outputType(0, n.builder().getI64Type());
+  if (failed(type))
+    return failure();
+  Value position;
+  auto value =
+      extremum(n, *x, {*axis}, n.node().op_type() == "ArgMax", type->getShape(), &position);
+  if (failed(value))
+    return failure();
+  n.setIntegerOutput(0, position, 0, static_cast<double>(shapeOf(*x)[*axis] - 1),
+                     "by " + n.node().op_type());
+  return success();
 }
 
 LogicalResult convertPow(NodeImporter &n) {

@@ -22,6 +22,19 @@ mlir::LogicalResult convertReduceSum(NodeImporter &n);
 /// attention) as train.mul of x by itself, train.reduce "sum" and train.sqrt:
 /// at a zero vector its gradient is not finite (PyTorch's norm gives 0).
 mlir::LogicalResult convertReduceL2(NodeImporter &n);
+/// ReduceL1 (abs, sum), ReduceSumSquare (x * x, sum) and ReduceLogSum
+/// (sum, log), axes an input from opset 18.
+mlir::LogicalResult convertReduceSumLike(NodeImporter &n);
+/// ReduceMax and ReduceMin of computed data: the element selected by its
+/// position (selectExtremum), whose gradient goes to it alone (PyTorch's
+/// amax splits it among equal elements; torch.max(dim) does not).
+mlir::LogicalResult convertReduceMaxMin(NodeImporter &n);
+/// ReduceLogSumExp as log(sum(exp(x - m))) + m, m the detached greatest
+/// element: finite for any finite x, its gradient the softmax.
+mlir::LogicalResult convertReduceLogSumExp(NodeImporter &n);
+/// ArgMax and ArgMin of computed data (select_last_index 0): integers
+/// computed at run time, as TopK's indices.
+mlir::LogicalResult convertArgMaxMin(NodeImporter &n);
 /// Pow whose exponent is a one-element constant, as train.pow.
 mlir::LogicalResult convertPow(NodeImporter &n);
 /// LayerNormalization as mean, variance, sqrt and the affine map over the

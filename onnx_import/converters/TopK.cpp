@@ -96,4 +96,35 @@ LogicalResult convertTopK(NodeImporter &n) {
   return success();
 }
 
+std::pair<Value, Value> selectExtremum(OpBuilder &b, Location loc, Value x, ArrayRef<int64_t> axes,
+                                       bool largest) {
+  ArrayRef<int64_t> shape = shapeOf(x);
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  SmallVector<int64_t> perm, rows;
+  int64_t len = 1;
+  for (int64_t d = 0; d < rank; ++d)
+    if (!llvm::is_contained(axes, d)) {
+      perm.push_back(d);
+      rows.push_back(shape[d]);
+    }
+  for (int64_t d : axes) {
+    perm.push_back(d);
+    len *= shape[d];
+  }
+  Value v = x;
+  if (!llvm::equal(perm, llvm::seq<int64_t>(0, rank)))
+    v = permuteDims(b, loc, v, perm);
+  SmallVector<int64_t> flat(rows);
+  flat.push_back(len);
+  auto f32 = b.getF32Type();
+  if (ArrayRef<int64_t>(flat) != shapeOf(v))
+    v = ReshapeOp::create(b, loc, RankedTensorType::get(flat, f32), v);
+  SmallVector<int64_t> one(rows);
+  one.push_back(1);
+  Value positions = TopKPositionsOp::create(b, loc, RankedTensorType::get(one, f32), v,
+                                            b.getI64IntegerAttr(1), b.getBoolAttr(largest));
+  Value values = gatherElementsAt(b, loc, v, static_cast<int64_t>(rows.size()), positions);
+  return {values, positions};
+}
+
 } // namespace mgs::onnx_import

@@ -108,6 +108,10 @@ int64_t binaryCode(StringRef kind) {
       .Case("add", MGSRT_BINARY_ADD)
       .Case("sub", MGSRT_BINARY_SUB)
       .Case("mul", MGSRT_BINARY_MUL)
+      .Case("greater", MGSRT_BINARY_GREATER)
+      .Case("greater_equal", MGSRT_BINARY_GREATER_EQUAL)
+      .Case("equal", MGSRT_BINARY_EQUAL)
+      .Case("keep_where", MGSRT_BINARY_KEEP_WHERE)
       .Default(MGSRT_BINARY_DIV);
 }
 int64_t unaryCode(StringRef kind) {

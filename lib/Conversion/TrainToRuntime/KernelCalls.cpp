@@ -81,7 +81,8 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
         return call(Kernel::clip_fwd, countDesc(numel(c.getResult())),
                     {{c.getInput()}, {c.getMin()}, {c.getMax()}, {c.getResult()}});
       })
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](Operation *) -> Result {
+      .Case<AddOp, SubOp, MulOp, DivOp, GreaterOp, GreaterOrEqualOp, EqualOp,
+            KeepWhereOp>([&](Operation *) -> Result {
         if (auto add = dyn_cast<AddOp>(op); add && add->hasOneUse())
           if (auto assign = dyn_cast<AssignParamOp>(*add->getUsers().begin());
               assign && inPlaceAccumulation(assign) == add)

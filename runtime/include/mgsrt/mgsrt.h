@@ -219,12 +219,17 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *des
 MGSRT_EXPORT mgsrt_status_t mgsrt_clip_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_clip_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
-/* Broadcasting binary op.  desc: [op, R, out[R], lhs[R], rhs[R]]
- *   op: 0 add, 1 sub, 2 mul, 3 div; lhs/rhs shapes left-padded with 1s to rank R.
- * fwd  bufs: lhs, rhs, out
- * bwd  bufs: lhs, rhs, dout, dlhs (nullable), drhs (nullable)
- *      (gradients summed over the broadcast dimensions) */
-enum { MGSRT_BINARY_ADD = 0, MGSRT_BINARY_SUB = 1, MGSRT_BINARY_MUL = 2, MGSRT_BINARY_DIV = 3 };
+/* Broadcasting binary op.  desc: [op, R, out[R], lhs[R], rhs[R]]; lhs/rhs shapes
+ *   left-padded with 1s to rank R. op: 0 add, 1 sub, 2 mul, 3 div; 4 greater, 5
+ *   greater_equal, 6 equal (1 or 0, 0 with a NaN; no gradient); 7 keep_where (lhs
+ *   where rhs is not 0, else 0; lhs's gradient likewise, rhs's 0). */
+/* fwd  bufs: lhs, rhs, out
+ * bwd  bufs: lhs, rhs, dout, dlhs (nullable), drhs (nullable), summed over the broadcast dims */
+/* clang-format off */
+enum { MGSRT_BINARY_ADD = 0, MGSRT_BINARY_SUB = 1, MGSRT_BINARY_MUL = 2, MGSRT_BINARY_DIV = 3,
+       MGSRT_BINARY_GREATER = 4, MGSRT_BINARY_GREATER_EQUAL = 5, MGSRT_BINARY_EQUAL = 6,
+       MGSRT_BINARY_KEEP_WHERE = 7 };
+/* clang-format on */
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_binary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 

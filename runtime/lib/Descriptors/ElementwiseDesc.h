@@ -100,8 +100,9 @@ inline mgsrt_status_t parseBinary(mgsrt_ctx_t *ctx, const char *kernel, const in
   using F = mgs::contract::BinaryDesc;
   s.op = desc[F::Op];
   s.rank = desc[F::Rank];
-  if (s.op < MGSRT_BINARY_ADD || s.op > MGSRT_BINARY_DIV)
-    return invalidArg(ctx, kernel, "op ", s.op, " is out of range [0, 3]");
+  if (s.op < MGSRT_BINARY_ADD || s.op > MGSRT_BINARY_KEEP_WHERE)
+    return invalidArg(ctx, kernel, "op ", s.op, " is out of range [0, ", MGSRT_BINARY_KEEP_WHERE,
+                      "]");
   if (s.rank < 0 || s.rank > kMaxRank)
     return invalidArg(ctx, kernel, "rank ", s.rank, " is out of range [0, ", kMaxRank, "]");
   s.out = desc + F::at(F::Out, s.rank);

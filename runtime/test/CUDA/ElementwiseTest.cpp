@@ -190,7 +190,7 @@ TEST_F(GpuElementwise, BinaryMatchesCpu) {
     const std::vector<int64_t> out = broadcastShape(c);
     const int64_t r = static_cast<int64_t>(out.size());
     const int64_t nl = product(c.lhs), nr = product(c.rhs), no = product(out);
-    for (int op = MGSRT_BINARY_ADD; op <= MGSRT_BINARY_DIV; ++op) {
+    for (int op = MGSRT_BINARY_ADD; op <= MGSRT_BINARY_KEEP_WHERE; ++op) {
       SCOPED_TRACE("op " + std::to_string(op) + " lhs " + std::to_string(nl) + " rhs " +
                    std::to_string(nr) + " out " + std::to_string(no) + " rank " +
                    std::to_string(r));
@@ -200,6 +200,10 @@ TEST_F(GpuElementwise, BinaryMatchesCpu) {
       desc.insert(desc.end(), c.rhs.begin(), c.rhs.end());
       std::vector<float> a = randomVec(nl, -2.0f, 2.0f);
       std::vector<float> b = awayFromZero(nr, 0.5f); // divisors away from 0
+      if (op >= MGSRT_BINARY_GREATER)                // comparisons and keep_where: ties and zeros
+        for (auto *v : {&a, &b})
+          for (float &x : *v)
+            x = std::round(x * 2.0f) / 2.0f;
       // Empty operands still get a (never read) buffer: lhs/rhs/out are required.
       auto orOne = [](std::vector<float> v) { return v.empty() ? std::vector<float>(1) : v; };
       Buffers fin = {orOne(a), orOne(b), orOne(std::vector<float>(no))};

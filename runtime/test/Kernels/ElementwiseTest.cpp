@@ -262,8 +262,30 @@ double binaryRef(int op, double a, double b) {
   case MGSRT_BINARY_ADD: return a + b;
   case MGSRT_BINARY_SUB: return a - b;
   case MGSRT_BINARY_MUL: return a * b;
+  case MGSRT_BINARY_GREATER:
+    return a > b;
+  case MGSRT_BINARY_GREATER_EQUAL:
+    return a >= b;
+  case MGSRT_BINARY_EQUAL:
+    return a == b;
+  case MGSRT_BINARY_KEEP_WHERE:
+    return b != 0 ? a : 0;
   default: return a / b;
   }
+}
+
+/// The operands of `op`'s tests: for the comparisons and keep_where,
+/// multiples of 0.5 in [-1, 1], so that ties and zeros occur; else random,
+/// rhs away from 0 (a divisor).
+std::pair<std::vector<float>, std::vector<float>> binaryOperands(int op, const BinaryCase &c) {
+  std::vector<float> a = randomVec(product(c.lhs)), b = randomVec(product(c.rhs), 0.5f, 2.0f);
+  if (op >= MGSRT_BINARY_GREATER) {
+    b = randomVec(product(c.rhs));
+    for (auto *v : {&a, &b})
+      for (float &x : *v)
+        x = std::round(x * 2.0f) / 2.0f;
+  }
+  return {a, b};
 }
 
 const std::vector<BinaryCase> &binaryCases() {
@@ -291,7 +313,7 @@ TEST_P(BinaryTest, ForwardMatchesReference) {
   auto [op, caseIdx] = GetParam();
   const BinaryCase &c = binaryCases()[caseIdx];
   std::vector<int64_t> out = broadcastShape(c), desc = binaryDesc(op, c);
-  std::vector<float> a = randomVec(product(c.lhs)), b = randomVec(product(c.rhs), 0.5f, 2.0f);
+  auto [a, b] = binaryOperands(op, c);
   std::vector<float> y(product(out));
   void *bufs[] = {a.data(), b.data(), y.data()};
   ASSERT_OK(ctx, mgsrt_binary_fwd(ctx, desc.data(), bufs));
@@ -308,7 +330,7 @@ TEST_P(BinaryTest, BackwardMatchesReference) {
   auto [op, caseIdx] = GetParam();
   const BinaryCase &c = binaryCases()[caseIdx];
   std::vector<int64_t> out = broadcastShape(c), desc = binaryDesc(op, c);
-  std::vector<float> a = randomVec(product(c.lhs)), b = randomVec(product(c.rhs), 0.5f, 2.0f);
+  auto [a, b] = binaryOperands(op, c);
   std::vector<float> g = randomVec(product(out));
   std::vector<float> da(a.size(), 99.0f), db(b.size(), 99.0f);
   void *bufs[] = {a.data(), b.data(), g.data(), da.data(), db.data()};
@@ -322,7 +344,15 @@ TEST_P(BinaryTest, BackwardMatchesReference) {
     case MGSRT_BINARY_ADD: wa[ia] += d; wb[ib] += d; break;
     case MGSRT_BINARY_SUB: wa[ia] += d; wb[ib] -= d; break;
     case MGSRT_BINARY_MUL: wa[ia] += d * z; wb[ib] += d * x; break;
-    default: wa[ia] += d / z; wb[ib] -= d * x / (z * z); break;
+    case MGSRT_BINARY_DIV:
+      wa[ia] += d / z;
+      wb[ib] -= d * x / (z * z);
+      break;
+    case MGSRT_BINARY_KEEP_WHERE:
+      wa[ia] += z != 0 ? d : 0;
+      break;
+    default:
+      break; // the comparisons: no gradient
     }
   }
   expectClose(da, wa, 1e-5, 1e-5, "dlhs");
@@ -338,8 +368,36 @@ TEST_P(BinaryTest, BackwardMatchesReference) {
 INSTANTIATE_TEST_SUITE_P(
     OpsAndShapes, BinaryTest,
     ::testing::Combine(::testing::Values(MGSRT_BINARY_ADD, MGSRT_BINARY_SUB, MGSRT_BINARY_MUL,
-                                         MGSRT_BINARY_DIV),
+                                         MGSRT_BINARY_DIV, MGSRT_BINARY_GREATER,
+                                         MGSRT_BINARY_GREATER_EQUAL, MGSRT_BINARY_EQUAL,
+                                         MGSRT_BINARY_KEEP_WHERE),
                        ::testing::Range(0, 12)));
+
+TEST(BinaryTest, ComparisonsAndKeepWhereOnNaNAndInfinities) {
+  // A comparison with NaN is false; keep_where gives 0 where the condition
+  // is 0 whatever lhs holds (NaN, infinities), and lhs itself elsewhere.
+  Ctx ctx;
+  const float nan = std::nanf(""), inf = INFINITY;
+  std::vector<float> a = {nan, inf, -inf, 1.0f, nan, -inf}, b = {0.0f, 0.0f, 0.0f, nan, 1.0f, -inf};
+  BinaryCase c{{6}, {6}};
+  auto run = [&](int op) {
+    std::vector<int64_t> desc = binaryDesc(op, c);
+    std::vector<float> y(6, 7.0f);
+    void *bufs[] = {a.data(), b.data(), y.data()};
+    EXPECT_OK(ctx, mgsrt_binary_fwd(ctx, desc.data(), bufs));
+    return y;
+  };
+  EXPECT_EQ(run(MGSRT_BINARY_GREATER), (std::vector<float>{0, 1, 0, 0, 0, 0}));
+  EXPECT_EQ(run(MGSRT_BINARY_GREATER_EQUAL), (std::vector<float>{0, 1, 0, 0, 0, 1}));
+  EXPECT_EQ(run(MGSRT_BINARY_EQUAL), (std::vector<float>{0, 0, 0, 0, 0, 1}));
+  std::vector<float> kept = run(MGSRT_BINARY_KEEP_WHERE);
+  EXPECT_EQ(kept[0], 0.0f);
+  EXPECT_EQ(kept[1], 0.0f);
+  EXPECT_EQ(kept[2], 0.0f);
+  EXPECT_EQ(kept[3], 1.0f); // a NaN condition is not 0
+  EXPECT_TRUE(std::isnan(kept[4]));
+  EXPECT_EQ(kept[5], -inf);
+}
 
 TEST(BinaryTest, ReductionsHaveTheSameBitsWhateverTheThreadCount) {
   // A target of few rows sums blocks of its reduced positions apart, on

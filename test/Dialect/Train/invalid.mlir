@@ -76,6 +76,14 @@ func.func @add_operands_not_broadcastable(%a: tensor<4x3xf32>, %b: tensor<4xf32>
 
 // -----
 
+func.func @keep_where_result_shape(%a: tensor<2x3xf32>, %c: tensor<3xf32>) -> tensor<3xf32> {
+  // expected-error @+1 {{'train.keep_where' op result shape 3 does not match the expected 2x3}}
+  %r = train.keep_where %a, %c : tensor<2x3xf32>, tensor<3xf32> -> tensor<3xf32>
+  return %r : tensor<3xf32>
+}
+
+// -----
+
 func.func @div_operands_not_broadcastable(%a: tensor<2x3xf32>, %b: tensor<3x2xf32>) -> tensor<2x3xf32> {
   // expected-error @+1 {{'train.div' op operand shapes 2x3 and 3x2 are not broadcast-compatible}}
   %r = train.div %a, %b : tensor<2x3xf32>, tensor<3x2xf32> -> tensor<2x3xf32>

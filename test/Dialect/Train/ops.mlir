@@ -51,6 +51,20 @@ func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
   return %add, %sub, %mul, %div : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
 
+// CHECK-LABEL: func.func @truths
+//       CHECK:   %[[GT:.*]] = train.greater %[[A:.*]], %[[B:.*]] : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[GE:.*]] = train.greater_equal %[[B]], %[[A]] : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[EQ:.*]] = train.equal %[[A]], %[[A]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+//       CHECK:   %[[K:.*]] = train.keep_where %[[B]], %[[GT]] : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+func.func @truths(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
+    -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
+  %gt = train.greater %a, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+  %ge = train.greater_equal %b, %a : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %eq = train.equal %a, %a : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  %k = train.keep_where %b, %gt : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
+  return %ge, %eq, %k : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+}
+
 // Size-1 dimensions of both operands stretch at once (multidirectional).
 // CHECK-LABEL: func.func @binary_broadcast_both_sides
 //  CHECK-SAME:   (%[[A:.*]]: tensor<4x1xf32>, %[[B:.*]]: tensor<1x3xf32>)

@@ -159,6 +159,10 @@ LogicalResult AddOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult SubOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult MulOp::verify() { return verifyBroadcastBinary(*this); }
 LogicalResult DivOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult GreaterOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult GreaterOrEqualOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult EqualOp::verify() { return verifyBroadcastBinary(*this); }
+LogicalResult KeepWhereOp::verify() { return verifyBroadcastBinary(*this); }
 
 /// Clip's bounds: one element each (clip and clip_grad).
 static LogicalResult verifyClipBounds(Operation *op, Value min, Value max) {
@@ -600,7 +604,7 @@ static LogicalResult verifySameTypes(Operation *op, Value reference, ValueRange 
 LogicalResult UnaryGradOp::verify() { return verifyKind(*this, getKind(), unaryKinds()); }
 
 LogicalResult BinaryGradOp::verify() {
-  if (failed(verifyKind(*this, getKind(), {"add", "sub", "mul", "div"})))
+  if (failed(verifyKind(*this, getKind(), {"add", "sub", "mul", "div", "keep_where"})))
     return failure();
   if (getLhsGrad().getType() != getLhs().getType() ||
       getRhsGrad().getType() != getRhs().getType())

@@ -202,7 +202,7 @@ LogicalResult Differentiator::differentiate(Operation *op) {
     return success();
   }
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case<AddOp, SubOp, MulOp, DivOp>([&](auto bin) {
+      .Case<AddOp, SubOp, MulOp, DivOp, KeepWhereOp>([&](auto bin) {
         // An operand of an add (or a sub's lhs) that has the result's shape
         // takes the result's gradient as it is: no op for an add without
         // broadcasting (residual blocks); for a bias add, the op computes
@@ -495,8 +495,8 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
-    if (isa<TopKPositionsOp, StopGradientOp>(op))
-      continue; // piecewise constant positions, or a detached value: no gradient flows
+    if (isa<TopKPositionsOp, GreaterOp, GreaterOrEqualOp, EqualOp, StopGradientOp>(op))
+      continue; // piecewise constant positions or truths, or a detached value: no gradient flows
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())
         if (isa<FloatType>(cast<ShapedType>(r.getType()).getElementType()))

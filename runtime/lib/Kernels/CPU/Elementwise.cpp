@@ -1,6 +1,7 @@
 //===- Elementwise.cpp - Unary, clip, binary, copy/zero/accumulate --------===//
 
 #include "Descriptors/ElementwiseDesc.h"
+#include "Kernels/BinaryMath.h"
 #include "Kernels/UnaryMath.h"
 
 #include <algorithm>
@@ -305,30 +306,19 @@ inline void rowOffsets(const BroadcastSpace<3> &sp, int64_t row, int64_t &o1, in
   }
 }
 
-template <int Op> inline float applyBinary(float a, float b) {
-  if constexpr (Op == MGSRT_BINARY_ADD)
-    return a + b;
-  else if constexpr (Op == MGSRT_BINARY_SUB)
-    return a - b;
-  else if constexpr (Op == MGSRT_BINARY_MUL)
-    return a * b;
-  else
-    return a / b;
-}
-
 template <int Op, int SL, int SR>
 inline void binaryRow(const float *__restrict a, const float *__restrict b, float *__restrict y,
                       int64_t len) {
 #pragma omp simd
   for (int64_t i = 0; i < len; ++i)
-    y[i] = applyBinary<Op>(a[i * SL], b[i * SR]);
+    y[i] = binary::value<Op>(a[i * SL], b[i * SR]);
 }
 
 template <int Op>
 void binaryFwdOp(const BroadcastSpace<3> &sp, int64_t total, const float *a, const float *b,
                  float *y) {
   if (sp.rank == 0) {
-    y[0] = applyBinary<Op>(a[0], b[0]);
+    y[0] = binary::value<Op>(a[0], b[0]);
     return;
   }
   const int64_t len = sp.ext[sp.rank - 1];
@@ -361,25 +351,8 @@ mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *a = static_cast<const float *>(bufs[0]);
   const float *b = static_cast<const float *>(bufs[1]);
   float *y = static_cast<float *>(bufs[2]);
-  switch (s.op) {
-  case MGSRT_BINARY_ADD: binaryFwdOp<MGSRT_BINARY_ADD>(sp, s.total, a, b, y); break;
-  case MGSRT_BINARY_SUB: binaryFwdOp<MGSRT_BINARY_SUB>(sp, s.total, a, b, y); break;
-  case MGSRT_BINARY_MUL: binaryFwdOp<MGSRT_BINARY_MUL>(sp, s.total, a, b, y); break;
-  case MGSRT_BINARY_DIV: binaryFwdOp<MGSRT_BINARY_DIV>(sp, s.total, a, b, y); break;
-  }
+  binary::dispatch(s.op, [&](auto op) { binaryFwdOp<decltype(op)::value>(sp, s.total, a, b, y); });
   return MGSRT_OK;
-}
-
-/// The gradient of one operand (Target 0: lhs, 1: rhs) at one out element.
-template <int Op, int Target> inline float binaryGrad(float g, float a, float b) {
-  if constexpr (Op == MGSRT_BINARY_ADD)
-    return g;
-  else if constexpr (Op == MGSRT_BINARY_SUB)
-    return Target == 0 ? g : -g;
-  else if constexpr (Op == MGSRT_BINARY_MUL)
-    return Target == 0 ? g * b : g * a;
-  else
-    return Target == 0 ? g / b : -g * a / (b * b);
 }
 
 /// dT where T has the output's shape (nothing to reduce): elementwise.
@@ -400,15 +373,15 @@ void binaryGradElementwise(const BroadcastSpace<3> &sp, int64_t total, const flo
     if (sa && sb) {
 #pragma omp simd
       for (int64_t j = 0; j < len; ++j)
-        dr[j] = binaryGrad<Op, Target>(gr[j], ar[j], br[j]);
+        dr[j] = binary::grad<Op, Target>(gr[j], ar[j], br[j]);
     } else if (sa) {
 #pragma omp simd
       for (int64_t j = 0; j < len; ++j)
-        dr[j] = binaryGrad<Op, Target>(gr[j], ar[j], br[0]);
+        dr[j] = binary::grad<Op, Target>(gr[j], ar[j], br[0]);
     } else {
 #pragma omp simd
       for (int64_t j = 0; j < len; ++j)
-        dr[j] = binaryGrad<Op, Target>(gr[j], ar[0], br[j]);
+        dr[j] = binary::grad<Op, Target>(gr[j], ar[0], br[j]);
     }
   }
 }
@@ -423,7 +396,7 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
                      const float *a, const float *b, float *dt, int64_t targetSize) {
   const int t = 1 + Target; // operand index of T in the space
   if (sp.rank == 0) {
-    dt[0] = binaryGrad<Op, Target>(g[0], a[0], b[0]);
+    dt[0] = binary::grad<Op, Target>(g[0], a[0], b[0]);
     return;
   }
   if (targetSize == total) {
@@ -493,11 +466,11 @@ void binaryBwdTarget(const BroadcastSpace<3> &sp, int64_t total, const float *g,
         const float *gr = g + pg, *ar = a + pa, *br = b + pb;
         if (innerKept) {
           for (int64_t j = 0; j < len; ++j)
-            acc[j] += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
+            acc[j] += binary::grad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
         } else {
           double sum = acc[0]; // one running sum, in the row's order
           for (int64_t j = 0; j < len; ++j)
-            sum += binaryGrad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
+            sum += binary::grad<Op, Target>(gr[j], ar[j * sa], br[j * sb]);
           acc[0] = sum;
         }
       }
@@ -555,12 +528,8 @@ mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *a = static_cast<const float *>(bufs[0]);
   const float *b = static_cast<const float *>(bufs[1]);
   const float *g = static_cast<const float *>(bufs[2]);
-  switch (s.op) {
-  case MGSRT_BINARY_ADD: binaryBwdOp<MGSRT_BINARY_ADD>(s, sp, a, b, g, da, db); break;
-  case MGSRT_BINARY_SUB: binaryBwdOp<MGSRT_BINARY_SUB>(s, sp, a, b, g, da, db); break;
-  case MGSRT_BINARY_MUL: binaryBwdOp<MGSRT_BINARY_MUL>(s, sp, a, b, g, da, db); break;
-  case MGSRT_BINARY_DIV: binaryBwdOp<MGSRT_BINARY_DIV>(s, sp, a, b, g, da, db); break;
-  }
+  binary::dispatch(s.op,
+                   [&](auto op) { binaryBwdOp<decltype(op)::value>(s, sp, a, b, g, da, db); });
   return MGSRT_OK;
 }
 

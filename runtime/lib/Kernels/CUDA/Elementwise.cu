@@ -13,6 +13,7 @@
 #include "Device.h"
 
 #include "Descriptors/ElementwiseDesc.h"
+#include "Kernels/BinaryMath.h"
 #include "Kernels/UnaryMath.h"
 
 #include <cuda_bf16.h>
@@ -336,17 +337,6 @@ mgsrt_status_t clipBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
 // Binary forward
 //===----------------------------------------------------------------------===//
 
-template <int Op> __device__ inline float applyBinary(float a, float b) {
-  if constexpr (Op == MGSRT_BINARY_ADD)
-    return a + b;
-  else if constexpr (Op == MGSRT_BINARY_SUB)
-    return a - b;
-  else if constexpr (Op == MGSRT_BINARY_MUL)
-    return a * b;
-  else
-    return a / b;
-}
-
 /// The collapsed broadcast space of a binary op (a __grid_constant__
 /// parameter: indexed in place, never copied per thread): the output is
 /// dense over ext; sa / sb are the operands' strides.
@@ -371,7 +361,7 @@ __global__ void binaryFwdKernel(const __grid_constant__ BinaryIndex ix, const fl
       oa += q * ix.sa[0];
       ob += q * ix.sb[0];
     }
-    y[i] = applyBinary<Op>(a[oa], b[ob]);
+    y[i] = binary::value<Op>(a[oa], b[ob]);
   }
 }
 
@@ -395,38 +385,15 @@ mgsrt_status_t binaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   float *y = static_cast<float *>(bufs[2]);
   const unsigned grid = gridFor(s.total, kThreads);
   cudaStream_t st = state(ctx).stream;
-  switch (s.op) {
-  case MGSRT_BINARY_ADD:
-    binaryFwdKernel<MGSRT_BINARY_ADD><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
-    break;
-  case MGSRT_BINARY_SUB:
-    binaryFwdKernel<MGSRT_BINARY_SUB><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
-    break;
-  case MGSRT_BINARY_MUL:
-    binaryFwdKernel<MGSRT_BINARY_MUL><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
-    break;
-  default:
-    binaryFwdKernel<MGSRT_BINARY_DIV><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
-    break;
-  }
+  binary::dispatch(s.op, [&](auto op) {
+    binaryFwdKernel<decltype(op)::value><<<grid, kThreads, 0, st>>>(ix, a, b, y, s.total);
+  });
   return MGSRT_OK;
 }
 
 //===----------------------------------------------------------------------===//
 // Binary backward: dT = sum over T's broadcast dims of the elementwise grad
 //===----------------------------------------------------------------------===//
-
-/// The gradient of one operand (Target 0: lhs, 1: rhs) at one out element.
-template <int Op, int Target> __device__ inline float binaryGrad(float g, float a, float b) {
-  if constexpr (Op == MGSRT_BINARY_ADD)
-    return g;
-  else if constexpr (Op == MGSRT_BINARY_SUB)
-    return Target == 0 ? g : -g;
-  else if constexpr (Op == MGSRT_BINARY_MUL)
-    return Target == 0 ? g * b : g * a;
-  else
-    return Target == 0 ? g / b : -g * a / (b * b);
-}
 
 /// The collapsed space split into T's kept dims (rows of T, row-major: the
 /// flat kept index is T's element index) and its reduced dims (stride 0 in
@@ -475,7 +442,7 @@ __global__ void binaryGradKernel(const __grid_constant__ GradSpace sp, const flo
     for (int64_t k = k0 + lane; k < k1; k += Warp ? 32 : 1) {
       int64_t off[3] = {base[0], base[1], base[2]};
       addOffsets(k, sp.nr, sp.rext, sp.rstride, off);
-      sum += binaryGrad<Op, Target>(g[off[0]], a[off[1]], b[off[2]]);
+      sum += binary::grad<Op, Target>(g[off[0]], a[off[1]], b[off[2]]);
     }
     if constexpr (Warp) {
       for (int delta = 16; delta > 0; delta >>= 1)
@@ -581,12 +548,9 @@ mgsrt_status_t binaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *buf
   const float *a = static_cast<const float *>(bufs[0]);
   const float *b = static_cast<const float *>(bufs[1]);
   const float *g = static_cast<const float *>(bufs[2]);
-  switch (s.op) {
-  case MGSRT_BINARY_ADD: return binaryBwdOp<MGSRT_BINARY_ADD>(ctx, s, sp, a, b, g, da, db);
-  case MGSRT_BINARY_SUB: return binaryBwdOp<MGSRT_BINARY_SUB>(ctx, s, sp, a, b, g, da, db);
-  case MGSRT_BINARY_MUL: return binaryBwdOp<MGSRT_BINARY_MUL>(ctx, s, sp, a, b, g, da, db);
-  default: return binaryBwdOp<MGSRT_BINARY_DIV>(ctx, s, sp, a, b, g, da, db);
-  }
+  return binary::dispatch(s.op, [&](auto op) {
+    return binaryBwdOp<decltype(op)::value>(ctx, s, sp, a, b, g, da, db);
+  });
 }
 
 //===----------------------------------------------------------------------===//

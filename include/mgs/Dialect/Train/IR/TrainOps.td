@@ -92,6 +92,40 @@ def Train_SubOp : Train_BinaryOp<"sub", "Sub">;
 def Train_MulOp : Train_BinaryOp<"mul", "Mul">;
 def Train_DivOp : Train_BinaryOp<"div", "Div">;
 
+class Train_CompareOp<string mnemonic, string onnxName> : Train_BinaryOp<mnemonic, onnxName> {
+  let summary = "Elementwise ONNX " # onnxName # " as 1.0 or 0.0, with numpy broadcasting";
+  let description = [{
+    1.0 where the comparison of the broadcast operands holds, 0.0 where it
+    does not (where either operand is NaN). Piecewise constant: reverse-mode
+    differentiation passes no gradient through it. ONNX's Less and
+    LessOrEqual are these with the operands swapped.
+
+    ```mlir
+    %m = train.}] # mnemonic # [{ %a, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
+    ```
+  }];
+}
+
+def Train_GreaterOp : Train_CompareOp<"greater", "Greater">;
+def Train_GreaterOrEqualOp : Train_CompareOp<"greater_equal", "GreaterOrEqual">;
+def Train_EqualOp : Train_CompareOp<"equal", "Equal">;
+
+def Train_KeepWhereOp : Train_BinaryOp<"keep_where", "Where"> {
+  let summary = "lhs where rhs is not 0, else 0 (one branch of ONNX Where)";
+  let description = [{
+    The broadcast lhs where the broadcast rhs (a condition held as 1.0 or
+    0.0) is not 0, and 0 elsewhere, whatever lhs holds there (NaN and
+    infinities included: a multiplication by the condition would give NaN).
+    ONNX `Where(c, x, y)` of computed data is keep_where(x, c) +
+    keep_where(y, 1 - c). lhs's gradient is the result's kept likewise; rhs
+    gets none.
+
+    ```mlir
+    %k = train.keep_where %x, %c : tensor<4x3xf32>, tensor<4x1xf32> -> tensor<4x3xf32>
+    ```
+  }];
+}
+
 class Train_UnaryOp<string mnemonic, string onnxName, dag attrs = (ins)>
     : Train_Op<mnemonic, [Pure, SameOperandsAndResultType]> {
   let summary = "Elementwise " # onnxName;
