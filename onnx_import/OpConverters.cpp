@@ -592,6 +592,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"RotaryEmbedding", convertRotaryEmbedding},
       {"Swish", convertSwish},
       {"GRU", convertGRU},
+      {"RNN", convertRNN},
       {"HardSigmoid", convertHardSigmoid},
       {"HardSwish", convertUnary<HardSwishOp>},
       {"Where", convertWhere},

@@ -166,9 +166,10 @@ mlir::LogicalResult convertConv(NodeImporter &n);
 mlir::LogicalResult convertConvTranspose(NodeImporter &n);
 mlir::LogicalResult convertMaxPool(NodeImporter &n);
 mlir::LogicalResult convertAveragePool(NodeImporter &n);
-/// LSTM and GRU (converters/Recurrent.cpp).
+/// LSTM, GRU and RNN (converters/Recurrent.cpp).
 mlir::LogicalResult convertLSTM(NodeImporter &n);
 mlir::LogicalResult convertGRU(NodeImporter &n);
+mlir::LogicalResult convertRNN(NodeImporter &n);
 /// Resize of computed data by constant scales or sizes (converters/Resize.cpp).
 mlir::LogicalResult convertResize(NodeImporter &n);
 /// `v` multiplied along `axis` by the constant [out, in] matrix `w` (row-major;

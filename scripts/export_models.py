@@ -73,6 +73,8 @@ def build(name):
         # comparisons of computed data, And, Sign, IsNaN, Where by them
         "truths": (TruthsMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
+        # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
+        "rnn": (DigitsRNN, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # the same with logits [N, 12, 50] (classes last: mgsc --class-axis -1)
@@ -242,7 +244,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", 
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",
-                 "maxmin", "layout", "reductions", "truths"}
+                 "maxmin", "layout", "reductions", "truths", "rnn"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

@@ -40,6 +40,26 @@ class DigitsGRU(nn.Module):
         return self.fc(h[-1])
 
 
+class DigitsRNN(nn.Module):
+    """The digits' rows as a sequence through nn.RNN (ONNX RNN, which mgs unrolls): a
+    bidirectional tanh layer (8 -> 12 each way, batch first), then a relu layer (24 -> 16)
+    whose initial state is learned (a parameter expanded over the batch); its last state
+    and the first layer's last step into a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.rnn1 = nn.RNN(8, 12, batch_first=True, bidirectional=True)
+        self.rnn2 = nn.RNN(24, 16, nonlinearity="relu")
+        self.h0 = nn.Parameter(torch.linspace(-0.2, 0.2, 16).reshape(1, 1, 16))
+        self.fc = nn.Linear(16 + 24, 10)
+
+    def forward(self, x):
+        y1, _ = self.rnn1(x.reshape(-1, 8, 8))
+        h0 = self.h0.expand(1, y1.shape[0], 16).contiguous()
+        _, h = self.rnn2(y1.transpose(0, 1), h0)
+        return self.fc(torch.cat([h[0], y1[:, -1]], dim=1))
+
+
 class DigitsBiLSTM(nn.Module):
     """DigitsLSTM bidirectional (8 -> 16 each way): both directions' last
     hidden states (y_h) and both directions' outputs at the last step (y),

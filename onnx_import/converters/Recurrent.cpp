@@ -1,4 +1,4 @@
-//===- Recurrent.cpp - ONNX LSTM and GRU ----------------------------------===//
+//===- Recurrent.cpp - ONNX LSTM, GRU and RNN -----------------------------===//
 //
 // LSTM and GRU with ONNX's default activations and a zero initial state (as
 // PyTorch's nn.LSTM and nn.GRU export: their initial state is built from
@@ -9,7 +9,9 @@
 // the two directions' results as ONNX lays them out (y: T x 2 x N x H, the
 // states 2 x N x H); its W, R and B are split per direction. With layout = 1
 // (batch first: X N x T x I, y N x T x D x H, the states N x D x H) X and the
-// results are transposed around the sequence-first cells.
+// results are transposed around the sequence-first cells. An RNN (nn.RNN,
+// tanh or relu) is unrolled into gemms and activations (unrollRNN), so its
+// initial state may be any value, a learned or computed one included.
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,11 +32,61 @@ namespace {
 
 /// What differs between the two cells.
 struct Cell {
-  int64_t gates;                            ///< LSTM 4, GRU 3
+  int64_t gates;                            ///< LSTM 4, GRU 3, RNN 1
   int64_t states;                           ///< the outputs after Y: y_h, y_c / y_h
   const char *initial[2];                   ///< the initial states' names (inputs 5, 6)
   llvm::ArrayRef<const char *> activations; ///< ONNX's default, one direction
 };
+
+/// One direction of an RNN (ONNX RNN: h_t = f(x_t W^T + h_{t-1} R^T + Wb +
+/// Rb)), unrolled over the T steps of `input` (T x N x I) into the train ops
+/// autodiff differentiates: one gemm for every step's input projection,
+/// then per step a gemm adding h_{t-1} R^T to it and the activation. `w` is
+/// 1 x H x I, `r` 1 x H x H, `bias` 1 x 2H; `h0` (N x H) the initial state,
+/// none for zeros. Returns y (T x 1 x N x H) and the last state (1 x N x H).
+std::pair<Value, Value> unrollRNN(OpBuilder &b, Location loc, Value input, Value w, Value r,
+                                  Value bias, Value h0, StringRef activation) {
+  ArrayRef<int64_t> xs = shapeOf(input);
+  const int64_t t = xs[0], batch = xs[1], in = xs[2], h = shapeOf(w)[1];
+  Type f32 = b.getF32Type();
+  auto tensor = [&](ArrayRef<int64_t> shape) { return RankedTensorType::get(shape, f32); };
+  auto reshape = [&](Value v, ArrayRef<int64_t> shape) -> Value {
+    return ReshapeOp::create(b, loc, tensor(shape), v);
+  };
+  auto gemm = [&](Value a, Value m, Value c, ArrayRef<int64_t> shape) -> Value {
+    return GemmOp::create(b, loc, tensor(shape), a, m, c, b.getF32FloatAttr(1.0f),
+                          b.getF32FloatAttr(1.0f), b.getBoolAttr(false), b.getBoolAttr(true));
+  };
+  auto halves =
+      SplitOp::create(b, loc, SmallVector<Type>(2, tensor({1, h})), bias, b.getI64IntegerAttr(1));
+  Value bsum = AddOp::create(b, loc, tensor({1, h}), halves.getResult(0), halves.getResult(1));
+  Value projected =
+      gemm(reshape(input, {t * batch, in}), reshape(w, {h, in}), bsum, {t * batch, h});
+  Value rm = reshape(r, {h, h});
+  SmallVector<Value> steps{reshape(projected, {t, batch, h})};
+  if (t > 1)
+    steps = SmallVector<Value>(SplitOp::create(b, loc, SmallVector<Type>(t, tensor({1, batch, h})),
+                                               steps[0], b.getI64IntegerAttr(0))
+                                   .getResults());
+  Value state = h0;
+  SmallVector<Value> ys;
+  for (Value step : steps) {
+    Value pre = reshape(step, {batch, h});
+    if (state)
+      pre = gemm(state, rm, pre, {batch, h});
+    if (activation == "Relu")
+      state = ReluOp::create(b, loc, pre.getType(), pre);
+    else if (activation == "Sigmoid")
+      state = SigmoidOp::create(b, loc, pre.getType(), pre);
+    else
+      state = TanhOp::create(b, loc, pre.getType(), pre);
+    ys.push_back(reshape(state, {1, 1, batch, h}));
+  }
+  Value y = t == 1 ? ys[0]
+                   : ConcatOp::create(b, loc, tensor({t, 1, batch, h}), ys, b.getI64IntegerAttr(0))
+                         .getResult();
+  return {y, reshape(state, {1, batch, h})};
+}
 
 /// `v` with its axis 0 (T steps) in reverse order.
 Value reverseSteps(OpBuilder &b, Location loc, Value v) {
@@ -64,13 +116,25 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   auto x = n.input(0), w = n.input(1), r = n.input(2);
   if (failed(x) || failed(w) || failed(r))
     return failure();
-  const bool lstm = cell.gates == 4;
+  const bool lstm = cell.gates == 4, rnn = cell.gates == 1;
   std::string direction = n.stringAttr("direction", "forward");
   if (direction != "forward" && direction != "reverse" && direction != "bidirectional")
     return n.emitError() << "direction '" << direction
                          << "' is not supported (forward, reverse or bidirectional)";
   const int64_t dirs = direction == "bidirectional" ? 2 : 1;
-  if (auto acts = n.findAttr("activations")) {
+  // An RNN's one activation a direction: Tanh (the default), Relu or Sigmoid.
+  SmallVector<std::string, 2> rnnActivations(dirs, "Tanh");
+  if (auto acts = n.findAttr("activations"); acts && rnn) {
+    if (acts->strings_size() != dirs)
+      return n.emitError() << "expected " << dirs << " activation(s), one a direction, got "
+                           << acts->strings_size();
+    for (int i = 0; i < acts->strings_size(); ++i) {
+      rnnActivations[i] = acts->strings(i);
+      if (!llvm::is_contained({"Tanh", "Relu", "Sigmoid"}, rnnActivations[i]))
+        return n.emitError() << "activation '" << rnnActivations[i]
+                             << "' is not supported (Tanh, Relu or Sigmoid)";
+    }
+  } else if (acts) {
     bool isDefault = acts->strings_size() == static_cast<int>(dirs * cell.activations.size());
     for (int i = 0; isDefault && i < acts->strings_size(); ++i)
       isDefault = acts->strings(i) == cell.activations[i % cell.activations.size()];
@@ -114,10 +178,24 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
       return n.emitError() << "sequence_lens (input 4) must be " << t
                            << " for every sequence; sequences of other lengths are not supported";
   }
+  Value rnnInitial; // an RNN's initial state, when given: any value (it is unrolled)
   for (int i = 5; i < 5 + cell.states; ++i) {
     if (!n.hasInput(i))
       continue;
     const char *name = cell.initial[i - 5];
+    if (rnn) {
+      auto init = n.input(i);
+      if (failed(init))
+        return failure();
+      SmallVector<int64_t> expected =
+          layout ? SmallVector<int64_t>{batch, dirs, h} : SmallVector<int64_t>{dirs, batch, h};
+      if (shapeOf(*init) != ArrayRef<int64_t>(expected))
+        return n.emitError() << name << " (input " << i << ") must have shape "
+                             << shapeToString(expected) << ", got "
+                             << shapeToString(shapeOf(*init));
+      rnnInitial = layout ? permuteDims(n.builder(), n.loc(), *init, {1, 0, 2}) : *init;
+      continue;
+    }
     if (n.inputIsParameter(i))
       return n.emitError() << name << " (input " << i
                            << ") is an initializer, which mgs would train; mgs supports a zero "
@@ -163,6 +241,10 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   }
   SmallVector<Value> wd = perDirection(b, loc, *w, dirs), rd = perDirection(b, loc, *r, dirs),
                      bd = perDirection(b, loc, bias, dirs);
+  SmallVector<Value> h0d;
+  if (rnnInitial)
+    for (Value v : perDirection(b, loc, rnnInitial, dirs))
+      h0d.push_back(ReshapeOp::create(b, loc, RankedTensorType::get({batch, h}, f32), v));
   auto yType = RankedTensorType::get({t, 1, batch, h}, f32);
   auto state = RankedTensorType::get({1, batch, h}, f32);
   // results[k]: output k of each direction.
@@ -170,6 +252,13 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   for (int64_t d = 0; d < dirs; ++d) {
     const bool reverse = direction == "reverse" || d == 1;
     Value input = reverse ? reverseSteps(b, loc, seqFirst) : seqFirst;
+    if (rnn) {
+      auto [y, last] = unrollRNN(b, loc, input, wd[d], rd[d], bd[d], h0d.empty() ? Value() : h0d[d],
+                                 rnnActivations[d]);
+      results[0].push_back(reverse ? reverseSteps(b, loc, y) : y);
+      results[1].push_back(last);
+      continue;
+    }
     Operation *op;
     if (lstm)
       op =
@@ -204,6 +293,7 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
 
 const char *const kLstmActivations[] = {"Sigmoid", "Tanh", "Tanh"};
 const char *const kGruActivations[] = {"Sigmoid", "Tanh"};
+const char *const kRnnActivations[] = {"Tanh"};
 
 } // namespace
 
@@ -213,6 +303,10 @@ LogicalResult convertLSTM(NodeImporter &n) {
 
 LogicalResult convertGRU(NodeImporter &n) {
   return convertRecurrent(n, {3, 1, {"initial_h", nullptr}, kGruActivations});
+}
+
+LogicalResult convertRNN(NodeImporter &n) {
+  return convertRecurrent(n, {1, 1, {"initial_h", nullptr}, kRnnActivations});
 }
 
 } // namespace mgs::onnx_import
