@@ -562,6 +562,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Cos", convertUnary<CosOp>},
       {"Sin", convertUnary<SinOp>},
       {"Abs", convertUnary<AbsOp>},
+      {"Round", convertUnary<RoundOp>},
       {"Log", convertUnary<LogOp>},
       {"Softsign", convertUnary<SoftsignOp>},
       {"Mish", convertUnary<MishOp>},

@@ -398,13 +398,13 @@ class TruthsMLP(nn.Module):
     """A digits MLP through comparisons of computed data and selections by them:
     masked_fill(h < 0, -0.5), torch.where(h > 0.1, log(h), 0) (whose unchosen branch is NaN
     or -inf), an And of >= and <=, torch.sign, torch.isnan of sqrt(h), h == its row's
-    maximum cast to float, and torch.triu (ONNX Less, Greater, GreaterOrEqual, LessOrEqual,
-    And, Equal, Cast, Sign, IsNaN, Where and Trilu of computed data)."""
+    maximum cast to float, torch.triu and torch.round (ONNX Less, Greater, GreaterOrEqual,
+    LessOrEqual, And, Equal, Cast, Sign, IsNaN, Where, Trilu and Round of computed data)."""
 
     def __init__(self):
         super().__init__()
         self.fc1 = nn.Linear(64, 32)
-        self.fc = nn.Linear(7 * 32, 10)
+        self.fc = nn.Linear(8 * 32, 10)
 
     def forward(self, x):
         h = self.fc1(torch.flatten(x, 1))
@@ -414,7 +414,8 @@ class TruthsMLP(nn.Module):
                  torch.sign(h) * h,
                  torch.where(torch.isnan(torch.sqrt(h)), torch.zeros_like(h), h),
                  (h == h.amax(dim=1, keepdim=True)).float() * h,
-                 torch.triu(h.reshape(-1, 4, 8), diagonal=1).reshape(-1, 32)]
+                 torch.triu(h.reshape(-1, 4, 8), diagonal=1).reshape(-1, 32),
+                 torch.round(h * 4.0)]
         return self.fc(torch.cat(parts, dim=1))
 
 

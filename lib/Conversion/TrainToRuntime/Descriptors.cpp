@@ -134,6 +134,7 @@ int64_t unaryCode(StringRef kind) {
       .Case("elu", MGSRT_UNARY_ELU)
       .Case("celu", MGSRT_UNARY_CELU)
       .Case("selu", MGSRT_UNARY_SELU)
+      .Case("round", MGSRT_UNARY_ROUND)
       .Default(MGSRT_UNARY_TANH);
 }
 

@@ -180,36 +180,24 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_graph_launch(mgsrt_ctx_t *ctx, int *ran);
  *       12 abs, 13 log, 14 softsign: x / (1 + |x|), 15 mish: x tanh(softplus(x)),
  *       16 elu: x > 0 ? x : alpha (exp(x) - 1),
  *       17 celu: x > 0 ? x : alpha (exp(x / alpha) - 1),
- *       18 selu: beta (x > 0 ? x : alpha (exp(x) - 1)) (ONNX's gamma is beta).
+ *       18 selu: beta (x > 0 ? x : alpha (exp(x) - 1)) (ONNX's gamma is beta),
+ *       19 round: half to even (its gradient 0: a compiled step never takes it).
  *   beta_bits is read by hard_sigmoid, hard_swish and selu only (a descriptor
  *   of the other ops may end after alpha_bits).
  * fwd  bufs: x, y
- * bwd  bufs: x, y, dy, dx   (relu, leaky, erf, pow, the hard ops, cos, sin and 12-18 use
- *   x; sigmoid, tanh, sqrt and exp use y).
+ * bwd  bufs: x, y, dy, dx   (relu, leaky, erf, pow, the hard ops, cos, sin, 12-19 use x;
+ *   sigmoid, tanh, sqrt and exp use y).
  *   hard_sigmoid's gradient is alpha where 0 < alpha x + beta < 1, else 0;
  *   hard_swish's is 0 where alpha x + beta < 0, 1 where it is > 1, else
  *   2 alpha x + beta (PyTorch's choice at the kinks). */
-enum {
-  MGSRT_UNARY_RELU = 0,
-  MGSRT_UNARY_LEAKY_RELU = 1,
-  MGSRT_UNARY_SIGMOID = 2,
-  MGSRT_UNARY_TANH = 3,
-  MGSRT_UNARY_SQRT = 4,
-  MGSRT_UNARY_ERF = 5,
-  MGSRT_UNARY_POW = 6,
-  MGSRT_UNARY_HARD_SIGMOID = 7,
-  MGSRT_UNARY_HARD_SWISH = 8,
-  MGSRT_UNARY_EXP = 9,
-  MGSRT_UNARY_COS = 10,
-  MGSRT_UNARY_SIN = 11,
-  MGSRT_UNARY_ABS = 12,
-  MGSRT_UNARY_LOG = 13,
-  MGSRT_UNARY_SOFTSIGN = 14,
-  MGSRT_UNARY_MISH = 15,
-  MGSRT_UNARY_ELU = 16,
-  MGSRT_UNARY_CELU = 17,
-  MGSRT_UNARY_SELU = 18
-};
+/* clang-format off */
+enum { MGSRT_UNARY_RELU = 0, MGSRT_UNARY_LEAKY_RELU = 1, MGSRT_UNARY_SIGMOID = 2,
+       MGSRT_UNARY_TANH = 3, MGSRT_UNARY_SQRT = 4, MGSRT_UNARY_ERF = 5, MGSRT_UNARY_POW = 6,
+       MGSRT_UNARY_HARD_SIGMOID = 7, MGSRT_UNARY_HARD_SWISH = 8, MGSRT_UNARY_EXP = 9,
+       MGSRT_UNARY_COS = 10, MGSRT_UNARY_SIN = 11, MGSRT_UNARY_ABS = 12, MGSRT_UNARY_LOG = 13,
+       MGSRT_UNARY_SOFTSIGN = 14, MGSRT_UNARY_MISH = 15, MGSRT_UNARY_ELU = 16,
+       MGSRT_UNARY_CELU = 17, MGSRT_UNARY_SELU = 18, MGSRT_UNARY_ROUND = 19 };
+/* clang-format on */
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 

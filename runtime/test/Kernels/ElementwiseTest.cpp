@@ -373,6 +373,22 @@ INSTANTIATE_TEST_SUITE_P(
                                          MGSRT_BINARY_KEEP_WHERE),
                        ::testing::Range(0, 12)));
 
+TEST(UnaryTest, RoundHalvesToEvenAndHasNoGradient) {
+  Ctx ctx;
+  std::vector<float> x = {0.5f, 1.5f, 2.5f, -0.5f, -1.5f, 2.4f, -2.6f, std::nanf("")};
+  std::vector<float> y(x.size()), dy(x.size(), 1.0f), dx(x.size(), 7.0f);
+  const int64_t desc[] = {MGSRT_UNARY_ROUND, static_cast<int64_t>(x.size()), 0};
+  void *fwd[] = {x.data(), y.data()};
+  ASSERT_OK(ctx, mgsrt_unary_fwd(ctx, desc, fwd));
+  const std::vector<float> want = {0.0f, 2.0f, 2.0f, -0.0f, -2.0f, 2.0f, -3.0f};
+  for (size_t i = 0; i < want.size(); ++i)
+    EXPECT_EQ(y[i], want[i]) << "at " << i;
+  EXPECT_TRUE(std::isnan(y.back()));
+  void *bwd[] = {x.data(), y.data(), dy.data(), dx.data()};
+  ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, desc, bwd));
+  EXPECT_EQ(dx, std::vector<float>(x.size(), 0.0f));
+}
+
 TEST(BinaryTest, ComparisonsAndKeepWhereOnNaNAndInfinities) {
   // A comparison with NaN is false; keep_where gives 0 where the condition
   // is 0 whatever lhs holds (NaN, infinities), and lhs itself elsewhere.

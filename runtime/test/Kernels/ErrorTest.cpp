@@ -17,7 +17,7 @@ struct BadCall {
 std::vector<BadCall> badCalls() {
   const int64_t one = bits(1.0), half = bits(0.5);
   return {
-      {"unary_fwd", mgsrt_unary_fwd, {MGSRT_UNARY_SELU + 1, 4, 0}}, // op out of range
+      {"unary_fwd", mgsrt_unary_fwd, {MGSRT_UNARY_ROUND + 1, 4, 0}}, // op out of range
       {"unary_bwd", mgsrt_unary_bwd, {0, -1, 0}},
       {"clip_fwd", mgsrt_clip_fwd, {-1}},
       {"clip_bwd", mgsrt_clip_bwd, {-1}},
@@ -30,10 +30,11 @@ std::vector<BadCall> badCalls() {
       {"conv_fwd", mgsrt_conv_fwd, {4, 1, 1, 1, 1}},
       // (each conv descriptor whole, precision included: ConvDesc::size(2) = 20 entries)
       // group 2 does not divide C = 3
-      {"conv_bwd_data", mgsrt_conv_bwd_data,
-       {2, 1, 3, 4, 2, 5, 5, 3, 3, 3, 3, 1, 1, 0, 0, 0, 0, 1, 1, MGSRT_PRECISION_F32}},
+      {"conv_bwd_data", mgsrt_conv_bwd_data, {2, 1, 3, 4, 2, 5, 5, 3, 3, 3,
+                                              3, 1, 1, 0, 0, 0, 0, 1, 1, MGSRT_PRECISION_F32}},
       // out 4 should be 3
-      {"conv_bwd_weights", mgsrt_conv_bwd_weights,
+      {"conv_bwd_weights",
+       mgsrt_conv_bwd_weights,
        {2, 1, 2, 2, 1, 5, 5, 3, 3, 4, 3, 1, 1, 0, 0, 0, 0, 1, 1, MGSRT_PRECISION_F32}},
       {"pool_fwd", mgsrt_pool_fwd, {2, 1, 1, 1, 4, 2, 3, 1, 0, 0, 1, 0, 0}},
       // out 9 exceeds the ceil-mode extent 3
@@ -57,15 +58,15 @@ std::vector<BadCall> badCalls() {
       {"accumulate", mgsrt_accumulate, {-1}},
       {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {0, 3, -100, 0, 0}},
       {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, bits(-0.5), 0}},
-      {"elementwise_loss", mgsrt_elementwise_loss, {7, 4, 0, 1, 0}},               // kind
-      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, 0, 1, 0}},  // count
+      {"elementwise_loss", mgsrt_elementwise_loss, {7, 4, 0, 1, 0}},              // kind
+      {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 0, 0, 1, 0}}, // count
       {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_SMOOTH_L1, 4, bits(-1.0), 1, 0}},
       {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, 0, 0, 0}},  // last axis
       {"elementwise_loss", mgsrt_elementwise_loss, {MGSRT_LOSS_MSE, 4, 0, 1, 2}},  // sum flag
       {"softmax_cross_entropy", mgsrt_softmax_cross_entropy, {2, 3, -100, 0, -1}}, // sum flag
       {"sgd_update", mgsrt_sgd_update, {-5}},
-      {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}}, // k > n
-      {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},  // no workers
+      {"topk_sparsify", mgsrt_topk_sparsify, {4, 5}},               // k > n
+      {"scatter_add", mgsrt_scatter_add, {4, 1, 0}},                // no workers
       {"clip_grad_norm", mgsrt_clip_grad_norm, {1, bits(-1.0), 4}}, // max_norm <= 0
   };
 }

@@ -45,6 +45,7 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](EluOp) { return "elu"; })
       .Case([](CeluOp) { return "celu"; })
       .Case([](SeluOp) { return "selu"; })
+      .Case([](RoundOp) { return "round"; })
       .Default([](Operation *) { return ""; });
 }
 
@@ -52,7 +53,7 @@ ArrayRef<StringRef> mgs::train::unaryKinds() {
   static const StringRef kinds[] = {"relu",         "leaky_relu", "sigmoid", "tanh", "sqrt",
                                     "erf",          "pow",        "exp",     "cos",  "sin",
                                     "hard_sigmoid", "hard_swish", "abs",     "log",  "softsign",
-                                    "mish",         "elu",        "celu",    "selu"};
+                                    "mish",         "elu",        "celu",    "selu", "round"};
   return kinds;
 }
 

@@ -495,7 +495,7 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
-    if (isa<TopKPositionsOp, GreaterOp, GreaterOrEqualOp, EqualOp, StopGradientOp>(op))
+    if (isa<TopKPositionsOp, GreaterOp, GreaterOrEqualOp, EqualOp, RoundOp, StopGradientOp>(op))
       continue; // piecewise constant positions or truths, or a detached value: no gradient flows
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())

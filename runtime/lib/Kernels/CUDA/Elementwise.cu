@@ -186,6 +186,9 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   case MGSRT_UNARY_SELU:
     unaryFwdKernel<MGSRT_UNARY_SELU><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
+  case MGSRT_UNARY_ROUND:
+    unaryFwdKernel<MGSRT_UNARY_ROUND><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
   default:
     unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
@@ -275,6 +278,10 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
     break;
   case MGSRT_UNARY_SELU:
     unaryBwdKernel<MGSRT_UNARY_SELU>
+        <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_ROUND:
+    unaryBwdKernel<MGSRT_UNARY_ROUND>
         <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   default:

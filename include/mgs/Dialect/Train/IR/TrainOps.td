@@ -819,6 +819,12 @@ def Train_ExpOp : Train_UnaryOp<"exp", "Exp">;
 def Train_CosOp : Train_UnaryOp<"cos", "Cos">;
 def Train_SinOp : Train_UnaryOp<"sin", "Sin">;
 def Train_AbsOp : Train_UnaryOp<"abs", "Abs">;
+def Train_RoundOp : Train_UnaryOp<"round", "Round"> {
+  let description = [{
+    ONNX `Round`: to the nearest integer, halves to even. Piecewise
+    constant: reverse-mode differentiation passes no gradient through it.
+  }];
+}
 def Train_LogOp : Train_UnaryOp<"log", "Log">;
 def Train_SoftsignOp : Train_UnaryOp<"softsign", "Softsign">;
 def Train_MishOp : Train_UnaryOp<"mish", "Mish"> {
