@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "converters/Attention.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -37,19 +38,13 @@ FailureOr<Value> GraphImporter::truthOperand(int i) {
   const onnx::TensorProto *c = foldableConstant(name);
   if (!c || c->data_type() != onnx::TensorProto::BOOL)
     return failure();
-  SmallVector<int64_t> shape(c->dims().begin(), c->dims().end());
-  std::vector<float> ones;
-  if (c->has_raw_data())
-    for (char v : c->raw_data())
-      ones.push_back(v != 0 ? 1.0f : 0.0f);
-  else
-    for (int32_t v : c->int32_data())
-      ones.push_back(v != 0 ? 1.0f : 0.0f);
-  if (static_cast<int64_t>(ones.size()) != mgs::train::numElements(shape))
+  SmallVector<int64_t> shape;
+  auto ones = conditionMask(*this, shape, i);
+  if (failed(ones))
     return failure();
   auto type = RankedTensorType::get(shape, b.getF32Type());
   return Value(arith::ConstantOp::create(b, curLoc, type,
-                                         DenseElementsAttr::get(type, ArrayRef<float>(ones))));
+                                         DenseElementsAttr::get(type, ArrayRef<float>(*ones))));
 }
 
 Value GraphImporter::f32Constant(float v) {

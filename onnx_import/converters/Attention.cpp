@@ -52,34 +52,6 @@ std::vector<float> broadcastTo(ArrayRef<float> values, ArrayRef<int64_t> from,
   return out;
 }
 
-/// The condition of a Where as 0/1 floats, or failure (reported).
-FailureOr<std::vector<float>> conditionMask(NodeImporter &n, SmallVectorImpl<int64_t> &shape,
-                                            int input = 0) {
-  if (!n.inputIsConstant(input))
-    return n.emitError() << "the condition '" << n.node().input(input)
-                         << "' must be a constant (an initializer, a Constant node or shape "
-                            "arithmetic on them, evaluated at import); here it is computed by "
-                            "the graph";
-  auto t = n.constantInput(input);
-  if (failed(t))
-    return failure();
-  const onnx::TensorProto &tensor = **t;
-  if (tensor.data_type() != onnx::TensorProto::BOOL)
-    return n.emitError() << "the condition must be BOOL, got data type " << tensor.data_type();
-  shape.assign(tensor.dims().begin(), tensor.dims().end());
-  std::vector<float> mask;
-  if (tensor.has_raw_data())
-    for (char c : tensor.raw_data())
-      mask.push_back(c != 0 ? 1.0f : 0.0f);
-  else
-    for (int32_t v : tensor.int32_data())
-      mask.push_back(v != 0 ? 1.0f : 0.0f);
-  if (static_cast<int64_t>(mask.size()) != numElements(shape))
-    return n.emitError() << "the condition holds " << mask.size() << " values for shape "
-                         << shapeToString(shape);
-  return mask;
-}
-
 constexpr float kNegInf = -std::numeric_limits<float>::infinity();
 
 /// A constant attn_mask (input 3 of Attention) as additive bias values:
@@ -122,6 +94,33 @@ FailureOr<std::vector<float>> constantAttentionBias(NodeImporter &n, int64_t key
 }
 
 } // namespace
+
+FailureOr<std::vector<float>> conditionMask(NodeImporter &n, SmallVectorImpl<int64_t> &shape,
+                                            int input) {
+  if (!n.inputIsConstant(input))
+    return n.emitError() << "the condition '" << n.node().input(input)
+                         << "' must be a constant (an initializer, a Constant node or shape "
+                            "arithmetic on them, evaluated at import); here it is computed by "
+                            "the graph";
+  auto t = n.constantInput(input);
+  if (failed(t))
+    return failure();
+  const onnx::TensorProto &tensor = **t;
+  if (tensor.data_type() != onnx::TensorProto::BOOL)
+    return n.emitError() << "the condition must be BOOL, got data type " << tensor.data_type();
+  shape.assign(tensor.dims().begin(), tensor.dims().end());
+  std::vector<float> mask;
+  if (tensor.has_raw_data())
+    for (char c : tensor.raw_data())
+      mask.push_back(c != 0 ? 1.0f : 0.0f);
+  else
+    for (int32_t v : tensor.int32_data())
+      mask.push_back(v != 0 ? 1.0f : 0.0f);
+  if (static_cast<int64_t>(mask.size()) != numElements(shape))
+    return n.emitError() << "the condition holds " << mask.size() << " values for shape "
+                         << shapeToString(shape);
+  return mask;
+}
 
 LogicalResult convertWhere(NodeImporter &n) {
   SmallVector<int64_t> condShape;

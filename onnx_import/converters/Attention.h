@@ -21,6 +21,11 @@ namespace mgs::onnx_import {
 /// gradient there is 0. A condition computed by the graph is an error naming
 /// the node.
 mlir::LogicalResult convertWhere(NodeImporter &n);
+/// Input `input` of `n` (a Where's condition, an attention mask), a constant
+/// BOOL, as 0/1 floats with its shape in `shape`; an error naming the node
+/// otherwise.
+mlir::FailureOr<std::vector<float>>
+conditionMask(NodeImporter &n, llvm::SmallVectorImpl<int64_t> &shape, int input = 0);
 
 /// Expand of computed data to a constant shape: a broadcasting add of zeros
 /// of the result's shape, whose gradient sums over the broadcast axes.

@@ -47,13 +47,30 @@ struct Reduction {
   RankedTensorType type;
 };
 
-/// The Reduction of node `n` over `axes` (read from the node), or nullopt
-/// when noop_with_empty_axes (or a scalar input) leaves nothing to reduce:
-/// the output is then the input.
-FailureOr<std::optional<Reduction>> prepareReduction(NodeImporter &n, ArrayRef<int64_t> axes) {
+/// The axes of a reduction: input 1 where the opset passes them as an input
+/// (a constant), else the attribute.
+FailureOr<SmallVector<int64_t>> reduceAxes(NodeImporter &n, bool axesAsInput) {
+  if (axesAsInput) {
+    if (n.findAttr("axes"))
+      return n.emitError() << "attribute 'axes' is not valid at opset " << n.opset()
+                           << " (axes are input 1)";
+    if (!n.hasInput(1))
+      return SmallVector<int64_t>();
+    return n.constantInts(1);
+  }
+  return n.intsAttr("axes").value_or(SmallVector<int64_t>());
+}
+
+/// The Reduction of node `n` over its axes (input 1 from opset
+/// `axesInputFrom`, else the attribute), or nullopt when
+/// noop_with_empty_axes (or a scalar input) leaves nothing to reduce: the
+/// output is then the input.
+FailureOr<std::optional<Reduction>> prepareReduction(NodeImporter &n, int64_t axesInputFrom) {
+  auto given = reduceAxes(n, n.opset() >= axesInputFrom);
   auto x = n.input(0);
-  if (failed(x))
+  if (failed(given) || failed(x))
     return failure();
+  ArrayRef<int64_t> axes = *given;
   const int64_t rank = shapeOf(*x).size();
   SmallVector<int64_t> all;
   if (axes.empty() && n.intAttr("noop_with_empty_axes", 0) == 0)
@@ -76,13 +93,13 @@ FailureOr<std::optional<Reduction>> prepareReduction(NodeImporter &n, ArrayRef<i
 enum class Before { None, Square, Abs };
 enum class After { None, Sqrt, Log };
 
-/// The reduction of input 0 of `n` over `axes` (already read; empty: every
-/// axis unless noop_with_empty_axes), as `kind`, with `before` applied to
+/// The reduction of input 0 of `n` over its axes (prepareReduction), as
+/// `kind`, with `before` applied to
 /// each element first (ReduceL2, ReduceSumSquare: x * x; ReduceL1: abs) and
 /// `after` to the result (ReduceL2: sqrt; ReduceLogSum: log).
-LogicalResult buildReduce(NodeImporter &n, StringRef kind, ArrayRef<int64_t> axes,
+LogicalResult buildReduce(NodeImporter &n, StringRef kind, int64_t axesInputFrom,
                           Before before = Before::None, After after = After::None) {
-  auto r = prepareReduction(n, axes);
+  auto r = prepareReduction(n, axesInputFrom);
   if (failed(r) || !*r)
     return failure(failed(r)); // an error, or nothing to reduce
   auto [x, norm, type] = **r;
@@ -124,60 +141,27 @@ FailureOr<Value> extremum(NodeImporter &n, Value x, ArrayRef<int64_t> axes, bool
   return Value(ReshapeOp::create(b, n.loc(), type, value));
 }
 
-/// The axes of a reduction: input 1 where the opset passes them as an input
-/// (a constant), else the attribute.
-FailureOr<SmallVector<int64_t>> reduceAxes(NodeImporter &n, bool axesAsInput) {
-  if (axesAsInput) {
-    if (n.findAttr("axes"))
-      return n.emitError() << "attribute 'axes' is not valid at opset " << n.opset()
-                           << " (axes are input 1)";
-    if (!n.hasInput(1))
-      return SmallVector<int64_t>();
-    return n.constantInts(1);
-  }
-  return n.intsAttr("axes").value_or(SmallVector<int64_t>());
-}
-
 } // namespace
 
-LogicalResult convertReduceMean(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 18);
-  if (failed(axes))
-    return failure();
-  return buildReduce(n, "mean", *axes);
-}
+LogicalResult convertReduceMean(NodeImporter &n) { return buildReduce(n, "mean", 18); }
 
-LogicalResult convertReduceSum(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 13);
-  if (failed(axes))
-    return failure();
-  return buildReduce(n, "sum", *axes);
-}
+LogicalResult convertReduceSum(NodeImporter &n) { return buildReduce(n, "sum", 13); }
 
 LogicalResult convertReduceL2(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 18);
-  if (failed(axes))
-    return failure();
-  return buildReduce(n, "sum", *axes, Before::Square, After::Sqrt);
+  return buildReduce(n, "sum", 18, Before::Square, After::Sqrt);
 }
 
 LogicalResult convertReduceSumLike(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 18);
-  if (failed(axes))
-    return failure();
   StringRef op = n.node().op_type();
   if (op == "ReduceL1")
-    return buildReduce(n, "sum", *axes, Before::Abs);
+    return buildReduce(n, "sum", 18, Before::Abs);
   if (op == "ReduceSumSquare")
-    return buildReduce(n, "sum", *axes, Before::Square);
-  return buildReduce(n, "sum", *axes, Before::None, After::Log); // ReduceLogSum
+    return buildReduce(n, "sum", 18, Before::Square);
+  return buildReduce(n, "sum", 18, Before::None, After::Log); // ReduceLogSum
 }
 
 LogicalResult convertReduceMaxMin(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 18);
-  if (failed(axes))
-    return failure();
-  auto r = prepareReduction(n, *axes);
+  auto r = prepareReduction(n, 18);
   if (failed(r) || !*r)
     return failure(failed(r)); // an error, or nothing to reduce
   auto out =
@@ -189,10 +173,7 @@ LogicalResult convertReduceMaxMin(NodeImporter &n) {
 }
 
 LogicalResult convertReduceLogSumExp(NodeImporter &n) {
-  auto axes = reduceAxes(n, n.opset() >= 18);
-  if (failed(axes))
-    return failure();
-  auto r = prepareReduction(n, *axes);
+  auto r = prepareReduction(n, 18);
   if (failed(r) || !*r)
     return failure(failed(r)); // an error, or nothing to reduce
   auto [x, norm, type] = **r;
