@@ -12,6 +12,15 @@ if [ "${1:-}" = "--sanitize" ]; then
 fi
 build=${MGS_BUILD_DIR:-$root/build}
 
+# A fresh build tree with its exported test models and the tests' outputs
+# takes about 5 GB: say so up front rather than with a write error later.
+mkdir -p "$build"
+free_kb=$(df -Pk "$build" | awk 'NR == 2 { print $4 }')
+echo "test: $((free_kb / 1048576)) GB free under $build"
+if [ "$free_kb" -lt $((5 * 1048576)) ]; then
+  echo "test: warning: under 5 GB free; a fresh build and its test models need about 5 GB" >&2
+fi
+
 "$root/scripts/setup.sh" "$build"
 echo "test: building (ninja -j2)"
 ninja -C "$build" -j2 all mgs-test-models
