@@ -75,6 +75,8 @@ def build(name):
         "bilstm": (DigitsBiLSTM, digits),
         # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
         "rnn": (DigitsRNN, digits),
+        # an LSTM encoder's last state as its decoder's initial state; a GRU's learned one
+        "rnnstate": (DigitsEncoderDecoder, digits),
         # 12 tokens a sequence (the export's example fixes T; N is --batch-size)
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # the same with logits [N, 12, 50] (classes last: mgsc --class-axis -1)
@@ -244,7 +246,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", 
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",
-                 "maxmin", "layout", "reductions", "truths", "rnn"}
+                 "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

@@ -60,6 +60,32 @@ class DigitsRNN(nn.Module):
         return self.fc(torch.cat([h[0], y1[:, -1]], dim=1))
 
 
+class DigitsEncoderDecoder(nn.Module):
+    """Recurrent layers that start from a given state: a 2-layer LSTM encoder
+    (8 -> 16) over the digits' first 4 rows hands its last (h, c) to a 2-layer
+    LSTM decoder over the last 4 (ONNX LSTM's initial_h and initial_c, a
+    computed value sliced per layer); a bidirectional GRU (8 -> 12 each way,
+    batch first) over all 8 rows starts from a learned state (a parameter
+    expanded over the batch). The decoder's last step and the GRU's last
+    states into a linear classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.encoder = nn.LSTM(8, 16, num_layers=2)
+        self.decoder = nn.LSTM(8, 16, num_layers=2)
+        self.gru = nn.GRU(8, 12, batch_first=True, bidirectional=True)
+        self.h0 = nn.Parameter(torch.linspace(-0.3, 0.3, 24).reshape(2, 1, 12))
+        self.fc = nn.Linear(16 + 24, 10)
+
+    def forward(self, x):
+        rows = x.reshape(-1, 8, 8)
+        seq = rows.transpose(0, 1)
+        _, state = self.encoder(seq[:4])
+        y, _ = self.decoder(seq[4:], state)
+        _, h = self.gru(rows, self.h0.expand(2, rows.shape[0], 12).contiguous())
+        return self.fc(torch.cat([y[-1], h.transpose(0, 1).reshape(-1, 24)], dim=1))
+
+
 class DigitsBiLSTM(nn.Module):
     """DigitsLSTM bidirectional (8 -> 16 each way): both directions' last
     hidden states (y_h) and both directions' outputs at the last step (y),

@@ -1,8 +1,10 @@
 //===- Recurrent.cpp - ONNX LSTM, GRU and RNN -----------------------------===//
 //
-// LSTM and GRU with ONNX's default activations and a zero initial state (as
-// PyTorch's nn.LSTM and nn.GRU export: their initial state is built from
-// shapes and evaluated to zeros at import), in any direction. Each direction
+// LSTM and GRU with ONNX's default activations, in any direction, their
+// initial states any value: a zero one (what PyTorch's nn.LSTM and nn.GRU
+// export without one, built from shapes and evaluated at import) is left to
+// the kernels' zero state, any other (an encoder's last state, a learned
+// parameter) becomes the ops' initial_h / initial_c. Each direction
 // is one train.lstm / train.gru, which runs forward; the reverse direction
 // runs it over the sequence reversed (a split into steps concatenated in the
 // other order) and reverses its y back. A bidirectional node concatenates
@@ -10,8 +12,7 @@
 // states 2 x N x H); its W, R and B are split per direction. With layout = 1
 // (batch first: X N x T x I, y N x T x D x H, the states N x D x H) X and the
 // results are transposed around the sequence-first cells. An RNN (nn.RNN,
-// tanh or relu) is unrolled into gemms and activations (unrollRNN), so its
-// initial state may be any value, a learned or computed one included.
+// tanh or relu) is unrolled into gemms and activations (unrollRNN).
 //
 //===----------------------------------------------------------------------===//
 
@@ -178,45 +179,42 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
       return n.emitError() << "sequence_lens (input 4) must be " << t
                            << " for every sequence; sequences of other lengths are not supported";
   }
-  Value rnnInitial; // an RNN's initial state, when given: any value (it is unrolled)
+  // The initial states given and not a constant zero (sequence first, D x N x H),
+  // as values; a zero one stays absent (the kernels' zero state).
+  SmallVector<Value, 2> initial(cell.states);
+  SmallVector<int64_t> expected =
+      layout ? SmallVector<int64_t>{batch, dirs, h} : SmallVector<int64_t>{dirs, batch, h};
   for (int i = 5; i < 5 + cell.states; ++i) {
     if (!n.hasInput(i))
       continue;
     const char *name = cell.initial[i - 5];
-    if (rnn) {
-      auto init = n.input(i);
-      if (failed(init))
+    SmallVector<int64_t> dims;
+    bool zero = false;
+    if (n.inputIsConstant(i)) {
+      auto values = n.constantFloats(i);
+      auto proto = n.constantInput(i);
+      if (failed(values) || failed(proto))
         return failure();
-      SmallVector<int64_t> expected =
-          layout ? SmallVector<int64_t>{batch, dirs, h} : SmallVector<int64_t>{dirs, batch, h};
-      if (shapeOf(*init) != ArrayRef<int64_t>(expected))
-        return n.emitError() << name << " (input " << i << ") must have shape "
-                             << shapeToString(expected) << ", got "
-                             << shapeToString(shapeOf(*init));
-      rnnInitial = layout ? permuteDims(n.builder(), n.loc(), *init, {1, 0, 2}) : *init;
-      continue;
+      dims.assign((*proto)->dims().begin(), (*proto)->dims().end());
+      zero = llvm::all_of(*values, [](float v) { return v == 0.0f; });
     }
-    if (n.inputIsParameter(i))
-      return n.emitError() << name << " (input " << i
-                           << ") is an initializer, which mgs would train; mgs supports a zero "
-                              "initial state only (a Constant)";
-    auto init = n.constantFloats(i);
-    auto proto = n.constantInput(i);
-    if (failed(init) || failed(proto))
-      return failure();
+    FailureOr<Value> value = failure();
+    if (!zero) {
+      value = n.input(i);
+      if (failed(value))
+        return failure();
+      dims.assign(shapeOf(*value).begin(), shapeOf(*value).end());
+    }
     // (An LSTM with proj_size exported by torch.export: hidden_size is the
     // projection's, its cell state the LSTM's, wider.)
-    SmallVector<int64_t> dims((*proto)->dims().begin(), (*proto)->dims().end());
-    SmallVector<int64_t> expected =
-        layout ? SmallVector<int64_t>{batch, dirs, h} : SmallVector<int64_t>{dirs, batch, h};
     if (dims != expected)
       return n.emitError() << name << " (input " << i << ") must have shape "
                            << shapeToString(expected)
                            << (layout ? " [batch, num_directions, hidden_size]"
                                       : " [num_directions, batch, hidden_size]")
                            << ", got " << shapeToString(dims);
-    if (llvm::any_of(*init, [](float v) { return v != 0.0f; }))
-      return n.emitError() << name << " (input " << i << ") must be zero";
+    if (!zero)
+      initial[i - 5] = layout ? permuteDims(n.builder(), n.loc(), *value, {1, 0, 2}) : *value;
   }
   const int64_t linearBeforeReset = lstm ? 0 : n.intAttr("linear_before_reset", 0);
   if (linearBeforeReset != 0 && linearBeforeReset != 1)
@@ -241,10 +239,11 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
   }
   SmallVector<Value> wd = perDirection(b, loc, *w, dirs), rd = perDirection(b, loc, *r, dirs),
                      bd = perDirection(b, loc, bias, dirs);
-  SmallVector<Value> h0d;
-  if (rnnInitial)
-    for (Value v : perDirection(b, loc, rnnInitial, dirs))
-      h0d.push_back(ReshapeOp::create(b, loc, RankedTensorType::get({batch, h}, f32), v));
+  // initialPer[k][d]: initial state k of direction d (1 x N x H), or null.
+  SmallVector<SmallVector<Value, 2>, 2> initialPer(cell.states, SmallVector<Value, 2>(dirs));
+  for (int k = 0; k < cell.states; ++k)
+    if (initial[k])
+      initialPer[k] = SmallVector<Value, 2>(perDirection(b, loc, initial[k], dirs));
   auto yType = RankedTensorType::get({t, 1, batch, h}, f32);
   auto state = RankedTensorType::get({1, batch, h}, f32);
   // results[k]: output k of each direction.
@@ -253,8 +252,10 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
     const bool reverse = direction == "reverse" || d == 1;
     Value input = reverse ? reverseSteps(b, loc, seqFirst) : seqFirst;
     if (rnn) {
-      auto [y, last] = unrollRNN(b, loc, input, wd[d], rd[d], bd[d], h0d.empty() ? Value() : h0d[d],
-                                 rnnActivations[d]);
+      Value h0 = initialPer[0][d];
+      if (h0)
+        h0 = ReshapeOp::create(b, loc, RankedTensorType::get({batch, h}, f32), h0);
+      auto [y, last] = unrollRNN(b, loc, input, wd[d], rd[d], bd[d], h0, rnnActivations[d]);
       results[0].push_back(reverse ? reverseSteps(b, loc, y) : y);
       results[1].push_back(last);
       continue;
@@ -263,10 +264,10 @@ LogicalResult convertRecurrent(NodeImporter &n, const Cell &cell) {
     if (lstm)
       op =
           LSTMOp::create(b, loc, yType, state, state, RankedTensorType::get({t, batch, 5 * h}, f32),
-                         input, wd[d], rd[d], bd[d]);
+                         input, wd[d], rd[d], bd[d], initialPer[0][d], initialPer[1][d]);
     else
       op = GRUOp::create(b, loc, yType, state, RankedTensorType::get({t, batch, 4 * h}, f32), input,
-                         wd[d], rd[d], bd[d], linearBeforeReset != 0);
+                         wd[d], rd[d], bd[d], initialPer[0][d], linearBeforeReset != 0);
     results[0].push_back(reverse ? reverseSteps(b, loc, op->getResult(0)) : op->getResult(0));
     for (int k = 1; k <= cell.states; ++k)
       results[k].push_back(op->getResult(k));

@@ -160,8 +160,16 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
       .Case([&](LSTMOp l) {
         ArrayRef<int64_t> x = shapeOf(l.getInput());
         return call(Kernel::lstm_fwd, lstmDesc(x, shapeOf(l.getR())),
-                    {{l.getInput()}, {l.getW()}, {l.getR()}, {l.getB()}, {l.getY()},
-                     {l.getYH(), true}, {l.getYC(), true}, {l.getSaved()}});
+                    {{l.getInput()},
+                     {l.getW()},
+                     {l.getR()},
+                     {l.getB()},
+                     {l.getY()},
+                     {l.getYH(), true},
+                     {l.getYC(), true},
+                     {l.getSaved()},
+                     {l.getInitialH()},
+                     {l.getInitialC()}});
       })
       .Case([&](DropoutOp d) {
         return call(Kernel::dropout_fwd,
@@ -319,9 +327,22 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
       .Case([&](LSTMGradOp g) {
         ArrayRef<int64_t> x = shapeOf(g.getInput());
         return call(Kernel::lstm_bwd, lstmDesc(x, shapeOf(g.getR())),
-                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getY()}, {g.getSaved()},
-                     {g.getYGrad()}, {g.getYHGrad()}, {g.getYCGrad()}, {g.getInputGrad(), true},
-                     {g.getWGrad()}, {g.getRGrad()}, {g.getBGrad()}});
+                    {{g.getInput()},
+                     {g.getW()},
+                     {g.getR()},
+                     {g.getY()},
+                     {g.getSaved()},
+                     {g.getYGrad()},
+                     {g.getYHGrad()},
+                     {g.getYCGrad()},
+                     {g.getInputGrad(), true},
+                     {g.getWGrad()},
+                     {g.getRGrad()},
+                     {g.getBGrad()},
+                     {g.getInitialH()},
+                     {g.getInitialC()},
+                     {g.getInitialHGrad(), true},
+                     {g.getInitialCGrad(), true}});
       })
       .Case([&](DropoutGradOp g) {
         return call(Kernel::dropout_bwd,
@@ -456,15 +477,31 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
       .Case([&](GRUOp g) {
         ArrayRef<int64_t> x = shapeOf(g.getInput());
         return call(Kernel::gru_fwd, gruDesc(x, shapeOf(g.getR()), g.getLinearBeforeReset()),
-                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getB()}, {g.getY()},
-                     {g.getYH(), true}, {g.getSaved()}});
+                    {{g.getInput()},
+                     {g.getW()},
+                     {g.getR()},
+                     {g.getB()},
+                     {g.getY()},
+                     {g.getYH(), true},
+                     {g.getSaved()},
+                     {g.getInitialH()}});
       })
       .Case([&](GRUGradOp g) {
         ArrayRef<int64_t> x = shapeOf(g.getInput());
         return call(Kernel::gru_bwd, gruDesc(x, shapeOf(g.getR()), g.getLinearBeforeReset()),
-                    {{g.getInput()}, {g.getW()}, {g.getR()}, {g.getY()}, {g.getSaved()},
-                     {g.getYGrad()}, {g.getYHGrad()}, {g.getInputGrad(), true}, {g.getWGrad()},
-                     {g.getRGrad()}, {g.getBGrad()}});
+                    {{g.getInput()},
+                     {g.getW()},
+                     {g.getR()},
+                     {g.getY()},
+                     {g.getSaved()},
+                     {g.getYGrad()},
+                     {g.getYHGrad()},
+                     {g.getInputGrad(), true},
+                     {g.getWGrad()},
+                     {g.getRGrad()},
+                     {g.getBGrad()},
+                     {g.getInitialH()},
+                     {g.getInitialHGrad(), true}});
       })
       .Case([&](LayerNormOp l) {
         ArrayRef<int64_t> x = shapeOf(l.getInput());

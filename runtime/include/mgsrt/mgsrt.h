@@ -321,17 +321,19 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_gather_fwd(mgsrt_ctx_t *ctx, const int64_t *de
 MGSRT_EXPORT mgsrt_status_t mgsrt_gather_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* LSTM, one layer, forward direction (ONNX LSTM with its default
- *   activations: sigmoid gates, tanh cell and output; zero initial state).
+ *   activations: sigmoid gates, tanh cell and output).
  *   desc: [T, N, I, H]; x is T x N x I (sequence first). Gate order as ONNX:
  *   i, o, f, c. w is 4H x I, r is 4H x H, b is 8H (input then recurrent
  *   biases). Per step: g = x_t w^T + h r^T + b_w + b_r; i, o, f = sigmoid,
  *   c~ = tanh; c = f c + i c~; h = o tanh(c).
  * fwd  bufs: x, w, r, b, y (T x N x H: every h), y_h (nullable, N x H: the
  *            last h), y_c (nullable, N x H: the last c), saved (T x N x 5H:
- *            i, o, f, c~ and c of every step, for the backward pass)
+ *            i, o, f, c~ and c of every step, for the backward pass),
+ *            h0, c0 (nullable, N x H: the initial states; null: zero)
  * bwd  bufs: x, w, r, y, saved, dy (nullable: zero), dy_h (nullable),
  *            dy_c (nullable), dx (nullable: not computed), dw, dr, db
- *            (backpropagation through time; dw, dr, db are overwritten) */
+ *            (backpropagation through time; dw, dr, db are overwritten),
+ *            h0, c0 (nullable, as the fwd's), dh0, dc0 (nullable) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
@@ -443,7 +445,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_fwd(mgsrt_ctx_t *ctx, const int64_t *de
 MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* GRU, one layer, forward direction (ONNX GRU with its default activations:
- *   sigmoid gates, tanh candidate; zero initial state).
+ *   sigmoid gates, tanh candidate).
  *   desc: [T, N, I, H, linear_before_reset]; x is T x N x I. Gate
  *   order as ONNX: z, r, h. w is 3H x I, r is 3H x H, b is 6H (Wb, then Rb).
  *   Per step: z, r = sigmoid(x_t w^T + h r^T + Wb + Rb) (their rows);
@@ -452,9 +454,11 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_reduce_bwd(mgsrt_ctx_t *ctx, const int64_t *de
  *   h = (1 - z) n + z h.
  * fwd  bufs: x, w, r, b, y (T x N x H: every h), y_h (nullable, N x H: the
  *            last h), saved (T x N x 4H: z, r, n and the recurrent
- *            candidate term (h Rh^T + Rbh, or (r h) Rh^T + Rbh) of each step)
+ *            candidate term (h Rh^T + Rbh, or (r h) Rh^T + Rbh) of each step),
+ *            h0 (nullable, N x H: the initial state; null: zero)
  * bwd  bufs: x, w, r, y, saved, dy (nullable: zero), dy_h (nullable),
- *            dx (nullable: not computed), dw, dr, db (overwritten) */
+ *            dx (nullable: not computed), dw, dr, db (overwritten), h0
+ *            (nullable), dh0 (nullable) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_gru_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 

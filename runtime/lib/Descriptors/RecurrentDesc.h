@@ -43,7 +43,8 @@ inline mgsrt_status_t parseGru(mgsrt_ctx_t *ctx, const char *kernel, const int64
   return MGSRT_OK;
 }
 
-/// lstm_fwd's buffer checks (x, w, r, b, y, the nullable y_h and y_c, saved).
+/// lstm_fwd's buffer checks (x, w, r, b, y, the nullable y_h and y_c, saved,
+/// the nullable h0 and c0).
 inline bool checkLstmFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
   return BufferCheck(ctx, kernel, bufs)
       .require(0, "x").require(1, "w").require(2, "r").require(3, "b").require(4, "y")
@@ -51,14 +52,15 @@ inline bool checkLstmFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *
 }
 
 /// lstm_bwd's buffer checks (x, w, r, y, saved, the nullable dy, dy_h, dy_c
-/// and dx, then dw, dr, db).
+/// and dx, then dw, dr, db, the nullable h0, c0, dh0 and dc0).
 inline bool checkLstmBwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
   return BufferCheck(ctx, kernel, bufs)
       .require(0, "x").require(1, "w").require(2, "r").require(3, "y").require(4, "saved")
       .require(9, "dw").require(10, "dr").require(11, "db").ok;
 }
 
-/// gru_fwd's buffer checks (x, w, r, b, y, the nullable y_h, saved).
+/// gru_fwd's buffer checks (x, w, r, b, y, the nullable y_h, saved, the
+/// nullable h0).
 inline bool checkGruFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
   return BufferCheck(ctx, kernel, bufs)
       .require(0, "x").require(1, "w").require(2, "r").require(3, "b").require(4, "y")
@@ -66,7 +68,7 @@ inline bool checkGruFwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *b
 }
 
 /// gru_bwd's buffer checks (x, w, r, y, saved, the nullable dy, dy_h and dx,
-/// then dw, dr, db).
+/// then dw, dr, db, the nullable h0 and dh0).
 inline bool checkGruBwdBufs(mgsrt_ctx_t *ctx, const char *kernel, void *const *bufs) {
   return BufferCheck(ctx, kernel, bufs)
       .require(0, "x").require(1, "w").require(2, "r").require(3, "y").require(4, "saved")

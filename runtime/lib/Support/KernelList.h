@@ -64,16 +64,17 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 17; // 6: clip_grad_norm; 7: gtopk_start, sparse_allreduce_start;
-                                          // 8: layer_norm_fwd/bwd; 9: CUDA layer_norm, lstm, gru;
-                                          // 10: gelu_fwd/bwd; 11: cumsum, to_index;
-                                          // 12: topk_positions; 13: elementwise_loss,
+constexpr int kDeviceKernelsVersion = 18; // 6: clip_grad_norm; 7: gtopk_start,
+                                          // sparse_allreduce_start; 8: layer_norm_fwd/bwd; 9: CUDA
+                                          // layer_norm, lstm, gru; 10: gelu_fwd/bwd; 11: cumsum,
+                                          // to_index; 12: topk_positions; 13: elementwise_loss,
                                           // softmax_cross_entropy's ignore_index and smoothing;
                                           // 14: class weights (softmax_cross_entropy's fifth
                                           // buffer), elementwise_loss's last axis and pos_weight;
                                           // 15: both losses' sum flag (reduction "sum");
                                           // 16: the step's CUDA graph (graphBegin ...);
-                                          // 17: hostAlloc, hostFree, memcpy kind 3
+                                          // 17: hostAlloc, hostFree, memcpy kind 3;
+                                          // 18: lstm/gru initial states (their last buffers)
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

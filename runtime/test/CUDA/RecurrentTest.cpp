@@ -27,21 +27,29 @@ namespace {
 constexpr double kTol = 1e-4;
 
 /// One layer: steps, batch, input and hidden size; the GRU's
-/// linear_before_reset; whether the optional inputs and outputs are given.
+/// linear_before_reset; whether the optional inputs and outputs are given;
+/// whether the initial states and their gradients are.
 struct RnnCase {
   int64_t t, n, i, h;
-  bool lbr = true, optional = true;
+  bool lbr = true, optional = true, initial = false;
 };
 
 // A single step and unit sizes; the test models' (digits rows: 8 steps of 8,
 // batch 4, hidden 16 or 32); a wide hidden state over a long batch; sizes
-// that are no multiple of a warp.
-const RnnCase kCases[] = {{1, 1, 1, 1},   {8, 4, 8, 16},  {8, 4, 8, 32},
-                          {3, 64, 20, 40}, {7, 5, 33, 17}, {12, 3, 5, 9, false, false}};
+// that are no multiple of a warp; given initial states (one step and several).
+const RnnCase kCases[] = {{1, 1, 1, 1},
+                          {8, 4, 8, 16},
+                          {8, 4, 8, 32},
+                          {3, 64, 20, 40},
+                          {7, 5, 33, 17},
+                          {12, 3, 5, 9, false, false},
+                          {1, 3, 4, 5, true, true, true},
+                          {7, 5, 33, 17, false, true, true}};
 
 std::string traceOf(const RnnCase &c) {
   return "T" + std::to_string(c.t) + " N" + std::to_string(c.n) + " I" + std::to_string(c.i) +
-         " H" + std::to_string(c.h) + (c.lbr ? " lbr" : "") + (c.optional ? "" : " no optional");
+         " H" + std::to_string(c.h) + (c.lbr ? " lbr" : "") + (c.optional ? "" : " no optional") +
+         (c.initial ? " initial states" : "");
 }
 
 /// The kernels, gate count and buffer layout of one kind of layer.
@@ -57,6 +65,15 @@ struct Kind {
   }
   /// saved's columns a row: 5H (LSTM) or 4H (GRU).
   int64_t savedCols(const RnnCase &c) const { return (gates + 1) * c.h; }
+  /// The states: h (and the LSTM's c).
+  size_t states() const { return cellState ? 2 : 1; }
+  /// The forward's outputs (y, y_h, [y_c], saved) start at buffer 4.
+  size_t fwdOutputs() const { return 2 + states(); }
+  /// The backward's dx (then dw, dr, db) and dh0 (then [dc0]) buffers.
+  size_t bwdFirstGrad() const { return 6 + states(); }
+  size_t bwdFirstInitialGrad() const { return bwdFirstGrad() + 4 + states(); }
+  size_t fwdBufs() const { return 4 + fwdOutputs() + states(); }
+  size_t bwdBufs() const { return bwdFirstInitialGrad() + states(); }
 };
 
 const Kind kLstm{"lstm", mgsrt_lstm_fwd, mgsrt_lstm_bwd, 4, true};
@@ -72,7 +89,8 @@ std::vector<float> eighths(int64_t n) {
 }
 
 /// The forward call's buffers: x, w, r, b, then the outputs (y, y_h, [y_c],
-/// saved), which start equal on both devices.
+/// saved), which start equal on both devices, then the initial states h0,
+/// [c0] (empty: null, the zero state).
 Buffers forwardBuffers(const Kind &k, const RnnCase &c, std::vector<float> x,
                        std::vector<float> w, std::vector<float> r) {
   const int64_t TN = c.t * c.n, H = c.h;
@@ -82,6 +100,8 @@ Buffers forwardBuffers(const Kind &k, const RnnCase &c, std::vector<float> x,
   if (k.cellState)
     b.push_back(c.optional ? randomVec(c.n * H) : std::vector<float>());
   b.push_back(randomVec(TN * k.savedCols(c)));
+  for (size_t s = 0; s < k.states(); ++s)
+    b.push_back(c.initial ? randomVec(c.n * H) : std::vector<float>());
   return b;
 }
 
@@ -92,28 +112,34 @@ Buffers randomForward(const Kind &k, const RnnCase &c) {
 }
 
 /// The backward call's buffers from the forward call's (after it ran): x, w,
-/// r, y, saved, dy, dy_h, [dy_c], dx, dw, dr, db.
+/// r, y, saved, dy, dy_h, [dy_c], dx, dw, dr, db, h0, [c0], dh0, [dc0].
 Buffers backwardBuffers(const Kind &k, const RnnCase &c, const Buffers &fwd) {
   const int64_t TN = c.t * c.n, H = c.h, G = k.gates * H;
   const auto optional = [&](int64_t n) {
     return c.optional ? randomVec(n) : std::vector<float>();
   };
-  Buffers b = {fwd[0], fwd[1], fwd[2], fwd[4], fwd.back(), optional(TN * H), optional(c.n * H)};
+  const std::vector<float> &saved = fwd[4 + k.fwdOutputs() - 1];
+  Buffers b = {fwd[0], fwd[1], fwd[2], fwd[4], saved, optional(TN * H), optional(c.n * H)};
   if (k.cellState)
     b.push_back(optional(c.n * H));
   b.push_back(optional(TN * c.i));
   b.push_back(randomVec(G * c.i));
   b.push_back(randomVec(G * H));
   b.push_back(randomVec(2 * G));
+  for (size_t s = 0; s < k.states(); ++s)
+    b.push_back(fwd[4 + k.fwdOutputs() + s]);
+  for (size_t s = 0; s < k.states(); ++s)
+    b.push_back(c.initial ? randomVec(c.n * H) : std::vector<float>());
   return b;
 }
 
 /// Names of the outputs (the buffers from `first` on) for the messages.
 const char *const kFwdNames[] = {"y", "y_h", "y_c", "saved"};
 const char *const kBwdNames[] = {"dx", "dw", "dr", "db"};
+const char *const kInitialGradNames[] = {"dh0", "dc0"};
 
 void expectForwardClose(const Kind &k, const Buffers &g, const Buffers &c) {
-  for (size_t i = 4, o = 0; i < c.size(); ++i, ++o) {
+  for (size_t i = 4, o = 0; i < 4 + k.fwdOutputs(); ++i, ++o) {
     if (!k.cellState && o == 2)
       ++o; // the GRU has no y_c
     EXPECT_LE(relToMax(g[i], c[i]), kTol) << kFwdNames[o];
@@ -129,10 +155,15 @@ void runBothWays(mgsrt_ctx_t *cpu, mgsrt_ctx_t *gpu, const Kind &k, const RnnCas
   const Buffers bin = backwardBuffers(k, c, cf);
   const Buffers cb = runCpu(cpu, k.bwd, desc.data(), bin);
   const Buffers gb = runGpu(gpu, k.bwd, desc.data(), bin);
-  const size_t first = bin.size() - 4;
-  for (size_t i = first; i < bin.size(); ++i) {
+  const size_t first = k.bwdFirstGrad(), initial = k.bwdFirstInitialGrad();
+  for (size_t i = first; i < first + 4; ++i) {
     if (!bin[i].empty()) {
       EXPECT_LE(relToMax(gb[i], cb[i]), kTol) << kBwdNames[i - first];
+    }
+  }
+  for (size_t i = initial; i < bin.size(); ++i) {
+    if (!bin[i].empty()) {
+      EXPECT_LE(relToMax(gb[i], cb[i]), kTol) << kInitialGradNames[i - initial];
     }
   }
 }
@@ -163,12 +194,12 @@ TEST_F(GpuRecurrent, GateArithmeticEqualsTheCpuBitForBitWhereProductsAreExact) {
                                         std::vector<float>(k->gates * c.h * c.h, 0.0f));
       const Buffers cf = runCpu(cpu, k->fwd, desc.data(), in);
       const Buffers gf = runGpu(gpu, k->fwd, desc.data(), in);
-      for (size_t i = 4; i < in.size(); ++i)
+      for (size_t i = 4; i < 4 + k->fwdOutputs(); ++i)
         EXPECT_TRUE(bitsEqual(gf[i], cf[i])) << "forward output " << i;
       const Buffers bin = backwardBuffers(*k, c, cf);
       const Buffers cb = runCpu(cpu, k->bwd, desc.data(), bin);
       const Buffers gb = runGpu(gpu, k->bwd, desc.data(), bin);
-      EXPECT_TRUE(bitsEqual(gb.back(), cb.back())) << "db";
+      EXPECT_TRUE(bitsEqual(gb[k->bwdFirstGrad() + 3], cb[k->bwdFirstGrad() + 3])) << "db";
     }
 }
 
@@ -176,8 +207,7 @@ TEST_F(GpuRecurrent, BadCallsAreRefusedAsOnTheCpu) {
   for (const Kind *k : {&kLstm, &kGru}) {
     SCOPED_TRACE(k->name);
     const RnnCase good{2, 2, 3, 4};
-    const size_t fwdBufs = k->cellState ? 8 : 7, bwdBufs = k->cellState ? 12 : 11;
-    const std::vector<bool> allFwd(fwdBufs, true), allBwd(bwdBufs, true);
+    const std::vector<bool> allFwd(k->fwdBufs(), true), allBwd(k->bwdBufs(), true);
     for (RnnCase bad : {RnnCase{0, 2, 3, 4}, RnnCase{2, -1, 3, 4}, RnnCase{2, 2, 0, 4},
                         RnnCase{2, 2, 3, 0}}) {
       expectSameError(cpu, gpu, k->fwd, k->desc(bad), allFwd, "fwd " + traceOf(bad));
@@ -202,9 +232,9 @@ TEST_F(GpuRecurrent, BadCallsAreRefusedAsOnTheCpu) {
   }
   std::vector<int64_t> desc = kGru.desc({2, 2, 3, 4});
   desc[mgs::contract::GruDesc::LinearBeforeReset] = 2;
-  expectSameError(cpu, gpu, mgsrt_gru_fwd, desc, std::vector<bool>(7, true),
+  expectSameError(cpu, gpu, mgsrt_gru_fwd, desc, std::vector<bool>(kGru.fwdBufs(), true),
                   "linear_before_reset 2");
-  expectSameError(cpu, gpu, mgsrt_gru_bwd, desc, std::vector<bool>(11, true),
+  expectSameError(cpu, gpu, mgsrt_gru_bwd, desc, std::vector<bool>(kGru.bwdBufs(), true),
                   "linear_before_reset 2 (bwd)");
 }
 

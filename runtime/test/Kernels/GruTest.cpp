@@ -12,15 +12,18 @@ namespace {
 struct GruCase {
   int64_t t, n, i, h;
   bool linearBeforeReset;
+  bool initial = false; ///< a given initial state h0 (else the zero state)
 };
 
 struct GruData {
   GruCase c;
-  std::vector<float> x, w, r, b;
+  std::vector<float> x, w, r, b, h0;
   explicit GruData(const GruCase &gc)
       : c(gc), x(randomVec(gc.t * gc.n * gc.i)), w(randomVec(3 * gc.h * gc.i, -0.7f, 0.7f)),
-        r(randomVec(3 * gc.h * gc.h, -0.7f, 0.7f)), b(randomVec(6 * gc.h, -0.5f, 0.5f)) {}
+        r(randomVec(3 * gc.h * gc.h, -0.7f, 0.7f)), b(randomVec(6 * gc.h, -0.5f, 0.5f)),
+        h0(gc.initial ? randomVec(gc.n * gc.h) : std::vector<float>()) {}
   std::vector<int64_t> desc() const { return {c.t, c.n, c.i, c.h, c.linearBeforeReset}; }
+  float *h0Buf() { return h0.empty() ? nullptr : h0.data(); } ///< null: the zero state
 };
 
 struct GruOut {
@@ -32,24 +35,35 @@ GruOut forward(mgsrt_ctx_t *ctx, GruData &d) {
   GruOut o{std::vector<float>(c.t * c.n * c.h), std::vector<float>(c.n * c.h),
            std::vector<float>(c.t * c.n * 4 * c.h)};
   auto desc = d.desc();
-  void *bufs[] = {d.x.data(), d.w.data(),  d.r.data(),    d.b.data(),
-                  o.y.data(), o.yh.data(), o.saved.data()};
+  void *bufs[] = {d.x.data(), d.w.data(),  d.r.data(),     d.b.data(),
+                  o.y.data(), o.yh.data(), o.saved.data(), d.h0Buf()};
   EXPECT_OK(ctx, mgsrt_gru_fwd(ctx, desc.data(), bufs));
   return o;
 }
 
 /// mgsrt_gru_bwd of `d` after its forward `o`, given the results' gradients
-/// `dy` (null: zero) and `dh`: {dx, dw, dr, db}; dx is not asked for (null,
-/// and left empty) unless `withDx`.
+/// `dy` (null: zero) and `dh`: {dx, dw, dr, db, dh0}; dx is not asked for
+/// (null, and left empty) unless `withDx`, dh0 only with an initial state.
 std::vector<std::vector<float>> backward(mgsrt_ctx_t *ctx, GruData &d, GruOut &o, float *dy,
                                          float *dh, bool withDx = true) {
   std::vector<std::vector<float>> g{std::vector<float>(withDx ? d.x.size() : 0),
                                     std::vector<float>(d.w.size()), std::vector<float>(d.r.size()),
-                                    std::vector<float>(d.b.size())};
+                                    std::vector<float>(d.b.size()),
+                                    std::vector<float>(d.h0.size())};
   auto desc = d.desc();
-  void *bufs[] = {d.x.data(),     d.w.data(),  d.r.data(), o.y.data(),
-                  o.saved.data(), dy,          dh,         withDx ? g[0].data() : nullptr,
-                  g[1].data(),    g[2].data(), g[3].data()};
+  void *bufs[] = {d.x.data(),
+                  d.w.data(),
+                  d.r.data(),
+                  o.y.data(),
+                  o.saved.data(),
+                  dy,
+                  dh,
+                  withDx ? g[0].data() : nullptr,
+                  g[1].data(),
+                  g[2].data(),
+                  g[3].data(),
+                  d.h0Buf(),
+                  d.h0.empty() ? nullptr : g[4].data()};
   EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
   return g;
 }
@@ -59,6 +73,8 @@ GruOut reference(const GruData &d) {
   const GruCase &c = d.c;
   const int64_t H = c.h, I = c.i;
   std::vector<double> h(c.n * H, 0.0);
+  if (c.initial)
+    h.assign(d.h0.begin(), d.h0.end());
   GruOut o{std::vector<float>(c.t * c.n * H), std::vector<float>(c.n * H), {}};
   auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
   // Row `row` of x_t W^T (+ Wb) and of v R^T (+ Rb) for a hidden vector v.
@@ -132,6 +148,8 @@ TEST_P(GruTest, BackwardMatchesFiniteDifferences) {
   checkGrad(g[1], d.w, weights, outputs, 1e-2, 1e-2, "dw");
   checkGrad(g[2], d.r, weights, outputs, 1e-2, 1e-2, "dr");
   checkGrad(g[3], d.b, weights, outputs, 1e-2, 1e-2, "db");
+  if (c.initial)
+    checkGrad(g[4], d.h0, weights, outputs, 1e-2, 1e-2, "dh0");
 }
 
 TEST_P(GruTest, AbsentGradientsAreZero) {
@@ -193,12 +211,16 @@ TEST(GruWide, WeightGradientsAreTheSamplesSums) {
 INSTANTIATE_TEST_SUITE_P(Shapes, GruTest,
                          ::testing::Values(GruCase{1, 1, 1, 1, true}, GruCase{3, 2, 3, 4, true},
                                            GruCase{5, 3, 2, 3, true}, GruCase{1, 1, 1, 1, false},
-                                           GruCase{3, 2, 3, 4, false}, GruCase{5, 3, 2, 3, false}));
+                                           GruCase{3, 2, 3, 4, false}, GruCase{5, 3, 2, 3, false},
+                                           GruCase{1, 2, 2, 3, true, true},
+                                           GruCase{4, 3, 2, 3, true, true},
+                                           GruCase{1, 2, 2, 3, false, true},
+                                           GruCase{4, 3, 2, 3, false, true}));
 
 TEST(GruErrors, BadShapesFlagsAndNullBuffers) {
   Ctx ctx;
   std::vector<float> buf(64);
-  void *bufs[11];
+  void *bufs[13];
   for (void *&p : bufs)
     p = buf.data();
   const int64_t bad[] = {0, 1, 1, 1, 1};

@@ -2,6 +2,7 @@
 
 #include "TestUtil.h"
 
+#include <algorithm>
 #include <cmath>
 
 using namespace mgsrt_test;
@@ -10,15 +11,21 @@ namespace {
 
 struct LstmCase {
   int64_t t, n, i, h;
+  bool initial = false; ///< given initial states h0, c0 (else the zero state)
 };
 
 struct LstmData {
   LstmCase c;
-  std::vector<float> x, w, r, b;
+  std::vector<float> x, w, r, b, h0, c0;
   explicit LstmData(const LstmCase &lc)
       : c(lc), x(randomVec(lc.t * lc.n * lc.i)), w(randomVec(4 * lc.h * lc.i, -0.7f, 0.7f)),
-        r(randomVec(4 * lc.h * lc.h, -0.7f, 0.7f)), b(randomVec(8 * lc.h, -0.5f, 0.5f)) {}
+        r(randomVec(4 * lc.h * lc.h, -0.7f, 0.7f)), b(randomVec(8 * lc.h, -0.5f, 0.5f)),
+        h0(lc.initial ? randomVec(lc.n * lc.h) : std::vector<float>()),
+        c0(lc.initial ? randomVec(lc.n * lc.h) : std::vector<float>()) {}
   std::vector<int64_t> desc() const { return {c.t, c.n, c.i, c.h}; }
+  /// The initial states' buffers (null: the zero state).
+  float *h0Buf() { return h0.empty() ? nullptr : h0.data(); }
+  float *c0Buf() { return c0.empty() ? nullptr : c0.data(); }
 };
 
 struct LstmOut {
@@ -30,8 +37,8 @@ LstmOut forward(mgsrt_ctx_t *ctx, LstmData &d) {
   LstmOut o{std::vector<float>(c.t * c.n * c.h), std::vector<float>(c.n * c.h),
             std::vector<float>(c.n * c.h), std::vector<float>(c.t * c.n * 5 * c.h)};
   auto desc = d.desc();
-  void *bufs[] = {d.x.data(), d.w.data(),  d.r.data(),  d.b.data(),
-                  o.y.data(), o.yh.data(), o.yc.data(), o.saved.data()};
+  void *bufs[] = {d.x.data(),  d.w.data(),  d.r.data(),     d.b.data(), o.y.data(),
+                  o.yh.data(), o.yc.data(), o.saved.data(), d.h0Buf(),  d.c0Buf()};
   EXPECT_OK(ctx, mgsrt_lstm_fwd(ctx, desc.data(), bufs));
   return o;
 }
@@ -41,6 +48,10 @@ LstmOut reference(const LstmData &d) {
   const LstmCase &c = d.c;
   const int64_t H = c.h;
   std::vector<double> h(c.n * H, 0.0), cell(c.n * H, 0.0);
+  if (c.initial) {
+    h.assign(d.h0.begin(), d.h0.end());
+    cell.assign(d.c0.begin(), d.c0.end());
+  }
   LstmOut o{std::vector<float>(c.t * c.n * H), std::vector<float>(c.n * H),
             std::vector<float>(c.n * H), {}};
   auto sig = [](double v) { return 1.0 / (1.0 + std::exp(-v)); };
@@ -103,15 +114,34 @@ TEST_P(LstmTest, BackwardMatchesFiniteDifferences) {
     return all;
   };
   LstmOut o = forward(ctx, d);
-  std::vector<float> dx(d.x.size()), dw(d.w.size()), dr(d.r.size()), db(d.b.size());
+  std::vector<float> dx(d.x.size()), dw(d.w.size()), dr(d.r.size()), db(d.b.size()),
+      dh0(d.h0.size()), dc0(d.c0.size());
   auto desc = d.desc();
-  void *bufs[] = {d.x.data(), d.w.data(),  d.r.data(),  o.y.data(),  o.saved.data(), cy.data(),
-                  ch.data(),  cc.data(),   dx.data(),   dw.data(),   dr.data(),      db.data()};
+  void *bufs[] = {d.x.data(),
+                  d.w.data(),
+                  d.r.data(),
+                  o.y.data(),
+                  o.saved.data(),
+                  cy.data(),
+                  ch.data(),
+                  cc.data(),
+                  dx.data(),
+                  dw.data(),
+                  dr.data(),
+                  db.data(),
+                  d.h0Buf(),
+                  d.c0Buf(),
+                  c.initial ? dh0.data() : nullptr,
+                  c.initial ? dc0.data() : nullptr};
   ASSERT_OK(ctx, mgsrt_lstm_bwd(ctx, desc.data(), bufs));
   checkGrad(dx, d.x, weights, outputs, 1e-2, 1e-2, "dx");
   checkGrad(dw, d.w, weights, outputs, 1e-2, 1e-2, "dw");
   checkGrad(dr, d.r, weights, outputs, 1e-2, 1e-2, "dr");
   checkGrad(db, d.b, weights, outputs, 1e-2, 1e-2, "db");
+  if (c.initial) {
+    checkGrad(dh0, d.h0, weights, outputs, 1e-2, 1e-2, "dh0");
+    checkGrad(dc0, d.c0, weights, outputs, 1e-2, 1e-2, "dc0");
+  }
 }
 
 TEST_P(LstmTest, AbsentGradientsAreZero) {
@@ -128,10 +158,22 @@ TEST_P(LstmTest, AbsentGradientsAreZero) {
                                       std::vector<float>(d.w.size()),
                                       std::vector<float>(d.r.size()),
                                       std::vector<float>(d.b.size())};
-    void *bufs[] = {d.x.data(),    d.w.data(),    d.r.data(),   o.y.data(),
-                    o.saved.data(), nulls ? nullptr : zy.data(), ch.data(),
-                    nulls ? nullptr : zc.data(), nulls ? nullptr : g[0].data(),
-                    g[1].data(),   g[2].data(),   g[3].data()};
+    void *bufs[] = {d.x.data(),
+                    d.w.data(),
+                    d.r.data(),
+                    o.y.data(),
+                    o.saved.data(),
+                    nulls ? nullptr : zy.data(),
+                    ch.data(),
+                    nulls ? nullptr : zc.data(),
+                    nulls ? nullptr : g[0].data(),
+                    g[1].data(),
+                    g[2].data(),
+                    g[3].data(),
+                    d.h0Buf(),
+                    d.c0Buf(),
+                    nullptr,
+                    nullptr};
     EXPECT_OK(ctx, mgsrt_lstm_bwd(ctx, desc.data(), bufs));
     return g;
   };
@@ -142,12 +184,28 @@ TEST_P(LstmTest, AbsentGradientsAreZero) {
 
 INSTANTIATE_TEST_SUITE_P(Shapes, LstmTest,
                          ::testing::Values(LstmCase{1, 1, 1, 1}, LstmCase{3, 2, 3, 4},
-                                           LstmCase{5, 3, 2, 3}));
+                                           LstmCase{5, 3, 2, 3}, LstmCase{1, 2, 2, 3, true},
+                                           LstmCase{4, 3, 2, 3, true}));
+
+TEST(LstmInitialStates, ZeroStatesGiveTheZeroStateResults) {
+  // h0 = c0 = 0 given as buffers computes what null ones (the zero state) do.
+  Ctx ctx;
+  LstmData given(LstmCase{3, 2, 3, 4, true}), absent(LstmCase{3, 2, 3, 4});
+  std::fill(given.h0.begin(), given.h0.end(), 0.0f);
+  std::fill(given.c0.begin(), given.c0.end(), 0.0f);
+  absent.x = given.x;
+  absent.w = given.w;
+  absent.r = given.r;
+  absent.b = given.b;
+  LstmOut a = forward(ctx, given), b = forward(ctx, absent);
+  expectClose(a.y, b.y, 1e-6, 1e-7, "y");
+  expectClose(a.yc, b.yc, 1e-6, 1e-7, "y_c");
+}
 
 TEST(LstmErrors, BadShapesAndNullBuffers) {
   Ctx ctx;
   std::vector<float> buf(64);
-  void *bufs[12];
+  void *bufs[16];
   for (void *&p : bufs)
     p = buf.data();
   const int64_t bad[] = {0, 1, 1, 1};

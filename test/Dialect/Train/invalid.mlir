@@ -1279,9 +1279,29 @@ func.func @lstm_bad_saved(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tens
 
 func.func @lstm_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %y: tensor<3x1x2x2xf32>, %s: tensor<3x2x10xf32>, %dyh: tensor<1x2x3xf32>) {
   // expected-error @+1 {{'train.lstm_grad' op y_h_grad shape 1x2x3 does not match the expected 1x2x2}}
-  %dx, %dw, %dr, %db = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %dyh
+  %dx, %dw, %dr, %db, %dh0, %dc0 = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %dyh
       : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<1x2x3xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_bad_initial_c(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %b: tensor<1x16xf32>, %c0: tensor<1x3x2xf32>) {
+  // expected-error @+1 {{'train.lstm' op initial_c shape 1x3x2 does not match the expected 1x2x2}}
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b initial_c %c0
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x3x2xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  return
+}
+
+// -----
+
+func.func @lstm_grad_bad_initial_c_grad(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %y: tensor<3x1x2x2xf32>, %s: tensor<3x2x10xf32>) {
+  // expected-error @+1 {{'train.lstm_grad' op initial_c_grad shape 2x2 does not match the expected 1x2x2}}
+  %dx, %dw, %dr, %db, %dh0, %dc0 = train.lstm_grad %x, %w, %r, %y, %s
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<2x2xf32>)
   return
 }
 
@@ -1381,11 +1401,21 @@ func.func @gru_bad_saved(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tenso
 
 // -----
 
+func.func @gru_bad_initial_h(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %b: tensor<1x12xf32>, %h0: tensor<2x2xf32>) {
+  // expected-error @+1 {{'train.gru' op initial_h shape 2x2 does not match the expected 1x2x2}}
+  %y, %yh, %s = train.gru %x, %w, %r, %b initial_h %h0
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>, tensor<2x2xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
+  return
+}
+
+// -----
+
 func.func @gru_grad_bad_dy(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf32>, %y: tensor<3x1x2x2xf32>, %s: tensor<3x2x8xf32>, %dy: tensor<3x1x2x3xf32>) {
   // expected-error @+1 {{'train.gru_grad' op y_grad shape 3x1x2x3 does not match the expected 3x1x2x2}}
-  %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_grad %dy
+  %dx, %dw, %dr, %db, %dh0 = train.gru_grad %x, %w, %r, %y, %s y_grad %dy
       : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x3xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>, tensor<1x2x2xf32>)
   return
 }
 

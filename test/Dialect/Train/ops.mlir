@@ -552,12 +552,32 @@ func.func @lstm(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf
   %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b
       : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
       -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
-  %dx, %dw, %dr, %db = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %yh
+  %dx, %dw, %dr, %db, %dh0, %dc0 = train.lstm_grad %x, %w, %r, %y, %s y_h_grad %yh
       : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<1x2x2xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
-  %ex, %ew, %er, %eb = train.lstm_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh y_c_grad %yc
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+  %ex, %ew, %er, %eb, %eh0, %ec0 = train.lstm_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh y_c_grad %yc
       : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+  return
+}
+
+// Given initial states (absent ones are the zero state) and their gradients.
+// CHECK-LABEL: func.func @lstm_initial_states
+//       CHECK:   %[[Y:.*]], %{{.*}}, %{{.*}}, %[[S:.*]] = train.lstm %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %[[H0:[a-z0-9_]+]] initial_c %[[C0:[a-z0-9_]+]] :
+//       CHECK:   train.lstm_grad %{{.*}}, %{{.*}}, %{{.*}}, %[[Y]], %[[S]] initial_h %[[H0]] initial_c %[[C0]] y_grad %[[Y]] :
+//       CHECK:   train.gru %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} initial_h %[[H0]] :
+func.func @lstm_initial_states(%x: tensor<3x2x4xf32>, %w: tensor<1x8x4xf32>, %r: tensor<1x8x2xf32>, %b: tensor<1x16xf32>,
+                               %h0: tensor<1x2x2xf32>, %c0: tensor<1x2x2xf32>, %gw: tensor<1x6x4xf32>,
+                               %gr: tensor<1x6x2xf32>, %gb: tensor<1x12xf32>) {
+  %y, %yh, %yc, %s = train.lstm %x, %w, %r, %b initial_h %h0 initial_c %c0
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x10xf32>)
+  %dx, %dw, %dr, %db, %dh0, %dc0 = train.lstm_grad %x, %w, %r, %y, %s initial_h %h0 initial_c %c0 y_grad %y
+      : (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x10xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x1x2x2xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x8x4xf32>, tensor<1x8x2xf32>, tensor<1x16xf32>, tensor<1x2x2xf32>, tensor<1x2x2xf32>)
+  %gy, %gyh, %gs = train.gru %x, %gw, %gr, %gb initial_h %h0
+      : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>, tensor<1x2x2xf32>)
+      -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
   return
 }
 
@@ -627,12 +647,12 @@ func.func @gru(%x: tensor<3x2x4xf32>, %w: tensor<1x6x4xf32>, %r: tensor<1x6x2xf3
   %y, %yh, %s = train.gru %x, %w, %r, %b {linear_before_reset}
       : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
       -> (tensor<3x1x2x2xf32>, tensor<1x2x2xf32>, tensor<3x2x8xf32>)
-  %dx, %dw, %dr, %db = train.gru_grad %x, %w, %r, %y, %s y_h_grad %yh {linear_before_reset}
+  %dx, %dw, %dr, %db, %dh0 = train.gru_grad %x, %w, %r, %y, %s y_h_grad %yh {linear_before_reset}
       : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<1x2x2xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
-  %ex, %ew, %er, %eb = train.gru_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>, tensor<1x2x2xf32>)
+  %ex, %ew, %er, %eb, %eh0 = train.gru_grad %x, %w, %r, %y, %s y_grad %y y_h_grad %yh
       : (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<3x1x2x2xf32>, tensor<3x2x8xf32>, tensor<3x1x2x2xf32>, tensor<1x2x2xf32>)
-      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>)
+      -> (tensor<3x2x4xf32>, tensor<1x6x4xf32>, tensor<1x6x2xf32>, tensor<1x12xf32>, tensor<1x2x2xf32>)
   return
 }
 

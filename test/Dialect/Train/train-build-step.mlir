@@ -192,7 +192,7 @@ func.func @forward(%x: tensor<4x3xf32>) -> tensor<4x3xf32> {
 // CHECK-LABEL: func.func @train_step(%arg0: tensor<3x2x4xf32>
 // CHECK:         %[[Y:[a-z_0-9]+]], %[[YH:[a-z_0-9]+]], %{{[a-z_0-9]+}}, %[[S:[a-z_0-9]+]] = train.lstm
 // CHECK:         train.softmax_cross_entropy
-// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]] = train.lstm_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} :
+// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]], %{{[a-z_0-9]+}}, %{{[a-z_0-9]+}} = train.lstm_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} :
 // CHECK:         train.gradient @b, %[[DB]]
 // CHECK:         train.gradient @r, %[[DR]]
 // CHECK:         train.gradient @w, %[[DW]]
@@ -218,7 +218,7 @@ func.func @forward(%x: tensor<3x2x4xf32>) -> tensor<2x2xf32> {
 // CHECK-LABEL: func.func @train_step(%arg0: tensor<3x2x4xf32>
 // CHECK:         %[[Y:[a-z_0-9]+]], %[[YH:[a-z_0-9]+]], %[[S:[a-z_0-9]+]] = train.gru
 // CHECK:         train.softmax_cross_entropy
-// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]] = train.gru_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} {linear_before_reset} :
+// CHECK:         %{{[a-z_0-9]+}}, %[[DW:[a-z_0-9]+]], %[[DR:[a-z_0-9]+]], %[[DB:[a-z_0-9]+]], %{{[a-z_0-9]+}} = train.gru_grad %{{[^,]+}}, %{{[^,]+}}, %{{[^,]+}}, %[[Y]], %[[S]] y_h_grad %{{[a-z_0-9]+}} {linear_before_reset} :
 // CHECK:         train.gradient @b, %[[DB]]
 // CHECK:         train.gradient @r, %[[DR]]
 // CHECK:         train.gradient @w, %[[DW]]

@@ -11,6 +11,7 @@
 #include "OpVerifiers.h"
 
 #include <array>
+#include <tuple>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -33,6 +34,42 @@ FailureOr<std::array<int64_t, 4>> recurrentDims(Operation *op, int64_t gates, Va
     return failure();
   return std::array<int64_t, 4>{x[0], x[1], x[2], h};
 }
+
+/// Checks each named value that is present against its expected shape.
+LogicalResult checkShapes(Operation *op,
+                          ArrayRef<std::tuple<Value, SmallVector<int64_t>, StringRef>> checks) {
+  for (auto &[value, shape, name] : checks)
+    if (value && failed(checkResultShape(op, value, shape, name)))
+      return failure();
+  return success();
+}
+
+/// What lstm_grad and gru_grad check alike: y and saved (`stateWidth` = 5H
+/// or 4H columns), the optional initial state and the gradients of y and
+/// y_h, and the input's, weights' and initial state's gradients.
+FailureOr<std::array<int64_t, 4>> checkRecurrentGrad(Operation *op, int64_t gates, Value input,
+                                                     Value w, Value r, Value y, Value saved,
+                                                     Value initialH, Value yGrad, Value yhGrad,
+                                                     Value inputGrad, Value wGrad, Value rGrad,
+                                                     Value bGrad, Value initialHGrad) {
+  auto d = recurrentDims(op, gates, input, w, r, Value());
+  if (failed(d))
+    return failure();
+  auto [t, n, i, h] = *d;
+  const int64_t g = gates * h;
+  if (failed(checkShapes(op, {{y, {t, 1, n, h}, "y"},
+                              {saved, {t, n, g + h}, "saved"},
+                              {initialH, {1, n, h}, "initial_h"},
+                              {yGrad, {t, 1, n, h}, "y_grad"},
+                              {yhGrad, {1, n, h}, "y_h_grad"},
+                              {inputGrad, {t, n, i}, "input_grad"},
+                              {wGrad, {1, g, i}, "w_grad"},
+                              {rGrad, {1, g, h}, "r_grad"},
+                              {bGrad, {1, 2 * g}, "b_grad"},
+                              {initialHGrad, {1, n, h}, "initial_h_grad"}})))
+    return failure();
+  return d;
+}
 } // namespace
 
 LogicalResult LSTMOp::verify() {
@@ -40,28 +77,24 @@ LogicalResult LSTMOp::verify() {
   if (failed(d))
     return failure();
   auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getYH(), {1, n, h}, "y_h")) ||
-      failed(checkResultShape(*this, getYC(), {1, n, h}, "y_c")))
-    return failure();
-  return checkResultShape(*this, getSaved(), {t, n, 5 * h}, "saved");
+  return checkShapes(*this, {{getInitialH(), {1, n, h}, "initial_h"},
+                             {getInitialC(), {1, n, h}, "initial_c"},
+                             {getY(), {t, 1, n, h}, "y"},
+                             {getYH(), {1, n, h}, "y_h"},
+                             {getYC(), {1, n, h}, "y_c"},
+                             {getSaved(), {t, n, 5 * h}, "saved"}});
 }
 
 LogicalResult LSTMGradOp::verify() {
-  auto d = recurrentDims(*this, 4, getInput(), getW(), getR(), Value());
+  auto d = checkRecurrentGrad(*this, 4, getInput(), getW(), getR(), getY(), getSaved(),
+                              getInitialH(), getYGrad(), getYHGrad(), getInputGrad(), getWGrad(),
+                              getRGrad(), getBGrad(), getInitialHGrad());
   if (failed(d))
     return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getSaved(), {t, n, 5 * h}, "saved")) ||
-      (getYGrad() && failed(checkResultShape(*this, getYGrad(), {t, 1, n, h}, "y_grad"))) ||
-      (getYHGrad() && failed(checkResultShape(*this, getYHGrad(), {1, n, h}, "y_h_grad"))) ||
-      (getYCGrad() && failed(checkResultShape(*this, getYCGrad(), {1, n, h}, "y_c_grad"))) ||
-      failed(checkResultShape(*this, getInputGrad(), {t, n, i}, "input_grad")) ||
-      failed(checkResultShape(*this, getWGrad(), {1, 4 * h, i}, "w_grad")) ||
-      failed(checkResultShape(*this, getRGrad(), {1, 4 * h, h}, "r_grad")))
-    return failure();
-  return checkResultShape(*this, getBGrad(), {1, 8 * h}, "b_grad");
+  const int64_t n = (*d)[1], h = (*d)[3];
+  return checkShapes(*this, {{getInitialC(), {1, n, h}, "initial_c"},
+                             {getYCGrad(), {1, n, h}, "y_c_grad"},
+                             {getInitialCGrad(), {1, n, h}, "initial_c_grad"}});
 }
 
 LogicalResult GRUOp::verify() {
@@ -69,24 +102,14 @@ LogicalResult GRUOp::verify() {
   if (failed(d))
     return failure();
   auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getYH(), {1, n, h}, "y_h")))
-    return failure();
-  return checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved");
+  return checkShapes(*this, {{getInitialH(), {1, n, h}, "initial_h"},
+                             {getY(), {t, 1, n, h}, "y"},
+                             {getYH(), {1, n, h}, "y_h"},
+                             {getSaved(), {t, n, 4 * h}, "saved"}});
 }
 
 LogicalResult GRUGradOp::verify() {
-  auto d = recurrentDims(*this, 3, getInput(), getW(), getR(), Value());
-  if (failed(d))
-    return failure();
-  auto [t, n, i, h] = *d;
-  if (failed(checkResultShape(*this, getY(), {t, 1, n, h}, "y")) ||
-      failed(checkResultShape(*this, getSaved(), {t, n, 4 * h}, "saved")) ||
-      (getYGrad() && failed(checkResultShape(*this, getYGrad(), {t, 1, n, h}, "y_grad"))) ||
-      (getYHGrad() && failed(checkResultShape(*this, getYHGrad(), {1, n, h}, "y_h_grad"))) ||
-      failed(checkResultShape(*this, getInputGrad(), {t, n, i}, "input_grad")) ||
-      failed(checkResultShape(*this, getWGrad(), {1, 3 * h, i}, "w_grad")) ||
-      failed(checkResultShape(*this, getRGrad(), {1, 3 * h, h}, "r_grad")))
-    return failure();
-  return checkResultShape(*this, getBGrad(), {1, 6 * h}, "b_grad");
+  return checkRecurrentGrad(*this, 3, getInput(), getW(), getR(), getY(), getSaved(), getInitialH(),
+                            getYGrad(), getYHGrad(), getInputGrad(), getWGrad(), getRGrad(),
+                            getBGrad(), getInitialHGrad());
 }

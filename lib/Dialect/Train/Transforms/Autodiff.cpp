@@ -410,14 +410,20 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         if (gradOf(lstm.getSaved()))
           return lstm.emitOpError() << "cannot be differentiated through its saved states";
         // Results without a gradient (often y or y_c) are passed as absent: zero.
+        Type state = lstm.getYH().getType();
         auto grads = create<LSTMGradOp>(
             loc, lstm.getInput().getType(), lstm.getW().getType(), lstm.getR().getType(),
-            lstm.getB().getType(), lstm.getInput(), lstm.getW(), lstm.getR(), lstm.getY(),
-            lstm.getSaved(), gradOf(lstm.getY()), gradOf(lstm.getYH()), gradOf(lstm.getYC()));
+            lstm.getB().getType(), state, state, lstm.getInput(), lstm.getW(), lstm.getR(),
+            lstm.getY(), lstm.getSaved(), lstm.getInitialH(), lstm.getInitialC(),
+            gradOf(lstm.getY()), gradOf(lstm.getYH()), gradOf(lstm.getYC()));
         accumulate(lstm.getInput(), grads.getInputGrad());
         accumulate(lstm.getW(), grads.getWGrad());
         accumulate(lstm.getR(), grads.getRGrad());
         accumulate(lstm.getB(), grads.getBGrad());
+        if (Value h0 = lstm.getInitialH())
+          accumulate(h0, grads.getInitialHGrad());
+        if (Value c0 = lstm.getInitialC())
+          accumulate(c0, grads.getInitialCGrad());
         return success();
       })
       .Case([&](GRUOp gru) -> LogicalResult {
@@ -425,13 +431,15 @@ LogicalResult Differentiator::differentiate(Operation *op) {
           return gru.emitOpError() << "cannot be differentiated through its saved states";
         auto grads = create<GRUGradOp>(
             loc, gru.getInput().getType(), gru.getW().getType(), gru.getR().getType(),
-            gru.getB().getType(), gru.getInput(), gru.getW(), gru.getR(), gru.getY(),
-            gru.getSaved(), gradOf(gru.getY()), gradOf(gru.getYH()),
+            gru.getB().getType(), gru.getYH().getType(), gru.getInput(), gru.getW(), gru.getR(),
+            gru.getY(), gru.getSaved(), gru.getInitialH(), gradOf(gru.getY()), gradOf(gru.getYH()),
             gru.getLinearBeforeReset());
         accumulate(gru.getInput(), grads.getInputGrad());
         accumulate(gru.getW(), grads.getWGrad());
         accumulate(gru.getR(), grads.getRGrad());
         accumulate(gru.getB(), grads.getBGrad());
+        if (Value h0 = gru.getInitialH())
+          accumulate(h0, grads.getInitialHGrad());
         return success();
       })
       .Case([&](SplitOp split) {

@@ -1,7 +1,7 @@
 //===- Gru.cpp - One GRU layer, forward and backward through time ---------===//
 //
 // mgsrt_gru_* (mgsrt.h): ONNX's GRU (gate order z, r, h) with its default
-// activations and a zero initial state, with either linear_before_reset
+// activations, its initial state given or zero, with either linear_before_reset
 // (1 is what PyTorch's nn.GRU exports), forward direction. Like the LSTM
 // (Lstm.cpp) the input products of all steps are one GEMM, each step adds its
 // recurrent products and runs the gates as loops over gate blocks (Recurrent.h);
@@ -38,6 +38,7 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc,
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *saved = static_cast<float *>(bufs[6]);
+  const float *h0 = static_cast<const float *>(bufs[7]); // null: the zero state
   const int64_t N = s.n, H = s.h, G = 3 * H, S = 4 * H;
   const float *rh = r + 2 * H * H; // the candidate's recurrent weights
   // z and r's summed biases; r * h_prev (linear_before_reset = 0).
@@ -50,7 +51,7 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc,
   if (!inputProducts(ctx, kernel, s, G, x, w, saved, S))
     return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : h0;
     float *st = saved + t * N * S;
     if (prev && !recurrentProduct(ctx, kernel, s, 2 * H, prev, r, st, S))
       return ctx->status;
@@ -103,6 +104,8 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
               *dy = static_cast<const float *>(bufs[5]), *dyh = static_cast<const float *>(bufs[6]);
   float *dx = static_cast<float *>(bufs[7]), *dw = static_cast<float *>(bufs[8]),
         *dr = static_cast<float *>(bufs[9]), *db = static_cast<float *>(bufs[10]);
+  const float *h0 = static_cast<const float *>(bufs[11]);
+  float *dh0 = static_cast<float *>(bufs[12]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H, TN = s.t * N;
   const float *rh = r + 2 * H * H;
   // The gradients of all steps' input pre-activations (dgx) and recurrent
@@ -116,7 +119,7 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
   else
     std::fill(dhNext, dhNext + N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : h0;
     for (int64_t n = 0; n < N; ++n) {
       const float *row = saved + (t * N + n) * S;
       const float *z = row, *rg = row + H, *cand = row + 2 * H, *hn = row + G;
@@ -166,15 +169,19 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
     if (prev && !backProduct(ctx, kernel, N, H, lbr ? G : 2 * H, ght, G, r, 1.0f, dhNext))
       return ctx->status;
   }
+  if (dh0)
+    std::copy(dhNext, dhNext + N * H, dh0);
   // Over all steps at once: dW = dgx^T x, dR = dgh^T h_prev (its last H rows
-  // from r h_prev when linear_before_reset = 0; h_{-1} is zero), dx = dgx W;
-  // the biases: column sums.
+  // from r h_prev when linear_before_reset = 0; h_{-1} is h0 or zero, whose
+  // rows then add nothing), dx = dgx W; the biases: column sums.
   if (!weightGradient(ctx, kernel, TN, G, I, dgx, G, x, I, dw, I))
     return ctx->status;
-  if (lbr ? !weightGradient(ctx, kernel, TN - N, G, H, dgh + N * G, G, y, H, dr, H)
-          : !weightGradient(ctx, kernel, TN - N, 2 * H, H, dgh + N * G, G, y, H, dr, H) ||
-                !weightGradient(ctx, kernel, TN - N, H, H, dgh + N * G + 2 * H, G, resetH + N * H,
-                                H, dr + 2 * H * H, H))
+  const int64_t first = h0 ? 0 : N; // the first row of dgh with a non-zero h_prev
+  const int64_t rows = lbr ? G : 2 * H;
+  if (!weightGradient(ctx, kernel, TN - N, rows, H, dgh + N * G, G, y, H, dr, H) ||
+      (h0 && !weightGradient(ctx, kernel, N, rows, H, dgh, G, h0, H, dr, H, 1.0f)) ||
+      (!lbr && !weightGradient(ctx, kernel, TN - first, H, H, dgh + first * G + 2 * H, G,
+                               resetH + first * H, H, dr + 2 * H * H, H)))
     return ctx->status;
   if (dx && !backProduct(ctx, kernel, TN, I, G, dgx, G, w, 0.0f, dx))
     return ctx->status;

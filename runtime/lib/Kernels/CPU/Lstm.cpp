@@ -1,7 +1,7 @@
 //===- Lstm.cpp - One LSTM layer, forward and backward through time -------===//
 //
 // mgsrt_lstm_* (mgsrt.h): ONNX's LSTM (gate order i, o, f, c) with its
-// default activations and a zero initial state. The input products of all
+// default activations, its initial states given or zero. The input products of all
 // steps are one GEMM (dnnl_sgemm), each step adds its recurrent product and
 // runs the gates as loops over whole gate blocks (Recurrent.h). The forward pass keeps
 // every step's gate activations and cell state (`saved`), from which the
@@ -32,7 +32,8 @@ namespace {
 /// their bias in the first 4H columns); turns them into the activations i, o, f, c~ (the
 /// summed `bias` added), writes the cell state c into the last H columns and the output
 /// h = o tanh(c) into N x H `h`. `prev` is the previous step's c, row n at
-/// prev + n * prevLd (H zeros and prevLd 0 at the first step: the zero state).
+/// prev + n * prevLd (at the first step the initial c0, or H zeros and
+/// prevLd 0: the zero state).
 MGSRT_SIMD_CLONES void cellsForward(float *__restrict st, const float *__restrict prev,
                                     int64_t prevLd, const float *__restrict bias,
                                     float *__restrict h, int64_t N, int64_t H) {
@@ -100,6 +101,7 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *yc = static_cast<float *>(bufs[6]), *saved = static_cast<float *>(bufs[7]);
+  const float *h0 = static_cast<const float *>(bufs[8]), *c0 = static_cast<const float *>(bufs[9]);
   const int64_t N = s.n, H = s.h, G = 4 * H, S = 5 * H;
   float *bias = scratch(G + H), *zeros = bias + G;
   sumBiases(b, G, G, bias);
@@ -109,12 +111,13 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
     float *st = saved + t * N * S;
-    if (t > 0 && !recurrentProduct(ctx, kernel, s, G, y + (t - 1) * N * H, r, st, S))
+    const float *hPrev = t > 0 ? y + (t - 1) * N * H : h0;
+    if (hPrev && !recurrentProduct(ctx, kernel, s, G, hPrev, r, st, S))
       return ctx->status;
     if (t > 0)
       cellsForward(st, st - N * S + G, S, bias, y + t * N * H, N, H);
     else
-      cellsForward(st, zeros, 0, bias, y, N, H);
+      cellsForward(st, c0 ? c0 : zeros, c0 ? H : 0, bias, y, N, H);
   }
   for (int64_t n = 0; n < N; ++n)
     for (int64_t j = 0; j < H; ++j) {
@@ -141,6 +144,9 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *dyc = static_cast<const float *>(bufs[7]);
   float *dx = static_cast<float *>(bufs[8]), *dw = static_cast<float *>(bufs[9]),
         *dr = static_cast<float *>(bufs[10]), *db = static_cast<float *>(bufs[11]);
+  const float *h0 = static_cast<const float *>(bufs[12]),
+              *c0 = static_cast<const float *>(bufs[13]);
+  float *dh0 = static_cast<float *>(bufs[14]), *dc0 = static_cast<float *>(bufs[15]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H, TN = s.t * N;
   // The gate gradients of all steps (T*N x 4H), then dh and dc flowing back
   // from step t + 1 (the last step's from y_h, y_c), then H zeros.
@@ -157,17 +163,25 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     std::fill(dcNext, dcNext + N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
     const float *st = saved + t * N * S;
-    cellsBackward(st, t > 0 ? st - N * S + G : zeros, t > 0 ? S : 0,
+    const float *cPrev = t > 0 ? st - N * S + G : c0 ? c0 : zeros;
+    cellsBackward(st, cPrev,
+                  t > 0 ? S
+                  : c0  ? H
+                        : 0,
                   dy ? dy + t * N * H : zeros, dy ? H : 0, dgates + t * N * G, dhNext, dcNext, N,
                   H);
-    // dh_{t-1} = dG_t R.
-    if (t > 0 && !backProduct(ctx, kernel, N, H, G, dgates + t * N * G, G, r, 0.0f, dhNext))
+    // dh_{t-1} = dG_t R (at t = 0: the initial state's gradient, when asked).
+    float *dhPrev = t > 0 ? dhNext : dh0;
+    if (dhPrev && !backProduct(ctx, kernel, N, H, G, dgates + t * N * G, G, r, 0.0f, dhPrev))
       return ctx->status;
   }
-  // Over all steps at once: dW = dG^T x, dR = dG^T h_{t-1} (h_{-1} is zero),
-  // dx = dG W; the biases' gradient is dG's column sums, the same for both.
+  if (dc0)
+    std::copy(dcNext, dcNext + N * H, dc0);
+  // Over all steps at once: dW = dG^T x, dR = dG^T h_{t-1} (h_{-1} is h0 or
+  // zero), dx = dG W; the biases' gradient is dG's column sums, the same for both.
   if (!weightGradient(ctx, kernel, TN, G, I, dgates, G, x, I, dw, I) ||
-      !weightGradient(ctx, kernel, TN - N, G, H, dgates + N * G, G, y, H, dr, H))
+      !weightGradient(ctx, kernel, TN - N, G, H, dgates + N * G, G, y, H, dr, H) ||
+      (h0 && !weightGradient(ctx, kernel, N, G, H, dgates, G, h0, H, dr, H, 1.0f)))
     return ctx->status;
   if (dx && !backProduct(ctx, kernel, TN, I, G, dgates, G, w, 0.0f, dx))
     return ctx->status;

@@ -83,16 +83,16 @@ inline bool backProduct(mgsrt_ctx_t *ctx, const char *kernel, int64_t rows, int6
 }
 
 /// A weight gradient over `rows` (= steps x N) rows of gate gradients in one
-/// GEMM: dW (gates x cols) = dG^T X, dG with leading dimension ldg.
+/// GEMM: dW (gates x cols) = dG^T X + beta dW, dG with leading dimension ldg.
 inline bool weightGradient(mgsrt_ctx_t *ctx, const char *kernel, int64_t rows, int64_t gates,
-                           int64_t cols, const float *dg, int64_t ldg, const float *xs,
-                           int64_t ldx, float *dw, int64_t lddw) {
+                           int64_t cols, const float *dg, int64_t ldg, const float *xs, int64_t ldx,
+                           float *dw, int64_t lddw, float beta = 0.0f) {
   if (rows == 0) {
-    for (int64_t g = 0; g < gates; ++g)
+    for (int64_t g = 0; beta == 0.0f && g < gates; ++g)
       std::fill(dw + g * lddw, dw + g * lddw + cols, 0.0f);
     return true;
   }
-  return sgemm(ctx, kernel, true, false, gates, cols, rows, 1.0f, dg, ldg, xs, ldx, 0.0f, dw, lddw);
+  return sgemm(ctx, kernel, true, false, gates, cols, rows, 1.0f, dg, ldg, xs, ldx, beta, dw, lddw);
 }
 
 } // namespace mgs::rt::cpu::recurrent

@@ -77,10 +77,11 @@ inline mgsrt_status_t scratch(mgsrt_ctx_t *ctx, const char *kernel, int64_t coun
 
 /// One step's gates from the pre-activations in `st` (N rows of 5H, step t),
 /// as CPU/Lstm.cpp: the activations and the cell state go back into `st`, h
-/// into `h`. `prevSt` is step t - 1's saved rows (null at t = 0).
-__global__ void lstmGatesKernel(float *__restrict__ st, const float *__restrict__ prevSt,
-                                const float *__restrict__ b, float *__restrict__ h, int64_t n,
-                                int64_t hidden) {
+/// into `h`. `cPrev` is the previous c, row n at cPrev + n * cLd (step t - 1's
+/// saved rows, the initial c0, or null at t = 0: zero).
+__global__ void lstmGatesKernel(float *__restrict__ st, const float *__restrict__ cPrev,
+                                int64_t cLd, const float *__restrict__ b, float *__restrict__ h,
+                                int64_t n, int64_t hidden) {
   const int64_t H = hidden, G = 4 * H, S = 5 * H;
   for (int64_t e = firstIndex(); e < n * H; e += gridStride()) {
     const int64_t row = e / H, j = e % H;
@@ -89,8 +90,8 @@ __global__ void lstmGatesKernel(float *__restrict__ st, const float *__restrict_
     const float go = sigmoid(__fadd_rn(g[H + j], __fadd_rn(b[H + j], b[G + H + j])));
     const float gf = sigmoid(__fadd_rn(g[2 * H + j], __fadd_rn(b[2 * H + j], b[G + 2 * H + j])));
     const float gc = fastTanh(__fadd_rn(g[3 * H + j], __fadd_rn(b[3 * H + j], b[G + 3 * H + j])));
-    const float c = prevSt ? __fadd_rn(__fmul_rn(gf, prevSt[row * S + G + j]), __fmul_rn(gi, gc))
-                           : __fmul_rn(gi, gc);
+    const float c = cPrev ? __fadd_rn(__fmul_rn(gf, cPrev[row * cLd + j]), __fmul_rn(gi, gc))
+                          : __fmul_rn(gi, gc);
     g[j] = gi;
     g[H + j] = go;
     g[2 * H + j] = gf;
@@ -101,9 +102,11 @@ __global__ void lstmGatesKernel(float *__restrict__ st, const float *__restrict_
 }
 
 /// One step's gate gradients (dg: N rows of 4H) from dh (dhNext + dy) and
-/// dc flowing back, as CPU/Lstm.cpp; dcNext becomes step t - 1's.
-__global__ void lstmGateGradsKernel(const float *__restrict__ st, const float *__restrict__ prevSt,
-                                    const float *__restrict__ dy, const float *__restrict__ dhNext,
+/// dc flowing back, as CPU/Lstm.cpp; dcNext becomes step t - 1's. `cPrev` and
+/// `cLd` as lstmGatesKernel's.
+__global__ void lstmGateGradsKernel(const float *__restrict__ st, const float *__restrict__ cPrev,
+                                    int64_t cLd, const float *__restrict__ dy,
+                                    const float *__restrict__ dhNext,
                                     float *__restrict__ dcNext, float *__restrict__ dg, int64_t n,
                                     int64_t hidden) {
   const int64_t H = hidden, G = 4 * H, S = 5 * H;
@@ -111,7 +114,7 @@ __global__ void lstmGateGradsKernel(const float *__restrict__ st, const float *_
     const int64_t row = e / H, j = e % H;
     const float *g = st + row * S;
     const float gi = g[j], go = g[H + j], gf = g[2 * H + j], gc = g[3 * H + j], c = g[G + j];
-    const float prev = prevSt ? prevSt[row * S + G + j] : 0.0f;
+    const float prev = cPrev ? cPrev[row * cLd + j] : 0.0f;
     const float dh = dy ? __fadd_rn(dhNext[e], dy[e]) : dhNext[e];
     const float tc = fastTanh(c);
     const float dc =
@@ -134,6 +137,8 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *yc = static_cast<float *>(bufs[6]), *saved = static_cast<float *>(bufs[7]);
+  const float *h0 = static_cast<const float *>(bufs[8]),
+              *c0 = static_cast<const float *>(bufs[9]);
   const int64_t N = s.n, H = s.h, G = 4 * H, S = 5 * H;
   cudaStream_t stream = state(ctx).stream;
   // Pre-activations of all steps into the first 4H columns of the saved rows.
@@ -141,12 +146,11 @@ mgsrt_status_t lstmFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
     float *st = saved + t * N * S;
-    const float *prevSt = t > 0 ? st - N * S : nullptr;
-    if (t > 0 && sgemm(ctx, kernel, false, true, N, G, H, 1.0f, y + (t - 1) * N * H, H, r, H,
-                       1.0f, st, S))
+    const float *hPrev = t > 0 ? y + (t - 1) * N * H : h0;
+    if (hPrev && sgemm(ctx, kernel, false, true, N, G, H, 1.0f, hPrev, H, r, H, 1.0f, st, S))
       return ctx->status;
-    lstmGatesKernel<<<gridFor(N * H, kThreads), kThreads, 0, stream>>>(st, prevSt, b,
-                                                                       y + t * N * H, N, H);
+    lstmGatesKernel<<<gridFor(N * H, kThreads), kThreads, 0, stream>>>(
+        st, t > 0 ? st - N * S + G : c0, t > 0 ? S : H, b, y + t * N * H, N, H);
   }
   const float *lastSt = saved + (s.t - 1) * N * S;
   if (yh)
@@ -172,6 +176,9 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
               *dyc = static_cast<const float *>(bufs[7]);
   float *dx = static_cast<float *>(bufs[8]), *dw = static_cast<float *>(bufs[9]),
         *dr = static_cast<float *>(bufs[10]), *db = static_cast<float *>(bufs[11]);
+  const float *h0 = static_cast<const float *>(bufs[12]),
+              *c0 = static_cast<const float *>(bufs[13]);
+  float *dh0 = static_cast<float *>(bufs[14]), *dc0 = static_cast<float *>(bufs[15]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 4 * H, S = 5 * H, TN = s.t * N;
   cudaStream_t stream = state(ctx).stream;
   // The gate gradients of all steps (T*N x 4H), then dh and dc flowing back
@@ -186,16 +193,21 @@ mgsrt_status_t lstmBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
     const float *st = saved + t * N * S;
     float *dg = dgates + t * N * G;
     lstmGateGradsKernel<<<gridFor(N * H, kThreads), kThreads, 0, stream>>>(
-        st, t > 0 ? st - N * S : nullptr, dy ? dy + t * N * H : nullptr, dhNext, dcNext, dg, N,
-        H);
-    // dh_{t-1} = dG_t R.
-    if (t > 0 && sgemm(ctx, kernel, false, false, N, H, G, 1.0f, dg, G, r, H, 0.0f, dhNext, H))
+        st, t > 0 ? st - N * S + G : c0, t > 0 ? S : H, dy ? dy + t * N * H : nullptr, dhNext,
+        dcNext, dg, N, H);
+    // dh_{t-1} = dG_t R (at t = 0: the initial state's gradient, when asked).
+    float *dhPrev = t > 0 ? dhNext : dh0;
+    if (dhPrev && sgemm(ctx, kernel, false, false, N, H, G, 1.0f, dg, G, r, H, 0.0f, dhPrev, H))
       return ctx->status;
   }
-  // Over all steps at once: dW = dG^T x, dR = dG^T h_{t-1} (h_{-1} is zero),
-  // dx = dG W; the biases' gradient is dG's column sums, the same for both.
+  if (dc0)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dc0, dcNext, sizeof(float) * N * H,
+                                                  cudaMemcpyDeviceToDevice, stream));
+  // Over all steps at once: dW = dG^T x, dR = dG^T h_{t-1} (h_{-1} is h0 or
+  // zero), dx = dG W; the biases' gradient is dG's column sums, the same for both.
   if (sgemm(ctx, kernel, true, false, G, I, TN, 1.0f, dgates, G, x, I, 0.0f, dw, I) ||
-      sgemm(ctx, kernel, true, false, G, H, TN - N, 1.0f, dgates + N * G, G, y, H, 0.0f, dr, H))
+      sgemm(ctx, kernel, true, false, G, H, TN - N, 1.0f, dgates + N * G, G, y, H, 0.0f, dr, H) ||
+      (h0 && sgemm(ctx, kernel, true, false, G, H, N, 1.0f, dgates, G, h0, H, 1.0f, dr, H)))
     return ctx->status;
   if (dx && sgemm(ctx, kernel, false, false, TN, I, G, 1.0f, dgates, G, w, I, 0.0f, dx, I))
     return ctx->status;
@@ -304,6 +316,7 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
               *r = static_cast<const float *>(bufs[2]), *b = static_cast<const float *>(bufs[3]);
   float *y = static_cast<float *>(bufs[4]), *yh = static_cast<float *>(bufs[5]),
         *saved = static_cast<float *>(bufs[6]);
+  const float *h0 = static_cast<const float *>(bufs[7]); // null: the zero state
   const int64_t N = s.n, H = s.h, G = 3 * H, S = 4 * H;
   const float *rh = r + 2 * H * H; // the candidate's recurrent weights
   cudaStream_t stream = state(ctx).stream;
@@ -316,7 +329,7 @@ mgsrt_status_t gruFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   if (sgemm(ctx, kernel, false, true, s.t * N, G, s.i, 1.0f, x, s.i, w, s.i, 0.0f, saved, S))
     return ctx->status;
   for (int64_t t = 0; t < s.t; ++t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : h0;
     float *st = saved + t * N * S;
     if (prev && sgemm(ctx, kernel, false, true, N, 2 * H, H, 1.0f, prev, H, r, H, 1.0f, st, S))
       return ctx->status;
@@ -345,6 +358,8 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
               *dy = static_cast<const float *>(bufs[5]), *dyh = static_cast<const float *>(bufs[6]);
   float *dx = static_cast<float *>(bufs[7]), *dw = static_cast<float *>(bufs[8]),
         *dr = static_cast<float *>(bufs[9]), *db = static_cast<float *>(bufs[10]);
+  const float *h0 = static_cast<const float *>(bufs[11]);
+  float *dh0 = static_cast<float *>(bufs[12]);
   const int64_t N = s.n, I = s.i, H = s.h, G = 3 * H, S = 4 * H, TN = s.t * N;
   const float *rh = r + 2 * H * H;
   cudaStream_t stream = state(ctx).stream;
@@ -358,7 +373,7 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   if (copyOrZero(ctx, kernel, dhNext, dyh, N * H))
     return ctx->status;
   for (int64_t t = s.t - 1; t >= 0; --t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : nullptr, *st = saved + t * N * S;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : h0, *st = saved + t * N * S;
     float *gxt = dgx + t * N * G, *ght = dgh + t * N * G;
     gruGateGradsKernel<<<gridFor(N * H, kThreads), kThreads, 0, stream>>>(
         st, prev, dy ? dy + t * N * H : nullptr, dhNext, gxt, ght, resetH + t * N * H, N, H, lbr);
@@ -375,16 +390,19 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
                       dhNext, H))
       return ctx->status;
   }
+  if (dh0)
+    MGSRT_CUDA_CHECK(ctx, kernel, cudaMemcpyAsync(dh0, dhNext, sizeof(float) * N * H,
+                                                  cudaMemcpyDeviceToDevice, stream));
   // Over all steps at once, as on the CPU: dW = dgx^T x, dR = dgh^T h_prev
-  // (its last H rows from r h_prev when linear_before_reset = 0), dx = dgx W;
-  // the biases: column sums.
+  // (its last H rows from r h_prev when linear_before_reset = 0; h_{-1} is h0
+  // or zero), dx = dgx W; the biases: column sums.
   if (sgemm(ctx, kernel, true, false, G, I, TN, 1.0f, dgx, G, x, I, 0.0f, dw, I))
     return ctx->status;
-  if (lbr ? sgemm(ctx, kernel, true, false, G, H, TN - N, 1.0f, dgh + N * G, G, y, H, 0.0f, dr, H)
-          : sgemm(ctx, kernel, true, false, 2 * H, H, TN - N, 1.0f, dgh + N * G, G, y, H, 0.0f,
-                  dr, H) ||
-                sgemm(ctx, kernel, true, false, H, H, TN - N, 1.0f, dgh + N * G + 2 * H, G,
-                      resetH + N * H, H, 0.0f, dr + 2 * H * H, H))
+  const int64_t first = h0 ? 0 : N, rows = lbr ? G : 2 * H;
+  if (sgemm(ctx, kernel, true, false, rows, H, TN - N, 1.0f, dgh + N * G, G, y, H, 0.0f, dr, H) ||
+      (h0 && sgemm(ctx, kernel, true, false, rows, H, N, 1.0f, dgh, G, h0, H, 1.0f, dr, H)) ||
+      (!lbr && sgemm(ctx, kernel, true, false, H, H, TN - first, 1.0f, dgh + first * G + 2 * H,
+                     G, resetH + first * H, H, 0.0f, dr + 2 * H * H, H)))
     return ctx->status;
   if (dx && sgemm(ctx, kernel, false, false, TN, I, G, 1.0f, dgx, G, w, I, 0.0f, dx, I))
     return ctx->status;

@@ -353,27 +353,33 @@ def Train_GatherOp : Train_Op<"gather", [Pure]> {
   let hasVerifier = 1;
 }
 
-def Train_LSTMOp : Train_Op<"lstm", [Pure]> {
+def Train_LSTMOp : Train_Op<"lstm", [Pure, AttrSizedOperandSegments]> {
   let summary = "One forward LSTM layer over a sequence (ONNX LSTM)";
   let description = [{
     ONNX's LSTM with one direction (forward), its default activations
-    (sigmoid gates, tanh cell and output), no peepholes and a zero initial
-    state. `input` is T x N x I (sequence first); `w` is 1 x 4H x I, `r`
-    1 x 4H x H and `b` 1 x 8H, gates in ONNX's order i, o, f, c. Results:
-    every step's hidden state `y` (T x 1 x N x H), the last hidden and cell
-    states `y_h`, `y_c` (1 x N x H), and `saved` (T x N x 5H: each step's
-    four gate activations and cell state, for lstm_grad).
+    (sigmoid gates, tanh cell and output) and no peepholes. `input` is
+    T x N x I (sequence first); `w` is 1 x 4H x I, `r` 1 x 4H x H and `b`
+    1 x 8H, gates in ONNX's order i, o, f, c. The initial hidden and cell
+    states `initial_h`, `initial_c` (1 x N x H) are optional: zero when
+    absent. Results: every step's hidden state `y` (T x 1 x N x H), the last
+    hidden and cell states `y_h`, `y_c` (1 x N x H), and `saved` (T x N x 5H:
+    each step's four gate activations and cell state, for lstm_grad).
 
     ```mlir
-    %y, %yh, %yc, %saved = train.lstm %x, %w, %r, %b
-        : (tensor<8x4x8xf32>, tensor<1x128x8xf32>, tensor<1x128x32xf32>, tensor<1x256xf32>)
+    %y, %yh, %yc, %saved = train.lstm %x, %w, %r, %b initial_h %h0
+        : (tensor<8x4x8xf32>, tensor<1x128x8xf32>, tensor<1x128x32xf32>, tensor<1x256xf32>,
+           tensor<1x4x32xf32>)
         -> (tensor<8x1x4x32xf32>, tensor<1x4x32xf32>, tensor<1x4x32xf32>, tensor<8x4x160xf32>)
     ```
   }];
-  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$b);
+  let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$b,
+                       Optional<Train_Tensor>:$initial_h, Optional<Train_Tensor>:$initial_c);
   let results = (outs Train_Tensor:$y, Train_Tensor:$y_h, Train_Tensor:$y_c,
                       Train_Tensor:$saved);
-  let assemblyFormat = "$input `,` $w `,` $r `,` $b attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input `,` $w `,` $r `,` $b (`initial_h` $initial_h^)? (`initial_c` $initial_c^)? attr-dict
+    `:` functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
@@ -717,18 +723,23 @@ def Train_GatherGradOp : Train_Op<"gather_grad", [Pure]> {
 def Train_LSTMGradOp : Train_Op<"lstm_grad", [Pure, AttrSizedOperandSegments]> {
   let summary = "Gradients of lstm (backpropagation through time)";
   let description = [{
-    From the forward's `y` and `saved` and the gradients of its results
-    (each optional: an absent one is zero), the gradients of the input and
-    of w, r and b.
+    From the forward's `y` and `saved`, its initial states (as the
+    forward's: absent is zero) and the gradients of its results (each
+    optional: an absent one is zero), the gradients of the input, of w, r
+    and b, and of the two initial states (1 x N x H each; unused when the
+    forward has none).
   }];
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$y,
-                       Train_Tensor:$saved, Optional<Train_Tensor>:$y_grad,
+                       Train_Tensor:$saved, Optional<Train_Tensor>:$initial_h,
+                       Optional<Train_Tensor>:$initial_c, Optional<Train_Tensor>:$y_grad,
                        Optional<Train_Tensor>:$y_h_grad, Optional<Train_Tensor>:$y_c_grad);
   let results = (outs Train_Tensor:$input_grad, Train_Tensor:$w_grad, Train_Tensor:$r_grad,
-                      Train_Tensor:$b_grad);
+                      Train_Tensor:$b_grad, Train_Tensor:$initial_h_grad,
+                      Train_Tensor:$initial_c_grad);
   let assemblyFormat = [{
-    $input `,` $w `,` $r `,` $y `,` $saved (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)?
-    (`y_c_grad` $y_c_grad^)? attr-dict `:` functional-type(operands, results)
+    $input `,` $w `,` $r `,` $y `,` $saved (`initial_h` $initial_h^)? (`initial_c` $initial_c^)?
+    (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)? (`y_c_grad` $y_c_grad^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
@@ -903,14 +914,15 @@ def Train_ReduceGradOp : Train_Op<"reduce_grad", [Pure]> {
 def Train_GRUOp : Train_Op<"gru", [Pure]> {
   let summary = "One forward GRU layer over a sequence (ONNX GRU)";
   let description = [{
-    ONNX's GRU with one direction (forward), its default activations
-    (sigmoid gates, tanh candidate) and a zero initial state. `input` is
-    T x N x I (sequence first); `w` is 1 x 3H x I, `r` 1 x 3H x H and `b`
-    1 x 6H, gates in ONNX's order z, r, h. `linear_before_reset` as ONNX's
-    attribute (PyTorch's nn.GRU exports it set). Results: every step's hidden
-    state `y` (T x 1 x N x H), the last hidden state `y_h` (1 x N x H), and
-    `saved` (T x N x 4H: each step's z, r, candidate and the candidate's
-    recurrent term, for gru_grad).
+    ONNX's GRU with one direction (forward) and its default activations
+    (sigmoid gates, tanh candidate). `input` is T x N x I (sequence first);
+    `w` is 1 x 3H x I, `r` 1 x 3H x H and `b` 1 x 6H, gates in ONNX's order
+    z, r, h. The initial hidden state `initial_h` (1 x N x H) is optional:
+    zero when absent. `linear_before_reset` as ONNX's attribute (PyTorch's
+    nn.GRU exports it set). Results: every step's hidden state `y`
+    (T x 1 x N x H), the last hidden state `y_h` (1 x N x H), and `saved`
+    (T x N x 4H: each step's z, r, candidate and the candidate's recurrent
+    term, for gru_grad).
 
     ```mlir
     %y, %yh, %saved = train.gru %x, %w, %r, %b {linear_before_reset}
@@ -919,27 +931,33 @@ def Train_GRUOp : Train_Op<"gru", [Pure]> {
     ```
   }];
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$b,
-                       UnitAttr:$linear_before_reset);
+                       Optional<Train_Tensor>:$initial_h, UnitAttr:$linear_before_reset);
   let results = (outs Train_Tensor:$y, Train_Tensor:$y_h, Train_Tensor:$saved);
-  let assemblyFormat = "$input `,` $w `,` $r `,` $b attr-dict `:` functional-type(operands, results)";
+  let assemblyFormat = [{
+    $input `,` $w `,` $r `,` $b (`initial_h` $initial_h^)? attr-dict `:`
+    functional-type(operands, results)
+  }];
   let hasVerifier = 1;
 }
 
 def Train_GRUGradOp : Train_Op<"gru_grad", [Pure, AttrSizedOperandSegments]> {
   let summary = "Gradients of gru (backpropagation through time)";
   let description = [{
-    From the forward's `y` and `saved` and the gradients of its results
-    (each optional: an absent one is zero), the gradients of the input and
-    of w, r and b; `linear_before_reset` as the forward's.
+    From the forward's `y` and `saved`, its initial state (absent: zero)
+    and the gradients of its results (each optional: an absent one is zero),
+    the gradients of the input, of w, r and b, and of the initial state
+    (1 x N x H; unused when the forward has none); `linear_before_reset` as
+    the forward's.
   }];
   let arguments = (ins Train_Tensor:$input, Train_Tensor:$w, Train_Tensor:$r, Train_Tensor:$y,
-                       Train_Tensor:$saved, Optional<Train_Tensor>:$y_grad,
-                       Optional<Train_Tensor>:$y_h_grad, UnitAttr:$linear_before_reset);
+                       Train_Tensor:$saved, Optional<Train_Tensor>:$initial_h,
+                       Optional<Train_Tensor>:$y_grad, Optional<Train_Tensor>:$y_h_grad,
+                       UnitAttr:$linear_before_reset);
   let results = (outs Train_Tensor:$input_grad, Train_Tensor:$w_grad, Train_Tensor:$r_grad,
-                      Train_Tensor:$b_grad);
+                      Train_Tensor:$b_grad, Train_Tensor:$initial_h_grad);
   let assemblyFormat = [{
-    $input `,` $w `,` $r `,` $y `,` $saved (`y_grad` $y_grad^)? (`y_h_grad` $y_h_grad^)?
-    attr-dict `:` functional-type(operands, results)
+    $input `,` $w `,` $r `,` $y `,` $saved (`initial_h` $initial_h^)? (`y_grad` $y_grad^)?
+    (`y_h_grad` $y_h_grad^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
 }
