@@ -14,6 +14,7 @@
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
 using namespace mlir;
@@ -48,6 +49,148 @@ SmallVector<int64_t> permutation(StringRef from, StringRef to) {
 }
 
 bool contains(StringRef s, char c) { return s.find(c) != StringRef::npos; }
+
+/// An Einsum's terms, each "..." replaced by letters the equation does not
+/// use (the same ones in each term), and its output made explicit (ONNX's
+/// implicit one: the "..." dimensions, then the labels used once, in
+/// alphabetical order). Returns "" or why the equation cannot be read so.
+std::string readEquation(StringRef equationIn, ArrayRef<int64_t> ranks,
+                         SmallVectorImpl<std::string> &terms, std::string &out) {
+  std::string equation;
+  for (char c : equationIn)
+    if (c != ' ')
+      equation.push_back(c);
+  const size_t arrow = equation.find("->");
+  StringRef lhs = StringRef(equation).take_front(arrow);
+  SmallVector<StringRef> given;
+  lhs.split(given, ',');
+  if (given.size() != ranks.size())
+    return std::to_string(given.size()) + " term(s) for " + std::to_string(ranks.size()) +
+           " operand(s)";
+  std::string outTerm;
+  if (arrow != std::string::npos) {
+    outTerm = StringRef(equation).drop_front(arrow + 2).str();
+  } else {
+    std::string once;
+    for (char c : lhs)
+      if (llvm::isAlpha(c) && llvm::count(lhs, c) == 1)
+        once.push_back(c);
+    llvm::sort(once);
+    outTerm = (contains(lhs, '.') ? "..." : "") + once;
+  }
+  // The letters that stand for "..." (their count is the operands').
+  std::string spare;
+  for (char c = 'A'; c <= 'z'; ++c)
+    if (llvm::isAlpha(c) && !contains(equation, c))
+      spare.push_back(c);
+  int64_t dots = -1;
+  for (auto [term, rank] : llvm::zip(given, ranks)) {
+    if (!term.contains("..."))
+      continue;
+    const int64_t count = rank - (static_cast<int64_t>(term.size()) - 3);
+    if (dots >= 0 && count != dots)
+      return "'...' stands for " + std::to_string(dots) + " and " + std::to_string(count) +
+             " dimensions in different operands";
+    dots = count;
+  }
+  if (dots < 0 && StringRef(outTerm).contains("..."))
+    return "'...' in the output is in no operand";
+  auto expand = [&](StringRef term) {
+    const size_t at = term.find("...");
+    if (at == StringRef::npos)
+      return term.str();
+    return (term.take_front(at) + StringRef(spare).take_front(std::max<int64_t>(dots, 0)) +
+            term.drop_front(at + 3))
+        .str();
+  };
+  for (auto [term, rank] : llvm::zip(given, ranks)) {
+    terms.push_back(expand(term));
+    if (static_cast<int64_t>(terms.back().size()) != rank || dots > int64_t(spare.size()))
+      return "term '" + term.str() + "' does not match its operand's rank " + std::to_string(rank);
+  }
+  out = expand(outTerm);
+  for (const std::string &term : terms)
+    for (char c : term) {
+      if (!llvm::isAlpha(c))
+        return std::string("'") + c + "' is not a label";
+      if (llvm::count(term, c) != 1)
+        return std::string("label '") + c + "' repeats in a term (a diagonal)";
+    }
+  for (char c : out) {
+    if (llvm::count(out, c) != 1)
+      return std::string("label '") + c + "' repeats in the output";
+    if (llvm::none_of(terms, [&](const std::string &t) { return contains(t, c); }))
+      return std::string("output label '") + c + "' is in no operand";
+  }
+  return "";
+}
+
+/// Appends ReduceSum(in) over `axes` (keepdims 0) -> out, the axes an input
+/// from opset 13 on, an attribute before.
+void appendReduceSum(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     ArrayRef<int64_t> axes, const std::string &out, int64_t opset) {
+  if (opset >= 13) // the axes' Constant before the node that reads it
+    appendInt64Constant(graph, name + "Axes", axes, out + "_axes");
+  onnx::NodeProto *r = graph.add_node();
+  r->set_op_type("ReduceSum");
+  r->set_name(name);
+  r->add_input(in);
+  r->add_output(out);
+  onnx::AttributeProto *keep = r->add_attribute();
+  keep->set_name("keepdims");
+  keep->set_type(onnx::AttributeProto::INT);
+  keep->set_i(0);
+  if (opset >= 13) {
+    r->add_input(out + "_axes");
+    return;
+  }
+  onnx::AttributeProto *a = r->add_attribute();
+  a->set_name("axes");
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t axis : axes)
+    a->add_ints(axis);
+}
+
+/// One operand's Einsum `term` -> `outTerm` (its labels a subset of term's):
+/// ReduceSum over the labels left out, then Transpose into outTerm's order
+/// (an Identity when neither is needed).
+void appendSingleOperand(onnx::GraphProto &graph, const std::string &base, const std::string &in,
+                         StringRef term, StringRef outTerm, const std::string &out, int64_t opset) {
+  SmallVector<int64_t> axes;
+  std::string kept;
+  for (auto [i, c] : llvm::enumerate(term))
+    contains(outTerm, c) ? kept.push_back(c) : axes.push_back(static_cast<int64_t>(i));
+  SmallVector<int64_t> perm = permutation(kept, outTerm);
+  std::string value = in;
+  if (!axes.empty()) {
+    value = perm.empty() ? out : base + "/summed";
+    appendReduceSum(graph, base + "/ReduceSum", in, axes, value, opset);
+  }
+  if (!perm.empty())
+    appendTranspose(graph, base + "/Transpose", value, perm, out);
+  if (axes.empty() && perm.empty()) {
+    onnx::NodeProto *id = graph.add_node();
+    id->set_op_type("Identity");
+    id->set_name(base + "/Identity");
+    id->add_input(in);
+    id->add_output(out);
+  }
+}
+
+/// Appends Einsum(inputs) with `equation` -> out, the node named `name`.
+void appendEinsum(onnx::GraphProto &graph, const std::string &name, ArrayRef<std::string> inputs,
+                  const std::string &equation, const std::string &out) {
+  onnx::NodeProto *e = graph.add_node();
+  e->set_op_type("Einsum");
+  e->set_name(name);
+  for (const std::string &in : inputs)
+    e->add_input(in);
+  e->add_output(out);
+  onnx::AttributeProto *a = e->add_attribute();
+  a->set_name("equation");
+  a->set_type(onnx::AttributeProto::STRING);
+  a->set_s(equation);
+}
 
 } // namespace
 
@@ -144,7 +287,7 @@ std::string planEinsum(StringRef equationIn, ArrayRef<int64_t> shapeA, ArrayRef<
   return "";
 }
 
-LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool strict,
+LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t opset, bool strict,
                            bool &changed) {
   changed = false;
   onnx::GraphProto *graph = model.mutable_graph();
@@ -169,24 +312,87 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool stric
     auto fail = [&](const std::string &why) {
       return emitError(fileLoc) << "node '" << label << "' (Einsum): equation '" << equation
                                 << "': " << why
-                                << "; mgs supports an Einsum that is a batched matrix product "
-                                   "(two operands, an explicit '->', each label in both "
-                                   "operands, or in one and the output)";
+                                << "; mgs supports an Einsum of any number of operands whose "
+                                   "labels each appear once a term (no diagonals)";
     };
-    if (node.input_size() != 2 || node.output_size() != 1)
+    if (node.input_size() < 1 || node.output_size() != 1)
       return fail(std::to_string(node.input_size()) + " operand(s)");
-    auto shapeA = shapes.find(node.input(0)), shapeB = shapes.find(node.input(1));
-    if (shapeA == shapes.end() || shapeB == shapes.end()) {
+    SmallVector<ArrayRef<int64_t>> operandShapes;
+    SmallVector<int64_t> ranks;
+    for (const std::string &in : node.input()) {
+      auto it = shapes.find(in);
+      if (it == shapes.end())
+        break;
+      operandShapes.push_back(it->second);
+      ranks.push_back(static_cast<int64_t>(it->second.size()));
+    }
+    if (operandShapes.size() != static_cast<size_t>(node.input_size())) {
       if (strict)
         return fail("the operands' ranks are unknown after shape inference");
       graph->add_node()->Swap(&node); // perhaps known after another round
       continue;
     }
-    EinsumPlan plan;
-    if (std::string why = planEinsum(equation, shapeA->second, shapeB->second, plan);
-        !why.empty())
+    SmallVector<std::string> terms;
+    std::string out;
+    if (std::string why = readEquation(equation, ranks, terms, out); !why.empty())
       return fail(why);
     const std::string base = node.name().empty() ? node.output(0) : node.name();
+    changed = true;
+    if (terms.size() == 1) {
+      appendSingleOperand(*graph, base, node.input(0), terms[0], out, node.output(0), opset);
+      continue;
+    }
+    // A label of one operand alone that the output drops is summed over
+    // that operand first (an Einsum of it alone).
+    SmallVector<std::string> inputs(node.input().begin(), node.input().end());
+    bool reduced = false;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      std::string kept;
+      for (char c : terms[i])
+        if (contains(out, c) || llvm::any_of(llvm::seq<size_t>(0, terms.size()), [&](size_t j) {
+              return j != i && contains(terms[j], c);
+            }))
+          kept.push_back(c);
+      if (kept == terms[i])
+        continue;
+      const std::string summed = base + "/operand" + std::to_string(i) + "_summed";
+      appendSingleOperand(*graph, base + "/Sum" + std::to_string(i), inputs[i], terms[i], kept,
+                          summed, opset);
+      inputs[i] = summed;
+      terms[i] = kept;
+      reduced = true;
+    }
+    // Three or more operands: the first two contracted into what the others
+    // and the output still need, then the rest (in the next round, when
+    // that product's shape is known).
+    if (terms.size() > 2) {
+      std::string kept;
+      for (char c : terms[0] + terms[1])
+        if (!contains(kept, c) &&
+            (contains(out, c) ||
+             llvm::any_of(ArrayRef(terms).drop_front(2), [&](auto &t) { return contains(t, c); })))
+          kept.push_back(c);
+      const std::string pair = base + "/pair";
+      appendEinsum(*graph, base + "/Pair", {inputs[0], inputs[1]},
+                   terms[0] + "," + terms[1] + "->" + kept, pair);
+      std::string rest = kept;
+      for (size_t i = 2; i < terms.size(); ++i)
+        rest += "," + terms[i];
+      SmallVector<std::string> restInputs{pair};
+      restInputs.append(inputs.begin() + 2, inputs.end());
+      appendEinsum(*graph, base + "/Rest", restInputs, rest + "->" + out, node.output(0));
+      continue;
+    }
+    if (reduced) {
+      appendEinsum(*graph, base + "/Product", inputs, terms[0] + "," + terms[1] + "->" + out,
+                   node.output(0));
+      continue;
+    }
+    EinsumPlan plan;
+    if (std::string why = planEinsum(terms[0] + "," + terms[1] + "->" + out, operandShapes[0],
+                                     operandShapes[1], plan);
+        !why.empty())
+      return fail(why);
     auto transpose = [&](const std::string &in, ArrayRef<int64_t> perm, const std::string &out,
                          StringRef suffix) {
       appendTranspose(*graph, base + "/" + suffix.str(), in, perm, out);
@@ -227,7 +433,6 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, bool stric
     }
     if (!plan.permOut.empty())
       transpose(product, plan.permOut, node.output(0), "TransposeResult");
-    changed = true;
   }
   return success();
 }

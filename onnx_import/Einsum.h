@@ -1,8 +1,9 @@
 //===- Einsum.h - Einsum as ONNX Transpose and MatMul -----------*- C++ -*-===//
 //
-// An ONNX Einsum that is a batched matrix product (attention written with
-// torch.einsum: MaxViT's "bghid,bghjd->bghij") rewritten, before the graph
-// walk, into the ONNX ops that already import. Internal to onnx_import.
+// An ONNX Einsum (attention written with torch.einsum: MaxViT's
+// "bghid,bghjd->bghij"; a transpose or a sum of one operand; a chain of
+// three) rewritten, before the graph walk, into the ONNX ops that already
+// import. Internal to onnx_import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -43,13 +44,17 @@ struct EinsumPlan {
 std::string planEinsum(llvm::StringRef equation, llvm::ArrayRef<int64_t> shapeA,
                        llvm::ArrayRef<int64_t> shapeB, EinsumPlan &plan);
 
-/// Replaces each Einsum node of the graph by its plan's Transpose, MatMul and
-/// Transpose nodes (named after it: errors still name it), or fails naming
-/// the node and its equation. The operands' ranks come from shape inference
-/// (run before); an Einsum whose operands' ranks are unknown is kept, or with
-/// `strict` an error. Returns whether any node was replaced in `changed`.
-mlir::LogicalResult lowerEinsums(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
-                                 bool &changed);
+/// Replaces each Einsum node of the graph (named after it: errors still name
+/// it), or fails naming the node and its equation: a product of two operands
+/// by its plan's Transpose, MatMul and Transpose nodes; one operand by
+/// ReduceSum and Transpose; a label that one operand alone has and the
+/// output drops by a ReduceSum of that operand first; three or more operands
+/// by an Einsum of the first two and one of that and the rest (lowered in
+/// later rounds). The operands' ranks come from shape inference (run before);
+/// an Einsum whose operands' ranks are unknown is kept, or with `strict` an
+/// error. Returns whether any node was replaced in `changed`.
+mlir::LogicalResult lowerEinsums(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
+                                 bool strict, bool &changed);
 
 } // namespace mgs::onnx_import
 

@@ -225,7 +225,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     // known (often only after folding: attention's head split), and the
     // shapes after them are inferred and folded again.
     for (bool rewrote = true; rewrote;) {
-      if (failed(lowerEinsums(model, fileLoc, /*strict=*/false, rewrote)))
+      if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)))
         return failure();
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
@@ -234,7 +234,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
       }
     }
     bool rewrote = false;
-    if (failed(lowerEinsums(model, fileLoc, /*strict=*/true, rewrote)))
+    if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)))
       return failure();
     stage = "lifting the graph's loss";
     FailureOr<std::optional<GraphLoss>> graphLoss = liftGraphLoss(model, *opset, fileLoc);

@@ -74,19 +74,24 @@ void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std
     p->add_ints(d);
 }
 
-void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                   ArrayRef<int64_t> shape, const std::string &out) {
+void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,
+                         ArrayRef<int64_t> values, const std::string &out) {
   onnx::NodeProto *c = graph.add_node();
   c->set_op_type("Constant");
-  c->set_name(name + "Shape");
-  c->add_output(out + "_shape");
+  c->set_name(name);
+  c->add_output(out);
   onnx::AttributeProto *v = c->add_attribute();
   v->set_name("value");
   v->set_type(onnx::AttributeProto::TENSOR);
   v->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-  v->mutable_t()->add_dims(static_cast<int64_t>(shape.size()));
-  for (int64_t d : shape)
+  v->mutable_t()->add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t d : values)
     v->mutable_t()->add_int64_data(d);
+}
+
+void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                   ArrayRef<int64_t> shape, const std::string &out) {
+  appendInt64Constant(graph, name + "Shape", shape, out + "_shape");
   onnx::NodeProto *r = graph.add_node();
   r->set_op_type("Reshape");
   r->set_name(name);

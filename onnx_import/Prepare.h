@@ -150,6 +150,10 @@ constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &ow
 void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
                      llvm::ArrayRef<int64_t> perm, const std::string &out);
 
+/// Appends a Constant node `name` of the INT64 vector `values` -> out.
+void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,
+                         llvm::ArrayRef<int64_t> values, const std::string &out);
+
 /// Appends Reshape(in, shape) -> out to `graph`, the node named `name`, its
 /// shape a Constant node `name`Shape (output `out`_shape).
 void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,

@@ -72,6 +72,8 @@ def build(name):
         "reductions": (ReductionsMLP, digits),
         # comparisons of computed data, And, Sign, IsNaN, Where by them
         "truths": (TruthsMLP, digits),
+        # torch.einsum of three operands, of one, with an implicit output
+        "einsums": (EinsumMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
         "rnn": (DigitsRNN, digits),
@@ -246,7 +248,8 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", 
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",
-                 "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate"}
+                 "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
+                 "einsums"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

@@ -419,6 +419,29 @@ class TruthsMLP(nn.Module):
         return self.fc(torch.cat(parts, dim=1))
 
 
+class EinsumMLP(nn.Module):
+    """A digits MLP through torch.einsum beyond a product of two operands: a chain of three
+    ("bi,ij,jk->bk"), one operand transposed and summed ("bjk->bkj", "bkj->bk"), an implicit
+    output ("bi,ij": ONNX's labels used once, sorted) and a label summed over one operand
+    alone ("bi,bj->bj")."""
+
+    def __init__(self):
+        super().__init__()
+        self.w1 = nn.Parameter(torch.randn(64, 16) * 0.2)
+        self.w2 = nn.Parameter(torch.randn(16, 32) * 0.2)
+        self.w3 = nn.Parameter(torch.randn(32, 4, 8) * 0.2)
+        self.fc = nn.Linear(8 + 16 + 8, 10)
+
+    def forward(self, x):
+        x = torch.flatten(x, 1)
+        h = torch.relu(torch.einsum("bi,ij,jk->bk", x, self.w1, self.w2))
+        g = torch.einsum("bi,ijk->bjk", h, self.w3)
+        s = torch.einsum("bkj->bk", torch.einsum("bjk->bkj", g))
+        u = torch.einsum("bi,ij", x, self.w1)
+        v = torch.einsum("bi,bj->bj", torch.tanh(u), s)
+        return self.fc(torch.cat([s, u, v], dim=1))
+
+
 class StdNormMLP(nn.Module):
     """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
     form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the
