@@ -467,11 +467,14 @@ extern "C" int mgsrt_driver_main(int argc, char **argv) {
     }
     if (!parsed.ok()) {
       // Every worker of an mpirun job parses the same command line: the
-      // first says what is wrong with it.
+      // first says what is wrong with it (the first of each, in an MPMD one).
       if (launchedAsLaterRank())
         return 2;
       std::fflush(stdout);
-      writeError(o.program + ": error: " + parsed.message + "\n" + helpHint(o.program));
+      const int rank = launchedRank();
+      writeError(o.program +
+                 ": error: " + (rank > 0 ? "worker " + std::to_string(rank) + ": " : "") +
+                 parsed.message + "\n" + helpHint(o.program));
       return 2;
     }
     return driver.run();

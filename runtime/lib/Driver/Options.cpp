@@ -16,6 +16,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <sstream>
 #include <tuple>
 #include <utility>
 
@@ -147,11 +148,28 @@ constexpr const char *kUsageInference =
 
 } // namespace
 
-bool launchedAsLaterRank() {
+int launchedRank() {
   for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMI_RANK"})
     if (const char *v = std::getenv(name))
-      return std::atoi(v) > 0;
-  return false;
+      return std::atoi(v);
+  return 0;
+}
+
+bool launchedAsLaterRank() {
+  const int rank = launchedRank();
+  if (rank <= 0)
+    return false;
+  // An MPMD launch (mpirun -np 2 A : -np 2 B) runs several command lines:
+  // Open MPI lists its app contexts' sizes ("2 2"), and the first rank of
+  // each speaks for its own.
+  if (const char *sizes = std::getenv("OMPI_APP_CTX_NUM_PROCS")) {
+    std::istringstream in(sizes);
+    long first = 0, size = 0;
+    while (first < rank && in >> size && size > 0)
+      first += size;
+    return first != rank;
+  }
+  return true;
 }
 
 std::string helpHint(const std::string &program) {

@@ -107,8 +107,12 @@ extern const std::set<std::string> kInferenceOnly;
 void printUsage(std::FILE *f, const std::string &program);
 /// "(PROGRAM --help lists the options)\n": the line after a usage error.
 std::string helpHint(const std::string &program);
-/// Whether mpirun (or a PMI launcher) started this process as a rank other
-/// than 0, read from its environment before MPI is initialized.
+/// The rank mpirun (or a PMI launcher) started this process as, read from
+/// its environment before MPI is initialized (0 without one).
+int launchedRank();
+/// Whether that rank is a later one of its command line: any rank but 0,
+/// but in an MPMD launch (Open MPI's app contexts) the first rank of each
+/// command line is not, so that each says what is wrong with its own.
 bool launchedAsLaterRank();
 
 /// Parses argv into `o`; a bad command line is MGSRT_ERROR_INVALID_ARGUMENT

@@ -631,3 +631,43 @@ TEST_F(DriverMain, InferenceFlagOnATrainingModel) {
 }
 
 } // namespace
+
+#include "Driver/Options.h"
+
+#include <cstdlib>
+
+namespace {
+
+/// The launcher's environment for one test, restored after it.
+struct LaunchEnv {
+  explicit LaunchEnv(const char *rank, const char *contexts = nullptr) {
+    setenv("OMPI_COMM_WORLD_RANK", rank, 1);
+    if (contexts)
+      setenv("OMPI_APP_CTX_NUM_PROCS", contexts, 1);
+  }
+  ~LaunchEnv() {
+    unsetenv("OMPI_COMM_WORLD_RANK");
+    unsetenv("OMPI_APP_CTX_NUM_PROCS");
+  }
+};
+
+TEST(LaunchedRank, EachCommandLineOfAnMpmdLaunchHasAFirstRank) {
+  {
+    LaunchEnv env("0");
+    EXPECT_EQ(launchedRank(), 0);
+    EXPECT_FALSE(launchedAsLaterRank());
+  }
+  {
+    LaunchEnv env("3");
+    EXPECT_EQ(launchedRank(), 3);
+    EXPECT_TRUE(launchedAsLaterRank()); // one command line: rank 0 speaks for it
+  }
+  // mpirun -np 2 A : -np 3 B : -np 1 C: ranks 0, 2 and 5 are the first of theirs.
+  for (auto [rank, later] :
+       {std::pair{"1", true}, std::pair{"2", false}, std::pair{"4", true}, std::pair{"5", false}}) {
+    LaunchEnv env(rank, "2 3 1");
+    EXPECT_EQ(launchedAsLaterRank(), later) << "rank " << rank;
+  }
+}
+
+} // namespace
