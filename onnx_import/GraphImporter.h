@@ -196,6 +196,10 @@ private:
   /// table, and is left to its converter. Any other op reading one is an
   /// error naming the node.
   mlir::LogicalResult importRuntimeInt(bool &handled);
+  /// importRuntimeInt's OneHot of run-time integers `in` (input `at` = 0)
+  /// and ScatterElements at them (`at` = 1). Sets `done` when it imported
+  /// the node.
+  mlir::LogicalResult importRuntimeIndexed(const RuntimeInt &in, int at, bool &done);
   /// Binds output 0 to the RuntimeInt `value` in [lo, hi] computed from
   /// integers of `origin`, or reports bounds beyond 2^24.
   mlir::LogicalResult setRuntimeInt(mlir::Value value, double lo, double hi,

@@ -112,6 +112,107 @@ std::optional<SmallVector<int64_t>> GraphImporter::knownShape(const std::string 
   return dims;
 }
 
+LogicalResult GraphImporter::importRuntimeIndexed(const RuntimeInt &in, int at, bool &done) {
+  const std::string &op = curNode->op_type();
+  auto f32 = b.getF32Type();
+  auto scalar = RankedTensorType::get({}, f32);
+  auto constant = [&](double v) -> Value {
+    return arith::ConstantOp::create(b, curLoc, scalar,
+                                     DenseElementsAttr::get(scalar, static_cast<float>(v)));
+  };
+  auto outside = [&](int64_t extent) {
+    return emitError() << "its indices '" << curNode->input(at) << "', computed at run time "
+                       << in.origin << ", lie in [" << asInt(in.lo) << ", " << asInt(in.hi)
+                       << "]; mgs reads such indices here only when they lie in [0, " << extent
+                       << ") (no negative ones)";
+  };
+  const int64_t rank = static_cast<int64_t>(shapeOf(in.value).size());
+  if (op == "OneHot" && at == 0) {
+    // The values [off, on]: FLOAT (the output is data) or integers (the
+    // output is integers computed at run time, as the indices).
+    auto depths = constantInts(1);
+    if (failed(depths))
+      return failure();
+    const bool isFloat = valueTypeOf(curNode->input(2)) == onnx::TensorProto::FLOAT;
+    double off = 0, on = 0;
+    if (isFloat) {
+      auto values = constantFloats(2);
+      if (failed(values))
+        return failure();
+      if (values->size() != 2)
+        return emitError() << "its values (input 2) must be [off, on], got " << values->size()
+                           << " of them";
+      off = (*values)[0];
+      on = (*values)[1];
+    } else {
+      const onnx::TensorProto *c = foldableConstant(curNode->input(2));
+      auto values = c ? integerValues(*c) : std::nullopt;
+      if (!values || values->size() != 2)
+        return emitError() << "its values (input 2) must be a constant [off, on] of 2 numbers";
+      off = (*values)[0];
+      on = (*values)[1];
+    }
+    if (depths->size() != 1 || (*depths)[0] < 1 || (*depths)[0] > kFloatExactIntegers)
+      return emitError() << "its depth (input 1) must be one number in [1, 2^24]";
+    const int64_t depth = (*depths)[0];
+    if (in.lo < 0)
+      return outside(depth);
+    auto axis = axisAttr("axis", -1, rank + 1);
+    if (failed(axis))
+      return failure();
+    Value hot = oneHotAt(b, curLoc, in.value, depth, *axis);
+    if (off != 0.0 || on != 1.0) {
+      Type type = hot.getType();
+      hot = AddOp::create(b, curLoc, type, MulOp::create(b, curLoc, type, hot, constant(on - off)),
+                          constant(off));
+    }
+    done = true;
+    if (isFloat) {
+      setOutput(0, hot);
+      return success();
+    }
+    return setRuntimeInt(hot, std::min(off, on), std::max(off, on), in.origin);
+  }
+  if (op == "ScatterElements" && at == 1) {
+    const std::string reduction = stringAttr("reduction", "none");
+    if (reduction != "none" && reduction != "add")
+      return emitError() << "reduction '" << reduction << "' at indices computed at run time "
+                         << in.origin << " is not supported; supported: none, add";
+    auto data = input(0), updates = input(2);
+    if (failed(data) || failed(updates))
+      return failure();
+    ArrayRef<int64_t> shape = shapeOf(*data), indexShape = shapeOf(in.value);
+    auto axis = axisAttr("axis", 0, static_cast<int64_t>(shape.size()));
+    if (failed(axis))
+      return failure();
+    bool fits = indexShape.size() == shape.size() && shapeOf(*updates) == indexShape;
+    for (size_t d = 0; fits && d < shape.size(); ++d)
+      fits = static_cast<int64_t>(d) == *axis || indexShape[d] == shape[d];
+    if (!fits)
+      return emitError() << "its data " << shapeToString(shape) << ", indices "
+                         << shapeToString(indexShape) << " and updates "
+                         << shapeToString(shapeOf(*updates))
+                         << " must have one shape but along axis " << *axis
+                         << " (the indices' and the updates' the same) when the indices are "
+                            "computed at run time";
+    const int64_t extent = shape[*axis];
+    if (in.lo < 0 || in.hi >= static_cast<double>(extent))
+      return outside(extent);
+    // The one-hot of the positions has data x the indices' extent elements.
+    const int64_t cells = numElements(shape) * indexShape[*axis];
+    if (cells > (int64_t{1} << 27))
+      return emitError() << "it scatters along an axis of " << extent << " with "
+                         << indexShape[*axis] << " indices each, " << cells
+                         << " one-hot entries in all; mgs scatters at indices computed at run "
+                            "time through such a one-hot, up to 2^27 entries";
+    setOutput(0,
+              scatterElementsAt(b, curLoc, *data, *axis, in.value, *updates, reduction == "add"));
+    done = true;
+    return success();
+  }
+  return success();
+}
+
 LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   handled = false;
   const std::string &op = curNode->op_type();
@@ -286,6 +387,18 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     runtimeInts[curNode->output(0)] = RuntimeInt{v, in.lo, in.hi, std::move(mask), in.origin};
     return success();
   }
+  if (op == "Slice" && at == 0) {
+    auto sliced = sliceByNode(*this, in.value);
+    if (failed(sliced))
+      return failure();
+    if (!*sliced)
+      return emitError() << "the slice of '" << curNode->input(0)
+                         << "', integers computed at "
+                            "run time "
+                         << in.origin << ", is empty";
+    runtimeInts[curNode->output(0)] = RuntimeInt{*sliced, in.lo, in.hi, std::nullopt, in.origin};
+    return success();
+  }
   if (op == "Expand" && at == 0) {
     auto type = outType();
     if (failed(type))
@@ -318,38 +431,56 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     }
     return setRuntimeInt(*sum, lo, hi, in.origin);
   }
+  // Input i as integers in float: a RuntimeInt, or an integer constant
+  // (null when it is neither); an error when a constant is beyond 2^24.
+  auto integerOperand = [&](int i, Value &value, double &lo, double &hi) -> LogicalResult {
+    if (auto it = runtimeInts.find(curNode->input(i)); it != runtimeInts.end()) {
+      value = it->second.value;
+      lo = it->second.lo;
+      hi = it->second.hi;
+      return success();
+    }
+    value = Value();
+    const onnx::TensorProto *c = foldableConstant(curNode->input(i));
+    auto values = c ? integerValues(*c) : std::nullopt;
+    if (!values || values->empty())
+      return success();
+    SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
+    SmallVector<float> asFloat(values->begin(), values->end());
+    for (double v : *values)
+      if (std::fabs(v) > kExactLimit)
+        return emitError() << "input " << i << " holds " << asInt(v)
+                           << ", beyond 2^24, where float arithmetic on integers (how mgs "
+                              "computes the run-time integers of input "
+                           << at << ") is no longer exact";
+    auto type = RankedTensorType::get(dims, f32);
+    value = arith::ConstantOp::create(b, curLoc, type,
+                                      DenseElementsAttr::get(type, ArrayRef<float>(asFloat)));
+    lo = *llvm::min_element(*values);
+    hi = *llvm::max_element(*values);
+    return success();
+  };
+  if (op == "OneHot" || op == "ScatterElements") {
+    bool ok = false;
+    if (failed(importRuntimeIndexed(in, at, ok)))
+      return failure();
+    if (ok)
+      return success();
+  }
   if (op == "Add" || op == "Sub" || op == "Mul") {
     // Each operand a RuntimeInt or an integer constant (as float, broadcast).
     Value operand[2];
     double lo[2], hi[2];
     for (int i = 0; i < 2; ++i) {
-      if (auto it = runtimeInts.find(curNode->input(i)); it != runtimeInts.end()) {
-        operand[i] = it->second.value;
-        lo[i] = it->second.lo;
-        hi[i] = it->second.hi;
-        continue;
-      }
-      const onnx::TensorProto *c = foldableConstant(curNode->input(i));
-      auto values = c ? integerValues(*c) : std::nullopt;
-      if (!values || values->empty())
+      if (failed(integerOperand(i, operand[i], lo[i], hi[i])))
+        return failure();
+      if (!operand[i])
         return emitError() << "input " << i << " ('" << curNode->input(i)
                            << "') is neither an INT64 or INT32 constant nor integers computed at "
-                              "run time " << in.origin << ", which input "
-                           << 1 - i << " is; mgs adds and multiplies such integers only with "
-                                       "each other and with integer constants";
-      SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
-      SmallVector<float> asFloat(values->begin(), values->end());
-      for (double v : *values)
-        if (std::fabs(v) > kExactLimit)
-          return emitError() << "input " << i << " holds " << asInt(v)
-                             << ", beyond 2^24, where float arithmetic on integers (how mgs "
-                                "computes the run-time integers of input "
-                             << 1 - i << ") is no longer exact";
-      auto type = RankedTensorType::get(dims, f32);
-      operand[i] = arith::ConstantOp::create(b, curLoc, type,
-                                             DenseElementsAttr::get(type, ArrayRef<float>(asFloat)));
-      lo[i] = *llvm::min_element(*values);
-      hi[i] = *llvm::max_element(*values);
+                              "run time "
+                           << in.origin << ", which input " << 1 - i
+                           << " is; mgs adds and multiplies such integers only with "
+                              "each other and with integer constants";
     }
     auto type = outType();
     if (failed(type))
@@ -368,11 +499,12 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   diag << "its input '" << curNode->input(at) << "' holds integers computed at run time "
        << in.origin
        << "; mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, Squeeze, "
-          "Flatten, Identity, Expand, one-input Max, Min and Concat on them, and Gather, "
-          "GatherND and GatherElements reading them as indices";
+          "Flatten, Identity, Expand, Slice, one-input Max, Min and Concat on them, OneHot of "
+          "them, and "
+          "Gather, GatherND, GatherElements and ScatterElements reading them as indices";
   // transformers' mixtures of experts loop over the experts that received
   // tokens (one_hot, torch.where, index_add_) unless told otherwise.
-  if (op == "OneHot" && in.origin == "by TopK")
+  if (op == "NonZero" && in.origin == "by TopK")
     diag << " (a mixture of experts' loop over its experts, one-hot of the routing: export the "
             "model after model.set_experts_implementation(\"batched_mm\"), which gathers each "
             "token's experts' weights instead)";

@@ -74,6 +74,8 @@ def build(name):
         "truths": (TruthsMLP, digits),
         # torch.einsum of three operands, of one, with an implicit output
         "einsums": (EinsumMLP, digits),
+        # a router's top 2 as scatter, one_hot and scatter_add weights (run-time indices)
+        "routing": (RoutingMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
         "rnn": (DigitsRNN, digits),
@@ -249,7 +251,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "transformer", "gpt", 
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",
                  "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
-                 "einsums"}
+                 "einsums", "routing"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs"}

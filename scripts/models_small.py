@@ -442,6 +442,32 @@ class EinsumMLP(nn.Module):
         return self.fc(torch.cat([s, u, v], dim=1))
 
 
+class RoutingMLP(nn.Module):
+    """A digits MLP whose hidden features go to 4 experts weighted by a router's top 2, the
+    weights written four ways on TopK's indices (integers computed at run time):
+    zeros.scatter(1, i, v), one_hot(i, 4) times v, scatter_add into the router's own
+    probabilities, and a scatter of computed data into computed data (ONNX OneHot and
+    ScatterElements at run-time indices)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.gate = nn.Linear(32, 4)
+        self.experts = nn.Linear(32, 4 * 16)
+        self.fc = nn.Linear(16, 10)
+
+    def forward(self, x):
+        h = torch.relu(self.fc1(torch.flatten(x, 1)))
+        g = torch.softmax(self.gate(h), dim=-1)
+        v, i = g.topk(2, dim=-1)
+        w = (torch.zeros_like(g).scatter(1, i, v)
+             + (F.one_hot(i, 4).float() * v.unsqueeze(-1)).sum(1)
+             + (g * 0.1).scatter_add(1, i, v * 0.5)
+             + g.scatter(1, i[:, :1], h[:, :1]))
+        e = self.experts(h).reshape(-1, 4, 16)
+        return self.fc((w.unsqueeze(-1) * e).sum(1))
+
+
 class StdNormMLP(nn.Module):
     """A digits MLP that standardizes its hidden features with torch.std's default, unbiased
     form: (h - mean) / (std + 0.1) over each sample's features, whose count N - 1 the

@@ -107,6 +107,47 @@ Value gatherElementsAt(OpBuilder &b, Location loc, Value data, int64_t axis, Val
   return gatherFlat(b, loc, data, at);
 }
 
+Value oneHotAt(OpBuilder &b, Location loc, Value positions, int64_t depth, int64_t axis) {
+  ArrayRef<int64_t> shape = shapeOf(positions);
+  SmallVector<int64_t> inserted(shape), iotaShape(shape.size() + 1, 1), out(shape);
+  inserted.insert(inserted.begin() + axis, 1);
+  iotaShape[axis] = depth;
+  out.insert(out.begin() + axis, depth);
+  SmallVector<float> iota(depth);
+  for (int64_t i = 0; i < depth; ++i)
+    iota[i] = static_cast<float>(i);
+  auto iotaType = f32Tensor(b, iotaShape);
+  Value along = arith::ConstantOp::create(b, loc, iotaType,
+                                          DenseElementsAttr::get(iotaType, ArrayRef<float>(iota)));
+  return EqualOp::create(b, loc, f32Tensor(b, out), reshape(b, loc, positions, inserted), along);
+}
+
+Value scatterElementsAt(OpBuilder &b, Location loc, Value data, int64_t axis, Value positions,
+                        Value updates, bool add) {
+  ArrayRef<int64_t> shape = shapeOf(data);
+  // [.., J, K, ..]: hit[.., j, k, ..] = positions[.., k, ..] == j.
+  Value hit = oneHotAt(b, loc, positions, shape[axis], axis);
+  ArrayRef<int64_t> hitShape = shapeOf(hit);
+  SmallVector<int64_t> inserted(shapeOf(updates));
+  inserted.insert(inserted.begin() + axis, 1);
+  Value placed =
+      MulOp::create(b, loc, f32Tensor(b, hitShape), hit, reshape(b, loc, updates, inserted));
+  auto sumOverUpdates = [&](Value v) -> Value {
+    return ReduceOp::create(b, loc, f32Tensor(b, shape), b.getStringAttr("sum"), v,
+                            b.getDenseI64ArrayAttr({axis + 1}), b.getBoolAttr(false));
+  };
+  Value scattered = sumOverUpdates(placed);
+  Value kept = data;
+  if (!add) {
+    auto zero = f32Tensor(b, {});
+    Value untouched = EqualOp::create(
+        b, loc, f32Tensor(b, shape), sumOverUpdates(hit),
+        arith::ConstantOp::create(b, loc, zero, DenseElementsAttr::get(zero, 0.0f)));
+    kept = KeepWhereOp::create(b, loc, f32Tensor(b, shape), data, untouched);
+  }
+  return AddOp::create(b, loc, f32Tensor(b, shape), kept, scattered);
+}
+
 Value permuteDims(OpBuilder &b, Location loc, Value v, ArrayRef<int64_t> perm) {
   ArrayRef<int64_t> shape = shapeOf(v);
   SmallVector<int64_t> out;
@@ -443,10 +484,7 @@ LogicalResult convertGather(NodeImporter &n) {
 /// every step-th element of the slice (Swin's patch merging, x[:, 0::2]:
 /// strideAxis); with a negative step (torch.flip), the elements picked in
 /// their order by a gather.
-LogicalResult convertSlice(NodeImporter &n) {
-  auto x = n.input(0);
-  if (failed(x))
-    return failure();
+FailureOr<Value> sliceByNode(NodeImporter &n, Value x) {
   auto starts = n.constantInts(1), ends = n.constantInts(2);
   if (failed(starts) || failed(ends))
     return failure();
@@ -460,21 +498,18 @@ LogicalResult convertSlice(NodeImporter &n) {
     *list = *given;
   }
   SmallVector<int64_t> los, his, stepOf;
-  if (std::string problem = sliceBounds(shapeOf(*x), *starts, *ends, axes, steps, los, his,
-                                        &stepOf);
+  if (std::string problem = sliceBounds(shapeOf(x), *starts, *ends, axes, steps, los, his, &stepOf);
       !problem.empty())
     return n.emitError() << problem;
   const int64_t rank = static_cast<int64_t>(los.size());
   OpBuilder &b = n.builder();
-  Value v = *x;
+  Value v = x;
   for (int64_t axis = 0; axis < rank; ++axis) {
     const int64_t lo = los[axis], hi = his[axis], step = stepOf[axis];
     if (lo == 0 && hi == shapeOf(v)[axis] && step == 1)
       continue;
-    if (lo == hi) { // Phi-3's rotary pass-through part at partial_rotary_factor 1
-      n.setEmptyOutput(0);
-      return success();
-    }
+    if (lo == hi) // Phi-3's rotary pass-through part at partial_rotary_factor 1
+      return Value();
     if (step < 0) {
       SmallVector<int64_t> at;
       for (int64_t i = lo; i > hi; i += step)
@@ -485,13 +520,27 @@ LogicalResult convertSlice(NodeImporter &n) {
     v = step == 1 ? sliceAxis(b, n.loc(), v, axis, lo, hi)
                   : strideAxis(b, n.loc(), v, axis, lo, (hi - lo + step - 1) / step, step);
   }
+  return v;
+}
+
+LogicalResult convertSlice(NodeImporter &n) {
+  auto x = n.input(0);
+  if (failed(x))
+    return failure();
+  auto v = sliceByNode(n, *x);
+  if (failed(v))
+    return failure();
+  if (!*v) {
+    n.setEmptyOutput(0);
+    return success();
+  }
   auto type = n.outputType(0);
   if (failed(type))
     return failure();
-  if (v.getType() != *type)
-    return n.emitError() << "the slice has shape " << shapeToString(shapeOf(v))
+  if (v->getType() != *type)
+    return n.emitError() << "the slice has shape " << shapeToString(shapeOf(*v))
                          << ", ONNX shape inference says " << shapeToString(type->getShape());
-  n.setOutput(0, v);
+  n.setOutput(0, *v);
   return success();
 }
 

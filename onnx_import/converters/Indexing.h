@@ -40,6 +40,25 @@ mlir::Value gatherAlongAxis(mlir::OpBuilder &b, mlir::Location loc, mlir::Value 
 mlir::Value gatherElementsAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
                              int64_t axis, mlir::Value positions);
 
+/// 1.0 where `positions` (integers held as FLOAT, computed at run time: a
+/// RuntimeInt's value) equal the position along a new dimension of extent
+/// `depth` inserted at `axis`, else 0.0 (no gradient): one train.equal of the
+/// positions against a constant 0 .. depth - 1 along that dimension. A
+/// position outside [0, depth) matches none (ONNX OneHot's all-off row).
+mlir::Value oneHotAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value positions, int64_t depth,
+                     int64_t axis);
+
+/// ScatterElements of `updates` into `data` along `axis` at `positions`
+/// (integers in [0, the axis' extent) computed at run time, held as FLOAT,
+/// of the updates' shape, which is the data's but along the axis): with a
+/// one-hot of the positions along a new dimension after the axis, the
+/// updates summed into their places, added to the data (`add`) or replacing
+/// it there (else: keep_where of the data where no position points; two
+/// updates at one place add up, where ONNX leaves the order undefined).
+/// Gradients: the data's where it is kept, each update's from its place.
+mlir::Value scatterElementsAt(mlir::OpBuilder &b, mlir::Location loc, mlir::Value data,
+                              int64_t axis, mlir::Value positions, mlir::Value updates, bool add);
+
 /// GatherElements' shape rules for indices of `indexShape` into data of
 /// `shape` along `axis`: equal ranks, and no dimension but the axis' larger
 /// than the data's; an error naming the node otherwise.
@@ -82,6 +101,9 @@ mlir::LogicalResult convertGather(NodeImporter &n);
 /// Slice with constant starts, ends, axes and steps: splits, and strideAxis
 /// for steps.
 mlir::LogicalResult convertSlice(NodeImporter &n);
+/// Slice (node `n`: its constant starts, ends, axes and steps) of `x`; a null
+/// value when the slice is empty.
+mlir::FailureOr<mlir::Value> sliceByNode(NodeImporter &n, mlir::Value x);
 
 /// GatherND (batch_dims 0) at constant indices (Swin's relative position bias
 /// as PyTorch's torch.export-based exporter writes it): each index tuple one
