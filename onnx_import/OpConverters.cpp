@@ -600,6 +600,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Expand", convertExpand},
       {"Split", convertSplit},
       {"ScatterND", convertScatterND},
+      {"ScatterElements", convertScatterElements},
   };
   return table;
 }

@@ -447,7 +447,7 @@ class RoutingMLP(nn.Module):
     weights written four ways on TopK's indices (integers computed at run time):
     zeros.scatter(1, i, v), one_hot(i, 4) times v, scatter_add into the router's own
     probabilities, and a scatter of computed data into computed data (ONNX OneHot and
-    ScatterElements at run-time indices)."""
+    ScatterElements at run-time indices); then scatter and scatter_add at constant indices."""
 
     def __init__(self):
         super().__init__()
@@ -464,6 +464,11 @@ class RoutingMLP(nn.Module):
              + (F.one_hot(i, 4).float() * v.unsqueeze(-1)).sum(1)
              + (g * 0.1).scatter_add(1, i, v * 0.5)
              + g.scatter(1, i[:, :1], h[:, :1]))
+        # At constant indices: the last update written to a place wins; scatter_add sums
+        # (without two indices to one place: PyTorch 1.13 exports it at opset 15 as a
+        # ScatterElements without reduction, which keeps one of them).
+        fixed = torch.tensor([[3, 0, 3]]).expand(x.shape[0], 3)
+        w = w + g.scatter(1, fixed, h[:, 4:7]) + g.scatter_add(1, fixed[:, :2], h[:, 7:9])
         e = self.experts(h).reshape(-1, 4, 16)
         return self.fc((w.unsqueeze(-1) * e).sum(1))
 

@@ -1,4 +1,4 @@
-//===- Scatter.cpp - ScatterND of computed data ---------------------------===//
+//===- Scatter.cpp - ScatterND and ScatterElements of computed data -------===//
 //
 // Built from train.gather (the embedding's kernel) over the data's rows and
 // the updates' rows, concatenated: no kernel of its own, and no arithmetic
@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "converters/Scatter.h"
+#include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -22,6 +23,42 @@ using namespace mlir;
 using namespace mgs::train;
 
 namespace mgs::onnx_import {
+
+namespace {
+
+/// `data` with the rows (of `sliceDims`) of its leading dimensions flattened
+/// replaced: result row r is row source[r] of [the data's rows; the updates'
+/// rows] (one train.gather), of `resultType`.
+Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
+                  ArrayRef<int64_t> sliceDims, ArrayRef<int64_t> source,
+                  RankedTensorType resultType) {
+  const int64_t slice = numElements(sliceDims), rows = numElements(shapeOf(data)) / slice,
+                tuples = numElements(shapeOf(updates)) / slice;
+  auto f32 = [&](int64_t leading) {
+    SmallVector<int64_t> shape{leading};
+    shape.append(sliceDims.begin(), sliceDims.end());
+    if (sliceDims.empty())
+      shape.push_back(1); // a row of one element
+    return RankedTensorType::get(shape, b.getF32Type());
+  };
+  Value table = data;
+  if (shapeOf(table) != ArrayRef<int64_t>(f32(rows).getShape()))
+    table = ReshapeOp::create(b, loc, f32(rows), table);
+  Value updateRows = updates;
+  if (shapeOf(updateRows) != ArrayRef<int64_t>(f32(tuples).getShape()))
+    updateRows = ReshapeOp::create(b, loc, f32(tuples), updateRows);
+  table = ConcatOp::create(b, loc, f32(rows + tuples), ValueRange{table, updateRows},
+                           b.getI64IntegerAttr(0));
+  auto indexType = RankedTensorType::get({rows}, b.getI64Type());
+  Value at =
+      arith::ConstantOp::create(b, loc, indexType, DenseElementsAttr::get(indexType, source));
+  Value out = GatherOp::create(b, loc, f32(rows), table, at);
+  if (out.getType() != resultType)
+    out = ReshapeOp::create(b, loc, resultType, out);
+  return out;
+}
+
+} // namespace
 
 LogicalResult convertScatterND(NodeImporter &n) {
   std::string reduction = n.stringAttr("reduction", "none");
@@ -83,28 +120,88 @@ LogicalResult convertScatterND(NodeImporter &n) {
     n.setOutput(0, *data);
     return success();
   }
+  n.setOutput(0,
+              replaceRows(n.builder(), n.loc(), *data, *updates, sliceDims, source, *resultType));
+  return success();
+}
+
+LogicalResult convertScatterElements(NodeImporter &n) {
+  std::string reduction = n.stringAttr("reduction", "none");
+  if (reduction != "none" && reduction != "add")
+    return n.emitError() << "reduction '" << reduction
+                         << "' on computed data is not supported; supported: none, add";
+  if (!n.inputIsConstant(1))
+    return n.emitError() << "its indices ('" << n.node().input(1)
+                         << "') must be constants or integers computed at run time (TopK's, "
+                            "ArgMax's) when its data is computed or trained";
+  auto data = n.input(0);
+  auto indexTensor = n.constantInput(1);
+  auto indexValues = n.constantInts(1);
+  auto updates = n.input(2);
+  auto resultType = n.outputType(0);
+  if (failed(data) || failed(indexTensor) || failed(indexValues) || failed(updates) ||
+      failed(resultType))
+    return failure();
+  ArrayRef<int64_t> dims = shapeOf(*data);
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  auto axis = n.axisAttr("axis", 0, rank);
+  if (failed(axis))
+    return failure();
+  SmallVector<int64_t> indexDims((*indexTensor)->dims().begin(), (*indexTensor)->dims().end());
+  bool fits = static_cast<int64_t>(indexDims.size()) == rank &&
+              shapeOf(*updates) == ArrayRef<int64_t>(indexDims);
+  for (int64_t d = 0; fits && d < rank; ++d)
+    fits = d == *axis || indexDims[d] <= dims[d];
+  if (!fits)
+    return n.emitError() << "its indices " << shapeToString(indexDims) << " and updates "
+                         << shapeToString(shapeOf(*updates)) << " must have one shape, of the "
+                         << "data's rank and no larger than the data " << shapeToString(dims)
+                         << " but along axis " << *axis;
+  const int64_t extent = dims[*axis], count = numElements(dims);
+  // Each index element's place in the data, row-major (negative indices
+  // count from the axis' end).
+  SmallVector<int64_t> strides(rank, 1), places;
+  for (int64_t d = rank - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  for (int64_t e = 0; e < static_cast<int64_t>(indexValues->size()); ++e) {
+    int64_t i = (*indexValues)[e];
+    if (i < -extent || i >= extent)
+      return n.emitError() << "index " << i << " is out of range for axis " << *axis << " of size "
+                           << extent;
+    int64_t place = 0;
+    for (int64_t d = rank - 1, rest = e; d >= 0; --d) {
+      const int64_t coord = rest % indexDims[d];
+      rest /= indexDims[d];
+      place += (d == *axis ? (i < 0 ? i + extent : i) : coord) * strides[d];
+    }
+    places.push_back(place);
+  }
   OpBuilder &b = n.builder();
-  Location loc = n.loc();
-  auto f32 = [&](int64_t leading) {
-    SmallVector<int64_t> shape{leading};
-    shape.append(sliceDims.begin(), sliceDims.end());
-    return RankedTensorType::get(shape, b.getF32Type());
-  };
-  Value table = *data;
-  if (k != 1)
-    table = ReshapeOp::create(b, loc, f32(rows), table);
-  Value updateRows = *updates;
-  if (shapeOf(updateRows) != ArrayRef<int64_t>(f32(tuples).getShape()))
-    updateRows = ReshapeOp::create(b, loc, f32(tuples), updateRows);
-  table = ConcatOp::create(b, loc, f32(rows + tuples), ValueRange{table, updateRows},
-                           b.getI64IntegerAttr(0));
-  auto indexType = RankedTensorType::get({rows}, b.getI64Type());
-  Value at = arith::ConstantOp::create(b, loc, indexType,
-                                       DenseElementsAttr::get(indexType, ArrayRef(source)));
-  Value out = GatherOp::create(b, loc, f32(rows), table, at);
-  if (k != 1)
-    out = ReshapeOp::create(b, loc, *resultType, out);
-  n.setOutput(0, out);
+  if (reduction == "none") {
+    // Each place reads the data or the last update written to it.
+    SmallVector<int64_t> source(count);
+    for (int64_t r = 0; r < count; ++r)
+      source[r] = r;
+    for (auto [e, place] : llvm::enumerate(places))
+      source[place] = count + static_cast<int64_t>(e);
+    n.setOutput(0, places.empty()
+                       ? *data
+                       : replaceRows(b, n.loc(), *data, *updates, {}, source, *resultType));
+    return success();
+  }
+  // add: the updates' one-hot sums at constant positions (scatterElementsAt).
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != *axis && indexDims[d] != dims[d])
+      return n.emitError() << "with reduction 'add' its indices " << shapeToString(indexDims)
+                           << " must have the data's shape " << shapeToString(dims)
+                           << " but along axis " << *axis;
+  SmallVector<float> positions;
+  for (int64_t i : *indexValues)
+    positions.push_back(static_cast<float>(i < 0 ? i + extent : i));
+  auto type = RankedTensorType::get(indexDims, b.getF32Type());
+  Value at = arith::ConstantOp::create(b, n.loc(), type,
+                                       DenseElementsAttr::get(type, ArrayRef<float>(positions)));
+  n.setOutput(0, scatterElementsAt(b, n.loc(), *data, *axis, at, *updates, /*add=*/true));
   return success();
 }
 

@@ -27,6 +27,14 @@ namespace mgs::onnx_import {
 /// range are errors naming the node.
 mlir::LogicalResult convertScatterND(NodeImporter &n);
 
+/// ScatterElements(data, indices, updates) at constant indices (those
+/// computed at run time are RuntimeInts.cpp's): reduction "none" as
+/// ScatterND's gather, each element a row (the last update written to a
+/// place wins); "add" the updates summed into their places by a one-hot
+/// (scatterElementsAt), the indices then of the data's shape but along the
+/// axis. Other reductions and indices out of range are errors naming the node.
+mlir::LogicalResult convertScatterElements(NodeImporter &n);
+
 } // namespace mgs::onnx_import
 
 #endif // MGS_ONNX_IMPORT_CONVERTERS_SCATTER_H

@@ -369,6 +369,36 @@ def main(out_dir):
            helper.make_node("DFT", ["re", "", "a1"], ["y"], onesided=1)],
           ["x"], ["y"], {"x": r(3, 7, 2)})
 
+    # ScatterElements of computed data at constant indices (the last update written to a place
+    # wins; reduction add sums duplicates; a negative index) and at TopK's indices, computed at
+    # run time (none and add); OneHot of TopK's indices with FLOAT off and on values.
+    for name, axis, idx, reduction in [("none_dup", 1, [[1, 1], [0, -1]], "none"),
+                                       ("add_dup", 1, [[1, 1, 0], [2, 2, 2]], "add"),
+                                       ("none_axis0", 0, [[1, 0, 1]], "none")]:
+        shape = np.array(idx).shape
+        write(out_dir, f"test_mgs_scatterelements_{name}", 18,
+              [const("idx", np.array(idx, np.int64)),
+               helper.make_node("Mul", ["x", "x"], ["sq"]),
+               helper.make_node("Sin", ["u"], ["upd"]),
+               helper.make_node("ScatterElements", ["sq", "idx", "upd"], ["y"], axis=axis,
+                                reduction=reduction)],
+              ["x", "u"], ["y"], {"x": r(2, 3), "u": r(*shape)})
+    for reduction in ("none", "add"):
+        write(out_dir, f"test_mgs_topk_scatterelements_{reduction}", 18,
+              [const("k", np.array([2], np.int64)),
+               helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+               helper.make_node("Mul", ["x", "x"], ["sq"]),
+               helper.make_node("Sin", ["v"], ["upd"]),
+               helper.make_node("ScatterElements", ["sq", "i", "upd"], ["y"], axis=1,
+                                reduction=reduction)],
+              ["x"], ["y"], {"x": r(3, 5, 2)})
+    write(out_dir, "test_mgs_topk_onehot", 11,
+          [const("k", np.array([2], np.int64)), const("depth", np.array(4, np.int64)),
+           const("values", np.array([-0.5, 2.0], np.float32)),
+           helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
+           helper.make_node("OneHot", ["i", "depth", "values"], ["y"], axis=1)],
+          ["x"], ["y"], {"x": r(3, 4)})
+
 if __name__ == "__main__":
     if len(sys.argv) != 2:
         sys.exit(__doc__)
