@@ -37,8 +37,6 @@ Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
   auto f32 = [&](int64_t leading) {
     SmallVector<int64_t> shape{leading};
     shape.append(sliceDims.begin(), sliceDims.end());
-    if (sliceDims.empty())
-      shape.push_back(1); // a row of one element
     return RankedTensorType::get(shape, b.getF32Type());
   };
   Value table = data;
