@@ -337,6 +337,7 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
     if (std::string why = readEquation(equation, ranks, terms, out); !why.empty())
       return fail(why);
     const std::string base = node.name().empty() ? node.output(0) : node.name();
+    const bool changedBefore = changed;
     changed = true;
     if (terms.size() == 1) {
       appendSingleOperand(*graph, base, node.input(0), terms[0], out, node.output(0), opset);
@@ -391,8 +392,18 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
     EinsumPlan plan;
     if (std::string why = planEinsum(terms[0] + "," + terms[1] + "->" + out, operandShapes[0],
                                      operandShapes[1], plan);
-        !why.empty())
-      return fail(why);
+        !why.empty()) {
+      // Sizes unknown yet (an earlier Einsum's product, before it is lowered
+      // and inferred): another round.
+      const bool unknown = llvm::any_of(operandShapes, [](ArrayRef<int64_t> shape) {
+        return llvm::is_contained(shape, int64_t{-1});
+      });
+      if (strict || !unknown)
+        return fail(why);
+      changed = changedBefore;
+      graph->add_node()->Swap(&node);
+      continue;
+    }
     auto transpose = [&](const std::string &in, ArrayRef<int64_t> perm, const std::string &out,
                          StringRef suffix) {
       appendTranspose(*graph, base + "/" + suffix.str(), in, perm, out);

@@ -198,6 +198,13 @@ LogicalResult GraphImporter::importRuntimeIndexed(const RuntimeInt &in, int at, 
     const int64_t extent = shape[*axis];
     if (in.lo < 0 || in.hi >= static_cast<double>(extent))
       return outside(extent);
+    // Two updates to one place would add up where ONNX keeps one: without a
+    // reduction the indices must be distinct along the axis, as TopK's are.
+    if (reduction == "none" && indexShape[*axis] > 1 && in.origin != "by TopK")
+      return emitError() << "its indices '" << curNode->input(1) << "', computed at run time "
+                         << in.origin << ", may repeat along axis " << *axis
+                         << "; mgs scatters without a reduction only at indices that cannot "
+                            "(TopK's along that axis, or one a row)";
     // The one-hot of the positions has data x the indices' extent elements.
     const int64_t cells = numElements(shape) * indexShape[*axis];
     if (cells > (int64_t{1} << 27))

@@ -193,6 +193,9 @@ LogicalResult convertScatterElements(NodeImporter &n) {
       return n.emitError() << "with reduction 'add' its indices " << shapeToString(indexDims)
                            << " must have the data's shape " << shapeToString(dims)
                            << " but along axis " << *axis;
+  if (const int64_t cells = count * indexDims[*axis]; cells > (int64_t{1} << 27))
+    return n.emitError() << "with reduction 'add' it sums through a one-hot of " << cells
+                         << " entries, more than 2^27";
   SmallVector<float> positions;
   for (int64_t i : *indexValues)
     positions.push_back(static_cast<float>(i < 0 ? i + extent : i));

@@ -217,6 +217,25 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GruTest,
                                            GruCase{1, 2, 2, 3, false, true},
                                            GruCase{4, 3, 2, 3, false, true}));
 
+TEST(GruInitialState, AbsentStateGivesTheZeroStatesGradient) {
+  // dh0 asked for without h0 (the zero state) equals dh0 with h0 = 0 given.
+  for (bool lbr : {true, false}) {
+    Ctx ctx;
+    GruData d(GruCase{3, 2, 3, 4, lbr, true});
+    std::fill(d.h0.begin(), d.h0.end(), 0.0f);
+    GruOut o = forward(ctx, d);
+    std::vector<float> dy = randomVec(3 * 2 * 4), dh = randomVec(2 * 4);
+    auto given = backward(ctx, d, o, dy.data(), dh.data());
+    std::vector<float> dw(d.w.size()), dr(d.r.size()), db(d.b.size()), dh0(d.h0.size());
+    auto desc = d.desc();
+    void *bufs[] = {d.x.data(), d.w.data(), d.r.data(), o.y.data(), o.saved.data(),
+                    dy.data(),  dh.data(),  nullptr,    dw.data(),  dr.data(),
+                    db.data(),  nullptr,    dh0.data()};
+    EXPECT_OK(ctx, mgsrt_gru_bwd(ctx, desc.data(), bufs));
+    expectClose(dh0, given[4], 1e-6, 1e-7, lbr ? "dh0 (linear_before_reset)" : "dh0");
+  }
+}
+
 TEST(GruErrors, BadShapesFlagsAndNullBuffers) {
   Ctx ctx;
   std::vector<float> buf(64);

@@ -112,14 +112,18 @@ MGSRT_SIMD_CLONES mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc,
   // ones (dgh: z, r, and the candidate's recurrent term), all steps' r h_prev
   // (linear_before_reset = 0), then d(r h_prev) and the dh flowing back from
   // step t + 1 (the last one's from y_h).
-  float *dgx = scratch(2 * TN * G + TN * H + 2 * N * H), *dgh = dgx + TN * G;
+  // (Then H zeros a row for h_{-1} when dh0 is asked for without h0.)
+  const bool zeroState = dh0 && !h0;
+  float *dgx = scratch(2 * TN * G + TN * H + (zeroState ? 3 : 2) * N * H), *dgh = dgx + TN * G;
   float *resetH = dgh + TN * G, *dResetH = resetH + TN * H, *dhNext = dResetH + N * H;
   if (dyh)
     std::copy(dyh, dyh + N * H, dhNext);
   else
     std::fill(dhNext, dhNext + N * H, 0.0f);
+  if (zeroState)
+    std::fill(dhNext + N * H, dhNext + 2 * N * H, 0.0f);
   for (int64_t t = s.t - 1; t >= 0; --t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : h0;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : zeroState ? dhNext + N * H : h0;
     for (int64_t n = 0; n < N; ++n) {
       const float *row = saved + (t * N + n) * S;
       const float *z = row, *rg = row + H, *cand = row + 2 * H, *hn = row + G;

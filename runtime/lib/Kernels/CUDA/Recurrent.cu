@@ -366,14 +366,18 @@ mgsrt_status_t gruBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
   // As on the CPU: dgx and dgh of all steps, all steps' r h_prev
   // (linear_before_reset = 0), then d(r h_prev) and the dh flowing back.
   float *dgx = nullptr;
-  if (scratch(ctx, kernel, 2 * TN * G + TN * H + 2 * N * H, dgx))
+  // (Then H zeros a row for h_{-1} when dh0 is asked for without h0.)
+  const bool zeroState = dh0 && !h0;
+  if (scratch(ctx, kernel, 2 * TN * G + TN * H + (zeroState ? 3 : 2) * N * H, dgx))
     return ctx->status;
   float *dgh = dgx + TN * G, *resetH = dgh + TN * G, *dResetH = resetH + TN * H;
   float *dhNext = dResetH + N * H;
-  if (copyOrZero(ctx, kernel, dhNext, dyh, N * H))
+  if (copyOrZero(ctx, kernel, dhNext, dyh, N * H) ||
+      (zeroState && copyOrZero(ctx, kernel, dhNext + N * H, nullptr, N * H)))
     return ctx->status;
   for (int64_t t = s.t - 1; t >= 0; --t) {
-    const float *prev = t > 0 ? y + (t - 1) * N * H : h0, *st = saved + t * N * S;
+    const float *prev = t > 0 ? y + (t - 1) * N * H : zeroState ? dhNext + N * H : h0,
+                *st = saved + t * N * S;
     float *gxt = dgx + t * N * G, *ght = dgh + t * N * G;
     gruGateGradsKernel<<<gridFor(N * H, kThreads), kThreads, 0, stream>>>(
         st, prev, dy ? dy + t * N * H : nullptr, dhNext, gxt, ght, resetH + t * N * H, N, H, lbr);
