@@ -601,6 +601,7 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Split", convertSplit},
       {"ScatterND", convertScatterND},
       {"ScatterElements", convertScatterElements},
+      {"OneHot", convertOneHot},
   };
   return table;
 }

@@ -85,6 +85,8 @@ def build(name):
         "lstmlm": (TokenLSTM, torch.zeros(1, 12, dtype=torch.long)),
         # the same with logits [N, 12, 50] (classes last: mgsc --class-axis -1)
         "lstmlm_seq": (lambda: TokenLSTM(rows=False), torch.zeros(1, 12, dtype=torch.long)),
+        # one-hot tokens (F.one_hot: ONNX OneHot of the ids) into a GRU, a label per token
+        "onehotgru": (OneHotGRU, torch.zeros(1, 12, dtype=torch.long)),
         "segnet": (SegNet, digits),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence
         # (1.4 M parameters: communication matters on a 1 Gbit/s network)

@@ -71,7 +71,7 @@ def make_batch(name, n, workdir):
         np.save(path, x)
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(x), labels.reshape(-1)
-    if name in ("lstmlm", "lstmlm_seq", "gpt", "transformer", "decoder", "padattn", "seq2seq",
+    if name in ("lstmlm", "lstmlm_seq", "onehotgru", "gpt", "transformer", "decoder", "padattn", "seq2seq",
                 "robertapos", "hfmask", "hfinputs") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or

@@ -123,6 +123,24 @@ class TokenLSTM(nn.Module):
         return self.out(y.transpose(0, 1).reshape(-1, y.shape[-1]))
 
 
+class OneHotGRU(nn.Module):
+    """TokenLSTM's language model on one-hot tokens instead of an embedding, as
+    character-level models are written: F.one_hot(ids, 50).float() (ONNX OneHot of the INT64
+    graph input, then Cast) into a GRU (50 -> 32, batch first) and a linear layer back to the
+    50 tokens at every position: logits [N * T, 50]."""
+
+    def __init__(self, vocab=50, hidden=32):
+        super().__init__()
+        self.vocab = vocab
+        self.gru = nn.GRU(vocab, hidden, batch_first=True)
+        self.out = nn.Linear(hidden, vocab)
+
+    def forward(self, tokens):
+        # (.to the weights' dtype: float32 when exported, float64 for the gradient check)
+        y, _ = self.gru(F.one_hot(tokens, self.vocab).to(self.out.weight.dtype))
+        return self.out(y.reshape(-1, y.shape[-1]))
+
+
 class TokenTransformer(nn.Module):
     """An nn.TransformerEncoder classifier over token ids [N, T]: an
     embedding (50 -> 32) plus a learned position embedding, two encoder

@@ -371,6 +371,66 @@ LogicalResult convertGatherElements(NodeImporter &n) {
 /// indices (position ids, arange(T): the slice, reshaped to the result) or at
 /// any other constant indices (a gather at an index constant). Constant data
 /// is evaluated at import.
+LogicalResult convertOneHot(NodeImporter &n) {
+  // (OneHot of integers computed at run time is RuntimeInts.cpp's.)
+  std::optional<Value> ids = n.indexInput(0);
+  if (!ids)
+    return n.emitError() << "its indices ('" << n.node().input(0)
+                         << "') must be token ids (an INT64 graph input) or integers computed "
+                            "at run time (TopK's, ArgMax's)";
+  auto depths = n.constantInts(1);
+  auto values = n.constantInput(2);
+  if (failed(depths) || failed(values))
+    return failure();
+  if (depths->size() != 1 || (*depths)[0] < 1 || (*depths)[0] * (*depths)[0] > kFloatExactIntegers)
+    return n.emitError() << "its depth (input 1) must be one number in [1, 4096] (a depth x "
+                            "depth table of its rows)";
+  const int64_t depth = (*depths)[0];
+  const bool isFloat = (*values)->data_type() == onnx::TensorProto::FLOAT;
+  SmallVector<double> offOn;
+  if (isFloat) {
+    auto floats = n.constantFloats(2);
+    if (failed(floats))
+      return failure();
+    offOn.assign(floats->begin(), floats->end());
+  } else {
+    auto ints = n.constantInts(2);
+    if (failed(ints))
+      return failure();
+    offOn.assign(ints->begin(), ints->end());
+  }
+  if (offOn.size() != 2)
+    return n.emitError() << "its values (input 2) must be [off, on]";
+  // Row i of the table is the one-hot of i: the rows gathered at the ids.
+  SmallVector<float> table(depth * depth, static_cast<float>(offOn[0]));
+  for (int64_t i = 0; i < depth; ++i)
+    table[i * depth + i] = static_cast<float>(offOn[1]);
+  OpBuilder &b = n.builder();
+  auto tableType = f32Tensor(b, {depth, depth});
+  Value rows = arith::ConstantOp::create(b, n.loc(), tableType,
+                                         DenseElementsAttr::get(tableType, ArrayRef<float>(table)));
+  Value y = gatherAlongAxis(b, n.loc(), rows, 0, *ids);
+  const int64_t rank = static_cast<int64_t>(shapeOf(*ids).size());
+  auto axis = n.axisAttr("axis", -1, rank + 1);
+  if (failed(axis))
+    return failure();
+  if (*axis != rank) { // the one-hot dimension moved from last to the axis
+    SmallVector<int64_t> perm;
+    for (int64_t d = 0; d < rank; ++d) {
+      if (d == *axis)
+        perm.push_back(rank);
+      perm.push_back(d);
+    }
+    y = permuteDims(b, n.loc(), y, perm);
+  }
+  if (isFloat)
+    n.setOutput(0, y);
+  else
+    n.setIntegerOutput(0, y, std::min(offOn[0], offOn[1]), std::max(offOn[0], offOn[1]),
+                       "by OneHot of token ids");
+  return success();
+}
+
 LogicalResult convertGather(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))

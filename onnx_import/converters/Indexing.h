@@ -101,6 +101,12 @@ mlir::LogicalResult convertGather(NodeImporter &n);
 /// Slice with constant starts, ends, axes and steps: splits, and strideAxis
 /// for steps.
 mlir::LogicalResult convertSlice(NodeImporter &n);
+/// OneHot of token ids (an INT64 graph input, `F.one_hot(ids, V)`): the rows
+/// of a constant depth x depth table of off and on values gathered at the ids
+/// (an embedding of fixed rows; the ids must be below the depth, checked at
+/// run time as an embedding's), the new dimension moved to `axis`. FLOAT
+/// values give data, integer ones integers computed at run time.
+mlir::LogicalResult convertOneHot(NodeImporter &n);
 /// Slice (node `n`: its constant starts, ends, axes and steps) of `x`; a null
 /// value when the slice is empty.
 mlir::FailureOr<mlir::Value> sliceByNode(NodeImporter &n, mlir::Value x);
