@@ -406,10 +406,7 @@ LogicalResult convertOneHot(NodeImporter &n) {
   for (int64_t i = 0; i < depth; ++i)
     table[i * depth + i] = static_cast<float>(offOn[1]);
   OpBuilder &b = n.builder();
-  auto tableType = f32Tensor(b, {depth, depth});
-  Value rows = arith::ConstantOp::create(b, n.loc(), tableType,
-                                         DenseElementsAttr::get(tableType, ArrayRef<float>(table)));
-  Value y = gatherAlongAxis(b, n.loc(), rows, 0, *ids);
+  Value y = gatherAlongAxis(b, n.loc(), f32Constant(n, {depth, depth}, table), 0, *ids);
   const int64_t rank = static_cast<int64_t>(shapeOf(*ids).size());
   auto axis = n.axisAttr("axis", -1, rank + 1);
   if (failed(axis))

@@ -199,10 +199,8 @@ LogicalResult convertScatterElements(NodeImporter &n) {
   SmallVector<float> positions;
   for (int64_t i : *indexValues)
     positions.push_back(static_cast<float>(i < 0 ? i + extent : i));
-  auto type = RankedTensorType::get(indexDims, b.getF32Type());
-  Value at = arith::ConstantOp::create(b, n.loc(), type,
-                                       DenseElementsAttr::get(type, ArrayRef<float>(positions)));
-  n.setOutput(0, scatterElementsAt(b, n.loc(), *data, *axis, at, *updates, /*add=*/true));
+  n.setOutput(0, scatterElementsAt(b, n.loc(), *data, *axis, f32Constant(n, indexDims, positions),
+                                   *updates, /*add=*/true));
   return success();
 }
 
