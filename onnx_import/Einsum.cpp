@@ -22,19 +22,18 @@ using namespace mlir;
 namespace mgs::onnx_import {
 namespace {
 
-/// `term` with "..." replaced by `count` placeholder labels ('0', '1', ...:
-/// digits are not einsum labels), or "" when it does not fit.
-std::string expandEllipsis(StringRef term, int64_t count) {
-  const size_t at = term.find("...");
-  if (at == StringRef::npos)
-    return term.str();
-  if (count < 0 || count > 10)
-    return "";
-  std::string dots;
-  for (int64_t i = 0; i < count; ++i)
-    dots.push_back(static_cast<char>('0' + i));
-  return (term.take_front(at) + dots + term.drop_front(at + 3)).str();
-}
+/// How to compute an Einsum of two operands of ranks `rankA` and `rankB` as
+/// MatMul(Transpose(A, permA), Transpose(B, permB)) then Transpose(permOut):
+/// an empty permutation is the identity.
+/// With several (or no) free labels of an operand or several contracted
+/// ones, each group is merged into one dimension by a Reshape (reshapeA,
+/// reshapeB: 0 copies a batch dimension) and the product's merged free
+/// dimensions split again (reshapeOut), before permOut; empty: no Reshape.
+struct EinsumPlan {
+  llvm::SmallVector<int64_t> permA, permB, permOut;
+  llvm::SmallVector<int64_t> reshapeA, reshapeB, reshapeOut;
+  bool reshapesA = false, reshapesB = false, reshapesOut = false;
+};
 
 /// The positions in `from` of the labels of `to`, or empty when that is the
 /// identity.
@@ -110,12 +109,9 @@ std::string readEquation(StringRef equationIn, ArrayRef<int64_t> ranks,
   }
   out = expand(outTerm);
   for (const std::string &term : terms)
-    for (char c : term) {
+    for (char c : term)
       if (!llvm::isAlpha(c))
         return std::string("'") + c + "' is not a label";
-      if (llvm::count(term, c) != 1)
-        return std::string("label '") + c + "' repeats in a term (a diagonal)";
-    }
   for (char c : out) {
     if (llvm::count(out, c) != 1)
       return std::string("label '") + c + "' repeats in the output";
@@ -177,6 +173,19 @@ void appendSingleOperand(onnx::GraphProto &graph, const std::string &base, const
   }
 }
 
+/// Appends a Constant -> out of `rank` dimensions, all 1 but `first` and
+/// `second`, both `size`: 1 where their indices are equal, 0 elsewhere.
+void appendDiagonalMask(onnx::GraphProto &graph, const std::string &name, int64_t rank,
+                        int64_t first, int64_t second, int64_t size, const std::string &out) {
+  onnx::TensorProto &t = appendConstant(graph, name, out);
+  t.set_data_type(onnx::TensorProto::FLOAT);
+  for (int64_t d = 0; d < rank; ++d)
+    t.add_dims(d == first || d == second ? size : 1);
+  for (int64_t i = 0; i < size; ++i)
+    for (int64_t j = 0; j < size; ++j)
+      t.add_float_data(i == j ? 1.0f : 0.0f);
+}
+
 /// Appends Einsum(inputs) with `equation` -> out, the node named `name`.
 void appendEinsum(onnx::GraphProto &graph, const std::string &name, ArrayRef<std::string> inputs,
                   const std::string &equation, const std::string &out) {
@@ -192,54 +201,27 @@ void appendEinsum(onnx::GraphProto &graph, const std::string &name, ArrayRef<std
   a->set_s(equation);
 }
 
-} // namespace
-
-std::string planEinsum(StringRef equationIn, ArrayRef<int64_t> shapeA, ArrayRef<int64_t> shapeB,
-                       EinsumPlan &plan) {
-  const int64_t rankA = static_cast<int64_t>(shapeA.size());
-  const int64_t rankB = static_cast<int64_t>(shapeB.size());
-  std::string equation;
-  for (char c : equationIn)
-    if (c != ' ')
-      equation.push_back(c);
-  const size_t arrow = equation.find("->");
-  if (arrow == std::string::npos)
-    return "no explicit output ('->')";
-  SmallVector<StringRef> terms;
-  StringRef(equation).take_front(arrow).split(terms, ',');
-  if (terms.size() != 2)
-    return std::to_string(terms.size()) + " operand(s)";
-  StringRef outTerm = StringRef(equation).drop_front(arrow + 2);
-  // "..." covers the dimensions the labels do not, the same count in each term.
-  const int64_t dots = rankA - (static_cast<int64_t>(terms[0].size()) - 3);
-  const std::string a = expandEllipsis(terms[0], dots), b = expandEllipsis(terms[1], dots),
-                    out = expandEllipsis(outTerm, dots);
-  if (static_cast<int64_t>(a.size()) != rankA || static_cast<int64_t>(b.size()) != rankB ||
-      a.empty() || b.empty() || out.empty())
-    return "its terms do not match the operands' ranks (" + std::to_string(rankA) + " and " +
-           std::to_string(rankB) + ")" +
-           (contains(equation, '.') ? ", '...' standing for the same dimensions in each" : "");
-  for (const std::string *term : {&a, &b, &out})
-    for (char c : *term)
-      if (llvm::count(*term, c) != 1)
-        return std::string("label '") + c + "' repeats in a term";
+/// Plans the product of two operands whose terms `a` and `b` and output
+/// `out` readEquation wrote (each label once a term, "..." replaced, every
+/// label of one operand alone kept by the output): its labels are batch
+/// ones (in both operands and the output), contracted ones (in both operands
+/// only) and free ones of each operand (in it and the output), in any order
+/// and number (XLNet's "ibh,hnd->ibnd"). `shapeA` and `shapeB` are the
+/// operands' shapes (-1: unknown; the dimensions merged must be known).
+/// Returns "" or why the product cannot be planned.
+std::string planEinsum(StringRef a, StringRef b, StringRef out, ArrayRef<int64_t> shapeA,
+                       ArrayRef<int64_t> shapeB, EinsumPlan &plan) {
   std::string batch, contracted, freeA, freeB;
   for (char c : out) {
-    if (!contains(a, c) && !contains(b, c))
-      return std::string("output label '") + c + "' is in no operand";
     (contains(a, c) && contains(b, c) ? batch : contains(a, c) ? freeA : freeB).push_back(c);
   }
-  for (char c : a + b)
-    if (!contains(out, c)) {
-      if (!contains(a, c) || !contains(b, c))
-        return std::string("label '") + c + "' is summed over one operand only";
-      if (!contains(contracted, c))
-        contracted.push_back(c);
-    }
+  for (char c : a)
+    if (!contains(out, c))
+      contracted.push_back(c);
   // The size of each label (-1 unknown); a label of both operands has one.
   llvm::StringMap<int64_t> size;
-  for (auto [term, shape] : {std::pair{&a, shapeA}, std::pair{&b, shapeB}})
-    for (auto [i, c] : llvm::enumerate(*term)) {
+  for (auto [term, shape] : {std::pair{a, shapeA}, std::pair{b, shapeB}})
+    for (auto [i, c] : llvm::enumerate(term)) {
       const int64_t d = shape[i];
       auto [it, fresh] = size.try_emplace(StringRef(&c, 1), d);
       if (!fresh && it->second >= 0 && d >= 0 && it->second != d)
@@ -287,6 +269,8 @@ std::string planEinsum(StringRef equationIn, ArrayRef<int64_t> shapeA, ArrayRef<
   return "";
 }
 
+} // namespace
+
 LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t opset, bool strict,
                            bool &changed) {
   changed = false;
@@ -312,8 +296,8 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
     auto fail = [&](const std::string &why) {
       return emitError(fileLoc) << "node '" << label << "' (Einsum): equation '" << equation
                                 << "': " << why
-                                << "; mgs supports an Einsum of any number of operands whose "
-                                   "labels each appear once a term (no diagonals)";
+                                << "; mgs supports ONNX's Einsum of any number of operands, "
+                                   "diagonals included, once their shapes are known";
     };
     if (node.input_size() < 1 || node.output_size() != 1)
       return fail(std::to_string(node.input_size()) + " operand(s)");
@@ -337,6 +321,59 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
     if (std::string why = readEquation(equation, ranks, terms, out); !why.empty())
       return fail(why);
     const std::string base = node.name().empty() ? node.output(0) : node.name();
+    // A label repeated in a term (a diagonal): the operand times a mask that
+    // is 1 where the two dimensions' indices are equal, summed over the
+    // second; then the Einsum of what is left (the next round).
+    SmallVector<std::string> inputs(node.input().begin(), node.input().end());
+    bool diagonal = false;
+    for (size_t i = 0; i < terms.size(); ++i) {
+      SmallVector<int64_t> shape(operandShapes[i]);
+      std::string &term = terms[i];
+      for (size_t q = 1; q < term.size();) {
+        const size_t p = term.find(term[q]);
+        if (p == q) {
+          ++q;
+          continue;
+        }
+        if (shape[p] < 0 || shape[q] < 0) {
+          if (strict)
+            return fail(std::string("the size of label '") + term[q] + "' is unknown");
+          break; // perhaps known after another round
+        }
+        if (shape[p] != shape[q])
+          return fail(std::string("label '") + term[q] + "' of operand " + std::to_string(i) +
+                      " is " + std::to_string(shape[p]) + " and " + std::to_string(shape[q]));
+        const std::string at =
+            base + "/Diagonal" + std::to_string(i) + "_" + std::to_string(operandShapes[i].size() - term.size());
+        appendDiagonalMask(*graph, at + "Mask", static_cast<int64_t>(term.size()),
+                           static_cast<int64_t>(p), static_cast<int64_t>(q), shape[p],
+                           at + "_mask");
+        onnx::NodeProto *mul = graph->add_node();
+        mul->set_op_type("Mul");
+        mul->set_name(at + "Mul");
+        mul->add_input(inputs[i]);
+        mul->add_input(at + "_mask");
+        mul->add_output(at + "_masked");
+        appendReduceSum(*graph, at + "Sum", at + "_masked", {static_cast<int64_t>(q)}, at, opset);
+        inputs[i] = at;
+        term.erase(q, 1);
+        shape.erase(shape.begin() + q);
+        diagonal = true;
+      }
+    }
+    const bool repeats = llvm::any_of(terms, [](const std::string &term) {
+      return llvm::any_of(term, [&](char c) { return llvm::count(term, c) > 1; });
+    });
+    if (repeats && !diagonal) {
+      graph->add_node()->Swap(&node); // sizes unknown yet: another round
+      continue;
+    }
+    if (diagonal) {
+      changed = true;
+      appendEinsum(*graph, base + "/OfDiagonals", inputs, llvm::join(terms, ",") + "->" + out,
+                   node.output(0));
+      continue;
+    }
     const bool changedBefore = changed;
     changed = true;
     if (terms.size() == 1) {
@@ -345,7 +382,6 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
     }
     // A label of one operand alone that the output drops is summed over
     // that operand first (an Einsum of it alone).
-    SmallVector<std::string> inputs(node.input().begin(), node.input().end());
     bool reduced = false;
     for (size_t i = 0; i < terms.size(); ++i) {
       std::string kept;
@@ -390,8 +426,8 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
       continue;
     }
     EinsumPlan plan;
-    if (std::string why = planEinsum(terms[0] + "," + terms[1] + "->" + out, operandShapes[0],
-                                     operandShapes[1], plan);
+    if (std::string why =
+            planEinsum(terms[0], terms[1], out, operandShapes[0], operandShapes[1], plan);
         !why.empty()) {
       // Sizes unknown yet (an earlier Einsum's product, before it is lowered
       // and inferred): another round.

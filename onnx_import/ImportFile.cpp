@@ -178,6 +178,22 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     foldSoftplusThreshold(model);
     stage = "ONNX shape inference";
     auto inferShapes = [&batchChange](onnx::ModelProto &m) {
+      // A ceil-mode pool may be inferred a window too many until it is
+      // rewritten (rewriteCeilModePools): the graph outputs' shapes are
+      // set aside until then, so as not to conflict with that inference,
+      // and checked after.
+      const bool ceilPools = hasCeilModePool(m.graph());
+      google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> declared;
+      auto forgetShapes = [&m] {
+        for (onnx::ValueInfoProto &out : *m.mutable_graph()->mutable_output())
+          if (out.type().has_tensor_type())
+            out.mutable_type()->mutable_tensor_type()->clear_shape();
+        m.mutable_graph()->clear_value_info();
+      };
+      if (ceilPools) {
+        declared = m.graph().output();
+        forgetShapes();
+      }
       {
         // First without data propagation, on a copy whose initializers are
         // graph inputs of their types (no data copied): ONNX 1.12's data
@@ -215,9 +231,20 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
       infer();
       // ONNX has no shape inference for GroupNormalization-21: its output
       // has its input's type; with it given, inference goes on from there.
-      // (Each round shapes one more GroupNormalization at least.)
-      for (int round = 0; round < m.graph().node_size() && completeShapeInference(m); ++round)
+      // A ceil-mode pool inferred a window too many is rewritten, and the
+      // shapes after it inferred again. (Each round shapes one more
+      // GroupNormalization or rewrites one more pool at least.)
+      for (int round = 0; round < 2 * m.graph().node_size(); ++round) {
+        if (rewriteCeilModePools(m))
+          forgetShapes();
+        else if (!completeShapeInference(m))
+          break;
         infer();
+      }
+      if (ceilPools) {
+        *m.mutable_graph()->mutable_output() = declared;
+        infer();
+      }
     };
     inferShapes(model);
     foldShapeArithmetic(model, *opset, inferShapes);

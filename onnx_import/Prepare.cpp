@@ -74,8 +74,8 @@ void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std
     p->add_ints(d);
 }
 
-void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,
-                         ArrayRef<int64_t> values, const std::string &out) {
+onnx::TensorProto &appendConstant(onnx::GraphProto &graph, const std::string &name,
+                                  const std::string &out) {
   onnx::NodeProto *c = graph.add_node();
   c->set_op_type("Constant");
   c->set_name(name);
@@ -83,10 +83,16 @@ void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,
   onnx::AttributeProto *v = c->add_attribute();
   v->set_name("value");
   v->set_type(onnx::AttributeProto::TENSOR);
-  v->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-  v->mutable_t()->add_dims(static_cast<int64_t>(values.size()));
+  return *v->mutable_t();
+}
+
+void appendInt64Constant(onnx::GraphProto &graph, const std::string &name, ArrayRef<int64_t> values,
+                         const std::string &out) {
+  onnx::TensorProto &t = appendConstant(graph, name, out);
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
   for (int64_t d : values)
-    v->mutable_t()->add_int64_data(d);
+    t.add_int64_data(d);
 }
 
 void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,

@@ -68,6 +68,18 @@ reshapeCountMismatch(const onnx::GraphProto &graph,
 /// is then run again to go on from there.
 bool completeShapeInference(onnx::ModelProto &model);
 
+/// Rewrites each MaxPool and AveragePool in ceil mode whose inferred output
+/// has a window more than the op defines (ONNX's inference for the versions
+/// before 22 keeps a last window that starts in the end padding) into floor
+/// mode with the end padding that gives its windows; true when it rewrote
+/// any, and inference is then run again. Throws std::runtime_error naming
+/// an AveragePool that counts its padding and whose windows would then reach
+/// past it.
+bool rewriteCeilModePools(onnx::ModelProto &model);
+
+/// Whether the graph has a MaxPool or AveragePool in ceil mode.
+bool hasCeilModePool(const onnx::GraphProto &graph);
+
 /// `model` without its FLOAT initializers' data: each becomes a graph input
 /// of its dtype and shape (what shape inference reads of it); integer ones
 /// (shapes, axes: small) are kept, since data propagation reads their values.
@@ -149,6 +161,10 @@ constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &ow
 /// Appends Transpose(in, perm) -> out to `graph`, the node named `name`.
 void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
                      llvm::ArrayRef<int64_t> perm, const std::string &out);
+
+/// Appends a Constant node `name` -> out and returns its value, to fill.
+onnx::TensorProto &appendConstant(onnx::GraphProto &graph, const std::string &name,
+                                  const std::string &out);
 
 /// Appends a Constant node `name` of the INT64 vector `values` -> out.
 void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,

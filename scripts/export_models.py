@@ -76,6 +76,8 @@ def build(name):
         "einsums": (EinsumMLP, digits),
         # a router's top 2 as scatter, one_hot and scatter_add weights (run-time indices)
         "routing": (RoutingMLP, digits),
+        # ceil-mode pools that drop a last window starting in the end padding
+        "ceilpool": (CeilPoolCNN, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
         "rnn": (DigitsRNN, digits),

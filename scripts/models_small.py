@@ -423,23 +423,49 @@ class EinsumMLP(nn.Module):
     """A digits MLP through torch.einsum beyond a product of two operands: a chain of three
     ("bi,ij,jk->bk"), one operand transposed and summed ("bjk->bkj", "bkj->bk"), an implicit
     output ("bi,ij": ONNX's labels used once, sorted) and a label summed over one operand
-    alone ("bi,bj->bj")."""
+    alone ("bi,bj->bj"), diagonals: the image's ("bcii->bci") and the trace of computed
+    4x4 blocks ("bii->b")."""
 
     def __init__(self):
         super().__init__()
         self.w1 = nn.Parameter(torch.randn(64, 16) * 0.2)
         self.w2 = nn.Parameter(torch.randn(16, 32) * 0.2)
         self.w3 = nn.Parameter(torch.randn(32, 4, 8) * 0.2)
-        self.fc = nn.Linear(8 + 16 + 8, 10)
+        self.fc = nn.Linear(8 + 16 + 8 + 8 + 1, 10)
 
     def forward(self, x):
+        d = torch.einsum("bcii->bci", x).flatten(1)
         x = torch.flatten(x, 1)
         h = torch.relu(torch.einsum("bi,ij,jk->bk", x, self.w1, self.w2))
         g = torch.einsum("bi,ijk->bjk", h, self.w3)
         s = torch.einsum("bkj->bk", torch.einsum("bjk->bkj", g))
         u = torch.einsum("bi,ij", x, self.w1)
         v = torch.einsum("bi,bj->bj", torch.tanh(u), s)
-        return self.fc(torch.cat([s, u, v], dim=1))
+        t = torch.einsum("bii->b", torch.tanh(u).reshape(-1, 4, 4)).unsqueeze(1)
+        return self.fc(torch.cat([s, u, v, d, t], dim=1))
+
+
+class CeilPoolCNN(nn.Module):
+    """Ceil-mode pools whose last window would start in the end padding (PyTorch drops it;
+    ONNX's shape inference before opset 22 keeps it): on 7x7 features MaxPool2d and
+    AvgPool2d (count_include_pad=False) of kernel 2, stride 2, padding 1 give 4x4; on the
+    8x8 image a MaxPool2d of kernel 1, stride 3 gives 3x3 (stride over kernel); a ceil-mode
+    MaxPool2d(3, 2) without padding (no window dropped) 3x3. (torch 1.13 exports AvgPool2d
+    with count_include_pad=True and padding as Pad, then an AveragePool that keeps the
+    window: a graph whose shapes disagree with the module's.)"""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 2)
+        self.fc = nn.Linear(4 * (16 * 2 + 9) + 9, 10)
+
+    def forward(self, x):
+        a = torch.relu(self.conv(x))
+        pools = [F.max_pool2d(a, 2, 2, padding=1, ceil_mode=True),
+                 F.avg_pool2d(a, 2, 2, padding=1, ceil_mode=True, count_include_pad=False),
+                 F.max_pool2d(a, 3, 2, ceil_mode=True),
+                 F.max_pool2d(x, 1, 3, ceil_mode=True)]
+        return self.fc(torch.cat([torch.flatten(p, 1) for p in pools], dim=1))
 
 
 class RoutingMLP(nn.Module):

@@ -230,6 +230,30 @@ def efficientnet_v2(stochastic_depth):
         stochastic_depth_prob=stochastic_depth, num_classes=10)
 
 
+def video_pooled(build):
+    """A torchvision video classifier whose fixed final average pool (S3D's 2x7x7: 16
+    frames of 224x224) is adaptive, so that small clips reach its classifier."""
+    def make():
+        model = build()
+        model.avgpool = nn.AdaptiveAvgPool3d(1)
+        return model
+    return make
+
+
+def newer_video_models(tvm):
+    """torchvision's video transformers (0.15 on: MViT V2, Swin3D), when it has them."""
+    if not hasattr(tvm.video, "swin3d_t"):
+        return {}
+    return {
+        # clips of 16 frames of 32x32, Swin3D's patches 2x4x4, windows 8x7x7 (cut to the
+        # 8x8x8 tokens), one block a stage
+        "swin3d": (lambda: tvm.video.SwinTransformer3d(
+            patch_size=[2, 4, 4], embed_dim=16, depths=[1, 1, 1, 1], num_heads=[1, 2, 2, 4],
+            window_size=[8, 7, 7], stochastic_depth_prob=0.0, num_classes=10),
+                   (3, 16, 32, 32), "image", 4, 16, 0.01),
+    }
+
+
 def models():
     import torchvision.models as tvm
     from torchvision.models import regnet, swin_transformer as swin
@@ -324,6 +348,11 @@ def models():
         "mc3": (lambda: tvm.video.mc3_18(num_classes=10), (3, 8, 32, 32), "image", 4, 16, 0.01),
         "r2plus1d": (lambda: tvm.video.r2plus1d_18(num_classes=10), (3, 8, 32, 32), "image", 4,
                      16, 0.01),
+        # S3D (separable 3-D convolutions, inception blocks, 3-D max pools) on clips of 16
+        # frames of 64x64, its final 2x7x7 average pool adaptive.
+        "s3d": (video_pooled(lambda: tvm.video.s3d(num_classes=10)), (3, 16, 64, 64), "image",
+                2, 8, 0.01),
+        **newer_video_models(tvm),
         # torchvision's semantic segmentation (its dict's "out": scores (N, 5, 64, 64), trained
         # per pixel with mgsc --class-axis 1), no auxiliary head, random backbones.
         "fcn": (lambda: export_models.SegmentationScores(tvm.segmentation.fcn_resnet50(
