@@ -131,6 +131,11 @@ def build(name):
                          tvm.video.resnet.BasicBlock, [tvm.video.resnet.Conv2Plus1D] * 4,
                          [1, 1, 1, 1], tvm.video.resnet.R2Plus1dStem, num_classes=10),
                      torch.zeros(2, 3, 8, 32, 32)),
+        # torchvision's S3D video classifier (separable 3-D convolutions, inception blocks,
+        # 3-D max pools), its final 2x7x7 average pool adaptive, without dropout, on clips of
+        # 16 frames of 64x64 (NumPy data).
+        "s3d": (lambda: AdaptiveVideoPool(tvm.video.s3d(num_classes=10, dropout=0.0)),
+                torch.zeros(2, 3, 16, 64, 64)),
         # torchvision's LR-ASPP semantic segmentation (MobileNetV3-Large backbone, its
         # bilinear upsampling to the input's size), 5 classes per pixel of 64x64 images.
         "lraspp": (lambda: SegmentationScores(tvm.segmentation.lraspp_mobilenet_v3_large(

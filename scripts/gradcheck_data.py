@@ -55,7 +55,7 @@ SEGMENTATION = {"segnet": ((1, 8, 8), 11), "lraspp": ((3, 64, 64), 5)}
 
 # Models fed NumPy data, and one sample's shape (their export's).
 NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2": (3, 64, 64),
-              "r2plus1d": (3, 8, 32, 32)}
+              "r2plus1d": (3, 8, 32, 32), "s3d": (3, 16, 64, 64)}
 
 
 def make_batch(name, n, workdir):

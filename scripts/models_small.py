@@ -445,6 +445,13 @@ class EinsumMLP(nn.Module):
         return self.fc(torch.cat([s, u, v, d, t], dim=1))
 
 
+def AdaptiveVideoPool(model):
+    """A torchvision video classifier whose final average pool (S3D's fixed 2x7x7, for 16
+    frames of 224x224) is adaptive, so that small clips reach its classifier."""
+    model.avgpool = nn.AdaptiveAvgPool3d(1)
+    return model
+
+
 class CeilPoolCNN(nn.Module):
     """Ceil-mode pools whose last window would start in the end padding (PyTorch drops it;
     ONNX's shape inference before opset 22 keeps it): on 7x7 features MaxPool2d and

@@ -351,7 +351,9 @@ def models():
         # S3D (separable 3-D convolutions, inception blocks, 3-D max pools) on clips of 16
         # frames of 64x64, its final 2x7x7 average pool adaptive.
         "s3d": (video_pooled(lambda: tvm.video.s3d(num_classes=10)), (3, 16, 64, 64), "image",
-                2, 8, 0.01),
+                4, 16, 0.005),
+        "s3d (dropout 0)": (video_pooled(lambda: tvm.video.s3d(num_classes=10, dropout=0.0)),
+                            (3, 16, 64, 64), "image", 4, 16, 0.005),
         **newer_video_models(tvm),
         # torchvision's semantic segmentation (its dict's "out": scores (N, 5, 64, 64), trained
         # per pixel with mgsc --class-axis 1), no auxiliary head, random backbones.
