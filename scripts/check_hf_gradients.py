@@ -107,7 +107,8 @@ def check(name, spec, args):
     ours = {n: (w0[n].astype(np.float64) - w1[n]) / LR for n in exact}
     if args.inject and args.inject.rsplit(":", 1)[0] in ours:
         check_gradients.inject(ours, "the gradient", args.inject)
-    opts = types.SimpleNamespace(tol=args.tol, vs_float32=0.0, tensor_factor=1.0)
+    opts = types.SimpleNamespace(tol=args.tol, vs_float32=0.0, tensor_factor=1.0,
+                                 tensor_vs_float32=0.0, low_name="PyTorch float32")
     with contextlib.redirect_stdout(io.StringIO()) as per_tensor:
         r = check_gradients.compare(ours, exact, [g32], set(exact), opts)
     ok = not r["bad"]

@@ -122,6 +122,13 @@ HF_CLASSIFIERS = {
                         max_relative_positions=-1, pos_att_type=["p2c", "c2p"],
                         position_biased_input=False, norm_rel_ebd="layer_norm",
                         share_att_key=True, pooler_hidden_size=32)),
+    # (ModernBERT: rotary embeddings, GeGLU, no biases, a local window of 8 of the 12 tokens
+    # on every other layer; its special ids moved into the vocabulary)
+    "modernbert": ("ModernBertForSequenceClassification", "ModernBertConfig",
+                   dict(local_attention=8, global_attn_every_n_layers=2, pad_token_id=1,
+                        bos_token_id=2, eos_token_id=3, cls_token_id=2, sep_token_id=3,
+                        embedding_dropout=0.0, mlp_dropout=0.0, attention_dropout=0.0,
+                        classifier_dropout=0.0)),
     "mobilebert": ("MobileBertForSequenceClassification", "MobileBertConfig",
                    dict(embedding_size=16, intra_bottleneck_size=16, true_hidden_size=16,
                         num_feedforward_networks=2, classifier_dropout=0.0)),
@@ -325,6 +332,12 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                 "stablelm": ("StableLmForCausalLM", "StableLmConfig"),
                 "gptneox": ("GPTNeoXForCausalLM", "GPTNeoXConfig"),
                 "falcon": ("FalconForCausalLM", "FalconConfig"),
+                "qwen3": ("Qwen3ForCausalLM", "Qwen3Config"),
+                "gemma3": ("Gemma3ForCausalLM", "Gemma3TextConfig"),
+                "olmo2": ("Olmo2ForCausalLM", "Olmo2Config"),
+                "smollm3": ("SmolLM3ForCausalLM", "SmolLM3Config"),
+                "granite": ("GraniteForCausalLM", "GraniteConfig"),
+                "qwen3moe": ("Qwen3MoeForCausalLM", "Qwen3MoeConfig"),
                 "mixtral": ("MixtralForCausalLM", "MixtralConfig"),
                 "qwen2moe": ("Qwen2MoeForCausalLM", "Qwen2MoeConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -340,6 +353,11 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     if family == "mixtral":
         base.update(num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.0,
                     sliding_window=None)
+    if family == "smollm3":
+        base.update(pad_token_id=0)  # (its default, 128004, is past this vocabulary)
+    if family == "qwen3moe":
+        base.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
+                    decoder_sparse_step=1)
     if family == "qwen2moe":
         base.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                     shared_expert_intermediate_size=32, decoder_sparse_step=1)
@@ -347,7 +365,7 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     width = base["vocab_size"]
     # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
     model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
-    if family in ("mixtral", "qwen2moe"):
+    if family in ("mixtral", "qwen2moe", "qwen3moe"):
         # The experts as one batched product of each token's routed experts' stacked weights
         # (TopK, a Gather at its indices, MatMul). The eager default loops over the experts
         # that received tokens (torch.where, index_add_): a data-dependent number of steps,

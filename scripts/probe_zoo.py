@@ -182,11 +182,22 @@ def hf_models():
                                       "query_pre_attn_scalar": 8}),
                 ("stablelm", "stablelm", {"partial_rotary_factor": 0.25,
                                           "hidden_dropout": 0.0}),
-                ("mixtral", "mixtral", {}), ("qwen2-moe", "qwen2moe", {})]},
+                ("mixtral", "mixtral", {}), ("qwen2-moe", "qwen2moe", {}),
+                # 2025's: per-head RMSNorm of queries and keys (Qwen3, Gemma 3, OLMo 2's
+                # whole-width one), Gemma 3's local and global layers, SmolLM3's layers
+                # without rotary embeddings, Granite's multipliers
+                ("qwen3", "qwen3", {"head_dim": 8}),
+                ("gemma3", "gemma3", {"head_dim": 8, "sliding_window": 8,
+                                      "query_pre_attn_scalar": 8}),
+                ("olmo2", "olmo2", {}), ("smollm3", "smollm3", {}), ("granite", "granite", {}),
+                ("qwen3-moe", "qwen3moe", {"head_dim": 8})]},
         # mixtures of experts by torch.export (TopK routing, experts gathered at its indices)
         **{f"hf {name} (torch.export)": ((lambda f=family: em.hf_decoder(f, VOCAB)), tokens,
                                          "token", 16, 128, 0.1)
-           for name, family in (("mixtral", "mixtral"), ("qwen2-moe", "qwen2moe"))},
+           for name, family in (("mixtral", "mixtral"), ("qwen2-moe", "qwen2moe"),
+                                ("qwen3", "qwen3"), ("gemma3", "gemma3"), ("olmo2", "olmo2"),
+                                ("smollm3", "smollm3"), ("granite", "granite"),
+                                ("qwen3-moe", "qwen3moe"))},
         # Mamba by each exporter (no attention mask: it has none)
         **{f"hf mamba ({exporter})": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token",
                                       16, 128, 0.1) for exporter in ("TorchScript", "torch.export")},
@@ -214,7 +225,9 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf mamba (torch.export)", "hf mixtral (torch.export)", "hf funnel (torch.export)", "hf fnet (torch.export)",
                    "hf regnet (torch.export)", "hf mobilevit (torch.export)",
                    "hf levit (torch.export)",
-                   "hf qwen2-moe (torch.export)"}
+                   "hf qwen2-moe (torch.export)",
+                   *(f"hf {name} (torch.export)" for name in
+                     ("qwen3", "gemma3", "olmo2", "smollm3", "granite", "qwen3-moe"))}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
@@ -540,7 +553,8 @@ MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--fr
              "hf whisper": ["--freeze", "*.embed_positions.weight"],
              **{f"hf {family} (torch.export)": ["--train-batchnorm"]
                 for family in ("regnet", "mobilevit", "levit")},
-             **{name: ["--freeze", "*.rotary_emb.inv_freq"] for name in HF_TORCH_EXPORT
+             # (Gemma 3's: sliding_attention_inv_freq beside the global layers')
+             **{name: ["--freeze", "*.rotary_emb.*inv_freq"] for name in HF_TORCH_EXPORT
                 if not any(k in name for k in ("bert", "wav2vec2", "gpt2", "dinov2", "xlnet", "mamba",
                                                "funnel", "fnet", "regnet", "mobilevit",
                                                "levit"))}}
