@@ -338,6 +338,16 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
                 "smollm3": ("SmolLM3ForCausalLM", "SmolLM3Config"),
                 "granite": ("GraniteForCausalLM", "GraniteConfig"),
                 "qwen3moe": ("Qwen3MoeForCausalLM", "Qwen3MoeConfig"),
+                "gptoss": ("GptOssForCausalLM", "GptOssConfig"),
+                "glm4": ("Glm4ForCausalLM", "Glm4Config"),
+                "cohere2": ("Cohere2ForCausalLM", "Cohere2Config"),
+                "ernie45": ("Ernie4_5ForCausalLM", "Ernie4_5Config"),
+                "exaone4": ("Exaone4ForCausalLM", "Exaone4Config"),
+                "olmo3": ("Olmo3ForCausalLM", "Olmo3Config"),
+                "apertus": ("ApertusForCausalLM", "ApertusConfig"),
+                "seedoss": ("SeedOssForCausalLM", "SeedOssConfig"),
+                "deepseekv3": ("DeepseekV3ForCausalLM", "DeepseekV3Config"),
+                "lfm2": ("Lfm2ForCausalLM", "Lfm2Config"),
                 "mixtral": ("MixtralForCausalLM", "MixtralConfig"),
                 "qwen2moe": ("Qwen2MoeForCausalLM", "Qwen2MoeConfig")}[family]
     base = dict(vocab_size=vocab, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
@@ -353,8 +363,20 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     if family == "mixtral":
         base.update(num_local_experts=4, num_experts_per_tok=2, router_jitter_noise=0.0,
                     sliding_window=None)
-    if family == "smollm3":
-        base.update(pad_token_id=0)  # (its default, 128004, is past this vocabulary)
+    if family in ("smollm3", "glm4"):
+        base.update(pad_token_id=0)  # (their defaults are past this vocabulary)
+    if family == "seedoss":
+        base.update(residual_dropout=0.0)
+    if family == "gptoss":
+        base.update(num_local_experts=4, num_experts_per_tok=2, sliding_window=8,
+                    layer_types=["sliding_attention", "full_attention"])
+    if family == "deepseekv3":
+        # multi-head latent attention (queries and keys/values through low ranks, a rotary
+        # part of each head), 4 routed experts, 2 a token, one group, the first layer dense
+        base.update(q_lora_rank=16, kv_lora_rank=16, qk_rope_head_dim=4, qk_nope_head_dim=4,
+                    v_head_dim=8, n_routed_experts=4, num_experts_per_tok=2, n_group=1,
+                    topk_group=1, moe_intermediate_size=32, first_k_dense_replace=1,
+                    n_shared_experts=1, head_dim=4)
     if family == "qwen3moe":
         base.update(num_experts=4, num_experts_per_tok=2, moe_intermediate_size=32,
                     decoder_sparse_step=1)
@@ -365,7 +387,7 @@ def hf_decoder(family, vocab, mask_ones=False, **kw):
     width = base["vocab_size"]
     # (Gemma's pad id 0 is in the data: its padding_idx cleared, hf_no_padding_idx)
     model = hf_no_padding_idx(getattr(hf, cls)(getattr(hf, cfg)(**base)))
-    if family in ("mixtral", "qwen2moe", "qwen3moe"):
+    if family in ("mixtral", "qwen2moe", "qwen3moe", "gptoss", "deepseekv3"):
         # The experts as one batched product of each token's routed experts' stacked weights
         # (TopK, a Gather at its indices, MatMul). The eager default loops over the experts
         # that received tokens (torch.where, index_add_): a data-dependent number of steps,

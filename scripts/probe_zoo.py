@@ -190,14 +190,23 @@ def hf_models():
                 ("gemma3", "gemma3", {"head_dim": 8, "sliding_window": 8,
                                       "query_pre_attn_scalar": 8}),
                 ("olmo2", "olmo2", {}), ("smollm3", "smollm3", {}), ("granite", "granite", {}),
-                ("qwen3-moe", "qwen3moe", {"head_dim": 8})]},
+                ("qwen3-moe", "qwen3moe", {"head_dim": 8}),
+                ("gpt-oss", "gptoss", {"head_dim": 8}), ("glm4", "glm4", {"head_dim": 8}),
+                ("cohere2", "cohere2", {"head_dim": 8}), ("ernie4.5", "ernie45", {"head_dim": 8}),
+                ("exaone4", "exaone4", {"head_dim": 8}), ("olmo3", "olmo3", {}),
+                ("apertus", "apertus", {"head_dim": 8}), ("seed-oss", "seedoss", {"head_dim": 8}),
+                ("lfm2", "lfm2", {})]},
         # mixtures of experts by torch.export (TopK routing, experts gathered at its indices)
         **{f"hf {name} (torch.export)": ((lambda f=family: em.hf_decoder(f, VOCAB)), tokens,
                                          "token", 16, 128, 0.1)
            for name, family in (("mixtral", "mixtral"), ("qwen2-moe", "qwen2moe"),
                                 ("qwen3", "qwen3"), ("gemma3", "gemma3"), ("olmo2", "olmo2"),
                                 ("smollm3", "smollm3"), ("granite", "granite"),
-                                ("qwen3-moe", "qwen3moe"))},
+                                ("qwen3-moe", "qwen3moe"), ("gpt-oss", "gptoss"),
+                                ("glm4", "glm4"), ("cohere2", "cohere2"), ("ernie4.5", "ernie45"),
+                                ("exaone4", "exaone4"), ("olmo3", "olmo3"),
+                                ("apertus", "apertus"), ("seed-oss", "seedoss"),
+                                ("lfm2", "lfm2"))},
         # Mamba by each exporter (no attention mask: it has none)
         **{f"hf mamba ({exporter})": ((lambda: em.hf_decoder("mamba", VOCAB)), tokens, "token",
                                       16, 128, 0.1) for exporter in ("TorchScript", "torch.export")},
@@ -227,7 +236,9 @@ HF_TORCH_EXPORT = {"hf llama", "hf qwen2", "hf mistral", "hf phi", "hf gpt-neox"
                    "hf levit (torch.export)",
                    "hf qwen2-moe (torch.export)",
                    *(f"hf {name} (torch.export)" for name in
-                     ("qwen3", "gemma3", "olmo2", "smollm3", "granite", "qwen3-moe"))}
+                     ("qwen3", "gemma3", "olmo2", "smollm3", "granite", "qwen3-moe", "gpt-oss",
+                      "glm4", "cohere2", "ernie4.5", "exaone4", "olmo3", "apertus", "seed-oss",
+                      "lfm2"))}
 
 
 # --- the table: name -> (constructor, input shape, kind, batch, samples, lr) --
