@@ -275,7 +275,8 @@ MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"]}
 # merges initializers of equal value (every RMSNorm weight starts at ones: one tensor shared by
 # all five, which then train as one) and folds each weight's Transpose into an unnamed
 # constant (the trained tensors lose their names).
-TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops", "hf_llama"}
+TORCH_EXPORT = {"llama", "llama_sdpa", "llama_tied", "llama_onnxops", "hf_llama",
+                "mvit"}  # (probe_zoo.py's MViT: the TorchScript exporter writes a Loop)
 
 
 def exporter_args(name, dynamo=False, optimize=False):

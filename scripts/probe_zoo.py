@@ -275,7 +275,22 @@ def newer_video_models(tvm):
             patch_size=[2, 4, 4], embed_dim=16, depths=[1, 1, 1, 1], num_heads=[1, 2, 2, 4],
             window_size=[8, 7, 7], stochastic_depth_prob=0.0, num_classes=10),
                    (3, 16, 32, 32), "image", 4, 16, 0.01),
+        # MViT V2, 3 blocks of 16 and 32 channels (pooled attention, relative positions), on
+        # clips of 8 frames of 32x32; the torch.export-based exporter (the TorchScript one
+        # writes its pooling's loop as ONNX Loop)
+        "mvit": (mvit_small, (3, 8, 32, 32), "image", 4, 16, 0.01),
     }
+
+
+def mvit_small():
+    import torchvision.models as tvm
+    from torchvision.models.video.mvit import MSBlockConfig
+    blocks = [MSBlockConfig(1, 16, 16, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 4, 4]),
+              MSBlockConfig(2, 16, 32, [3, 3, 3], [3, 3, 3], [1, 2, 2], [1, 2, 2]),
+              MSBlockConfig(2, 32, 32, [3, 3, 3], [3, 3, 3], [1, 1, 1], [1, 2, 2])]
+    return tvm.video.MViT(spatial_size=(32, 32), temporal_size=8, block_setting=blocks,
+                          residual_pool=True, residual_with_cls_embed=False, rel_pos_embed=True,
+                          proj_after_attn=True, dropout=0.0, num_classes=10)
 
 
 def models():

@@ -12,6 +12,7 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/IR/Matchers.h"
 
 using namespace mlir;
 using namespace mgs::train;
@@ -91,6 +92,14 @@ LogicalResult convertConv(NodeImporter &n) {
   ArrayRef<int64_t> weightShape = shapeOf(*w);
   if (weightShape.size() < 3)
     return n.emitError() << "weight must have rank >= 3, got " << shapeToString(weightShape);
+  // A constant zero bias of another shape than ONNX's [M] adds nothing:
+  // PyTorch 2.x's torch.export-based exporter gives a Conv3d without a bias
+  // (MViT's pooling) a zero one of shape [M, N].
+  DenseElementsAttr zeros;
+  if (bias && shapeOf(bias) != ArrayRef<int64_t>{weightShape[0]} &&
+      matchPattern(bias, m_Constant(&zeros)) && zeros.isSplat() &&
+      isa<FloatType>(zeros.getElementType()) && zeros.getSplatValue<APFloat>().isZero())
+    bias = Value();
   ArrayRef<int64_t> kernel = weightShape.drop_front(2);
   if (auto given = n.intsAttr("kernel_shape"); given && ArrayRef<int64_t>(*given) != kernel)
     return n.emitError() << "attribute 'kernel_shape' (" << shapeToString(*given)
