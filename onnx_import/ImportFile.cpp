@@ -251,9 +251,19 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     // Einsums become MatMul and Transposes once their operands' ranks are
     // known (often only after folding: attention's head split), and the
     // shapes after them are inferred and folded again.
+    // Loops of a known trip count are unrolled likewise and Ifs of a known
+    // condition inlined, and the sequences they build replaced by their
+    // elements.
     for (bool rewrote = true; rewrote;) {
-      if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)))
+      bool unrolled = false, inlined = false;
+      if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)) ||
+          failed(unrollLoops(model, fileLoc, *opset, /*strict=*/false, unrolled)) ||
+          failed(inlineIfs(model, fileLoc, /*strict=*/false, inlined)))
         return failure();
+      unrolled |= inlined;
+      if (unrolled)
+        resolveSequences(model, *opset);
+      rewrote |= unrolled;
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
         inferShapes(model);
@@ -261,7 +271,9 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
       }
     }
     bool rewrote = false;
-    if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)))
+    if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
+        failed(unrollLoops(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
+        failed(inlineIfs(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();
     stage = "lifting the graph's loss";
     FailureOr<std::optional<GraphLoss>> graphLoss = liftGraphLoss(model, *opset, fileLoc);

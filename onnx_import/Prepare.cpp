@@ -206,11 +206,24 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
                    << "; a dimension must be -1 (inferred), 0 (copied) or positive";
       }
     }
-    for (const onnx::AttributeProto &attr : node.attribute())
+    for (const onnx::AttributeProto &attr : node.attribute()) {
+      // A Loop's body and an If's branches, checked as graphs, are unrolled
+      // or inlined after shape inference (Loops.cpp); no other subgraph is
+      // read.
+      const bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+      if (defaultDomain && attr.has_g() &&
+          ((node.op_type() == "Loop" && attr.name() == "body") ||
+           (node.op_type() == "If" &&
+            (attr.name() == "then_branch" || attr.name() == "else_branch")))) {
+        if (failed(checkBeforeShapeInference(attr.g(), fileLoc)))
+          return failure();
+        continue;
+      }
       if (attr.has_g() || attr.graphs_size() > 0)
         return nodeError(node, idx) << "unsupported ONNX op '" << node.op_type()
                                     << "' (it holds a subgraph, attribute '" << attr.name()
                                     << "'); supported: " << supportedList();
+    }
     // A constant shape that Expand or ConstantOfShape would make: ONNX's
     // shape inference builds a dimension by dimension, which for a dimension
     // of 2^40 does not end (found by scripts/mutate_onnx.py on Wav2Vec2).

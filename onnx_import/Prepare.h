@@ -77,6 +77,28 @@ bool completeShapeInference(onnx::ModelProto &model);
 /// past it.
 bool rewriteCeilModePools(onnx::ModelProto &model);
 
+/// Unrolls each Loop whose trip count is a constant (at most 4096) and
+/// whose condition stays true into copies of its body (Loops.cpp); a Loop
+/// whose trip count is not known yet is kept, or with `strict` an error
+/// naming the node, as is a while loop or a body holding a subgraph.
+/// Returns whether any was unrolled in `changed`.
+mlir::LogicalResult unrollLoops(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
+                                bool strict, bool &changed);
+
+/// Replaces each If whose condition is a constant by the nodes of the branch
+/// it takes (Loops.cpp); one whose condition is not known yet is kept, or
+/// with `strict` an error naming the node. Returns whether any was replaced
+/// in `changed`.
+mlir::LogicalResult inlineIfs(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
+                              bool &changed);
+
+/// Replaces the sequences built by SequenceEmpty and SequenceInsert (at
+/// constant positions) by their elements: SequenceAt at a constant position
+/// becomes an Identity, ConcatFromSequence a Concat, SequenceLength a
+/// constant. Leaves the graph as it was when a sequence is read otherwise.
+/// Returns whether it replaced any.
+bool resolveSequences(onnx::ModelProto &model, int64_t opset);
+
 /// Whether the graph has a MaxPool or AveragePool in ceil mode.
 bool hasCeilModePool(const onnx::GraphProto &graph);
 

@@ -78,6 +78,8 @@ def build(name):
         "routing": (RoutingMLP, digits),
         # ceil-mode pools that drop a last window starting in the end padding
         "ceilpool": (CeilPoolCNN, digits),
+        # scripted loops (ONNX Loop: a carried value, a list built by append)
+        "loops": (LoopMLP, digits),
         "bilstm": (DigitsBiLSTM, digits),
         # nn.RNN: bidirectional tanh, then relu with a learned initial state (ONNX RNN)
         "rnn": (DigitsRNN, digits),

@@ -1,6 +1,8 @@
 """The small models mgs is tested on (digits, Fashion-MNIST and CIFAR shapes): MLPs, CNNs,
 ResNet-20, autoencoders, segmentation nets; scripts/export_models.py builds and exports them."""
 
+from typing import List
+
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -450,6 +452,38 @@ def AdaptiveVideoPool(model):
     frames of 224x224) is adaptive, so that small clips reach its classifier."""
     model.avgpool = nn.AdaptiveAvgPool3d(1)
     return model
+
+
+@torch.jit.script
+def _refine(x: torch.Tensor, steps: int) -> torch.Tensor:
+    for _ in range(steps):
+        x = x + 0.5 * torch.tanh(x)
+    return x
+
+
+@torch.jit.script
+def _block_sums(x: torch.Tensor, blocks: int) -> List[torch.Tensor]:
+    parts: List[torch.Tensor] = []
+    for i in range(blocks):
+        parts.append(x[:, i * 4:(i + 1) * 4].sum(1))
+    return parts
+
+
+class LoopMLP(nn.Module):
+    """A digits MLP through scripted loops, which the TorchScript exporter writes as ONNX Loop:
+    a value carried through 3 steps, and a list built by append (a sequence: SequenceEmpty,
+    SequenceInsert) then concatenated and stacked (ConcatFromSequence)."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32 + 8 + 8, 10)
+
+    def forward(self, x):
+        h = _refine(torch.relu(self.fc1(torch.flatten(x, 1))), 3)
+        parts = _block_sums(h, 8)
+        stacked = torch.stack(parts, 1)
+        return self.fc2(torch.cat([h, stacked, torch.tanh(stacked)], 1))
 
 
 class CeilPoolCNN(nn.Module):

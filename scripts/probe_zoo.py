@@ -276,9 +276,11 @@ def newer_video_models(tvm):
             window_size=[8, 7, 7], stochastic_depth_prob=0.0, num_classes=10),
                    (3, 16, 32, 32), "image", 4, 16, 0.01),
         # MViT V2, 3 blocks of 16 and 32 channels (pooled attention, relative positions), on
-        # clips of 8 frames of 32x32; the torch.export-based exporter (the TorchScript one
-        # writes its pooling's loop as ONNX Loop)
+        # clips of 8 frames of 32x32; the torch.export-based exporter
         "mvit": (mvit_small, (3, 8, 32, 32), "image", 4, 16, 0.01),
+        # the same by the TorchScript exporter: its pooling's loop an ONNX Loop (unrolled), its
+        # skip connection's pooling an If of a constant condition (inlined)
+        "mvit-torchscript": (mvit_small, (3, 8, 32, 32), "image", 4, 16, 0.01),
     }
 
 

@@ -1,0 +1,435 @@
+//===- Loops.cpp - Control flow known at import; static sequences --------===//
+//
+// PyTorch's TorchScript exporter writes a loop of scripted code (`for i in
+// range(n)`, a list built by append, MViT's pooling) as an ONNX Loop whose
+// trip count shape arithmetic gives, and the list as a sequence
+// (SequenceEmpty, SequenceInsert, read by SequenceAt or ConcatFromSequence).
+// mgs has no control flow at run time: a Loop whose trip count is known at
+// import and whose condition stays true is unrolled into copies of its body,
+// an If whose condition is known at import replaced by its branch (MViT's
+// pooling of the skip connection), and sequences whose every element is
+// known are replaced by those tensors, before shape inference runs again.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Prepare.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/ADT/StringMap.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+#include <deque>
+
+using namespace mlir;
+
+namespace mgs::onnx_import {
+namespace {
+
+bool inDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+/// The integers (INT64 or INT32) or booleans a constant tensor holds.
+std::optional<std::vector<int64_t>> constantInts(const onnx::TensorProto *t) {
+  if (!t)
+    return std::nullopt;
+  switch (t->data_type()) {
+  case onnx::TensorProto::INT64:
+    return onnx::ParseData<int64_t>(t);
+  case onnx::TensorProto::INT32: {
+    std::vector<int32_t> v = onnx::ParseData<int32_t>(t);
+    return std::vector<int64_t>(v.begin(), v.end());
+  }
+  case onnx::TensorProto::BOOL: {
+    std::vector<int64_t> out;
+    if (t->has_raw_data())
+      for (char c : t->raw_data())
+        out.push_back(c != 0);
+    else
+      out.assign(t->int32_data().begin(), t->int32_data().end());
+    return out;
+  }
+  default:
+    return std::nullopt;
+  }
+}
+
+onnx::NodeProto *appendNode(onnx::GraphProto &graph, StringRef op, const std::string &name,
+                            ArrayRef<std::string> inputs, const std::string &output) {
+  onnx::NodeProto *n = graph.add_node();
+  n->set_op_type(op.str());
+  n->set_name(name);
+  for (const std::string &in : inputs)
+    n->add_input(in);
+  n->add_output(output);
+  return n;
+}
+
+/// Appends Unsqueeze(in) at `axis` -> out (the axes an input from opset 13 on).
+void appendUnsqueeze(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     int64_t axis, const std::string &out, int64_t opset) {
+  if (opset >= 13) { // the axes' Constant before the node that reads it
+    appendInt64Constant(graph, name + "Axes", {axis}, out + "_axes");
+    appendNode(graph, "Unsqueeze", name, {in, out + "_axes"}, out);
+    return;
+  }
+  onnx::NodeProto *u = appendNode(graph, "Unsqueeze", name, {in}, out);
+  onnx::AttributeProto *axes = u->add_attribute();
+  axes->set_name("axes");
+  axes->set_type(onnx::AttributeProto::INTS);
+  axes->add_ints(axis);
+}
+
+void appendScalarConstant(onnx::GraphProto &graph, const std::string &name, int64_t value,
+                          onnx::TensorProto::DataType type, const std::string &out) {
+  onnx::TensorProto &t = appendConstant(graph, name, out);
+  t.set_data_type(type);
+  if (type == onnx::TensorProto::BOOL)
+    t.add_int32_data(value != 0);
+  else
+    t.add_int64_data(value);
+}
+
+/// The graph's constant tensors (constantTensors), copied: the callers move
+/// the nodes they point into.
+llvm::StringMap<const onnx::TensorProto *> constantCopies(const onnx::GraphProto &graph,
+                                                          std::deque<onnx::TensorProto> &kept) {
+  std::deque<onnx::TensorProto> owned;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, owned);
+  for (auto &entry : constants)
+    entry.second = &kept.emplace_back(*entry.second);
+  return constants;
+}
+
+/// Appends a copy of each of `sub`'s nodes, named `prefix` + its name; its
+/// outputs are renamed likewise, its inputs by `renamed` (which gets the
+/// outputs' new names; a name not in it is an outer value).
+void appendCopies(onnx::GraphProto &graph, const onnx::GraphProto &sub, const std::string &prefix,
+                  llvm::StringMap<std::string> &renamed) {
+  for (const onnx::NodeProto &b : sub.node()) {
+    onnx::NodeProto *copy = graph.add_node();
+    *copy = b;
+    copy->set_name(prefix + (b.name().empty() ? b.op_type() : b.name()));
+    for (std::string &in : *copy->mutable_input())
+      if (auto it = renamed.find(in); !in.empty() && it != renamed.end())
+        in = it->second;
+    for (std::string &out : *copy->mutable_output())
+      if (!out.empty()) {
+        renamed[out] = prefix + out;
+        out = prefix + out;
+      }
+  }
+}
+
+/// `name` as `renamed` maps it (an outer value keeps its own).
+std::string renamedOr(const llvm::StringMap<std::string> &renamed, const std::string &name) {
+  auto it = renamed.find(name);
+  return it == renamed.end() ? name : it->second;
+}
+
+/// Whether the graph has a node `op` of the default domain.
+bool hasOp(const onnx::GraphProto &graph, StringRef op) {
+  return llvm::any_of(graph.node(), [&](const onnx::NodeProto &n) {
+    return n.op_type() == op && inDefaultDomain(n);
+  });
+}
+
+/// Rebuilds the graph's node list: each node `op` (of the default domain) is
+/// given to `rewrite` with the graph's constants, which appends what
+/// replaces it and returns true, returns false to keep it, or fails.
+/// `changed`: whether any was replaced.
+LogicalResult
+rewriteEach(onnx::ModelProto &model, StringRef op, bool &changed,
+            llvm::function_ref<FailureOr<bool>(onnx::NodeProto &, const std::string &,
+                                               const llvm::StringMap<const onnx::TensorProto *> &)>
+                rewrite) {
+  changed = false;
+  onnx::GraphProto *graph = model.mutable_graph();
+  if (!hasOp(*graph, op))
+    return success();
+  std::deque<onnx::TensorProto> kept;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantCopies(*graph, kept);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Swap(graph->mutable_node());
+  for (auto [idx, node] : llvm::enumerate(nodes)) {
+    if (node.op_type() != op || !inDefaultDomain(node)) {
+      graph->add_node()->Swap(&node);
+      continue;
+    }
+    FailureOr<bool> replaced = rewrite(node, labelOf(node, static_cast<int>(idx)), constants);
+    if (failed(replaced))
+      return failure();
+    if (!*replaced)
+      graph->add_node()->Swap(&node);
+    changed |= *replaced;
+  }
+  return success();
+}
+
+} // namespace
+
+LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t opset, bool strict,
+                          bool &changed) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  return rewriteEach(
+      model, "Loop", changed,
+      [&](onnx::NodeProto &node, const std::string &label,
+          const auto &constants) -> FailureOr<bool> {
+        auto fail = [&](const std::string &why) {
+          return emitError(fileLoc) << "node '" << label << "' (Loop): " << why
+                                    << "; mgs unrolls a Loop whose trip count is known at import "
+                                       "and whose condition stays true (a for loop)";
+        };
+        const onnx::GraphProto *body = nullptr;
+        for (const onnx::AttributeProto &a : node.attribute())
+          if (a.name() == "body" && a.has_g())
+            body = &a.g();
+        if (!body || body->input_size() < 2 || body->output_size() < 1)
+          return fail("it has no body of (iteration, condition, ...) -> (condition, ...)");
+        const int carried = node.input_size() - 2;
+        const int scans = body->output_size() - 1 - carried;
+        if (carried < 0 || body->input_size() != carried + 2 || scans < 0 ||
+            node.output_size() != carried + scans)
+          return fail("its inputs, outputs and body's do not match");
+        // The trip count: a constant once shape arithmetic is folded.
+        std::optional<std::vector<int64_t>> trips =
+            node.input(0).empty() ? std::nullopt : constantInts(constants.lookup(node.input(0)));
+        if (!trips || trips->size() != 1) {
+          if (!strict && !node.input(0).empty())
+            return false; // perhaps known after another round of folding
+          return fail(node.input(0).empty()
+                          ? "it has no trip count (a while loop)"
+                          : "its trip count '" + node.input(0) + "' is not known at import");
+        }
+        const int64_t count = (*trips)[0];
+        if (count < 0 || count > 4096)
+          return fail("its trip count is " + std::to_string(count) +
+                      " (at most 4096 are unrolled)");
+        if (!node.input(1).empty()) {
+          std::optional<std::vector<int64_t>> cond = constantInts(constants.lookup(node.input(1)));
+          if (!cond || cond->size() != 1 || (*cond)[0] == 0)
+            return fail("its condition '" + node.input(1) + "' is not a constant true");
+        }
+        if (scans > 0 && count == 0)
+          return fail("it runs no iteration, so its scan outputs have no shape");
+        // The body's condition out must stay true: the condition in, or a
+        // constant true (an outer one, or the body's own), through Identity or
+        // Cast.
+        const std::string &condIn = body->input(1).name();
+        llvm::StringMap<const onnx::NodeProto *> producers;
+        for (const onnx::NodeProto &b : body->node())
+          for (const std::string &out : b.output())
+            producers[out] = &b;
+        std::deque<onnx::TensorProto> bodyOwned;
+        llvm::StringMap<const onnx::TensorProto *> bodyConstants =
+            constantTensors(*body, bodyOwned);
+        std::string cond = body->output(0).name();
+        for (int hops = 0; hops < 8; ++hops) {
+          const onnx::NodeProto *p = producers.lookup(cond);
+          if (!p || (p->op_type() != "Identity" && p->op_type() != "Cast") || p->input_size() != 1)
+            break;
+          cond = p->input(0);
+        }
+        const onnx::TensorProto *condConstant = bodyConstants.lookup(cond);
+        if (!condConstant)
+          condConstant = constants.lookup(cond);
+        std::optional<std::vector<int64_t>> condValue = constantInts(condConstant);
+        if (cond != condIn && !(condValue && condValue->size() == 1 && (*condValue)[0] != 0))
+          return fail("its body computes its condition ('" + body->output(0).name() +
+                      "': a while loop)");
+        for (const onnx::NodeProto &b : body->node())
+          for (const onnx::AttributeProto &a : b.attribute())
+            if (a.has_g() || a.graphs_size() > 0)
+              return fail("its body's node '" + labelOf(b, 0) + "' (" + b.op_type() +
+                          ") holds a subgraph of its own");
+
+        // The copies: iteration i's names are the body's with a prefix.
+        const std::string base = node.name().empty() ? node.output(0) : node.name();
+        SmallVector<std::string> state(node.input().begin() + 2, node.input().end());
+        SmallVector<SmallVector<std::string>> scanned(scans);
+        for (int64_t i = 0; i < count; ++i) {
+          const std::string prefix = base + "/iter" + std::to_string(i) + "/";
+          llvm::StringMap<std::string> renamed;
+          renamed[body->input(0).name()] = prefix + "iteration";
+          appendScalarConstant(*graph, prefix + "Iteration", i, onnx::TensorProto::INT64,
+                               prefix + "iteration");
+          renamed[condIn] = prefix + "condition";
+          appendScalarConstant(*graph, prefix + "Condition", 1, onnx::TensorProto::BOOL,
+                               prefix + "condition");
+          for (int c = 0; c < carried; ++c)
+            renamed[body->input(2 + c).name()] = state[c];
+          appendCopies(*graph, *body, prefix, renamed);
+          auto outputOf = [&](int k) { return renamedOr(renamed, body->output(k).name()); };
+          for (int c = 0; c < carried; ++c)
+            state[c] = outputOf(1 + c);
+          for (int s = 0; s < scans; ++s)
+            scanned[s].push_back(outputOf(1 + carried + s));
+        }
+        // The Loop's outputs: the final state, each scan's values stacked.
+        for (int c = 0; c < carried; ++c)
+          if (!node.output(c).empty())
+            appendNode(*graph, "Identity", base + "/Final" + std::to_string(c), {state[c]},
+                       node.output(c));
+        for (int s = 0; s < scans; ++s) {
+          if (node.output(carried + s).empty())
+            continue;
+          SmallVector<std::string> rows;
+          for (auto [i, value] : llvm::enumerate(scanned[s])) {
+            const std::string at = base + "/Scan" + std::to_string(s) + "_" + std::to_string(i);
+            appendUnsqueeze(*graph, at, value, 0, at + "_row", opset);
+            rows.push_back(at + "_row");
+          }
+          onnx::NodeProto *concat = appendNode(*graph, "Concat", base + "/Scan" + std::to_string(s),
+                                               rows, node.output(carried + s));
+          onnx::AttributeProto *axis = concat->add_attribute();
+          axis->set_name("axis");
+          axis->set_type(onnx::AttributeProto::INT);
+          axis->set_i(0);
+        }
+        return true;
+      });
+}
+
+LogicalResult inlineIfs(onnx::ModelProto &model, Location fileLoc, bool strict, bool &changed) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  return rewriteEach(
+      model, "If", changed,
+      [&](onnx::NodeProto &node, const std::string &label,
+          const auto &constants) -> FailureOr<bool> {
+        std::optional<std::vector<int64_t>> cond =
+            node.input_size() == 1 ? constantInts(constants.lookup(node.input(0))) : std::nullopt;
+        if (!cond || cond->size() != 1) {
+          if (!strict)
+            return false; // perhaps known after another round of folding
+          return emitError(fileLoc) << "node '" << label << "' (If): its condition '"
+                                    << (node.input_size() ? node.input(0) : std::string())
+                                    << "' is computed at run time; mgs takes an If whose condition "
+                                       "is known at import (one constant), and only its branch";
+        }
+        const char *branchName = (*cond)[0] ? "then_branch" : "else_branch";
+        const onnx::GraphProto *branch = nullptr;
+        for (const onnx::AttributeProto &a : node.attribute())
+          if (a.name() == branchName && a.has_g())
+            branch = &a.g();
+        if (!branch || branch->output_size() != node.output_size())
+          return emitError(fileLoc) << "node '" << label << "' (If): its " << branchName
+                                    << " is missing or has " << (branch ? branch->output_size() : 0)
+                                    << " outputs for the node's " << node.output_size();
+        // The branch's nodes, its own names prefixed; its outputs the node's.
+        const std::string base = node.name().empty() ? node.output(0) : node.name();
+        const std::string prefix = base + "/" + branchName + "/";
+        llvm::StringMap<std::string> renamed;
+        appendCopies(*graph, *branch, prefix, renamed);
+        for (int k = 0; k < node.output_size(); ++k)
+          if (!node.output(k).empty())
+            appendNode(*graph, "Identity", prefix + "Output" + std::to_string(k),
+                       {renamedOr(renamed, branch->output(k).name())}, node.output(k));
+        return true;
+      });
+}
+
+bool resolveSequences(onnx::ModelProto &model, int64_t opset) {
+  onnx::GraphProto *graph = model.mutable_graph();
+  if (!hasOp(*graph, "SequenceEmpty"))
+    return false;
+  std::deque<onnx::TensorProto> kept;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantCopies(*graph, kept);
+  // Each known sequence's elements, by name.
+  llvm::StringMap<std::vector<std::string>> sequences;
+  bool changed = false;
+  const google::protobuf::RepeatedPtrField<onnx::NodeProto> original = graph->node();
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  nodes.Swap(graph->mutable_node());
+  for (onnx::NodeProto &node : nodes) {
+    const std::string &op = node.op_type();
+    auto known = [&](int i) {
+      return node.input_size() > i ? sequences.find(node.input(i)) : sequences.end();
+    };
+    auto position = [&](int i) -> std::optional<int64_t> {
+      std::optional<std::vector<int64_t>> v =
+          node.input_size() > i ? constantInts(constants.lookup(node.input(i))) : std::nullopt;
+      return v && v->size() == 1 ? std::optional<int64_t>((*v)[0]) : std::nullopt;
+    };
+    if (!inDefaultDomain(node) || node.output_size() != 1) {
+      graph->add_node()->Swap(&node);
+      continue;
+    }
+    if (op == "SequenceEmpty") {
+      sequences[node.output(0)] = {};
+      changed = true;
+      continue;
+    }
+    if ((op == "SequenceInsert" || op == "Identity") && known(0) != sequences.end()) {
+      std::vector<std::string> items = known(0)->second;
+      if (op == "SequenceInsert") {
+        const int64_t size = static_cast<int64_t>(items.size());
+        std::optional<int64_t> at = node.input_size() > 2 ? position(2) : size;
+        if (!at || *at < -size || *at > size) {
+          graph->add_node()->Swap(&node); // the importer names it
+          continue;
+        }
+        items.insert(items.begin() + (*at < 0 ? *at + size : *at), node.input(1));
+      }
+      sequences[node.output(0)] = std::move(items);
+      continue;
+    }
+    if (op == "SequenceAt" && known(0) != sequences.end()) {
+      const std::vector<std::string> &items = known(0)->second;
+      const int64_t size = static_cast<int64_t>(items.size());
+      std::optional<int64_t> at = position(1);
+      if (!at || *at < -size || *at >= size) {
+        graph->add_node()->Swap(&node);
+        continue;
+      }
+      appendNode(*graph, "Identity", node.name(), {items[*at < 0 ? *at + size : *at]},
+                 node.output(0));
+      continue;
+    }
+    if (op == "SequenceLength" && known(0) != sequences.end()) {
+      appendScalarConstant(*graph, node.name(), static_cast<int64_t>(known(0)->second.size()),
+                           onnx::TensorProto::INT64, node.output(0));
+      continue;
+    }
+    if (op == "ConcatFromSequence" && known(0) != sequences.end() && !known(0)->second.empty()) {
+      int64_t axis = 0, newAxis = 0;
+      for (const onnx::AttributeProto &a : node.attribute()) {
+        if (a.name() == "axis")
+          axis = a.i();
+        if (a.name() == "new_axis")
+          newAxis = a.i();
+      }
+      std::vector<std::string> items = known(0)->second;
+      if (newAxis) { // stacked: each gets the new dimension first
+        for (auto [i, item] : llvm::enumerate(items)) {
+          const std::string at = node.output(0) + "/Unsqueeze" + std::to_string(i);
+          appendUnsqueeze(*graph, at, item, axis, at + "_out", opset);
+          item = at + "_out";
+        }
+      }
+      onnx::NodeProto *concat = appendNode(*graph, "Concat", node.name(), items, node.output(0));
+      onnx::AttributeProto *a = concat->add_attribute();
+      a->set_name("axis");
+      a->set_type(onnx::AttributeProto::INT);
+      a->set_i(axis);
+      continue;
+    }
+    graph->add_node()->Swap(&node);
+  }
+  // A sequence read otherwise (a graph output, SequenceAt at a position
+  // computed at run time): the graph as it was, for the importer to name.
+  auto isSequence = [&](const std::string &name) { return sequences.count(name) != 0; };
+  bool unresolved = llvm::any_of(
+      graph->output(), [&](const onnx::ValueInfoProto &o) { return isSequence(o.name()); });
+  for (const onnx::NodeProto &node : graph->node())
+    unresolved |= llvm::any_of(node.input(), isSequence);
+  if (unresolved) {
+    *graph->mutable_node() = original;
+    return false;
+  }
+  return changed;
+}
+
+} // namespace mgs::onnx_import
