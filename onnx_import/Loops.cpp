@@ -213,6 +213,9 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
           if (!cond || cond->size() != 1 || (*cond)[0] == 0)
             return fail("its condition '" + node.input(1) + "' is not a constant true");
         }
+        if (count * body->node_size() > 200000)
+          return fail("unrolled, its " + std::to_string(count) + " iterations of " +
+                      std::to_string(body->node_size()) + " nodes would be more than 200000 nodes");
         if (scans > 0 && count == 0)
           return fail("it runs no iteration, so its scan outputs have no shape");
         // The body's condition out must stay true: the condition in, or a
