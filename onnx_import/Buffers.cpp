@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Buffers.h"
+#include "OnnxNodes.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -43,11 +44,9 @@ bool isNonDifferentiableInput(const onnx::NodeProto &node, int index) {
     return index >= 1;
   if (op == "Attention")
     return index == 6;
-  if (op == "Cast")
-    for (const auto &attr : node.attribute())
-      if (attr.name() == "to")
-        return attr.i() != onnx::TensorProto::FLOAT && attr.i() != onnx::TensorProto::DOUBLE &&
-               attr.i() != onnx::TensorProto::FLOAT16 && attr.i() != onnx::TensorProto::BFLOAT16;
+  if (const onnx::AttributeProto *to = op == "Cast" ? findAttribute(node, "to") : nullptr)
+    return to->i() != onnx::TensorProto::FLOAT && to->i() != onnx::TensorProto::DOUBLE &&
+           to->i() != onnx::TensorProto::FLOAT16 && to->i() != onnx::TensorProto::BFLOAT16;
   return false;
 }
 

@@ -2,6 +2,7 @@
 
 #include "ConstantFolding.h"
 #include "FoldEvaluator.h"
+#include "OnnxNodes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -71,11 +72,14 @@ bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTenso
   t.dims.assign(p.dims().begin(), p.dims().end());
   switch (p.data_type()) {
   case onnx::TensorProto::INT64:
-    t.ints = onnx::ParseData<int64_t>(&p);
-    break;
-  case onnx::TensorProto::INT32: {
-    std::vector<int32_t> v = onnx::ParseData<int32_t>(&p);
-    t.ints.assign(v.begin(), v.end());
+  case onnx::TensorProto::INT32:
+  case onnx::TensorProto::BOOL: {
+    std::optional<std::vector<int64_t>> ints = tensorInts(&p);
+    if (!ints)
+      return fail(what + " holds data of another size than its shape says");
+    t.ints = std::move(*ints);
+    if (p.data_type() == onnx::TensorProto::BOOL)
+      t.kind = Kind::Bool;
     break;
   }
   case onnx::TensorProto::FLOAT:
@@ -90,16 +94,6 @@ bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTenso
     t.kind = Kind::Float;
     break;
   }
-  case onnx::TensorProto::BOOL:
-    // One byte a value in raw_data, else one int32 a value.
-    if (p.has_raw_data())
-      t.ints.assign(p.raw_data().begin(), p.raw_data().end());
-    else
-      t.ints.assign(p.int32_data().begin(), p.int32_data().end());
-    for (int64_t &v : t.ints)
-      v = v != 0;
-    t.kind = Kind::Bool;
-    break;
   default:
     return fail(what + " has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT, "
                        "DOUBLE and BOOL only)");

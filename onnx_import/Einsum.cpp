@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Einsum.h"
+#include "OnnxNodes.h"
 #include "Prepare.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -121,32 +122,6 @@ std::string readEquation(StringRef equationIn, ArrayRef<int64_t> ranks,
   return "";
 }
 
-/// Appends ReduceSum(in) over `axes` (keepdims 0) -> out, the axes an input
-/// from opset 13 on, an attribute before.
-void appendReduceSum(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                     ArrayRef<int64_t> axes, const std::string &out, int64_t opset) {
-  if (opset >= 13) // the axes' Constant before the node that reads it
-    appendInt64Constant(graph, name + "Axes", axes, out + "_axes");
-  onnx::NodeProto *r = graph.add_node();
-  r->set_op_type("ReduceSum");
-  r->set_name(name);
-  r->add_input(in);
-  r->add_output(out);
-  onnx::AttributeProto *keep = r->add_attribute();
-  keep->set_name("keepdims");
-  keep->set_type(onnx::AttributeProto::INT);
-  keep->set_i(0);
-  if (opset >= 13) {
-    r->add_input(out + "_axes");
-    return;
-  }
-  onnx::AttributeProto *a = r->add_attribute();
-  a->set_name("axes");
-  a->set_type(onnx::AttributeProto::INTS);
-  for (int64_t axis : axes)
-    a->add_ints(axis);
-}
-
 /// One operand's Einsum `term` -> `outTerm` (its labels a subset of term's):
 /// ReduceSum over the labels left out, then Transpose into outTerm's order
 /// (an Identity when neither is needed).
@@ -164,13 +139,8 @@ void appendSingleOperand(onnx::GraphProto &graph, const std::string &base, const
   }
   if (!perm.empty())
     appendTranspose(graph, base + "/Transpose", value, perm, out);
-  if (axes.empty() && perm.empty()) {
-    onnx::NodeProto *id = graph.add_node();
-    id->set_op_type("Identity");
-    id->set_name(base + "/Identity");
-    id->add_input(in);
-    id->add_output(out);
-  }
+  if (axes.empty() && perm.empty())
+    appendNode(graph, "Identity", base + "/Identity", {in}, out);
 }
 
 /// Appends a Constant -> out of `rank` dimensions, all 1 but `first` and
@@ -189,13 +159,7 @@ void appendDiagonalMask(onnx::GraphProto &graph, const std::string &name, int64_
 /// Appends Einsum(inputs) with `equation` -> out, the node named `name`.
 void appendEinsum(onnx::GraphProto &graph, const std::string &name, ArrayRef<std::string> inputs,
                   const std::string &equation, const std::string &out) {
-  onnx::NodeProto *e = graph.add_node();
-  e->set_op_type("Einsum");
-  e->set_name(name);
-  for (const std::string &in : inputs)
-    e->add_input(in);
-  e->add_output(out);
-  onnx::AttributeProto *a = e->add_attribute();
+  onnx::AttributeProto *a = appendNode(graph, "Einsum", name, inputs, out)->add_attribute();
   a->set_name("equation");
   a->set_type(onnx::AttributeProto::STRING);
   a->set_s(equation);
@@ -276,7 +240,7 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
   changed = false;
   onnx::GraphProto *graph = model.mutable_graph();
   if (llvm::none_of(graph->node(), [](const onnx::NodeProto &n) {
-        return n.op_type() == "Einsum" && (n.domain().empty() || n.domain() == "ai.onnx");
+        return n.op_type() == "Einsum" && inDefaultDomain(n);
       }))
     return success();
   llvm::StringMap<SmallVector<int64_t>> shapes = knownShapes(*graph);
@@ -284,14 +248,12 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
   google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
   nodes.Swap(graph->mutable_node());
   for (auto [idx, node] : llvm::enumerate(nodes)) {
-    if (node.op_type() != "Einsum" || (!node.domain().empty() && node.domain() != "ai.onnx")) {
+    if (node.op_type() != "Einsum" || !inDefaultDomain(node)) {
       graph->add_node()->Swap(&node);
       continue;
     }
-    std::string equation;
-    for (const auto &attr : node.attribute())
-      if (attr.name() == "equation")
-        equation = attr.s();
+    const onnx::AttributeProto *equationAttr = findAttribute(node, "equation");
+    const std::string equation = equationAttr ? equationAttr->s() : std::string();
     const std::string label = labelOf(node, static_cast<int>(idx));
     auto fail = [&](const std::string &why) {
       return emitError(fileLoc) << "node '" << label << "' (Einsum): equation '" << equation
@@ -348,12 +310,7 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
         appendDiagonalMask(*graph, at + "Mask", static_cast<int64_t>(term.size()),
                            static_cast<int64_t>(p), static_cast<int64_t>(q), shape[p],
                            at + "_mask");
-        onnx::NodeProto *mul = graph->add_node();
-        mul->set_op_type("Mul");
-        mul->set_name(at + "Mul");
-        mul->add_input(inputs[i]);
-        mul->add_input(at + "_mask");
-        mul->add_output(at + "_masked");
+        appendNode(*graph, "Mul", at + "Mul", {inputs[i], at + "_mask"}, at + "_masked");
         appendReduceSum(*graph, at + "Sum", at + "_masked", {static_cast<int64_t>(q)}, at, opset);
         inputs[i] = at;
         term.erase(q, 1);
@@ -465,14 +422,9 @@ LogicalResult lowerEinsums(onnx::ModelProto &model, Location fileLoc, int64_t op
       reshape(rhs, plan.reshapeB, base + "/rhs_merged", "ReshapeRhs");
       rhs = base + "/rhs_merged";
     }
-    onnx::NodeProto *matmul = graph->add_node();
-    matmul->set_op_type("MatMul");
-    matmul->set_name(base + "/MatMul");
-    matmul->add_input(lhs);
-    matmul->add_input(rhs);
     std::string product = base + "/product";
     const bool last = plan.permOut.empty() && !plan.reshapesOut;
-    matmul->add_output(last ? node.output(0) : product);
+    appendNode(*graph, "MatMul", base + "/MatMul", {lhs, rhs}, last ? node.output(0) : product);
     if (plan.reshapesOut) {
       const std::string split = plan.permOut.empty() ? node.output(0) : base + "/product_split";
       reshape(product, plan.reshapeOut, split, "ReshapeResult");

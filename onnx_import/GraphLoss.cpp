@@ -8,6 +8,7 @@
 
 #include "GraphLoss.h"
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 #include "Prepare.h"
 #include "TorchExport.h"
 
@@ -32,12 +33,8 @@ namespace mgs::onnx_import {
 
 namespace {
 
-bool isDefaultDomain(const onnx::NodeProto &node) {
-  return node.domain().empty() || node.domain() == "ai.onnx";
-}
-
 bool isLossNode(const onnx::NodeProto &node) {
-  return isDefaultDomain(node) && (node.op_type() == "SoftmaxCrossEntropyLoss" ||
+  return inDefaultDomain(node) && (node.op_type() == "SoftmaxCrossEntropyLoss" ||
                                    node.op_type() == "NegativeLogLikelihoodLoss");
 }
 
@@ -51,7 +48,7 @@ const onnx::AttributeProto *attribute(const onnx::NodeProto &node, StringRef nam
 /// Nodes that only reshape the labels on their way to the loss.
 bool reshapesLabels(const onnx::NodeProto &node) {
   static const llvm::StringSet<> ops = {"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"};
-  return isDefaultDomain(node) && ops.contains(node.op_type());
+  return inDefaultDomain(node) && ops.contains(node.op_type());
 }
 
 /// The label_smoothing argument of the aten.cross_entropy_loss call that
@@ -179,7 +176,7 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
       axis += rank;
     // Before opset 13 LogSoftmax normalizes the dimensions from `axis` on
     // together: over the classes alone only for (N, C).
-    if (!logSoftmax || logSoftmax->op_type() != "LogSoftmax" || !isDefaultDomain(*logSoftmax) ||
+    if (!logSoftmax || logSoftmax->op_type() != "LogSoftmax" || !inDefaultDomain(*logSoftmax) ||
         axis != 1 || (opset < 13 && rank != 2))
       return fail(*lossIdx) << "its input '" << scores
                             << "' is not a LogSoftmax over the classes (axis 1): mgs trains "

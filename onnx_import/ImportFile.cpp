@@ -260,10 +260,11 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
           failed(unrollLoops(model, fileLoc, *opset, /*strict=*/false, unrolled)) ||
           failed(inlineIfs(model, fileLoc, /*strict=*/false, inlined)))
         return failure();
-      unrolled |= inlined;
-      if (unrolled)
-        resolveSequences(model, *opset);
-      rewrote |= unrolled;
+      // Sequences are resolved whether or not a Loop built them: a
+      // position folded this round may be the one a SequenceAt was waiting
+      // for.
+      rewrote |= unrolled | inlined;
+      rewrote |= resolveSequences(model, *opset);
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
         inferShapes(model);

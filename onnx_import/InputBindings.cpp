@@ -12,6 +12,7 @@
 
 #include "GraphImporter.h"
 #include "Importer.h"
+#include "OnnxNodes.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -110,24 +111,6 @@ onnx::TensorProto scalar(int dtype, double value, bool rank1) {
     break;
   }
   return t;
-}
-
-onnx::NodeProto makeNode(StringRef op, StringRef name, ArrayRef<std::string> inputs,
-                         StringRef output) {
-  onnx::NodeProto node;
-  node.set_op_type(op.str());
-  node.set_name(name.str());
-  for (const std::string &in : inputs)
-    node.add_input(in);
-  node.add_output(output.str());
-  return node;
-}
-
-void setTensorAttr(onnx::NodeProto &node, StringRef name, onnx::TensorProto t) {
-  onnx::AttributeProto *attr = node.add_attribute();
-  attr->set_name(name.str());
-  attr->set_type(onnx::AttributeProto::TENSOR);
-  *attr->mutable_t() = std::move(t);
 }
 
 std::optional<std::string> parseDimOption(StringRef spec, std::pair<std::string, int64_t> &dim) {
@@ -298,9 +281,9 @@ LogicalResult bindInputs(onnx::ModelProto &model, ArrayRef<InputBinding> binding
         dims.add_int64_data(d);
       const std::string shapeName = "__mgs_bind_shape_" + b.name;
       onnx::NodeProto shapeNode = makeNode("Constant", prefix + " (shape)", {}, shapeName);
-      setTensorAttr(shapeNode, "value", std::move(dims));
+      addTensorAttribute(shapeNode, "value") = std::move(dims);
       onnx::NodeProto fill = makeNode("ConstantOfShape", prefix, {shapeName}, b.name);
-      setTensorAttr(fill, "value", scalar(dtype, b.value, /*rank1=*/true));
+      addTensorAttribute(fill, "value") = scalar(dtype, b.value, /*rank1=*/true);
       added.push_back(std::move(shapeNode));
       added.push_back(std::move(fill));
       continue;
@@ -330,7 +313,7 @@ LogicalResult bindInputs(onnx::ModelProto &model, ArrayRef<InputBinding> binding
     const std::string notName = "__mgs_bind_not_" + b.name;
     const bool isBool = dtype == onnx::TensorProto::BOOL;
     onnx::NodeProto value = makeNode("Constant", prefix + " (value)", {}, valueName);
-    setTensorAttr(value, "value", scalar(otherType, b.value, /*rank1=*/false));
+    addTensorAttribute(value, "value") = scalar(otherType, b.value, /*rank1=*/false);
     added.push_back(std::move(value));
     // Equal, then Not for !=, then Cast to the input's dtype (unless BOOL):
     // each writes the bound name when it is the last.
@@ -341,10 +324,7 @@ LogicalResult bindInputs(onnx::ModelProto &model, ArrayRef<InputBinding> binding
       added.push_back(makeNode("Not", prefix + " (Not)", {equalName}, isBool ? b.name : notName));
     if (!isBool) {
       onnx::NodeProto cast = makeNode("Cast", prefix + " (Cast)", {maskName}, b.name);
-      onnx::AttributeProto *to = cast.add_attribute();
-      to->set_name("to");
-      to->set_type(onnx::AttributeProto::INT);
-      to->set_i(dtype);
+      addIntAttribute(cast, "to", dtype);
       added.push_back(std::move(cast));
     }
   }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
@@ -50,10 +51,7 @@ LogicalResult GraphImporter::importIsNaN(bool &handled) {
   if (inType != valueTypes.end() && inType->second->has_tensor_type() &&
       inType->second->tensor_type().has_shape())
     rank = inType->second->tensor_type().shape().dim_size();
-  int64_t axis = opsetVersion >= 13 ? -1 : 1;
-  for (const auto &a : softmax->attribute())
-    if (a.name() == "axis")
-      axis = a.i();
+  int64_t axis = intAttribute(*softmax, "axis", opsetVersion >= 13 ? -1 : 1);
   if (!rank || (axis != -1 && axis != *rank - 1))
     return notProven("its Softmax '" + softmax->name() + "' is not over the last axis");
   const onnx::NodeProto *add = producer(softmax->input(0));

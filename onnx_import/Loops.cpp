@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OnnxNodes.h"
 #include "Prepare.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -19,79 +20,12 @@
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
 
-#include <onnx/defs/tensor_proto_util.h>
-
 #include <deque>
 
 using namespace mlir;
 
 namespace mgs::onnx_import {
 namespace {
-
-bool inDefaultDomain(const onnx::NodeProto &node) {
-  return node.domain().empty() || node.domain() == "ai.onnx";
-}
-
-/// The integers (INT64 or INT32) or booleans a constant tensor holds.
-std::optional<std::vector<int64_t>> constantInts(const onnx::TensorProto *t) {
-  if (!t)
-    return std::nullopt;
-  switch (t->data_type()) {
-  case onnx::TensorProto::INT64:
-    return onnx::ParseData<int64_t>(t);
-  case onnx::TensorProto::INT32: {
-    std::vector<int32_t> v = onnx::ParseData<int32_t>(t);
-    return std::vector<int64_t>(v.begin(), v.end());
-  }
-  case onnx::TensorProto::BOOL: {
-    std::vector<int64_t> out;
-    if (t->has_raw_data())
-      for (char c : t->raw_data())
-        out.push_back(c != 0);
-    else
-      out.assign(t->int32_data().begin(), t->int32_data().end());
-    return out;
-  }
-  default:
-    return std::nullopt;
-  }
-}
-
-onnx::NodeProto *appendNode(onnx::GraphProto &graph, StringRef op, const std::string &name,
-                            ArrayRef<std::string> inputs, const std::string &output) {
-  onnx::NodeProto *n = graph.add_node();
-  n->set_op_type(op.str());
-  n->set_name(name);
-  for (const std::string &in : inputs)
-    n->add_input(in);
-  n->add_output(output);
-  return n;
-}
-
-/// Appends Unsqueeze(in) at `axis` -> out (the axes an input from opset 13 on).
-void appendUnsqueeze(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                     int64_t axis, const std::string &out, int64_t opset) {
-  if (opset >= 13) { // the axes' Constant before the node that reads it
-    appendInt64Constant(graph, name + "Axes", {axis}, out + "_axes");
-    appendNode(graph, "Unsqueeze", name, {in, out + "_axes"}, out);
-    return;
-  }
-  onnx::NodeProto *u = appendNode(graph, "Unsqueeze", name, {in}, out);
-  onnx::AttributeProto *axes = u->add_attribute();
-  axes->set_name("axes");
-  axes->set_type(onnx::AttributeProto::INTS);
-  axes->add_ints(axis);
-}
-
-void appendScalarConstant(onnx::GraphProto &graph, const std::string &name, int64_t value,
-                          onnx::TensorProto::DataType type, const std::string &out) {
-  onnx::TensorProto &t = appendConstant(graph, name, out);
-  t.set_data_type(type);
-  if (type == onnx::TensorProto::BOOL)
-    t.add_int32_data(value != 0);
-  else
-    t.add_int64_data(value);
-}
 
 /// The graph's constant tensors (constantTensors), copied: the callers move
 /// the nodes they point into.
@@ -183,10 +117,8 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
                                     << "; mgs unrolls a Loop whose trip count is known at import "
                                        "and whose condition stays true (a for loop)";
         };
-        const onnx::GraphProto *body = nullptr;
-        for (const onnx::AttributeProto &a : node.attribute())
-          if (a.name() == "body" && a.has_g())
-            body = &a.g();
+        const onnx::AttributeProto *bodyAttr = findAttribute(node, "body");
+        const onnx::GraphProto *body = bodyAttr && bodyAttr->has_g() ? &bodyAttr->g() : nullptr;
         if (!body || body->input_size() < 2 || body->output_size() < 1)
           return fail("it has no body of (iteration, condition, ...) -> (condition, ...)");
         const int carried = node.input_size() - 2;
@@ -196,7 +128,7 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
           return fail("its inputs, outputs and body's do not match");
         // The trip count: a constant once shape arithmetic is folded.
         std::optional<std::vector<int64_t>> trips =
-            node.input(0).empty() ? std::nullopt : constantInts(constants.lookup(node.input(0)));
+            node.input(0).empty() ? std::nullopt : tensorInts(constants.lookup(node.input(0)));
         if (!trips || trips->size() != 1) {
           if (!strict && !node.input(0).empty())
             return false; // perhaps known after another round of folding
@@ -209,7 +141,7 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
           return fail("its trip count is " + std::to_string(count) +
                       " (at most 4096 are unrolled)");
         if (!node.input(1).empty()) {
-          std::optional<std::vector<int64_t>> cond = constantInts(constants.lookup(node.input(1)));
+          std::optional<std::vector<int64_t>> cond = tensorInts(constants.lookup(node.input(1)));
           if (!cond || cond->size() != 1 || (*cond)[0] == 0)
             return fail("its condition '" + node.input(1) + "' is not a constant true");
         }
@@ -239,7 +171,7 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
         const onnx::TensorProto *condConstant = bodyConstants.lookup(cond);
         if (!condConstant)
           condConstant = constants.lookup(cond);
-        std::optional<std::vector<int64_t>> condValue = constantInts(condConstant);
+        std::optional<std::vector<int64_t>> condValue = tensorInts(condConstant);
         if (cond != condIn && !(condValue && condValue->size() == 1 && (*condValue)[0] != 0))
           return fail("its body computes its condition ('" + body->output(0).name() +
                       "': a while loop)");
@@ -285,12 +217,9 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
             appendUnsqueeze(*graph, at, value, 0, at + "_row", opset);
             rows.push_back(at + "_row");
           }
-          onnx::NodeProto *concat = appendNode(*graph, "Concat", base + "/Scan" + std::to_string(s),
-                                               rows, node.output(carried + s));
-          onnx::AttributeProto *axis = concat->add_attribute();
-          axis->set_name("axis");
-          axis->set_type(onnx::AttributeProto::INT);
-          axis->set_i(0);
+          addIntAttribute(*appendNode(*graph, "Concat", base + "/Scan" + std::to_string(s), rows,
+                                      node.output(carried + s)),
+                          "axis", 0);
         }
         return true;
       });
@@ -303,7 +232,7 @@ LogicalResult inlineIfs(onnx::ModelProto &model, Location fileLoc, bool strict, 
       [&](onnx::NodeProto &node, const std::string &label,
           const auto &constants) -> FailureOr<bool> {
         std::optional<std::vector<int64_t>> cond =
-            node.input_size() == 1 ? constantInts(constants.lookup(node.input(0))) : std::nullopt;
+            node.input_size() == 1 ? tensorInts(constants.lookup(node.input(0))) : std::nullopt;
         if (!cond || cond->size() != 1) {
           if (!strict)
             return false; // perhaps known after another round of folding
@@ -313,10 +242,9 @@ LogicalResult inlineIfs(onnx::ModelProto &model, Location fileLoc, bool strict, 
                                        "is known at import (one constant), and only its branch";
         }
         const char *branchName = (*cond)[0] ? "then_branch" : "else_branch";
-        const onnx::GraphProto *branch = nullptr;
-        for (const onnx::AttributeProto &a : node.attribute())
-          if (a.name() == branchName && a.has_g())
-            branch = &a.g();
+        const onnx::AttributeProto *branchAttr = findAttribute(node, branchName);
+        const onnx::GraphProto *branch =
+            branchAttr && branchAttr->has_g() ? &branchAttr->g() : nullptr;
         if (!branch || branch->output_size() != node.output_size())
           return emitError(fileLoc) << "node '" << label << "' (If): its " << branchName
                                     << " is missing or has " << (branch ? branch->output_size() : 0)
@@ -336,7 +264,7 @@ LogicalResult inlineIfs(onnx::ModelProto &model, Location fileLoc, bool strict, 
 
 bool resolveSequences(onnx::ModelProto &model, int64_t opset) {
   onnx::GraphProto *graph = model.mutable_graph();
-  if (!hasOp(*graph, "SequenceEmpty"))
+  if (!hasOp(*graph, "SequenceEmpty") && !hasOp(*graph, "SequenceConstruct"))
     return false;
   std::deque<onnx::TensorProto> kept;
   llvm::StringMap<const onnx::TensorProto *> constants = constantCopies(*graph, kept);
@@ -353,15 +281,15 @@ bool resolveSequences(onnx::ModelProto &model, int64_t opset) {
     };
     auto position = [&](int i) -> std::optional<int64_t> {
       std::optional<std::vector<int64_t>> v =
-          node.input_size() > i ? constantInts(constants.lookup(node.input(i))) : std::nullopt;
+          node.input_size() > i ? tensorInts(constants.lookup(node.input(i))) : std::nullopt;
       return v && v->size() == 1 ? std::optional<int64_t>((*v)[0]) : std::nullopt;
     };
     if (!inDefaultDomain(node) || node.output_size() != 1) {
       graph->add_node()->Swap(&node);
       continue;
     }
-    if (op == "SequenceEmpty") {
-      sequences[node.output(0)] = {};
+    if (op == "SequenceEmpty" || op == "SequenceConstruct") {
+      sequences[node.output(0)] = {node.input().begin(), node.input().end()};
       changed = true;
       continue;
     }
@@ -397,13 +325,8 @@ bool resolveSequences(onnx::ModelProto &model, int64_t opset) {
       continue;
     }
     if (op == "ConcatFromSequence" && known(0) != sequences.end() && !known(0)->second.empty()) {
-      int64_t axis = 0, newAxis = 0;
-      for (const onnx::AttributeProto &a : node.attribute()) {
-        if (a.name() == "axis")
-          axis = a.i();
-        if (a.name() == "new_axis")
-          newAxis = a.i();
-      }
+      const int64_t axis = intAttribute(node, "axis", 0);
+      const bool newAxis = intAttribute(node, "new_axis", 0) != 0;
       std::vector<std::string> items = known(0)->second;
       if (newAxis) { // stacked: each gets the new dimension first
         for (auto [i, item] : llvm::enumerate(items)) {
@@ -412,11 +335,8 @@ bool resolveSequences(onnx::ModelProto &model, int64_t opset) {
           item = at + "_out";
         }
       }
-      onnx::NodeProto *concat = appendNode(*graph, "Concat", node.name(), items, node.output(0));
-      onnx::AttributeProto *a = concat->add_attribute();
-      a->set_name("axis");
-      a->set_type(onnx::AttributeProto::INT);
-      a->set_i(axis);
+      addIntAttribute(*appendNode(*graph, "Concat", node.name(), items, node.output(0)), "axis",
+                      axis);
       continue;
     }
     graph->add_node()->Swap(&node);

@@ -10,6 +10,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "OnnxNodes.h"
 #include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -22,13 +23,6 @@ using namespace mlir;
 namespace mgs::onnx_import {
 namespace {
 
-onnx::AttributeProto *findAttribute(onnx::NodeProto &node, StringRef name) {
-  for (onnx::AttributeProto &a : *node.mutable_attribute())
-    if (a.name() == name)
-      return &a;
-  return nullptr;
-}
-
 SmallVector<int64_t> intsOr(onnx::NodeProto &node, StringRef name, size_t count, int64_t fill) {
   if (onnx::AttributeProto *a = findAttribute(node, name))
     return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
@@ -36,17 +30,14 @@ SmallVector<int64_t> intsOr(onnx::NodeProto &node, StringRef name, size_t count,
 }
 
 bool isPool(const onnx::NodeProto &node) {
-  return (node.op_type() == "MaxPool" || node.op_type() == "AveragePool") &&
-         (node.domain().empty() || node.domain() == "ai.onnx");
+  return (node.op_type() == "MaxPool" || node.op_type() == "AveragePool") && inDefaultDomain(node);
 }
 
 } // namespace
 
 bool hasCeilModePool(const onnx::GraphProto &graph) {
   return llvm::any_of(graph.node(), [](const onnx::NodeProto &node) {
-    return isPool(node) && llvm::any_of(node.attribute(), [](const onnx::AttributeProto &a) {
-             return a.name() == "ceil_mode" && a.i() == 1;
-           });
+    return isPool(node) && intAttribute(node, "ceil_mode", 0) == 1;
   });
 }
 
@@ -109,11 +100,8 @@ bool rewriteCeilModePools(onnx::ModelProto &model) {
               "later, or with count_include_pad = 0");
     ceil->set_i(0);
     onnx::AttributeProto *padsAttr = findAttribute(node, "pads");
-    if (!padsAttr) {
-      padsAttr = node.add_attribute();
-      padsAttr->set_name("pads");
-      padsAttr->set_type(onnx::AttributeProto::INTS);
-    }
+    if (!padsAttr)
+      padsAttr = &addIntsAttribute(node, "pads", {});
     padsAttr->clear_ints();
     for (size_t i = 0; i < spatial; ++i)
       padsAttr->add_ints(pads[i]);

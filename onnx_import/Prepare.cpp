@@ -10,6 +10,7 @@
 #include "ConstantFolding.h"
 #include "Importer.h"
 #include "ModelIO.h"
+#include "OnnxNodes.h"
 
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/Diagnostics.h"
@@ -58,52 +59,6 @@ llvm::StringMap<SmallVector<int64_t>> knownShapes(const onnx::GraphProto &graph)
       shapes[node.output(0)] =
           SmallVector<int64_t>(node.attribute(0).t().dims().begin(), node.attribute(0).t().dims().end());
   return shapes;
-}
-
-void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                     ArrayRef<int64_t> perm, const std::string &out) {
-  onnx::NodeProto *t = graph.add_node();
-  t->set_op_type("Transpose");
-  t->set_name(name);
-  t->add_input(in);
-  t->add_output(out);
-  onnx::AttributeProto *p = t->add_attribute();
-  p->set_name("perm");
-  p->set_type(onnx::AttributeProto::INTS);
-  for (int64_t d : perm)
-    p->add_ints(d);
-}
-
-onnx::TensorProto &appendConstant(onnx::GraphProto &graph, const std::string &name,
-                                  const std::string &out) {
-  onnx::NodeProto *c = graph.add_node();
-  c->set_op_type("Constant");
-  c->set_name(name);
-  c->add_output(out);
-  onnx::AttributeProto *v = c->add_attribute();
-  v->set_name("value");
-  v->set_type(onnx::AttributeProto::TENSOR);
-  return *v->mutable_t();
-}
-
-void appendInt64Constant(onnx::GraphProto &graph, const std::string &name, ArrayRef<int64_t> values,
-                         const std::string &out) {
-  onnx::TensorProto &t = appendConstant(graph, name, out);
-  t.set_data_type(onnx::TensorProto::INT64);
-  t.add_dims(static_cast<int64_t>(values.size()));
-  for (int64_t d : values)
-    t.add_int64_data(d);
-}
-
-void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                   ArrayRef<int64_t> shape, const std::string &out) {
-  appendInt64Constant(graph, name + "Shape", shape, out + "_shape");
-  onnx::NodeProto *r = graph.add_node();
-  r->set_op_type("Reshape");
-  r->set_name(name);
-  r->add_input(in);
-  r->add_input(out + "_shape");
-  r->add_output(out);
 }
 
 std::string supportedList() {
@@ -210,7 +165,7 @@ LogicalResult checkBeforeShapeInference(const onnx::GraphProto &graph, Location 
       // A Loop's body and an If's branches, checked as graphs, are unrolled
       // or inlined after shape inference (Loops.cpp); no other subgraph is
       // read.
-      const bool defaultDomain = node.domain().empty() || node.domain() == "ai.onnx";
+      const bool defaultDomain = inDefaultDomain(node);
       if (defaultDomain && attr.has_g() &&
           ((node.op_type() == "Loop" && attr.name() == "body") ||
            (node.op_type() == "If" &&
@@ -438,17 +393,9 @@ void splitSequences(onnx::ModelProto &model, int64_t opset) {
   llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph, owned);
   auto constantInts = [&](const std::string &name) -> std::optional<std::vector<int64_t>> {
     const onnx::TensorProto *t = constants.lookup(name);
-    if (!t || (t->data_type() != onnx::TensorProto::INT64 &&
-               t->data_type() != onnx::TensorProto::INT32))
+    if (!t || t->data_type() == onnx::TensorProto::BOOL)
       return std::nullopt;
-    try {
-      if (t->data_type() == onnx::TensorProto::INT64)
-        return onnx::ParseData<int64_t>(t);
-      std::vector<int32_t> v = onnx::ParseData<int32_t>(t);
-      return std::vector<int64_t>(v.begin(), v.end());
-    } catch (const std::exception &) {
-      return std::nullopt; // (malformed: the importer reports it)
-    }
+    return tensorInts(t);
   };
   llvm::StringMap<SmallVector<int>> readers;
   for (int idx = 0; idx < graph->node_size(); ++idx)
@@ -485,32 +432,20 @@ void splitSequences(onnx::ModelProto &model, int64_t opset) {
     if (!plain || picks.empty())
       continue;
     const std::string base = node->output(0);
-    onnx::NodeProto rewritten;
-    rewritten.set_op_type("Split");
-    rewritten.set_name(node->name());
-    rewritten.add_input(node->input(0));
-    for (const auto &attr : node->attribute())
-      if (attr.name() == "axis")
-        *rewritten.add_attribute() = attr;
-    if (opset >= 13) {
+    onnx::NodeProto rewritten =
+        makeNode("Split", node->name(), {node->input(0)}, base + "__piece0");
+    if (const onnx::AttributeProto *axis = findAttribute(*node, "axis"))
+      *rewritten.add_attribute() = *axis;
+    if (opset >= 13)
       rewritten.add_input(node->input(1));
-    } else {
-      onnx::AttributeProto *a = rewritten.add_attribute();
-      a->set_name("split");
-      a->set_type(onnx::AttributeProto::INTS);
-      for (int64_t s : *sizes)
-        a->add_ints(s);
-    }
-    for (int64_t k = 0; k < count; ++k)
+    else
+      addIntsAttribute(rewritten, "split", *sizes);
+    for (int64_t k = 1; k < count; ++k)
       rewritten.add_output(base + "__piece" + std::to_string(k));
     for (auto [r, at] : picks) {
       onnx::NodeProto *reader = graph->mutable_node(r);
-      const std::string name = reader->name(), output = reader->output(0);
-      reader->Clear();
-      reader->set_op_type("Identity");
-      reader->set_name(name);
-      reader->add_input(base + "__piece" + std::to_string(at));
-      reader->add_output(output);
+      *reader = makeNode("Identity", reader->name(), {base + "__piece" + std::to_string(at)},
+                         reader->output(0));
     }
     *node = std::move(rewritten);
   }
@@ -573,12 +508,7 @@ void foldSoftplusThreshold(onnx::ModelProto &model) {
     // precision (log1p(exp(-s)) < 3.1e-7 < half an ulp of s >= 15): the
     // Where is its third input.
     const std::string cond = where->input(0), kept = where->input(2), out = where->output(0);
-    const std::string name = where->name();
-    where->Clear();
-    where->set_op_type("Identity");
-    where->set_name(name);
-    where->add_input(kept);
-    where->add_output(out);
+    *where = makeNode("Identity", where->name(), {kept}, out);
     // The comparison, now read by no node, would be computed at run time.
     const bool read = llvm::any_of(graph->node(), [&](const onnx::NodeProto &n) {
       return llvm::is_contained(n.input(), cond);
@@ -664,14 +594,9 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
       resized.add_dims(1);
     for (int64_t i = 0; i < batch; ++i)
       resized.add_float_data(probability);
-    onnx::NodeProto constant;
-    constant.set_op_type("Constant");
-    constant.set_name(node->name() + "/mgs_batch_shape");
-    constant.add_output(node->input(0) + "/mgs_batch" + std::to_string(batch));
-    onnx::AttributeProto *value = constant.add_attribute();
-    value->set_name("value");
-    value->set_type(onnx::AttributeProto::TENSOR);
-    *value->mutable_t() = std::move(resized);
+    onnx::NodeProto constant = makeNode("Constant", node->name() + "/mgs_batch_shape", {},
+                                        node->input(0) + "/mgs_batch" + std::to_string(batch));
+    addTensorAttribute(constant, "value") = std::move(resized);
     node->set_input(0, constant.output(0));
     added.push_back(std::move(constant));
     addedAt.push_back(idx);
@@ -740,11 +665,9 @@ void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,
       node.clear_input();
       node.clear_attribute();
       node.set_op_type("Constant");
-      onnx::AttributeProto *attr = node.add_attribute();
-      attr->set_name("value");
-      attr->set_type(onnx::AttributeProto::TENSOR);
-      *attr->mutable_t() = std::move(value);
-      constants[node.output(0)] = &attr->t();
+      onnx::TensorProto &folded = addTensorAttribute(node, "value");
+      folded = std::move(value);
+      constants[node.output(0)] = &folded;
       changed = true;
     }
     if (changed) {

@@ -92,11 +92,11 @@ mlir::LogicalResult unrollLoops(onnx::ModelProto &model, mlir::Location fileLoc,
 mlir::LogicalResult inlineIfs(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
                               bool &changed);
 
-/// Replaces the sequences built by SequenceEmpty and SequenceInsert (at
-/// constant positions) by their elements: SequenceAt at a constant position
-/// becomes an Identity, ConcatFromSequence a Concat, SequenceLength a
-/// constant. Leaves the graph as it was when a sequence is read otherwise.
-/// Returns whether it replaced any.
+/// Replaces the sequences built by SequenceConstruct, SequenceEmpty and
+/// SequenceInsert (at constant positions) by their elements: SequenceAt at
+/// a constant position becomes an Identity, ConcatFromSequence a Concat,
+/// SequenceLength a constant. Leaves the graph as it was when a sequence is
+/// read otherwise. Returns whether it replaced any.
 bool resolveSequences(onnx::ModelProto &model, int64_t opset);
 
 /// Whether the graph has a MaxPool or AveragePool in ceil mode.
@@ -179,23 +179,6 @@ llvm::StringMap<llvm::SmallVector<int64_t>> knownShapes(const onnx::GraphProto &
 /// value_float, value_ints, ... becomes a tensor in `owned`.
 llvm::StringMap<const onnx::TensorProto *>
 constantTensors(const onnx::GraphProto &graph, std::deque<onnx::TensorProto> &owned);
-
-/// Appends Transpose(in, perm) -> out to `graph`, the node named `name`.
-void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                     llvm::ArrayRef<int64_t> perm, const std::string &out);
-
-/// Appends a Constant node `name` -> out and returns its value, to fill.
-onnx::TensorProto &appendConstant(onnx::GraphProto &graph, const std::string &name,
-                                  const std::string &out);
-
-/// Appends a Constant node `name` of the INT64 vector `values` -> out.
-void appendInt64Constant(onnx::GraphProto &graph, const std::string &name,
-                         llvm::ArrayRef<int64_t> values, const std::string &out);
-
-/// Appends Reshape(in, shape) -> out to `graph`, the node named `name`, its
-/// shape a Constant node `name`Shape (output `out`_shape).
-void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
-                   llvm::ArrayRef<int64_t> shape, const std::string &out);
 
 } // namespace mgs::onnx_import
 

@@ -49,6 +49,11 @@ LogicalResult GraphImporter::importSequence(bool &handled) {
     handled = true;
     return success();
   }
+  if (op == "SequenceEmpty" || op == "SequenceConstruct" || op == "SequenceInsert")
+    return emitError() << "the sequence it builds is read where mgs cannot replace it by its "
+                          "elements at import (mgs takes a sequence read only by SequenceInsert, "
+                          "SequenceAt, SequenceLength and ConcatFromSequence, at positions known "
+                          "at import, and not a graph output)";
   if (op != "SplitToSequence") {
     for (int i = 0; i < curNode->input_size(); ++i)
       if (sequences.count(curNode->input(i)))

@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "TorchExport.h"
+#include "OnnxNodes.h"
 #include "Prepare.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -424,9 +425,7 @@ LogicalResult checkEvalModeExport(const onnx::ModelProto &model, Location fileLo
       return true;
     if (n.op_type() != "BatchNormalization")
       return false;
-    return llvm::any_of(n.attribute(), [](const onnx::AttributeProto &a) {
-      return a.name() == "training_mode" && a.i() != 0;
-    });
+    return intAttribute(n, "training_mode", 0) != 0;
   });
   InFlightDiagnostic diag = emitError(fileLoc);
   diag << (trainingMode ? "PyTorch's exporter"

@@ -1,0 +1,170 @@
+//===- OnnxNodes.cpp - ONNX nodes read and built before the walk ----------===//
+//
+// OnnxNodes.h.
+//
+//===----------------------------------------------------------------------===//
+
+#include "OnnxNodes.h"
+
+#include <onnx/defs/tensor_proto_util.h>
+
+using namespace llvm;
+
+namespace mgs::onnx_import {
+
+bool inDefaultDomain(const onnx::NodeProto &node) {
+  return node.domain().empty() || node.domain() == "ai.onnx";
+}
+
+const onnx::AttributeProto *findAttribute(const onnx::NodeProto &node, StringRef name) {
+  for (const onnx::AttributeProto &a : node.attribute())
+    if (a.name() == name)
+      return &a;
+  return nullptr;
+}
+
+onnx::AttributeProto *findAttribute(onnx::NodeProto &node, StringRef name) {
+  return const_cast<onnx::AttributeProto *>(
+      findAttribute(static_cast<const onnx::NodeProto &>(node), name));
+}
+
+int64_t intAttribute(const onnx::NodeProto &node, StringRef name, int64_t otherwise) {
+  const onnx::AttributeProto *a = findAttribute(node, name);
+  return a ? a->i() : otherwise;
+}
+
+std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
+  if (!t)
+    return std::nullopt;
+  try {
+    switch (t->data_type()) {
+    case onnx::TensorProto::INT64:
+      return onnx::ParseData<int64_t>(t);
+    case onnx::TensorProto::INT32: {
+      std::vector<int32_t> v = onnx::ParseData<int32_t>(t);
+      return std::vector<int64_t>(v.begin(), v.end());
+    }
+    case onnx::TensorProto::BOOL: {
+      // One byte a value in raw_data, else one int32 a value.
+      std::vector<int64_t> out;
+      if (t->has_raw_data())
+        out.assign(t->raw_data().begin(), t->raw_data().end());
+      else
+        out.assign(t->int32_data().begin(), t->int32_data().end());
+      for (int64_t &v : out)
+        v = v != 0;
+      return out;
+    }
+    default:
+      return std::nullopt;
+    }
+  } catch (const std::exception &) {
+    return std::nullopt; // ParseData's: data of the wrong size
+  }
+}
+
+onnx::NodeProto makeNode(StringRef op, const std::string &name, ArrayRef<std::string> inputs,
+                         const std::string &output) {
+  onnx::NodeProto node;
+  node.set_op_type(op.str());
+  node.set_name(name);
+  for (const std::string &in : inputs)
+    node.add_input(in);
+  node.add_output(output);
+  return node;
+}
+
+onnx::NodeProto *appendNode(onnx::GraphProto &graph, StringRef op, const std::string &name,
+                            ArrayRef<std::string> inputs, const std::string &output) {
+  onnx::NodeProto *node = graph.add_node();
+  *node = makeNode(op, name, inputs, output);
+  return node;
+}
+
+onnx::AttributeProto &addIntAttribute(onnx::NodeProto &node, StringRef name, int64_t value) {
+  onnx::AttributeProto *a = node.add_attribute();
+  a->set_name(name.str());
+  a->set_type(onnx::AttributeProto::INT);
+  a->set_i(value);
+  return *a;
+}
+
+onnx::AttributeProto &addIntsAttribute(onnx::NodeProto &node, StringRef name,
+                                       ArrayRef<int64_t> values) {
+  onnx::AttributeProto *a = node.add_attribute();
+  a->set_name(name.str());
+  a->set_type(onnx::AttributeProto::INTS);
+  for (int64_t v : values)
+    a->add_ints(v);
+  return *a;
+}
+
+onnx::TensorProto &addTensorAttribute(onnx::NodeProto &node, StringRef name) {
+  onnx::AttributeProto *a = node.add_attribute();
+  a->set_name(name.str());
+  a->set_type(onnx::AttributeProto::TENSOR);
+  return *a->mutable_t();
+}
+
+onnx::TensorProto &appendConstant(onnx::GraphProto &graph, const std::string &name,
+                                  const std::string &out) {
+  return addTensorAttribute(*appendNode(graph, "Constant", name, {}, out), "value");
+}
+
+void appendInt64Constant(onnx::GraphProto &graph, const std::string &name, ArrayRef<int64_t> values,
+                         const std::string &out) {
+  onnx::TensorProto &t = appendConstant(graph, name, out);
+  t.set_data_type(onnx::TensorProto::INT64);
+  t.add_dims(static_cast<int64_t>(values.size()));
+  for (int64_t d : values)
+    t.add_int64_data(d);
+}
+
+void appendScalarConstant(onnx::GraphProto &graph, const std::string &name, int64_t value,
+                          onnx::TensorProto::DataType type, const std::string &out) {
+  onnx::TensorProto &t = appendConstant(graph, name, out);
+  t.set_data_type(type);
+  if (type == onnx::TensorProto::INT64)
+    t.add_int64_data(value);
+  else // INT32 and BOOL: int32_data
+    t.add_int32_data(type == onnx::TensorProto::BOOL ? value != 0 : static_cast<int32_t>(value));
+}
+
+void appendTranspose(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     ArrayRef<int64_t> perm, const std::string &out) {
+  addIntsAttribute(*appendNode(graph, "Transpose", name, {in}, out), "perm", perm);
+}
+
+void appendReshape(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                   ArrayRef<int64_t> shape, const std::string &out) {
+  appendInt64Constant(graph, name + "Shape", shape, out + "_shape");
+  appendNode(graph, "Reshape", name, {in, out + "_shape"}, out);
+}
+
+namespace {
+/// Appends `op`(in) over `axes` -> out: the axes an input (a Constant before
+/// the node that reads it) from opset 13 on, an attribute before.
+onnx::NodeProto *appendWithAxes(onnx::GraphProto &graph, StringRef op, const std::string &name,
+                                const std::string &in, ArrayRef<int64_t> axes,
+                                const std::string &out, int64_t opset) {
+  if (opset >= 13) {
+    appendInt64Constant(graph, name + "Axes", axes, out + "_axes");
+    return appendNode(graph, op, name, {in, out + "_axes"}, out);
+  }
+  onnx::NodeProto *node = appendNode(graph, op, name, {in}, out);
+  addIntsAttribute(*node, "axes", axes);
+  return node;
+}
+} // namespace
+
+void appendUnsqueeze(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     int64_t axis, const std::string &out, int64_t opset) {
+  appendWithAxes(graph, "Unsqueeze", name, in, {axis}, out, opset);
+}
+
+void appendReduceSum(onnx::GraphProto &graph, const std::string &name, const std::string &in,
+                     ArrayRef<int64_t> axes, const std::string &out, int64_t opset) {
+  addIntAttribute(*appendWithAxes(graph, "ReduceSum", name, in, axes, out, opset), "keepdims", 0);
+}
+
+} // namespace mgs::onnx_import
