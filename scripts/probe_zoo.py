@@ -31,7 +31,10 @@ GPT-NeoX) by the torch.export-based one, at opset 23, its optimizer off, their r
 frozen, and as "(TorchScript)" rows (also Phi-3, Falcon and GPT-2) by the TorchScript one at
 opset 20, with an all-ones attention mask; "(torch.export)" rows: BERT, Wav2Vec2, GPT-2 and
 Phi-3 by torch.export.
-scripts/check_hf_gradients.py checks these rows' one-step gradients.
+With timm installed, the "timm ..." rows are 51 of its classifiers (models_timm.py), exported
+by the TorchScript exporter at opset 20 unless --opset is given.
+scripts/check_hf_gradients.py checks these rows' one-step gradients (the "hf ..." and "timm ..."
+rows).
 """
 import argparse
 import os
@@ -409,7 +412,17 @@ def models():
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
         **hf_models(),
+        **timm_models(),
     }
+
+
+def timm_models():
+    """The "timm ..." rows (models_timm.py): TorchScript exporter, opset 20 unless --opset."""
+    import models_timm
+    if not models_timm.timm_available():
+        return {}
+    return {f"timm {name}": (ctor, (3, size, size), "image", 16, 64, 0.01)
+            for name, (ctor, size) in models_timm.BUILDERS.items()}
 
 
 def export(name, ctor, shape, kind, path, batch):
@@ -439,7 +452,8 @@ def export(name, ctor, shape, kind, path, batch):
     rows = "rows" if kind in ("token", "padded") else "N"
     # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph), but
     # for the models only the default one exports (export_models.py's TORCH_EXPORT).
-    torch.onnx.export(model, (example,), path, opset_version=OPSET or 15,
+    torch.onnx.export(model, (example,), path,
+                      opset_version=OPSET or (20 if name.startswith("timm ") else 15),
                       training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                       input_names=["input"], output_names=["logits"],
                       dynamic_axes={"input": {0: "N"}, "logits": {0: rows}},
@@ -670,6 +684,9 @@ def main():
         if any(n.startswith("hf ") for n in unknown) and not export_models.transformers_available():
             sys.exit("probe_zoo.py: the \"hf ...\" rows need Hugging Face transformers (and "
                      "PyTorch 2.x): run with a Python that has them")
+        if any(n.startswith("timm ") for n in unknown):
+            sys.exit("probe_zoo.py: the \"timm ...\" rows need timm (and PyTorch 2.x): run with "
+                     "a Python that has them")
         sys.exit(f"probe_zoo.py: unknown model(s) {', '.join(unknown)}; known: {', '.join(table)}")
     rows = []
     for name in names:
