@@ -97,9 +97,11 @@ std::string onnxLibraryDescription() {
 }
 
 SmallVector<StringRef> supportedOpTypes() {
-  // (Einsum is rewritten into MatMul and Transposes before the graph walk;
-  // comparisons and logic of computed data are ComputedTruth.cpp's.)
-  SmallVector<StringRef> ops{"Constant",
+  // (Einsum is rewritten into MatMul and Transposes before the graph walk,
+  // Col2Im into a ConvTranspose; comparisons and logic of computed data are
+  // ComputedTruth.cpp's.)
+  SmallVector<StringRef> ops{"Col2Im",
+                             "Constant",
                              "ConstantOfShape",
                              "Einsum",
                              "Expand",
@@ -249,21 +251,23 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     inferShapes(model);
     foldShapeArithmetic(model, *opset, inferShapes);
     // Einsums become MatMul and Transposes once their operands' ranks are
-    // known (often only after folding: attention's head split), and the
-    // shapes after them are inferred and folded again.
+    // known (often only after folding: attention's head split), Col2Ims
+    // ConvTransposes once their shapes are, and the shapes after them are
+    // inferred and folded again.
     // Loops of a known trip count are unrolled likewise and Ifs of a known
     // condition inlined, and the sequences they build replaced by their
     // elements.
     for (bool rewrote = true; rewrote;) {
-      bool unrolled = false, inlined = false;
+      bool unrolled = false, inlined = false, folded = false;
       if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)) ||
+          failed(lowerCol2Ims(model, fileLoc, /*strict=*/false, folded)) ||
           failed(unrollLoops(model, fileLoc, *opset, /*strict=*/false, unrolled)) ||
           failed(inlineIfs(model, fileLoc, /*strict=*/false, inlined)))
         return failure();
       // Sequences are resolved whether or not a Loop built them: a
       // position folded this round may be the one a SequenceAt was waiting
       // for.
-      rewrote |= unrolled | inlined;
+      rewrote |= unrolled | inlined | folded;
       rewrote |= resolveSequences(model, *opset);
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
@@ -273,6 +277,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     }
     bool rewrote = false;
     if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
+        failed(lowerCol2Ims(model, fileLoc, /*strict=*/true, rewrote)) ||
         failed(unrollLoops(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(inlineIfs(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();

@@ -64,17 +64,14 @@ std::string renamedOr(const llvm::StringMap<std::string> &renamed, const std::st
   return it == renamed.end() ? name : it->second;
 }
 
-/// Whether the graph has a node `op` of the default domain.
+} // namespace
+
 bool hasOp(const onnx::GraphProto &graph, StringRef op) {
   return llvm::any_of(graph.node(), [&](const onnx::NodeProto &n) {
     return n.op_type() == op && inDefaultDomain(n);
   });
 }
 
-/// Rebuilds the graph's node list: each node `op` (of the default domain) is
-/// given to `rewrite` with the graph's constants, which appends what
-/// replaces it and returns true, returns false to keep it, or fails.
-/// `changed`: whether any was replaced.
 LogicalResult
 rewriteEach(onnx::ModelProto &model, StringRef op, bool &changed,
             llvm::function_ref<FailureOr<bool>(onnx::NodeProto &, const std::string &,
@@ -102,8 +99,6 @@ rewriteEach(onnx::ModelProto &model, StringRef op, bool &changed,
   }
   return success();
 }
-
-} // namespace
 
 LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t opset, bool strict,
                           bool &changed) {

@@ -77,6 +77,27 @@ bool completeShapeInference(onnx::ModelProto &model);
 /// past it.
 bool rewriteCeilModePools(onnx::ModelProto &model);
 
+/// Whether the graph has a node `op` of the default domain.
+bool hasOp(const onnx::GraphProto &graph, llvm::StringRef op);
+
+/// Rebuilds the graph's node list (Loops.cpp): each node `op` of the default
+/// domain is given to `rewrite` with its label (labelOf) and the graph's
+/// constants, which appends what replaces it and returns true, returns false
+/// to keep it, or fails. `changed`: whether any was replaced.
+mlir::LogicalResult rewriteEach(
+    onnx::ModelProto &model, llvm::StringRef op, bool &changed,
+    llvm::function_ref<mlir::FailureOr<bool>(onnx::NodeProto &, const std::string &,
+                                             const llvm::StringMap<const onnx::TensorProto *> &)>
+        rewrite);
+
+/// Lowers each Col2Im (PyTorch's F.fold) whose input shape, image_shape and
+/// block_shape are known into a Reshape to the grid of blocks and a
+/// ConvTranspose grouped by channel whose constant kernels are one-hot
+/// (Col2Im.cpp); one not known yet is kept, or with `strict` an error naming
+/// the node. Returns whether any was lowered in `changed`.
+mlir::LogicalResult lowerCol2Ims(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
+                                 bool &changed);
+
 /// Unrolls each Loop whose trip count is a constant (at most 4096) and
 /// whose condition stays true into copies of its body (Loops.cpp); a Loop
 /// whose trip count is not known yet is kept, or with `strict` an error

@@ -202,6 +202,28 @@ class FNetMixer(nn.Module):
         return self.fc2(torch.relu(h + mixed / 8).flatten(1))
 
 
+class FoldMixer(nn.Module):
+    """VOLO's outlook aggregation for digits: F.unfold into 3x3 blocks (stride 2, padding 1: a
+    grid of 4x4 blocks that leaves the last row and column to the padding), a linear map of each
+    block, F.fold back (overlapping blocks summed: ONNX's Col2Im, which only PyTorch 2.x's
+    torch.export exports), a dilated 2x2 unfold and fold of its tanh, ReLU, a linear
+    classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(1, 4, 1)
+        self.mix = nn.Linear(36, 36)
+        self.fc = nn.Linear(4 * 64, 10)
+
+    def forward(self, x):
+        h = self.conv(x.reshape(-1, 1, 8, 8))
+        cols = F.unfold(h, 3, padding=1, stride=2)
+        cols = self.mix(cols.transpose(1, 2)).transpose(1, 2)
+        y = F.fold(cols, (8, 8), 3, padding=1, stride=2)
+        z = F.fold(F.unfold(torch.tanh(y), 2, dilation=2), (8, 8), 2, dilation=2)
+        return self.fc(torch.relu(y + z).flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 

@@ -98,6 +98,10 @@ BUILDERS = {
     "swinv2_cr (its MLP's drop 0)": (lambda: _deterministic(_create(
         "swinv2_cr_tiny_ns_224", img_size=64, depths=ONES4, window_size=4)), 64),
     "tiny_vit": (lambda: _create("tiny_vit_5m_224", depths=ONES4), 64),
+    # outlook attention: F.unfold, F.fold (Col2Im: the TorchScript exporter fails on it)
+    "volo (torch.export)": (lambda: _class("volo", "VOLO", layers=[1, 1, 1, 1], img_size=64,
+                                           embed_dims=[64, 128, 128, 128],
+                                           num_heads=[2, 4, 4, 4]), 64),
     # hybrids and MetaFormers
     "levit": (lambda: _create("levit_128s", img_size=64, depth=(1, 1, 1)), 64),
     "efficientvit (MIT)": (lambda: _create("efficientvit_b0", depths=(1, 1, 1, 1, 1)), 64),

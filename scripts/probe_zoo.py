@@ -31,12 +31,15 @@ GPT-NeoX) by the torch.export-based one, at opset 23, its optimizer off, their r
 frozen, and as "(TorchScript)" rows (also Phi-3, Falcon and GPT-2) by the TorchScript one at
 opset 20, with an all-ones attention mask; "(torch.export)" rows: BERT, Wav2Vec2, GPT-2 and
 Phi-3 by torch.export.
-With timm installed, the "timm ..." rows are 51 of its classifiers (models_timm.py), exported
-by the TorchScript exporter at opset 20 unless --opset is given.
+With timm installed, the "timm ..." rows are 52 of its classifiers (models_timm.py), exported
+by the TorchScript exporter at opset 20 unless --opset is given ("(torch.export)": by the
+torch.export-based one, a fixed batch).
 scripts/check_hf_gradients.py checks these rows' one-step gradients (the "hf ..." and "timm ..."
 rows).
 """
 import argparse
+import contextlib
+import io
 import os
 import re
 import subprocess
@@ -446,6 +449,14 @@ def export(name, ctor, shape, kind, path, batch):
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                           input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                           **exporter)
+        return
+    if name.startswith("timm ") and name.endswith("(torch.export)"):  # a fixed batch
+        with contextlib.redirect_stdout(io.StringIO()):  # (the exporter's steps)
+            torch.onnx.export(model, (torch.zeros(batch, *shape),), path,
+                              opset_version=OPSET or 20, training=torch.onnx.TrainingMode.TRAINING,
+                              do_constant_folding=False, input_names=["input"],
+                              output_names=["logits"], dynamo=True, optimize=False,
+                              external_data=False)
         return
     example = torch.zeros(2, *shape,
                           dtype=torch.float32 if kind in ("image", "segment") else torch.long)

@@ -22,7 +22,8 @@ And Resize of computed data by constant scales or sizes: ONNX's own Resize node 
 made constants, and a few more. And ONNX's own TopK node tests with K a constant, the indices
 cast to FLOAT as an output, and TopK's indices read by a Gather and a GatherND (a mixture of
 experts' routing). And ONNX's own DFT node tests with the axis a constant, FNet's fftn(x).real,
-and a one-sided DFT.
+and a one-sided DFT. And ONNX's own Col2Im node tests with image_shape and block_shape
+constants, and a Col2Im of computed data.
 
     [ONNX_NODE_DIR=DIR] make_constant_input_tests.py OUT_DIR   (a Python with onnx >= 1.18)
 """
@@ -65,6 +66,25 @@ def write(out_dir, name, opset, nodes, inputs, outputs, feeds, expected=None):
         assert np.all(np.isfinite(value)), (name, n)
         onnx.save_tensor(numpy_helper.from_array(value, n), os.path.join(data, f"output_{i}.pb"))
     print(f"wrote {test}")
+
+
+def with_constant_inputs(out_dir, node_dir, wanted):
+    """Writes each of ONNX's node tests in node_dir (none when it is empty) whose name `wanted`
+    takes, with every graph input after the first made a constant (its test data), and its
+    reference output, as test_mgs_const_NAME."""
+    for name in sorted(os.listdir(node_dir)) if node_dir else []:
+        if not wanted(name):
+            continue
+        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
+        data = os.path.join(node_dir, name, "test_data_set_0")
+        tensors = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
+                   for i in range(len(model.graph.input))]
+        expected = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_0.pb")))
+        node = model.graph.node[0]
+        nodes = [const(vi.name, t) for vi, t in zip(model.graph.input[1:], tensors[1:])] + [node]
+        write(out_dir, "test_mgs_const_" + name[len("test_"):], model.opset_import[0].version,
+              nodes, [model.graph.input[0].name], [node.output[0]],
+              {model.graph.input[0].name: tensors[0]}, expected=[expected])
 
 
 def main(out_dir):
@@ -246,21 +266,8 @@ def main(out_dir):
               ["a", "b"], ["y"], {"a": r(*sa), "b": r(*sb)})
 
     node_dir = os.environ.get("ONNX_NODE_DIR", "")
-    for name in sorted(os.listdir(node_dir)) if node_dir else []:
-        if not name.startswith("test_resize_") or "tf_crop_and_resize" in name:
-            continue
-        model = onnx.load(os.path.join(node_dir, name, "model.onnx"))
-        data = os.path.join(node_dir, name, "test_data_set_0")
-        tensors = [numpy_helper.to_array(onnx.load_tensor(os.path.join(data, f"input_{i}.pb")))
-                   for i in range(len(model.graph.input))]
-        expected = numpy_helper.to_array(onnx.load_tensor(os.path.join(data, "output_0.pb")))
-        node = model.graph.node[0]
-        nodes = [const(vi.name, t) for vi, t in zip(model.graph.input[1:], tensors[1:])]
-        nodes.append(node)
-        opset = model.opset_import[0].version
-        write(out_dir, "test_mgs_const_" + name[len("test_"):], opset, nodes,
-              [model.graph.input[0].name], [node.output[0]],
-              {model.graph.input[0].name: tensors[0]}, expected=[expected])
+    with_constant_inputs(out_dir, node_dir,
+                         lambda n: n.startswith("test_resize_") and "tf_crop_and_resize" not in n)
     for name, shape, attrs, scales in [
             ("linear_3d_last_axis", (2, 3, 5), dict(mode="linear"), [1, 1, 1.6]),
             ("nearest_channel_axis", (1, 3, 2, 2), dict(mode="nearest"), [1, 2, 1, 1]),
@@ -398,6 +405,19 @@ def main(out_dir):
            helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=1),
            helper.make_node("OneHot", ["i", "depth", "values"], ["y"], axis=1)],
           ["x"], ["y"], {"x": r(3, 4)})
+
+    # ONNX's own Col2Im node tests (F.fold) with image_shape and block_shape made constants
+    # (graph inputs there; mgs lowers a Col2Im of known shapes to a ConvTranspose at import),
+    # ONNX's reference outputs; and a Col2Im of computed data whose blocks leave the image's last
+    # row and column to the padding.
+    with_constant_inputs(out_dir, node_dir, lambda n: n.startswith("test_col2im"))
+    write(out_dir, "test_mgs_col2im_computed_output_padding", 18,
+          [const("image", np.array([5, 5], np.int64)), const("block", np.array([2, 2], np.int64)),
+           helper.make_node("Mul", ["x", "x"], ["sq"]),
+           helper.make_node("Col2Im", ["sq", "image", "block"], ["y"], strides=[2, 2],
+                            pads=[1, 1, 1, 1])],
+          ["x"], ["y"], {"x": r(2, 8, 9)})
+
 
 if __name__ == "__main__":
     if len(sys.argv) != 2:
