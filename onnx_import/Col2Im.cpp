@@ -67,13 +67,16 @@ LogicalResult lowerCol2Ims(onnx::ModelProto &model, Location fileLoc, bool stric
                       std::to_string(rank) + " and " + std::to_string(2 * rank) + " values");
         // The grid of blocks, and what is left past the last one (the
         // ConvTranspose's output_padding).
+        const int64_t limit = int64_t{1} << 24; // (no overflow in what follows)
         int64_t kernelSize = 1, blocks = 1;
         std::vector<int64_t> grid, outputPadding;
         for (size_t i = 0; i < rank; ++i) {
           const int64_t size = (*image)[i], k = (*block)[i], d = dilations[i], s = strides[i];
-          if (size < 1 || k < 1 || d < 1 || s < 1 || pads[i] < 0 || pads[rank + i] < 0)
-            return fail("image_shape, block_shape, dilations and strides must be positive and "
-                        "pads not negative (dimension " +
+          auto within = [&](int64_t v, int64_t low) { return v >= low && v <= limit; };
+          if (!within(size, 1) || !within(k, 1) || !within(d, 1) || !within(s, 1) ||
+              !within(pads[i], 0) || !within(pads[rank + i], 0))
+            return fail("image_shape, block_shape, dilations and strides must be in [1, 2^24] "
+                        "and pads in [0, 2^24] (dimension " +
                         std::to_string(i) + ")");
           const int64_t span = size + pads[i] + pads[rank + i] - d * (k - 1) - 1;
           if (span < 0)
@@ -84,6 +87,9 @@ LogicalResult lowerCol2Ims(onnx::ModelProto &model, Location fileLoc, bool stric
           outputPadding.push_back(span % s);
           kernelSize *= k;
           blocks *= grid.back();
+          if (kernelSize > limit || blocks > limit)
+            return fail("its blocks or their grid are too large (" + std::to_string(kernelSize) +
+                        " values a block)");
         }
         const int64_t n = shape->second[0], columns = shape->second[1], count = shape->second[2];
         if (columns % kernelSize != 0)
@@ -94,9 +100,9 @@ LogicalResult lowerCol2Ims(onnx::ModelProto &model, Location fileLoc, bool stric
           return fail("its input has " + std::to_string(count) + " columns where the image and " +
                       "its blocks give " + std::to_string(blocks));
         const int64_t channels = columns / kernelSize;
-        if (columns * kernelSize > (int64_t{1} << 26))
-          return fail("its one-hot kernels would hold " + std::to_string(columns * kernelSize) +
-                      " values (at most 2^26)");
+        if (columns > (int64_t{1} << 26) / kernelSize)
+          return fail("its one-hot kernels would hold " + std::to_string(columns) + " x " +
+                      std::to_string(kernelSize) + " values (at most 2^26)");
 
         const std::string base = node.name().empty() ? node.output(0) : node.name();
         std::vector<int64_t> gridShape{n, columns};
