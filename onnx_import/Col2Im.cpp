@@ -55,13 +55,9 @@ LogicalResult lowerCol2Ims(onnx::ModelProto &model, Location fileLoc, bool stric
         if (rank == 0 || block->size() != rank)
           return fail("image_shape and block_shape have " + std::to_string(rank) + " and " +
                       std::to_string(block->size()) + " dimensions");
-        auto ints = [&](const char *name, int64_t fill, size_t count) {
-          const onnx::AttributeProto *a = findAttribute(node, name);
-          return a ? std::vector<int64_t>(a->ints().begin(), a->ints().end())
-                   : std::vector<int64_t>(count, fill);
-        };
-        std::vector<int64_t> dilations = ints("dilations", 1, rank),
-                             strides = ints("strides", 1, rank), pads = ints("pads", 0, 2 * rank);
+        std::vector<int64_t> dilations = intsAttribute(node, "dilations", rank, 1),
+                             strides = intsAttribute(node, "strides", rank, 1),
+                             pads = intsAttribute(node, "pads", 2 * rank, 0);
         if (dilations.size() != rank || strides.size() != rank || pads.size() != 2 * rank)
           return fail("dilations, strides and pads must have " + std::to_string(rank) + ", " +
                       std::to_string(rank) + " and " + std::to_string(2 * rank) + " values");

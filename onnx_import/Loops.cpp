@@ -16,6 +16,7 @@
 #include "Prepare.h"
 
 #include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -27,14 +28,19 @@ using namespace mlir;
 namespace mgs::onnx_import {
 namespace {
 
-/// The graph's constant tensors (constantTensors), copied: the callers move
-/// the nodes they point into.
+/// The graph's constant tensors (constantTensors), the Constant nodes' copied:
+/// the callers move the nodes they point into. The initializers (the weights:
+/// large) are not moved, and are pointed to where they are.
 llvm::StringMap<const onnx::TensorProto *> constantCopies(const onnx::GraphProto &graph,
                                                           std::deque<onnx::TensorProto> &kept) {
   std::deque<onnx::TensorProto> owned;
   llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, owned);
+  llvm::DenseSet<const onnx::TensorProto *> initializers;
+  for (const onnx::TensorProto &init : graph.initializer())
+    initializers.insert(&init);
   for (auto &entry : constants)
-    entry.second = &kept.emplace_back(*entry.second);
+    if (!initializers.contains(entry.second))
+      entry.second = &kept.emplace_back(*entry.second);
   return constants;
 }
 

@@ -33,6 +33,13 @@ int64_t intAttribute(const onnx::NodeProto &node, StringRef name, int64_t otherw
   return a ? a->i() : otherwise;
 }
 
+std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, StringRef name, size_t count,
+                                   int64_t fill) {
+  if (const onnx::AttributeProto *a = findAttribute(node, name))
+    return std::vector<int64_t>(a->ints().begin(), a->ints().end());
+  return std::vector<int64_t>(count, fill);
+}
+
 std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
   if (!t)
     return std::nullopt;

@@ -34,6 +34,11 @@ onnx::AttributeProto *findAttribute(onnx::NodeProto &node, llvm::StringRef name)
 /// The INT attribute `name` of `node`, or `otherwise` when it has none.
 int64_t intAttribute(const onnx::NodeProto &node, llvm::StringRef name, int64_t otherwise);
 
+/// The INTS attribute `name` of `node`, or `count` values `fill` when it has
+/// none (a window op's strides, dilations, pads).
+std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, llvm::StringRef name, size_t count,
+                                   int64_t fill);
+
 /// The integers an INT64 or INT32 tensor holds, or a BOOL tensor's as 0 and
 /// 1; none for a null tensor, another dtype, or data of the wrong size
 /// (which the importer reports where it reads the tensor).

@@ -23,12 +23,6 @@ using namespace mlir;
 namespace mgs::onnx_import {
 namespace {
 
-SmallVector<int64_t> intsOr(onnx::NodeProto &node, StringRef name, size_t count, int64_t fill) {
-  if (onnx::AttributeProto *a = findAttribute(node, name))
-    return SmallVector<int64_t>(a->ints().begin(), a->ints().end());
-  return SmallVector<int64_t>(count, fill);
-}
-
 bool isPool(const onnx::NodeProto &node) {
   return (node.op_type() == "MaxPool" || node.op_type() == "AveragePool") && inDefaultDomain(node);
 }
@@ -61,9 +55,9 @@ bool rewriteCeilModePools(onnx::ModelProto &model) {
         out->second.size() != spatial + 2)
       continue;
     SmallVector<int64_t> kernel(kernelAttr->ints().begin(), kernelAttr->ints().end());
-    SmallVector<int64_t> strides = intsOr(node, "strides", spatial, 1);
-    SmallVector<int64_t> dilations = intsOr(node, "dilations", spatial, 1);
-    SmallVector<int64_t> pads = intsOr(node, "pads", 2 * spatial, 0);
+    std::vector<int64_t> strides = intsAttribute(node, "strides", spatial, 1);
+    std::vector<int64_t> dilations = intsAttribute(node, "dilations", spatial, 1);
+    std::vector<int64_t> pads = intsAttribute(node, "pads", 2 * spatial, 0);
     if (strides.size() != spatial || dilations.size() != spatial || pads.size() != 2 * spatial)
       continue; // the importer's own checks name these
     // Floor mode gives each dimension its windows with the end padding
