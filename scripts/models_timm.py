@@ -5,6 +5,8 @@ blocks (fewer blocks a stage, narrower where timm lets a model be built so), ran
 (nothing downloaded), 10 classes. Needs PyTorch 2.x with timm installed (the benches' venv)."""
 import contextlib
 
+ONES4 = (1, 1, 1, 1)
+
 
 def timm_available():
     try:
@@ -60,6 +62,18 @@ def _metaformer_pool():
                                  norm_layers=metaformer.GroupNorm1NoBias, num_classes=10)
 
 
+def _metaformer_conv(attention_stages=0):
+    """ConvFormer (separable convolutions as token mixers), CAFormer with its last stages'
+    mixers attention (layer norms over channels-last tokens there)."""
+    from timm.models import metaformer
+    conv = 4 - attention_stages
+    return metaformer.MetaFormer(
+        depths=ONES4, dims=(32, 64, 96, 128),
+        token_mixers=[metaformer.SepConv] * conv + [metaformer.Attention] * attention_stages,
+        norm_layers=([metaformer.LayerNorm2dNoBias] * conv
+                     + [metaformer.LayerNormNoBias] * attention_stages), num_classes=10)
+
+
 def _mixer(**kw):
     from timm.models import mlp_mixer
     import timm.layers
@@ -71,7 +85,6 @@ def _mixer(**kw):
                               embed_dim=64, **block)
 
 
-ONES4 = (1, 1, 1, 1)
 
 # row name (after "timm ") -> (constructor, image size)
 BUILDERS = {
@@ -102,7 +115,17 @@ BUILDERS = {
     "volo (torch.export)": (lambda: _class("volo", "VOLO", layers=[1, 1, 1, 1], img_size=64,
                                            embed_dims=[64, 128, 128, 128],
                                            num_heads=[2, 4, 4, 4]), 64),
+    # two branches of patch sizes 8 and 16 (images 32 and 24) fused by cross-attention
+    "crossvit": (lambda: _class("crossvit", "CrossVit", img_size=32, img_scale=(1.0, 0.75),
+                                patch_size=(8, 8), embed_dim=(32, 64), depth=((1, 1, 0),),
+                                num_heads=(2, 2), mlp_ratio=(2, 2, 1)), 32),
     # hybrids and MetaFormers
+    "efficientformerv2": (lambda: _class("efficientformer_v2", "EfficientFormerV2",
+                                         depths=(1, 1, 2, 2), embed_dims=(16, 32, 48, 64),
+                                         img_size=64, num_vit=1, downsamples=(False, True, True, True),
+                                         mlp_ratios=(4, 4, (4, 4), (4, 4))), 64),
+    "convformer": (lambda: _metaformer_conv(), 32),
+    "caformer": (lambda: _metaformer_conv(attention_stages=2), 32),
     "levit": (lambda: _create("levit_128s", img_size=64, depth=(1, 1, 1)), 64),
     "efficientvit (MIT)": (lambda: _create("efficientvit_b0", depths=(1, 1, 1, 1, 1)), 64),
     "efficientvit (MSRA)": (lambda: _create("efficientvit_m0", depth=(1, 1, 1), img_size=64), 64),
