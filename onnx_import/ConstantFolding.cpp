@@ -510,6 +510,10 @@ FoldResult Folder::run(onnx::TensorProto &out) {
     ok = gatherND(r);
   else if (op == "CumSum")
     ok = cumSum(r);
+  else if (op == "ScatterElements")
+    ok = scatterElements(r);
+  else if (op == "NonZero")
+    ok = nonZero(r);
   else if (op == "ReduceSum" || op == "ReduceMax" || op == "ReduceMin" || op == "ReduceProd")
     ok = reduce(r);
   else if (op == "Slice")
@@ -636,11 +640,13 @@ std::string sliceBounds(llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<int64_t> st
 }
 
 bool isFoldableOp(llvm::StringRef opType) {
+  // clang-format off
   static constexpr llvm::StringLiteral kOps[] = {
       "Shape", "Gather", "Unsqueeze", "Squeeze", "Concat", "Expand", "ConstantOfShape", "Slice",
-      "Size",  "Cast",   "Where",     "Range",   "Reshape", "Identity", "Transpose", "ScatterND",
-      "Trilu", "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip",
-      "ReduceSum", "ReduceMax", "ReduceMin", "ReduceProd"};
+      "Size", "Cast", "Where", "Range", "Reshape", "Identity", "Transpose", "ScatterND", "Trilu",
+      "CastLike", "Flatten", "GatherElements", "GatherND", "CumSum", "Tile", "Clip", "ReduceSum",
+      "ReduceMax", "ReduceMin", "ReduceProd", "ScatterElements", "NonZero"};
+  // clang-format on
   return llvm::is_contained(kOps, opType) || llvm::is_contained(fold::kElementwiseOps, opType) ||
          llvm::is_contained(fold::kUnaryOps, opType);
 }

@@ -514,10 +514,9 @@ bool Folder::scatterND(HostTensor &r) {
   HostTensor indices, updates;
   if (!input(0, r) || !input(1, indices) || !input(2, updates))
     return false;
-  const std::string reduction = attr("reduction") ? attr("reduction")->s() : "none";
-  if (reduction != "none" && reduction != "add" && reduction != "mul" && reduction != "max" &&
-      reduction != "min")
-    return fail("unsupported reduction '" + reduction + "'");
+  Reduction reduction;
+  if (!scatterReduction(reduction))
+    return false;
   if (indices.kind != Kind::Int || updates.kind != r.kind)
     return fail("indices must be integers and updates of the data's dtype");
   const int64_t k = indices.rank() ? indices.dims.back() : -1;
@@ -540,20 +539,8 @@ bool Folder::scatterND(HostTensor &r) {
                     std::to_string(d) + " of size " + std::to_string(r.dims[d]));
       at += (i < 0 ? i + r.dims[d] : i) * strides[d];
     }
-    for (int64_t e = 0; e < slice; ++e) {
-      const int64_t src = t * slice + e;
-      auto combine = [&](auto &out, auto v) {
-        out = reduction == "none" ? v
-              : reduction == "add" ? out + v
-              : reduction == "mul" ? out * v
-              : reduction == "max" ? std::max(out, v)
-                                   : std::min(out, v);
-      };
-      if (r.isFloat())
-        combine(r.floats[at + e], updates.floats[src]);
-      else
-        combine(r.ints[at + e], updates.ints[src]);
-    }
+    for (int64_t e = 0; e < slice; ++e)
+      r.combine(reduction, at + e, updates, t * slice + e);
   }
   return true;
 }

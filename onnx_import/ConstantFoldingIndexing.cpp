@@ -1,4 +1,4 @@
-//===- ConstantFoldingIndexing.cpp - GatherElements, GatherND, CumSum -----===//
+//===- ConstantFoldingIndexing.cpp - Gathers, scatters, NonZero, CumSum ---===//
 //
 // The import-time evaluation of the indexing and scan ops transformers'
 // masking code applies to constant position ids and buffers: BERT's
@@ -31,38 +31,48 @@ std::string outOfRange(int64_t i, int64_t axis, int64_t size) {
 
 } // namespace
 
-bool Folder::gatherElements(HostTensor &r) {
-  HostTensor data, idx;
-  if (!input(0, data) || !input(1, idx))
-    return false;
+bool Folder::elementPlaces(const HostTensor &idx, llvm::ArrayRef<int64_t> dims,
+                           SmallVector<int64_t> &places) {
   if (idx.kind != Kind::Int)
     return fail("input 1 must be integers");
-  if (idx.rank() != data.rank())
+  const int64_t rank = static_cast<int64_t>(dims.size());
+  if (idx.rank() != rank)
     return fail("indices have rank " + std::to_string(idx.rank()) + ", data rank " +
-                std::to_string(data.rank()));
+                std::to_string(rank));
   int64_t axis = intAttr("axis", 0);
-  if (!normalize(axis, data.rank(), "axis"))
+  if (!normalize(axis, rank, "axis"))
     return false;
-  for (int64_t d = 0; d < data.rank(); ++d)
-    if (d != axis && idx.dims[d] > data.dims[d])
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis && idx.dims[d] > dims[d])
       return fail("indices' dimension " + std::to_string(d) + " (" + std::to_string(idx.dims[d]) +
-                  ") exceeds the data's (" + std::to_string(data.dims[d]) + ")");
-  r.kind = data.kind;
-  r.dims = idx.dims;
-  const SmallVector<int64_t> idxStrides = stridesOf(idx.dims), dataStrides = stridesOf(data.dims);
+                  ") exceeds the data's (" + std::to_string(dims[d]) + ")");
+  const SmallVector<int64_t> idxStrides = stridesOf(idx.dims), dataStrides = stridesOf(dims);
+  places.clear();
   for (int64_t i = 0; i < idx.size(); ++i) {
-    int64_t src = 0;
-    for (int64_t d = 0; d < idx.rank(); ++d) {
+    int64_t at = 0;
+    for (int64_t d = 0; d < rank; ++d) {
       int64_t c = (i / idxStrides[d]) % idx.dims[d];
       if (d == axis) {
         c = idx.ints[i];
-        if (!wrapIndex(c, data.dims[axis]))
-          return fail(outOfRange(idx.ints[i], axis, data.dims[axis]));
+        if (!wrapIndex(c, dims[axis]))
+          return fail(outOfRange(idx.ints[i], axis, dims[axis]));
       }
-      src += c * dataStrides[d];
+      at += c * dataStrides[d];
     }
-    r.append(data, src);
+    places.push_back(at);
   }
+  return true;
+}
+
+bool Folder::gatherElements(HostTensor &r) {
+  HostTensor data, idx;
+  SmallVector<int64_t> places;
+  if (!input(0, data) || !input(1, idx) || !elementPlaces(idx, data.dims, places))
+    return false;
+  r.kind = data.kind;
+  r.dims = idx.dims;
+  for (int64_t place : places)
+    r.append(data, place);
   return true;
 }
 
@@ -99,6 +109,56 @@ bool Folder::gatherND(HostTensor &r) {
     for (int64_t k = 0; k < slice; ++k)
       r.append(data, src + k);
   }
+  return true;
+}
+
+bool Folder::scatterReduction(Reduction &reduction) {
+  const std::string name = attr("reduction") ? attr("reduction")->s() : "none";
+  static constexpr std::pair<llvm::StringLiteral, Reduction> kNames[] = {{"none", Reduction::None},
+                                                                         {"add", Reduction::Add},
+                                                                         {"mul", Reduction::Mul},
+                                                                         {"max", Reduction::Max},
+                                                                         {"min", Reduction::Min}};
+  for (const auto &[known, value] : kNames)
+    if (name == known) {
+      reduction = value;
+      return true;
+    }
+  return fail("unsupported reduction '" + name + "'");
+}
+
+bool Folder::scatterElements(HostTensor &r) {
+  HostTensor idx, updates;
+  if (!input(0, r) || !input(1, idx) || !input(2, updates))
+    return false;
+  Reduction reduction;
+  SmallVector<int64_t> places;
+  if (!scatterReduction(reduction) || !elementPlaces(idx, r.dims, places))
+    return false;
+  if (updates.kind != r.kind || idx.dims != updates.dims)
+    return fail("updates must have the indices' shape and the data's dtype");
+  for (auto [i, place] : llvm::enumerate(places))
+    r.combine(reduction, place, updates, static_cast<int64_t>(i));
+  return true;
+}
+
+bool Folder::nonZero(HostTensor &x) {
+  HostTensor data;
+  if (!input(0, data))
+    return false;
+  SmallVector<int64_t> hits;
+  for (int64_t i = 0; i < data.size(); ++i)
+    if (data.isFloat() ? data.floats[i] != 0.0f : data.ints[i] != 0)
+      hits.push_back(i);
+  // [rank, hits]: row d holds each hit's coordinate d (a scalar's result
+  // is [0, hits], no rows).
+  const int64_t rank = data.rank(), count = static_cast<int64_t>(hits.size());
+  x.kind = Kind::Int;
+  x.dims = {rank, count};
+  const SmallVector<int64_t> strides = stridesOf(data.dims);
+  for (int64_t d = 0; d < rank; ++d)
+    for (int64_t hit : hits)
+      x.ints.push_back(hit / strides[d] % data.dims[d]);
   return true;
 }
 

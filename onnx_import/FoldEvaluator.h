@@ -4,8 +4,8 @@
 // files: ConstantFolding.cpp evaluates the shape and layout ops (Shape,
 // Gather, Concat, Slice, ...), ConstantFoldingArith.cpp the elementwise
 // arithmetic, comparisons, Cast, Where, Range and Reshape that exporters
-// compute on shapes, ConstantFoldingIndexing.cpp GatherElements, GatherND
-// and CumSum.
+// compute on shapes, ConstantFoldingIndexing.cpp GatherElements, GatherND,
+// ScatterElements, NonZero and CumSum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +16,7 @@
 
 #include "llvm/ADT/StringRef.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -25,6 +26,9 @@ namespace mgs::onnx_import::fold {
 /// int64), FLOAT (float32 arithmetic, as ONNX computes on FLOAT tensors), or
 /// BOOL (kept as 0/1 in `ints`).
 enum class Kind { Int, Float, Bool };
+
+/// A scatter's reduction (ScatterND's and ScatterElements' attribute).
+enum class Reduction { None, Add, Mul, Max, Min };
 
 /// A constant on the host.
 struct HostTensor {
@@ -44,6 +48,21 @@ struct HostTensor {
       floats.push_back(src.floats[i]);
     else
       ints.push_back(src.ints[i]);
+  }
+  /// Element `at` combined with element `i` of `src` (of the same kind) by
+  /// `reduction` (None: replaced by it).
+  void combine(Reduction reduction, int64_t at, const HostTensor &src, int64_t i) {
+    auto apply = [reduction](auto &out, auto v) {
+      out = reduction == Reduction::None  ? v
+            : reduction == Reduction::Add ? out + v
+            : reduction == Reduction::Mul ? out * v
+            : reduction == Reduction::Max ? std::max(out, v)
+                                          : std::min(out, v);
+    };
+    if (isFloat())
+      apply(floats[at], src.floats[i]);
+    else
+      apply(ints[at], src.ints[i]);
   }
 };
 
@@ -126,11 +145,26 @@ private:
 
   // Indexing and scans (ConstantFoldingIndexing.cpp): what transformers'
   // masking code computes on its constant position ids.
+  /// Each element of the indices `idx` (of GatherElements or ScatterElements
+  /// along the `axis` attribute) as its place in data of `dims`, row-major;
+  /// false with an error naming what is wrong.
+  bool elementPlaces(const HostTensor &idx, llvm::ArrayRef<int64_t> dims,
+                     llvm::SmallVector<int64_t> &places);
   bool gatherElements(HostTensor &r);
   /// GatherND with batch_dims 0 of any dtype (mgs's GatherND converter
   /// gathers computed FLOAT data).
   bool gatherND(HostTensor &r);
   bool cumSum(HostTensor &r);
+  /// ScatterElements of constant updates into a constant at constant
+  /// indices, with any of ONNX's reductions (PyG's node degrees: a
+  /// scatter-add of ones at a constant edge list).
+  bool scatterElements(HostTensor &r);
+  /// NonZero of a constant (PyG's self-loop removal selects the edges of a
+  /// constant edge list by a mask): its result's shape is then known.
+  bool nonZero(HostTensor &r);
+  /// The `reduction` attribute; false with an error when it is none of
+  /// ONNX's.
+  bool scatterReduction(Reduction &reduction);
   /// ReduceSum, ReduceMax, ReduceMin (BEiT's relative_coords.sum(-1) in its
   /// forward) and ReduceProd (torch.var's element count), axes as an input
   /// or (older opsets) an attribute.

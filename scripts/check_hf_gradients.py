@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
-"""One-step gradient check of probe_zoo.py's "hf ..." rows (Hugging Face transformers models)
-and "timm ..." rows (timm's classifiers).
+"""One-step gradient check of probe_zoo.py's "hf ..." rows (Hugging Face transformers models),
+"timm ..." rows (timm's classifiers) and "pyg ..." rows (PyTorch Geometric's graph networks).
 
     check_hf_gradients.py [--build DIR] [--work DIR] [--only NAME,...] [--tol T] [--verbose]
                           [--inject NAME:FACTOR]
 
-For each row (default: every "hf ..." and "timm ..." row but those with dropout and "(pad id 0)", whose padding
+For each row (default: every "hf ...", "timm ..." and "pyg ..." row but those with dropout and "(pad id 0)", whose padding
 row PyTorch never updates: it differs by design, docs/models.md): the row's export (probe_zoo.py's
 export(): its exporter and opset) is compiled by DIR/bin/mgsc with the row's mgsc options (the
 decoders' rotary inv_freq frozen), and the executable takes one step of plain SGD (lr 1000, no
@@ -174,11 +174,11 @@ def main():
     args = ap.parse_args()
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
-    table = {n: s for n, s in {**probe_zoo.hf_models(), **probe_zoo.timm_models()}.items()
-             if "dropout" not in n}
+    table = {n: s for n, s in {**probe_zoo.hf_models(), **probe_zoo.timm_models(),
+                               **probe_zoo.pyg_models()}.items() if "dropout" not in n}
     if not table:
-        sys.exit("check_hf_gradients.py: needs Hugging Face transformers or timm (and PyTorch "
-                 "2.x)")
+        sys.exit("check_hf_gradients.py: needs Hugging Face transformers, timm or torch_geometric "
+                 "(and PyTorch 2.x)")
     # "(pad id 0)" differs by design (its padding_idx row: docs/models.md): on --only alone
     names = [n for n in args.only.split(",") if n] or [n for n in table if "pad id 0" not in n]
     unknown = [n for n in names if n not in table]

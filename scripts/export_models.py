@@ -53,6 +53,7 @@ def build(name):
         "fnetmix": (FNetMixer, digits),
         # torch.export only (the TorchScript exporter fails on col2im's computed size)
         "foldmix": (FoldMixer, digits),
+        "graphmix": (GraphMixer, digits),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
@@ -259,7 +260,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",

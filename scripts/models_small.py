@@ -224,6 +224,59 @@ class FoldMixer(nn.Module):
         return self.fc(torch.relu(y + z).flatten(1))
 
 
+class GraphMixer(nn.Module):
+    """Message passing as PyTorch Geometric's layers compute it, for digits: the 8x8 pixels are the
+    nodes of a fixed graph (each pixel's edges to its 4 neighbours, buffers), a node's messages
+    (a linear map of its embedding) gathered along the edges and aggregated at each edge's end by
+    sum (scatter_add), by max and min with the node's own embedding (scatter_reduce amax / amin),
+    and by attention: a softmax over each node's incoming edges, its shift the per-node maximum
+    of the detached scores (PyG's softmax: scatter_reduce amax with include_self=False, which
+    PyTorch 2.x's exporter writes as a ScatterElements 'min' of the lowest float into zeros then
+    one 'max'). Then a bias a node (the range of a parameter of 64 values and the 128 values of
+    another scattered onto them: amax minus amin), ReLU and a linear classifier of every node's
+    features. The two parameters start at the integers 0, 1, 2, so their maxima and minima tie
+    between distinct parameters, whose gradients PyTorch splits evenly among the ties."""
+
+    def __init__(self):
+        super().__init__()
+        src, dst = [], []
+        for r in range(8):
+            for c in range(8):
+                for dr, dc in ((0, 1), (1, 0), (0, -1), (-1, 0)):
+                    if 0 <= r + dr < 8 and 0 <= c + dc < 8:
+                        src.append(r * 8 + c)
+                        dst.append((r + dr) * 8 + c + dc)
+        self.register_buffer("src", torch.tensor(src))
+        self.register_buffer("dst", torch.tensor(dst))
+        self.embed = nn.Linear(1, 8)
+        self.message = nn.Linear(8, 8)
+        self.score = nn.Linear(8, 1)
+        self.fc = nn.Linear(64 * 8, 10)
+        self.bias_at = nn.Parameter((torch.arange(64) % 3).float())
+        self.bias_from = nn.Parameter((torch.arange(128) * 5 % 3).float())
+        self.register_buffer("bias_index", torch.arange(128) % 64)
+
+    def forward(self, x):
+        at, values = self.bias_index, self.bias_from
+        bias = (self.bias_at.scatter_reduce(0, at, values, "amax")
+                - self.bias_at.scatter_reduce(0, at, values, "amin"))
+        h = torch.tanh(self.embed(x.reshape(-1, 64, 1)))
+        m = self.message(h).index_select(1, self.src)
+        at = self.dst.view(1, -1, 1).expand_as(m)
+        added = torch.zeros_like(h).scatter_add(1, at, m)
+        maxed = h.scatter_reduce(1, at, m, "amax")
+        minned = h.scatter_reduce(1, at, m, "amin")
+        score = self.score(m)
+        at1 = self.dst.view(1, -1, 1).expand_as(score)
+        shift = torch.zeros_like(h[..., :1]).scatter_reduce(1, at1, score.detach(), "amax",
+                                                            include_self=False)
+        e = torch.exp(score - shift.gather(1, at1))
+        alpha = e / torch.zeros_like(shift).scatter_add(1, at1, e).gather(1, at1)
+        attended = torch.zeros_like(h).scatter_add(1, at, alpha * m)
+        g = torch.relu(added + maxed + minned + attended + bias.view(1, 64, 1))
+        return self.fc(g.flatten(1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 

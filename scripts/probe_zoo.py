@@ -416,6 +416,7 @@ def models():
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
         **hf_models(),
         **timm_models(),
+        **pyg_models(),
     }
 
 
@@ -426,6 +427,15 @@ def timm_models():
         return {}
     return {f"timm {name}": (ctor, (3, size, size), "image", 16, 64, 0.01)
             for name, (ctor, size) in models_timm.BUILDERS.items()}
+
+
+def pyg_models():
+    """The "pyg ..." rows (models_pyg.py): graph classification on a fixed topology, a fixed batch
+    (the disjoint union's edge list is a buffer), TorchScript exporter, opset 20 unless --opset."""
+    import models_pyg
+    return {f"pyg {name}": (ctor, (models_pyg.NODES, models_pyg.FEATURES), "image",
+                            models_pyg.BATCH, 64, 0.01)
+            for name, ctor in models_pyg.builders().items()}
 
 
 def export(name, ctor, shape, kind, path, batch):
@@ -450,7 +460,12 @@ def export(name, ctor, shape, kind, path, batch):
                           input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                           **exporter)
         return
-    if name.startswith("timm ") and name.endswith("(torch.export)"):  # a fixed batch
+    if name.startswith("pyg ") and not name.endswith("(torch.export)"):  # a fixed batch
+        torch.onnx.export(model, (torch.zeros(batch, *shape),), path, opset_version=OPSET or 20,
+                          training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
+                          input_names=["input"], output_names=["logits"], dynamo=False)
+        return
+    if name.startswith(("timm ", "pyg ")) and name.endswith("(torch.export)"):  # a fixed batch
         with contextlib.redirect_stdout(io.StringIO()):  # (the exporter's steps)
             torch.onnx.export(model, (torch.zeros(batch, *shape),), path,
                               opset_version=OPSET or 20, training=torch.onnx.TrainingMode.TRAINING,
@@ -695,6 +710,9 @@ def main():
         if any(n.startswith("hf ") for n in unknown) and not export_models.transformers_available():
             sys.exit("probe_zoo.py: the \"hf ...\" rows need Hugging Face transformers (and "
                      "PyTorch 2.x): run with a Python that has them")
+        if any(n.startswith("pyg ") for n in unknown):
+            sys.exit("probe_zoo.py: the \"pyg ...\" rows need torch_geometric (and PyTorch "
+                     "2.x): run with a Python that has them")
         if any(n.startswith("timm ") for n in unknown):
             sys.exit("probe_zoo.py: the \"timm ...\" rows need timm (and PyTorch 2.x): run with "
                      "a Python that has them")

@@ -19,6 +19,8 @@
 
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <limits>
+
 using namespace mlir;
 using namespace mgs::train;
 
@@ -54,6 +56,40 @@ Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
   if (out.getType() != resultType)
     out = ReshapeOp::create(b, loc, resultType, out);
   return out;
+}
+
+/// The greatest (or least) of each row of `rows` ([places, width]) among
+/// the entries `valid` marks (1.0), as [places, 1], its gradient split evenly
+/// among the entries equal to it, as PyTorch's scatter_reduce amax / amin
+/// (and amax, amin) split it: the extremum m (selectExtremum, detached), the
+/// tied entries' weights w (1 / their count; no gradient through the
+/// comparison), and m + (s - detach(s)) for s = sum(w * tied entries), exactly
+/// m forward; where m is infinite (s - s would be NaN) m alone.
+Value tiedExtremum(NodeImporter &n, Value rows, Value valid, bool largest) {
+  OpBuilder &b = n.builder();
+  Location loc = n.loc();
+  auto rowsType = cast<RankedTensorType>(rows.getType());
+  auto colType = RankedTensorType::get({rowsType.getDimSize(0), 1}, b.getF32Type());
+  Value m = selectExtremum(b, loc, rows, {1}, largest).first;
+  if (m.getType() != colType)
+    m = ReshapeOp::create(b, loc, colType, m);
+  m = StopGradientOp::create(b, loc, colType, m);
+  Value tie = MulOp::create(b, loc, rowsType, EqualOp::create(b, loc, rowsType, rows, m), valid);
+  Value count = ReduceOp::create(b, loc, colType, b.getStringAttr("sum"), tie,
+                                 b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
+  // (a NaN extremum ties nothing: its count 0 made 1, so the weights stay 0)
+  count = AddOp::create(b, loc, colType, count,
+                        EqualOp::create(b, loc, colType, count, f32Scalar(n, 0.0f)));
+  Value weight = DivOp::create(b, loc, rowsType, tie, count);
+  Value tied =
+      MulOp::create(b, loc, rowsType, KeepWhereOp::create(b, loc, rowsType, rows, tie), weight);
+  Value sum = ReduceOp::create(b, loc, colType, b.getStringAttr("sum"), tied,
+                               b.getDenseI64ArrayAttr({1}), b.getBoolAttr(true));
+  Value zero = SubOp::create(b, loc, colType, sum, StopGradientOp::create(b, loc, colType, sum));
+  Value infinite = EqualOp::create(b, loc, colType, AbsOp::create(b, loc, colType, m),
+                                   f32Scalar(n, std::numeric_limits<float>::infinity()));
+  Value finite = SubOp::create(b, loc, colType, f32Scalar(n, 1.0f), infinite);
+  return AddOp::create(b, loc, colType, m, KeepWhereOp::create(b, loc, colType, zero, finite));
 }
 
 } // namespace
@@ -125,9 +161,9 @@ LogicalResult convertScatterND(NodeImporter &n) {
 
 LogicalResult convertScatterElements(NodeImporter &n) {
   std::string reduction = n.stringAttr("reduction", "none");
-  if (reduction != "none" && reduction != "add")
+  if (reduction != "none" && reduction != "add" && reduction != "max" && reduction != "min")
     return n.emitError() << "reduction '" << reduction
-                         << "' on computed data is not supported; supported: none, add";
+                         << "' on computed data is not supported; supported: none, add, max, min";
   if (!n.inputIsConstant(1))
     return n.emitError() << "its indices ('" << n.node().input(1)
                          << "') must be constants or integers computed at run time (TopK's, "
@@ -187,20 +223,50 @@ LogicalResult convertScatterElements(NodeImporter &n) {
                        : replaceRows(b, n.loc(), *data, *updates, {}, source, *resultType));
     return success();
   }
-  // add: the updates' one-hot sums at constant positions (scatterElementsAt).
-  for (int64_t d = 0; d < rank; ++d)
-    if (d != *axis && indexDims[d] != dims[d])
-      return n.emitError() << "with reduction 'add' its indices " << shapeToString(indexDims)
-                           << " must have the data's shape " << shapeToString(dims)
-                           << " but along axis " << *axis;
-  if (const int64_t cells = count * indexDims[*axis]; cells > (int64_t{1} << 27))
-    return n.emitError() << "with reduction 'add' it sums through a one-hot of " << cells
-                         << " entries, more than 2^27";
-  SmallVector<float> positions;
-  for (int64_t i : *indexValues)
-    positions.push_back(static_cast<float>(i < 0 ? i + extent : i));
-  n.setOutput(0, scatterElementsAt(b, n.loc(), *data, *axis, f32Constant(n, indexDims, positions),
-                                   *updates, /*add=*/true));
+  Location loc = n.loc();
+  auto f32 = [&](int64_t size) { return RankedTensorType::get({size}, b.getF32Type()); };
+  const int64_t writes = static_cast<int64_t>(places.size());
+  Value flatData = ReshapeOp::create(b, loc, f32(count), *data);
+  Value flatUpdates = ReshapeOp::create(b, loc, f32(writes), *updates);
+  auto indexConstant = [&](ArrayRef<int64_t> values) -> Value {
+    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
+    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
+  };
+  Value out;
+  if (reduction == "add") {
+    // The updates summed into their places in index order by gather's
+    // gradient kernel (a scatter-add, no one-hot: O(updates)); its own
+    // gradient is the gather at the places.
+    Value sums = GatherGradOp::create(b, loc, f32(count), indexConstant(places), flatUpdates);
+    out = AddOp::create(b, loc, f32(count), flatData, sums);
+  } else {
+    // max / min: each place's data and the updates written to it as a row
+    // of a table gathered from [data; updates], short rows padded with the
+    // place's own data element (masked out of the ties below).
+    SmallVector<SmallVector<int64_t, 2>> writers(count);
+    for (auto [e, place] : llvm::enumerate(places))
+      writers[place].push_back(count + static_cast<int64_t>(e));
+    int64_t width = 1;
+    for (const auto &w : writers)
+      width = std::max<int64_t>(width, 1 + static_cast<int64_t>(w.size()));
+    if (count * width > (int64_t{1} << 27))
+      return n.emitError() << "with reduction '" << reduction << "' it compares " << width
+                           << " values at each of " << count << " places, more than 2^27 in all";
+    SmallVector<int64_t> source(count * width);
+    SmallVector<float> valid(count * width);
+    for (int64_t p = 0; p < count; ++p)
+      for (int64_t j = 0; j < width; ++j) {
+        const bool written = j >= 1 && j <= static_cast<int64_t>(writers[p].size());
+        source[p * width + j] = written ? writers[p][j - 1] : p;
+        valid[p * width + j] = j == 0 || written ? 1.0f : 0.0f;
+      }
+    Value table = ConcatOp::create(b, loc, f32(count + writes), ValueRange{flatData, flatUpdates},
+                                   b.getI64IntegerAttr(0));
+    Value rows = GatherOp::create(b, loc, f32(count * width), table, indexConstant(source));
+    rows = ReshapeOp::create(b, loc, RankedTensorType::get({count, width}, b.getF32Type()), rows);
+    out = tiedExtremum(n, rows, f32Constant(n, {count, width}, valid), reduction == "max");
+  }
+  n.setOutput(0, ReshapeOp::create(b, loc, *resultType, out).getResult());
   return success();
 }
 

@@ -87,6 +87,18 @@ def with_constant_inputs(out_dir, node_dir, wanted):
               {model.graph.input[0].name: tensors[0]}, expected=[expected])
 
 
+def scatter_elements(out_dir, name, axis, idx, reduction, x, u):
+    """test_mgs_scatterelements_NAME: ScatterElements of x * x at the constant indices `idx` of
+    sin(u), opset 18."""
+    write(out_dir, f"test_mgs_scatterelements_{name}", 18,
+          [const("idx", np.array(idx, np.int64)),
+           helper.make_node("Mul", ["x", "x"], ["sq"]),
+           helper.make_node("Sin", ["u"], ["upd"]),
+           helper.make_node("ScatterElements", ["sq", "idx", "upd"], ["y"], axis=axis,
+                            reduction=reduction)],
+          ["x", "u"], ["y"], {"x": x, "u": u})
+
+
 def main(out_dir):
     rng = np.random.default_rng(23)
     r = lambda *shape: rng.standard_normal(shape).astype(np.float32)
@@ -382,14 +394,7 @@ def main(out_dir):
     for name, axis, idx, reduction in [("none_dup", 1, [[1, 1], [0, -1]], "none"),
                                        ("add_dup", 1, [[1, 1, 0], [2, 2, 2]], "add"),
                                        ("none_axis0", 0, [[1, 0, 1]], "none")]:
-        shape = np.array(idx).shape
-        write(out_dir, f"test_mgs_scatterelements_{name}", 18,
-              [const("idx", np.array(idx, np.int64)),
-               helper.make_node("Mul", ["x", "x"], ["sq"]),
-               helper.make_node("Sin", ["u"], ["upd"]),
-               helper.make_node("ScatterElements", ["sq", "idx", "upd"], ["y"], axis=axis,
-                                reduction=reduction)],
-              ["x", "u"], ["y"], {"x": r(2, 3), "u": r(*shape)})
+        scatter_elements(out_dir, name, axis, idx, reduction, r(2, 3), r(*np.array(idx).shape))
     for reduction in ("none", "add"):
         write(out_dir, f"test_mgs_topk_scatterelements_{reduction}", 18,
               [const("k", np.array([2], np.int64)),
@@ -417,6 +422,18 @@ def main(out_dir):
            helper.make_node("Col2Im", ["sq", "image", "block"], ["y"], strides=[2, 2],
                             pads=[1, 1, 1, 1])],
           ["x"], ["y"], {"x": r(2, 8, 9)})
+
+    # ONNX's own ScatterElements node tests (reductions none, add, max, min) with the indices and
+    # updates made constants; and computed data with max and min at repeated places (some
+    # updates tie, of a Sin of equal inputs) and add with indices smaller than the data but
+    # along the axis (PyG's aggregations, the global pools).
+    with_constant_inputs(out_dir, node_dir, lambda n: n.startswith("test_scatter_elements"))
+    for name, axis, idx, reduction in [("max_dup", 1, [[1, 1, 0, 1], [2, 2, 2, 0]], "max"),
+                                       ("min_dup", 1, [[1, 1, 0, 1], [2, 2, 2, 0]], "min"),
+                                       ("add_partial", 1, [[1, 0]], "add")]:
+        u = r(*np.array(idx).shape)
+        u[0, 1] = u[0, 0]  # two updates of one value at one place
+        scatter_elements(out_dir, name, axis, idx, reduction, r(2, 3), u)
 
 
 if __name__ == "__main__":

@@ -406,6 +406,14 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(g.getTable(), dtable);
         return success();
       })
+      .Case([&](GatherGradOp scatter) {
+        // A scatter-add in the forward pass (ONNX ScatterElements 'add' at
+        // constant indices): each added row's gradient is its place's.
+        auto dgrad = create<GatherOp>(loc, scatter.getGrad().getType(), gradOf(scatter.getResult()),
+                                      scatter.getIndices());
+        accumulate(scatter.getGrad(), dgrad);
+        return success();
+      })
       .Case([&](LSTMOp lstm) -> LogicalResult {
         if (gradOf(lstm.getSaved()))
           return lstm.emitOpError() << "cannot be differentiated through its saved states";
