@@ -434,7 +434,7 @@ def pyg_models():
     (the disjoint union's edge list is a buffer), TorchScript exporter, opset 20 unless --opset."""
     import models_pyg
     return {f"pyg {name}": (ctor, (models_pyg.NODES, models_pyg.FEATURES), "image",
-                            models_pyg.BATCH, 64, 0.01)
+                            models_pyg.BATCH, 64, 0.05)
             for name, ctor in models_pyg.builders().items()}
 
 
