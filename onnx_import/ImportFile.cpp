@@ -281,6 +281,13 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
         failed(unrollLoops(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(inlineIfs(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();
+    // An embedding's Gathers at slices of the token ids (EmbeddingBag's
+    // bags, once its Loop is unrolled) gather at all of them, then slice.
+    if (gatherBeforeSlices(model)) {
+      model.mutable_graph()->clear_value_info();
+      inferShapes(model);
+      foldShapeArithmetic(model, *opset, inferShapes);
+    }
     stage = "lifting the graph's loss";
     FailureOr<std::optional<GraphLoss>> graphLoss = liftGraphLoss(model, *opset, fileLoc);
     if (failed(graphLoss))

@@ -113,6 +113,13 @@ mlir::LogicalResult unrollLoops(onnx::ModelProto &model, mlir::Location fileLoc,
 mlir::LogicalResult inlineIfs(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
                               bool &changed);
 
+/// Rewrites each Gather at a Slice (constant starts, ends, axes, steps) of
+/// token ids (an INT64 graph input, through reshapes) into a Slice of the
+/// Gather at all the ids, one Gather per table and ids (SlicedIds.cpp):
+/// nn.EmbeddingBag's bags as the TorchScript exporter's Loop slices them.
+/// Returns whether it rewrote any.
+bool gatherBeforeSlices(onnx::ModelProto &model);
+
 /// Replaces the sequences built by SequenceConstruct, SequenceEmpty and
 /// SequenceInsert (at constant positions) by their elements: SequenceAt at
 /// a constant position becomes an Identity, ConcatFromSequence a Concat,

@@ -94,6 +94,8 @@ def build(name):
         "lstmlm_seq": (lambda: TokenLSTM(rows=False), torch.zeros(1, 12, dtype=torch.long)),
         # one-hot tokens (F.one_hot: ONNX OneHot of the ids) into a GRU, a label per token
         "onehotgru": (OneHotGRU, torch.zeros(1, 12, dtype=torch.long)),
+        # nn.EmbeddingBag (mean, sum, max) of the 12 tokens, one of 4 classes a sequence
+        "embbag": (TokenBags, torch.zeros(1, 12, dtype=torch.long)),
         "segnet": (SegNet, digits),
         # a larger one for the benchmarks: 2,000 tokens, 200 wide, 20 a sequence
         # (1.4 M parameters: communication matters on a 1 Gbit/s network)
@@ -260,7 +262,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "embbag", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",

@@ -71,11 +71,12 @@ def make_batch(name, n, workdir):
         np.save(path, x)
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(x), labels.reshape(-1)
-    if name in ("lstmlm", "lstmlm_seq", "onehotgru", "gpt", "transformer", "decoder", "padattn", "seq2seq",
+    if name in ("lstmlm", "lstmlm_seq", "onehotgru", "embbag", "gpt", "transformer", "decoder",
+                "padattn", "seq2seq",
                 "robertapos", "hfmask", "hfinputs") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
-        # one of 4 classes a sequence (transformer, padattn); the Llamas' 16 of 64 tokens.
+        # one of 4 classes a sequence (transformer, padattn, embbag); the Llamas' 16 of 64 tokens.
         vocab, length = (64, 16) if name in export_models.TORCH_EXPORT else (50, 12)
         tokens = rng.integers(0, vocab, (n, length + 1))
         if name in ("padattn", "seq2seq", "hfmask", "hfinputs"):  # padding (id 0): the last 1 to 5 of every other
@@ -87,7 +88,7 @@ def make_batch(name, n, workdir):
             tokens[rng.random(tokens.shape) < 0.25] = 1
         path = os.path.join(workdir, f"{name}-batch.npy")
         np.save(path, tokens[:, :length].astype(np.int64))
-        labels = (rng.integers(0, 4, n) if name in ("transformer", "padattn", "robertapos")
+        labels = (rng.integers(0, 4, n) if name in ("transformer", "padattn", "robertapos", "embbag")
                   else tokens[:, 1:])
         np.save(os.path.join(workdir, f"{name}-labels.npy"), labels.astype(np.int64))
         return path, "npy", torch.tensor(tokens[:, :length]), labels.reshape(-1)

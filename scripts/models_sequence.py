@@ -141,6 +141,22 @@ class OneHotGRU(nn.Module):
         return self.out(y.reshape(-1, y.shape[-1]))
 
 
+class TokenBags(nn.Module):
+    """A bag-of-tokens classifier (PyTorch's text classification tutorial's model): three
+    nn.EmbeddingBag of each sequence's 12 tokens (mean, sum and max over the bag; the
+    TorchScript exporter writes each as a Loop over the bags that slices the flattened ids),
+    concatenated into a linear map to 4 classes."""
+
+    def __init__(self, vocab=50, dim=16):
+        super().__init__()
+        self.bags = nn.ModuleList([nn.EmbeddingBag(vocab, dim, mode=m)
+                                   for m in ("mean", "sum", "max")])
+        self.out = nn.Linear(3 * dim, 4)
+
+    def forward(self, tokens):
+        return self.out(torch.cat([bag(tokens) for bag in self.bags], dim=1))
+
+
 class TokenTransformer(nn.Module):
     """An nn.TransformerEncoder classifier over token ids [N, T]: an
     embedding (50 -> 32) plus a learned position embedding, two encoder

@@ -76,6 +76,19 @@ class Recurrent(nn.Module):
         return self.out(y).reshape(-1, VOCAB)
 
 
+class BagClassifier(nn.Module):
+    """nn.EmbeddingBag of each sequence's tokens (`mode` mean, sum or max: PyTorch's text
+    classification tutorial's model), a linear map to the 4 classes of the token data."""
+
+    def __init__(self, mode):
+        super().__init__()
+        self.bag = nn.EmbeddingBag(VOCAB, 32, mode=mode)
+        self.out = nn.Linear(32, 4)
+
+    def forward(self, tokens):
+        return self.out(self.bag(tokens))
+
+
 # --- Hugging Face transformers models (when `transformers` imports) ---------
 # export_models.py's tiny configurations (random weights, nothing downloaded, every dropout 0
 # unless the name says otherwise; 2-D logits). BERT, DistilBERT, T5, ViT and Wav2Vec2 export with
@@ -413,6 +426,11 @@ def models():
                       "segment", 8, 32, 0.01),
         "lraspp": (lambda: export_models.build("lraspp")[0], img64, "segment", 8, 32, 0.01),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
+        # (a sum of 12 embeddings: a tenth of the learning rate)
+        **{f"nn.EmbeddingBag ({mode})": (lambda mode=mode: BagClassifier(mode), tokens, "class",
+                                         16, 256, lr) for mode, lr in (("mean", 0.05),
+                                                                       ("sum", 0.005),
+                                                                       ("max", 0.05))},
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
         **hf_models(),
         **timm_models(),
