@@ -5,7 +5,8 @@
 // trip count shape arithmetic gives, and the list as a sequence
 // (SequenceEmpty, SequenceInsert, read by SequenceAt or ConcatFromSequence).
 // mgs has no control flow at run time: a Loop whose trip count is known at
-// import and whose condition stays true is unrolled into copies of its body,
+// import and whose condition stays true (or a while loop that counts up to a
+// constant: torch.export's EmbeddingBag) is unrolled into copies of its body,
 // an If whose condition is known at import replaced by its branch (MViT's
 // pooling of the skip connection), and sequences whose every element is
 // known are replaced by those tensors, before shape inference runs again.
@@ -44,24 +45,113 @@ llvm::StringMap<const onnx::TensorProto *> constantCopies(const onnx::GraphProto
   return constants;
 }
 
-/// Appends a copy of each of `sub`'s nodes, named `prefix` + its name; its
-/// outputs are renamed likewise, its inputs by `renamed` (which gets the
-/// outputs' new names; a name not in it is an outer value).
+void renameNode(onnx::NodeProto &node, const std::string &prefix,
+                llvm::StringMap<std::string> &renamed);
+
+/// A subgraph of a copied node (an If's branch in a Loop's body) renamed in
+/// place: its inputs and its nodes' outputs get the prefix, what its nodes
+/// read of the body by `renamed` (a copy: its own names stay its own).
+void renameSubgraph(onnx::GraphProto &sub, const std::string &prefix,
+                    llvm::StringMap<std::string> renamed) {
+  for (onnx::ValueInfoProto &in : *sub.mutable_input()) {
+    renamed[in.name()] = prefix + in.name();
+    in.set_name(prefix + in.name());
+  }
+  for (onnx::NodeProto &node : *sub.mutable_node())
+    renameNode(node, prefix, renamed);
+  for (onnx::ValueInfoProto &out : *sub.mutable_output())
+    if (auto it = renamed.find(out.name()); it != renamed.end())
+      out.set_name(it->second);
+  sub.clear_value_info();
+}
+
+/// `node` named `prefix` + its name, its outputs likewise, its inputs by
+/// `renamed` (which gets the outputs' new names; a name not in it is an
+/// outer value), and so the subgraphs it holds.
+void renameNode(onnx::NodeProto &node, const std::string &prefix,
+                llvm::StringMap<std::string> &renamed) {
+  node.set_name(prefix + (node.name().empty() ? node.op_type() : node.name()));
+  for (std::string &in : *node.mutable_input())
+    if (auto it = renamed.find(in); !in.empty() && it != renamed.end())
+      in = it->second;
+  for (onnx::AttributeProto &a : *node.mutable_attribute()) {
+    if (a.has_g())
+      renameSubgraph(*a.mutable_g(), prefix, renamed);
+    for (onnx::GraphProto &g : *a.mutable_graphs())
+      renameSubgraph(g, prefix, renamed);
+  }
+  for (std::string &out : *node.mutable_output())
+    if (!out.empty()) {
+      renamed[out] = prefix + out;
+      out = prefix + out;
+    }
+}
+
+/// Appends a copy of each of `sub`'s nodes, renamed by renameNode.
 void appendCopies(onnx::GraphProto &graph, const onnx::GraphProto &sub, const std::string &prefix,
                   llvm::StringMap<std::string> &renamed) {
   for (const onnx::NodeProto &b : sub.node()) {
     onnx::NodeProto *copy = graph.add_node();
     *copy = b;
-    copy->set_name(prefix + (b.name().empty() ? b.op_type() : b.name()));
-    for (std::string &in : *copy->mutable_input())
-      if (auto it = renamed.find(in); !in.empty() && it != renamed.end())
-        in = it->second;
-    for (std::string &out : *copy->mutable_output())
-      if (!out.empty()) {
-        renamed[out] = prefix + out;
-        out = prefix + out;
-      }
+    renameNode(*copy, prefix, renamed);
   }
+}
+
+/// `name` through the nodes that pass a value on unchanged in value
+/// (Identity, Cast, CastLike's first input), at most 8 of them.
+std::string throughCasts(std::string name,
+                         const llvm::StringMap<const onnx::NodeProto *> &producers) {
+  for (int hops = 0; hops < 8; ++hops) {
+    const onnx::NodeProto *p = producers.lookup(name);
+    if (!p || p->input_size() < 1 ||
+        !llvm::is_contained({"Identity", "Cast", "CastLike"}, p->op_type()) ||
+        (p->op_type() != "CastLike" && p->input_size() != 1))
+      break;
+    name = p->input(0);
+  }
+  return name;
+}
+
+/// The iterations of a while loop that counts: its body's condition out is
+/// Less(next, n) of a carried value v whose next value is v + step (step >
+/// 0 and n constants, v's initial value a constant integer), the Loop's own
+/// condition a constant. PyTorch's torch.export writes nn.EmbeddingBag's
+/// loop over the bags so. None when the body's condition is another.
+std::optional<int64_t>
+countedIterations(const onnx::NodeProto &loop, const onnx::GraphProto &body,
+                  const llvm::StringMap<const onnx::NodeProto *> &producers,
+                  llvm::function_ref<std::optional<int64_t>(const std::string &)> scalar) {
+  const onnx::NodeProto *less = producers.lookup(throughCasts(body.output(0).name(), producers));
+  if (!less || less->op_type() != "Less" || less->input_size() != 2)
+    return std::nullopt;
+  const std::string next = throughCasts(less->input(0), producers);
+  const onnx::NodeProto *add = producers.lookup(next);
+  std::optional<int64_t> bound = scalar(throughCasts(less->input(1), producers));
+  if (!add || add->op_type() != "Add" || add->input_size() != 2 || !bound)
+    return std::nullopt;
+  const int carried = loop.input_size() - 2;
+  for (int c = 0; c < carried; ++c) {
+    const std::string &v = body.input(2 + c).name();
+    if (throughCasts(body.output(1 + c).name(), producers) != next)
+      continue;
+    for (int side = 0; side < 2; ++side) {
+      if (throughCasts(add->input(side), producers) != v)
+        continue;
+      std::optional<int64_t> step = scalar(throughCasts(add->input(1 - side), producers));
+      std::optional<int64_t> start = scalar(loop.input(2 + c));
+      std::optional<int64_t> cond =
+          loop.input(1).empty() ? std::optional<int64_t>(1) : scalar(loop.input(1));
+      if (!step || *step <= 0 || !start || !cond)
+        return std::nullopt;
+      if (*cond == 0)
+        return 0;
+      int64_t count = 1;
+      for (int64_t value = *start + *step; value < *bound && count <= 4096; value += *step)
+        ++count;
+      return count;
+    }
+  }
+  return std::nullopt;
 }
 
 /// `name` as `renamed` maps it (an outer value keeps its own).
@@ -127,34 +217,6 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
         if (carried < 0 || body->input_size() != carried + 2 || scans < 0 ||
             node.output_size() != carried + scans)
           return fail("its inputs, outputs and body's do not match");
-        // The trip count: a constant once shape arithmetic is folded.
-        std::optional<std::vector<int64_t>> trips =
-            node.input(0).empty() ? std::nullopt : tensorInts(constants.lookup(node.input(0)));
-        if (!trips || trips->size() != 1) {
-          if (!strict && !node.input(0).empty())
-            return false; // perhaps known after another round of folding
-          return fail(node.input(0).empty()
-                          ? "it has no trip count (a while loop)"
-                          : "its trip count '" + node.input(0) + "' is not known at import");
-        }
-        const int64_t count = (*trips)[0];
-        if (count < 0 || count > 4096)
-          return fail("its trip count is " + std::to_string(count) +
-                      " (at most 4096 are unrolled)");
-        if (!node.input(1).empty()) {
-          std::optional<std::vector<int64_t>> cond = tensorInts(constants.lookup(node.input(1)));
-          if (!cond || cond->size() != 1 || (*cond)[0] == 0)
-            return fail("its condition '" + node.input(1) + "' is not a constant true");
-        }
-        if (count * body->node_size() > 200000)
-          return fail("unrolled, its " + std::to_string(count) + " iterations of " +
-                      std::to_string(body->node_size()) + " nodes would be more than 200000 nodes");
-        if (scans > 0 && count == 0)
-          return fail("it runs no iteration, so its scan outputs have no shape");
-        // The body's condition out must stay true: the condition in, or a
-        // constant true (an outer one, or the body's own), through Identity or
-        // Cast.
-        const std::string &condIn = body->input(1).name();
         llvm::StringMap<const onnx::NodeProto *> producers;
         for (const onnx::NodeProto &b : body->node())
           for (const std::string &out : b.output())
@@ -162,25 +224,49 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
         std::deque<onnx::TensorProto> bodyOwned;
         llvm::StringMap<const onnx::TensorProto *> bodyConstants =
             constantTensors(*body, bodyOwned);
-        std::string cond = body->output(0).name();
-        for (int hops = 0; hops < 8; ++hops) {
-          const onnx::NodeProto *p = producers.lookup(cond);
-          if (!p || (p->op_type() != "Identity" && p->op_type() != "Cast") || p->input_size() != 1)
-            break;
-          cond = p->input(0);
+        // A scalar integer constant of the body's, or of the graph's.
+        auto scalar = [&](const std::string &name) -> std::optional<int64_t> {
+          const onnx::TensorProto *t = bodyConstants.lookup(name);
+          std::optional<std::vector<int64_t>> v = tensorInts(t ? t : constants.lookup(name));
+          return v && v->size() == 1 ? std::optional<int64_t>((*v)[0]) : std::nullopt;
+        };
+        // The trip count: a constant once shape arithmetic is folded, or
+        // the iterations of a counting while loop.
+        std::optional<int64_t> trips = node.input(0).empty() ? std::nullopt : scalar(node.input(0));
+        std::optional<int64_t> counted = countedIterations(node, *body, producers, scalar);
+        if (!trips && !counted) {
+          if (!strict)
+            return false; // perhaps known after another round of folding
+          return fail(node.input(0).empty()
+                          ? "it has no trip count (a while loop) and its condition does not "
+                            "count to a constant"
+                          : "its trip count '" + node.input(0) + "' is not known at import");
         }
-        const onnx::TensorProto *condConstant = bodyConstants.lookup(cond);
-        if (!condConstant)
-          condConstant = constants.lookup(cond);
-        std::optional<std::vector<int64_t>> condValue = tensorInts(condConstant);
-        if (cond != condIn && !(condValue && condValue->size() == 1 && (*condValue)[0] != 0))
+        const int64_t count =
+            trips && counted ? std::min(*trips, *counted) : *(trips ? trips : counted);
+        if (count < 0 || count > 4096)
+          return fail("its trip count is " +
+                      (trips && count == *trips ? std::to_string(count) : "over 4096") +
+                      " (at most 4096 are unrolled)");
+        if (!counted && !node.input(1).empty()) {
+          std::optional<int64_t> cond = scalar(node.input(1));
+          if (!cond || *cond == 0)
+            return fail("its condition '" + node.input(1) + "' is not a constant true");
+        }
+        if (count * body->node_size() > 200000)
+          return fail("unrolled, its " + std::to_string(count) + " iterations of " +
+                      std::to_string(body->node_size()) + " nodes would be more than 200000 nodes");
+        if (scans > 0 && count == 0)
+          return fail("it runs no iteration, so its scan outputs have no shape");
+        // Unless it counts, the body's condition out must stay true: the
+        // condition in, or a constant true (an outer one, or the body's own),
+        // through Identity or Cast.
+        const std::string &condIn = body->input(1).name();
+        const std::string cond = throughCasts(body->output(0).name(), producers);
+        std::optional<int64_t> condValue = scalar(cond);
+        if (!counted && cond != condIn && !(condValue && *condValue != 0))
           return fail("its body computes its condition ('" + body->output(0).name() +
                       "': a while loop)");
-        for (const onnx::NodeProto &b : body->node())
-          for (const onnx::AttributeProto &a : b.attribute())
-            if (a.has_g() || a.graphs_size() > 0)
-              return fail("its body's node '" + labelOf(b, 0) + "' (" + b.op_type() +
-                          ") holds a subgraph of its own");
 
         // The copies: iteration i's names are the body's with a prefix.
         const std::string base = node.name().empty() ? node.output(0) : node.name();

@@ -99,9 +99,11 @@ mlir::LogicalResult lowerCol2Ims(onnx::ModelProto &model, mlir::Location fileLoc
                                  bool &changed);
 
 /// Unrolls each Loop whose trip count is a constant (at most 4096) and
-/// whose condition stays true into copies of its body (Loops.cpp); a Loop
-/// whose trip count is not known yet is kept, or with `strict` an error
-/// naming the node, as is a while loop or a body holding a subgraph.
+/// whose condition stays true, or a while loop whose condition counts a
+/// carried index from a constant up to a constant (torch.export's
+/// EmbeddingBag), into copies of its body, the subgraphs its nodes hold
+/// renamed in each (Loops.cpp); a Loop whose trip count is not known yet is
+/// kept, or with `strict` an error naming the node, as is another while loop.
 /// Returns whether any was unrolled in `changed`.
 mlir::LogicalResult unrollLoops(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
                                 bool strict, bool &changed);

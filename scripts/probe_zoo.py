@@ -427,10 +427,10 @@ def models():
         "lraspp": (lambda: export_models.build("lraspp")[0], img64, "segment", 8, 32, 0.01),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
         # (a sum of 12 embeddings: a tenth of the learning rate)
-        **{f"nn.EmbeddingBag ({mode})": (lambda mode=mode: BagClassifier(mode), tokens, "class",
-                                         16, 256, lr) for mode, lr in (("mean", 0.05),
-                                                                       ("sum", 0.005),
-                                                                       ("max", 0.05))},
+        **{f"nn.EmbeddingBag ({mode}{exporter})": (lambda mode=mode: BagClassifier(mode), tokens,
+                                                   "class", 16, 256, lr)
+           for mode, lr in (("mean", 0.05), ("sum", 0.005), ("max", 0.05))
+           for exporter in ("", "; torch.export")},
         "nn.LSTM": (lambda: Recurrent(nn.LSTM), tokens, "token", 16, 128, 0.5),
         **hf_models(),
         **timm_models(),
@@ -483,9 +483,10 @@ def export(name, ctor, shape, kind, path, batch):
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                           input_names=["input"], output_names=["logits"], dynamo=False)
         return
-    if name.startswith(("timm ", "pyg ")) and name.endswith("(torch.export)"):  # a fixed batch
+    if name.endswith("torch.export)"):  # a fixed batch
+        dtype = torch.float32 if kind in ("image", "segment", "audio") else torch.long
         with contextlib.redirect_stdout(io.StringIO()):  # (the exporter's steps)
-            torch.onnx.export(model, (torch.zeros(batch, *shape),), path,
+            torch.onnx.export(model, (torch.zeros(batch, *shape, dtype=dtype),), path,
                               opset_version=OPSET or 20, training=torch.onnx.TrainingMode.TRAINING,
                               do_constant_folding=False, input_names=["input"],
                               output_names=["logits"], dynamo=True, optimize=False,
