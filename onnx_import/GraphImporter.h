@@ -196,6 +196,11 @@ private:
   /// table, and is left to its converter. Any other op reading one is an
   /// error naming the node.
   mlir::LogicalResult importRuntimeInt(bool &handled);
+  /// Imports a Cast of FLOAT data computed at run time to an integer type as
+  /// a RuntimeInt of no known range (categorical values a model reads from
+  /// its float input, `x[:, k].long()`), which only a Gather may read (the
+  /// runtime checks each index); sets `handled`.
+  mlir::LogicalResult importDataCast(bool &handled);
   /// importRuntimeInt's OneHot of run-time integers `in` (input `at` = 0)
   /// and ScatterElements at them (`at` = 1). Sets `done` when it imported
   /// the node.

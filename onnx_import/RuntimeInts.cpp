@@ -26,6 +26,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 using namespace mlir;
 using namespace mgs::train;
@@ -220,6 +221,26 @@ LogicalResult GraphImporter::importRuntimeIndexed(const RuntimeInt &in, int at, 
   return success();
 }
 
+LogicalResult GraphImporter::importDataCast(bool &handled) {
+  handled = false;
+  const std::string &op = curNode->op_type();
+  if ((op != "Cast" && op != "CastLike") || !hasInput(0) || !hasOutput(0) ||
+      foldableConstant(curNode->input(0)) ||
+      valueTypeOf(curNode->input(0)) != onnx::TensorProto::FLOAT)
+    return success();
+  auto it = values.find(curNode->input(0));
+  const int to = op == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
+                              : valueTypeOf(curNode->input(1));
+  if (it == values.end() || !integerRange(to))
+    return success();
+  // Unbounded: only a Gather reads them, and the runtime checks each index.
+  runtimeInts[curNode->output(0)] =
+      RuntimeInt{it->second, -std::numeric_limits<double>::infinity(),
+                 std::numeric_limits<double>::infinity(), std::nullopt, "cast from FLOAT data"};
+  handled = true;
+  return success();
+}
+
 LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   handled = false;
   const std::string &op = curNode->op_type();
@@ -232,6 +253,18 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   if (op == "Shape" || op == "Size")
     return success(); // the folder reads the static shape
   const RuntimeInt in = runtimeInts.lookup(curNode->input(at));
+  // Integers cast from FLOAT data: their FLOAT values are rounded toward
+  // zero where a Gather reads them (train.to_index); until then only
+  // reshaped, sliced or cast to another integer type.
+  const bool unbounded = std::isinf(in.lo) || std::isinf(in.hi);
+  if (unbounded && !(op == "Gather" && at == 1) &&
+      !(at == 0 && llvm::is_contained({"Identity", "Reshape", "Unsqueeze", "Squeeze", "Flatten",
+                                       "Slice", "Expand", "Cast", "CastLike"},
+                                      op)))
+    return emitError() << "its input '" << curNode->input(at) << "' holds integers " << in.origin
+                       << " at run time, of no known range; mgs reads those only as "
+                          "a Gather's indices (an embedding of categorical values), reshaped or "
+                          "sliced on their way";
   auto f32 = b.getF32Type();
   // ONNX's shape of output 0 (an integer type) for the FLOAT values.
   auto outType = [&]() -> FailureOr<RankedTensorType> {
@@ -257,7 +290,8 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     if (failed(axis))
       return failure();
     const int64_t extent = (*shape)[*axis];
-    if (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent))
+    if (!unbounded &&
+        (in.lo < -static_cast<double>(extent) || in.hi >= static_cast<double>(extent)))
       return notAnIndex(in.lo, in.hi, extent);
     auto valueShape = cast<RankedTensorType>(in.value.getType()).getShape();
     computedIndices[curNode->input(1)] = ToIndexOp::create(
@@ -357,6 +391,10 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   if (op == "Cast" || op == "CastLike") {
     const int to = op == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
                                 : valueTypeOf(curNode->input(1));
+    if (to == onnx::TensorProto::FLOAT && unbounded)
+      return emitError() << "it casts '" << curNode->input(at) << "', integers " << in.origin
+                         << " at run time, back to FLOAT; mgs reads those only as a Gather's "
+                            "indices";
     if (to == onnx::TensorProto::FLOAT) {
       setOutput(0, in.value); // data from here on (not differentiable: a function of the ids)
       return success();
@@ -370,7 +408,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
       return emitError() << "it casts '" << curNode->input(at)
                          << "', integers computed at run time " << in.origin << ", to "
                          << dtypeName(to) << "; mgs casts them to integer types and FLOAT only";
-    if (in.lo < range->first || in.hi > range->second)
+    if (!unbounded && (in.lo < range->first || in.hi > range->second))
       return emitError() << "it casts '" << curNode->input(at) << "', whose values lie in ["
                          << asInt(in.lo) << ", " << asInt(in.hi) << "], to " << dtypeName(to)
                          << ", which does not hold them all";

@@ -54,6 +54,8 @@ def build(name):
         # torch.export only (the TorchScript exporter fails on col2im's computed size)
         "foldmix": (FoldMixer, digits),
         "graphmix": (GraphMixer, digits),
+        # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
+        "catmlp": (CategoricalMLP, torch.zeros(1, 1, 8, 8)),
         "lstm": (DigitsLSTM, digits),
         "lngelu": (LayerNormGeluMLP, digits),
         "gru": (DigitsGRU, digits),
@@ -262,7 +264,7 @@ def build(name):
 # the batch from x.size(), which torch would otherwise fold into constants
 # holding the example's batch size (mgs evaluates it at import for the batch
 # size it compiles for). Attention's head split does so too.
-DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "embbag", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
+DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "embbag", "catmlp", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
                  "activations", "stdnorm", "prelu",

@@ -277,6 +277,26 @@ class GraphMixer(nn.Module):
         return self.fc(g.flatten(1))
 
 
+class CategoricalMLP(nn.Module):
+    """A tabular model on digits: the first two rows' 16 pixels read as categorical values (an
+    intensity 0..16 is a category: `torch.round(x * 16).long()`, ONNX Round and Cast of the
+    input data), the first row's embedded by nn.Embedding and the second row's summed by an
+    nn.EmbeddingBag (a bag of 8: DLRM's sparse features), beside the other 48 pixels as dense
+    features, into an MLP."""
+
+    def __init__(self):
+        super().__init__()
+        self.codes = nn.Embedding(17, 4)
+        self.bag = nn.EmbeddingBag(17, 4, mode="sum")
+        self.mlp = nn.Sequential(nn.Linear(48 + 8 * 4 + 4, 32), nn.ReLU(), nn.Linear(32, 10))
+
+    def forward(self, x):
+        flat = x.reshape(-1, 64)
+        codes = torch.round(flat[:, :16] * 16).long()
+        embedded = self.codes(codes[:, :8]).flatten(1)
+        return self.mlp(torch.cat([flat[:, 16:], embedded, self.bag(codes[:, 8:])], dim=1))
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 

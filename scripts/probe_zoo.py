@@ -89,6 +89,37 @@ class BagClassifier(nn.Module):
         return self.out(self.bag(tokens))
 
 
+TABULAR_DENSE, TABULAR_TABLES, TABULAR_BAG = 13, (100, 50, 30), 3
+
+
+class DLRM(nn.Module):
+    """A DLRM-style recommendation model on one float input: 13 dense features (a bottom MLP)
+    and 3 categorical features of 3 ids each, stored as floats and cast back (`x.long()`), each
+    an nn.EmbeddingBag (sum); the pairwise dot products of the 4 vectors (the interaction: a
+    batched matmul read at the constant lower-triangle indices) beside the dense vector into a
+    top MLP, 2 classes (click or not)."""
+
+    def __init__(self, dim=16):
+        super().__init__()
+        self.bottom = nn.Sequential(nn.Linear(TABULAR_DENSE, 32), nn.ReLU(), nn.Linear(32, dim),
+                                    nn.ReLU())
+        self.bags = nn.ModuleList([nn.EmbeddingBag(n, dim, mode="sum") for n in TABULAR_TABLES])
+        f = len(TABULAR_TABLES) + 1
+        rows, cols = torch.tril_indices(f, f, offset=-1)
+        self.register_buffer("rows", rows)
+        self.register_buffer("cols", cols)
+        self.top = nn.Sequential(nn.Linear(dim + f * (f - 1) // 2, 32), nn.ReLU(),
+                                 nn.Linear(32, 2))
+
+    def forward(self, x):
+        dense = self.bottom(x[:, :TABULAR_DENSE])
+        ids = x[:, TABULAR_DENSE:].long()
+        z = torch.stack([dense] + [bag(ids[:, i * TABULAR_BAG:(i + 1) * TABULAR_BAG])
+                                   for i, bag in enumerate(self.bags)], dim=1)
+        pairs = torch.bmm(z, z.transpose(1, 2))[:, self.rows, self.cols]
+        return self.top(torch.cat([dense, pairs], dim=1))
+
+
 # --- Hugging Face transformers models (when `transformers` imports) ---------
 # export_models.py's tiny configurations (random weights, nothing downloaded, every dropout 0
 # unless the name says otherwise; 2-D logits). BERT, DistilBERT, T5, ViT and Wav2Vec2 export with
@@ -426,6 +457,10 @@ def models():
                       "segment", 8, 32, 0.01),
         "lraspp": (lambda: export_models.build("lraspp")[0], img64, "segment", 8, 32, 0.01),
         "nn.GRU": (lambda: Recurrent(nn.GRU), tokens, "token", 16, 128, 0.5),
+        "DLRM (EmbeddingBag at x.long())": (DLRM, (TABULAR_DENSE + TABULAR_BAG * 3,),
+                                             "tabular", 16, 256, 0.01),
+        "DLRM (EmbeddingBag at x.long(); torch.export)": (
+            DLRM, (TABULAR_DENSE + TABULAR_BAG * 3,), "tabular", 16, 256, 0.01),
         # (a sum of 12 embeddings: a tenth of the learning rate)
         **{f"nn.EmbeddingBag ({mode}{exporter})": (lambda mode=mode: BagClassifier(mode), tokens,
                                                    "class", 16, 256, lr)
@@ -484,7 +519,7 @@ def export(name, ctor, shape, kind, path, batch):
                           input_names=["input"], output_names=["logits"], dynamo=False)
         return
     if name.endswith("torch.export)"):  # a fixed batch
-        dtype = torch.float32 if kind in ("image", "segment", "audio") else torch.long
+        dtype = torch.float32 if kind in ("image", "segment", "audio", "tabular") else torch.long
         with contextlib.redirect_stdout(io.StringIO()):  # (the exporter's steps)
             torch.onnx.export(model, (torch.zeros(batch, *shape, dtype=dtype),), path,
                               opset_version=OPSET or 20, training=torch.onnx.TrainingMode.TRAINING,
@@ -493,7 +528,8 @@ def export(name, ctor, shape, kind, path, batch):
                               external_data=False)
         return
     example = torch.zeros(2, *shape,
-                          dtype=torch.float32 if kind in ("image", "segment") else torch.long)
+                          dtype=torch.float32 if kind in ("image", "segment", "tabular")
+                          else torch.long)
     rows = "rows" if kind in ("token", "padded") else "N"
     # PyTorch 2.x: the TorchScript exporter (the default one writes the inference graph), but
     # for the models only the default one exports (export_models.py's TORCH_EXPORT).
@@ -525,6 +561,13 @@ def make_data(kind, shape, samples, work):
         np.save(x, (patterns[labels] + 0.5 * rng.standard_normal((samples, *shape)))
                 .astype(np.float32))
         np.save(y, labels.astype(np.int64))
+    elif kind == "tabular":  # dense normals, then ids (as floats); clicks from both
+        dense = rng.standard_normal((samples, TABULAR_DENSE))
+        ids = np.concatenate([rng.integers(0, n, (samples, TABULAR_BAG)) for n in TABULAR_TABLES],
+                             axis=1)
+        labels = ((dense[:, 0] + (ids[:, 0] % 2) - 0.5) > 0).astype(np.int64)
+        np.save(x, np.concatenate([dense, ids], axis=1).astype(np.float32))
+        np.save(y, labels)
     elif kind == "audio":  # AUDIO_FRAMES frames a sample, each one of the noisy patterns
         labels = rng.integers(0, AUDIO_CLASSES, (samples, AUDIO_FRAMES))
         patterns = rng.standard_normal((AUDIO_CLASSES, shape[0] // AUDIO_FRAMES))
