@@ -57,6 +57,55 @@ def classifier(conv, pool="mean", width=None):
     return GraphClassifier()
 
 
+# Node classification on one graph (PyG's Cora tutorial, transductive): the whole graph is one
+# sample, its node features [1, GRAPH_NODES, GRAPH_FEATURES], a label a node (-100, ignored, for
+# the nodes outside the training set); a stochastic block model of GRAPH_CLASSES communities.
+GRAPH_NODES, GRAPH_FEATURES, GRAPH_CLASSES = 400, 16, 4
+
+
+def block_model_edges():
+    """The communities' graph: an edge within a community with probability 0.05, across 0.005
+    (both directions), and the node of each community, in order of node."""
+    import torch
+    g = torch.Generator().manual_seed(0)
+    community = torch.arange(GRAPH_NODES) * GRAPH_CLASSES // GRAPH_NODES
+    same = community[:, None] == community[None, :]
+    p = torch.where(same, torch.tensor(0.05), torch.tensor(0.005))
+    upper = torch.triu(torch.rand(GRAPH_NODES, GRAPH_NODES, generator=g) < p, diagonal=1)
+    src, dst = (upper | upper.T).nonzero(as_tuple=True)
+    return torch.stack([src, dst]), community
+
+
+def node_classifier(conv, width=None):
+    """Two layers `conv` over the one graph's nodes, ReLU between, logits a node [nodes, classes]."""
+    import torch
+    import torch.nn as nn
+
+    class NodeClassifier(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("edge_index", block_model_edges()[0])
+            self.conv1 = conv(GRAPH_FEATURES, HIDDEN)
+            self.conv2 = conv(width or HIDDEN, GRAPH_CLASSES)
+
+        def forward(self, x):  # (1, nodes, features)
+            h = torch.relu(self.conv1(x[0], self.edge_index))
+            return self.conv2(h, self.edge_index)
+
+    return NodeClassifier()
+
+
+def node_data(samples, rng):
+    """(features [samples, nodes, features], labels [samples, nodes]): each community's mean
+    plus noise; a fifth of the nodes labeled, the others -100 (ignored by the loss)."""
+    import numpy as np
+    community = block_model_edges()[1].numpy()
+    means = rng.standard_normal((GRAPH_CLASSES, GRAPH_FEATURES))
+    x = means[community] + 2.0 * rng.standard_normal((samples, GRAPH_NODES, GRAPH_FEATURES))
+    labels = np.where(rng.random((samples, GRAPH_NODES)) < 0.2, community, -100)
+    return x.astype(np.float32), labels.astype(np.int64)
+
+
 def _mlp(i, o):
     import torch.nn as nn
     return nn.Sequential(nn.Linear(i, HIDDEN), nn.ReLU(), nn.Linear(HIDDEN, o))
@@ -88,6 +137,21 @@ def _builders():
         "tagconv": lambda: classifier(gnn.TAGConv),
         "sgconv": lambda: classifier(lambda i, o: gnn.SGConv(i, o, K=2)),
         "genconv (softmax aggregation) (torch.export)": lambda: classifier(gnn.GENConv),
+    }
+
+
+def node_builders():
+    """row name (after "pyg ") -> constructor of the node classification rows."""
+    if not pyg_available():
+        return {}
+    import torch_geometric.nn as gnn
+    heads = 4
+    return {
+        "gcn (node classification)": lambda: node_classifier(gnn.GCNConv),
+        "graphsage (node classification)": lambda: node_classifier(gnn.SAGEConv),
+        "gat (node classification; torch.export)": lambda: node_classifier(
+            lambda i, o: gnn.GATConv(i, o // heads if o == HIDDEN else o,
+                                     heads=heads if o == HIDDEN else 1)),
     }
 
 

@@ -486,9 +486,14 @@ def pyg_models():
     """The "pyg ..." rows (models_pyg.py): graph classification on a fixed topology, a fixed batch
     (the disjoint union's edge list is a buffer), TorchScript exporter, opset 20 unless --opset."""
     import models_pyg
-    return {f"pyg {name}": (ctor, (models_pyg.NODES, models_pyg.FEATURES), "image",
-                            models_pyg.BATCH, 64, 0.05)
-            for name, ctor in models_pyg.builders().items()}
+    graphs = {f"pyg {name}": (ctor, (models_pyg.NODES, models_pyg.FEATURES), "image",
+                              models_pyg.BATCH, 64, 0.05)
+              for name, ctor in models_pyg.builders().items()}
+    # node classification: the one graph a sample (4 draws of its features), a label a node
+    nodes = {f"pyg {name}": (ctor, (models_pyg.GRAPH_NODES, models_pyg.GRAPH_FEATURES), "nodes",
+                             1, 4, 0.05)
+             for name, ctor in models_pyg.node_builders().items()}
+    return {**graphs, **nodes}
 
 
 def export(name, ctor, shape, kind, path, batch):
@@ -513,13 +518,14 @@ def export(name, ctor, shape, kind, path, batch):
                           input_names=names, output_names=["logits"], dynamic_axes=dynamic,
                           **exporter)
         return
-    if name.startswith("pyg ") and not name.endswith("(torch.export)"):  # a fixed batch
+    if name.startswith("pyg ") and not name.endswith("torch.export)"):  # a fixed batch
         torch.onnx.export(model, (torch.zeros(batch, *shape),), path, opset_version=OPSET or 20,
                           training=torch.onnx.TrainingMode.TRAINING, do_constant_folding=False,
                           input_names=["input"], output_names=["logits"], dynamo=False)
         return
     if name.endswith("torch.export)"):  # a fixed batch
-        dtype = torch.float32 if kind in ("image", "segment", "audio", "tabular") else torch.long
+        dtype = (torch.float32 if kind in ("image", "segment", "audio", "tabular", "nodes")
+                 else torch.long)
         with contextlib.redirect_stdout(io.StringIO()):  # (the exporter's steps)
             torch.onnx.export(model, (torch.zeros(batch, *shape, dtype=dtype),), path,
                               opset_version=OPSET or 20, training=torch.onnx.TrainingMode.TRAINING,
@@ -561,6 +567,11 @@ def make_data(kind, shape, samples, work):
         np.save(x, (patterns[labels] + 0.5 * rng.standard_normal((samples, *shape)))
                 .astype(np.float32))
         np.save(y, labels.astype(np.int64))
+    elif kind == "nodes":  # models_pyg.py's graph: a sample's features, a label a node
+        import models_pyg
+        features, labels = models_pyg.node_data(samples, rng)
+        np.save(x, features)
+        np.save(y, labels)
     elif kind == "tabular":  # dense normals, then ids (as floats); clicks from both
         dense = rng.standard_normal((samples, TABULAR_DENSE))
         ids = np.concatenate([rng.integers(0, n, (samples, TABULAR_BAG)) for n in TABULAR_TABLES],
