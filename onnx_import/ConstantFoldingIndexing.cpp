@@ -142,7 +142,7 @@ bool Folder::scatterElements(HostTensor &r) {
   return true;
 }
 
-bool Folder::nonZero(HostTensor &x) {
+bool Folder::nonZero(HostTensor &r) {
   HostTensor data;
   if (!input(0, data))
     return false;
@@ -153,12 +153,12 @@ bool Folder::nonZero(HostTensor &x) {
   // [rank, hits]: row d holds each hit's coordinate d (a scalar's result
   // is [0, hits], no rows).
   const int64_t rank = data.rank(), count = static_cast<int64_t>(hits.size());
-  x.kind = Kind::Int;
-  x.dims = {rank, count};
+  r.kind = Kind::Int;
+  r.dims = {rank, count};
   const SmallVector<int64_t> strides = stridesOf(data.dims);
   for (int64_t d = 0; d < rank; ++d)
     for (int64_t hit : hits)
-      x.ints.push_back(hit / strides[d] % data.dims[d]);
+      r.ints.push_back(hit / strides[d] % data.dims[d]);
   return true;
 }
 

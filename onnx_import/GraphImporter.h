@@ -134,6 +134,12 @@ private:
   mlir::LogicalResult emitNotStatic(bool hasConverter, int outputType);
   /// The ONNX element type of the value `name` (FLOAT when unknown).
   int valueTypeOf(const std::string &name) const;
+  /// The dtype the current Cast casts to, or the current CastLike's (its
+  /// second input's).
+  int castTarget() const {
+    return curNode->op_type() == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
+                                        : valueTypeOf(curNode->input(1));
+  }
   /// Where the run-time value `name` comes from, for emitNotStatic.
   std::string originOf(const std::string &name);
 

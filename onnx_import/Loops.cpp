@@ -260,7 +260,7 @@ LogicalResult unrollLoops(onnx::ModelProto &model, Location fileLoc, int64_t ops
           return fail("it runs no iteration, so its scan outputs have no shape");
         // Unless it counts, the body's condition out must stay true: the
         // condition in, or a constant true (an outer one, or the body's own),
-        // through Identity or Cast.
+        // through Identity, Cast or CastLike.
         const std::string &condIn = body->input(1).name();
         const std::string cond = throughCasts(body->output(0).name(), producers);
         std::optional<int64_t> condValue = scalar(cond);

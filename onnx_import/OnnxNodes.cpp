@@ -40,6 +40,12 @@ std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, StringRef name, 
   return std::vector<int64_t>(count, fill);
 }
 
+bool isReshapeOnly(const onnx::NodeProto &node) {
+  return node.input_size() >= 1 && node.output_size() >= 1 &&
+         llvm::is_contained({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"},
+                            node.op_type());
+}
+
 std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
   if (!t)
     return std::nullopt;

@@ -39,6 +39,10 @@ int64_t intAttribute(const onnx::NodeProto &node, llvm::StringRef name, int64_t 
 std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, llvm::StringRef name, size_t count,
                                    int64_t fill);
 
+/// Whether `node` only changes the shape of its input 0 (Reshape, Flatten,
+/// Squeeze, Unsqueeze, Identity): token ids stay token ids through it.
+bool isReshapeOnly(const onnx::NodeProto &node);
+
 /// The integers an INT64 or INT32 tensor holds, or a BOOL tensor's as 0 and
 /// 1; none for a null tensor, another dtype, or data of the wrong size
 /// (which the importer reports where it reads the tensor).

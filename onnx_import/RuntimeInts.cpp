@@ -229,9 +229,7 @@ LogicalResult GraphImporter::importDataCast(bool &handled) {
       valueTypeOf(curNode->input(0)) != onnx::TensorProto::FLOAT)
     return success();
   auto it = values.find(curNode->input(0));
-  const int to = op == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
-                              : valueTypeOf(curNode->input(1));
-  if (it == values.end() || !integerRange(to))
+  if (it == values.end() || !integerRange(castTarget()))
     return success();
   // Unbounded: only a Gather reads them, and the runtime checks each index.
   runtimeInts[curNode->output(0)] =
@@ -389,8 +387,7 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     return success();
   }
   if (op == "Cast" || op == "CastLike") {
-    const int to = op == "Cast" ? static_cast<int>(intAttr("to", onnx::TensorProto::FLOAT))
-                                : valueTypeOf(curNode->input(1));
+    const int to = castTarget();
     if (to == onnx::TensorProto::FLOAT && unbounded)
       return emitError() << "it casts '" << curNode->input(at) << "', integers " << in.origin
                          << " at run time, back to FLOAT; mgs reads those only as a Gather's "

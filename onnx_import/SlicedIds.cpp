@@ -63,9 +63,7 @@ bool gatherBeforeSlices(onnx::ModelProto &model) {
     if (in.type().tensor_type().elem_type() == onnx::TensorProto::INT64)
       ids.insert(in.name());
   for (const auto &node : graph->node())
-    if (node.input_size() >= 1 && node.output_size() >= 1 && ids.contains(node.input(0)) &&
-        llvm::is_contained({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"},
-                           node.op_type()))
+    if (isReshapeOnly(node) && ids.contains(node.input(0)))
       ids.insert(node.output(0));
   if (ids.empty())
     return false;

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
@@ -19,13 +20,6 @@ using namespace mlir;
 namespace mgs::onnx_import {
 
 namespace {
-
-/// The ops that only change the shape of their input 0.
-bool isIndexReshape(const onnx::NodeProto &node) {
-  return node.input_size() >= 1 && node.output_size() >= 1 &&
-         llvm::is_contained({"Reshape", "Flatten", "Squeeze", "Unsqueeze", "Identity"},
-                            node.op_type());
-}
 
 /// A Transpose of token ids on their way to an embedding (XLNet's time-major
 /// ids): the embedding gathers at the ids, then transposes its rows.
@@ -53,8 +47,7 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
   // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
   for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
     const onnx::NodeProto &node = graph.node(idx);
-    if ((isIndexReshape(node) || isIndexTranspose(node)) &&
-        gatherIndices.contains(node.output(0))) {
+    if ((isReshapeOnly(node) || isIndexTranspose(node)) && gatherIndices.contains(node.output(0))) {
       gatherIndices.insert(node.input(0));
       // (their embedding's rows bound the ids before the reshape too)
       if (auto rows = embeddingRows.find(node.output(0)); rows != embeddingRows.end())
@@ -67,7 +60,7 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
 LogicalResult GraphImporter::importIndexReshape(bool &handled) {
   handled = false;
   const bool transposes = isIndexTranspose(*curNode);
-  if (!isIndexReshape(*curNode) && !transposes)
+  if (!isReshapeOnly(*curNode) && !transposes)
     return success();
   const std::string &in = curNode->input(0);
   if (auto it = transposedIndices.find(in);

@@ -1,11 +1,13 @@
 //===- Scatter.cpp - ScatterND and ScatterElements of computed data -------===//
 //
-// Built from train.gather (the embedding's kernel) over the data's rows and
-// the updates' rows, concatenated: no kernel of its own, and no arithmetic
-// on the data, so what the data holds where the updates go (inf, NaN) does
-// not reach the result. The gather's gradient reaches the data where
-// nothing was written and each update that was (not one overwritten by a
-// later one).
+// Without a reduction, built from train.gather (the embedding's kernel) over
+// the data's rows and the updates' rows, concatenated: no kernel of its own,
+// and no arithmetic on the data, so what the data holds where the updates go
+// (inf, NaN) does not reach the result. The gather's gradient reaches the
+// data where nothing was written and each update that was (not one
+// overwritten by a later one). ScatterElements' 'add' adds the updates with
+// gather's gradient kernel; 'max' and 'min' gather each place's data and
+// updates into a row of the same concatenation and take its extremum.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,12 +30,11 @@ namespace mgs::onnx_import {
 
 namespace {
 
-/// `data` with the rows (of `sliceDims`) of its leading dimensions flattened
-/// replaced: result row r is row source[r] of [the data's rows; the updates'
-/// rows] (one train.gather), of `resultType`.
-Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
-                  ArrayRef<int64_t> sliceDims, ArrayRef<int64_t> source,
-                  RankedTensorType resultType) {
+/// Rows (of `sliceDims`) of [the data's rows; the updates' rows], the data's
+/// and the updates' leading dimensions flattened: result row r is row
+/// source[r] of that concatenation (one train.gather), of `resultType`.
+Value gatherRows(OpBuilder &b, Location loc, Value data, Value updates, ArrayRef<int64_t> sliceDims,
+                 ArrayRef<int64_t> source, RankedTensorType resultType) {
   const int64_t slice = numElements(sliceDims), rows = numElements(shapeOf(data)) / slice,
                 tuples = numElements(shapeOf(updates)) / slice;
   auto f32 = [&](int64_t leading) {
@@ -49,10 +50,11 @@ Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
     updateRows = ReshapeOp::create(b, loc, f32(tuples), updateRows);
   table = ConcatOp::create(b, loc, f32(rows + tuples), ValueRange{table, updateRows},
                            b.getI64IntegerAttr(0));
-  auto indexType = RankedTensorType::get({rows}, b.getI64Type());
+  const int64_t picked = static_cast<int64_t>(source.size());
+  auto indexType = RankedTensorType::get({picked}, b.getI64Type());
   Value at =
       arith::ConstantOp::create(b, loc, indexType, DenseElementsAttr::get(indexType, source));
-  Value out = GatherOp::create(b, loc, f32(rows), table, at);
+  Value out = GatherOp::create(b, loc, f32(picked), table, at);
   if (out.getType() != resultType)
     out = ReshapeOp::create(b, loc, resultType, out);
   return out;
@@ -60,8 +62,8 @@ Value replaceRows(OpBuilder &b, Location loc, Value data, Value updates,
 
 /// The greatest (or least) of each row of `rows` ([places, width]) among
 /// the entries `valid` marks (1.0), as [places, 1], its gradient split evenly
-/// among the entries equal to it, as PyTorch's scatter_reduce amax / amin
-/// (and amax, amin) split it: the extremum m (selectExtremum, detached), the
+/// among the entries equal to it, as PyTorch's scatter_reduce with amax or
+/// amin splits it: the extremum m (selectExtremum, detached), the
 /// tied entries' weights w (1 / their count; no gradient through the
 /// comparison), and m + (s - detach(s)) for s = sum(w * tied entries), exactly
 /// m forward; where m is infinite (s - s would be NaN) m alone.
@@ -154,8 +156,7 @@ LogicalResult convertScatterND(NodeImporter &n) {
     n.setOutput(0, *data);
     return success();
   }
-  n.setOutput(0,
-              replaceRows(n.builder(), n.loc(), *data, *updates, sliceDims, source, *resultType));
+  n.setOutput(0, gatherRows(n.builder(), n.loc(), *data, *updates, sliceDims, source, *resultType));
   return success();
 }
 
@@ -220,25 +221,23 @@ LogicalResult convertScatterElements(NodeImporter &n) {
       source[place] = count + static_cast<int64_t>(e);
     n.setOutput(0, places.empty()
                        ? *data
-                       : replaceRows(b, n.loc(), *data, *updates, {}, source, *resultType));
+                       : gatherRows(b, n.loc(), *data, *updates, {}, source, *resultType));
     return success();
   }
   Location loc = n.loc();
   auto f32 = [&](int64_t size) { return RankedTensorType::get({size}, b.getF32Type()); };
-  const int64_t writes = static_cast<int64_t>(places.size());
-  Value flatData = ReshapeOp::create(b, loc, f32(count), *data);
-  Value flatUpdates = ReshapeOp::create(b, loc, f32(writes), *updates);
-  auto indexConstant = [&](ArrayRef<int64_t> values) -> Value {
-    auto type = RankedTensorType::get({static_cast<int64_t>(values.size())}, b.getI64Type());
-    return arith::ConstantOp::create(b, loc, type, DenseElementsAttr::get(type, values));
-  };
   Value out;
   if (reduction == "add") {
     // The updates summed into their places in index order by gather's
     // gradient kernel (a scatter-add, no one-hot: O(updates)); its own
     // gradient is the gather at the places.
-    Value sums = GatherGradOp::create(b, loc, f32(count), indexConstant(places), flatUpdates);
-    out = AddOp::create(b, loc, f32(count), flatData, sums);
+    const int64_t writes = static_cast<int64_t>(places.size());
+    auto placesType = RankedTensorType::get({writes}, b.getI64Type());
+    Value at = arith::ConstantOp::create(
+        b, loc, placesType, DenseElementsAttr::get(placesType, ArrayRef<int64_t>(places)));
+    Value sums = GatherGradOp::create(b, loc, f32(count), at,
+                                      ReshapeOp::create(b, loc, f32(writes), *updates));
+    out = AddOp::create(b, loc, f32(count), ReshapeOp::create(b, loc, f32(count), *data), sums);
   } else {
     // max / min: each place's data and the updates written to it as a row
     // of a table gathered from [data; updates], short rows padded with the
@@ -260,10 +259,8 @@ LogicalResult convertScatterElements(NodeImporter &n) {
         source[p * width + j] = written ? writers[p][j - 1] : p;
         valid[p * width + j] = j == 0 || written ? 1.0f : 0.0f;
       }
-    Value table = ConcatOp::create(b, loc, f32(count + writes), ValueRange{flatData, flatUpdates},
-                                   b.getI64IntegerAttr(0));
-    Value rows = GatherOp::create(b, loc, f32(count * width), table, indexConstant(source));
-    rows = ReshapeOp::create(b, loc, RankedTensorType::get({count, width}, b.getF32Type()), rows);
+    Value rows = gatherRows(b, loc, *data, *updates, {}, source,
+                            RankedTensorType::get({count, width}, b.getF32Type()));
     out = tiedExtremum(n, rows, f32Constant(n, {count, width}, valid), reduction == "max");
   }
   n.setOutput(0, ReshapeOp::create(b, loc, *resultType, out).getResult());

@@ -1,11 +1,12 @@
-//===- Scatter.h - ScatterND of computed data -------------------*- C++ -*-===//
+//===- Scatter.h - ScatterND, ScatterElements of computed data --*- C++ -*-===//
 //
 // ONNX ScatterND whose data is computed or trained and whose indices are
 // constants: Swin V2's qkv bias, whose key part PyTorch overwrites with
 // zeros (`zero_()` on a slice: constant updates), and a slice assignment of
 // computed values (`x[..., idx] = y`, Funnel's as torch.export writes it),
-// registered in opConverters()'s table. All-constant ScatterND is folded at
-// import (ConstantFolding).
+// registered in opConverters()'s table; and ScatterElements of computed data
+// at constant indices. Scatters of constants are folded at import
+// (ConstantFolding).
 //
 //===----------------------------------------------------------------------===//
 
@@ -30,9 +31,11 @@ mlir::LogicalResult convertScatterND(NodeImporter &n);
 /// ScatterElements(data, indices, updates) at constant indices (those
 /// computed at run time are RuntimeInts.cpp's): reduction "none" as
 /// ScatterND's gather, each element a row (the last update written to a
-/// place wins); "add" the updates summed into their places by a one-hot
-/// (scatterElementsAt), the indices then of the data's shape but along the
-/// axis. Other reductions and indices out of range are errors naming the node.
+/// place wins); "add" the updates added into their places by
+/// train.gather_grad (a scatter-add, O(updates)); "max" and "min" each
+/// place's data and updates gathered into a row, its extremum taken, the
+/// gradient split evenly among tied entries (PyTorch's scatter_reduce).
+/// "mul" and indices out of range are errors naming the node.
 mlir::LogicalResult convertScatterElements(NodeImporter &n);
 
 } // namespace mgs::onnx_import
