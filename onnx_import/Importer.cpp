@@ -381,8 +381,9 @@ std::string GraphImporter::originOf(const std::string &name) {
   if (auto it = initializers.find(name); it != initializers.end())
     return "is a parameter (a FLOAT initializer, trained)";
   if (rejected.count(name) && dataInputCount > 1)
-    return "is a graph input (an executable feeds one input, the samples: give this one its "
-           "values in the model with " + bindInputUsage(name) + ")";
+    return "is a graph input (run-time data where mgs needs a value known at import: give "
+           "this one its values in the model with " +
+           bindInputUsage(name) + ")";
   if (indexValues.count(name) || rejected.count(name))
     return "is a graph input";
   auto it = values.find(name);

@@ -91,7 +91,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import export_models  # noqa: E402
 import mgs_augment  # noqa: E402
 # (read_records and read_weights: also what other scripts import from here)
-from gradcheck_data import SEGMENTATION, make_batch, read_records, read_weights  # noqa: E402,F401
+from gradcheck_data import (SEGMENTATION, make_batch, make_other_inputs, read_records,  # noqa: E402,F401
+                            read_weights)
 
 
 MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"],
@@ -251,6 +252,9 @@ def main():
             assert same, f"{pname}: initial weights differ"
 
     path, fmt, x, labels = make_batch(args.model, args.batch, args.workdir)
+    # The model's other graph inputs (the executable's --input-data NAME=FILE.npy).
+    others = make_other_inputs(args.model, args.batch, args.workdir)
+    others_args = [a for name, file, _ in others for a in ("--input-data", f"{name}={file}")]
     if args.pad_labels:
         if fmt != "npy" or labels.size == args.batch:
             sys.exit("--pad-labels: a token model with a label per position (NumPy labels)")
@@ -264,7 +268,7 @@ def main():
     if args.loss != "cross-entropy":
         # Float targets of the first output's shape, the inputs as NumPy data.
         with torch.no_grad():
-            shape = model(x).shape
+            shape = model(x, *(t for _, _, t in others)).shape
         rng = np.random.default_rng(99)
         targets = (rng.integers(0, 2, shape) if args.loss == "bce-with-logits"
                    else rng.standard_normal(shape)).astype(np.float32)
@@ -346,7 +350,7 @@ def main():
     def train(steps):
         """The parameters after `steps` steps of the executable on the batch (one an epoch)."""
         trained = os.path.join(args.workdir, f"{args.model}-trained-{steps}.onnx")
-        subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args,
+        subprocess.run([exe, "--data", path, "--data-format", fmt, *labels_args, *others_args,
                         "--epochs", str(steps), "--holdout", "0", "--lr", str(lr), *opt_args,
                         "--progress-every", "0", "--save", trained,
                         *(["--augment", args.augment, "--seed", "1"] if args.augment else []),
@@ -387,15 +391,20 @@ def main():
                 u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
                 xs = (x.double() * (1 + u)).to(dtype)
             return xs
-        return ref, [convert(x) for x in step_xs]
+        extra = [convert(t) for _, _, t in others]
+        return ref, [(convert(x), *extra) if extra else convert(x) for x in step_xs]
+
+    def call(ref, xs):
+        """The model on its batch: the first input, or a tuple of every input."""
+        return ref(*xs) if isinstance(xs, tuple) else ref(xs)
 
     def forward(ref, xs, autocast):
         """The model's output, under PyTorch's CPU autocast (to autocast_dtype) when `autocast` (then
         as float32: the loss is float32, as mgs's)."""
         if not autocast:
-            return ref(xs)
+            return call(ref, xs)
         with torch.autocast("cpu", dtype=autocast_dtype):
-            out = ref(xs)
+            out = call(ref, xs)
         return out.float()
 
     def drop_path_gradient(ref, xs, masks):
@@ -403,7 +412,7 @@ def main():
         returned as float64 arrays of their own)."""
         ref.zero_grad()
         set_drop_path_masks(ref, masks)
-        loss_of(ref(xs)).backward()
+        loss_of(call(ref, xs)).backward()
         return {names.get(n, n): p.grad.double().numpy().copy()
                 for n, p in ref.named_parameters()}
 

@@ -23,6 +23,7 @@ import os
 import sys
 import warnings
 
+import numpy as np
 import torch
 
 # The model definitions, re-exported: the scripts, benches and tests use export_models.NAME.
@@ -54,6 +55,8 @@ def build(name):
         # torch.export only (the TorchScript exporter fails on col2im's computed size)
         "foldmix": (FoldMixer, digits),
         "graphmix": (GraphMixer, digits),
+        # three graph inputs (x_t, t, c: OTHER_INPUTS), trained with --input-data
+        "denoiser": (Denoiser, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
         "catmlp": (CategoricalMLP, torch.zeros(1, 1, 8, 8)),
         "lstm": (DigitsLSTM, digits),
@@ -278,6 +281,20 @@ TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", 
 MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"]}
 
 
+def _time_steps(n, rng):
+    return rng.integers(0, Denoiser.steps, n).astype(np.int64)
+
+
+def _conditions(n, rng):
+    return rng.standard_normal((n, Denoiser.conditions)).astype(np.float32)
+
+
+# Models whose forward takes more graph inputs than the first, each fed by the training
+# executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
+# of (samples n, a NumPy generator) giving n samples of it (its example in the export: 2 of them).
+OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)]}
+
+
 # Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):
 # exported with PyTorch 2.x's default, torch.export-based exporter. Without BatchNorm or
 # dropout its graph is the training graph; its optimizer is off (optimize=False), since it
@@ -316,6 +333,13 @@ def export(name, opset, out_dir, dynamo=False, optimize=False, eval_mode=False):
     if dynamo:  # (a batch of 1 would be specialized, not symbolic)
         example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
     inputs, names = (example,), ["input"]
+    if name in OTHER_INPUTS:
+        rng = np.random.default_rng(0)
+        example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
+        names += [n for n, _ in OTHER_INPUTS[name]]
+        inputs = (example, *(torch.from_numpy(make(2, rng)) for _, make in OTHER_INPUTS[name]))
+        dynamic = {n: {0: "N"} for n in names}
+        dynamic["logits"] = {0: "N"}
     if name in MULTI_INPUT:
         names += MULTI_INPUT[name]
         inputs = (example, (example != 0).long(), torch.zeros_like(example))[:len(names)]

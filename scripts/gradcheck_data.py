@@ -58,6 +58,19 @@ NPY_INPUTS = {"inception3": (3, 75, 75), "resnet50": (3, 224, 224), "mobilenetv2
               "r2plus1d": (3, 8, 32, 32), "s3d": (3, 16, 64, 64)}
 
 
+def make_other_inputs(name, n, workdir):
+    """Writes the samples of model `name`'s graph inputs beside the first (OTHER_INPUTS), one
+    NumPy file each; returns [(input name, path, torch tensor)] (none for most models)."""
+    rng = np.random.default_rng(4321)
+    out = []
+    for input_name, make in export_models.OTHER_INPUTS.get(name, []):
+        values = make(n, rng)
+        path = os.path.join(workdir, f"{name}-{input_name}.npy")
+        np.save(path, values)
+        out.append((input_name, path, torch.from_numpy(values)))
+    return out
+
+
 def make_batch(name, n, workdir):
     """Writes a batch of n samples; returns (path, format, torch input, labels)."""
     rng = np.random.default_rng(1234)

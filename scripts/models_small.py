@@ -297,6 +297,29 @@ class CategoricalMLP(nn.Module):
         return self.mlp(torch.cat([flat[:, 16:], embedded, self.bag(codes[:, 8:])], dim=1))
 
 
+class Denoiser(nn.Module):
+    """A diffusion model's noise predictor of three graph inputs, as a DDPM trains it: the
+    noised image x_t (1 x 8 x 8, the digits' shape), its time step t (an int64 of [0, 50):
+    nn.Embedding's row, as a learned time embedding) and a condition c (4 floats: a class's
+    code), both added to the feature maps' channels; the output is the predicted noise
+    (mgsc --loss mse against it)."""
+
+    steps, conditions = 50, 4
+
+    def __init__(self):
+        super().__init__()
+        self.time = nn.Embedding(self.steps, 16)
+        self.cond = nn.Linear(self.conditions, 16)
+        self.conv1 = nn.Conv2d(1, 16, 3, padding=1)
+        self.conv2 = nn.Conv2d(16, 16, 3, padding=1)
+        self.out = nn.Conv2d(16, 1, 3, padding=1)
+
+    def forward(self, x, t, c):
+        bias = (self.time(t) + self.cond(c))[:, :, None, None]
+        h = F.silu(self.conv1(x) + bias)
+        return self.out(F.silu(self.conv2(h)) + h)
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 

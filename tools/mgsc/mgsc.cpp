@@ -287,9 +287,11 @@ bool freezeParameters(mlir::ModuleOp module) {
   return true;
 }
 
-/// The training executable feeds one input, the samples: the model's others
-/// need --bind-input.
-bool checkOneInput(mlir::ModuleOp module) {
+/// The training executable feeds the model's first input from --data and
+/// each other one from --input-data NAME=FILE: said when there are several.
+/// A model with no input, or several and a scalar output (a loss the
+/// importer did not lift), is refused.
+bool checkInputs(mlir::ModuleOp module) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
   if (!forward || forward.getNumArguments() == 1)
     return true;
@@ -299,10 +301,22 @@ bool checkOneInput(mlir::ModuleOp module) {
          "; the training executable feeds one, the samples");
     return false;
   }
-  std::string names;
-  for (unsigned i = 0; i < forward.getNumArguments(); ++i)
-    if (auto name = forward.getArgAttrOfType<mlir::StringAttr>(i, "train.name"))
-      names += (names.empty() ? "'" : ", '") + name.str() + "'";
+  std::string names, described;
+  for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
+    auto nameAttr = forward.getArgAttrOfType<mlir::StringAttr>(i, "train.name");
+    std::string name = nameAttr ? nameAttr.str() : "#" + std::to_string(i);
+    names += (i ? ", '" : "'") + name + "'";
+    auto type = dyn_cast<mlir::RankedTensorType>(forward.getArgument(i).getType());
+    std::string shape;
+    if (type) {
+      llvm::raw_string_ostream os(shape);
+      llvm::interleave(type.getShape(), os, "x");
+      if (!type.getElementType().isF32())
+        os << ", " << type.getElementType();
+    }
+    described += (i ? "; '" : "'") + name + "' (" + shape + ")" +
+                 (i ? " from --input-data " + name + "=FILE.npy" : " from --data");
+  }
   auto first = forward.getNumResults() ? dyn_cast<mlir::RankedTensorType>(
                                             forward.getFunctionType().getResult(0))
                                       : nullptr;
@@ -314,10 +328,11 @@ bool checkOneInput(mlir::ModuleOp module) {
          "bce-with-logits)");
     return false;
   }
-  fail("the model has " + Twine(forward.getNumArguments()) + " graph inputs (" + names +
-       "); the training executable feeds one, the samples: give the others their values with "
-       "--bind-input NAME=VALUE or NAME=INPUT!=VALUE");
-  return false;
+  if (!quiet)
+    errs() << "mgsc: the model has " << forward.getNumArguments()
+           << " inputs; the executable feeds " << described
+           << " (or give one its value in the model with --bind-input)\n";
+  return true;
 }
 
 /// The batch size the step was built for: dimension 0 of forward's input.
@@ -485,7 +500,7 @@ int main(int argc, char **argv) {
     return 1;
   mlir::OwningOpRef<mlir::ModuleOp> module = std::move(*imported);
   progress.step("imported " + inputFile);
-  if (!inference && !checkOneInput(*module))
+  if (!inference && !checkInputs(*module))
     return 1;
   if (!mgsc::checkGraphLoss(*module, inference, quiet))
     return 1;

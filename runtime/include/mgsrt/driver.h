@@ -224,6 +224,9 @@ struct Dataset {
   std::string source;      // the path the samples came from, for messages
   std::string labelSource; // where the labels came from, when another file (NumPy)
   int64_t sampleSize = 0;
+  /// NumPy samples: one sample's shape (the file's dimensions after the
+  /// first), for messages; else empty.
+  std::vector<int64_t> sampleShape;
   std::vector<float> samples;
   std::vector<int64_t> labels; // labelsPerSample for each sample, in order
   StoredNumbers storedSamples; // in place of `samples` when count > 0
@@ -242,7 +245,11 @@ struct Dataset {
   std::vector<std::string> classNames;
   int64_t skippedFiles = 0;
 
+  /// The samples: as many as their labels (or targets) say, or for samples
+  /// alone (loadNpySamples) their values over sampleSize.
   int64_t size() const {
+    if (targets.empty() && labelCount() == 0)
+      return sampleSize ? static_cast<int64_t>(sampleValues()) / sampleSize : 0;
     return static_cast<int64_t>(targets.empty() ? labelCount() : targets.size()) / labelsPerSample;
   }
   /// Every sample value, all samples: sampleSize x size().
@@ -294,6 +301,10 @@ Status loadCifar10(const std::string &path, Dataset &data, DataSplit split = Dat
 /// product of the other dimensions).
 Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
                bool floatTargets = false);
+/// One .npy file of samples alone, as loadNpy reads its `inputs` (a model
+/// input beside the first: the executable's --input-data); `what` names the
+/// file in messages.
+Status loadNpySamples(const std::string &path, Dataset &data, const char *what = "NumPy inputs");
 /// Digits, MNIST or CIFAR-10 (NumPy data needs its labels file: loadNpy).
 Status loadDataset(const std::string &path, DataFormat format, Dataset &data,
                    DataSplit split = DataSplit::Train);

@@ -458,7 +458,8 @@ int Driver::runCalibration() {
   auto runStep = [&](int s) {
     int64_t it = s % itersPerEpoch;
     fillBatch(data, batchIndices(order, it), m.batchSize);
-    if (toDevice(inputs[0]) || toDevice(labels))
+    if (std::any_of(inputs.begin(), inputs.end(), [&](Buffer &b) { return toDevice(b) != 0; }) ||
+        toDevice(labels))
       return false;
     // The parameters change as in training (lr from --lr): the times do not
     // depend on the values.

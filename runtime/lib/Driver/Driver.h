@@ -9,7 +9,8 @@
 //                  a GPU), mgsrt_driver_main
 //   Params.cpp     loading the params (weights file, checkpoint to resume),
 //                  saving them (checkpoint, --save-weights, --save)
-//   Train.cpp      the data, the batches and the training loop
+//   LoadData.cpp   the data sets (--data, --test-data, --input-data), checked
+//   Train.cpp      the batches and the training loop
 //   Evaluate.cpp   the evaluation set's accuracy or loss, --per-class
 //   Inference.cpp  one forward pass on raw input files
 //   Workers.cpp    the data-parallel workers (MPI) and the params' broadcast
@@ -90,9 +91,11 @@ public:
       *entry = host;
     for (void *p : deviceMemory)
       mgsrt_free(ctx, p);
-    for (BatchStaging &st : staging)
-      for (void *p : {st.input, st.labels})
+    for (BatchStaging &st : staging) {
+      for (void *p : st.inputs)
         mgsrt_host_free(ctx, p);
+      mgsrt_host_free(ctx, st.labels);
+    }
     if (ctx)
       mgsrt_ctx_destroy(ctx); // waits for pending collectives
     mgsrt_comm_destroy(comm);
@@ -170,6 +173,33 @@ private:
   // Inference.cpp
   int runInference();
 
+  // LoadData.cpp
+  /// --data (and the held-out split), --test-data and the other inputs'
+  /// samples, checked against the model.
+  int loadData();
+  /// An image folder's demands on the model (a batch of gray or RGB images,
+  /// one class a sample), and what one holds (its classes against the
+  /// model's).
+  int checkImageFolderModel();
+  int describeImageFolder(const Dataset &d, const char *what);
+  /// The samples' checks against the model (checkDataset, integer token ids).
+  int checkSamples(const Dataset &d, const std::string &path, const char *what);
+  /// `d`'s values as model input `input`'s token ids: integers, within the
+  /// rows of the tables it indexes (when the model says which); 0 for a
+  /// float32 input.
+  int checkIds(const Dataset &d, const std::string &path, const char *what,
+               const TensorSpec &input);
+  /// The samples of the model's inputs beside the first (--input-data, and
+  /// --test-input-data with --test-data): as many as `data`'s (`testSet`'s),
+  /// each of its input's size.
+  int loadInputData();
+  int loadOtherInputs(const std::vector<std::pair<std::string, std::string>> &files,
+                      const Dataset &first, const char *option, std::vector<Dataset> &sets);
+  /// The samples of model input i > 0 beside `from` (data or testSet).
+  const Dataset &otherInput(const Dataset &from, size_t i) const {
+    return &from == &testSet ? testInputSets[i] : inputSets[i];
+  }
+
   // Train.cpp
   int runTraining();
   /// One training step: mgs_train_step, or with --cuda-graph (after the
@@ -180,12 +210,6 @@ private:
   mgsrt_status_t trainStep(bool first);
   bool graphRefused = false, graphRetried = false;
   int64_t graphCaptures = 0, graphReplays = 0;
-  int loadData();
-  /// An image folder's demands on the model (a batch of gray or RGB images,
-  /// one class a sample), and what one holds (its classes against the
-  /// model's).
-  int checkImageFolderModel();
-  int describeImageFolder(const Dataset &d, const char *what);
   /// Accuracy on the evaluation set: --test-data's samples, else the
   /// held-out part of --data.
   bool evaluate(int64_t &correct, int64_t &total, int &status);
@@ -202,17 +226,16 @@ private:
   void printPerClass(const char *set) const;
   bool haveTestSet() const { return !o.testData.empty(); }
   const std::vector<int64_t> &evalSet() const { return haveTestSet() ? testIndices : heldOutSet; }
-  /// The samples' checks against the model (checkDataset, integer token ids).
-  int checkSamples(const Dataset &d, const std::string &path, const char *what);
   double learningRate(int64_t epoch, int64_t iteration) const;
   /// The epochs a cosine schedule spans: --cosine-epochs, else --epochs.
   int64_t scheduleEpochs() const { return o.cosineEpochs > 0 ? o.cosineEpochs : o.epochs; }
-  /// Copies `count` samples (and labels) into the batch: into `input` and
-  /// `labelsOut` when given, else into the input's and the labels' buffers.
-  /// `augment`: training batches, each sample transformed by --augment
-  /// (drawn for augmentEpoch).
-  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count, void *input = nullptr,
-                 void *labelsOut = nullptr, bool augment = false);
+  /// Copies `count` samples (of every model input) and their labels into
+  /// the batch: into `inputsOut` (one per model input) and `labelsOut` when
+  /// given, else into the inputs' and the labels' buffers. `augment`:
+  /// training batches, each sample transformed by --augment (drawn for
+  /// augmentEpoch; the first input alone).
+  bool fillBatch(const Dataset &from, const int64_t *indices, int64_t count,
+                 void *const *inputsOut = nullptr, void *labelsOut = nullptr, bool augment = false);
 
   // Transforms.cpp
   /// --augment, --input-mean and --input-std against the model (an image
@@ -237,7 +260,8 @@ private:
   /// between them). Allocated with the other buffers (allocate()) by
   /// setupStaging() (Train.cpp).
   struct BatchStaging {
-    void *input = nullptr, *labels = nullptr;
+    std::vector<void *> inputs; // one per model input
+    void *labels = nullptr;
   };
   BatchStaging staging[2];
   int setupStaging();
@@ -415,6 +439,11 @@ private:
 
   Dataset data;
   int64_t sampleSize = 0;
+  /// Per model input: the values of one sample; and for the inputs beside
+  /// the first, their samples (--input-data; --test-input-data), index 0
+  /// unused.
+  std::vector<int64_t> inputSampleSizes;
+  std::vector<Dataset> inputSets, testInputSets;
   int64_t labelsPerSample = 1; // labels (and first-output rows) a sample: > 1 per token
   std::vector<int64_t> trainSet, heldOutSet;
   Dataset testSet;                  // --test-data's samples

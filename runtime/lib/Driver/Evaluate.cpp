@@ -113,8 +113,9 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
   for (size_t start = 0; start < set.size(); start += m.batchSize) {
     int64_t count = std::min<int64_t>(m.batchSize, set.size() - start);
     fillBatch(from, set.data() + start, count);
-    if ((status = toDevice(inputs[0])))
-      return false;
+    for (Buffer &b : inputs)
+      if ((status = toDevice(b)))
+        return false;
     markProgress(haveTestSet() ? "the test-set evaluation" : "the held-out evaluation",
                  watchdogProgress.load());
     if (mgs_eval_step(ctx, evalIo.data()) != MGSRT_OK) {

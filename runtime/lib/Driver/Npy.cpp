@@ -176,66 +176,37 @@ bool npyInt(const NpyArray &a, uint64_t i, int64_t &v) {
 }
 } // namespace
 
-Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
-               bool floatTargets) {
+Status loadNpySamples(const std::string &path, Dataset &data, const char *what) {
   data = Dataset();
-  data.source = inputs;
-  data.labelSource = labels;
-  FileBytes xb, yb;
-  NpyArray x, y;
-  Status s = mapOrRead(inputs, xb);
+  data.source = path;
+  FileBytes xb;
+  NpyArray x;
+  Status s = mapOrRead(path, xb);
   if (s.ok())
-    s = parseNpy(inputs, "NumPy inputs", xb, x);
-  if (s.ok())
-    s = mapOrRead(labels, yb);
-  if (s.ok())
-    s = parseNpy(labels, "NumPy labels", yb, y);
+    s = parseNpy(path, what, xb, x);
   if (!s.ok())
     return s;
   const bool intInputs = x.kind == 'i' || x.kind == 'u';
   if (!intInputs && (x.kind != 'f' || (x.itemSize != 4 && x.itemSize != 8))) {
     return badInput(
-        "NumPy inputs '" + inputs + "': dtype must be float32 or float64 (convert with " +
+        std::string(what) + " '" + path + "': dtype must be float32 or float64 (convert with " +
         "x.astype(numpy.float32), scaled as the model expects), or integers (token ids)");
   }
-  const bool numericY = y.kind == 'i' || y.kind == 'u' ||
-                        (y.kind == 'f' && (y.itemSize == 4 || y.itemSize == 8));
-  if (floatTargets && !numericY) {
-    return badInput("NumPy targets '" + labels +
-                    "': dtype must be float32, float64 or integers (the model's loss takes "
-                    "float targets)");
-  }
-  if (!floatTargets && ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1)) {
-    return badInput("NumPy labels '" + labels +
-                    "': must be integers of shape (N,) or, several per sample, (N, L) (one "
-                    "per token) or (N, d1, ...) (one per position)");
-  }
-  if (x.shape[0] == 0 || y.shape[0] == 0) {
-    return badInput("NumPy " +
-                    std::string(x.shape[0] == 0 ? "inputs '" + inputs : "labels '" + labels) +
-                    "' hold no samples");
-  }
-  if (x.shape[0] != y.shape[0]) {
-    return badInput("NumPy inputs '" + inputs + "' hold " + std::to_string(x.shape[0]) +
-                    " samples, labels '" + labels + "' " + std::to_string(y.shape[0]));
-  }
+  if (x.shape[0] == 0)
+    return badInput(std::string(what) + " '" + path + "' hold no samples");
   const int64_t n = x.shape[0];
   data.sampleSize = static_cast<int64_t>(x.count / static_cast<uint64_t>(n));
   if (data.sampleSize == 0)
-    return badInput("NumPy inputs '" + inputs + "': a sample has no values");
-  data.labelsPerSample = static_cast<int64_t>(y.count / static_cast<uint64_t>(n));
-  if (data.labelsPerSample == 0)
-    return badInput("NumPy labels '" + labels + "': a sample has no labels");
-  if (!floatTargets && y.shape.size() > 2)
-    data.labelShape.assign(y.shape.begin() + 1, y.shape.end());
+    return badInput(std::string(what) + " '" + path + "': a sample has no values");
+  data.sampleShape.assign(x.shape.begin() + 1, x.shape.end());
   // The inputs stay where they are (a mapped file is not copied): checked
   // here, converted batch by batch.
   data.storedSamples = {xb.owner, x.data, x.kind, x.itemSize, x.count};
   for (uint64_t i = 0; i < x.count; ++i) {
-    auto fail = [&](const char *what) {
-      Status failure = badInput("NumPy inputs '" + inputs + "': sample " +
+    auto fail = [&](const char *problem) {
+      Status failure = badInput(std::string(what) + " '" + path + "': sample " +
                                 std::to_string(i / static_cast<uint64_t>(data.sampleSize)) +
-                                " (counting from 0) holds " + what);
+                                " (counting from 0) holds " + problem);
       data = Dataset();
       return failure;
     };
@@ -249,6 +220,51 @@ Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &da
                   "float32's range)");
     }
   }
+  return Status::success();
+}
+
+Status loadNpy(const std::string &inputs, const std::string &labels, Dataset &data,
+               bool floatTargets) {
+  if (Status s = loadNpySamples(inputs, data); !s.ok())
+    return s;
+  data.labelSource = labels;
+  FileBytes yb;
+  NpyArray y;
+  Status s = mapOrRead(labels, yb);
+  if (s.ok())
+    s = parseNpy(labels, "NumPy labels", yb, y);
+  if (!s.ok()) {
+    data = Dataset();
+    return s;
+  }
+  const bool numericY =
+      y.kind == 'i' || y.kind == 'u' || (y.kind == 'f' && (y.itemSize == 4 || y.itemSize == 8));
+  auto fail = [&](const std::string &message) {
+    data = Dataset();
+    return badInput(message);
+  };
+  if (floatTargets && !numericY) {
+    return fail("NumPy targets '" + labels +
+                "': dtype must be float32, float64 or integers (the model's loss takes "
+                "float targets)");
+  }
+  if (!floatTargets && ((y.kind != 'i' && y.kind != 'u') || y.shape.size() < 1)) {
+    return fail("NumPy labels '" + labels +
+                "': must be integers of shape (N,) or, several per sample, (N, L) (one "
+                "per token) or (N, d1, ...) (one per position)");
+  }
+  if (y.shape[0] == 0)
+    return fail("NumPy labels '" + labels + "' hold no samples");
+  const int64_t n = data.size(); // (no labels yet: the samples' count)
+  if (n != y.shape[0]) {
+    return fail("NumPy inputs '" + inputs + "' hold " + std::to_string(n) + " samples, labels '" +
+                labels + "' " + std::to_string(y.shape[0]));
+  }
+  data.labelsPerSample = static_cast<int64_t>(y.count / static_cast<uint64_t>(n));
+  if (data.labelsPerSample == 0)
+    return fail("NumPy labels '" + labels + "': a sample has no labels");
+  if (!floatTargets && y.shape.size() > 2)
+    data.labelShape.assign(y.shape.begin() + 1, y.shape.end());
   if (floatTargets) {
     data.targets.resize(y.count);
     for (uint64_t i = 0; i < y.count; ++i) {

@@ -49,6 +49,14 @@ constexpr const char *kUsageTraining =
     "                           test_batch.bin) instead of a held-out part of --data:\n"
     "                           --holdout is then 0 and may not be given otherwise\n"
     "  --test-labels FILE.npy   with .npy test inputs: their labels\n"
+    "  --input-data NAME=FILE.npy\n"
+    "                           a model of several inputs: --data feeds the first, this\n"
+    "                           (once per other input) input NAME, a NumPy file of as\n"
+    "                           many samples (float32/float64, or integers for token\n"
+    "                           ids), sample i beside --data's sample i; --augment and\n"
+    "                           --input-mean/--input-std transform the first input only\n"
+    "  --test-input-data NAME=FILE.npy\n"
+    "                           the same for --test-data's samples\n"
     "  --epochs N               epochs to train, in all (default 10)\n"
     "  --batch-size N           must equal the batch size the model was compiled with\n"
     "  --optimizer O            sgd (torch.optim.SGD) or adamw (torch.optim.AdamW)\n"
@@ -191,7 +199,8 @@ const std::set<std::string> kTrainOnly = {
     "--auto-resume", "--save-weights", "--save", "--calibrate", "--calibrate-density", "--trace",
     "--trace-steps", "--cuda-graph", "--optimizer", "--beta1", "--beta2", "--eps", "--lr-schedule",
     "--cosine-epochs", "--on-nonfinite", "--timeout", "--comm", "--per-class", "--loss-scale",
-    "--loss-scale-init", "--loss-scale-window", "--augment", "--input-mean", "--input-std"};
+    "--loss-scale-init", "--loss-scale-window", "--augment", "--input-mean", "--input-std",
+    "--input-data", "--test-input-data"};
 // clang-format on
 const std::set<std::string> kInferenceOnly = {"--input", "--output"};
 
@@ -433,9 +442,11 @@ Status parseOptions(int argc, char **argv, Options &o) {
         return problem("option '" + arg + "' needs a value");
       value = argv[++i];
     }
-    // A value given twice would silently lose the first (--input and
-    // --output name one tensor each time).
-    if (!o.given.insert(arg).second && arg != "--input" && arg != "--output")
+    // A value given twice would silently lose the first (--input, --output
+    // and the --input-data ones name one tensor each time).
+    static const std::set<std::string> repeatable = {"--input", "--output", "--input-data",
+                                                     "--test-input-data"};
+    if (!o.given.insert(arg).second && !repeatable.count(arg))
       return problem(arg + " given twice");
     if (Status s = parseValue(arg, value, o); !s.ok())
       return s;
@@ -579,11 +590,19 @@ Status parseValue(const std::string &arg, const std::string &value, Options &o) 
   } else if (arg == "--cosine-epochs") {
     if (!parseI64(value, 1, o.cosineEpochs))
       return bad("an integer >= 1");
-  } else if (arg == "--input" || arg == "--output") {
+  } else if (arg == "--input" || arg == "--output" || arg == "--input-data" ||
+             arg == "--test-input-data") {
     std::pair<std::string, std::string> b;
     if (!parseBinding(value, b))
       return bad("NAME=FILE");
-    (arg == "--input" ? o.inputs : o.outputs).push_back(b);
+    auto &list = arg == "--input"        ? o.inputs
+                 : arg == "--output"     ? o.outputs
+                 : arg == "--input-data" ? o.inputData
+                                         : o.testInputData;
+    for (const auto &[name, file] : list)
+      if (name == b.first)
+        return problem(arg + " names '" + name + "' twice");
+    list.push_back(b);
   }
   return Status::success();
 }
@@ -623,6 +642,8 @@ Status checkCombination(Options &o) {
     o.holdout = 0;
   } else if (!o.testLabels.empty()) {
     return problem("--test-labels goes with --test-data (the test set's .npy inputs)");
+  } else if (!o.testInputData.empty()) {
+    return problem("--test-input-data goes with --test-data (the test set's other inputs)");
   }
   return Status::success();
 }

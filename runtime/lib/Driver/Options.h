@@ -48,6 +48,9 @@ struct Options {
   double checkpointEverySeconds = 0;
   /// --test-data, --test-labels: the evaluation set (none: the held-out part).
   std::string testData, testLabels;
+  /// --input-data, --test-input-data NAME=FILE.npy: the samples of a model
+  /// input beside the first (which --data feeds), in training / in the test set.
+  std::vector<std::pair<std::string, std::string>> inputData, testInputData;
   double calibrateDensity = 0.001;
   std::string trace;
   int64_t traceSteps = 3;

@@ -1,9 +1,8 @@
 //===- Train.cpp - The training loop --------------------------------------===//
 //
-// The data set and its held-out split, the batches, the learning-rate
-// schedule, the epochs of mgs_train_step with progress lines, the
-// checkpoints, --trace's window and the final saves (the evaluation:
-// Evaluate.cpp).
+// The batches, the learning-rate schedule, the epochs of mgs_train_step
+// with progress lines, the checkpoints, --trace's window and the final saves
+// (the data sets: LoadData.cpp; the evaluation: Evaluate.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -80,202 +79,36 @@ mgsrt_status_t Driver::trainStep(bool first) {
   return MGSRT_OK;
 }
 
-int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
-  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
-      !s.ok())
-    return error(s);
-  if (!m.labelShape.empty())
-    if (Status s = checkLabelShape(
-            d, std::vector<int64_t>(m.labelShape.begin() + 1, m.labelShape.end()), what);
-        !s.ok())
-      return error(s);
-  if (!m.inputs[0].int64)
-    return 0;
-  // Token ids: the samples must be integers (within +-2^24, exact in the
-  // float32 the data sets hold), and within the rows of the tables (the
-  // embeddings) the input indexes, when the model says which.
-  const TensorSpec &input = m.inputs[0];
-  const double rows = static_cast<double>(input.indexRows);
-  for (uint64_t i = 0; i < d.sampleValues(); ++i) {
-    const float v = d.sampleValue(i);
-    if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
-      return error("%s '%s': sample %lld holds %g, but the model's input '%s' takes token ids "
-                   "(integers)",
-                   what, path.c_str(), static_cast<long long>(i) / sampleSize, v,
-                   input.name.c_str());
-    if (input.indexRows > 0 && (v < -rows || v >= rows))
-      return error("%s '%s': sample %lld holds token id %g at position %lld, outside %s", what,
-                   path.c_str(), static_cast<long long>(i) / sampleSize, v,
-                   static_cast<long long>(i) % sampleSize, describeIndexBound(input).c_str());
-  }
-  return 0;
-}
-
-int Driver::checkImageFolderModel() {
-  const TensorSpec &in = m.inputs[0];
-  if (in.int64 || in.dims.size() != 4 || (in.dims[1] != 1 && in.dims[1] != 3))
-    return error("an image folder gives images; the model's input '%s' %s is not a batch of "
-                 "gray or RGB images (N, 1 or 3, H, W)",
-                 in.name.c_str(), formatShape(in.dims).c_str());
-  if (!m.loss.empty() || labelsPerSample != 1)
-    return error("an image folder gives one class a sample (its folder); the model trains "
-                 "against %s",
-                 !m.loss.empty() ? ("float targets (" + m.loss + ")").c_str()
-                                 : (std::to_string(labelsPerSample) + " labels a sample").c_str());
-  return 0;
-}
-
-int Driver::describeImageFolder(const Dataset &d, const char *what) {
-  const int64_t classes = static_cast<int64_t>(d.classNames.size());
-  std::vector<bool> present(d.classNames.size(), false);
-  for (uint64_t k = 0; k < d.labelCount(); ++k)
-    present[static_cast<size_t>(d.label(k))] = true;
-  const int64_t held = std::count(present.begin(), present.end(), true);
-  if (classes > m.classes)
-    return error("%s '%s' has %lld class folders, but the model scores %lld classes", what,
-                 d.source.c_str(), static_cast<long long>(classes),
-                 static_cast<long long>(m.classes));
-  std::string names;
-  for (int64_t c = 0; c < std::min<int64_t>(classes, 8); ++c)
-    names += (c ? ", " : "") + std::to_string(c) + " " + d.classNames[c];
-  std::printf(
-      "%s '%s': %lld images of %s%lld classes (%s%s)%s, each as %lld x %lld x %lld\n", what,
-      d.source.c_str(), static_cast<long long>(d.size()),
-      held < classes ? (std::to_string(held) + " of the ").c_str() : "",
-      static_cast<long long>(classes), names.c_str(), classes > 8 ? ", ..." : "",
-      d.skippedFiles ? (", " + std::to_string(d.skippedFiles) + " other files skipped").c_str()
-                     : "",
-      static_cast<long long>(m.inputs[0].dims[1]), static_cast<long long>(m.inputs[0].dims[2]),
-      static_cast<long long>(m.inputs[0].dims[3]));
-  return 0;
-}
-
-int Driver::loadData() {
-  DataFormat format = o.format;
-  if (!o.haveFormat) {
-    if (Status s = guessDataFormat(o.data, format); !s.ok())
-      return error(s);
-  }
-  const bool floatTargets = !m.loss.empty();
-  if (floatTargets && o.perClass)
-    return error("--per-class reports class labels' recall and precision; this model's loss "
-                 "(%s) trains against float targets",
-                 m.loss.c_str());
-  if (floatTargets && format != DataFormat::Npy)
-    return error("the model's loss (%s) trains against float targets: give NumPy data, --data "
-                 "X.npy --labels TARGETS.npy; '%s' is read as %s data, whose labels are classes",
-                 m.loss.c_str(), o.data.c_str(), dataFormatName(format));
-  if (format == DataFormat::Npy && o.labels.empty())
-    return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (" +
-                 (floatTargets ? "its float targets)" : "its integer labels)"));
-  if (format != DataFormat::Npy && !o.labels.empty())
-    return usage("--labels is for NumPy (.npy) data; '" + o.data + "' is read as " +
-                 dataFormatName(format) + " data, whose labels come with it");
-  if (format == DataFormat::ImageFolder)
-    if (int rc = checkImageFolderModel())
-      return rc;
-  const TensorSpec &in = m.inputs[0];
-  if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, floatTargets)
-                 : format == DataFormat::ImageFolder
-                     ? loadImageFolder(o.data, in.dims[1], in.dims[2], in.dims[3], data)
-                     : loadDataset(o.data, format, data);
-      !s.ok())
-    return error(s);
-  if (format == DataFormat::ImageFolder)
-    if (int rc = describeImageFolder(data, "data"))
-      return rc;
-  if (int rc = checkSamples(data, o.data, "data"))
-    return rc;
-  if (haveTestSet()) {
-    // The test set is read in the training data's format.
-    if (format == DataFormat::Npy && o.testLabels.empty())
-      return usage("NumPy test data '" + o.testData + "' needs --test-labels FILE.npy (" +
-                   (floatTargets ? "its float targets)" : "its integer labels)"));
-    if (format != DataFormat::Npy && !o.testLabels.empty())
-      return usage("--test-labels is for NumPy (.npy) data; '" + o.testData + "' is read as " +
-                   dataFormatName(format) + " data (--data's format), whose labels come with it");
-    if (!isDirectory(o.testData) && !isRegularFile(o.testData))
-      return error("test data '%s' does not exist", o.testData.c_str());
-    if (Status s = format == DataFormat::Npy
-                       ? loadNpy(o.testData, o.testLabels, testSet, floatTargets)
-                   : format == DataFormat::ImageFolder
-                       ? loadImageFolder(o.testData, in.dims[1], in.dims[2], in.dims[3], testSet,
-                                         &data.classNames)
-                       : loadDataset(o.testData, format, testSet, DataSplit::Test);
-        !s.ok())
-      return error("--test-data: %s", s.message.c_str());
-    if (format == DataFormat::ImageFolder)
-      if (int rc = describeImageFolder(testSet, "test data"))
-        return rc;
-    if (int rc = checkSamples(testSet, o.testData, "test data"))
-      return rc;
-    testIndices.resize(static_cast<size_t>(testSet.size()));
-    for (size_t i = 0; i < testIndices.size(); ++i)
-      testIndices[i] = static_cast<int64_t>(i);
-  }
-
-  uint64_t seed = o.seed;
-  double holdout = o.holdout;
-  if (haveResumed) {
-    // The split and the shuffling depend on these: take them from the
-    // checkpoint unless given, and refuse a contradiction.
-    if (o.given.count("--seed") && o.seed != resumed.seed)
-      return error("checkpoint '%s' was written with --seed %llu, not %llu", o.resume.c_str(),
-                   static_cast<unsigned long long>(resumed.seed),
-                   static_cast<unsigned long long>(o.seed));
-    if (o.given.count("--holdout") && o.holdout != resumed.holdout)
-      return error("checkpoint '%s' was written with --holdout %g, not %g", o.resume.c_str(),
-                   resumed.holdout, o.holdout);
-    if (resumed.numSamples != static_cast<uint64_t>(data.size()))
-      return error("checkpoint '%s' was written for a data set of %llu samples; '%s' has %lld",
-                   o.resume.c_str(), static_cast<unsigned long long>(resumed.numSamples),
-                   o.data.c_str(), static_cast<long long>(data.size()));
-    if (haveTestSet() && resumed.holdout != 0)
-      return error("checkpoint '%s' was written with --holdout %g (a held-out evaluation set); "
-                   "--test-data holds nothing out",
-                   o.resume.c_str(), resumed.holdout);
-    seed = o.seed = resumed.seed;
-    holdout = o.holdout = resumed.holdout;
-  }
-  splitHoldout(data.size(), holdout, seed, trainSet, heldOutSet);
-  // Every worker shuffles the same way; batch u of the epoch takes
-  // `workers` consecutive batches of the order, one per worker (a global
-  // batch), and iteration i (an optimizer step) the batches i * A .. i * A +
-  // A - 1 with accumulation over A batches.
-  int64_t stepSamples = 0;
-  const bool overflows = __builtin_mul_overflow(m.batchSize, workers, &stepSamples) ||
-                         __builtin_mul_overflow(stepSamples, m.accumulate, &stepSamples);
-  itersPerEpoch = overflows ? 0 : static_cast<int64_t>(trainSet.size()) / stepSamples;
-  if (itersPerEpoch == 0)
-    return error("'%s': %zu training samples (after holding out %zu) are fewer than the "
-                 "samples of one step, %.0f (%d workers x batch size %lld%s)",
-                 o.data.c_str(), trainSet.size(), heldOutSet.size(),
-                 static_cast<double>(m.batchSize) * workers * static_cast<double>(m.accumulate),
-                 workers,
-                 static_cast<long long>(m.batchSize),
-                 m.accumulate > 1
-                     ? (" x " + std::to_string(m.accumulate) + " batches accumulated").c_str()
-                     : "");
-  return 0;
-}
-
 // Copies `count` samples (and labels) into the batch; the rest is zero. An
 // int64 input (token ids) gets the samples' values as integers.
-bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count, void *input,
-                       void *labelsOut, bool augment) {
+bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t count,
+                       void *const *inputsOut, void *labelsOut, bool augment) {
   void *labelMemory = labelsOut ? labelsOut : labels.get();
   int64_t *lab = labelMemory && m.loss.empty() ? static_cast<int64_t *>(labelMemory) : nullptr;
   float *targets = labelMemory && !m.loss.empty() ? static_cast<float *>(labelMemory) : nullptr;
   const int64_t L = labelsPerSample;
-  const bool ints = m.inputs[0].int64;
-  void *inputMemory = input ? input : inputs[0].get();
-  float *in = static_cast<float *>(inputMemory);
-  int64_t *inInts = static_cast<int64_t *>(inputMemory);
-  for (int64_t j = 0; j < count; ++j) {
+  for (size_t i = 0; i < m.inputs.size(); ++i) {
+    const Dataset &set = i == 0 ? from : otherInput(from, i);
+    const bool ints = m.inputs[i].int64;
+    const int64_t size = inputSampleSizes[i];
+    void *inputMemory = inputsOut ? inputsOut[i] : inputs[i].get();
+    float *in = static_cast<float *>(inputMemory);
+    int64_t *inInts = static_cast<int64_t *>(inputMemory);
+    for (int64_t j = 0; j < count; ++j) {
+      if (ints)
+        set.copySampleIds(indices[j], inInts + j * size);
+      else
+        set.copySample(indices[j], in + j * size);
+    }
+    const size_t rest = static_cast<size_t>((m.batchSize - count) * size);
     if (ints)
-      from.copySampleIds(indices[j], inInts + j * sampleSize);
+      std::fill(inInts + count * size, inInts + count * size + rest, 0);
     else
-      from.copySample(indices[j], in + j * sampleSize);
+      std::fill(in + count * size, in + count * size + rest, 0.0f);
+  }
+  const bool ints = m.inputs[0].int64;
+  float *in = static_cast<float *>(inputsOut ? inputsOut[0] : inputs[0].get());
+  for (int64_t j = 0; j < count; ++j) {
     if (lab)
       from.copyLabels(indices[j], lab + j * L);
     if (targets)
@@ -285,11 +118,6 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
                       targets ? targets + j * L : nullptr);
   }
   if (count < m.batchSize) {
-    const size_t rest = static_cast<size_t>((m.batchSize - count) * sampleSize);
-    if (ints)
-      std::fill(inInts + count * sampleSize, inInts + count * sampleSize + rest, 0);
-    else
-      std::fill(in + count * sampleSize, in + count * sampleSize + rest, 0.0f);
     if (lab)
       std::fill(lab + count * L, lab + m.batchSize * L, 0);
     if (targets)
@@ -299,11 +127,16 @@ bool Driver::fillBatch(const Dataset &from, const int64_t *indices, int64_t coun
 }
 
 int Driver::setupStaging() {
-  for (BatchStaging &st : staging)
-    if (mgsrt_host_alloc(ctx, inputs[0].bytes(), &st.input) != MGSRT_OK ||
-        mgsrt_host_alloc(ctx, labels.bytes(), &st.labels) != MGSRT_OK)
+  for (BatchStaging &st : staging) {
+    st.inputs.assign(inputs.size(), nullptr);
+    for (size_t i = 0; i < inputs.size(); ++i)
+      if (mgsrt_host_alloc(ctx, inputs[i].bytes(), &st.inputs[i]) != MGSRT_OK)
+        return error("allocating page-locked host memory for the batches: %s",
+                     mgsrt_ctx_message(ctx));
+    if (mgsrt_host_alloc(ctx, labels.bytes(), &st.labels) != MGSRT_OK)
       return error("allocating page-locked host memory for the batches: %s",
                    mgsrt_ctx_message(ctx));
+  }
   return 0;
 }
 
@@ -331,14 +164,18 @@ int Driver::accumulateBatches(const std::vector<int64_t> &order, int64_t epoch, 
 
 void Driver::stageBatch(const std::vector<int64_t> &order, int64_t it) {
   const BatchStaging &st = staging[it % 2];
-  fillBatch(data, batchIndices(order, it), m.batchSize, st.input, st.labels, /*augment=*/true);
+  fillBatch(data, batchIndices(order, it), m.batchSize, st.inputs.data(), st.labels,
+            /*augment=*/true);
 }
 
 int Driver::stagedToDevice(int64_t it) {
   const BatchStaging &st = staging[it % 2];
-  if (mgsrt_copy_to_device_async(ctx, inputs[0].device, st.input, inputs[0].bytes()) !=
-          MGSRT_OK ||
-      mgsrt_copy_to_device_async(ctx, labels.device, st.labels, labels.bytes()) != MGSRT_OK)
+  bool copied =
+      mgsrt_copy_to_device_async(ctx, labels.device, st.labels, labels.bytes()) == MGSRT_OK;
+  for (size_t i = 0; copied && i < inputs.size(); ++i)
+    copied = mgsrt_copy_to_device_async(ctx, inputs[i].device, st.inputs[i], inputs[i].bytes()) ==
+             MGSRT_OK;
+  if (!copied)
     return error("copying the batch to the GPU: %s%s", mgsrt_ctx_message(ctx),
                  peersNote().c_str());
   return 0;
@@ -357,17 +194,21 @@ double Driver::learningRate(int64_t epoch, int64_t iteration) const {
 }
 
 int Driver::runTraining() {
-  // What the driver needs of the model: one batched input, labels, and a
-  // batched first output to take the argmax of.
-  if (m.inputs.size() != 1)
-    return error("the model has %zu inputs; the training driver feeds exactly one (the samples)",
-                 m.inputs.size());
+  // What the driver needs of the model: batched inputs (the first fed by
+  // --data, the others by --input-data), labels, and a batched first output
+  // to take the argmax of.
+  if (m.inputs.empty())
+    return error("the model has no input; the training driver feeds the samples to one");
+  inputSampleSizes.clear();
+  for (const TensorSpec &in : m.inputs) {
+    if (in.dims.empty() || in.dims[0] != m.batchSize)
+      return error("the model's input '%s' %s does not have the batch size %lld as its first "
+                   "dimension",
+                   in.name.c_str(), formatShape(in.dims).c_str(),
+                   static_cast<long long>(m.batchSize));
+    inputSampleSizes.push_back(in.numElements() / m.batchSize);
+  }
   const TensorSpec &in = m.inputs[0];
-  if (in.dims.empty() || in.dims[0] != m.batchSize)
-    return error("the model's input '%s' %s does not have the batch size %lld as its first "
-                 "dimension",
-                 in.name.c_str(), formatShape(in.dims).c_str(),
-                 static_cast<long long>(m.batchSize));
   // The loss's labels: one per sample, or several (one per token).
   int64_t labelCount = 1;
   for (int64_t d : m.labelDims)

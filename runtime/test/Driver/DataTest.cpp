@@ -443,6 +443,30 @@ TEST(Npy, ReadsFloatTargets) {
                              "value within +-1e15");
 }
 
+TEST(Npy, SamplesAloneForAnotherInput) {
+  // A model input beside the first (--input-data): samples without labels,
+  // counted by their values; errors name the file as the caller says.
+  TempDir dir;
+  Dataset d;
+  std::string t = dir / "t.npy";
+  writeFile(t, npy("<i8", "(3, 2)", bytesOf<int64_t>({4, 5, 6, 7, 8, 9})));
+  ASSERT_TRUE(succeeded(loadNpySamples(t, d, "--input-data t")));
+  EXPECT_EQ(d.size(), 3);
+  EXPECT_EQ(d.sampleSize, 2);
+  EXPECT_EQ(d.sampleShape, std::vector<int64_t>({2}));
+  int64_t ids[2];
+  d.copySampleIds(2, ids);
+  EXPECT_EQ(ids[0], 8);
+  EXPECT_EQ(ids[1], 9);
+  writeFile(t, npy("<f4", "(2, 1)", bytesOf<float>({1, NAN})));
+  Status err = loadNpySamples(t, d, "--input-data c");
+  EXPECT_EQ(err.message, "--input-data c '" + t +
+                             "': sample 1 (counting from 0) holds a value "
+                             "that is not a finite float32 (NaN, infinity, or a float64 beyond "
+                             "float32's range)");
+  EXPECT_EQ(d.size(), 0);
+}
+
 TEST(Npy, ErrorsNameTheFileAndTheProblem) {
   TempDir dir;
   Status err;
