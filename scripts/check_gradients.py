@@ -102,6 +102,8 @@ MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_co
              # its graph inputs beside the ids, given their values as its forward makes them
              "hfinputs": ["--dim", "sequence=12", "--bind-input",
                           "attention_mask=input!=0,token_type_ids=0"],
+             # the same model on sentence pairs: its token types are data (--input-data)
+             "hfpairs": ["--dim", "sequence=12", "--bind-input", "attention_mask=input!=0"],
              # the cross-entropy over per-pixel scores (N, 11, 8, 8) and per-token logits
              # (N, 12, 50): their class axes
              "segnet": ["--class-axis", "1"], "lstmlm_seq": ["--class-axis", "-1"],
@@ -268,7 +270,7 @@ def main():
     if args.loss != "cross-entropy":
         # Float targets of the first output's shape, the inputs as NumPy data.
         with torch.no_grad():
-            shape = model(x, *(t for _, _, t in others)).shape
+            shape = model(x, **{name: t for name, _, t in others}).shape
         rng = np.random.default_rng(99)
         targets = (rng.integers(0, 2, shape) if args.loss == "bce-with-logits"
                    else rng.standard_normal(shape)).astype(np.float32)
@@ -391,12 +393,12 @@ def main():
                 u = (torch.rand(x.shape, generator=g, dtype=torch.float64) * 2 - 1) * 2.0**-24
                 xs = (x.double() * (1 + u)).to(dtype)
             return xs
-        extra = [convert(t) for _, _, t in others]
-        return ref, [(convert(x), *extra) if extra else convert(x) for x in step_xs]
+        extra = {name: convert(t) for name, _, t in others}
+        return ref, [(convert(x), extra) if extra else convert(x) for x in step_xs]
 
     def call(ref, xs):
-        """The model on its batch: the first input, or a tuple of every input."""
-        return ref(*xs) if isinstance(xs, tuple) else ref(xs)
+        """The model on its batch: the first input, or it and the others by name."""
+        return ref(xs[0], **xs[1]) if isinstance(xs, tuple) else ref(xs)
 
     def forward(ref, xs, autocast):
         """The model's output, under PyTorch's CPU autocast (to autocast_dtype) when `autocast` (then

@@ -169,6 +169,8 @@ def build(name):
         "robertapos": (RobertaPositions, torch.zeros(1, 12, dtype=torch.long)),
         "hfmask": (HFMaskedAttention, torch.zeros(2, 12, dtype=torch.long)),
         "hfinputs": (HFMaskedInputs, torch.zeros(2, 12, dtype=torch.long)),
+        # the same on sentence pairs: token types 0 then 1 (OTHER_INPUTS), fed as data
+        "hfpairs": (HFMaskedInputs, torch.zeros(2, 12, dtype=torch.long)),
         "seq2seq": (TokenSeq2Seq, torch.ones(1, 12, dtype=torch.long)),
         # Llama-style language models (16 tokens a sequence): grouped-query attention as
         # repeat_interleave and an explicit causal mask; as F.scaled_dot_product_attention
@@ -269,16 +271,17 @@ def build(name):
 # size it compiles for). Attention's head split does so too.
 DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix", "embbag", "catmlp", "transformer", "gpt", "vit", "gpt_medium", "vit_small",
                  "swin", "swin_v2", "decoder", "maxvit", "padattn", "seq2seq", "llama",
-                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "detach",
+                 "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "hfpairs", "detach",
                  "activations", "stdnorm", "prelu",
                  "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
                  "einsums", "routing"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
-              "llama_onnxops", "hfmask", "hfinputs"}
+              "llama_onnxops", "hfmask", "hfinputs", "hfpairs"}
 # Models exported with more graph inputs than the ids ("input"), batch and sequence dynamic
 # (the data give the ids; the others are made from them as forward makes them when not given).
-MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"]}
+MULTI_INPUT = {"hfinputs": ["attention_mask", "token_type_ids"],
+               "hfpairs": ["attention_mask", "token_type_ids"]}
 
 
 def _time_steps(n, rng):
@@ -289,10 +292,16 @@ def _conditions(n, rng):
     return rng.standard_normal((n, Denoiser.conditions)).astype(np.float32)
 
 
+def _segments(n, rng, length=12):
+    """Sentence pairs' token types: 0 for the first sentence, 1 from a split in [3, 10)."""
+    return (np.arange(length) >= rng.integers(3, 10, (n, 1))).astype(np.int64)
+
+
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
 # of (samples n, a NumPy generator) giving n samples of it (its example in the export: 2 of them).
-OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)]}
+OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
+                "hfpairs": [("token_type_ids", _segments)]}
 
 
 # Models the TorchScript exporter cannot export (it has no symbolic for aten::rms_norm, torch.nn.RMSNorm):
@@ -333,7 +342,7 @@ def export(name, opset, out_dir, dynamo=False, optimize=False, eval_mode=False):
     if dynamo:  # (a batch of 1 would be specialized, not symbolic)
         example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
     inputs, names = (example,), ["input"]
-    if name in OTHER_INPUTS:
+    if name in OTHER_INPUTS and name not in MULTI_INPUT:
         rng = np.random.default_rng(0)
         example = torch.zeros(2, *example.shape[1:], dtype=example.dtype)
         names += [n for n, _ in OTHER_INPUTS[name]]

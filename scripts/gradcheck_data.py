@@ -86,16 +86,16 @@ def make_batch(name, n, workdir):
         return path, "npy", torch.tensor(x), labels.reshape(-1)
     if name in ("lstmlm", "lstmlm_seq", "onehotgru", "embbag", "gpt", "transformer", "decoder",
                 "padattn", "seq2seq",
-                "robertapos", "hfmask", "hfinputs") or \
+                "robertapos", "hfmask", "hfinputs", "hfpairs") or \
             name in export_models.TORCH_EXPORT:
         # Token ids and the next token at every position (NumPy, int64), or
         # one of 4 classes a sequence (transformer, padattn, embbag); the Llamas' 16 of 64 tokens.
         vocab, length = (64, 16) if name in export_models.TORCH_EXPORT else (50, 12)
         tokens = rng.integers(0, vocab, (n, length + 1))
-        if name in ("padattn", "seq2seq", "hfmask", "hfinputs"):  # padding (id 0): the last 1 to 5 of every other
+        if name in ("padattn", "seq2seq", "hfmask", "hfinputs", "hfpairs"):  # padding (id 0): the last 1 to 5 of every other
             for i in range(0, n, 2):        # sequence
                 tokens[i, 11 - (i // 2) % 5:12] = 0
-        if name in ("seq2seq", "hfmask", "hfinputs"):  # under a causal mask a first id 0 leaves a row no key
+        if name in ("seq2seq", "hfmask", "hfinputs", "hfpairs"):  # under a causal mask a first id 0 leaves a row no key
             tokens[tokens[:, 0] == 0, 0] = 1
         if name == "robertapos":  # its pad id 1 at a quarter of the positions, anywhere
             tokens[rng.random(tokens.shape) < 0.25] = 1
