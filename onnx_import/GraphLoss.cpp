@@ -101,24 +101,22 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
                graph.node(user).op_type() + ")";
     return users;
   };
+  // A cross-entropy that is part of a larger loss (its loss goes on into
+  // other nodes, or the graph has several) stays in the graph: the graph's
+  // output is then the loss, trained as it is (converters/Loss.cpp).
+  const std::optional<GraphLoss> inGraph;
   for (int idx = 0; idx < graph.node_size(); ++idx) {
     const onnx::NodeProto &node = graph.node(idx);
     if (!isLossNode(node))
       continue;
     if (lossIdx)
-      return fail(idx) << "a second loss (the first: node '" << label
-                       << "'); mgs trains one loss";
+      return inGraph;
     if (node.output_size() < 1 || node.output(0).empty())
       return fail(idx) << "it has no loss output";
-    if (!graphOutputs.count(node.output(0))) {
-      if (!consumers.count(node.output(0)))
-        return fail(idx) << "its loss is neither a graph output nor read; " << kTrains;
-      return fail(idx) << "its loss goes on to node " << usersOf(node.output(0)) << "; "
-                       << kTrains;
-    }
-    if (consumers.count(node.output(0)))
-      return fail(idx) << "its loss is also read by node " << usersOf(node.output(0)) << "; "
-                       << kTrains;
+    if (!graphOutputs.count(node.output(0)) && !consumers.count(node.output(0)))
+      return fail(idx) << "its loss is neither a graph output nor read; " << kTrains;
+    if (!graphOutputs.count(node.output(0)) || consumers.count(node.output(0)))
+      return inGraph;
     if (node.output_size() > 1 && !node.output(1).empty() &&
         (consumers.count(node.output(1)) || graphOutputs.count(node.output(1))))
       return fail(idx) << "its second output (the log-probabilities) is used; " << kTrains;
@@ -126,7 +124,7 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
     label = labelOf(node, idx);
   }
   if (!lossIdx)
-    return std::optional<GraphLoss>();
+    return inGraph;
 
   const onnx::NodeProto &loss = graph.node(*lossIdx);
   GraphLoss result;
@@ -200,11 +198,10 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
       return readElsewhere(labels);
     const int idx = producers.lookup(labels);
     const onnx::NodeProto &node = graph.node(idx);
+    // Labels the graph computes (torch.arange(N) of a contrastive loss):
+    // the cross-entropy stays in the graph, whose converter takes constants.
     if (!reshapesLabels(node) || node.input_size() < 1)
-      return fail(*lossIdx) << "its labels '" << loss.input(1) << "' are computed by node '"
-                            << labelOf(node, idx) << "' (" << node.op_type()
-                            << "); mgs feeds the labels to the loss as the data holds them "
-                               "(a graph input, reshaped at most)";
+      return inGraph;
     removed.push_back(idx);
     labels = node.input(0);
   }
@@ -216,9 +213,8 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
       labelsInput = &vi;
   const bool isInitializer = llvm::any_of(
       graph.initializer(), [&](const onnx::TensorProto &t) { return t.name() == labels; });
-  if (!labelsInput || isInitializer)
-    return fail(*lossIdx) << "its labels '" << labels
-                          << "' are not a graph input; mgs feeds the labels from the data";
+  if (!labelsInput || isInitializer) // constant labels: likewise
+    return inGraph;
   const int dtype = labelsInput->type().tensor_type().elem_type();
   if (dtype != onnx::TensorProto::INT64 && dtype != onnx::TensorProto::INT32)
     return fail(*lossIdx) << "its labels input '" << labels << "' has dtype " << dtypeName(dtype)

@@ -592,11 +592,12 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     if (it == converters.end()) {
       InFlightDiagnostic diag = emitError();
       diag << "unsupported ONNX op '" << curNode->op_type() << "'";
-      // Random sampling other than a dropout mask's (RandomMask.cpp).
-      if (llvm::is_contained({"RandomNormalLike", "RandomNormal", "Multinomial"},
-                             curNode->op_type()))
-        diag << " (random sampling in the graph: mgs imports random draws only as a dropout "
-                "mask, from RandomUniformLike, RandomUniform or Bernoulli)";
+      // Random sampling other than a dropout mask's (RandomMask.cpp) or
+      // normal draws (converters/Random.cpp).
+      if (curNode->op_type() == "Multinomial")
+        diag << " (random sampling in the graph: mgs imports normal draws (RandomNormal, "
+                "RandomNormalLike) and uniform ones as a dropout mask (RandomUniformLike, "
+                "RandomUniform or Bernoulli))";
       return diag << "; supported: " << supportedList();
     }
     if (failed(it->second(*this)) || failed(verified()))

@@ -14,7 +14,9 @@
 #include "converters/Indexing.h"
 #include "converters/LayerNorm.h"
 #include "converters/Layout.h"
+#include "converters/Loss.h"
 #include "converters/MobileNet.h"
+#include "converters/Random.h"
 #include "converters/Scatter.h"
 #include "converters/Split.h"
 
@@ -601,6 +603,10 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Split", convertSplit},
       {"ScatterND", convertScatterND},
       {"ScatterElements", convertScatterElements},
+      {"SoftmaxCrossEntropyLoss", convertCrossEntropyInGraph},
+      {"NegativeLogLikelihoodLoss", convertCrossEntropyInGraph},
+      {"RandomNormal", convertRandomNormal},
+      {"RandomNormalLike", convertRandomNormal},
       {"OneHot", convertOneHot},
   };
   return table;

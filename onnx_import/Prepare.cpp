@@ -571,6 +571,12 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
           attr.set_ints(0, batch);
       continue;
     }
+    if (node->op_type() == "RandomNormal") { // torch.randn(x.shape[0], ...) traced
+      for (auto &attr : *node->mutable_attribute())
+        if (attr.name() == "shape" && attr.ints_size() > 0 && attr.ints(0) == exported)
+          attr.set_ints(0, batch);
+      continue;
+    }
     if ((node->op_type() != "RandomUniformLike" && node->op_type() != "Bernoulli") ||
         node->input_size() < 1)
       continue;

@@ -184,10 +184,11 @@ std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch);
 /// A model exported with a fixed batch `exported` draws its per-sample random
 /// numbers (stochastic depth: RandomUniformLike of a constant shaped
 /// [exported, 1, ...], RandomUniform's `shape`, Bernoulli of a constant
-/// probability) for that many samples; they are redrawn for `batch`. A draw
-/// of one element per dimension is taken as per sample too: with an
-/// exported batch of 1 it cannot be told from a draw for the whole batch
-/// (torchvision's mode "batch"), and every torchvision model uses "row".
+/// probability; RandomNormal's `shape` whose first dimension is `exported`:
+/// torch.randn(x.shape[0], ...)) for that many samples; they are redrawn for
+/// `batch`. A draw of one element per dimension is taken as per sample too:
+/// with an exported batch of 1 it cannot be told from a draw for the whole
+/// batch (torchvision's mode "batch"), and every torchvision model uses "row".
 void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch);
 
 /// Folds the shape arithmetic of the graph (ConstantFolding.h) into

@@ -39,6 +39,12 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
         embeddingRows[node.input(1)] = it->second->dims(0);
     } else if (node.op_type() == "OneHot" && node.input_size() > 0) {
       gatherIndices.insert(node.input(0)); // (F.one_hot(ids): rows of a one-hot table)
+    } else if ((node.op_type() == "SoftmaxCrossEntropyLoss" ||
+                node.op_type() == "NegativeLogLikelihoodLoss") &&
+               node.input_size() > 1) {
+      // A cross-entropy's labels inside a loss the graph computes (the
+      // importer did not lift it): class indices fed as data.
+      gatherIndices.insert(node.input(1));
     } else if (node.op_type() == "RotaryEmbedding" && node.input_size() > 3) {
       // position_ids: rows of the caches, gathered like an embedding's.
       gatherIndices.insert(node.input(3));

@@ -71,7 +71,10 @@ scales the loss as it does by default (dynamic, from 65536) unless --loss-scale 
 --augment SPEC runs the executable with --augment SPEC --seed 1: the reference trains step k
 (epoch k) on the batch mgs_augment.py computes from the same draws (a segmentation's labels
 moved alike, padded with the ignored label), so each transform is checked pixel by pixel
-through the gradients.
+through the gradients. A model that draws normal noise in its graph (torch.randn_like: a
+`noise` attribute, models_small.VAE) gets the executable's draws in the reference, each row at
+the sample the executable's shuffled step put it with (mgs_augment.py's normal_stream and
+epoch_order), so the draws too are checked through the gradients.
 Prints one line per parameter and exits 1 on a mismatch.
 """
 import argparse
@@ -153,10 +156,13 @@ def main():
                     help="compile with mgsc --clip-grad-norm C; the reference clips with "
                          "torch.nn.utils.clip_grad_norm_ before each update")
     ap.add_argument("--loss", default="cross-entropy",
-                    choices=["cross-entropy", "mse", "l1", "smooth-l1", "bce-with-logits"],
+                    choices=["cross-entropy", "mse", "l1", "smooth-l1", "bce-with-logits",
+                             "graph"],
                     help="compile with mgsc --loss L; against float targets (random, of the "
                          "first output's shape; 0/1 for bce-with-logits), fed as NumPy data, "
-                         "the reference uses torch.nn.functional's loss")
+                         "the reference uses torch.nn.functional's loss; graph: the model's "
+                         "forward returns its loss (mgsc's default for a scalar output: no "
+                         "--loss given, no labels)")
     ap.add_argument("--smooth-l1-beta", type=float, default=1.0)
     ap.add_argument("--label-smoothing", type=float, default=0.0,
                     help="compile with mgsc --label-smoothing E; the reference's cross-entropy "
@@ -231,7 +237,7 @@ def main():
         clip_args += ["--reduction", args.reduction]
     if args.pos_weight:
         clip_args += ["--pos-weight", args.pos_weight]
-    if args.loss != "cross-entropy":
+    if args.loss not in ("cross-entropy", "graph"):
         clip_args += ["--loss", args.loss]
         if args.loss == "smooth-l1":
             clip_args += ["--smooth-l1-beta", str(args.smooth_l1_beta)]
@@ -267,7 +273,7 @@ def main():
         saved = path.replace("-batch.npy", "-labels.npy")  # in the shape make_batch gave them
         np.save(saved, per_sample.reshape(np.load(saved).shape).astype(np.int64))
     y = torch.tensor(labels, dtype=torch.long)
-    if args.loss != "cross-entropy":
+    if args.loss not in ("cross-entropy", "graph"):
         # Float targets of the first output's shape, the inputs as NumPy data.
         with torch.no_grad():
             shape = model(x, **{name: t for name, _, t in others}).shape
@@ -308,7 +314,9 @@ def main():
 
     def loss_of(logits, y=y):
         """PyTorch's loss with the executable's options (ignore_index -100, the default of
-        both)."""
+        both); the model's own with --loss graph."""
+        if args.loss == "graph":
+            return logits
         if args.loss == "mse":
             return F.mse_loss(logits, y.to(logits.dtype), reduction=args.reduction)
         if args.loss == "l1":
@@ -347,7 +355,8 @@ def main():
     else:
         opt_args = ["--momentum", "0" if step_gradients else "0.9",
                     "--weight-decay", "0" if step_gradients else "1e-4"]
-    labels_args = ["--labels", path.replace("-batch.npy", "-labels.npy")] if fmt == "npy" else []
+    labels_args = (["--labels", path.replace("-batch.npy", "-labels.npy")]
+                   if fmt == "npy" and args.loss != "graph" else [])
 
     def train(steps):
         """The parameters after `steps` steps of the executable on the batch (one an epoch)."""
@@ -385,6 +394,8 @@ def main():
                 if n in w0:
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
+        if hasattr(ref, "noise"):  # a model drawing torch.randn_like: the executable's draws
+            ref.noise = executable_noise(args.batch)
 
         def convert(x):
             xs = x if not x.is_floating_point() else x.to(dtype)
@@ -565,6 +576,21 @@ def main():
     if result["bad"]:
         print("MISMATCH: " + ", ".join(result["bad"]))
         sys.exit(1)
+
+
+def executable_noise(batch):
+    """A model's `noise` (models_small.VAE's): the training executable's normal draws (--seed 1)
+    of step 1, 2, ..., one call each, whose row r is for the r-th sample the step takes: row r
+    goes to sample epoch_order[r] of the batch (one step an epoch)."""
+    draws, step = mgs_augment.normal_stream(1), [0]
+
+    def noise(shape):
+        rows = draws(shape)
+        ordered = np.empty_like(rows)
+        ordered[mgs_augment.epoch_order(batch, 1, step[0])] = rows
+        step[0] += 1
+        return torch.from_numpy(ordered)
+    return noise
 
 
 def cpu_autocasts_to_half():

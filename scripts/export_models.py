@@ -57,6 +57,14 @@ def build(name):
         "graphmix": (GraphMixer, digits),
         # three graph inputs (x_t, t, c: OTHER_INPUTS), trained with --input-data
         "denoiser": (Denoiser, digits),
+        # its loss computed in its graph (a scalar output), of x and a target input
+        "graphloss": (GraphLossNet, digits),
+        # cross-entropies inside the graph's loss: CLIP's two directions at constant labels,
+        # and one plus a penalty at labels fed as data
+        "contrastive": (ContrastivePair, digits),
+        "penalized": (PenalizedMLP, digits),
+        # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
+        "vae": (VAE, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
         "catmlp": (CategoricalMLP, torch.zeros(1, 1, 8, 8)),
         "lstm": (DigitsLSTM, digits),
@@ -297,10 +305,28 @@ def _segments(n, rng, length=12):
     return (np.arange(length) >= rng.integers(3, 10, (n, 1))).astype(np.int64)
 
 
+# Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "vae"}
+
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
 # of (samples n, a NumPy generator) giving n samples of it (its example in the export: 2 of them).
+def _targets4(n, rng):
+    return rng.standard_normal((n, 4)).astype(np.float32)
+
+
+def _captions(n, rng):
+    """4 token ids a sample (of 8): a caption; distinct captions keep the batch's pairs apart."""
+    return rng.integers(0, 8, (n, 4)).astype(np.int64)
+
+
+def _classes(n, rng):
+    return rng.integers(0, 10, n).astype(np.int64)
+
+
 OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
+                "contrastive": [("tokens", _captions)], "penalized": [("y", _classes)],
+                "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}
 
 
@@ -348,7 +374,8 @@ def export(name, opset, out_dir, dynamo=False, optimize=False, eval_mode=False):
         names += [n for n, _ in OTHER_INPUTS[name]]
         inputs = (example, *(torch.from_numpy(make(2, rng)) for _, make in OTHER_INPUTS[name]))
         dynamic = {n: {0: "N"} for n in names}
-        dynamic["logits"] = {0: "N"}
+        if name not in GRAPH_LOSS:  # (a scalar has no batch axis)
+            dynamic["logits"] = {0: "N"}
     if name in MULTI_INPUT:
         names += MULTI_INPUT[name]
         inputs = (example, (example != 0).long(), torch.zeros_like(example))[:len(names)]

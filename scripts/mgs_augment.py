@@ -1,8 +1,11 @@
-"""The training executable's --augment, in NumPy: the same draws (its splitmix64 streams) and
-the same transforms, so a test can compute the batches the executable trains on.
+"""The training executable's random draws in NumPy, so a test can compute what it trains on:
+its --augment (the same draws from its splitmix64 streams, and the same transforms), each
+epoch's sample order, and a model's normal draws (mgsrt_random_normal).
 
     draw(spec, seed, epoch, sample) -> (dy, dx, hflip, vflip)
     augment(values, spec, seed, epoch, fill=0) -> values transformed sample by sample
+    epoch_order(n, seed, epoch) -> the sample indices in the order epoch `epoch` takes them
+    normal_stream(seed) -> a function of a shape giving the context stream's next normal draws
 
 `spec` is --augment's value ("flip,crop=2"); `values` has the samples on its first axis and
 their height and width on its last two, sample i being data-set sample i (the executable keys
@@ -88,3 +91,36 @@ def augment(values, spec, seed, epoch, fill=0):
     values = np.asarray(values)
     return np.stack([transform(values[i], *draw(spec, seed, epoch, i), fill=fill)
                      for i in range(values.shape[0])])
+
+
+def epoch_order(n, seed, epoch):
+    """The executable's sample order in `epoch` (0-based) with --holdout 0 and --seed `seed`
+    (runtime/lib/Driver/Data.cpp's shuffleForEpoch: Fisher-Yates over stream tag 1)."""
+    state = _stream_state(seed, 1, epoch)
+    order = list(range(n))
+    for i in range(n, 1, -1):
+        state, j = _below(state, i)
+        order[i - 1], order[j] = order[j], order[i - 1]
+    return order
+
+
+def normal_stream(seed):
+    """The executable's normal draws (mgsrt.h's mgsrt_random_normal at mean 0, scale 1) from
+    its context's random stream at --seed `seed` (that of dropout), as a function of a shape
+    giving the next draws: value i of a call is Box-Muller on the halves of splitmix64's
+    mix(state + (i + 1) gamma), and the state moves on by their count."""
+    gamma, state = 0x9E3779B97F4A7C15, [seed]
+
+    def next_draws(shape):
+        n = int(np.prod(shape))
+        with np.errstate(over="ignore"):
+            z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(gamma) + np.uint64(state[0])
+            z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
+            z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
+            z = z ^ (z >> np.uint64(31))
+        state[0] = (state[0] + n * gamma) & _M
+        u1 = ((z >> np.uint64(32)).astype(np.float64) + 1.0) * 2.0**-32
+        u2 = (z & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32
+        values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
+        return values.astype(np.float32).reshape(tuple(shape))
+    return next_draws

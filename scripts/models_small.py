@@ -320,6 +320,90 @@ class Denoiser(nn.Module):
         return self.out(F.silu(self.conv2(h)) + h)
 
 
+class GraphLossNet(nn.Module):
+    """A model that computes its own loss, as users write a multi-term objective: forward(x,
+    target) returns a scalar. An encoder of the digits (64 -> 32, tanh) whose code regresses
+    4 float targets (a second graph input: MSE), reconstructs the image (smooth L1) and is kept
+    sparse (an L1 penalty on the code)."""
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.Tanh())
+        self.head = nn.Linear(32, 4)
+        self.dec = nn.Linear(32, 64)
+
+    def forward(self, x, target):
+        # (Written out: the TorchScript exporter has no F.mse_loss or F.smooth_l1_loss.)
+        h = self.enc(x)
+        d = (self.dec(h) - x.flatten(1)).abs()
+        smooth_l1 = torch.where(d < 1, 0.5 * d * d, d - 0.5).mean()
+        return ((self.head(h) - target) ** 2).mean() + smooth_l1 + 0.01 * h.abs().mean()
+
+
+class ContrastivePair(nn.Module):
+    """CLIP's objective on the digits: an image tower (64 -> 32 -> 16) and a text tower (the
+    mean of 4 token embeddings: a caption of the class's bits, a second graph input), both
+    normalized; their similarities times a learned temperature are scored against
+    torch.arange(N) in both directions (two cross-entropies in the graph, constant labels)."""
+
+    def __init__(self):
+        super().__init__()
+        self.image = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 16))
+        self.text = nn.Embedding(8, 16)
+        self.logit_scale = nn.Parameter(torch.tensor(1.5))
+
+    def forward(self, x, tokens):
+        a = F.normalize(self.image(x), dim=1)
+        t = F.normalize(self.text(tokens).mean(1), dim=1)
+        logits = a @ t.t() * self.logit_scale.exp()
+        labels = torch.arange(x.shape[0])
+        return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+
+
+class PenalizedMLP(nn.Module):
+    """A classifier trained on its cross-entropy plus a penalty on its logits' size, computed in
+    the graph: forward(x, y) returns F.cross_entropy(logits, y) + 0.01 * mean(logits^2), the
+    labels y a second graph input (int64, fed as data)."""
+
+    def __init__(self):
+        super().__init__()
+        self.mlp = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU(), nn.Linear(32, 10))
+
+    def forward(self, x, y):
+        logits = self.mlp(x)
+        return F.cross_entropy(logits, y) + 0.01 * (logits ** 2).mean()
+
+
+class VAE(nn.Module):
+    """A variational autoencoder of the digits whose forward returns its loss: an encoder
+    (64 -> 32, ReLU) gives a 4-d code's mean and log-variance, the code is drawn by the
+    reparameterization trick, mu + eps exp(logvar / 2) with eps = torch.randn_like(mu) (ONNX
+    RandomNormalLike), and decoded (4 -> 32 -> 64) into the pixels' logits; the loss is the
+    reconstruction's binary cross-entropy (pixels in [0, 1]) summed over the pixels plus the KL
+    divergence from N(0, 1), both means over the batch.
+    `noise`, when set, is called with mu's shape and gives eps instead (check_gradients.py: the
+    training executable's draws)."""
+
+    noise = None
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Flatten(), nn.Linear(64, 32), nn.ReLU())
+        self.mu = nn.Linear(32, 4)
+        self.logvar = nn.Linear(32, 4)
+        self.dec = nn.Sequential(nn.Linear(4, 32), nn.ReLU(), nn.Linear(32, 64))
+
+    def forward(self, x):
+        h = self.enc(x)
+        mu, logvar = self.mu(h), self.logvar(h)
+        eps = torch.randn_like(mu) if self.noise is None else self.noise(mu.shape).to(mu.dtype)
+        z = mu + eps * torch.exp(0.5 * logvar)
+        logits = self.dec(z)  # Bernoulli pixels: binary cross-entropy of the logits, written out
+        reconstruction = (F.softplus(logits) - x.flatten(1) * logits).sum(1).mean()
+        kl = -0.5 * (1 + logvar - mu ** 2 - logvar.exp()).sum(1).mean()
+        return reconstruction + kl
+
+
 class SmallCNN(nn.Module):
     """The default model of ./run.sh: a small CNN with BatchNorm and dropout for 1x8x8 digits."""
 

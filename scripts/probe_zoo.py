@@ -55,6 +55,7 @@ import torch.nn.functional as F
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import export_models  # noqa: E402  (its TokenDecoder, TokenSeq2Seq, PaddedAttention, MaxVit)
+import mgs_augment  # noqa: E402  (the executable's sample order)
 VOCAB, LENGTH = 50, 12
 OPSET = None  # --opset (None: 15, and the "hf ..." rows' own: 20, or 23 for torch.export)
 
@@ -600,36 +601,9 @@ def make_data(kind, shape, samples, work):
     return x, y
 
 
-MASK64 = (1 << 64) - 1
-
-
-def _splitmix64(state):
-    """(new state, output) of the training executable's splitmix64."""
-    state = (state + 0x9E3779B97F4A7C15) & MASK64
-    z = state
-    z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & MASK64
-    z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & MASK64
-    return state, z ^ (z >> 31)
-
-
 def mgs_epoch_order(n, seed, epoch):
-    """The training executable's sample order in `epoch` (0-based) with
-    --holdout 0 and --seed `seed` (runtime/lib/Driver/Data.cpp's
-    shuffleForEpoch: Fisher-Yates over splitmix64, stream tag 1)."""
-    s = seed ^ ((1 * 0xD1B54A32D192ED03) & MASK64)
-    s, _ = _splitmix64(s)
-    s ^= (epoch * 0x8CB92BA72F3D8DD7) & MASK64
-    _, state = _splitmix64(s)
-    order = list(range(n))
-    for i in range(n, 1, -1):
-        threshold = ((1 << 64) - i) % i
-        while True:
-            state, r = _splitmix64(state)
-            if r >= threshold:
-                break
-        j = r % i
-        order[i - 1], order[j] = order[j], order[i - 1]
-    return torch.tensor(order)
+    """The training executable's sample order in `epoch` (0-based), as a tensor."""
+    return torch.tensor(mgs_augment.epoch_order(n, seed, epoch))
 
 
 def torch_losses(ctor, x, y, kind, batch, epochs, lr, mgs_order=False):

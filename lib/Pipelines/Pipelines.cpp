@@ -139,9 +139,9 @@ LogicalResult verifyTrainPipelineOptions(const TrainPipelineOptions &options,
   }
   const std::string &loss = options.loss;
   if (loss != "cross-entropy" && loss != "mse" && loss != "l1" && loss != "smooth-l1" &&
-      loss != "bce-with-logits") {
-    emitError("loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got '" + loss +
-              "'");
+      loss != "bce-with-logits" && loss != "graph") {
+    emitError("loss must be cross-entropy, mse, l1, smooth-l1, bce-with-logits or graph, got '" +
+              loss + "'");
     return failure();
   }
   // (It becomes a float32 attribute: within float32's range.)

@@ -74,7 +74,7 @@
 // SMOOTH: error: mgs-train-pipeline: label-smoothing must be in [0, 1], got -0.100000
 // RUN: not mgs-opt %s --mgs-train-pipeline='ignore-index=0 inference=true' 2>&1 | FileCheck %s --check-prefix=LOSS-INFERENCE
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=hinge' 2>&1 | FileCheck %s --check-prefix=LOSS-NAME
-// LOSS-NAME: error: mgs-train-pipeline: loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got 'hinge'
+// LOSS-NAME: error: mgs-train-pipeline: loss must be cross-entropy, mse, l1, smooth-l1, bce-with-logits or graph, got 'hinge'
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=mse label-smoothing=0.1' 2>&1 | FileCheck %s --check-prefix=LOSS-CE
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=l1 class-weights=1,2' 2>&1 | FileCheck %s --check-prefix=LOSS-CE
 // RUN: not mgs-opt %s --mgs-train-pipeline='loss=bce-with-logits class-axis=1' 2>&1 | FileCheck %s --check-prefix=LOSS-CE

@@ -53,7 +53,8 @@ cl::opt<std::string> lossOpt(
     cl::desc("The loss of the first output: cross-entropy (the default: logits against integer "
              "class labels), or, against float targets of the output's shape (NumPy --labels), "
              "mse, l1, smooth-l1 or bce-with-logits (torch.nn's MSELoss, L1Loss, SmoothL1Loss, "
-             "BCEWithLogitsLoss; the mean over every value)"),
+             "BCEWithLogitsLoss; the mean over every value), or graph: the first output is a "
+             "scalar, the loss the model's graph computes (the default for such a model)"),
     cl::value_desc("name"), cl::init("cross-entropy"), cl::cat(category()));
 cl::opt<double> smoothL1Beta("smooth-l1-beta",
                              cl::desc("--loss smooth-l1's beta (default 1, as torch.nn's; 0 is "
@@ -158,8 +159,9 @@ bool parseLossOptions(bool inference, mgs::TrainPipelineOptions &pipeline) {
                   "output (1: classes second; -1: classes last)");
   const bool crossEntropy = lossOpt == "cross-entropy";
   if (!crossEntropy && lossOpt != "mse" && lossOpt != "l1" && lossOpt != "smooth-l1" &&
-      lossOpt != "bce-with-logits")
-    return failed("--loss must be cross-entropy, mse, l1, smooth-l1 or bce-with-logits, got '" +
+      lossOpt != "bce-with-logits" && lossOpt != "graph")
+    return failed("--loss must be cross-entropy, mse, l1, smooth-l1, bce-with-logits or graph, "
+                  "got '" +
                   lossOpt + "'");
   if (!(smoothL1Beta >= 0.0) || std::isinf(static_cast<float>(smoothL1Beta))) { // a float32
     char given[32];
@@ -259,6 +261,50 @@ bool checkGraphLoss(mlir::ModuleOp module, bool inference, bool quiet) {
          " (ONNX's loss has none; the node's metadata shows it): pass --label-smoothing " +
          value + " to train it");
   }
+  return true;
+}
+
+bool settleLossInGraph(mlir::ModuleOp module, bool inference, bool quiet,
+                       mgs::TrainPipelineOptions &pipeline) {
+  auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
+  if (inference || !forward || forward.getNumResults() == 0)
+    return true;
+  auto out = dyn_cast<mlir::RankedTensorType>(forward.getResultTypes()[0]);
+  auto nameAttr = forward.getResultAttrOfType<mlir::StringAttr>(0, "train.name");
+  const std::string name = nameAttr ? nameAttr.str() : "0";
+  if (!out || out.getRank() != 0) {
+    if (lossOpt != "graph")
+      return true;
+    std::string shape;
+    raw_string_ostream os(shape);
+    if (out)
+      interleave(out.getShape(), os, "x");
+    fail("--loss graph trains the first output as the loss the model's graph computes; its first "
+         "output '" +
+         name + "' (" + shape + ") is not a scalar");
+    return false;
+  }
+  if (lossOpt.getNumOccurrences() && lossOpt != "graph") {
+    fail("--loss " + lossOpt + ": the model's first output '" + name +
+         "' is a scalar, a loss its graph computes, which mgs trains as it is; drop --loss, or "
+         "export the model's outputs without their loss");
+    return false;
+  }
+  for (cl::Option *option :
+       {static_cast<cl::Option *>(&ignoreIndex), static_cast<cl::Option *>(&classWeightsOpt),
+        static_cast<cl::Option *>(&posWeightOpt), static_cast<cl::Option *>(&smoothL1Beta),
+        static_cast<cl::Option *>(&reductionOpt), static_cast<cl::Option *>(&classAxisOpt),
+        static_cast<cl::Option *>(&labelSmoothing)})
+    if (option->getNumOccurrences()) {
+      fail("--" + option->ArgStr +
+           ": the model computes its loss in its graph (its first output '" + name +
+           "', a scalar), which sets it; drop --" + option->ArgStr);
+      return false;
+    }
+  pipeline.loss = "graph";
+  if (!quiet)
+    errs() << "mgsc: training the model's first output '" << name
+           << "', a scalar, as its loss (computed in its graph: its targets, if any, are inputs)\n";
   return true;
 }
 

@@ -33,6 +33,12 @@ bool parseLossOptions(bool inference, mgs::TrainPipelineOptions &pipeline);
 /// train.graph_loss) is the loss trained: a loss option that could say
 /// otherwise is an error. Says which loss is trained, unless `quiet`.
 bool checkGraphLoss(mlir::ModuleOp module, bool inference, bool quiet);
+/// A model whose first output is a float32 scalar computes its loss in its
+/// graph: trained as it is (`pipeline`'s loss becomes "graph"; said unless
+/// `quiet`); a loss option that could say otherwise is an error, and so is
+/// --loss graph on a model whose first output is not a scalar.
+bool settleLossInGraph(mlir::ModuleOp module, bool inference, bool quiet,
+                       mgs::TrainPipelineOptions &pipeline);
 
 /// With --class-axis, says (unless `quiet`) what the cross-entropy trains:
 /// the first output's rows and classes, and the labels a batch takes.

@@ -289,8 +289,7 @@ bool freezeParameters(mlir::ModuleOp module) {
 
 /// The training executable feeds the model's first input from --data and
 /// each other one from --input-data NAME=FILE: said when there are several.
-/// A model with no input, or several and a scalar output (a loss the
-/// importer did not lift), is refused.
+/// A model with no input is refused.
 bool checkInputs(mlir::ModuleOp module) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
   if (!forward || forward.getNumArguments() == 1)
@@ -301,11 +300,10 @@ bool checkInputs(mlir::ModuleOp module) {
          "; the training executable feeds one, the samples");
     return false;
   }
-  std::string names, described;
+  std::string described;
   for (unsigned i = 0; i < forward.getNumArguments(); ++i) {
     auto nameAttr = forward.getArgAttrOfType<mlir::StringAttr>(i, "train.name");
     std::string name = nameAttr ? nameAttr.str() : "#" + std::to_string(i);
-    names += (i ? ", '" : "'") + name + "'";
     auto type = dyn_cast<mlir::RankedTensorType>(forward.getArgument(i).getType());
     std::string shape;
     if (type) {
@@ -316,17 +314,6 @@ bool checkInputs(mlir::ModuleOp module) {
     }
     described += (i ? "; '" : "'") + name + "' (" + shape + ")" +
                  (i ? " from --input-data " + name + "=FILE.npy" : " from --data");
-  }
-  auto first = forward.getNumResults() ? dyn_cast<mlir::RankedTensorType>(
-                                            forward.getFunctionType().getResult(0))
-                                      : nullptr;
-  if (first && first.getRank() == 0) {
-    fail("the model has " + Twine(forward.getNumArguments()) + " graph inputs (" + names +
-         ") and outputs a scalar: a loss computed in the graph? mgs takes a graph's "
-         "SoftmaxCrossEntropyLoss (or NegativeLogLikelihoodLoss) as its loss; for another, "
-         "export the model's output without the loss and give mgsc --loss (mse, l1, smooth-l1, "
-         "bce-with-logits)");
-    return false;
   }
   if (!quiet)
     errs() << "mgsc: the model has " << forward.getNumArguments()
@@ -503,6 +490,8 @@ int main(int argc, char **argv) {
   if (!inference && !checkInputs(*module))
     return 1;
   if (!mgsc::checkGraphLoss(*module, inference, quiet))
+    return 1;
+  if (!mgsc::settleLossInGraph(*module, inference, quiet, pipeline))
     return 1;
   mgsc::describeClassAxis(*module, inference, quiet);
   if (!freezeParameters(*module))

@@ -267,6 +267,12 @@ SmallVector<int64_t> dropoutDesc(Value data, Value mask, FloatAttr ratio, bool t
                     {D::Inner, masks > 0 ? count / masks : 1}});
 }
 
+SmallVector<int64_t> randomNormalDesc(Value result, FloatAttr mean, FloatAttr scale) {
+  using D = RandomNormalDesc;
+  return fields<D>(
+      {{D::Count, numel(result)}, {D::MeanBits, bitsOf(mean)}, {D::ScaleBits, bitsOf(scale)}});
+}
+
 /// A softmax over `axis`: outer x axis x inner.
 SmallVector<int64_t> softmaxDesc(ArrayRef<int64_t> shape, int64_t axis, bool log) {
   using D = SoftmaxDesc;

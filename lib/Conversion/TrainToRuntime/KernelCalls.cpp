@@ -176,6 +176,11 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
                     dropoutDesc(d.getResult(), d.getMask(), d.getRatioAttr(), d.getTraining()),
                     {{d.getInput()}, {d.getResult()}, {d.getMask(), true}});
       })
+      .Case([&](RandomNormalOp r) {
+        return call(Kernel::random_normal,
+                    randomNormalDesc(r.getResult(), r.getMeanAttr(), r.getScaleAttr()),
+                    {{r.getResult()}});
+      })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) {
         ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
         int64_t axis = normalizedAxis(isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getAxis()
@@ -205,17 +210,21 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
       })
       .Case([&](SoftmaxCrossEntropyOp l) {
         ArrayRef<int64_t> s = shapeOf(l.getLogits());
-        return call(Kernel::softmax_cross_entropy,
-                    fields<SoftmaxCrossEntropyDesc>(
-                        {{SoftmaxCrossEntropyDesc::Batch, s[0]},
-                         {SoftmaxCrossEntropyDesc::Classes, s[1]},
-                         {SoftmaxCrossEntropyDesc::IgnoreIndex,
-                          static_cast<int64_t>(l.getIgnoreIndex())},
-                         {SoftmaxCrossEntropyDesc::LabelSmoothingBits,
-                          bitsOf(l.getLabelSmoothingAttr())},
-                         {SoftmaxCrossEntropyDesc::Sum, l.getSum() ? 1 : 0}}),
-                    {{l.getLogits()}, {l.getLabels()}, {l.getLoss()}, {l.getDlogits(), true},
-                     {l.getWeight()}});
+        return call(
+            Kernel::softmax_cross_entropy,
+            fields<SoftmaxCrossEntropyDesc>(
+                {{SoftmaxCrossEntropyDesc::Batch, s[0]},
+                 {SoftmaxCrossEntropyDesc::Classes, s[1]},
+                 {SoftmaxCrossEntropyDesc::IgnoreIndex, static_cast<int64_t>(l.getIgnoreIndex())},
+                 {SoftmaxCrossEntropyDesc::LabelSmoothingBits, bitsOf(l.getLabelSmoothingAttr())},
+                 {SoftmaxCrossEntropyDesc::Flags,
+                  (l.getSum() ? int64_t{SoftmaxCrossEntropyDesc::kSum} : 0) |
+                      (l.getInGraph() ? int64_t{SoftmaxCrossEntropyDesc::kUnscaled} : 0)}}),
+            {{l.getLogits()},
+             {l.getLabels()},
+             {l.getLoss()},
+             {l.getDlogits(), true},
+             {l.getWeight()}});
       })
       .Case([&](ElementwiseLossOp l) {
         const int64_t kind = contract::manifest::lossKindNamed(l.getKind());

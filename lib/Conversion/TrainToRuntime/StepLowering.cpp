@@ -230,7 +230,8 @@ LogicalResult StepLowering::lower(func::FuncOp func, bool train, StringRef name)
     // Marks for calibration: -1 when the loss (and so backprop) starts, the
     // backprop index when a gradient is complete.
     if (instrument && train) {
-      if (isa<SoftmaxCrossEntropyOp, ElementwiseLossOp>(op))
+      auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op);
+      if ((ce && !ce.getInGraph()) || isa<ElementwiseLossOp>(op))
         calls.push_back(KernelCall{&op, Kernel::mark, {contract::MarkDesc::kBackpropStart}, {}});
       else if (auto g = dyn_cast<GradientOp>(op))
         calls.push_back(KernelCall{&op, Kernel::mark,

@@ -328,6 +328,8 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       // The labels the loss ignores are data the driver must accept (the
       // key is left out at its default).
       train.walk([&](SoftmaxCrossEntropyOp loss) {
+        if (loss.getInGraph()) // (inside the graph's loss: not the labels' loss)
+          return;
         auto ignored = static_cast<int64_t>(loss.getIgnoreIndex());
         if (ignored != manifest::kDefaultIgnoreIndex)
           manifest += item(manifest::kIgnoreIndex) + " " + std::to_string(ignored);

@@ -81,7 +81,8 @@
   X(cumsum)                                                                                        \
   X(to_index)                                                                                      \
   X(topk_positions)                                                                                \
-  X(elementwise_loss)
+  X(elementwise_loss)                                                                              \
+  X(random_normal)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -259,6 +260,13 @@ struct DropoutDesc {
   enum : int64_t { Count, RatioBits, Training, Inner, Size };
 };
 
+/// random_normal: count float32 values drawn from the normal distribution of
+/// mean and standard deviation `scale` (float64 bits), one draw of the
+/// context's random stream each.
+struct RandomNormalDesc {
+  enum : int64_t { Count, MeanBits, ScaleBits, Size };
+};
+
 /// softmax_fwd / softmax_bwd: the tensor is outer x axis x inner; log = 1:
 /// log-softmax.
 struct SoftmaxDesc {
@@ -292,11 +300,14 @@ struct PadDesc {
 
 /// softmax_cross_entropy: logits batch x classes; labels equal to
 /// ignore_index are not counted; label_smoothing_bits: the smoothing's
-/// float64 bits (0: none); sum: 1 for reduction "sum" (the loss and its
-/// gradient not divided by the counted labels' count or weight), 0 for the
-/// mean. The class weights, if any, are a buffer.
+/// float64 bits (0: none); flags: kSum for reduction "sum" (the loss and its
+/// gradient not divided by the counted labels' count or weight; else the
+/// mean), kUnscaled for a cross-entropy inside a loss the graph computes (its
+/// gradient not multiplied by the loss scale: the loss's own gradient, which
+/// carries it, multiplies it). The class weights, if any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
-  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Sum, Size };
+  enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Flags, Size };
+  enum : int64_t { kSum = 1, kUnscaled = 2 };
 };
 
 /// elementwise_loss: the mean over `count` elements of a loss of a
@@ -456,8 +467,10 @@ inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
 inline constexpr std::string_view kLabelShape = "label_shape";
 /// "loss KIND" (train mode, instead of kClasses): the loss is an
 /// elementwise_loss (mse, l1, "smooth_l1 BETA", bce_with_logits) against
-/// float32 targets of the labels' shape; absent: the cross-entropy against
-/// int64 class labels (rank 1).
+/// float32 targets of the labels' shape, or "value": the first output, a
+/// scalar, is the loss the graph computes (labels of rank 0, unread: the
+/// targets are inputs); absent: the cross-entropy against int64 class labels
+/// (rank 1).
 inline constexpr std::string_view kLoss = "loss";
 /// The elementwise_loss kinds by their manifest name (the compiler's
 /// train.elementwise_loss kinds).
@@ -468,7 +481,8 @@ struct LossKindName {
 inline constexpr LossKindName kLossKinds[] = {{"mse", MGSRT_LOSS_MSE},
                                               {"l1", MGSRT_LOSS_L1},
                                               {"smooth_l1", MGSRT_LOSS_SMOOTH_L1},
-                                              {"bce_with_logits", MGSRT_LOSS_BCE_WITH_LOGITS}};
+                                              {"bce_with_logits", MGSRT_LOSS_BCE_WITH_LOGITS},
+                                              {"value", MGSRT_LOSS_VALUE}};
 /// The MGSRT_LOSS_* kind named `name`, or -1.
 constexpr int lossKindNamed(std::string_view name) {
   for (const LossKindName &k : kLossKinds)

@@ -56,7 +56,7 @@ static inline double mgsrt_f64_from_bits(int64_t bits) {
 
 /*===--- Context ----------------------------------------------------------===*/
 
-/* Creates a context. `seed` seeds the dropout random stream. Returns NULL
+/* Creates a context. `seed` seeds the random stream (dropout, random_normal). Returns NULL
  * only when out of memory. */
 MGSRT_EXPORT mgsrt_ctx_t *mgsrt_ctx_create(uint64_t seed);
 MGSRT_EXPORT void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx);
@@ -89,7 +89,7 @@ MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2
  * positive finite float, 1 by default; anything else is ignored. */
 MGSRT_EXPORT void mgsrt_ctx_set_loss_scale(mgsrt_ctx_t *ctx, float scale);
 MGSRT_EXPORT float mgsrt_ctx_loss_scale(const mgsrt_ctx_t *ctx);
-/* The dropout random stream: its state (for checkpoints) and a reset. */
+/* The random stream (dropout, random_normal): its state (for checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
 /* Non-finite gradients: mgsrt_sgd_update notes, as it reads each gradient
@@ -156,7 +156,7 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_synchronize(mgsrt_ctx_t *ctx);
  * capture with MGSRT_ERROR_UNAVAILABLE naming it: mgsrt_graph_end returns the
  * context's status, nothing is kept, and after mgsrt_ctx_clear the step runs
  * as usual. The replays use the context's current learning rate, momentum,
- * weight decay and AdamW step, and move its dropout stream on as the step
+ * weight decay and AdamW step, and move its random stream on as the step
  * would; mgsrt_graph_launch sets *ran = 0 without
  * running anything when no graph is kept or it is stale (scratch memory
  * moved, or the loss scale or top-k density changed since its capture):
@@ -348,6 +348,16 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_lstm_bwd(mgsrt_ctx_t *ctx, const int64_t *desc
 MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* Normally distributed values (ONNX RandomNormal, RandomNormalLike: a VAE's
+ * reparameterization, a diffusion model's noise).  desc: [n, mean_bits, scale_bits]
+ * bufs: y (n floats). Value i is mean + scale z, z = sqrt(-2 ln u1) cos(2 pi u2)
+ * (Box-Muller, in double, rounded to float) with u1 = (hi + 1) 2^-32 and
+ * u2 = lo 2^-32 the halves of the (i+1)-th value of the context's random
+ * stream from its state at entry (splitmix64: mix(state + (i+1) gamma)); the
+ * state then advances by n, as dropout's does. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_random_normal(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                                void *const *bufs);
+
 /* Softmax / log-softmax along one axis.  desc: [outer, axis, inner, log]
  *   the tensor is outer x axis x inner.
  * fwd  bufs: x, y
@@ -387,9 +397,11 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
  * torch.nn.CrossEntropyLoss), a sample's loss is
  *   (1 - e) w[label] (-log p[label]) + e / C sum_j w[j] (-log p[j])
  * and the mean divides by the sum of w[label] over the counted samples, as
- * PyTorch's (0 when that sum is 0). With sum = 1 (reduction "sum") the loss
- * is the sum over the counted samples and dlogits is not divided.
- * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1]), sum (0 or 1)]
+ * PyTorch's (0 when that sum is 0). With flag 1 (reduction "sum") the loss
+ * is the sum over the counted samples and dlogits is not divided; with flag
+ * 2 dlogits is not multiplied by the loss scale (a cross-entropy inside a
+ * loss the graph computes, whose own gradient carries the scale).
+ * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1]), flags (0 to 3)]
  * bufs: logits (N x C), labels (N, int64), loss (1 float), dlogits (nullable, N x C),
  *       weight (nullable: every class 1; C floats)
  * A label outside [0, C) that is not ignore_index is an
@@ -406,12 +418,19 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const 
  *                               as (1 - t) x + (1 + (p - 1) t) (log(1 + exp(-|x|)) + max(-x, 0)),
  *                               p = pos_weight[i mod last] (BCEWithLogitsLoss's pos_weight;
  *                               1 without it)
+ *   MGSRT_LOSS_VALUE            x (t unread): the model's own loss, computed in its graph;
+ *                               its gradient 1 (times the loss scale, over count)
  * desc: [kind, count, beta_bits (smooth_l1's beta >= 0, float64 bits), last (the length of
  *        the last axis: count is a multiple of it), sum (0 or 1)]
  * bufs: x (count), t (count), loss (1 float), dx (nullable, count),
  *       pos_weight (nullable; bce_with_logits only; last floats) */
-enum { MGSRT_LOSS_MSE = 0, MGSRT_LOSS_L1 = 1, MGSRT_LOSS_SMOOTH_L1 = 2,
-       MGSRT_LOSS_BCE_WITH_LOGITS = 3 };
+enum {
+  MGSRT_LOSS_MSE = 0,
+  MGSRT_LOSS_L1 = 1,
+  MGSRT_LOSS_SMOOTH_L1 = 2,
+  MGSRT_LOSS_BCE_WITH_LOGITS = 3,
+  MGSRT_LOSS_VALUE = 4
+};
 MGSRT_EXPORT mgsrt_status_t mgsrt_elementwise_loss(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* The optimizer's update of one parameter, in place. g = grad * s, where s

@@ -1,8 +1,10 @@
-//===- DropoutDesc.h - Dropout's descriptor and random draw -----*- C++ -*-===//
+//===- DropoutDesc.h - The random stream's kernels' descriptors -*- C++ -*-===//
 //
-// Shared by the CPU (Dropout.cpp) and CUDA (CUDA/Dropout.cu) kernels: the
-// descriptor and buffer checks, and the per-element draw, so both devices
-// keep exactly the same elements for the same stream state.
+// Shared by the CPU (Dropout.cpp) and CUDA (CUDA/Dropout.cu) kernels of
+// dropout and random_normal: the descriptor and buffer checks, and the
+// per-element draw, so both devices keep exactly the same elements for the
+// same stream state (and draw the same normal values but for the last bit of
+// the libraries' log and cos).
 //
 // Mask entry m of a call (the block of `inner` consecutive elements from
 // m * inner) draws the (m+1)-th value of the stream from the state at entry:
@@ -20,6 +22,8 @@
 
 #include "Support/Common.h"
 #include "mgsrt/contract.h"
+
+#include <cmath>
 
 namespace mgs::rt {
 
@@ -41,6 +45,37 @@ MGSRT_HOST_DEVICE inline bool dropoutKeep(uint64_t state, int64_t m, uint64_t th
 /// The stream state after a call of n elements that started at `state`.
 inline uint64_t dropoutAdvance(uint64_t state, int64_t n) {
   return state + static_cast<uint64_t>(n) * kDropoutGamma;
+}
+
+/// Value i of a random_normal call that starts at stream state `state`
+/// (mgsrt.h: Box-Muller on the draw's two 32-bit halves, in double).
+MGSRT_HOST_DEVICE inline float normalDraw(uint64_t state, int64_t i, double mean, double scale) {
+  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+  const double u1 = (static_cast<double>(r >> 32) + 1.0) * 0x1p-32; // (0, 1]
+  const double u2 = static_cast<double>(r & 0xFFFFFFFFull) * 0x1p-32;
+  const double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
+  return static_cast<float>(mean + scale * z);
+}
+
+struct RandomNormalParams {
+  int64_t n;
+  double mean, scale;
+};
+
+/// random_normal's descriptor and buffer (bufs: y).
+inline mgsrt_status_t parseRandomNormal(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                        void *const *bufs, RandomNormalParams &p) {
+  using F = mgs::contract::RandomNormalDesc;
+  p.n = desc[F::Count];
+  if (p.n < 0)
+    return invalidArg(ctx, kernel, "element count ", p.n, " is negative");
+  p.mean = descF64(desc, F::MeanBits);
+  p.scale = descF64(desc, F::ScaleBits);
+  if (!std::isfinite(p.mean) || !std::isfinite(p.scale))
+    return invalidArg(ctx, kernel, "mean ", p.mean, " or scale ", p.scale, " is not finite");
+  BufferCheck check(ctx, kernel, bufs);
+  check.require(0, "y", p.n);
+  return check.ok ? MGSRT_OK : ctx->status;
 }
 
 struct DropoutParams {

@@ -40,7 +40,7 @@ inline mgsrt_status_t parseElementwiseLoss(mgsrt_ctx_t *ctx, const char *kernel,
                                            ElementwiseLossParams &p) {
   using F = mgs::contract::ElementwiseLossDesc;
   const int64_t kind = desc[F::Kind];
-  if (kind < MGSRT_LOSS_MSE || kind > MGSRT_LOSS_BCE_WITH_LOGITS)
+  if (kind < MGSRT_LOSS_MSE || kind > MGSRT_LOSS_VALUE)
     return invalidArg(ctx, kernel, "unknown loss kind ", kind);
   p.kind = static_cast<int>(kind);
   p.count = desc[F::Count];
@@ -88,6 +88,9 @@ MGSRT_HOST_DEVICE inline double elementLoss(const ElementwiseLossParams &p, int6
     }
     grad = sign;
     return std::fabs(d) - 0.5 * p.beta;
+  case MGSRT_LOSS_VALUE: // the graph's loss itself
+    grad = 1.0;
+    return x;
   default: { // MGSRT_LOSS_BCE_WITH_LOGITS
     const double xd = x, td = t, e = std::exp(-std::fabs(xd));
     const double sigmoid = xd >= 0.0 ? 1.0 / (1.0 + e) : e / (1.0 + e);

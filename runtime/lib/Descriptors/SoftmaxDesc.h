@@ -47,6 +47,7 @@ struct CrossEntropyParams {
   double smoothing;     ///< label smoothing, in [0, 1]
   const float *weight;  ///< the class weights (C), or null: every class 1
   bool sum;             ///< reduction "sum": not divided by the counted labels' weight
+  bool unscaled;        ///< the gradient not multiplied by the loss scale
   /// What the loss and its gradient are scaled by, given the counted labels'
   /// weight `norm`: 1 / norm for the mean (0 when nothing counts: PyTorch's
   /// 0 / 0), 1 for the sum.
@@ -83,9 +84,10 @@ inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
     return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must be positive");
   if (!(p.smoothing >= 0.0 && p.smoothing <= 1.0))
     return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
-  if (desc[F::Sum] != 0 && desc[F::Sum] != 1)
-    return invalidArg(ctx, kernel, "sum flag ", desc[F::Sum], " must be 0 or 1");
-  p.sum = desc[F::Sum] == 1;
+  if (desc[F::Flags] & ~(F::kSum | F::kUnscaled))
+    return invalidArg(ctx, kernel, "flags ", desc[F::Flags], " must be 0 to 3");
+  p.sum = (desc[F::Flags] & F::kSum) != 0;
+  p.unscaled = (desc[F::Flags] & F::kUnscaled) != 0;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
   p.weight = static_cast<const float *>(bufs[4]);

@@ -326,7 +326,9 @@ int Driver::allocate(bool forTraining) {
   }
   // Class labels (int64), or float targets.
   const uint64_t labelBytes =
-      m.batchSize * labelsPerSample * (m.loss.empty() ? sizeof(int64_t) : sizeof(float));
+      lossInGraph()
+          ? sizeof(float) // the loss's unread target
+          : m.batchSize * labelsPerSample * (m.loss.empty() ? sizeof(int64_t) : sizeof(float));
   if (forTraining && (!labels.allocate(labelBytes) || !loss.allocate(sizeof(float))))
     return oom("the labels", labelBytes);
 

@@ -182,6 +182,11 @@ private:
   /// model's).
   int checkImageFolderModel();
   int describeImageFolder(const Dataset &d, const char *what);
+  /// --data (or with `test` --test-data) into `d`, in `format`, with its
+  /// labels (NumPy: from `labelsPath`) unless the graph computes the loss,
+  /// checked against the model.
+  int readSet(const std::string &path, const std::string &labelsPath, DataFormat format, bool test,
+              Dataset &d);
   /// The samples' checks against the model (checkDataset, integer token ids).
   int checkSamples(const Dataset &d, const std::string &path, const char *what);
   /// `d`'s values as model input `input`'s token ids: integers, within the
@@ -225,6 +230,9 @@ private:
   /// --per-class's table, from evaluate()'s counts.
   void printPerClass(const char *set) const;
   bool haveTestSet() const { return !o.testData.empty(); }
+  /// The model's graph computes its loss (manifest "loss value"): its first
+  /// output, a scalar; no labels (its targets, if any, are inputs).
+  bool lossInGraph() const { return m.lossKind == MGSRT_LOSS_VALUE; }
   const std::vector<int64_t> &evalSet() const { return haveTestSet() ? testIndices : heldOutSet; }
   double learningRate(int64_t epoch, int64_t iteration) const;
   /// The epochs a cosine schedule spans: --cosine-epochs, else --epochs.

@@ -17,7 +17,8 @@ namespace mgs::rt::driver {
 // The evaluation set's accuracy (the cross-entropy: argmax of each row of
 // the first output, labelsPerSample rows a sample, one per token, against its
 // label, padding left out) or mean loss (float targets: the training loss's
-// elementLoss over every value, in double).
+// elementLoss over every value, in double; a loss the graph computes: its
+// value on each full batch, averaged).
 std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t total,
                                        bool counts) const {
   char text[200];
@@ -25,7 +26,14 @@ std::string Driver::describeEvaluation(const char *set, int64_t correct, int64_t
   // Multi-label: also the labels predicted right.
   const double labelAccuracy =
       100.0 * static_cast<double>(correct) / static_cast<double>(std::max<int64_t>(total, 1));
-  if (m.loss == "bce_with_logits" && counts)
+  if (lossInGraph() && total == 0)
+    std::snprintf(text, sizeof text, "%s loss%s n/a (fewer samples than one batch)", set,
+                  counts ? "" : ":");
+  else if (lossInGraph())
+    std::snprintf(text, sizeof text,
+                  counts ? "%s loss %.6g (the graph's, mean of %lld batches)" : "%s loss: %.6g",
+                  set, meanLoss, static_cast<long long>(total));
+  else if (m.loss == "bce_with_logits" && counts)
     std::snprintf(text, sizeof text,
                   "%s loss %.6g (%s, mean of %lld values), label accuracy %.2f%% (logit > 0 "
                   "where the target >= 0.5)",
@@ -97,21 +105,34 @@ void Driver::printPerClass(const char *set) const {
 }
 
 bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
+  // What the evaluation draws (a model's random_normal noise) does not move
+  // the training's random stream: a run's weights are the same with and
+  // without held-out evaluations.
+  struct KeepRandomStream {
+    mgsrt_ctx_t *ctx;
+    uint64_t state;
+    ~KeepRandomStream() { mgsrt_ctx_set_rng_state(ctx, state); }
+  } keep{ctx, mgsrt_ctx_rng_state(ctx)};
   correct = total = 0;
   evalLossSum = 0.0;
   if (o.perClass && m.loss.empty())
     for (std::vector<int64_t> *counts : {&classSupport, &classHits, &classPredicted})
       counts->assign(static_cast<size_t>(m.classes), 0);
   ElementwiseLossParams lossParams{};
-  if (!m.loss.empty())
+  if (!m.loss.empty() && !lossInGraph())
     lossParams = {m.lossKind, labelsPerSample * m.batchSize, m.smoothL1Beta,
                   m.labelDims.back(), m.posWeight.empty() ? nullptr : m.posWeight.data()};
   const TensorSpec &out = m.outputs[0];
-  const int64_t L = labelsPerSample, perRow = out.numElements() / (m.batchSize * L);
+  // (No labels for the graph's own loss: L is 0.)
+  const int64_t L = labelsPerSample, perRow = L ? out.numElements() / (m.batchSize * L) : 0;
   const Dataset &from = haveTestSet() ? testSet : data;
   const std::vector<int64_t> &set = evalSet();
   for (size_t start = 0; start < set.size(); start += m.batchSize) {
     int64_t count = std::min<int64_t>(m.batchSize, set.size() - start);
+    // The graph's loss is the whole batch's: a partial one (zeros padding
+    // it) would count the padding. Full batches only.
+    if (lossInGraph() && count < m.batchSize)
+      break;
     fillBatch(from, set.data() + start, count);
     for (Buffer &b : inputs)
       if ((status = toDevice(b)))
@@ -125,6 +146,11 @@ bool Driver::evaluate(int64_t &correct, int64_t &total, int &status) {
     if ((status = toHost(outputs[0])))
       return false;
     const float *y = outputs[0].f32();
+    if (lossInGraph()) {
+      evalLossSum += y[0];
+      ++total;
+      continue;
+    }
     if (!m.loss.empty()) {
       for (int64_t j = 0; j < count * L; ++j) {
         const float target = from.targets[set[start + j / L] * L + j % L];

@@ -17,7 +17,8 @@
 namespace mgs::rt::driver {
 
 int Driver::checkSamples(const Dataset &d, const std::string &path, const char *what) {
-  if (Status s = checkDataset(d, sampleSize, labelsPerSample, m.classes, what, m.ignoreIndex);
+  if (Status s = checkDataset(d, sampleSize, lossInGraph() ? d.labelsPerSample : labelsPerSample,
+                              m.classes, what, m.ignoreIndex);
       !s.ok())
     return error(s);
   if (!m.labelShape.empty())
@@ -126,7 +127,7 @@ int Driver::checkImageFolderModel() {
     return error("an image folder gives images; the model's input '%s' %s is not a batch of "
                  "gray or RGB images (N, 1 or 3, H, W)",
                  in.name.c_str(), formatShape(in.dims).c_str());
-  if (!m.loss.empty() || labelsPerSample != 1)
+  if (!lossInGraph() && (!m.loss.empty() || labelsPerSample != 1))
     return error("an image folder gives one class a sample (its folder); the model trains "
                  "against %s",
                  !m.loss.empty() ? ("float targets (" + m.loss + ")").c_str()
@@ -159,13 +160,47 @@ int Driver::describeImageFolder(const Dataset &d, const char *what) {
   return 0;
 }
 
+int Driver::readSet(const std::string &path, const std::string &labelsPath, DataFormat format,
+                    bool test, Dataset &d) {
+  const char *what = test ? "test data" : "data";
+  const TensorSpec &in = m.inputs[0];
+  Status s = format == DataFormat::Npy
+                 ? (lossInGraph() ? loadNpySamples(path, d)
+                                  : loadNpy(path, labelsPath, d, /*floatTargets=*/!m.loss.empty()))
+             : format == DataFormat::ImageFolder
+                 ? loadImageFolder(path, in.dims[1], in.dims[2], in.dims[3], d,
+                                   test ? &data.classNames : nullptr)
+                 : loadDataset(path, format, d, test ? DataSplit::Test : DataSplit::Train);
+  if (!s.ok())
+    return test ? error("--test-data: %s", s.message.c_str()) : error(s);
+  if (format == DataFormat::ImageFolder && !lossInGraph())
+    if (int rc = describeImageFolder(d, what))
+      return rc;
+  if (lossInGraph()) { // the format's class labels: not the model's
+    d.labels.clear();
+    d.storedLabels = StoredNumbers();
+    d.labelsPerSample = 1;
+  }
+  return checkSamples(d, path, what);
+}
+
 int Driver::loadData() {
   DataFormat format = o.format;
   if (!o.haveFormat) {
     if (Status s = guessDataFormat(o.data, format); !s.ok())
       return error(s);
   }
-  const bool floatTargets = !m.loss.empty();
+  const bool floatTargets = !m.loss.empty() && !lossInGraph();
+  if (lossInGraph()) {
+    for (const char *option : {"--labels", "--test-labels"})
+      if (o.given.count(option))
+        return usage(std::string(option) +
+                     ": the model computes its loss in its graph (its first output), which "
+                     "takes no labels; feed its targets as an input (--input-data NAME=FILE.npy)");
+    if (o.perClass)
+      return usage("--per-class reports class labels' recall and precision; the model computes "
+                   "its loss in its graph, without class labels");
+  }
   if (floatTargets && o.perClass)
     return error("--per-class reports class labels' recall and precision; this model's loss "
                  "(%s) trains against float targets",
@@ -174,7 +209,7 @@ int Driver::loadData() {
     return error("the model's loss (%s) trains against float targets: give NumPy data, --data "
                  "X.npy --labels TARGETS.npy; '%s' is read as %s data, whose labels are classes",
                  m.loss.c_str(), o.data.c_str(), dataFormatName(format));
-  if (format == DataFormat::Npy && o.labels.empty())
+  if (format == DataFormat::Npy && o.labels.empty() && !lossInGraph())
     return usage("NumPy data '" + o.data + "' needs --labels FILE.npy (" +
                  (floatTargets ? "its float targets)" : "its integer labels)"));
   if (format != DataFormat::Npy && !o.labels.empty())
@@ -183,21 +218,11 @@ int Driver::loadData() {
   if (format == DataFormat::ImageFolder)
     if (int rc = checkImageFolderModel())
       return rc;
-  const TensorSpec &in = m.inputs[0];
-  if (Status s = format == DataFormat::Npy ? loadNpy(o.data, o.labels, data, floatTargets)
-                 : format == DataFormat::ImageFolder
-                     ? loadImageFolder(o.data, in.dims[1], in.dims[2], in.dims[3], data)
-                     : loadDataset(o.data, format, data);
-      !s.ok())
-    return error(s);
-  if (format == DataFormat::ImageFolder)
-    if (int rc = describeImageFolder(data, "data"))
-      return rc;
-  if (int rc = checkSamples(data, o.data, "data"))
+  if (int rc = readSet(o.data, o.labels, format, /*test=*/false, data))
     return rc;
   if (haveTestSet()) {
     // The test set is read in the training data's format.
-    if (format == DataFormat::Npy && o.testLabels.empty())
+    if (format == DataFormat::Npy && o.testLabels.empty() && !lossInGraph())
       return usage("NumPy test data '" + o.testData + "' needs --test-labels FILE.npy (" +
                    (floatTargets ? "its float targets)" : "its integer labels)"));
     if (format != DataFormat::Npy && !o.testLabels.empty())
@@ -205,18 +230,7 @@ int Driver::loadData() {
                    dataFormatName(format) + " data (--data's format), whose labels come with it");
     if (!isDirectory(o.testData) && !isRegularFile(o.testData))
       return error("test data '%s' does not exist", o.testData.c_str());
-    if (Status s = format == DataFormat::Npy
-                       ? loadNpy(o.testData, o.testLabels, testSet, floatTargets)
-                   : format == DataFormat::ImageFolder
-                       ? loadImageFolder(o.testData, in.dims[1], in.dims[2], in.dims[3], testSet,
-                                         &data.classNames)
-                       : loadDataset(o.testData, format, testSet, DataSplit::Test);
-        !s.ok())
-      return error("--test-data: %s", s.message.c_str());
-    if (format == DataFormat::ImageFolder)
-      if (int rc = describeImageFolder(testSet, "test data"))
-        return rc;
-    if (int rc = checkSamples(testSet, o.testData, "test data"))
+    if (int rc = readSet(o.testData, o.testLabels, format, /*test=*/true, testSet))
       return rc;
     testIndices.resize(static_cast<size_t>(testSet.size()));
     for (size_t i = 0; i < testIndices.size(); ++i)

@@ -310,7 +310,7 @@ private:
         return false;
       m.lossKind = mgs::contract::manifest::lossKindNamed(words[1]);
       if (m.lossKind < 0)
-        return fail("loss must be mse, l1, smooth_l1 BETA or bce_with_logits, got '" +
+        return fail("loss must be mse, l1, smooth_l1 BETA, bce_with_logits or value, got '" +
                     std::string(words[1]) + "'");
       if (smoothL1 && (!parseReal(words[2], m.smoothL1Beta) || !(m.smoothL1Beta >= 0.0) ||
                        std::isinf(m.smoothL1Beta)))
@@ -343,9 +343,7 @@ private:
     if (item == key::kLabels) {
       if (!once(item) || !parseShape(words, 1, m.labelDims))
         return false;
-      if (m.labelDims.empty())
-        return fail("labels must have rank 1 or more");
-      labelsLine = lineNo;
+      labelsLine = lineNo; // (rank 0 for loss value alone: checked at the end)
       labelsText = std::string(line);
       return true;
     }
@@ -483,6 +481,16 @@ private:
     if (m.mode == Manifest::Mode::Train) {
       if (!saw(key::kLabels))
         return missing(key::kLabels);
+      // The graph's own loss (loss value) takes no labels: rank 0; every
+      // other loss, rank 1 or more.
+      if ((m.lossKind == MGSRT_LOSS_VALUE) != m.labelDims.empty()) {
+        status = Status::error(
+            MGSRT_ERROR_INVALID_ARGUMENT,
+            "manifest line " + std::to_string(labelsLine) + ": labels must " +
+                (m.labelDims.empty() ? "have rank 1 or more" : "have rank 0 for loss value") +
+                ": '" + labelsText + "'");
+        return false;
+      }
       // Class labels: one per row of the logits; float targets take the
       // output's shape.
       if (m.loss.empty() && !saw(key::kClasses))

@@ -77,7 +77,7 @@ constexpr const char *kUsageTraining =
     "  --lr-gamma G             (default 0.1)\n"
     "  (--clip-grad-norm is mgsc's: the step waits for every gradient; so is\n"
     "  --accumulate N: a step of N batches a worker, one exchange)\n"
-    "  --seed S                 shuffling, held-out split and dropout (default 1)\n"
+    "  --seed S                 shuffling, held-out split, dropout, normal draws (default 1)\n"
     "  --holdout F              held-out fraction for evaluation, in [0, 1) (default 0.2;\n"
     "                           0 with --test-data)\n"
     "  --augment A,...          random transforms of each training sample, anew each\n"

@@ -209,16 +209,21 @@ int Driver::runTraining() {
     inputSampleSizes.push_back(in.numElements() / m.batchSize);
   }
   const TensorSpec &in = m.inputs[0];
-  // The loss's labels: one per sample, or several (one per token).
-  int64_t labelCount = 1;
+  // The loss's labels: one per sample, or several (one per token); none for
+  // a loss the graph computes (its first output, a scalar).
+  const TensorSpec &out = m.outputs[0];
+  if (lossInGraph() && out.numElements() != 1)
+    return error("the model's first output '%s' %s is not a scalar, the loss its graph computes "
+                 "(manifest 'loss value')",
+                 out.name.c_str(), formatShape(out.dims).c_str());
+  int64_t labelCount = lossInGraph() ? m.batchSize : 1;
   for (int64_t d : m.labelDims)
     labelCount *= d;
   if (labelCount < m.batchSize || labelCount % m.batchSize != 0)
     return error("the model's loss takes %lld labels, not a multiple of the batch size %lld",
                  static_cast<long long>(labelCount), static_cast<long long>(m.batchSize));
-  labelsPerSample = labelCount / m.batchSize;
-  const TensorSpec &out = m.outputs[0];
-  if (!m.loss.empty() && out.numElements() != labelCount)
+  labelsPerSample = lossInGraph() ? 0 : labelCount / m.batchSize;
+  if (!m.loss.empty() && !lossInGraph() && out.numElements() != labelCount)
     return error("the model's first output '%s' %s does not hold the %lld target values its "
                  "loss (%s) takes",
                  out.name.c_str(), formatShape(out.dims).c_str(),

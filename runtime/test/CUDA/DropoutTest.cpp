@@ -193,3 +193,27 @@ TEST_F(GpuDropout, ErrorsMatchCpu) {
 }
 
 } // namespace
+
+// random_normal draws from the same stream: the CPU's values (the device's
+// double log and cos may differ in their last bit, which rounding to float
+// almost always hides: 1e-6 relative) and the same stream state after.
+TEST_F(GpuDropout, RandomNormalMatchesCpu) {
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{(1 << 20) + 5}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t desc[] = {n, bits(0.25), bits(1.5)};
+    for (int call = 0; call < 2; ++call) {
+      ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu)) << "call " << call;
+      std::vector<float> c(n);
+      void *cb[] = {c.data()};
+      EXPECT_OK(cpu, mgsrt_random_normal(cpu, desc, cb));
+      DeviceBuffer<float> dy(gpu, n);
+      void *gb[] = {dy.ptr};
+      EXPECT_OK(gpu, mgsrt_random_normal(gpu, desc, gb));
+      EXPECT_OK(gpu, mgsrt_synchronize(gpu));
+      std::vector<float> g = dy.download();
+      for (int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(g[i], c[i], 1e-6f * (1.0f + std::fabs(c[i]))) << i << " call " << call;
+      EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu)) << "call " << call;
+    }
+  }
+}

@@ -75,6 +75,16 @@ TEST(Manifest, ParsesLossOptions) {
                                       b)));
   EXPECT_EQ(b.lossKind, MGSRT_LOSS_BCE_WITH_LOGITS);
   EXPECT_EQ(b.posWeight, (std::vector<float>{0.5f, 2.0f, 0.0f}));
+  // A loss the graph computes: its first output a scalar, labels of rank 0
+  // (unread), no classes.
+  Manifest g;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\narena_bytes 0\n"
+                                      "input x 2 4 3\ninput t 2 4 2\noutput y 0\nlabels 0\n"
+                                      "loss value\n",
+                                      g)));
+  EXPECT_EQ(g.lossKind, MGSRT_LOSS_VALUE);
+  EXPECT_TRUE(g.labelDims.empty());
+  EXPECT_EQ(g.inputs.size(), 2u);
 }
 
 TEST(Manifest, ParsesInferenceModeWithoutLabels) {
@@ -218,9 +228,13 @@ INSTANTIATE_TEST_SUITE_P(
                     "cross-entropy's rows, as many as its labels"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 3\nloss mse\nclasses 3\n",
                     "manifest: 'classes' is for the cross-entropy, not loss mse"},
+        BadManifest{HEAD "output y 0\nlabels 0\nclasses 3\n",
+                    "manifest line 6: labels must have rank 1 or more: 'labels 0'"},
+        BadManifest{HEAD "output y 0\nlabels 1 4\nloss value\n",
+                    "manifest line 6: labels must have rank 0 for loss value: 'labels 1 4'"},
         BadManifest{HEAD "loss hinge\n",
-                    "manifest line 5: loss must be mse, l1, smooth_l1 BETA or bce_with_logits, "
-                    "got 'hinge': 'loss hinge'"},
+                    "manifest line 5: loss must be mse, l1, smooth_l1 BETA, bce_with_logits or "
+                    "value, got 'hinge': 'loss hinge'"},
         BadManifest{HEAD "loss smooth_l1 -1\n",
                     "manifest line 5: smooth_l1's beta must be a finite number >= 0, got '-1': "
                     "'loss smooth_l1 -1'"},

@@ -2,7 +2,8 @@
 //
 // elementwise_loss against torch.nn's formulas written out in double (mse,
 // l1, smooth_l1 with beta 1, 0.5 and 0, bce_with_logits on large logits and
-// with a pos_weight);
+// with a pos_weight; value, the graph's own loss: x, its gradient 1 times
+// the loss scale);
 // the gradient against finite differences; the loss alone; enough elements
 // for the OpenMP threads.
 //
@@ -29,6 +30,8 @@ double reference(int kind, double x, double t, double beta, double pw = 1.0) {
     return std::fabs(d);
   case MGSRT_LOSS_SMOOTH_L1:
     return std::fabs(d) < beta ? 0.5 * d * d / beta : std::fabs(d) - 0.5 * beta;
+  case MGSRT_LOSS_VALUE: // the graph's own loss: x itself, t unread
+    return x;
   default: {
     const double p = 1.0 / (1.0 + std::exp(-x));
     // -(pw t log p + (1 - t) log(1 - p)), with log(1 - p) = -x + log p.
@@ -49,7 +52,8 @@ const Case kCases[] = {{MGSRT_LOSS_MSE, 1.0, "mse"},
                        {MGSRT_LOSS_SMOOTH_L1, 0.5, "smooth_l1 beta 0.5"},
                        {MGSRT_LOSS_SMOOTH_L1, 0.0, "smooth_l1 beta 0 (l1)"},
                        {MGSRT_LOSS_BCE_WITH_LOGITS, 1.0, "bce_with_logits"},
-                       {MGSRT_LOSS_BCE_WITH_LOGITS, 1.0, "bce_with_logits pos_weight", true}};
+                       {MGSRT_LOSS_BCE_WITH_LOGITS, 1.0, "bce_with_logits pos_weight", true},
+                       {MGSRT_LOSS_VALUE, 1.0, "value (a loss the graph computes)"}};
 
 /// A pos_weight per position of a last axis of 3 (0 included).
 std::vector<float> posWeights() { return {0.5f, 3.0f, 0.0f}; }
@@ -190,6 +194,23 @@ TEST(LossTest, SumIsTheMeanTimesTheCount) {
     for (int64_t i = 0; i < n; ++i)
       EXPECT_NEAR(dsum[i], dmean[i] * n, 1e-6 * std::abs(dsum[i]) + 1e-7) << i;
   }
+}
+
+// The graph's own loss (a scalar): the loss is the value, its gradient the
+// loss scale (f16's dynamic scaling multiplies it as every loss's), the
+// target unread.
+TEST(LossTest, ValueSeedsBackpropWithTheLossScale) {
+  Ctx ctx;
+  float x = 2.5f, t = NAN, loss = -1, dx = -1;
+  void *bufs[] = {&x, &t, &loss, &dx, nullptr};
+  const int64_t desc[] = {MGSRT_LOSS_VALUE, 1, bits(1.0), 1, 0};
+  ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+  EXPECT_EQ(loss, 2.5f);
+  EXPECT_EQ(dx, 1.0f);
+  mgsrt_ctx_set_loss_scale(ctx, 1024.0f);
+  ASSERT_OK(ctx, mgsrt_elementwise_loss(ctx, desc, bufs));
+  EXPECT_EQ(loss, 2.5f);
+  EXPECT_EQ(dx, 1024.0f);
 }
 
 } // namespace

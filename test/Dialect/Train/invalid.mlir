@@ -733,6 +733,22 @@ func.func @batch_norm_result_shape(%x: tensor<2x16x4x4xf32>, %c: tensor<16xf32>)
 
 // -----
 
+func.func @random_normal_infinite_scale() -> tensor<4xf32> {
+  // expected-error @+1 {{'train.random_normal' op mean 0.000000e+00 and scale INF must be finite}}
+  %e = train.random_normal {mean = 0.0 : f32, scale = 0x7F800000 : f32} : tensor<4xf32>
+  return %e : tensor<4xf32>
+}
+
+// -----
+
+func.func @random_normal_integers() -> tensor<4xi64> {
+  // expected-error @+1 {{'train.random_normal' op result #0 must be statically shaped tensor of 32-bit float values}}
+  %e = train.random_normal {mean = 0.0 : f32, scale = 1.0 : f32} : tensor<4xi64>
+  return %e : tensor<4xi64>
+}
+
+// -----
+
 // A ratio of 1 would drop everything and divide by zero.
 func.func @dropout_ratio_one(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
   // expected-error @+1 {{'train.dropout' op ratio must be in [0, 1), got 1.000000e+00}}

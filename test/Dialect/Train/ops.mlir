@@ -382,6 +382,14 @@ func.func @dropout_training(%x: tensor<2x64xf32>) -> (tensor<2x64xf32>, tensor<2
   return %y, %mask : tensor<2x64xf32>, tensor<2x64xi1>
 }
 
+// CHECK-LABEL: func.func @random_normal
+//       CHECK:   %[[E:.*]] = train.random_normal {mean = 0.000000e+00 : f32, scale = 1.000000e+00 : f32} : tensor<8x4xf32>
+//       CHECK:   return %[[E]]
+func.func @random_normal() -> tensor<8x4xf32> {
+  %e = train.random_normal {mean = 0.0 : f32, scale = 1.0 : f32} : tensor<8x4xf32>
+  return %e : tensor<8x4xf32>
+}
+
 // A seed makes the drawn mask reproducible.
 // CHECK-LABEL: func.func @dropout_training_seeded
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x64xf32>)

@@ -459,6 +459,13 @@ LogicalResult DropoutGradOp::verify() {
   return checkResultShape(*this, getResult(), dy);
 }
 
+LogicalResult RandomNormalOp::verify() {
+  const float mean = getMean().convertToFloat(), scale = getScale().convertToFloat();
+  if (!std::isfinite(mean) || !std::isfinite(scale))
+    return emitOpError() << "mean " << mean << " and scale " << scale << " must be finite";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), shapeOf(getInput()).size());
 }

@@ -132,7 +132,7 @@ struct TrainAccumulateGradients : impl::TrainAccumulateGradientsBase<TrainAccumu
     bool sum = false;
     int losses = 0;
     train.walk([&](Operation *op) {
-      if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op)) {
+      if (auto ce = dyn_cast<SoftmaxCrossEntropyOp>(op); ce && !ce.getInGraph()) {
         grad = ce.getDlogits();
         sum = ce.getSum();
         ++losses;

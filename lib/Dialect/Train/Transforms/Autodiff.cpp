@@ -406,6 +406,19 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         accumulate(g.getTable(), dtable);
         return success();
       })
+      .Case([&](SoftmaxCrossEntropyOp ce) -> LogicalResult {
+        // A cross-entropy inside the graph's loss: its logits' gradient is
+        // its own (dlogits, computed with the loss) times its loss's.
+        if (!ce.getInGraph())
+          return ce.emitOpError() << "is the step's loss; only a cross-entropy inside a loss "
+                                     "the graph computes (in_graph) is differentiated";
+        if (!gradOf(ce.getLoss()))
+          return success();
+        auto dlogits =
+            create<MulOp>(loc, ce.getDlogits().getType(), ce.getDlogits(), gradOf(ce.getLoss()));
+        accumulate(ce.getLogits(), dlogits);
+        return success();
+      })
       .Case([&](GatherGradOp scatter) {
         // A scatter-add in the forward pass (ONNX ScatterElements 'add' at
         // constant indices): each added row's gradient is its place's.

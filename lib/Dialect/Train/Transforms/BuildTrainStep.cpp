@@ -300,9 +300,11 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
         b, forward.getLoc(), weightType, DenseElementsAttr::get(weightType, ArrayRef<float>(values))));
   }
 
-  /// The train.elementwise_loss kind of `loss` (its CLI spelling with '-'),
-  /// or "" for the cross-entropy (or an unknown name).
+  /// The train.elementwise_loss kind of `loss` (its CLI spelling with '-';
+  /// "graph" is "value"), or "" for the cross-entropy (or an unknown name).
   StringRef elementwiseLossKind() const {
+    if (loss == "graph")
+      return "value";
     std::string name = loss;
     std::replace(name.begin(), name.end(), '-', '_');
     for (StringRef kind : kElementwiseLossKinds)
@@ -318,6 +320,11 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
                                  << " has no outputs to train";
     auto logitsType = cast<RankedTensorType>(type.getResult(0));
     const StringRef lossKind = elementwiseLossKind();
+    const bool lossInGraph = lossKind == "value";
+    if (lossInGraph && (logitsType.getRank() != 0 || !logitsType.getElementType().isF32()))
+      return forward.emitError() << "train-build-step: loss graph trains the first output as the "
+                                    "loss the graph computes: a float32 scalar, got "
+                                 << logitsType;
     if (lossKind.empty() && logitsType.getRank() != 2)
       return forward.emitError() << "train-build-step: the first output is the logits and must "
                                     "be N x C (batch x classes), or of rank >= 3 with "
@@ -329,7 +336,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
       return forward.emitError() << "train-build-step: the first output is the logits and has no "
                                     "classes, got "
                                  << logitsType;
-    if (!lossKind.empty() && (logitsType.getRank() < 1 || !logitsType.getElementType().isF32()))
+    if (!lossKind.empty() && !lossInGraph &&
+        (logitsType.getRank() < 1 || !logitsType.getElementType().isF32()))
       return forward.emitError() << "train-build-step: the " << loss
                                  << " loss's first output must be a float32 tensor with the "
                                     "batch first, got "
@@ -339,7 +347,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     auto step = cast<func::FuncOp>(b.clone(*forward));
     step.setSymName("train_step");
     Block &body = step.getBody().front();
-    // Class labels (one per row), or float targets of the output's shape.
+    // Class labels (one per row), or float targets of the output's shape (a
+    // scalar the graph's loss does not read).
     auto labelsType = lossKind.empty()
                           ? RankedTensorType::get({logitsType.getDimSize(0)}, b.getI64Type())
                           : logitsType;
@@ -365,13 +374,13 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
           b, ret.getLoc(), scalar, logitsType, logits, labels, *weight,
           b.getI64IntegerAttr(crossEntropy.ignoreIndex),
           b.getF32FloatAttr(static_cast<float>(labelSmoothing)),
-          crossEntropy.sum ? b.getUnitAttr() : nullptr);
+          crossEntropy.sum ? b.getUnitAttr() : nullptr, /*in_graph=*/nullptr);
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {
-      FailureOr<Value> positive =
-          weightsConstant(b, forward, "pos-weight", posWeight, logitsType.getShape().back(),
-                          "output", logitsType, "has", "positions on its last axis");
+      FailureOr<Value> positive = weightsConstant(
+          b, forward, "pos-weight", posWeight, lossInGraph ? 0 : logitsType.getShape().back(),
+          "output", logitsType, "has", "positions on its last axis");
       if (failed(positive))
         return failure();
       auto el = ElementwiseLossOp::create(b, ret.getLoc(), scalar, logitsType,

@@ -1,6 +1,6 @@
-//===- Dropout.cpp - Dropout with the context's splitmix64 stream --------===//
+//===- Dropout.cpp - Dropout and normal draws from the context's stream ---===//
 //
-// The draw and the checks are DropoutDesc.h's (shared with the CUDA kernel).
+// The draws and the checks are DropoutDesc.h's (shared with the CUDA kernels).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,6 +92,21 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
+mgsrt_status_t randomNormal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  RandomNormalParams p{};
+  if (parseRandomNormal(ctx, kernelName(Kernel::random_normal), desc, bufs, p))
+    return ctx->status;
+  const int64_t n = p.n;
+  const uint64_t state = ctx->rngState;
+  const double mean = p.mean, scale = p.scale;
+  float *y = static_cast<float *>(bufs[0]);
+#pragma omp parallel for if (n >= kParallelGrain / 16) schedule(static)
+  for (int64_t i = 0; i < n; ++i)
+    y[i] = normalDraw(state, i, mean, scale);
+  ctx->rngState = dropoutAdvance(state, n);
+  return MGSRT_OK;
+}
+
 } // namespace
 
 namespace mgs::rt::cpu {
@@ -101,6 +116,11 @@ mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 }
 mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, kernelName(Kernel::dropout_bwd), desc, bufs, [&] { return dropoutBwd(ctx, desc, bufs); });
+}
+
+mgsrt_status_t random_normal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, kernelName(Kernel::random_normal), desc, bufs,
+                   [&] { return randomNormal(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

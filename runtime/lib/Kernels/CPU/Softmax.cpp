@@ -298,7 +298,8 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
   // Every label ignored (or weighing 0): no loss and no gradient (PyTorch's
   // mean is 0 / 0).
   const double invN = p.reductionScale(norm);
-  const double gradScale = invN * static_cast<double>(ctx->lossScale); // invN at scale 1
+  const double gradScale =
+      invN * (p.unscaled ? 1.0 : static_cast<double>(ctx->lossScale)); // invN at scale 1
   double total = 0.0;
 #pragma omp parallel for reduction(+ : total) if (n * c >= kParallelGrain / 4) schedule(static)
   for (int64_t i = 0; i < n; ++i) {

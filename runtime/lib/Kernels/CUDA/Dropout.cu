@@ -1,10 +1,12 @@
-//===- Dropout.cu - Dropout on a GPU, bit for bit the CPU's ---------------===//
+//===- Dropout.cu - Dropout and normal draws on a GPU, as the CPU's -------===//
 //
 // Element i's draw depends only on the stream state at entry and i
 // (DropoutDesc.h: splitmix64 is a counter plus a mix), so each thread draws
 // its elements independently and the mask and output are those of the CPU
 // for the same state. The state advances on the host by n, as on the CPU (in
 // a graph, each launch gives each call its state: StepGraph::rngStarts).
+// random_normal's values are the CPU's but for the last bit of the device's
+// double log and cos (rounded to float: almost always the same float).
 //
 //===----------------------------------------------------------------------===//
 
@@ -85,6 +87,45 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
+__global__ void randomNormalKernel(float *__restrict__ y, int64_t n, uint64_t state,
+                                   const uint64_t *__restrict__ stateAt, double mean,
+                                   double scale) {
+  if (stateAt)
+    state = *stateAt;
+  for (int64_t i = firstIndex(); i < n; i += gridStride())
+    y[i] = normalDraw(state, i, mean, scale);
+}
+
+mgsrt_status_t randomNormal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::random_normal);
+  RandomNormalParams p{};
+  if (parseRandomNormal(ctx, kernel, desc, bufs, p))
+    return ctx->status;
+  const int64_t n = p.n;
+  float *y = static_cast<float *>(bufs[0]);
+  cudaStream_t st = state(ctx).stream;
+  // In a capture the call takes a slot of the graph's stream states, as
+  // dropout's (its n draws are the slot's advance).
+  StepGraph &g = state(ctx).graph;
+  if (g.capturing) {
+    if (g.capturedMasks.size() == StepGraph::kDropouts)
+      return refuseInCapture(ctx, kernel,
+                             "is one random draw more than a graph's 256 (dropout and normal)");
+    const uint64_t *slot = g.rngStarts + g.capturedMasks.size();
+    g.capturedMasks.push_back(n);
+    if (n > 0)
+      randomNormalKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, 0, slot, p.mean,
+                                                                    p.scale);
+    return MGSRT_OK;
+  }
+  const uint64_t start = ctx->rngState;
+  if (n > 0)
+    randomNormalKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, start, nullptr, p.mean,
+                                                                  p.scale);
+  ctx->rngState = dropoutAdvance(start, n);
+  return MGSRT_OK;
+}
+
 mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::dropout_bwd);
   DropoutParams p;
@@ -118,6 +159,11 @@ mgsrt_status_t dropout_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::dropout_bwd), desc, bufs,
                        [&] { return dropoutBwd(ctx, desc, bufs); });
+}
+
+mgsrt_status_t random_normal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::random_normal), desc, bufs,
+                       [&] { return randomNormal(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

@@ -419,8 +419,9 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
             // Every label ignored (or weighing 0): no loss and no gradient
             // (PyTorch's mean is 0 / 0). The gradient's factor: the mean's
             // times the loss scale (exactly invN at 1).
-            crossEntropyScalesKernel<<<1, 1, 0, st>>>(count, weightSums, p,
-                                                      static_cast<double>(ctx->lossScale), scales);
+            crossEntropyScalesKernel<<<1, 1, 0, st>>>(
+                count, weightSums, p, p.unscaled ? 1.0 : static_cast<double>(ctx->lossScale),
+                scales);
           },
           [kernel, p](mgsrt_ctx_t *c, int64_t at, int64_t label) {
             return badLabel(c, kernel, label, at, p);

@@ -37,9 +37,10 @@ std::optional<UnaryParams> unaryParams(mlir::Operation *op);
 llvm::ArrayRef<llvm::StringRef> unaryKinds();
 
 /// train.elementwise_loss's kinds (torch.nn's MSELoss, L1Loss, SmoothL1Loss,
-/// BCEWithLogitsLoss).
+/// BCEWithLogitsLoss; "value": the prediction is the loss, computed by the
+/// graph).
 inline constexpr llvm::StringRef kElementwiseLossKinds[] = {"mse", "l1", "smooth_l1",
-                                                            "bce_with_logits"};
+                                                            "bce_with_logits", "value"};
 } // namespace mgs::train
 
 #endif // MGS_DIALECT_TRAIN_IR_TRAINOPS_H

@@ -409,6 +409,25 @@ def Train_DropoutOp : Train_Op<"dropout", []> {
   let hasVerifier = 1;
 }
 
+def Train_RandomNormalOp : Train_Op<"random_normal", []> {
+  let summary = "Normally distributed values (ONNX RandomNormal, RandomNormalLike)";
+  let description = [{
+    A float32 tensor of values drawn from the normal distribution of `mean`
+    and standard deviation `scale`, afresh at each execution (a VAE's
+    reparameterization noise, a diffusion model's). Not `Pure`: it draws from
+    the runtime's random stream (that of dropout), in training and in
+    inference alike. No operand: nothing flows back through it.
+
+    ```mlir
+    %eps = train.random_normal {mean = 0.0 : f32, scale = 1.0 : f32} : tensor<8x4xf32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$mean, F32Attr:$scale);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "Softmax along one axis (ONNX Softmax, opset 13 semantics)";
   let description = [{
@@ -540,6 +559,11 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     With `sum` (reduction "sum") `loss` is the sum over the counted samples
     and `dlogits` is not divided by their count (or weight).
 
+    With `in_graph` it is part of a loss the graph computes (its `loss` goes
+    on into other ops: a sum of terms, a contrastive loss's two directions):
+    a forward op, whose `dlogits` the backward multiplies by its loss's
+    gradient (and so are not multiplied by the loss scale themselves).
+
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
@@ -551,7 +575,7 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
                        Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing,
-                       UnitAttr:$sum);
+                       UnitAttr:$sum, UnitAttr:$in_graph);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = [{
     $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
@@ -567,7 +591,9 @@ def Train_ElementwiseLossOp : Train_Op<"elementwise_loss", [Pure,
     against `target` (the same shape): "mse" (x - t)^2, "l1" |x - t|,
     "smooth_l1" (0.5 (x - t)^2 / beta below beta, else |x - t| - 0.5 beta;
     beta 0 is l1), "bce_with_logits" (binary cross-entropy of sigmoid(x),
-    computed stably: max(x, 0) - x t + log(1 + exp(-|x|))). `dprediction` is
+    computed stably: max(x, 0) - x t + log(1 + exp(-|x|))), "value" (x
+    itself, `target` unread: a loss the model's graph computes, its gradient
+    1). `dprediction` is
     the loss's gradient. bce_with_logits's `pos_weight` (BCEWithLogitsLoss's,
     one value per position of the last axis) weighs the positive term:
     -(p t log sigmoid(x) + (1 - t) log(1 - sigmoid(x))). With `sum`

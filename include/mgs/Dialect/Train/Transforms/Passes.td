@@ -59,7 +59,9 @@ def TrainBuildStep : Pass<"train-build-step", "mlir::ModuleOp"> {
     Option<"loss", "loss", "std::string", /*default=*/"\"cross-entropy\"",
            "The loss of the first output: cross-entropy (against int64 class labels) or, "
            "against float targets of its shape, mse, l1, smooth-l1 or bce-with-logits "
-           "(torch.nn's MSELoss, L1Loss, SmoothL1Loss, BCEWithLogitsLoss; mean reduction)">,
+           "(torch.nn's MSELoss, L1Loss, SmoothL1Loss, BCEWithLogitsLoss; mean reduction), "
+           "or graph: the first output is a float32 scalar, the loss the graph computes "
+           "(train.elementwise_loss \"value\", its labels an unread scalar)">,
     Option<"smoothL1Beta", "smooth-l1-beta", "double", /*default=*/"1.0",
            "smooth-l1's beta (PyTorch's; 0 is l1)">,
     Option<"ignoreIndex", "ignore-index", "int64_t", /*default=*/"-100",

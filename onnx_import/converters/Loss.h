@@ -1,0 +1,29 @@
+//===- Loss.h - Cross-entropies inside a loss the graph computes -*- C++ -*-===//
+//
+// ONNX SoftmaxCrossEntropyLoss and NegativeLogLikelihoodLoss (of a
+// LogSoftmax) that the importer did not lift out as the step's loss
+// (GraphLoss.cpp): their loss goes on into other nodes (a sum of terms), or
+// the graph has several (a contrastive loss's two directions), or their
+// labels are constants. Registered in opConverters()'s table.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef MGS_ONNX_IMPORT_CONVERTERS_LOSS_H
+#define MGS_ONNX_IMPORT_CONVERTERS_LOSS_H
+
+#include "OpConverters.h"
+
+namespace mgs::onnx_import {
+
+/// A cross-entropy of scores (N, C) against labels that are a graph input
+/// (int64, fed as data) or constants (torch.arange(N): a contrastive loss),
+/// reduction mean or sum, optional constant class weights: one
+/// train.softmax_cross_entropy with in_graph, its loss a value of the graph.
+/// NegativeLogLikelihoodLoss takes the input of the LogSoftmax (axis 1) it
+/// reads. Reduction none, scores of another rank, a used log-probabilities
+/// output and labels computed at run time are errors naming the node.
+mlir::LogicalResult convertCrossEntropyInGraph(NodeImporter &n);
+
+} // namespace mgs::onnx_import
+
+#endif // MGS_ONNX_IMPORT_CONVERTERS_LOSS_H
