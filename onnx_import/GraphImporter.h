@@ -228,13 +228,19 @@ private:
     double keep = 1.0;  ///< the probability that an element is kept (Keep, KeepFloat)
     double scale = 1.0; ///< the factor the FLOAT mask was multiplied by
     std::string draw;   ///< the node that drew it
+    double low = 0.0, high = 1.0; ///< the range of a Uniform draw
+    mlir::LocationAttr loc;       ///< the drawing node's
   };
   /// Imports the node when it draws random numbers (RandomUniformLike,
   /// RandomUniform, Bernoulli) or reads them on the way to a dropout mask
   /// (a comparison with a constant, Cast, scaling by a constant, and the Mul
   /// with data that becomes a train.dropout with a broadcast mask): sets
-  /// `handled`. Random numbers reaching any other op are an error naming it.
+  /// `handled`. Uniform numbers read any other way are a train.random_uniform
+  /// the node reads as any value (materializeDraw); a mask's later stages
+  /// reaching any other op are an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// The uniform draw `name` (stage Uniform) as a train.random_uniform value.
+  mlir::LogicalResult materializeDraw(const std::string &name);
   /// The graph's values that are token ids, read as an embedding's indices
   /// (a Gather's, RotaryEmbedding's position_ids), directly or through
   /// reshapes and a Transpose; records the embeddings' rows (embeddingRows).
@@ -327,8 +333,9 @@ private:
   /// RuntimeInts a Gather reads as indices, made int64 (train.to_index).
   llvm::StringMap<mlir::Value> computedIndices;
   llvm::StringMap<RandomMask> randomMasks;
-  /// The draws (RandomMask::draw) already turned into a dropout.
-  llvm::StringSet<> usedDraws;
+  /// The draws (RandomMask::draw) already turned into a dropout, and those
+  /// read as numbers (materializeDraw): one draw cannot be both.
+  llvm::StringSet<> usedDraws, materializedDraws;
 };
 
 } // namespace mgs::onnx_import

@@ -5,7 +5,9 @@
 // rate, Cast to FLOAT, Div by the survival rate and Mul with the branch: a
 // dropout whose mask has one element per sample. The chain is followed node by
 // node (RandomMask says how far along it a value is) and its Mul becomes a
-// train.dropout with that mask; random numbers used any other way are an error
+// train.dropout with that mask. Uniform numbers read any other way (a
+// diffusion objective's time steps, (torch.rand(N) * T).long()) are a
+// train.random_uniform; a mask's later stages used any other way are an error
 // naming the node and the draw.
 //
 //===----------------------------------------------------------------------===//
@@ -45,25 +47,57 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     if (failed(shape))
       return failure();
     RandomMask mask{RandomMask::Uniform, *shape, 1.0, 1.0, nodeLabel};
+    mask.loc = curLoc;
     if (op == "Bernoulli") {
       // Bernoulli(p): 1 with probability p, in the input's dtype (or `dtype`).
       auto p = inputIsConstant(0) ? constantFloats(0) : FailureOr<std::vector<float>>(failure());
       if (failed(p) || p->empty() ||
           llvm::any_of(*p, [&](float v) { return v != (*p)[0] || !(v >= 0.0f && v <= 1.0f); }))
         return emitError() << "its probabilities (input 0) must be one constant value in [0, 1]; "
-                              "mgs imports random draws only as a dropout mask";
+                              "mgs imports Bernoulli draws only as a dropout mask";
       mask.stage = valueTypeOf(curNode->output(0)) == onnx::TensorProto::BOOL
                        ? RandomMask::Keep
                        : RandomMask::KeepFloat;
       mask.keep = (*p)[0];
-    } else if (floatAttr("low", 0.0f) != 0.0f || floatAttr("high", 1.0f) != 1.0f) {
-      return emitError() << "it draws from [" << floatAttr("low", 0.0f) << ", "
-                         << floatAttr("high", 1.0f)
-                         << "); mgs imports random draws only as a dropout mask, from uniform "
-                            "numbers in [0, 1)";
+    } else {
+      if (const onnx::AttributeProto *dtype = findAttr("dtype");
+          dtype && dtype->i() != onnx::TensorProto::FLOAT)
+        return emitError() << "it draws values of ONNX dtype " << dtype->i()
+                           << "; mgs draws float32 (dtype 1) only";
+      mask.low = floatAttr("low", 0.0f);
+      mask.high = floatAttr("high", 1.0f);
+      if (!std::isfinite(mask.low) || !std::isfinite(mask.high) || !(mask.low < mask.high))
+        return emitError() << "it draws from [" << mask.low << ", " << mask.high
+                           << "): low must be below high, both finite";
     }
     randomMasks[curNode->output(0)] = std::move(mask);
     return success();
+  }
+  // The other operand of a binary node, when it is one constant value.
+  auto otherScalar = [&](int at) -> std::optional<double> {
+    if (curNode->input_size() != 2 || !inputIsConstant(1 - at))
+      return std::nullopt;
+    auto t = constantInput(1 - at);
+    if (failed(t) || (*t)->data_type() != onnx::TensorProto::FLOAT)
+      return std::nullopt;
+    std::vector<float> v = onnx::ParseData<float>(*t);
+    if (v.size() != 1)
+      return std::nullopt;
+    return v[0];
+  };
+  const bool compares =
+      op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
+  // Uniform numbers in [0, 1) compared with a constant start a dropout mask;
+  // read any other way, they are numbers (the node imports as usual).
+  for (int i = 0; i < curNode->input_size(); ++i) {
+    auto it = hasInput(i) ? randomMasks.find(curNode->input(i)) : randomMasks.end();
+    if (it == randomMasks.end() || it->second.stage != RandomMask::Uniform)
+      continue;
+    const RandomMask &draw = it->second;
+    const bool startsMask = compares && hasOutput(0) && curNode->output_size() == 1 &&
+                            draw.low == 0.0 && draw.high == 1.0 && otherScalar(i);
+    if (!startsMask && failed(materializeDraw(curNode->input(i))))
+      return failure();
   }
   int at = -1;
   for (int i = 0; i < curNode->input_size() && at < 0; ++i)
@@ -76,32 +110,18 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
   auto reject = [&](const Twine &why) {
     return emitError() << "its input '" << curNode->input(at) << "' is random (drawn by node '"
                        << mask.draw << "'): " << why
-                       << "; mgs imports random draws only as a dropout mask: uniform numbers "
-                          "compared with a constant, cast to FLOAT, scaled by a constant and "
+                       << "; mgs imports uniform numbers compared with a constant as a dropout "
+                          "mask, which must be cast to FLOAT, scaled by a constant and "
                           "multiplied with data (stochastic depth as PyTorch exports it: "
                           "RandomUniformLike, Less, Cast, Div, Mul)";
   };
-  // The other operand of a binary node, when it is one constant value.
-  auto otherScalar = [&]() -> std::optional<double> {
-    if (curNode->input_size() != 2 || !inputIsConstant(1 - at))
-      return std::nullopt;
-    auto t = constantInput(1 - at);
-    if (failed(t) || (*t)->data_type() != onnx::TensorProto::FLOAT)
-      return std::nullopt;
-    std::vector<float> v = onnx::ParseData<float>(*t);
-    if (v.size() != 1)
-      return std::nullopt;
-    return v[0];
-  };
-  const bool compares = op == "Less" || op == "LessOrEqual" || op == "Greater" ||
-                        op == "GreaterOrEqual";
   const bool scales = op == "Div" || op == "Mul";
   const int64_t castTo = op == "Cast" ? intAttr("to", 0) : 0;
   if (!hasOutput(0) || curNode->output_size() != 1)
     return reject("'" + op + "' is not on the way to a dropout mask");
   std::optional<double> c;
   if (compares || scales)
-    c = otherScalar();
+    c = otherScalar(at);
   if (mask.stage == RandomMask::Uniform && compares) {
     if (!c)
       return reject("it is compared with something other than a constant FLOAT scalar");
@@ -147,6 +167,8 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
                     " (one over the probability of keeping), as dropout scales them");
     if (!usedDraws.insert(mask.draw).second)
       return reject("the same draw masks a second tensor; mgs draws one mask per dropout");
+    if (materializedDraws.contains(mask.draw))
+      return reject("the same draw is also read as numbers; mgs draws a dropout's mask apart");
     auto maskType = RankedTensorType::get(ms, b.getI1Type());
     auto drop = DropoutOp::create(b, curLoc, x->getType(), maskType, *x,
                                   b.getF32FloatAttr(static_cast<float>(1.0 - mask.keep)),
@@ -157,6 +179,21 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     return reject("'" + op + "' is not on the way to a dropout mask");
   }
   randomMasks[curNode->output(0)] = std::move(mask);
+  return success();
+}
+
+LogicalResult GraphImporter::materializeDraw(const std::string &name) {
+  RandomMask draw = randomMasks.lookup(name);
+  if (usedDraws.contains(draw.draw))
+    return emitError() << "its input '" << name << "' is random (drawn by node '" << draw.draw
+                       << "'), and the same draw is a dropout's mask; mgs draws a dropout's mask "
+                          "apart";
+  auto type = RankedTensorType::get(draw.shape, b.getF32Type());
+  Location loc = draw.loc ? Location(draw.loc) : curLoc;
+  values[name] = RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(draw.low),
+                                         b.getF32FloatAttr(draw.high));
+  randomMasks.erase(name);
+  materializedDraws.insert(draw.draw);
   return success();
 }
 

@@ -71,9 +71,9 @@ scales the loss as it does by default (dynamic, from 65536) unless --loss-scale 
 --augment SPEC runs the executable with --augment SPEC --seed 1: the reference trains step k
 (epoch k) on the batch mgs_augment.py computes from the same draws (a segmentation's labels
 moved alike, padded with the ignored label), so each transform is checked pixel by pixel
-through the gradients. A model that draws normal noise in its graph (torch.randn_like: a
-`noise` attribute, models_small.VAE) gets the executable's draws in the reference, each row at
-the sample the executable's shuffled step put it with (mgs_augment.py's normal_stream and
+through the gradients. A model that draws random numbers in its graph (torch.randn_like, torch.rand:
+a `draws` attribute, models_small.VAE's) gets the executable's draws in the reference, each row
+at the sample the executable's shuffled step put it with (mgs_augment.py's RandomStream and
 epoch_order), so the draws too are checked through the gradients.
 Prints one line per parameter and exits 1 on a mismatch.
 """
@@ -98,7 +98,7 @@ from gradcheck_data import (SEGMENTATION, make_batch, make_other_inputs, read_re
                             read_weights)
 
 
-MGSC_ARGS = {"gpt": ["--freeze", "mask"], "swin_v2": ["--freeze", "*.relative_coords_table"],
+MGSC_ARGS = {"gpt": ["--freeze", "mask"], "ddpm": ["--freeze", "abar"], "ddpm_t": ["--freeze", "abar"], "swin_v2": ["--freeze", "*.relative_coords_table"],
              "llama": ["--freeze", "inv_freq"], "llama_sdpa": ["--freeze", "inv_freq"],
              "llama_tied": ["--freeze", "inv_freq"],
              "hf_llama": ["--freeze", "*.rotary_emb.inv_freq"],
@@ -394,8 +394,8 @@ def main():
                 if n in w0:
                     t.copy_(torch.from_numpy(w0[n].copy()))
         ref.to(dtype)
-        if hasattr(ref, "noise"):  # a model drawing torch.randn_like: the executable's draws
-            ref.noise = executable_noise(args.batch)
+        if hasattr(ref, "draws"):  # a model drawing random numbers: the executable's draws
+            ref.draws = ExecutableDraws(args.batch)
 
         def convert(x):
             xs = x if not x.is_floating_point() else x.to(dtype)
@@ -408,7 +408,10 @@ def main():
         return ref, [(convert(x), extra) if extra else convert(x) for x in step_xs]
 
     def call(ref, xs):
-        """The model on its batch: the first input, or it and the others by name."""
+        """The model on its batch: the first input, or it and the others by name (one step: a
+        model drawing random numbers takes the executable's draws of the next step)."""
+        if getattr(ref, "draws", None) is not None:
+            ref.draws.step()
         return ref(xs[0], **xs[1]) if isinstance(xs, tuple) else ref(xs)
 
     def forward(ref, xs, autocast):
@@ -578,19 +581,30 @@ def main():
         sys.exit(1)
 
 
-def executable_noise(batch):
-    """A model's `noise` (models_small.VAE's): the training executable's normal draws (--seed 1)
-    of step 1, 2, ..., one call each, whose row r is for the r-th sample the step takes: row r
-    goes to sample epoch_order[r] of the batch (one step an epoch)."""
-    draws, step = mgs_augment.normal_stream(1), [0]
+class ExecutableDraws:
+    """A model's `draws` (models_small.VAE's, DiffusionLoss's): the training executable's random
+    draws (--seed 1) in the order its steps make them (mgs_augment.RandomStream), one step an
+    epoch, each draw's row r for the r-th sample the shuffled step takes: sample
+    epoch_order[r] of the batch. step() moves on to the next step's order."""
 
-    def noise(shape):
-        rows = draws(shape)
+    def __init__(self, batch):
+        self.stream, self.batch, self.order = mgs_augment.RandomStream(1), batch, None
+        self.epoch = -1
+
+    def step(self):
+        self.epoch += 1
+        self.order = mgs_augment.epoch_order(self.batch, 1, self.epoch)
+
+    def _by_sample(self, rows):
         ordered = np.empty_like(rows)
-        ordered[mgs_augment.epoch_order(batch, 1, step[0])] = rows
-        step[0] += 1
+        ordered[self.order] = rows
         return torch.from_numpy(ordered)
-    return noise
+
+    def normal(self, shape):
+        return self._by_sample(self.stream.normal(shape))
+
+    def uniform(self, shape, low=0.0, high=1.0):
+        return self._by_sample(self.stream.uniform(shape, low, high))
 
 
 def cpu_autocasts_to_half():

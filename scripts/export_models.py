@@ -57,6 +57,10 @@ def build(name):
         "graphmix": (GraphMixer, digits),
         # three graph inputs (x_t, t, c: OTHER_INPUTS), trained with --input-data
         "denoiser": (Denoiser, digits),
+        # its training objective: the noise drawn in the graph (torch.randn_like), t and c inputs
+        "ddpm": (DiffusionLoss, digits),
+        # and its time steps drawn in the graph too (torch.rand: RandomUniformLike), c an input
+        "ddpm_t": (DiffusionLossSampledT, digits),
         # its loss computed in its graph (a scalar output), of x and a target input
         "graphloss": (GraphLossNet, digits),
         # cross-entropies inside the graph's loss: CLIP's two directions at constant labels,
@@ -306,7 +310,7 @@ def _segments(n, rng, length=12):
 
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
-GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "vae"}
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
@@ -325,6 +329,7 @@ def _classes(n, rng):
 
 
 OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
+                "ddpm": [("t", _time_steps), ("c", _conditions)], "ddpm_t": [("c", _conditions)],
                 "contrastive": [("tokens", _captions)], "penalized": [("y", _classes)],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}

@@ -10,8 +10,9 @@ linear schedule (betas 1e-4 .. 0.2, DDPM's): x_t = sqrt(abar_t) x0 + sqrt(1 - ab
 eps ~ N(0, 1); its condition c is its class's code (the label's 4 bits as -1/+1). --copies K
 draws K noisings of every image (the samples a DDPM would draw over K epochs). The first N
 images of a seeded permutation (default 297) are the test set, noised once. Writes
-OUT_DIR/{train,test}_{x,t,c,eps}.npy: x_t (N, 1, 8, 8) float32, t (N,) int64, c (N, 4)
-float32, eps (N, 1, 8, 8) float32, the target of mgsc --loss mse:
+OUT_DIR/{train,test}_{x,t,c,eps,x0}.npy: x_t (N, 1, 8, 8) float32, t (N,) int64, c (N, 4)
+float32, eps (N, 1, 8, 8) float32, the target of mgsc --loss mse, and the clean images x0 (for
+"ddpm", which draws its noise in its graph and takes x0, t and c):
 
     mgsc denoiser-opset15.onnx --batch-size 32 --loss mse -o den
     ./den --data OUT/train_x.npy --labels OUT/train_eps.npy --input-data t=OUT/train_t.npy \
@@ -61,6 +62,7 @@ def main():
     for split, index in (("train", train), ("test", test)):
         for name, values in zip("x t c eps".split(), noised(x0[index], labels[index], rng)):
             np.save(os.path.join(args.out_dir, f"{split}_{name}.npy"), values)
+        np.save(os.path.join(args.out_dir, f"{split}_x0.npy"), x0[index].astype(np.float32))
     print(f"{args.out_dir}: {len(train)} training samples ({args.copies} noisings of "
           f"{len(order) - args.test} images), {len(test)} test samples")
 

@@ -1,11 +1,11 @@
 """The training executable's random draws in NumPy, so a test can compute what it trains on:
 its --augment (the same draws from its splitmix64 streams, and the same transforms), each
-epoch's sample order, and a model's normal draws (mgsrt_random_normal).
+epoch's sample order, and a model's random draws (mgsrt_random_normal, mgsrt_random_uniform).
 
     draw(spec, seed, epoch, sample) -> (dy, dx, hflip, vflip)
     augment(values, spec, seed, epoch, fill=0) -> values transformed sample by sample
     epoch_order(n, seed, epoch) -> the sample indices in the order epoch `epoch` takes them
-    normal_stream(seed) -> a function of a shape giving the context stream's next normal draws
+    RandomStream(seed).normal(shape), .uniform(shape, low, high) -> a model's next draws
 
 `spec` is --augment's value ("flip,crop=2"); `values` has the samples on its first axis and
 their height and width on its last two, sample i being data-set sample i (the executable keys
@@ -104,23 +104,36 @@ def epoch_order(n, seed, epoch):
     return order
 
 
-def normal_stream(seed):
-    """The executable's normal draws (mgsrt.h's mgsrt_random_normal at mean 0, scale 1) from
-    its context's random stream at --seed `seed` (that of dropout), as a function of a shape
-    giving the next draws: value i of a call is Box-Muller on the halves of splitmix64's
-    mix(state + (i + 1) gamma), and the state moves on by their count."""
-    gamma, state = 0x9E3779B97F4A7C15, [seed]
+class RandomStream:
+    """The executable's context random stream at --seed `seed` (that of dropout), as a model's
+    draws read it in the order the step makes them: normal(shape) as mgsrt_random_normal at mean
+    0, scale 1 (Box-Muller on the halves of splitmix64's mix(state + (i + 1) gamma), in double),
+    uniform(shape, low, high) as mgsrt_random_uniform (the top 24 bits); each moves the state on
+    by its count."""
 
-    def next_draws(shape):
-        n = int(np.prod(shape))
+    def __init__(self, seed):
+        self.state = seed
+
+    def _next(self, n):
+        gamma = 0x9E3779B97F4A7C15
         with np.errstate(over="ignore"):
-            z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(gamma) + np.uint64(state[0])
+            z = np.arange(1, n + 1, dtype=np.uint64) * np.uint64(gamma) + np.uint64(self.state)
             z = (z ^ (z >> np.uint64(30))) * np.uint64(0xBF58476D1CE4E5B9)
             z = (z ^ (z >> np.uint64(27))) * np.uint64(0x94D049BB133111EB)
             z = z ^ (z >> np.uint64(31))
-        state[0] = (state[0] + n * gamma) & _M
+        self.state = (self.state + n * gamma) & _M
+        return z
+
+    def normal(self, shape):
+        z = self._next(int(np.prod(shape)))
         u1 = ((z >> np.uint64(32)).astype(np.float64) + 1.0) * 2.0**-32
         u2 = (z & np.uint64(0xFFFFFFFF)).astype(np.float64) * 2.0**-32
         values = np.sqrt(-2.0 * np.log(u1)) * np.cos(2 * np.pi * u2)
         return values.astype(np.float32).reshape(tuple(shape))
-    return next_draws
+
+    def uniform(self, shape, low=0.0, high=1.0):
+        u = (self._next(int(np.prod(shape))) >> np.uint64(40)).astype(np.float64) * 2.0**-24
+        values = (low + (high - low) * u).astype(np.float32)
+        values = np.where(values < np.float32(high), values,
+                          np.nextafter(np.float32(high), np.float32(-np.inf)))
+        return values.reshape(tuple(shape))

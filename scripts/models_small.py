@@ -320,6 +320,44 @@ class Denoiser(nn.Module):
         return self.out(F.silu(self.conv2(h)) + h)
 
 
+class DiffusionLoss(nn.Module):
+    """DDPM's training objective with its noise drawn in the graph: forward(x0, t, c) draws
+    noise = torch.randn_like(x0) (ONNX RandomNormalLike: fresh each step), noises the clean image
+    x0 to step t by a linear schedule's alpha-bar (betas 1e-4 .. 0.2, DDPM's and
+    scripts/make_denoising_data.py's; a buffer: mgsc --freeze abar) and returns the
+    mean squared error of the Denoiser's prediction of that noise (a scalar: the graph's loss).
+    `draws`, when set, gives the noise instead (its normal(shape); check_gradients.py: the
+    training executable's draws)."""
+
+    draws = None
+
+    def __init__(self):
+        super().__init__()
+        self.model = Denoiser()
+        betas = torch.linspace(1e-4, 0.2, Denoiser.steps, dtype=torch.float64)
+        self.register_buffer("abar", torch.cumprod(1 - betas, 0).float())
+
+    def normal_like(self, x):
+        return torch.randn_like(x) if self.draws is None else self.draws.normal(x.shape).to(x.dtype)
+
+    def forward(self, x0, t, c):
+        noise = self.normal_like(x0)
+        a = self.abar[t][:, None, None, None]
+        xt = a.sqrt() * x0 + (1 - a).sqrt() * noise
+        return ((self.model(xt, t, c) - noise) ** 2).mean()
+
+
+class DiffusionLossSampledT(DiffusionLoss):
+    """DiffusionLoss with its time steps drawn in the graph too, as a DDPM training loop draws
+    them: t = (torch.rand(N) * steps).long() (ONNX RandomUniformLike, Mul, Cast), then the noise;
+    forward(x0, c). `draws` gives both (its uniform(shape), then normal(shape))."""
+
+    def forward(self, x0, c):
+        u = torch.rand(x0.shape[0]) if self.draws is None else self.draws.uniform((x0.shape[0],))
+        t = (u * Denoiser.steps).long()
+        return super().forward(x0, t, c)
+
+
 class GraphLossNet(nn.Module):
     """A model that computes its own loss, as users write a multi-term objective: forward(x,
     target) returns a scalar. An encoder of the digits (64 -> 32, tanh) whose code regresses
@@ -381,10 +419,10 @@ class VAE(nn.Module):
     RandomNormalLike), and decoded (4 -> 32 -> 64) into the pixels' logits; the loss is the
     reconstruction's binary cross-entropy (pixels in [0, 1]) summed over the pixels plus the KL
     divergence from N(0, 1), both means over the batch.
-    `noise`, when set, is called with mu's shape and gives eps instead (check_gradients.py: the
-    training executable's draws)."""
+    `draws`, when set, gives eps instead (its normal(shape); check_gradients.py: the training
+    executable's draws)."""
 
-    noise = None
+    draws = None
 
     def __init__(self):
         super().__init__()
@@ -396,7 +434,7 @@ class VAE(nn.Module):
     def forward(self, x):
         h = self.enc(x)
         mu, logvar = self.mu(h), self.logvar(h)
-        eps = torch.randn_like(mu) if self.noise is None else self.noise(mu.shape).to(mu.dtype)
+        eps = torch.randn_like(mu) if self.draws is None else self.draws.normal(mu.shape).to(mu.dtype)
         z = mu + eps * torch.exp(0.5 * logvar)
         logits = self.dec(z)  # Bernoulli pixels: binary cross-entropy of the logits, written out
         reconstruction = (F.softplus(logits) - x.flatten(1) * logits).sum(1).mean()

@@ -273,6 +273,12 @@ SmallVector<int64_t> randomNormalDesc(Value result, FloatAttr mean, FloatAttr sc
       {{D::Count, numel(result)}, {D::MeanBits, bitsOf(mean)}, {D::ScaleBits, bitsOf(scale)}});
 }
 
+SmallVector<int64_t> randomUniformDesc(Value result, FloatAttr low, FloatAttr high) {
+  using D = RandomUniformDesc;
+  return fields<D>(
+      {{D::Count, numel(result)}, {D::LowBits, bitsOf(low)}, {D::HighBits, bitsOf(high)}});
+}
+
 /// A softmax over `axis`: outer x axis x inner.
 SmallVector<int64_t> softmaxDesc(ArrayRef<int64_t> shape, int64_t axis, bool log) {
   using D = SoftmaxDesc;

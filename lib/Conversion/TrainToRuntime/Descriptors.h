@@ -103,6 +103,8 @@ SmallVector<int64_t> gruDesc(ArrayRef<int64_t> x, ArrayRef<int64_t> r, bool line
 SmallVector<int64_t> dropoutDesc(Value data, Value mask, FloatAttr ratio, bool training);
 /// numel(result) normal draws.
 SmallVector<int64_t> randomNormalDesc(Value result, FloatAttr mean, FloatAttr scale);
+/// numel(result) uniform draws.
+SmallVector<int64_t> randomUniformDesc(Value result, FloatAttr low, FloatAttr high);
 
 /// A softmax over `axis`: outer x axis x inner.
 SmallVector<int64_t> softmaxDesc(ArrayRef<int64_t> shape, int64_t axis, bool log);

@@ -181,6 +181,11 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
                     randomNormalDesc(r.getResult(), r.getMeanAttr(), r.getScaleAttr()),
                     {{r.getResult()}});
       })
+      .Case([&](RandomUniformOp r) {
+        return call(Kernel::random_uniform,
+                    randomUniformDesc(r.getResult(), r.getLowAttr(), r.getHighAttr()),
+                    {{r.getResult()}});
+      })
       .Case<SoftmaxOp, LogSoftmaxOp>([&](Operation *) {
         ArrayRef<int64_t> shape = shapeOf(op->getOperand(0));
         int64_t axis = normalizedAxis(isa<SoftmaxOp>(op) ? cast<SoftmaxOp>(op).getAxis()

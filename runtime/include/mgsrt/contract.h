@@ -82,7 +82,8 @@
   X(to_index)                                                                                      \
   X(topk_positions)                                                                                \
   X(elementwise_loss)                                                                              \
-  X(random_normal)
+  X(random_normal)                                                                                 \
+  X(random_uniform)
 
 /// Every compute kernel: CPU implementations (lib/Kernels/CPU) and a device's.
 #define MGSRT_COMPUTE_KERNELS(X)                                                                   \
@@ -265,6 +266,12 @@ struct DropoutDesc {
 /// context's random stream each.
 struct RandomNormalDesc {
   enum : int64_t { Count, MeanBits, ScaleBits, Size };
+};
+
+/// random_uniform: count float32 values drawn uniformly from [low, high)
+/// (float64 bits), one draw of the context's random stream each.
+struct RandomUniformDesc {
+  enum : int64_t { Count, LowBits, HighBits, Size };
 };
 
 /// softmax_fwd / softmax_bwd: the tensor is outer x axis x inner; log = 1:

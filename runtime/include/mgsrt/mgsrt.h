@@ -56,8 +56,8 @@ static inline double mgsrt_f64_from_bits(int64_t bits) {
 
 /*===--- Context ----------------------------------------------------------===*/
 
-/* Creates a context. `seed` seeds the random stream (dropout, random_normal). Returns NULL
- * only when out of memory. */
+/* Creates a context. `seed` seeds the random stream (dropout, random_normal,
+ * random_uniform). Returns NULL only when out of memory. */
 MGSRT_EXPORT mgsrt_ctx_t *mgsrt_ctx_create(uint64_t seed);
 MGSRT_EXPORT void mgsrt_ctx_destroy(mgsrt_ctx_t *ctx);
 /* The first error recorded since creation or the last clear (MGSRT_OK if none)
@@ -89,7 +89,8 @@ MGSRT_EXPORT void mgsrt_ctx_set_adamw(mgsrt_ctx_t *ctx, float beta1, float beta2
  * positive finite float, 1 by default; anything else is ignored. */
 MGSRT_EXPORT void mgsrt_ctx_set_loss_scale(mgsrt_ctx_t *ctx, float scale);
 MGSRT_EXPORT float mgsrt_ctx_loss_scale(const mgsrt_ctx_t *ctx);
-/* The random stream (dropout, random_normal): its state (for checkpoints) and a reset. */
+/* The random stream (dropout, random_normal, random_uniform): its state (for
+ * checkpoints) and a reset. */
 MGSRT_EXPORT uint64_t mgsrt_ctx_rng_state(const mgsrt_ctx_t *ctx);
 MGSRT_EXPORT void mgsrt_ctx_set_rng_state(mgsrt_ctx_t *ctx, uint64_t state);
 /* Non-finite gradients: mgsrt_sgd_update notes, as it reads each gradient
@@ -357,6 +358,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *d
  * state then advances by n, as dropout's does. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_random_normal(mgsrt_ctx_t *ctx, const int64_t *desc,
                                                 void *const *bufs);
+
+/* Uniformly distributed values in [low, high) (ONNX RandomUniform, RandomUniformLike used
+ * other than as a dropout mask: a diffusion objective's time steps, (torch.rand(N) * T).long()).
+ * desc: [n, low_bits, high_bits] (low < high, finite)  bufs: y (n floats). Value i is
+ * low + (high - low) u (in double, rounded to float; the float below high should that round
+ * to high), u = top24 2^-24 with top24 the top 24 bits of the (i+1)-th value of the
+ * context's random stream (as dropout draws); the state then advances by n. */
+MGSRT_EXPORT mgsrt_status_t mgsrt_random_uniform(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                                 void *const *bufs);
 
 /* Softmax / log-softmax along one axis.  desc: [outer, axis, inner, log]
  *   the tensor is outer x axis x inner.

@@ -1,10 +1,10 @@
 //===- DropoutDesc.h - The random stream's kernels' descriptors -*- C++ -*-===//
 //
 // Shared by the CPU (Dropout.cpp) and CUDA (CUDA/Dropout.cu) kernels of
-// dropout and random_normal: the descriptor and buffer checks, and the
-// per-element draw, so both devices keep exactly the same elements for the
-// same stream state (and draw the same normal values but for the last bit of
-// the libraries' log and cos).
+// dropout, random_normal and random_uniform: the descriptor and buffer
+// checks, and the per-element draw, so both devices keep exactly the same
+// elements for the same stream state (and draw the same values, the normal
+// ones but for the last bit of the libraries' log and cos).
 //
 // Mask entry m of a call (the block of `inner` consecutive elements from
 // m * inner) draws the (m+1)-th value of the stream from the state at entry:
@@ -57,22 +57,42 @@ MGSRT_HOST_DEVICE inline float normalDraw(uint64_t state, int64_t i, double mean
   return static_cast<float>(mean + scale * z);
 }
 
-struct RandomNormalParams {
-  int64_t n;
-  double mean, scale;
-};
+/// Value i of a random_uniform call that starts at stream state `state`
+/// (mgsrt.h: the top 24 bits of the draw, as dropout's, scaled in double; the
+/// float below `high` should the rounding reach it).
+MGSRT_HOST_DEVICE inline float uniformDraw(uint64_t state, int64_t i, double low, double high) {
+  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+  const float v = static_cast<float>(low + (high - low) * (static_cast<double>(r >> 40) * 0x1p-24));
+  const float top = static_cast<float>(high);
+  return v < top ? v : nextafterf(top, -INFINITY);
+}
 
-/// random_normal's descriptor and buffer (bufs: y).
-inline mgsrt_status_t parseRandomNormal(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
-                                        void *const *bufs, RandomNormalParams &p) {
+/// random_normal's (a: mean, b: scale) or random_uniform's (a: low, b: high)
+/// descriptor.
+struct RandomParams {
+  int64_t n;
+  double a, b;
+};
+static_assert(int64_t{mgs::contract::RandomNormalDesc::MeanBits} ==
+                      int64_t{mgs::contract::RandomUniformDesc::LowBits} &&
+                  int64_t{mgs::contract::RandomNormalDesc::ScaleBits} ==
+                      int64_t{mgs::contract::RandomUniformDesc::HighBits},
+              "the random kernels' descriptors share their layout");
+
+/// random_normal's or (`uniform`) random_uniform's descriptor and buffer (bufs: y).
+inline mgsrt_status_t parseRandom(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                  void *const *bufs, bool uniform, RandomParams &p) {
   using F = mgs::contract::RandomNormalDesc;
   p.n = desc[F::Count];
   if (p.n < 0)
     return invalidArg(ctx, kernel, "element count ", p.n, " is negative");
-  p.mean = descF64(desc, F::MeanBits);
-  p.scale = descF64(desc, F::ScaleBits);
-  if (!std::isfinite(p.mean) || !std::isfinite(p.scale))
-    return invalidArg(ctx, kernel, "mean ", p.mean, " or scale ", p.scale, " is not finite");
+  p.a = descF64(desc, F::MeanBits);
+  p.b = descF64(desc, F::ScaleBits);
+  const char *a = uniform ? "low " : "mean ", *b = uniform ? " or high " : " or scale ";
+  if (!std::isfinite(p.a) || !std::isfinite(p.b))
+    return invalidArg(ctx, kernel, a, p.a, b, p.b, " is not finite");
+  if (uniform && !(p.a < p.b))
+    return invalidArg(ctx, kernel, "low ", p.a, " is not below high ", p.b);
   BufferCheck check(ctx, kernel, bufs);
   check.require(0, "y", p.n);
   return check.ok ? MGSRT_OK : ctx->status;

@@ -217,3 +217,26 @@ TEST_F(GpuDropout, RandomNormalMatchesCpu) {
     }
   }
 }
+
+// random_uniform: the CPU's values (the device may contract the double
+// scaling into an FMA: 1e-6 relative) and the same stream state after.
+TEST_F(GpuDropout, RandomUniformMatchesCpu) {
+  for (int64_t n : {int64_t{1}, int64_t{1000}, int64_t{(1 << 20) + 5}}) {
+    SCOPED_TRACE("n " + std::to_string(n));
+    const int64_t desc[] = {n, bits(-1.0), bits(49.0)};
+    ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+    std::vector<float> c(n);
+    void *cb[] = {c.data()};
+    EXPECT_OK(cpu, mgsrt_random_uniform(cpu, desc, cb));
+    DeviceBuffer<float> dy(gpu, n);
+    void *gb[] = {dy.ptr};
+    EXPECT_OK(gpu, mgsrt_random_uniform(gpu, desc, gb));
+    EXPECT_OK(gpu, mgsrt_synchronize(gpu));
+    std::vector<float> g = dy.download();
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_NEAR(g[i], c[i], 1e-6f * (1.0f + std::fabs(c[i]))) << i;
+      ASSERT_LT(g[i], 49.0f) << i;
+    }
+    EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+  }
+}

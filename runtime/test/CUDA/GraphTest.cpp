@@ -228,6 +228,38 @@ TEST_F(GraphGpu, DropoutReplaysDrawTheEagerMasks) {
   }
 }
 
+// Normal draws in a graph, between two dropouts: each replay draws the values
+// the calls run kernel by kernel draw (the CPU's, within the last bit of the
+// device's log and cos), and the stream moves on as theirs does.
+TEST_F(GraphGpu, RandomNormalReplaysDrawTheEagerValues) {
+  const int64_t n = 777;
+  const int64_t dropout[] = {n, bits(0.5), 1, 1}, normal[] = {n, bits(1.0), bits(0.5)};
+  std::vector<float> x = randomVec(n), y(n), z(n);
+  DeviceBuffer<float> dx(gpu, x), dy(gpu, n), dz(gpu, n);
+  void *cpuDrop[] = {x.data(), y.data(), nullptr}, *cpuNormal[] = {z.data()};
+  void *gpuDrop[] = {dx.ptr, dy.ptr, nullptr}, *gpuNormal[] = {dz.ptr};
+  ASSERT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+  ASSERT_OK(gpu, mgsrt_graph_begin(gpu));
+  mgsrt_dropout_fwd(gpu, dropout, gpuDrop);
+  mgsrt_random_normal(gpu, normal, gpuNormal);
+  mgsrt_dropout_fwd(gpu, dropout, gpuDrop);
+  ASSERT_OK(gpu, mgsrt_graph_end(gpu, 1));
+  for (int step = 0; step < 3; ++step) {
+    SCOPED_TRACE("step " + std::to_string(step));
+    ASSERT_OK(cpu, mgsrt_dropout_fwd(cpu, dropout, cpuDrop));
+    ASSERT_OK(cpu, mgsrt_random_normal(cpu, normal, cpuNormal));
+    ASSERT_OK(cpu, mgsrt_dropout_fwd(cpu, dropout, cpuDrop));
+    int ran = 0;
+    ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran));
+    EXPECT_EQ(ran, 1);
+    EXPECT_TRUE(bitsEqual(dy.download(), y));
+    std::vector<float> got = dz.download();
+    for (int64_t i = 0; i < n; ++i)
+      ASSERT_NEAR(got[i], z[i], 1e-6f * (1.0f + std::fabs(z[i]))) << i;
+    EXPECT_EQ(mgsrt_ctx_rng_state(gpu), mgsrt_ctx_rng_state(cpu));
+  }
+}
+
 TEST_F(GraphGpu, WhatAReplayCannotRepeatRefusesTheCapture) {
   int ran = 1;
   ASSERT_OK(gpu, mgsrt_graph_launch(gpu, &ran)); // none kept yet

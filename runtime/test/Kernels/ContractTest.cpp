@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 58u); // 51 compute kernels, 6 collectives, mark
+  EXPECT_EQ(symbols.size(), 59u); // 52 compute kernels, 6 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -58,6 +58,8 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(DropoutDesc::Size, 4);
   EXPECT_EQ(RandomNormalDesc::Size, 3);
   EXPECT_EQ(RandomNormalDesc::ScaleBits, 2);
+  EXPECT_EQ(RandomUniformDesc::Size, 3);
+  EXPECT_EQ(RandomUniformDesc::HighBits, 2);
   EXPECT_EQ(SoftmaxDesc::Size, 4);
   EXPECT_EQ(SoftmaxCrossEntropyDesc::Size, 5);
   EXPECT_EQ(ElementwiseLossDesc::Size, 5);

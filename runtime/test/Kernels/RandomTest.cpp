@@ -1,4 +1,4 @@
-//===- RandomTest.cpp - random_normal: the stream, its moments, errors ----===//
+//===- RandomTest.cpp - random_normal/uniform: the stream, moments, errors ===//
 
 #include "TestUtil.h"
 
@@ -22,12 +22,21 @@ float referenceNormal(uint64_t &state, double mean, double scale) {
   return static_cast<float>(mean + scale * std::sqrt(-2.0 * std::log(u1)) * std::cos(2 * pi * u2));
 }
 
-std::vector<float> draw(Ctx &ctx, int64_t n, double mean, double scale) {
+/// n values of `kernel` (mgsrt_random_normal: a mean, b scale;
+/// mgsrt_random_uniform: a low, b high).
+std::vector<float> drawWith(decltype(&mgsrt_random_normal) kernel, Ctx &ctx, int64_t n, double a,
+                            double b) {
   std::vector<float> y(n, std::numeric_limits<float>::quiet_NaN());
-  const int64_t desc[] = {n, bits(mean), bits(scale)};
+  const int64_t desc[] = {n, bits(a), bits(b)};
   void *bufs[] = {y.data()};
-  EXPECT_EQ(mgsrt_random_normal(ctx, desc, bufs), MGSRT_OK) << ctx.message();
+  EXPECT_EQ(kernel(ctx, desc, bufs), MGSRT_OK) << ctx.message();
   return y;
+}
+std::vector<float> draw(Ctx &ctx, int64_t n, double mean, double scale) {
+  return drawWith(mgsrt_random_normal, ctx, n, mean, scale);
+}
+std::vector<float> drawUniform(Ctx &ctx, int64_t n, double low, double high) {
+  return drawWith(mgsrt_random_uniform, ctx, n, low, high);
 }
 
 TEST(RandomNormalTest, ValuesFollowTheStream) {
@@ -103,6 +112,56 @@ TEST(RandomNormalTest, BadDescriptorsAreErrors) {
   void *none[] = {nullptr};
   EXPECT_EQ(mgsrt_random_normal(ctx, desc, none), MGSRT_ERROR_INVALID_ARGUMENT);
   EXPECT_EQ(ctx.message(), "random_normal: buffer 0 (y) is null");
+}
+
+TEST(RandomUniformTest, ValuesFollowTheStream) {
+  Ctx ctx(99);
+  const int64_t n = 20000;
+  std::vector<float> y = drawUniform(ctx, n, -2.0, 3.0);
+  uint64_t state = 99;
+  for (int64_t i = 0; i < n; ++i) {
+    const double u = static_cast<double>(splitmix64(state) >> 40) / 16777216.0;
+    ASSERT_EQ(y[i], static_cast<float>(-2.0 + 5.0 * u)) << i;
+  }
+  EXPECT_EQ(mgsrt_ctx_rng_state(ctx), state);
+}
+
+TEST(RandomUniformTest, WithinTheRangeAndEvenlySpread) {
+  Ctx ctx(4);
+  const int64_t n = 400000, bins = 50;
+  std::vector<float> y = drawUniform(ctx, n, 0.0, 50.0);
+  std::vector<int64_t> counts(bins);
+  for (float v : y) {
+    ASSERT_GE(v, 0.0f);
+    ASSERT_LT(v, 50.0f);
+    ++counts[static_cast<int64_t>(v)]; // (torch.rand(N) * 50).long(): a time step
+  }
+  // 8000 expected a bin, standard deviation 88: every bin within 5 of them.
+  for (int64_t b = 0; b < bins; ++b)
+    EXPECT_NEAR(counts[b], n / bins, 450) << "bin " << b;
+  // A range whose top rounds to `high` in float keeps the values below it.
+  std::vector<float> tight = drawUniform(ctx, 100000, 1.0, 1.0 + 1e-7);
+  for (float v : tight)
+    ASSERT_LT(static_cast<double>(v), 1.0 + 1e-7);
+}
+
+TEST(RandomUniformTest, BadRangesAreErrors) {
+  std::vector<float> y(4);
+  void *bufs[] = {y.data()};
+  struct Case {
+    int64_t desc[3];
+    const char *message;
+  } cases[] = {
+      {{4, bits(1.0), bits(1.0)}, "random_uniform: low 1 is not below high 1"},
+      {{4, bits(2.0), bits(-1.0)}, "random_uniform: low 2 is not below high -1"},
+      {{4, bits(0.0), bits(std::numeric_limits<double>::infinity())},
+       "random_uniform: low 0 or high inf is not finite"},
+  };
+  for (const Case &c : cases) {
+    Ctx ctx;
+    EXPECT_EQ(mgsrt_random_uniform(ctx, c.desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_EQ(ctx.message(), c.message);
+  }
 }
 
 } // namespace

@@ -749,6 +749,14 @@ func.func @random_normal_integers() -> tensor<4xi64> {
 
 // -----
 
+func.func @random_uniform_empty_range() -> tensor<4xf32> {
+  // expected-error @+1 {{'train.random_uniform' op low 1.000000e+00 must be below high 1.000000e+00, both finite}}
+  %u = train.random_uniform {high = 1.0 : f32, low = 1.0 : f32} : tensor<4xf32>
+  return %u : tensor<4xf32>
+}
+
+// -----
+
 // A ratio of 1 would drop everything and divide by zero.
 func.func @dropout_ratio_one(%x: tensor<2x64xf32>) -> tensor<2x64xf32> {
   // expected-error @+1 {{'train.dropout' op ratio must be in [0, 1), got 1.000000e+00}}

@@ -390,6 +390,14 @@ func.func @random_normal() -> tensor<8x4xf32> {
   return %e : tensor<8x4xf32>
 }
 
+// CHECK-LABEL: func.func @random_uniform
+//       CHECK:   %[[U:.*]] = train.random_uniform {high = 5.000000e+01 : f32, low = 0.000000e+00 : f32} : tensor<8xf32>
+//       CHECK:   return %[[U]]
+func.func @random_uniform() -> tensor<8xf32> {
+  %u = train.random_uniform {high = 50.0 : f32, low = 0.0 : f32} : tensor<8xf32>
+  return %u : tensor<8xf32>
+}
+
 // A seed makes the drawn mask reproducible.
 // CHECK-LABEL: func.func @dropout_training_seeded
 //  CHECK-SAME:   (%[[X:.*]]: tensor<2x64xf32>)

@@ -466,6 +466,13 @@ LogicalResult RandomNormalOp::verify() {
   return success();
 }
 
+LogicalResult RandomUniformOp::verify() {
+  const float low = getLow().convertToFloat(), high = getHigh().convertToFloat();
+  if (!std::isfinite(low) || !std::isfinite(high) || !(low < high))
+    return emitOpError() << "low " << low << " must be below high " << high << ", both finite";
+  return success();
+}
+
 LogicalResult SoftmaxOp::verify() {
   return normalizeAxis(*this, getAxis(), shapeOf(getInput()).size());
 }

@@ -1,4 +1,4 @@
-//===- Dropout.cpp - Dropout and normal draws from the context's stream ---===//
+//===- Dropout.cpp - Dropout and random draws from the context's stream ---===//
 //
 // The draws and the checks are DropoutDesc.h's (shared with the CUDA kernels).
 //
@@ -92,17 +92,25 @@ mgsrt_status_t dropoutBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
-mgsrt_status_t randomNormal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  RandomNormalParams p{};
-  if (parseRandomNormal(ctx, kernelName(Kernel::random_normal), desc, bufs, p))
+/// random_normal or (`uniform`) random_uniform.
+mgsrt_status_t randomFill(mgsrt_ctx_t *ctx, Kernel kernel, const int64_t *desc, void *const *bufs) {
+  const bool uniform = kernel == Kernel::random_uniform;
+  RandomParams p{};
+  if (parseRandom(ctx, kernelName(kernel), desc, bufs, uniform, p))
     return ctx->status;
   const int64_t n = p.n;
   const uint64_t state = ctx->rngState;
-  const double mean = p.mean, scale = p.scale;
+  const double a = p.a, b = p.b;
   float *y = static_cast<float *>(bufs[0]);
+  if (uniform) {
+#pragma omp parallel for if (n >= kParallelGrain / 4) schedule(static)
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = uniformDraw(state, i, a, b);
+  } else {
 #pragma omp parallel for if (n >= kParallelGrain / 16) schedule(static)
-  for (int64_t i = 0; i < n; ++i)
-    y[i] = normalDraw(state, i, mean, scale);
+    for (int64_t i = 0; i < n; ++i)
+      y[i] = normalDraw(state, i, a, b);
+  }
   ctx->rngState = dropoutAdvance(state, n);
   return MGSRT_OK;
 }
@@ -120,7 +128,11 @@ mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 
 mgsrt_status_t random_normal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, kernelName(Kernel::random_normal), desc, bufs,
-                   [&] { return randomNormal(ctx, desc, bufs); });
+                   [&] { return randomFill(ctx, Kernel::random_normal, desc, bufs); });
+}
+mgsrt_status_t random_uniform(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, kernelName(Kernel::random_uniform), desc, bufs,
+                   [&] { return randomFill(ctx, Kernel::random_uniform, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

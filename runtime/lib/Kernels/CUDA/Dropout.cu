@@ -1,4 +1,4 @@
-//===- Dropout.cu - Dropout and normal draws on a GPU, as the CPU's -------===//
+//===- Dropout.cu - Dropout and random draws on a GPU, as the CPU's -------===//
 //
 // Element i's draw depends only on the stream state at entry and i
 // (DropoutDesc.h: splitmix64 is a counter plus a mix), so each thread draws
@@ -87,19 +87,22 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
   return MGSRT_OK;
 }
 
-__global__ void randomNormalKernel(float *__restrict__ y, int64_t n, uint64_t state,
-                                   const uint64_t *__restrict__ stateAt, double mean,
-                                   double scale) {
+// Normal (uniform = false: a mean, b scale) or uniform (a low, b high) draws.
+__global__ void randomKernel(float *__restrict__ y, int64_t n, uint64_t state,
+                             const uint64_t *__restrict__ stateAt, bool uniform, double a,
+                             double b) {
   if (stateAt)
     state = *stateAt;
   for (int64_t i = firstIndex(); i < n; i += gridStride())
-    y[i] = normalDraw(state, i, mean, scale);
+    y[i] = uniform ? uniformDraw(state, i, a, b) : normalDraw(state, i, a, b);
 }
 
-mgsrt_status_t randomNormal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
-  const char *kernel = kernelName(Kernel::random_normal);
-  RandomNormalParams p{};
-  if (parseRandomNormal(ctx, kernel, desc, bufs, p))
+mgsrt_status_t randomFill(mgsrt_ctx_t *ctx, Kernel which, const int64_t *desc,
+                          void *const *bufs) {
+  const char *kernel = kernelName(which);
+  const bool uniform = which == Kernel::random_uniform;
+  RandomParams p{};
+  if (parseRandom(ctx, kernel, desc, bufs, uniform, p))
     return ctx->status;
   const int64_t n = p.n;
   float *y = static_cast<float *>(bufs[0]);
@@ -110,18 +113,17 @@ mgsrt_status_t randomNormal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *
   if (g.capturing) {
     if (g.capturedMasks.size() == StepGraph::kDropouts)
       return refuseInCapture(ctx, kernel,
-                             "is one random draw more than a graph's 256 (dropout and normal)");
+                             "is one random draw more than a graph's 256 (dropout and others)");
     const uint64_t *slot = g.rngStarts + g.capturedMasks.size();
     g.capturedMasks.push_back(n);
     if (n > 0)
-      randomNormalKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, 0, slot, p.mean,
-                                                                    p.scale);
+      randomKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, 0, slot, uniform, p.a, p.b);
     return MGSRT_OK;
   }
   const uint64_t start = ctx->rngState;
   if (n > 0)
-    randomNormalKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, start, nullptr, p.mean,
-                                                                  p.scale);
+    randomKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, start, nullptr, uniform, p.a,
+                                                            p.b);
   ctx->rngState = dropoutAdvance(start, n);
   return MGSRT_OK;
 }
@@ -163,7 +165,11 @@ mgsrt_status_t dropout_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *b
 
 mgsrt_status_t random_normal(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::random_normal), desc, bufs,
-                       [&] { return randomNormal(ctx, desc, bufs); });
+                       [&] { return randomFill(ctx, Kernel::random_normal, desc, bufs); });
+}
+mgsrt_status_t random_uniform(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::random_uniform), desc, bufs,
+                       [&] { return randomFill(ctx, Kernel::random_uniform, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

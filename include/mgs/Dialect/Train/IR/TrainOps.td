@@ -428,6 +428,25 @@ def Train_RandomNormalOp : Train_Op<"random_normal", []> {
   let hasVerifier = 1;
 }
 
+def Train_RandomUniformOp : Train_Op<"random_uniform", []> {
+  let summary = "Uniformly distributed values (ONNX RandomUniform, RandomUniformLike)";
+  let description = [{
+    A float32 tensor of values drawn uniformly from [`low`, `high`), afresh at
+    each execution (a diffusion objective's time steps: `(torch.rand(N) *
+    T).long()`). Uniform draws that are a dropout mask (stochastic depth)
+    import as `train.dropout` instead. Not `Pure`, no operand: as
+    `train.random_normal`.
+
+    ```mlir
+    %u = train.random_uniform {high = 1.0 : f32, low = 0.0 : f32} : tensor<8xf32>
+    ```
+  }];
+  let arguments = (ins F32Attr:$low, F32Attr:$high);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "attr-dict `:` type($result)";
+  let hasVerifier = 1;
+}
+
 def Train_SoftmaxOp : Train_Op<"softmax", [Pure, SameOperandsAndResultType]> {
   let summary = "Softmax along one axis (ONNX Softmax, opset 13 semantics)";
   let description = [{
