@@ -235,12 +235,20 @@ private:
   /// RandomUniform, Bernoulli) or reads them on the way to a dropout mask
   /// (a comparison with a constant, Cast, scaling by a constant, and the Mul
   /// with data that becomes a train.dropout with a broadcast mask): sets
-  /// `handled`. Uniform numbers read any other way are a train.random_uniform
-  /// the node reads as any value (materializeDraw); a mask's later stages
-  /// reaching any other op are an error naming it.
+  /// `handled`. Uniform numbers read any other way have become values
+  /// (importUniformNumbers); a mask's later stages reaching any other op are
+  /// an error naming it.
   mlir::LogicalResult importRandomMask(bool &handled);
+  /// Before the other patterns: the node's inputs that are uniform draws
+  /// (stage Uniform) not starting a dropout mask here become
+  /// train.random_uniform values (materializeDraw) the node reads as any
+  /// value. Never claims the node.
+  mlir::LogicalResult importUniformNumbers(bool &handled);
   /// The uniform draw `name` (stage Uniform) as a train.random_uniform value.
   mlir::LogicalResult materializeDraw(const std::string &name);
+  /// The other operand of the current binary node (input `at` is one), when
+  /// it is one constant FLOAT value.
+  std::optional<double> otherScalarOperand(int at);
   /// The graph's values that are token ids, read as an embedding's indices
   /// (a Gather's, RotaryEmbedding's position_ids), directly or through
   /// reshapes and a Transpose; records the embeddings' rows (embeddingRows).

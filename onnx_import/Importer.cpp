@@ -560,10 +560,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     }
     // The patterns read across nodes, each claiming the node it handles.
     bool handled = false;
-    for (auto pattern : {&GraphImporter::importRuntimeInt, &GraphImporter::importDataCast,
-                         &GraphImporter::importRuntimeMask, &GraphImporter::importRandomMask,
-                         &GraphImporter::importIsNaN, &GraphImporter::importComputedTruth,
-                         &GraphImporter::importIndexReshape, &GraphImporter::importSequence}) {
+    for (auto pattern : {&GraphImporter::importUniformNumbers, &GraphImporter::importRuntimeInt,
+                         &GraphImporter::importDataCast, &GraphImporter::importRuntimeMask,
+                         &GraphImporter::importRandomMask, &GraphImporter::importIsNaN,
+                         &GraphImporter::importComputedTruth, &GraphImporter::importIndexReshape,
+                         &GraphImporter::importSequence}) {
       if (failed((this->*pattern)(handled)))
         return failure();
       if (handled)

@@ -73,32 +73,8 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     randomMasks[curNode->output(0)] = std::move(mask);
     return success();
   }
-  // The other operand of a binary node, when it is one constant value.
-  auto otherScalar = [&](int at) -> std::optional<double> {
-    if (curNode->input_size() != 2 || !inputIsConstant(1 - at))
-      return std::nullopt;
-    auto t = constantInput(1 - at);
-    if (failed(t) || (*t)->data_type() != onnx::TensorProto::FLOAT)
-      return std::nullopt;
-    std::vector<float> v = onnx::ParseData<float>(*t);
-    if (v.size() != 1)
-      return std::nullopt;
-    return v[0];
-  };
   const bool compares =
       op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
-  // Uniform numbers in [0, 1) compared with a constant start a dropout mask;
-  // read any other way, they are numbers (the node imports as usual).
-  for (int i = 0; i < curNode->input_size(); ++i) {
-    auto it = hasInput(i) ? randomMasks.find(curNode->input(i)) : randomMasks.end();
-    if (it == randomMasks.end() || it->second.stage != RandomMask::Uniform)
-      continue;
-    const RandomMask &draw = it->second;
-    const bool startsMask = compares && hasOutput(0) && curNode->output_size() == 1 &&
-                            draw.low == 0.0 && draw.high == 1.0 && otherScalar(i);
-    if (!startsMask && failed(materializeDraw(curNode->input(i))))
-      return failure();
-  }
   int at = -1;
   for (int i = 0; i < curNode->input_size() && at < 0; ++i)
     if (hasInput(i) && randomMasks.count(curNode->input(i)))
@@ -121,7 +97,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     return reject("'" + op + "' is not on the way to a dropout mask");
   std::optional<double> c;
   if (compares || scales)
-    c = otherScalar(at);
+    c = otherScalarOperand(at);
   if (mask.stage == RandomMask::Uniform && compares) {
     if (!c)
       return reject("it is compared with something other than a constant FLOAT scalar");
@@ -179,6 +155,38 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     return reject("'" + op + "' is not on the way to a dropout mask");
   }
   randomMasks[curNode->output(0)] = std::move(mask);
+  return success();
+}
+
+std::optional<double> GraphImporter::otherScalarOperand(int at) {
+  if (curNode->input_size() != 2 || !inputIsConstant(1 - at))
+    return std::nullopt;
+  auto t = constantInput(1 - at);
+  if (failed(t) || (*t)->data_type() != onnx::TensorProto::FLOAT)
+    return std::nullopt;
+  std::vector<float> v = onnx::ParseData<float>(*t);
+  if (v.size() != 1)
+    return std::nullopt;
+  return v[0];
+}
+
+LogicalResult GraphImporter::importUniformNumbers(bool &handled) {
+  handled = false;
+  const std::string &op = curNode->op_type();
+  const bool compares =
+      op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
+  // Uniform numbers in [0, 1) compared with a constant start a dropout mask;
+  // read any other way, they are numbers (the node imports as usual).
+  for (int i = 0; i < curNode->input_size(); ++i) {
+    auto it = hasInput(i) ? randomMasks.find(curNode->input(i)) : randomMasks.end();
+    if (it == randomMasks.end() || it->second.stage != RandomMask::Uniform)
+      continue;
+    const RandomMask &draw = it->second;
+    const bool startsMask = compares && hasOutput(0) && curNode->output_size() == 1 &&
+                            draw.low == 0.0 && draw.high == 1.0 && otherScalarOperand(i);
+    if (!startsMask && failed(materializeDraw(curNode->input(i))))
+      return failure();
+  }
   return success();
 }
 
