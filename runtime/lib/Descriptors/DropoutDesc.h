@@ -36,9 +36,15 @@ MGSRT_HOST_DEVICE inline uint64_t dropoutMix64(uint64_t z) {
   return z ^ (z >> 31);
 }
 
+/// Draw i (64 bits) of a call that starts at stream state `state`: the one rule
+/// dropout's masks and the random_normal / random_uniform values share.
+MGSRT_HOST_DEVICE inline uint64_t streamValue(uint64_t state, int64_t i) {
+  return dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+}
+
 /// Whether mask entry m of a call that starts at stream state `state` is kept.
 MGSRT_HOST_DEVICE inline bool dropoutKeep(uint64_t state, int64_t m, uint64_t threshold) {
-  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(m + 1) * kDropoutGamma);
+  const uint64_t r = streamValue(state, m);
   return (r >> 40) >= threshold;
 }
 
@@ -50,7 +56,7 @@ inline uint64_t dropoutAdvance(uint64_t state, int64_t n) {
 /// Value i of a random_normal call that starts at stream state `state`
 /// (mgsrt.h: Box-Muller on the draw's two 32-bit halves, in double).
 MGSRT_HOST_DEVICE inline float normalDraw(uint64_t state, int64_t i, double mean, double scale) {
-  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+  const uint64_t r = streamValue(state, i);
   const double u1 = (static_cast<double>(r >> 32) + 1.0) * 0x1p-32; // (0, 1]
   const double u2 = static_cast<double>(r & 0xFFFFFFFFull) * 0x1p-32;
   const double z = sqrt(-2.0 * log(u1)) * cos(6.283185307179586 * u2);
@@ -61,7 +67,7 @@ MGSRT_HOST_DEVICE inline float normalDraw(uint64_t state, int64_t i, double mean
 /// (mgsrt.h: the top 24 bits of the draw, as dropout's, scaled in double; the
 /// float below `high` should the rounding reach it).
 MGSRT_HOST_DEVICE inline float uniformDraw(uint64_t state, int64_t i, double low, double high) {
-  const uint64_t r = dropoutMix64(state + static_cast<uint64_t>(i + 1) * kDropoutGamma);
+  const uint64_t r = streamValue(state, i);
   const float v = static_cast<float>(low + (high - low) * (static_cast<double>(r >> 40) * 0x1p-24));
   const float top = static_cast<float>(high);
   return v < top ? v : nextafterf(top, -INFINITY);

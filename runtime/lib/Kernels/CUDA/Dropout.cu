@@ -21,6 +21,33 @@ namespace {
 
 constexpr unsigned kThreads = 256;
 
+/// Where a call of `count` draws starts on the stream: on the host's state
+/// (which moves on by count here), or in a graph's capture at its slot of the
+/// graph's states, which each launch fills (the host's state moves then).
+/// Dropout and the random kernels share the graph's 256 slots.
+struct Draws {
+  uint64_t start = 0;
+  const uint64_t *slot = nullptr;
+  bool refused = false;
+};
+
+Draws takeDraws(mgsrt_ctx_t *ctx, const char *kernel, int64_t count) {
+  Draws d;
+  StepGraph &g = state(ctx).graph;
+  if (!g.capturing) {
+    d.start = ctx->rngState;
+    ctx->rngState = dropoutAdvance(d.start, count);
+    return d;
+  }
+  if (g.capturedMasks.size() == StepGraph::kDropouts) {
+    refuseInCapture(ctx, kernel, "is one random draw more than a graph's 256 (dropout and others)");
+    d.refused = true;
+    return d;
+  }
+  d.slot = g.rngStarts + g.capturedMasks.size();
+  g.capturedMasks.push_back(count);
+  return d;
+}
 
 // x and y (dy and dx) may be one buffer: no __restrict__ on them.
 // Element i belongs to mask entry i / inner; the thread of its block's first
@@ -66,24 +93,12 @@ mgsrt_status_t dropoutFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bu
       MGSRT_CUDA_CHECK(ctx, kernel, cudaMemsetAsync(mask, 1, p.masks, st));
     return MGSRT_OK;
   }
-  // In a graph's capture the call draws from its slot of the graph's states,
-  // which each launch fills (the stream moves on the host as it would here).
-  StepGraph &g = state(ctx).graph;
-  if (g.capturing) {
-    if (g.capturedMasks.size() == StepGraph::kDropouts)
-      return refuseInCapture(ctx, kernel, "is one dropout more than a graph's 256");
-    const uint64_t *slot = g.rngStarts + g.capturedMasks.size();
-    g.capturedMasks.push_back(p.masks);
-    if (n > 0)
-      dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, 0, slot,
-                                                                  p.threshold, p.scale);
-    return MGSRT_OK;
-  }
-  const uint64_t start = ctx->rngState;
+  const Draws d = takeDraws(ctx, kernel, p.masks);
+  if (d.refused)
+    return ctx->status;
   if (n > 0)
-    dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, start,
-                                                                nullptr, p.threshold, p.scale);
-  ctx->rngState = dropoutAdvance(start, p.masks);
+    dropoutFwdKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(x, y, mask, n, p.inner, d.start,
+                                                                d.slot, p.threshold, p.scale);
   return MGSRT_OK;
 }
 
@@ -107,24 +122,12 @@ mgsrt_status_t randomFill(mgsrt_ctx_t *ctx, Kernel which, const int64_t *desc,
   const int64_t n = p.n;
   float *y = static_cast<float *>(bufs[0]);
   cudaStream_t st = state(ctx).stream;
-  // In a capture the call takes a slot of the graph's stream states, as
-  // dropout's (its n draws are the slot's advance).
-  StepGraph &g = state(ctx).graph;
-  if (g.capturing) {
-    if (g.capturedMasks.size() == StepGraph::kDropouts)
-      return refuseInCapture(ctx, kernel,
-                             "is one random draw more than a graph's 256 (dropout and others)");
-    const uint64_t *slot = g.rngStarts + g.capturedMasks.size();
-    g.capturedMasks.push_back(n);
-    if (n > 0)
-      randomKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, 0, slot, uniform, p.a, p.b);
-    return MGSRT_OK;
-  }
-  const uint64_t start = ctx->rngState;
+  const Draws d = takeDraws(ctx, kernel, n);
+  if (d.refused)
+    return ctx->status;
   if (n > 0)
-    randomKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, start, nullptr, uniform, p.a,
+    randomKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(y, n, d.start, d.slot, uniform, p.a,
                                                             p.b);
-  ctx->rngState = dropoutAdvance(start, n);
   return MGSRT_OK;
 }
 
