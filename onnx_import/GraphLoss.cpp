@@ -117,9 +117,16 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
       return fail(idx) << "its loss is neither a graph output nor read; " << kTrains;
     if (!graphOutputs.count(node.output(0)) || consumers.count(node.output(0)))
       return inGraph;
+    // Its log-probabilities used too, or each sample's loss (reduction
+    // "none") as the output: values of the graph (a scalar loss trains as
+    // it is; mgsc refuses to train per-sample losses, which --inference
+    // computes).
     if (node.output_size() > 1 && !node.output(1).empty() &&
         (consumers.count(node.output(1)) || graphOutputs.count(node.output(1))))
-      return fail(idx) << "its second output (the log-probabilities) is used; " << kTrains;
+      return inGraph;
+    if (const onnx::AttributeProto *attr = attribute(node, "reduction");
+        attr && attr->s() == "none")
+      return inGraph;
     lossIdx = idx;
     label = labelOf(node, idx);
   }
@@ -134,8 +141,7 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
     result.reduction = attr->s();
   if (result.reduction != "mean" && result.reduction != "sum")
     return fail(*lossIdx) << "reduction '" << result.reduction
-                          << "'; mgs trains a loss reduced over the samples (reduction 'mean', "
-                             "PyTorch's default, or 'sum'): export the loss with one";
+                          << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
   if (const onnx::AttributeProto *attr = attribute(loss, "ignore_index"))
     result.ignoreIndex = attr->i();
   result.droppedSmoothing = exportedSmoothing(loss);

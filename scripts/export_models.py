@@ -67,6 +67,8 @@ def build(name):
         # and one plus a penalty at labels fed as data
         "contrastive": (ContrastivePair, digits),
         "penalized": (PenalizedMLP, digits),
+        # a label per position and each position's loss (reduction "none"), masked in the graph
+        "rowtagger": (MaskedRowTagger, digits),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
         "vae": (VAE, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
@@ -310,7 +312,7 @@ def _segments(n, rng, length=12):
 
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
-GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "vae", "ddpm", "ddpm_t"}
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
@@ -328,9 +330,24 @@ def _classes(n, rng):
     return rng.integers(0, 10, n).astype(np.int64)
 
 
+def _row_classes(n, rng):
+    """A class a pixel row (8 a sample), one in eight of them -100 (ignored)."""
+    y = rng.integers(0, 10, (n, 8)).astype(np.int64)
+    y[rng.random((n, 8)) < 0.125] = -100
+    return y
+
+
+def _row_mask(n, rng):
+    """Which rows count in the masked loss (1) and which not (0); at least one a sample."""
+    m = (rng.random((n, 8)) < 0.75).astype(np.float32)
+    m[:, 0] = 1.0
+    return m
+
+
 OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "ddpm": [("t", _time_steps), ("c", _conditions)], "ddpm_t": [("c", _conditions)],
                 "contrastive": [("tokens", _captions)], "penalized": [("y", _classes)],
+                "rowtagger": [("y", _row_classes), ("m", _row_mask)],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}
 

@@ -412,6 +412,25 @@ class PenalizedMLP(nn.Module):
         return F.cross_entropy(logits, y) + 0.01 * (logits ** 2).mean()
 
 
+class MaskedRowTagger(nn.Module):
+    """A tagger of the digits' 8 pixel rows (each row a position, its 8 pixels the features),
+    trained on a masked per-position cross-entropy computed in the graph: forward(x, y, m)
+    returns (F.cross_entropy(logits, y, reduction="none") * m).sum() / m.sum() of logits
+    (N, 10, 8) (a class per row: the scores' class axis is 1, then the positions, as PyTorch
+    wants them) plus 0.1 times the mean cross-entropy of the same scores with the rows labelled
+    -100 ignored, at every row; y (N, 8) int64 and m (N, 8) float are graph inputs fed as data."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(8, 24, 3, padding=1), nn.Tanh(),
+                                  nn.Conv1d(24, 10, 1))
+
+    def forward(self, x, y, m):
+        logits = self.conv(x.view(-1, 8, 8).transpose(1, 2))  # (N, 10, 8): classes, rows
+        per_row = F.cross_entropy(logits, y, reduction="none")
+        return (per_row * m).sum() / m.sum() + 0.1 * F.cross_entropy(logits, y)
+
+
 class VAE(nn.Module):
     """A variational autoencoder of the digits whose forward returns its loss: an encoder
     (64 -> 32, ReLU) gives a 4-d code's mean and log-variance, the code is drawn by the

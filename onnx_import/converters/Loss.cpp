@@ -34,35 +34,59 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
                               "negative log-likelihood of log-probabilities, a cross-entropy";
     logits = logSoftmax.getInput();
   }
-  ArrayRef<int64_t> shape = shapeOf(logits);
-  if (shape.size() != 2)
-    return n.emitError() << "its scores have shape " << shapeToString(shape)
-                         << "; inside a loss the graph computes, mgs takes a cross-entropy of "
-                            "(N, C) scores (flatten the positions into rows before the loss)";
+  ArrayRef<int64_t> scoreShape = shapeOf(logits);
+  if (scoreShape.size() < 2)
+    return n.emitError() << "its scores have shape " << shapeToString(scoreShape)
+                         << "; a cross-entropy takes (N, C) scores, or (N, C, d1, ...) with a "
+                            "label per position";
   const std::string reduction = n.stringAttr("reduction", "mean");
-  if (reduction != "mean" && reduction != "sum")
+  if (reduction != "mean" && reduction != "sum" && reduction != "none")
     return n.emitError() << "reduction '" << reduction
-                         << "'; mgs trains a cross-entropy reduced over the samples (reduction "
-                            "'mean', PyTorch's default, or 'sum')";
-  if (n.node().output_size() > 1)
-    n.rejectOutput(1, "the log-probabilities output of a cross-entropy inside the graph's loss");
+                         << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+  const bool perSample = reduction == "none";
 
+  // Scores (N, C, d1, ...) with a label per position: one row per position,
+  // (N d1 ..., C), the classes last; the mean over every counted position is
+  // the same, and each position's loss (reduction "none") comes back in the
+  // labels' shape.
   OpBuilder &b = n.builder();
-  auto labelsType = RankedTensorType::get({shape[0]}, b.getI64Type());
+  // SoftmaxCrossEntropyLoss's second output: the scores' log-probabilities.
+  if (n.hasOutput(1))
+    n.setOutput(1,
+                LogSoftmaxOp::create(b, n.loc(), logits.getType(), logits, b.getI64IntegerAttr(1)));
+  const int64_t classes = scoreShape[1];
+  const int64_t rows = numElements(scoreShape) / classes;
+  SmallVector<int64_t> positions{scoreShape[0]};
+  llvm::append_range(positions, scoreShape.drop_front(2));
+  if (scoreShape.size() > 2) {
+    SmallVector<int64_t> perm{0}, moved(positions);
+    for (int64_t d = 2; d < static_cast<int64_t>(scoreShape.size()); ++d)
+      perm.push_back(d);
+    perm.push_back(1);
+    moved.push_back(classes);
+    logits = TransposeOp::create(b, n.loc(), RankedTensorType::get(moved, b.getF32Type()), logits,
+                                 b.getDenseI64ArrayAttr(perm));
+    logits = reshapeTo(n, logits, {rows, classes});
+  }
+  auto labelsType = RankedTensorType::get({rows}, b.getI64Type());
+  auto countError = [&](int64_t count) {
+    return n.emitError() << "its labels '" << n.node().input(1) << "' hold " << count
+                         << " values for scores of shape " << shapeToString(scoreShape)
+                         << " (one label a position: " << rows << ")";
+  };
   Value labels;
   if (std::optional<Value> ids = n.indexInput(1)) {
-    if (cast<RankedTensorType>(ids->getType()).getNumElements() != shape[0])
-      return n.emitError() << "its labels '" << n.node().input(1) << "' hold "
-                           << cast<RankedTensorType>(ids->getType()).getNumElements()
-                           << " values for " << shape[0] << " rows of scores";
-    labels = shapeOf(*ids).size() == 1 ? *ids : reshapeTo(n, *ids, labelsType.getShape());
+    // (The graph input itself, reshapes on the way left out: the op reads a
+    // label a row, in any shape, row-major.)
+    if (int64_t count = numElements(shapeOf(*ids)); count != rows)
+      return countError(count);
+    labels = *ids;
   } else if (n.inputIsConstant(1)) {
     auto values = n.constantInts(1);
     if (failed(values))
       return failure();
-    if (static_cast<int64_t>(values->size()) != shape[0])
-      return n.emitError() << "its labels '" << n.node().input(1) << "' hold " << values->size()
-                           << " values for " << shape[0] << " rows of scores";
+    if (static_cast<int64_t>(values->size()) != rows)
+      return countError(static_cast<int64_t>(values->size()));
     labels = arith::ConstantOp::create(
         b, n.loc(), labelsType, DenseElementsAttr::get(labelsType, ArrayRef<int64_t>(*values)));
   } else {
@@ -76,23 +100,28 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
     auto values = n.constantFloats(2);
     if (failed(values))
       return failure();
-    if (static_cast<int64_t>(values->size()) != shape[1])
+    if (static_cast<int64_t>(values->size()) != classes)
       return n.emitError() << "its class weights '" << n.node().input(2) << "' hold "
-                           << values->size() << " values for " << shape[1] << " classes";
+                           << values->size() << " values for " << classes << " classes";
     for (auto [j, w] : llvm::enumerate(*values))
       if (!(w >= 0.0f) || std::isinf(w))
         return n.emitError() << "the weight of class " << j << " must be finite and >= 0, got "
                              << w;
-    auto weightType = RankedTensorType::get({shape[1]}, b.getF32Type());
+    auto weightType = RankedTensorType::get({classes}, b.getF32Type());
     weight = arith::ConstantOp::create(b, n.loc(), weightType,
                                        DenseElementsAttr::get(weightType, ArrayRef(*values)));
   }
-  auto scalar = RankedTensorType::get({}, b.getF32Type());
+  auto lossType = perSample ? RankedTensorType::get({rows}, b.getF32Type())
+                            : RankedTensorType::get({}, b.getF32Type());
   auto ce = SoftmaxCrossEntropyOp::create(
-      b, n.loc(), scalar, logits.getType(), logits, labels, weight,
+      b, n.loc(), lossType, logits.getType(), logits, labels, weight,
       b.getI64IntegerAttr(n.intAttr("ignore_index", -100)), b.getF32FloatAttr(0.0f),
-      reduction == "sum" ? b.getUnitAttr() : nullptr, b.getUnitAttr());
-  n.setOutput(0, ce.getLoss());
+      reduction == "sum" ? b.getUnitAttr() : nullptr, b.getUnitAttr(),
+      perSample ? b.getUnitAttr() : nullptr);
+  Value loss = ce.getLoss();
+  if (perSample && positions.size() > 1)
+    loss = reshapeTo(n, loss, positions);
+  n.setOutput(0, loss);
   return success();
 }
 

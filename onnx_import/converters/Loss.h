@@ -15,13 +15,16 @@
 
 namespace mgs::onnx_import {
 
-/// A cross-entropy of scores (N, C) against labels that are a graph input
-/// (int64, fed as data) or constants (torch.arange(N): a contrastive loss),
-/// reduction mean or sum, optional constant class weights: one
-/// train.softmax_cross_entropy with in_graph, its loss a value of the graph.
-/// NegativeLogLikelihoodLoss takes the input of the LogSoftmax (axis 1) it
-/// reads. Reduction none, scores of another rank, a used log-probabilities
-/// output and labels computed at run time are errors naming the node.
+/// A cross-entropy of scores (N, C), or (N, C, d1, ...) with a label a
+/// position (made rows: classes last, then (N d1 ..., C)), against labels
+/// that are a graph input (int64, fed as data) or constants (torch.arange(N):
+/// a contrastive loss), optional constant class weights: one
+/// train.softmax_cross_entropy with in_graph, its loss a value of the graph;
+/// reduction mean, sum, or none (per_sample: each position's loss, in the
+/// labels' shape). NegativeLogLikelihoodLoss takes the input of the
+/// LogSoftmax (axis 1) it reads. Scores of rank < 2, labels of another shape,
+/// a used log-probabilities output and labels computed at run time are
+/// errors naming the node.
 mlir::LogicalResult convertCrossEntropyInGraph(NodeImporter &n);
 
 } // namespace mgs::onnx_import

@@ -9,6 +9,7 @@
 #include "Loss.h"
 
 #include "mgs/Dialect/Train/IR/TrainDialect.h"
+#include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinTypes.h"
@@ -273,6 +274,20 @@ bool settleLossInGraph(mlir::ModuleOp module, bool inference, bool quiet,
   auto nameAttr = forward.getResultAttrOfType<mlir::StringAttr>(0, "train.name");
   const std::string name = nameAttr ? nameAttr.str() : "0";
   if (!out || out.getRank() != 0) {
+    // Each sample's cross-entropy (reduction "none"), in the labels' shape or
+    // not, is not a loss to train.
+    auto ret = cast<mlir::func::ReturnOp>(forward.getBody().back().getTerminator());
+    mlir::Value first = ret.getOperand(0);
+    if (auto reshape = first.getDefiningOp<mgs::train::ReshapeOp>())
+      first = reshape.getInput();
+    if (auto ce = first.getDefiningOp<mgs::train::SoftmaxCrossEntropyOp>();
+        ce && ce.getPerSample()) {
+      fail("the model's first output '" + name +
+           "' is each sample's cross-entropy (reduction \"none\"); mgs trains a loss reduced "
+           "over the samples: reduce it in the graph (its mean, or a mask's weighted sum), or "
+           "export the scores and give --loss (--inference computes it as it is)");
+      return false;
+    }
     if (lossOpt != "graph")
       return true;
     std::string shape;

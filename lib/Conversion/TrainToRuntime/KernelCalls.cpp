@@ -224,7 +224,8 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
                  {SoftmaxCrossEntropyDesc::LabelSmoothingBits, bitsOf(l.getLabelSmoothingAttr())},
                  {SoftmaxCrossEntropyDesc::Flags,
                   (l.getSum() ? int64_t{SoftmaxCrossEntropyDesc::kSum} : 0) |
-                      (l.getInGraph() ? int64_t{SoftmaxCrossEntropyDesc::kUnscaled} : 0)}}),
+                      (l.getInGraph() ? int64_t{SoftmaxCrossEntropyDesc::kUnscaled} : 0) |
+                      (l.getPerSample() ? int64_t{SoftmaxCrossEntropyDesc::kPerSample} : 0)}}),
             {{l.getLogits()},
              {l.getLabels()},
              {l.getLoss()},

@@ -311,10 +311,13 @@ struct PadDesc {
 /// gradient not divided by the counted labels' count or weight; else the
 /// mean), kUnscaled for a cross-entropy inside a loss the graph computes (its
 /// gradient not multiplied by the loss scale: the loss's own gradient, which
-/// carries it, multiplies it). The class weights, if any, are a buffer.
+/// carries it, multiplies it), kPerSample for reduction "none" inside such a
+/// loss (the loss buffer holds each sample's loss, 0 on ignored ones, and
+/// dlogits each row's own gradient, neither divided). The class weights, if
+/// any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
   enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Flags, Size };
-  enum : int64_t { kSum = 1, kUnscaled = 2 };
+  enum : int64_t { kSum = 1, kUnscaled = 2, kPerSample = 4 };
 };
 
 /// elementwise_loss: the mean over `count` elements of a loss of a

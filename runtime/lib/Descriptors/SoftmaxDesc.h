@@ -47,12 +47,13 @@ struct CrossEntropyParams {
   double smoothing;     ///< label smoothing, in [0, 1]
   const float *weight;  ///< the class weights (C), or null: every class 1
   bool sum;             ///< reduction "sum": not divided by the counted labels' weight
+  bool perSample;       ///< reduction "none": each sample's loss, not divided
   bool unscaled;        ///< the gradient not multiplied by the loss scale
   /// What the loss and its gradient are scaled by, given the counted labels'
   /// weight `norm`: 1 / norm for the mean (0 when nothing counts: PyTorch's
-  /// 0 / 0), 1 for the sum.
+  /// 0 / 0), 1 for the sum and for each sample's loss.
   MGSRT_HOST_DEVICE double reductionScale(double norm) const {
-    return sum ? 1.0 : norm != 0.0 ? 1.0 / norm : 0.0;
+    return sum || perSample ? 1.0 : norm != 0.0 ? 1.0 / norm : 0.0;
   }
   /// Whether `label` is counted (false: ignored); `bad` is set when it is
   /// neither a class nor ignore_index.
@@ -84,10 +85,14 @@ inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
     return invalidArg(ctx, kernel, "N=", p.n, " C=", p.c, " must be positive");
   if (!(p.smoothing >= 0.0 && p.smoothing <= 1.0))
     return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
-  if (desc[F::Flags] & ~(F::kSum | F::kUnscaled))
-    return invalidArg(ctx, kernel, "flags ", desc[F::Flags], " must be 0 to 3");
-  p.sum = (desc[F::Flags] & F::kSum) != 0;
-  p.unscaled = (desc[F::Flags] & F::kUnscaled) != 0;
+  const int64_t flags = desc[F::Flags];
+  if ((flags & ~(F::kSum | F::kUnscaled | F::kPerSample)) ||
+      ((flags & F::kPerSample) && flags != (F::kPerSample | F::kUnscaled)))
+    return invalidArg(ctx, kernel, "flags ", flags,
+                      " must be 0 to 3, or 6 (each sample's loss, inside the graph's loss)");
+  p.sum = (flags & F::kSum) != 0;
+  p.unscaled = (flags & F::kUnscaled) != 0;
+  p.perSample = (flags & F::kPerSample) != 0;
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
   p.weight = static_cast<const float *>(bufs[4]);

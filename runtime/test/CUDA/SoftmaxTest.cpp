@@ -230,6 +230,34 @@ TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
       }
 }
 
+// Reduction "none" (flags kPerSample | kUnscaled): each row's loss and
+// gradient are the CPU's, with ignored rows, class weights and smoothing.
+TEST_F(GpuSoftmax, CrossEntropyPerSampleMatchesCpu) {
+  const std::pair<int64_t, int64_t> shapes[] = {{1, 10}, {64, 10}, {3000, 1000}};
+  for (auto [n, c] : shapes)
+    for (bool weighted : {false, true}) {
+      SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) +
+                   (weighted ? " weighted" : ""));
+      const int64_t desc[] = {n, c, -100, bits(0.1), 6};
+      std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
+      std::vector<float> weight = randomVec(c, 0.1f, 3.0f);
+      std::vector<int64_t> labels(n);
+      for (int64_t i = 0; i < n; ++i)
+        labels[i] = i % 3 == 1 ? -100 : (i * 7919) % c;
+      std::vector<float> cpuLoss(n, -7.0f), cpuGrad(n * c, -7.0f);
+      void *cb[] = {logits.data(), labels.data(), cpuLoss.data(), cpuGrad.data(),
+                    weighted ? weight.data() : nullptr};
+      ASSERT_OK(cpu, mgsrt_softmax_cross_entropy(cpu, desc, cb));
+      DeviceBuffer<float> dl(gpu, logits), loss(gpu, std::vector<float>(n, -7.0f));
+      DeviceBuffer<int64_t> dlab(gpu, labels);
+      DeviceBuffer<float> grad(gpu, std::vector<float>(n * c, -7.0f)), dw(gpu, weight);
+      void *gb[] = {dl.ptr, dlab.ptr, loss.ptr, grad.ptr, weighted ? dw.ptr : nullptr};
+      ASSERT_OK(gpu, mgsrt_softmax_cross_entropy(gpu, desc, gb));
+      EXPECT_LE(maxRelDiff(loss.download(), cpuLoss), 1e-6);
+      EXPECT_LE(maxRelDiff(grad.download(), cpuGrad), 1e-6);
+    }
+}
+
 TEST_F(GpuSoftmax, CrossEntropyNamesTheFirstBadLabel) {
   const int64_t n = 300000, c = 10;
   const int64_t desc[] = {n, c, -100, 0, 0};

@@ -139,12 +139,12 @@ TEST(SoftmaxRows, CausalMaskGivesExactZeros) {
 /// left out of the loss and of the mean, the target is (1 - smoothing)
 /// onehot + smoothing / c; with class weights w, PyTorch's weight=: class j's
 /// term of a row is weighted by w[j] and the mean divides by the sum of
-/// w[label] over the counted rows (0 / 0 taken as 0).
-std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> &logits,
-                                                       const std::vector<int64_t> &labels,
-                                                       int64_t n, int64_t c, int64_t ignore = -100,
-                                                       double smoothing = 0.0,
-                                                       const std::vector<float> &weight = {}) {
+/// w[label] over the counted rows (0 / 0 taken as 0); `sum`: not divided
+/// (reduction "sum").
+std::pair<double, std::vector<double>>
+crossEntropyRef(const std::vector<float> &logits, const std::vector<int64_t> &labels, int64_t n,
+                int64_t c, int64_t ignore = -100, double smoothing = 0.0,
+                const std::vector<float> &weight = {}, bool sum = false) {
   auto w = [&](int64_t j) { return weight.empty() ? 1.0 : static_cast<double>(weight[j]); };
   double loss = 0, norm = 0;
   std::vector<double> rowLossGrad(n * c, 0.0);
@@ -173,6 +173,8 @@ std::pair<double, std::vector<double>> crossEntropyRef(const std::vector<float> 
       rowLossGrad[i * c + j] = std::exp(logits[i * c + j] - lse) * scale - target * w(j);
     }
   }
+  if (sum)
+    return {loss, rowLossGrad};
   for (double &g : rowLossGrad)
     g = norm != 0 ? g / norm : 0.0;
   return {norm != 0 ? loss / norm : 0.0, rowLossGrad};
@@ -399,6 +401,56 @@ TEST(CrossEntropyTest, SumIsTheMeanTimesTheCountedWeight) {
     EXPECT_EQ(sum, 0.0f);
     for (float d : dsum)
       EXPECT_EQ(d, 0.0f);
+  }
+}
+
+// Reduction "none" inside a loss the graph computes (flags kPerSample |
+// kUnscaled): loss[i] is row i's own loss (the reference's "sum" over that
+// row alone; a class weighing 0 still has its smoothing terms), 0 when
+// ignored; dlogits row i that loss's gradient, undivided. The flag only with
+// kUnscaled and without kSum.
+TEST(CrossEntropyTest, PerSampleIsEachRowsOwnLoss) {
+  Ctx ctx;
+  const int64_t n = 9, c = 6;
+  const std::vector<int64_t> labels = {0, -100, 5, 2, -100, 1, 3, 4, 4};
+  for (bool weighted : {false, true})
+    for (double smoothing : {0.0, 0.1}) {
+      SCOPED_TRACE(std::string(weighted ? "weighted" : "unweighted") + ", smoothing " +
+                   std::to_string(smoothing));
+      std::vector<float> w = {0.5f, 2.0f, 1.0f, 0.0f, 3.5f, 1.25f};
+      const std::vector<float> weight = weighted ? w : std::vector<float>{};
+      const int64_t desc[] = {n, c, -100, bits(smoothing), 6};
+      std::vector<float> logits = randomVec(n * c, -3, 3), dlogits(n * c, -7.0f), loss(n, -7.0f);
+      std::vector<int64_t> l = labels;
+      void *bufs[] = {logits.data(), l.data(), loss.data(), dlogits.data(),
+                      weighted ? w.data() : nullptr};
+      ASSERT_OK(ctx, mgsrt_softmax_cross_entropy(ctx, desc, bufs));
+      for (int64_t i = 0; i < n; ++i) {
+        SCOPED_TRACE("row " + std::to_string(i));
+        if (labels[i] == -100) {
+          EXPECT_EQ(loss[i], 0.0f);
+          for (int64_t j = 0; j < c; ++j)
+            EXPECT_EQ(dlogits[i * c + j], 0.0f);
+          continue;
+        }
+        std::vector<float> row(logits.begin() + i * c, logits.begin() + (i + 1) * c);
+        auto [want, grad] = crossEntropyRef(row, {labels[i]}, 1, c, -100, smoothing, weight,
+                                            /*sum=*/true);
+        EXPECT_NEAR(loss[i], want, 1e-5 * std::abs(want) + 1e-6);
+        for (int64_t j = 0; j < c; ++j)
+          EXPECT_NEAR(dlogits[i * c + j], grad[j], 1e-5 * std::abs(grad[j]) + 1e-7) << j;
+      }
+    }
+  std::vector<float> logits = randomVec(n * c, -3, 3), loss(n);
+  std::vector<int64_t> l = labels;
+  void *bufs[] = {logits.data(), l.data(), loss.data(), nullptr, nullptr};
+  for (int64_t flags : {4, 5, 7}) {
+    const int64_t desc[] = {n, c, -100, 0, flags};
+    EXPECT_EQ(mgsrt_softmax_cross_entropy(ctx, desc, bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+    EXPECT_NE(ctx.message().find("must be 0 to 3, or 6 (each sample's loss, inside the graph's "
+                                 "loss)"),
+              std::string::npos)
+        << ctx.message();
   }
 }
 

@@ -1162,8 +1162,40 @@ func.func @cross_entropy_weight_shape(%x: tensor<4x3xf32>, %l: tensor<4xi64>, %w
 // -----
 
 func.func @cross_entropy_labels_shape(%x: tensor<4x3xf32>, %l: tensor<3xi64>) {
-  // expected-error @+1 {{'train.softmax_cross_entropy' op labels shape 3 does not match the expected 4}}
+  // expected-error @+1 {{'train.softmax_cross_entropy' op labels must hold one value a row of logits (4), got 3}}
   %loss, %d = train.softmax_cross_entropy %x, %l : (tensor<4x3xf32>, tensor<3xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_per_sample_not_in_graph(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op per_sample (reduction "none") is a cross-entropy inside a loss the graph computes: it needs in_graph and not sum}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {per_sample} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_per_sample_sum(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op per_sample (reduction "none") is a cross-entropy inside a loss the graph computes: it needs in_graph and not sum}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {in_graph, per_sample, sum} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_per_sample_scalar(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op loss shape scalar does not match the expected 4}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {in_graph, per_sample} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
+func.func @cross_entropy_mean_per_row(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op loss shape 4 does not match the expected scalar}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {in_graph} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<4xf32>, tensor<4x3xf32>)
   return
 }
 

@@ -504,6 +504,7 @@ func.func @pad(%x: tensor<2x3xf32>) -> (tensor<2x5xf32>, tensor<1x4xf32>) {
 //       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} {ignore_index = 0 : i64, label_smoothing = 1.000000e-01 : f32} : (tensor<4x3xf32>, tensor<4xi64>)
 //       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} weight %{{.*}} {sum} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+//       CHECK:   train.softmax_cross_entropy %{{.*}}, %{{.*}} {in_graph, per_sample} : (tensor<4x3xf32>, tensor<2x2xi64>) -> (tensor<4xf32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "mse" %{{.*}}, %{{.*}} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "mse" %{{.*}}, %{{.*}} {sum} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
 //       CHECK:   train.elementwise_loss "smooth_l1" %{{.*}}, %{{.*}} {beta = 5.000000e-01 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>)
@@ -527,11 +528,13 @@ train.parameter @tw trainable : tensor<3xf32>
 train.parameter @ts : tensor<3xf32>
 func.func @training_ops(%x: tensor<4x3xf32>, %labels: tensor<4xi64>, %v: tensor<3xf32>, %s: tensor<f32>,
                         %a: tensor<4x5xf32>, %w: tensor<3x5xf32>, %img: tensor<1x1x4x4xf32>,
-                        %k: tensor<2x1x3x3xf32>, %dimg: tensor<1x2x2x2xf32>, %mask: tensor<4x3xi1>) {
+                        %k: tensor<2x1x3x3xf32>, %dimg: tensor<1x2x2x2xf32>, %mask: tensor<4x3xi1>,
+                        %labels22: tensor<2x2xi64>) {
   %l, %dl = train.softmax_cross_entropy %x, %labels : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
   %l2, %dl2 = train.softmax_cross_entropy %x, %labels {ignore_index = 0 : i64, label_smoothing = 0.1 : f32} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
   %lw, %dlw = train.softmax_cross_entropy %x, %labels weight %v : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %lws, %dlws = train.softmax_cross_entropy %x, %labels weight %v {sum} : (tensor<4x3xf32>, tensor<4xi64>, tensor<3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
+  %lps, %dlps = train.softmax_cross_entropy %x, %labels22 {in_graph, per_sample} : (tensor<4x3xf32>, tensor<2x2xi64>) -> (tensor<4xf32>, tensor<4x3xf32>)
   %l3, %dl3 = train.elementwise_loss "mse" %x, %x : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %l3s, %dl3s = train.elementwise_loss "mse" %x, %x {sum} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)
   %l4, %dl4 = train.elementwise_loss "smooth_l1" %x, %x {beta = 0.5 : f32} : (tensor<4x3xf32>, tensor<4x3xf32>) -> (tensor<f32>, tensor<4x3xf32>)

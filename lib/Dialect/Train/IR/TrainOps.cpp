@@ -568,8 +568,15 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   const double smoothing = getLabelSmoothing().convertToDouble();
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return emitOpError() << "label_smoothing must be in [0, 1], got " << smoothing;
-  if (failed(checkResultShape(*this, getLabels(), logits.take_front(1), "labels")) ||
-      failed(checkResultShape(*this, getLoss(), {}, "loss")))
+  if (getPerSample() && (!getInGraph() || getSum()))
+    return emitOpError() << "per_sample (reduction \"none\") is a cross-entropy inside a loss "
+                            "the graph computes: it needs in_graph and not sum";
+  // The labels: one a row, in any shape (a label per position, row-major).
+  if (numElements(shapeOf(getLabels())) != logits[0])
+    return emitOpError() << "labels must hold one value a row of logits (" << logits[0] << "), got "
+                         << shapeToString(shapeOf(getLabels()));
+  if (failed(checkResultShape(*this, getLoss(),
+                              getPerSample() ? logits.take_front(1) : ArrayRef<int64_t>{}, "loss")))
     return failure();
   if (Value weight = getWeight();
       weight && failed(checkResultShape(*this, weight, logits.drop_front(1), "weight")))

@@ -412,10 +412,16 @@ LogicalResult Differentiator::differentiate(Operation *op) {
         if (!ce.getInGraph())
           return ce.emitOpError() << "is the step's loss; only a cross-entropy inside a loss "
                                      "the graph computes (in_graph) is differentiated";
-        if (!gradOf(ce.getLoss()))
+        Value dloss = gradOf(ce.getLoss());
+        if (!dloss)
           return success();
-        auto dlogits =
-            create<MulOp>(loc, ce.getDlogits().getType(), ce.getDlogits(), gradOf(ce.getLoss()));
+        if (ce.getPerSample()) // row i times loss[i]'s gradient: (N) as (N, 1)
+          dloss = create<ReshapeOp>(
+              loc,
+              RankedTensorType::get({cast<RankedTensorType>(dloss.getType()).getDimSize(0), 1},
+                                    cast<RankedTensorType>(dloss.getType()).getElementType()),
+              dloss);
+        auto dlogits = create<MulOp>(loc, ce.getDlogits().getType(), ce.getDlogits(), dloss);
         accumulate(ce.getLogits(), dlogits);
         return success();
       })

@@ -374,7 +374,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
           b, ret.getLoc(), scalar, logitsType, logits, labels, *weight,
           b.getI64IntegerAttr(crossEntropy.ignoreIndex),
           b.getF32FloatAttr(static_cast<float>(labelSmoothing)),
-          crossEntropy.sum ? b.getUnitAttr() : nullptr, /*in_graph=*/nullptr);
+          crossEntropy.sum ? b.getUnitAttr() : nullptr, /*in_graph=*/nullptr,
+          /*per_sample=*/nullptr);
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {

@@ -307,13 +307,20 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     if (labels[i] == p.ignoreIndex) {
       if (drow)
         std::fill_n(drow, c, 0.0f);
+      if (p.perSample)
+        loss[i] = 0.0f;
       continue;
     }
-    total += p.weight
-                 ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, gradScale, drow)
+    const double row =
+        p.weight ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, gradScale, drow)
                  : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, gradScale, drow);
+    if (p.perSample)
+      loss[i] = static_cast<float>(row);
+    else
+      total += row;
   }
-  *loss = static_cast<float>(total * invN);
+  if (!p.perSample)
+    *loss = static_cast<float>(total * invN);
   return MGSRT_OK;
 }
 

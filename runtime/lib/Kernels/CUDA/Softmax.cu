@@ -376,6 +376,13 @@ __global__ void crossEntropyMeanKernel(const double *__restrict__ rowLoss, int64
     *loss = static_cast<float>(sum * invN);
 }
 
+/// loss[i] = rowLoss[i] (reduction "none": each sample's loss).
+__global__ void crossEntropyPerSampleKernel(const double *__restrict__ rowLoss, int64_t n,
+                                            float *__restrict__ loss) {
+  for (int64_t i = firstIndex(); i < n; i += gridStride())
+    loss[i] = static_cast<float>(rowLoss[i]);
+}
+
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   CrossEntropyParams p;
@@ -430,7 +437,10 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
     return s;
   crossEntropyRowsKernel<<<rowGrid<32>(n), kThreads, 0, st>>>(logits, labels, p, check, scales,
                                                               rowLoss, dlogits);
-  crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, scales, loss);
+  if (p.perSample)
+    crossEntropyPerSampleKernel<<<gridFor(n, kThreads), kThreads, 0, st>>>(rowLoss, n, loss);
+  else
+    crossEntropyMeanKernel<<<1, kThreads, 0, st>>>(rowLoss, n, scales, loss);
   return MGSRT_OK;
 }
 

@@ -559,7 +559,8 @@ def Train_PadOp : Train_Op<"pad", [Pure]> {
 def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
   let summary = "Mean softmax cross-entropy against class labels, and its gradient";
   let description = [{
-    `logits` is N x C, `labels` holds N class indices, as
+    `logits` is N x C, `labels` holds N class indices (in any shape: one a
+    row, row-major), as
     torch.nn.functional.cross_entropy with reduction "mean": samples whose
     label is `ignore_index` (-100 unless given, PyTorch's default) count
     neither in the loss nor in the mean; with `label_smoothing` e in [0, 1]
@@ -582,6 +583,10 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     on into other ops: a sum of terms, a contrastive loss's two directions):
     a forward op, whose `dlogits` the backward multiplies by its loss's
     gradient (and so are not multiplied by the loss scale themselves).
+    With `per_sample` as well (reduction "none"), `loss` holds each sample's
+    loss (N values, 0 on an ignored sample; with class weights, weighted by
+    its class's) and `dlogits` each row's own gradient, undivided: the
+    backward multiplies row i by the gradient of loss[i].
 
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
@@ -594,7 +599,7 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
                        Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing,
-                       UnitAttr:$sum, UnitAttr:$in_graph);
+                       UnitAttr:$sum, UnitAttr:$in_graph, UnitAttr:$per_sample);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = [{
     $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
