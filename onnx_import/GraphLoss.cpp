@@ -64,9 +64,61 @@ double exportedSmoothing(const onnx::NodeProto &node) {
   return smoothing;
 }
 
+/// The axis a LogSoftmax or Softmax node normalizes over in a tensor of rank
+/// `rank`, or -1 where that is not one axis (before opset 13 the dimensions
+/// from `axis` on are normalized together: one axis only when it is the last).
+int64_t normalizedAxis(const onnx::NodeProto &node, int64_t opset, int64_t rank) {
+  int64_t axis = opset >= 13 ? -1 : 1;
+  if (const onnx::AttributeProto *attr = attribute(node, "axis"))
+    axis = attr->i();
+  if (axis < 0)
+    axis += rank;
+  return opset >= 13 || axis == rank - 1 ? axis : -1;
+}
+
 constexpr const char *kTrains =
     "mgs trains a cross-entropy that the graph outputs as it is (or export the scores without "
     "the loss and give mgsc --loss)";
+
+/// Whether `value` holds log-probabilities normalized over its axis 1, so that
+/// its negative log-likelihood is its cross-entropy: a LogSoftmax over that
+/// axis or the Log of such a Softmax (F.nll_loss(torch.log(probs), y)), or
+/// either over the last axis of a tensor whose rows (M, C) it is, reshaped
+/// (F.log_softmax(logits, -1).view(-1, C)).
+bool holdsLogProbabilities(const onnx::GraphProto &graph, const llvm::StringMap<int> &producers,
+                           const llvm::StringMap<SmallVector<int64_t>> &shapes, int64_t opset,
+                           const std::string &value) {
+  auto producer = [&](const std::string &name) -> const onnx::NodeProto * {
+    auto it = producers.find(name);
+    if (it == producers.end() || !inDefaultDomain(graph.node(it->second)))
+      return nullptr;
+    return &graph.node(it->second);
+  };
+  auto rankOf = [&](const std::string &name) {
+    return static_cast<int64_t>(shapes.lookup(name).size());
+  };
+  // Normalized over `axis` of `name` (of rank `rank`).
+  auto normalizedOver = [&](const std::string &name, int64_t axis) {
+    const onnx::NodeProto *node = producer(name);
+    const int64_t rank = rankOf(name);
+    if (node && node->op_type() == "Log" && node->input_size() == 1) {
+      node = producer(node->input(0));
+      return node && node->op_type() == "Softmax" && normalizedAxis(*node, opset, rank) == axis;
+    }
+    return node && node->op_type() == "LogSoftmax" && normalizedAxis(*node, opset, rank) == axis;
+  };
+  if (normalizedOver(value, 1))
+    return true;
+  const onnx::NodeProto *reshape = producer(value);
+  SmallVector<int64_t> rows = shapes.lookup(value);
+  if (!reshape || (reshape->op_type() != "Reshape" && reshape->op_type() != "Flatten") ||
+      reshape->input_size() < 1 || rows.size() != 2)
+    return false;
+  const std::string &in = reshape->input(0);
+  SmallVector<int64_t> inShape = shapes.lookup(in);
+  return !inShape.empty() && inShape.back() == rows[1] &&
+         normalizedOver(in, static_cast<int64_t>(inShape.size()) - 1);
+}
 
 } // namespace
 
@@ -168,25 +220,13 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
   }
   SmallVector<int64_t> dims = scoresShape->second;
   const int64_t rank = static_cast<int64_t>(dims.size());
-  if (result.opType == "NegativeLogLikelihoodLoss") {
-    int producer = producers.lookup(scores);
-    const bool produced = producers.count(scores);
-    const onnx::NodeProto *logSoftmax = produced ? &graph.node(producer) : nullptr;
-    int64_t axis = opset >= 13 ? -1 : 1;
-    if (logSoftmax)
-      if (const onnx::AttributeProto *attr = attribute(*logSoftmax, "axis"))
-        axis = attr->i();
-    if (axis < 0)
-      axis += rank;
-    // Before opset 13 LogSoftmax normalizes the dimensions from `axis` on
-    // together: over the classes alone only for (N, C).
-    if (!logSoftmax || logSoftmax->op_type() != "LogSoftmax" || !inDefaultDomain(*logSoftmax) ||
-        axis != 1 || (opset < 13 && rank != 2))
-      return fail(*lossIdx) << "its input '" << scores
-                            << "' is not a LogSoftmax over the classes (axis 1): mgs trains "
-                               "the negative log-likelihood of log-probabilities, a "
-                               "cross-entropy";
-  }
+  if (result.opType == "NegativeLogLikelihoodLoss" &&
+      !holdsLogProbabilities(graph, producers, shapes, opset, scores))
+    return fail(*lossIdx) << "its input '" << scores
+                          << "' is not a LogSoftmax over the classes (axis 1), the Log of such "
+                             "a Softmax, or either over the last axis reshaped into rows: mgs "
+                             "trains the negative log-likelihood of log-probabilities, a "
+                             "cross-entropy";
 
   // The labels: a graph input, reshaped at most, read by nothing else (nor
   // is any reshape of them: those reshapes go with the loss).

@@ -69,6 +69,9 @@ def build(name):
         "penalized": (PenalizedMLP, digits),
         # a label per position and each position's loss (reduction "none"), masked in the graph
         "rowtagger": (MaskedRowTagger, digits),
+        # negative log-likelihoods of log-probabilities: log_softmax over the last axis viewed
+        # as rows, and torch.log of a softmax
+        "logprobtagger": (LogProbTagger, digits),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
         "vae": (VAE, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
@@ -312,7 +315,8 @@ def _segments(n, rng, length=12):
 
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
-GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "vae", "ddpm", "ddpm_t"}
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "vae", "ddpm",
+              "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
@@ -348,6 +352,7 @@ OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "ddpm": [("t", _time_steps), ("c", _conditions)], "ddpm_t": [("c", _conditions)],
                 "contrastive": [("tokens", _captions)], "penalized": [("y", _classes)],
                 "rowtagger": [("y", _row_classes), ("m", _row_mask)],
+                "logprobtagger": [("y", _row_classes), ("z", _classes)],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}
 

@@ -431,6 +431,27 @@ class MaskedRowTagger(nn.Module):
         return (per_row * m).sum() / m.sum() + 0.1 * F.cross_entropy(logits, y)
 
 
+class LogProbTagger(nn.Module):
+    """The negative log-likelihood of log-probabilities computed other ways than a LogSoftmax
+    over axis 1, in a loss the graph computes: forward(x, y, z) returns
+    F.nll_loss(F.log_softmax(h, -1).reshape(-1, 10), y.reshape(-1)) of row scores h (N, 8, 10)
+    (the digits' 8 pixel rows, classes last, as a language model's) plus half of
+    F.nll_loss(torch.log(F.softmax(g, 1)), z) of a whole-image head g (N, 10); y (N, 8, some
+    -100: ignored) and z (N) int64 graph inputs fed as data."""
+
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Sequential(nn.Conv1d(8, 24, 3, padding=1), nn.Tanh(),
+                                  nn.Conv1d(24, 10, 1))
+        self.head = nn.Linear(64, 10)
+
+    def forward(self, x, y, z):
+        h = self.conv(x.view(-1, 8, 8).transpose(1, 2)).transpose(1, 2)  # (N, 8, 10)
+        rows = F.nll_loss(F.log_softmax(h, -1).reshape(-1, 10), y.reshape(-1))
+        whole = F.nll_loss(torch.log(F.softmax(self.head(x.flatten(1)), 1)), z)
+        return rows + 0.5 * whole
+
+
 class VAE(nn.Module):
     """A variational autoencoder of the digits whose forward returns its loss: an encoder
     (64 -> 32, ReLU) gives a 4-d code's mean and log-variance, the code is drawn by the

@@ -18,6 +18,33 @@ using namespace mgs::train;
 
 namespace mgs::onnx_import {
 
+static int64_t rankOf(Value v) { return static_cast<int64_t>(shapeOf(v).size()); }
+
+/// Whether `v` is normalized over its `axis`: a LogSoftmax, or the Log of a
+/// Softmax, over it.
+static bool normalizedOver(Value v, int64_t axis) {
+  if (auto log = v.getDefiningOp<LogOp>()) {
+    auto softmax = log.getInput().getDefiningOp<SoftmaxOp>();
+    return softmax && normalizedAxis(softmax.getAxis(), rankOf(v)) == axis;
+  }
+  auto logSoftmax = v.getDefiningOp<LogSoftmaxOp>();
+  return logSoftmax && normalizedAxis(logSoftmax.getAxis(), rankOf(v)) == axis;
+}
+
+/// Whether `v` holds log-probabilities over its axis 1 (GraphLoss.cpp's rule,
+/// on the imported ops): normalized over it, or rows (M, C) reshaped from a
+/// tensor normalized over its last axis, of C.
+static bool holdsLogProbabilities(Value v) {
+  if (normalizedOver(v, 1))
+    return true;
+  auto reshape = v.getDefiningOp<ReshapeOp>();
+  if (!reshape || rankOf(v) != 2)
+    return false;
+  ArrayRef<int64_t> in = shapeOf(reshape.getInput());
+  return !in.empty() && in.back() == shapeOf(v)[1] &&
+         normalizedOver(reshape.getInput(), rankOf(reshape.getInput()) - 1);
+}
+
 LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
   auto scores = n.input(0);
   if (failed(scores))
@@ -25,14 +52,18 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
   const bool nll = n.node().op_type() == "NegativeLogLikelihoodLoss";
   Value logits = *scores;
   if (nll) {
-    // -log_softmax(h)[label] is h's cross-entropy.
+    // -log_softmax(h)[label] is h's cross-entropy; and log-probabilities are
+    // their own logits (log_softmax(log p) = log p), the gradient flowing on
+    // through what computed them.
     auto logSoftmax = logits.getDefiningOp<LogSoftmaxOp>();
-    if (!logSoftmax ||
-        normalizedAxis(logSoftmax.getAxis(), static_cast<int64_t>(shapeOf(logits).size())) != 1)
+    if (logSoftmax && normalizedAxis(logSoftmax.getAxis(), rankOf(logits)) == 1)
+      logits = logSoftmax.getInput();
+    else if (!holdsLogProbabilities(logits))
       return n.emitError() << "its input '" << n.node().input(0)
-                           << "' is not a LogSoftmax over the classes (axis 1): mgs trains the "
-                              "negative log-likelihood of log-probabilities, a cross-entropy";
-    logits = logSoftmax.getInput();
+                           << "' is not a LogSoftmax over the classes (axis 1), the Log of such "
+                              "a Softmax, or either over the last axis reshaped into rows: mgs "
+                              "trains the negative log-likelihood of log-probabilities, a "
+                              "cross-entropy";
   }
   ArrayRef<int64_t> scoreShape = shapeOf(logits);
   if (scoreShape.size() < 2)
