@@ -244,7 +244,9 @@ private:
   /// train.random_uniform values (materializeDraw) the node reads as any
   /// value. Never claims the node.
   mlir::LogicalResult importUniformNumbers(bool &handled);
-  /// The uniform draw `name` (stage Uniform) as a train.random_uniform value.
+  /// The uniform draw `name` (stage Uniform) as a train.random_uniform value,
+  /// or the FLOAT mask `name` (stage KeepFloat) as numbers: its scale where a
+  /// fresh uniform draw falls below its keep probability, else 0.
   mlir::LogicalResult materializeDraw(const std::string &name);
   /// The other operand of the current binary node (input `at` is one), when
   /// it is one constant FLOAT value.

@@ -597,8 +597,8 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
       // normal draws (converters/Random.cpp).
       if (curNode->op_type() == "Multinomial")
         diag << " (random sampling in the graph: mgs imports normal draws (RandomNormal, "
-                "RandomNormalLike) and uniform ones as a dropout mask (RandomUniformLike, "
-                "RandomUniform or Bernoulli))";
+                "RandomNormalLike), uniform ones (RandomUniformLike, RandomUniform) and "
+                "Bernoulli draws, as numbers or a dropout's mask)";
       return diag << "; supported: " << supportedList();
     }
     if (failed(it->second(*this)) || failed(verified()))

@@ -7,8 +7,10 @@
 // node (RandomMask says how far along it a value is) and its Mul becomes a
 // train.dropout with that mask. Uniform numbers read any other way (a
 // diffusion objective's time steps, (torch.rand(N) * T).long()) are a
-// train.random_uniform; a mask's later stages used any other way are an error
-// naming the node and the draw.
+// train.random_uniform; a FLOAT mask read any other way (x * (u < 0.8) or
+// x * bernoulli(0.8) unscaled: a denoising autoencoder's masking noise) is
+// numbers, as is a Bernoulli of computed probabilities (p > u); a BOOL mask
+// used any other way is an error naming the node and the draw.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +18,8 @@
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -55,11 +59,25 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     mask.loc = curLoc;
     if (op == "Bernoulli") {
       // Bernoulli(p): 1 with probability p, in the input's dtype (or `dtype`).
+      // One constant p may start a dropout mask; other probabilities (computed,
+      // or a constant per element) give numbers: p > u for u uniform in [0, 1).
       auto p = inputIsConstant(0) ? constantFloats(0) : FailureOr<std::vector<float>>(failure());
       if (failed(p) || p->empty() ||
-          llvm::any_of(*p, [&](float v) { return v != (*p)[0] || !(v >= 0.0f && v <= 1.0f); }))
-        return emitError() << "its probabilities (input 0) must be one constant value in [0, 1]; "
-                              "mgs imports Bernoulli draws only as a dropout mask";
+          llvm::any_of(*p, [&](float v) { return v != (*p)[0] || !(v >= 0.0f && v <= 1.0f); })) {
+        if (valueTypeOf(curNode->output(0)) != onnx::TensorProto::FLOAT)
+          return emitError() << "it draws " << dtypeName(valueTypeOf(curNode->output(0)))
+                             << " values of computed or per-element probabilities; mgs draws "
+                                "such Bernoulli numbers as FLOAT (a mask's BOOL only of one "
+                                "constant probability)";
+        auto probabilities = input(0);
+        if (failed(probabilities))
+          return failure();
+        auto type = RankedTensorType::get(*shape, b.getF32Type());
+        Value u = RandomUniformOp::create(b, curLoc, type, b.getF32FloatAttr(0.0f),
+                                          b.getF32FloatAttr(1.0f));
+        setOutput(0, GreaterOp::create(b, curLoc, type, *probabilities, u));
+        return success();
+      }
       mask.stage = valueTypeOf(curNode->output(0)) == onnx::TensorProto::BOOL
                        ? RandomMask::Keep
                        : RandomMask::KeepFloat;
@@ -95,10 +113,19 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
                           "multiplied with data (stochastic depth as PyTorch exports it: "
                           "RandomUniformLike, Less, Cast, Div, Mul)";
   };
+  // A FLOAT mask read other than on the way to a dropout (a denoising
+  // autoencoder's x * bernoulli(0.8), unscaled) is numbers: 0 or its scale,
+  // drawn afresh (materializeDraw), and the node imports as usual.
+  auto rejectOrNumbers = [&](const Twine &why) -> LogicalResult {
+    if (mask.stage != RandomMask::KeepFloat)
+      return reject(why);
+    handled = false;
+    return materializeDraw(curNode->input(at));
+  };
   const bool scales = op == "Div" || op == "Mul";
   const int64_t castTo = op == "Cast" ? intAttr("to", 0) : 0;
   if (!hasOutput(0) || curNode->output_size() != 1)
-    return reject("'" + op + "' is not on the way to a dropout mask");
+    return rejectOrNumbers("'" + op + "' is not on the way to a dropout mask");
   std::optional<double> c;
   if (compares || scales)
     c = otherScalarOperand(at);
@@ -120,7 +147,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     // Unchanged.
   } else if (mask.stage == RandomMask::KeepFloat && scales && c) {
     if (op == "Div" && at != 0)
-      return reject("it is a divisor");
+      return rejectOrNumbers("it is a divisor");
     mask.scale = op == "Div" ? mask.scale / *c : mask.scale * *c;
   } else if (mask.stage == RandomMask::KeepFloat && op == "Mul") {
     // data * mask: dropout of the data with the mask broadcast over it.
@@ -130,21 +157,22 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     ArrayRef<int64_t> xs = cast<RankedTensorType>(x->getType()).getShape();
     SmallVector<int64_t> ms(mask.shape);
     if (ms.size() > xs.size())
-      return reject("it has more dimensions than the data it multiplies");
+      return rejectOrNumbers("it has more dimensions than the data it multiplies");
     ms.insert(ms.begin(), xs.size() - ms.size(), 1);
     if (!isLeadingBlockMask(xs, ms))
-      return reject("its shape " + shapeToString(mask.shape) +
-                    " is not the data's leading dimensions followed by ones (data " +
-                    shapeToString(xs) + "): a dropout mask keeps or drops whole samples or "
-                    "elements");
+      return rejectOrNumbers("its shape " + shapeToString(mask.shape) +
+                             " is not the data's leading dimensions followed by ones (data " +
+                             shapeToString(xs) +
+                             "): a dropout mask keeps or drops whole samples or "
+                             "elements");
     if (mask.keep <= 0.0)
-      return reject("it keeps nothing (probability 0)");
+      return rejectOrNumbers("it keeps nothing (probability 0)");
     // The kept values are scaled by 1 / keep (torchvision's stochastic_depth
     // divides by the survival rate), as train.dropout scales by 1 / (1 - ratio).
     if (std::abs(mask.scale * mask.keep - 1.0) > 1e-6)
-      return reject("the kept values are scaled by " + std::to_string(mask.scale) +
-                    ", not by 1 / " + std::to_string(mask.keep) +
-                    " (one over the probability of keeping), as dropout scales them");
+      return rejectOrNumbers("the kept values are scaled by " + std::to_string(mask.scale) +
+                             ", not by 1 / " + std::to_string(mask.keep) +
+                             " (one over the probability of keeping), as dropout scales them");
     if (!usedDraws.insert(mask.draw).second)
       return reject("the same draw masks a second tensor; mgs draws one mask per dropout");
     if (materializedDraws.contains(mask.draw))
@@ -156,7 +184,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     setOutput(0, drop.getResult());
     return success();
   } else {
-    return reject("'" + op + "' is not on the way to a dropout mask");
+    return rejectOrNumbers("'" + op + "' is not on the way to a dropout mask");
   }
   randomMasks[curNode->output(0)] = std::move(mask);
   return success();
@@ -201,8 +229,25 @@ LogicalResult GraphImporter::materializeDraw(const std::string &name) {
                           "apart";
   auto type = RankedTensorType::get(draw.shape, b.getF32Type());
   Location loc = draw.loc ? Location(draw.loc) : curLoc;
-  values[name] = RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(draw.low),
-                                         b.getF32FloatAttr(draw.high));
+  Value value;
+  if (draw.stage == RandomMask::Uniform) {
+    value = RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(draw.low),
+                                    b.getF32FloatAttr(draw.high));
+  } else {
+    // A FLOAT mask: 1 with probability `keep` (keep > u for u uniform in
+    // [0, 1)), times its scale.
+    auto scalar = RankedTensorType::get({}, b.getF32Type());
+    auto constant = [&](double v) -> Value {
+      return arith::ConstantOp::create(b, loc, scalar,
+                                       DenseElementsAttr::get(scalar, static_cast<float>(v)));
+    };
+    Value u =
+        RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(0.0f), b.getF32FloatAttr(1.0f));
+    value = GreaterOp::create(b, loc, type, constant(draw.keep), u);
+    if (draw.scale != 1.0)
+      value = MulOp::create(b, loc, type, value, constant(draw.scale));
+  }
+  values[name] = value;
   randomMasks.erase(name);
   materializedDraws.insert(draw.draw);
   return success();

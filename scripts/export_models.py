@@ -72,6 +72,8 @@ def build(name):
         # negative log-likelihoods of log-probabilities: log_softmax over the last axis viewed
         # as rows, and torch.log of a softmax
         "logprobtagger": (LogProbTagger, digits),
+        # masking noise drawn in the graph: (torch.rand_like(x) < 0.8) times the input, unscaled
+        "maskingdae": (MaskingDenoiser, digits),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
         "vae": (VAE, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
@@ -315,8 +317,8 @@ def _segments(n, rng, length=12):
 
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
-GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "vae", "ddpm",
-              "ddpm_t"}
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "maskingdae",
+              "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function

@@ -452,6 +452,27 @@ class LogProbTagger(nn.Module):
         return rows + 0.5 * whole
 
 
+class MaskingDenoiser(nn.Module):
+    """A denoising autoencoder whose masking noise is drawn in the graph: forward(x) returns the
+    mean squared error of the reconstruction of x * b against x, b = (torch.rand_like(x) <
+    0.8).float() (each pixel kept with probability 0.8, unscaled: a mask read as numbers, not
+    a dropout). `draws`, when set, gives the uniform numbers (check_gradients.py: the training
+    executable's draws)."""
+
+    draws = None
+
+    def __init__(self):
+        super().__init__()
+        self.enc = nn.Sequential(nn.Linear(64, 32), nn.Tanh())
+        self.dec = nn.Linear(32, 64)
+
+    def forward(self, x):
+        x = x.flatten(1)
+        u = torch.rand_like(x) if self.draws is None else self.draws.uniform(tuple(x.shape))
+        b = (u < 0.8).to(x.dtype)
+        return ((self.dec(self.enc(x * b)) - x) ** 2).mean()
+
+
 class VAE(nn.Module):
     """A variational autoencoder of the digits whose forward returns its loss: an encoder
     (64 -> 32, ReLU) gives a 4-d code's mean and log-variance, the code is drawn by the
