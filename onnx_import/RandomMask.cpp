@@ -19,8 +19,6 @@
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-
 #include "llvm/ADT/STLExtras.h"
 
 #include <onnx/defs/tensor_proto_util.h>
@@ -236,16 +234,11 @@ LogicalResult GraphImporter::materializeDraw(const std::string &name) {
   } else {
     // A FLOAT mask: 1 with probability `keep` (keep > u for u uniform in
     // [0, 1)), times its scale.
-    auto scalar = RankedTensorType::get({}, b.getF32Type());
-    auto constant = [&](double v) -> Value {
-      return arith::ConstantOp::create(b, loc, scalar,
-                                       DenseElementsAttr::get(scalar, static_cast<float>(v)));
-    };
     Value u =
         RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(0.0f), b.getF32FloatAttr(1.0f));
-    value = GreaterOp::create(b, loc, type, constant(draw.keep), u);
+    value = GreaterOp::create(b, loc, type, f32Constant(static_cast<float>(draw.keep)), u);
     if (draw.scale != 1.0)
-      value = MulOp::create(b, loc, type, value, constant(draw.scale));
+      value = MulOp::create(b, loc, type, value, f32Constant(static_cast<float>(draw.scale)));
   }
   values[name] = value;
   randomMasks.erase(name);

@@ -76,15 +76,15 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
                          << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
   const bool perSample = reduction == "none";
 
-  // Scores (N, C, d1, ...) with a label per position: one row per position,
-  // (N d1 ..., C), the classes last; the mean over every counted position is
-  // the same, and each position's loss (reduction "none") comes back in the
-  // labels' shape.
   OpBuilder &b = n.builder();
   // SoftmaxCrossEntropyLoss's second output: the scores' log-probabilities.
   if (n.hasOutput(1))
     n.setOutput(1,
                 LogSoftmaxOp::create(b, n.loc(), logits.getType(), logits, b.getI64IntegerAttr(1)));
+  // Scores (N, C, d1, ...) with a label per position: one row per position,
+  // (N d1 ..., C), the classes last; the mean over every counted position is
+  // the same, and each position's loss (reduction "none") comes back in the
+  // labels' shape.
   const int64_t classes = scoreShape[1];
   const int64_t rows = numElements(scoreShape) / classes;
   SmallVector<int64_t> positions{scoreShape[0]};

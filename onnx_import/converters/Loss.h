@@ -21,10 +21,12 @@ namespace mgs::onnx_import {
 /// a contrastive loss), optional constant class weights: one
 /// train.softmax_cross_entropy with in_graph, its loss a value of the graph;
 /// reduction mean, sum, or none (per_sample: each position's loss, in the
-/// labels' shape). NegativeLogLikelihoodLoss takes the input of the
-/// LogSoftmax (axis 1) it reads. Scores of rank < 2, labels of another shape,
-/// a used log-probabilities output and labels computed at run time are
-/// errors naming the node.
+/// labels' shape); SoftmaxCrossEntropyLoss's log-probabilities output, if
+/// used, is a train.log_softmax. NegativeLogLikelihoodLoss takes the input of
+/// the LogSoftmax (axis 1) it reads, or other log-probabilities as their own
+/// logits (the Log of a Softmax, either over the last axis reshaped into
+/// rows). Scores of rank < 2, labels of another count, NLL of anything else
+/// and labels computed at run time are errors naming the node.
 mlir::LogicalResult convertCrossEntropyInGraph(NodeImporter &n);
 
 } // namespace mgs::onnx_import
