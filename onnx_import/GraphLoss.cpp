@@ -220,13 +220,10 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
   }
   SmallVector<int64_t> dims = scoresShape->second;
   const int64_t rank = static_cast<int64_t>(dims.size());
-  if (result.opType == "NegativeLogLikelihoodLoss" &&
-      !holdsLogProbabilities(graph, producers, shapes, opset, scores))
-    return fail(*lossIdx) << "its input '" << scores
-                          << "' is not a LogSoftmax over the classes (axis 1), the Log of such "
-                             "a Softmax, or either over the last axis reshaped into rows: mgs "
-                             "trains the negative log-likelihood of log-probabilities, a "
-                             "cross-entropy";
+  // The negative log-likelihood of anything else (torch.log(probs + eps))
+  // is no cross-entropy: it is trained as it is (no softmax).
+  result.logProbabilities = result.opType == "NegativeLogLikelihoodLoss" &&
+                            !holdsLogProbabilities(graph, producers, shapes, opset, scores);
 
   // The labels: a graph input, reshaped at most, read by nothing else (nor
   // is any reshape of them: those reshapes go with the loss).
@@ -349,6 +346,8 @@ void recordGraphLoss(func::FuncOp forward, const GraphLoss &loss) {
     fields.push_back(
         b.getNamedAttr("weight", DenseElementsAttr::get(type, ArrayRef<float>(loss.weights))));
   }
+  if (loss.logProbabilities)
+    fields.push_back(b.getNamedAttr("log_probabilities", b.getUnitAttr()));
   if (loss.droppedSmoothing > 0)
     fields.push_back(
         b.getNamedAttr("dropped_label_smoothing", b.getF64FloatAttr(loss.droppedSmoothing)));

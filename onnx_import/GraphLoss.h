@@ -36,6 +36,9 @@ struct GraphLoss {
   std::optional<int64_t> ignoreIndex; ///< none: every label counts
   std::vector<float> weights;         ///< the class weights; empty: none
   std::string reduction = "mean";     ///< or "sum"
+  /// NegativeLogLikelihoodLoss of other than log-probabilities: the negative
+  /// log-likelihood of its input as it is (no softmax).
+  bool logProbabilities = false;
   /// The label smoothing the model's F.cross_entropy had, which PyTorch's
   /// torch.export-based exporter drops (ONNX's loss cannot say it): read
   /// from the node's metadata (pkg.torch.onnx.fx_node); 0 if none.
@@ -50,14 +53,16 @@ struct GraphLoss {
 ///  - the loss output is replaced by the scores, first among the outputs:
 ///    SoftmaxCrossEntropyLoss's input, or NegativeLogLikelihoodLoss's input
 ///    when it is a LogSoftmax over the classes (the cross-entropy of
-///    log-probabilities is that of the logits); scores of rank above 2 are
+///    log-probabilities is that of the logits), or else its input as it is
+///    (logProbabilities: its negative log-likelihood); scores of rank above 2 are
 ///    transposed and reshaped into rows of C (appended nodes, so the caller
 ///    infers shapes again when `flattened`);
 ///  - the labels input and the reshapes between it and the node go.
-/// No loss node: nullopt. A loss node mgs cannot lift (its result read by
-/// another node, reduction 'none', labels computed from the data,
-/// weights that are not a constant, a second loss) fails with a diagnostic
-/// naming it and saying what mgs trains instead.
+/// No loss node, or one that stays in the graph (converters/Loss.cpp: its
+/// result read by another node, a second loss, reduction 'none', constant or
+/// computed labels): nullopt. A loss
+/// node mgs can do neither with (weights that are not a constant, labels of
+/// another dtype) fails with a diagnostic naming it.
 mlir::FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
                                                         mlir::Location fileLoc);
 

@@ -548,20 +548,81 @@ std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch) {
   return exported;
 }
 
+/// Uniform numbers of a constant's shape compared with a constant of that
+/// same shape holding one value (torch.bernoulli(torch.full_like(x, p)) as
+/// PyTorch 1.13 exports it at a fixed batch: RandomUniformLike(c), Less(u,
+/// c')): the comparand becomes that value as a scalar, which compares the
+/// same and, unlike the exported tensor, holds for any batch.
+static void scalarDrawComparands(onnx::GraphProto &graph,
+                                 const llvm::StringMap<const onnx::TensorProto *> &constants,
+                                 std::vector<onnx::NodeProto> &added, std::vector<int> &addedAt) {
+  llvm::StringMap<const onnx::TensorProto *> drawShapes; // a draw's output -> its shape's tensor
+  for (int idx = 0; idx < graph.node_size(); ++idx) {
+    onnx::NodeProto *node = graph.mutable_node(idx);
+    if (node->op_type() == "RandomUniformLike" && node->input_size() == 1 &&
+        node->output_size() == 1)
+      if (const onnx::TensorProto *t = constants.lookup(node->input(0)))
+        drawShapes[node->output(0)] = t;
+    const std::string &op = node->op_type();
+    if ((op != "Less" && op != "LessOrEqual" && op != "Greater" && op != "GreaterOrEqual") ||
+        node->input_size() != 2)
+      continue;
+    for (int at = 0; at < 2; ++at) {
+      const onnx::TensorProto *shape = drawShapes.lookup(node->input(at));
+      const onnx::TensorProto *other = constants.lookup(node->input(1 - at));
+      if (!shape || !other || other->data_type() != onnx::TensorProto::FLOAT ||
+          other->dims_size() == 0 ||
+          !std::equal(other->dims().begin(), other->dims().end(), shape->dims().begin(),
+                      shape->dims().end()))
+        continue;
+      std::vector<float> values = onnx::ParseData<float>(other);
+      if (values.empty() || llvm::any_of(values, [&](float v) { return v != values[0]; }))
+        continue;
+      onnx::TensorProto scalar;
+      scalar.set_data_type(onnx::TensorProto::FLOAT);
+      scalar.add_float_data(values[0]);
+      onnx::NodeProto constant = makeNode("Constant", node->name() + "/mgs_scalar", {},
+                                          node->input(1 - at) + "/mgs_scalar");
+      addTensorAttribute(constant, "value") = std::move(scalar);
+      node->set_input(1 - at, constant.output(0));
+      added.push_back(std::move(constant));
+      addedAt.push_back(idx);
+      break;
+    }
+  }
+}
+
 void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch) {
-  if (exported == batch)
-    return;
   onnx::GraphProto *graph = model.mutable_graph();
   // Constant nodes and initializers by name (their tensors are replaced, not
   // edited: another node may read the same one).
   std::deque<onnx::TensorProto> owned;
   llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(*graph, owned);
-  auto isPerSample = [&](auto dims) {
-    return !dims.empty() && dims[0] == exported &&
-           llvm::all_of(llvm::drop_begin(dims), [](int64_t d) { return d == 1; });
-  };
   std::vector<onnx::NodeProto> added; // Constants inserted before their reader
   std::vector<int> addedAt;
+  scalarDrawComparands(*graph, constants, added, addedAt);
+  auto insertAdded = [&] {
+    // Each Constant just before its reader, from the back so that the
+    // earlier positions stay valid.
+    for (size_t i = added.size(); i-- > 0;) {
+      auto *nodes = graph->mutable_node();
+      *nodes->Add() = std::move(added[i]);
+      for (int j = nodes->size() - 1; j > addedAt[i]; --j)
+        nodes->SwapElements(j, j - 1);
+    }
+    added.clear();
+    addedAt.clear();
+  };
+  insertAdded();
+  if (exported == batch)
+    return;
+  // A draw for each sample: its first dimension the exported batch (with an
+  // exported batch of 1, only one element a sample: a draw of (1, d, ...)
+  // may as well be one for the whole batch).
+  auto isPerSample = [&](auto dims) {
+    return !dims.empty() && dims[0] == exported &&
+           (exported > 1 || llvm::all_of(llvm::drop_begin(dims), [](int64_t d) { return d == 1; }));
+  };
   for (int idx = 0; idx < graph->node_size(); ++idx) {
     onnx::NodeProto *node = graph->mutable_node(idx);
     if (node->op_type() == "RandomUniform") {
@@ -596,10 +657,14 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
     onnx::TensorProto resized;
     resized.set_data_type(t->data_type());
     resized.add_dims(batch);
-    for (int d = 1; d < t->dims_size(); ++d)
-      resized.add_dims(1);
-    for (int64_t i = 0; i < batch; ++i)
-      resized.add_float_data(probability);
+    int64_t count = batch;
+    for (int d = 1; d < t->dims_size(); ++d) {
+      resized.add_dims(t->dims(d));
+      count *= t->dims(d);
+    }
+    if (count > std::numeric_limits<int>::max()) // (left as exported: a shape error later)
+      continue;
+    resized.mutable_float_data()->Resize(static_cast<int>(count), probability);
     onnx::NodeProto constant = makeNode("Constant", node->name() + "/mgs_batch_shape", {},
                                         node->input(0) + "/mgs_batch" + std::to_string(batch));
     addTensorAttribute(constant, "value") = std::move(resized);
@@ -607,14 +672,7 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
     added.push_back(std::move(constant));
     addedAt.push_back(idx);
   }
-  // Insert each Constant just before its reader, from the back so that the
-  // earlier positions stay valid.
-  for (size_t i = added.size(); i-- > 0;) {
-    auto *nodes = graph->mutable_node();
-    *nodes->Add() = std::move(added[i]);
-    for (int j = nodes->size() - 1; j > addedAt[i]; --j)
-      nodes->SwapElements(j, j - 1);
-  }
+  insertAdded();
 }
 
 void foldShapeArithmetic(onnx::ModelProto &model, int64_t opset,

@@ -184,11 +184,16 @@ std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch);
 /// A model exported with a fixed batch `exported` draws its per-sample random
 /// numbers (stochastic depth: RandomUniformLike of a constant shaped
 /// [exported, 1, ...], RandomUniform's `shape`, Bernoulli of a constant
-/// probability; RandomNormal's `shape` whose first dimension is `exported`:
+/// probability, also [exported, d, ...]: torch.bernoulli(torch.full_like(x,
+/// p)) folded; RandomNormal's `shape` whose first dimension is `exported`:
 /// torch.randn(x.shape[0], ...)) for that many samples; they are redrawn for
-/// `batch`. A draw of one element per dimension is taken as per sample too:
-/// with an exported batch of 1 it cannot be told from a draw for the whole
-/// batch (torchvision's mode "batch"), and every torchvision model uses "row".
+/// `batch`. With an exported batch of 1 only a draw of one element per
+/// dimension is taken as per sample: it cannot be told from a draw for the
+/// whole batch (torchvision's mode "batch"), and every torchvision model uses
+/// "row"; a draw of (1, d, ...) stays one for the whole batch. Uniform numbers
+/// of a constant's shape compared with a constant of that shape holding one
+/// value (torch.bernoulli(torch.full_like(x, p)) as PyTorch 1.13 writes it)
+/// are compared with that value as a scalar instead, whatever the batch.
 void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch);
 
 /// Folds the shape arithmetic of the graph (ConstantFolding.h) into

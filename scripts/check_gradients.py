@@ -43,7 +43,9 @@ clipping and the reference calls torch.nn.utils.clip_grad_norm_(C) before each
 update: with K = 1 and SGD, the gradient recovered is the clipped one.
 --graph-loss rows|classes-second exports MODEL with its loss in the graph (forward(x, labels)
 returns F.cross_entropy, with --class-weights as its weight buffer and --ignore-index): mgsc is
-given no loss option and must train the graph's (the importer lifts it out).
+given no loss option and must train the graph's (the importer lifts it out). --graph-loss
+nll-log returns F.nll_loss(torch.log(F.softmax(scores, 1) + 1e-3), labels) instead (the
+negative log-likelihood of other than log-probabilities), and the reference computes the same.
 --onnx PATH compiles that export of MODEL instead of exporting it with this PyTorch (a model
 only PyTorch 2.x exports; the reference starts from its initial weights, whose shapes must be
 the build's).
@@ -173,13 +175,14 @@ def main():
     ap.add_argument("--pos-weight", default="",
                     help="W0,W1,...: with --loss bce-with-logits, compile with mgsc --pos-weight; "
                          "the reference's loss takes them as its pos_weight=")
-    ap.add_argument("--graph-loss", choices=["rows", "classes-second"], default=None,
+    ap.add_argument("--graph-loss", choices=["rows", "classes-second", "nll-log"], default=None,
                     help="export MODEL with its loss in the graph: forward(x, labels) returns "
                          "F.cross_entropy of its scores (weight= --class-weights, a buffer; "
                          "ignore_index= --ignore-index), on the scores' rows with the labels "
                          "reshaped to one a row (rows), or on (N, C, L) scores, the rows of a "
-                         "label per token transposed (classes-second); mgsc is given no loss "
-                         "option and trains the graph's")
+                         "label per token transposed (classes-second), or F.nll_loss of "
+                         "torch.log(F.softmax(scores, 1) + 1e-3) on the rows (nll-log); mgsc is "
+                         "given no loss option and trains the graph's")
     ap.add_argument("--reduction", choices=["mean", "sum"], default="mean",
                     help="the loss's reduction (mgsc --reduction, or with --graph-loss the "
                          "graph's); the reference's alike")
@@ -342,6 +345,8 @@ def main():
                 target = y.reshape(logits.shape[0], *logits.shape[2:])
             else:
                 logits = logits.reshape(-1, logits.shape[-1])
+        if args.graph_loss == "nll-log":
+            return nll_of_log(logits, target, weight, args)
         return F.cross_entropy(logits, target, weight=weight, ignore_index=args.ignore_index,
                                label_smoothing=args.label_smoothing, reduction=args.reduction)
     # One step at lr 1000 recovers its gradient to float32's rounding. Several steps of plain
@@ -621,6 +626,13 @@ def cpu_autocasts_to_half():
             return False
 
 
+def nll_of_log(scores, y, weight, args):
+    """--graph-loss nll-log's loss: the negative log-likelihood of log-probabilities that are
+    not exactly a softmax's (an epsilon added before the log, as models write it)."""
+    return F.nll_loss(torch.log(F.softmax(scores, 1) + 1e-3), y, weight=weight,
+                      ignore_index=args.ignore_index, reduction=args.reduction)
+
+
 def export_with_loss(args):
     """Exports MODEL as forward(input, labels) -> its cross-entropy (--graph-loss); returns
     the path. The parameters keep their names (the loss is added to the model's own forward)."""
@@ -643,6 +655,8 @@ def export_with_loss(args):
             scores = scores.reshape(y.shape[0], -1, scores.shape[-1]).transpose(1, 2)
         else:
             y = y.reshape(-1)
+        if args.graph_loss == "nll-log":
+            return nll_of_log(scores, y, getattr(model, "class_weight", None), args)
         return F.cross_entropy(scores, y, weight=getattr(model, "class_weight", None),
                                ignore_index=args.ignore_index, reduction=args.reduction)
     model.forward = with_loss

@@ -72,8 +72,13 @@ def build(name):
         # negative log-likelihoods of log-probabilities: log_softmax over the last axis viewed
         # as rows, and torch.log of a softmax
         "logprobtagger": (LogProbTagger, digits),
+        # negative log-likelihoods of anything else: the log of a mixture of softmaxes (plus
+        # an epsilon, class weights) and a log-sigmoid of per-row scores
+        "nllmixture": (NllMixture, digits),
         # masking noise drawn in the graph: (torch.rand_like(x) < 0.8) times the input, unscaled
         "maskingdae": (MaskingDenoiser, digits),
+        # the same, drawn as torch.bernoulli(torch.full_like(x, 0.8)), exported at a fixed batch
+        "maskingdae_full": (MaskingDenoiserFull, torch.zeros(2, 1, 8, 8)),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
         "vae": (VAE, digits),
         # pixels as categorical values: nn.Embedding and nn.EmbeddingBag at x.long()
@@ -317,8 +322,8 @@ def _segments(n, rng, length=12):
 
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
-GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "maskingdae",
-              "vae", "ddpm", "ddpm_t"}
+GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "nllmixture",
+              "maskingdae", "maskingdae_full", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
 # executable's --input-data NAME=FILE.npy: per model, each further input's name and a function
@@ -355,6 +360,7 @@ OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "contrastive": [("tokens", _captions)], "penalized": [("y", _classes)],
                 "rowtagger": [("y", _row_classes), ("m", _row_mask)],
                 "logprobtagger": [("y", _row_classes), ("z", _classes)],
+                "nllmixture": [("y", _row_classes), ("z", _classes)],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}
 

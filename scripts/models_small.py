@@ -452,6 +452,30 @@ class LogProbTagger(nn.Module):
         return rows + 0.5 * whole
 
 
+class NllMixture(nn.Module):
+    """The negative log-likelihood of inputs that are not log-probabilities of one softmax, in a
+    loss the graph computes: forward(x, y, z) returns F.nll_loss(torch.log(p + 1e-6), z,
+    weight=w) of p, the mean of two heads' softmaxes (an ensemble's mixture; w constant class
+    weights), plus a tenth of F.nll_loss(F.logsigmoid(s), y, reduction="sum") / N of
+    per-row scores s (N, 10, 8) (the digits' 8 pixel rows, a label each, some -100: ignored);
+    y (N, 8) and z (N) int64 graph inputs fed as data."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(64, 10)
+        self.b = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 10))
+        self.rows = nn.Conv1d(8, 10, 3, padding=1)
+        self.register_buffer("w", torch.tensor([1.0, 2.0, 0.5, 1.0, 1.5, 1.0, 0.25, 1.0, 1.0, 3.0]))
+
+    def forward(self, x, y, z):
+        f = x.flatten(1)
+        p = 0.5 * F.softmax(self.a(f), 1) + 0.5 * F.softmax(self.b(f), 1)
+        whole = F.nll_loss(torch.log(p + 1e-6), z, weight=self.w)
+        s = self.rows(x.view(-1, 8, 8).transpose(1, 2))  # (N, 10, 8): classes on axis 1
+        rows = F.nll_loss(F.logsigmoid(s), y, reduction="sum") / x.shape[0]
+        return whole + 0.1 * rows
+
+
 class MaskingDenoiser(nn.Module):
     """A denoising autoencoder whose masking noise is drawn in the graph: forward(x) returns the
     mean squared error of the reconstruction of x * b against x, b = (torch.rand_like(x) <
@@ -470,6 +494,20 @@ class MaskingDenoiser(nn.Module):
         x = x.flatten(1)
         u = torch.rand_like(x) if self.draws is None else self.draws.uniform(tuple(x.shape))
         b = (u < 0.8).to(x.dtype)
+        return ((self.dec(self.enc(x * b)) - x) ** 2).mean()
+
+
+class MaskingDenoiserFull(MaskingDenoiser):
+    """MaskingDenoiser with its mask drawn as torch.bernoulli(torch.full_like(x, 0.8)): exported
+    at a fixed batch, PyTorch 1.13 writes RandomUniformLike of a constant of x's shape compared
+    with a constant of 0.8 of that shape, which mgs redraws for the batch it compiles for."""
+
+    def forward(self, x):
+        x = x.flatten(1)
+        if self.draws is None:
+            b = torch.bernoulli(torch.full_like(x, 0.8))
+        else:
+            b = (self.draws.uniform(tuple(x.shape)) < 0.8).to(x.dtype)
         return ((self.dec(self.enc(x * b)) - x) ** 2).mean()
 
 

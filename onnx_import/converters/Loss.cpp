@@ -51,6 +51,9 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
     return failure();
   const bool nll = n.node().op_type() == "NegativeLogLikelihoodLoss";
   Value logits = *scores;
+  // NLL of anything else (torch.log(probs + eps), a log-sigmoid, ...): its
+  // input as it is, -w[label] x[label] a row (log_probabilities).
+  bool logProbabilities = false;
   if (nll) {
     // -log_softmax(h)[label] is h's cross-entropy; and log-probabilities are
     // their own logits (log_softmax(log p) = log p), the gradient flowing on
@@ -58,12 +61,8 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
     auto logSoftmax = logits.getDefiningOp<LogSoftmaxOp>();
     if (logSoftmax && normalizedAxis(logSoftmax.getAxis(), rankOf(logits)) == 1)
       logits = logSoftmax.getInput();
-    else if (!holdsLogProbabilities(logits))
-      return n.emitError() << "its input '" << n.node().input(0)
-                           << "' is not a LogSoftmax over the classes (axis 1), the Log of such "
-                              "a Softmax, or either over the last axis reshaped into rows: mgs "
-                              "trains the negative log-likelihood of log-probabilities, a "
-                              "cross-entropy";
+    else
+      logProbabilities = !holdsLogProbabilities(logits);
   }
   ArrayRef<int64_t> scoreShape = shapeOf(logits);
   if (scoreShape.size() < 2)
@@ -148,7 +147,7 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
       b, n.loc(), lossType, logits.getType(), logits, labels, weight,
       b.getI64IntegerAttr(n.intAttr("ignore_index", -100)), b.getF32FloatAttr(0.0f),
       reduction == "sum" ? b.getUnitAttr() : nullptr, b.getUnitAttr(),
-      perSample ? b.getUnitAttr() : nullptr);
+      perSample ? b.getUnitAttr() : nullptr, logProbabilities ? b.getUnitAttr() : nullptr);
   Value loss = ce.getLoss();
   if (perSample && positions.size() > 1)
     loss = reshapeTo(n, loss, positions);

@@ -25,8 +25,9 @@ namespace mgs::onnx_import {
 /// used, is a train.log_softmax. NegativeLogLikelihoodLoss takes the input of
 /// the LogSoftmax (axis 1) it reads, or other log-probabilities as their own
 /// logits (the Log of a Softmax, either over the last axis reshaped into
-/// rows). Scores of rank < 2, labels of another count, NLL of anything else
-/// and labels computed at run time are errors naming the node.
+/// rows), or anything else as it is (log_probabilities: -w[label] x[label]).
+/// Scores of rank < 2, labels of another count and labels computed at run
+/// time are errors naming the node.
 mlir::LogicalResult convertCrossEntropyInGraph(NodeImporter &n);
 
 } // namespace mgs::onnx_import

@@ -242,9 +242,17 @@ bool checkGraphLoss(mlir::ModuleOp module, bool inference, bool quiet) {
            ", or export the model's scores without the loss");
       return false;
     }
+  const bool logProbabilities = static_cast<bool>(record.get("log_probabilities"));
+  if (logProbabilities && labelSmoothing.getNumOccurrences() && labelSmoothing != 0.0) {
+    fail("--label-smoothing: the model computes its loss in the graph, " + source +
+         ", the negative log-likelihood of its input as it is, which has no label smoothing");
+    return false;
+  }
   if (!quiet) {
-    errs() << "mgsc: training the graph's loss, " << source << ": the cross-entropy of its scores "
-           << "against the labels of input '" << text("labels") << "'";
+    errs() << "mgsc: training the graph's loss, " << source << ": the "
+           << (logProbabilities ? "negative log-likelihood of its input as it is (no softmax)"
+                                : "cross-entropy of its scores")
+           << " against the labels of input '" << text("labels") << "'";
     if (text("reduction") == "sum")
       errs() << ", summed";
     if (auto ignore = record.getAs<mlir::IntegerAttr>("ignore_index"))

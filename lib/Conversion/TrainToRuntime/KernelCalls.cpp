@@ -225,7 +225,9 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
                  {SoftmaxCrossEntropyDesc::Flags,
                   (l.getSum() ? int64_t{SoftmaxCrossEntropyDesc::kSum} : 0) |
                       (l.getInGraph() ? int64_t{SoftmaxCrossEntropyDesc::kUnscaled} : 0) |
-                      (l.getPerSample() ? int64_t{SoftmaxCrossEntropyDesc::kPerSample} : 0)}}),
+                      (l.getPerSample() ? int64_t{SoftmaxCrossEntropyDesc::kPerSample} : 0) |
+                      (l.getLogProbabilities() ? int64_t{SoftmaxCrossEntropyDesc::kLogProbabilities}
+                                               : 0)}}),
             {{l.getLogits()},
              {l.getLabels()},
              {l.getLoss()},

@@ -313,11 +313,13 @@ struct PadDesc {
 /// gradient not multiplied by the loss scale: the loss's own gradient, which
 /// carries it, multiplies it), kPerSample for reduction "none" inside such a
 /// loss (the loss buffer holds each sample's loss, 0 on ignored ones, and
-/// dlogits each row's own gradient, neither divided). The class weights, if
-/// any, are a buffer.
+/// dlogits each row's own gradient, neither divided), kLogProbabilities with
+/// any of those for logits that are log-probabilities already (no softmax: the
+/// negative log-likelihood, -w[label] logit[label] a row; no label smoothing).
+/// The class weights, if any, are a buffer.
 struct SoftmaxCrossEntropyDesc {
   enum : int64_t { Batch, Classes, IgnoreIndex, LabelSmoothingBits, Flags, Size };
-  enum : int64_t { kSum = 1, kUnscaled = 2, kPerSample = 4 };
+  enum : int64_t { kSum = 1, kUnscaled = 2, kPerSample = 4, kLogProbabilities = 8 };
 };
 
 /// elementwise_loss: the mean over `count` elements of a loss of a

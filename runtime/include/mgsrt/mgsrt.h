@@ -413,10 +413,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_accumulate(mgsrt_ctx_t *ctx, const int64_t *de
  * loss the graph computes, whose own gradient carries the scale); flags 6
  * (4 with 2: reduction "none" inside such a loss) give each sample's loss,
  * N floats (0 on an ignored sample), and each row's own gradient, undivided.
- * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1]), flags (0 to 3, or 6)]
+ * Flag 8 with any of those: the logits are log-probabilities already (the
+ * negative log-likelihood, torch.nn.functional.nll_loss): no softmax, a
+ * sample's loss is -w[label] logits[label] and its row's gradient
+ * -w[label] at the label, 0 elsewhere; label smoothing must be 0.
+ * desc: [N, C, ignore_index, label_smoothing_bits (float64 bits, in [0, 1]), flags (0 to 3 or 6,
+ *        plus 8)]
  * bufs: logits (N x C), labels (N, int64), loss (1 float; N with flags 6), dlogits (nullable, N x
- * C), weight (nullable: every class 1; C floats) A label outside [0, C) that is not ignore_index is
- * an MGSRT_ERROR_INVALID_ARGUMENT naming it. */
+ * C), weight (nullable: every class 1; C floats). A label outside [0, C) that is not ignore_index
+ * is an MGSRT_ERROR_INVALID_ARGUMENT naming it. */
 MGSRT_EXPORT mgsrt_status_t mgsrt_softmax_cross_entropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
 /* The mean (sum = 1: the sum) over every element of a loss of a prediction x

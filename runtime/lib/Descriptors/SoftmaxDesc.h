@@ -49,6 +49,7 @@ struct CrossEntropyParams {
   bool sum;             ///< reduction "sum": not divided by the counted labels' weight
   bool perSample;       ///< reduction "none": each sample's loss, not divided
   bool unscaled;        ///< the gradient not multiplied by the loss scale
+  bool logProbabilities; ///< no softmax: -w[label] logit[label] a row (NLL)
   /// What the loss and its gradient are scaled by, given the counted labels'
   /// weight `norm`: 1 / norm for the mean (0 when nothing counts: PyTorch's
   /// 0 / 0), 1 for the sum and for each sample's loss.
@@ -86,13 +87,19 @@ inline mgsrt_status_t parseCrossEntropy(mgsrt_ctx_t *ctx, const char *kernel,
   if (!(p.smoothing >= 0.0 && p.smoothing <= 1.0))
     return invalidArg(ctx, kernel, "label smoothing ", p.smoothing, " must be in [0, 1]");
   const int64_t flags = desc[F::Flags];
-  if ((flags & ~(F::kSum | F::kUnscaled | F::kPerSample)) ||
-      ((flags & F::kPerSample) && flags != (F::kPerSample | F::kUnscaled)))
+  const int64_t reduction = flags & ~F::kLogProbabilities;
+  if ((reduction & ~(F::kSum | F::kUnscaled | F::kPerSample)) ||
+      ((reduction & F::kPerSample) && reduction != (F::kPerSample | F::kUnscaled)))
     return invalidArg(ctx, kernel, "flags ", flags,
-                      " must be 0 to 3, or 6 (each sample's loss, inside the graph's loss)");
+                      " must be 0 to 3, or 6 (each sample's loss, inside the graph's loss), "
+                      "each maybe plus 8 (log-probabilities)");
   p.sum = (flags & F::kSum) != 0;
   p.unscaled = (flags & F::kUnscaled) != 0;
   p.perSample = (flags & F::kPerSample) != 0;
+  p.logProbabilities = (flags & F::kLogProbabilities) != 0;
+  if (p.logProbabilities && p.smoothing != 0.0)
+    return invalidArg(ctx, kernel, "label smoothing ", p.smoothing,
+                      " with log-probabilities (flag 8): the negative log-likelihood has none");
   if (!BufferCheck(ctx, kernel, bufs).require(0, "logits").require(1, "labels").require(2, "loss").ok)
     return ctx->status;
   p.weight = static_cast<const float *>(bufs[4]);

@@ -64,7 +64,7 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 19; // 6: clip_grad_norm; 7: gtopk_start,
+constexpr int kDeviceKernelsVersion = 20; // 6: clip_grad_norm; 7: gtopk_start,
                                           // sparse_allreduce_start; 8: layer_norm_fwd/bwd; 9: CUDA
                                           // layer_norm, lstm, gru; 10: gelu_fwd/bwd; 11: cumsum,
                                           // to_index; 12: topk_positions; 13: elementwise_loss,
@@ -75,7 +75,8 @@ constexpr int kDeviceKernelsVersion = 19; // 6: clip_grad_norm; 7: gtopk_start,
                                           // 16: the step's CUDA graph (graphBegin ...);
                                           // 17: hostAlloc, hostFree, memcpy kind 3;
                                           // 18: lstm/gru initial states (their last buffers);
-                                          // 19: softmax_cross_entropy's per-sample flag
+                                          // 19: softmax_cross_entropy's per-sample flag;
+                                          // 20: its log-probabilities flag (NLL)
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

@@ -230,25 +230,28 @@ TEST_F(GpuSoftmax, CrossEntropyClassWeightsMatchCpu) {
       }
 }
 
-// Reduction "none" (flags kPerSample | kUnscaled): each row's loss and
-// gradient are the CPU's, with ignored rows, class weights and smoothing.
-TEST_F(GpuSoftmax, CrossEntropyPerSampleMatchesCpu) {
+// The GPU's losses (`losses` of them) and gradients of descriptor `flags` and
+// `smoothing` are the CPU's, with ignored rows, with and without class
+// weights, on logits in [low, high).
+static void expectCrossEntropyMatchesCpu(mgsrt_ctx_t *gpu, mgsrt_ctx_t *cpu, int64_t flags,
+                                         double smoothing, float low, float high) {
   const std::pair<int64_t, int64_t> shapes[] = {{1, 10}, {64, 10}, {3000, 1000}};
   for (auto [n, c] : shapes)
     for (bool weighted : {false, true}) {
-      SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) +
-                   (weighted ? " weighted" : ""));
-      const int64_t desc[] = {n, c, -100, bits(0.1), 6};
-      std::vector<float> logits = randomVec(n * c, -4.0f, 4.0f);
+      SCOPED_TRACE("N " + std::to_string(n) + " C " + std::to_string(c) + " flags " +
+                   std::to_string(flags) + (weighted ? " weighted" : ""));
+      const int64_t desc[] = {n, c, -100, bits(smoothing), flags};
+      const int64_t losses = (flags & 4) ? n : 1;
+      std::vector<float> logits = randomVec(n * c, low, high);
       std::vector<float> weight = randomVec(c, 0.1f, 3.0f);
       std::vector<int64_t> labels(n);
       for (int64_t i = 0; i < n; ++i)
         labels[i] = i % 3 == 1 ? -100 : (i * 7919) % c;
-      std::vector<float> cpuLoss(n, -7.0f), cpuGrad(n * c, -7.0f);
+      std::vector<float> cpuLoss(losses, -7.0f), cpuGrad(n * c, -7.0f);
       void *cb[] = {logits.data(), labels.data(), cpuLoss.data(), cpuGrad.data(),
                     weighted ? weight.data() : nullptr};
       ASSERT_OK(cpu, mgsrt_softmax_cross_entropy(cpu, desc, cb));
-      DeviceBuffer<float> dl(gpu, logits), loss(gpu, std::vector<float>(n, -7.0f));
+      DeviceBuffer<float> dl(gpu, logits), loss(gpu, std::vector<float>(losses, -7.0f));
       DeviceBuffer<int64_t> dlab(gpu, labels);
       DeviceBuffer<float> grad(gpu, std::vector<float>(n * c, -7.0f)), dw(gpu, weight);
       void *gb[] = {dl.ptr, dlab.ptr, loss.ptr, grad.ptr, weighted ? dw.ptr : nullptr};
@@ -256,6 +259,19 @@ TEST_F(GpuSoftmax, CrossEntropyPerSampleMatchesCpu) {
       EXPECT_LE(maxRelDiff(loss.download(), cpuLoss), 1e-6);
       EXPECT_LE(maxRelDiff(grad.download(), cpuGrad), 1e-6);
     }
+}
+
+// Reduction "none" (flags kPerSample | kUnscaled): each row's loss and
+// gradient, with smoothing too.
+TEST_F(GpuSoftmax, CrossEntropyPerSampleMatchesCpu) {
+  expectCrossEntropyMatchesCpu(gpu, cpu, 6, 0.1, -4.0f, 4.0f);
+}
+
+// Log-probabilities (flag 8: the negative log-likelihood), with the mean,
+// the sum and each sample's loss.
+TEST_F(GpuSoftmax, CrossEntropyLogProbabilitiesMatchCpu) {
+  for (int64_t flags : {8, 9, 14})
+    expectCrossEntropyMatchesCpu(gpu, cpu, flags, 0.0, -6.0f, 0.0f);
 }
 
 TEST_F(GpuSoftmax, CrossEntropyNamesTheFirstBadLabel) {

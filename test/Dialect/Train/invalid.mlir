@@ -1185,6 +1185,14 @@ func.func @cross_entropy_per_sample_sum(%x: tensor<4x3xf32>, %l: tensor<4xi64>) 
 
 // -----
 
+func.func @cross_entropy_log_probabilities_smoothed(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
+  // expected-error @+1 {{'train.softmax_cross_entropy' op label_smoothing 2.500000e-01 with log_probabilities: the negative log-likelihood has none}}
+  %loss, %d = train.softmax_cross_entropy %x, %l {in_graph, log_probabilities, label_smoothing = 0.25 : f32} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)
+  return
+}
+
+// -----
+
 func.func @cross_entropy_per_sample_scalar(%x: tensor<4x3xf32>, %l: tensor<4xi64>) {
   // expected-error @+1 {{'train.softmax_cross_entropy' op loss shape scalar does not match the expected 4}}
   %loss, %d = train.softmax_cross_entropy %x, %l {in_graph, per_sample} : (tensor<4x3xf32>, tensor<4xi64>) -> (tensor<f32>, tensor<4x3xf32>)

@@ -568,6 +568,9 @@ LogicalResult SoftmaxCrossEntropyOp::verify() {
   const double smoothing = getLabelSmoothing().convertToDouble();
   if (!(smoothing >= 0.0 && smoothing <= 1.0))
     return emitOpError() << "label_smoothing must be in [0, 1], got " << smoothing;
+  if (getLogProbabilities() && smoothing != 0.0)
+    return emitOpError() << "label_smoothing " << smoothing
+                         << " with log_probabilities: the negative log-likelihood has none";
   if (getPerSample() && (!getInGraph() || getSum()))
     return emitOpError() << "per_sample (reduction \"none\") is a cross-entropy inside a loss "
                             "the graph computes: it needs in_graph and not sum";

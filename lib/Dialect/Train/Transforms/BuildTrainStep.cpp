@@ -140,6 +140,8 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
     SmallVector<double> weights;
     std::string weightsSource; ///< how errors name the weights
     bool sum;                  ///< reduction "sum"
+    /// The graph's NLL of its scores as they are (log_probabilities).
+    bool logProbabilities = false;
   };
 
   /// The loss the exported graph computed (kGraphLossAttrName), if any: its
@@ -191,6 +193,11 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
       return forward.emitError() << "train-build-step: " << source
                                  << " takes the mean; the reduction option says sum";
     ce.sum = graphSum;
+    ce.logProbabilities = static_cast<bool>(record.get("log_probabilities"));
+    if (ce.logProbabilities && labelSmoothing != 0.0)
+      return forward.emitError() << "train-build-step: label-smoothing: " << source
+                                 << " is the negative log-likelihood of its input as it is, "
+                                    "which has no label smoothing";
     return success();
   }
 
@@ -375,7 +382,7 @@ struct TrainBuildStep : impl::TrainBuildStepBase<TrainBuildStep> {
           b.getI64IntegerAttr(crossEntropy.ignoreIndex),
           b.getF32FloatAttr(static_cast<float>(labelSmoothing)),
           crossEntropy.sum ? b.getUnitAttr() : nullptr, /*in_graph=*/nullptr,
-          /*per_sample=*/nullptr);
+          /*per_sample=*/nullptr, crossEntropy.logProbabilities ? b.getUnitAttr() : nullptr);
       lossValue = ce.getLoss();
       dlogits = ce.getDlogits();
     } else {

@@ -269,6 +269,19 @@ MGSRT_SIMD_CLONES double weightedCrossEntropyRow(const float *__restrict row, in
   return scale * lse - picked;
 }
 
+/// One row of log-probabilities (the negative log-likelihood): returns
+/// -w[label] row[label] and, when `drow` is not null, writes its gradient,
+/// -w[label] invW at the label and 0 elsewhere.
+double logProbabilityRow(const float *__restrict row, int64_t label, const CrossEntropyParams &p,
+                         double invW, float *__restrict drow) {
+  const double w = p.classWeight(label);
+  if (drow) {
+    std::fill_n(drow, p.c, 0.0f);
+    drow[label] = static_cast<float>(-w * invW);
+  }
+  return -w * row[label];
+}
+
 mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   const char *kernel = kernelName(Kernel::softmax_cross_entropy);
   CrossEntropyParams p;
@@ -312,8 +325,10 @@ mgsrt_status_t softmaxCrossEntropy(mgsrt_ctx_t *ctx, const int64_t *desc, void *
       continue;
     }
     const double row =
-        p.weight ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, gradScale, drow)
-                 : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, gradScale, drow);
+        p.logProbabilities ? logProbabilityRow(logits + i * c, labels[i], p, gradScale, drow)
+        : p.weight
+            ? weightedCrossEntropyRow(logits + i * c, labels[i], p, weightSum, gradScale, drow)
+            : crossEntropyRow(logits + i * c, labels[i], c, p.smoothing, gradScale, drow);
     if (p.perSample)
       loss[i] = static_cast<float>(row);
     else

@@ -330,6 +330,15 @@ __global__ void crossEntropyRowsKernel(const float *__restrict__ logits,
       continue;
     }
     const float *row = logits + i * c;
+    if (p.logProbabilities) { // the negative log-likelihood: no softmax
+      const double wLabel = p.classWeight(label);
+      if (lane == 0)
+        rowLoss[i] = -wLabel * row[label];
+      if (dlogits)
+        for (int64_t j = lane; j < c; j += 32)
+          dlogits[i * c + j] = j == label ? static_cast<float>(-wLabel * invN) : 0.0f;
+      continue;
+    }
     float mx = -INFINITY;
     for (int64_t j = lane; j < c; j += 32)
       mx = maxOf(mx, row[j]);

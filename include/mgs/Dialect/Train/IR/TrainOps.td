@@ -588,6 +588,12 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
     its class's) and `dlogits` each row's own gradient, undivided: the
     backward multiplies row i by the gradient of loss[i].
 
+    With `log_probabilities`, `logits` are log-probabilities already
+    (torch.nn.functional.nll_loss, ONNX NegativeLogLikelihoodLoss, of
+    anything): no softmax, a sample's term is -weight[label] logits[label]
+    and `dlogits` -weight[label] (divided as above) at the label, 0
+    elsewhere; `label_smoothing` must be 0.
+
     ```mlir
     %loss, %dlogits = train.softmax_cross_entropy %logits, %labels {label_smoothing = 0.1 : f32}
         : (tensor<32x10xf32>, tensor<32xi64>) -> (tensor<f32>, tensor<32x10xf32>)
@@ -599,7 +605,8 @@ def Train_SoftmaxCrossEntropyOp : Train_Op<"softmax_cross_entropy", [Pure]> {
                        Optional<Train_Tensor>:$weight,
                        DefaultValuedAttr<I64Attr, "-100">:$ignore_index,
                        DefaultValuedAttr<F32Attr, "0.0f">:$label_smoothing,
-                       UnitAttr:$sum, UnitAttr:$in_graph, UnitAttr:$per_sample);
+                       UnitAttr:$sum, UnitAttr:$in_graph, UnitAttr:$per_sample,
+                       UnitAttr:$log_probabilities);
   let results = (outs Train_Tensor:$loss, Train_Tensor:$dlogits);
   let assemblyFormat = [{
     $logits `,` $labels (`weight` $weight^)? attr-dict `:` functional-type(operands, results)
