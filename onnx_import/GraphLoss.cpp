@@ -122,6 +122,156 @@ bool holdsLogProbabilities(const onnx::GraphProto &graph, const llvm::StringMap<
 
 } // namespace
 
+/// Whether `value` is FLOAT data, as far as its producers say before shape
+/// inference: a FLOAT graph input or initializer, a Constant of FLOAT, a
+/// Cast to FLOAT, or an elementwise or layout op of such a first input.
+static bool isFloatValue(const onnx::GraphProto &graph, const llvm::StringMap<int> &producers,
+                         const std::string &value, int depth = 0) {
+  for (const onnx::ValueInfoProto &vi : graph.input())
+    if (vi.name() == value)
+      return vi.type().tensor_type().elem_type() == onnx::TensorProto::FLOAT;
+  for (const onnx::TensorProto &t : graph.initializer())
+    if (t.name() == value)
+      return t.data_type() == onnx::TensorProto::FLOAT;
+  auto it = producers.find(value);
+  if (it == producers.end() || depth > 64)
+    return false;
+  const onnx::NodeProto &node = graph.node(it->second);
+  const std::string &op = node.op_type();
+  if (op == "Constant") {
+    const onnx::AttributeProto *v = attribute(node, "value");
+    return v && v->t().data_type() == onnx::TensorProto::FLOAT;
+  }
+  if (op == "Cast") {
+    const onnx::AttributeProto *to = attribute(node, "to");
+    return to && to->i() == onnx::TensorProto::FLOAT;
+  }
+  static const llvm::StringSet<> keepsType = {
+      "Softmax",   "LogSoftmax", "Sigmoid", "Exp",     "Log",       "Relu",   "Abs",   "Neg",
+      "Add",       "Sub",        "Mul",     "Div",     "Pow",       "Sqrt",   "Clip",  "Identity",
+      "Transpose", "Reshape",    "Flatten", "Squeeze", "Unsqueeze", "Concat", "Slice", "Gather"};
+  return inDefaultDomain(node) && keepsType.contains(op) && node.input_size() > 0 &&
+         isFloatValue(graph, producers, node.input(0), depth + 1);
+}
+
+/// The rank of `value` where the graph says it before shape inference: a
+/// graph input's declared shape, through ops that keep the rank.
+static std::optional<int64_t> declaredRank(const onnx::GraphProto &graph,
+                                           const llvm::StringMap<int> &producers,
+                                           const std::string &value, int depth = 0) {
+  for (const onnx::ValueInfoProto &vi : graph.input())
+    if (vi.name() == value && vi.type().tensor_type().has_shape())
+      return vi.type().tensor_type().shape().dim_size();
+  auto it = producers.find(value);
+  if (it == producers.end() || depth > 64)
+    return std::nullopt;
+  const onnx::NodeProto &node = graph.node(it->second);
+  static const llvm::StringSet<> keepsRank = {"Softmax", "LogSoftmax", "Sigmoid",  "Exp",
+                                              "Log",     "Relu",       "Abs",      "Neg",
+                                              "Clip",    "Identity",   "Transpose"};
+  if (!inDefaultDomain(node) || !keepsRank.contains(node.op_type()) || node.input_size() < 1)
+    return std::nullopt;
+  return declaredRank(graph, producers, node.input(0), depth + 1);
+}
+
+LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t opset,
+                                              Location fileLoc) {
+  onnx::GraphProto &graph = *model.mutable_graph();
+  llvm::StringMap<int> producers;
+  for (auto [idx, node] : llvm::enumerate(graph.node()))
+    for (const std::string &out : node.output())
+      producers[out] = static_cast<int>(idx);
+  auto soft = [&](const onnx::NodeProto &node) {
+    return inDefaultDomain(node) && node.op_type() == "SoftmaxCrossEntropyLoss" &&
+           node.input_size() >= 2 && isFloatValue(graph, producers, node.input(1));
+  };
+  if (llvm::none_of(graph.node(), soft))
+    return success();
+  std::deque<onnx::TensorProto> owned;
+  llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, owned);
+  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  for (auto [idx, node] : llvm::enumerate(graph.node())) {
+    if (!soft(node)) {
+      *nodes.Add() = node;
+      continue;
+    }
+    const std::string name = labelOf(node, static_cast<int>(idx));
+    auto fail = [&]() {
+      return emitError(NameLoc::get(StringAttr::get(fileLoc->getContext(), name), fileLoc))
+             << "node '" << name << "' (SoftmaxCrossEntropyLoss): its labels '" << node.input(1)
+             << "' are probabilities (FLOAT: F.cross_entropy of soft targets); ";
+    };
+    if (opset < 13)
+      return fail() << "mgs reads them from opset 13 on (LogSoftmax over one axis); export "
+                       "with opset_version=13 or later";
+    // Class weights weigh each class's term (the mean still divides by the
+    // positions, as PyTorch's for probabilities): a constant along axis 1, so
+    // of shape (C, 1, ...) beside targets of rank above 2 (a Constant node:
+    // not a parameter).
+    std::string targets = node.input(1);
+    std::vector<float> weights;
+    std::optional<int64_t> rank;
+    if (node.input_size() > 2 && !node.input(2).empty()) {
+      const onnx::TensorProto *w = constants.lookup(node.input(2));
+      if (!w || w->data_type() != onnx::TensorProto::FLOAT)
+        return fail() << "its class weights '" << node.input(2)
+                      << "' are not a FLOAT constant (an initializer or a Constant node)";
+      weights = onnx::ParseData<float>(w);
+      rank = declaredRank(graph, producers, node.input(1));
+      if (!rank)
+        rank = declaredRank(graph, producers, node.input(0));
+      if (!rank || *rank < 2)
+        return fail() << "with class weights mgs needs their rank before shape inference (a "
+                         "graph input's, or through ops that keep it); fold the weights into "
+                         "the targets (t * w: the same loss)";
+    }
+    std::string reduction = "mean";
+    if (const onnx::AttributeProto *attr = attribute(node, "reduction"))
+      reduction = attr->s();
+    if (reduction != "mean" && reduction != "sum" && reduction != "none")
+      return fail() << "reduction '" << reduction
+                    << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+    // -sum_j t_j log_softmax(x)_j at each position, then the reduction (the
+    // mean over every position: PyTorch's for probability targets).
+    const std::string base = (node.name().empty() ? name : node.name()) + "/mgs_soft_target";
+    const std::string logProb =
+        node.output_size() > 1 && !node.output(1).empty() ? node.output(1) : base + "/log_prob";
+    const std::string perPosition = reduction == "none" ? node.output(0) : base + "/loss";
+    auto add = [&](StringRef op, ArrayRef<std::string> in, const std::string &out) {
+      onnx::NodeProto *n = nodes.Add();
+      *n = makeNode(op, base + "/" + op.str(), in, out);
+      return n;
+    };
+    addIntAttribute(*add("LogSoftmax", {node.input(0)}, logProb), "axis", 1);
+    if (rank) {
+      onnx::TensorProto &w =
+          addTensorAttribute(*add("Constant", {}, base + "/class_weights"), "value");
+      w.set_data_type(onnx::TensorProto::FLOAT);
+      w.add_dims(static_cast<int64_t>(weights.size()));
+      for (int64_t d = 2; d < *rank; ++d)
+        w.add_dims(1);
+      w.mutable_float_data()->Add(weights.begin(), weights.end());
+      add("Mul", {targets, base + "/class_weights"}, base + "/targets");
+      targets = base + "/targets";
+    }
+    add("Mul", {targets, logProb}, base + "/weighted");
+    onnx::NodeProto *axes = add("Constant", {}, base + "/classes");
+    onnx::TensorProto &axis = addTensorAttribute(*axes, "value");
+    axis.set_data_type(onnx::TensorProto::INT64);
+    axis.add_dims(1);
+    axis.add_int64_data(1);
+    addIntAttribute(*add("ReduceSum", {base + "/weighted", base + "/classes"}, base + "/sum"),
+                    "keepdims", 0);
+    add("Neg", {base + "/sum"}, perPosition);
+    if (reduction != "none")
+      addIntAttribute(
+          *add(reduction == "sum" ? "ReduceSum" : "ReduceMean", {perPosition}, node.output(0)),
+          "keepdims", 0);
+  }
+  graph.mutable_node()->Swap(&nodes);
+  return success();
+}
+
 FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
                                                   Location fileLoc) {
   onnx::GraphProto &graph = *model.mutable_graph();

@@ -66,6 +66,17 @@ struct GraphLoss {
 mlir::FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
                                                         mlir::Location fileLoc);
 
+/// SoftmaxCrossEntropyLoss whose labels are probabilities (FLOAT: PyTorch
+/// 1.13 exports F.cross_entropy of soft targets so, which ONNX's shape
+/// inference refuses) becomes, before that inference, -sum_j t_j
+/// LogSoftmax(x)_j over the classes (axis 1) at each position, then its
+/// reduction (the mean over every position, as PyTorch's, the sum, or none);
+/// its log-probabilities output is the LogSoftmax; class weights weigh the
+/// classes' terms. Opsets before 13, and class weights beside targets whose
+/// rank the graph does not declare, are errors naming the node.
+mlir::LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t opset,
+                                                    mlir::Location fileLoc);
+
 /// Records `loss` on the forward function as its kGraphLossAttrName
 /// dictionary (TrainDialect.h), for train-build-step.
 void recordGraphLoss(mlir::func::FuncOp forward, const GraphLoss &loss);

@@ -178,6 +178,8 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
       return failure();
     splitSequences(model, *opset);
     foldSoftplusThreshold(model);
+    if (failed(decomposeSoftTargetCrossEntropy(model, *opset, fileLoc)))
+      return failure();
     stage = "ONNX shape inference";
     auto inferShapes = [&batchChange](onnx::ModelProto &m) {
       // A ceil-mode pool may be inferred a window too many until it is

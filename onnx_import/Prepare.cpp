@@ -645,15 +645,22 @@ void resizeRandomDraws(onnx::ModelProto &model, int64_t exported, int64_t batch)
     if (!t || t->data_type() != onnx::TensorProto::FLOAT ||
         !isPerSample(llvm::ArrayRef<int64_t>(t->dims().data(), t->dims_size())))
       continue;
-    // RandomUniformLike reads its input's shape and type only (zeros will do);
-    // Bernoulli its probabilities, which must be one value to be resized.
-    float probability = 0.0f;
-    if (node->op_type() == "Bernoulli") {
-      std::vector<float> values = onnx::ParseData<float>(t);
-      if (llvm::any_of(values, [&](float v) { return v != values[0]; }))
-        continue;
-      probability = values[0];
+    // RandomUniformLike reads its input's shape and type only: a RandomUniform
+    // of the batch's shape (FLOAT, its default) draws the same without a
+    // tensor of that shape. Bernoulli reads its probabilities, which must be
+    // one value to be resized.
+    if (node->op_type() == "RandomUniformLike") {
+      SmallVector<int64_t> shape{batch};
+      shape.append(t->dims().begin() + 1, t->dims().end());
+      node->set_op_type("RandomUniform");
+      node->clear_input();
+      addIntsAttribute(*node, "shape", shape);
+      continue;
     }
+    std::vector<float> values = onnx::ParseData<float>(t);
+    if (llvm::any_of(values, [&](float v) { return v != values[0]; }))
+      continue;
+    const float probability = values[0];
     onnx::TensorProto resized;
     resized.set_data_type(t->data_type());
     resized.add_dims(batch);

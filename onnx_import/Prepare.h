@@ -190,7 +190,10 @@ std::optional<int64_t> setBatchSize(onnx::ModelProto &model, int64_t batch);
 /// `batch`. With an exported batch of 1 only a draw of one element per
 /// dimension is taken as per sample: it cannot be told from a draw for the
 /// whole batch (torchvision's mode "batch"), and every torchvision model uses
-/// "row"; a draw of (1, d, ...) stays one for the whole batch. Uniform numbers
+/// "row"; a draw of (1, d, ...) stays one for the whole batch. (A draw whose
+/// first dimension is the exported batch but means something else, torch.rand(2,
+/// d) in a model exported at batch 2, is resized too, as RandomNormal's always
+/// were: export at another batch size to tell them apart.) Uniform numbers
 /// of a constant's shape compared with a constant of that shape holding one
 /// value (torch.bernoulli(torch.full_like(x, p)) as PyTorch 1.13 writes it)
 /// are compared with that value as a scalar instead, whatever the batch.

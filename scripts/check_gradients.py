@@ -44,8 +44,9 @@ update: with K = 1 and SGD, the gradient recovered is the clipped one.
 --graph-loss rows|classes-second exports MODEL with its loss in the graph (forward(x, labels)
 returns F.cross_entropy, with --class-weights as its weight buffer and --ignore-index): mgsc is
 given no loss option and must train the graph's (the importer lifts it out). --graph-loss
-nll-log returns F.nll_loss(torch.log(F.softmax(scores, 1) + 1e-3), labels) instead (the
-negative log-likelihood of other than log-probabilities), and the reference computes the same.
+nll-log returns F.nll_loss(torch.log(torch.sigmoid(scores) + 1e-3), labels) instead (the
+negative log-likelihood of other than log-probabilities, not normalized over the classes: a
+softmax cross-entropy of them would have another gradient), and the reference computes the same.
 --onnx PATH compiles that export of MODEL instead of exporting it with this PyTorch (a model
 only PyTorch 2.x exports; the reference starts from its initial weights, whose shapes must be
 the build's).
@@ -181,7 +182,7 @@ def main():
                          "ignore_index= --ignore-index), on the scores' rows with the labels "
                          "reshaped to one a row (rows), or on (N, C, L) scores, the rows of a "
                          "label per token transposed (classes-second), or F.nll_loss of "
-                         "torch.log(F.softmax(scores, 1) + 1e-3) on the rows (nll-log); mgsc is "
+                         "torch.log(torch.sigmoid(scores) + 1e-3) on the rows (nll-log); mgsc is "
                          "given no loss option and trains the graph's")
     ap.add_argument("--reduction", choices=["mean", "sum"], default="mean",
                     help="the loss's reduction (mgsc --reduction, or with --graph-loss the "
@@ -627,9 +628,10 @@ def cpu_autocasts_to_half():
 
 
 def nll_of_log(scores, y, weight, args):
-    """--graph-loss nll-log's loss: the negative log-likelihood of log-probabilities that are
-    not exactly a softmax's (an epsilon added before the log, as models write it)."""
-    return F.nll_loss(torch.log(F.softmax(scores, 1) + 1e-3), y, weight=weight,
+    """--graph-loss nll-log's loss: the negative log-likelihood of values that are not a
+    softmax's log-probabilities (log-sigmoids, an epsilon added before the log, as models write
+    it; not normalized over the classes, so a softmax cross-entropy of them differs)."""
+    return F.nll_loss(torch.log(torch.sigmoid(scores) + 1e-3), y, weight=weight,
                       ignore_index=args.ignore_index, reduction=args.reduction)
 
 

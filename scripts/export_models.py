@@ -77,6 +77,8 @@ def build(name):
         "nllmixture": (NllMixture, digits),
         # masking noise drawn in the graph: (torch.rand_like(x) < 0.8) times the input, unscaled
         "maskingdae": (MaskingDenoiser, digits),
+        # cross-entropies against probabilities (soft targets), with class weights, (N, C, L)
+        "softtargets": (SoftTargets, digits),
         # the same, drawn as torch.bernoulli(torch.full_like(x, 0.8)), exported at a fixed batch
         "maskingdae_full": (MaskingDenoiserFull, torch.zeros(2, 1, 8, 8)),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
@@ -323,6 +325,7 @@ def _segments(n, rng, length=12):
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
 GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "nllmixture",
+              "softtargets",
               "maskingdae", "maskingdae_full", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
@@ -348,6 +351,13 @@ def _row_classes(n, rng):
     return y
 
 
+def _soft_classes(n, rng, *positions):
+    """Probabilities over 10 classes (axis 1), for each of `positions`: soft targets."""
+    z = rng.standard_normal((n, 10, *positions))
+    p = np.exp(z) / np.exp(z).sum(1, keepdims=True)
+    return p.astype(np.float32)
+
+
 def _row_mask(n, rng):
     """Which rows count in the masked loss (1) and which not (0); at least one a sample."""
     m = (rng.random((n, 8)) < 0.75).astype(np.float32)
@@ -361,6 +371,7 @@ OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "rowtagger": [("y", _row_classes), ("m", _row_mask)],
                 "logprobtagger": [("y", _row_classes), ("z", _classes)],
                 "nllmixture": [("y", _row_classes), ("z", _classes)],
+                "softtargets": [("t", _soft_classes), ("u", lambda n, rng: _soft_classes(n, rng, 8))],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}
 

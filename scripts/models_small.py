@@ -476,6 +476,27 @@ class NllMixture(nn.Module):
         return whole + 0.1 * rows
 
 
+class SoftTargets(nn.Module):
+    """Cross-entropies against probabilities (soft targets: mixup's, a distillation's), in a
+    loss the graph computes: forward(x, t, u) returns F.cross_entropy(logits, t, weight=w) of
+    a head's logits (N, 10) against t (N, 10) (w constant class weights, a buffer) plus a tenth
+    of F.cross_entropy(s, u, reduction="sum") / N of per-row scores s (N, 10, 8) against u
+    (N, 10, 8), probabilities over axis 1. PyTorch 1.13 exports each as a
+    SoftmaxCrossEntropyLoss of FLOAT labels, which ONNX's shape inference refuses and mgs
+    rewrites (GraphLoss.cpp: decomposeSoftTargetCrossEntropy)."""
+
+    def __init__(self):
+        super().__init__()
+        self.head = nn.Sequential(nn.Linear(64, 32), nn.Tanh(), nn.Linear(32, 10))
+        self.rows = nn.Conv1d(8, 10, 3, padding=1)
+        self.register_buffer("w", torch.tensor([1.0, 2.0, 0.5, 1.0, 1.5, 1.0, 0.25, 1.0, 1.0, 3.0]))
+
+    def forward(self, x, t, u):
+        whole = F.cross_entropy(self.head(x.flatten(1)), t, weight=self.w)
+        s = self.rows(x.view(-1, 8, 8).transpose(1, 2))  # (N, 10, 8): classes on axis 1
+        return whole + 0.1 * F.cross_entropy(s, u, reduction="sum") / x.shape[0]
+
+
 class MaskingDenoiser(nn.Module):
     """A denoising autoencoder whose masking noise is drawn in the graph: forward(x) returns the
     mean squared error of the reconstruction of x * b against x, b = (torch.rand_like(x) <

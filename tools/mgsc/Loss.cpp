@@ -212,7 +212,9 @@ bool parseLossOptions(bool inference, mgs::TrainPipelineOptions &pipeline) {
 /// A loss the exported graph computed itself (which the importer lifted out:
 /// train.graph_loss) is the loss trained: a loss option that could say
 /// otherwise is an error (--label-smoothing, which ONNX's loss cannot say,
-/// may add to it). Says which loss is trained, unless --quiet.
+/// may add to it, except to the negative log-likelihood of other than
+/// log-probabilities, which has none). Says which loss is trained, unless
+/// --quiet.
 bool checkGraphLoss(mlir::ModuleOp module, bool inference, bool quiet) {
   auto forward = module.lookupSymbol<mlir::func::FuncOp>("forward");
   auto record = forward
