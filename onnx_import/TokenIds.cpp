@@ -37,6 +37,9 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
       if (auto it = initializers.find(node.input(0));
           it != initializers.end() && it->second->dims_size() > 0)
         embeddingRows[node.input(1)] = it->second->dims(0);
+    } else if (node.op_type() == "GatherElements" && node.input_size() > 1) {
+      // torch.gather(q, 1, a[:, None]) at labels or actions fed as data.
+      gatherIndices.insert(node.input(1));
     } else if (node.op_type() == "OneHot" && node.input_size() > 0) {
       gatherIndices.insert(node.input(0)); // (F.one_hot(ids): rows of a one-hot table)
     } else if ((node.op_type() == "SoftmaxCrossEntropyLoss" ||

@@ -79,6 +79,8 @@ def build(name):
         "maskingdae": (MaskingDenoiser, digits),
         # cross-entropies against probabilities (soft targets), with class weights, (N, C, L)
         "softtargets": (SoftTargets, digits),
+        # torch.gather at indices fed as data: a DQN's q.gather(1, a[:, None]), a hand-written CE
+        "gatherq": (GatherAtData, digits),
         # the same, drawn as torch.bernoulli(torch.full_like(x, 0.8)), exported at a fixed batch
         "maskingdae_full": (MaskingDenoiserFull, torch.zeros(2, 1, 8, 8)),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
@@ -325,7 +327,7 @@ def _segments(n, rng, length=12):
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
 GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "nllmixture",
-              "softtargets",
+              "softtargets", "gatherq",
               "maskingdae", "maskingdae_full", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
@@ -358,6 +360,14 @@ def _soft_classes(n, rng, *positions):
     return p.astype(np.float32)
 
 
+def _actions(n, rng):
+    return rng.integers(0, 4, n).astype(np.int64)
+
+
+def _returns(n, rng):
+    return rng.standard_normal(n).astype(np.float32)
+
+
 def _row_mask(n, rng):
     """Which rows count in the masked loss (1) and which not (0); at least one a sample."""
     m = (rng.random((n, 8)) < 0.75).astype(np.float32)
@@ -371,6 +381,7 @@ OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "rowtagger": [("y", _row_classes), ("m", _row_mask)],
                 "logprobtagger": [("y", _row_classes), ("z", _classes)],
                 "nllmixture": [("y", _row_classes), ("z", _classes)],
+                "gatherq": [("a", _actions), ("r", _returns), ("y", _classes)],
                 "softtargets": [("t", _soft_classes), ("u", lambda n, rng: _soft_classes(n, rng, 8))],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}

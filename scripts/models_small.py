@@ -497,6 +497,27 @@ class SoftTargets(nn.Module):
         return whole + 0.1 * F.cross_entropy(s, u, reduction="sum") / x.shape[0]
 
 
+class GatherAtData(nn.Module):
+    """torch.gather at indices fed as data, in a loss the graph computes: forward(x, a, r, y)
+    returns a DQN's mean squared error of q.gather(1, a[:, None]).squeeze(1), its action values
+    q (N, 4) at the actions a (N) taken, against the returns r (N), plus a hand-written
+    cross-entropy of a second head's scores h (N, 10) against labels y (N),
+    (h.logsumexp(1) - h.gather(1, y[:, None]).squeeze(1)).mean()."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(64, 32), nn.Tanh())
+        self.q = nn.Linear(32, 4)
+        self.h = nn.Linear(32, 10)
+
+    def forward(self, x, a, r, y):
+        f = self.body(x.flatten(1))
+        q = self.q(f).gather(1, a[:, None]).squeeze(1)
+        h = self.h(f)
+        ce = (h.logsumexp(1) - h.gather(1, y[:, None]).squeeze(1)).mean()
+        return ((q - r) ** 2).mean() + ce
+
+
 class MaskingDenoiser(nn.Module):
     """A denoising autoencoder whose masking noise is drawn in the graph: forward(x) returns the
     mean squared error of the reconstruction of x * b against x, b = (torch.rand_like(x) <

@@ -321,14 +321,50 @@ LogicalResult convertTile(NodeImporter &n) {
   return success();
 }
 
+/// GatherElements at indices fed as data (an INT64 graph input, reshaped on
+/// the way: a label or an action a row, torch.gather(q, 1, a[:, None])) or
+/// computed as indices at run time: their values as FLOAT, read from a
+/// column 0 .. extent - 1 by a train.gather at them (a negative one counts
+/// from the end, one out of range is that gather's error at run time), then
+/// gatherElementsAt.
+static LogicalResult gatherElementsAtIds(NodeImporter &n, Value x, Value ids) {
+  auto outType = n.outputType(0);
+  if (failed(outType))
+    return failure();
+  ArrayRef<int64_t> shape = shapeOf(x), indexShape = outType->getShape();
+  const int64_t rank = static_cast<int64_t>(shape.size());
+  auto axis = n.axisAttr("axis", 0, rank);
+  if (failed(axis) || failed(checkGatherElementsShapes(n, shape, indexShape, *axis)))
+    return failure();
+  if (numElements(shapeOf(ids)) != numElements(indexShape))
+    return n.emitError() << "its indices '" << n.node().input(1) << "' hold "
+                         << numElements(shapeOf(ids)) << " values for a result of shape "
+                         << shapeToString(indexShape);
+  if (numElements(shape) > kFloatExactIntegers)
+    return n.emitError() << "its data holds " << numElements(shape)
+                         << " values; mgs gathers at indices fed as data from at most 2^24";
+  const int64_t extent = shape[*axis];
+  SmallVector<float> column(extent);
+  for (int64_t i = 0; i < extent; ++i)
+    column[i] = static_cast<float>(i);
+  OpBuilder &b = n.builder();
+  Value positions = gatherAlongAxis(b, n.loc(), f32Constant(n, {extent, 1}, column), 0, ids);
+  positions = reshape(b, n.loc(), positions, indexShape);
+  n.setOutput(0, gatherElementsAt(b, n.loc(), x, *axis, positions));
+  return success();
+}
+
 LogicalResult convertGatherElements(NodeImporter &n) {
   auto x = n.input(0);
   if (failed(x))
     return failure();
+  if (std::optional<Value> ids = n.indexInput(1))
+    return gatherElementsAtIds(n, *x, *ids);
   if (!n.inputIsConstant(1))
     return n.emitError() << "its indices '" << n.node().input(1)
-                         << "' are computed at run time; mgs gathers computed data only at "
-                            "constant indices";
+                         << "' are computed at run time; mgs gathers computed data at "
+                            "constant indices, or at indices fed as data (an INT64 graph "
+                            "input)";
   auto constant = n.constantInput(1);
   auto indices = n.constantInts(1);
   auto outType = n.outputType(0);
