@@ -156,6 +156,13 @@ static bool isFloatValue(const onnx::GraphProto &graph, const llvm::StringMap<in
 
 /// The rank of `value` where the graph says it before shape inference: a
 /// graph input's declared shape, through ops that keep the rank.
+/// An error at the node labelled `name`: "node 'NAME' (OP): ".
+static InFlightDiagnostic nodeError(Location fileLoc, const std::string &name,
+                                    const onnx::NodeProto &node) {
+  return emitError(NameLoc::get(StringAttr::get(fileLoc->getContext(), name), fileLoc))
+         << "node '" << name << "' (" << node.op_type() << "): ";
+}
+
 static std::optional<int64_t> declaredRank(const onnx::GraphProto &graph,
                                            const llvm::StringMap<int> &producers,
                                            const std::string &value, int depth = 0) {
@@ -189,16 +196,16 @@ LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t o
     return success();
   std::deque<onnx::TensorProto> owned;
   llvm::StringMap<const onnx::TensorProto *> constants = constantTensors(graph, owned);
-  google::protobuf::RepeatedPtrField<onnx::NodeProto> nodes;
+  onnx::GraphProto rewritten; // the graph's nodes, the decomposed ones in place
   for (auto [idx, node] : llvm::enumerate(graph.node())) {
     if (!soft(node)) {
-      *nodes.Add() = node;
+      *rewritten.add_node() = node;
       continue;
     }
     const std::string name = labelOf(node, static_cast<int>(idx));
     auto fail = [&]() {
-      return emitError(NameLoc::get(StringAttr::get(fileLoc->getContext(), name), fileLoc))
-             << "node '" << name << "' (SoftmaxCrossEntropyLoss): its labels '" << node.input(1)
+      return nodeError(fileLoc, name, node)
+             << "its labels '" << node.input(1)
              << "' are probabilities (FLOAT: F.cross_entropy of soft targets); ";
     };
     if (opset < 13)
@@ -228,9 +235,8 @@ LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t o
     std::string reduction = "mean";
     if (const onnx::AttributeProto *attr = attribute(node, "reduction"))
       reduction = attr->s();
-    if (reduction != "mean" && reduction != "sum" && reduction != "none")
-      return fail() << "reduction '" << reduction
-                    << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+    if (!isLossReduction(reduction))
+      return fail() << "reduction '" << reduction << "'" << kLossReductions;
     // -sum_j t_j log_softmax(x)_j at each position, then the reduction (the
     // mean over every position: PyTorch's for probability targets).
     const std::string base = (node.name().empty() ? name : node.name()) + "/mgs_soft_target";
@@ -238,14 +244,11 @@ LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t o
         node.output_size() > 1 && !node.output(1).empty() ? node.output(1) : base + "/log_prob";
     const std::string perPosition = reduction == "none" ? node.output(0) : base + "/loss";
     auto add = [&](StringRef op, ArrayRef<std::string> in, const std::string &out) {
-      onnx::NodeProto *n = nodes.Add();
-      *n = makeNode(op, base + "/" + op.str(), in, out);
-      return n;
+      return appendNode(rewritten, op, base + "/" + op.str(), in, out);
     };
     addIntAttribute(*add("LogSoftmax", {node.input(0)}, logProb), "axis", 1);
     if (rank) {
-      onnx::TensorProto &w =
-          addTensorAttribute(*add("Constant", {}, base + "/class_weights"), "value");
+      onnx::TensorProto &w = appendConstant(rewritten, base + "/Constant", base + "/class_weights");
       w.set_data_type(onnx::TensorProto::FLOAT);
       w.add_dims(static_cast<int64_t>(weights.size()));
       for (int64_t d = 2; d < *rank; ++d)
@@ -255,21 +258,19 @@ LogicalResult decomposeSoftTargetCrossEntropy(onnx::ModelProto &model, int64_t o
       targets = base + "/targets";
     }
     add("Mul", {targets, logProb}, base + "/weighted");
-    onnx::NodeProto *axes = add("Constant", {}, base + "/classes");
-    onnx::TensorProto &axis = addTensorAttribute(*axes, "value");
-    axis.set_data_type(onnx::TensorProto::INT64);
-    axis.add_dims(1);
-    axis.add_int64_data(1);
-    addIntAttribute(*add("ReduceSum", {base + "/weighted", base + "/classes"}, base + "/sum"),
-                    "keepdims", 0);
+    appendReduceSum(rewritten, base + "/ReduceSum", base + "/weighted", {1}, base + "/sum", opset);
     add("Neg", {base + "/sum"}, perPosition);
     if (reduction != "none")
       addIntAttribute(
           *add(reduction == "sum" ? "ReduceSum" : "ReduceMean", {perPosition}, node.output(0)),
           "keepdims", 0);
   }
-  graph.mutable_node()->Swap(&nodes);
+  graph.mutable_node()->Swap(rewritten.mutable_node());
   return success();
+}
+
+bool isLossReduction(StringRef reduction) {
+  return reduction == "mean" || reduction == "sum" || reduction == "none";
 }
 
 FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64_t opset,
@@ -291,10 +292,7 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
   std::optional<int> lossIdx;
   std::string label;
   auto fail = [&](int idx) {
-    const onnx::NodeProto &node = graph.node(idx);
-    std::string name = labelOf(node, idx);
-    return emitError(NameLoc::get(StringAttr::get(fileLoc->getContext(), name), fileLoc))
-           << "node '" << name << "' (" << node.op_type() << "): ";
+    return nodeError(fileLoc, labelOf(graph.node(idx), idx), graph.node(idx));
   };
   auto usersOf = [&](const std::string &value) {
     std::string users;
@@ -341,9 +339,8 @@ FailureOr<std::optional<GraphLoss>> liftGraphLoss(onnx::ModelProto &model, int64
   result.opType = loss.op_type();
   if (const onnx::AttributeProto *attr = attribute(loss, "reduction"))
     result.reduction = attr->s();
-  if (result.reduction != "mean" && result.reduction != "sum")
-    return fail(*lossIdx) << "reduction '" << result.reduction
-                          << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+  if (result.reduction == "none" || !isLossReduction(result.reduction))
+    return fail(*lossIdx) << "reduction '" << result.reduction << "'" << kLossReductions;
   if (const onnx::AttributeProto *attr = attribute(loss, "ignore_index"))
     result.ignoreIndex = attr->i();
   result.droppedSmoothing = exportedSmoothing(loss);

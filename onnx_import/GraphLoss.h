@@ -48,6 +48,14 @@ struct GraphLoss {
   bool flattened = false;
 };
 
+/// Whether `reduction` is one of ONNX's loss reductions: 'mean', 'sum' or
+/// 'none'.
+bool isLossReduction(llvm::StringRef reduction);
+
+/// What an error at another reduction goes on to say.
+inline constexpr const char *kLossReductions =
+    "; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+
 /// Finds the loss node whose result is a graph output and lifts it out of
 /// `model` (shape inference has run: the scores' shape must be known):
 ///  - the loss output is replaced by the scores, first among the outputs:

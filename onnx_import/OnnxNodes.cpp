@@ -46,6 +46,10 @@ bool isReshapeOnly(const onnx::NodeProto &node) {
                             node.op_type());
 }
 
+bool isOrderComparison(llvm::StringRef op) {
+  return op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
+}
+
 std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
   if (!t)
     return std::nullopt;

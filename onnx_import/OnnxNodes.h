@@ -43,6 +43,10 @@ std::vector<int64_t> intsAttribute(const onnx::NodeProto &node, llvm::StringRef 
 /// Squeeze, Unsqueeze, Identity): token ids stay token ids through it.
 bool isReshapeOnly(const onnx::NodeProto &node);
 
+/// Whether `op` orders two values (Less, LessOrEqual, Greater,
+/// GreaterOrEqual): a uniform draw compared so starts a dropout mask.
+bool isOrderComparison(llvm::StringRef op);
+
 /// The integers an INT64 or INT32 tensor holds, or a BOOL tensor's as 0 and
 /// 1; none for a null tensor, another dtype, or data of the wrong size
 /// (which the importer reports where it reads the tensor).

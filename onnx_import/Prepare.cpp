@@ -564,8 +564,7 @@ static void scalarDrawComparands(onnx::GraphProto &graph,
       if (const onnx::TensorProto *t = constants.lookup(node->input(0)))
         drawShapes[node->output(0)] = t;
     const std::string &op = node->op_type();
-    if ((op != "Less" && op != "LessOrEqual" && op != "Greater" && op != "GreaterOrEqual") ||
-        node->input_size() != 2)
+    if (!isOrderComparison(op) || node->input_size() != 2)
       continue;
     for (int at = 0; at < 2; ++at) {
       const onnx::TensorProto *shape = drawShapes.lookup(node->input(at));

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -32,10 +33,6 @@ using namespace mgs::train;
 namespace mgs::onnx_import {
 
 /// The comparisons that turn uniform numbers into a dropout mask's keep test.
-static bool isComparison(const std::string &op) {
-  return op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
-}
-
 LogicalResult GraphImporter::importRandomMask(bool &handled) {
   handled = false;
   const std::string &op = curNode->op_type();
@@ -94,7 +91,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
     randomMasks[curNode->output(0)] = std::move(mask);
     return success();
   }
-  const bool compares = isComparison(op);
+  const bool compares = isOrderComparison(op);
   int at = -1;
   for (int i = 0; i < curNode->input_size() && at < 0; ++i)
     if (hasInput(i) && randomMasks.count(curNode->input(i)))
@@ -203,7 +200,7 @@ std::optional<double> GraphImporter::otherScalarOperand(int at) {
 LogicalResult GraphImporter::importUniformNumbers(bool &handled) {
   handled = false;
   const std::string &op = curNode->op_type();
-  const bool compares = isComparison(op);
+  const bool compares = isOrderComparison(op);
   // Uniform numbers in [0, 1) compared with a constant start a dropout mask;
   // read any other way, they are numbers (the node imports as usual).
   for (int i = 0; i < curNode->input_size(); ++i) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "converters/Loss.h"
+#include "GraphLoss.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
@@ -70,9 +71,8 @@ LogicalResult convertCrossEntropyInGraph(NodeImporter &n) {
                          << "; a cross-entropy takes (N, C) scores, or (N, C, d1, ...) with a "
                             "label per position";
   const std::string reduction = n.stringAttr("reduction", "mean");
-  if (reduction != "mean" && reduction != "sum" && reduction != "none")
-    return n.emitError() << "reduction '" << reduction
-                         << "'; ONNX's are 'mean' (PyTorch's default), 'sum' and 'none'";
+  if (!isLossReduction(reduction))
+    return n.emitError() << "reduction '" << reduction << "'" << kLossReductions;
   const bool perSample = reduction == "none";
 
   OpBuilder &b = n.builder();
