@@ -73,6 +73,12 @@ bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTenso
   switch (p.data_type()) {
   case onnx::TensorProto::INT64:
   case onnx::TensorProto::INT32:
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64:
   case onnx::TensorProto::BOOL: {
     std::optional<std::vector<int64_t>> ints = tensorInts(&p);
     if (!ints)
@@ -95,8 +101,8 @@ bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTenso
     break;
   }
   default:
-    return fail(what + " has a dtype mgs does not evaluate at import (INT64, INT32, FLOAT, "
-                       "DOUBLE and BOOL only)");
+    return fail(what + " has a dtype mgs does not evaluate at import (FLOAT, DOUBLE, BOOL and "
+                       "the integer types only)");
   }
   if (t.size() != countOf(t.dims))
     return fail(what + " holds " + std::to_string(t.size()) + " values for its shape of " +

@@ -374,9 +374,53 @@ bool Folder::cast(HostTensor &r) {
           return fail("cannot cast " + std::to_string(v) + " to INT32: out of range");
     return true;
   }
+  case onnx::TensorProto::UINT8:
+  case onnx::TensorProto::INT8:
+  case onnx::TensorProto::UINT16:
+  case onnx::TensorProto::INT16:
+  case onnx::TensorProto::UINT32:
+  case onnx::TensorProto::UINT64: {
+    // The narrow integers PyTorch 2.x's exporter writes on the way (torch.eye
+    // of a uint8 arange): kept as integers, wrapped into the type's range as
+    // a C cast does (a float truncated first; out of int64's range it is
+    // undefined in ONNX: an error here).
+    r.kind = Kind::Int;
+    const int bits = to == onnx::TensorProto::UINT64                                      ? 64
+                     : to == onnx::TensorProto::UINT32                                    ? 32
+                     : to == onnx::TensorProto::UINT16 || to == onnx::TensorProto::INT16 ? 16
+                                                                                         : 8;
+    const bool isSigned = to == onnx::TensorProto::INT8 || to == onnx::TensorProto::INT16;
+    std::vector<int64_t> values = x.ints;
+    if (x.isFloat()) {
+      values.clear();
+      for (float v : x.floats) {
+        if (!(v >= -9223372036854775808.0f && v < 9223372036854775808.0f))
+          return fail("cannot cast " + std::to_string(v) + " to dtype " + std::to_string(to) +
+                      ": out of range");
+        values.push_back(static_cast<int64_t>(v));
+      }
+    }
+    for (int64_t v : values) {
+      if (bits == 64) {
+        if (v < 0)
+          return fail("cannot cast " + std::to_string(v) + " to UINT64: mgs keeps integers as "
+                                                           "INT64");
+        r.ints.push_back(v);
+        continue;
+      }
+      const uint64_t mask = (uint64_t(1) << bits) - 1;
+      uint64_t u = static_cast<uint64_t>(v) & mask;
+      if (isSigned && (u >> (bits - 1)))
+        r.ints.push_back(static_cast<int64_t>(u) - (int64_t(1) << bits));
+      else
+        r.ints.push_back(static_cast<int64_t>(u));
+    }
+    return true;
+  }
   default:
     return fail("cast to dtype " + std::to_string(to) +
-                ", which mgs does not evaluate at import (FLOAT, INT64, INT32 and BOOL only)");
+                ", which mgs does not evaluate at import (FLOAT, BOOL and the integer types "
+                "only)");
   }
 }
 

@@ -8,6 +8,9 @@
 
 #include <onnx/defs/tensor_proto_util.h>
 
+#include <cstdint>
+#include <limits>
+
 using namespace llvm;
 
 namespace mgs::onnx_import {
@@ -50,6 +53,52 @@ bool isOrderComparison(llvm::StringRef op) {
   return op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
 }
 
+/// A tensor of one of the other integer dtypes as int64 values: raw_data
+/// little-endian, else int32_data (8 and 16 bits) or uint64_data (UINT32,
+/// UINT64); none for a UINT64 past int64's range or data of the wrong size.
+static std::optional<std::vector<int64_t>> narrowInts(const onnx::TensorProto &t) {
+  const int type = t.data_type();
+  const bool isSigned = type == onnx::TensorProto::INT8 || type == onnx::TensorProto::INT16;
+  const size_t bytes = type == onnx::TensorProto::UINT8 || type == onnx::TensorProto::INT8 ? 1
+                       : type == onnx::TensorProto::UINT16 || type == onnx::TensorProto::INT16
+                           ? 2
+                       : type == onnx::TensorProto::UINT32 ? 4
+                                                           : 8;
+  int64_t count = 1;
+  for (int64_t d : t.dims())
+    count *= d;
+  std::vector<int64_t> out;
+  if (t.has_raw_data()) {
+    const std::string &raw = t.raw_data();
+    if (raw.size() != static_cast<size_t>(count) * bytes)
+      return std::nullopt;
+    for (size_t at = 0; at < raw.size(); at += bytes) {
+      uint64_t u = 0;
+      for (size_t k = 0; k < bytes; ++k)
+        u |= uint64_t(static_cast<unsigned char>(raw[at + k])) << (8 * k);
+      if (isSigned && (u >> (8 * bytes - 1)))
+        out.push_back(static_cast<int64_t>(u) - (int64_t(1) << (8 * bytes)));
+      else if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+        return std::nullopt;
+      else
+        out.push_back(static_cast<int64_t>(u));
+    }
+    return out;
+  }
+  if (bytes <= 2) {
+    out.assign(t.int32_data().begin(), t.int32_data().end());
+  } else {
+    for (uint64_t u : t.uint64_data()) {
+      if (u > uint64_t(std::numeric_limits<int64_t>::max()))
+        return std::nullopt;
+      out.push_back(static_cast<int64_t>(u));
+    }
+  }
+  if (static_cast<int64_t>(out.size()) != count)
+    return std::nullopt;
+  return out;
+}
+
 std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
   if (!t)
     return std::nullopt;
@@ -72,6 +121,13 @@ std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
         v = v != 0;
       return out;
     }
+    case onnx::TensorProto::UINT8:
+    case onnx::TensorProto::INT8:
+    case onnx::TensorProto::UINT16:
+    case onnx::TensorProto::INT16:
+    case onnx::TensorProto::UINT32:
+    case onnx::TensorProto::UINT64:
+      return narrowInts(*t);
     default:
       return std::nullopt;
     }

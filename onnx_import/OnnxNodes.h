@@ -47,9 +47,11 @@ bool isReshapeOnly(const onnx::NodeProto &node);
 /// GreaterOrEqual): a uniform draw compared so starts a dropout mask.
 bool isOrderComparison(llvm::StringRef op);
 
-/// The integers an INT64 or INT32 tensor holds, or a BOOL tensor's as 0 and
-/// 1; none for a null tensor, another dtype, or data of the wrong size
-/// (which the importer reports where it reads the tensor).
+/// The integers a tensor of an integer dtype holds (INT64, INT32, and the
+/// 8-, 16-bit and unsigned ones PyTorch 2.x's exporter writes), or a BOOL
+/// tensor's as 0 and 1; none for a null tensor, another dtype, a UINT64 past
+/// int64's range, or data of the wrong size (which the importer reports where
+/// it reads the tensor).
 std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t);
 
 /// A node `op` named `name`, reading `inputs`, writing `output`.
