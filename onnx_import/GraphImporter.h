@@ -230,6 +230,11 @@ private:
     std::string draw;   ///< the node that drew it
     double low = 0.0, high = 1.0; ///< the range of a Uniform draw
     mlir::LocationAttr loc;       ///< the drawing node's
+    /// Keep, KeepFloat: the comparison of the uniform draw u that keeps an
+    /// element, u < threshold (below, strict), u <= threshold (below), or
+    /// u > or u >= threshold.
+    bool below = true, strict = true;
+    double threshold = 1.0;
   };
   /// Imports the node when it draws random numbers (RandomUniformLike,
   /// RandomUniform, Bernoulli) or reads them on the way to a dropout mask
@@ -244,9 +249,12 @@ private:
   /// train.random_uniform values (materializeDraw) the node reads as any
   /// value. Never claims the node.
   mlir::LogicalResult importUniformNumbers(bool &handled);
-  /// The uniform draw `name` (stage Uniform) as a train.random_uniform value,
-  /// or the FLOAT mask `name` (stage KeepFloat) as numbers: its scale where a
-  /// fresh uniform draw falls below its keep probability, else 0.
+  /// The uniform draw `name` (stage Uniform) as a train.random_uniform value;
+  /// the BOOL mask `name` (stage Keep) as a truth (its comparison of the draw,
+  /// 1.0 or 0.0: a Where by it, Gumbel noise as torch.export writes
+  /// exponential_); the FLOAT mask `name` (stage KeepFloat) as numbers: its
+  /// scale where the comparison holds, else 0. One draw read several of these
+  /// ways is one train.random_uniform (drawValues).
   mlir::LogicalResult materializeDraw(const std::string &name);
   /// The other operand of the current binary node (input `at` is one), when
   /// it is one constant FLOAT value.
@@ -346,6 +354,8 @@ private:
   /// The draws (RandomMask::draw) already turned into a dropout, and those
   /// read as numbers (materializeDraw): one draw cannot be both.
   llvm::StringSet<> usedDraws, materializedDraws;
+  /// The train.random_uniform of each draw (its node) read as numbers or truths.
+  llvm::StringMap<mlir::Value> drawValues;
 };
 
 } // namespace mgs::onnx_import

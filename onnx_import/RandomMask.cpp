@@ -76,7 +76,7 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
       mask.stage = valueTypeOf(curNode->output(0)) == onnx::TensorProto::BOOL
                        ? RandomMask::Keep
                        : RandomMask::KeepFloat;
-      mask.keep = (*p)[0];
+      mask.keep = mask.threshold = (*p)[0];
     } else {
       if (const onnx::AttributeProto *dtype = findAttr("dtype");
           dtype && dtype->i() != onnx::TensorProto::FLOAT)
@@ -108,11 +108,12 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
                           "multiplied with data (stochastic depth as PyTorch exports it: "
                           "RandomUniformLike, Less, Cast, Div, Mul)";
   };
-  // A FLOAT mask read other than on the way to a dropout (a denoising
-  // autoencoder's x * bernoulli(0.8), unscaled) is numbers: 0 or its scale,
-  // drawn afresh (materializeDraw), and the node imports as usual.
+  // A mask read other than on the way to a dropout (a denoising
+  // autoencoder's x * bernoulli(0.8), unscaled; the Where by u >= 1 - eps/2
+  // of torch.export's exponential_) is numbers, 0 or its scale, or a truth
+  // (materializeDraw), and the node imports as usual.
   auto rejectOrNumbers = [&](const Twine &why) -> LogicalResult {
-    if (mask.stage != RandomMask::KeepFloat)
+    if (mask.stage == RandomMask::Uniform)
       return reject(why);
     handled = false;
     return materializeDraw(curNode->input(at));
@@ -129,8 +130,10 @@ LogicalResult GraphImporter::importRandomMask(bool &handled) {
       return reject("it is compared with something other than a constant FLOAT scalar");
     // u < c (or c > u) holds with probability c for u uniform in [0, 1); u > c
     // with 1 - c; whether equality counts changes nothing.
-    const bool below = op.rfind("Less", 0) == 0;
-    mask.keep = std::clamp(below == (at == 0) ? *c : 1.0 - *c, 0.0, 1.0);
+    mask.below = (op.rfind("Less", 0) == 0) == (at == 0);
+    mask.strict = op == "Less" || op == "Greater";
+    mask.threshold = *c;
+    mask.keep = std::clamp(mask.below ? *c : 1.0 - *c, 0.0, 1.0);
     mask.stage = RandomMask::Keep;
   } else if (mask.stage == RandomMask::Keep && op == "Cast" &&
              castTo == onnx::TensorProto::FLOAT) {
@@ -224,18 +227,22 @@ LogicalResult GraphImporter::materializeDraw(const std::string &name) {
                           "apart";
   auto type = RankedTensorType::get(draw.shape, b.getF32Type());
   Location loc = draw.loc ? Location(draw.loc) : curLoc;
-  Value value;
-  if (draw.stage == RandomMask::Uniform) {
-    value = RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(draw.low),
-                                    b.getF32FloatAttr(draw.high));
-  } else {
-    // A FLOAT mask: 1 with probability `keep` (keep > u for u uniform in
-    // [0, 1)), times its scale.
-    Value u =
-        RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(0.0f), b.getF32FloatAttr(1.0f));
-    value = GreaterOp::create(b, loc, type, f32Constant(static_cast<float>(draw.keep)), u);
+  Value &u = drawValues[draw.draw];
+  if (!u)
+    u = RandomUniformOp::create(b, loc, type, b.getF32FloatAttr(draw.low),
+                                b.getF32FloatAttr(draw.high));
+  Value value = u;
+  if (draw.stage != RandomMask::Uniform) {
+    // The mask's comparison of the draw (1 with probability `keep`), times
+    // its scale.
+    Value c = f32Constant(static_cast<float>(draw.threshold));
+    auto [lhs, rhs] = draw.below ? std::pair{c, u} : std::pair{u, c};
+    value = draw.strict ? GreaterOp::create(b, loc, type, lhs, rhs).getResult()
+                        : GreaterOrEqualOp::create(b, loc, type, lhs, rhs).getResult();
     if (draw.scale != 1.0)
       value = MulOp::create(b, loc, type, value, f32Constant(static_cast<float>(draw.scale)));
+    if (draw.stage == RandomMask::Keep)
+      truths.insert(name);
   }
   values[name] = value;
   randomMasks.erase(name);
