@@ -24,6 +24,7 @@
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
+#include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/Verifier.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
@@ -98,12 +99,13 @@ std::string onnxLibraryDescription() {
 
 SmallVector<StringRef> supportedOpTypes() {
   // (Einsum is rewritten into MatMul and Transposes before the graph walk,
-  // Col2Im into a ConvTranspose; comparisons and logic of computed data are
-  // ComputedTruth.cpp's.)
+  // Col2Im into a ConvTranspose, GridSample into Gathers; comparisons and logic of computed data
+  // are ComputedTruth.cpp's.)
   SmallVector<StringRef> ops{"Col2Im",
                              "Constant",
                              "ConstantOfShape",
                              "Einsum",
+                             "GridSample",
                              "Expand",
                              "Shape",
                              "And",
@@ -137,6 +139,32 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
   if (failed(readModel(path, model, fileLoc)))
     return failure();
 
+  // The export's batch size and the one set, when they differ. A model
+  // exported at a fixed batch keeps that batch where PyTorch computed a shape
+  // from it (x.view(x.size(0), -1) traced without a dynamic batch): a shape
+  // error after another batch is set says so.
+  std::optional<std::pair<int64_t, int64_t>> batchChange;
+  ScopedDiagnosticHandler batchNote(&context, [&, noted = false](Diagnostic &diag) mutable {
+    if (!batchChange || noted || diag.getSeverity() != DiagnosticSeverity::Error)
+      return failure();
+    const std::string text = diag.str();
+    if ((text.find("ShapeInferenceError") == std::string::npos &&
+         text.find("shapes are inconsistent") == std::string::npos) ||
+        text.find("the export fixed its batch size") != std::string::npos)
+      return failure();
+    noted = true;
+    diag.attachNote(fileLoc) << "the export fixed the batch size at " << batchChange->first
+                             << " (its input's first dimension is a number, not a symbol) and "
+                                "--batch-size is "
+                             << batchChange->second
+                             << ": a shape PyTorch computed from the batch (x.view(x.size(0), "
+                                "-1)) keeps "
+                             << batchChange->first
+                             << "; export with a dynamic batch dimension (dynamic_axes or "
+                                "torch.export's dynamic_shapes), or compile with --batch-size "
+                             << batchChange->first;
+    return failure(); // (reported as usual, with the note)
+  });
   std::string stage = "the ONNX checker";
   try {
     onnx::checker::check_model(model);
@@ -166,8 +194,6 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     stage = "--dim and --bind-input";
     if (failed(setNamedDims(model, options.dims, fileLoc)))
       return failure();
-    // The export's batch size and the one set, when they differ.
-    std::optional<std::pair<int64_t, int64_t>> batchChange;
     if (options.batchSize)
       if (std::optional<int64_t> exported = setBatchSize(model, *options.batchSize)) {
         resizeRandomDraws(model, *exported, *options.batchSize);
@@ -254,22 +280,23 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     foldShapeArithmetic(model, *opset, inferShapes);
     // Einsums become MatMul and Transposes once their operands' ranks are
     // known (often only after folding: attention's head split), Col2Ims
-    // ConvTransposes once their shapes are, and the shapes after them are
-    // inferred and folded again.
+    // ConvTransposes and GridSamples Gathers once their shapes are, and the
+    // shapes after them are inferred and folded again.
     // Loops of a known trip count are unrolled likewise and Ifs of a known
     // condition inlined, and the sequences they build replaced by their
     // elements.
     for (bool rewrote = true; rewrote;) {
-      bool unrolled = false, inlined = false, folded = false;
+      bool unrolled = false, inlined = false, folded = false, sampled = false;
       if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)) ||
           failed(lowerCol2Ims(model, fileLoc, /*strict=*/false, folded)) ||
+          failed(lowerGridSamples(model, fileLoc, *opset, /*strict=*/false, sampled)) ||
           failed(unrollLoops(model, fileLoc, *opset, /*strict=*/false, unrolled)) ||
           failed(inlineIfs(model, fileLoc, /*strict=*/false, inlined)))
         return failure();
       // Sequences are resolved whether or not a Loop built them: a
       // position folded this round may be the one a SequenceAt was waiting
       // for.
-      rewrote |= unrolled | inlined | folded;
+      rewrote |= unrolled | inlined | folded | sampled;
       rewrote |= resolveSequences(model, *opset);
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
@@ -280,6 +307,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     bool rewrote = false;
     if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(lowerCol2Ims(model, fileLoc, /*strict=*/true, rewrote)) ||
+        failed(lowerGridSamples(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(unrollLoops(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(inlineIfs(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();

@@ -565,6 +565,8 @@ const llvm::StringMap<OpConverter> &opConverters() {
       {"Sin", convertUnary<SinOp>},
       {"Abs", convertUnary<AbsOp>},
       {"Round", convertUnary<RoundOp>},
+      {"Floor", convertUnary<FloorOp>},
+      {"Ceil", convertUnary<CeilOp>},
       {"Log", convertUnary<LogOp>},
       {"Softsign", convertUnary<SoftsignOp>},
       {"Mish", convertUnary<MishOp>},

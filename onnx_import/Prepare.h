@@ -98,6 +98,15 @@ mlir::LogicalResult rewriteEach(
 mlir::LogicalResult lowerCol2Ims(onnx::ModelProto &model, mlir::Location fileLoc, bool strict,
                                  bool &changed);
 
+/// Lowers each GridSample (PyTorch's F.grid_sample) whose image and grid
+/// shapes are known into the pixel coordinates its grid gives, Gathers of the
+/// image's rows at the pixels around them and their bilinear (or nearest)
+/// weights (GridSample.cpp); one not known yet is kept, or with `strict` an
+/// error naming the node, as is a mode or padding mgs does not sample.
+/// Returns whether any was lowered in `changed`.
+mlir::LogicalResult lowerGridSamples(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
+                                     bool strict, bool &changed);
+
 /// Unrolls each Loop whose trip count is a constant (at most 4096) and
 /// whose condition stays true, or a while loop whose condition counts a
 /// carried index from a constant up to a constant (torch.export's

@@ -104,6 +104,10 @@ def build(name):
         "maxmin": (MaxMinMLP, digits),
         # reflect/replicate/circular padding, flip, pixel (un)shuffle
         "layout": (LayoutNet, digits),
+        # F.grid_sample: an affine grid (bilinear, zeros), a flow (bilinear, border; nearest)
+        "gridwarp": (GridWarp, digits),
+        # F.gumbel_softmax: torch.export's exponential_ (a draw compared and logged; 2.x only)
+        "gumbel": (GumbelMLP, digits),
         # amax, amin, max(dim), logsumexp, L1 norm, argmax (computed data)
         "reductions": (ReductionsMLP, digits),
         # comparisons of computed data, And, Sign, IsNaN, Where by them
@@ -302,7 +306,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "hfpairs", "detach",
                  "activations", "stdnorm", "prelu",
                  "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
-                 "einsums", "routing"}
+                 "einsums", "routing", "gridwarp", "gumbel"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs", "hfpairs"}

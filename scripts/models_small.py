@@ -758,6 +758,75 @@ class LayoutNet(nn.Module):
         return self.fc(torch.flatten(h, 1))
 
 
+class GridWarp(nn.Module):
+    """A digits CNN that samples its images at computed points (F.grid_sample: ONNX GridSample,
+    opset 16): a spatial transformer's affine grid, built by hand (the TorchScript exporter has
+    no affine_grid) from a predicted theta, sampled bilinearly with zeros padding; then a flow
+    field from a convolution warps the features bilinearly with border padding and corners
+    aligned, nearest with zeros padding and bilinearly with reflection padding; and the image
+    as a 4x4x4 volume warped by a 3-D flow (VoxelMorph's spatial transformer: trilinear,
+    reflection padding, corners aligned)."""
+
+    def __init__(self):
+        super().__init__()
+        self.loc = nn.Linear(64, 6)
+        self.conv = nn.Conv2d(1, 4, 3, padding=1)
+        self.flow = nn.Conv2d(4, 2, 3, padding=1)
+        self.flow3d = nn.Conv3d(1, 3, 3, padding=1)
+        self.fc = nn.Linear(12 * 8 * 8 + 64, 10)
+
+    def forward(self, x):
+        pixels = (torch.arange(8, dtype=x.dtype) * 2 + 1) / 8 - 1  # centers, align False
+        ys = pixels.view(8, 1).expand(8, 8)
+        xs = pixels.view(1, 8).expand(8, 8)
+        base = torch.stack([xs, ys, torch.ones(8, 8, dtype=x.dtype)], 2).view(1, 64, 3)
+        identity = torch.tensor([[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]], dtype=x.dtype)
+        theta = identity + 0.3 * torch.tanh(self.loc(torch.flatten(x, 1))).view(-1, 2, 3)
+        grid = torch.matmul(base, theta.transpose(1, 2)).view(-1, 8, 8, 2)
+        h = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        h = torch.tanh(self.conv(h))
+        flow = 0.4 * torch.tanh(self.flow(h)).permute(0, 2, 3, 1)
+        g = grid + flow
+        h2 = F.grid_sample(h, g, mode="bilinear", padding_mode="border", align_corners=True)
+        h3 = F.grid_sample(h, 1.2 * g, mode="nearest", padding_mode="zeros", align_corners=False)
+        h4 = F.grid_sample(h, 2.5 * g, mode="bilinear", padding_mode="reflection",
+                           align_corners=False)
+        v = x.view(-1, 1, 4, 4, 4) / 16
+        corners = torch.arange(4, dtype=x.dtype) * 2 / 3 - 1  # align True
+        zs3, ys3, xs3 = torch.meshgrid(corners, corners, corners, indexing="ij")
+        base3 = torch.stack([xs3, ys3, zs3], 3).view(1, 4, 4, 4, 3)
+        g3 = 1.5 * (base3 + 0.5 * torch.tanh(self.flow3d(v)).permute(0, 2, 3, 4, 1))
+        v = F.grid_sample(v, g3, mode="bilinear", padding_mode="reflection", align_corners=True)
+        return self.fc(torch.cat([torch.flatten(torch.cat([h2, h3, h4], 1), 1),
+                                  torch.flatten(v, 1)], 1))
+
+
+class GumbelMLP(nn.Module):
+    """A digits MLP whose class scores go through F.gumbel_softmax (tau 0.5): Gumbel noise
+    -log(E), E exponential, which PyTorch 2.x's torch.export writes as exponential_'s
+    decomposition, u uniform and E = -where(u >= 1 - eps / 2, -eps / 2, log(u)) (eps float32's:
+    the comparison and the log read one draw). The log of the relaxed one-hot (plus 1e-6) is
+    the output. `draws`, when set, gives u (check_gradients.py: the training executable's)."""
+
+    draws = None
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = nn.Linear(64, 32)
+        self.fc2 = nn.Linear(32, 10)
+
+    def forward(self, x):
+        logits = self.fc2(torch.tanh(self.fc1(torch.flatten(x, 1))))
+        if self.draws is None:
+            y = F.gumbel_softmax(logits, tau=0.5)
+        else:
+            u = self.draws.uniform(logits.shape).to(logits.dtype)
+            eps = torch.finfo(torch.float32).eps
+            e = -torch.where(u >= 1 - eps / 2, torch.full_like(u, -eps / 2), torch.log(u))
+            y = F.softmax((logits - torch.log(e)) / 0.5, dim=1)
+        return torch.log(y + 1e-6)
+
+
 class ReductionsMLP(nn.Module):
     """A digits MLP whose hidden features [N, 4, 8] are summarized by torch.amax, torch.amin,
     torch.max(dim).values, torch.logsumexp, an L1 norm and the gather at argmax (ONNX

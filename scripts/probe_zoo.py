@@ -54,6 +54,7 @@ import torch.nn.functional as F
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
+import models_more  # noqa: E402  (the "more ..." rows)
 import export_models  # noqa: E402  (its TokenDecoder, TokenSeq2Seq, PaddedAttention, MaxVit)
 import mgs_augment  # noqa: E402  (the executable's sample order)
 VOCAB, LENGTH = 50, 12
@@ -471,6 +472,7 @@ def models():
         **hf_models(),
         **timm_models(),
         **pyg_models(),
+        **models_more.builders(),
     }
 
 
@@ -661,7 +663,8 @@ def run(cmd, timeout, env=None):
 # The Hugging Face decoders' rotary inv_freq likewise (by the row's full name).
 MGSC_ARGS = {"swin_v2": ["--freeze", "*.relative_coords_table"], "llama": ["--freeze", "inv_freq"],
              # per-pixel scores (N, C, H, W)
-             **{name: ["--class-axis", "1"] for name in ("fcn", "deeplabv3", "lraspp")},
+             **{name: ["--class-axis", "1"] for name in ("fcn", "deeplabv3", "lraspp", "more unet",
+                                                         "more unet (torch.export)")},
              # BART's final_logits_bias, a float buffer (not among named_parameters)
              "hf bart": ["--freeze", "*.final_logits_bias"],
              # Whisper's sinusoidal position table: a parameter PyTorch does not train

@@ -135,6 +135,8 @@ int64_t unaryCode(StringRef kind) {
       .Case("celu", MGSRT_UNARY_CELU)
       .Case("selu", MGSRT_UNARY_SELU)
       .Case("round", MGSRT_UNARY_ROUND)
+      .Case("floor", MGSRT_UNARY_FLOOR)
+      .Case("ceil", MGSRT_UNARY_CEIL)
       .Default(MGSRT_UNARY_TANH);
 }
 

@@ -182,11 +182,12 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_graph_launch(mgsrt_ctx_t *ctx, int *ran);
  *       16 elu: x > 0 ? x : alpha (exp(x) - 1),
  *       17 celu: x > 0 ? x : alpha (exp(x / alpha) - 1),
  *       18 selu: beta (x > 0 ? x : alpha (exp(x) - 1)) (ONNX's gamma is beta),
- *       19 round: half to even (its gradient 0: a compiled step never takes it).
+ *       19 round: half to even, 20 floor, 21 ceil (their gradients 0: a compiled step never
+ *       takes them).
  *   beta_bits is read by hard_sigmoid, hard_swish and selu only (a descriptor
  *   of the other ops may end after alpha_bits).
  * fwd  bufs: x, y
- * bwd  bufs: x, y, dy, dx   (relu, leaky, erf, pow, the hard ops, cos, sin, 12-19 use x;
+ * bwd  bufs: x, y, dy, dx   (relu, leaky, erf, pow, the hard ops, cos, sin, 12-21 use x;
  *   sigmoid, tanh, sqrt and exp use y).
  *   hard_sigmoid's gradient is alpha where 0 < alpha x + beta < 1, else 0;
  *   hard_swish's is 0 where alpha x + beta < 0, 1 where it is > 1, else
@@ -197,7 +198,8 @@ enum { MGSRT_UNARY_RELU = 0, MGSRT_UNARY_LEAKY_RELU = 1, MGSRT_UNARY_SIGMOID = 2
        MGSRT_UNARY_HARD_SIGMOID = 7, MGSRT_UNARY_HARD_SWISH = 8, MGSRT_UNARY_EXP = 9,
        MGSRT_UNARY_COS = 10, MGSRT_UNARY_SIN = 11, MGSRT_UNARY_ABS = 12, MGSRT_UNARY_LOG = 13,
        MGSRT_UNARY_SOFTSIGN = 14, MGSRT_UNARY_MISH = 15, MGSRT_UNARY_ELU = 16,
-       MGSRT_UNARY_CELU = 17, MGSRT_UNARY_SELU = 18, MGSRT_UNARY_ROUND = 19 };
+       MGSRT_UNARY_CELU = 17, MGSRT_UNARY_SELU = 18, MGSRT_UNARY_ROUND = 19,
+       MGSRT_UNARY_FLOOR = 20, MGSRT_UNARY_CEIL = 21 };
 /* clang-format on */
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_fwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 MGSRT_EXPORT mgsrt_status_t mgsrt_unary_bwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);

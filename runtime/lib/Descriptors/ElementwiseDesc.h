@@ -38,7 +38,7 @@ inline bool unaryGradReadsInput(int64_t op) {
   return op == MGSRT_UNARY_RELU || op == MGSRT_UNARY_LEAKY_RELU || op == MGSRT_UNARY_ERF ||
          op == MGSRT_UNARY_POW || op == MGSRT_UNARY_HARD_SIGMOID || op == MGSRT_UNARY_HARD_SWISH ||
          op == MGSRT_UNARY_COS || op == MGSRT_UNARY_SIN ||
-         (op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_ROUND);
+         (op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_CEIL);
 }
 
 /// unary_fwd (bufs: x, y) or unary_bwd (bufs: x, y, dy, dx; relu, leaky, erf,
@@ -47,8 +47,8 @@ inline mgsrt_status_t parseUnary(mgsrt_ctx_t *ctx, const char *kernel, const int
                                  void *const *bufs, bool bwd, UnaryParams &p) {
   using F = mgs::contract::UnaryDesc;
   p.op = desc[F::Op];
-  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_ROUND)
-    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, ", MGSRT_UNARY_ROUND, "]");
+  if (p.op < MGSRT_UNARY_RELU || p.op > MGSRT_UNARY_CEIL)
+    return invalidArg(ctx, kernel, "op ", p.op, " is out of range [0, ", MGSRT_UNARY_CEIL, "]");
   if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
     return ctx->status;
   p.alpha = static_cast<float>(descF64(desc, F::AlphaBits));

@@ -1,6 +1,6 @@
 //===- UnaryMath.h - The later unary ops, for the CPU and a GPU -*- C++ -*-===//
 //
-// One definition of abs, log, softsign, mish, elu, celu, selu and round and their
+// One definition of abs, log, softsign, mish, elu, celu, selu, round, floor and ceil and their
 // derivatives, compiled by CPU/Elementwise.cpp and by CUDA/Elementwise.cu.
 // PyTorch's forms: elu, celu and selu through expm1 (exact near 0), mish
 // with softplus(x) = x above 20 (torch's threshold), abs's derivative 0 at
@@ -24,7 +24,7 @@
 namespace mgs::rt::unary {
 
 /// Whether unary op `op` is one of this file's.
-constexpr bool isLaterOp(int op) { return op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_ROUND; }
+constexpr bool isLaterOp(int op) { return op >= MGSRT_UNARY_ABS && op <= MGSRT_UNARY_CEIL; }
 
 MGSRT_UNARY_FN float softplus(float x) { return x > 20.0f ? x : log1pf(expf(x)); }
 
@@ -43,6 +43,10 @@ template <int Op> MGSRT_UNARY_FN float value(float x, float alpha, float beta) {
     return x > 0.0f ? x : alpha * expm1f(x / alpha);
   else if constexpr (Op == MGSRT_UNARY_ROUND)
     return nearbyintf(x); // half to even (the default rounding mode)
+  else if constexpr (Op == MGSRT_UNARY_FLOOR)
+    return floorf(x);
+  else if constexpr (Op == MGSRT_UNARY_CEIL)
+    return ceilf(x);
   else // selu: gamma (beta) times elu
     return beta * (x > 0.0f ? x : alpha * expm1f(x));
 }
@@ -63,7 +67,7 @@ template <int Op> MGSRT_UNARY_FN float grad(float x, float g, float alpha, float
     return x > 0.0f ? g : g * alpha * expf(x);
   else if constexpr (Op == MGSRT_UNARY_CELU)
     return x > 0.0f ? g : g * expf(x / alpha);
-  else if constexpr (Op == MGSRT_UNARY_ROUND)
+  else if constexpr (Op == MGSRT_UNARY_ROUND || Op == MGSRT_UNARY_FLOOR || Op == MGSRT_UNARY_CEIL)
     return 0.0f; // piecewise constant
   else
     return x > 0.0f ? g * beta : g * beta * alpha * expf(x);

@@ -389,6 +389,23 @@ TEST(UnaryTest, RoundHalvesToEvenAndHasNoGradient) {
   EXPECT_EQ(dx, std::vector<float>(x.size(), 0.0f));
 }
 
+TEST(UnaryTest, FloorAndCeilHaveNoGradient) {
+  Ctx ctx;
+  std::vector<float> x = {0.5f, -0.5f, 2.0f, -2.0f, 1e9f, -3.25f, 7.999f};
+  for (auto [op, want] : {std::pair<int64_t, std::vector<float>>{
+                              MGSRT_UNARY_FLOOR, {0.0f, -1.0f, 2.0f, -2.0f, 1e9f, -4.0f, 7.0f}},
+                          {MGSRT_UNARY_CEIL, {1.0f, -0.0f, 2.0f, -2.0f, 1e9f, -3.0f, 8.0f}}}) {
+    std::vector<float> y(x.size()), dy(x.size(), 1.0f), dx(x.size(), 7.0f);
+    const int64_t desc[] = {op, static_cast<int64_t>(x.size()), 0};
+    void *fwd[] = {x.data(), y.data()};
+    ASSERT_OK(ctx, mgsrt_unary_fwd(ctx, desc, fwd));
+    EXPECT_EQ(y, want) << "op " << op;
+    void *bwd[] = {x.data(), y.data(), dy.data(), dx.data()};
+    ASSERT_OK(ctx, mgsrt_unary_bwd(ctx, desc, bwd));
+    EXPECT_EQ(dx, std::vector<float>(x.size(), 0.0f)) << "op " << op;
+  }
+}
+
 TEST(BinaryTest, ComparisonsAndKeepWhereOnNaNAndInfinities) {
   // A comparison with NaN is false; keep_where gives 0 where the condition
   // is 0 whatever lhs holds (NaN, infinities), and lhs itself elsewhere.

@@ -17,7 +17,7 @@ struct BadCall {
 std::vector<BadCall> badCalls() {
   const int64_t one = bits(1.0), half = bits(0.5);
   return {
-      {"unary_fwd", mgsrt_unary_fwd, {MGSRT_UNARY_ROUND + 1, 4, 0}}, // op out of range
+      {"unary_fwd", mgsrt_unary_fwd, {MGSRT_UNARY_CEIL + 1, 4, 0}}, // op out of range
       {"unary_bwd", mgsrt_unary_bwd, {0, -1, 0}},
       {"clip_fwd", mgsrt_clip_fwd, {-1}},
       {"clip_bwd", mgsrt_clip_bwd, {-1}},

@@ -56,7 +56,9 @@ func.func @binary_broadcast(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
 //       CHECK:   %[[GE:.*]] = train.greater_equal %[[B]], %[[A]] : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
 //       CHECK:   %[[EQ:.*]] = train.equal %[[A]], %[[A]] : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
 //       CHECK:   %[[K:.*]] = train.keep_where %[[B]], %[[GT]] : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
-//       CHECK:   train.round %[[K]] : tensor<4x3xf32>
+//       CHECK:   %[[R:.*]] = train.round %[[K]] : tensor<4x3xf32>
+//       CHECK:   %[[F:.*]] = train.floor %[[R]] : tensor<4x3xf32>
+//       CHECK:   train.ceil %[[F]] : tensor<4x3xf32>
 func.func @truths(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
     -> (tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>) {
   %gt = train.greater %a, %b : tensor<4x3xf32>, tensor<3xf32> -> tensor<4x3xf32>
@@ -64,7 +66,9 @@ func.func @truths(%a: tensor<4x3xf32>, %b: tensor<3xf32>)
   %eq = train.equal %a, %a : tensor<4x3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
   %k = train.keep_where %b, %gt : tensor<3xf32>, tensor<4x3xf32> -> tensor<4x3xf32>
   %r = train.round %k : tensor<4x3xf32>
-  return %ge, %eq, %r : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
+  %f = train.floor %r : tensor<4x3xf32>
+  %c = train.ceil %f : tensor<4x3xf32>
+  return %ge, %eq, %c : tensor<4x3xf32>, tensor<4x3xf32>, tensor<4x3xf32>
 }
 
 // Size-1 dimensions of both operands stretch at once (multidirectional).

@@ -46,14 +46,16 @@ StringRef mgs::train::elementwiseKind(Operation *op) {
       .Case([](CeluOp) { return "celu"; })
       .Case([](SeluOp) { return "selu"; })
       .Case([](RoundOp) { return "round"; })
+      .Case([](FloorOp) { return "floor"; })
+      .Case([](CeilOp) { return "ceil"; })
       .Default([](Operation *) { return ""; });
 }
 
 ArrayRef<StringRef> mgs::train::unaryKinds() {
-  static const StringRef kinds[] = {"relu",         "leaky_relu", "sigmoid", "tanh", "sqrt",
-                                    "erf",          "pow",        "exp",     "cos",  "sin",
-                                    "hard_sigmoid", "hard_swish", "abs",     "log",  "softsign",
-                                    "mish",         "elu",        "celu",    "selu", "round"};
+  static const StringRef kinds[] = {
+      "relu", "leaky_relu", "sigmoid",      "tanh",       "sqrt",  "erf", "pow",      "exp",
+      "cos",  "sin",        "hard_sigmoid", "hard_swish", "abs",   "log", "softsign", "mish",
+      "elu",  "celu",       "selu",         "round",      "floor", "ceil"};
   return kinds;
 }
 

@@ -530,7 +530,8 @@ FailureOr<AutodiffResult> Differentiator::run(ArrayRef<Operation *> ops, Value s
         requiresGrad.insert(get.getResult());
       continue;
     }
-    if (isa<TopKPositionsOp, GreaterOp, GreaterOrEqualOp, EqualOp, RoundOp, StopGradientOp>(op))
+    if (isa<TopKPositionsOp, GreaterOp, GreaterOrEqualOp, EqualOp, RoundOp, FloorOp, CeilOp,
+            StopGradientOp>(op))
       continue; // piecewise constant positions or truths, or a detached value: no gradient flows
     if (llvm::any_of(op->getOperands(), [&](Value v) { return needsGrad(v); }))
       for (Value r : op->getResults())

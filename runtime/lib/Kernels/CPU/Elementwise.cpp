@@ -85,7 +85,8 @@ template <int... Ops> struct LaterUnary {
                                  float) = {laterUnaryBwd<Ops>...};
 };
 using Later = LaterUnary<MGSRT_UNARY_ABS, MGSRT_UNARY_LOG, MGSRT_UNARY_SOFTSIGN, MGSRT_UNARY_MISH,
-                         MGSRT_UNARY_ELU, MGSRT_UNARY_CELU, MGSRT_UNARY_SELU, MGSRT_UNARY_ROUND>;
+                         MGSRT_UNARY_ELU, MGSRT_UNARY_CELU, MGSRT_UNARY_SELU, MGSRT_UNARY_ROUND,
+                         MGSRT_UNARY_FLOOR, MGSRT_UNARY_CEIL>;
 
 mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   UnaryParams p{};

@@ -189,6 +189,12 @@ mgsrt_status_t unaryFwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
   case MGSRT_UNARY_ROUND:
     unaryFwdKernel<MGSRT_UNARY_ROUND><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
+  case MGSRT_UNARY_FLOOR:
+    unaryFwdKernel<MGSRT_UNARY_FLOOR><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
+  case MGSRT_UNARY_CEIL:
+    unaryFwdKernel<MGSRT_UNARY_CEIL><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
+    break;
   default:
     unaryFwdKernel<MGSRT_UNARY_TANH><<<grid, kThreads, 0, s>>>(x, y, p.n, p.alpha, p.beta);
     break;
@@ -281,6 +287,8 @@ mgsrt_status_t unaryBwd(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs
         <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;
   case MGSRT_UNARY_ROUND:
+  case MGSRT_UNARY_FLOOR:
+  case MGSRT_UNARY_CEIL: // the same zero gradient
     unaryBwdKernel<MGSRT_UNARY_ROUND>
         <<<grid, kThreads, 0, s>>>(x, y, dy, dx, p.n, p.alpha, p.beta);
     break;

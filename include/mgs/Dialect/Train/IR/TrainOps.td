@@ -893,6 +893,18 @@ def Train_RoundOp : Train_UnaryOp<"round", "Round"> {
     constant: reverse-mode differentiation passes no gradient through it.
   }];
 }
+def Train_FloorOp : Train_UnaryOp<"floor", "Floor"> {
+  let description = [{
+    ONNX `Floor`: the greatest integer not above x. Piecewise constant: no
+    gradient flows through it (GridSample's corners are its results).
+  }];
+}
+def Train_CeilOp : Train_UnaryOp<"ceil", "Ceil"> {
+  let description = [{
+    ONNX `Ceil`: the least integer not below x. Piecewise constant: no
+    gradient flows through it.
+  }];
+}
 def Train_LogOp : Train_UnaryOp<"log", "Log">;
 def Train_SoftsignOp : Train_UnaryOp<"softsign", "Softsign">;
 def Train_MishOp : Train_UnaryOp<"mish", "Mish"> {
