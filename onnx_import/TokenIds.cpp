@@ -3,17 +3,22 @@
 // INT64 graph inputs that a Gather reads as its indices are token ids (an
 // embedding), as are RotaryEmbedding's position_ids; they stay int64 values
 // (the function's index arguments). Ids reach their embedding through
-// reshapes too (GPT-2's view(-1, T)) and, XLNet's time-major ids, a
-// Transpose: the embedding gathers at the ids, then transposes its rows.
+// reshapes too (GPT-2's view(-1, T)), casts between integer types and
+// slices that keep them whole (torch.export's t[:, None]) and, XLNet's
+// time-major ids, a Transpose: the embedding gathers at the ids, then
+// transposes its rows.
 //
 //===----------------------------------------------------------------------===//
 
+#include "ConstantFolding.h"
 #include "GraphImporter.h"
 #include "OnnxNodes.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
 #include "llvm/ADT/STLExtras.h"
+
+#include <deque>
 
 using namespace mlir;
 
@@ -25,6 +30,42 @@ namespace {
 /// ids): the embedding gathers at the ids, then transposes its rows.
 bool isIndexTranspose(const onnx::NodeProto &node) {
   return node.op_type() == "Transpose" && node.input_size() == 1 && node.output_size() == 1;
+}
+
+/// A Cast of integers to INT64 or INT32 (torch.export writes one between
+/// t[:, None] and torch.gather): ids stay ids through it. `isInteger` says
+/// whether its input is an integer value.
+bool isIndexCast(const onnx::NodeProto &node, bool inputIsInteger) {
+  if (node.op_type() != "Cast" || node.input_size() != 1 || node.output_size() != 1 ||
+      !inputIsInteger)
+    return false;
+  const int64_t to = intAttribute(node, "to", 0);
+  return to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32;
+}
+
+/// A Slice that keeps all of its input: start 0, step 1 and to the end (an
+/// end of 2^31 or more, as exporters write `:`) along each axis it names
+/// (torch.export writes a[:, None] as such a Slice, then the Unsqueeze).
+/// `constant` gives a constant input's tensor, or null.
+bool isWholeSlice(const onnx::NodeProto &node,
+                  llvm::function_ref<const onnx::TensorProto *(const std::string &)> constant) {
+  if (node.op_type() != "Slice" || node.input_size() < 3 || node.output_size() != 1)
+    return false;
+  auto ints = [&](int i) -> std::optional<std::vector<int64_t>> {
+    if (node.input_size() <= i || node.input(i).empty())
+      return std::nullopt;
+    return tensorInts(constant(node.input(i)));
+  };
+  std::optional<std::vector<int64_t>> starts = ints(1), ends = ints(2), steps = ints(4);
+  if (!starts || !ends || starts->size() != ends->size())
+    return false;
+  if (node.input_size() > 4 && !node.input(4).empty() &&
+      (!steps || llvm::any_of(*steps, [](int64_t v) { return v != 1; })))
+    return false;
+  for (size_t i = 0; i < starts->size(); ++i)
+    if ((*starts)[i] != 0 || (*ends)[i] < (int64_t{1} << 31))
+      return false;
+  return true;
 }
 
 } // namespace
@@ -53,10 +94,33 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
       gatherIndices.insert(node.input(3));
     }
 
-  // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)).
+  // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)),
+  // casts between integer types and slices that keep them whole.
+  auto isInteger = [&](const std::string &name) {
+    const int type = valueTypeOf(name);
+    return type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32;
+  };
+  llvm::StringMap<const onnx::TensorProto *> constantNodes;
+  std::deque<onnx::TensorProto> owned; // (value_ints and the other forms, as tensors)
+  for (const auto &node : graph.node()) {
+    if (node.op_type() != "Constant" || node.output_size() != 1 || node.attribute_size() != 1)
+      continue;
+    if (node.attribute(0).name() == "value")
+      constantNodes[node.output(0)] = &node.attribute(0).t();
+    else if (scalarConstant(node, owned.emplace_back()).empty())
+      constantNodes[node.output(0)] = &owned.back();
+  }
+  auto constant = [&](const std::string &name) -> const onnx::TensorProto * {
+    if (const onnx::TensorProto *t = constantNodes.lookup(name))
+      return t;
+    auto it = initializers.find(name);
+    return it == initializers.end() ? nullptr : it->second;
+  };
   for (int idx = graph.node_size() - 1; idx >= 0; --idx) {
     const onnx::NodeProto &node = graph.node(idx);
-    if ((isReshapeOnly(node) || isIndexTranspose(node)) && gatherIndices.contains(node.output(0))) {
+    if ((isReshapeOnly(node) || isIndexTranspose(node) || isWholeSlice(node, constant) ||
+         isIndexCast(node, node.input_size() == 1 && isInteger(node.input(0)))) &&
+        gatherIndices.contains(node.output(0))) {
       gatherIndices.insert(node.input(0));
       // (their embedding's rows bound the ids before the reshape too)
       if (auto rows = embeddingRows.find(node.output(0)); rows != embeddingRows.end())
@@ -69,7 +133,9 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
 LogicalResult GraphImporter::importIndexReshape(bool &handled) {
   handled = false;
   const bool transposes = isIndexTranspose(*curNode);
-  if (!isReshapeOnly(*curNode) && !transposes)
+  // (A cast reaches here only of ids: the input is looked up below.)
+  if (!isReshapeOnly(*curNode) && !transposes && !isIndexCast(*curNode, true) &&
+      !isWholeSlice(*curNode, [&](const std::string &name) { return foldableConstant(name); }))
     return success();
   const std::string &in = curNode->input(0);
   if (auto it = transposedIndices.find(in);
