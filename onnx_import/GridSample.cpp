@@ -22,7 +22,8 @@
 //     at its flat index (computed in float: exact up to 2^24 rows), so the
 //     image's gradient is the Gather's scatter and the grid's flows through
 //     the weights (and the reflection's signs), as PyTorch's.
-// Cubic sampling is an error naming the node.
+//   - cubic (images of 2 dimensions): the 4 x 4 pixels around it, each
+//     padded, weighted by the cubic convolution (A = -0.75) of its distance.
 //
 //===----------------------------------------------------------------------===//
 
@@ -59,8 +60,10 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
         };
         const std::string mode = text("mode", "bilinear"), padding = text("padding_mode", "zeros");
         const bool linear = mode == "bilinear" || mode == "linear";
-        if (!linear && mode != "nearest")
-          return fail("mode '" + mode + "'; mgs samples 'bilinear' ('linear') and 'nearest'");
+        const bool cubic = mode == "bicubic" || mode == "cubic";
+        if (!linear && !cubic && mode != "nearest")
+          return fail("mode '" + mode + "'; ONNX's are 'linear' ('bilinear'), 'nearest' and " +
+                      "'cubic' ('bicubic')");
         if (padding != "zeros" && padding != "border" && padding != "reflection")
           return fail("padding_mode '" + padding +
                       "'; ONNX's are 'zeros', 'border' and 'reflection'");
@@ -90,6 +93,9 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
           return fail("its grid has " + std::to_string(g[0]) + " samples of " +
                       std::to_string(g.back()) + " coordinates for " + std::to_string(n) +
                       " images of " + std::to_string(rank) + " dimensions");
+        if (cubic && rank != 2)
+          return fail("mode '" + mode + "' on images of " + std::to_string(rank) +
+                      " dimensions; cubic sampling is of 2 (as ONNX's and PyTorch's)");
         int64_t pixels = 1;
         for (int64_t size : sizes)
           pixels *= size;
@@ -150,8 +156,23 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
           return op("Add", {op("Sub", {scalar(span), op("Abs", {op("Sub", {folded, scalar(span)})})}),
                             scalar(low)});
         };
+        // Integer or real coordinate `v` along spatial axis k padded: clipped
+        // to the image (border), reflected then clipped (reflection), or as
+        // it is (zeros: pixels outside count 0).
+        auto pad = [&](const std::string &v, int64_t k) {
+          const double size = static_cast<double>(sizes[k]);
+          if (zeros)
+            return v;
+          if (reflection)
+            return clip(alignCorners ? reflect(v, 0.0, size - 1) : reflect(v, -0.5, size), 0.0,
+                        size - 1);
+          return clip(v, 0.0, size - 1);
+        };
         // Spatial axis k's coordinate (the grid's coordinate rank - 1 - k)
-        // in pixels, padded.
+        // in pixels: padded (linear, nearest; zeros: clipped to [-2, size +
+        // 1], where every pixel around it is still outside the image), or for
+        // cubic sampling as it is (zeros: clipped to [-3, size + 2]; its 4
+        // pixels a side are padded).
         auto coordinate = [&](int64_t k) {
           const double size = static_cast<double>(sizes[k]);
           const std::string at = fresh("axis");
@@ -166,12 +187,9 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
                   ? op("Mul", {op("Mul", {shifted, scalar(0.5)}), scalar(size - 1)})
                   : op("Mul", {op("Sub", {op("Mul", {shifted, scalar(size)}), scalar(1.0)}),
                                scalar(0.5)});
-          if (zeros)
-            return clip(v, -2.0, size + 1);
-          if (reflection)
-            return clip(alignCorners ? reflect(v, 0.0, size - 1) : reflect(v, -0.5, size), 0.0,
-                        size - 1);
-          return clip(v, 0.0, size - 1);
+          if (cubic) // (reflected taps of a far point are inside: it stays where it is)
+            return zeros ? clip(v, -3.0, size + 2) : v;
+          return zeros ? clip(v, -2.0, size + 1) : pad(v, k);
         };
         // 1 where integer coordinate `at` is inside [0, size), else 0.
         auto inside = [&](const std::string &at, int64_t size) {
@@ -208,7 +226,44 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
         for (int64_t k = 0; k < rank; ++k)
           coordinates.push_back(coordinate(k));
         std::string sampled;
-        if (!linear) {
+        if (cubic) {
+          // PyTorch's (and ONNX's) cubic convolution, A = -0.75: along each
+          // axis the 4 pixels from Floor - 1 to Floor + 2, weighted by the
+          // cubic of the distance t to the one below, each pixel padded.
+          const double a = -0.75;
+          auto near = [&](const std::string &x) { // ((A + 2) x - (A + 3)) x x + 1, |x| <= 1
+            return op("Add", {op("Mul", {op("Sub", {op("Mul", {x, scalar(a + 2)}), scalar(a + 3)}),
+                                         op("Mul", {x, x})}),
+                              scalar(1.0)});
+          };
+          auto far = [&](const std::string &x) { // ((A x - 5A) x + 8A) x - 4A, 1 < |x| < 2
+            return op(
+                "Sub",
+                {op("Mul",
+                    {op("Add",
+                        {op("Mul", {op("Sub", {op("Mul", {x, scalar(a)}), scalar(5 * a)}), x}),
+                         scalar(8 * a)}),
+                     x}),
+                 scalar(4 * a)});
+          };
+          SmallVector<std::array<std::pair<std::string, std::string>, 4>> taps;
+          for (int64_t k = 0; k < rank; ++k) {
+            const std::string low = op("Floor", {coordinates[k]});
+            const std::string t = op("Sub", {coordinates[k], low});
+            const std::string u = op("Sub", {scalar(1.0), t});
+            const std::string weights[4] = {far(op("Add", {t, scalar(1.0)})), near(t), near(u),
+                                            far(op("Add", {u, scalar(1.0)}))};
+            std::array<std::pair<std::string, std::string>, 4> axis;
+            for (int i = 0; i < 4; ++i)
+              axis[i] = {pad(op("Add", {low, scalar(double(i - 1))}), k), weights[i]};
+            taps.push_back(axis);
+          }
+          for (const auto &[y, wy] : taps[0])
+            for (const auto &[x, wx] : taps[1]) {
+              const std::string term = pixel({y, x}, op("Mul", {wy, wx}));
+              sampled = sampled.empty() ? term : op("Add", {sampled, term});
+            }
+        } else if (!linear) {
           SmallVector<std::string> nearest;
           for (const std::string &v : coordinates)
             nearest.push_back(op("Round", {v}));

@@ -763,7 +763,8 @@ class GridWarp(nn.Module):
     opset 16): a spatial transformer's affine grid, built by hand (the TorchScript exporter has
     no affine_grid) from a predicted theta, sampled bilinearly with zeros padding; then a flow
     field from a convolution warps the features bilinearly with border padding and corners
-    aligned, nearest with zeros padding and bilinearly with reflection padding; and the image
+    aligned, nearest with zeros padding, bilinearly with reflection padding and bicubically
+    with zeros and with reflection padding; and the image
     as a 4x4x4 volume warped by a 3-D flow (VoxelMorph's spatial transformer: trilinear,
     reflection padding, corners aligned)."""
 
@@ -773,7 +774,7 @@ class GridWarp(nn.Module):
         self.conv = nn.Conv2d(1, 4, 3, padding=1)
         self.flow = nn.Conv2d(4, 2, 3, padding=1)
         self.flow3d = nn.Conv3d(1, 3, 3, padding=1)
-        self.fc = nn.Linear(12 * 8 * 8 + 64, 10)
+        self.fc = nn.Linear(20 * 8 * 8 + 64, 10)
 
     def forward(self, x):
         pixels = (torch.arange(8, dtype=x.dtype) * 2 + 1) / 8 - 1  # centers, align False
@@ -791,13 +792,16 @@ class GridWarp(nn.Module):
         h3 = F.grid_sample(h, 1.2 * g, mode="nearest", padding_mode="zeros", align_corners=False)
         h4 = F.grid_sample(h, 2.5 * g, mode="bilinear", padding_mode="reflection",
                            align_corners=False)
+        h5 = F.grid_sample(h, 1.1 * g, mode="bicubic", padding_mode="zeros", align_corners=False)
+        h6 = F.grid_sample(h, 2.5 * g, mode="bicubic", padding_mode="reflection",
+                           align_corners=True)
         v = x.view(-1, 1, 4, 4, 4) / 16
         corners = torch.arange(4, dtype=x.dtype) * 2 / 3 - 1  # align True
         zs3, ys3, xs3 = torch.meshgrid(corners, corners, corners, indexing="ij")
         base3 = torch.stack([xs3, ys3, zs3], 3).view(1, 4, 4, 4, 3)
         g3 = 1.5 * (base3 + 0.5 * torch.tanh(self.flow3d(v)).permute(0, 2, 3, 4, 1))
         v = F.grid_sample(v, g3, mode="bilinear", padding_mode="reflection", align_corners=True)
-        return self.fc(torch.cat([torch.flatten(torch.cat([h2, h3, h4], 1), 1),
+        return self.fc(torch.cat([torch.flatten(torch.cat([h2, h3, h4, h5, h6], 1), 1),
                                   torch.flatten(v, 1)], 1))
 
 
