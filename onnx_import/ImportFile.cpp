@@ -99,27 +99,15 @@ std::string onnxLibraryDescription() {
 
 SmallVector<StringRef> supportedOpTypes() {
   // (Einsum is rewritten into MatMul and Transposes before the graph walk,
-  // Col2Im into a ConvTranspose, GridSample into Gathers; comparisons and logic of computed data
-  // are ComputedTruth.cpp's.)
-  SmallVector<StringRef> ops{"Col2Im",
-                             "Constant",
-                             "ConstantOfShape",
-                             "Einsum",
-                             "GridSample",
-                             "Expand",
-                             "Shape",
-                             "And",
-                             "Equal",
-                             "Greater",
-                             "GreaterOrEqual",
-                             "IsInf",
-                             "IsNaN",
-                             "Less",
-                             "LessOrEqual",
-                             "Not",
-                             "Or",
-                             "Sign",
-                             "Xor"};
+  // Col2Im into a ConvTranspose, GridSample and DeformConv into Gathers; comparisons and logic of
+  // computed data are ComputedTruth.cpp's.)
+  SmallVector<StringRef> ops{"Col2Im",      "Constant", "ConstantOfShape",
+                             "DeformConv",  "Einsum",   "GridSample",
+                             "Expand",      "Shape",    "And",
+                             "Equal",       "Greater",  "GreaterOrEqual",
+                             "IsInf",       "IsNaN",    "Less",
+                             "LessOrEqual", "Not",      "Or",
+                             "Sign",        "Xor"};
   for (const auto &entry : opConverters())
     ops.push_back(entry.getKey());
   llvm::sort(ops);
@@ -286,17 +274,18 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     // condition inlined, and the sequences they build replaced by their
     // elements.
     for (bool rewrote = true; rewrote;) {
-      bool unrolled = false, inlined = false, folded = false, sampled = false;
+      bool unrolled = false, inlined = false, folded = false, sampled = false, deformed = false;
       if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/false, rewrote)) ||
           failed(lowerCol2Ims(model, fileLoc, /*strict=*/false, folded)) ||
           failed(lowerGridSamples(model, fileLoc, *opset, /*strict=*/false, sampled)) ||
+          failed(lowerDeformConvs(model, fileLoc, *opset, /*strict=*/false, deformed)) ||
           failed(unrollLoops(model, fileLoc, *opset, /*strict=*/false, unrolled)) ||
           failed(inlineIfs(model, fileLoc, /*strict=*/false, inlined)))
         return failure();
       // Sequences are resolved whether or not a Loop built them: a
       // position folded this round may be the one a SequenceAt was waiting
       // for.
-      rewrote |= unrolled | inlined | folded | sampled;
+      rewrote |= unrolled | inlined | folded | sampled | deformed;
       rewrote |= resolveSequences(model, *opset);
       if (rewrote) {
         model.mutable_graph()->clear_value_info();
@@ -308,6 +297,7 @@ FailureOr<OwningOpRef<ModuleOp>> importOnnxFile(MLIRContext &context, StringRef 
     if (failed(lowerEinsums(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(lowerCol2Ims(model, fileLoc, /*strict=*/true, rewrote)) ||
         failed(lowerGridSamples(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
+        failed(lowerDeformConvs(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(unrollLoops(model, fileLoc, *opset, /*strict=*/true, rewrote)) ||
         failed(inlineIfs(model, fileLoc, /*strict=*/true, rewrote)))
       return failure();

@@ -107,6 +107,15 @@ mlir::LogicalResult lowerCol2Ims(onnx::ModelProto &model, mlir::Location fileLoc
 mlir::LogicalResult lowerGridSamples(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
                                      bool strict, bool &changed);
 
+/// Lowers each 2-D DeformConv (torchvision's deform_conv2d, as torch.export
+/// writes it) whose input shapes are known into bilinear samples of the image
+/// at each tap's place plus its offset (Gathers of the image's rows, as
+/// GridSample's), times the mask, and a Gemm of those columns with each
+/// group's weights (GridSample.cpp); one not known yet is kept, or with
+/// `strict` an error naming the node.
+mlir::LogicalResult lowerDeformConvs(onnx::ModelProto &model, mlir::Location fileLoc, int64_t opset,
+                                     bool strict, bool &changed);
+
 /// Unrolls each Loop whose trip count is a constant (at most 4096) and
 /// whose condition stays true, or a while loop whose condition counts a
 /// carried index from a constant up to a constant (torch.export's

@@ -108,6 +108,8 @@ def build(name):
         "gridwarp": (GridWarp, digits),
         # F.gumbel_softmax: torch.export's exponential_ (a draw compared and logged; 2.x only)
         "gumbel": (GumbelMLP, digits),
+        # torchvision's DeformConv2d (DCNv2's mask; two offset groups): torch.export only
+        "deform": (DeformNet, digits),
         # amax, amin, max(dim), logsumexp, L1 norm, argmax (computed data)
         "reductions": (ReductionsMLP, digits),
         # comparisons of computed data, And, Sign, IsNaN, Where by them
@@ -306,7 +308,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "hfpairs", "detach",
                  "activations", "stdnorm", "prelu",
                  "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
-                 "einsums", "routing", "gridwarp", "gumbel"}
+                 "einsums", "routing", "gridwarp", "gumbel", "deform"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs", "hfpairs"}

@@ -831,6 +831,28 @@ class GumbelMLP(nn.Module):
         return torch.log(y + 1e-6)
 
 
+class DeformNet(nn.Module):
+    """A digits CNN of deformable convolutions (torchvision's DeformConv2d: ONNX DeformConv,
+    which PyTorch 2.x's torch.export writes; TorchScript's exporter has none): offsets and a
+    modulation mask (DCNv2) predicted by a convolution, then a grouped deformable convolution
+    with two offset groups."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision
+        self.offsets = nn.Conv2d(1, 27, 3, padding=1)  # 2 x 9 offsets, 9 mask values
+        self.deform = torchvision.ops.DeformConv2d(1, 8, 3, padding=1)
+        self.offsets2 = nn.Conv2d(8, 36, 3, padding=1)  # 2 offset groups of 2 x 9
+        self.deform2 = torchvision.ops.DeformConv2d(8, 8, 3, padding=1, groups=2, bias=False)
+        self.fc = nn.Linear(8 * 8 * 8, 10)
+
+    def forward(self, x):
+        o = self.offsets(x)
+        h = torch.relu(self.deform(x, 2 * torch.tanh(o[:, :18]), torch.sigmoid(o[:, 18:])))
+        h = torch.relu(self.deform2(h, 1.5 * torch.tanh(self.offsets2(h))))
+        return self.fc(torch.flatten(h, 1))
+
+
 class ReductionsMLP(nn.Module):
     """A digits MLP whose hidden features [N, 4, 8] are summarized by torch.amax, torch.amin,
     torch.max(dim).values, torch.logsumexp, an L1 norm and the gather at argmax (ONNX
