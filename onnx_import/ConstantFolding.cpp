@@ -70,37 +70,25 @@ bool Folder::input(int i, HostTensor &t) {
 bool Folder::read(const onnx::TensorProto &p, const std::string &what, HostTensor &t) {
   t = HostTensor();
   t.dims.assign(p.dims().begin(), p.dims().end());
-  switch (p.data_type()) {
-  case onnx::TensorProto::INT64:
-  case onnx::TensorProto::INT32:
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT16:
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64:
-  case onnx::TensorProto::BOOL: {
+  const int type = p.data_type();
+  if (type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32 ||
+      type == onnx::TensorProto::BOOL || narrowIntType(type)) {
     std::optional<std::vector<int64_t>> ints = tensorInts(&p);
     if (!ints)
       return fail(what + " holds data of another size than its shape says");
     t.ints = std::move(*ints);
-    if (p.data_type() == onnx::TensorProto::BOOL)
+    if (type == onnx::TensorProto::BOOL)
       t.kind = Kind::Bool;
-    break;
-  }
-  case onnx::TensorProto::FLOAT:
+  } else if (type == onnx::TensorProto::FLOAT) {
     t.floats = onnx::ParseData<float>(&p);
     t.kind = Kind::Float;
-    break;
-  case onnx::TensorProto::DOUBLE: {
+  } else if (type == onnx::TensorProto::DOUBLE) {
     // Read rounded to FLOAT, as the Cast to FLOAT that follows PyTorch's double scalars
     // (Swin V2's log(1 / 0.01) bound) rounds it; arithmetic on it is then in FLOAT.
     std::vector<double> v = onnx::ParseData<double>(&p);
     t.floats.assign(v.begin(), v.end());
     t.kind = Kind::Float;
-    break;
-  }
-  default:
+  } else {
     return fail(what + " has a dtype mgs does not evaluate at import (FLOAT, DOUBLE, BOOL and "
                        "the integer types only)");
   }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FoldEvaluator.h"
+#include "OnnxNodes.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -374,22 +375,19 @@ bool Folder::cast(HostTensor &r) {
           return fail("cannot cast " + std::to_string(v) + " to INT32: out of range");
     return true;
   }
-  case onnx::TensorProto::UINT8:
-  case onnx::TensorProto::INT8:
-  case onnx::TensorProto::UINT16:
-  case onnx::TensorProto::INT16:
-  case onnx::TensorProto::UINT32:
-  case onnx::TensorProto::UINT64: {
+  default: {
     // The narrow integers PyTorch 2.x's exporter writes on the way (torch.eye
     // of a uint8 arange): kept as integers, wrapped into the type's range as
     // a C cast does (a float truncated first; out of int64's range it is
     // undefined in ONNX: an error here).
+    std::optional<NarrowInt> narrow = narrowIntType(to);
+    if (!narrow)
+      return fail("cast to dtype " + std::to_string(to) +
+                  ", which mgs does not evaluate at import (FLOAT, BOOL and the integer types "
+                  "only)");
     r.kind = Kind::Int;
-    const int bits = to == onnx::TensorProto::UINT64                                      ? 64
-                     : to == onnx::TensorProto::UINT32                                    ? 32
-                     : to == onnx::TensorProto::UINT16 || to == onnx::TensorProto::INT16 ? 16
-                                                                                         : 8;
-    const bool isSigned = to == onnx::TensorProto::INT8 || to == onnx::TensorProto::INT16;
+    const int bits = narrow->bits;
+    const bool isSigned = narrow->isSigned;
     std::vector<int64_t> values = x.ints;
     if (x.isFloat()) {
       values.clear();
@@ -417,10 +415,6 @@ bool Folder::cast(HostTensor &r) {
     }
     return true;
   }
-  default:
-    return fail("cast to dtype " + std::to_string(to) +
-                ", which mgs does not evaluate at import (FLOAT, BOOL and the integer types "
-                "only)");
   }
 }
 

@@ -227,26 +227,21 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
 
         const std::string base =
             (node.name().empty() ? node.output(0) : node.name()) + "/mgs_grid_sample";
-        Sampler sampler{*graph, base, opset};
-        sampler.readRows(node.input(0), n, c, sizes);
-        auto fresh = [&](StringRef what) { return sampler.fresh(what); };
-        auto scalar = [&](double v) { return sampler.scalar(v); };
-        auto op = [&](StringRef type, ArrayRef<std::string> in) { return sampler.op(type, in); };
-        auto clip = [&](const std::string &v, double lo, double hi) {
-          return sampler.clip(v, lo, hi);
-        };
+        Sampler s{*graph, base, opset};
+        s.readRows(node.input(0), n, c, sizes);
 
         // PyTorch's reflect_coordinates: |v - low| folded into [0, 2 span)
         // by a floor, then reflected about span.
         auto reflect = [&](const std::string &v, double low, double span) {
           if (span <= 0)
-            return op("Mul", {v, scalar(0.0)});
-          const std::string y = op("Abs", {op("Sub", {v, scalar(low)})});
+            return s.op("Mul", {v, s.scalar(0.0)});
+          const std::string y = s.op("Abs", {s.op("Sub", {v, s.scalar(low)})});
           const std::string folded =
-              op("Sub", {y, op("Mul", {op("Floor", {op("Mul", {y, scalar(0.5 / span)})}),
-                                       scalar(2 * span)})});
-          return op("Add", {op("Sub", {scalar(span), op("Abs", {op("Sub", {folded, scalar(span)})})}),
-                            scalar(low)});
+              s.op("Sub", {y, s.op("Mul", {s.op("Floor", {s.op("Mul", {y, s.scalar(0.5 / span)})}),
+                                           s.scalar(2 * span)})});
+          return s.op("Add", {s.op("Sub", {s.scalar(span),
+                                           s.op("Abs", {s.op("Sub", {folded, s.scalar(span)})})}),
+                              s.scalar(low)});
         };
         // Integer or real coordinate `v` along spatial axis k padded: clipped
         // to the image (border), reflected then clipped (reflection), or as
@@ -256,9 +251,9 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
           if (zeros)
             return v;
           if (reflection)
-            return clip(alignCorners ? reflect(v, 0.0, size - 1) : reflect(v, -0.5, size), 0.0,
-                        size - 1);
-          return clip(v, 0.0, size - 1);
+            return s.clip(alignCorners ? reflect(v, 0.0, size - 1) : reflect(v, -0.5, size), 0.0,
+                          size - 1);
+          return s.clip(v, 0.0, size - 1);
         };
         // Spatial axis k's coordinate (the grid's coordinate rank - 1 - k)
         // in pixels: padded (linear, nearest; zeros: clipped to [-2, size +
@@ -267,24 +262,22 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
         // pixels a side are padded).
         auto coordinate = [&](int64_t k) {
           const double size = static_cast<double>(sizes[k]);
-          const std::string at = fresh("axis");
+          const std::string at = s.fresh("axis");
           appendScalarConstant(*graph, at, rank - 1 - k, onnx::TensorProto::INT64, at);
-          const std::string normalized = fresh("Gather");
+          const std::string normalized = s.fresh("Gather");
           addIntAttribute(*appendNode(*graph, "Gather", normalized, {node.input(1), at},
                                       normalized),
                           "axis", rank + 1);
-          const std::string shifted = op("Add", {normalized, scalar(1.0)});
+          const std::string shifted = s.op("Add", {normalized, s.scalar(1.0)});
           const std::string v =
               alignCorners
-                  ? op("Mul", {op("Mul", {shifted, scalar(0.5)}), scalar(size - 1)})
-                  : op("Mul", {op("Sub", {op("Mul", {shifted, scalar(size)}), scalar(1.0)}),
-                               scalar(0.5)});
+                  ? s.op("Mul", {s.op("Mul", {shifted, s.scalar(0.5)}), s.scalar(size - 1)})
+                  : s.op("Mul",
+                         {s.op("Sub", {s.op("Mul", {shifted, s.scalar(size)}), s.scalar(1.0)}),
+                          s.scalar(0.5)});
           if (cubic) // (reflected taps of a far point are inside: it stays where it is)
-            return zeros ? clip(v, -3.0, size + 2) : v;
-          return zeros ? clip(v, -2.0, size + 1) : pad(v, k);
-        };
-        auto pixel = [&](ArrayRef<std::string> at, const std::string &weight) {
-          return sampler.pixel(at, weight, zeros);
+            return zeros ? s.clip(v, -3.0, size + 2) : v;
+          return zeros ? s.clip(v, -2.0, size + 1) : pad(v, k);
         };
 
         SmallVector<std::string> coordinates;
@@ -297,44 +290,46 @@ LogicalResult lowerGridSamples(onnx::ModelProto &model, Location fileLoc, int64_
           // cubic of the distance t to the one below, each pixel padded.
           const double a = -0.75;
           auto near = [&](const std::string &x) { // ((A + 2) x - (A + 3)) x x + 1, |x| <= 1
-            return op("Add", {op("Mul", {op("Sub", {op("Mul", {x, scalar(a + 2)}), scalar(a + 3)}),
-                                         op("Mul", {x, x})}),
-                              scalar(1.0)});
+            return s.op(
+                "Add",
+                {s.op("Mul", {s.op("Sub", {s.op("Mul", {x, s.scalar(a + 2)}), s.scalar(a + 3)}),
+                              s.op("Mul", {x, x})}),
+                 s.scalar(1.0)});
           };
           auto far = [&](const std::string &x) { // ((A x - 5A) x + 8A) x - 4A, 1 < |x| < 2
-            return op(
+            return s.op(
                 "Sub",
-                {op("Mul",
-                    {op("Add",
-                        {op("Mul", {op("Sub", {op("Mul", {x, scalar(a)}), scalar(5 * a)}), x}),
-                         scalar(8 * a)}),
-                     x}),
-                 scalar(4 * a)});
+                {s.op("Mul", {s.op("Add", {s.op("Mul", {s.op("Sub", {s.op("Mul", {x, s.scalar(a)}),
+                                                                     s.scalar(5 * a)}),
+                                                        x}),
+                                           s.scalar(8 * a)}),
+                              x}),
+                 s.scalar(4 * a)});
           };
           SmallVector<std::array<std::pair<std::string, std::string>, 4>> taps;
           for (int64_t k = 0; k < rank; ++k) {
-            const std::string low = op("Floor", {coordinates[k]});
-            const std::string t = op("Sub", {coordinates[k], low});
-            const std::string u = op("Sub", {scalar(1.0), t});
-            const std::string weights[4] = {far(op("Add", {t, scalar(1.0)})), near(t), near(u),
-                                            far(op("Add", {u, scalar(1.0)}))};
+            const std::string low = s.op("Floor", {coordinates[k]});
+            const std::string t = s.op("Sub", {coordinates[k], low});
+            const std::string u = s.op("Sub", {s.scalar(1.0), t});
+            const std::string weights[4] = {far(s.op("Add", {t, s.scalar(1.0)})), near(t), near(u),
+                                            far(s.op("Add", {u, s.scalar(1.0)}))};
             std::array<std::pair<std::string, std::string>, 4> axis;
             for (int i = 0; i < 4; ++i)
-              axis[i] = {pad(op("Add", {low, scalar(double(i - 1))}), k), weights[i]};
+              axis[i] = {pad(s.op("Add", {low, s.scalar(double(i - 1))}), k), weights[i]};
             taps.push_back(axis);
           }
           for (const auto &[y, wy] : taps[0])
             for (const auto &[x, wx] : taps[1]) {
-              const std::string term = pixel({y, x}, op("Mul", {wy, wx}));
-              sampled = sampled.empty() ? term : op("Add", {sampled, term});
+              const std::string term = s.pixel({y, x}, s.op("Mul", {wy, wx}), zeros);
+              sampled = sampled.empty() ? term : s.op("Add", {sampled, term});
             }
         } else if (!linear) {
           SmallVector<std::string> nearest;
           for (const std::string &v : coordinates)
-            nearest.push_back(op("Round", {v}));
-          sampled = pixel(nearest, "");
+            nearest.push_back(s.op("Round", {v}));
+          sampled = s.pixel(nearest, "", zeros);
         } else {
-          sampled = sampler.linear(coordinates, zeros);
+          sampled = s.linear(coordinates, zeros);
         }
         SmallVector<int64_t> channelsFirst{0, rank + 1};
         for (int64_t k = 1; k <= rank; ++k)

@@ -53,17 +53,31 @@ bool isOrderComparison(llvm::StringRef op) {
   return op == "Less" || op == "LessOrEqual" || op == "Greater" || op == "GreaterOrEqual";
 }
 
-/// A tensor of one of the other integer dtypes as int64 values: raw_data
+/// A tensor of a narrow integer dtype (`type`) as int64 values: raw_data
 /// little-endian, else int32_data (8 and 16 bits) or uint64_data (UINT32,
 /// UINT64); none for a UINT64 past int64's range or data of the wrong size.
-static std::optional<std::vector<int64_t>> narrowInts(const onnx::TensorProto &t) {
-  const int type = t.data_type();
-  const bool isSigned = type == onnx::TensorProto::INT8 || type == onnx::TensorProto::INT16;
-  const size_t bytes = type == onnx::TensorProto::UINT8 || type == onnx::TensorProto::INT8 ? 1
-                       : type == onnx::TensorProto::UINT16 || type == onnx::TensorProto::INT16
-                           ? 2
-                       : type == onnx::TensorProto::UINT32 ? 4
-                                                           : 8;
+std::optional<NarrowInt> narrowIntType(int dtype) {
+  switch (dtype) {
+  case onnx::TensorProto::UINT8:
+    return NarrowInt{8, false};
+  case onnx::TensorProto::INT8:
+    return NarrowInt{8, true};
+  case onnx::TensorProto::UINT16:
+    return NarrowInt{16, false};
+  case onnx::TensorProto::INT16:
+    return NarrowInt{16, true};
+  case onnx::TensorProto::UINT32:
+    return NarrowInt{32, false};
+  case onnx::TensorProto::UINT64:
+    return NarrowInt{64, false};
+  default:
+    return std::nullopt;
+  }
+}
+
+static std::optional<std::vector<int64_t>> narrowInts(const onnx::TensorProto &t, NarrowInt type) {
+  const bool isSigned = type.isSigned;
+  const size_t bytes = type.bits / 8;
   int64_t count = 1;
   for (int64_t d : t.dims())
     count *= d;
@@ -121,14 +135,9 @@ std::optional<std::vector<int64_t>> tensorInts(const onnx::TensorProto *t) {
         v = v != 0;
       return out;
     }
-    case onnx::TensorProto::UINT8:
-    case onnx::TensorProto::INT8:
-    case onnx::TensorProto::UINT16:
-    case onnx::TensorProto::INT16:
-    case onnx::TensorProto::UINT32:
-    case onnx::TensorProto::UINT64:
-      return narrowInts(*t);
     default:
+      if (std::optional<NarrowInt> narrow = narrowIntType(t->data_type()))
+        return narrowInts(*t, *narrow);
       return std::nullopt;
     }
   } catch (const std::exception &) {

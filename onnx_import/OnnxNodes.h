@@ -47,6 +47,15 @@ bool isReshapeOnly(const onnx::NodeProto &node);
 /// GreaterOrEqual): a uniform draw compared so starts a dropout mask.
 bool isOrderComparison(llvm::StringRef op);
 
+/// A narrow integer dtype's width and sign: UINT8, INT8, UINT16, INT16,
+/// UINT32 and UINT64 (those PyTorch 2.x's exporter writes beside INT64 and
+/// INT32); none for any other dtype.
+struct NarrowInt {
+  int bits;
+  bool isSigned;
+};
+std::optional<NarrowInt> narrowIntType(int dtype);
+
 /// The integers a tensor of an integer dtype holds (INT64, INT32, and the
 /// 8-, 16-bit and unsigned ones PyTorch 2.x's exporter writes), or a BOOL
 /// tensor's as 0 and 1; none for a null tensor, another dtype, a UINT64 past

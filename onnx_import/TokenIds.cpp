@@ -13,6 +13,7 @@
 #include "ConstantFolding.h"
 #include "GraphImporter.h"
 #include "OnnxNodes.h"
+#include "Prepare.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 
@@ -100,16 +101,8 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
     const int type = valueTypeOf(name);
     return type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32;
   };
-  llvm::StringMap<const onnx::TensorProto *> constantNodes;
   std::deque<onnx::TensorProto> owned; // (value_ints and the other forms, as tensors)
-  for (const auto &node : graph.node()) {
-    if (node.op_type() != "Constant" || node.output_size() != 1 || node.attribute_size() != 1)
-      continue;
-    if (node.attribute(0).name() == "value")
-      constantNodes[node.output(0)] = &node.attribute(0).t();
-    else if (scalarConstant(node, owned.emplace_back()).empty())
-      constantNodes[node.output(0)] = &owned.back();
-  }
+  llvm::StringMap<const onnx::TensorProto *> constantNodes = constantTensors(graph, owned);
   auto constant = [&](const std::string &name) -> const onnx::TensorProto * {
     if (const onnx::TensorProto *t = constantNodes.lookup(name))
       return t;
