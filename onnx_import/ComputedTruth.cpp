@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 #include "converters/Attention.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -45,6 +46,19 @@ FailureOr<Value> GraphImporter::truthOperand(int i) {
   auto type = RankedTensorType::get(shape, b.getF32Type());
   return Value(arith::ConstantOp::create(b, curLoc, type,
                                          DenseElementsAttr::get(type, ArrayRef<float>(*ones))));
+}
+
+Value GraphImporter::compareFloats(StringRef op, Value l, Value r) {
+  const bool swap = op.starts_with("Less");
+  Value a = swap ? r : l, c = swap ? l : r;
+  auto shape = broadcastShapes(cast<RankedTensorType>(a.getType()).getShape(),
+                               cast<RankedTensorType>(c.getType()).getShape());
+  auto type = RankedTensorType::get(shape ? *shape : SmallVector<int64_t>(), b.getF32Type());
+  if (op == "Equal")
+    return EqualOp::create(b, curLoc, type, a, c);
+  if (op.ends_with("OrEqual"))
+    return GreaterOrEqualOp::create(b, curLoc, type, a, c);
+  return GreaterOp::create(b, curLoc, type, a, c);
 }
 
 Value GraphImporter::f32Constant(float v) {
@@ -92,14 +106,7 @@ LogicalResult GraphImporter::importComputedTruth(bool &handled) {
     auto l = input(0), r = input(1);
     if (failed(l) || failed(r))
       return failure();
-    const bool swap = op.rfind("Less", 0) == 0;
-    Value a = swap ? *r : *l, c = swap ? *l : *r;
-    auto type = f32Like(a, c);
-    Value t = op == "Equal" ? Value(EqualOp::create(b, curLoc, type, a, c))
-              : StringRef(op).ends_with("OrEqual")
-                  ? Value(GreaterOrEqualOp::create(b, curLoc, type, a, c))
-                  : Value(GreaterOp::create(b, curLoc, type, a, c));
-    return setTruth(t);
+    return setTruth(compareFloats(op, *l, *r));
   }
   if ((op == "IsInf" || op == "Sign") && hasInput(0) && !foldableConstant(curNode->input(0))) {
     handled = true;
@@ -161,10 +168,13 @@ LogicalResult GraphImporter::importComputedTruth(bool &handled) {
     Value t = values[curNode->input(0)];
     if (to == onnx::TensorProto::BOOL)
       return setTruth(t);
+    if (to == onnx::TensorProto::INT64 || to == onnx::TensorProto::INT32 ||
+        narrowIntType(static_cast<int>(to))) // (F.one_hot's int64 0 / 1, by torch.export)
+      return setRuntimeInt(t, 0.0, 1.0, "by a comparison");
     if (to != onnx::TensorProto::FLOAT)
       return emitError() << "it casts a truth computed from FLOAT data ('" << curNode->input(0)
                          << "') to " << dtypeName(static_cast<int>(to))
-                         << "; mgs casts such a BOOL tensor to FLOAT or BOOL";
+                         << "; mgs casts such a BOOL tensor to FLOAT, BOOL or an integer type";
     setOutput(0, t);
     return success();
   }

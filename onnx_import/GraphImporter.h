@@ -19,6 +19,7 @@
 #include "mgs/Dialect/Train/IR/TrainOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -27,6 +28,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -289,6 +291,17 @@ private:
   mlir::LogicalResult setTruth(mlir::Value v);
   /// A scalar FLOAT constant at the current node.
   mlir::Value f32Constant(float v);
+  /// The truth of ONNX comparison `op` (Equal, Less, LessOrEqual, Greater,
+  /// GreaterOrEqual) of FLOAT values `l` and `r`, broadcast.
+  mlir::Value compareFloats(llvm::StringRef op, mlir::Value l, mlir::Value r);
+  /// Imports a comparison, a Cast to FLOAT or a ScatterElements reading
+  /// integers fed as data (token ids, class labels) or computed at run time
+  /// as numbers: train.from_index, then truths, data or a scatter at run-time
+  /// positions; sets `handled`. In DataIntegers.cpp.
+  mlir::LogicalResult importDataIntegers(bool &handled);
+  /// Input `i`, integers fed as data (indexInput or a transpose of them), as
+  /// FLOAT values of its ONNX shape, checked at run time to lie in [lo, hi].
+  mlir::FailureOr<mlir::Value> dataIntegersAsFloat(int i, int64_t lo, int64_t hi);
   /// Binds output 0 to an all-false BOOL constant of its shape; sets `handled`.
   mlir::LogicalResult allFalse(bool &handled);
   /// Verifies the ops after `lastBefore` in `block` (all of them when null):
@@ -350,6 +363,8 @@ private:
   llvm::StringMap<RuntimeInt> runtimeInts;
   /// RuntimeInts a Gather reads as indices, made int64 (train.to_index).
   llvm::StringMap<mlir::Value> computedIndices;
+  /// dataIntegersAsFloat's train.from_index of ids in [lo, hi], made once.
+  llvm::DenseMap<std::tuple<mlir::Value, int64_t, int64_t>, mlir::Value> fromIndexValues;
   llvm::StringMap<RandomMask> randomMasks;
   /// The draws (RandomMask::draw) already turned into a dropout, and those
   /// read as numbers (materializeDraw): one draw cannot be both.

@@ -188,8 +188,10 @@ FailureOr<Value> GraphImporter::lookup(const std::string &name, Location useLoc,
     return mlir::emitError(useLoc) << user << name << "': " << it->second;
   if (indexValues.count(name) || reshapedIndices.count(name) || transposedIndices.count(name))
     return mlir::emitError(useLoc) << user << name
-                                   << "': an INT64 graph input, which mgs reads only as the "
-                                      "indices of a Gather (an embedding)";
+                                   << "': an INT64 graph input (token ids, labels), which mgs "
+                                      "reads as the indices of a Gather (an embedding), "
+                                      "GatherElements, OneHot or ScatterElements, compares, or "
+                                      "casts to FLOAT";
   if (auto it = runtimeInts.find(name); it != runtimeInts.end())
     return mlir::emitError(useLoc)
            << user << name << "': integers computed at run time " << it->second.origin
@@ -560,11 +562,11 @@ LogicalResult GraphImporter::importGraph(const onnx::GraphProto &graph) {
     }
     // The patterns read across nodes, each claiming the node it handles.
     bool handled = false;
-    for (auto pattern : {&GraphImporter::importUniformNumbers, &GraphImporter::importRuntimeInt,
-                         &GraphImporter::importDataCast, &GraphImporter::importRuntimeMask,
-                         &GraphImporter::importRandomMask, &GraphImporter::importIsNaN,
-                         &GraphImporter::importComputedTruth, &GraphImporter::importIndexReshape,
-                         &GraphImporter::importSequence}) {
+    for (auto pattern : {&GraphImporter::importUniformNumbers, &GraphImporter::importDataIntegers,
+                         &GraphImporter::importRuntimeInt, &GraphImporter::importDataCast,
+                         &GraphImporter::importRuntimeMask, &GraphImporter::importRandomMask,
+                         &GraphImporter::importIsNaN, &GraphImporter::importComputedTruth,
+                         &GraphImporter::importIndexReshape, &GraphImporter::importSequence}) {
       if (failed((this->*pattern)(handled)))
         return failure();
       if (handled)

@@ -541,8 +541,8 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
   diag << "its input '" << curNode->input(at) << "' holds integers computed at run time "
        << in.origin
        << "; mgs supports Cast, CumSum, Add, Sub, Mul, Neg, Reshape, Unsqueeze, Squeeze, "
-          "Flatten, Identity, Expand, Slice, one-input Max, Min and Concat on them, OneHot of "
-          "them, and "
+          "Flatten, Identity, Expand, Slice, one-input Max, Min and Concat on them, comparisons "
+          "of them (Equal, Less, Greater, ...), OneHot of them, and "
           "Gather, GatherND, GatherElements and ScatterElements reading them as indices";
   // transformers' mixtures of experts loop over the experts that received
   // tokens (one_hot, torch.where, index_add_) unless told otherwise.

@@ -73,6 +73,10 @@ bool isWholeSlice(const onnx::NodeProto &node,
 
 llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
   llvm::StringSet<> gatherIndices;
+  auto isInteger = [&](const std::string &name) {
+    const int type = valueTypeOf(name);
+    return type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32;
+  };
   for (const auto &node : graph.node())
     if (node.op_type() == "Gather" && node.input_size() > 1) {
       gatherIndices.insert(node.input(1));
@@ -93,14 +97,20 @@ llvm::StringSet<> GraphImporter::findTokenIds(const onnx::GraphProto &graph) {
     } else if (node.op_type() == "RotaryEmbedding" && node.input_size() > 3) {
       // position_ids: rows of the caches, gathered like an embedding's.
       gatherIndices.insert(node.input(3));
+    } else if (node.op_type() == "ScatterElements" && node.input_size() > 1) {
+      gatherIndices.insert(node.input(1)); // (a one-hot by scatter_ at labels)
+    } else if (isOrderComparison(node.op_type()) || node.op_type() == "Equal" ||
+               (node.op_type() == "Cast" &&
+                intAttribute(node, "to", 0) == onnx::TensorProto::FLOAT)) {
+      // Labels read as numbers (DataIntegers.cpp): F.one_hot as torch.export
+      // writes it, a mask of each row's class, t.float().
+      for (const std::string &in : node.input())
+        if (!in.empty() && isInteger(in))
+          gatherIndices.insert(in);
     }
 
   // Token ids reach an embedding through reshapes too (GPT-2's view(-1, T)),
   // casts between integer types and slices that keep them whole.
-  auto isInteger = [&](const std::string &name) {
-    const int type = valueTypeOf(name);
-    return type == onnx::TensorProto::INT64 || type == onnx::TensorProto::INT32;
-  };
   std::deque<onnx::TensorProto> owned; // (value_ints and the other forms, as tensors)
   llvm::StringMap<const onnx::TensorProto *> constantNodes = constantTensors(graph, owned);
   auto constant = [&](const std::string &name) -> const onnx::TensorProto * {

@@ -81,6 +81,8 @@ def build(name):
         "softtargets": (SoftTargets, digits),
         # torch.gather at indices fed as data: a DQN's q.gather(1, a[:, None]), a hand-written CE
         "gatherq": (GatherAtData, digits),
+        # labels read as numbers: F.one_hot, multi_margin_loss, scatter_, y.float() (2.x only)
+        "labelmath": (LabelsAsNumbers, digits),
         # the same, drawn as torch.bernoulli(torch.full_like(x, 0.8)), exported at a fixed batch
         "maskingdae_full": (MaskingDenoiserFull, torch.zeros(2, 1, 8, 8)),
         # a VAE: its loss in its graph, its code drawn with torch.randn_like (RandomNormalLike)
@@ -308,7 +310,7 @@ DYNAMIC_BATCH = {"shufflenetv2", "scatternet", "fnetmix", "foldmix", "graphmix",
                  "llama_sdpa", "llama_tied", "llama_onnxops", "hfmask", "hfinputs", "hfpairs", "detach",
                  "activations", "stdnorm", "prelu",
                  "maxmin", "layout", "reductions", "truths", "rnn", "rnnstate",
-                 "einsums", "routing", "gridwarp", "gumbel", "deform"}
+                 "einsums", "routing", "gridwarp", "gumbel", "deform", "labelmath"}
 # Language models: their logits have a row per token (a symbol of their own).
 TOKEN_ROWS = {"gpt", "gpt_medium", "decoder", "seq2seq", "llama", "llama_sdpa", "llama_tied",
               "llama_onnxops", "hfmask", "hfinputs", "hfpairs"}
@@ -333,7 +335,7 @@ def _segments(n, rng, length=12):
 
 # Models whose forward returns their loss, a scalar (mgsc trains it as it is: --loss graph).
 GRAPH_LOSS = {"graphloss", "contrastive", "penalized", "rowtagger", "logprobtagger", "nllmixture",
-              "softtargets", "gatherq",
+              "softtargets", "gatherq", "labelmath",
               "maskingdae", "maskingdae_full", "vae", "ddpm", "ddpm_t"}
 
 # Models whose forward takes more graph inputs than the first, each fed by the training
@@ -388,6 +390,7 @@ OTHER_INPUTS = {"denoiser": [("t", _time_steps), ("c", _conditions)],
                 "logprobtagger": [("y", _row_classes), ("z", _classes)],
                 "nllmixture": [("y", _row_classes), ("z", _classes)],
                 "gatherq": [("a", _actions), ("r", _returns), ("y", _classes)],
+                "labelmath": [("y", _classes)],
                 "softtargets": [("t", _soft_classes), ("u", lambda n, rng: _soft_classes(n, rng, 8))],
                 "graphloss": [("target", _targets4)],
                 "hfpairs": [("token_type_ids", _segments)]}

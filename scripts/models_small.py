@@ -518,6 +518,35 @@ class GatherAtData(nn.Module):
         return ((q - r) ** 2).mean() + ce
 
 
+class LabelsAsNumbers(nn.Module):
+    """Class labels y (N) fed as data and read as numbers in a loss the graph computes:
+    forward(x, y) returns, of a digits MLP's scores h (N, 10), the squared error of
+    softmax(h) against F.one_hot(y, 10), F.multi_margin_loss(h, y), a cross-entropy against
+    the one-hot made by h.new_zeros.scatter(1, y[:, None], 1), a BCE of a third head against
+    (y >= 5) and a squared error of a fourth against y / 9 (y.float()). torch.export writes
+    the one-hots as Equal(arange(10), y[:, None]) and a ScatterElements at y, the margin loss
+    with an Equal of y and a Where, y.float() as a Cast: each reads y as numbers."""
+
+    def __init__(self):
+        super().__init__()
+        self.body = nn.Sequential(nn.Linear(64, 32), nn.Tanh())
+        self.h = nn.Linear(32, 10)
+        self.b = nn.Linear(32, 1)
+        self.r = nn.Linear(32, 1)
+
+    def forward(self, x, y):
+        f = self.body(x.flatten(1))
+        h = self.h(f)
+        one_hot = F.one_hot(y, 10).float()
+        mse = ((torch.softmax(h, 1) - one_hot) ** 2).sum(1).mean()
+        margin = F.multi_margin_loss(h, y)
+        scattered = h.new_zeros(h.shape).scatter(1, y[:, None], 1.0)
+        ce = -(scattered * F.log_softmax(h, 1)).sum(1).mean()
+        bce = F.binary_cross_entropy_with_logits(self.b(f).squeeze(1), (y >= 5).float())
+        reg = ((self.r(f).squeeze(1) - y.float() / 9) ** 2).mean()
+        return mse + margin + ce + bce + reg
+
+
 class MaskingDenoiser(nn.Module):
     """A denoising autoencoder whose masking noise is drawn in the graph: forward(x) returns the
     mean squared error of the reconstruction of x * b against x, b = (torch.rand_like(x) <

@@ -256,6 +256,13 @@ FailureOr<std::optional<KernelCall>> describeOp(Operation *op,
         return call(Kernel::to_index, countDesc(numel(t.getInput())),
                     {{t.getInput()}, {t.getResult()}});
       })
+      .Case([&](FromIndexOp f) {
+        return call(Kernel::from_index,
+                    fields<FromIndexDesc>({{FromIndexDesc::Count, numel(f.getInput())},
+                                           {FromIndexDesc::Lo, static_cast<int64_t>(f.getLo())},
+                                           {FromIndexDesc::Hi, static_cast<int64_t>(f.getHi())}}),
+                    {{f.getInput()}, {f.getResult()}});
+      })
       .Case([&](TopKPositionsOp t) {
         ArrayRef<int64_t> in = shapeOf(t.getInput());
         return call(Kernel::topk_positions,

@@ -80,6 +80,7 @@
   X(gelu_bwd)                                                                                      \
   X(cumsum)                                                                                        \
   X(to_index)                                                                                      \
+  X(from_index)                                                                                    \
   X(topk_positions)                                                                                \
   X(elementwise_loss)                                                                              \
   X(random_normal)                                                                                 \
@@ -171,6 +172,11 @@ struct UnaryDesc {
 /// clip_*, copy, zero, accumulate, sgd_update, to_index: [count].
 struct CountDesc {
   enum : int64_t { Count, Size };
+};
+
+/// from_index: [count, lo, hi]: int64 values checked to lie in [lo, hi].
+struct FromIndexDesc {
+  enum : int64_t { Count, Lo, Hi, Size };
 };
 
 /// binary_fwd / binary_bwd: [op (MGSRT_BINARY_*), rank, out[rank], lhs[rank],

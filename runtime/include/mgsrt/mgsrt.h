@@ -534,6 +534,15 @@ MGSRT_EXPORT mgsrt_status_t mgsrt_cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, 
  * bufs: x (float), y (int64) */
 MGSRT_EXPORT mgsrt_status_t mgsrt_to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs);
 
+/* Int64 values fed as data (class labels, token ids) as floats, for the
+ *   integer arithmetic compiled code does in float (a one-hot of labels).
+ *   desc: [count, lo, hi], -2^24 <= lo <= hi <= 2^24 (where a float holds
+ *   every integer). A value outside [lo, hi] is an
+ *   MGSRT_ERROR_INVALID_ARGUMENT naming its position, its value and the range.
+ * bufs: x (int64), y (float) */
+MGSRT_EXPORT mgsrt_status_t mgsrt_from_index(mgsrt_ctx_t *ctx, const int64_t *desc,
+                                             void *const *bufs);
+
 /* The positions of each row's k greatest (largest = 1) or least (largest = 0)
  *   entries, in that order (ONNX TopK on the last axis; its values are a
  *   gather of x at the positions, which carries the gradient). Positions are

@@ -1,7 +1,8 @@
-//===- ScanDesc.h - Cumulative sum and to_index, parsed and checked -*- C++ -*-===//
+//===- ScanDesc.h - cumsum, to_index, from_index: parsed and checked -*- C++ -*-===//
 //
-// The descriptor and buffer checks of cumsum (a running sum along one axis)
-// and to_index (floats to int64 indices), shared by the CPU kernels
+// The descriptor and buffer checks of cumsum (a running sum along one axis),
+// to_index (floats to int64 indices) and from_index (int64 values fed as
+// data to floats, within a range), shared by the CPU kernels
 // (CPU/Scan.cpp) and the CUDA ones (CUDA/Scan.cu), so both reject the same
 // input with the same words.
 //
@@ -82,6 +83,33 @@ MGSRT_HOST_DEVICE inline bool fitsIndex(float x) {
 inline mgsrt_status_t badIndexValue(mgsrt_ctx_t *ctx, const char *kernel, int64_t i, float x) {
   return invalidArg(ctx, kernel, "value ", i, " is ", x,
                     ", which is not an int64 index (NaN, infinite or out of range)");
+}
+
+struct FromIndexParams {
+  int64_t n, lo, hi;
+};
+
+/// from_index (bufs: x, y).
+inline mgsrt_status_t parseFromIndex(mgsrt_ctx_t *ctx, const char *kernel, const int64_t *desc,
+                                     void *const *bufs, FromIndexParams &p) {
+  using F = mgs::contract::FromIndexDesc;
+  if (parseElementCount(ctx, kernel, desc, F::Count, p.n))
+    return ctx->status;
+  p.lo = desc[F::Lo];
+  p.hi = desc[F::Hi];
+  const int64_t limit = int64_t{1} << 24;
+  if (p.lo > p.hi || p.lo < -limit || p.hi > limit)
+    return invalidArg(ctx, kernel, "range [", p.lo, ", ", p.hi,
+                      "] is empty or not within [-2^24, 2^24]");
+  return BufferCheck(ctx, kernel, bufs).require(0, "x", p.n).require(1, "y", p.n).ok ? MGSRT_OK
+                                                                                     : ctx->status;
+}
+
+/// Value `v` at position `i` lies outside [lo, hi]: the error.
+inline mgsrt_status_t badFromIndexValue(mgsrt_ctx_t *ctx, const char *kernel, int64_t i, int64_t v,
+                                        const FromIndexParams &p) {
+  return invalidArg(ctx, kernel, "value ", i, " is ", v, ", outside [", p.lo, ", ", p.hi,
+                    "], the range the compiled model reads these integers in");
 }
 
 } // namespace mgs::rt

@@ -64,7 +64,7 @@ struct DeviceKernels {
   Status (*createNcclBackend)(const CommConfig &config, std::unique_ptr<CommBackend> &out);
 };
 
-constexpr int kDeviceKernelsVersion = 20; // 6: clip_grad_norm; 7: gtopk_start,
+constexpr int kDeviceKernelsVersion = 21; // 6: clip_grad_norm; 7: gtopk_start,
                                           // sparse_allreduce_start; 8: layer_norm_fwd/bwd; 9: CUDA
                                           // layer_norm, lstm, gru; 10: gelu_fwd/bwd; 11: cumsum,
                                           // to_index; 12: topk_positions; 13: elementwise_loss,
@@ -76,7 +76,8 @@ constexpr int kDeviceKernelsVersion = 20; // 6: clip_grad_norm; 7: gtopk_start,
                                           // 17: hostAlloc, hostFree, memcpy kind 3;
                                           // 18: lstm/gru initial states (their last buffers);
                                           // 19: softmax_cross_entropy's per-sample flag;
-                                          // 20: its log-probabilities flag (NLL)
+                                          // 20: its log-probabilities flag (NLL);
+                                          // 21: from_index
 
 /// The CUDA library's table in `kernels`, loaded on first use (Dispatch.cpp);
 /// MGSRT_ERROR_UNAVAILABLE, saying why, where it cannot be loaded.

@@ -3,7 +3,8 @@
 // Each line is summed in order on both devices, so cumsum's results are the
 // CPU's bit for bit (every axis position, inclusive and exclusive, forward
 // and reverse); to_index gives the CPU's indices and refuses a NaN with the
-// CPU's words; the descriptor and buffer errors in the CPU's words.
+// CPU's words, from_index the CPU's floats and refuses a value outside its
+// range with them; the descriptor and buffer errors in the CPU's words.
 //
 //===----------------------------------------------------------------------===//
 
@@ -63,12 +64,40 @@ TEST_F(GpuScan, ToIndexMatchesCpuAndRefusesNaN) {
   mgsrt_ctx_clear(gpu);
 }
 
+TEST_F(GpuScan, FromIndexMatchesCpuAndRefusesOutOfRange) {
+  // x is int64: two floats of storage a value.
+  const std::vector<int64_t> ints = {0, 1, -1, 9, 16777216, -16777216, 513};
+  std::vector<float> x(2 * ints.size());
+  std::memcpy(x.data(), ints.data(), ints.size() * sizeof(int64_t));
+  const std::vector<int64_t> desc = {static_cast<int64_t>(ints.size()), -16777216, 16777216};
+  const Buffers c =
+      runCpu(cpu, mgsrt_from_index, desc.data(), {x, std::vector<float>(ints.size())});
+  const Buffers g =
+      runGpu(gpu, mgsrt_from_index, desc.data(), {x, std::vector<float>(ints.size())});
+  EXPECT_TRUE(bitsEqual(g[1], c[1]));
+  EXPECT_EQ(c[1][4], 16777216.0f);
+
+  const std::vector<int64_t> narrow = {static_cast<int64_t>(ints.size()), 0, 9}; // -1 at 2
+  DeviceBuffer<float> dx(gpu, x), dy(gpu, std::vector<float>(ints.size()));
+  std::vector<float> hy(ints.size());
+  void *hb[] = {x.data(), hy.data()}, *db[] = {dx.ptr, dy.ptr};
+  mgsrt_ctx_clear(cpu);
+  mgsrt_ctx_clear(gpu);
+  EXPECT_EQ(mgsrt_from_index(cpu, narrow.data(), hb), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(mgsrt_from_index(gpu, narrow.data(), db), MGSRT_ERROR_INVALID_ARGUMENT);
+  EXPECT_EQ(std::string(mgsrt_ctx_message(gpu)), std::string(mgsrt_ctx_message(cpu)));
+  mgsrt_ctx_clear(cpu);
+  mgsrt_ctx_clear(gpu);
+}
+
 TEST_F(GpuScan, BadCallsAreRefusedAsOnTheCpu) {
   expectSameError(cpu, gpu, mgsrt_cumsum, cumSumDesc(1, -4, 1, 0, 0), {true, true}, "negative len");
   expectSameError(cpu, gpu, mgsrt_cumsum, cumSumDesc(1, 4, 1, 2, 0), {true, true}, "exclusive 2");
   expectSameError(cpu, gpu, mgsrt_cumsum, cumSumDesc(1, 4, 1, 0, 0), {true, false}, "no y");
   expectSameError(cpu, gpu, mgsrt_to_index, {-3}, {true, true}, "negative count");
   expectSameError(cpu, gpu, mgsrt_to_index, {4}, {false, true}, "no x");
+  expectSameError(cpu, gpu, mgsrt_from_index, {4, 9, 0}, {true, true}, "empty range");
+  expectSameError(cpu, gpu, mgsrt_from_index, {4, 0, 9}, {true, false}, "no y");
 }
 
 } // namespace

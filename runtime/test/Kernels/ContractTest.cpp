@@ -37,7 +37,7 @@ TEST(ContractTest, EveryEntryPointIsDefinedByTheRuntime) {
     EXPECT_EQ(std::string(kernelSymbol(e.kernel)), std::string("mgsrt_") + e.name);
     EXPECT_TRUE(symbols.insert(kernelSymbol(e.kernel)).second) << "duplicate " << e.name;
   }
-  EXPECT_EQ(symbols.size(), 59u); // 52 compute kernels, 6 collectives, mark
+  EXPECT_EQ(symbols.size(), 60u); // 53 compute kernels, 6 collectives, mark
 }
 
 TEST(ContractTest, FixedDescriptorLayouts) {
@@ -45,6 +45,8 @@ TEST(ContractTest, FixedDescriptorLayouts) {
   EXPECT_EQ(UnaryDesc::AlphaBits, 2);
   EXPECT_EQ(UnaryDesc::BetaBits, 3);
   EXPECT_EQ(CountDesc::Size, 1);
+  EXPECT_EQ(FromIndexDesc::Size, 3);
+  EXPECT_EQ(FromIndexDesc::Hi, 2);
   EXPECT_EQ(GemmDesc::Size, 10);
   EXPECT_EQ(GemmDesc::C1, 8);
   EXPECT_EQ(GemmDesc::Precision, 9);

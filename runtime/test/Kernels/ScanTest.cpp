@@ -1,9 +1,11 @@
-//===- ScanTest.cpp - cumsum / to_index -----------------------------------===//
+//===- ScanTest.cpp - cumsum / to_index / from_index ----------------------===//
 //
 // cumsum against a naive sum in double on every axis position (outer, len,
 // inner), inclusive and exclusive, forward and reverse; integers summed
 // exactly; to_index rounding toward zero and refusing NaN, infinities and
-// values outside int64 before it writes anything; the error paths.
+// values outside int64 before it writes anything; from_index exact on
+// integers up to 2^24 and refusing a value outside its range before it
+// writes anything; the error paths.
 //
 //===----------------------------------------------------------------------===//
 
@@ -109,6 +111,33 @@ TEST(ToIndexTest, RefusesValuesThatAreNoIndexBeforeWriting) {
   }
 }
 
+TEST(FromIndexTest, IntegersAreExactUpTo2To24) {
+  const int64_t limit = int64_t{1} << 24;
+  std::vector<int64_t> x = {0, 1, -1, 9, limit, -limit, limit - 1, 12345678};
+  std::vector<float> y(x.size(), -7.0f);
+  std::vector<int64_t> desc = {static_cast<int64_t>(x.size()), -limit, limit};
+  void *bufs[] = {x.data(), y.data()};
+  Ctx ctx;
+  ASSERT_OK(ctx, mgsrt_from_index(ctx, desc.data(), bufs));
+  for (size_t i = 0; i < x.size(); ++i)
+    EXPECT_EQ(static_cast<int64_t>(y[i]), x[i]) << "element " << i;
+}
+
+TEST(FromIndexTest, RefusesValuesOutsideItsRangeBeforeWriting) {
+  // Labels of 10 classes: -1 (a padding label) and 10 are outside.
+  for (int64_t bad : {int64_t{-1}, int64_t{10}, int64_t{-100}, int64_t{1} << 40}) {
+    std::vector<int64_t> x = {3, 9, 0, bad, 4};
+    std::vector<float> y(5, -7.0f);
+    std::vector<int64_t> desc = {5, 0, 9};
+    void *bufs[] = {x.data(), y.data()};
+    Ctx ctx;
+    EXPECT_EQ(mgsrt_from_index(ctx, desc.data(), bufs), MGSRT_ERROR_INVALID_ARGUMENT);
+    const std::string want = "from_index: value 3 is " + std::to_string(bad) + ", outside [0, 9]";
+    EXPECT_NE(ctx.message().find(want), std::string::npos) << ctx.message();
+    EXPECT_EQ(y, std::vector<float>(5, -7.0f));
+  }
+}
+
 TEST(ScanTest, Errors) {
   float v[4] = {1, 2, 3, 4}, w[4];
   auto expectError = [](auto kernel, const std::vector<int64_t> &desc, void *const *bufs,
@@ -127,6 +156,12 @@ TEST(ScanTest, Errors) {
   expectError(mgsrt_cumsum, cumSumDesc(1, 4, 1, false, true), noY, "buffer 1 (y) is null");
   expectError(mgsrt_to_index, {-3}, both, "to_index: element count -3 is negative");
   expectError(mgsrt_to_index, {4}, noY, "buffer 1 (y) is null");
+  expectError(mgsrt_from_index, {-3, 0, 9}, both, "from_index: element count -3 is negative");
+  expectError(mgsrt_from_index, {4, 9, 0}, both,
+              "from_index: range [9, 0] is empty or not within [-2^24, 2^24]");
+  expectError(mgsrt_from_index, {4, 0, (int64_t{1} << 24) + 1}, both,
+              "range [0, 16777217] is empty or not within");
+  expectError(mgsrt_from_index, {4, 0, 9}, noY, "buffer 1 (y) is null");
 }
 
 } // namespace

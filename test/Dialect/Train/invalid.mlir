@@ -1593,6 +1593,30 @@ func.func @to_index_not_int64(%x: tensor<2x8xf32>) {
 
 // -----
 
+func.func @from_index_range(%t: tensor<8xi64>) {
+  // expected-error @+1 {{'train.from_index' op range [3, 2] must be non-empty and within [-2^24, 2^24], where floats hold every integer}}
+  %f = train.from_index %t {lo = 3 : i64, hi = 2 : i64} : tensor<8xi64> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @from_index_beyond_floats(%t: tensor<8xi64>) {
+  // expected-error @+1 {{'train.from_index' op range [0, 16777217] must be non-empty}}
+  %f = train.from_index %t {lo = 0 : i64, hi = 16777217 : i64} : tensor<8xi64> -> tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @from_index_shape(%t: tensor<8xi64>) {
+  // expected-error @+1 {{'train.from_index' op result shape 2x4 does not match the expected 8}}
+  %f = train.from_index %t {lo = 0 : i64, hi = 9 : i64} : tensor<8xi64> -> tensor<2x4xf32>
+  return
+}
+
+// -----
+
 func.func @topk_positions_rank0(%x: tensor<f32>) {
   // expected-error @+1 {{'train.topk_positions' op input must have rank at least 1}}
   %p = train.topk_positions %x {k = 1, largest = true} : tensor<f32> -> tensor<1xf32>

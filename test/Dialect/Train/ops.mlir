@@ -737,6 +737,14 @@ func.func @cumsum_to_index(%x: tensor<2x8xf32>) {
   return
 }
 
+// Integers fed as data as floats, within a checked range.
+// CHECK-LABEL: func.func @from_index
+//       CHECK:   train.from_index %{{.*}} {hi = 9 : i64, lo = 0 : i64} : tensor<8x1xi64> -> tensor<8x1xf32>
+func.func @from_index(%t: tensor<8x1xi64>) {
+  %f = train.from_index %t {lo = 0 : i64, hi = 9 : i64} : tensor<8x1xi64> -> tensor<8x1xf32>
+  return
+}
+
 // The positions of each row's top k (ONNX TopK's indices), greatest and least.
 // CHECK-LABEL: func.func @topk_positions
 //       CHECK:   train.topk_positions %{{.*}} {k = 2 : i64, largest = true} : tensor<4x3x8xf32> -> tensor<4x3x2xf32>

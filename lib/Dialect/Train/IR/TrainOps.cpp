@@ -414,6 +414,16 @@ LogicalResult ToIndexOp::verify() {
   return checkResultShape(*this, getResult(), shapeOf(getInput()));
 }
 
+LogicalResult FromIndexOp::verify() {
+  const int64_t limit = int64_t{1} << 24;
+  const auto lo = static_cast<int64_t>(getLo()), hi = static_cast<int64_t>(getHi());
+  if (lo > hi || lo < -limit || hi > limit)
+    return emitOpError() << "range [" << lo << ", " << hi
+                         << "] must be non-empty and within [-2^24, 2^24], where floats hold "
+                            "every integer";
+  return checkResultShape(*this, getResult(), shapeOf(getInput()));
+}
+
 LogicalResult TopKPositionsOp::verify() {
   ArrayRef<int64_t> in = shapeOf(getInput());
   if (in.empty())

@@ -42,6 +42,21 @@ mgsrt_status_t toIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
   return MGSRT_OK;
 }
 
+mgsrt_status_t fromIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::from_index);
+  FromIndexParams p;
+  if (parseFromIndex(ctx, kernel, desc, bufs, p))
+    return ctx->status;
+  const int64_t *x = static_cast<const int64_t *>(bufs[0]);
+  float *y = static_cast<float *>(bufs[1]);
+  for (int64_t i = 0; i < p.n; ++i)
+    if (x[i] < p.lo || x[i] > p.hi)
+      return badFromIndexValue(ctx, kernel, i, x[i], p);
+  for (int64_t i = 0; i < p.n; ++i)
+    y[i] = static_cast<float>(x[i]);
+  return MGSRT_OK;
+}
+
 } // namespace
 
 namespace mgs::rt::cpu {
@@ -51,6 +66,10 @@ mgsrt_status_t cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 }
 mgsrt_status_t to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runKernel(ctx, kernelName(Kernel::to_index), desc, bufs, [&] { return toIndex(ctx, desc, bufs); });
+}
+mgsrt_status_t from_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runKernel(ctx, kernelName(Kernel::from_index), desc, bufs,
+                   [&] { return fromIndex(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cpu

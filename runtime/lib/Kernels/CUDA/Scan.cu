@@ -37,6 +37,17 @@ __global__ void toIndexKernel(const float *__restrict__ x, int64_t *__restrict__
   }
 }
 
+/// y = x as floats; *first = the smallest position of a value outside [lo, hi].
+__global__ void fromIndexKernel(const int64_t *__restrict__ x, float *__restrict__ y,
+                                FromIndexParams p, unsigned long long *first) {
+  for (int64_t i = firstIndex(); i < p.n; i += gridStride()) {
+    if (x[i] >= p.lo && x[i] <= p.hi)
+      y[i] = static_cast<float>(x[i]);
+    else
+      atomicMin(first, static_cast<unsigned long long>(i));
+  }
+}
+
 mgsrt_status_t cumSum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   CumSumParams p;
   if (parseCumSum(ctx, kernelName(Kernel::cumsum), desc, bufs, p))
@@ -71,6 +82,27 @@ mgsrt_status_t toIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs)
       first);
 }
 
+mgsrt_status_t fromIndex(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  const char *kernel = kernelName(Kernel::from_index);
+  FromIndexParams p;
+  if (parseFromIndex(ctx, kernel, desc, bufs, p))
+    return ctx->status;
+  if (p.n == 0)
+    return MGSRT_OK;
+  const auto *x = static_cast<const int64_t *>(bufs[0]);
+  auto *y = static_cast<float *>(bufs[1]);
+  const unsigned long long *first = nullptr;
+  return firstRefused(
+      ctx, kernel, x,
+      [&](unsigned long long *word, cudaStream_t st) {
+        fromIndexKernel<<<gridFor(p.n, kThreads), kThreads, 0, st>>>(x, y, p, word);
+      },
+      [kernel, p](mgsrt_ctx_t *c, int64_t at, int64_t value) {
+        return badFromIndexValue(c, kernel, at, value, p);
+      },
+      first);
+}
+
 } // namespace
 
 namespace mgs::rt::cuda {
@@ -82,6 +114,10 @@ mgsrt_status_t cumsum(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) 
 mgsrt_status_t to_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
   return runCudaKernel(ctx, kernelName(Kernel::to_index), desc, bufs,
                        [&] { return toIndex(ctx, desc, bufs); });
+}
+mgsrt_status_t from_index(mgsrt_ctx_t *ctx, const int64_t *desc, void *const *bufs) {
+  return runCudaKernel(ctx, kernelName(Kernel::from_index), desc, bufs,
+                       [&] { return fromIndex(ctx, desc, bufs); });
 }
 
 } // namespace mgs::rt::cuda

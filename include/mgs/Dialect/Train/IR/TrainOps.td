@@ -1178,6 +1178,26 @@ def Train_ToIndexOp : Train_Op<"to_index", [Pure]> {
   let hasVerifier = 1;
 }
 
+def Train_FromIndexOp : Train_Op<"from_index", [Pure]> {
+  let summary = "Int64 values fed as data as floats, checked to lie in [lo, hi]";
+  let description = [{
+    Integers a model reads as data (class labels, token ids) as floats, for
+    the arithmetic the importer does on such integers in float (a one-hot of
+    the labels by an Equal with a range, a scatter at them): exact, since
+    `lo` and `hi` lie within +-2^24. The runtime refuses a value outside
+    [lo, hi], naming its position and value. Not differentiable: nothing
+    flows back into integers.
+
+    ```mlir
+    %f = train.from_index %t {lo = 0 : i64, hi = 9 : i64} : tensor<8x1xi64> -> tensor<8x1xf32>
+    ```
+  }];
+  let arguments = (ins Train_IndexTensor:$input, I64Attr:$lo, I64Attr:$hi);
+  let results = (outs Train_Tensor:$result);
+  let assemblyFormat = "$input attr-dict `:` type($input) `->` type($result)";
+  let hasVerifier = 1;
+}
+
 def Train_StopGradientOp : Train_Op<"stop_gradient", [Pure, SameOperandsAndResultType]> {
   let summary = "The input, through which no gradient flows (PyTorch's detach)";
   let description = [{
