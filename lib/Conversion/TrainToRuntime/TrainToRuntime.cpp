@@ -211,6 +211,20 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
         indexRows[i] = {rows, param ? param.getName().str() : "-"};
       }
 
+    // Each int64 input read as numbers: the narrowest range of its
+    // from_index reads (manifest index_range).
+    SmallVector<std::optional<std::pair<int64_t, int64_t>>> indexRanges(eval.getNumArguments());
+    for (auto [i, arg] : llvm::enumerate(eval.getArguments()))
+      for (Operation *user : arg.getUsers())
+        if (auto from = dyn_cast<FromIndexOp>(user)) {
+          auto lo = static_cast<int64_t>(from.getLo()), hi = static_cast<int64_t>(from.getHi());
+          if (indexRanges[i])
+            indexRanges[i] = {std::max(lo, indexRanges[i]->first),
+                              std::min(hi, indexRanges[i]->second)};
+          else
+            indexRanges[i] = {lo, hi};
+        }
+
     Globals globals;
     int64_t arena = 0, collectives = 0, compiledWorkers = 0;
     for (auto [func, isTrain, name] :
@@ -276,6 +290,10 @@ struct ConvertTrainToRuntime : impl::ConvertTrainToRuntimeBase<ConvertTrainToRun
       if (indices && indexRows[i].first > 0)
         manifest += item(manifest::kIndexRows) + " " + name + " " +
                     std::to_string(indexRows[i].first) + " " + indexRows[i].second;
+      if (indices && indexRanges[i])
+        manifest += item(manifest::kIndexRange) + " " + name + " " +
+                    std::to_string(indexRanges[i]->first) + " " +
+                    std::to_string(indexRanges[i]->second);
     }
     for (unsigned i = 0; i < evalType.getNumResults(); ++i) {
       manifest += item(manifest::kOutput) + " " + ioName(eval, false, i);

@@ -476,6 +476,10 @@ inline constexpr std::string_view kIndexInput = "index_input"; ///< int64: NAME 
 /// (TABLE: the param with the fewest, or "-" for a computed one), so its
 /// values must be in [-R, R); the driver checks the data against it.
 inline constexpr std::string_view kIndexRows = "index_rows";
+/// "index_range NAME LO HI" (optional, after NAME's index_input line): the
+/// int64 input NAME is also read as numbers (train.from_index), which takes
+/// values in [LO, HI] only; the driver checks the data against it.
+inline constexpr std::string_view kIndexRange = "index_range";
 inline constexpr std::string_view kOutput = "output";          ///< NAME RANK D0 ...
 inline constexpr std::string_view kLabels = "labels";          ///< RANK D0 ...
 /// "label_shape RANK N D1 ..." (optional, after kLabels, the cross-entropy):

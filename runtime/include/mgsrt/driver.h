@@ -53,6 +53,8 @@ struct TensorSpec {
   bool int64 = false;     // inputs only: int64 indices (manifest `index_input`), else float32
   int64_t indexRows = 0;  // int64 inputs: values in [-indexRows, indexRows) (0: no bound)
   std::string indexTable; // the table of indexRows rows ("-": a computed one)
+  bool hasIndexRange = false; // int64 inputs read as numbers: values in [indexLo, indexHi]
+  int64_t indexLo = 0, indexHi = 0;
 
   int64_t numElements() const;
 };
@@ -108,6 +110,16 @@ std::string formatShape(const std::vector<int64_t> &dims);
 /// "the R rows of 'TABLE' that the model's input 'NAME' indexes (ids must be
 /// in [-R, R))": what an index input's values must stay within (indexRows > 0).
 std::string describeIndexBound(const TensorSpec &input);
+/// "[LO, HI], the range in which the model reads its input 'NAME' as numbers":
+/// what an index input's values must stay within (hasIndexRange).
+std::string describeIndexRange(const TensorSpec &input);
+/// Whether `v` is outside index input `input`'s rows or range.
+inline bool outsideIndexBounds(const TensorSpec &input, double v) {
+  const double rows = static_cast<double>(input.indexRows);
+  return (input.indexRows > 0 && (v < -rows || v >= rows)) ||
+         (input.hasIndexRange &&
+          (v < static_cast<double>(input.indexLo) || v > static_cast<double>(input.indexHi)));
+}
 
 //===--- Weights files ----------------------------------------------------===//
 //

@@ -78,13 +78,17 @@ int Driver::runInference() {
     if (Status s = r.read(inputs[i].get(), inputs[i].bytes(), "the input"); !s.ok())
       return error(s);
     const TensorSpec &spec = m.inputs[i];
-    if (spec.int64 && spec.indexRows > 0) {
+    if (spec.int64) {
       const int64_t *ids = static_cast<const int64_t *>(inputs[i].get());
       for (int64_t k = 0; k < spec.numElements(); ++k)
-        if (ids[k] < -spec.indexRows || ids[k] >= spec.indexRows)
-          return error("input file '%s': element %lld holds token id %lld, outside %s",
-                       file.c_str(), static_cast<long long>(k), static_cast<long long>(ids[k]),
-                       describeIndexBound(spec).c_str());
+        if (outsideIndexBounds(spec, static_cast<double>(ids[k]))) {
+          const bool rows =
+              spec.indexRows > 0 && (ids[k] < -spec.indexRows || ids[k] >= spec.indexRows);
+          return error("input file '%s': element %lld holds %s%lld, outside %s", file.c_str(),
+                       static_cast<long long>(k), rows ? "token id " : "",
+                       static_cast<long long>(ids[k]),
+                       (rows ? describeIndexBound(spec) : describeIndexRange(spec)).c_str());
+        }
     }
     if (int rc = toDevice(inputs[i]))
       return rc;

@@ -36,7 +36,6 @@ int Driver::checkIds(const Dataset &d, const std::string &path, const char *what
   // Token ids: the samples must be integers (within +-2^24, exact in the
   // float32 the data sets hold), and within the rows of the tables (the
   // embeddings) the input indexes, when the model says which.
-  const double rows = static_cast<double>(input.indexRows);
   for (uint64_t i = 0; i < d.sampleValues(); ++i) {
     const float v = d.sampleValue(i);
     if (v != std::trunc(v) || std::fabs(v) > 16777216.0f)
@@ -44,10 +43,14 @@ int Driver::checkIds(const Dataset &d, const std::string &path, const char *what
                    "(integers)",
                    what, path.c_str(), static_cast<long long>(i) / d.sampleSize, v,
                    input.name.c_str());
-    if (input.indexRows > 0 && (v < -rows || v >= rows))
-      return error("%s '%s': sample %lld holds token id %g at position %lld, outside %s", what,
-                   path.c_str(), static_cast<long long>(i) / d.sampleSize, v,
-                   static_cast<long long>(i) % d.sampleSize, describeIndexBound(input).c_str());
+    if (outsideIndexBounds(input, v)) {
+      const bool rows = input.indexRows > 0 && (v < -static_cast<double>(input.indexRows) ||
+                                                v >= static_cast<double>(input.indexRows));
+      return error("%s '%s': sample %lld holds %s%g at position %lld, outside %s", what,
+                   path.c_str(), static_cast<long long>(i) / d.sampleSize, rows ? "token id " : "",
+                   v, static_cast<long long>(i) % d.sampleSize,
+                   (rows ? describeIndexBound(input) : describeIndexRange(input)).c_str());
+    }
   }
   return 0;
 }

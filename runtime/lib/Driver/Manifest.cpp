@@ -72,6 +72,11 @@ std::string describeIndexBound(const TensorSpec &input) {
          "' indexes (ids must be in [-" + rows + ", " + rows + "))";
 }
 
+std::string describeIndexRange(const TensorSpec &input) {
+  return "[" + std::to_string(input.indexLo) + ", " + std::to_string(input.indexHi) +
+         "], the range in which the model reads its input '" + input.name + "' as numbers";
+}
+
 std::string formatShape(const std::vector<int64_t> &dims) {
   std::string s = "[";
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -443,20 +448,45 @@ private:
       m.inputs.back().int64 = true;
       return true;
     }
-    if (item == key::kIndexRows) {
+    // index_rows, index_range: NAME (an index_input before), two values,
+    // once a NAME.
+    auto boundedInput = [&](auto given) -> TensorSpec * {
       if (!expectWords(4))
-        return false;
+        return nullptr;
       auto input = std::find_if(m.inputs.begin(), m.inputs.end(),
                                 [&](const TensorSpec &t) { return t.name == words[1]; });
-      if (input == m.inputs.end() || !input->int64)
-        return fail("index_rows names '" + std::string(words[1]) +
-                    "', which is not an index_input before it");
-      if (input->indexRows)
-        return fail("index_rows given twice for '" + input->name + "'");
+      if (input == m.inputs.end() || !input->int64) {
+        fail(std::string(item) + " names '" + std::string(words[1]) +
+             "', which is not an index_input before it");
+        return nullptr;
+      }
+      if (given(*input)) {
+        fail(std::string(item) + " given twice for '" + input->name + "'");
+        return nullptr;
+      }
+      return &*input;
+    };
+    if (item == key::kIndexRows) {
+      TensorSpec *input = boundedInput([](const TensorSpec &t) { return t.indexRows != 0; });
+      if (!input)
+        return false;
       if (!parseCount(words[2], item, 1, v))
         return false;
       input->indexRows = v;
       input->indexTable = std::string(words[3]);
+      return true;
+    }
+    if (item == key::kIndexRange) {
+      TensorSpec *input = boundedInput([](const TensorSpec &t) { return t.hasIndexRange; });
+      if (!input)
+        return false;
+      int64_t lo = 0, hi = 0;
+      if (!parseInt(words[2], lo) || !parseInt(words[3], hi) || lo > hi)
+        return fail("index_range needs two integers LO <= HI, got '" + std::string(words[2]) +
+                    "' and '" + std::string(words[3]) + "'");
+      input->hasIndexRange = true;
+      input->indexLo = lo;
+      input->indexHi = hi;
       return true;
     }
     if (item == key::kOutput)

@@ -140,6 +140,25 @@ TEST(Manifest, ParsesIndexRows) {
   EXPECT_EQ(m.inputs[0].indexTable, "embed.weight");
 }
 
+TEST(Manifest, ParsesIndexRange) {
+  // Labels read as numbers (a scatter along 10 classes) beside a gather of 10 rows.
+  Manifest m;
+  ASSERT_TRUE(succeeded(parseManifest("mgs-manifest 3\nmode train\nbatch_size 4\n"
+                                      "arena_bytes 16\nindex_input y 1 4\n"
+                                      "index_rows y 10 -\nindex_range y 0 9\noutput l 2 4 10\n"
+                                      "labels 1 4\nclasses 10\n",
+                                      m)));
+  ASSERT_EQ(m.inputs.size(), 1u);
+  EXPECT_TRUE(m.inputs[0].hasIndexRange);
+  EXPECT_EQ(m.inputs[0].indexLo, 0);
+  EXPECT_EQ(m.inputs[0].indexHi, 9);
+  EXPECT_FALSE(outsideIndexBounds(m.inputs[0], 9));
+  EXPECT_TRUE(outsideIndexBounds(m.inputs[0], -1)); // within the rows, not the range
+  EXPECT_TRUE(outsideIndexBounds(m.inputs[0], 10));
+  EXPECT_EQ(describeIndexRange(m.inputs[0]),
+            "[0, 9], the range in which the model reads its input 'y' as numbers");
+}
+
 TEST(Manifest, ParsesLabelShape) {
   // Rows of (N, C, 2, 3) scores (mgsc --class-axis): 24 labels, their positions (4, 2, 3).
   Manifest m, none;
@@ -215,6 +234,14 @@ INSTANTIATE_TEST_SUITE_P(
                     "manifest line 7: index_rows given twice for 'x': 'index_rows x 9 e'"},
         BadManifest{HEAD "index_input x 1 4\nindex_rows x 10\n",
                     "manifest line 6: expected 3 values after 'index_rows': 'index_rows x 10'"},
+        BadManifest{HEAD "input x 1 4\nindex_range x 0 9\n",
+                    "manifest line 6: index_range names 'x', which is not an index_input before "
+                    "it: 'index_range x 0 9'"},
+        BadManifest{HEAD "index_input x 1 4\nindex_range x 9 0\n",
+                    "manifest line 6: index_range needs two integers LO <= HI, got '9' and '0': "
+                    "'index_range x 9 0'"},
+        BadManifest{HEAD "index_input x 1 4\nindex_range x 0 9\nindex_range x 0 8\n",
+                    "manifest line 7: index_range given twice for 'x': 'index_range x 0 8'"},
         BadManifest{HEAD "output y 2 4 3\nlabels 2 4 1\nclasses 3\n",
                     "manifest line 6: the cross-entropy's labels must have rank 1: 'labels 2 4 1'"},
         BadManifest{HEAD "output y 2 8 3\nlabels 1 8\nlabel_shape 1 8\nclasses 3\n",
