@@ -14,16 +14,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
-#include "OnnxNodes.h"
 #include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
 #include "mgs/Dialect/Train/IR/TrainOps.h"
-
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "llvm/ADT/STLExtras.h"
-
-#include <onnx/defs/tensor_proto_util.h>
 
 #include <cmath>
 
@@ -89,14 +83,8 @@ LogicalResult GraphImporter::importDataIntegers(bool &handled) {
       (isData(0) || isData(1) || isRuntimeInt(0) || isRuntimeInt(1))) {
     // RuntimeMask.cpp keeps its exact tables for an embedding's ids compared
     // with one value (a padding mask).
-    for (int i = 0; i < 2; ++i)
-      if (op == "Equal" && indexValues.count(curNode->input(i)) &&
-          embeddingRows.count(curNode->input(i))) {
-        const onnx::TensorProto *c = foldableConstant(curNode->input(1 - i));
-        if (c && c->data_type() == onnx::TensorProto::INT64 &&
-            onnx::ParseData<int64_t>(c).size() == 1)
-          return success();
-      }
+    if (paddingMaskIds() >= 0)
+      return success();
     handled = true;
     Value operand[2];
     for (int i = 0; i < 2; ++i) {
@@ -107,34 +95,19 @@ LogicalResult GraphImporter::importDataIntegers(bool &handled) {
         operand[i] = *f;
         continue;
       }
-      if (isRuntimeInt(i)) {
-        const RuntimeInt &in = runtimeInts[curNode->input(i)];
-        if (std::isinf(in.lo) || std::isinf(in.hi))
-          return emitError() << "its input '" << curNode->input(i) << "' holds integers "
-                             << in.origin
-                             << " at run time, of no known range; mgs compares "
-                                "integers within 2^24 only";
-        operand[i] = in.value;
-        continue;
-      }
-      const onnx::TensorProto *c = foldableConstant(curNode->input(i));
-      auto values = c ? tensorInts(c) : std::nullopt;
-      if (!values || c->data_type() == onnx::TensorProto::BOOL)
+      double lo = 0, hi = 0;
+      if (failed(integerOperand(i, operand[i], lo, hi, "mgs compares integers in float")))
+        return failure();
+      if (!operand[i])
         return emitError() << "input " << i << " ('" << curNode->input(i)
                            << "') is compared with integers fed as data or computed at run "
                               "time; mgs compares those with each other and with integer "
                               "constants";
-      SmallVector<float> floats;
-      for (int64_t v : *values) {
-        if (v < -kExact || v > kExact)
-          return emitError() << "input " << i << " ('" << curNode->input(i) << "') holds " << v
-                             << ", beyond 2^24, where mgs compares integers in float";
-        floats.push_back(static_cast<float>(v));
-      }
-      auto type = RankedTensorType::get(SmallVector<int64_t>(c->dims().begin(), c->dims().end()),
-                                        b.getF32Type());
-      operand[i] = arith::ConstantOp::create(b, curLoc, type,
-                                             DenseElementsAttr::get(type, ArrayRef<float>(floats)));
+      if (std::isinf(lo) || std::isinf(hi))
+        return emitError() << "its input '" << curNode->input(i) << "' holds integers "
+                           << runtimeInts.lookup(curNode->input(i)).origin
+                           << " at run time, of no known range; mgs compares "
+                              "integers within 2^24 only";
     }
     return setTruth(compareFloats(op, operand[0], operand[1]));
   }

@@ -182,6 +182,10 @@ private:
   /// Expand, Cast, Where): sets `handled`. A mask reaching any other op is an
   /// error naming the node.
   mlir::LogicalResult importRuntimeMask(bool &handled);
+  /// When the current node is Equal of an embedding's ids (an INT64 graph
+  /// input whose rows embeddingRows knows) and one INT64 constant, a padding
+  /// mask importRuntimeMask keeps as a table: the ids' input number; else -1.
+  int paddingMaskIds();
   /// `table[v]` at each id of `mask`, in the mask's shape: a train.gather of
   /// a constant table (exact, infinities included), reshaped and broadcast.
   mlir::Value gatherMask(const RuntimeMask &mask, llvm::ArrayRef<float> table);
@@ -213,6 +217,11 @@ private:
   /// and ScatterElements at them (`at` = 1). Sets `done` when it imported
   /// the node.
   mlir::LogicalResult importRuntimeIndexed(const RuntimeInt &in, int at, bool &done);
+  /// Input `i` as integers held in float: a RuntimeInt's value and bounds, or
+  /// an integer constant's (null `value` when it is neither); an error naming
+  /// the input when a constant is beyond 2^24, `use` saying what that breaks.
+  mlir::LogicalResult integerOperand(int i, mlir::Value &value, double &lo, double &hi,
+                                     const std::string &use);
   /// Binds output 0 to the RuntimeInt `value` in [lo, hi] computed from
   /// integers of `origin`, or reports bounds beyond 2^24.
   mlir::LogicalResult setRuntimeInt(mlir::Value value, double lo, double hi,

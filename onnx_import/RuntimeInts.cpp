@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "GraphImporter.h"
+#include "OnnxNodes.h"
 #include "converters/Indexing.h"
 
 #include "mgs/Dialect/Train/IR/ShapeUtils.h"
@@ -83,6 +84,33 @@ std::optional<std::vector<double>> integerValues(const onnx::TensorProto &t) {
 }
 
 } // namespace
+
+LogicalResult GraphImporter::integerOperand(int i, Value &value, double &lo, double &hi,
+                                            const std::string &use) {
+  if (auto it = runtimeInts.find(curNode->input(i)); it != runtimeInts.end()) {
+    value = it->second.value;
+    lo = it->second.lo;
+    hi = it->second.hi;
+    return success();
+  }
+  value = Value();
+  const onnx::TensorProto *c = foldableConstant(curNode->input(i));
+  auto values = c && c->data_type() != onnx::TensorProto::BOOL ? tensorInts(c) : std::nullopt;
+  if (!values || values->empty())
+    return success();
+  for (int64_t v : *values)
+    if (std::fabs(static_cast<double>(v)) > kExactLimit)
+      return emitError() << "input " << i << " ('" << curNode->input(i) << "') holds " << v
+                         << ", beyond 2^24, where " << use;
+  SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
+  SmallVector<float> asFloat(values->begin(), values->end());
+  auto type = RankedTensorType::get(dims, b.getF32Type());
+  value = arith::ConstantOp::create(b, curLoc, type,
+                                    DenseElementsAttr::get(type, ArrayRef<float>(asFloat)));
+  lo = static_cast<double>(*llvm::min_element(*values));
+  hi = static_cast<double>(*llvm::max_element(*values));
+  return success();
+}
 
 LogicalResult GraphImporter::setRuntimeInt(Value value, double lo, double hi, StringRef origin) {
   if (std::max(std::fabs(lo), std::fabs(hi)) > kExactLimit)
@@ -473,35 +501,6 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     }
     return setRuntimeInt(*sum, lo, hi, in.origin);
   }
-  // Input i as integers in float: a RuntimeInt, or an integer constant
-  // (null when it is neither); an error when a constant is beyond 2^24.
-  auto integerOperand = [&](int i, Value &value, double &lo, double &hi) -> LogicalResult {
-    if (auto it = runtimeInts.find(curNode->input(i)); it != runtimeInts.end()) {
-      value = it->second.value;
-      lo = it->second.lo;
-      hi = it->second.hi;
-      return success();
-    }
-    value = Value();
-    const onnx::TensorProto *c = foldableConstant(curNode->input(i));
-    auto values = c ? integerValues(*c) : std::nullopt;
-    if (!values || values->empty())
-      return success();
-    SmallVector<int64_t> dims(c->dims().begin(), c->dims().end());
-    SmallVector<float> asFloat(values->begin(), values->end());
-    for (double v : *values)
-      if (std::fabs(v) > kExactLimit)
-        return emitError() << "input " << i << " holds " << asInt(v)
-                           << ", beyond 2^24, where float arithmetic on integers (how mgs "
-                              "computes the run-time integers of input "
-                           << at << ") is no longer exact";
-    auto type = RankedTensorType::get(dims, f32);
-    value = arith::ConstantOp::create(b, curLoc, type,
-                                      DenseElementsAttr::get(type, ArrayRef<float>(asFloat)));
-    lo = *llvm::min_element(*values);
-    hi = *llvm::max_element(*values);
-    return success();
-  };
   if (op == "OneHot" || op == "ScatterElements") {
     bool ok = false;
     if (failed(importRuntimeIndexed(in, at, ok)))
@@ -514,7 +513,10 @@ LogicalResult GraphImporter::importRuntimeInt(bool &handled) {
     Value operand[2];
     double lo[2], hi[2];
     for (int i = 0; i < 2; ++i) {
-      if (failed(integerOperand(i, operand[i], lo[i], hi[i])))
+      if (failed(integerOperand(i, operand[i], lo[i], hi[i],
+                                "float arithmetic on integers (how mgs computes the run-time "
+                                "integers of input " +
+                                    std::to_string(at) + ") is no longer exact")))
         return failure();
       if (!operand[i])
         return emitError() << "input " << i << " ('" << curNode->input(i)

@@ -188,6 +188,20 @@ Value GraphImporter::selectConstants(const RuntimeMask &mask, float x, float y) 
   return Value();
 }
 
+int GraphImporter::paddingMaskIds() {
+  if (curNode->op_type() != "Equal" || curNode->input_size() != 2)
+    return -1;
+  for (int i = 0; i < 2; ++i) {
+    if (!hasInput(i) || !hasInput(1 - i) || !indexValues.count(curNode->input(i)) ||
+        !embeddingRows.count(curNode->input(i)))
+      continue;
+    const onnx::TensorProto *c = foldableConstant(curNode->input(1 - i));
+    if (c && c->data_type() == onnx::TensorProto::INT64 && onnx::ParseData<int64_t>(c).size() == 1)
+      return i;
+  }
+  return -1;
+}
+
 LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
   auto shapeOf = [](Value v) { return cast<RankedTensorType>(v.getType()).getShape(); };
   handled = false;
@@ -195,20 +209,13 @@ LogicalResult GraphImporter::importRuntimeMask(bool &handled) {
   if (!hasOutput(0) || curNode->output_size() != 1)
     return success();
   if (op == "Equal") {
-    int at = -1;
-    for (int i = 0; i < 2 && at < 0; ++i)
-      if (hasInput(i) && indexValues.count(curNode->input(i)))
-        at = i;
-    if (at < 0 || !hasInput(1 - at))
-      return success();
     // (Other comparisons of ids are truths: DataIntegers.cpp.)
-    const std::string &ids = curNode->input(at);
-    const onnx::TensorProto *c = foldableConstant(curNode->input(1 - at));
-    auto rows = embeddingRows.find(ids);
-    if (!c || c->data_type() != onnx::TensorProto::INT64 ||
-        onnx::ParseData<int64_t>(c).size() != 1 || rows == embeddingRows.end())
+    const int at = paddingMaskIds();
+    if (at < 0)
       return success();
-    const int64_t value = onnx::ParseData<int64_t>(c)[0];
+    const std::string &ids = curNode->input(at);
+    auto rows = embeddingRows.find(ids);
+    const int64_t value = onnx::ParseData<int64_t>(foldableConstant(curNode->input(1 - at)))[0];
     RuntimeMask mask{indexValues[ids], std::vector<bool>(rows->second, false), {}};
     if (value >= 0 && value < rows->second)
       mask.truth[value] = true;

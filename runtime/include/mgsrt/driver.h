@@ -113,12 +113,15 @@ std::string describeIndexBound(const TensorSpec &input);
 /// "[LO, HI], the range in which the model reads its input 'NAME' as numbers":
 /// what an index input's values must stay within (hasIndexRange).
 std::string describeIndexRange(const TensorSpec &input);
-/// Whether `v` is outside index input `input`'s rows or range.
-inline bool outsideIndexBounds(const TensorSpec &input, double v) {
+/// Whether `v` is beyond the rows of the tables index input `input` indexes.
+inline bool beyondIndexRows(const TensorSpec &input, double v) {
   const double rows = static_cast<double>(input.indexRows);
-  return (input.indexRows > 0 && (v < -rows || v >= rows)) ||
-         (input.hasIndexRange &&
-          (v < static_cast<double>(input.indexLo) || v > static_cast<double>(input.indexHi)));
+  return input.indexRows > 0 && (v < -rows || v >= rows);
+}
+/// Whether `v` is outside the range the model reads index input `input` in.
+inline bool outsideIndexRange(const TensorSpec &input, double v) {
+  return input.hasIndexRange &&
+         (v < static_cast<double>(input.indexLo) || v > static_cast<double>(input.indexHi));
 }
 
 //===--- Weights files ----------------------------------------------------===//

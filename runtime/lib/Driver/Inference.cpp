@@ -80,15 +80,14 @@ int Driver::runInference() {
     const TensorSpec &spec = m.inputs[i];
     if (spec.int64) {
       const int64_t *ids = static_cast<const int64_t *>(inputs[i].get());
-      for (int64_t k = 0; k < spec.numElements(); ++k)
-        if (outsideIndexBounds(spec, static_cast<double>(ids[k]))) {
-          const bool rows =
-              spec.indexRows > 0 && (ids[k] < -spec.indexRows || ids[k] >= spec.indexRows);
+      for (int64_t k = 0; k < spec.numElements(); ++k) {
+        const bool rows = beyondIndexRows(spec, static_cast<double>(ids[k]));
+        if (rows || outsideIndexRange(spec, static_cast<double>(ids[k])))
           return error("input file '%s': element %lld holds %s%lld, outside %s", file.c_str(),
                        static_cast<long long>(k), rows ? "token id " : "",
                        static_cast<long long>(ids[k]),
                        (rows ? describeIndexBound(spec) : describeIndexRange(spec)).c_str());
-        }
+      }
     }
     if (int rc = toDevice(inputs[i]))
       return rc;

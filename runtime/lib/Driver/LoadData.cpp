@@ -43,14 +43,12 @@ int Driver::checkIds(const Dataset &d, const std::string &path, const char *what
                    "(integers)",
                    what, path.c_str(), static_cast<long long>(i) / d.sampleSize, v,
                    input.name.c_str());
-    if (outsideIndexBounds(input, v)) {
-      const bool rows = input.indexRows > 0 && (v < -static_cast<double>(input.indexRows) ||
-                                                v >= static_cast<double>(input.indexRows));
+    const bool rows = beyondIndexRows(input, v);
+    if (rows || outsideIndexRange(input, v))
       return error("%s '%s': sample %lld holds %s%g at position %lld, outside %s", what,
                    path.c_str(), static_cast<long long>(i) / d.sampleSize, rows ? "token id " : "",
                    v, static_cast<long long>(i) % d.sampleSize,
                    (rows ? describeIndexBound(input) : describeIndexRange(input)).c_str());
-    }
   }
   return 0;
 }

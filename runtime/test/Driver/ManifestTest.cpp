@@ -152,9 +152,11 @@ TEST(Manifest, ParsesIndexRange) {
   EXPECT_TRUE(m.inputs[0].hasIndexRange);
   EXPECT_EQ(m.inputs[0].indexLo, 0);
   EXPECT_EQ(m.inputs[0].indexHi, 9);
-  EXPECT_FALSE(outsideIndexBounds(m.inputs[0], 9));
-  EXPECT_TRUE(outsideIndexBounds(m.inputs[0], -1)); // within the rows, not the range
-  EXPECT_TRUE(outsideIndexBounds(m.inputs[0], 10));
+  EXPECT_FALSE(outsideIndexRange(m.inputs[0], 9));
+  EXPECT_FALSE(beyondIndexRows(m.inputs[0], -1));
+  EXPECT_TRUE(outsideIndexRange(m.inputs[0], -1)); // within the rows, not the range
+  EXPECT_TRUE(beyondIndexRows(m.inputs[0], 10));
+  EXPECT_TRUE(outsideIndexRange(m.inputs[0], 10));
   EXPECT_EQ(describeIndexRange(m.inputs[0]),
             "[0, 9], the range in which the model reads its input 'y' as numbers");
 }
